@@ -1,0 +1,221 @@
+package core
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Seat is a place at the table, 0..3 in playing order. NoSeat marks "nobody".
+type Seat int8
+
+// NoSeat is no seat at all.
+const NoSeat Seat = -1
+
+// Next is the seat that plays after s.
+func (s Seat) Next() Seat { return (s + 1) & 3 }
+
+// Plus is the seat n places after s in playing order.
+func (s Seat) Plus(n int) Seat { return Seat((int(s) + n) & 3) }
+
+// Partner is the seat opposite s.
+func (s Seat) Partner() Seat { return (s + 2) & 3 }
+
+// Team is the seat's team: seats 0 and 2 are team A, 1 and 3 team B.
+func (s Seat) Team() Team { return Team(s & 1) }
+
+// Valid reports whether s is one of the four seats.
+func (s Seat) Valid() bool { return s >= 0 && s <= 3 }
+
+func (s Seat) String() string {
+	if !s.Valid() {
+		return "-"
+	}
+	return strconv.Itoa(int(s))
+}
+
+// Team is one of the two partnerships.
+type Team uint8
+
+// The two teams.
+const (
+	TeamA Team = 0 // seats 0 and 2
+	TeamB Team = 1 // seats 1 and 3
+)
+
+// Other is the opposing team.
+func (t Team) Other() Team { return t ^ 1 }
+
+// Seats are the team's two seats.
+func (t Team) Seats() [2]Seat { return [2]Seat{Seat(t), Seat(t) + 2} }
+
+func (t Team) String() string {
+	if t == TeamA {
+		return "A"
+	}
+	return "B"
+}
+
+// Direction only changes how seats are shown; play always goes 0, 1, 2, 3.
+type Direction uint8
+
+// The two directions of play.
+const (
+	Clockwise Direction = iota
+	Anticlockwise
+)
+
+func (d Direction) String() string {
+	if d == Anticlockwise {
+		return "anticlockwise"
+	}
+	return "clockwise"
+}
+
+// DrawPenalty is what the trump team gets added on a 20-20 draw.
+type DrawPenalty uint8
+
+// The two draw penalties.
+const (
+	DrawStake DrawPenalty = iota // the game's stake
+	DrawFlat1                    // exactly one stripe
+)
+
+func (p DrawPenalty) String() string {
+	if p == DrawFlat1 {
+		return "flat1"
+	}
+	return "stake"
+}
+
+// Rules are a table's options. The zero value is not valid: start from DefaultRules.
+type Rules struct {
+	Direction      Direction
+	Stripes        int // open stripes each team starts with, 1..20
+	DrawPenalty    DrawPenalty
+	AllTricksBonus bool // one more stripe when the losers took no trick
+	Announcements  bool
+}
+
+// DefaultRules are the rules RULES.md names as defaults.
+func DefaultRules() Rules {
+	return Rules{Direction: Clockwise, Stripes: 9, DrawPenalty: DrawStake, AllTricksBonus: true, Announcements: true}
+}
+
+// Validate reports options out of range, wrapping ErrBadRules.
+func (r Rules) Validate() error {
+	if r.Stripes < 1 || r.Stripes > 20 {
+		return fmt.Errorf("%w: stripes must be 1..20, not %d", ErrBadRules, r.Stripes)
+	}
+	if r.Direction > Anticlockwise || r.DrawPenalty > DrawFlat1 {
+		return fmt.Errorf("%w: unknown direction or draw penalty", ErrBadRules)
+	}
+	return nil
+}
+
+// The three permanent trumps.
+var (
+	QueenSpades   = NewCard(Spades, Queen)
+	QueenHearts   = NewCard(Hearts, Queen)
+	QueenDiamonds = NewCard(Diamonds, Queen)
+	QueenClubs    = NewCard(Clubs, Queen)
+)
+
+// trumpTables are precomputed per trump suit so that legality and trick resolution are a few
+// bit operations: the search players call them millions of times per decision.
+type trumpTable struct {
+	trumps CardSet    // every trump
+	plain  [5]CardSet // the plain (non-trump) cards of each printed suit
+	power  [32]uint8  // trump strength, 1 (lowest) .. 9 (ace); 0 for plain cards
+	order  []Card     // trumps from highest to lowest
+}
+
+var trumpTables = func() (t [5]trumpTable) {
+	for _, x := range Suits {
+		order := []Card{NewCard(x, Ace), QueenSpades, QueenHearts, QueenDiamonds, NewCard(x, King)}
+		if x == Clubs {
+			order = append(order, QueenClubs)
+		}
+		order = append(order, NewCard(x, Jack), NewCard(x, Ten), NewCard(x, Nine))
+		tt := &t[x]
+		tt.order = order
+		for i, c := range order {
+			tt.trumps = tt.trumps.Add(c)
+			tt.power[c] = uint8(len(order) - i)
+		}
+		for _, s := range Suits {
+			tt.plain[s] = suitMask[s] &^ tt.trumps
+		}
+	}
+	return t
+}()
+
+// tableIndex maps anything that is not a real suit to the empty table of NoSuit.
+func tableIndex(x Suit) Suit {
+	if x > Clubs {
+		return NoSuit
+	}
+	return x
+}
+
+func tableOf(x Suit) *trumpTable { return &trumpTables[tableIndex(x)] }
+
+// Trumps is the set of trumps when x is the trump suit: its cards and the three permanent queens.
+func Trumps(x Suit) CardSet { return tableOf(x).trumps }
+
+// TrumpOrder lists the trumps of suit x from highest to lowest.
+func TrumpOrder(x Suit) []Card { return append([]Card(nil), tableOf(x).order...) }
+
+// IsTrump reports whether c is a trump when x is the trump suit.
+func IsTrump(c Card, x Suit) bool { return tableOf(x).trumps.Has(c) }
+
+// PlainOf gives the plain cards of printed suit s when x is trump: the suit a player must follow
+// with. A hand whose only heart is QH holds no plain hearts.
+func PlainOf(s Suit, x Suit) CardSet { return tableOf(x).plain[tableIndex(s)] }
+
+// EffectiveSuit is the suit a card counts as: x for trumps, else its printed suit.
+func EffectiveSuit(c Card, x Suit) Suit {
+	if IsTrump(c, x) {
+		return x
+	}
+	return c.Suit()
+}
+
+// Legal gives the cards of hand that may be played on a trick led by led (NoCard when leading),
+// with x as the trump suit.
+func Legal(hand CardSet, led Card, x Suit) CardSet {
+	if led == NoCard {
+		return hand
+	}
+	tt := &trumpTables[x]
+	trumps := hand & tt.trumps
+	if tt.trumps.Has(led) {
+		if trumps != 0 {
+			return trumps
+		}
+		return hand
+	}
+	if follow := hand & tt.plain[led.Suit()]; follow != 0 {
+		return follow | trumps
+	}
+	return hand
+}
+
+// TrickWinner gives the index (0..n-1) of the winning card among cards, the first of which led.
+func TrickWinner(cards []Card, x Suit) int {
+	tt := &trumpTables[x]
+	led := cards[0]
+	ledSuit := led.Suit()
+	best, bestScore := 0, 0
+	for i, c := range cards {
+		var score int
+		if p := tt.power[c]; p != 0 {
+			score = 16 + int(p)
+		} else if !tt.trumps.Has(led) && c.Suit() == ledSuit {
+			score = int(c.Rank())
+		}
+		if score > bestScore {
+			best, bestScore = i, score
+		}
+	}
+	return best
+}
