@@ -1,0 +1,264 @@
+// Package table is the platform-neutral table service: lobbies, seats, turns, timers, computer
+// players, messages and durable storage of every accepted command. Chat adapters translate their
+// events into Commands and deliver the Messages the service emits; no rule lives in an adapter.
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Place is where a table lives: one chat (and optional thread) on one platform.
+type Place struct {
+	Platform string // "discord", "telegram", "local"
+	Chat     string
+	Thread   string
+}
+
+// Key is the place's unique string form.
+func (p Place) Key() string {
+	k := p.Platform + ":" + p.Chat
+	if p.Thread != "" {
+		k += ":" + p.Thread
+	}
+	return k
+}
+
+// Player is a platform identity. ID is platform-prefixed ("tg:123", "dc:456") and comes from the
+// platform's event, never from button data.
+type Player struct {
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+	Locale string `json:"locale,omitempty"`
+}
+
+// Verb is what a command does; the same verbs serve every surface.
+type Verb string
+
+// The verbs. Timeout is internal (fired by the table's timer), the rest come from players.
+const (
+	VerbNew      Verb = "new"
+	VerbJoin     Verb = "join"
+	VerbLeave    Verb = "leave"
+	VerbBot      Verb = "bot"
+	VerbSeat     Verb = "seat"    // move to seat N (swap with whoever sits there) in the lobby
+	VerbShuffle  Verb = "shuffle" // shuffle the teams in the lobby
+	VerbDeal     Verb = "deal"
+	VerbTrump    Verb = "trump"
+	VerbAnnounce Verb = "announce"
+	VerbPlay     Verb = "play"
+	VerbHand     Verb = "hand"
+	VerbBoard    Verb = "board"
+	VerbLast     Verb = "last"
+	VerbStop     Verb = "stop"
+	VerbRematch  Verb = "rematch"
+	VerbLang     Verb = "lang"
+	VerbRules    Verb = "rules"
+	VerbHelp     Verb = "help"
+	VerbTimeout  Verb = "timeout" // internal: a deadline passed
+)
+
+// Verbs lists the verbs players may type, in help order.
+var Verbs = []Verb{VerbNew, VerbJoin, VerbLeave, VerbBot, VerbSeat, VerbShuffle, VerbDeal, VerbTrump,
+	VerbAnnounce, VerbPlay, VerbHand, VerbBoard, VerbLast, VerbStop, VerbRematch, VerbLang, VerbRules, VerbHelp}
+
+// ParseVerb reads a typed verb (case-insensitive, with or without a leading slash).
+func ParseVerb(s string) (Verb, bool) {
+	s = strings.ToLower(strings.TrimPrefix(strings.TrimSpace(s), "/"))
+	for _, v := range Verbs {
+		if string(v) == s {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// Command is one request from a surface: a typed command, a slash command or a button press.
+type Command struct {
+	Place   Place  // where it was sent; for a private chat, the DM itself
+	Table   string // the table a button or private command is for; "" = the table at Place
+	Actor   Player // from the platform's event
+	Verb    Verb
+	Args    []string // as typed, e.g. ["q♠"], ["hearts"], ["stripes=7", "timer=fast"]
+	EventID string   // the platform's event ID: a duplicate delivery is applied at most once
+	Seq     uint64   // the table sequence number a button carried; 0 for typed commands
+	Admin   bool     // the actor administers the chat (from the platform)
+	Private bool     // sent from the actor's private chat with the bot
+}
+
+// TargetKind says who may see a message.
+type TargetKind uint8
+
+// The targets.
+const (
+	ToPlace  TargetKind = iota // the table's public place
+	ToPlayer                   // one player privately (DM)
+	ToActor                    // only the sender of the command (ephemeral reply / alert)
+)
+
+// Target is who a message is for.
+type Target struct {
+	Kind   TargetKind
+	Place  Place  // ToPlace: the channel
+	Player Player // ToPlayer, ToActor
+}
+
+// Kind says what a message is, so adapters can choose how to show it.
+type Kind string
+
+// The kinds of message.
+const (
+	KindLobby   Kind = "lobby"   // editable lobby message with seat buttons
+	KindLive    Kind = "live"    // the one live table message per game, edited in place
+	KindHand    Kind = "hand"    // a player's private hand, edited in place
+	KindSummary Kind = "summary" // a game's or match's summary, a new message
+	KindReply   Kind = "reply"   // an answer to the actor (hand, board, last trick, rules, help)
+	KindError   Kind = "error"   // a refused command, only for the actor
+	KindNotice  Kind = "notice"  // a public or private notice (reminder, someone left, ...)
+)
+
+// Picture names an image adapters may attach, rendered from public state only.
+type Picture string
+
+// The pictures.
+const (
+	PictureNone  Picture = ""
+	PictureBoard Picture = "board"
+	PictureTable Picture = "table"
+)
+
+// Message is what the service says. Editable messages have a Key (stable for the life of the
+// thing they show) and a Version that rises with every new content: an adapter that is behind may
+// drop every version but the latest.
+type Message struct {
+	Target  Target
+	Kind    Kind
+	Key     string // "" for a new message every time
+	Version uint64
+	Table   string // table ID
+	Title   string // short header: the chat and table it belongs to (for private messages)
+	Text    string // localized plain text, lines separated by \n
+	Buttons [][]Button
+	Picture Picture
+	Lang    string
+}
+
+// ButtonStyle hints at how to draw a button.
+type ButtonStyle uint8
+
+// The button styles.
+const (
+	StylePrimary ButtonStyle = iota
+	StyleSecondary
+	StyleDanger
+	StyleSuccess
+)
+
+// Button is a labelled action. Pressing it sends Action back as a Command; the service re-checks
+// everything, so a button is only a route and a hint.
+type Button struct {
+	Label  string
+	Action Action
+	Style  ButtonStyle
+}
+
+// Action is what a button carries: a route (verb and argument) for a table at a sequence number.
+// It encodes to at most 64 bytes (Telegram's callback_data limit; Discord allows 100).
+type Action struct {
+	Verb  Verb
+	Table string
+	Seq   uint64
+	Arg   string
+}
+
+// ErrBadAction is returned for button data that is not ours or is malformed.
+var ErrBadAction = errors.New("not a kontermatt button")
+
+// MaxActionLen is the longest encoded Action.
+const MaxActionLen = 64
+
+// Encode gives the compact form "km|verb|table|seq|arg".
+func (a Action) Encode() string {
+	s := "km|" + string(a.Verb) + "|" + a.Table + "|" + strconv.FormatUint(a.Seq, 36) + "|" + a.Arg
+	if len(s) > MaxActionLen {
+		panic(fmt.Sprintf("action %q is longer than %d bytes", s, MaxActionLen))
+	}
+	return s
+}
+
+// ParseAction reads what Encode wrote; anything else is ErrBadAction.
+func ParseAction(s string) (Action, error) {
+	parts := strings.Split(s, "|")
+	if len(s) > MaxActionLen || len(parts) != 5 || parts[0] != "km" {
+		return Action{}, ErrBadAction
+	}
+	seq, err := strconv.ParseUint(parts[3], 36, 64)
+	if err != nil {
+		return Action{}, ErrBadAction
+	}
+	v := Verb(parts[1])
+	if _, ok := ParseVerb(parts[1]); !ok {
+		return Action{}, ErrBadAction
+	}
+	return Action{Verb: v, Table: parts[2], Seq: seq, Arg: parts[4]}, nil
+}
+
+// Command turns a pressed button into a command; actor, place and event come from the platform.
+func (a Action) Command(place Place, actor Player, eventID string, private bool) Command {
+	c := Command{Place: place, Table: a.Table, Actor: actor, Verb: a.Verb, EventID: eventID, Seq: a.Seq, Private: private}
+	if a.Arg != "" {
+		c.Args = []string{a.Arg}
+	}
+	return c
+}
+
+// Outbox delivers messages for one platform. The service calls Deliver after the change behind the
+// messages is stored; Deliver must not block for long (adapters queue and rate-limit themselves).
+type Outbox interface {
+	Deliver(ctx context.Context, msgs []Message)
+}
+
+// Store keeps tables durably. Commit writes a table's new state, its log entry and any finished
+// records in one transaction, before anyone is told.
+type Store interface {
+	Commit(c Change) error
+	// Tables calls fn for every stored table; a table fn cannot read is reported by fn and skipped.
+	Tables(fn func(id string, state []byte) error) error
+	// Records calls fn for every kept game and match record.
+	Records(fn func(key string, record []byte) error) error
+}
+
+// Change is one atomic write.
+type Change struct {
+	TableID string
+	State   []byte   // the table's new state; nil deletes the table
+	Log     LogEntry // appended to the table's log
+	Records []Record // finished games and matches to keep
+}
+
+// LogEntry is one accepted command in a table's log.
+type LogEntry struct {
+	Seq     uint64   `json:"seq"`
+	Time    int64    `json:"time"` // unix milliseconds
+	Actor   string   `json:"actor,omitempty"`
+	Verb    Verb     `json:"verb"`
+	Args    []string `json:"args,omitempty"`
+	EventID string   `json:"event,omitempty"`
+}
+
+// Record is a finished game or match record (RECORDS.md) to keep.
+type Record struct {
+	Key  string // "<table>/<match>/g<n>" or "<table>/<match>/match"
+	Data []byte
+}
+
+// KV is a small durable key-value space for adapters: which platform message shows which message
+// Key, which users cannot be sent private messages. Keys and buckets are the adapter's own.
+type KV interface {
+	Get(bucket, key string) ([]byte, bool, error)
+	Put(bucket, key string, value []byte) error
+	Delete(bucket, key string) error
+}
