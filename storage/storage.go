@@ -1,0 +1,138 @@
+// Package storage keeps the table service's data durably in one bbolt file: every table's state,
+// its command log, the finished game and match records, and small key-value buckets for the chat
+// adapters. It implements table.Store and table.KV.
+//
+// Every write is one bbolt read-write transaction, committed (and fsynced) before the call returns.
+// Callbacks (Tables, Records, Log) run outside any transaction, so they may call back into the
+// Store, for example to Commit a repaired table.
+//
+// Layout (schema version 1):
+//
+//	meta     "schema" → big-endian uint64 schema version
+//	tables   table id → state bytes
+//	logs     table id → nested bucket: big-endian uint64 seq → JSON table.LogEntry
+//	records  record key → record bytes
+//	kv       adapter bucket → nested bucket: key → value
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// The Store satisfies the service's interfaces.
+var (
+	_ table.Store = (*Store)(nil)
+	_ table.KV    = (*Store)(nil)
+)
+
+// Errors returned by the Store. They are wrapped with context (path, table id, key, versions) but
+// never with stored bytes; test them with errors.Is.
+var (
+	// ErrLocked is returned by Open when another process (another instance of the bot) holds the
+	// database file. It is joined with bbolt's ErrTimeout.
+	ErrLocked = errors.New("storage: database is locked: another instance of the bot is running")
+
+	// ErrNewerSchema is returned by Open when the database was written by a newer binary, whose
+	// schema version this binary does not know. The file is left untouched.
+	ErrNewerSchema = errors.New("storage: database schema is newer than this binary")
+
+	// ErrBadKey is returned for an empty or too long (over 32768 bytes) table id, record key, KV
+	// bucket or KV key. Nothing is written.
+	ErrBadKey = errors.New("storage: empty or too long key")
+
+	// ErrLogSeq is returned by Commit when the log entry's Seq is not greater than the last one in
+	// the table's log: the log only grows. Nothing of the change is written.
+	ErrLogSeq = errors.New("storage: log sequence number is not after the last one")
+
+	// ErrCorrupt is returned when stored data cannot be decoded or the layout is broken.
+	ErrCorrupt = errors.New("storage: corrupt data")
+)
+
+// DefaultTimeout is how long Open waits for the file lock when Options.Timeout is zero.
+const DefaultTimeout = time.Second
+
+// Options tune Open. The zero value is the production setting.
+type Options struct {
+	// Timeout is how long to wait for the file lock before failing with ErrLocked; 0 means
+	// DefaultTimeout. A negative value waits forever (not recommended).
+	Timeout time.Duration
+
+	// Batch makes Commit use bbolt's Batch, which groups concurrent commits into one transaction
+	// (one pair of fsyncs) at the cost of up to 10 ms of extra latency per commit. It pays off only
+	// with dozens of tables committing at once; see BenchmarkCommit and BenchmarkCommitBatch.
+	Batch bool
+}
+
+// Store is the bbolt-backed store. It is safe for concurrent use.
+type Store struct {
+	db    *bolt.DB
+	batch bool
+}
+
+// Open opens (creating if needed) the database at path, brings its schema to the current version
+// and returns the Store. If another process has the file open, Open fails after opts.Timeout with
+// an error matching ErrLocked; a database with a newer schema fails with ErrNewerSchema.
+func Open(path string, opts Options) (*Store, error) {
+	timeout := opts.Timeout
+	switch {
+	case timeout == 0:
+		timeout = DefaultTimeout
+	case timeout < 0:
+		timeout = 0 // bbolt: wait forever
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
+	if err != nil {
+		if errors.Is(err, berrors.ErrTimeout) {
+			return nil, fmt.Errorf("%w (%s, waited %v): %w", ErrLocked, path, timeout, err)
+		}
+		return nil, fmt.Errorf("storage: open %s: %w", path, err)
+	}
+	if err := migrate(db, migrations); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("storage: open %s: %w", path, err)
+	}
+	return &Store{db: db, batch: opts.Batch}, nil
+}
+
+// Close closes the database, waiting for running transactions. Later calls fail with bbolt's
+// ErrDatabaseNotOpen.
+func (s *Store) Close() error {
+	return s.db.Close()
+}
+
+// Path is the database file's path.
+func (s *Store) Path() string {
+	return s.db.Path()
+}
+
+// update runs one read-write transaction, batched if the Store was opened with Options.Batch.
+// fn must be idempotent (Batch may run it twice) and must not call back into the Store.
+func (s *Store) update(fn func(*bolt.Tx) error) error {
+	if s.batch {
+		return s.db.Batch(fn)
+	}
+	return s.db.Update(fn)
+}
+
+// checkKey validates a key or bucket name for bbolt.
+func checkKey(what, k string) error {
+	if k == "" || len(k) > bolt.MaxKeySize {
+		return fmt.Errorf("%w: %s of %d bytes", ErrBadKey, what, len(k))
+	}
+	return nil
+}
+
+// clone copies bytes out of a transaction; it keeps nil as nil and empty as empty.
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append(make([]byte, 0, len(b)), b...)
+}

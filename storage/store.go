@@ -1,0 +1,205 @@
+package storage
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// chunk is how many entries Tables, Records and Log copy out of one read transaction before they
+// call fn outside it.
+const chunk = 256
+
+// TableError is one table that Tables could not serve: fn refused its state. Tables joins them.
+type TableError struct {
+	ID  string
+	Err error
+}
+
+func (e *TableError) Error() string { return fmt.Sprintf("storage: table %q: %v", e.ID, e.Err) }
+
+// Unwrap gives fn's error.
+func (e *TableError) Unwrap() error { return e.Err }
+
+// Commit writes one change in one transaction: the table's new state, its log entry and the
+// records (a nil record Data is stored as empty). A nil State deletes the table and its whole log (the change's log entry is then not
+// written); the records are kept either way. A Log with an empty Verb writes no log entry. The log
+// only grows: a Seq not greater than the table's last logged Seq fails with ErrLogSeq and nothing
+// of the change is written. When Commit returns nil the change is on disk.
+func (s *Store) Commit(c table.Change) error {
+	entry, err := prepare(c)
+	if err != nil {
+		return err
+	}
+	if err := s.update(func(tx *bolt.Tx) error { return apply(tx, c, entry) }); err != nil {
+		return fmt.Errorf("storage: commit table %q: %w", c.TableID, err)
+	}
+	return nil
+}
+
+// prepare checks a change's keys and encodes its log entry (nil when none is to be written).
+func prepare(c table.Change) ([]byte, error) {
+	if err := checkKey("table id", c.TableID); err != nil {
+		return nil, err
+	}
+	for _, r := range c.Records {
+		if err := checkKey("record key", r.Key); err != nil {
+			return nil, err
+		}
+	}
+	if c.State == nil || c.Log.Verb == "" {
+		return nil, nil
+	}
+	entry, err := json.Marshal(c.Log)
+	if err != nil {
+		return nil, fmt.Errorf("storage: table %q: encode log entry %d: %w", c.TableID, c.Log.Seq, err)
+	}
+	return entry, nil
+}
+
+// apply writes a prepared change in tx. It only reads and writes tx, so running it again in a
+// fresh transaction (as bbolt's Batch may) gives the same result.
+func apply(tx *bolt.Tx, c table.Change, entry []byte) error {
+	id := []byte(c.TableID)
+	tables, logs, records := tx.Bucket(bucketTables), tx.Bucket(bucketLogs), tx.Bucket(bucketRecords)
+	if c.State == nil {
+		if err := tables.Delete(id); err != nil {
+			return err
+		}
+		if err := logs.DeleteBucket(id); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
+			return err
+		}
+	} else {
+		if err := tables.Put(id, c.State); err != nil {
+			return err
+		}
+		if entry != nil {
+			log, err := logs.CreateBucketIfNotExists(id)
+			if err != nil {
+				return err
+			}
+			if last, _ := log.Cursor().Last(); last != nil {
+				if len(last) != 8 {
+					return fmt.Errorf("%w: log key of %d bytes", ErrCorrupt, len(last))
+				}
+				if prev := binary.BigEndian.Uint64(last); c.Log.Seq <= prev {
+					return fmt.Errorf("%w: got %d, last is %d", ErrLogSeq, c.Log.Seq, prev)
+				}
+			}
+			if err := log.Put(seqKey(c.Log.Seq), entry); err != nil {
+				return err
+			}
+		}
+	}
+	for _, r := range c.Records {
+		data := r.Data
+		if data == nil {
+			data = []byte{}
+		}
+		if err := records.Put([]byte(r.Key), data); err != nil {
+			return fmt.Errorf("record %q: %w", r.Key, err)
+		}
+	}
+	return nil
+}
+
+// Tables calls fn for every stored table in id order, outside any transaction (fn may Commit).
+// If fn returns an error for a table (it cannot read the state), Tables records it as a
+// *TableError and goes on with the next table, so one corrupt table does not keep the others from
+// being served; it returns all of them joined. A storage failure stops the iteration. Tables
+// committed while Tables runs may or may not be seen.
+func (s *Store) Tables(fn func(id string, state []byte) error) error {
+	var errs []error
+	err := s.each(bucketTables, nil, func(k, v []byte) error {
+		if err := fn(string(k), v); err != nil {
+			errs = append(errs, &TableError{ID: string(k), Err: err})
+		}
+		return nil
+	})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("storage: read tables: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// Records calls fn for every kept record in key order, outside any transaction. An error from fn
+// stops the iteration and is returned.
+func (s *Store) Records(fn func(key string, record []byte) error) error {
+	return s.each(bucketRecords, nil, func(k, v []byte) error { return fn(string(k), v) })
+}
+
+// Log calls fn for every entry of a table's log in Seq order, outside any transaction. A table
+// without a log has no entries. An error from fn stops the iteration and is returned; an entry
+// that does not decode fails with ErrCorrupt.
+func (s *Store) Log(tableID string, fn func(table.LogEntry) error) error {
+	if err := checkKey("table id", tableID); err != nil {
+		return err
+	}
+	return s.each(bucketLogs, []byte(tableID), func(k, v []byte) error {
+		if len(k) != 8 {
+			return fmt.Errorf("storage: log of table %q: %w: key of %d bytes", tableID, ErrCorrupt, len(k))
+		}
+		seq := binary.BigEndian.Uint64(k)
+		var e table.LogEntry
+		if err := json.Unmarshal(v, &e); err != nil {
+			// Not wrapped: a JSON error quotes the stored bytes.
+			return fmt.Errorf("storage: log of table %q, entry %d: %w", tableID, seq, ErrCorrupt)
+		}
+		return fn(e)
+	})
+}
+
+// each calls fn for every key and value of a top-level bucket, or of its nested bucket sub when
+// sub is not nil (a missing nested bucket is empty). It copies up to chunk entries at a time out of
+// a read transaction and calls fn outside it. Nested buckets inside the walked bucket are skipped.
+func (s *Store) each(top, sub []byte, fn func(k, v []byte) error) error {
+	type kv struct{ k, v []byte }
+	var after []byte // the last key handed out
+	for {
+		batch := make([]kv, 0, chunk)
+		err := s.db.View(func(tx *bolt.Tx) error {
+			b := tx.Bucket(top)
+			if b == nil {
+				return fmt.Errorf("%w: bucket %s is missing", ErrCorrupt, top)
+			}
+			if sub != nil {
+				if b = b.Bucket(sub); b == nil {
+					return nil
+				}
+			}
+			c := b.Cursor()
+			var k, v []byte
+			if after == nil {
+				k, v = c.First()
+			} else if k, v = c.Seek(after); k != nil && bytes.Equal(k, after) {
+				k, v = c.Next()
+			}
+			for ; k != nil && len(batch) < chunk; k, v = c.Next() {
+				if v == nil {
+					continue // a nested bucket
+				}
+				batch = append(batch, kv{clone(k), clone(v)})
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, e := range batch {
+			if err := fn(e.k, e.v); err != nil {
+				return err
+			}
+		}
+		if len(batch) < chunk {
+			return nil
+		}
+		after = batch[len(batch)-1].k
+	}
+}
