@@ -2,6 +2,7 @@ package storage
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -62,6 +63,16 @@ func schemaVersion(tx *bolt.Tx) (uint64, error) {
 // written, or nothing is. A database newer than len(migs) is refused with ErrNewerSchema and left
 // untouched.
 func migrate(db *bolt.DB, migs []migration) error {
+	if err := migrateTx(db, migs); err != nil {
+		if errors.Is(err, ErrNewerSchema) || errors.Is(err, ErrCorrupt) {
+			return err
+		}
+		return fmt.Errorf("storage: schema: %w", err)
+	}
+	return nil
+}
+
+func migrateTx(db *bolt.DB, migs []migration) error {
 	want := uint64(len(migs))
 	var have uint64
 	err := db.View(func(tx *bolt.Tx) error {

@@ -96,7 +96,7 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	if err := migrate(db, migrations); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("storage: open %s: %w", path, err)
+		return nil, fmt.Errorf("%w (file %s)", err, path)
 	}
 	return &Store{db: db, batch: opts.Batch}, nil
 }
