@@ -1,0 +1,90 @@
+package table
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/i18n"
+)
+
+// userError is a refused command with the catalog key of its reason. It is shown only to the
+// one who sent the command, in their language, and nothing changes.
+type userError struct {
+	key  string
+	args []func(lang string) string // rendered in the reader's language
+}
+
+func (e *userError) Error() string { return e.key }
+
+func (e *userError) text(lang string) string {
+	args := make([]any, len(e.args))
+	for i, a := range e.args {
+		args[i] = a(lang)
+	}
+	return i18n.T(lang, e.key, args...)
+}
+
+func refuse(key string, args ...func(lang string) string) *userError {
+	return &userError{key: key, args: args}
+}
+
+func lit(s string) func(string) string { return func(string) string { return s } }
+
+func cardList(set core.CardSet) func(string) string {
+	return func(string) string {
+		parts := make([]string, 0, set.Len())
+		for _, c := range set.Cards() {
+			parts = append(parts, c.Chat())
+		}
+		return strings.Join(parts, " ")
+	}
+}
+
+func suitName(s core.Suit) func(string) string {
+	return func(lang string) string { return i18n.SuitLabel(lang, s) }
+}
+
+// ruleMessages maps each engine sentinel to its catalog key: the one table from rule error to
+// user message. Keys take the MoveError details as arguments where the reason needs them.
+var ruleMessages = map[*core.RuleError]string{
+	core.ErrNotYourTurn:          "err.not_your_turn",
+	core.ErrTrumpNotNamed:        "err.trump_not_named",
+	core.ErrTrumpAlreadyNamed:    "err.trump_already_named",
+	core.ErrCardNotInHand:        "err.card_not_in_hand",
+	core.ErrMustFollowSuit:       "err.must_follow_suit",
+	core.ErrMustPlayTrump:        "err.must_play_trump",
+	core.ErrAnnounceWindowClosed: "err.announce_window_closed",
+	core.ErrAnnouncementsOff:     "err.announcements_off",
+	core.ErrAnnounceMissingCards: "err.announce_missing_cards",
+	core.ErrAnnounceDuplicate:    "err.announce_duplicate",
+	core.ErrGameOver:             "err.game_over",
+	core.ErrMatchOver:            "err.match_over",
+}
+
+// fromRule turns an engine error into the reason shown to the player; names gives seat names.
+func fromRule(err error, names func(core.Seat) string) *userError {
+	var me *core.MoveError
+	if !errors.As(err, &me) {
+		return refuse("err.internal")
+	}
+	key, ok := ruleMessages[me.Err]
+	if !ok {
+		return refuse("err.internal")
+	}
+	switch me.Err {
+	case core.ErrNotYourTurn:
+		return refuse(key, lit(names(me.Turn)))
+	case core.ErrCardNotInHand:
+		return refuse(key, lit(me.Card.Chat()))
+	case core.ErrMustFollowSuit:
+		return refuse(key, lit(me.Card.Chat()), lit(me.Led.Chat()), cardList(me.Legal))
+	case core.ErrMustPlayTrump:
+		return refuse(key, lit(me.Card.Chat()), cardList(me.Legal))
+	case core.ErrAnnounceMissingCards:
+		return refuse(key, lit(me.Call.Title()), cardList(me.Need))
+	case core.ErrAnnounceDuplicate:
+		return refuse(key, lit(me.Call.Title()))
+	}
+	return refuse(key)
+}

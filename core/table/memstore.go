@@ -1,0 +1,115 @@
+package table
+
+import (
+	"maps"
+	"slices"
+	"sync"
+)
+
+// MemStore keeps everything in memory: for tests, benchmarks of the service's own cost, and
+// trying the bot without a database file. It satisfies Store and KV.
+type MemStore struct {
+	mu      sync.Mutex
+	tables  map[string][]byte
+	logs    map[string][]LogEntry
+	records map[string][]byte
+	kv      map[string][]byte
+	// Fail, when set, makes the next Commit fail with it (tests of the rollback path).
+	Fail error
+}
+
+// NewMemStore makes an empty MemStore.
+func NewMemStore() *MemStore {
+	return &MemStore{tables: map[string][]byte{}, logs: map[string][]LogEntry{}, records: map[string][]byte{}, kv: map[string][]byte{}}
+}
+
+var (
+	_ Store = (*MemStore)(nil)
+	_ KV    = (*MemStore)(nil)
+)
+
+// Commit stores a change atomically.
+func (m *MemStore) Commit(c Change) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.Fail; err != nil {
+		m.Fail = nil
+		return err
+	}
+	if c.State == nil {
+		delete(m.tables, c.TableID)
+		delete(m.logs, c.TableID)
+	} else {
+		m.tables[c.TableID] = slices.Clone(c.State)
+		m.logs[c.TableID] = append(m.logs[c.TableID], c.Log)
+	}
+	for _, r := range c.Records {
+		m.records[r.Key] = slices.Clone(r.Data)
+	}
+	return nil
+}
+
+// Tables calls fn for every table in ID order, going on past tables fn cannot read.
+func (m *MemStore) Tables(fn func(id string, state []byte) error) error {
+	m.mu.Lock()
+	snapshot := maps.Clone(m.tables)
+	m.mu.Unlock()
+	var first error
+	for _, id := range slices.Sorted(maps.Keys(snapshot)) {
+		if err := fn(id, snapshot[id]); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Records calls fn for every kept record in key order.
+func (m *MemStore) Records(fn func(key string, record []byte) error) error {
+	m.mu.Lock()
+	snapshot := maps.Clone(m.records)
+	m.mu.Unlock()
+	for _, k := range slices.Sorted(maps.Keys(snapshot)) {
+		if err := fn(k, snapshot[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Log gives a table's log entries.
+func (m *MemStore) Log(id string) []LogEntry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.logs[id])
+}
+
+// Put stores raw state for a table (tests use it to plant a corrupt table).
+func (m *MemStore) Put(bucket, key string, value []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.kv[bucket+"\x00"+key] = slices.Clone(value)
+	return nil
+}
+
+// Get reads a KV value.
+func (m *MemStore) Get(bucket, key string) ([]byte, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.kv[bucket+"\x00"+key]
+	return slices.Clone(v), ok, nil
+}
+
+// Delete removes a KV value.
+func (m *MemStore) Delete(bucket, key string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.kv, bucket+"\x00"+key)
+	return nil
+}
+
+// PutTable plants raw table state, as a corrupt database would hold it.
+func (m *MemStore) PutTable(id string, state []byte) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.tables[id] = slices.Clone(state)
+}

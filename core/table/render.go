@@ -1,0 +1,330 @@
+package table
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/i18n"
+)
+
+// Every text here is built from the public view, except handMessage, which is built from that
+// one seat's view and sent only to that seat's player.
+
+// seatName is how a seat is called at the table: the player's name, or "Computer 2".
+func seatName(t *tbl, seat core.Seat) string {
+	if !seat.Valid() {
+		return "?"
+	}
+	st := t.st.Seats[seat]
+	if st.Player != nil {
+		return st.Player.Name
+	}
+	return i18n.T(t.st.Lang, "seat.robot", int(seat)+1)
+}
+
+func seatLabel(t *tbl, lang string, seat core.Seat) string {
+	st := t.st.Seats[seat]
+	name := i18n.T(lang, "seat.empty")
+	switch {
+	case st.Player != nil:
+		name = st.Player.Name
+		if st.Away {
+			name += " " + i18n.T(lang, "seat.away")
+		}
+	case st.Robot:
+		name = "🤖 " + i18n.T(lang, "seat.robot", int(seat)+1)
+	}
+	return fmt.Sprintf("%d. %s (%s)", int(seat)+1, name, seat.Team())
+}
+
+func (t *tbl) key(kind Kind, parts ...any) string {
+	k := fmt.Sprintf("%s/%s/m%d", kind, t.st.ID, t.st.MatchNo)
+	for _, p := range parts {
+		k += fmt.Sprintf("/%v", p)
+	}
+	return k
+}
+
+func (t *tbl) action(v Verb, arg string) Action {
+	return Action{Verb: v, Table: t.st.ID, Seq: t.st.Seq, Arg: arg}
+}
+
+// render gives the table's editable messages as they should look now.
+func (s *Service) render(t *tbl) []Message {
+	switch t.st.Status {
+	case StatusLobby:
+		return []Message{s.lobbyMessage(t)}
+	case StatusClosed:
+		return []Message{s.lobbyMessage(t)} // the lobby shows it closed, with no buttons
+	}
+	out := []Message{s.liveMessage(t)}
+	if g := t.game(); g != nil {
+		for i, seat := range t.st.Seats {
+			if seat.Human() {
+				out = append(out, s.handMessage(t, core.Seat(i), s.langOf(t, *seat.Player)))
+			}
+		}
+	}
+	return out
+}
+
+func (s *Service) lobbyMessage(t *tbl) Message {
+	lang := t.st.Lang
+	var b strings.Builder
+	if t.st.Status == StatusClosed {
+		b.WriteString(i18n.T(lang, "lobby.closed"))
+	} else {
+		b.WriteString(i18n.T(lang, "lobby.title"))
+	}
+	b.WriteString("\n")
+	b.WriteString(optionsText(lang, t.opts))
+	for i := range t.st.Seats {
+		b.WriteString("\n" + seatLabel(t, lang, core.Seat(i)))
+	}
+	m := Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindLobby, Key: "lobby/" + t.st.ID,
+		Text: b.String(), Lang: lang}
+	if t.st.Status == StatusLobby {
+		b.WriteString("\n" + i18n.T(lang, "lobby.hint"))
+		m.Text = b.String()
+		m.Buttons = [][]Button{{
+			{Label: i18n.T(lang, "btn.join"), Action: t.action(VerbJoin, ""), Style: StylePrimary},
+			{Label: i18n.T(lang, "btn.leave"), Action: t.action(VerbLeave, ""), Style: StyleSecondary},
+			{Label: i18n.T(lang, "btn.bot"), Action: t.action(VerbBot, ""), Style: StyleSecondary},
+			{Label: i18n.T(lang, "btn.deal"), Action: t.action(VerbDeal, ""), Style: StyleSuccess},
+		}}
+	}
+	return m
+}
+
+func optionsText(lang string, o Options) string {
+	r := o.Rules
+	onOff := func(b bool) string {
+		if b {
+			return i18n.T(lang, "opt.on")
+		}
+		return i18n.T(lang, "opt.off")
+	}
+	return i18n.T(lang, "lobby.options", r.Stripes, i18n.T(lang, "opt.draw."+r.DrawPenalty.String()),
+		onOff(r.AllTricksBonus), onOff(r.Announcements), i18n.T(lang, "opt.timer."+string(o.Timer)),
+		i18n.T(lang, "opt.level."+o.Level))
+}
+
+// stripes draws a team's open stripes as tally groups of five: "|||| |||| 9".
+func stripes(b core.Board, team core.Team) string {
+	open := b.Open(team)
+	var sb strings.Builder
+	for i := 0; i < open; i++ {
+		if i > 0 && i%5 == 0 {
+			sb.WriteByte(' ')
+		}
+		sb.WriteByte('|')
+	}
+	if open == 0 {
+		sb.WriteString("—")
+	}
+	return fmt.Sprintf("%s (%d)", sb.String(), open)
+}
+
+func (s *Service) teamNames(t *tbl, team core.Team) string {
+	seats := team.Seats()
+	return seatName(t, seats[0]) + " & " + seatName(t, seats[1])
+}
+
+func (s *Service) boardLines(t *tbl, lang string) string {
+	b := core.Board{Start: t.opts.Rules.Stripes}
+	if t.match != nil {
+		b = t.match.Board()
+	}
+	return i18n.T(lang, "board.line", "A", s.teamNames(t, core.TeamA), stripes(b, core.TeamA)) + "\n" +
+		i18n.T(lang, "board.line", "B", s.teamNames(t, core.TeamB), stripes(b, core.TeamB))
+}
+
+func (s *Service) boardMessage(t *tbl, lang string) Message {
+	var sb strings.Builder
+	sb.WriteString(i18n.T(lang, "board.title") + "\n" + s.boardLines(t, lang))
+	if t.match != nil {
+		for i, h := range t.match.History() {
+			sb.WriteString("\n" + s.historyLine(t, lang, i+1, h))
+		}
+	}
+	return Message{Kind: KindReply, Text: sb.String(), Picture: PictureBoard, Lang: lang}
+}
+
+func (s *Service) historyLine(t *tbl, lang string, n int, h core.GameScore) string {
+	calls := ""
+	for _, a := range h.Calls {
+		calls += " " + a.Call.Title()
+	}
+	return i18n.T(lang, "board.game", n, h.Trump.Symbol(), h.TrumpTeam.String(), h.Points[0], h.Points[1],
+		signed(h.Applied[0]), signed(h.Applied[1])) + calls
+}
+
+func signed(n int) string {
+	if n > 0 {
+		return fmt.Sprintf("+%d", n)
+	}
+	return fmt.Sprint(n)
+}
+
+func trickText(t *tbl, lang string, tr core.Trick, titleKey string) string {
+	parts := make([]string, 0, tr.N)
+	for i := 0; i < tr.N; i++ {
+		parts = append(parts, seatName(t, tr.SeatOf(i))+" "+tr.Cards[i].Chat())
+	}
+	text := i18n.T(lang, titleKey) + ": " + strings.Join(parts, " · ")
+	if tr.Winner.Valid() {
+		text += " → " + i18n.T(lang, "trick.won", seatName(t, tr.Winner), tr.Points())
+	}
+	return text
+}
+
+// liveText describes the game from the public view: trump, calls, the trick, whose turn, score.
+func (s *Service) liveText(t *tbl, lang string, v core.View, gameNo int) string {
+	var b strings.Builder
+	b.WriteString(i18n.T(lang, "live.title", gameNo, seatName(t, v.Dealer)))
+	b.WriteString("\n")
+	if v.Trump.Valid() {
+		b.WriteString(i18n.T(lang, "live.trump", i18n.SuitLabel(lang, v.Trump), seatName(t, v.Forehand), v.TrumpTeam.String()))
+	} else {
+		b.WriteString(i18n.T(lang, "live.choosing", seatName(t, v.Forehand)))
+	}
+	if len(v.Announcements) > 0 {
+		var calls []string
+		for _, a := range v.Announcements {
+			calls = append(calls, a.Call.Title()+" ("+seatName(t, a.Seat)+")")
+		}
+		b.WriteString("\n" + i18n.T(lang, "live.calls", strings.Join(calls, ", "), v.Stake))
+	}
+	if n := len(v.Tricks); n > 0 && v.Trick.N == 0 {
+		b.WriteString("\n" + trickText(t, lang, v.Tricks[n-1], "last.title"))
+	}
+	if v.Trick.N > 0 {
+		b.WriteString("\n" + trickText(t, lang, v.Trick, "live.trick"))
+	}
+	if v.Phase == core.PhasePlay {
+		b.WriteString("\n" + i18n.T(lang, "live.turn", seatName(t, v.ToMove)))
+	}
+	b.WriteString("\n" + i18n.T(lang, "live.score", v.TricksWon[0], v.TricksWon[1], v.Points[0], v.Points[1]))
+	b.WriteString("\n" + s.boardLines(t, lang))
+	return b.String()
+}
+
+func (s *Service) liveMessage(t *tbl) Message {
+	lang := t.st.Lang
+	g := t.lastGame()
+	n := len(t.match.Games())
+	m := Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindLive, Key: t.key(KindLive, n),
+		Lang: lang, Text: s.liveText(t, lang, g.View(core.NoSeat), n)}
+	switch t.st.Status {
+	case StatusPlaying:
+		m.Buttons = [][]Button{{
+			{Label: i18n.T(lang, "btn.hand"), Action: t.action(VerbHand, ""), Style: StylePrimary},
+			{Label: i18n.T(lang, "btn.board"), Action: t.action(VerbBoard, ""), Style: StyleSecondary},
+			{Label: i18n.T(lang, "btn.last"), Action: t.action(VerbLast, ""), Style: StyleSecondary},
+		}}
+	case StatusOver:
+		m.Buttons = [][]Button{{
+			{Label: i18n.T(lang, "btn.rematch"), Action: t.action(VerbRematch, "same"), Style: StyleSuccess},
+			{Label: i18n.T(lang, "btn.rotate"), Action: t.action(VerbRematch, "rotate"), Style: StylePrimary},
+		}}
+	}
+	return m
+}
+
+// handMessage is one player's private hand with its buttons, from that seat's view only.
+func (s *Service) handMessage(t *tbl, seat core.Seat, lang string) Message {
+	g := t.game()
+	n := len(t.match.Games())
+	p := *t.st.Seats[seat].Player
+	v := g.View(seat)
+	var b strings.Builder
+	b.WriteString(i18n.T(lang, "hand.title", n))
+	if v.Trump.Valid() {
+		b.WriteString("\n" + i18n.T(lang, "hand.trump", i18n.SuitLabel(lang, v.Trump)))
+	}
+	var cards []string
+	for _, c := range v.Hand.Cards() {
+		cards = append(cards, c.Chat())
+	}
+	b.WriteString("\n" + strings.Join(cards, "  "))
+	if t.st.Seats[seat].Away {
+		b.WriteString("\n" + i18n.T(lang, "hand.away"))
+	}
+	var rows [][]Button
+	switch {
+	case v.Phase == core.PhaseTrump && v.ToMove == seat:
+		b.WriteString("\n" + i18n.T(lang, "hand.choose_trump"))
+		var row []Button
+		for _, x := range core.Suits {
+			row = append(row, Button{Label: i18n.SuitLabel(lang, x), Action: t.action(VerbTrump, x.String()), Style: StylePrimary})
+		}
+		rows = append(rows, row)
+	case v.Phase == core.PhaseTrump:
+		b.WriteString("\n" + i18n.T(lang, "hand.wait_trump", seatName(t, v.ToMove)))
+	case v.ToMove == seat:
+		b.WriteString("\n" + i18n.T(lang, "hand.your_turn"))
+		if v.Trick.N > 0 {
+			b.WriteString("\n" + trickText(t, lang, v.Trick, "live.trick"))
+		}
+	default:
+		b.WriteString("\n" + i18n.T(lang, "hand.wait", seatName(t, v.ToMove)))
+	}
+	if v.Phase == core.PhasePlay {
+		var row []Button
+		for _, c := range v.Hand.Cards() {
+			style := StyleSecondary
+			if v.Legal.Has(c) {
+				style = StylePrimary
+			}
+			row = append(row, Button{Label: c.Chat(), Action: t.action(VerbPlay, c.String()), Style: style})
+		}
+		rows = append(rows, row)
+		var calls []Button
+		for _, c := range v.Calls {
+			calls = append(calls, Button{Label: "📣 " + c.Title(), Action: t.action(VerbAnnounce, c.String()), Style: StyleDanger})
+		}
+		if len(calls) > 0 {
+			rows = append(rows, calls)
+		}
+	}
+	return Message{Target: Target{Kind: ToPlayer, Place: t.st.Place, Player: p}, Kind: KindHand,
+		Key: t.key(KindHand, n, p.ID), Text: b.String(), Buttons: rows, Lang: lang}
+}
+
+func (s *Service) gameSummary(t *tbl, g *core.Game, n int) Message {
+	lang := t.st.Lang
+	r := g.Result()
+	var head string
+	if w, ok := r.Outcome.Winner(); ok {
+		head = i18n.T(lang, "summary.won", n, w.String(), s.teamNames(t, w), r.Points[w], r.Points[w.Other()])
+	} else {
+		head = i18n.T(lang, "summary.draw", n)
+	}
+	text := head + "\n" + i18n.T(lang, "summary.detail", i18n.SuitLabel(lang, g.Trump()), seatName(t, g.Forehand()),
+		r.Stake, r.TricksWon[0], r.TricksWon[1], signed(r.Stripes[0]), signed(r.Stripes[1])) + "\n" + s.boardLines(t, lang)
+	return Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindSummary, Text: text,
+		Picture: PictureBoard, Lang: lang}
+}
+
+func (s *Service) matchSummary(t *tbl) Message {
+	lang := t.st.Lang
+	w, _ := t.match.Winner()
+	text := i18n.T(lang, "summary.match", w.String(), s.teamNames(t, w), len(t.match.Games())) + "\n" + s.boardLines(t, lang) +
+		"\n" + i18n.T(lang, "summary.rematch")
+	return Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindSummary, Text: text,
+		Picture: PictureBoard, Lang: lang}
+}
+
+func (s *Service) reminderText(t *tbl, lang string) string {
+	return i18n.T(lang, "note.reminder")
+}
+
+func helpText(lang string) string {
+	var b strings.Builder
+	b.WriteString(i18n.T(lang, "help.title"))
+	for _, v := range Verbs {
+		b.WriteString("\n/" + string(v) + " — " + i18n.T(lang, "help."+string(v)))
+	}
+	return b.String()
+}

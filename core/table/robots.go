@@ -1,0 +1,175 @@
+package table
+
+import (
+	"context"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core"
+)
+
+// actsForItself reports whether a computer decides for the seat: a computer player, or a human
+// marked away after a timeout.
+func (t *tbl) actsForItself(seat core.Seat) bool {
+	st := t.st.Seats[seat]
+	return st.Robot || st.Away
+}
+
+// scheduleRobot starts a computer decision when one is due (table lock held). The decision runs
+// off the command path: the human command that led here has already been stored and answered.
+func (s *Service) scheduleRobot(t *tbl) {
+	g := t.game()
+	if g == nil || t.thinking || s.ctx.Err() != nil {
+		return
+	}
+	seat := g.ToMove()
+	if !t.actsForItself(seat) {
+		return
+	}
+	d := t.robots[seat]
+	if d == nil {
+		return
+	}
+	t.thinking = true
+	view, seq := g.View(seat), t.st.Seq
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		ctx, cancel := context.WithTimeout(s.ctx, s.cfg.Think)
+		m := d.Decide(ctx, view)
+		cancel()
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		t.thinking = false
+		if t.st.Seq != seq || s.ctx.Err() != nil {
+			s.scheduleRobot(t) // the table moved on meanwhile; think again about the new position
+			return
+		}
+		s.robotMove(t, seat, m)
+	}()
+}
+
+// robotMove applies a computer decision like a command, falling back to the first legal move if
+// the decider returned something illegal (a bug there must not stall the table).
+func (s *Service) robotMove(t *tbl, seat core.Seat, m core.Move) {
+	g := t.game()
+	if g == nil {
+		return
+	}
+	if m.Seat != seat || g.Check(m) != nil {
+		s.cfg.Log.Warn("computer player chose an illegal move; playing a legal one", "table", t.st.ID, "seat", seat)
+		m = fallbackMove(g, seat)
+	}
+	cmd := Command{Place: t.st.Place, Table: t.st.ID, Actor: Player{ID: robotID(seat)}, Verb: verbOf(m), Args: []string{moveArg(m)}}
+	var out outcome
+	if uerr := s.applyMove(t, g, m, &out); uerr != nil {
+		s.cfg.Log.Error("computer move refused", "table", t.st.ID, "err", uerr.key)
+		return
+	}
+	s.commit(s.ctx, t, cmd, &out)
+}
+
+func robotID(seat core.Seat) string { return "robot:" + seat.String() }
+
+func fallbackMove(g *core.Game, seat core.Seat) core.Move {
+	if g.Phase() == core.PhaseTrump {
+		return core.NameTrump(seat, g.FirstPacket(seat).First().Suit())
+	}
+	return core.Play(seat, g.LegalCards(seat).First())
+}
+
+func verbOf(m core.Move) Verb {
+	switch m.Kind {
+	case core.MoveTrump:
+		return VerbTrump
+	case core.MoveAnnounce:
+		return VerbAnnounce
+	}
+	return VerbPlay
+}
+
+func moveArg(m core.Move) string {
+	switch m.Kind {
+	case core.MoveTrump:
+		return m.Suit.String()
+	case core.MoveAnnounce:
+		return m.Call.String()
+	}
+	return m.Card.String()
+}
+
+// deadline gives the table's next timer: what is due and when (zero time: none).
+func (s *Service) deadline(t *tbl) (time.Time, Verb) {
+	st := t.st
+	reminder, timeout, lobby := t.opts.Timer.Durations()
+	start := time.UnixMilli(st.TurnAt)
+	switch st.Status {
+	case StatusLobby:
+		return start.Add(lobby), VerbTimeout
+	case StatusPlaying:
+		g := t.game()
+		if g == nil || timeout == 0 || t.actsForItself(g.ToMove()) {
+			return time.Time{}, ""
+		}
+		if !st.Reminded {
+			return start.Add(reminder), VerbTimeout
+		}
+		return start.Add(timeout), VerbTimeout
+	}
+	return time.Time{}, ""
+}
+
+// arm (re)starts the table's timer for its next deadline (table lock held). Deadlines derive from
+// stored state, so a restart re-arms them exactly.
+func (s *Service) arm(t *tbl) {
+	if t.timer != nil {
+		t.timer.Stop()
+		t.timer = nil
+	}
+	at, _ := s.deadline(t)
+	if at.IsZero() || s.ctx.Err() != nil {
+		return
+	}
+	seq := t.st.Seq
+	t.timer = time.AfterFunc(max(at.Sub(s.cfg.Now()), 0), func() { s.fire(t, seq) })
+}
+
+// fire handles a deadline: the lobby expires, a player is reminded, or a computer player acts for
+// a player who did not.
+func (s *Service) fire(t *tbl, seq uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.st.Seq != seq || s.ctx.Err() != nil {
+		return
+	}
+	st := t.st
+	cmd := Command{Place: st.Place, Table: st.ID, Verb: VerbTimeout}
+	var out outcome
+	switch st.Status {
+	case StatusLobby:
+		st.Status = StatusClosed
+		out.public = append(out.public, s.notice(t, "note.lobby_expired"))
+	case StatusPlaying:
+		g := t.game()
+		if g == nil {
+			return
+		}
+		seat := g.ToMove()
+		if !st.Reminded {
+			st.Reminded = true
+			cmd.Args = []string{"reminder"}
+			p := *st.Seats[seat].Player
+			lang := s.langOf(t, p)
+			m := Message{Target: Target{Kind: ToPlayer, Player: p}, Kind: KindNotice, Lang: lang,
+				Text: s.reminderText(t, lang)}
+			out.public = append(out.public, m)
+		} else {
+			st.Seats[seat].Away = true
+			cmd.Args = []string{"away"}
+			out.public = append(out.public, s.notice(t, "note.away", seatName(t, seat)))
+		}
+	default:
+		return
+	}
+	out.changed = true
+	s.commit(s.ctx, t, cmd, &out)
+}

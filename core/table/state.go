@@ -1,0 +1,187 @@
+package table
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/kontermatt/kontermatt/core"
+)
+
+// Status is where a table stands.
+type Status string
+
+// The statuses of a table.
+const (
+	StatusLobby   Status = "lobby"
+	StatusPlaying Status = "playing"
+	StatusOver    Status = "over"   // match finished; rematch possible
+	StatusClosed  Status = "closed" // stopped or expired; kept until the place opens a new table
+)
+
+// SeatState is who sits in a seat: a human (Player set), a computer player, or nobody.
+type SeatState struct {
+	Player *Player `json:"player,omitempty"`
+	Robot  bool    `json:"robot,omitempty"`
+	Away   bool    `json:"away,omitempty"` // a computer player acts for the absent human
+}
+
+// Empty reports whether nobody sits here.
+func (s SeatState) Empty() bool { return s.Player == nil && !s.Robot }
+
+// Human reports whether a person sits here.
+func (s SeatState) Human() bool { return s.Player != nil }
+
+// stateVersion is the layout of state below; bump it and convert in decodeState when it changes.
+const stateVersion = 1
+
+// state is everything about a table that must survive a restart. The match is stored compactly
+// (one short string per game) so that writing the state on every command stays cheap; the full
+// RECORDS.md form is derived from it by replaying through the engine.
+type state struct {
+	V        int               `json:"v"`
+	ID       string            `json:"id"`
+	Place    Place             `json:"place"`
+	Lang     string            `json:"lang"`
+	Options  optionsState      `json:"options"`
+	Seats    [4]SeatState      `json:"seats"`
+	Status   Status            `json:"status"`
+	Seq      uint64            `json:"seq"`
+	Seed     uint64            `json:"seed"`  // deal k of this table is shuffled by PCG(Seed, k)
+	Deals    uint64            `json:"deals"` // deals made so far
+	MatchNo  int               `json:"match_no"`
+	Games    []string          `json:"games,omitempty"` // this match's games, compact form
+	First    int               `json:"first_dealer"`
+	TurnAt   int64             `json:"turn_at,omitempty"` // unix ms the current turn (or lobby) began
+	Reminded bool              `json:"reminded,omitempty"`
+	Votes    []string          `json:"votes,omitempty"`  // players who asked to stop
+	Events   []string          `json:"events,omitempty"` // recent platform event IDs
+	Langs    map[string]string `json:"langs,omitempty"`  // per-player language chosen with lang
+	Created  int64             `json:"created"`
+}
+
+type optionsState struct {
+	Rules *core.RulesRecord `json:"rules"`
+	Timer TimerPreset       `json:"timer"`
+	Level string            `json:"level"`
+}
+
+func (o Options) state() optionsState {
+	return optionsState{Rules: o.Rules.Record(), Timer: o.Timer, Level: o.Level}
+}
+
+func (o optionsState) options() (Options, error) {
+	r, err := o.Rules.Rules()
+	return Options{Rules: r, Timer: o.Timer, Level: o.Level}, err
+}
+
+// maxEvents is how many recent event IDs a table remembers to drop duplicate deliveries.
+const maxEvents = 64
+
+// Compact game form: "<dealer><24 card letters>:<moves>", a card letter being 'a'+card-1, a move
+// "<seat><card letter>" for a play, "<seat>T<suit>" for trump and "<seat>K<call digit>" for an
+// announcement. A 6-trick game is about 80 bytes.
+func encodeGame(g *core.Game) string {
+	var b strings.Builder
+	b.WriteByte(byte('0' + g.Dealer()))
+	for s := core.Seat(0); s < 4; s++ {
+		for _, c := range g.Dealt(s) {
+			b.WriteByte(byte('a' + c - 1))
+		}
+	}
+	b.WriteByte(':')
+	for _, m := range g.Moves() {
+		b.WriteByte(byte('0' + m.Seat))
+		switch m.Kind {
+		case core.MoveTrump:
+			b.WriteString("T" + m.Suit.String())
+		case core.MoveAnnounce:
+			b.WriteByte('K')
+			b.WriteByte(byte('0' + m.Call))
+		case core.MovePlay:
+			b.WriteByte(byte('a' + m.Card - 1))
+		}
+	}
+	return b.String()
+}
+
+func letterCard(b byte) core.Card {
+	c := core.Card(b - 'a' + 1)
+	if !c.Valid() {
+		return core.NoCard
+	}
+	return c
+}
+
+// decodeGame replays a compact game through the match (so the engine checks every move again).
+func decodeGame(m *core.Match, s string) error {
+	if len(s) < 26 || s[25] != ':' {
+		return fmt.Errorf("%w: short game %q", core.ErrBadRecord, s)
+	}
+	dealer := core.Seat(s[0] - '0')
+	var hands [4][6]core.Card
+	for i := 0; i < 24; i++ {
+		hands[i/6][i%6] = letterCard(s[1+i])
+	}
+	g, err := m.DealBy(dealer, hands)
+	if err != nil {
+		return err
+	}
+	moves := s[26:]
+	for len(moves) >= 2 {
+		seat := core.Seat(moves[0] - '0')
+		var mv core.Move
+		switch moves[1] {
+		case 'T':
+			if len(moves) < 3 {
+				return fmt.Errorf("%w: truncated move", core.ErrBadRecord)
+			}
+			suit, err := core.ParseSuit(moves[2:3])
+			if err != nil {
+				return fmt.Errorf("%w: %v", core.ErrBadRecord, err)
+			}
+			mv, moves = core.NameTrump(seat, suit), moves[3:]
+		case 'K':
+			if len(moves) < 3 {
+				return fmt.Errorf("%w: truncated move", core.ErrBadRecord)
+			}
+			mv, moves = core.Announce(seat, core.Call(moves[2]-'0')), moves[3:]
+		default:
+			mv, moves = core.Play(seat, letterCard(moves[1])), moves[2:]
+		}
+		if err := g.Apply(mv); err != nil {
+			return err
+		}
+	}
+	if moves != "" {
+		return fmt.Errorf("%w: trailing %q", core.ErrBadRecord, moves)
+	}
+	return nil
+}
+
+// decodeState reads a stored table and rebuilds its match through the engine.
+func decodeState(data []byte) (*state, Options, *core.Match, error) {
+	st := new(state)
+	if err := json.Unmarshal(data, st); err != nil {
+		return nil, Options{}, nil, fmt.Errorf("table state: %w", err)
+	}
+	if st.V != stateVersion {
+		return nil, Options{}, nil, fmt.Errorf("table state version %d, this build reads %d", st.V, stateVersion)
+	}
+	opts, err := st.Options.options()
+	if err != nil {
+		return nil, Options{}, nil, fmt.Errorf("table %s options: %w", st.ID, err)
+	}
+	var m *core.Match
+	if st.Status != StatusLobby || len(st.Games) > 0 {
+		if m, err = core.NewMatch(opts.Rules, core.Seat(st.First&3)); err != nil {
+			return nil, Options{}, nil, err
+		}
+		for i, gs := range st.Games {
+			if err := decodeGame(m, gs); err != nil {
+				return nil, Options{}, nil, fmt.Errorf("table %s game %d: %w", st.ID, i, err)
+			}
+		}
+	}
+	return st, opts, m, nil
+}
