@@ -2,7 +2,6 @@ package storage
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -54,7 +53,7 @@ func schemaVersion(tx *bolt.Tx) (uint64, error) {
 		return 0, nil
 	}
 	if len(v) != 8 {
-		return 0, fmt.Errorf("%w: schema version of %d bytes", ErrCorrupt, len(v))
+		return 0, fmt.Errorf("schema version of %d bytes: %w", len(v), ErrCorrupt)
 	}
 	return binary.BigEndian.Uint64(v), nil
 }
@@ -63,16 +62,7 @@ func schemaVersion(tx *bolt.Tx) (uint64, error) {
 // written, or nothing is. A database newer than len(migs) is refused with ErrNewerSchema and left
 // untouched.
 func migrate(db *bolt.DB, migs []migration) error {
-	if err := migrateTx(db, migs); err != nil {
-		if errors.Is(err, ErrNewerSchema) || errors.Is(err, ErrCorrupt) {
-			return err
-		}
-		return fmt.Errorf("storage: schema: %w", err)
-	}
-	return nil
-}
 
-func migrateTx(db *bolt.DB, migs []migration) error {
 	want := uint64(len(migs))
 	var have uint64
 	err := db.View(func(tx *bolt.Tx) error {
@@ -117,7 +107,7 @@ func migrateTx(db *bolt.DB, migs []migration) error {
 func checkLayout(tx *bolt.Tx) error {
 	for _, name := range [][]byte{bucketMeta, bucketTables, bucketLogs, bucketRecords, bucketKV} {
 		if tx.Bucket(name) == nil {
-			return fmt.Errorf("%w: bucket %s is missing", ErrCorrupt, name)
+			return fmt.Errorf("bucket %s is missing: %w", name, ErrCorrupt)
 		}
 	}
 	return nil

@@ -37,22 +37,22 @@ var (
 var (
 	// ErrLocked is returned by Open when another process (another instance of the bot) holds the
 	// database file. It is joined with bbolt's ErrTimeout.
-	ErrLocked = errors.New("storage: database is locked: another instance of the bot is running")
+	ErrLocked = errors.New("database is locked: another instance of the bot is running")
 
 	// ErrNewerSchema is returned by Open when the database was written by a newer binary, whose
 	// schema version this binary does not know. The file is left untouched.
-	ErrNewerSchema = errors.New("storage: database schema is newer than this binary")
+	ErrNewerSchema = errors.New("database schema is newer than this binary")
 
 	// ErrBadKey is returned for an empty or too long (over 32768 bytes) table id, record key, KV
 	// bucket or KV key. Nothing is written.
-	ErrBadKey = errors.New("storage: empty or too long key")
+	ErrBadKey = errors.New("empty or too long key")
 
 	// ErrLogSeq is returned by Commit when the log entry's Seq is not greater than the last one in
 	// the table's log: the log only grows. Nothing of the change is written.
-	ErrLogSeq = errors.New("storage: log sequence number is not after the last one")
+	ErrLogSeq = errors.New("log sequence number is not after the last one")
 
 	// ErrCorrupt is returned when stored data cannot be decoded or the layout is broken.
-	ErrCorrupt = errors.New("storage: corrupt data")
+	ErrCorrupt = errors.New("corrupt data")
 )
 
 // DefaultTimeout is how long Open waits for the file lock when Options.Timeout is zero.
@@ -90,13 +90,13 @@ func Open(path string, opts Options) (*Store, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
-			return nil, fmt.Errorf("%w (%s, waited %v): %w", ErrLocked, path, timeout, err)
+			return nil, fmt.Errorf("storage: open %s: %w (waited %v): %w", path, ErrLocked, timeout, err)
 		}
 		return nil, fmt.Errorf("storage: open %s: %w", path, err)
 	}
 	if err := migrate(db, migrations); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("%w (file %s)", err, path)
+		return nil, fmt.Errorf("storage: open %s: %w", path, err)
 	}
 	return &Store{db: db, batch: opts.Batch}, nil
 }
@@ -124,7 +124,7 @@ func (s *Store) update(fn func(*bolt.Tx) error) error {
 // checkKey validates a key or bucket name for bbolt.
 func checkKey(what, k string) error {
 	if k == "" || len(k) > bolt.MaxKeySize {
-		return fmt.Errorf("%w: %s of %d bytes", ErrBadKey, what, len(k))
+		return fmt.Errorf("storage: %s of %d bytes: %w", what, len(k), ErrBadKey)
 	}
 	return nil
 }

@@ -32,7 +32,8 @@ func (e *TableError) Unwrap() error { return e.Err }
 // records (a nil record Data is stored as empty). A nil State deletes the table and its whole log (the change's log entry is then not
 // written); the records are kept either way. A Log with an empty Verb writes no log entry. The log
 // only grows: a Seq not greater than the table's last logged Seq fails with ErrLogSeq and nothing
-// of the change is written. When Commit returns nil the change is on disk.
+// of the change is written. The log entry is stored as JSON, so its strings must be valid UTF-8
+// (invalid bytes come back as U+FFFD). When Commit returns nil the change is on disk.
 func (s *Store) Commit(c table.Change) error {
 	entry, err := prepare(c)
 	if err != nil {
@@ -87,7 +88,7 @@ func apply(tx *bolt.Tx, c table.Change, entry []byte) error {
 			}
 			if last, _ := log.Cursor().Last(); last != nil {
 				if len(last) != 8 {
-					return fmt.Errorf("%w: log key of %d bytes", ErrCorrupt, len(last))
+					return fmt.Errorf("log key of %d bytes: %w", len(last), ErrCorrupt)
 				}
 				if prev := binary.BigEndian.Uint64(last); c.Log.Seq <= prev {
 					return fmt.Errorf("%w: got %d, last is %d", ErrLogSeq, c.Log.Seq, prev)
@@ -124,7 +125,7 @@ func (s *Store) Tables(fn func(id string, state []byte) error) error {
 		return nil
 	})
 	if err != nil {
-		errs = append(errs, fmt.Errorf("storage: read tables: %w", err))
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -144,7 +145,7 @@ func (s *Store) Log(tableID string, fn func(table.LogEntry) error) error {
 	}
 	return s.each(bucketLogs, []byte(tableID), func(k, v []byte) error {
 		if len(k) != 8 {
-			return fmt.Errorf("storage: log of table %q: %w: key of %d bytes", tableID, ErrCorrupt, len(k))
+			return fmt.Errorf("storage: log of table %q: key of %d bytes: %w", tableID, len(k), ErrCorrupt)
 		}
 		seq := binary.BigEndian.Uint64(k)
 		var e table.LogEntry
@@ -167,7 +168,7 @@ func (s *Store) each(top, sub []byte, fn func(k, v []byte) error) error {
 		err := s.db.View(func(tx *bolt.Tx) error {
 			b := tx.Bucket(top)
 			if b == nil {
-				return fmt.Errorf("%w: bucket %s is missing", ErrCorrupt, top)
+				return fmt.Errorf("bucket %s is missing: %w", top, ErrCorrupt)
 			}
 			if sub != nil {
 				if b = b.Bucket(sub); b == nil {
@@ -190,7 +191,7 @@ func (s *Store) each(top, sub []byte, fn func(k, v []byte) error) error {
 			return nil
 		})
 		if err != nil {
-			return err
+			return fmt.Errorf("storage: read %s: %w", top, err)
 		}
 		for _, e := range batch {
 			if err := fn(e.k, e.v); err != nil {
