@@ -1,0 +1,499 @@
+package table
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core"
+)
+
+// randomDecider is a test computer player: a seeded random legal move from the view alone.
+type randomDecider struct {
+	mu  sync.Mutex
+	rng *rand.Rand
+}
+
+func (d *randomDecider) Decide(ctx context.Context, v core.View) core.Move {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if v.Phase == core.PhaseTrump {
+		return core.NameTrump(v.Seat, v.Hand.Nth(d.rng.IntN(v.Hand.Len())).Suit())
+	}
+	return core.Play(v.Seat, v.Legal.Nth(d.rng.IntN(v.Legal.Len())))
+}
+
+func randomRobots(level string, seed uint64) Decider {
+	return &randomDecider{rng: rand.New(rand.NewPCG(seed, 1))}
+}
+
+// outbox records what the service delivers and checks, at the moment of delivery, that no public
+// message shows a card still held by anyone.
+type outbox struct {
+	t    *testing.T
+	mu   sync.Mutex
+	msgs []Message
+	svc  **Service
+}
+
+func (o *outbox) Deliver(ctx context.Context, msgs []Message) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.msgs = append(o.msgs, msgs...)
+	for _, m := range msgs {
+		if m.Target.Kind == ToPlace {
+			o.checkSecret(m)
+		}
+	}
+}
+
+// checkSecret runs under the table lock (Deliver is called from commit), so reading the
+// table directly is safe here.
+func (o *outbox) checkSecret(m Message) {
+	s := *o.svc
+	s.mu.Lock()
+	t := s.tables[m.Table]
+	s.mu.Unlock()
+	if t == nil {
+		return
+	}
+	g := t.game()
+	if g == nil {
+		return
+	}
+	for seat := core.Seat(0); seat < 4; seat++ {
+		for _, c := range g.Hand(seat).Cards() {
+			if strings.Contains(m.Text, c.Chat()+" ") || strings.HasSuffix(m.Text, c.Chat()) {
+				o.t.Errorf("public %s message shows %v held by seat %d:\n%s", m.Kind, c, seat, m.Text)
+			}
+			for _, row := range m.Buttons {
+				for _, b := range row {
+					if b.Label == c.Chat() {
+						o.t.Errorf("public message has a button for held card %v", c)
+					}
+				}
+			}
+		}
+	}
+}
+
+func (o *outbox) all() []Message {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]Message(nil), o.msgs...)
+}
+
+// latest gives the newest delivered message with the key prefix for a player (or public when
+// playerID is "").
+func (o *outbox) latest(kind Kind, playerID string) (Message, bool) {
+	msgs := o.all()
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		if m.Kind == kind && (playerID == "" || m.Target.Player.ID == playerID) {
+			return m, true
+		}
+	}
+	return Message{}, false
+}
+
+type harness struct {
+	t     *testing.T
+	store *MemStore
+	svc   *Service
+	out   *outbox
+	place Place
+	event int
+}
+
+func newHarness(t *testing.T, store *MemStore) *harness {
+	h := &harness{t: t, store: store, place: Place{Platform: "test", Chat: "g1"}}
+	h.out = &outbox{t: t, svc: &h.svc}
+	h.svc = New(Config{Store: store, Outboxes: map[string]Outbox{"test": h.out}, Robots: randomRobots, Seed: 7})
+	return h
+}
+
+func player(n int) Player {
+	return Player{ID: "p" + string(rune('0'+n)), Name: "Player" + string(rune('0'+n)), Locale: "en"}
+}
+
+func (h *harness) do(p Player, v Verb, args ...string) []Message {
+	h.t.Helper()
+	h.event++
+	return h.svc.Handle(context.Background(), Command{Place: h.place, Actor: p, Verb: v, Args: args,
+		EventID: "e" + string(rune(h.event))})
+}
+
+func (h *harness) press(p Player, b Button) []Message {
+	h.t.Helper()
+	h.event++
+	return h.svc.Handle(context.Background(), b.Action.Command(h.place, p, "", false))
+}
+
+func errText(msgs []Message) string {
+	for _, m := range msgs {
+		if m.Kind == KindError {
+			return m.Text
+		}
+	}
+	return ""
+}
+
+// playAsHuman makes p act whenever its hand message shows it is to move, by pressing a legal
+// button, until the match is over. It returns the number of moves made.
+func (h *harness) playAsHuman(p Player, stopAfter int) int {
+	h.t.Helper()
+	moves := 0
+	for i := 0; i < 2000 && moves < stopAfter; i++ {
+		synctest.Wait()
+		if h.over() {
+			return moves
+		}
+		m, ok := h.out.latest(KindHand, p.ID)
+		if !ok || !strings.Contains(m.Text, "▶") && !strings.Contains(m.Text, "forehand") {
+			h.t.Fatalf("no move possible for %s:\n%s", p.ID, m.Text)
+		}
+		var pick *Button
+		for _, row := range m.Buttons {
+			for j := range row {
+				if row[j].Style == StylePrimary && pick == nil {
+					pick = &row[j]
+				}
+			}
+		}
+		if pick == nil {
+			h.t.Fatalf("no legal button in:\n%s", m.Text)
+		}
+		if e := errText(h.press(p, *pick)); e != "" {
+			h.t.Fatalf("pressing %s: %s", pick.Label, e)
+		}
+		moves++
+	}
+	return moves
+}
+
+func (h *harness) over() bool {
+	id := h.svc.TableAt(h.place)
+	h.svc.mu.Lock()
+	t := h.svc.tables[id]
+	h.svc.mu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.st.Status == StatusOver
+}
+
+func TestWholeMatchOneHumanThreeComputers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := NewMemStore()
+		h := newHarness(t, store)
+		defer h.svc.Close()
+		me := player(1)
+		if e := errText(h.do(me, VerbNew, "timer=none")); e != "" {
+			t.Fatal(e)
+		}
+		if e := errText(h.do(me, VerbDeal)); e != "" {
+			t.Fatal(e)
+		}
+		moves := h.playAsHuman(me, 10000)
+		if !h.over() {
+			t.Fatalf("match not over after %d moves", moves)
+		}
+		// The kept match record replays through the engine to the same winner.
+		var rec []byte
+		store.Records(func(key string, data []byte) error {
+			if strings.HasSuffix(key, "/match") {
+				rec = data
+			}
+			return nil
+		})
+		out, err := core.Replay(rec)
+		if err != nil {
+			t.Fatalf("match record does not replay: %v", err)
+		}
+		ms := out.(core.MatchSummary)
+		if ms.Winner == nil {
+			t.Fatalf("replayed match has no winner: %+v", ms.Board)
+		}
+		sum, _ := h.out.latest(KindSummary, "")
+		if !strings.Contains(sum.Text, "wins the match") || !strings.Contains(sum.Text, "Team "+*ms.Winner) {
+			t.Errorf("last summary %q does not name winner %s", sum.Text, *ms.Winner)
+		}
+		t.Logf("%d human moves, %d games, board %v", moves, len(ms.Games), ms.Board)
+	})
+}
+
+func TestRefusals(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, NewMemStore())
+		defer h.svc.Close()
+		a, b, c, d, stranger := player(1), player(2), player(3), player(4), player(9)
+		h.do(a, VerbNew, "timer=none")
+		for _, p := range []Player{b, c, d} {
+			if e := errText(h.do(p, VerbJoin)); e != "" {
+				t.Fatal(e)
+			}
+		}
+		for _, tc := range []struct {
+			name string
+			p    Player
+			verb Verb
+			args []string
+			want string
+		}{
+			{"join twice", a, VerbJoin, nil, "already sit"},
+			{"table full", stranger, VerbJoin, nil, "full"},
+			{"bad option at new", a, VerbNew, []string{"stripes=99"}, "option"},
+			{"table exists", a, VerbNew, nil, "already open"},
+			{"play before deal", a, VerbPlay, []string{"QS"}, "No game"},
+			{"stranger deals", stranger, VerbDeal, nil, "don't sit"},
+			{"bad seat", a, VerbSeat, []string{"7"}, "not a seat"},
+			{"unknown lang", a, VerbLang, []string{"xx"}, "don't speak"},
+		} {
+			// synctest bubbles allow no subtests: name the case in the message instead.
+			if got := errText(h.do(tc.p, tc.verb, tc.args...)); !strings.Contains(got, tc.want) {
+				t.Errorf("%s: got %q, want it to contain %q", tc.name, got, tc.want)
+			}
+		}
+		h.do(a, VerbDeal)
+		synctest.Wait()
+		// Find forehand and someone else.
+		var fore, other Player
+		for _, p := range []Player{a, b, c, d} {
+			m, _ := h.out.latest(KindHand, p.ID)
+			if strings.Contains(m.Text, "forehand") {
+				fore = p
+			} else {
+				other = p
+			}
+		}
+		if fore.ID == "" {
+			t.Fatal("nobody is forehand")
+		}
+		if e := errText(h.do(other, VerbTrump, "hearts")); !strings.Contains(e, "not your turn") {
+			t.Errorf("trump by non-forehand: %q", e)
+		}
+		if e := errText(h.do(fore, VerbPlay, "QS")); !strings.Contains(e, "Trump hasn't been named") {
+			t.Errorf("play before trump: %q", e)
+		}
+		if e := errText(h.do(fore, VerbTrump, "purple")); !strings.Contains(e, "not a suit") {
+			t.Errorf("bad suit: %q", e)
+		}
+		hand, _ := h.out.latest(KindHand, fore.ID)
+		trumpBtn := hand.Buttons[0][1] // hearts
+		if e := errText(h.press(stranger, trumpBtn)); !strings.Contains(e, "don't sit") {
+			t.Errorf("stranger pressing forehand's button: %q", e)
+		}
+		if e := errText(h.press(fore, trumpBtn)); e != "" {
+			t.Fatalf("naming trump: %s", e)
+		}
+		if e := errText(h.press(fore, trumpBtn)); !strings.Contains(e, "old") {
+			t.Errorf("double press: %q", e)
+		}
+		// Duplicate delivery of the same platform event is applied once.
+		cmd := Command{Place: h.place, Actor: fore, Verb: VerbBoard, EventID: "dup"}
+		h.svc.Handle(context.Background(), cmd)
+		if r := h.svc.Handle(context.Background(), cmd); r[0].Kind != KindReply {
+			t.Errorf("board twice: %+v", r)
+		}
+	})
+}
+
+func TestIllegalCardNamesTheLegalOnes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, NewMemStore())
+		defer h.svc.Close()
+		me := player(1)
+		h.do(me, VerbNew, "timer=none")
+		h.do(me, VerbDeal)
+		for i := 0; i < 200; i++ {
+			synctest.Wait()
+			m, _ := h.out.latest(KindHand, me.ID)
+			if strings.Contains(m.Text, "forehand") {
+				h.press(me, m.Buttons[0][0])
+				continue
+			}
+			if !strings.Contains(m.Text, "Your turn") {
+				t.Fatalf("not my turn:\n%s", m.Text)
+			}
+			var illegal, legal *Button
+			for j := range m.Buttons[0] {
+				b := &m.Buttons[0][j]
+				if b.Style == StyleSecondary && illegal == nil {
+					illegal = b
+				} else if b.Style == StylePrimary && legal == nil {
+					legal = b
+				}
+			}
+			if illegal != nil {
+				e := errText(h.press(me, *illegal))
+				if !strings.Contains(e, "You may play") || !strings.Contains(e, legal.Label) {
+					t.Fatalf("illegal %s: %q", illegal.Label, e)
+				}
+				return
+			}
+			h.press(me, *legal)
+		}
+		t.Fatal("never held an illegal card")
+	})
+}
+
+func TestTimeoutMarksAwayAndComputerPlays(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, NewMemStore())
+		defer h.svc.Close()
+		me := player(1)
+		h.do(me, VerbNew, "timer=fast")
+		h.do(me, VerbDeal)
+		synctest.Wait()
+		before := len(h.out.all())
+		time.Sleep(21 * time.Second)
+		synctest.Wait()
+		var reminded bool
+		for _, m := range h.out.all()[before:] {
+			reminded = reminded || (m.Target.Kind == ToPlayer && strings.Contains(m.Text, "your turn"))
+		}
+		if !reminded {
+			t.Fatal("no reminder after 21 s")
+		}
+		time.Sleep(30 * time.Second)
+		synctest.Wait()
+		n, _ := h.out.latest(KindNotice, "")
+		found := false
+		for _, m := range h.out.all() {
+			found = found || strings.Contains(m.Text, "did not play in time")
+		}
+		if !found {
+			t.Fatalf("no away notice; last notice %q", n.Text)
+		}
+		// The computer plays the whole match for the absent player.
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if !h.over() {
+			t.Fatal("match did not finish with the absent player replaced")
+		}
+	})
+}
+
+func TestLobbyExpires(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, NewMemStore())
+		defer h.svc.Close()
+		h.do(player(1), VerbNew, "timer=fast")
+		time.Sleep(31 * time.Minute)
+		synctest.Wait()
+		lobby, _ := h.out.latest(KindLobby, "")
+		if !strings.Contains(lobby.Text, "closed") || len(lobby.Buttons) != 0 {
+			t.Errorf("lobby after expiry: %q buttons %d", lobby.Text, len(lobby.Buttons))
+		}
+		if e := errText(h.do(player(2), VerbJoin)); !strings.Contains(e, "before the match") {
+			t.Errorf("join after expiry: %q", e)
+		}
+		if e := errText(h.do(player(2), VerbNew)); e != "" {
+			t.Errorf("new after expiry: %q", e)
+		}
+	})
+}
+
+func TestResumeContinuesMatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := NewMemStore()
+		h := newHarness(t, store)
+		me := player(1)
+		h.do(me, VerbNew, "timer=none")
+		h.do(me, VerbDeal)
+		h.playAsHuman(me, 7)
+		synctest.Wait()
+		h.svc.Close()
+
+		h2 := newHarness(t, store)
+		defer h2.svc.Close()
+		if err := h2.svc.Resume(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if _, ok := h2.out.latest(KindLive, ""); !ok {
+			t.Fatal("resume did not bring the live message up to date")
+		}
+		h2.playAsHuman(me, 10000)
+		if !h2.over() {
+			t.Fatal("resumed match did not finish")
+		}
+	})
+}
+
+func TestCorruptTableIsSkipped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := NewMemStore()
+		h := newHarness(t, store)
+		h.do(player(1), VerbNew)
+		h.svc.Close()
+		store.PutTable("zzzz", []byte(`{"v":1,"id":"zzzz","games":["garbage"],"status":"playing"}`))
+		h2 := newHarness(t, store)
+		defer h2.svc.Close()
+		err := h2.svc.Resume(context.Background())
+		if err == nil {
+			t.Fatal("corrupt table not reported")
+		}
+		if h2.svc.Tables() != 1 {
+			t.Fatalf("tables served: %d, want the 1 good one", h2.svc.Tables())
+		}
+		if e := errText(h2.do(player(2), VerbJoin)); e != "" {
+			t.Errorf("good table not served: %s", e)
+		}
+	})
+}
+
+func TestFailedCommitChangesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := NewMemStore()
+		h := newHarness(t, store)
+		defer h.svc.Close()
+		h.do(player(1), VerbNew)
+		store.Fail = errors.New("disk full")
+		if e := errText(h.do(player(2), VerbJoin)); !strings.Contains(e, "nothing was changed") {
+			t.Fatalf("failed commit: %q", e)
+		}
+		if e := errText(h.do(player(2), VerbJoin)); e != "" {
+			t.Fatalf("join after the store recovered: %q", e)
+		}
+		lobby, _ := h.out.latest(KindLobby, "")
+		if strings.Count(lobby.Text, "Player2") != 1 {
+			t.Errorf("lobby: %s", lobby.Text)
+		}
+	})
+}
+
+func TestCompactGameRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	m, _ := core.NewMatch(core.DefaultRules(), 2)
+	g, _ := m.Deal(core.DealHands(rng, 2))
+	g.NameTrump(3, core.Clubs)
+	for g.Phase() != core.PhaseOver {
+		s := g.ToMove()
+		if calls := g.PossibleCalls(s); len(calls) > 0 {
+			g.Announce(s, calls[0])
+		}
+		g.Play(s, g.LegalCards(s).First())
+	}
+	enc := encodeGame(g)
+	m2, _ := core.NewMatch(core.DefaultRules(), 2)
+	if err := decodeGame(m2, enc); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(m.Summary())
+	b, _ := json.Marshal(m2.Summary())
+	if string(a) != string(b) {
+		t.Errorf("round trip differs:\n%s\n%s", a, b)
+	}
+	for _, bad := range []string{"", "9abc", enc[:30] + "zz", enc + "0"} {
+		m3, _ := core.NewMatch(core.DefaultRules(), 2)
+		if decodeGame(m3, bad) == nil {
+			t.Errorf("decodeGame(%q) accepted", bad)
+		}
+	}
+}
