@@ -191,11 +191,27 @@ var (
 	ErrInvalidSuit = errors.New("not a suit")
 )
 
-// normalize trims, upper-cases and removes the emoji variation selector phones add to ♥ and ♦.
+// normalize trims, upper-cases ASCII letters and removes the variation selectors phones add to ♥
+// and ♦ (U+FE0F emoji style, U+FE0E text style). Only ASCII is case-folded: strings.ToUpper would
+// turn the long s "ſ" into "S" and accept junk such as "Qſ" as a card.
 func normalize(s string) string {
 	s = strings.TrimSpace(s)
-	s = strings.ReplaceAll(s, "\ufe0f", "")
-	return strings.ToUpper(s)
+	if strings.Contains(s, "\ufe0f") || strings.Contains(s, "\ufe0e") {
+		s = strings.NewReplacer("\ufe0f", "", "\ufe0e", "").Replace(s)
+		s = strings.TrimSpace(s)
+	}
+	for i := 0; i < len(s); i++ {
+		if 'a' <= s[i] && s[i] <= 'z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'a' <= b[j] && b[j] <= 'z' {
+					b[j] -= 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
 }
 
 // ParseSuit reads a suit letter (S H D C) or symbol (♠♥♦♣, also the outlined ♤♡♢♧), in any case.
@@ -292,8 +308,13 @@ const FullDeck CardSet = ((1 << 25) - 1) &^ 1
 // Has reports whether c is in s.
 func (s CardSet) Has(c Card) bool { return s&(1<<c) != 0 }
 
-// Add returns s with c.
-func (s CardSet) Add(c Card) CardSet { return s | 1<<c }
+// Add returns s with c; a value that is no card (NoCard, for one) leaves s unchanged.
+func (s CardSet) Add(c Card) CardSet {
+	if !c.Valid() {
+		return s
+	}
+	return s | 1<<c
+}
 
 // Remove returns s without c.
 func (s CardSet) Remove(c Card) CardSet { return s &^ (1 << c) }

@@ -6,11 +6,16 @@ import "errors"
 // which records, logs and the adapters' message tables key on. Compare with errors.Is against the
 // sentinels below; the engine wraps them with context (which card, whose turn) via MoveError.
 type RuleError struct {
-	Code string
-	text string
+	Code   string
+	text   string
+	parent *RuleError // the general sentinel a special one refines, so errors.Is agrees with Code
 }
 
 func (e *RuleError) Error() string { return e.text }
+
+// Is makes a special sentinel match the general one of its code: errors.Is(ErrAnnouncementsOff,
+// ErrAnnounceWindowClosed) and errors.Is(ErrBadRules, ErrBadRecord) hold, not the other way round.
+func (e *RuleError) Is(target error) bool { return e.parent != nil && target == error(e.parent) }
 
 func ruleErr(code, text string) *RuleError { return &RuleError{Code: code, text: text} }
 
@@ -48,11 +53,13 @@ var (
 )
 
 // ErrAnnouncementsOff is ErrAnnounceWindowClosed at a table whose options turn announcements off;
-// it is its own value so chat messages can say why, and has the same record code.
-var ErrAnnouncementsOff = ruleErr("announce_window_closed", "announcements are off at this table")
+// it is its own value so chat messages can say why, has the same record code, and matches
+// ErrAnnounceWindowClosed under errors.Is (test for it first when the message should differ).
+var ErrAnnouncementsOff = &RuleError{Code: "announce_window_closed", text: "announcements are off at this table",
+	parent: ErrAnnounceWindowClosed}
 
-// ErrBadRules: a table option is out of range.
-var ErrBadRules = ruleErr("bad_record", "invalid table options")
+// ErrBadRules: a table option is out of range. It matches ErrBadRecord under errors.Is.
+var ErrBadRules = &RuleError{Code: "bad_record", text: "invalid table options", parent: ErrBadRecord}
 
 // Code gives the record error code of err, or "" if err is not a rule error.
 func Code(err error) string {

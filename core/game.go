@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 )
 
@@ -199,6 +200,10 @@ type Game struct {
 	hands     [4]CardSet
 	phase     Phase
 	trump     Suit
+	trumps    CardSet // every trump, once trump is named
+	follow    CardSet // what the trick in progress asks for (see followSet); empty before its lead
+	best      uint8   // index in the trick in progress of the card winning it so far
+	bestScore uint8   // that card's strength
 	turn      Seat
 	tricks    [6]Trick // tricks[done] is the trick in progress while playing
 	done      int      // completed tricks
@@ -228,9 +233,20 @@ func Deck() [24]Card {
 // DealHands shuffles a fresh deck with sh and deals it as the dealer does: three cards to each
 // seat starting with forehand (the seat after the dealer), then three more each. hands[s][:3] is
 // seat s's first packet.
+//
+// A *math/rand/v2.Rand is used directly, without Shuffle's swap closure (which would make the deck
+// escape to the heap): the loop below is the Fisher-Yates shuffle Rand.Shuffle runs, drawing the
+// same numbers, so a seed gives the same deal either way.
 func DealHands(sh Shuffler, dealer Seat) [4][6]Card {
 	d := Deck()
-	sh.Shuffle(len(d), func(i, j int) { d[i], d[j] = d[j], d[i] })
+	if r, ok := sh.(*rand.Rand); ok {
+		for i := len(d) - 1; i > 0; i-- {
+			j := r.Uint64N(uint64(i + 1))
+			d[i], d[j] = d[j], d[i]
+		}
+	} else {
+		d = shuffled(sh, d)
+	}
 	var hands [4][6]Card
 	for i := 0; i < 4; i++ {
 		s := dealer.Plus(1 + i)
@@ -238,6 +254,13 @@ func DealHands(sh Shuffler, dealer Seat) [4][6]Card {
 		copy(hands[s][3:], d[12+3*i:12+3*i+3])
 	}
 	return hands
+}
+
+// shuffled is d shuffled by any Shuffler; the closure makes its copy of d escape, so it is kept
+// out of DealHands.
+func shuffled(sh Shuffler, d [24]Card) [24]Card {
+	sh.Shuffle(len(d), func(i, j int) { d[i], d[j] = d[j], d[i] })
+	return d
 }
 
 // CheckDeal reports, wrapping ErrBadDeal, hands that are not four times six distinct cards
@@ -386,12 +409,7 @@ func (g *Game) LegalCards(s Seat) CardSet {
 	if g.phase != PhasePlay || s != g.turn {
 		return 0
 	}
-	t := &g.tricks[g.done]
-	led := NoCard
-	if t.N > 0 {
-		led = t.Cards[0]
-	}
-	return Legal(g.hands[s], led, g.trump)
+	return legalFor(g.hands[s&3], g.follow, g.trumps)
 }
 
 // AnnounceWindow reports whether seat s may announce now: announcements are on, it is the first
@@ -430,6 +448,14 @@ func (g *Game) Check(m Move) error {
 
 // Apply checks m and, only if it is legal, applies it.
 func (g *Game) Apply(m Move) error {
+	// The common case first: a legal card by the seat to play. LegalCards is empty for anyone
+	// else and outside the play phase, so this is exactly the case where Check finds nothing.
+	if m.Kind == MovePlay && g.LegalCards(m.Seat).Has(m.Card) {
+		g.moves[g.nMoves] = m
+		g.nMoves++
+		g.playCard(m.Seat, m.Card)
+		return nil
+	}
 	if err := g.Check(m); err != nil {
 		return err
 	}
@@ -531,6 +557,7 @@ func (g *Game) apply(m Move) {
 	switch m.Kind {
 	case MoveTrump:
 		g.trump = m.Suit
+		g.trumps = Trumps(m.Suit)
 		g.phase = PhasePlay
 	case MoveAnnounce:
 		g.anns[g.nAnns] = Announcement{Seat: m.Seat, Call: m.Call}
@@ -542,17 +569,16 @@ func (g *Game) apply(m Move) {
 }
 
 func (g *Game) playCard(s Seat, c Card) {
-	g.hands[s] &^= 1 << c
-	t := &g.tricks[g.done]
-	t.Cards[t.N] = c
-	t.N++
-	if t.N < 4 {
+	g.hands[s&3] &^= 1 << c
+	if g.addToTrick(c) < 4 {
 		g.turn = s.Next()
 		return
 	}
-	w := t.Leader.Plus(TrickWinner(t.Cards[:], g.trump))
+	t := &g.tricks[g.done]
+	w := t.Leader.Plus(int(g.best))
 	t.Winner = w
-	g.points[w.Team()] += t.Points()
+	g.points[w.Team()] += int(cardPoints[t.Cards[0]&31] + cardPoints[t.Cards[1]&31] +
+		cardPoints[t.Cards[2]&31] + cardPoints[t.Cards[3]&31])
 	g.tricksWon[w.Team()]++
 	g.done++
 	g.turn = w
@@ -561,6 +587,24 @@ func (g *Game) playCard(s Seat, c Card) {
 		return
 	}
 	g.tricks[g.done] = Trick{Leader: w, Winner: NoSeat}
+	g.follow = 0
+}
+
+// addToTrick puts c on the trick in progress, keeping track of the card winning it so far, and
+// gives the number of cards on the trick. The winner found this way is TrickWinner's.
+func (g *Game) addToTrick(c Card) int {
+	t := &g.tricks[g.done]
+	n := t.N & 3
+	t.Cards[n] = c
+	t.N = n + 1
+	score := trumpTables[g.trump&7].strength[c&31]
+	if n == 0 {
+		g.follow = followSet(c, g.trump)
+		g.best, g.bestScore = 0, score
+	} else if (g.follow | g.trumps).Has(c) && score > g.bestScore {
+		g.best, g.bestScore = uint8(n), score
+	}
+	return t.N
 }
 
 // Outcome is how a game ended.

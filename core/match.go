@@ -88,7 +88,8 @@ func (m *Match) NextDealer() Seat {
 }
 
 // Deal starts the next game with the given hands, dealt by NextDealer. It refuses while a game is
-// in progress (ErrNotYourTurn wrapped: the game must end first) and once the match is over.
+// in progress (ErrGameOver wrapped: the current game must be over first) and, with ErrMatchOver,
+// once the match is over.
 func (m *Match) Deal(hands [4][6]Card) (*Game, error) {
 	return m.DealBy(m.NextDealer(), hands)
 }

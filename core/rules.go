@@ -123,13 +123,16 @@ var (
 // trumpTables are precomputed per trump suit so that legality and trick resolution are a few
 // bit operations: the search players call them millions of times per decision.
 type trumpTable struct {
-	trumps CardSet    // every trump
-	plain  [5]CardSet // the plain (non-trump) cards of each printed suit
-	power  [32]uint8  // trump strength, 1 (lowest) .. 9 (ace); 0 for plain cards
-	order  []Card     // trumps from highest to lowest
+	trumps   CardSet    // every trump
+	plain    [5]CardSet // the plain (non-trump) cards of each printed suit
+	power    [32]uint8  // trump strength, 1 (lowest) .. 9 (ace); 0 for plain cards
+	strength [32]uint8  // how a card ranks in a trick it can win: 16+power for trumps, else its rank
+	order    []Card     // trumps from highest to lowest
 }
 
-var trumpTables = func() (t [5]trumpTable) {
+// trumpTables has eight entries so that indexing with x&7 needs no bounds check; entries 0 and
+// 5..7 (no trump suit) have no trumps.
+var trumpTables = func() (t [8]trumpTable) {
 	for _, x := range Suits {
 		order := []Card{NewCard(x, Ace), QueenSpades, QueenHearts, QueenDiamonds, NewCard(x, King)}
 		if x == Clubs {
@@ -146,6 +149,14 @@ var trumpTables = func() (t [5]trumpTable) {
 			tt.plain[s] = suitMask[s] &^ tt.trumps
 		}
 	}
+	for x := range t {
+		for c := Card(1); c <= 24; c++ {
+			t[x].strength[c] = uint8(c.Rank())
+			if p := t[x].power[c]; p != 0 {
+				t[x].strength[c] = 16 + p
+			}
+		}
+	}
 	return t
 }()
 
@@ -157,7 +168,7 @@ func tableIndex(x Suit) Suit {
 	return x
 }
 
-func tableOf(x Suit) *trumpTable { return &trumpTables[tableIndex(x)] }
+func tableOf(x Suit) *trumpTable { return &trumpTables[tableIndex(x)&7] }
 
 // Trumps is the set of trumps when x is the trump suit: its cards and the three permanent queens.
 func Trumps(x Suit) CardSet { return tableOf(x).trumps }
@@ -183,38 +194,44 @@ func EffectiveSuit(c Card, x Suit) Suit {
 // Legal gives the cards of hand that may be played on a trick led by led (NoCard when leading),
 // with x as the trump suit.
 func Legal(hand CardSet, led Card, x Suit) CardSet {
-	if led == NoCard {
+	if !led.Valid() {
 		return hand
 	}
-	tt := &trumpTables[x]
-	trumps := hand & tt.trumps
+	return legalFor(hand, followSet(led, x), Trumps(x))
+}
+
+// followSet is what a trick led by led asks for: every trump when a trump led, else the plain
+// cards of the led suit. It is empty before the lead.
+func followSet(led Card, x Suit) CardSet {
+	tt := tableOf(x)
 	if tt.trumps.Has(led) {
-		if trumps != 0 {
-			return trumps
-		}
-		return hand
+		return tt.trumps
 	}
-	if follow := hand & tt.plain[led.Suit()]; follow != 0 {
-		return follow | trumps
+	return tt.plain[led.Suit()]
+}
+
+// legalFor is the following rule as one bit operation: a hand that can follow (follow being the
+// trumps on a trump lead, or the led plain suit) may play those cards or any trump; a hand that
+// cannot, or a leader (follow empty), may play anything.
+func legalFor(hand, follow, trumps CardSet) CardSet {
+	if hand&follow != 0 {
+		return hand & (follow | trumps)
 	}
 	return hand
 }
 
-// TrickWinner gives the index (0..n-1) of the winning card among cards, the first of which led.
+// TrickWinner gives the index (0..n-1) of the winning card among cards, the first of which led;
+// 0 for no cards.
 func TrickWinner(cards []Card, x Suit) int {
-	tt := &trumpTables[x]
-	led := cards[0]
-	ledSuit := led.Suit()
-	best, bestScore := 0, 0
+	if len(cards) == 0 {
+		return 0
+	}
+	tt := tableOf(x)
+	follow := followSet(cards[0], x) | tt.trumps
+	best, bestScore := 0, uint8(0)
 	for i, c := range cards {
-		var score int
-		if p := tt.power[c]; p != 0 {
-			score = 16 + int(p)
-		} else if !tt.trumps.Has(led) && c.Suit() == ledSuit {
-			score = int(c.Rank())
-		}
-		if score > bestScore {
-			best, bestScore = i, score
+		if follow.Has(c) && tt.strength[c&31] > bestScore {
+			best, bestScore = i, tt.strength[c&31]
 		}
 	}
 	return best
