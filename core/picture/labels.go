@@ -1,0 +1,67 @@
+package picture
+
+// Labels are the words a picture shows, already in the table's language; this package holds no
+// message catalog. An empty field takes its English default. Numbers are written after a label
+// ("Trick 3/6") or before it ("5 open"), which reads right in English, Luxembourgish, German and
+// French. The calls are always "Konter", "Matt" and "Konter a Matt".
+type Labels struct {
+	Title     string // heading of the board: "Score sheet"
+	TeamA     string // "Team A" (seats 0 and 2)
+	TeamB     string // "Team B" (seats 1 and 3)
+	Seat      string // fallback name of an unnamed seat, followed by its number 1..4: "Seat"
+	Open      string // after the number of open stripes: "open"
+	Crossed   string // after the number of crossed-out stripes: "crossed out"
+	Added     string // after the number of added stripes: "added"
+	Game      string // column of game numbers: "Game"
+	Trump     string // "Trump"
+	Calls     string // "Calls"
+	Points    string // card points: "Points"
+	Stripes   string // stripe changes: "Stripes"
+	Winner    string // badge of the match winner: "Winner"
+	Draw      string // a 20-20 game: "Draw"
+	Earlier   string // after a number of games left out of a long board: "earlier games"
+	NoGames   string // the board before the first game ends: "No games yet"
+	Trick     string // followed by "3/6": "Trick"
+	LastTrick string // "Last trick"
+	Turn      string // whose turn: "Turn"
+	Cards     string // after a number of cards in hand (alt text): "cards"
+}
+
+// EnglishLabels are the defaults.
+func EnglishLabels() Labels {
+	return Labels{
+		Title: "Score sheet", TeamA: "Team A", TeamB: "Team B", Seat: "Seat",
+		Open: "open", Crossed: "crossed out", Added: "added",
+		Game: "Game", Trump: "Trump", Calls: "Calls", Points: "Points", Stripes: "Stripes",
+		Winner: "Winner", Draw: "Draw", Earlier: "earlier games", NoGames: "No games yet",
+		Trick: "Trick", LastTrick: "Last trick", Turn: "Turn", Cards: "cards",
+	}
+}
+
+// withDefaults fills the empty fields with English.
+func (l Labels) withDefaults() Labels {
+	d := EnglishLabels()
+	for _, f := range []struct {
+		v *string
+		d string
+	}{
+		{&l.Title, d.Title}, {&l.TeamA, d.TeamA}, {&l.TeamB, d.TeamB}, {&l.Seat, d.Seat},
+		{&l.Open, d.Open}, {&l.Crossed, d.Crossed}, {&l.Added, d.Added}, {&l.Game, d.Game},
+		{&l.Trump, d.Trump}, {&l.Calls, d.Calls}, {&l.Points, d.Points}, {&l.Stripes, d.Stripes},
+		{&l.Winner, d.Winner}, {&l.Draw, d.Draw}, {&l.Earlier, d.Earlier}, {&l.NoGames, d.NoGames},
+		{&l.Trick, d.Trick}, {&l.LastTrick, d.LastTrick}, {&l.Turn, d.Turn}, {&l.Cards, d.Cards},
+	} {
+		if *f.v == "" {
+			*f.v = f.d
+		}
+	}
+	return l
+}
+
+// team is the label of team t.
+func (l Labels) team(t int) string {
+	if t == 1 {
+		return l.TeamB
+	}
+	return l.TeamA
+}

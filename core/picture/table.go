@@ -1,0 +1,315 @@
+package picture
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/kontermatt/kontermatt/core"
+)
+
+// TableInput is everything the table picture shows. View must be the public view (Seat ==
+// core.NoSeat, no hand): the picture goes to the whole channel.
+type TableInput struct {
+	View          core.View
+	Names         [4]string // the players' names by seat; empty ones become "Seat 1".."Seat 4"
+	Labels        Labels
+	ShowLastTrick bool // show the last completed trick instead of the trick in progress
+}
+
+func (in TableInput) prepare() (TableInput, error) {
+	in.Labels = in.Labels.withDefaults()
+	v := in.View
+	if v.Seat != core.NoSeat || !v.Hand.Empty() || !v.Legal.Empty() || len(v.Calls) > 0 {
+		return in, fmt.Errorf("%w: the table picture takes the public view only", ErrBadInput)
+	}
+	if len(v.Tricks) > 6 || v.Trick.N < 0 || v.Trick.N > 4 {
+		return in, fmt.Errorf("%w: impossible trick count", ErrBadInput)
+	}
+	return in, nil
+}
+
+// shownTrick is the trick the picture shows and whether it is the last completed one: the last
+// trick when asked for (and there is one) or when the game is over, else the trick in progress.
+func (in TableInput) shownTrick() (core.Trick, bool) {
+	v := in.View
+	if n := len(v.Tricks); n > 0 && (in.ShowLastTrick || v.Phase == core.PhaseOver) {
+		return v.Tricks[n-1], true
+	}
+	return v.Trick, false
+}
+
+// trickTitle is "Last trick" or "Trick 3/6".
+func (in TableInput) trickTitle(last bool) string {
+	if last {
+		return in.Labels.LastTrick
+	}
+	n := min(len(in.View.Tricks)+1, 6)
+	return in.Labels.Trick + " " + strconv.Itoa(n) + "/6"
+}
+
+// The table's geometry, in pixels.
+const (
+	tableW    = 720
+	tableH    = 668
+	feltTop   = 96
+	feltBot   = 596
+	cardW     = 92
+	cardH     = 128
+	cardOffX  = 106
+	cardOffY  = 86
+	plateH    = 48
+	plateMaxW = 200
+	backW     = 12 // the small card backs that count a player's cards
+	backStep  = 7
+)
+
+// place is where a seat sits on the picture: 0 bottom, 1 left, 2 top, 3 right.
+type place uint8
+
+const (
+	bottom place = iota
+	leftSide
+	top
+	rightSide
+)
+
+// placeOf puts seat 0 at the bottom and the others after it in playing order, clockwise (bottom,
+// left, top, right, seen from above) or anticlockwise.
+func placeOf(s core.Seat, d core.Direction) place {
+	p := place(s & 3)
+	if d == core.Anticlockwise {
+		p = (4 - p) & 3
+	}
+	return p
+}
+
+// Table draws the table as a PNG: the four players around it, the trick in progress (or the last
+// trick) with each card in front of its player, trump, the calls and whose turn it is.
+func Table(in TableInput, th Theme) ([]byte, error) {
+	c, err := drawTable(in, th)
+	if err != nil {
+		return nil, err
+	}
+	return c.png()
+}
+
+func drawTable(in TableInput, th Theme) (*canvas, error) {
+	in, err := in.prepare()
+	if err != nil {
+		return nil, err
+	}
+	fs, err := loadFonts()
+	if err != nil {
+		return nil, err
+	}
+	pal := th.palette()
+	v, l := in.View, in.Labels
+	c := newCanvas(tableW, tableH, pal.bg)
+
+	// Trump, top left.
+	small := face{fs[regular], 19}
+	c.text(small, margin, 30, l.Trump, pal.muted, left)
+	x := float32(margin)
+	if v.Trump.Valid() {
+		sym := face{fs[bold], 46}
+		x += c.text(sym, x, 76, v.Trump.Symbol(), pal.suitInk(v.Trump), left) + 10
+		fore := v.Forehand
+		nf := face{fs[regular], 22}
+		c.text(nf, x, 70, nf.ellipsize(name(in.Names, l, fore), 250), pal.team[fore.Team()], left)
+	} else {
+		// Trump is still to be named, by forehand.
+		x += c.text(face{fs[bold], 40}, x, 74, "?", pal.muted, left) + 12
+		nf := face{fs[regular], 22}
+		c.text(nf, x, 70, nf.ellipsize(name(in.Names, l, v.Forehand), 250), pal.team[v.Forehand.Team()], left)
+	}
+
+	// The trick's title and the calls, top right.
+	trick, last := in.shownTrick()
+	tf := face{fs[bold], 22}
+	c.text(tf, tableW-margin, 32, in.trickTitle(last), pal.text, right)
+	cx := float32(tableW - margin)
+	cf := face{fs[bold], 18}
+	for i := len(v.Announcements) - 1; i >= 0; i-- {
+		a := v.Announcements[i]
+		s := a.Call.Title() + " · " + cf.ellipsize(name(in.Names, l, a.Seat), 120)
+		w := cf.width(s) + 20
+		c.roundRect(cx-w, 46, cx, 76, 15, pal.team[a.Seat.Team()])
+		c.text(cf, cx-w/2, 67, s, pal.onTeam, center)
+		cx -= w + 8
+	}
+
+	// The felt.
+	c.roundRect(margin, feltTop, tableW-margin, feltBot, 36, pal.feltEdge)
+	c.roundRect(margin+6, feltTop+6, tableW-margin-6, feltBot-6, 30, pal.felt)
+
+	midX, midY := float32(tableW/2), float32(feltTop+feltBot)/2
+	for s := core.Seat(0); s < 4; s++ {
+		p := placeOf(s, v.Rules.Direction)
+		c.seatPlate(in, fs, pal, s, p, midX, midY)
+		cxc, cyc := midX, midY
+		switch p {
+		case bottom:
+			cyc += cardOffY
+		case top:
+			cyc -= cardOffY
+		case leftSide:
+			cxc -= cardOffX
+		case rightSide:
+			cxc += cardOffX
+		}
+		x0, y0 := cxc-cardW/2, cyc-cardH/2
+		if card := trick.CardOf(s); card != core.NoCard {
+			won := last && trick.Winner == s
+			c.card(fs, pal, x0, y0, card, won)
+			order := int(s-trick.Leader)&3 + 1
+			c.orderBadge(fs, pal, x0, y0, order, p)
+		} else {
+			col := pal.feltEdge
+			if !last && v.ToMove == s && v.Phase == core.PhasePlay {
+				col = pal.accent
+			}
+			c.ring(x0, y0, x0+cardW, y0+cardH, 10, 3, col)
+		}
+	}
+
+	// Whose turn, and the card points so far, at the bottom.
+	by := float32(feltBot + 46)
+	bf := face{fs[bold], 22}
+	if v.ToMove.Valid() && !last {
+		x := float32(margin)
+		x += c.text(small, x, by, l.Turn+":", pal.muted, left) + 8
+		c.circle(x+7, by-8, 7, pal.accent)
+		x += 20
+		c.text(bf, x, by, bf.ellipsize(name(in.Names, l, v.ToMove), 260), pal.text, left)
+	}
+	if v.Phase != core.PhaseTrump {
+		rx := float32(tableW - margin)
+		rx -= c.text(bf, rx, by, strconv.Itoa(v.Points[1]), pal.team[1], right)
+		rx -= c.text(bf, rx, by, " – ", pal.muted, right)
+		rx -= c.text(bf, rx, by, strconv.Itoa(v.Points[0]), pal.team[0], right) + 10
+		c.text(small, rx, by, l.Points, pal.muted, right)
+	}
+	return c, nil
+}
+
+// seatPlate draws a player's name plate at the edge of the felt: a team-coloured dot, the name,
+// and the cards still in hand as small backs; the player to move gets the accent colour.
+func (c *canvas) seatPlate(in TableInput, fs [2]*ttFont, pal palette, s core.Seat, p place, midX, midY float32) {
+	v, l := in.View, in.Labels
+	nf := face{fs[bold], 22}
+	cards := min(max(v.HandSizes[s], 0), 6)
+	backsW := float32(0)
+	if cards > 0 {
+		backsW = float32(cards-1)*backStep + backW + 10
+	}
+	nm := nf.ellipsize(name(in.Names, l, s), plateMaxW-36-backsW)
+	w := 36 + nf.width(nm) + backsW + 14
+	var x0, y0 float32
+	switch p {
+	case bottom:
+		x0, y0 = midX-w/2, feltBot-14-plateH
+	case top:
+		x0, y0 = midX-w/2, feltTop+14
+	case leftSide:
+		x0, y0 = margin+18, midY-plateH/2
+	case rightSide:
+		x0, y0 = tableW-margin-18-w, midY-plateH/2
+	}
+	turn := v.ToMove == s && v.Phase != core.PhaseOver && !(in.ShowLastTrick && len(v.Tricks) > 0)
+	bg, fg := pal.panel, pal.text
+	if turn {
+		bg, fg = pal.accent, pal.onAccent
+	}
+	c.roundRect(x0, y0, x0+w, y0+plateH, plateH/2, bg)
+	c.circle(x0+22, y0+plateH/2, 8, pal.team[s.Team()])
+	if turn {
+		c.ring(x0+12, y0+plateH/2-10, x0+32, y0+plateH/2+10, 10, 2, pal.onAccent)
+	}
+	tx := x0 + 36
+	tx += c.text(nf, tx, y0+plateH/2+nf.capHeight()/2, nm, fg, left) + 10
+	for i := range cards {
+		bx, by := tx+float32(i)*backStep, y0+plateH/2-9
+		c.roundRect(bx, by, bx+backW, by+18, 3, pal.cardFace)
+		c.roundRect(bx+1.5, by+1.5, bx+backW-1.5, by+16.5, 2, pal.cardBack)
+	}
+}
+
+// card draws a face-up card: rank and small suit in the top-left corner, a big suit symbol below.
+// A trick's winning card gets an accent frame.
+func (c *canvas) card(fs [2]*ttFont, pal palette, x, y float32, card core.Card, won bool) {
+	if won {
+		c.roundRect(x-6, y-6, x+cardW+6, y+cardH+6, 15, pal.accent)
+	}
+	c.roundRect(x+2, y+4, x+cardW+2, y+cardH+4, 10, pal.shadow)
+	c.roundRect(x, y, x+cardW, y+cardH, 10, pal.cardRim)
+	c.roundRect(x+1.5, y+1.5, x+cardW-1.5, y+cardH-1.5, 9, pal.cardFace)
+	ink := pal.black
+	if card.Suit().Red() {
+		ink = pal.red
+	}
+	rank := face{fs[bold], 36}
+	rs := card.Rank().String()
+	rw := c.text(rank, x+9, y+41, rs, ink, left)
+	c.text(face{fs[bold], 26}, x+9+rw/2, y+70, card.Suit().Symbol(), ink, center)
+	c.text(face{fs[regular], 66}, x+cardW-28, y+cardH-14, card.Suit().Symbol(), ink, center)
+}
+
+// orderBadge numbers a trick's cards in the order they were played, on the corner facing the
+// player.
+func (c *canvas) orderBadge(fs [2]*ttFont, pal palette, x, y float32, n int, p place) {
+	bx, by := x+cardW, y+cardH
+	switch p {
+	case top:
+		bx, by = x, y
+	case leftSide:
+		bx, by = x, y+cardH
+	case rightSide:
+		bx, by = x+cardW, y
+	}
+	c.circle(bx, by, 13, pal.feltEdge)
+	c.circle(bx, by, 11, pal.felt)
+	f := face{fs[bold], 16}
+	c.text(f, bx, by+f.capHeight()/2, strconv.Itoa(n), pal.feltText, center)
+}
+
+// AltText is a short text version of the table for screen readers and notifications.
+func (in TableInput) AltText() string {
+	in, err := in.prepare()
+	if err != nil {
+		return ""
+	}
+	v, l := in.View, in.Labels
+	var parts []string
+	if v.Trump.Valid() {
+		parts = append(parts, fmt.Sprintf("%s %s (%s)", l.Trump, v.Trump.Symbol(), name(in.Names, l, v.Forehand)))
+	} else {
+		parts = append(parts, l.Trump+" –")
+	}
+	if len(v.Announcements) > 0 {
+		var calls []string
+		for _, a := range v.Announcements {
+			calls = append(calls, a.Call.Title()+" ("+name(in.Names, l, a.Seat)+")")
+		}
+		parts = append(parts, l.Calls+": "+strings.Join(calls, ", "))
+	}
+	trick, last := in.shownTrick()
+	if trick.N > 0 {
+		var cards []string
+		for i := range trick.N {
+			cards = append(cards, name(in.Names, l, trick.SeatOf(i))+" "+trick.Cards[i].Chat())
+		}
+		s := in.trickTitle(last) + ": " + strings.Join(cards, ", ")
+		if last && trick.Winner.Valid() {
+			s += " → " + name(in.Names, l, trick.Winner)
+		}
+		parts = append(parts, s)
+	}
+	if v.ToMove.Valid() && !last {
+		parts = append(parts, l.Turn+": "+name(in.Names, l, v.ToMove))
+	}
+	if v.Phase != core.PhaseTrump {
+		parts = append(parts, fmt.Sprintf("%s: %s %d, %s %d", l.Points, l.TeamA, v.Points[0], l.TeamB, v.Points[1]))
+	}
+	return strings.Join(parts, ". ") + "."
+}

@@ -1,0 +1,260 @@
+package picture
+
+import (
+	"image"
+	"image/color"
+	"image/draw"
+	"math"
+	"sync"
+	"unicode"
+
+	"golang.org/x/image/font/gofont/gobold"
+	"golang.org/x/image/font/gofont/goregular"
+	"golang.org/x/image/vector"
+)
+
+// The two typefaces the pictures use.
+type typeface uint8
+
+const (
+	regular typeface = iota
+	bold
+)
+
+var fonts struct {
+	once sync.Once
+	f    [2]*ttFont
+	err  error
+}
+
+// loadFonts parses the embedded Go fonts once.
+func loadFonts() ([2]*ttFont, error) {
+	fonts.once.Do(func() {
+		if fonts.f[regular], fonts.err = parseTTF("Go Regular", goregular.TTF); fonts.err != nil {
+			return
+		}
+		fonts.f[bold], fonts.err = parseTTF("Go Bold", gobold.TTF)
+	})
+	return fonts.f, fonts.err
+}
+
+// face is a typeface at a pixel size (the em height).
+type face struct {
+	f    *ttFont
+	size float32
+}
+
+func (fc face) scale() float32 { return fc.size / fc.f.unitsPerEm }
+
+// ascent is how far the font reaches above the baseline, in pixels.
+func (fc face) ascent() float32 { return fc.f.ascent * fc.scale() }
+
+// capHeight is the height of capital letters, in pixels: text is centred on it.
+func (fc face) capHeight() float32 { return fc.f.capHeight * fc.scale() }
+
+// A glyph run item: a glyph of the font, or a replacement box for a character the font lacks.
+type item struct {
+	g       uint16
+	missing bool
+	adv     float32
+}
+
+// ignorable reports characters that take no space and need no glyph: controls, format
+// characters (zero-width joiners, direction marks), variation selectors and emoji modifiers.
+func ignorable(r rune) bool {
+	switch {
+	case r >= 0xfe00 && r <= 0xfe0f, r >= 0xe0100 && r <= 0xe01ef, r >= 0x1f3fb && r <= 0x1f3ff:
+		return true
+	}
+	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
+}
+
+// shape turns s into glyph items: no kerning (the Go fonts carry no kerning tables), one
+// replacement box per character the font lacks, and combining marks the font lacks dropped.
+func (fc face) shape(s string) []item {
+	out := make([]item, 0, len(s))
+	sc := fc.scale()
+	for _, r := range s {
+		if ignorable(r) {
+			continue
+		}
+		if g, ok := fc.f.glyph(r); ok {
+			out = append(out, item{g: g, adv: fc.f.advance(g) * sc})
+			continue
+		}
+		if unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) {
+			continue
+		}
+		out = append(out, item{missing: true, adv: boxAdvance * fc.size})
+	}
+	return out
+}
+
+// boxAdvance is the width of the replacement box, in ems.
+const boxAdvance = 0.62
+
+// width is the advance width of s in pixels.
+func (fc face) width(s string) float32 {
+	w := float32(0)
+	for _, it := range fc.shape(s) {
+		w += it.adv
+	}
+	return w
+}
+
+// ellipsize shortens s with "…" until it fits in maxw pixels.
+func (fc face) ellipsize(s string, maxw float32) string {
+	if fc.width(s) <= maxw {
+		return s
+	}
+	rs := []rune(s)
+	for n := len(rs) - 1; n > 0; n-- {
+		t := string(rs[:n]) + "…"
+		if fc.width(t) <= maxw {
+			return t
+		}
+	}
+	return "…"
+}
+
+// glyphKey identifies a rasterized glyph: font, size in quarter pixels, glyph, and the horizontal
+// sub-pixel offset in quarter pixels.
+type glyphKey struct {
+	f    *ttFont
+	size int32
+	g    uint16
+	sub  uint8
+}
+
+// glyphMask is a rasterized glyph; off is the mask's top-left corner relative to the dot
+// (integer pen position on the baseline).
+type glyphMask struct {
+	mask *image.Alpha
+	off  image.Point
+}
+
+// The glyph cache is shared by all renders; its masks are never changed after they are made.
+// It stops growing at maxCachedGlyphs so that names in exotic scripts cannot grow it forever.
+var glyphCache struct {
+	sync.RWMutex
+	m map[glyphKey]*glyphMask
+}
+
+const maxCachedGlyphs = 4096
+
+func (fc face) mask(g uint16, sub uint8) *glyphMask {
+	k := glyphKey{f: fc.f, size: int32(math.Round(float64(fc.size * 4))), g: g, sub: sub}
+	glyphCache.RLock()
+	gm, ok := glyphCache.m[k]
+	glyphCache.RUnlock()
+	if ok {
+		return gm
+	}
+	gm = fc.rasterize(g, float32(sub)/4)
+	glyphCache.Lock()
+	if glyphCache.m == nil {
+		glyphCache.m = make(map[glyphKey]*glyphMask)
+	}
+	if len(glyphCache.m) < maxCachedGlyphs {
+		glyphCache.m[k] = gm
+	}
+	glyphCache.Unlock()
+	return gm
+}
+
+// rasterize draws glyph g with its origin at (dx, 0) into a new mask; a glyph the font cannot
+// decode gives an empty mask.
+func (fc face) rasterize(g uint16, dx float32) *glyphMask {
+	sc := fc.scale()
+	path, err := fc.f.outline(nil, g, [6]float32{sc, 0, 0, -sc, dx, 0}, 0)
+	if err != nil || len(path) == 0 {
+		return &glyphMask{mask: image.NewAlpha(image.Rectangle{})}
+	}
+	x0, y0 := float32(math.Inf(1)), float32(math.Inf(1))
+	x1, y1 := float32(math.Inf(-1)), float32(math.Inf(-1))
+	grow := func(x, y float32) {
+		x0, y0, x1, y1 = min(x0, x), min(y0, y), max(x1, x), max(y1, y)
+	}
+	for _, s := range path {
+		grow(s.x0, s.y0)
+		if s.op == opQuad {
+			grow(s.x1, s.y1)
+		}
+	}
+	r := image.Rect(int(math.Floor(float64(x0))), int(math.Floor(float64(y0))),
+		int(math.Ceil(float64(x1))), int(math.Ceil(float64(y1))))
+	if r.Empty() {
+		return &glyphMask{mask: image.NewAlpha(image.Rectangle{})}
+	}
+	var z vector.Rasterizer
+	z.Reset(r.Dx(), r.Dy())
+	ox, oy := float32(r.Min.X), float32(r.Min.Y)
+	for _, s := range path {
+		switch s.op {
+		case opMove:
+			z.MoveTo(s.x0-ox, s.y0-oy)
+		case opLine:
+			z.LineTo(s.x0-ox, s.y0-oy)
+		case opQuad:
+			z.QuadTo(s.x0-ox, s.y0-oy, s.x1-ox, s.y1-oy)
+		}
+	}
+	m := image.NewAlpha(image.Rect(0, 0, r.Dx(), r.Dy()))
+	z.DrawOp = draw.Src
+	z.Draw(m, m.Bounds(), image.Opaque, image.Point{})
+	return &glyphMask{mask: m, off: r.Min}
+}
+
+// align is how text sits on its anchor point.
+type align uint8
+
+const (
+	left align = iota
+	center
+	right
+)
+
+// text draws s with its baseline at y, anchored at x, and returns the advance width.
+func (c *canvas) text(fc face, x, y float32, s string, col color.Color, a align) float32 {
+	items := fc.shape(s)
+	w := float32(0)
+	for _, it := range items {
+		w += it.adv
+	}
+	switch a {
+	case center:
+		x -= w / 2
+	case right:
+		x -= w
+	}
+	src := image.NewUniform(col)
+	by := int(math.Round(float64(y)))
+	for _, it := range items {
+		if it.missing {
+			c.replacement(fc, x, float32(by), it.adv, col)
+			x += it.adv
+			continue
+		}
+		fx := math.Floor(float64(x))
+		sub := uint8(math.Round((float64(x) - fx) * 4))
+		ix := int(fx)
+		if sub == 4 {
+			sub, ix = 0, ix+1
+		}
+		gm := fc.mask(it.g, sub)
+		if !gm.mask.Rect.Empty() {
+			dr := gm.mask.Rect.Add(image.Pt(ix, by).Add(gm.off))
+			draw.DrawMask(c.img, dr, src, image.Point{}, gm.mask, image.Point{}, draw.Over)
+		}
+		x += it.adv
+	}
+	return w
+}
+
+// replacement draws the box that stands for a character the font lacks.
+func (c *canvas) replacement(fc face, x, y, adv float32, col color.Color) {
+	h := fc.capHeight()
+	pad := adv * 0.12
+	sw := max(1, fc.size/14)
+	c.ring(x+pad, y-h, x+adv-pad, y, fc.size/16, sw, col)
+}
