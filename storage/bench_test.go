@@ -1,0 +1,156 @@
+package storage
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// The sizes the benchmarks write: a table's state of about 2 KB and a log entry of about 150
+// bytes of JSON, as the service writes for one accepted command.
+var (
+	benchState = bytes.Repeat([]byte(`{"k":"v"},`), 205)[:2048]
+	benchEntry = table.LogEntry{Time: 1767225600000, Actor: "tg:123456789", Verb: table.VerbPlay,
+		Args: []string{"q♠"}, EventID: "cb:5829384756382910-1234567890123456789"}
+)
+
+func benchLog(seq uint64) table.LogEntry {
+	e := benchEntry
+	e.Seq = seq
+	return e
+}
+
+func TestBenchSizes(t *testing.T) {
+	j, err := json.Marshal(benchLog(123456))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(benchState) != 2048 || len(j) < 130 || len(j) > 170 {
+		t.Errorf("state %d bytes, log entry %d bytes; want 2048 and about 150", len(benchState), len(j))
+	}
+}
+
+// BenchmarkRawUpdate is the floor: one bbolt Update per command, writing the state and a log entry
+// into a nested bucket, with no Store around it.
+func BenchmarkRawUpdate(b *testing.B) {
+	db, err := bolt.Open(filepath.Join(b.TempDir(), "raw.db"), 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucket([]byte("tables"))
+		if err == nil {
+			_, err = tx.CreateBucket([]byte("logs"))
+		}
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	entry, err := json.Marshal(benchLog(1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	id := []byte("dc:123456789012345678")
+	b.SetBytes(int64(len(benchState) + len(entry)))
+	b.ResetTimer()
+	for seq := uint64(1); seq <= uint64(b.N); seq++ {
+		err := db.Update(func(tx *bolt.Tx) error {
+			if err := tx.Bucket([]byte("tables")).Put(id, benchState); err != nil {
+				return err
+			}
+			log, err := tx.Bucket([]byte("logs")).CreateBucketIfNotExists(id)
+			if err != nil {
+				return err
+			}
+			return log.Put(seqKey(seq), entry)
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "updates/s")
+}
+
+// BenchmarkCommit is Store.Commit with 1, 16 and 256 tables committing at once, each table from
+// its own goroutine (as the service does: one writer per table at a time).
+func BenchmarkCommit(b *testing.B) {
+	for _, n := range []int{1, 16, 256} {
+		b.Run(fmt.Sprint("tables=", n), func(b *testing.B) { benchCommit(b, Options{}, n) })
+	}
+}
+
+// BenchmarkCommitBatch is BenchmarkCommit with Options.Batch: concurrent commits share
+// transactions.
+func BenchmarkCommitBatch(b *testing.B) {
+	for _, n := range []int{1, 16, 256} {
+		b.Run(fmt.Sprint("tables=", n), func(b *testing.B) { benchCommit(b, Options{Batch: true}, n) })
+	}
+}
+
+func benchCommit(b *testing.B, opts Options, tables int) {
+	s, _ := openTemp(b, opts)
+	var done atomic.Int64
+	var wg sync.WaitGroup
+	b.SetBytes(int64(len(benchState)) + 150)
+	b.ResetTimer()
+	for g := range tables {
+		wg.Go(func() {
+			id := fmt.Sprintf("dc:1234567890123%05d", g)
+			for seq := uint64(1); done.Add(1) <= int64(b.N); seq++ {
+				if err := s.Commit(table.Change{TableID: id, State: benchState, Log: benchLog(seq)}); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
+}
+
+// BenchmarkTablesLoad is the start of the bot: Tables over 10,000 stored tables of 2 KB each (each
+// with a log of one entry, which Tables does not read).
+func BenchmarkTablesLoad(b *testing.B) {
+	const n = 10_000
+	s, _ := openTemp(b, Options{})
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		for i := range n {
+			c := table.Change{TableID: fmt.Sprintf("dc:1234567890123%05d", i), State: benchState, Log: benchLog(1)}
+			e, err := prepare(c)
+			if err != nil {
+				return err
+			}
+			if err := apply(tx, c, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(n * int64(len(benchState)))
+	b.ResetTimer()
+	for b.Loop() {
+		count := 0
+		if err := s.Tables(func(string, []byte) error { count++; return nil }); err != nil {
+			b.Fatal(err)
+		}
+		if count != n {
+			b.Fatalf("loaded %d tables, want %d", count, n)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/table")
+}
