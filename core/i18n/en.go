@@ -84,6 +84,9 @@ var en = map[string]string{
 
 	"rules.text": "Konter a Matt: four players, two teams, 24 cards; the queens of spades, hearts and diamonds are always trump. Win 21 of 40 points to cross out stripes; the first team with no stripes left wins. Full rules: %s",
 
+	"term.moves":   "Type one of: %s",
+	"term.resumed": "Resuming the match where it was.",
+
 	"help.title":    "Commands:",
 	"help.new":      "open a table here (options: stripes=9 draw=stake|flat1 bonus=on|off announce=on|off timer=fast|normal|relaxed|none level=easy|normal|strong)",
 	"help.join":     "take a seat (optionally a seat number 1–4)",

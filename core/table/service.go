@@ -485,3 +485,45 @@ func (t *tbl) game() *core.Game {
 	}
 	return nil
 }
+
+// Status gives a table's status, and false for an unknown table.
+func (s *Service) Status(id string) (Status, bool) {
+	s.mu.Lock()
+	t, ok := s.tables[id]
+	s.mu.Unlock()
+	if !ok {
+		return "", false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.st.Status, true
+}
+
+// Settle waits until no computer decision is due at any table: scripts and tests that drive the
+// service line by line use it so each line meets a table that has finished moving.
+func (s *Service) Settle(ctx context.Context) error {
+	for {
+		busy := false
+		s.mu.Lock()
+		tables := make([]*tbl, 0, len(s.tables))
+		for _, t := range s.tables {
+			tables = append(tables, t)
+		}
+		s.mu.Unlock()
+		for _, t := range tables {
+			t.mu.Lock()
+			if g := t.game(); t.thinking || (g != nil && t.actsForItself(g.ToMove())) {
+				busy = true
+			}
+			t.mu.Unlock()
+		}
+		if !busy {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,235 @@
+// Package terminal plays a table in a terminal: the public messages scroll by, the local players'
+// hands are shown when they are to move, and each input line is one command with the same verbs
+// as in the chats. It reads from any io.Reader, so a pipe can drive it.
+package terminal
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// Platform is the name the terminal's places and players carry.
+const Platform = "local"
+
+// Config sets up a terminal table.
+type Config struct {
+	In      io.Reader
+	Out     io.Writer
+	Humans  int      // local players at the keyboard: 0 (watch four computers) to 4
+	Options []string // options for a new table, as new takes them
+	Name    string   // the first player's name
+	Lang    string
+}
+
+// Terminal is the local surface and its Outbox.
+type Terminal struct {
+	cfg   Config
+	place table.Place
+	svc   *table.Service
+
+	mu    sync.Mutex
+	live  map[string][]string      // live message key → its lines, to print only what changed
+	hands map[string]table.Message // player ID → latest hand
+}
+
+// New makes a terminal surface; give it to the service as the "local" Outbox, then Run.
+func New(cfg Config) *Terminal {
+	if cfg.Name == "" {
+		cfg.Name = "You"
+	}
+	return &Terminal{cfg: cfg, place: table.Place{Platform: Platform, Chat: "terminal"},
+		live: map[string][]string{}, hands: map[string]table.Message{}}
+}
+
+func (t *Terminal) player(n int) table.Player {
+	name := t.cfg.Name
+	if n > 1 {
+		name = fmt.Sprintf("Player %d", n)
+	}
+	return table.Player{ID: fmt.Sprintf("local:%d", n), Name: name, Locale: t.cfg.Lang}
+}
+
+// Deliver prints public messages (only the lines that changed, for the live table message) and
+// keeps each local player's hand to show when that player is to move.
+func (t *Terminal) Deliver(ctx context.Context, msgs []table.Message) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, m := range msgs {
+		switch {
+		case m.Kind == table.KindHand:
+			t.hands[m.Target.Player.ID] = m
+		case m.Kind == table.KindLive:
+			lines := strings.Split(m.Text, "\n")
+			prev := t.live[m.Key]
+			t.live[m.Key] = lines
+			for i, l := range lines {
+				if i >= len(prev) || prev[i] != l {
+					fmt.Fprintln(t.cfg.Out, "  "+l)
+				}
+			}
+		case m.Target.Kind == table.ToPlayer:
+			fmt.Fprintf(t.cfg.Out, "[to %s] %s\n", m.Target.Player.Name, m.Text)
+		default:
+			fmt.Fprintln(t.cfg.Out, m.Text)
+		}
+	}
+}
+
+// toMove is the local player whose hand shows they must act, if any.
+func (t *Terminal) toMove() (table.Player, table.Message, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for n := 1; n <= t.cfg.Humans; n++ {
+		p := t.player(n)
+		m, ok := t.hands[p.ID]
+		if ok && hasPrimary(m) {
+			return p, m, true
+		}
+	}
+	return table.Player{}, table.Message{}, false
+}
+
+func hasPrimary(m table.Message) bool {
+	for _, row := range m.Buttons {
+		for _, b := range row {
+			if b.Style == table.StylePrimary {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// showTurn prints the hand of the local player to move with the moves they may make.
+func (t *Terminal) showTurn() {
+	p, m, ok := t.toMove()
+	if !ok {
+		return
+	}
+	var legal []string
+	for _, row := range m.Buttons {
+		for _, b := range row {
+			if b.Style == table.StylePrimary || b.Style == table.StyleDanger {
+				legal = append(legal, string(b.Action.Verb)+" "+b.Action.Arg)
+			}
+		}
+	}
+	fmt.Fprintf(t.cfg.Out, "\n%s — %s\n%s\n", p.Name, m.Text, i18n.T(i18n.Pick(t.cfg.Lang), "term.moves", strings.Join(legal, " | ")))
+}
+
+// Run opens or resumes the terminal's table and reads commands until In ends or ctx is done.
+func (t *Terminal) Run(ctx context.Context, svc *table.Service) error {
+	t.svc = svc
+	if id := svc.TableAt(t.place); id == "" || !active(svc, id) {
+		if err := t.open(ctx); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(t.cfg.Out, i18n.T(i18n.Pick(t.cfg.Lang), "term.resumed"))
+	}
+	if err := svc.Settle(ctx); err != nil {
+		return err
+	}
+	t.showTurn()
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(t.cfg.In)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case line, ok := <-lines:
+			if !ok {
+				if t.cfg.Humans == 0 {
+					return svc.Settle(ctx) // watching: let the computers finish the match
+				}
+				return nil
+			}
+			if !t.command(ctx, line) {
+				return nil
+			}
+			if err := svc.Settle(ctx); err != nil {
+				return nil
+			}
+			t.showTurn()
+		}
+	}
+}
+
+func active(svc *table.Service, id string) bool {
+	st, _ := svc.Status(id)
+	return st == table.StatusLobby || st == table.StatusPlaying || st == table.StatusOver
+}
+
+func (t *Terminal) open(ctx context.Context) error {
+	first := t.player(1)
+	steps := []table.Command{{Verb: table.VerbNew, Actor: first, Args: t.cfg.Options}}
+	for n := 2; n <= t.cfg.Humans; n++ {
+		steps = append(steps, table.Command{Verb: table.VerbJoin, Actor: t.player(n)})
+	}
+	if t.cfg.Humans == 0 {
+		steps = append(steps, table.Command{Verb: table.VerbLeave, Actor: first})
+	}
+	steps = append(steps, table.Command{Verb: table.VerbDeal, Actor: first, Admin: true})
+	for _, c := range steps {
+		c.Place = t.place
+		for _, r := range t.svc.Handle(ctx, c) {
+			if r.Kind == table.KindError {
+				return fmt.Errorf("opening the table: %s", r.Text)
+			}
+		}
+	}
+	return nil
+}
+
+// command reads one line: "verb args", with or without a slash; a bare card plays it and a bare
+// suit names trump. The actor is the local player to move, else the first player.
+func (t *Terminal) command(ctx context.Context, line string) (goOn bool) {
+	fields := strings.Fields(line)
+	if len(fields) == 0 {
+		return true
+	}
+	actor := t.player(1)
+	if p, _, ok := t.toMove(); ok {
+		actor = p
+	}
+	verb, ok := table.ParseVerb(fields[0])
+	args := fields[1:]
+	if !ok {
+		switch {
+		case fields[0] == "quit" || fields[0] == "exit":
+			return false
+		default:
+			if _, err := i18n.ParseCard(line); err == nil {
+				verb, args = table.VerbPlay, fields
+			} else if _, ok := i18n.ParseSuit(line); ok {
+				verb, args = table.VerbTrump, fields
+			} else {
+				verb = table.Verb(fields[0])
+			}
+		}
+	}
+	cmd := table.Command{Place: t.place, Actor: actor, Verb: verb, Args: args, Admin: true}
+	for _, r := range t.svc.Handle(ctx, cmd) {
+		t.mu.Lock()
+		fmt.Fprintln(t.cfg.Out, r.Text)
+		t.mu.Unlock()
+	}
+	return true
+}

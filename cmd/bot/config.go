@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is the bot's configuration: a YAML file (config.example.yaml documents every key) with
+// environment variables on top. Tokens belong in the environment or the file, never in code.
+type Config struct {
+	Database string        `yaml:"database"`  // bbolt file; default kontermatt.db
+	LogLevel string        `yaml:"log_level"` // debug, info, warn, error
+	Seed     uint64        `yaml:"seed"`      // 0: a random seed at every start
+	RulesURL string        `yaml:"rules_url"`
+	Think    time.Duration `yaml:"think"` // longest computer decision
+	Discord  struct {
+		Token      string `yaml:"token"`
+		GuildID    string `yaml:"guild_id"`
+		APIURL     string `yaml:"api_url"`
+		ShardID    int    `yaml:"shard_id"`
+		ShardCount int    `yaml:"shard_count"`
+	} `yaml:"discord"`
+	Telegram struct {
+		Token  string `yaml:"token"`
+		APIURL string `yaml:"api_url"`
+	} `yaml:"telegram"`
+}
+
+// errConfig marks a configuration the bot cannot start with.
+var errConfig = errors.New("config")
+
+// loadConfig reads the file (if path is not empty) strictly, then applies the environment.
+func loadConfig(path string, getenv func(string) string) (Config, error) {
+	var c Config
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return c, fmt.Errorf("%w: %v", errConfig, err)
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		if err := dec.Decode(&c); err != nil && !errors.Is(err, errEOF) {
+			return c, fmt.Errorf("%w: %s: %v", errConfig, path, err)
+		}
+	}
+	env := func(key string, dst *string) {
+		if v := getenv(key); v != "" {
+			*dst = v
+		}
+	}
+	env("KONTERMATT_DATABASE", &c.Database)
+	env("KONTERMATT_LOG_LEVEL", &c.LogLevel)
+	env("KONTERMATT_DISCORD_TOKEN", &c.Discord.Token)
+	env("KONTERMATT_DISCORD_GUILD_ID", &c.Discord.GuildID)
+	env("KONTERMATT_DISCORD_API_URL", &c.Discord.APIURL)
+	env("KONTERMATT_TELEGRAM_TOKEN", &c.Telegram.Token)
+	env("KONTERMATT_TELEGRAM_API_URL", &c.Telegram.APIURL)
+	if c.Database == "" {
+		c.Database = "kontermatt.db"
+	}
+	if c.LogLevel == "" {
+		c.LogLevel = "info"
+	}
+	if c.Discord.APIURL == "" {
+		c.Discord.APIURL = "https://discord.com"
+	}
+	if c.Telegram.APIURL == "" {
+		c.Telegram.APIURL = "https://api.telegram.org"
+	}
+	if c.Think == 0 {
+		c.Think = 2 * time.Second
+	}
+	if c.Discord.ShardCount < 0 || c.Discord.ShardID < 0 || (c.Discord.ShardCount > 0 && c.Discord.ShardID >= c.Discord.ShardCount) {
+		return c, fmt.Errorf("%w: discord.shard_id must be below discord.shard_count", errConfig)
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return c, fmt.Errorf("%w: log_level %q: use debug, info, warn or error", errConfig, c.LogLevel)
+	}
+	return c, nil
+}
+
+// errEOF is what the YAML decoder says for an empty file.
+var errEOF = func() error {
+	var v any
+	return yaml.NewDecoder(bytes.NewReader(nil)).Decode(&v)
+}()

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// dbFlags adds the flags that name the database: -config and -db.
+func dbFlags(fs *flag.FlagSet) func() (string, error) {
+	configPath := fs.String("config", "", "YAML config file")
+	dbPath := fs.String("db", "", "database file (overrides the config)")
+	return func() (string, error) {
+		cfg, err := loadConfig(*configPath, os.Getenv)
+		if err != nil {
+			return "", err
+		}
+		if *dbPath != "" {
+			return *dbPath, nil
+		}
+		return cfg.Database, nil
+	}
+}
+
+// runBackup writes a consistent copy of the database. bbolt allows one process per file, so a
+// running bot makes its own backups; this command serves a stopped bot and scripts.
+func runBackup(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	db := dbFlags(fs)
+	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "usage: bot backup [-db FILE] OUT")
+		return 2
+	}
+	path, err := db()
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	store, err := openStore(path)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	defer store.Close()
+	if err := store.BackupFile(fs.Arg(0)); err != nil {
+		fmt.Fprintln(stderr, "backup:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "backed up %s to %s\n", path, fs.Arg(0))
+	return 0
+}
+
+// recordFile turns a record key ("t1x2/m1/g3") into a file name ("t1x2-m1-g3.json").
+func recordFile(dir, key string) string {
+	return filepath.Join(dir, strings.ReplaceAll(key, "/", "-")+".json")
+}
+
+// runExport writes every kept game and match record into a directory, one JSON file each.
+func runExport(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	db := dbFlags(fs)
+	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "usage: bot export [-db FILE] DIR")
+		return 2
+	}
+	path, err := db()
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	store, err := openStore(path)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	defer store.Close()
+	dir := fs.Arg(0)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintln(stderr, "export:", err)
+		return 1
+	}
+	n := 0
+	err = store.Records(func(key string, rec []byte) error {
+		n++
+		return os.WriteFile(recordFile(dir, key), rec, 0o644)
+	})
+	if err != nil {
+		fmt.Fprintln(stderr, "export:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "exported %d records to %s\n", n, dir)
+	return 0
+}
+
+// runSelfplay plays complete matches between computer players through the same service the chats
+// use, and writes each match record.
+func runSelfplay(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("selfplay", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	matches := fs.Int("matches", 1, "matches to play")
+	seed := fs.Uint64("seed", 1, "seed for deals and computer players")
+	out := fs.String("out", "selfplay", "directory for the match records")
+	level := fs.String("level", "easy", "computer players' level: easy, normal or strong")
+	options := fs.String("options", "", `table options, e.g. "stripes=5 draw=flat1"`)
+	if err := fs.Parse(args); err != nil || fs.NArg() != 0 || *matches < 1 {
+		fmt.Fprintln(stderr, "usage: bot selfplay -matches N -seed S -out DIR [-level L] [-options \"...\"]")
+		return 2
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		fmt.Fprintln(stderr, "selfplay:", err)
+		return 1
+	}
+	store := table.NewMemStore()
+	svc := table.New(table.Config{Store: store, Robots: robots, Seed: *seed, Think: 10 * time.Second})
+	defer svc.Close()
+	ctx := context.Background()
+	admin := table.Player{ID: "selfplay", Name: "selfplay"}
+	for i := 1; i <= *matches; i++ {
+		place := table.Place{Platform: "selfplay", Chat: fmt.Sprint(i)}
+		opts := append([]string{"timer=none", "level=" + *level}, strings.Fields(*options)...)
+		for _, c := range []table.Command{{Verb: table.VerbNew, Args: opts}, {Verb: table.VerbLeave}, {Verb: table.VerbDeal, Admin: true}} {
+			c.Place, c.Actor = place, admin
+			for _, r := range svc.Handle(ctx, c) {
+				if r.Kind == table.KindError {
+					fmt.Fprintf(stderr, "selfplay: match %d: %s\n", i, r.Text)
+					return 1
+				}
+			}
+		}
+		if err := svc.Settle(ctx); err != nil {
+			fmt.Fprintln(stderr, "selfplay:", err)
+			return 1
+		}
+	}
+	n := 0
+	err := store.Records(func(key string, rec []byte) error {
+		if !strings.HasSuffix(key, "/match") {
+			return nil
+		}
+		n++
+		return os.WriteFile(recordFile(*out, key), rec, 0o644)
+	})
+	if err != nil {
+		fmt.Fprintln(stderr, "selfplay:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "played %d matches (seed %d), wrote %d match records to %s\n", *matches, *seed, n, *out)
+	return 0
+}
