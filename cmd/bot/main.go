@@ -3,9 +3,9 @@ package main
 
 import (
 	"fmt"
-	"strings"
 	"io"
 	"os"
+	"strings"
 )
 
 func main() {
