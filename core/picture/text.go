@@ -8,35 +8,10 @@ import (
 	"sync"
 	"unicode"
 
-	"golang.org/x/image/font/gofont/gobold"
-	"golang.org/x/image/font/gofont/goregular"
+	"golang.org/x/image/font/sfnt"
+	"golang.org/x/image/math/fixed"
 	"golang.org/x/image/vector"
 )
-
-// The two typefaces the pictures use.
-type typeface uint8
-
-const (
-	regular typeface = iota
-	bold
-)
-
-var fonts struct {
-	once sync.Once
-	f    [2]*ttFont
-	err  error
-}
-
-// loadFonts parses the embedded Go fonts once.
-func loadFonts() ([2]*ttFont, error) {
-	fonts.once.Do(func() {
-		if fonts.f[regular], fonts.err = parseTTF("Go Regular", goregular.TTF); fonts.err != nil {
-			return
-		}
-		fonts.f[bold], fonts.err = parseTTF("Go Bold", gobold.TTF)
-	})
-	return fonts.f, fonts.err
-}
 
 // face is a typeface at a pixel size (the em height).
 type face struct {
@@ -54,7 +29,7 @@ func (fc face) capHeight() float32 { return fc.f.capHeight * fc.scale() }
 
 // A glyph run item: a glyph of the font, or a replacement box for a character the font lacks.
 type item struct {
-	g       uint16
+	g       sfnt.GlyphIndex
 	missing bool
 	adv     float32
 }
@@ -122,7 +97,7 @@ func (fc face) ellipsize(s string, maxw float32) string {
 type glyphKey struct {
 	f    *ttFont
 	size int32
-	g    uint16
+	g    sfnt.GlyphIndex
 	sub  uint8
 }
 
@@ -142,7 +117,7 @@ var glyphCache struct {
 
 const maxCachedGlyphs = 4096
 
-func (fc face) mask(g uint16, sub uint8) *glyphMask {
+func (fc face) mask(g sfnt.GlyphIndex, sub uint8) *glyphMask {
 	k := glyphKey{f: fc.f, size: int32(math.Round(float64(fc.size * 4))), g: g, sub: sub}
 	glyphCache.RLock()
 	gm, ok := glyphCache.m[k]
@@ -163,40 +138,41 @@ func (fc face) mask(g uint16, sub uint8) *glyphMask {
 }
 
 // rasterize draws glyph g with its origin at (dx, 0) into a new mask; a glyph the font cannot
-// decode gives an empty mask.
-func (fc face) rasterize(g uint16, dx float32) *glyphMask {
-	sc := fc.scale()
-	path, err := fc.f.outline(nil, g, [6]float32{sc, 0, 0, -sc, dx, 0}, 0)
-	if err != nil || len(path) == 0 {
-		return &glyphMask{mask: image.NewAlpha(image.Rectangle{})}
+// load gives an empty mask.
+func (fc face) rasterize(g sfnt.GlyphIndex, dx float32) *glyphMask {
+	empty := &glyphMask{mask: image.NewAlpha(image.Rectangle{})}
+	buf := sfntBuffers.Get().(*sfnt.Buffer)
+	defer sfntBuffers.Put(buf)
+	segs, err := fc.f.f.LoadGlyph(buf, g, fixed.Int26_6(math.Round(float64(fc.size)*64)), nil)
+	if err != nil || len(segs) == 0 {
+		return empty
 	}
-	x0, y0 := float32(math.Inf(1)), float32(math.Inf(1))
-	x1, y1 := float32(math.Inf(-1)), float32(math.Inf(-1))
-	grow := func(x, y float32) {
-		x0, y0, x1, y1 = min(x0, x), min(y0, y), max(x1, x), max(y1, y)
-	}
-	for _, s := range path {
-		grow(s.x0, s.y0)
-		if s.op == opQuad {
-			grow(s.x1, s.y1)
-		}
-	}
-	r := image.Rect(int(math.Floor(float64(x0))), int(math.Floor(float64(y0))),
-		int(math.Ceil(float64(x1))), int(math.Ceil(float64(y1))))
+	bounds := segs.Bounds()
+	fx := fixed.Int26_6(math.Round(float64(dx) * 64))
+	r := image.Rect((bounds.Min.X + fx).Floor(), bounds.Min.Y.Floor(), (bounds.Max.X + fx).Ceil(), bounds.Max.Y.Ceil())
 	if r.Empty() {
-		return &glyphMask{mask: image.NewAlpha(image.Rectangle{})}
+		return empty
 	}
+	// Shift the outline so that the mask's top-left corner is (0, 0).
+	ox, oy := float32(fx)/64-float32(r.Min.X), -float32(r.Min.Y)
+	pt := func(p fixed.Point26_6) (float32, float32) { return float32(p.X)/64 + ox, float32(p.Y)/64 + oy }
 	var z vector.Rasterizer
 	z.Reset(r.Dx(), r.Dy())
-	ox, oy := float32(r.Min.X), float32(r.Min.Y)
-	for _, s := range path {
-		switch s.op {
-		case opMove:
-			z.MoveTo(s.x0-ox, s.y0-oy)
-		case opLine:
-			z.LineTo(s.x0-ox, s.y0-oy)
-		case opQuad:
-			z.QuadTo(s.x0-ox, s.y0-oy, s.x1-ox, s.y1-oy)
+	for _, s := range segs {
+		switch s.Op {
+		case sfnt.SegmentOpMoveTo:
+			z.MoveTo(pt(s.Args[0]))
+		case sfnt.SegmentOpLineTo:
+			z.LineTo(pt(s.Args[0]))
+		case sfnt.SegmentOpQuadTo:
+			x1, y1 := pt(s.Args[0])
+			x2, y2 := pt(s.Args[1])
+			z.QuadTo(x1, y1, x2, y2)
+		case sfnt.SegmentOpCubeTo:
+			x1, y1 := pt(s.Args[0])
+			x2, y2 := pt(s.Args[1])
+			x3, y3 := pt(s.Args[2])
+			z.CubeTo(x1, y1, x2, y2, x3, y3)
 		}
 	}
 	m := image.NewAlpha(image.Rect(0, 0, r.Dx(), r.Dy()))
