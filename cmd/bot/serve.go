@@ -60,6 +60,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	level := fs.String("level", "normal", "terminal: computer players' level: easy, normal or strong")
 	options := fs.String("options", "", `terminal: options for a new table, e.g. "stripes=5 timer=none"`)
 	lang := fs.String("lang", "en", "terminal: language: en, lb, de or fr")
+	seedFlag := fs.Uint64("seed", 0, "seed for table IDs, deals and computer players (0: the config's, else random)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -83,6 +84,9 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer store.Close()
 	seed := cfg.Seed
+	if *seedFlag != 0 {
+		seed = *seedFlag
+	}
 	if seed == 0 {
 		seed = randomSeed()
 	}
