@@ -284,7 +284,7 @@ func (in TableInput) AltText() string {
 	if v.Trump.Valid() {
 		parts = append(parts, fmt.Sprintf("%s %s (%s)", l.Trump, v.Trump.Symbol(), name(in.Names, l, v.Forehand)))
 	} else {
-		parts = append(parts, l.Trump+" –")
+		parts = append(parts, fmt.Sprintf("%s ? (%s)", l.Trump, name(in.Names, l, v.Forehand)))
 	}
 	if len(v.Announcements) > 0 {
 		var calls []string
