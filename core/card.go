@@ -147,8 +147,16 @@ func (c Card) String() string {
 	if !c.Valid() {
 		return "??"
 	}
-	return c.Rank().String() + c.Suit().String()
+	return cardNames[c]
 }
+
+// cardNames are the canonical forms, so that printing a card allocates nothing.
+var cardNames = func() (n [25]string) {
+	for c := Card(1); c <= 24; c++ {
+		n[c] = c.Rank().String() + c.Suit().String()
+	}
+	return n
+}()
 
 // Chat gives the form shown to players, for example Q♠ or 10♥.
 func (c Card) Chat() string {

@@ -142,10 +142,14 @@ func (m *Match) History() []GameScore {
 
 // Board is the stripe board after the finished games.
 func (m *Match) Board() Board {
-	if h := m.History(); len(h) > 0 {
-		return h[len(h)-1].Board
+	b := Board{Start: m.rules.Stripes}
+	for _, g := range m.games {
+		if g.Phase() != PhaseOver {
+			break
+		}
+		b.Apply(g.Result().Stripes)
 	}
-	return Board{Start: m.rules.Stripes}
+	return b
 }
 
 // Winner is the team that crossed out its last stripe, and false while the match goes on.

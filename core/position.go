@@ -431,6 +431,7 @@ func (p *position) playGame(hands [4]CardSet) *Game {
 // there.
 func (g *Game) Position() string {
 	var b strings.Builder
+	b.Grow(96)
 	if g.phase == PhaseTrump {
 		b.WriteString("-")
 	} else {
@@ -455,17 +456,17 @@ func (g *Game) Position() string {
 		t := g.tricks[g.done]
 		leader, trick = t.Leader, t.Cards[:t.N]
 	}
-	fmt.Fprintf(&b, " %v:", leader)
+	b.WriteString(" " + leader.String() + ":")
 	writeCards(&b, trick)
-	fmt.Fprintf(&b, " #%d", g.done)
+	b.WriteString(" #" + strconv.Itoa(g.done))
 	if g.done > 0 {
-		fmt.Fprintf(&b, " won=%d,%d", g.tricksWon[0], g.tricksWon[1])
+		b.WriteString(" won=" + strconv.Itoa(g.tricksWon[0]) + "," + strconv.Itoa(g.tricksWon[1]))
 	}
 	if g.points != [2]int{} {
-		fmt.Fprintf(&b, " points=%d,%d", g.points[0], g.points[1])
+		b.WriteString(" points=" + strconv.Itoa(g.points[0]) + "," + strconv.Itoa(g.points[1]))
 	}
 	if g.dealer != leader.Plus(3) {
-		fmt.Fprintf(&b, " dealer=%v", g.dealer)
+		b.WriteString(" dealer=" + g.dealer.String())
 	}
 	for i, a := range g.anns[:g.nAnns] {
 		if i == 0 {
@@ -473,7 +474,7 @@ func (g *Game) Position() string {
 		} else {
 			b.WriteByte(',')
 		}
-		fmt.Fprintf(&b, "%v:%v", a.Seat, a.Call)
+		b.WriteString(a.Seat.String() + ":" + a.Call.String())
 	}
 	r, def := g.rules, DefaultRules()
 	if !r.Announcements {
@@ -489,7 +490,7 @@ func (g *Game) Position() string {
 		b.WriteString(" dir=" + r.Direction.String())
 	}
 	if r.Stripes != def.Stripes {
-		fmt.Fprintf(&b, " stripes=%d", r.Stripes)
+		b.WriteString(" stripes=" + strconv.Itoa(r.Stripes))
 	}
 	return b.String()
 }

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -430,42 +429,58 @@ func (m *Match) Summary() MatchSummary {
 // Replay reads a game or match record and gives its summary (GameSummary or MatchSummary). Any
 // error is a *ReplayError that marshals to the error object RECORDS.md specifies.
 func Replay(data []byte) (any, error) {
-	var head struct {
-		Format string `json:"format"`
+	// One pass reads either format; the fields of the other format are kept raw, so that they are
+	// only checked to be JSON, as extra fields are.
+	var rec struct {
+		Format string          `json:"format"`
+		Rules  json.RawMessage `json:"rules"`
+		Dealer json.RawMessage `json:"dealer"`
+		Hands  json.RawMessage `json:"hands"`
+		Moves  json.RawMessage `json:"moves"`
+		Games  json.RawMessage `json:"games"`
 	}
-	if err := json.Unmarshal(data, &head); err != nil {
+	if err := json.Unmarshal(data, &rec); err != nil {
 		return nil, recordErr(-1, -1, fmt.Errorf("%w: %v", ErrBadRecord, err))
 	}
-	dec := func(v any) error {
-		d := json.NewDecoder(bytes.NewReader(data))
-		if err := d.Decode(v); err != nil {
-			return recordErr(-1, -1, fmt.Errorf("%w: %v", ErrBadRecord, err))
-		}
-		return nil
-	}
-	switch head.Format {
+	switch rec.Format {
 	case GameFormat:
-		var rec GameRecord
-		if err := dec(&rec); err != nil {
-			return nil, err
+		gr := GameRecord{Format: rec.Format}
+		for _, err := range []error{field(rec.Rules, &gr.Rules), field(rec.Dealer, &gr.Dealer),
+			field(rec.Hands, &gr.Hands), field(rec.Moves, &gr.Moves)} {
+			if err != nil {
+				return nil, err
+			}
 		}
-		g, err := ReplayGame(rec)
+		g, err := ReplayGame(gr)
 		if err != nil {
 			return nil, err
 		}
 		return g.Summary(), nil
 	case MatchFormat:
-		var rec MatchRecord
-		if err := dec(&rec); err != nil {
-			return nil, err
+		mr := MatchRecord{Format: rec.Format}
+		for _, err := range []error{field(rec.Rules, &mr.Rules), field(rec.Games, &mr.Games)} {
+			if err != nil {
+				return nil, err
+			}
 		}
-		m, err := ReplayMatch(rec)
+		m, err := ReplayMatch(mr)
 		if err != nil {
 			return nil, err
 		}
 		return m.Summary(), nil
 	}
-	return nil, recordErr(-1, -1, fmt.Errorf("%w: unknown format %q", ErrBadRecord, head.Format))
+	return nil, recordErr(-1, -1, fmt.Errorf("%w: unknown format %q", ErrBadRecord, rec.Format))
+}
+
+// field decodes one field of a record into v; an absent field leaves v as it is.
+func field(raw json.RawMessage, v any) error {
+	if raw == nil {
+		return nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return recordErr(-1, -1, fmt.Errorf("%w: %v", ErrBadRecord, err))
+	}
+	return nil
 }
 
 // AsReplayError turns any error from Replay into a *ReplayError.
