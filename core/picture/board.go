@@ -258,7 +258,8 @@ func (c *canvas) teamPanel(in BoardInput, fs [2]*ttFont, pal palette, t core.Tea
 		col = tc
 	}
 	c.text(big, ox, y+h/2+10, strconv.Itoa(open), col, center)
-	c.text(face{fs[regular], 18}, ox, y+h/2+36, face{fs[regular], 18}.ellipsize(l.Open, openColW), pal.muted, center)
+	of := face{fs[regular], 20}
+	c.text(of, ox, y+h/2+37, of.ellipsize(l.Open, openColW), pal.muted, center)
 }
 
 // The games table's columns: left edges and centres, relative to the margin.
@@ -275,7 +276,7 @@ const (
 func (c *canvas) gamesTable(in BoardInput, fs [2]*ttFont, pal palette, top float32) {
 	l := in.Labels
 	x := float32(margin)
-	hf := face{fs[bold], 18}
+	hf := face{fs[bold], 19}
 	hb := top + headerRowH - 13
 	c.text(hf, x+(colGame+colTrump)/2, hb, hf.ellipsize(l.Game, colTrump-colGame-4), pal.muted, center)
 	c.text(hf, x+colTrump+6, hb, hf.ellipsize(l.Trump, colCalls-colTrump-8), pal.muted, left)

@@ -92,6 +92,7 @@ func TestBoardGolden(t *testing.T) {
 		name string
 		in   BoardInput
 	}{
+		{"board-empty", BoardInput{Rules: core.DefaultRules(), Names: names, Labels: french}},
 		{"board-mid", midMatch()},
 		{"board-long", withLabels(longMatch(), luxembourgish)},
 	} {

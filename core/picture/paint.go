@@ -243,9 +243,49 @@ func (c *canvas) rect(x0, y0, x1, y1 int, col color.Color) {
 	draw.Draw(c.img, r, image.NewUniform(col), image.Point{}, draw.Over)
 }
 
-// roundRect fills a rounded rectangle.
+// roundRect fills a rounded rectangle. A large one on whole pixels is filled as plain rectangles
+// with only its four corners rasterized, which is several times quicker for the table's felt.
 func (c *canvas) roundRect(x0, y0, x1, y1, r float32, col color.Color) {
-	c.p.roundRect(x0, y0, x1, y1, r, false)
+	r = max(0, min(r, (x1-x0)/2, (y1-y0)/2))
+	whole := func(v float32) bool { return v == float32(math.Trunc(float64(v))) }
+	if (x1-x0)*(y1-y0) < 40000 || !whole(x0) || !whole(y0) || !whole(x1) || !whole(y1) {
+		c.p.roundRect(x0, y0, x1, y1, r, false)
+		c.fill(col)
+		return
+	}
+	R := float32(math.Ceil(float64(r)))
+	ix0, iy0, ix1, iy1, iR := int(x0), int(y0), int(x1), int(y1), int(R)
+	c.rect(ix0+iR, iy0, ix1-iR, iy1, col)
+	c.rect(ix0, iy0+iR, ix0+iR, iy1-iR, col)
+	c.rect(ix1-iR, iy0+iR, ix1, iy1-iR, col)
+	if r == 0 {
+		return
+	}
+	// Each corner: the square R×R cut by the quarter circle.
+	p := &c.p
+	p.moveTo(x0+R, y0+R)
+	p.lineTo(x0, y0+R)
+	p.lineTo(x0, y0+r)
+	p.arc(x0+r, y0+r, r, 180, 270)
+	p.lineTo(x0+R, y0)
+	c.fill(col)
+	p.moveTo(x1-R, y0+R)
+	p.lineTo(x1-R, y0)
+	p.lineTo(x1-r, y0)
+	p.arc(x1-r, y0+r, r, -90, 0)
+	p.lineTo(x1, y0+R)
+	c.fill(col)
+	p.moveTo(x1-R, y1-R)
+	p.lineTo(x1, y1-R)
+	p.lineTo(x1, y1-r)
+	p.arc(x1-r, y1-r, r, 0, 90)
+	p.lineTo(x1-R, y1)
+	c.fill(col)
+	p.moveTo(x0+R, y1-R)
+	p.lineTo(x0+R, y1)
+	p.lineTo(x0+r, y1)
+	p.arc(x0+r, y1-r, r, 90, 180)
+	p.lineTo(x0, y1-R)
 	c.fill(col)
 }
 

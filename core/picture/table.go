@@ -54,13 +54,14 @@ const (
 	tableH    = 668
 	feltTop   = 96
 	feltBot   = 596
-	cardW     = 92
-	cardH     = 128
-	cardOffX  = 106
-	cardOffY  = 86
-	plateH    = 48
-	plateMaxW = 200
-	backW     = 12 // the small card backs that count a player's cards
+	cardW     = 100
+	cardH     = 140
+	cardOffX  = 112
+	cardOffY  = 92
+	plateH    = 56
+	plateSide = 150 // the widest a plate left or right of the trick may be
+	plateEnd  = 300 // the widest a plate above or below the trick may be
+	backW     = 12  // the small card backs that count a player's cards
 	backStep  = 7
 )
 
@@ -108,7 +109,7 @@ func drawTable(in TableInput, th Theme) (*canvas, error) {
 	c := newCanvas(tableW, tableH, pal.bg)
 
 	// Trump, top left.
-	small := face{fs[regular], 19}
+	small := face{fs[regular], 20}
 	c.text(small, margin, 30, l.Trump, pal.muted, left)
 	x := float32(margin)
 	if v.Trump.Valid() {
@@ -129,13 +130,13 @@ func drawTable(in TableInput, th Theme) (*canvas, error) {
 	tf := face{fs[bold], 22}
 	c.text(tf, tableW-margin, 32, in.trickTitle(last), pal.text, right)
 	cx := float32(tableW - margin)
-	cf := face{fs[bold], 18}
+	cf := face{fs[bold], 19}
 	for i := len(v.Announcements) - 1; i >= 0; i-- {
 		a := v.Announcements[i]
 		s := a.Call.Title() + " · " + cf.ellipsize(name(in.Names, l, a.Seat), 120)
-		w := cf.width(s) + 20
-		c.roundRect(cx-w, 46, cx, 76, 15, pal.team[a.Seat.Team()])
-		c.text(cf, cx-w/2, 67, s, pal.onTeam, center)
+		w := cf.width(s) + 22
+		c.roundRect(cx-w, 45, cx, 77, 16, pal.team[a.Seat.Team()])
+		c.text(cf, cx-w/2, 68, s, pal.onTeam, center)
 		cx -= w + 8
 	}
 
@@ -175,7 +176,7 @@ func drawTable(in TableInput, th Theme) (*canvas, error) {
 
 	// Whose turn, and the card points so far, at the bottom.
 	by := float32(feltBot + 46)
-	bf := face{fs[bold], 22}
+	bf := face{fs[bold], 23}
 	if v.ToMove.Valid() && !last {
 		x := float32(margin)
 		x += c.text(small, x, by, l.Turn+":", pal.muted, left) + 8
@@ -193,45 +194,51 @@ func drawTable(in TableInput, th Theme) (*canvas, error) {
 	return c, nil
 }
 
-// seatPlate draws a player's name plate at the edge of the felt: a team-coloured dot, the name,
-// and the cards still in hand as small backs; the player to move gets the accent colour.
+// seatPlate draws a player's name plate at the edge of the felt: a team-coloured dot and the name,
+// and below it the cards still in hand as small backs; the player to move gets the accent colour.
 func (c *canvas) seatPlate(in TableInput, fs [2]*ttFont, pal palette, s core.Seat, p place, midX, midY float32) {
 	v, l := in.View, in.Labels
-	nf := face{fs[bold], 22}
+	maxW := float32(plateEnd)
+	if p == leftSide || p == rightSide {
+		maxW = plateSide
+	}
+	const pad, dotW = 14, 26
+	nf, nm := fit(fs[bold], name(in.Names, l, s), maxW-2*pad-dotW, 23, 20, 18)
 	cards := min(max(v.HandSizes[s], 0), 6)
 	backsW := float32(0)
 	if cards > 0 {
-		backsW = float32(cards-1)*backStep + backW + 10
+		backsW = float32(cards-1)*backStep + backW
 	}
-	nm := nf.ellipsize(name(in.Names, l, s), plateMaxW-36-backsW)
-	w := 36 + nf.width(nm) + backsW + 14
+	w := 2*pad + dotW + max(nf.width(nm), backsW)
 	var x0, y0 float32
 	switch p {
 	case bottom:
-		x0, y0 = midX-w/2, feltBot-14-plateH
+		x0, y0 = midX-w/2, feltBot-10-plateH
 	case top:
-		x0, y0 = midX-w/2, feltTop+14
+		x0, y0 = midX-w/2, feltTop+10
 	case leftSide:
-		x0, y0 = margin+18, midY-plateH/2
+		x0, y0 = margin+16, midY-plateH/2
 	case rightSide:
-		x0, y0 = tableW-margin-18-w, midY-plateH/2
+		x0, y0 = tableW-margin-16-w, midY-plateH/2
 	}
 	turn := v.ToMove == s && v.Phase != core.PhaseOver && !(in.ShowLastTrick && len(v.Tricks) > 0)
 	bg, fg := pal.panel, pal.text
 	if turn {
 		bg, fg = pal.accent, pal.onAccent
 	}
-	c.roundRect(x0, y0, x0+w, y0+plateH, plateH/2, bg)
-	c.circle(x0+22, y0+plateH/2, 8, pal.team[s.Team()])
+	c.roundRect(x0, y0, x0+w, y0+plateH, 16, bg)
+	base := y0 + 26
+	dx, dy := x0+pad+8, base-nf.capHeight()/2
+	c.circle(dx, dy, 8, pal.team[s.Team()])
 	if turn {
-		c.ring(x0+12, y0+plateH/2-10, x0+32, y0+plateH/2+10, 10, 2, pal.onAccent)
+		c.ring(dx-10, dy-10, dx+10, dy+10, 10, 2, pal.onAccent)
 	}
-	tx := x0 + 36
-	tx += c.text(nf, tx, y0+plateH/2+nf.capHeight()/2, nm, fg, left) + 10
+	tx := x0 + pad + dotW
+	c.text(nf, tx, base, nm, fg, left)
 	for i := range cards {
-		bx, by := tx+float32(i)*backStep, y0+plateH/2-9
-		c.roundRect(bx, by, bx+backW, by+18, 3, pal.cardFace)
-		c.roundRect(bx+1.5, by+1.5, bx+backW-1.5, by+16.5, 2, pal.cardBack)
+		bx, by := tx+float32(i)*backStep, y0+33
+		c.roundRect(bx, by, bx+backW, by+17, 3, pal.cardFace)
+		c.roundRect(bx+1.5, by+1.5, bx+backW-1.5, by+15.5, 2, pal.cardBack)
 	}
 }
 
@@ -248,11 +255,11 @@ func (c *canvas) card(fs [2]*ttFont, pal palette, x, y float32, card core.Card, 
 	if card.Suit().Red() {
 		ink = pal.red
 	}
-	rank := face{fs[bold], 36}
+	rank := face{fs[bold], 40}
 	rs := card.Rank().String()
-	rw := c.text(rank, x+9, y+41, rs, ink, left)
-	c.text(face{fs[bold], 26}, x+9+rw/2, y+70, card.Suit().Symbol(), ink, center)
-	c.text(face{fs[regular], 66}, x+cardW-28, y+cardH-14, card.Suit().Symbol(), ink, center)
+	rw := c.text(rank, x+9, y+44, rs, ink, left)
+	c.text(face{fs[bold], 28}, x+9+rw/2, y+76, card.Suit().Symbol(), ink, center)
+	c.text(face{fs[regular], 72}, x+cardW-30, y+cardH-15, card.Suit().Symbol(), ink, center)
 }
 
 // orderBadge numbers a trick's cards in the order they were played, on the corner facing the

@@ -92,6 +92,18 @@ func (fc face) ellipsize(s string, maxw float32) string {
 	return "…"
 }
 
+// fit gives s in the largest of the sizes (largest first) at which it fits in maxw pixels, or
+// shortened with "…" at the smallest.
+func fit(f *ttFont, s string, maxw float32, sizes ...float32) (face, string) {
+	for _, size := range sizes {
+		if fc := (face{f, size}); fc.width(s) <= maxw {
+			return fc, s
+		}
+	}
+	fc := face{f, sizes[len(sizes)-1]}
+	return fc, fc.ellipsize(s, maxw)
+}
+
 // glyphKey identifies a rasterized glyph: font, size in quarter pixels, glyph, and the horizontal
 // sub-pixel offset in quarter pixels.
 type glyphKey struct {
