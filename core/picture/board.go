@@ -54,12 +54,20 @@ func (in BoardInput) prepare() (BoardInput, error) {
 	return in, nil
 }
 
+// maxNameRunes bounds the part of a name that is measured and drawn; longer names are shortened
+// with "…" anyway.
+const maxNameRunes = 64
+
 // name is the seat's name, or "Seat n" (1-based) when it has none.
 func name(names [4]string, l Labels, s core.Seat) string {
 	if !s.Valid() {
 		return "?"
 	}
-	if n := strings.TrimSpace(names[s]); n != "" {
+	n := strings.TrimSpace(names[s])
+	if r := []rune(n); len(r) > maxNameRunes {
+		n = string(r[:maxNameRunes]) + "…"
+	}
+	if n != "" {
 		return n
 	}
 	return l.Seat + " " + strconv.Itoa(int(s)+1)
@@ -377,7 +385,9 @@ func (p palette) suitInk(s core.Suit) color.RGBA {
 	return p.text
 }
 
-// AltText is a short text version of the board for screen readers and notifications.
+// AltText is a short text version of the board for screen readers and notifications: each team's
+// open, crossed-out and added stripes, the last game and the winner. It is empty for input Board
+// refuses.
 func (in BoardInput) AltText() string {
 	in, err := in.prepare()
 	if err != nil {

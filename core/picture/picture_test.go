@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/kontermatt/kontermatt/core"
 )
@@ -107,6 +108,16 @@ func TestEllipsize(t *testing.T) {
 	long := "Marie-Thérèse Schmit-Wagner"
 	if got := fc.ellipsize("Anna", 200); got != "Anna" {
 		t.Errorf("short name changed to %q", got)
+	}
+	if got := fc.ellipsize(long, 5); got != "…" {
+		t.Errorf("no room: %q", got)
+	}
+	huge := strings.Repeat("Ë", 100000)
+	if got := fc.ellipsize(huge, 300); fc.width(got) > 300 || !strings.HasSuffix(got, "…") {
+		t.Errorf("huge name: %d bytes, %.1f px", len(got), fc.width(got))
+	}
+	if got := name([4]string{huge}, EnglishLabels(), 0); utf8.RuneCountInString(got) != maxNameRunes+1 {
+		t.Errorf("a huge name is kept at %d runes", utf8.RuneCountInString(got))
 	}
 	got := fc.ellipsize(long, 120)
 	if !strings.HasSuffix(got, "…") || fc.width(got) > 120 || !strings.HasPrefix(long, strings.TrimSuffix(got, "…")) {

@@ -280,7 +280,9 @@ func (c *canvas) orderBadge(fs [2]*ttFont, pal palette, x, y float32, n int, p p
 	c.text(f, bx, by+f.capHeight()/2, strconv.Itoa(n), pal.feltText, center)
 }
 
-// AltText is a short text version of the table for screen readers and notifications.
+// AltText is a short text version of the table for screen readers and notifications: trump and
+// who named it, the calls, the trick shown, whose turn, and the card points. It is empty for input
+// Table refuses (a private view).
 func (in TableInput) AltText() string {
 	in, err := in.prepare()
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/image/font/sfnt"
 	"golang.org/x/image/math/fixed"
@@ -77,19 +78,22 @@ func (fc face) width(s string) float32 {
 	return w
 }
 
-// ellipsize shortens s with "…" until it fits in maxw pixels.
+// ellipsize shortens s with "…" until it fits in maxw pixels. Characters are measured one by one
+// (the fonts have no kerning), so a long string costs no more than its length.
 func (fc face) ellipsize(s string, maxw float32) string {
 	if fc.width(s) <= maxw {
 		return s
 	}
-	rs := []rune(s)
-	for n := len(rs) - 1; n > 0; n-- {
-		t := string(rs[:n]) + "…"
-		if fc.width(t) <= maxw {
-			return t
+	room := maxw - fc.width("…")
+	w, end := float32(0), 0
+	for i, r := range s {
+		w += fc.width(string(r))
+		if w > room {
+			break
 		}
+		end = i + utf8.RuneLen(r)
 	}
-	return "…"
+	return s[:end] + "…"
 }
 
 // fit gives s in the largest of the sizes (largest first) at which it fits in maxw pixels, or
