@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"image"
+	"image/color"
+	"image/draw"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -49,42 +51,57 @@ func golden(t *testing.T, name string, got []byte) {
 
 // samePicture decodes two PNGs and compares them pixel by pixel with the tolerances above.
 func samePicture(a, b []byte) error {
-	ia, err := png.Decode(bytes.NewReader(a))
+	ia, err := decodeRGBA(a)
 	if err != nil {
 		return err
 	}
-	ib, err := png.Decode(bytes.NewReader(b))
+	ib, err := decodeRGBA(b)
 	if err != nil {
 		return err
 	}
 	if ia.Bounds() != ib.Bounds() {
 		return fmt.Errorf("size %v, golden %v", ia.Bounds().Size(), ib.Bounds().Size())
 	}
-	r := ia.Bounds()
 	bad, worst := 0, 0
-	for y := r.Min.Y; y < r.Max.Y; y++ {
-		for x := r.Min.X; x < r.Max.X; x++ {
-			if d := pixelDiff(ia, ib, x, y); d > pixelTolerance {
-				bad++
-				worst = max(worst, d)
-			}
+	for i := 0; i < len(ia.Pix); i += 4 {
+		d := 0
+		for k := range 4 {
+			v := int(ia.Pix[i+k]) - int(ib.Pix[i+k])
+			d = max(d, v, -v)
+		}
+		if d > pixelTolerance {
+			bad++
+			worst = max(worst, d)
 		}
 	}
+	r := ia.Bounds()
 	if limit := int(badShare * float64(r.Dx()*r.Dy())); bad > limit {
 		return fmt.Errorf("%d pixels differ (at most %d may), by up to %d", bad, limit, worst)
 	}
 	return nil
 }
 
-func pixelDiff(a, b image.Image, x, y int) int {
-	r1, g1, b1, a1 := a.At(x, y).RGBA()
-	r2, g2, b2, a2 := b.At(x, y).RGBA()
-	d := 0
-	for _, p := range [][2]uint32{{r1, r2}, {g1, g2}, {b1, b2}, {a1, a2}} {
-		v := int(p[0]>>8) - int(p[1]>>8)
-		d = max(d, v, -v)
+// decodeRGBA decodes a PNG into non-premultiplied RGBA bytes.
+func decodeRGBA(p []byte) (*image.NRGBA, error) {
+	img, err := png.Decode(bytes.NewReader(p))
+	if err != nil {
+		return nil, err
 	}
-	return d
+	r := img.Bounds()
+	out := image.NewNRGBA(r)
+	if pi, ok := img.(*image.Paletted); ok {
+		pal := make([]color.NRGBA, len(pi.Palette))
+		for i, c := range pi.Palette {
+			pal[i] = color.NRGBAModel.Convert(c).(color.NRGBA)
+		}
+		for i, ix := range pi.Pix {
+			c := pal[ix]
+			copy(out.Pix[4*i:], []uint8{c.R, c.G, c.B, c.A})
+		}
+		return out, nil
+	}
+	draw.Draw(out, r, img, r.Min, draw.Src)
+	return out, nil
 }
 
 func TestBoardGolden(t *testing.T) {

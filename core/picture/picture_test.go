@@ -272,15 +272,15 @@ func TestTableAltText(t *testing.T) {
 	}
 }
 
-// decode checks that p is a PNG of the given size.
+// decode checks that p holds a PNG of the given size (any height when h is 0).
 func decode(t *testing.T, p []byte, w, h int) {
 	t.Helper()
-	img, err := png.Decode(bytes.NewReader(p))
+	cfg, err := png.DecodeConfig(bytes.NewReader(p))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := img.Bounds().Size(); got.X != w || (h > 0 && got.Y != h) {
-		t.Fatalf("picture is %v, want %dx%d", got, w, h)
+	if cfg.Width != w || (h > 0 && cfg.Height != h) {
+		t.Fatalf("picture is %dx%d, want %dx%d", cfg.Width, cfg.Height, w, h)
 	}
 }
 
