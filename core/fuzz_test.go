@@ -1,11 +1,14 @@
 package core_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -174,4 +177,80 @@ func FuzzParsePosition(f *testing.F) {
 		}
 		t.Fatalf("from %q: no end after 30 moves", s)
 	})
+}
+
+// FuzzPlay drives a game with moves read from the fuzzer's bytes, two bytes a move, and checks
+// each against the reference rules of the simulation: a card or a call is accepted exactly when
+// those rules allow it, a refused move changes nothing, and the game's record replays.
+func FuzzPlay(f *testing.F) {
+	f.Add(uint64(1), []byte{0, 0, 12, 0, 12, 1, 12, 2, 12, 3})
+	f.Add(uint64(7), []byte{1, 2, 13, 5, 5, 1, 6, 2, 14, 0, 15, 9, 12, 200, 8, 24, 9, 3})
+	f.Add(uint64(42), bytes.Repeat([]byte{12, 7}, 30))
+	f.Fuzz(func(t *testing.T, seed uint64, script []byte) {
+		r := rand.New(rand.NewPCG(seed, seed>>32))
+		rules := core.DefaultRules()
+		rules.Announcements = seed&4 == 0
+		dealer := core.Seat(seed & 3)
+		g, err := core.NewGame(rules, dealer, core.DealHands(r, dealer))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i+1 < len(script); i += 2 {
+			a, b := script[i], script[i+1]
+			seat := core.Seat(a & 3)
+			var m core.Move
+			switch (a >> 2) & 3 {
+			case 0:
+				m = core.NameTrump(seat, core.Suit(1+b%4))
+			case 1:
+				m = core.Announce(seat, core.Call(1+b%3))
+			case 2:
+				m = core.Play(seat, core.Card(1+b%24))
+			case 3: // the seat to move plays one of its legal cards, so games get far
+				legal := g.LegalCards(g.ToMove())
+				if legal.Empty() {
+					continue
+				}
+				m = core.Play(g.ToMove(), legal.Nth(int(b)%legal.Len()))
+			}
+			want := refAllows(g, m)
+			before := *g
+			err := g.Apply(m)
+			if (err == nil) != want {
+				t.Fatalf("%v at %s: engine says %v, reference says allowed=%v", m, before.Position(), err, want)
+			}
+			if err != nil && (!replayCodes[core.Code(err)] || *g != before) {
+				t.Fatalf("%v refused with %v (code %q); game changed: %v", m, err, core.Code(err), *g != before)
+			}
+		}
+		rec, _ := json.Marshal(g.Record())
+		out, err := core.Replay(rec)
+		if err != nil || !reflect.DeepEqual(out, g.Summary()) {
+			t.Fatalf("record %s replays as %v, %v", rec, out, err)
+		}
+	})
+}
+
+// refAllows is the reference answer to "may this move be made now" (RULES.md 6-10).
+func refAllows(g *core.Game, m core.Move) bool {
+	if g.Phase() == core.PhaseOver || m.Seat != g.ToMove() {
+		return false
+	}
+	switch m.Kind {
+	case core.MoveTrump:
+		return g.Phase() == core.PhaseTrump
+	case core.MoveAnnounce:
+		if g.Phase() != core.PhasePlay || !g.Rules().Announcements || g.TricksDone() != 0 {
+			return false
+		}
+		var made core.Call
+		for _, a := range g.Announcements() {
+			made |= a.Call
+		}
+		return m.Call.Queens()&^g.Hand(m.Seat) == 0 && made&m.Call == 0
+	case core.MovePlay:
+		return g.Phase() == core.PhasePlay &&
+			slices.Contains(refLegal(g.Hand(m.Seat).Cards(), g.CurrentTrick().Led(), g.Trump()), m.Card)
+	}
+	return false
 }
