@@ -527,3 +527,27 @@ func (s *Service) Settle(ctx context.Context) error {
 		}
 	}
 }
+
+// Turn tells who must act at a table and, in the play phase, which cards they may play (for
+// autocomplete, and for tools that drive tables). playerID is "" when a computer acts or no game
+// is on.
+func (s *Service) Turn(tableID string) (playerID string, legal []core.Card, trumpPhase bool) {
+	s.mu.Lock()
+	t, ok := s.tables[tableID]
+	s.mu.Unlock()
+	if !ok {
+		return "", nil, false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	g := t.game()
+	if g == nil {
+		return "", nil, false
+	}
+	seat := g.ToMove()
+	p := t.st.Seats[seat].Player
+	if p == nil || t.st.Seats[seat].Away {
+		return "", nil, false
+	}
+	return p.ID, g.LegalCards(seat).Cards(), g.Phase() == core.PhaseTrump
+}

@@ -497,3 +497,28 @@ func TestCompactGameRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestPictureOfTheBoard(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, NewMemStore())
+		defer h.svc.Close()
+		me := player(1)
+		h.do(me, VerbNew, "timer=none")
+		h.do(me, VerbDeal)
+		h.playAsHuman(me, 30)
+		r := h.do(me, VerbBoard)
+		if len(r) != 1 || r[0].Picture != PictureBoard {
+			t.Fatalf("board reply: %+v", r)
+		}
+		png, alt, err := h.svc.Picture(r[0], true)
+		if err != nil || len(png) < 8 || string(png[1:4]) != "PNG" {
+			t.Fatalf("picture: %v, %d bytes", err, len(png))
+		}
+		if alt == "" {
+			t.Error("no alt text")
+		}
+		if _, _, err := h.svc.Picture(Message{Table: "nope", Picture: PictureBoard}, false); !errors.Is(err, ErrNoPicture) {
+			t.Errorf("unknown table: %v", err)
+		}
+	})
+}
