@@ -58,7 +58,7 @@ var en = map[string]string{
 	"hand.choose_trump": "You are forehand: name trump from these three cards.",
 	"hand.wait_trump":   "Waiting for %s to name trump.",
 	"hand.your_turn":    "▶ Your turn.",
-	"hand.wait":         "Waiting for %s.",
+	"hand.wait":         "Not your turn yet.",
 	"hand.away":         "You were marked away and a computer plays for you; any command brings you back.",
 
 	"summary.won":     "🏁 Game %d: team %s (%s) wins %d to %d.",

@@ -62,7 +62,7 @@ var lb = map[string]string{
 	"hand.choose_trump": "Dir maacht d'Tromp: kuckt Är dräi Kaarten a wielt eng Faarf.",
 	"hand.wait_trump":   "Mir waarden, bis %s d'Tromp mécht.",
 	"hand.your_turn":    "▶ Dir sidd drun.",
-	"hand.wait":         "Mir waarden op %s.",
+	"hand.wait":         "Dir sidd nach net drun.",
 	"hand.away":         "Dir waart ewech, dofir spillt e Computer fir Iech; all Befeel bréngt Iech zréck.",
 
 	"summary.won":     "🏁 Spill %d: Ekipp %s (%s) gewënnt %d zu %d.",
@@ -227,7 +227,7 @@ var de = map[string]string{
 	"hand.choose_trump": "Du bist Vorhand: wähle Trumpf anhand dieser drei Karten.",
 	"hand.wait_trump":   "Warten, bis %s Trumpf wählt.",
 	"hand.your_turn":    "▶ Du bist dran.",
-	"hand.wait":         "Warten auf %s.",
+	"hand.wait":         "Du bist noch nicht dran.",
 	"hand.away":         "Du wurdest als abwesend markiert; ein Computer spielt für dich. Jeder Befehl holt dich zurück.",
 
 	"summary.won":     "🏁 Spiel %d: Team %s (%s) gewinnt %d zu %d.",
@@ -392,7 +392,7 @@ var fr = map[string]string{
 	"hand.choose_trump": "À vous de choisir l'atout, d'après ces trois cartes.",
 	"hand.wait_trump":   "On attend que %s choisisse l'atout.",
 	"hand.your_turn":    "▶ À vous de jouer.",
-	"hand.wait":         "On attend %s.",
+	"hand.wait":         "Ce n’est pas encore à vous.",
 	"hand.away":         "Un ordinateur joue à votre place pendant votre absence ; toute commande vous ramène.",
 
 	"summary.won":     "🏁 Donne %d : l'équipe %s (%s) gagne %d à %d.",

@@ -268,7 +268,9 @@ func (s *Service) handMessage(t *tbl, seat core.Seat, lang string) Message {
 			b.WriteString("\n" + trickText(t, lang, v.Trick, "live.trick"))
 		}
 	default:
-		b.WriteString("\n" + i18n.T(lang, "hand.wait", seatName(t, v.ToMove)))
+		// Not naming whose turn it is keeps this message unchanged while others play; the
+		// table message shows the turn.
+		b.WriteString("\n" + i18n.T(lang, "hand.wait"))
 	}
 	if v.Phase == core.PhasePlay {
 		var row []Button

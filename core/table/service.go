@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -251,7 +254,10 @@ func (s *Service) exec(ctx context.Context, t *tbl, cmd Command) []Message {
 	if cmd.EventID != "" && slices.Contains(t.st.Events, cmd.EventID) {
 		return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate"))}
 	}
-	if cmd.Seq != 0 && cmd.Seq != t.st.Seq && moveVerbs[cmd.Verb] {
+	// A button made before its presser's last accepted command is a double click or an old
+	// message: refuse it. Buttons of others' moves since stay valid, so a hand message need not be
+	// sent again every time someone else plays.
+	if cmd.Seq != 0 && cmd.Seq < t.st.Acted[cmd.Actor.ID] && moveVerbs[cmd.Verb] {
 		return []Message{errorReply(cmd, lang, refuse("err.stale"))}
 	}
 	var out outcome
@@ -291,10 +297,25 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome)
 	if cmd.Verb != VerbTimeout {
 		st.TurnAt, st.Reminded = now.UnixMilli(), false
 	}
+	if cmd.Actor.ID != "" && !strings.HasPrefix(cmd.Actor.ID, "robot:") {
+		if st.Acted == nil {
+			st.Acted = map[string]uint64{}
+		}
+		st.Acted[cmd.Actor.ID] = st.Seq
+	}
 	if t.match != nil {
-		st.Games = st.Games[:0]
-		for _, g := range t.match.Games() {
-			st.Games = append(st.Games, encodeGame(g))
+		// Finished games never change: only the last one is encoded again.
+		games := t.match.Games()
+		if len(st.Games) > len(games) {
+			st.Games = st.Games[:0]
+		}
+		for i := max(len(st.Games)-1, 0); i < len(games); i++ {
+			enc := encodeGame(games[i])
+			if i < len(st.Games) {
+				st.Games[i] = enc
+			} else {
+				st.Games = append(st.Games, enc)
+			}
 		}
 	}
 	data, err := json.Marshal(st)
@@ -354,13 +375,20 @@ func (s *Service) publish(ctx context.Context, t *tbl, extra []Message) {
 	s.deliver(ctx, t.st.Place.Platform, msgs)
 }
 
+// fingerprint identifies what a message shows. Button sequence numbers are left out: a message is
+// sent again only when its visible content changes, and its buttons stay valid until the player
+// acts (see exec).
 func fingerprint(m Message) string {
-	b, _ := json.Marshal(struct {
-		T string
-		B [][]Button
-		P Picture
-	}{m.Text, m.Buttons, m.Picture})
-	return string(b)
+	h := fnv.New64a()
+	io.WriteString(h, m.Text)
+	io.WriteString(h, "\x00"+string(m.Picture))
+	for _, row := range m.Buttons {
+		io.WriteString(h, "\x01")
+		for _, b := range row {
+			io.WriteString(h, "\x02"+b.Label+"\x03"+string(b.Action.Verb)+"\x03"+b.Action.Arg+"\x03"+string('0'+rune(b.Style)))
+		}
+	}
+	return string(h.Sum(nil))
 }
 
 // open handles new: a table at the place, in the lobby, with the actor seated.
