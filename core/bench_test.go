@@ -41,3 +41,85 @@ func BenchmarkRandomGame(b *testing.B) {
 		dealer = dealer.Next()
 	}
 }
+
+// midGames are random games stopped at random points of the play phase, for the benchmarks below.
+func midGames(n int, lastCard bool) []core.Game {
+	r := rand.New(rand.NewPCG(3, 4))
+	rules := core.DefaultRules()
+	out := make([]core.Game, 0, n)
+	for len(out) < n {
+		var g core.Game
+		dealer := core.Seat(r.IntN(4))
+		if err := g.Reset(rules, dealer, core.DealHands(r, dealer)); err != nil {
+			panic(err)
+		}
+		if err := g.NameTrump(g.Forehand(), core.Suits[r.IntN(4)]); err != nil {
+			panic(err)
+		}
+		stop := r.IntN(24)
+		if lastCard {
+			stop = 4*r.IntN(6) + 3
+		}
+		for range stop {
+			legal := g.LegalCards(g.ToMove())
+			if err := g.Play(g.ToMove(), legal.Nth(r.IntN(legal.Len()))); err != nil {
+				panic(err)
+			}
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+var sink core.CardSet
+
+func BenchmarkLegalCards(b *testing.B) {
+	games := midGames(1024, false)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		g := &games[i&1023]
+		sink |= g.LegalCards(g.ToMove())
+		i++
+	}
+}
+
+var sinkInt int
+
+func BenchmarkTrickWinner(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	type trick struct {
+		cards [4]core.Card
+		trump core.Suit
+	}
+	tricks := make([]trick, 1024)
+	for i := range tricks {
+		d := core.Deck()
+		r.Shuffle(len(d), func(i, j int) { d[i], d[j] = d[j], d[i] })
+		tricks[i] = trick{[4]core.Card(d[:4]), core.Suits[r.IntN(4)]}
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		t := &tricks[i&1023]
+		sinkInt += core.TrickWinner(t.cards[:], t.trump)
+		i++
+	}
+}
+
+// BenchmarkLastCard plays the fourth card of a trick, through Play: the engine checks the card,
+// resolves the trick and scores it (and the game, after the sixth).
+func BenchmarkLastCard(b *testing.B) {
+	games := midGames(1024, true)
+	b.ReportAllocs()
+	i := 0
+	var g core.Game
+	for b.Loop() {
+		g = games[i&1023]
+		if err := g.Play(g.ToMove(), g.LegalCards(g.ToMove()).First()); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	sinkInt += g.TricksDone()
+}

@@ -298,11 +298,27 @@ func (g *Game) Reset(rules Rules, dealer Seat, hands [4][6]Card) error {
 	if !dealer.Valid() {
 		return fmt.Errorf("%w: dealer %d is no seat", ErrBadRecord, dealer)
 	}
-	if err := CheckDeal(hands); err != nil {
-		return err
+	if !dealOK(hands) {
+		if err := CheckDeal(hands); err != nil {
+			return err
+		}
 	}
 	g.reset(rules, dealer, hands)
 	return nil
+}
+
+// dealOK is CheckDeal's answer without the error message, in a few bit operations: 24 cards,
+// each a real one, make the full deck only if none is repeated.
+func dealOK(hands [4][6]Card) bool {
+	var all CardSet
+	n := 0
+	for s := range hands {
+		for _, c := range hands[s] {
+			all |= 1 << (c & 31)
+			n++
+		}
+	}
+	return all == FullDeck && n == 24
 }
 
 // reset is Reset without checks, for deals this package made itself.
@@ -470,7 +486,15 @@ func (g *Game) NameTrump(s Seat, x Suit) error { return g.Apply(NameTrump(s, x))
 func (g *Game) Announce(s Seat, c Call) error { return g.Apply(Announce(s, c)) }
 
 // Play applies a card.
-func (g *Game) Play(s Seat, c Card) error { return g.Apply(Play(s, c)) }
+func (g *Game) Play(s Seat, c Card) error {
+	if g.LegalCards(s).Has(c) { // Apply's fast path, without building a Move first
+		g.moves[g.nMoves] = Move{Kind: MovePlay, Seat: s, Card: c}
+		g.nMoves++
+		g.playCard(s, c)
+		return nil
+	}
+	return g.Apply(Play(s, c))
+}
 
 func (g *Game) checkCommon(s Seat) *MoveError {
 	if !s.Valid() {
