@@ -18,7 +18,9 @@ type Config struct {
 	Seed     uint64        `yaml:"seed"`      // 0: a random seed at every start
 	RulesURL string        `yaml:"rules_url"`
 	Think    time.Duration `yaml:"think"` // longest computer decision
-	Discord  struct {
+	// AdminAddr is the localhost listener for live backups and metrics; "off" disables it.
+	AdminAddr string `yaml:"admin_addr"`
+	Discord   struct {
 		Token      string `yaml:"token"`
 		GuildID    string `yaml:"guild_id"`
 		APIURL     string `yaml:"api_url"`
@@ -71,6 +73,10 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 	}
 	if c.Telegram.APIURL == "" {
 		c.Telegram.APIURL = "https://api.telegram.org"
+	}
+	env("KONTERMATT_ADMIN_ADDR", &c.AdminAddr)
+	if c.AdminAddr == "" {
+		c.AdminAddr = "127.0.0.1:8377"
 	}
 	if c.Think == 0 {
 		c.Think = 2 * time.Second

@@ -2,19 +2,21 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/storage"
 )
 
 var crashSeed = flag.Uint64("crash.seed", 0, "seed for the kill points of TestSIGKILLResumes (0: random)")
@@ -54,9 +56,6 @@ func matchRecord(t *testing.T, bin, db string) []byte {
 // kept record replays to it. Deals and the easy players are deterministic given the seed, so any
 // lost or doubled move would show as a different match.
 func TestSIGKILLResumes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the bot many times")
-	}
 	bin := buildBot(t)
 	seed := *crashSeed
 	if seed == 0 {
@@ -142,4 +141,92 @@ func tail(s string) string {
 	return s
 }
 
-var _ = context.Background
+// startBot runs the bot in the terminal with its input held open, and waits until it shows a hand.
+func startBot(t *testing.T, bin, db string, env ...string) (stop func()) {
+	t.Helper()
+	cmd := exec.Command(bin, "-db", db, "-level", "easy", "-seed", "5")
+	cmd.Env = append(os.Environ(), env...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), "Type one of") {
+		if time.Now().After(deadline) {
+			t.Fatalf("bot did not start:\n%s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return func() {
+		stdin.Close()
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("bot exited with %v:\n%s", err, out.String())
+		}
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func TestSecondInstanceFailsFastAndLiveBackupWorks(t *testing.T) {
+	bin := buildBot(t)
+	db := filepath.Join(t.TempDir(), "k.db")
+	addr := freeAddr(t)
+	stop := startBot(t, bin, db, "KONTERMATT_ADMIN_ADDR="+addr)
+	defer stop()
+
+	start := time.Now()
+	out, err := exec.Command(bin, "-db", db).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "another kontermatt is running") {
+		t.Errorf("second instance: %v\n%s", err, out)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("second instance took %v to give up", d)
+	}
+
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	cmd := exec.Command(bin, "backup", "-db", db, backup)
+	cmd.Env = append(os.Environ(), "KONTERMATT_ADMIN_ADDR="+addr)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("live backup: %v\n%s", err, out)
+	}
+	st, err := storage.Open(backup, storage.Options{})
+	if err != nil {
+		t.Fatalf("backup does not open: %v", err)
+	}
+	defer st.Close()
+	n := 0
+	st.Tables(func(string, []byte) error { n++; return nil })
+	if n != 1 {
+		t.Errorf("backup holds %d tables, want the running one", n)
+	}
+}

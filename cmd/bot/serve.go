@@ -104,6 +104,14 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		outboxes[terminal.Platform] = term
 		log = newLogger(stderr, "warn") // the terminal is for the game; only problems go to stderr
 	}
+	if cfg.AdminAddr != "off" {
+		// Live backups and metrics; a busy port only costs those, not the game.
+		if stopAdmin, err := serveAdmin(ctx, cfg.AdminAddr, store, log); err != nil {
+			log.Warn("no admin listener", "err", err)
+		} else {
+			defer stopAdmin()
+		}
+	}
 	svc := table.New(table.Config{Store: store, Outboxes: outboxes, Robots: robots, Seed: seed, Log: log,
 		RulesURL: cfg.RulesURL, Think: cfg.Think})
 	defer svc.Close() // runs before store.Close: stop timers and computer players first

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,26 +12,24 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage"
 )
 
 // dbFlags adds the flags that name the database: -config and -db.
-func dbFlags(fs *flag.FlagSet) func() (string, error) {
+func dbFlags(fs *flag.FlagSet) func() (Config, error) {
 	configPath := fs.String("config", "", "YAML config file")
 	dbPath := fs.String("db", "", "database file (overrides the config)")
-	return func() (string, error) {
+	return func() (Config, error) {
 		cfg, err := loadConfig(*configPath, os.Getenv)
-		if err != nil {
-			return "", err
+		if err == nil && *dbPath != "" {
+			cfg.Database = *dbPath
 		}
-		if *dbPath != "" {
-			return *dbPath, nil
-		}
-		return cfg.Database, nil
+		return cfg, err
 	}
 }
 
-// runBackup writes a consistent copy of the database. bbolt allows one process per file, so a
-// running bot makes its own backups; this command serves a stopped bot and scripts.
+// runBackup writes a consistent copy of the database. bbolt lets one process at a time open the
+// file, so while the bot runs the copy comes from the bot itself, through its admin listener.
 func runBackup(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -39,12 +38,21 @@ func runBackup(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: bot backup [-db FILE] OUT")
 		return 2
 	}
-	path, err := db()
+	cfg, err := db()
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	store, err := openStore(path)
+	path := cfg.Database
+	store, err := storage.Open(path, storage.Options{Timeout: 200 * time.Millisecond})
+	if errors.Is(err, storage.ErrLocked) && cfg.AdminAddr != "off" {
+		if err := fetchBackup(cfg.AdminAddr, fs.Arg(0)); err != nil {
+			fmt.Fprintln(stderr, "backup:", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "backed up the running bot's %s to %s\n", path, fs.Arg(0))
+		return 0
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -72,11 +80,12 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: bot export [-db FILE] DIR")
 		return 2
 	}
-	path, err := db()
+	cfg, err := db()
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
+	path := cfg.Database
 	store, err := openStore(path)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
