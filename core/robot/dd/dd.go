@@ -206,9 +206,10 @@ func (s *Solver) live() uint32 {
 
 // distinct removes cards equivalent to a higher card of the same hand: the nearest live card
 // above them in their effective suit is in the same set and has the same points.
-func (s *Solver) distinct(set uint32) uint32 {
+func (s *Solver) distinct(set uint32) uint32 { return s.distinctIn(set, s.live()) }
+
+func (s *Solver) distinctIn(set, live uint32) uint32 {
 	tb := s.tb
-	live := s.live()
 	out := set
 	for m := set; m != 0; m &= m - 1 {
 		c := bits.TrailingZeros32(m)
@@ -506,4 +507,12 @@ func (s *Solver) order(moves uint32, p int, out *[6]int8, first int8) int {
 		k++
 	}
 	return k
+}
+
+// Distinct removes from set the cards that are equivalent to a higher card of set: the nearest
+// card above them in their effective suit, among live (the cards still in play), is in set and
+// has the same points. Playing a removed card gives the same result as playing that higher one.
+func Distinct(trump core.Suit, set, live core.CardSet) core.CardSet {
+	s := Solver{tb: &tables[trump]}
+	return core.CardSet(s.distinctIn(uint32(set), uint32(live)))
 }

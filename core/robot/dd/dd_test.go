@@ -105,7 +105,7 @@ func TestSolverMatchesMinimax(t *testing.T) {
 func TestSolverFullDeals(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 2))
 	s := NewSolver()
-	for i := range 20 {
+	for i := range 6 {
 		pos := randomPosition(r, 6)
 		s.Reset(pos, core.TeamA)
 		a := s.Value()

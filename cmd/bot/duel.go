@@ -1,0 +1,378 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/robot"
+	"github.com/kontermatt/kontermatt/core/robot/dd"
+)
+
+// duelConfig says who plays whom, on how many deals.
+type duelConfig struct {
+	A, B    robot.Level
+	Deals   int
+	Seed    uint64
+	Workers int           // games played at once
+	Options robot.Options // for both players' search levels
+	Analyze bool          // measure A's decisions against the open-card solver
+}
+
+// gameOutcome is one game from A's side.
+type gameOutcome struct {
+	Score   float64 // 1 win, 0.5 draw, 0 loss
+	Margin  int     // A's card points minus B's
+	Stripes int     // B's stripe change minus A's: positive is good for A
+}
+
+// Decision kinds timed separately.
+const (
+	kindTrump = iota
+	kindAnnounce
+	kindCard
+	nKinds
+)
+
+var kindNames = [nKinds]string{"trump", "announce", "card"}
+
+// analysis measures decisions against the true deal with all hands open.
+type analysis struct {
+	Cards, CardOptimal, CardClassOptimal int // card decisions with a choice; optimal in points / in win-draw-loss
+	Trumps                               int
+	TrumpRegret                          int // summed points regret
+	TrumpClassRegret                     int // trump choices that lose a win/draw/loss class
+}
+
+func (a *analysis) add(b analysis) {
+	a.Cards += b.Cards
+	a.CardOptimal += b.CardOptimal
+	a.CardClassOptimal += b.CardClassOptimal
+	a.Trumps += b.Trumps
+	a.TrumpRegret += b.TrumpRegret
+	a.TrumpClassRegret += b.TrumpClassRegret
+}
+
+// duelResult is everything a duel measured.
+type duelResult struct {
+	Config   duelConfig
+	Pairs    [][2]gameOutcome     // per deal: A as team A, then A as team B
+	Times    [2][nKinds][]float64 // decision times in ms, per side (A, B) and kind
+	Analysis analysis
+	Elapsed  time.Duration
+}
+
+// duelWorker holds one set of players; a worker plays one game at a time.
+type duelWorker struct {
+	a, b   [4]robot.Player
+	solver *dd.Solver
+	times  [2][nKinds][]float64
+	an     analysis
+}
+
+func newDuelWorker(cfg duelConfig) *duelWorker {
+	w := &duelWorker{solver: dd.NewSolver()}
+	for s := range 4 {
+		// The same seed per seat for both sides: a player against itself plays both games of a
+		// pair identically.
+		seed := cfg.Seed*4 + uint64(s) + 1
+		w.a[s] = robot.NewWith(cfg.A, seed, cfg.Options)
+		w.b[s] = robot.NewWith(cfg.B, seed, cfg.Options)
+	}
+	return w
+}
+
+// dealFor is deal i of the duel: a random dealer and a seeded shuffle.
+func dealFor(seed uint64, i int) (core.Seat, [4][6]core.Card) {
+	r := rand.New(rand.NewPCG(seed, uint64(i)))
+	dealer := core.Seat(r.IntN(4))
+	return dealer, core.DealHands(r, dealer)
+}
+
+// play plays one full game; aTeam is the team A's player sits in.
+func (w *duelWorker) play(cfg duelConfig, dealer core.Seat, hands [4][6]core.Card, aTeam core.Team) (gameOutcome, error) {
+	g, err := core.NewGame(core.DefaultRules(), dealer, hands)
+	if err != nil {
+		return gameOutcome{}, err
+	}
+	for g.Phase() != core.PhaseOver {
+		s := g.ToMove()
+		side := 1
+		p := w.b[s]
+		if s.Team() == aTeam {
+			side, p = 0, w.a[s]
+		}
+		v := g.View(s)
+		kind := kindCard
+		switch {
+		case v.Phase == core.PhaseTrump:
+			kind = kindTrump
+		case len(v.Calls) > 0:
+			kind = kindAnnounce
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		t0 := time.Now()
+		m := p.Decide(ctx, v)
+		dt := time.Since(t0)
+		cancel()
+		w.times[side][kind] = append(w.times[side][kind], float64(dt.Microseconds())/1000)
+		if cfg.Analyze && side == 0 {
+			w.analyze(g, m)
+		}
+		if err := g.Apply(m); err != nil {
+			return gameOutcome{}, fmt.Errorf("seat %v (%s) played %v: %w", s, [2]robot.Level{cfg.A, cfg.B}[side], m, err)
+		}
+	}
+	r := g.Result()
+	o := gameOutcome{Margin: r.Points[aTeam] - r.Points[aTeam.Other()], Stripes: r.Stripes[aTeam.Other()] - r.Stripes[aTeam]}
+	switch win, ok := r.Outcome.Winner(); {
+	case !ok:
+		o.Score = 0.5
+	case win == aTeam:
+		o.Score = 1
+	}
+	return o, nil
+}
+
+// openValue is the points team takes from the position after move m with all hands open.
+func (w *duelWorker) openValue(g *core.Game, m core.Move, team core.Team) int {
+	h := *g
+	if err := h.Apply(m); err != nil {
+		panic(err)
+	}
+	base := h.Points()[team]
+	if h.Phase() == core.PhaseOver {
+		return base
+	}
+	t := h.CurrentTrick()
+	pos := dd.Position{Trump: h.Trump(), Leader: t.Leader, Trick: t.Played()}
+	for s := range pos.Hands {
+		pos.Hands[s] = h.Hand(core.Seat(s))
+	}
+	w.solver.Reset(pos, team)
+	return base + w.solver.Value()
+}
+
+func outcomeClass(pts int) int {
+	switch {
+	case pts > 20:
+		return 2
+	case pts == 20:
+		return 1
+	}
+	return 0
+}
+
+// analyze compares A's move with the open-card optimum: the card's points value (and class) or
+// the trump suit's.
+func (w *duelWorker) analyze(g *core.Game, m core.Move) {
+	s := m.Seat
+	team := s.Team()
+	switch m.Kind {
+	case core.MoveTrump:
+		best, bestC := -1, -1
+		var chosen int
+		for _, x := range core.Suits {
+			v := w.openValue(g, core.NameTrump(s, x), team)
+			best, bestC = max(best, v), max(bestC, outcomeClass(v))
+			if x == m.Suit {
+				chosen = v
+			}
+		}
+		w.an.Trumps++
+		w.an.TrumpRegret += best - chosen
+		if outcomeClass(chosen) < bestC {
+			w.an.TrumpClassRegret++
+		}
+	case core.MovePlay:
+		legal := g.LegalCards(s)
+		if legal.Len() < 2 {
+			return
+		}
+		best, bestC := -1, -1
+		var chosen int
+		for _, c := range legal.Cards() {
+			v := w.openValue(g, core.Play(s, c), team)
+			best, bestC = max(best, v), max(bestC, outcomeClass(v))
+			if c == m.Card {
+				chosen = v
+			}
+		}
+		w.an.Cards++
+		if chosen == best {
+			w.an.CardOptimal++
+		}
+		if outcomeClass(chosen) == bestC {
+			w.an.CardClassOptimal++
+		}
+	}
+}
+
+// duel plays every deal twice, A in team A and then in team B.
+func duel(cfg duelConfig) (*duelResult, error) {
+	start := time.Now()
+	res := &duelResult{Config: cfg, Pairs: make([][2]gameOutcome, cfg.Deals)}
+	jobs := make(chan int)
+	var mu sync.Mutex
+	var firstErr error
+	var wg sync.WaitGroup
+	for range max(cfg.Workers, 1) {
+		wg.Go(func() {
+			w := newDuelWorker(cfg)
+			for i := range jobs {
+				dealer, hands := dealFor(cfg.Seed, i)
+				for k, aTeam := range []core.Team{core.TeamA, core.TeamB} {
+					o, err := w.play(cfg, dealer, hands, aTeam)
+					if err != nil {
+						mu.Lock()
+						firstErr = errors.Join(firstErr, fmt.Errorf("deal %d: %w", i, err))
+						mu.Unlock()
+					}
+					res.Pairs[i][k] = o
+				}
+			}
+			mu.Lock()
+			for side := range w.times {
+				for k := range w.times[side] {
+					res.Times[side][k] = append(res.Times[side][k], w.times[side][k]...)
+				}
+			}
+			res.Analysis.add(w.an)
+			mu.Unlock()
+		})
+	}
+	for i := range cfg.Deals {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	res.Elapsed = time.Since(start)
+	return res, firstErr
+}
+
+// meanCI is the mean of xs and the half-width of its 95% confidence interval.
+func meanCI(xs []float64) (mean, half float64) {
+	n := float64(len(xs))
+	if n == 0 {
+		return 0, 0
+	}
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= n
+	if n < 2 {
+		return mean, 0
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return mean, 1.96 * math.Sqrt(ss/(n-1)/n)
+}
+
+// WinShare is A's game win share (draws half) averaged over the pairs, with its 95% interval.
+func (r *duelResult) WinShare() (float64, float64) {
+	xs := make([]float64, len(r.Pairs))
+	for i, p := range r.Pairs {
+		xs[i] = (p[0].Score + p[1].Score) / 2
+	}
+	return meanCI(xs)
+}
+
+func (r *duelResult) pairMeans(f func(gameOutcome) float64) (float64, float64) {
+	xs := make([]float64, len(r.Pairs))
+	for i, p := range r.Pairs {
+		xs[i] = (f(p[0]) + f(p[1])) / 2
+	}
+	return meanCI(xs)
+}
+
+func percentile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+func (r *duelResult) print(w io.Writer) {
+	c := r.Config
+	share, half := r.WinShare()
+	margin, mh := r.pairMeans(func(o gameOutcome) float64 { return float64(o.Margin) })
+	stripes, sh := r.pairMeans(func(o gameOutcome) float64 { return float64(o.Stripes) })
+	fmt.Fprintf(w, "duel A=%s B=%s: %d deals x 2 games (duplicate: A plays each deal in both teams), seed %d, workers %d, %s\n",
+		c.A, c.B, len(r.Pairs), c.Seed, c.Workers, r.Elapsed.Round(time.Second))
+	fmt.Fprintf(w, "A game win share (draws half): %.4f ± %.4f (95%% CI over deal pairs)\n", share, half)
+	fmt.Fprintf(w, "A card-point margin per game:  %+.2f ± %.2f\n", margin, mh)
+	fmt.Fprintf(w, "A stripe margin per game:      %+.3f ± %.3f (B's stripe change minus A's, per game, not per match)\n", stripes, sh)
+	fmt.Fprintf(w, "decision time ms   %8s %8s %8s %8s\n", "n", "p50", "p95", "max")
+	for side, lvl := range []robot.Level{c.A, c.B} {
+		for k := range nKinds {
+			ts := slices.Clone(r.Times[side][k])
+			slices.Sort(ts)
+			if len(ts) == 0 {
+				continue
+			}
+			fmt.Fprintf(w, "  %s %-6s %-8s %8d %8.2f %8.2f %8.2f\n", "AB"[side:side+1], lvl, kindNames[k], len(ts),
+				percentile(ts, 0.5), percentile(ts, 0.95), ts[len(ts)-1])
+		}
+	}
+	if c.Analyze {
+		a := r.Analysis
+		fmt.Fprintf(w, "A against the open-card solver on the true deal:\n")
+		if a.Cards > 0 {
+			fmt.Fprintf(w, "  card decisions with a choice: %d; optimal in points %.4f, in win/draw/loss %.4f\n",
+				a.Cards, float64(a.CardOptimal)/float64(a.Cards), float64(a.CardClassOptimal)/float64(a.Cards))
+		}
+		if a.Trumps > 0 {
+			fmt.Fprintf(w, "  trump choices: %d; mean regret %.3f card points; class lost in %.4f\n",
+				a.Trumps, float64(a.TrumpRegret)/float64(a.Trumps), float64(a.TrumpClassRegret)/float64(a.Trumps))
+		}
+	}
+}
+
+// runDuel plays two computer levels against each other on duplicate deals.
+func runDuel(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("duel", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	a := fs.String("a", "strong", "level of player A: easy, normal or strong")
+	b := fs.String("b", "easy", "level of player B")
+	deals := fs.Int("deals", 200, "number of deals; each is played twice with the teams swapped")
+	seed := fs.Uint64("seed", 1, "seed of the deals and the players")
+	workers := fs.Int("workers", 1, "games played at once (1 gives one-core numbers)")
+	threads := fs.Int("threads", 1, "goroutines per search decision")
+	budget := fs.Duration("budget", 0, "time per search decision (0: the level's)")
+	worlds := fs.Int("worlds", 0, "deals sampled per search decision (0: the level's)")
+	an := fs.Bool("analyze", false, "measure A's cards and trumps against the open-card solver")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	la, err := robot.ParseLevel(*a)
+	if err == nil {
+		var lb robot.Level
+		lb, err = robot.ParseLevel(*b)
+		*b = string(lb)
+	}
+	if err != nil || *deals < 1 {
+		fmt.Fprintf(stderr, "duel: %v\n", err)
+		fs.Usage()
+		return 2
+	}
+	cfg := duelConfig{A: la, B: robot.Level(*b), Deals: *deals, Seed: *seed, Workers: max(*workers, 1),
+		Options: robot.Options{Threads: max(*threads, 1), Budget: *budget, Worlds: *worlds}, Analyze: *an}
+	res, err := duel(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "duel: %v\n", err)
+		return 1
+	}
+	res.print(stdout)
+	return 0
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core/robot"
+)
+
+// A deterministic player against itself plays both games of every pair alike: exactly one half.
+func TestDuelAgainstItselfIsHalf(t *testing.T) {
+	for _, cfg := range []duelConfig{
+		{A: robot.Easy, B: robot.Easy, Deals: 40, Seed: 7, Workers: 2},
+		{A: robot.Strong, B: robot.Strong, Deals: 2, Seed: 8, Workers: 1,
+			Options: robot.Options{Threads: 1, Budget: time.Minute, Worlds: 3}},
+	} {
+		res, err := duel(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if share, half := res.WinShare(); share != 0.5 || half != 0 {
+			t.Errorf("%s against itself: share %v ± %v, want exactly 0.5", cfg.A, share, half)
+		}
+		for i, p := range res.Pairs {
+			if p[0].Score+p[1].Score != 1 || p[0].Margin != -p[1].Margin {
+				t.Errorf("%s pair %d: %+v is not mirrored", cfg.A, i, p)
+			}
+		}
+	}
+}
+
+// The duel counts every game, times every decision and tells the levels apart in its report.
+func TestRunDuel(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := runDuel([]string{"-a", "normal", "-b", "easy", "-deals", "3", "-seed", "4", "-worlds", "4", "-analyze"}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	for _, want := range []string{"A=normal B=easy: 3 deals", "win share", "margin", "stripe", "A normal trump", "A normal card",
+		"B easy   card", "optimal in points", "trump choices: 3"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+	if code := runDuel([]string{"-a", "wizard"}, &out, &errOut); code != 2 {
+		t.Errorf("unknown level: exit %d, want 2", code)
+	}
+}
+
+func TestDuelResultStatistics(t *testing.T) {
+	r := &duelResult{Pairs: [][2]gameOutcome{{{Score: 1}, {Score: 1}}, {{Score: 0}, {Score: 0.5}}}}
+	share, half := r.WinShare()
+	if share != 0.625 || half <= 0 {
+		t.Errorf("share %v ± %v, want 0.625 and a positive interval", share, half)
+	}
+	if p := percentile([]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 0.95); p != 10 {
+		t.Errorf("p95 = %v", p)
+	}
+	if p := percentile([]float64{1, 2, 3, 4}, 0.5); p != 2 {
+		t.Errorf("p50 = %v", p)
+	}
+}

@@ -1,0 +1,140 @@
+// Package robot holds the computer players. Each sees exactly one seat's core.View, never the
+// hidden cards, and answers with one legal move.
+//
+// Easy plays by rules a club player would state. Normal and Strong search: they deal the hidden
+// cards many times in ways consistent with everything public, solve each deal with all hands open
+// (package dd) and play the move that wins in the most deals. Their randomness comes from the seed
+// and the view alone, so a player gives the same answer to the same view whatever it saw before.
+package robot
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core"
+)
+
+// Level names a computer player's strength.
+type Level string
+
+// The levels, weakest first.
+const (
+	Easy   Level = "easy"
+	Normal Level = "normal"
+	Strong Level = "strong"
+)
+
+// Levels lists the levels, weakest first.
+var Levels = []Level{Easy, Normal, Strong}
+
+// ParseLevel reads a level name in any case.
+func ParseLevel(s string) (Level, error) {
+	switch l := Level(strings.ToLower(strings.TrimSpace(s))); l {
+	case Easy, Normal, Strong:
+		return l, nil
+	}
+	return "", fmt.Errorf("robot: unknown level %q (easy, normal or strong)", s)
+}
+
+// Player decides one move for the seat whose View it is given. It sees only that View, never the
+// hidden cards. A Player is used by one goroutine at a time (it may use more internally).
+type Player interface {
+	Decide(ctx context.Context, v core.View) core.Move
+}
+
+// Options tune a search player; the zero value means the level's defaults.
+type Options struct {
+	// Threads is how many goroutines one decision may use; 0 means GOMAXPROCS (at most 4).
+	Threads int
+	// Budget is the time one decision may take, before the context's deadline; 0 means the
+	// level's: for a card decision, twice that for the trump.
+	Budget time.Duration
+	// Worlds caps the deals sampled per decision; 0 means the level's cap.
+	Worlds int
+}
+
+// New makes a player of the level with its own seeded randomness (math/rand/v2 PCG).
+func New(level Level, seed uint64) Player { return NewWith(level, seed, Options{}) }
+
+// NewWith is New with options for the search levels (Easy ignores them).
+func NewWith(level Level, seed uint64, o Options) Player {
+	switch level {
+	case Normal, Strong:
+		return newSearcher(level, seed, o)
+	}
+	return &easyPlayer{seed: seed}
+}
+
+// levelDefaults are each search level's budget per card decision and cap on sampled deals.
+func levelDefaults(l Level) (budget time.Duration, worlds int) {
+	if l == Strong {
+		return 80 * time.Millisecond, 160
+	}
+	return 12 * time.Millisecond, 16
+}
+
+func (o Options) threads() int {
+	if o.Threads > 0 {
+		return o.Threads
+	}
+	return min(runtime.GOMAXPROCS(0), 4)
+}
+
+// viewHash digests everything in the view a decision may depend on, so each decision draws its
+// own random numbers from (seed, view) and not from what the player decided before.
+func viewHash(v core.View) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d|%d|%d|%d|%d|%d|", v.Seat, v.Phase, v.Dealer, v.Trump, v.Hand, v.Legal)
+	for _, t := range v.Tricks {
+		fmt.Fprintf(h, "%d%v;", t.Leader, t.Cards)
+	}
+	fmt.Fprintf(h, "%d%v/%d|", v.Trick.Leader, v.Trick.Cards, v.Trick.N)
+	for _, a := range v.Announcements {
+		fmt.Fprintf(h, "%d:%d;", a.Seat, a.Call)
+	}
+	fmt.Fprintf(h, "%v", v.Calls)
+	return h.Sum64()
+}
+
+func rngFor(seed uint64, v core.View, stream uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed^stream*0x9E3779B97F4A7C15, viewHash(v)))
+}
+
+// deadline is the earlier of now+budget and the context's deadline.
+func deadline(ctx context.Context, budget time.Duration) time.Time {
+	d := time.Now().Add(budget)
+	if cd, ok := ctx.Deadline(); ok && cd.Before(d) {
+		d = cd
+	}
+	return d
+}
+
+// biggestCall is the call in calls that needs the most queens.
+func biggestCall(calls []core.Call) core.Call {
+	var best core.Call
+	for _, c := range calls {
+		if c.Queens().Len() > best.Queens().Len() {
+			best = c
+		}
+	}
+	return best
+}
+
+// announceValue is the expected stripe gain per unit of stake for the seat's team, given its
+// chances to win, draw and lose: announcing raises the stake, so it pays when this is positive.
+func announceValue(v core.View, win, draw, loss float64) float64 {
+	trumpTeam := v.Seat.Team() == v.TrumpTeam
+	ev := win - loss
+	if trumpTeam {
+		ev -= loss // the trump team also gets the stripes added when it loses
+		if v.Rules.DrawPenalty == core.DrawStake {
+			ev -= draw
+		}
+	}
+	return ev
+}
