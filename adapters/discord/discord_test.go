@@ -1,0 +1,641 @@
+package discord
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+func TestRegistersLocalizedCommands(t *testing.T) {
+	f := newFakeDiscord(t)
+	store := table.NewMemStore()
+	startHarness(t, f, store, store, harnessOpt{cfg: func(c *Config) { c.ShardID, c.ShardCount = 1, 2 }})
+
+	f.mu.Lock()
+	path, body, idents := f.commandsPath, f.commands, f.identifies
+	f.mu.Unlock()
+	if want := "applications/" + f.AppID + "/guilds/" + f.GuildID + "/commands"; path != want {
+		t.Errorf("commands registered at %s, want %s", path, want)
+	}
+	if len(idents) != 1 {
+		t.Fatalf("%d identifies", len(idents))
+	}
+	if shard, _ := json.Marshal(idents[0]["shard"]); string(shard) != "[1,2]" {
+		t.Errorf("identify shard = %s, want [1,2]", shard)
+	}
+	type option struct {
+		Type         int               `json:"type"`
+		Name         string            `json:"name"`
+		Description  string            `json:"description"`
+		Localized    map[string]string `json:"description_localizations"`
+		Required     bool              `json:"required"`
+		Autocomplete bool              `json:"autocomplete"`
+		Choices      []struct {
+			Name      string            `json:"name"`
+			Localized map[string]string `json:"name_localizations"`
+			Value     any               `json:"value"`
+		} `json:"choices"`
+		Options []option `json:"options"`
+	}
+	var cmds []option
+	if err := json.Unmarshal(body, &cmds); err != nil {
+		t.Fatal(err)
+	}
+	if len(cmds) != 1 || cmds[0].Name != "km" || cmds[0].Localized["de"] == "" || cmds[0].Localized["fr"] == "" {
+		t.Fatalf("want one localized command km, got %s", body)
+	}
+	described := func(where string, o option) {
+		for _, d := range []string{o.Description, o.Localized["de"], o.Localized["fr"]} {
+			if d == "" || len([]rune(d)) > 100 {
+				t.Errorf("%s: description %q (en %q)", where, d, o.Description)
+			}
+		}
+	}
+	subs := map[string]option{}
+	for _, s := range cmds[0].Options {
+		if s.Type != 1 {
+			t.Errorf("%s is not a subcommand", s.Name)
+		}
+		described(s.Name, s)
+		for _, o := range s.Options {
+			described(s.Name+" "+o.Name, o)
+		}
+		subs[s.Name] = s
+	}
+	for _, want := range []string{"new", "join", "leave", "bot", "deal", "trump", "announce", "play", "hand", "board",
+		"last", "stop", "rematch", "lang", "rules", "help"} {
+		if _, ok := subs[want]; !ok {
+			t.Errorf("subcommand %s missing", want)
+		}
+	}
+	choices := func(sub, name string) []string {
+		for _, o := range subs[sub].Options {
+			if o.Name == name {
+				var vals []string
+				for _, c := range o.Choices {
+					v, _ := json.Marshal(c.Value)
+					vals = append(vals, strings.Trim(string(v), `"`))
+					if c.Localized["de"] == "" || c.Localized["fr"] == "" {
+						t.Errorf("%s %s: choice %q not localized", sub, name, c.Name)
+					}
+				}
+				return vals
+			}
+		}
+		t.Errorf("%s has no option %s", sub, name)
+		return nil
+	}
+	for _, c := range []struct {
+		sub, opt string
+		want     string
+	}{
+		{"new", "draw", "stake flat1"},
+		{"new", "bonus", "on off"},
+		{"new", "announce", "on off"},
+		{"new", "timer", "fast normal relaxed none"},
+		{"new", "level", "easy normal strong"},
+		{"trump", "suit", "spades hearts diamonds clubs"},
+		{"announce", "call", "konter matt konter-a-matt"},
+		{"lang", "language", "lb en de fr"},
+	} {
+		if got := strings.Join(choices(c.sub, c.opt), " "); got != c.want {
+			t.Errorf("%s %s choices = %q, want %q", c.sub, c.opt, got, c.want)
+		}
+	}
+	if got := choices("new", "stripes"); len(got) != 20 || got[0] != "1" || got[19] != "20" {
+		t.Errorf("stripes choices = %v", got)
+	}
+	card := subs["play"].Options[0]
+	if card.Name != "card" || !card.Autocomplete || !card.Required || len(card.Choices) != 0 {
+		t.Errorf("play card option = %+v", card)
+	}
+	// The payload's option values feed the service's parsers.
+	for _, s := range choices("trump", "suit") {
+		if _, ok := i18n.ParseSuit(s); !ok {
+			t.Errorf("suit choice %q does not parse", s)
+		}
+	}
+	if _, err := table.ParseOptions(argsFor(table.VerbNew, []*discordgo.ApplicationCommandInteractionDataOption{
+		{Name: "stripes", Type: discordgo.ApplicationCommandOptionInteger, Value: float64(20)},
+		{Name: "draw", Type: discordgo.ApplicationCommandOptionString, Value: "flat1"},
+		{Name: "bonus", Type: discordgo.ApplicationCommandOptionString, Value: "off"},
+		{Name: "announce", Type: discordgo.ApplicationCommandOptionString, Value: "off"},
+		{Name: "timer", Type: discordgo.ApplicationCommandOptionString, Value: "relaxed"},
+		{Name: "level", Type: discordgo.ApplicationCommandOptionString, Value: "strong"},
+	})); err != nil {
+		t.Errorf("new's choices do not parse: %v", err)
+	}
+}
+
+// A whole match between four people, every move a button press from the right user; it
+// measures what a match costs in REST calls and how fast interactions are answered.
+func TestMatchFourHumans(t *testing.T) {
+	f := newFakeDiscord(t)
+	store := table.NewMemStore()
+	h := startHarness(t, f, store, store)
+	f.takeLatencies()
+	before := f.callCounts()
+
+	id := openTable(t, f, alice, []fakeUser{bob, carla, dan}, opt("stripes", 4, 2), opt("timer", 3, "none"))
+	players := []seatPlayer{{u: alice}, {u: bob}, {u: carla}, {u: dan}}
+	n := playMatch(t, f, players, rand.New(rand.NewPCG(1, 2)))
+	if err := h.a.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	total, lines := restSummary(before, f.callCounts())
+	lat := f.takeLatencies()
+	t.Logf("table %s: %d moves by hand, %d REST calls for the whole match:\n  %s", id, n, total, strings.Join(lines, "\n  "))
+	t.Logf("interaction → response (%d): p50 %v, p99 %v, max %v", len(lat), percentile(lat, .5), percentile(lat, .99), percentile(lat, 1))
+
+	// Every human's hand went to their DMs; the channel holds the lobby, one live message per
+	// game and the summaries, all edited in place.
+	for _, u := range []fakeUser{alice, bob, carla, dan} {
+		if len(f.dm(u.ID)) == 0 {
+			t.Errorf("%s got no DM", u.Name)
+		}
+	}
+	msgs := f.channel(guildChannel)
+	for _, m := range msgs {
+		if strings.Contains(m.Content, "||") {
+			t.Errorf("unescaped | in %q (Discord shows spoilers)", m.Content)
+		}
+	}
+	if !matchOver(msgs) {
+		t.Errorf("no rematch buttons after the match")
+	}
+	var entries int
+	for _, e := range store.Log(id) {
+		if e.Verb == table.VerbPlay && strings.HasPrefix(e.Actor, "robot:") {
+			t.Errorf("a computer played at a table of four people: %+v", e)
+		}
+		entries++
+	}
+	if entries < n {
+		t.Errorf("%d log entries for %d moves", entries, n)
+	}
+}
+
+func TestMatchTwoHumansTwoComputers(t *testing.T) {
+	f := newFakeDiscord(t)
+	store := table.NewMemStore()
+	var pictures sync.Map
+	h := startHarness(t, f, store, store, harnessOpt{cfg: func(c *Config) {
+		c.Picture = func(m table.Message) ([]byte, error) {
+			pictures.Store(m.Kind, true)
+			return []byte("\x89PNG\r\n\x1a\nfake"), nil
+		}
+	}})
+	id := openTable(t, f, alice, []fakeUser{carla}, opt("stripes", 4, 1), opt("timer", 3, "none"), opt("level", 3, "easy"))
+	n := playMatch(t, f, []seatPlayer{{u: alice}, {u: carla}}, rand.New(rand.NewPCG(3, 4)))
+	h.a.Flush(context.Background())
+	robots := 0
+	for _, e := range store.Log(id) {
+		if strings.HasPrefix(e.Actor, "robot:") {
+			robots++
+		}
+	}
+	if robots == 0 || n == 0 {
+		t.Fatalf("%d human and %d computer moves", n, robots)
+	}
+	t.Logf("%d human and %d computer moves", n, robots)
+
+	// The picture seam: summaries and the board reply carry the rendered PNG.
+	withFile := 0
+	for _, m := range f.channel(guildChannel) {
+		if m.Files > 0 {
+			withFile++
+		}
+	}
+	if _, ok := pictures.Load(table.KindSummary); !ok || withFile == 0 {
+		t.Errorf("no summary with a picture (%d messages with files)", withFile)
+	}
+	r := f.slash(carla, guildChannel, "board")
+	if r.Type != 4 || r.Flags&64 == 0 || r.Files != 1 || !strings.Contains(r.Content, "Alice") {
+		t.Errorf("/km board answered %+v", r)
+	}
+	r = f.slash(carla, guildChannel, "last")
+	if r.Type != 4 || r.Flags&64 == 0 || !strings.Contains(r.Content, "→") {
+		t.Errorf("/km last answered %+v", r)
+	}
+}
+
+// A player whose DMs are closed: the refusal is remembered, the channel is told once, and the
+// player plays from the ephemeral hand, which the adapter keeps up to date.
+func TestClosedDMs(t *testing.T) {
+	f := newFakeDiscord(t)
+	f.blocked[bob.ID] = true
+	store := table.NewMemStore()
+	// Without the service's Turn query, autocomplete falls back to the hand's buttons.
+	h := startHarness(t, f, store, store, harnessOpt{wrap: func(h Handler) Handler { return handOnly{h} }})
+	openTable(t, f, alice, []fakeUser{bob}, opt("stripes", 4, 2), opt("timer", 3, "none"))
+
+	var notice fakeMessage
+	f.waitFor("the notice about Bob's DMs", func() bool {
+		for _, m := range f.channelLocked(guildChannel) {
+			if strings.HasPrefix(m.Content, "<@"+bob.ID+">") {
+				notice = m
+				return true
+			}
+		}
+		return false
+	})
+	if len(notice.Mentions) != 1 || notice.Mentions[0] != bob.ID || !strings.Contains(notice.Content, i18n.T("de", "btn.hand")) {
+		t.Errorf("notice %+v", notice)
+	}
+	if _, ok, _ := store.Get(bucketNoDM, bob.ID); !ok {
+		t.Errorf("the refusal is not in the KV")
+	}
+	n := playMatch(t, f, []seatPlayer{{u: alice}, {u: bob, noDM: true}}, rand.New(rand.NewPCG(5, 6)))
+	h.a.Flush(context.Background())
+
+	f.mu.Lock()
+	attempts := f.dmAttempts[bob.ID]
+	f.mu.Unlock()
+	if attempts != 1 {
+		t.Errorf("%d DM attempts to Bob, want 1 (then remembered)", attempts)
+	}
+	notices := 0
+	for _, m := range f.channel(guildChannel) {
+		if strings.Contains(m.Content, "<@"+bob.ID+">") {
+			notices++
+		}
+	}
+	if notices != 1 {
+		t.Errorf("%d notices about Bob's DMs, want 1", notices)
+	}
+	eph := f.ephemerals(bob.ID)
+	edited := 0
+	for _, m := range eph {
+		edited += m.Edits
+	}
+	if edited == 0 {
+		t.Errorf("Bob's ephemeral hand was never brought up to date")
+	}
+	t.Logf("%d moves; Bob saw %d ephemeral messages, edited %d times", n, len(eph), edited)
+
+	// Writing to the bot in private shows the DMs work again.
+	h.stop()
+	f2 := f
+	f2.mu.Lock()
+	f2.blocked[bob.ID] = false
+	f2.dms[bob.ID], f2.dmUser["dm-bob"] = "dm-bob", bob.ID
+	f2.mu.Unlock()
+	h2 := startHarness(t, f2, store, store)
+	if r := f2.slash(bob, "dm-bob", "help"); r.Type != 4 || !strings.Contains(r.Content, "/new") {
+		t.Fatalf("help in a DM answered %+v", r)
+	}
+	if _, ok, _ := store.Get(bucketNoDM, bob.ID); ok {
+		t.Errorf("the refusal is still remembered after Bob wrote to the bot")
+	}
+	h2.stop()
+}
+
+// Presses that must change nothing: by someone not seated, on an old button, and the second of
+// a double click.
+func TestRefusedPresses(t *testing.T) {
+	f := newFakeDiscord(t)
+	store := table.NewMemStore()
+	startHarness(t, f, store, store)
+	r := f.slash(alice, guildChannel, "new", opt("timer", 3, "none"))
+	if r.Type != 4 {
+		t.Fatalf("new: %+v", r)
+	}
+	lobby, _ := waitLobby(f)
+	deal, _ := findButton(lobby, table.VerbDeal)
+
+	t.Run("not seated", func(t *testing.T) {
+		r := f.press(eve, lobby, deal.CustomID)
+		if r.Type != 4 || r.Flags&64 == 0 || r.Content != ephemeralText("en", "err.not_seated") {
+			t.Errorf("Eve dealing: %+v", r)
+		}
+	})
+	for _, u := range []fakeUser{bob, carla, dan} {
+		lobby, join := waitLobby(f)
+		f.press(u, lobby, join.CustomID)
+	}
+	var latest fakeMessage
+	f.waitFor("four in the lobby", func() bool {
+		latest, _, _ = lastWith(f.channelLocked(guildChannel), table.VerbDeal)
+		return strings.Contains(latest.Content, dan.Name)
+	})
+	deal2, _ := findButton(latest, table.VerbDeal)
+	if r := f.press(alice, latest, deal2.CustomID); r.Type != 6 {
+		t.Fatalf("deal: %+v", r)
+	}
+	t.Run("stale deal", func(t *testing.T) {
+		// A button made before its presser's last move is old: here the lobby's deal button.
+		r := f.press(alice, lobby, deal.CustomID)
+		if r.Type != 4 || r.Content != ephemeralText("en", "err.stale") {
+			t.Errorf("old deal button: %+v", r)
+		}
+	})
+	id := actionOf(deal2).Table
+
+	// Whoever names trump first.
+	var mover seatPlayer
+	var view fakeMessage
+	all := []seatPlayer{{u: alice}, {u: bob}, {u: carla}, {u: dan}}
+	f.waitFor("a trump choice", func() bool {
+		for _, p := range all {
+			if m, ok := f.handViewLocked(p); ok && len(moves(m)) > 0 {
+				mover, view = p, m
+				return true
+			}
+		}
+		return false
+	})
+	trump := moves(view)[0]
+
+	t.Run("not seated pressing someone's button", func(t *testing.T) {
+		live, hand := liveMessage(f)
+		if r := f.press(eve, live, hand.CustomID); r.Type != 4 || r.Content != ephemeralText("en", "err.not_seated") {
+			t.Errorf("Eve asking for a hand: %+v", r)
+		}
+		// The button's data names the table and the move; the presser comes from the event.
+		if r := f.press(eve, view, trump.CustomID); r.Type != 4 || r.Content != ephemeralText("en", "err.not_seated") {
+			t.Errorf("Eve naming trump with %s's button: %+v", mover.u.Name, r)
+		}
+	})
+	t.Run("double click", func(t *testing.T) {
+		before := len(store.Log(id))
+		first := f.pressAsync(mover.u, view, trump.CustomID)
+		second := f.pressAsync(mover.u, view, trump.CustomID)
+		r1, r2 := f.response(first), f.response(second)
+		if r1.Type == 6 == (r2.Type == 6) {
+			t.Fatalf("want exactly one press applied, got %+v and %+v", r1, r2)
+		}
+		refused := r1
+		if r1.Type == 6 {
+			refused = r2
+		}
+		if refused.Type != 4 || refused.Flags&64 == 0 || refused.Content != ephemeralText("en", "err.stale") {
+			t.Errorf("the second click answered %+v", refused)
+		}
+		log := store.Log(id)
+		if len(log) != before+1 || log[len(log)-1].Verb != table.VerbTrump {
+			t.Errorf("log grew from %d to %d entries: %+v", before, len(log), log[before:])
+		}
+	})
+	t.Run("stale card", func(t *testing.T) {
+		// The mover's hand as it was before naming trump: its buttons are old now.
+		if r := f.press(mover.u, view, trump.CustomID); r.Type != 4 || r.Content != ephemeralText("en", "err.stale") {
+			t.Errorf("an old button: %+v", r)
+		}
+	})
+	t.Run("not a kontermatt button", func(t *testing.T) {
+		if r := f.press(alice, view, "someone-else|x"); r.Type != 4 || r.Content != ephemeralText("en", "err.stale") {
+			t.Errorf("a foreign custom_id: %+v", r)
+		}
+	})
+	t.Run("autocomplete", func(t *testing.T) {
+		var p seatPlayer
+		var hand fakeMessage
+		f.waitFor("a card to play", func() bool {
+			for _, q := range all {
+				if m, ok := f.handViewLocked(q); ok && len(moves(m)) > 0 && actionOf(moves(m)[0]).Verb == table.VerbPlay {
+					p, hand = q, m
+					return true
+				}
+			}
+			return false
+		})
+		var want []string
+		for _, b := range moves(hand) {
+			want = append(want, actionOf(b).Arg)
+		}
+		var got []string
+		for _, c := range f.autocomplete(p.u, guildChannel, "") {
+			got = append(got, c.Value.(string))
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("autocomplete for %s: %v, the hand shows %v", p.u.Name, got, want)
+		}
+		if c := f.autocomplete(p.u, guildChannel, want[0]); len(c) != 1 || c[0].Value != want[0] {
+			t.Errorf("autocomplete for %q: %v", want[0], c)
+		}
+		for _, other := range []fakeUser{eve, alice, bob, carla, dan} {
+			if other.ID != p.u.ID {
+				if c := f.autocomplete(other, guildChannel, ""); len(c) != 0 {
+					t.Errorf("autocomplete for %s, who is not to play: %v", other.Name, c)
+				}
+			}
+		}
+	})
+}
+
+func waitLobby(f *fakeDiscord) (fakeMessage, fakeButton) {
+	var lobby fakeMessage
+	var join fakeButton
+	f.waitFor("the lobby", func() bool {
+		var ok bool
+		lobby, join, ok = lastWith(f.channelLocked(guildChannel), table.VerbJoin)
+		return ok
+	})
+	return lobby, join
+}
+
+// A 429 on one channel's route is waited out and retried without losing the message, while
+// other channels' messages go on; edits queued meanwhile collapse to the latest.
+func TestRateLimitedChannel(t *testing.T) {
+	f := newFakeDiscord(t)
+	kv := table.NewMemStore()
+	logs := &logBuffer{}
+	a := New(Config{Token: f.Token, APIURL: f.srv.URL, KV: kv, Log: slogTo(logs)})
+	t.Cleanup(func() { unregister(a) })
+	const slow, fast = "600000000000000001", "600000000000000002"
+	retry := 700 * time.Millisecond
+	f.limits[slow] = &fakeLimit{count: 1, after: retry}
+	to := func(ch, key string, v uint64, text string) table.Message {
+		return table.Message{Target: table.Target{Kind: table.ToPlace, Place: table.Place{Platform: Platform, Chat: ch}},
+			Kind: table.KindLive, Key: key, Version: v, Text: text, Table: "t1"}
+	}
+	start := time.Now()
+	a.Deliver(context.Background(), []table.Message{to(slow, "live/t1", 1, "v1"), to(fast, "", 0, "hello")})
+	f.waitFor("the other channel's message", func() bool { return len(f.order[fast]) == 1 })
+	fastAt := time.Since(start)
+	// While the first is waited out, newer versions arrive: only the latest is sent after it.
+	for v := uint64(2); v <= 5; v++ {
+		a.Deliver(context.Background(), []table.Message{to(slow, "live/t1", v, "v"+string(rune('0'+v)))})
+	}
+	f.mu.Lock()
+	slowSent := len(f.order[slow])
+	f.mu.Unlock()
+	if slowSent != 0 || fastAt >= retry {
+		t.Errorf("the other channel waited: %v (rate-limited channel had %d messages)", fastAt, slowSent)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	msgs := f.channel(slow)
+	if len(msgs) != 1 {
+		t.Fatalf("%d messages in the rate-limited channel, want 1", len(msgs))
+	}
+	var history []string
+	for _, v := range msgs[0].History {
+		history = append(history, v.Content)
+	}
+	if got := strings.Join(history, " "); got != "v1 v5" {
+		t.Errorf("the message showed %q, want v1 then v5", got)
+	}
+	f.mu.Lock()
+	hits := f.limits[slow].hits
+	f.mu.Unlock()
+	if len(hits) != 1 || time.Since(start) < retry {
+		t.Errorf("429s given: %d; finished after %v", len(hits), time.Since(start))
+	}
+	if strings.Contains(logs.String(), f.Token) {
+		t.Errorf("token in the log")
+	}
+	t.Logf("other channel served after %v; rate-limited message retried after %v", fastAt, retry)
+}
+
+// A restart in the middle of a game: a new session and a new service over the same store go on
+// with the same messages (edited, not posted again) and finish the match.
+func TestRestartMidGame(t *testing.T) {
+	f := newFakeDiscord(t)
+	store := table.NewMemStore()
+	h := startHarness(t, f, store, store)
+	openTable(t, f, alice, []fakeUser{bob, carla, dan}, opt("stripes", 4, 1), opt("timer", 3, "none"))
+	players := []seatPlayer{{u: alice}, {u: bob}, {u: carla}, {u: dan}}
+	rng := rand.New(rand.NewPCG(7, 8))
+	// A few moves, then stop.
+	var seq uint64
+	for range 6 {
+		var who seatPlayer
+		var view fakeMessage
+		f.waitFor("a move", func() bool {
+			for _, p := range players {
+				if m, ok := f.handViewLocked(p); ok && len(moves(m)) > 0 && actionOf(moves(m)[0]).Seq > seq {
+					who, view = p, m
+					return true
+				}
+			}
+			return false
+		})
+		mv := moves(view)
+		b := mv[rng.IntN(len(mv))]
+		if r := f.press(who.u, view, b.CustomID); r.Type != 6 {
+			t.Fatalf("move: %+v", r)
+		}
+		seq = actionOf(b).Seq
+	}
+	h.stop()
+	liveBefore, _ := liveMessage(f)
+	before := f.callCounts()
+	countBefore := len(f.channel(guildChannel))
+
+	h2 := startHarness(t, f, store, store)
+	// Resuming re-renders every message; unchanged ones cost nothing.
+	if err := h2.a.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, lines := restSummary(before, f.callCounts())
+	for _, l := range lines {
+		if strings.Contains(l, "channels/{id}/messages") {
+			t.Errorf("resuming changed messages that had not changed: %s", l)
+		}
+	}
+	n := playMatch(t, f, players, rng)
+	if err := h2.a.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	msgs := f.channel(guildChannel)
+	liveAfter := msgs[0]
+	for _, m := range msgs {
+		if m.ID == liveBefore.ID {
+			liveAfter = m
+		}
+	}
+	if liveAfter.ID != liveBefore.ID || liveAfter.Edits <= liveBefore.Edits {
+		t.Errorf("the live message was not edited in place after the restart")
+	}
+	if len(msgs) <= countBefore {
+		for _, m := range msgs {
+			t.Logf("%s (%d edits): %q", m.ID, m.Edits, m.Content)
+		}
+		t.Errorf("no summary after the restart")
+	}
+	t.Logf("%d moves after the restart", n)
+}
+
+// A slow service: the interaction is acknowledged in time and the answer follows.
+func TestSlowServiceIsAcknowledged(t *testing.T) {
+	f := newFakeDiscord(t)
+	store := table.NewMemStore()
+	startHarness(t, f, store, store, harnessOpt{
+		cfg:  func(c *Config) { c.AckAfter = 30 * time.Millisecond },
+		wrap: func(h Handler) Handler { return slowHandler{h, 150 * time.Millisecond} },
+	})
+	in := f.dispatch(alice, 2, guildChannel, slashData("help", nil), nil)
+	r := f.response(in)
+	if r.Type != 5 || r.Flags&64 == 0 {
+		t.Fatalf("slow /km help: first answer %+v, want deferred ephemeral", r)
+	}
+	f.waitFor("the help text in the deferred answer", func() bool {
+		return strings.Contains(f.msgs[in.Original].Content, "/new")
+	})
+	f.response(f.dispatch(alice, 2, guildChannel, slashData("new", nil), nil))
+	lobby, _ := waitLobby(f)
+	deal, _ := findButton(lobby, table.VerbDeal)
+	press := f.pressAsync(eve, lobby, deal.CustomID)
+	if r := f.response(press); r.Type != 6 {
+		t.Fatalf("slow press: first answer %+v, want deferred update", r)
+	}
+	f.waitFor("the refusal as a follow-up", func() bool { return len(press.Followups) == 1 })
+	fu := f.ephemerals(eve.ID)
+	if len(fu) != 1 || fu[0].Content != ephemeralText("en", "err.not_seated") || fu[0].Flags&64 == 0 {
+		t.Errorf("follow-up %+v", fu)
+	}
+}
+
+type slowHandler struct {
+	Handler
+	delay time.Duration
+}
+
+func (s slowHandler) Handle(ctx context.Context, cmd table.Command) []table.Message {
+	time.Sleep(s.delay)
+	return s.Handler.Handle(ctx, cmd)
+}
+
+// A panic while handling one interaction is answered and logged; the next one works.
+func TestPanicIsRecovered(t *testing.T) {
+	f := newFakeDiscord(t)
+	store := table.NewMemStore()
+	h := startHarness(t, f, store, store, harnessOpt{wrap: func(h Handler) Handler { return panicky{h} }})
+	r := f.slash(bob, guildChannel, "rules")
+	if r.Type != 4 || r.Flags&64 == 0 || r.Content != ephemeralText("de", "err.internal") {
+		t.Errorf("after a panic: %+v", r)
+	}
+	if r := f.slash(bob, guildChannel, "help"); r.Type != 4 || !strings.Contains(r.Content, "/new") {
+		t.Errorf("after a panic, help answered %+v", r)
+	}
+	if !strings.Contains(h.logs.String(), "panic while handling an interaction") {
+		t.Errorf("the panic was not logged")
+	}
+	h.allowErrors = append(h.allowErrors, "panic while handling an interaction")
+	h.stop()
+}
+
+type panicky struct{ Handler }
+
+func (p panicky) Handle(ctx context.Context, cmd table.Command) []table.Message {
+	if cmd.Verb == table.VerbRules {
+		panic("boom")
+	}
+	return p.Handler.Handle(ctx, cmd)
+}
+
+// handOnly hides every method of the service but Handle.
+type handOnly struct{ Handler }

@@ -1,0 +1,386 @@
+package discord
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// A harness runs the real service behind a real discordgo session against the fake.
+
+const guildChannel = "500000000000000001"
+
+var (
+	alice = fakeUser{ID: "100000000000000001", Name: "Alice", Locale: "en-US"}
+	bob   = fakeUser{ID: "100000000000000002", Name: "Bob", Locale: "de"}
+	carla = fakeUser{ID: "100000000000000003", Name: "Carla", Locale: "fr"}
+	dan   = fakeUser{ID: "100000000000000004", Name: "Dan", Locale: "en-GB"}
+	eve   = fakeUser{ID: "100000000000000005", Name: "Eve", Locale: "en-US"} // never sits down
+)
+
+// randomPlayer is a computer player that plays a random legal move, seeded.
+type randomPlayer struct {
+	mu  sync.Mutex
+	rng *rand.Rand
+}
+
+func (p *randomPlayer) Decide(_ context.Context, v core.View) core.Move {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if v.Phase == core.PhaseTrump {
+		return core.NameTrump(v.Seat, core.Suits[p.rng.IntN(4)])
+	}
+	cards := v.Legal.Cards()
+	return core.Play(v.Seat, cards[p.rng.IntN(len(cards))])
+}
+
+func randomRobots(_ string, seed uint64) table.Decider {
+	return &randomPlayer{rng: rand.New(rand.NewPCG(seed, 99))}
+}
+
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+type harness struct {
+	t       testing.TB
+	f       *fakeDiscord
+	a       *Adapter
+	svc     *table.Service
+	cancel  context.CancelFunc
+	done    chan error
+	logs    *logBuffer
+	stopped bool
+	// allowErrors are log lines at level ERROR the test provokes.
+	allowErrors []string
+}
+
+type harnessOpt struct {
+	cfg  func(*Config)
+	wrap func(Handler) Handler
+}
+
+// startHarness wires adapter and service over store and kv, resumes the service and runs the
+// adapter until the test ends (or stop).
+func startHarness(t testing.TB, f *fakeDiscord, store table.Store, kv table.KV, opts ...harnessOpt) *harness {
+	t.Helper()
+	logs := &logBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	cfg := Config{Token: f.Token, GuildID: f.GuildID, APIURL: f.srv.URL, Log: log, KV: kv, Verbose: true}
+	for _, o := range opts {
+		if o.cfg != nil {
+			o.cfg(&cfg)
+		}
+	}
+	a := New(cfg)
+	svc := table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots,
+		Seed: 7, Log: log, Think: time.Second})
+	var h Handler = svc
+	for _, o := range opts {
+		if o.wrap != nil {
+			h = o.wrap(h)
+		}
+	}
+	a.Attach(h)
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := svc.Resume(ctx); err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	hs := &harness{t: t, f: f, a: a, svc: svc, cancel: cancel, done: make(chan error, 1), logs: logs}
+	registered := f.callCounts()["PUT applications/{id}/guilds/{id}/commands"]
+	go func() { hs.done <- a.Run(ctx) }()
+	t.Cleanup(hs.stop)
+	f.waitFor("the commands to be registered", func() bool {
+		return f.conn != nil && f.calls["PUT applications/{id}/guilds/{id}/commands"] > registered
+	})
+	return hs
+}
+
+// stop ends Run (closing the session before the fake goes), closes the service, waits for the
+// queues and checks the captured logs for the token.
+func (h *harness) stop() {
+	if h.stopped {
+		return
+	}
+	h.stopped = true
+	h.cancel()
+	if err := <-h.done; err != nil {
+		h.t.Errorf("Run: %v", err)
+	}
+	h.svc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := h.a.Flush(ctx); err != nil {
+		h.t.Errorf("Flush: %v", err)
+	}
+	logs := h.logs.String()
+	if strings.Contains(logs, h.f.Token) || strings.Contains(logs, "s3cr3t") {
+		h.t.Errorf("the bot token appears in the logs")
+	}
+	if !strings.Contains(logs, "Identify Packet") {
+		h.t.Errorf("discordgo's debug lines (identify included) are missing from the log: the token check proves nothing")
+	}
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, "msg=interaction ") && !strings.Contains(line, "took=0s") {
+			if d, err := time.ParseDuration(strings.Fields(line[strings.Index(line, "took=")+5:])[0]); err == nil && d > time.Second {
+				h.t.Logf("slow: %s", line)
+			}
+		}
+		if h.t.Failed() && (strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR")) {
+			h.t.Logf("log: %s", line)
+		}
+		if strings.Contains(line, "level=ERROR") && !slices.ContainsFunc(h.allowErrors, func(s string) bool { return strings.Contains(line, s) }) {
+			h.t.Errorf("error in the log: %s", line)
+		}
+	}
+}
+
+// Reading what users see.
+
+func actionOf(b fakeButton) table.Action {
+	a, err := table.ParseAction(b.CustomID)
+	if err != nil {
+		panic("not our button: " + b.CustomID)
+	}
+	return a
+}
+
+func findButton(m fakeMessage, verb table.Verb) (fakeButton, bool) {
+	for _, b := range m.buttons() {
+		if actionOf(b).Verb == verb {
+			return b, true
+		}
+	}
+	return fakeButton{}, false
+}
+
+// lastWith gives the newest message holding a button of the verb.
+func lastWith(msgs []fakeMessage, verb table.Verb) (fakeMessage, fakeButton, bool) {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if b, ok := findButton(msgs[i], verb); ok {
+			return msgs[i], b, true
+		}
+	}
+	return fakeMessage{}, fakeButton{}, false
+}
+
+// moves are a hand's buttons drawn as playable: trump suits, or legal cards.
+func moves(m fakeMessage) []fakeButton {
+	var out []fakeButton
+	for _, b := range m.buttons() {
+		if v := actionOf(b).Verb; (v == table.VerbPlay || v == table.VerbTrump) && b.Style == 1 {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func ephemeralText(lang, key string, args ...any) string {
+	return escape(i18n.T(lang, key, args...))
+}
+
+// A seat's player and how they see their hand.
+type seatPlayer struct {
+	u    fakeUser
+	noDM bool // plays from the ephemeral hand ("My hand") instead of DMs
+}
+
+// handView is the message that shows the player's current hand (f.mu held).
+func (f *fakeDiscord) handViewLocked(p seatPlayer) (fakeMessage, bool) {
+	var ids []string
+	if p.noDM {
+		ids = f.ephemeral[p.u.ID]
+	} else {
+		ids = f.order[f.dms[p.u.ID]]
+	}
+	for i := len(ids) - 1; i >= 0; i-- {
+		m := f.msgs[ids[i]]
+		for _, b := range m.copy().buttons() {
+			if v := actionOf(b).Verb; v == table.VerbPlay || v == table.VerbTrump {
+				return m.copy(), true
+			}
+		}
+	}
+	return fakeMessage{}, false
+}
+
+func matchOver(msgs []fakeMessage) bool {
+	_, _, ok := lastWith(msgs, table.VerbRematch)
+	return ok
+}
+
+// openTable has owner open a table with options, the others join with the lobby's button, and
+// owner deal. It returns the table ID.
+func openTable(t testing.TB, f *fakeDiscord, owner fakeUser, others []fakeUser, options ...map[string]any) string {
+	t.Helper()
+	r := f.slash(owner, guildChannel, "new", options...)
+	if r.Type != 4 || r.Flags&64 == 0 || r.Content != ephemeralText("en", "note.opened") {
+		t.Fatalf("/km new answered %+v", r)
+	}
+	for _, u := range others {
+		var lobby fakeMessage
+		var join fakeButton
+		f.waitFor("the lobby", func() bool {
+			var ok bool
+			lobby, join, ok = lastWith(f.channelLocked(guildChannel), table.VerbJoin)
+			return ok
+		})
+		if r := f.press(u, lobby, join.CustomID); r.Type != 6 {
+			t.Fatalf("%s joining: %+v", u.Name, r)
+		}
+	}
+	var lobby fakeMessage
+	var deal fakeButton
+	f.waitFor("the lobby with everyone", func() bool {
+		var ok bool
+		lobby, deal, ok = lastWith(f.channelLocked(guildChannel), table.VerbDeal)
+		if !ok {
+			return false
+		}
+		for _, u := range others {
+			if !strings.Contains(lobby.Content, u.Name) {
+				return false
+			}
+		}
+		return true
+	})
+	if r := f.press(owner, lobby, deal.CustomID); r.Type != 6 {
+		t.Fatalf("dealing: %+v", r)
+	}
+	return actionOf(deal).Table
+}
+
+// liveMessage waits for the table's live message (the one with "My hand").
+func liveMessage(f *fakeDiscord) (fakeMessage, fakeButton) {
+	var live fakeMessage
+	var hand fakeButton
+	f.waitFor("the live table message", func() bool {
+		var ok bool
+		live, hand, ok = lastWith(f.channelLocked(guildChannel), table.VerbHand)
+		return ok
+	})
+	return live, hand
+}
+
+// playMatch plays until the match is over: whoever's hand shows playable buttons presses a
+// random one. Players without DMs ask for their hand once ("My hand", kept up to date by the
+// adapter) and play every other card with /km play and its autocomplete. It returns the moves made.
+func playMatch(t testing.TB, f *fakeDiscord, players []seatPlayer, rng *rand.Rand) int {
+	t.Helper()
+	for _, p := range players {
+		if p.noDM {
+			live, hand := liveMessage(f)
+			if r := f.press(p.u, live, hand.CustomID); r.Type != 4 || r.Flags&64 == 0 {
+				t.Fatalf("%s: My hand answered %+v", p.u.Name, r)
+			}
+		}
+	}
+	var lastSeq uint64
+	n := 0
+	for {
+		var who seatPlayer
+		var view fakeMessage
+		var best uint64
+		over := false
+		f.waitFor("a move or the end of the match", func() bool {
+			if matchOver(f.channelLocked(guildChannel)) {
+				over = true
+				return true
+			}
+			best = 0
+			for _, p := range players {
+				m, ok := f.handViewLocked(p)
+				if !ok {
+					continue
+				}
+				if mv := moves(m); len(mv) > 0 && actionOf(mv[0]).Seq > lastSeq && actionOf(mv[0]).Seq > best {
+					who, view, best = p, m, actionOf(mv[0]).Seq
+				}
+			}
+			return best > 0
+		})
+		if over {
+			return n
+		}
+		mv := moves(view)
+		b := mv[rng.IntN(len(mv))]
+		act := actionOf(b)
+		if who.noDM && act.Verb == table.VerbPlay && n%2 == 0 {
+			// The slash command way: autocomplete must offer exactly the playable cards.
+			var want []string
+			for _, x := range mv {
+				want = append(want, actionOf(x).Arg)
+			}
+			var got []string
+			for _, c := range f.autocomplete(who.u, guildChannel, "") {
+				got = append(got, c.Value.(string))
+			}
+			sort.Strings(want)
+			sort.Strings(got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("autocomplete offered %v, the hand shows %v", got, want)
+			}
+			if r := f.slash(who.u, guildChannel, "play", opt("card", 3, act.Arg)); r.Type != 4 || r.Content != doneText {
+				t.Fatalf("%s: /km play %s answered %+v", who.u.Name, act.Arg, r)
+			}
+		} else if r := f.press(who.u, view, b.CustomID); r.Type != 6 {
+			t.Fatalf("%s pressing %s (seq %d): %+v", who.u.Name, b.Label, act.Seq, r)
+		}
+		lastSeq = act.Seq
+		n++
+		if n > 500 {
+			t.Fatalf("the match does not end")
+		}
+	}
+}
+
+func slogTo(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+func percentile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	i := int(p * float64(len(s)-1))
+	return s[i]
+}
+
+func restSummary(before, after map[string]int) (total int, lines []string) {
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			total += d
+			lines = append(lines, k+": "+strconv.Itoa(d))
+		}
+	}
+	sort.Strings(lines)
+	return total, lines
+}

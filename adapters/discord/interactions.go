@@ -1,0 +1,367 @@
+package discord
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// adminPermissions make a member an administrator of the table in their server.
+const adminPermissions = discordgo.PermissionAdministrator | discordgo.PermissionManageGuild | discordgo.PermissionManageChannels
+
+// doneText answers a slash command that changed the table and has nothing to say to the actor
+// (the table's public message shows the change).
+const doneText = "✅"
+
+// ephemeralHand is a hand shown as an ephemeral reply; the outbox keeps it up to date by editing
+// the interaction's original response, which Discord allows for 15 minutes.
+type ephemeralHand struct {
+	appID, token string
+	table        string
+	version      uint64
+	at           time.Time
+}
+
+// handTTL is how long an ephemeral hand is edited: Discord's interaction tokens last 15 minutes.
+const handTTL = 14 * time.Minute
+
+// onInteraction handles one interaction. discordgo runs each in its own goroutine.
+func (a *Adapter) onInteraction(_ *discordgo.Session, ev *discordgo.InteractionCreate) {
+	i := ev.Interaction
+	if i == nil {
+		return
+	}
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		a.refuseClosing(i)
+		return
+	}
+	a.inflight.Add(1)
+	a.mu.Unlock()
+	defer a.inflight.Done()
+
+	r := &responder{a: a, i: i, component: i.Type == discordgo.InteractionMessageComponent}
+	start := time.Now()
+	defer func() {
+		a.log.Debug("interaction", "id", i.ID, "type", int(i.Type), "took", time.Since(start), "handle", r.handled)
+	}()
+	defer func() {
+		if p := recover(); p != nil {
+			a.log.Error("panic while handling an interaction", "interaction", i.ID, "panic", a.redact(fmt.Sprint(p)),
+				"stack", string(debug.Stack()))
+			if i.Type != discordgo.InteractionApplicationCommandAutocomplete {
+				r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(i18n.Pick(string(i.Locale)), "err.internal")}})
+			}
+		}
+	}()
+	if u := userOf(i); u != nil && isPrivate(i) {
+		a.dmWorks(u.ID) // the user talks to the bot in private: DMs reach them
+	}
+	switch i.Type {
+	case discordgo.InteractionApplicationCommand:
+		a.onCommand(r, i)
+	case discordgo.InteractionMessageComponent:
+		a.onComponent(r, i)
+	case discordgo.InteractionApplicationCommandAutocomplete:
+		a.onAutocomplete(i)
+	}
+}
+
+func (a *Adapter) refuseClosing(i *discordgo.Interaction) {
+	if i.Type == discordgo.InteractionApplicationCommandAutocomplete {
+		return
+	}
+	r := &responder{a: a, i: i}
+	r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(i18n.Pick(string(i.Locale)), "err.shutting_down")}})
+}
+
+func userOf(i *discordgo.Interaction) *discordgo.User {
+	if i.Member != nil && i.Member.User != nil {
+		return i.Member.User
+	}
+	return i.User
+}
+
+// actorOf is who sent the interaction, from the interaction itself (never from button data).
+func actorOf(i *discordgo.Interaction) (p table.Player, admin, ok bool) {
+	u := userOf(i)
+	if u == nil || u.ID == "" {
+		return table.Player{}, false, false
+	}
+	name := u.GlobalName
+	if name == "" {
+		name = u.Username
+	}
+	if i.Member != nil {
+		if i.Member.Nick != "" {
+			name = i.Member.Nick // the name the server shows
+		}
+		admin = i.Member.Permissions&adminPermissions != 0
+	}
+	return table.Player{ID: "dc:" + u.ID, Name: name, Locale: string(i.Locale)}, admin, true
+}
+
+func placeOf(i *discordgo.Interaction) table.Place {
+	return table.Place{Platform: Platform, Chat: i.ChannelID}
+}
+
+// isPrivate reports whether the interaction comes from the user's DM with the bot.
+func isPrivate(i *discordgo.Interaction) bool {
+	return i.GuildID == "" && i.Context != discordgo.InteractionContextPrivateChannel
+}
+
+func (a *Adapter) onCommand(r *responder, i *discordgo.Interaction) {
+	actor, admin, ok := actorOf(i)
+	lang := i18n.Pick(string(i.Locale))
+	data := i.ApplicationCommandData()
+	if !ok || data.Name != CommandName || len(data.Options) == 0 {
+		r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(lang, "err.unknown_verb", data.Name)}})
+		return
+	}
+	sub := data.Options[0]
+	verb, ok := table.ParseVerb(sub.Name)
+	if !ok {
+		r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(lang, "err.unknown_verb", sub.Name)}})
+		return
+	}
+	cmd := table.Command{Place: placeOf(i), Actor: actor, Verb: verb, Args: argsFor(verb, sub.Options),
+		EventID: "dc:" + i.ID, Admin: admin, Private: isPrivate(i)}
+	replies := a.handle(r, cmd)
+	if r.answer(replies) && verb == table.VerbHand {
+		a.rememberHandReply(i, replies)
+	}
+}
+
+func (a *Adapter) onComponent(r *responder, i *discordgo.Interaction) {
+	actor, admin, ok := actorOf(i)
+	act, err := table.ParseAction(i.MessageComponentData().CustomID)
+	if !ok || err != nil {
+		r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(i18n.Pick(string(i.Locale)), "err.stale")}})
+		return
+	}
+	cmd := act.Command(placeOf(i), actor, "dc:"+i.ID, isPrivate(i))
+	cmd.Admin = admin
+	replies := a.handle(r, cmd)
+	original := r.answer(replies)
+	switch {
+	case original && act.Verb == table.VerbHand:
+		a.rememberHandReply(i, replies)
+	case original && len(replies) == 0 && i.Message != nil && i.Message.Flags&discordgo.MessageFlagsEphemeral != 0:
+		// A move from an ephemeral hand: this interaction's original is that hand too.
+		a.rememberHand(i, act.Table, act.Seq)
+	}
+}
+
+// handle runs the command; if the service takes longer than AckAfter, the interaction is
+// acknowledged meanwhile so it does not fail, and the answer follows.
+func (a *Adapter) handle(r *responder, cmd table.Command) []table.Message {
+	t := time.AfterFunc(a.cfg.AckAfter, r.deferNow)
+	defer t.Stop()
+	start := time.Now()
+	defer func() { r.handled = time.Since(start) }()
+	return a.service().Handle(context.Background(), cmd)
+}
+
+// rememberHandReply notes the interaction whose original response is the actor's hand.
+func (a *Adapter) rememberHandReply(i *discordgo.Interaction, replies []table.Message) {
+	for _, m := range replies {
+		if m.Kind == table.KindReply && m.Table != "" {
+			a.rememberHand(i, m.Table, m.Version)
+			return
+		}
+	}
+}
+
+func (a *Adapter) rememberHand(i *discordgo.Interaction, tableID string, version uint64) {
+	u := userOf(i)
+	if u == nil || i.Token == "" || i.AppID == "" {
+		return
+	}
+	a.usersMu.Lock()
+	defer a.usersMu.Unlock()
+	a.hands[u.ID] = ephemeralHand{appID: i.AppID, token: i.Token, table: tableID, version: version, at: time.Now()}
+}
+
+// turnTeller is the service's query for whose turn it is at a table (*table.Service has it).
+type turnTeller interface {
+	TableAt(p table.Place) string
+	Turn(tableID string) (playerID string, legal []core.Card, trumpPhase bool)
+}
+
+// onAutocomplete offers the caller's legal cards for /km play, filtered by what they typed.
+func (a *Adapter) onAutocomplete(i *discordgo.Interaction) {
+	choices := []*discordgo.ApplicationCommandOptionChoice{}
+	data := i.ApplicationCommandData()
+	if data.Name == CommandName && len(data.Options) == 1 && data.Options[0].Name == string(table.VerbPlay) {
+		typed := ""
+		for _, o := range data.Options[0].Options {
+			if o.Focused {
+				typed = optionString(o)
+			}
+		}
+		for _, c := range a.legalCards(i) {
+			if matches(typed, c.label, c.value) && len(choices) < 25 {
+				choices = append(choices, &discordgo.ApplicationCommandOptionChoice{Name: c.label, Value: c.value})
+			}
+		}
+	}
+	// Built by hand: discordgo omits an empty choices list, which Discord refuses.
+	body := struct {
+		Type discordgo.InteractionResponseType `json:"type"`
+		Data struct {
+			Choices []*discordgo.ApplicationCommandOptionChoice `json:"choices"`
+		} `json:"data"`
+	}{Type: discordgo.InteractionApplicationCommandAutocompleteResult}
+	body.Data.Choices = choices
+	uri := discordgo.EndpointInteractionResponse(i.ID, i.Token)
+	if _, err := a.s.RequestWithBucketID("POST", uri, body, uri); err != nil {
+		a.log.Warn("answering autocomplete", "interaction", i.ID, "err", a.redact(err.Error()))
+	}
+}
+
+type cardChoice struct{ label, value string }
+
+// legalCards are the cards the caller may play now: from the service's Turn query for the
+// channel's table, else (in a DM, or a service without the query) from the caller's hand, whose
+// playable card buttons are drawn primary.
+func (a *Adapter) legalCards(i *discordgo.Interaction) []cardChoice {
+	actor, admin, ok := actorOf(i)
+	if !ok {
+		return nil
+	}
+	var out []cardChoice
+	if tt, ok := a.service().(turnTeller); ok {
+		if id := tt.TableAt(placeOf(i)); id != "" {
+			who, legal, trump := tt.Turn(id)
+			if who == actor.ID && !trump {
+				for _, c := range legal {
+					out = append(out, cardChoice{c.Chat(), c.String()})
+				}
+			}
+			return out
+		}
+	}
+	replies := a.service().Handle(context.Background(), table.Command{Place: placeOf(i), Actor: actor,
+		Verb: table.VerbHand, Admin: admin, Private: isPrivate(i)})
+	for _, m := range replies {
+		for _, row := range m.Buttons {
+			for _, b := range row {
+				if b.Action.Verb == table.VerbPlay && b.Style == table.StylePrimary {
+					out = append(out, cardChoice{b.Label, b.Action.Arg})
+				}
+			}
+		}
+	}
+	return out
+}
+
+func matches(typed, label, value string) bool {
+	typed = strings.TrimSpace(typed)
+	if typed == "" {
+		return true
+	}
+	if c, err := i18n.ParseCard(typed); err == nil && c.String() == value {
+		return true
+	}
+	low := strings.ToLower(typed)
+	return strings.Contains(strings.ToLower(label), low) || strings.HasPrefix(strings.ToLower(value), low)
+}
+
+// responder answers one interaction once: at once, or deferred and then completed.
+type responder struct {
+	a         *Adapter
+	i         *discordgo.Interaction
+	component bool
+	handled   time.Duration // how long the service took
+
+	mu       sync.Mutex
+	deferred bool
+	done     bool
+}
+
+// deferNow acknowledges the interaction before the answer is ready: "thinking" (ephemeral) for
+// a command, a deferred update for a button.
+func (r *responder) deferNow() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done || r.deferred {
+		return
+	}
+	resp := &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredChannelMessageWithSource,
+		Data: &discordgo.InteractionResponseData{Flags: discordgo.MessageFlagsEphemeral}}
+	if r.component {
+		resp = &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate}
+	}
+	if err := r.a.s.InteractionRespond(r.i, resp); err != nil {
+		r.a.log.Warn("deferring an interaction", "interaction", r.i.ID, "err", r.a.redact(err.Error()))
+		return
+	}
+	r.deferred = true
+}
+
+// answer sends the replies to the actor, ephemerally. A button press with nothing to say gets a
+// deferred update; a command with nothing to say gets a short confirmation. It reports whether
+// the replies became the interaction's original response (which can be edited later).
+func (r *responder) answer(replies []table.Message) (original bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done {
+		return false
+	}
+	r.done = true
+	a, i := r.a, r.i
+	content, comps, files := a.replyParts(replies)
+	if content == "" && len(replies) == 0 && !r.component {
+		content = doneText
+	}
+	var err error
+	switch {
+	case !r.deferred && r.component && len(replies) == 0:
+		err = a.s.InteractionRespond(i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate})
+		original = true
+	case !r.deferred:
+		err = a.s.InteractionRespond(i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
+			Data: &discordgo.InteractionResponseData{Content: content, Components: comps, Files: files,
+				Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions()}})
+		original = true
+	case !r.component: // deferred command: the "thinking" message becomes the answer
+		_, err = a.s.InteractionResponseEdit(i, &discordgo.WebhookEdit{Content: &content, Components: &comps,
+			Files: files, AllowedMentions: noMentions()})
+		original = true
+	case len(replies) > 0: // deferred button: the answer is a follow-up only the actor sees
+		_, err = a.s.FollowupMessageCreate(i, true, &discordgo.WebhookParams{Content: content, Components: comps,
+			Files: files, Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions()})
+	default:
+		original = true
+	}
+	if err != nil {
+		a.log.Warn("answering an interaction", "interaction", i.ID, "err", a.redact(err.Error()))
+		return false
+	}
+	return original
+}
+
+// replyParts joins the replies for the actor into one message.
+func (a *Adapter) replyParts(replies []table.Message) (string, []discordgo.MessageComponent, []*discordgo.File) {
+	var texts []string
+	var rows [][]table.Button
+	var files []*discordgo.File
+	for _, m := range replies {
+		texts = append(texts, render(m, ""))
+		rows = append(rows, m.Buttons...)
+		if files == nil {
+			files = a.picture(m)
+		}
+	}
+	return truncate(strings.Join(texts, "\n\n"), maxContent), components(rows), files
+}
