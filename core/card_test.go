@@ -3,6 +3,8 @@ package core_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/kontermatt/kontermatt/core"
@@ -117,4 +119,38 @@ func TestCardValues(t *testing.T) {
 	if err := json.Unmarshal([]byte(`["XX"]`), &cards); !errors.Is(err, core.ErrInvalidCard) {
 		t.Errorf("unmarshal XX: %v", err)
 	}
+}
+
+// shuffleOnly hides every method of a *rand.Rand but Shuffle, so DealHands takes its general path.
+type shuffleOnly struct{ r *rand.Rand }
+
+func (s shuffleOnly) Shuffle(n int, swap func(i, j int)) { s.r.Shuffle(n, swap) }
+
+// TestDealHandsSameDeal checks that DealHands's direct path for *rand.Rand deals exactly what
+// Rand.Shuffle deals, so a stored seed keeps giving the same cards.
+func TestDealHandsSameDeal(t *testing.T) {
+	for seed := range uint64(200) {
+		dealer := core.Seat(seed & 3)
+		fast := core.DealHands(rand.New(rand.NewPCG(seed, 7)), dealer)
+		general := core.DealHands(shuffleOnly{rand.New(rand.NewPCG(seed, 7))}, dealer)
+		if fast != general {
+			t.Fatalf("seed %d: %v, via Shuffle %v", seed, fast, general)
+		}
+		if err := core.CheckDeal(fast); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func ExampleDealHands() {
+	r := rand.New(rand.NewPCG(2024, 11))
+	hands := core.DealHands(r, 3) // seat 3 deals, seat 0 is forehand
+	for s, h := range hands {
+		fmt.Println(s, h[:3], h[3:])
+	}
+	// Output:
+	// 0 [KD 10C JS] [JC 10D KC]
+	// 1 [AS AH 9S] [QS 9D JH]
+	// 2 [KH 9C QC] [QH 10H QD]
+	// 3 [9H KS 10S] [JD AC AD]
 }

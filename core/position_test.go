@@ -137,3 +137,26 @@ func TestPositionErrors(t *testing.T) {
 		t.Errorf("a bad card should wrap ErrInvalidCard: %v", err)
 	}
 }
+
+func TestViewHidesHands(t *testing.T) {
+	g := mustPosition(t, "H AS.KH.9C/QH.9S/10D/JC 1:KS #0")
+	for s := core.Seat(0); s < 4; s++ {
+		v := g.View(s)
+		if v.Hand != g.Hand(s) || v.Seat != s {
+			t.Errorf("seat %v sees hand %v, holds %v", s, v.Hand, g.Hand(s))
+		}
+		if v.Played() != core.SetOf(core.MustCards("KS")...) || v.Unseen()&(v.Hand|v.Played()) != 0 {
+			t.Errorf("seat %v: played %v, unseen %v", s, v.Played(), v.Unseen())
+		}
+		if (s == 2) == v.Legal.Empty() || v.ToMove != 2 {
+			t.Errorf("seat %v: legal %v, to move %v; only seat 2 is to play", s, v.Legal, v.ToMove)
+		}
+	}
+	pub := g.View(core.NoSeat)
+	if pub.Hand != 0 || pub.Legal != 0 || pub.Calls != nil || pub.Seat != core.NoSeat {
+		t.Errorf("the public view shows %v, legal %v, calls %v", pub.Hand, pub.Legal, pub.Calls)
+	}
+	if pub.HandSizes != [4]int{3, 2, 1, 1} || pub.Trick.N != 1 || pub.ToMove != 2 {
+		t.Errorf("public view: sizes %v, trick %+v, to move %v", pub.HandSizes, pub.Trick, pub.ToMove)
+	}
+}
