@@ -68,6 +68,22 @@ func TestPositionFields(t *testing.T) {
 	if len(g.Moves()) != 0 {
 		t.Errorf("a position has no moves, got %v", g.Moves())
 	}
+	// Its record lists the cards the position shows and does not replay.
+	rec := g.Record()
+	if got := rec.Hands; len(got) != 4 || len(got[0]) != 1 || got[0][0] != "9H" || len(got[1]) != 2 {
+		t.Errorf("record hands %v", got)
+	}
+	if _, err := core.ReplayGame(rec); core.Code(err) != "bad_deal" {
+		t.Errorf("replaying a position's record: %v, want bad_deal", err)
+	}
+	// A position before trump is a whole deal: its record replays.
+	g = mustPosition(t, "- AH.KH.AS.9C.10D.9H/KS.10S.AD.KC.10C.JH/QS.KD.AC.9D.9S.10H/QH.QD.JS.QC.JC.JD 0:- #0")
+	if err := g.NameTrump(0, core.Hearts); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := core.ReplayGame(g.Record()); err != nil || h.Position() != g.Position() {
+		t.Errorf("a deal from a position replays as %v, %v", h, err)
+	}
 }
 
 func TestPositionErrors(t *testing.T) {

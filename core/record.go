@@ -287,8 +287,11 @@ func (g *Game) record() GameRecord {
 	dealer := int(g.dealer)
 	rec := GameRecord{Dealer: &dealer, Hands: make([][]string, 4), Moves: make([]MoveRecord, 0, g.nMoves)}
 	for s, h := range g.dealt {
+		rec.Hands[s] = make([]string, 0, len(h))
 		for _, c := range h {
-			rec.Hands[s] = append(rec.Hands[s], c.String())
+			if c.Valid() { // a game made from a position may not know all six
+				rec.Hands[s] = append(rec.Hands[s], c.String())
+			}
 		}
 	}
 	for _, m := range g.moves[:g.nMoves] {
