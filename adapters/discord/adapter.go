@@ -118,6 +118,7 @@ func New(cfg Config) *Adapter {
 		a.kv = table.NewMemStore()
 	}
 	a.out.queues = map[string]*queue{}
+	a.out.cache = msgCache{recs: map[string]record{}, dirty: map[string]bool{}}
 	register(a)
 
 	s, _ := discordgo.New("Bot " + a.token) // New never fails

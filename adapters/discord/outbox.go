@@ -39,6 +39,7 @@ const (
 type outbox struct {
 	mu     sync.Mutex
 	queues map[string]*queue
+	cache  msgCache
 }
 
 type queue struct {
@@ -135,10 +136,12 @@ func (a *Adapter) work(dest string, q *queue) {
 	}
 }
 
-// Flush waits until every queued message has been sent (or given up), or ctx is done.
+// Flush waits until every queued message has been sent (or given up) and the records of edited
+// messages are written to the KV, or until ctx is done.
 func (a *Adapter) Flush(ctx context.Context) error {
 	for {
 		if a.out.pending() == 0 {
+			a.writeBack()
 			return nil
 		}
 		select {
@@ -177,6 +180,12 @@ func (a *Adapter) toUser(userID string, it outItem) {
 		a.editEphemeralHand(userID, m)
 	}
 	if a.dmRefused(userID) {
+		// A hand went to the ephemeral view (if any). A notice (the turn reminder) is said in the
+		// table's channel instead, pinging the player.
+		if place := m.Target.Place; m.Kind == table.KindNotice && place.Platform == Platform && place.Chat != "" {
+			m.Target = table.Target{Kind: table.ToPlace, Place: place}
+			a.enqueue("ch:"+place.Chat, outItem{m: m, mention: userID})
+		}
 		return
 	}
 	ch, err := a.dmChannel(userID)
@@ -336,7 +345,7 @@ func (a *Adapter) post(channelID string, it outItem) error {
 		}
 		_, err := a.s.ChannelMessageEditComplex(edit)
 		if err == nil {
-			return a.putRecord(m.Key, record{Channel: channelID, ID: rec.ID, Version: m.Version, Hash: sum})
+			return a.putRecord(m.Key, record{Channel: channelID, ID: rec.ID, Version: m.Version, Hash: sum}, false)
 		}
 		if c := restCode(err); c != discordgo.ErrCodeUnknownMessage {
 			return err
@@ -347,15 +356,35 @@ func (a *Adapter) post(channelID string, it outItem) error {
 	if err != nil {
 		return err
 	}
-	return a.putRecord(m.Key, record{Channel: channelID, ID: msg.ID, Version: m.Version, Hash: sum})
+	return a.putRecord(m.Key, record{Channel: channelID, ID: msg.ID, Version: m.Version, Hash: sum}, true)
 }
 
 func (a *Adapter) messageSend(it outItem, content string, comps []discordgo.MessageComponent) *discordgo.MessageSend {
 	return &discordgo.MessageSend{Content: content, Components: comps, Files: a.picture(it.m), AllowedMentions: mentions(it.mention)}
 }
 
+// msgCache holds the records of editable messages. A new message's record goes to the KV at
+// once (its ID must survive a crash, or the message would be posted twice); an edit only changes
+// memory and is written back by Flush, or when the cache grows large. Every KV write is a
+// transaction (two fsyncs on bbolt) that would otherwise compete with the service's commits on
+// every edit. A crash loses only content hashes: after it, Resume edits each message once.
+type msgCache struct {
+	mu    sync.Mutex
+	recs  map[string]record
+	dirty map[string]bool
+}
+
+// maxCached bounds the records kept in memory; beyond it they are written back and dropped.
+const maxCached = 4096
+
 func (a *Adapter) record(key string) (record, bool, error) {
-	var rec record
+	c := &a.out.cache
+	c.mu.Lock()
+	rec, ok := c.recs[key]
+	c.mu.Unlock()
+	if ok {
+		return rec, true, nil
+	}
 	b, found, err := a.kv.Get(bucketMessages, key)
 	if err != nil || !found {
 		return rec, false, err
@@ -364,12 +393,66 @@ func (a *Adapter) record(key string) (record, bool, error) {
 		a.log.Warn("unreadable message record; sending anew", "key", key, "err", err)
 		return rec, false, nil
 	}
+	c.mu.Lock()
+	if _, ok := c.recs[key]; !ok {
+		c.recs[key] = rec
+	}
+	c.mu.Unlock()
 	return rec, true, nil
 }
 
-func (a *Adapter) putRecord(key string, rec record) error {
-	b, _ := json.Marshal(rec)
-	return a.kv.Put(bucketMessages, key, b)
+// putRecord remembers what a message shows; durable writes it to the KV now.
+func (a *Adapter) putRecord(key string, rec record, durable bool) error {
+	c := &a.out.cache
+	c.mu.Lock()
+	c.recs[key] = rec
+	if !durable {
+		c.dirty[key] = true
+	} else {
+		delete(c.dirty, key)
+	}
+	n := len(c.recs)
+	c.mu.Unlock()
+	if durable {
+		b, _ := json.Marshal(rec)
+		if err := a.kv.Put(bucketMessages, key, b); err != nil {
+			return err
+		}
+	}
+	if n > maxCached {
+		a.writeBack()
+	}
+	return nil
+}
+
+// writeBack writes the edited records to the KV and, if the cache is large, drops the clean ones.
+func (a *Adapter) writeBack() {
+	c := &a.out.cache
+	c.mu.Lock()
+	todo := make(map[string]record, len(c.dirty))
+	for k := range c.dirty {
+		todo[k] = c.recs[k]
+	}
+	clear(c.dirty)
+	c.mu.Unlock()
+	for k, rec := range todo {
+		b, _ := json.Marshal(rec)
+		if err := a.kv.Put(bucketMessages, k, b); err != nil {
+			a.log.Warn("writing the KV", "bucket", bucketMessages, "err", err)
+			c.mu.Lock()
+			c.dirty[k] = true
+			c.mu.Unlock()
+		}
+	}
+	c.mu.Lock()
+	if len(c.recs) > maxCached {
+		for k := range c.recs {
+			if !c.dirty[k] {
+				delete(c.recs, k)
+			}
+		}
+	}
+	c.mu.Unlock()
 }
 
 // picture renders the message's picture as a PNG attachment, if a renderer is configured.

@@ -1,0 +1,236 @@
+package discord
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+func TestComponentsLayout(t *testing.T) {
+	row := func(n int, verb table.Verb) []table.Button {
+		var r []table.Button
+		for i := range n {
+			r = append(r, table.Button{Label: strings.Repeat("x", 90), Style: table.ButtonStyle(i % 4),
+				Action: table.Action{Verb: verb, Table: "t1", Seq: 7, Arg: string(rune('a' + i))}})
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name string
+		rows [][]table.Button
+		want []int // buttons per action row
+	}{
+		{"none", nil, nil},
+		{"four", [][]table.Button{row(4, table.VerbJoin)}, []int{4}},
+		{"six cards", [][]table.Button{row(6, table.VerbPlay)}, []int{3, 3}},
+		{"seven", [][]table.Button{row(7, table.VerbPlay)}, []int{3, 4}},
+		{"cards and calls", [][]table.Button{row(6, table.VerbPlay), row(3, table.VerbAnnounce)}, []int{3, 3, 3}},
+		{"too many rows", [][]table.Button{row(10, table.VerbPlay), row(10, table.VerbTrump), row(6, table.VerbJoin)}, []int{5, 5, 5, 5, 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			comps := components(tc.rows)
+			var got []int
+			for _, c := range comps {
+				ar := c.(discordgo.ActionsRow)
+				got = append(got, len(ar.Components))
+				for _, b := range ar.Components {
+					btn := b.(discordgo.Button)
+					if len([]rune(btn.Label)) > 80 {
+						t.Errorf("label of %d characters", len([]rune(btn.Label)))
+					}
+					if _, err := table.ParseAction(btn.CustomID); err != nil {
+						t.Errorf("custom_id %q: %v", btn.CustomID, err)
+					}
+				}
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("rows %v, want %v", got, tc.want)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Errorf("rows %v, want %v", got, tc.want)
+				}
+			}
+		})
+	}
+	styles := map[table.ButtonStyle]discordgo.ButtonStyle{table.StylePrimary: discordgo.PrimaryButton,
+		table.StyleSecondary: discordgo.SecondaryButton, table.StyleDanger: discordgo.DangerButton, table.StyleSuccess: discordgo.SuccessButton}
+	for in, want := range styles {
+		if got := buttonStyle(in); got != want {
+			t.Errorf("style %d → %d, want %d", in, got, want)
+		}
+	}
+}
+
+func TestRender(t *testing.T) {
+	m := table.Message{Title: "Table *1*", Text: "Team A: |||| |||| (9)\nname_with `ticks` ~x~ \\"}
+	got := render(m, "42")
+	want := "<@42> **Table \\*1\\***\nTeam A: \\|\\|\\|\\| \\|\\|\\|\\| (9)\nname\\_with \\`ticks\\` \\~x\\~ \\\\"
+	if got != want {
+		t.Errorf("render = %q\nwant     %q", got, want)
+	}
+	long := render(table.Message{Text: strings.Repeat("é", 3000)}, "")
+	if n := len([]rune(long)); n != maxContent || !strings.HasSuffix(long, "…") {
+		t.Errorf("a long text became %d characters", n)
+	}
+}
+
+func TestActorAndPlace(t *testing.T) {
+	member := func(perms int64, nick string) *discordgo.Interaction {
+		return &discordgo.Interaction{GuildID: "g", ChannelID: "c", Locale: discordgo.German,
+			Member: &discordgo.Member{Nick: nick, Permissions: perms, User: &discordgo.User{ID: "1", Username: "ann", GlobalName: "Ann"}}}
+	}
+	for _, tc := range []struct {
+		name    string
+		i       *discordgo.Interaction
+		player  table.Player
+		admin   bool
+		private bool
+	}{
+		{"member", member(discordgo.PermissionSendMessages, ""), table.Player{ID: "dc:1", Name: "Ann", Locale: "de"}, false, false},
+		{"nick", member(0, "Annie"), table.Player{ID: "dc:1", Name: "Annie", Locale: "de"}, false, false},
+		{"administrator", member(discordgo.PermissionAdministrator, ""), table.Player{ID: "dc:1", Name: "Ann", Locale: "de"}, true, false},
+		{"manage guild", member(discordgo.PermissionManageGuild, ""), table.Player{ID: "dc:1", Name: "Ann", Locale: "de"}, true, false},
+		{"manage channels", member(discordgo.PermissionManageChannels, ""), table.Player{ID: "dc:1", Name: "Ann", Locale: "de"}, true, false},
+		{"dm", &discordgo.Interaction{ChannelID: "d", Context: discordgo.InteractionContextBotDM, Locale: "fr",
+			User: &discordgo.User{ID: "2", Username: "bo"}}, table.Player{ID: "dc:2", Name: "bo", Locale: "fr"}, false, true},
+		{"group dm", &discordgo.Interaction{ChannelID: "g", Context: discordgo.InteractionContextPrivateChannel,
+			User: &discordgo.User{ID: "3", Username: "cy"}}, table.Player{ID: "dc:3", Name: "cy"}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, admin, ok := actorOf(tc.i)
+			if !ok || p != tc.player || admin != tc.admin || isPrivate(tc.i) != tc.private {
+				t.Errorf("got %+v admin=%v private=%v", p, admin, isPrivate(tc.i))
+			}
+			if pl := placeOf(tc.i); pl != (table.Place{Platform: Platform, Chat: tc.i.ChannelID}) {
+				t.Errorf("place %+v", pl)
+			}
+		})
+	}
+	if _, _, ok := actorOf(&discordgo.Interaction{}); ok {
+		t.Errorf("an interaction without a user has an actor")
+	}
+}
+
+func TestArgs(t *testing.T) {
+	o := func(name string, v any) *discordgo.ApplicationCommandInteractionDataOption {
+		return &discordgo.ApplicationCommandInteractionDataOption{Name: name, Value: v}
+	}
+	type opts = []*discordgo.ApplicationCommandInteractionDataOption
+	for _, tc := range []struct {
+		verb table.Verb
+		opts opts
+		want string
+	}{
+		{table.VerbNew, opts{o("timer", "none"), o("stripes", float64(7))}, "stripes=7 timer=none"},
+		{table.VerbJoin, opts{o("seat", float64(3))}, "3"},
+		{table.VerbJoin, nil, ""},
+		{table.VerbBot, opts{o("seat", float64(2)), o("remove", true)}, "remove 2"},
+		{table.VerbBot, opts{o("remove", false)}, ""},
+		{table.VerbTrump, opts{o("suit", "hearts")}, "hearts"},
+		{table.VerbAnnounce, opts{o("call", "konter-a-matt")}, "konter-a-matt"},
+		{table.VerbPlay, opts{o("card", "QS")}, "QS"},
+		{table.VerbRematch, opts{o("partners", "rotate")}, "rotate"},
+		{table.VerbLang, opts{o("language", "lb")}, "lb"},
+		{table.VerbLang, opts{o("for", "table"), o("language", "de")}, "table de"},
+		{table.VerbLang, opts{o("for", "me"), o("language", "fr")}, "fr"},
+	} {
+		if got := strings.Join(argsFor(tc.verb, tc.opts), " "); got != tc.want {
+			t.Errorf("%s %v: args %q, want %q", tc.verb, tc.opts, got, tc.want)
+		}
+	}
+	// Every subcommand is a verb the service knows.
+	for _, sc := range subcommands {
+		if v, ok := table.ParseVerb(string(sc.verb)); !ok || v != sc.verb {
+			t.Errorf("subcommand %s is no verb", sc.verb)
+		}
+	}
+}
+
+// The REST base URL may carry a path (a proxy); only Discord's own host is rewritten.
+func TestRewriter(t *testing.T) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Host+" "+r.URL.Path+"?"+r.URL.RawQuery+" "+r.Header.Get("Authorization"))
+	}))
+	defer srv.Close()
+	rt := newRewriter(srv.URL + "/proxy/")
+	req, _ := http.NewRequest("GET", discordgo.EndpointGatewayBot+"?x=1", nil)
+	req.Header.Set("Authorization", "Bot t")
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	if want := host + " /proxy/api/v" + discordgo.APIVersion + "/gateway/bot?x=1 Bot t"; len(got) != 1 || got[0] != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if req.URL.Host != "discord.com" {
+		t.Errorf("the caller's request was changed: %s", req.URL)
+	}
+	if _, ok := newRewriter("").(*http.Transport); !ok {
+		t.Errorf("no APIURL should mean no rewriting")
+	}
+	if _, ok := newRewriter(DefaultAPIURL).(*http.Transport); !ok {
+		t.Errorf("Discord's own URL should mean no rewriting")
+	}
+}
+
+func TestRedact(t *testing.T) {
+	a := New(Config{Token: "Bot abc.DEF-ghi_jkl.mnopqrstuvwxyz0123"})
+	defer unregister(a)
+	for _, in := range []string{
+		"POST https://discord.com/api/v9/interactions/123/aW50ZXJhY3Rpb246MTIzOnNlY3JldA/callback",
+		"PATCH https://discord.com/api/v9/webhooks/456/aW50ZXJhY3Rpb246MTIzOnNlY3JldA/messages/@original",
+		`{"op":2,"d":{"token":"aW50ZXJhY3Rpb246MTIzOnNlY3JldA","intents":0}}`,
+		`discordgo.Identify{Token:"aW50ZXJhY3Rpb246MTIzOnNlY3JldA", Properties:...}`,
+		"authorization: Bot aW50ZXJhY3Rpb246MTIzOnNlY3JldA",
+		"token abc.DEF-ghi_jkl.mnopqrstuvwxyz0123 in a sentence",
+	} {
+		out := a.redact(in)
+		if strings.Contains(out, "aW50ZXJhY3Rpb246MTIzOnNlY3JldA") || strings.Contains(out, "mnopqrstuvwxyz0123") {
+			t.Errorf("redact(%q) = %q", in, out)
+		}
+		if !strings.Contains(out, "[redacted]") {
+			t.Errorf("redact(%q) = %q: nothing marked", in, out)
+		}
+	}
+	if err := a.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "Attach") {
+		t.Errorf("Run before Attach: %v", err)
+	}
+}
+
+// Private messages for a player who refuses DMs: a notice is said in the channel with a ping,
+// a hand is not sent anywhere (it reaches the player through "My hand"), and no DM is tried.
+func TestPrivateMessagesForClosedDMs(t *testing.T) {
+	f := newFakeDiscord(t)
+	kv := table.NewMemStore()
+	kv.Put(bucketNoDM, bob.ID, []byte("x"))
+	a := New(Config{Token: f.Token, APIURL: f.srv.URL, KV: kv})
+	t.Cleanup(func() { unregister(a) })
+	place := table.Place{Platform: Platform, Chat: guildChannel}
+	player := table.Player{ID: "dc:" + bob.ID, Name: "Bob"}
+	a.Deliver(context.Background(), []table.Message{
+		{Target: table.Target{Kind: table.ToPlayer, Place: place, Player: player}, Kind: table.KindHand, Key: "hand/t/m1/1/dc:" + bob.ID,
+			Version: 3, Table: "t", Text: "Q♠ K♥"},
+		{Target: table.Target{Kind: table.ToPlayer, Place: place, Player: player}, Kind: table.KindNotice, Version: 3, Table: "t",
+			Text: "⏰ It's your turn"},
+	})
+	if err := a.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	msgs := f.channel(guildChannel)
+	if len(msgs) != 1 || msgs[0].Content != "<@"+bob.ID+"> ⏰ It's your turn" || len(msgs[0].Mentions) != 1 {
+		t.Errorf("channel: %+v", msgs)
+	}
+	if calls := f.callCounts(); calls["POST users/@me/channels"] != 0 || len(f.dms) != 0 {
+		t.Errorf("a DM was tried: %v", calls)
+	}
+}
