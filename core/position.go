@@ -7,47 +7,6 @@ import (
 	"strings"
 )
 
-// A position is a game on one line, the way FEN writes a chess position, so that a rules test is
-// one line: position, move, expected position or error. For example
-//
-//	H AS.KH.9C/QH.9S/10D/JC 1:KS #0
-//
-// is: hearts are trump; seat 0 holds AS KH 9C, seat 1 QH 9S, seat 2 10D, seat 3 JC; seat 1 led
-// the trick in progress with KS, so seat 2 is to play; no trick is complete yet (the announcement
-// window is open). The fields, separated by spaces:
-//
-//  1. The trump suit (S H D C, or a suit symbol), or "-" while forehand has still to name it.
-//  2. The four hands, seat 0 first, separated by "/"; cards separated by "."; "-" for an empty
-//     hand. Once trump is named the order within a hand does not matter and is printed sorted;
-//     before, each hand is the six cards as dealt (the first three are the first packet).
-//  3. The trick in progress: the seat that led it, ":", then its cards in the order played
-//     ("-" for none). The seat to move is the next one after the cards played.
-//  4. Optional, in any order:
-//     #n           completed tricks, 0..6 (default: what won= adds up to, else 0); announcements
-//     are only allowed at #0; #6 is a finished game, with empty hands and trick, whose trick
-//     leader is the seat that won the last trick
-//     won=A,B      tricks won by team A and team B; they add up to n (default: all n to the team
-//     of the trick's leader, who won the last one)
-//     points=A,B   card points team A and team B have taken (default 0,0)
-//     dealer=N     the seat that dealt (default: the seat before the trick's leader; at #0 the
-//     leader is forehand, so it cannot be anything else)
-//     calls=S:CALL,...  announcements made, in order: 3:konter,0:matt
-//     ann=off, draw=flat1, bonus=off, dir=anticlockwise, stripes=N: table options that differ
-//     from DefaultRules
-//
-// Hands may be partial: a rules problem lists only the cards it is about, and the cards it leaves
-// out simply take no part. Such a game can stop early, when the seat to move holds no card; play
-// it to the end and score it only when every card is somewhere (hands, trick, or in the points of
-// the completed tricks). ParsePosition checks what a position can get wrong: no card twice, no
-// hand larger than the tricks left allow, the seat to move holds a card, tricks won add up, calls
-// are possible (the announcer could hold its queens and has had its turn), points fit.
-//
-// A game made from a position has no history: its completed tricks are placeholders with no
-// cards and no leader or winner (NoSeat), Moves starts empty, and Dealt holds each hand as the
-// position shows it, so its Record is not a replayable record (unless it is still in the trump
-// phase, which is a whole deal). Position prints any game, and parsing what it prints gives an
-// equal game for a game made from a position.
-
 // ErrInvalidPosition is wrapped by every error of ParsePosition.
 var ErrInvalidPosition = errors.New("not a position")
 
@@ -55,8 +14,52 @@ func posErr(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidPosition}, args...)...)
 }
 
-// ParsePosition reads a position (see the notation above) into a game ready to go on from there.
-// Errors wrap ErrInvalidPosition (and ErrInvalidCard or ErrInvalidSuit for a bad card or suit).
+// ParsePosition reads a position into a game ready to go on from there. Errors wrap
+// ErrInvalidPosition (and ErrInvalidCard or ErrInvalidSuit for a bad card or suit).
+//
+// A position is a game on one line, the way FEN writes a chess position, so that a rules test is
+// one line: position, move, expected position or error. For example
+//
+//	H AS.KH.9C/QH.9S/10D/JC 1:KS #0
+//
+// is: hearts are trump; seat 0 holds AS KH 9C, seat 1 QH 9S, seat 2 10D, seat 3 JC; seat 1 led
+// the trick in progress with KS, so seat 2 is to play; no trick is complete yet, so the
+// announcement window is open. Three fields, separated by spaces, are required:
+//
+//  1. The trump suit (S H D C, or a suit symbol), or "-" while forehand has still to name it.
+//  2. The four hands, seat 0 first, separated by "/"; cards separated by "."; "-" for an empty
+//     hand. Once trump is named the order within a hand does not matter and hands are printed
+//     sorted; before, each hand is the six cards as dealt (the first three are the first packet).
+//  3. The trick in progress: the seat that led it, ":", then its cards in the order played, "-"
+//     for none. The seat to move is the one after the cards played.
+//
+// Then come, optionally and in any order:
+//
+//	#n               completed tricks, 0..6 (default: what won= adds up to, else 0).
+//	                 Announcements are only possible at #0. #6 is a finished game: hands and
+//	                 trick are empty, and the trick's leader is the seat that won the last trick.
+//	won=A,B          tricks won by team A and team B, adding up to n (default: all n to the team
+//	                 of the trick's leader, who won the last one).
+//	points=A,B       card points taken by team A and team B (default 0,0).
+//	dealer=N         the seat that dealt (default: the seat before the trick's leader; at #0 the
+//	                 leader is forehand, so the dealer can be no other seat).
+//	calls=S:CALL,... announcements made, in order, e.g. calls=3:konter,0:matt.
+//	ann=off draw=flat1 bonus=off dir=anticlockwise stripes=N
+//	                 table options that differ from DefaultRules.
+//
+// Hands may be partial: a rules problem lists only the cards it is about, and the cards it leaves
+// out take no part. Such a game stops early when the seat to move holds no card; play it to the
+// end and score it only when every card is somewhere (hands, trick, or the points of completed
+// tricks). ParsePosition refuses what a position can get wrong: a card in two places, a hand
+// larger than the tricks left allow, a seat to move without a card, tricks won that do not add
+// up, impossible calls (the announcer must be able to hold its queens and have had its turn),
+// more than 40 points.
+//
+// A game made from a position has no history: its completed tricks are placeholders with no
+// cards and no leader or winner (NoSeat), Moves starts empty, and Dealt holds the hands as the
+// position shows them, so its Record does not replay (unless trump is still to be named: that
+// position is a whole deal). Position prints any game; for a game made from a position, parsing
+// what it prints gives an equal game.
 func ParsePosition(s string) (*Game, error) {
 	fields := strings.Fields(s)
 	if len(fields) < 3 {
