@@ -1,0 +1,84 @@
+package robot
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/robot/dd"
+)
+
+// When few deals remain the searcher lists them all: its card must then win in the most of
+// them (weighted as it weighs them), as an independent count with the solver shows.
+func TestSearchPlaysTheCardThatWinsMostDeals(t *testing.T) {
+	seed := uint64(8)
+	r := rand.New(rand.NewPCG(seed, 0))
+	checked := 0
+	sv := dd.NewSolver()
+	for i := 0; checked < 25 && i < 3000; i++ {
+		v, _ := randomView(r, 10+r.IntN(10))
+		team := v.Seat.Team()
+		have, other := v.Points[team], v.Points[team.Other()]
+		if len(v.Calls) > 0 || v.Legal.Len() < 2 || have > 20 || other > 20 || have+40-have-other < 20 {
+			continue
+		}
+		p := newSearcher(Strong, 1, Options{Threads: 1, Budget: time.Minute, Worlds: 300})
+		ws := p.source(v)
+		if ws.all == nil {
+			continue
+		}
+		m := p.Decide(context.Background(), v)
+		if m.Kind != core.MovePlay {
+			t.Fatalf("case %d: %v", i, m)
+		}
+		score := map[core.Card]float64{}
+		for k := range ws.all {
+			hands, w := ws.world(k)
+			for _, c := range v.Legal.Cards() {
+				sv.Reset(dd.Position{Trump: v.Trump, Hands: hands, Leader: v.Trick.Leader, Trick: v.Trick.Played()}, team)
+				gain, done, saved := sv.Play(c)
+				score[c] += w * float64(class(have, gain+sv.Value()))
+				sv.Undo(c, done, saved)
+			}
+		}
+		best := math.Inf(-1)
+		for _, s := range score {
+			best = max(best, s)
+		}
+		if score[m.Card] < best-1e-9 {
+			t.Fatalf("seed %d case %d: played %v scoring %v, best %v: %v", seed, i, m.Card, score[m.Card], best, score)
+		}
+		checked++
+	}
+	if checked < 25 {
+		t.Fatalf("only %d positions checked", checked)
+	}
+}
+
+// Decisions at the first trick (the slowest), with a fixed number of sampled deals.
+func BenchmarkStrongFirstCard(b *testing.B) {
+	r := rand.New(rand.NewPCG(4, 0))
+	var views []core.View
+	for len(views) < 32 {
+		v, _ := randomView(r, r.IntN(3))
+		if len(v.Calls) == 0 && v.Legal.Len() > 1 {
+			views = append(views, v)
+		}
+	}
+	p := NewWith(Strong, 1, Options{Threads: 1, Budget: time.Minute, Worlds: 32})
+	for i := 0; b.Loop(); i++ {
+		p.Decide(context.Background(), views[i%len(views)])
+	}
+}
+
+func BenchmarkStrongTrump(b *testing.B) {
+	r := rand.New(rand.NewPCG(4, 1))
+	p := NewWith(Strong, 1, Options{Threads: 1, Budget: time.Minute, Worlds: 32})
+	for b.Loop() {
+		v, _ := randomView(r, -1)
+		p.Decide(context.Background(), v)
+	}
+}
