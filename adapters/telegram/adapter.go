@@ -1,0 +1,372 @@
+// Package telegram connects the table service to Telegram through the Bot API
+// (github.com/go-telegram-bot-api/telegram-bot-api/v5): it turns updates into table.Commands and
+// delivers the service's Messages within Telegram's limits.
+//
+// Wiring, in this order:
+//
+//	a, err := telegram.New(telegram.Config{Token: token, KV: store, Log: log}) // calls getMe
+//	svc := table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{telegram.Platform: a}, ...})
+//	a.Attach(svc)
+//	svc.Resume(ctx)
+//	err = a.Run(ctx) // blocks until ctx ends, then finishes the updates it has taken
+//	svc.Close()      // no more messages after this
+//	a.Close()        // sends what is queued (bounded by CloseTimeout)
+package telegram
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+	"golang.org/x/time/rate"
+
+	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// Platform is the name of this platform in table.Place and in the service's Outboxes.
+const Platform = "telegram"
+
+// Config sets up an Adapter. Token and KV are required.
+type Config struct {
+	Token  string
+	APIURL string // Bot API server; default https://api.telegram.org (requests go to APIURL+"/bot<token>/<method>")
+	Log    *slog.Logger
+	KV     table.KV // which Telegram message shows which keyed message; who cannot get private messages
+
+	// Client makes the HTTP requests (a proxy, a test server); default a plain http.Client.
+	Client *http.Client
+	// PollTimeout is how long one getUpdates long poll may wait; default 50 s.
+	PollTimeout time.Duration
+	// RequestTimeout bounds every other request; default 30 s.
+	RequestTimeout time.Duration
+	// CloseTimeout bounds how long Close keeps sending what is queued; default 5 s.
+	CloseTimeout time.Duration
+
+	// GroupPerMinute caps messages and edits to one group in any 60 seconds; default 20.
+	GroupPerMinute int
+	// PrivateInterval is the least time between two messages or edits to one private chat;
+	// default 1 s.
+	PrivateInterval time.Duration
+	// GlobalPerSecond caps all messages and edits together; default 30.
+	GlobalPerSecond float64
+
+	// Picture, when set, renders a message's Picture; such a message then goes out as a photo with
+	// the text as caption. Keyed (edited) messages always stay text. Unset: text only.
+	Picture func(table.Message) ([]byte, error)
+}
+
+// Adapter is one bot: it receives updates for the service and is the service's Telegram Outbox.
+type Adapter struct {
+	cfg    Config
+	log    *slog.Logger
+	red    *redactor
+	bot    *tgbotapi.BotAPI
+	client *apiClient
+	kv     table.KV
+	svc    atomic.Pointer[table.Service]
+
+	started  atomic.Bool
+	stopping atomic.Bool // Run's context ended
+
+	life     context.Context // ends when Close gives up on the queues
+	lifeStop context.CancelFunc
+
+	in    serial // updates, one chat at a time
+	out   outbox
+	users users
+}
+
+var _ table.Outbox = (*Adapter)(nil)
+
+// New checks the token with getMe and makes the adapter. Nothing is received until Run; messages
+// the service delivers before Run (at Resume) are queued and sent at once.
+func New(cfg Config) (*Adapter, error) {
+	if cfg.Token == "" {
+		return nil, errors.New("telegram: no bot token")
+	}
+	if cfg.KV == nil {
+		return nil, errors.New("telegram: no KV store")
+	}
+	if cfg.APIURL == "" {
+		cfg.APIURL = "https://api.telegram.org"
+	}
+	cfg.APIURL = strings.TrimSuffix(cfg.APIURL, "/")
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{}
+	}
+	if cfg.PollTimeout <= 0 {
+		cfg.PollTimeout = 50 * time.Second
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = 30 * time.Second
+	}
+	if cfg.CloseTimeout <= 0 {
+		cfg.CloseTimeout = 5 * time.Second
+	}
+	if cfg.GroupPerMinute <= 0 {
+		cfg.GroupPerMinute = 20
+	}
+	if cfg.PrivateInterval <= 0 {
+		cfg.PrivateInterval = time.Second
+	}
+	if cfg.GlobalPerSecond <= 0 {
+		cfg.GlobalPerSecond = 30
+	}
+	a := &Adapter{cfg: cfg, log: cfg.Log.With("platform", Platform), red: newRedactor(cfg.Token), kv: cfg.KV}
+	a.life, a.lifeStop = context.WithCancel(context.Background())
+	a.client = newAPIClient(cfg.Client, cfg.RequestTimeout, cfg.PollTimeout)
+	a.out.init(cfg)
+	a.users.init()
+	theLibLogger.register(a)
+	bot, err := tgbotapi.NewBotAPIWithClient(cfg.Token, cfg.APIURL+"/bot%s/%s", a.client)
+	if err != nil {
+		theLibLogger.unregister(a)
+		a.lifeStop()
+		return nil, fmt.Errorf("telegram: getMe: %s", a.red.Err(err))
+	}
+	bot.Buffer = 0 // take an update only when a handler is ready for it: none waits unconfirmed in a buffer
+	a.bot = bot
+	a.log.Info("connected", "bot", bot.Self.UserName)
+	return a, nil
+}
+
+// Attach gives the adapter the service its commands go to. Call it before Run.
+func (a *Adapter) Attach(svc *table.Service) { a.svc.Store(svc) }
+
+// Username is the bot's username (from getMe).
+func (a *Adapter) Username() string { return a.bot.Self.UserName }
+
+// allowedUpdates are the update types Run asks for.
+var allowedUpdates = []string{"message", "callback_query", "my_chat_member"}
+
+// Run deletes any webhook, registers the command list and long-polls for updates until ctx ends.
+// Then it stops taking updates, finishes the handlers already running and returns. It may be
+// called once.
+func (a *Adapter) Run(ctx context.Context) error {
+	if a.svc.Load() == nil {
+		return errors.New("telegram: Run before Attach")
+	}
+	if !a.started.CompareAndSwap(false, true) {
+		return errors.New("telegram: Run called twice")
+	}
+	if _, err := a.bot.Request(tgbotapi.DeleteWebhookConfig{}); err != nil {
+		return fmt.Errorf("telegram: deleteWebhook: %s", a.red.Err(err))
+	}
+	a.setCommands()
+
+	pollCtx, stopPoll := context.WithCancel(ctx)
+	defer stopPoll()
+	a.client.setPollContext(pollCtx)
+	updates := a.bot.GetUpdatesChan(tgbotapi.UpdateConfig{Timeout: int(a.cfg.PollTimeout / time.Second), AllowedUpdates: allowedUpdates})
+	// Handlers finish what they started even after ctx ends.
+	hctx := context.WithoutCancel(ctx)
+	a.log.Info("polling for updates")
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case u, ok := <-updates:
+			if !ok {
+				break loop
+			}
+			a.dispatch(hctx, u)
+		}
+	}
+	a.stopping.Store(true)
+	a.bot.StopReceivingUpdates()
+	stopPoll()
+	// The cancelled poll ends empty, and the library's poller then closes the channel. Updates it
+	// still hands over were not confirmed to Telegram, which sends them again at the next start.
+	for range updates {
+	}
+	a.in.wait()
+	a.log.Info("stopped polling")
+	return nil
+}
+
+// Close sends what is queued, for at most CloseTimeout, and stops. Call it after the service's
+// Close: messages delivered later are dropped.
+func (a *Adapter) Close() error {
+	a.out.close(a.cfg.CloseTimeout, a.lifeStop, a.log)
+	theLibLogger.unregister(a)
+	return nil
+}
+
+// setCommands registers the command menu: the default list in English, then one per language.
+func (a *Adapter) setCommands() {
+	langs := append([]string{""}, i18n.Languages...)
+	for _, lang := range langs {
+		var cmds []tgbotapi.BotCommand
+		for _, v := range table.Verbs {
+			cmds = append(cmds, tgbotapi.BotCommand{Command: string(v), Description: clip(i18n.T(i18n.Pick(lang), "help."+string(v)), 256)})
+		}
+		cfg := tgbotapi.NewSetMyCommands(cmds...)
+		cfg.LanguageCode = lang
+		if _, err := a.bot.Request(cfg); err != nil {
+			a.log.Warn("setMyCommands failed", "lang", lang, "err", a.red.Err(err))
+		}
+	}
+}
+
+// clip shortens s to at most n characters (runes), marking the cut with "…".
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// dispatch queues an update behind the ones from the same chat: a chat's commands are handled in
+// the order they were sent, different chats in parallel.
+func (a *Adapter) dispatch(ctx context.Context, u tgbotapi.Update) {
+	thread := a.client.takeThread(u.UpdateID)
+	var chat int64
+	switch {
+	case u.CallbackQuery != nil && u.CallbackQuery.Message != nil:
+		chat = u.CallbackQuery.Message.Chat.ID
+	case u.CallbackQuery != nil && u.CallbackQuery.From != nil:
+		chat = u.CallbackQuery.From.ID
+	case u.Message != nil:
+		chat = u.Message.Chat.ID
+	case u.MyChatMember != nil:
+		chat = u.MyChatMember.Chat.ID
+	default:
+		return
+	}
+	a.in.do(chat, func() { a.handle(ctx, u, thread) })
+}
+
+func (a *Adapter) handle(ctx context.Context, u tgbotapi.Update, thread int) {
+	defer func() {
+		if r := recover(); r != nil {
+			a.log.Error("update handler panicked", "update", u.UpdateID, "panic", a.red.String(fmt.Sprint(r)))
+		}
+	}()
+	switch {
+	case u.CallbackQuery != nil:
+		a.onCallback(ctx, u, thread)
+	case u.Message != nil:
+		a.onMessage(ctx, u, thread)
+	case u.MyChatMember != nil:
+		a.onMyChatMember(u.MyChatMember)
+	}
+}
+
+// serial runs functions one at a time per key, different keys in parallel, one goroutine per
+// busy key.
+type serial struct {
+	mu     sync.Mutex
+	queues map[int64][]func()
+	wg     sync.WaitGroup
+}
+
+func (s *serial) do(key int64, fn func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.queues == nil {
+		s.queues = map[int64][]func(){}
+	}
+	q, busy := s.queues[key]
+	s.queues[key] = append(q, fn)
+	if busy {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			s.mu.Lock()
+			q := s.queues[key]
+			if len(q) == 0 {
+				delete(s.queues, key)
+				s.mu.Unlock()
+				return
+			}
+			fn := q[0]
+			s.queues[key] = q[1:]
+			s.mu.Unlock()
+			fn()
+		}
+	}()
+}
+
+func (s *serial) wait() { s.wg.Wait() }
+
+// playerOf is the table identity of a Telegram user.
+func playerOf(u *tgbotapi.User) table.Player {
+	name := strings.TrimSpace(u.FirstName + " " + u.LastName)
+	if name == "" {
+		name = u.UserName
+	}
+	if name == "" {
+		name = "user " + strconv.FormatInt(u.ID, 10)
+	}
+	return table.Player{ID: "tg:" + strconv.FormatInt(u.ID, 10), Name: name, Locale: u.LanguageCode}
+}
+
+// userOf reads the Telegram user ID out of a player ID ("tg:123").
+func userOf(p table.Player) (int64, bool) {
+	s, ok := strings.CutPrefix(p.ID, "tg:")
+	if !ok {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(s, 10, 64)
+	return id, err == nil && id > 0
+}
+
+// placeOf is the table place of a chat (and forum topic).
+func placeOf(chat int64, thread int) table.Place {
+	p := table.Place{Platform: Platform, Chat: strconv.FormatInt(chat, 10)}
+	if thread != 0 {
+		p.Thread = strconv.Itoa(thread)
+	}
+	return p
+}
+
+// chatOf reads a Telegram chat (and topic) out of a place; false for another platform's place.
+func chatOf(p table.Place) (chat int64, thread int, ok bool) {
+	if p.Platform != Platform {
+		return 0, 0, false
+	}
+	chat, err := strconv.ParseInt(p.Chat, 10, 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	if p.Thread != "" {
+		if thread, err = strconv.Atoi(p.Thread); err != nil {
+			return 0, 0, false
+		}
+	}
+	return chat, thread, true
+}
+
+// newLimiter gives a token bucket that lets at most n events through in any window of length w.
+func newLimiter(n int, w time.Duration, burst int) *rate.Limiter {
+	if burst > n {
+		burst = n
+	}
+	if burst < 1 {
+		burst = 1
+	}
+	// burst + r·w ≤ n: the bucket's worst window.
+	r := rate.Limit(float64(n-burst) / w.Seconds())
+	if n-burst <= 0 {
+		r = rate.Limit(1 / w.Seconds())
+	}
+	return rate.NewLimiter(r, burst)
+}

@@ -1,0 +1,967 @@
+package telegram
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// A distinctive token: no log line and no error may ever hold it or its secret half.
+const (
+	testToken  = "4242424242:AAE-kmSECRET-do-not-print-Zq81xY"
+	testSecret = "AAE-kmSECRET-do-not-print-Zq81xY"
+)
+
+const group int64 = -1001234567
+
+var (
+	alice  = tgUser{ID: 101, First: "Alice", Lang: "en"}
+	bob    = tgUser{ID: 102, First: "Bob", Lang: "en"}
+	carla  = tgUser{ID: 103, First: "Carla", Lang: "en"}
+	dan    = tgUser{ID: 104, First: "Dan", Lang: "en"}
+	olga   = tgUser{ID: 105, First: "Olga", Lang: "en"} // never sits down
+	ursula = tgUser{ID: 106, First: "Ursula", Lang: "en"}
+)
+
+// randomRobot is a computer player that plays a random legal move, seeded.
+type randomRobot struct{ rng *rand.Rand }
+
+func (r *randomRobot) Decide(_ context.Context, v core.View) core.Move {
+	if v.Phase == core.PhaseTrump {
+		cards := v.Hand.Cards()
+		return core.NameTrump(v.Seat, cards[r.rng.IntN(len(cards))].Suit())
+	}
+	legal := v.Legal.Cards()
+	return core.Play(v.Seat, legal[r.rng.IntN(len(legal))])
+}
+
+func randomRobots(_ string, seed uint64) table.Decider {
+	return &randomRobot{rng: rand.New(rand.NewPCG(seed, 99))}
+}
+
+// logBuf collects every log line of a test, to scan for the token.
+type logBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// env is one running bot: adapter and service over a store, talking to the fake.
+type env struct {
+	t      *testing.T
+	f      *fakeAPI
+	store  *table.MemStore
+	logs   *logBuf
+	a      *Adapter
+	svc    *table.Service
+	stop   context.CancelFunc
+	done   chan error
+	closed bool
+}
+
+func testConfig(f *fakeAPI, store *table.MemStore, logs *logBuf) Config {
+	return Config{Token: testToken, APIURL: "http://api.fake", Client: &http.Client{Transport: f.Transport()}, KV: store,
+		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+}
+
+// startEnv starts a bot inside the calling synctest bubble and waits until it polls.
+func startEnv(t *testing.T, f *fakeAPI, store *table.MemStore, logs *logBuf, tweak ...func(*Config)) *env {
+	t.Helper()
+	cfg := testConfig(f, store, logs)
+	for _, fn := range tweak {
+		fn(&cfg)
+	}
+	a, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	svc := table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots,
+		Seed: 7, Log: cfg.Log, Think: time.Second})
+	a.Attach(svc)
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := svc.Resume(ctx); err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	e := &env{t: t, f: f, store: store, logs: logs, a: a, svc: svc, stop: cancel, done: make(chan error, 1)}
+	go func() { e.done <- a.Run(ctx) }()
+	t.Cleanup(e.close) // also after a failed test, so the bubble ends cleanly
+	synctest.Wait()
+	return e
+}
+
+// close shuts the bot down in the documented order (once).
+func (e *env) close() {
+	e.t.Helper()
+	if e.closed {
+		return
+	}
+	e.closed = true
+	e.stop()
+	if err := <-e.done; err != nil {
+		e.t.Errorf("Run: %v", err)
+	}
+	e.svc.Close()
+	e.a.Close()
+}
+
+// settle waits until every goroutine of the bubble is idle, then lets d of fake time pass.
+func settle(d time.Duration) {
+	synctest.Wait()
+	if d > 0 {
+		time.Sleep(d)
+		synctest.Wait()
+	}
+}
+
+// checkClean asserts what must hold after any test: no token in the logs, every press answered,
+// no hand ever shown in a group, and the group flood limit never hit.
+func checkClean(t *testing.T, f *fakeAPI, logs *logBuf) {
+	t.Helper()
+	if s := logs.String(); strings.Contains(s, testToken) || strings.Contains(s, testSecret) {
+		t.Errorf("the token appears in the logs")
+	}
+	if u := f.unanswered(); len(u) > 0 {
+		t.Errorf("button presses never answered: %v", u)
+	}
+	handTitle := strings.SplitN(i18n.T("en", "hand.title", 1), " ", 2)[0] // "🂠"
+	for _, c := range f.Calls() {
+		if c.Chat < 0 && strings.Contains(c.Params["text"]+c.Params["caption"], handTitle) {
+			t.Errorf("a hand was shown in a group: %s %q", c.Method, c.Params["text"])
+		}
+	}
+	if n := f.floodCount(); n > 0 {
+		t.Errorf("the adapter hit the group flood limit %d times", n)
+	}
+}
+
+// lastWith gives the newest bot message in a chat with a button of verb, and that button's data.
+func lastWith(f *fakeAPI, chat int64, verb table.Verb, arg string) (fmsg, string, bool) {
+	ms := f.messages(chat)
+	for i := len(ms) - 1; i >= 0; i-- {
+		for _, b := range ms[i].buttons() {
+			act, err := table.ParseAction(b[1])
+			if err == nil && act.Verb == verb && (arg == "" || act.Arg == arg) {
+				return ms[i], b[1], true
+			}
+		}
+	}
+	return fmsg{}, "", false
+}
+
+func mustPress(t *testing.T, f *fakeAPI, u tgUser, chat int64, verb table.Verb, arg string) string {
+	t.Helper()
+	m, data, ok := lastWith(f, chat, verb, arg)
+	if !ok {
+		t.Fatalf("no %s button in chat %d", verb, chat)
+	}
+	return f.press(u, &m, data)
+}
+
+// answerOf waits for and gives a press's answer.
+func answerOf(t *testing.T, f *fakeAPI, id string) (string, bool) {
+	t.Helper()
+	synctest.Wait()
+	a, ok := f.answer(id)
+	if !ok {
+		t.Fatalf("press %s not answered", id)
+	}
+	return a.Text, a.ShowAlert
+}
+
+func tableOf(t *testing.T, f *fakeAPI) string {
+	t.Helper()
+	for _, v := range []table.Verb{table.VerbJoin, table.VerbHand, table.VerbRematch} {
+		if _, data, ok := lastWith(f, group, v, ""); ok {
+			act, _ := table.ParseAction(data)
+			return act.Table
+		}
+	}
+	t.Fatal("no table message in the group")
+	return ""
+}
+
+func countCalls(calls []call, method string, chat int64) (ok, failed int) {
+	for _, c := range calls {
+		if c.Method == method && (chat == 0 || c.Chat == chat) {
+			if c.Err == "" {
+				ok++
+			} else {
+				failed++
+			}
+		}
+	}
+	return
+}
+
+// driver plays for human players: it reads each one's hand message, and when it is their turn
+// presses a legal card (or a trump), as a person who knows the rules would.
+type driver struct {
+	t       *testing.T
+	f       *fakeAPI
+	rng     *rand.Rand
+	last    map[int64][2]int // user → the hand message (ID, revision) last acted on
+	typed   map[int64]bool   // the user types the next move in the group instead of pressing
+	refused int
+	moves   int
+}
+
+func newDriver(t *testing.T, f *fakeAPI, seed uint64) *driver {
+	return &driver{t: t, f: f, rng: rand.New(rand.NewPCG(seed, 5)), last: map[int64][2]int{}, typed: map[int64]bool{}}
+}
+
+var (
+	yourTurn    = i18n.T("en", "hand.your_turn")
+	chooseTrump = i18n.T("en", "hand.choose_trump")
+	trumpPrefix = i18n.T("en", "hand.trump", "")
+	trickPrefix = i18n.T("en", "live.trick") + ": "
+)
+
+// handMessage is the newest message in the user's private chat with card or trump buttons.
+func handMessage(f *fakeAPI, user int64) (fmsg, bool) {
+	for _, v := range []table.Verb{table.VerbPlay, table.VerbTrump} {
+		if m, _, ok := lastWith(f, user, v, ""); ok {
+			// the newest of either kind
+			if m2, _, ok2 := lastWith(f, user, otherVerb(v), ""); ok2 && m2.ID > m.ID {
+				return m2, true
+			}
+			return m, true
+		}
+	}
+	return fmsg{}, false
+}
+
+func otherVerb(v table.Verb) table.Verb {
+	if v == table.VerbPlay {
+		return table.VerbTrump
+	}
+	return table.VerbPlay
+}
+
+// choose picks a move from a hand's text and buttons: a random trump, or a random legal card.
+func (d *driver) choose(text string, buttons [][2]string) (table.Action, bool) {
+	var trumps, plays []table.Action
+	for _, b := range buttons {
+		act, err := table.ParseAction(b[1])
+		if err != nil {
+			continue
+		}
+		switch act.Verb {
+		case table.VerbTrump:
+			trumps = append(trumps, act)
+		case table.VerbPlay:
+			plays = append(plays, act)
+		}
+	}
+	if len(trumps) > 0 {
+		return trumps[d.rng.IntN(len(trumps))], true
+	}
+	if len(plays) == 0 {
+		return table.Action{}, false
+	}
+	var hand core.CardSet
+	for _, p := range plays {
+		c, err := core.ParseCard(p.Arg)
+		if err != nil {
+			d.t.Fatalf("card button %q: %v", p.Arg, err)
+		}
+		hand = hand.Add(c)
+	}
+	trump, led := parseTable(text)
+	legal := core.Legal(hand, led, trump)
+	var ok []table.Action
+	for _, p := range plays {
+		c, _ := core.ParseCard(p.Arg)
+		if legal.Has(c) {
+			ok = append(ok, p)
+		}
+	}
+	if len(ok) == 0 {
+		ok = plays
+	}
+	return ok[d.rng.IntN(len(ok))], true
+}
+
+// parseTable reads the trump and the card led from a hand's text.
+func parseTable(text string) (trump core.Suit, led core.Card) {
+	for _, line := range strings.Split(text, "\n") {
+		if rest, ok := strings.CutPrefix(line, trumpPrefix); ok {
+			for _, f := range strings.Fields(rest) {
+				if s, ok := i18n.ParseSuit(f); ok {
+					trump = s
+					break
+				}
+			}
+		}
+		if rest, ok := strings.CutPrefix(line, trickPrefix); ok {
+			first, _, _ := strings.Cut(rest, " · ")
+			fields := strings.Fields(first)
+			if len(fields) > 0 {
+				led, _ = i18n.ParseCard(fields[len(fields)-1])
+			}
+		}
+	}
+	return trump, led
+}
+
+// step lets every human whose turn it is act once; it reports whether anyone did.
+func (d *driver) step(humans []tgUser) bool {
+	acted := false
+	for _, h := range humans {
+		m, ok := handMessage(d.f, h.ID)
+		if !ok || d.last[h.ID] == [2]int{m.ID, m.Rev} {
+			continue
+		}
+		if !strings.Contains(m.Text, yourTurn) && !strings.Contains(m.Text, chooseTrump) {
+			continue
+		}
+		act, ok := d.choose(m.Text, m.buttons())
+		if !ok {
+			continue
+		}
+		d.last[h.ID] = [2]int{m.ID, m.Rev} // a refused press is not repeated on the same message
+		if d.typed[h.ID] {
+			delete(d.typed, h.ID)
+			cmd := "/play " + act.Arg
+			if act.Verb == table.VerbTrump {
+				cmd = "/trump " + act.Arg
+			}
+			before := len(d.f.messages(group))
+			d.f.command(h, group, 0, cmd)
+			settle(4 * time.Second)
+			for _, gm := range d.f.messages(group)[before:] {
+				if gm.ReplyTo != 0 {
+					d.t.Errorf("typed %q in the group got a reply: %q", cmd, gm.Text)
+				}
+			}
+			d.moves++
+			acted = true
+			continue
+		}
+		id := d.f.press(h, &m, act.Encode())
+		if text, alert := answerOf(d.t, d.f, id); alert {
+			d.refused++
+			d.t.Logf("%s's press refused: %s", h.First, text)
+			continue
+		}
+		d.moves++
+		acted = true
+	}
+	return acted
+}
+
+// over reports whether the match ended: the table message offers a rematch.
+func over(f *fakeAPI) bool {
+	_, _, ok := lastWith(f, group, table.VerbRematch, "")
+	return ok
+}
+
+// playUntil lets the humans play until done reports true (fake time limit: limit).
+func (d *driver) playUntil(humans []tgUser, limit time.Duration, done func() bool) {
+	d.t.Helper()
+	deadline := time.Now().Add(limit)
+	for synctest.Wait(); !done(); synctest.Wait() {
+		if time.Now().After(deadline) {
+			d.t.Fatalf("not done after %v of play (%d moves)", limit, d.moves)
+		}
+		if !d.step(humans) {
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
+}
+
+// seatAll opens a table (options as typed) with the first user, seats the others with the Join
+// button, waits until the lobby shows them all and deals.
+func seatAll(t *testing.T, f *fakeAPI, options string, users ...tgUser) {
+	t.Helper()
+	f.command(users[0], group, 0, strings.TrimSpace("/new "+options))
+	settle(2 * time.Second)
+	for _, u := range users[1:] {
+		if id := mustPress(t, f, u, group, table.VerbJoin, ""); true {
+			if text, alert := answerOf(t, f, id); alert {
+				t.Fatalf("%s could not join: %s", u.First, text)
+			}
+		}
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		m, _, ok := lastWith(f, group, table.VerbDeal, "")
+		all := ok
+		for _, u := range users {
+			all = all && strings.Contains(m.Text, u.First)
+		}
+		if all {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the lobby never showed everyone: %q", m.Text)
+		}
+		settle(time.Second)
+	}
+	id := mustPress(t, f, users[0], group, table.VerbDeal, "")
+	if text, alert := answerOf(t, f, id); alert {
+		t.Fatalf("deal refused: %s", text)
+	}
+}
+
+// matchReport logs what a match cost.
+func matchReport(t *testing.T, f *fakeAPI, calls []call, d *driver) {
+	t.Helper()
+	byMethod := map[string]int{}
+	for _, c := range calls {
+		byMethod[c.Method]++
+	}
+	var keys []string
+	for k := range byMethod {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, byMethod[k]))
+	}
+	games := 0
+	for _, m := range f.messages(group) {
+		if strings.HasPrefix(m.Text, "🏁") {
+			games++
+		}
+	}
+	sendEdit := byMethod["sendMessage"] + byMethod["editMessageText"] + byMethod["sendPhoto"]
+	t.Logf("match: %d games, %d human moves (%d refused presses); %d Bot API calls (%d sends/edits): %s",
+		games, d.moves, d.refused, len(calls), sendEdit, strings.Join(parts, " "))
+	t.Logf("most group messages in any 60 s: %d (limit 20)", f.maxPerMinute(group))
+	if got := f.maxPerMinute(group); got > 20 {
+		t.Errorf("%d messages to the group in 60 seconds, limit 20", got)
+	}
+}
+
+func TestFourHumansWholeMatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		humans := []tgUser{alice, bob, carla, dan}
+		for _, u := range humans {
+			f.setStarted(u.ID)
+		}
+		e := startEnv(t, f, store, logs)
+		before := len(f.Calls())
+		seatAll(t, f, "timer=fast", humans...)
+		d := newDriver(t, f, 1)
+		d.playUntil(humans, 2*time.Hour, func() bool { return over(f) })
+		settle(10 * time.Second)
+		calls := f.Calls()[before:]
+		matchReport(t, f, calls, d)
+
+		var summary bool
+		for _, m := range f.messages(group) {
+			summary = summary || strings.HasPrefix(m.Text, "🏆")
+		}
+		if !summary {
+			t.Error("no match summary in the group")
+		}
+		// Every human's hands came privately and were edited in place: one hand message per game.
+		for _, u := range humans {
+			if n, _ := countCalls(calls, "sendMessage", u.ID); n == 0 {
+				t.Errorf("%s never got a private message", u.First)
+			}
+		}
+		e.close()
+		checkClean(t, f, logs)
+	})
+}
+
+func TestTwoHumansTwoComputers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		humans := []tgUser{alice, bob}
+		for _, u := range humans {
+			f.setStarted(u.ID)
+		}
+		e := startEnv(t, f, store, logs)
+		before := len(f.Calls())
+		seatAll(t, f, "timer=fast stripes=5", humans...)
+		d := newDriver(t, f, 2)
+		d.typed[bob.ID] = true // Bob types his first move in the group
+		d.playUntil(humans, 2*time.Hour, func() bool { return over(f) })
+		settle(10 * time.Second)
+		matchReport(t, f, f.Calls()[before:], d)
+		if d.typed[bob.ID] {
+			t.Error("Bob never typed a move")
+		}
+		e.close()
+		checkClean(t, f, logs)
+	})
+}
+
+func TestPressesRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		f.setStarted(alice.ID)
+		f.setStarted(bob.ID)
+		e := startEnv(t, f, store, logs)
+		f.command(alice, group, 0, "/new timer=none")
+		settle(2 * time.Second)
+		lobby, _, _ := lastWith(f, group, table.VerbLeave, "")
+
+		// Someone who does not sit at the table.
+		id := mustPress(t, f, olga, group, table.VerbLeave, "")
+		if text, alert := answerOf(t, f, id); !alert || text != i18n.T("en", "err.not_seated") {
+			t.Errorf("outsider's Leave: answer %q alert=%v", text, alert)
+		}
+		_, oldLeave, _ := lastWith(f, group, table.VerbLeave, "")
+		if text, alert := answerOf(t, f, mustPress(t, f, bob, group, table.VerbJoin, "")); alert {
+			t.Fatalf("Bob's join refused: %s", text)
+		}
+		// A button from before its presser's last command is stale: Bob's Leave on the lobby as it
+		// was before he joined.
+		id = f.press(bob, &lobby, oldLeave)
+		if text, alert := answerOf(t, f, id); !alert || text != i18n.T("en", "err.stale") {
+			t.Errorf("stale Leave: answer %q alert=%v", text, alert)
+		}
+		settle(5 * time.Second)
+		mustPress(t, f, alice, group, table.VerbDeal, "")
+		settle(5 * time.Second)
+		id = mustPress(t, f, olga, group, table.VerbHand, "")
+		if text, alert := answerOf(t, f, id); !alert || text != i18n.T("en", "err.not_seated") {
+			t.Errorf("outsider's My hand: answer %q alert=%v", text, alert)
+		}
+
+		// A double press: the same card button twice, quickly. One card is played.
+		d := newDriver(t, f, 3)
+		var who tgUser
+		var m fmsg
+		d.playUntil([]tgUser{alice, bob}, 10*time.Minute, func() bool {
+			for _, u := range []tgUser{alice, bob} {
+				hm, ok := handMessage(f, u.ID)
+				if ok && strings.Contains(hm.Text, yourTurn) {
+					who, m = u, hm
+					return true
+				}
+			}
+			return false
+		})
+		act, _ := d.choose(m.Text, m.buttons())
+		first, second := f.press(who, &m, act.Encode()), f.press(who, &m, act.Encode())
+		if text, alert := answerOf(t, f, first); alert {
+			t.Fatalf("first press refused: %s", text)
+		}
+		if text, alert := answerOf(t, f, second); !alert || text != i18n.T("en", "err.stale") {
+			t.Errorf("second press: answer %q alert=%v, want the stale-button alert", text, alert)
+		}
+		tableID := act.Table
+		plays := 0
+		for _, l := range store.Log(tableID) {
+			if l.Verb == table.VerbPlay && l.Actor == "tg:"+fmt.Sprint(who.ID) {
+				plays++
+			}
+		}
+		if plays != 1 {
+			t.Errorf("%d cards played by %s, want 1", plays, who.First)
+		}
+
+		// The same update delivered twice (Telegram redelivers after a restart): applied once.
+		settle(3 * time.Second)
+		d.playUntil([]tgUser{alice, bob}, 10*time.Minute, func() bool {
+			for _, u := range []tgUser{alice, bob} {
+				hm, ok := handMessage(f, u.ID)
+				if ok && strings.Contains(hm.Text, yourTurn) {
+					who, m = u, hm
+					return true
+				}
+			}
+			return false
+		})
+		act, _ = d.choose(m.Text, m.buttons())
+		f.mu.Lock()
+		msg := f.messageJSON(&m)
+		f.mu.Unlock()
+		dup := func(cb string) {
+			f.mu.Lock()
+			f.pressed = append(f.pressed, cb)
+			f.mu.Unlock()
+			u := updateFromJSON(t, map[string]any{"update_id": 5000, "callback_query": map[string]any{"id": cb,
+				"from": who.json(), "message": msg, "chat_instance": "ci", "data": act.Encode()}})
+			e.a.dispatch(context.Background(), u)
+			synctest.Wait()
+		}
+		dup("dupA")
+		dup("dupB")
+		if text, alert := answerOf(t, f, "dupA"); alert {
+			t.Errorf("first delivery refused: %s", text)
+		}
+		if text, alert := answerOf(t, f, "dupB"); alert || text != i18n.T("en", "note.duplicate") {
+			t.Errorf("second delivery: answer %q alert=%v, want the duplicate note", text, alert)
+		}
+
+		// Data that is not ours.
+		id = f.press(alice, &m, "something-else")
+		if text, _ := answerOf(t, f, id); text != tr("en", "btn.alien") {
+			t.Errorf("foreign button: answer %q", text)
+		}
+		e.close()
+		checkClean(t, f, logs)
+	})
+}
+
+func TestNeverPressedStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		f.setStarted(alice.ID) // Ursula never pressed Start
+		e := startEnv(t, f, store, logs)
+		f.command(alice, group, 0, "/new timer=fast stripes=3")
+		settle(2 * time.Second)
+		f.command(ursula, group, 0, "/join")
+		settle(5 * time.Second)
+		mustPress(t, f, alice, group, table.VerbDeal, "")
+		settle(5 * time.Second)
+		tableID := tableOf(t, f)
+
+		notices := func() (n int, link string) {
+			for _, m := range f.messages(group) {
+				for _, u := range m.urls() {
+					if strings.Contains(m.Text, "Ursula") {
+						n++
+						link = u
+					}
+				}
+			}
+			return n, link
+		}
+		n, link := notices()
+		if n != 1 || link != "https://t.me/"+botUsername+"?start="+tableID {
+			t.Fatalf("deep-link notices: %d, link %q", n, link)
+		}
+		_, failed := countCalls(f.Calls(), "sendMessage", ursula.ID)
+		if failed != 1 {
+			t.Fatalf("%d failed private messages to Ursula, want 1", failed)
+		}
+
+		// "My hand" in the group: the hand in an alert, only for her.
+		id := mustPress(t, f, ursula, group, table.VerbHand, "")
+		text, alert := answerOf(t, f, id)
+		if !alert || len16(text) > alertMax || !strings.ContainsAny(text, "♠♥♦♣") {
+			t.Errorf("My hand alert: %q (alert=%v, %d chars)", text, alert, len16(text))
+		}
+		// /hand typed in the group: never the hand there; a hint with the link instead.
+		cmd := f.command(ursula, group, 0, "/hand")
+		settle(5 * time.Second)
+		var hint bool
+		for _, m := range f.messages(group) {
+			if m.ReplyTo == cmd.ID {
+				hint = strings.Contains(m.Text, "private") && slices.Contains(m.urls(), link)
+			}
+		}
+		if !hint {
+			t.Error("/hand in the group got no hint with the deep link")
+		}
+
+		// She plays by typing in the group, from what the alert showed her.
+		d := newDriver(t, f, 4)
+		ursulaMoves := func() bool {
+			live, _, _ := lastWith(f, group, table.VerbHand, "")
+			if !strings.Contains(live.Text, i18n.T("en", "live.turn", "Ursula")) && !strings.Contains(live.Text, i18n.T("en", "live.choosing", "Ursula")) {
+				return false
+			}
+			id := mustPress(t, f, ursula, group, table.VerbHand, "")
+			text, _ := answerOf(t, f, id)
+			if !strings.Contains(text, yourTurn) && !strings.Contains(text, chooseTrump) {
+				return false
+			}
+			hand := alertCards(text)
+			var cmd string
+			if strings.Contains(text, chooseTrump) {
+				cmd = "/trump " + hand.First().Suit().String()
+			} else {
+				trump, led := parseTable(text)
+				cmd = "/play " + core.Legal(hand, led, trump).First().String()
+			}
+			before := len(f.messages(group))
+			f.command(ursula, group, 0, cmd)
+			settle(4 * time.Second)
+			for _, m := range f.messages(group)[before:] {
+				if m.ReplyTo != 0 {
+					t.Errorf("typed %q got %q", cmd, m.Text)
+				}
+			}
+			return true
+		}
+		d.playUntil([]tgUser{alice}, time.Hour, ursulaMoves)
+		if _, failed := countCalls(f.Calls(), "sendMessage", ursula.ID); failed != 1 {
+			t.Errorf("%d failed private messages to Ursula: the API was hammered", failed)
+		}
+		if n, _ := notices(); n != 1 {
+			t.Errorf("%d deep-link notices, want 1", n)
+		}
+
+		// She follows the link: /start <table> delivers her hand at once, once.
+		f.start(ursula, tableID)
+		settle(3 * time.Second)
+		var hands int
+		for _, m := range f.messages(ursula.ID) {
+			if len(m.buttons()) > 0 {
+				hands++
+			}
+		}
+		if hands != 1 {
+			t.Errorf("%d hand messages for Ursula after /start, want 1", hands)
+		}
+		d.playUntil([]tgUser{alice, ursula}, 2*time.Hour, func() bool { return over(f) })
+		e.close()
+		checkClean(t, f, logs)
+	})
+}
+
+// alertCards reads the cards line of a hand shown in an alert.
+func alertCards(text string) core.CardSet {
+	for _, line := range strings.Split(text, "\n") {
+		var set core.CardSet
+		fields := strings.Fields(line)
+		for _, f := range fields {
+			c, err := core.ParseCard(f)
+			if err != nil {
+				set = 0
+				break
+			}
+			set = set.Add(c)
+		}
+		if set != 0 {
+			return set
+		}
+	}
+	return 0
+}
+
+func TestRetryAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		e := startEnv(t, f, store, logs)
+		f.failNext("sendMessage", group, 1, 429, "Too Many Requests: retry after 5", 5)
+		f.command(alice, group, 0, "/new")
+		settle(20 * time.Second)
+		var sends []call
+		for _, c := range f.Calls() {
+			if c.Method == "sendMessage" && c.Chat == group {
+				sends = append(sends, c)
+			}
+		}
+		if len(sends) != 3 || sends[0].Err == "" || sends[1].Err != "" {
+			t.Fatalf("group sends: %+v", sends)
+		}
+		if gap := sends[1].At.Sub(sends[0].At); gap < 5*time.Second {
+			t.Errorf("retried after %v, retry_after was 5 s", gap)
+		}
+
+		// Edits: two joins while the edit waits out a 429 become one edit with both.
+		f.failNext("editMessageText", group, 1, 429, "Too Many Requests: retry after 4", 4)
+		mustPress(t, f, bob, group, table.VerbJoin, "")
+		mustPress(t, f, carla, group, table.VerbJoin, "")
+		settle(20 * time.Second)
+		var edits []call
+		for _, c := range f.Calls() {
+			if c.Method == "editMessageText" && c.Chat == group {
+				edits = append(edits, c)
+			}
+		}
+		if len(edits) != 2 || edits[0].Err == "" || edits[1].Err != "" {
+			t.Fatalf("group edits: %+v", edits)
+		}
+		if gap := edits[1].At.Sub(edits[0].At); gap < 4*time.Second {
+			t.Errorf("edit retried after %v, retry_after was 4 s", gap)
+		}
+		if txt := edits[1].Params["text"]; !strings.Contains(txt, "Bob") || !strings.Contains(txt, "Carla") {
+			t.Errorf("the edit does not show both joins: %q", txt)
+		}
+		e.close()
+		checkClean(t, f, logs)
+	})
+}
+
+func TestRestartMidGame(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		humans := []tgUser{alice, bob}
+		for _, u := range humans {
+			f.setStarted(u.ID)
+		}
+		e := startEnv(t, f, store, logs)
+		seatAll(t, f, "timer=none stripes=3", humans...)
+		d := newDriver(t, f, 6)
+		d.playUntil(humans, time.Hour, func() bool { return d.moves >= 4 })
+		settle(10 * time.Second)
+		handBefore, _ := handMessage(f, alice.ID)
+		e.close()
+
+		// A new adapter and a new service over the same store carry on.
+		n := len(f.Calls())
+		e = startEnv(t, f, store, logs)
+		settle(10 * time.Second)
+		for _, c := range f.Calls()[n:] {
+			switch c.Method {
+			case "sendMessage", "editMessageText", "sendPhoto":
+				t.Errorf("restart re-sent a message that was shown already: %s to %d: %q", c.Method, c.Chat, c.Params["text"])
+			}
+		}
+		moves := d.moves
+		d.playUntil(humans, time.Hour, func() bool { return d.moves >= moves+2 })
+		settle(5 * time.Second)
+		handAfter, _ := handMessage(f, alice.ID)
+		if handAfter.ID != handBefore.ID || handAfter.Rev <= handBefore.Rev {
+			t.Errorf("Alice's hand is not edited in place after the restart: message %d rev %d, was %d rev %d",
+				handAfter.ID, handAfter.Rev, handBefore.ID, handBefore.Rev)
+		}
+		d.playUntil(humans, 2*time.Hour, func() bool { return over(f) })
+		e.close()
+		checkClean(t, f, logs)
+	})
+}
+
+func TestStopNeedsSeatOrAdmin(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		e := startEnv(t, f, store, logs)
+		f.command(alice, group, 0, "/new")
+		f.command(bob, group, 0, "/join")
+		settle(5 * time.Second)
+		if n, _ := countCalls(f.Calls(), "getChatMember", 0); n != 0 {
+			t.Errorf("getChatMember asked %d times for commands that do not need it", n)
+		}
+		cmd := f.command(olga, group, 0, "/stop@"+botUsername)
+		settle(5 * time.Second)
+		var refused bool
+		for _, m := range f.messages(group) {
+			refused = refused || (m.ReplyTo == cmd.ID && m.Text == i18n.T("en", "err.not_seated"))
+		}
+		if !refused {
+			t.Error("a plain member's /stop was not refused")
+		}
+		f.command(olga, group, 0, "/stop@someotherbot") // not for us: ignored
+		settle(5 * time.Second)
+		f.setMember(group, olga.ID, "administrator")
+		f.command(olga, group, 0, "/stop")
+		settle(10 * time.Second)
+		if n, _ := countCalls(f.Calls(), "getChatMember", 0); n != 2 {
+			t.Errorf("getChatMember asked %d times, want 2", n)
+		}
+		lobby := f.messages(group)[0]
+		if !strings.Contains(lobby.Text, i18n.T("en", "lobby.closed")) || lobby.Markup != nil {
+			t.Errorf("the lobby is not closed after an admin's /stop: %q", lobby.Text)
+		}
+		e.close()
+		checkClean(t, f, logs)
+	})
+}
+
+func TestForumTopicAndPicture(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		var pictures int
+		e := startEnv(t, f, store, logs, func(c *Config) {
+			c.Picture = func(m table.Message) ([]byte, error) {
+				pictures++
+				return []byte("\x89PNG fake " + string(m.Picture)), nil
+			}
+		})
+		f.command(alice, group, 77, "/new")
+		settle(3 * time.Second)
+		lobby, _, ok := lastWith(f, group, table.VerbJoin, "")
+		if !ok || lobby.Thread != 77 {
+			t.Fatalf("the lobby is not in topic 77: %+v", lobby)
+		}
+		mustPress(t, f, bob, group, table.VerbJoin, "")
+		settle(5 * time.Second)
+		if m, _, _ := lastWith(f, group, table.VerbJoin, ""); !strings.Contains(m.Text, "Bob") {
+			t.Errorf("Bob's press in the topic did not reach its table: %q", m.Text)
+		}
+		// The general chat is another place: it may have its own table.
+		f.command(carla, group, 0, "/new")
+		settle(3 * time.Second)
+		if len(f.messages(group)) < 4 {
+			t.Errorf("no second table outside the topic: %d messages", len(f.messages(group)))
+		}
+		b := f.command(bob, group, 77, "/board")
+		settle(3 * time.Second)
+		var photo bool
+		for _, c := range f.Calls() {
+			if c.Method == "sendPhoto" {
+				photo = c.Params["message_thread_id"] == "77" && c.Params["reply_to_message_id"] == fmt.Sprint(b.ID) &&
+					strings.HasPrefix(c.Params["photo"], "<file board.png") && strings.Contains(c.Params["caption"], "Alice")
+			}
+		}
+		if !photo || pictures != 1 {
+			t.Errorf("the board was not sent as a photo in the topic (pictures rendered: %d)", pictures)
+		}
+		e.close()
+		checkClean(t, f, logs)
+	})
+}
+
+func TestHandTypedInGroupGoesPrivate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		f.setStarted(alice.ID)
+		e := startEnv(t, f, store, logs)
+		seatAll(t, f, "timer=none", alice)
+		settle(5 * time.Second)
+		old, ok := handMessage(f, alice.ID)
+		if !ok {
+			t.Fatal("no hand for Alice")
+		}
+		f.command(alice, group, 0, "/hand")
+		settle(5 * time.Second)
+		now, _ := handMessage(f, alice.ID)
+		if now.ID == old.ID {
+			t.Error("/hand did not bring the hand to the bottom of the private chat")
+		}
+		if n := len(f.messages(alice.ID)); n != 1 {
+			t.Errorf("%d messages in Alice's private chat, want the one hand", n)
+		}
+		// The new message is the keyed one: the next change edits it.
+		d := newDriver(t, f, 8)
+		d.playUntil([]tgUser{alice}, 10*time.Minute, func() bool { return d.moves >= 1 })
+		settle(5 * time.Second)
+		if after, _ := handMessage(f, alice.ID); after.ID != now.ID || after.Rev == 0 {
+			t.Errorf("the hand moved again or was not edited: %d rev %d (was %d)", after.ID, after.Rev, now.ID)
+		}
+		e.close()
+		checkClean(t, f, logs)
+	})
+}
+
+// updateFromJSON reads an update as the library would.
+func updateFromJSON(t *testing.T, v map[string]any) tgbotapi.Update {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var u tgbotapi.Update
+	if err := json.Unmarshal(b, &u); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}

@@ -1,0 +1,219 @@
+package telegram
+
+import (
+	"encoding/json"
+	"net/url"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// Telegram lets a bot write to a user privately only after the user pressed Start. Until then
+// (or after they block the bot) the adapter remembers them as blocked and sends them nothing: their
+// keyed messages (hands) wait in KV, and the group is shown, once per table, a deep link whose
+// /start delivers the hand. Any private message from the user ends the wait.
+
+// users caches what KV knows about users.
+type users struct {
+	mu      sync.Mutex
+	blocked map[int64]bool    // loaded from bucketBlocked on first use
+	hands   map[string]string // "user|table" → newest hand Key
+	pendMu  sync.Mutex        // held while reading and writing bucketPending
+}
+
+func (u *users) init() {
+	u.blocked = map[int64]bool{}
+	u.hands = map[string]string{}
+}
+
+func userKey(user int64) string { return strconv.FormatInt(user, 10) }
+
+func userTable(user int64, tableID string) string { return userKey(user) + "|" + tableID }
+
+// isBlocked reports whether private messages to the user are known to fail.
+func (a *Adapter) isBlocked(user int64) bool {
+	a.users.mu.Lock()
+	defer a.users.mu.Unlock()
+	if b, ok := a.users.blocked[user]; ok {
+		return b
+	}
+	_, b, err := a.kv.Get(bucketBlocked, userKey(user))
+	if err != nil {
+		a.log.Error("reading blocked user", "user", user, "err", err)
+		return false
+	}
+	a.users.blocked[user] = b
+	return b
+}
+
+func (a *Adapter) setBlocked(user int64, b bool) (changed bool) {
+	if a.isBlocked(user) == b {
+		return false
+	}
+	a.users.mu.Lock()
+	a.users.blocked[user] = b
+	a.users.mu.Unlock()
+	var err error
+	if b {
+		err = a.kv.Put(bucketBlocked, userKey(user), []byte("1"))
+	} else {
+		err = a.kv.Delete(bucketBlocked, userKey(user))
+	}
+	if err != nil {
+		a.log.Error("saving blocked user", "user", user, "err", err)
+	}
+	return true
+}
+
+// blocked handles a private message that failed because the user cannot get one: the user is
+// remembered, the keyed messages wait, and the group gets its deep link.
+func (a *Adapter) blocked(user int64, items []*item) {
+	a.setBlocked(user, true)
+	for _, it := range items {
+		if it.key != "" {
+			a.holdBack(user, it.msg)
+		} else if it.msg.Table != "" {
+			a.tell(user, it.msg)
+		}
+	}
+}
+
+// holdBack keeps a message for a user who cannot get it now and makes sure the table's group was
+// told how to fix that. Only keyed messages are kept (the latest version of each).
+func (a *Adapter) holdBack(user int64, m table.Message) {
+	if m.Key != "" {
+		a.users.pendMu.Lock()
+		pending := a.pending(user)
+		i := slices.IndexFunc(pending, func(p table.Message) bool { return p.Key == m.Key })
+		switch {
+		case i < 0:
+			pending = append(pending, m)
+		case pending[i].Version <= m.Version:
+			pending[i] = m
+		}
+		a.savePending(user, pending)
+		a.users.pendMu.Unlock()
+	}
+	a.tell(user, m)
+}
+
+func (a *Adapter) pending(user int64) []table.Message {
+	b, ok, err := a.kv.Get(bucketPending, userKey(user))
+	if err != nil || !ok {
+		return nil
+	}
+	var ms []table.Message
+	if err := json.Unmarshal(b, &ms); err != nil {
+		a.log.Error("reading held-back messages", "user", user, "err", err)
+		return nil
+	}
+	return ms
+}
+
+func (a *Adapter) savePending(user int64, ms []table.Message) {
+	var err error
+	if len(ms) == 0 {
+		err = a.kv.Delete(bucketPending, userKey(user))
+	} else {
+		b, _ := json.Marshal(ms)
+		err = a.kv.Put(bucketPending, userKey(user), b)
+	}
+	if err != nil {
+		a.log.Error("saving held-back messages", "user", user, "err", err)
+	}
+}
+
+// tell posts, once per user and table, the deep link to the bot's private chat in the table's
+// group.
+func (a *Adapter) tell(user int64, m table.Message) {
+	if m.Table == "" {
+		return
+	}
+	chat, thread, ok := chatOf(m.Target.Place)
+	if !ok || chat == user {
+		return
+	}
+	k := userTable(user, m.Table)
+	_, told, err := a.kv.Get(bucketTold, k)
+	if err != nil || told {
+		return
+	}
+	if err := a.kv.Put(bucketTold, k, []byte("1")); err != nil {
+		a.log.Error("saving deep-link notice", "err", err)
+	}
+	lang := i18n.Pick(m.Lang, m.Target.Player.Locale)
+	name := m.Target.Player.Name
+	a.enqueue(&item{chat: chat, thread: thread, msg: table.Message{Kind: table.KindNotice, Table: m.Table,
+		Text: tr(lang, "dm.needed", name, i18n.T(lang, "btn.hand")), Lang: lang},
+		link: a.deepLink(m.Table), label: tr(lang, "dm.button")})
+}
+
+// deepLink opens the bot's private chat; pressing Start there sends "/start <table>".
+func (a *Adapter) deepLink(tableID string) string {
+	return "https://t.me/" + a.bot.Self.UserName + "?start=" + url.QueryEscape(tableID)
+}
+
+// reachable notes that the user can get private messages (they wrote to the bot privately) and
+// sends what was held back.
+func (a *Adapter) reachable(user int64) {
+	if !a.setBlocked(user, false) {
+		return
+	}
+	a.users.pendMu.Lock()
+	pending := a.pending(user)
+	a.savePending(user, nil)
+	a.users.pendMu.Unlock()
+	a.log.Info("user can get private messages again", "user", user, "held_back", len(pending))
+	for _, m := range pending {
+		a.enqueue(&item{chat: user, user: user, key: m.Key, version: m.Version, msg: m})
+	}
+}
+
+// noteHand remembers the user's newest hand message Key at a table, so a request for the hand
+// can bring that very message to the bottom of the private chat.
+func (a *Adapter) noteHand(user int64, tableID, key string) {
+	k := userTable(user, tableID)
+	a.users.mu.Lock()
+	same := a.users.hands[k] == key
+	a.users.hands[k] = key
+	a.users.mu.Unlock()
+	if same {
+		return
+	}
+	if err := a.kv.Put(bucketHand, k, []byte(key)); err != nil {
+		a.log.Error("saving hand key", "err", err)
+	}
+}
+
+func (a *Adapter) handKey(user int64, tableID string) string {
+	k := userTable(user, tableID)
+	a.users.mu.Lock()
+	key, ok := a.users.hands[k]
+	a.users.mu.Unlock()
+	if ok {
+		return key
+	}
+	b, ok, err := a.kv.Get(bucketHand, k)
+	if err != nil || !ok {
+		return ""
+	}
+	a.users.mu.Lock()
+	a.users.hands[k] = string(b)
+	a.users.mu.Unlock()
+	return string(b)
+}
+
+// sendHand shows a hand the user asked for in their private chat. The service's reply has the
+// same text and buttons as the user's keyed hand message, so it is sent as that message, anew at
+// the bottom of the chat (the old one is deleted): one set of live buttons, where the user looks.
+func (a *Adapter) sendHand(user int64, r table.Message) {
+	it := &item{chat: user, user: user, msg: r, version: r.Version}
+	if key := a.handKey(user, r.Table); key != "" {
+		it.key, it.repost = key, true
+		it.msg.Key, it.msg.Kind = key, table.KindHand
+	}
+	a.enqueue(it)
+}
