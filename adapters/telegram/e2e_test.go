@@ -471,8 +471,19 @@ func TestFourHumansWholeMatch(t *testing.T) {
 		e := startEnv(t, f, store, logs)
 		before := len(f.Calls())
 		seatAll(t, f, "timer=fast", humans...)
+		tableID := tableOf(t, f)
 		d := newDriver(t, f, 1)
-		d.playUntil(humans, 2*time.Hour, func() bool { return over(f) })
+		var ended time.Time // when the service finished the match
+		d.playUntil(humans, 2*time.Hour, func() bool {
+			if st, _ := e.svc.Status(tableID); st == table.StatusOver && ended.IsZero() {
+				ended = time.Now()
+			}
+			return over(f)
+		})
+		// Coalescing keeps the group current: the final table shows soon after the last card.
+		if lag := time.Since(ended); lag > 15*time.Second {
+			t.Errorf("the group showed the end of the match %v after it ended", lag)
+		}
 		settle(10 * time.Second)
 		calls := f.Calls()[before:]
 		matchReport(t, f, calls, d)
@@ -731,6 +742,22 @@ func TestNeverPressedStart(t *testing.T) {
 			t.Errorf("%d hand messages for Ursula after /start, want 1", hands)
 		}
 		d.playUntil([]tgUser{alice, ursula}, 2*time.Hour, func() bool { return over(f) })
+
+		// A long board for someone who never started the bot: the alert, one failed attempt to send
+		// the whole board privately, and no deep link (it is not about cards).
+		id = mustPress(t, f, olga, group, table.VerbBoard, "")
+		if text, alert := answerOf(t, f, id); !alert || !strings.Contains(text, "Ursula & Computer 4") {
+			t.Errorf("Board alert: %q", text)
+		}
+		settle(3 * time.Second)
+		if _, failed := countCalls(f.Calls(), "sendMessage", olga.ID); failed != 1 {
+			t.Errorf("%d failed private messages to Olga, want 1", failed)
+		}
+		for _, m := range f.messages(group) {
+			if strings.Contains(m.Text, "Olga") {
+				t.Errorf("a notice for Olga: %q", m.Text)
+			}
+		}
 		e.close()
 		checkClean(t, f, logs)
 	})

@@ -44,6 +44,7 @@ type item struct {
 	link    string // a URL button below the text (the deep link)
 	label   string
 	repost  bool // show the keyed message anew at the bottom of the chat, deleting the old one
+	hand    bool // a hand the user asked for: if it cannot be sent, the group gets the deep link
 	tries   int
 }
 
@@ -53,6 +54,7 @@ func (it *item) merge(n *item) {
 		it.msg, it.version = n.msg, n.version
 	}
 	it.repost = it.repost || n.repost
+	it.hand = it.hand || n.hand
 }
 
 type chatQueue struct {

@@ -73,9 +73,10 @@ func (a *Adapter) setBlocked(user int64, b bool) (changed bool) {
 func (a *Adapter) blocked(user int64, items []*item) {
 	a.setBlocked(user, true)
 	for _, it := range items {
-		if it.key != "" {
+		switch {
+		case it.key != "":
 			a.holdBack(user, it.msg)
-		} else if it.msg.Table != "" {
+		case it.hand:
 			a.tell(user, it.msg)
 		}
 	}
@@ -97,7 +98,9 @@ func (a *Adapter) holdBack(user int64, m table.Message) {
 		a.savePending(user, pending)
 		a.users.pendMu.Unlock()
 	}
-	a.tell(user, m)
+	if m.Kind == table.KindHand {
+		a.tell(user, m)
+	}
 }
 
 func (a *Adapter) pending(user int64) []table.Message {
@@ -127,7 +130,7 @@ func (a *Adapter) savePending(user int64, ms []table.Message) {
 }
 
 // tell posts, once per user and table, the deep link to the bot's private chat in the table's
-// group.
+// group. Only a hand that could not be sent calls for it.
 func (a *Adapter) tell(user int64, m table.Message) {
 	if m.Table == "" {
 		return
@@ -210,7 +213,7 @@ func (a *Adapter) handKey(user int64, tableID string) string {
 // same text and buttons as the user's keyed hand message, so it is sent as that message, anew at
 // the bottom of the chat (the old one is deleted): one set of live buttons, where the user looks.
 func (a *Adapter) sendHand(user int64, r table.Message) {
-	it := &item{chat: user, user: user, msg: r, version: r.Version}
+	it := &item{chat: user, user: user, msg: r, version: r.Version, hand: true}
 	if key := a.handKey(user, r.Table); key != "" {
 		it.key, it.repost = key, true
 		it.msg.Key, it.msg.Kind = key, table.KindHand

@@ -1,0 +1,236 @@
+package telegram
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+func TestTokenNeverLogged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+
+		// getMe fails at the transport: the error names the URL, token and all.
+		f.failNet("getMe", 1)
+		_, err := New(testConfig(f, store, logs))
+		if err == nil {
+			t.Fatal("New succeeded although getMe failed")
+		}
+		if s := err.Error(); strings.Contains(s, testSecret) || !strings.Contains(s, redacted) {
+			t.Errorf("New's error is not redacted: %q", s)
+		}
+
+		// The library logs failed polls itself, with the URL.
+		f.failNet("getUpdates", 2)
+		e := startEnv(t, f, store, logs)
+		settle(10 * time.Second)
+		f.setStarted(alice.ID)
+		f.command(alice, alice.ID, 0, "/help")
+		settle(3 * time.Second)
+		if len(f.messages(alice.ID)) != 1 {
+			t.Error("no answer to /help after the poll recovered")
+		}
+		// A send that fails at the transport is logged by the adapter.
+		f.failNet("sendMessage", 4)
+		f.command(alice, alice.ID, 0, "/rules")
+		settle(30 * time.Second)
+		e.close()
+		out := logs.String()
+		if !strings.Contains(out, "Failed to get updates") || !strings.Contains(out, "/bot"+redacted+"/getUpdates") {
+			t.Errorf("the library's poll errors were not logged (redacted):\n%s", out)
+		}
+		if !strings.Contains(out, "/bot"+redacted+"/sendMessage") {
+			t.Errorf("the failed send was not logged (redacted):\n%s", out)
+		}
+		checkClean(t, f, logs)
+	})
+}
+
+func TestRedactor(t *testing.T) {
+	r := newRedactor("123:ABCdefGHIjkl")
+	for _, in := range []string{
+		`Post "https://api.telegram.org/bot123:ABCdefGHIjkl/getMe": EOF`,
+		"bot123%3AABCdefGHIjkl/x",
+		"secret ABCdefGHIjkl alone",
+	} {
+		out := r.String(in)
+		if strings.Contains(out, "ABCdefGHIjkl") || !strings.Contains(out, redacted) {
+			t.Errorf("%q → %q", in, out)
+		}
+	}
+	if got := r.Err(errors.New("no token here")); got != "no token here" {
+		t.Errorf("clean text changed: %q", got)
+	}
+}
+
+// TestRealHTTPServer runs the bot against the fake over real sockets, and checks that Run returns
+// promptly although a long poll is in flight.
+func TestRealHTTPServer(t *testing.T) {
+	f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	cfg := testConfig(f, store, logs)
+	cfg.APIURL, cfg.Client = srv.URL, nil
+	a, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots})
+	a.Attach(svc)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	f.setStarted(alice.ID)
+	f.command(alice, alice.ID, 0, "/help@"+botUsername)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(f.messages(alice.ID)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no reply over HTTP")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := f.messages(alice.ID)[0].Text; !strings.Contains(got, "/new") {
+		t.Errorf("help reply: %q", got)
+	}
+	var methods []string
+	for _, c := range f.Calls() {
+		methods = append(methods, c.Method)
+	}
+	joined := strings.Join(methods, " ")
+	if !strings.HasPrefix(joined, "getMe deleteWebhook setMyCommands setMyCommands setMyCommands setMyCommands setMyCommands getUpdates") {
+		t.Errorf("start-up calls: %s", joined)
+	}
+	langs := map[string]bool{}
+	for _, c := range f.Calls() {
+		if c.Method == "setMyCommands" {
+			langs[c.Params["language_code"]] = true
+			if !strings.Contains(c.Params["commands"], `"command":"play"`) {
+				t.Errorf("command list without play: %s", c.Params["commands"])
+			}
+		}
+	}
+	for _, l := range []string{"", "en", "lb", "de", "fr"} {
+		if !langs[l] {
+			t.Errorf("no command list for language %q", l)
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // a long poll (50 s) is now in flight
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
+	t.Logf("Run returned %v after cancel", time.Since(start).Round(time.Millisecond))
+	svc.Close()
+	a.Close()
+	checkClean(t, f, logs)
+}
+
+func TestMarkupRows(t *testing.T) {
+	var row []table.Button
+	for i := range 10 {
+		row = append(row, table.Button{Label: string(rune('A' + i)), Action: table.Action{Verb: table.VerbPlay, Table: "t1", Seq: 3, Arg: "QS"}})
+	}
+	kb, err := markup([][]table.Button{row, row[:2]}, "https://t.me/x?start=t1", "Start")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	for _, r := range kb.InlineKeyboard {
+		sizes = append(sizes, len(r))
+	}
+	if len(sizes) != 4 || sizes[0] != 8 || sizes[1] != 2 || sizes[2] != 2 || sizes[3] != 1 {
+		t.Errorf("row sizes %v, want [8 2 2 1]", sizes)
+	}
+	if d := *kb.InlineKeyboard[0][0].CallbackData; d != "km|play|t1|3|QS" {
+		t.Errorf("callback data %q", d)
+	}
+	if u := kb.InlineKeyboard[3][0].URL; u == nil || *u != "https://t.me/x?start=t1" {
+		t.Errorf("link button %v", u)
+	}
+	if kb, err := markup(nil, "", ""); kb != nil || err != nil {
+		t.Errorf("no buttons: %v %v", kb, err)
+	}
+	long := table.Button{Label: "x", Action: table.Action{Verb: table.VerbPlay, Table: strings.Repeat("t", 70)}}
+	if _, err := markup([][]table.Button{{long}}, "", ""); err == nil {
+		t.Error("over-long callback data was not refused")
+	}
+}
+
+func TestCompactAndClip(t *testing.T) {
+	hand := "🂠 Your hand · game 12\nTrump: ♥ hearts\nQ♠  K♥  9♦  10♣  A♣  J♥\n▶ Your turn.\nTrick: Alexandrina Vanderbilt 10♥ · Bartholomew Fitzgerald-Smythe K♥ · Christopher Columbus 9♥"
+	got := compact([]string{hand}, alertMax)
+	if len16(got) > alertMax || !strings.Contains(got, "Q♠  K♥") {
+		t.Errorf("compact hand (%d): %q", len16(got), got)
+	}
+	if got := compact([]string{"a\n\n b ", "c"}, 200); got != "a\nb\nc" {
+		t.Errorf("compact: %q", got)
+	}
+	if got := clip16(strings.Repeat("🂠", 10), 5); len16(got) > 5 || !strings.HasSuffix(got, "…") {
+		t.Errorf("clip16 of astral runes: %q (%d units)", got, len16(got))
+	}
+	if got := clip16("short", 10); got != "short" {
+		t.Errorf("clip16 changed a short text: %q", got)
+	}
+}
+
+// TestLimiterWindow checks the group limiter never lets more than n through in any window, at
+// any pace of demand.
+func TestLimiterWindow(t *testing.T) {
+	for _, n := range []int{20, 5, 1} {
+		lim := newLimiter(n, time.Minute, 3)
+		now := time.Unix(0, 0)
+		var at []time.Time
+		for step := 0; step < 20000; step++ {
+			now = now.Add(time.Duration(step%7) * 100 * time.Millisecond)
+			if lim.AllowN(now, 1) {
+				at = append(at, now)
+			}
+		}
+		j := 0
+		for i := range at {
+			for at[i].Sub(at[j]) >= time.Minute {
+				j++
+			}
+			if i-j+1 > n {
+				t.Fatalf("n=%d: %d events in a minute", n, i-j+1)
+			}
+		}
+		if len(at) < 10 {
+			t.Fatalf("n=%d: limiter let only %d through", n, len(at))
+		}
+	}
+}
+
+func TestRunNeedsAttach(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		a, err := New(testConfig(f, store, logs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		if err := a.Run(context.Background()); err == nil {
+			t.Error("Run without a service did not fail")
+		}
+		if _, err := New(Config{KV: store}); err == nil {
+			t.Error("New without a token did not fail")
+		}
+		cfg := testConfig(f, store, logs)
+		cfg.Token = "1:wrong-token-value"
+		if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "Unauthorized") {
+			t.Errorf("New with a wrong token: %v", err)
+		}
+	})
+}
