@@ -61,6 +61,13 @@ func FuzzReplay(f *testing.F) {
 		if err := json.Unmarshal(data, &rec); err != nil {
 			f.Fatal(err)
 		}
+		// The game stopped halfway, and written with symbols and lower case.
+		moves := rec["moves"].([]any)
+		rec["moves"] = moves[:len(moves)/2]
+		half, _ := json.Marshal(rec)
+		f.Add(half)
+		f.Add([]byte(strings.NewReplacer(`S"`, `♠"`, `H"`, `♥️"`, `"Q`, `"q`).Replace(string(half))))
+		rec["moves"] = moves
 		delete(rec, "format")
 		m, _ := json.Marshal(map[string]any{"format": core.MatchFormat, "rules": map[string]any{"stripes": 1}, "games": []any{rec, rec}})
 		f.Add(m)
