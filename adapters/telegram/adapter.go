@@ -60,8 +60,12 @@ type Config struct {
 	// GlobalPerSecond caps all messages and edits together; default 30.
 	GlobalPerSecond float64
 
-	// Picture, when set, renders a message's Picture; such a message then goes out as a photo with
-	// the text as caption. Keyed (edited) messages always stay text. Unset: text only.
+	// Picture, when set, renders a message's Picture (PNG); such a message then goes out as a
+	// photo with the text as caption (cut to 1024 characters). Keyed (edited) messages always stay
+	// text. Unset, or on a render error: text only. With the service's renderer:
+	//
+	//	var svc *table.Service // assigned after New; Picture runs only for messages svc delivered
+	//	cfg.Picture = func(m table.Message) ([]byte, error) { png, _, err := svc.Picture(m, false); return png, err }
 	Picture func(table.Message) ([]byte, error)
 }
 

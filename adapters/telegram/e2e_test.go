@@ -992,3 +992,33 @@ func updateFromJSON(t *testing.T, v map[string]any) tgbotapi.Update {
 	}
 	return u
 }
+
+// TestBoardPicture wires the service's own renderer into the seam: /board goes out as a PNG photo.
+func TestBoardPicture(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		var svc *table.Service
+		e := startEnv(t, f, store, logs, func(c *Config) {
+			c.Picture = func(m table.Message) ([]byte, error) {
+				png, _, err := svc.Picture(m, false)
+				return png, err
+			}
+		})
+		svc = e.svc
+		f.command(alice, group, 0, "/new")
+		settle(3 * time.Second)
+		f.command(alice, group, 0, "/board")
+		settle(3 * time.Second)
+		var photo string
+		for _, c := range f.Calls() {
+			if c.Method == "sendPhoto" {
+				photo = c.Params["photo"]
+			}
+		}
+		if !strings.HasPrefix(photo, "<file board.png") || !strings.HasSuffix(photo, " PNG>") {
+			t.Errorf("no PNG board sent: %q", photo)
+		}
+		e.close()
+		checkClean(t, f, logs)
+	})
+}

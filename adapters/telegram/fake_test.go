@@ -187,7 +187,15 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			params[k] = v[0]
 		}
 		for k, fh := range r.MultipartForm.File {
-			params[k] = fmt.Sprintf("<file %s %d bytes>", fh[0].Filename, fh[0].Size)
+			kind := "data"
+			if file, err := fh[0].Open(); err == nil {
+				head := make([]byte, 8)
+				if n, _ := file.Read(head); n == 8 && string(head) == "\x89PNG\r\n\x1a\n" {
+					kind = "PNG"
+				}
+				file.Close()
+			}
+			params[k] = fmt.Sprintf("<file %s %d bytes %s>", fh[0].Filename, fh[0].Size, kind)
 		}
 	} else {
 		if err := r.ParseForm(); err != nil {
