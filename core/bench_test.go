@@ -123,3 +123,37 @@ func BenchmarkLastCard(b *testing.B) {
 	}
 	sinkInt += g.TricksDone()
 }
+
+// BenchmarkPlayGame replays whole games, deal and moves chosen beforehand: the engine's own cost
+// of a game (reset, trump, 24 checked cards, scoring) without the random number generator.
+func BenchmarkPlayGame(b *testing.B) {
+	type game struct {
+		dealer core.Seat
+		hands  [4][6]core.Card
+		moves  []core.Move
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	rules := core.DefaultRules()
+	games := make([]game, 1024)
+	var g core.Game
+	for i := range games {
+		dealer := core.Seat(r.IntN(4))
+		playRandomGame(&g, r, rules, dealer)
+		games[i] = game{dealer, [4][6]core.Card{g.Dealt(0), g.Dealt(1), g.Dealt(2), g.Dealt(3)}, g.Moves()}
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		gm := &games[i&1023]
+		if err := g.Reset(rules, gm.dealer, gm.hands); err != nil {
+			b.Fatal(err)
+		}
+		for _, m := range gm.moves {
+			if err := g.Apply(m); err != nil {
+				b.Fatal(err)
+			}
+		}
+		i++
+	}
+	sinkInt += g.Result().Points[0]
+}
