@@ -140,9 +140,11 @@ func BenchmarkResume10000(b *testing.B) {
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		s2 := table.New(table.Config{Store: store, Seed: 2})
+		start := time.Now()
 		if err := s2.Resume(context.Background()); err != nil {
 			b.Fatal(err)
 		}
+		b.ReportMetric(time.Since(start).Seconds()*1000, "resume-ms")
 		if s2.Tables() != n {
 			b.Fatalf("resumed %d tables", s2.Tables())
 		}

@@ -2,6 +2,7 @@ package table
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/kontermatt/kontermatt/core"
@@ -38,10 +39,11 @@ func seatLabel(t *tbl, lang string, seat core.Seat) string {
 	return fmt.Sprintf("%d. %s (%s)", int(seat)+1, name, seat.Team())
 }
 
-func (t *tbl) key(kind Kind, parts ...any) string {
-	k := fmt.Sprintf("%s/%s/m%d", kind, t.st.ID, t.st.MatchNo)
-	for _, p := range parts {
-		k += fmt.Sprintf("/%v", p)
+// key names an editable message: kind, table, match, then the game and player it shows.
+func (t *tbl) key(kind Kind, game int, playerID string) string {
+	k := string(kind) + "/" + t.st.ID + "/m" + strconv.Itoa(t.st.MatchNo) + "/" + strconv.Itoa(game)
+	if playerID != "" {
+		k += "/" + playerID
 	}
 	return k
 }
@@ -214,7 +216,7 @@ func (s *Service) liveMessage(t *tbl) Message {
 	lang := t.st.Lang
 	g := t.lastGame()
 	n := len(t.match.Games())
-	m := Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindLive, Key: t.key(KindLive, n),
+	m := Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindLive, Key: t.key(KindLive, n, ""),
 		Lang: lang, Text: s.liveText(t, lang, g.View(core.NoSeat), n)}
 	switch t.st.Status {
 	case StatusPlaying:
