@@ -15,42 +15,42 @@ import (
 	"github.com/kontermatt/kontermatt/storage"
 )
 
-// dbFlags adds the flags that name the database: -config and -db.
-func dbFlags(fs *flag.FlagSet) func() (Config, error) {
+// dbCommand parses the flags of a command that works on the database (-config, -db) and its one
+// argument. A non-zero code means the caller should exit with it; the problem is already printed.
+func dbCommand(name, usage string, args []string, stderr io.Writer) (cfg Config, arg string, code int) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	configPath := fs.String("config", "", "YAML config file")
 	dbPath := fs.String("db", "", "database file (overrides the config)")
-	return func() (Config, error) {
-		cfg, err := loadConfig(*configPath, os.Getenv)
-		if err == nil && *dbPath != "" {
-			cfg.Database = *dbPath
-		}
-		return cfg, err
+	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "usage:", usage)
+		return cfg, "", 2
 	}
+	cfg, err := loadConfig(*configPath, os.Getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return cfg, "", 2
+	}
+	if *dbPath != "" {
+		cfg.Database = *dbPath
+	}
+	return cfg, fs.Arg(0), 0
 }
 
 // runBackup writes a consistent copy of the database. bbolt lets one process at a time open the
 // file, so while the bot runs the copy comes from the bot itself, through its admin listener.
 func runBackup(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	db := dbFlags(fs)
-	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: bot backup [-db FILE] OUT")
-		return 2
+	cfg, out, code := dbCommand("backup", "bot backup [-config FILE] [-db FILE] OUT", args, stderr)
+	if code != 0 {
+		return code
 	}
-	cfg, err := db()
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
-	}
-	path := cfg.Database
-	store, err := storage.Open(path, storage.Options{Timeout: 200 * time.Millisecond})
+	store, err := storage.Open(cfg.Database, storage.Options{Timeout: 200 * time.Millisecond})
 	if errors.Is(err, storage.ErrLocked) && cfg.AdminAddr != "off" {
-		if err := fetchBackup(cfg.AdminAddr, fs.Arg(0)); err != nil {
+		if err := fetchBackup(cfg.AdminAddr, out); err != nil {
 			fmt.Fprintln(stderr, "backup:", err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "backed up the running bot's %s to %s\n", path, fs.Arg(0))
+		fmt.Fprintf(stdout, "backed up the running bot's %s to %s\n", cfg.Database, out)
 		return 0
 	}
 	if err != nil {
@@ -58,11 +58,11 @@ func runBackup(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer store.Close()
-	if err := store.BackupFile(fs.Arg(0)); err != nil {
+	if err := store.BackupFile(out); err != nil {
 		fmt.Fprintln(stderr, "backup:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "backed up %s to %s\n", path, fs.Arg(0))
+	fmt.Fprintf(stdout, "backed up %s to %s\n", cfg.Database, out)
 	return 0
 }
 
@@ -73,26 +73,16 @@ func recordFile(dir, key string) string {
 
 // runExport writes every kept game and match record into a directory, one JSON file each.
 func runExport(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	db := dbFlags(fs)
-	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: bot export [-db FILE] DIR")
-		return 2
+	cfg, dir, code := dbCommand("export", "bot export [-config FILE] [-db FILE] DIR", args, stderr)
+	if code != 0 {
+		return code
 	}
-	cfg, err := db()
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
-	}
-	path := cfg.Database
-	store, err := openStore(path)
+	store, err := openStore(cfg.Database)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
 	defer store.Close()
-	dir := fs.Arg(0)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		fmt.Fprintln(stderr, "export:", err)
 		return 1
