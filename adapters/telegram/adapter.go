@@ -157,8 +157,8 @@ func (a *Adapter) Username() string { return a.bot.Self.UserName }
 var allowedUpdates = []string{"message", "callback_query", "my_chat_member"}
 
 // Run deletes any webhook, registers the command list and long-polls for updates until ctx ends.
-// Then it stops taking updates, finishes the handlers already running and returns. It may be
-// called once.
+// Then it stops taking updates, finishes the handlers already running and returns. It runs once;
+// only a failed deleteWebhook (an error before anything started) lets it be called again.
 func (a *Adapter) Run(ctx context.Context) error {
 	if a.svc.Load() == nil {
 		return errors.New("telegram: Run before Attach")
@@ -167,6 +167,7 @@ func (a *Adapter) Run(ctx context.Context) error {
 		return errors.New("telegram: Run called twice")
 	}
 	if _, err := a.bot.Request(tgbotapi.DeleteWebhookConfig{}); err != nil {
+		a.started.Store(false) // nothing started yet: Run may be tried again
 		return fmt.Errorf("telegram: deleteWebhook: %s", a.red.Err(err))
 	}
 	a.setCommands()

@@ -224,6 +224,24 @@ func TestRunNeedsAttach(t *testing.T) {
 		if err := a.Run(context.Background()); err == nil {
 			t.Error("Run without a service did not fail")
 		}
+		svc := table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: a}})
+		defer svc.Close()
+		a.Attach(svc)
+		f.failNet("deleteWebhook", 1)
+		if err := a.Run(context.Background()); err == nil || strings.Contains(err.Error(), testSecret) {
+			t.Errorf("Run with a failing deleteWebhook: %v", err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- a.Run(ctx) }()
+		synctest.Wait()
+		if err := a.Run(ctx); err == nil {
+			t.Error("a second Run did not fail")
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run after a failed start: %v", err)
+		}
 		if _, err := New(Config{KV: store}); err == nil {
 			t.Error("New without a token did not fail")
 		}

@@ -453,8 +453,9 @@ func matchReport(t *testing.T, f *fakeAPI, calls []call, d *driver) {
 		}
 	}
 	sendEdit := byMethod["sendMessage"] + byMethod["editMessageText"] + byMethod["sendPhoto"]
-	t.Logf("match: %d games, %d human moves (%d refused presses); %d Bot API calls (%d sends/edits): %s",
-		games, d.moves, d.refused, len(calls), sendEdit, strings.Join(parts, " "))
+	t.Logf("match: %d games in %v of fake time, %d human moves (%d refused presses); %d Bot API calls (%d per game), %d sends/edits: %s",
+		games, calls[len(calls)-1].At.Sub(calls[0].At).Round(time.Second), d.moves, d.refused, len(calls),
+		len(calls)/max(games, 1), sendEdit, strings.Join(parts, " "))
 	t.Logf("most group messages in any 60 s: %d (limit 20)", f.maxPerMinute(group))
 	if got := f.maxPerMinute(group); got > 20 {
 		t.Errorf("%d messages to the group in 60 seconds, limit 20", got)
