@@ -168,4 +168,6 @@ var en = map[string]string{
 	"pic.LastTrick": "Last trick",
 	"pic.Turn":      "Turn",
 	"pic.Cards":     "cards",
+	"hand.over":     "This game is over.",
+	"board.earlier": "… %d earlier games (see the picture)",
 }

@@ -172,6 +172,8 @@ var lb = map[string]string{
 	"pic.LastTrick": "Leschte Streech",
 	"pic.Turn":      "Un der Rei",
 	"pic.Cards":     "Kaarten",
+	"hand.over":     "Dëst Spill ass eriwwer.",
+	"board.earlier": "… %d Spiller virdrun (kuckt d’Bild)",
 }
 
 var de = map[string]string{
@@ -337,6 +339,8 @@ var de = map[string]string{
 	"pic.LastTrick": "Letzter Stich",
 	"pic.Turn":      "Am Zug",
 	"pic.Cards":     "Karten",
+	"hand.over":     "Dieses Spiel ist vorbei.",
+	"board.earlier": "… %d frühere Spiele (siehe Bild)",
 }
 
 var fr = map[string]string{
@@ -502,4 +506,6 @@ var fr = map[string]string{
 	"pic.LastTrick": "Dernier pli",
 	"pic.Turn":      "À jouer",
 	"pic.Cards":     "cartes",
+	"hand.over":     "Cette donne est terminée.",
+	"board.earlier": "… %d donnes précédentes (voir l’image)",
 }

@@ -216,7 +216,11 @@ func (a Action) Command(place Place, actor Player, eventID string, private bool)
 }
 
 // Outbox delivers messages for one platform. The service calls Deliver after the change behind the
-// messages is stored; Deliver must not block for long (adapters queue and rate-limit themselves).
+// messages is stored, with the table's lock held: Deliver must only queue (adapters rate-limit and
+// send from their own goroutines) and must not call back into the Service. After a restart
+// (Resume) the service delivers every editable message once more, as it stands: an adapter that
+// remembers what it last showed under a Key can skip an edit whose text and buttons are unchanged
+// (button sequence numbers aside).
 type Outbox interface {
 	Deliver(ctx context.Context, msgs []Message)
 }

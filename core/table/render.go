@@ -142,12 +142,21 @@ func (s *Service) boardLines(t *tbl, lang string) string {
 		i18n.T(lang, "board.line", "B", s.teamNames(t, core.TeamB), stripes(b, core.TeamB))
 }
 
+// maxBoardLines is how many games the board's text lists.
+const maxBoardLines = 6
+
 func (s *Service) boardMessage(t *tbl, lang string) Message {
 	var sb strings.Builder
 	sb.WriteString(i18n.T(lang, "board.title") + "\n" + s.boardLines(t, lang))
 	if t.match != nil {
-		for i, h := range t.match.History() {
-			sb.WriteString("\n" + s.historyLine(t, lang, i+1, h))
+		// The text stays short enough for alerts and captions; the picture shows the whole sheet.
+		hist := t.match.History()
+		from := max(len(hist)-maxBoardLines, 0)
+		if from > 0 {
+			sb.WriteString("\n" + i18n.T(lang, "board.earlier", from))
+		}
+		for i := from; i < len(hist); i++ {
+			sb.WriteString("\n" + s.historyLine(t, lang, i+1, hist[i]))
 		}
 	}
 	return Message{Kind: KindReply, Text: sb.String(), Picture: PictureBoard, Lang: lang}
@@ -294,6 +303,31 @@ func (s *Service) handMessage(t *tbl, seat core.Seat, lang string) Message {
 	}
 	return Message{Target: Target{Kind: ToPlayer, Place: t.st.Place, Player: p}, Kind: KindHand,
 		Key: t.key(KindHand, n, p.ID), Text: b.String(), Buttons: rows, Lang: lang}
+}
+
+// finalMessages are the last versions of a finished game's live and hand messages: the result and
+// no buttons, so nobody is left looking at "your turn" on a game that is over.
+func (s *Service) finalMessages(t *tbl, g *core.Game, n int) []Message {
+	var out []Message
+	if !t.match.Over() { // at the match's end the live message stays, with the rematch buttons
+		live := s.liveMessage(t)
+		live.Buttons = nil
+		out = append(out, live)
+	}
+	for i, seat := range t.st.Seats {
+		if !seat.Human() {
+			continue
+		}
+		lang := s.langOf(t, *seat.Player)
+		var cards []string
+		for _, tr := range g.Tricks() {
+			cards = append(cards, tr.CardOf(core.Seat(i)).Chat())
+		}
+		out = append(out, Message{Target: Target{Kind: ToPlayer, Place: t.st.Place, Player: *seat.Player}, Kind: KindHand,
+			Key: t.key(KindHand, n, seat.Player.ID), Lang: lang,
+			Text: i18n.T(lang, "hand.title", n) + "\n" + strings.Join(cards, "  ") + "\n" + i18n.T(lang, "hand.over")})
+	}
+	return out
 }
 
 func (s *Service) gameSummary(t *tbl, g *core.Game, n int) Message {

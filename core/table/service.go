@@ -356,7 +356,8 @@ func (s *Service) deliver(ctx context.Context, platform string, msgs []Message) 
 
 // publish sends the table's editable messages whose content changed, and the one-off messages.
 func (s *Service) publish(ctx context.Context, t *tbl, extra []Message) {
-	var msgs []Message
+	// One-off messages first: a game's summary belongs before the next game's table message.
+	msgs := append([]Message(nil), extra...)
 	for _, m := range s.render(t) {
 		fp := fingerprint(m)
 		if t.sent[m.Key] == fp {
@@ -365,7 +366,6 @@ func (s *Service) publish(ctx context.Context, t *tbl, extra []Message) {
 		t.sent[m.Key] = fp
 		msgs = append(msgs, m)
 	}
-	msgs = append(msgs, extra...)
 	for i := range msgs {
 		msgs[i].Version, msgs[i].Table = t.st.Seq, t.st.ID
 		if msgs[i].Target.Place == (Place{}) {
@@ -408,8 +408,11 @@ func (s *Service) open(ctx context.Context, cmd Command) []Message {
 		old := s.tables[id]
 		s.mu.Unlock()
 		old.mu.Lock()
-		status := old.st.Status
+		status, dup := old.st.Status, cmd.EventID != "" && slices.Contains(old.st.Events, cmd.EventID)
 		old.mu.Unlock()
+		if dup { // the platform delivered the same /new again
+			return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate"))}
+		}
 		if status == StatusLobby || status == StatusPlaying {
 			return []Message{errorReply(cmd, lang, refuse("err.table_exists"))}
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -63,7 +64,15 @@ func (o *outbox) checkSecret(m Message) {
 	if t == nil {
 		return
 	}
-	g := t.game()
+	// A keyed message shows one game ("live/<table>/m<match>/<game>"): check against that game's
+	// hands, which are empty once it is over.
+	g := t.lastGame()
+	if parts := strings.Split(m.Key, "/"); len(parts) >= 4 && g != nil {
+		n, _ := strconv.Atoi(parts[3])
+		if games := t.match.Games(); n >= 1 && n <= len(games) {
+			g = games[n-1]
+		}
+	}
 	if g == nil {
 		return
 	}

@@ -290,6 +290,7 @@ func (s *Service) applyMove(t *tbl, g *core.Game, m core.Move, out *outcome) *us
 	st := t.st
 	n := len(t.match.Games())
 	out.records = append(out.records, recordOf(fmt.Sprintf("%s/m%d/g%d", st.ID, st.MatchNo, n), g.Record()))
+	out.public = append(out.public, s.finalMessages(t, g, n)...)
 	out.public = append(out.public, s.gameSummary(t, g, n))
 	if t.match.Over() {
 		st.Status = StatusOver
