@@ -69,6 +69,22 @@ type trickState struct {
 	tpts    [5]int8
 }
 
+// rankMasks are the aces, kings, queens and jacks of all suits.
+var rankMasks = func() (m [4]uint32) {
+	for _, s := range core.Suits {
+		for i, r := range []core.Rank{core.Ace, core.King, core.Queen, core.Jack} {
+			m[i] |= 1 << core.NewCard(s, r)
+		}
+	}
+	return m
+}()
+
+// points is the card points in a set.
+func points(set uint32) int {
+	return 4*bits.OnesCount32(set&rankMasks[0]) + 3*bits.OnesCount32(set&rankMasks[1]) +
+		2*bits.OnesCount32(set&rankMasks[2]) + bits.OnesCount32(set&rankMasks[3])
+}
+
 // ttEntry is a bound on the points the maximizing team takes from a trick boundary on.
 type ttEntry struct {
 	key  uint32 // remaining cards << 2 | leader, plus 1 so that zero means empty
@@ -286,7 +302,6 @@ func (s *Solver) search(alpha, beta int) int {
 	if s.stopped {
 		return alpha
 	}
-	tb := s.tb
 	n := s.n
 	var e *ttEntry
 	var key uint32
@@ -300,10 +315,7 @@ func (s *Solver) search(alpha, beta int) int {
 		if s.left == 4 {
 			return s.lastTrick()
 		}
-		remPts := 0
-		for m := rem; m != 0; m &= m - 1 {
-			remPts += int(tb.pts[bits.TrailingZeros32(m)])
-		}
+		remPts := points(rem)
 		if remPts <= alpha {
 			return remPts
 		}
@@ -338,7 +350,10 @@ func (s *Solver) search(alpha, beta int) int {
 	}
 	p := (s.leader + n) & 3
 	maxing := p&1 == s.maxTeam
-	moves := s.distinct(s.legal(p))
+	moves := s.legal(p)
+	if moves&(moves-1) != 0 {
+		moves = s.distinct(moves)
+	}
 	var order [6]int8
 	k := s.order(moves, p, &order, best)
 	a0, b0 := alpha, beta
@@ -475,6 +490,9 @@ func (s *Solver) order(moves uint32, p int, out *[6]int8, first int8) int {
 			}
 			if top {
 				sc = 100 + pts
+				if tb.tstr[c] != 0 {
+					sc += 20
+				}
 			} else {
 				sc = 50 - pts - int(tb.tstr[c])
 			}
@@ -487,8 +505,10 @@ func (s *Solver) order(moves uint32, p int, out *[6]int8, first int8) int {
 			}
 			beats := str > s.winStr[n]
 			switch {
-			case partnerWins && !beats:
+			case partnerWins && !beats && n == 3:
 				sc = 100 + pts // give points to the partner
+			case partnerWins && !beats:
+				sc = 90 - pts - int(tb.tstr[c])
 			case partnerWins:
 				sc = 50 - int(str)
 			case beats:
