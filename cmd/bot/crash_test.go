@@ -230,3 +230,38 @@ func TestSecondInstanceFailsFastAndLiveBackupWorks(t *testing.T) {
 		t.Errorf("backup holds %d tables, want the running one", n)
 	}
 }
+
+// TestChatStartupErrorHidesToken starts the bot against Bot API and Discord servers that are not
+// there: it must fail with a clear error that never shows the tokens.
+func TestChatStartupErrorHidesToken(t *testing.T) {
+	bin := buildBot(t)
+	dead := "http://" + freeAddr(t) // nothing listens there any more
+	for _, env := range [][]string{
+		{"KONTERMATT_TELEGRAM_TOKEN=123456:SECRET-telegram-token", "KONTERMATT_TELEGRAM_API_URL=" + dead},
+		{"KONTERMATT_DISCORD_TOKEN=SECRET.discord.token", "KONTERMATT_DISCORD_API_URL=" + dead},
+	} {
+		cmd := exec.Command(bin, "-db", filepath.Join(t.TempDir(), "k.db"))
+		cmd.Env = append(os.Environ(), append(env, "KONTERMATT_ADMIN_ADDR=off")...)
+		done := make(chan struct{})
+		var out []byte
+		var err error
+		go func() { out, err = cmd.CombinedOutput(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(60 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Fatalf("%v: the bot kept running against a dead server:\n%s", env[0], out)
+		}
+		if err == nil {
+			t.Errorf("%v: exit 0 against a dead server", env[0])
+		}
+		if strings.Contains(string(out), "SECRET") {
+			t.Errorf("%v: output shows the token:\n%s", env[0], out)
+		}
+		if len(out) == 0 {
+			t.Errorf("%v: no error message", env[0])
+		}
+		t.Logf("%s → %s", strings.SplitN(env[0], "=", 2)[0], strings.TrimSpace(string(out)))
+	}
+}

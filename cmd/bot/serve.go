@@ -94,15 +94,26 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 
 	outboxes := map[string]table.Outbox{}
-	chats := cfg.Discord.Token != "" || cfg.Telegram.Token != ""
+	var svc *table.Service // the adapters render pictures through it once it exists
+	picture := func(m table.Message) ([]byte, error) {
+		png, _, err := svc.Picture(m, false)
+		return png, err
+	}
 	var term *terminal.Terminal
-	if !chats {
+	var chats []chatAdapter
+	if cfg.Discord.Token == "" && cfg.Telegram.Token == "" {
 		// The timer waits for nobody at a keyboard: a terminal table has none unless asked.
 		opts := append([]string{"timer=none", "level=" + *level}, strings.Fields(*options)...)
 		term = terminal.New(terminal.Config{In: stdin, Out: stdout, Humans: *humans, Options: opts,
 			Name: os.Getenv("USER"), Lang: *lang})
 		outboxes[terminal.Platform] = term
 		log = newLogger(stderr, "warn") // the terminal is for the game; only problems go to stderr
+	} else {
+		chats, err = newChats(cfg, store, log, picture, outboxes)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
 	}
 	if cfg.AdminAddr != "off" {
 		// Live backups and metrics; a busy port only costs those, not the game.
@@ -112,9 +123,12 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			defer stopAdmin()
 		}
 	}
-	svc := table.New(table.Config{Store: store, Outboxes: outboxes, Robots: robots, Seed: seed, Log: log,
+	svc = table.New(table.Config{Store: store, Outboxes: outboxes, Robots: robots, Seed: seed, Log: log,
 		RulesURL: cfg.RulesURL, Think: cfg.Think})
 	defer svc.Close() // runs before store.Close: stop timers and computer players first
+	for _, c := range chats {
+		c.Attach(svc)
+	}
 	if err := svc.Resume(ctx); err != nil {
 		log.Error("some stored tables could not be resumed", "err", err)
 	}
@@ -125,11 +139,5 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	return runChats(ctx, cfg, svc, log)
-}
-
-// runChats serves the configured chat platforms until ctx ends.
-func runChats(ctx context.Context, cfg Config, svc *table.Service, log *slog.Logger) int {
-	log.Error("chat platforms are configured, but this build has no chat adapters yet")
-	return 1
+	return runChats(ctx, chats, log)
 }

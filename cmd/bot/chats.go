@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"github.com/kontermatt/kontermatt/adapters/discord"
+	"github.com/kontermatt/kontermatt/adapters/telegram"
+	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage"
+)
+
+// chatAdapter is a chat platform's connection: it is the service's Outbox for that platform and
+// feeds it commands while it runs.
+type chatAdapter interface {
+	table.Outbox
+	Attach(svc *table.Service)
+	Run(ctx context.Context) error
+	Close() error
+	Name() string
+}
+
+// discordChat adapts the Discord adapter to chatAdapter.
+type discordChat struct{ *discord.Adapter }
+
+func (d discordChat) Attach(svc *table.Service) { d.Adapter.Attach(svc) }
+func (d discordChat) Close() error              { return nil } // Run drains its queue before it returns
+func (d discordChat) Name() string              { return "discord" }
+
+type telegramChat struct{ *telegram.Adapter }
+
+func (t telegramChat) Name() string { return "telegram" }
+
+// newChats makes the configured platforms' adapters and registers each as its platform's Outbox.
+func newChats(cfg Config, store *storage.Store, log *slog.Logger, picture func(table.Message) ([]byte, error),
+	outboxes map[string]table.Outbox) ([]chatAdapter, error) {
+	var chats []chatAdapter
+	if cfg.Telegram.Token != "" {
+		a, err := telegram.New(telegram.Config{Token: cfg.Telegram.Token, APIURL: cfg.Telegram.APIURL, KV: store,
+			Log: log.With("platform", "telegram"), Picture: picture})
+		if err != nil {
+			return nil, err // the adapter's errors name the platform and never hold the token
+		}
+		outboxes[telegram.Platform] = a
+		chats = append(chats, telegramChat{a})
+	}
+	if cfg.Discord.Token != "" {
+		a := discord.New(discord.Config{Token: cfg.Discord.Token, GuildID: cfg.Discord.GuildID, APIURL: cfg.Discord.APIURL,
+			ShardID: cfg.Discord.ShardID, ShardCount: cfg.Discord.ShardCount, KV: store,
+			Log: log.With("platform", "discord"), Picture: picture})
+		outboxes[discord.Platform] = a
+		chats = append(chats, discordChat{a})
+	}
+	return chats, nil
+}
+
+// runChats serves every platform until ctx ends (SIGTERM): each stops taking updates and
+// finishes what is in flight; the caller then stops the service and closes the database.
+func runChats(ctx context.Context, chats []chatAdapter, log *slog.Logger) int {
+	var wg sync.WaitGroup
+	code := 0
+	var mu sync.Mutex
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for _, c := range chats {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.Run(ctx); err != nil && ctx.Err() == nil {
+				log.Error("platform stopped", "platform", c.Name(), "err", err)
+				mu.Lock()
+				code = 1
+				mu.Unlock()
+				cancel() // one platform failing stops the bot, so a supervisor restarts it whole
+			}
+		}()
+	}
+	wg.Wait()
+	for _, c := range chats {
+		if err := c.Close(); err != nil {
+			log.Error("closing", "platform", c.Name(), "err", err)
+		}
+	}
+	log.Info("stopped")
+	return code
+}
