@@ -53,7 +53,9 @@ func (s *Service) Picture(m Message, dark bool) (png []byte, alt string, err err
 		}
 		board = &in
 	case m.Picture == PictureTable && t.lastGame() != nil:
-		tab = &picture.TableInput{View: t.lastGame().View(core.NoSeat), Names: names, Labels: Labels(lang)}
+		// Between tricks the table shows the last one, as players would look at it.
+		v := t.lastGame().View(core.NoSeat)
+		tab = &picture.TableInput{View: v, Names: names, Labels: Labels(lang), ShowLastTrick: v.Trick.N == 0}
 	}
 	t.mu.Unlock() // rendering takes milliseconds: not under the table's lock
 	switch {

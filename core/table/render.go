@@ -63,12 +63,38 @@ func (s *Service) render(t *tbl) []Message {
 	out := []Message{s.liveMessage(t)}
 	if g := t.game(); g != nil {
 		for i, seat := range t.st.Seats {
-			if seat.Human() {
-				out = append(out, s.handMessage(t, core.Seat(i), s.langOf(t, *seat.Player)))
+			if !seat.Human() {
+				continue
 			}
+			// Most moves change two hands at most: skip building the others' messages.
+			lang := s.langOf(t, *seat.Player)
+			sig := handSignature(t, g, core.Seat(i), lang)
+			if t.handSig[i] == sig {
+				continue
+			}
+			t.handSig[i] = sig
+			out = append(out, s.handMessage(t, core.Seat(i), lang))
 		}
 	}
 	return out
+}
+
+// handSig is everything a hand message is made from; equal signatures give equal messages.
+type handSig struct {
+	player, lang string
+	game, trickN int
+	hand, legal  core.CardSet
+	phase        core.Phase
+	trump        core.Suit
+	toMove       core.Seat
+	canCall      bool
+	away         bool
+}
+
+func handSignature(t *tbl, g *core.Game, seat core.Seat, lang string) handSig {
+	return handSig{player: t.st.Seats[seat].Player.ID, lang: lang, game: len(t.match.Games()),
+		trickN: g.CurrentTrick().N, hand: g.Hand(seat), legal: g.LegalCards(seat), phase: g.Phase(),
+		trump: g.Trump(), toMove: g.ToMove(), canCall: len(g.PossibleCalls(seat)) > 0, away: t.st.Seats[seat].Away}
 }
 
 func (s *Service) lobbyMessage(t *tbl) Message {

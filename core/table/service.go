@@ -66,6 +66,7 @@ type tbl struct {
 	robots    [4]Decider
 	thinking  bool
 	sent      map[string]string // editable message key → fingerprint of the last content sent
+	handSig   [4]handSig        // what each seat's hand message was last built from
 }
 
 // New makes a service; call Resume to load stored tables.

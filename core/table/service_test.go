@@ -526,6 +526,13 @@ func TestPictureOfTheBoard(t *testing.T) {
 		if alt == "" {
 			t.Error("no alt text")
 		}
+		last := h.do(me, VerbLast)
+		if len(last) != 1 || last[0].Picture != PictureTable {
+			t.Fatalf("last reply: %+v", last)
+		}
+		if png, alt, err := h.svc.Picture(last[0], false); err != nil || string(png[1:4]) != "PNG" || alt == "" {
+			t.Fatalf("table picture: %v, %d bytes, alt %q", err, len(png), alt)
+		}
 		if _, _, err := h.svc.Picture(Message{Table: "nope", Picture: PictureBoard}, false); !errors.Is(err, ErrNoPicture) {
 			t.Errorf("unknown table: %v", err)
 		}

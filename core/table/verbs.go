@@ -82,7 +82,9 @@ func (s *Service) do(ctx context.Context, t *tbl, cmd Command, lang string, out 
 		if !ok {
 			return refuse("err.no_trick")
 		}
-		out.replies = append(out.replies, reply(cmd, lang, KindReply, trickText(t, lang, tr, "last.title")))
+		m := reply(cmd, lang, KindReply, trickText(t, lang, tr, "last.title"))
+		m.Picture, m.Table, m.Version = PictureTable, st.ID, st.Seq
+		out.replies = append(out.replies, m)
 		return nil
 	case VerbStop:
 		return s.stop(t, cmd, seat, out)
