@@ -264,6 +264,7 @@ func (s *Service) liveMessage(t *tbl) Message {
 		m.Buttons = [][]Button{{
 			{Label: i18n.T(lang, "btn.rematch"), Action: t.action(VerbRematch, "same"), Style: StyleSuccess},
 			{Label: i18n.T(lang, "btn.rotate"), Action: t.action(VerbRematch, "rotate"), Style: StylePrimary},
+			{Label: i18n.T(lang, "btn.board"), Action: t.action(VerbBoard, ""), Style: StyleSecondary},
 		}}
 	}
 	return m
