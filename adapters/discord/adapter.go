@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+	"golang.org/x/time/rate"
 
 	"github.com/kontermatt/kontermatt/core/table"
 )
@@ -59,6 +60,9 @@ type Config struct {
 	AckAfter time.Duration
 	// DrainTimeout bounds how long Run waits, when it stops, for queued messages. Default 5 s.
 	DrainTimeout time.Duration
+	// MaxRate bounds the outbox's REST requests per second across all channels, under Discord's
+	// global limit of 50 (a global 429 would also hold back interaction answers). Default 45.
+	MaxRate float64
 	// Verbose also logs discordgo's own debug output (redacted) at slog's debug level.
 	Verbose bool
 }
@@ -86,7 +90,8 @@ type Adapter struct {
 	inflight sync.WaitGroup
 	running  bool
 
-	out outbox
+	out   outbox
+	limit *rate.Limiter // the outbox's share of the global rate limit
 
 	usersMu sync.Mutex
 	dmChan  map[string]string        // Discord user ID → DM channel ID
@@ -111,12 +116,16 @@ func New(cfg Config) *Adapter {
 	if cfg.DrainTimeout <= 0 {
 		cfg.DrainTimeout = 5 * time.Second
 	}
+	if cfg.MaxRate <= 0 {
+		cfg.MaxRate = 45
+	}
 	a := &Adapter{cfg: cfg, log: cfg.Log.With("platform", Platform), token: strings.TrimPrefix(cfg.Token, "Bot "),
 		kv: cfg.KV, dmChan: map[string]string{}, noDM: map[string]bool{}, hands: map[string]ephemeralHand{}}
 	if a.kv == nil {
 		a.log.Warn("no KV store: message IDs and closed DMs are kept in memory only")
 		a.kv = table.NewMemStore()
 	}
+	a.limit = rate.NewLimiter(rate.Limit(cfg.MaxRate), 10)
 	a.out.queues = map[string]*queue{}
 	a.out.cache = msgCache{recs: map[string]record{}, dirty: map[string]bool{}}
 	register(a)
@@ -194,9 +203,11 @@ func (a *Adapter) Run(ctx context.Context) error {
 	if appID == "" {
 		appID = me.ID // bots made since 2019 have the application's ID
 	}
-	if _, err := a.s.ApplicationCommandBulkOverwrite(appID, a.cfg.GuildID, Commands()); err != nil {
-		a.stop()
-		return a.errorf("registering the slash commands", err)
+	if a.cfg.ShardID == 0 { // one shard registers for all
+		if _, err := a.s.ApplicationCommandBulkOverwrite(appID, a.cfg.GuildID, Commands()); err != nil {
+			a.stop()
+			return a.errorf("registering the slash commands", err)
+		}
 	}
 	a.log.Info("connected", "bot", me.Username, "application", appID, "guild", a.cfg.GuildID,
 		"shard", a.cfg.ShardID, "shards", max(a.cfg.ShardCount, 1))
@@ -210,6 +221,11 @@ func (a *Adapter) stop() {
 	a.mu.Lock()
 	a.closed = true
 	a.mu.Unlock()
+	// discordgo's heartbeat goroutine may hit the closing connection and start a reconnect loop
+	// that outlives Run (seen when Run stops right after connecting): forbid it first.
+	a.s.Lock()
+	a.s.ShouldReconnectOnError = false
+	a.s.Unlock()
 	if err := a.s.Close(); err != nil {
 		a.log.Warn("closing the gateway", "err", a.redact(err.Error()))
 	}
@@ -322,10 +338,12 @@ func redactAll(s string) string {
 func libraryLog(level, _ int, format string, args ...any) {
 	msg := redactAll(fmt.Sprintf(format, args...))
 	lvl := slog.LevelDebug // discordgo's "informational" lines are chatter
-	switch level {
-	case discordgo.LogError:
+	switch {
+	case strings.Contains(msg, "websocket: close sent"):
+		// The heartbeat goroutine racing our own Close: nothing is wrong.
+	case level == discordgo.LogError:
 		lvl = slog.LevelError
-	case discordgo.LogWarning:
+	case level == discordgo.LogWarning:
 		lvl = slog.LevelWarn
 	}
 	registry.Lock()

@@ -18,7 +18,7 @@ import (
 func TestRegistersLocalizedCommands(t *testing.T) {
 	f := newFakeDiscord(t)
 	store := table.NewMemStore()
-	startHarness(t, f, store, store, harnessOpt{cfg: func(c *Config) { c.ShardID, c.ShardCount = 1, 2 }})
+	startHarness(t, f, store, store, harnessOpt{cfg: func(c *Config) { c.ShardID, c.ShardCount = 0, 2 }})
 
 	f.mu.Lock()
 	path, body, idents := f.commandsPath, f.commands, f.identifies
@@ -29,8 +29,8 @@ func TestRegistersLocalizedCommands(t *testing.T) {
 	if len(idents) != 1 {
 		t.Fatalf("%d identifies", len(idents))
 	}
-	if shard, _ := json.Marshal(idents[0]["shard"]); string(shard) != "[1,2]" {
-		t.Errorf("identify shard = %s, want [1,2]", shard)
+	if shard, _ := json.Marshal(idents[0]["shard"]); string(shard) != "[0,2]" {
+		t.Errorf("identify shard = %s, want [0,2]", shard)
 	}
 	type option struct {
 		Type         int               `json:"type"`
@@ -124,6 +124,25 @@ func TestRegistersLocalizedCommands(t *testing.T) {
 			t.Errorf("suit choice %q does not parse", s)
 		}
 	}
+	// Shard 1 connects but leaves the registration to shard 0.
+	puts := f.callCounts()["PUT applications/{id}/guilds/{id}/commands"]
+	a := New(Config{Token: f.Token, GuildID: f.GuildID, APIURL: f.srv.URL, KV: store, ShardID: 1, ShardCount: 2})
+	a.Attach(handOnly{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	f.waitFor("shard 1", func() bool { return len(f.identifies) == 2 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("shard 1: %v", err)
+	}
+	f.mu.Lock()
+	shard, _ := json.Marshal(f.identifies[1]["shard"])
+	f.mu.Unlock()
+	if string(shard) != "[1,2]" || f.callCounts()["PUT applications/{id}/guilds/{id}/commands"] != puts {
+		t.Errorf("shard 1 identified as %s and registered commands: %v", shard, f.callCounts())
+	}
+
 	if _, err := table.ParseOptions(argsFor(table.VerbNew, []*discordgo.ApplicationCommandInteractionDataOption{
 		{Name: "stripes", Type: discordgo.ApplicationCommandOptionInteger, Value: float64(20)},
 		{Name: "draw", Type: discordgo.ApplicationCommandOptionString, Value: "flat1"},

@@ -178,6 +178,12 @@ func (f *fakeDiscord) notify() {
 // waitFor waits until cond (called with f.mu held) is true.
 func (f *fakeDiscord) waitFor(what string, cond func() bool) {
 	f.t.Helper()
+	f.waitForOr(what, cond, nil)
+}
+
+// waitForOr is waitFor that describes the state (dump, called with f.mu held) if it times out.
+func (f *fakeDiscord) waitForOr(what string, cond func() bool, dump func() string) {
+	f.t.Helper()
 	deadline := time.After(15 * time.Second)
 	for {
 		f.mu.Lock()
@@ -190,7 +196,13 @@ func (f *fakeDiscord) waitFor(what string, cond func() bool) {
 		case <-ch:
 		case <-time.After(50 * time.Millisecond):
 		case <-deadline:
-			f.t.Fatalf("fake discord: timed out waiting for %s", what)
+			state := ""
+			if dump != nil {
+				f.mu.Lock()
+				state = dump()
+				f.mu.Unlock()
+			}
+			f.t.Fatalf("fake discord: timed out waiting for %s%s", what, state)
 		}
 	}
 }

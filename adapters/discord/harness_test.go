@@ -3,6 +3,7 @@ package discord
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -308,7 +309,24 @@ func playMatch(t testing.TB, f *fakeDiscord, players []seatPlayer, rng *rand.Ran
 		var view fakeMessage
 		var best uint64
 		over := false
-		f.waitFor("a move or the end of the match", func() bool {
+		dump := func() string {
+			var b strings.Builder
+			fmt.Fprintf(&b, "\nlast seq %d", lastSeq)
+			for _, p := range players {
+				m, ok := f.handViewLocked(p)
+				fmt.Fprintf(&b, "\n%s (view %v, %d edits): %q", p.u.Name, ok, m.Edits, m.Content)
+				for _, x := range m.buttons() {
+					a := actionOf(x)
+					fmt.Fprintf(&b, " [%s %s seq %d style %d]", a.Verb, a.Arg, a.Seq, x.Style)
+				}
+			}
+			msgs := f.channelLocked(guildChannel)
+			for _, m := range msgs[max(len(msgs)-3, 0):] {
+				fmt.Fprintf(&b, "\nchannel: %q", m.Content)
+			}
+			return b.String()
+		}
+		f.waitForOr("a move or the end of the match", func() bool {
 			if matchOver(f.channelLocked(guildChannel)) {
 				over = true
 				return true
@@ -324,7 +342,7 @@ func playMatch(t testing.TB, f *fakeDiscord, players []seatPlayer, rng *rand.Ran
 				}
 			}
 			return best > 0
-		})
+		}, dump)
 		if over {
 			return n
 		}

@@ -209,6 +209,7 @@ func (a *Adapter) dmChannel(userID string) (string, error) {
 	}
 	var c *discordgo.Channel
 	err := a.retry(func() (err error) {
+		a.limit.Wait(context.Background())
 		c, err = a.s.UserChannelCreate(userID)
 		return err
 	})
@@ -326,6 +327,7 @@ func (a *Adapter) post(channelID string, it outItem) error {
 	m := it.m
 	content, comps := render(m, it.mention), components(m.Buttons)
 	if m.Key == "" {
+		a.limit.Wait(context.Background())
 		_, err := a.s.ChannelMessageSendComplex(channelID, a.messageSend(it, content, comps))
 		return err
 	}
@@ -343,6 +345,7 @@ func (a *Adapter) post(channelID string, it outItem) error {
 		if files := a.picture(m); files != nil {
 			edit.Files, edit.Attachments = files, &[]*discordgo.MessageAttachment{}
 		}
+		a.limit.Wait(context.Background())
 		_, err := a.s.ChannelMessageEditComplex(edit)
 		if err == nil {
 			return a.putRecord(m.Key, record{Channel: channelID, ID: rec.ID, Version: m.Version, Hash: sum}, false)
@@ -352,6 +355,7 @@ func (a *Adapter) post(channelID string, it outItem) error {
 		}
 		// Someone deleted the message: show it anew.
 	}
+	a.limit.Wait(context.Background())
 	msg, err := a.s.ChannelMessageSendComplex(channelID, a.messageSend(it, content, comps))
 	if err != nil {
 		return err

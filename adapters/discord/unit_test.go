@@ -4,8 +4,10 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -232,5 +234,47 @@ func TestPrivateMessagesForClosedDMs(t *testing.T) {
 	}
 	if calls := f.callCounts(); calls["POST users/@me/channels"] != 0 || len(f.dms) != 0 {
 		t.Errorf("a DM was tried: %v", calls)
+	}
+}
+
+// A wrong token fails Run at once, with an error that does not contain it.
+func TestWrongToken(t *testing.T) {
+	f := newFakeDiscord(t)
+	f.t = quietT{t} // the fake reports the bad token as a test failure otherwise
+	a := New(Config{Token: "wrong.token-value.abcdefghijklmnopqrstu", APIURL: f.srv.URL})
+	a.Attach(handOnly{})
+	err := a.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "401") || strings.Contains(err.Error(), "abcdefghijklmnopqrstu") {
+		t.Errorf("Run with a wrong token: %v", err)
+	}
+}
+
+// quietT lets a test expect the fake's complaints.
+type quietT struct{ testing.TB }
+
+func (quietT) Errorf(string, ...any) {}
+
+// The outbox keeps under its share of the global rate limit whatever the number of channels.
+func TestOutboxGlobalRate(t *testing.T) {
+	f := newFakeDiscord(t)
+	a := New(Config{Token: f.Token, APIURL: f.srv.URL, KV: table.NewMemStore(), MaxRate: 100})
+	t.Cleanup(func() { unregister(a) })
+	var msgs []table.Message
+	for i := range 40 {
+		ch := strconv.Itoa(700000 + i)
+		msgs = append(msgs, table.Message{Target: table.Target{Kind: table.ToPlace, Place: table.Place{Platform: Platform, Chat: ch}},
+			Kind: table.KindNotice, Text: "hi"})
+	}
+	start := time.Now()
+	a.Deliver(context.Background(), msgs)
+	if err := a.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// A burst of 10, then 100 a second: the other 30 take at least 0.3 s.
+	if d := time.Since(start); d < 290*time.Millisecond {
+		t.Errorf("40 messages in %v: faster than 100 a second", d)
+	}
+	if n := f.callCounts()["POST channels/{id}/messages"]; n != 40 {
+		t.Errorf("%d messages sent", n)
 	}
 }
