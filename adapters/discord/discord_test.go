@@ -174,6 +174,13 @@ func TestMatchFourHumans(t *testing.T) {
 	lat := f.takeLatencies()
 	t.Logf("table %s: %d moves by hand, %d REST calls for the whole match:\n  %s", id, n, total, strings.Join(lines, "\n  "))
 	t.Logf("interaction → response (%d): p50 %v, p99 %v, max %v", len(lat), percentile(lat, .5), percentile(lat, .99), percentile(lat, 1))
+	f.mu.Lock()
+	updates := f.updates
+	f.mu.Unlock()
+	t.Logf("%d of %d moves answered by updating the hand in place", updates, n)
+	if updates == 0 {
+		t.Errorf("no move was answered with the updated hand")
+	}
 
 	// Every human's hand went to their DMs; the channel holds the lobby, one live message per
 	// game and the summaries, all edited in place.
@@ -389,11 +396,11 @@ func TestRefusedPresses(t *testing.T) {
 		first := f.pressAsync(mover.u, view, trump.CustomID)
 		second := f.pressAsync(mover.u, view, trump.CustomID)
 		r1, r2 := f.response(first), f.response(second)
-		if r1.Type == 6 == (r2.Type == 6) {
+		if applied(r1) == applied(r2) {
 			t.Fatalf("want exactly one press applied, got %+v and %+v", r1, r2)
 		}
 		refused := r1
-		if r1.Type == 6 {
+		if applied(r1) {
 			refused = r2
 		}
 		if refused.Type != 4 || refused.Flags&64 == 0 || refused.Content != ephemeralText("en", "err.stale") {
@@ -544,7 +551,7 @@ func TestRestartMidGame(t *testing.T) {
 		})
 		mv := moves(view)
 		b := mv[rng.IntN(len(mv))]
-		if r := f.press(who.u, view, b.CustomID); r.Type != 6 {
+		if r := f.press(who.u, view, b.CustomID); !applied(r) {
 			t.Fatalf("move: %+v", r)
 		}
 		seq = actionOf(b).Seq

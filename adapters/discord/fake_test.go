@@ -132,7 +132,6 @@ type fakeDiscord struct {
 	t                            testing.TB
 	Token, AppID, BotID, GuildID string
 	srv                          *httptest.Server
-	slowCallback                 time.Duration // delay before answering interaction callbacks
 	mu                           sync.Mutex
 	changed                      chan struct{}
 	ids                          int64
@@ -153,6 +152,7 @@ type fakeDiscord struct {
 	identifies                   []map[string]any
 	latencies                    []time.Duration
 	dmAttempts                   map[string]int // user → message POSTs to their DM channel
+	updates                      int            // interactions answered by updating their message
 }
 
 var apiPath = regexp.MustCompile(`^/api/v[0-9]+/(.*)$`)
@@ -448,9 +448,6 @@ func (f *fakeDiscord) editMessage(w http.ResponseWriter, channel, id string, bod
 }
 
 func (f *fakeDiscord) callback(w http.ResponseWriter, id, token string, body []byte, files int) {
-	if f.slowCallback > 0 {
-		time.Sleep(f.slowCallback)
-	}
 	var req struct {
 		Type int         `json:"type"`
 		Data wireMessage `json:"data"`
@@ -499,6 +496,16 @@ func (f *fakeDiscord) callback(w http.ResponseWriter, id, token string, body []b
 		in.Original = msg.ID
 	case 6: // deferred update: the original is the message the button sat on
 		in.Original = in.Message
+	case 7: // the message the button sat on, updated
+		msg, ok := f.msgs[in.Message]
+		if !ok {
+			f.fail("update of interaction %s without a message", id)
+			break
+		}
+		msg.Edits++
+		f.apply(msg, req.Data, files)
+		in.Original = in.Message
+		f.updates++
 	case 8:
 		if req.Data.Choices == nil {
 			f.fail("autocomplete answer without a choices list")

@@ -152,6 +152,9 @@ func (a *Adapter) onComponent(r *responder, i *discordgo.Interaction) {
 	cmd := act.Command(placeOf(i), actor, "dc:"+i.ID, isPrivate(i))
 	cmd.Admin = admin
 	replies := a.handle(r, cmd)
+	if len(replies) == 0 && i.Message != nil && a.updateInPlace(r, i, act) {
+		return
+	}
 	original := r.answer(replies)
 	switch {
 	case original && act.Verb == table.VerbHand:
@@ -160,6 +163,34 @@ func (a *Adapter) onComponent(r *responder, i *discordgo.Interaction) {
 		// A move from an ephemeral hand: this interaction's original is that hand too.
 		a.rememberHand(i, act.Table, act.Seq)
 	}
+}
+
+// updateInPlace answers a move made from a hand message (in DMs or ephemeral) by updating that
+// message with the hand the move produced (response type 7), taking it from the user's queue:
+// the player sees the result at once, and the outbox saves an edit. It reports whether it did.
+func (a *Adapter) updateInPlace(r *responder, i *discordgo.Interaction, act table.Action) bool {
+	u := userOf(i)
+	if u == nil {
+		return false
+	}
+	ephemeral := i.Message.Flags&discordgo.MessageFlagsEphemeral != 0
+	it, ok := a.takeHandUpdate(u.ID, i.Message.ID, act.Table, ephemeral)
+	if !ok {
+		return false
+	}
+	m := it.m
+	content, comps := render(m, ""), components(m.Buttons)
+	if !r.update(content, comps) {
+		a.enqueue("dm:"+u.ID, outItem{m: m}) // the outbox sends it after all
+		return false
+	}
+	if ephemeral {
+		a.rememberHand(i, m.Table, m.Version)
+	} else if err := a.putRecord(m.Key, record{Channel: i.ChannelID, ID: i.Message.ID, Version: m.Version,
+		Hash: digest(content, m.Buttons, m.Picture)}, false); err != nil {
+		a.log.Warn("writing the KV", "bucket", bucketMessages, "err", err)
+	}
+	return true
 }
 
 // handle runs the command; if the service takes longer than AckAfter, the interaction is
@@ -307,6 +338,24 @@ func (r *responder) deferNow() {
 		return
 	}
 	r.deferred = true
+}
+
+// update answers by replacing the message the pressed button sat on (type 7). It reports false,
+// sending nothing, if the interaction was already acknowledged, or if the response failed.
+func (r *responder) update(content string, comps []discordgo.MessageComponent) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done || r.deferred {
+		return false
+	}
+	err := r.a.s.InteractionRespond(r.i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseUpdateMessage,
+		Data: &discordgo.InteractionResponseData{Content: content, Components: comps, AllowedMentions: noMentions()}})
+	if err != nil {
+		r.a.log.Warn("answering an interaction", "interaction", r.i.ID, "err", r.a.redact(err.Error()))
+		return false
+	}
+	r.done = true
+	return true
 }
 
 // answer sends the replies to the actor, ephemerally. A button press with nothing to say gets a

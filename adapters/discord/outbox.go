@@ -50,6 +50,9 @@ type queue struct {
 type outItem struct {
 	m       table.Message
 	mention string // a Discord user ID this message may ping
+	// A hand already shown by an interaction's response: in the DM message it updated, or in the
+	// ephemeral hand.
+	doneDM, doneEphemeral bool
 }
 
 // record is what the KV remembers about an editable message.
@@ -102,6 +105,40 @@ func (a *Adapter) enqueueLocked(dest string, it outItem) {
 		q.running = true
 		go a.work(dest, q)
 	}
+}
+
+// takeHandUpdate finds the user's queued hand for a table, not yet sent, and marks it as shown
+// by the caller: in the ephemeral hand, or in the DM message messageID if that is where the hand
+// is shown.
+func (a *Adapter) takeHandUpdate(userID, messageID, tableID string, ephemeral bool) (outItem, bool) {
+	a.out.mu.Lock()
+	defer a.out.mu.Unlock()
+	q := a.out.queues["dm:"+userID]
+	if q == nil {
+		return outItem{}, false
+	}
+	for j := range q.items {
+		it := &q.items[j]
+		if it.m.Kind != table.KindHand || it.m.Table != tableID {
+			continue
+		}
+		if ephemeral {
+			if it.doneEphemeral {
+				return outItem{}, false
+			}
+			it.doneEphemeral = true
+			return *it, true
+		}
+		a.out.cache.mu.Lock()
+		rec, ok := a.out.cache.recs[it.m.Key]
+		a.out.cache.mu.Unlock()
+		if !ok || rec.ID != messageID || it.doneDM {
+			return outItem{}, false
+		}
+		it.doneDM = true
+		return *it, true
+	}
+	return outItem{}, false
 }
 
 func destination(m table.Message) string {
@@ -176,8 +213,11 @@ func (a *Adapter) sendItem(dest string, it outItem) {
 // toUser sends a private message by DM; a hand also updates the user's ephemeral hand, if any.
 func (a *Adapter) toUser(userID string, it outItem) {
 	m := it.m
-	if m.Kind == table.KindHand {
+	if m.Kind == table.KindHand && !it.doneEphemeral {
 		a.editEphemeralHand(userID, m)
+	}
+	if it.doneDM {
+		return
 	}
 	if a.dmRefused(userID) {
 		// A hand went to the ephemeral view (if any). A notice (the turn reminder) is said in the
