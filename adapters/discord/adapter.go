@@ -97,6 +97,7 @@ type Adapter struct {
 	dmChan  map[string]string        // Discord user ID → DM channel ID
 	noDM    map[string]bool          // Discord user ID → refuses DMs (cache of the KV)
 	hands   map[string]ephemeralHand // Discord user ID → the latest ephemeral hand shown
+	blocked map[string]time.Time     // channel ID → until when the bot does not try to post there
 }
 
 var _ table.Outbox = (*Adapter)(nil)
@@ -120,7 +121,7 @@ func New(cfg Config) *Adapter {
 		cfg.MaxRate = 45
 	}
 	a := &Adapter{cfg: cfg, log: cfg.Log.With("platform", Platform), token: strings.TrimPrefix(cfg.Token, "Bot "),
-		kv: cfg.KV, dmChan: map[string]string{}, noDM: map[string]bool{}, hands: map[string]ephemeralHand{}}
+		kv: cfg.KV, dmChan: map[string]string{}, noDM: map[string]bool{}, hands: map[string]ephemeralHand{}, blocked: map[string]time.Time{}}
 	if a.kv == nil {
 		a.log.Warn("no KV store: message IDs and closed DMs are kept in memory only")
 		a.kv = table.NewMemStore()

@@ -665,3 +665,25 @@ func (p panicky) Handle(ctx context.Context, cmd table.Command) []table.Message 
 
 // handOnly hides every method of the service but Handle.
 type handOnly struct{ Handler }
+
+// A channel where the bot may not post: the failure is remembered (no request per move), and
+// the players are told why the table does not show.
+func TestChannelWithoutPermission(t *testing.T) {
+	f := newFakeDiscord(t)
+	f.forbidden[guildChannel] = true
+	store := table.NewMemStore()
+	h := startHarness(t, f, store, store)
+	if r := f.slash(alice, guildChannel, "new"); r.Type != 4 || r.Content != ephemeralText("en", "note.opened") {
+		t.Fatalf("new: %+v", r)
+	}
+	h.a.Flush(context.Background())
+	r := f.slash(bob, guildChannel, "join")
+	if r.Type != 4 || r.Flags&64 == 0 || !strings.Contains(r.Content, escape(noPermissionText("de"))) {
+		t.Errorf("join in a channel without permission: %+v", r)
+	}
+	f.slash(carla, guildChannel, "join")
+	h.a.Flush(context.Background())
+	if n := f.callCounts()["POST channels/{id}/messages"]; n != 1 {
+		t.Errorf("%d attempts to post in the channel, want 1", n)
+	}
+}

@@ -141,6 +141,7 @@ type fakeDiscord struct {
 	dms                          map[string]string   // user → DM channel
 	dmUser                       map[string]string   // DM channel → user
 	blocked                      map[string]bool     // users refusing DMs
+	forbidden                    map[string]bool     // channels the bot may not post in
 	limits                       map[string]*fakeLimit
 	inter                        map[string]*fakeInteraction
 	byToken                      map[string]*fakeInteraction
@@ -161,7 +162,7 @@ func newFakeDiscord(t testing.TB) *fakeDiscord {
 	f := &fakeDiscord{t: t, Token: "MTAxNTA0.fake-bot-token.s3cr3t-ZZZZZZZZZZZZZZZZZZZZ", AppID: "900000000000000001",
 		BotID: "900000000000000001", GuildID: "800000000000000001", changed: make(chan struct{}), ids: 1000,
 		msgs: map[string]*fakeMessage{}, order: map[string][]string{}, ephemeral: map[string][]string{},
-		dms: map[string]string{}, dmUser: map[string]string{}, blocked: map[string]bool{}, limits: map[string]*fakeLimit{},
+		dms: map[string]string{}, dmUser: map[string]string{}, blocked: map[string]bool{}, forbidden: map[string]bool{}, limits: map[string]*fakeLimit{},
 		inter: map[string]*fakeInteraction{}, byToken: map[string]*fakeInteraction{}, calls: map[string]int{},
 		dmAttempts: map[string]int{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serveHTTP))
@@ -413,6 +414,10 @@ func (f *fakeDiscord) createMessage(w http.ResponseWriter, channel string, body 
 		h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
 		w.WriteHeader(http.StatusTooManyRequests)
 		fmt.Fprintf(w, `{"message": "You are being rate limited.", "retry_after": %s, "global": false}`, secs)
+		return
+	}
+	if f.forbidden[channel] {
+		discordError(w, http.StatusForbidden, 50013, "Missing Permissions")
 		return
 	}
 	if u, ok := f.dmUser[channel]; ok {

@@ -202,7 +202,16 @@ func (a *Adapter) sendItem(dest string, it outItem) {
 		}
 	}()
 	if ch, ok := strings.CutPrefix(dest, "ch:"); ok {
-		if err := a.retry(func() error { return a.post(ch, it) }); err != nil {
+		if a.channelBlocked(ch) {
+			return
+		}
+		err := a.retry(func() error { return a.post(ch, it) })
+		switch code := restCode(err); {
+		case code == discordgo.ErrCodeMissingAccess || code == discordgo.ErrCodeMissingPermissions:
+			a.blockChannel(ch)
+			a.log.Warn("no permission to post in a channel; not trying again for a while", "channel", ch,
+				"for", blockedFor, "err", a.redact(err.Error()))
+		case err != nil:
 			a.log.Warn("sending to a channel failed", "channel", ch, "kind", it.m.Kind, "table", it.m.Table, "err", a.redact(err.Error()))
 		}
 		return
@@ -312,6 +321,43 @@ func (a *Adapter) dmWorks(userID string) {
 	if err := a.kv.Delete(bucketNoDM, userID); err != nil {
 		a.log.Warn("writing the KV", "bucket", bucketNoDM, "err", err)
 	}
+}
+
+// blockedFor is how long the outbox leaves a channel alone where it may not post: failed
+// requests count against the bot (10,000 invalid requests in 10 minutes get it banned a while).
+const blockedFor = 5 * time.Minute
+
+func (a *Adapter) blockChannel(ch string) {
+	a.usersMu.Lock()
+	defer a.usersMu.Unlock()
+	a.blocked[ch] = time.Now().Add(blockedFor)
+}
+
+// channelBlocked reports whether the bot recently failed to post in the channel for lack of
+// permission.
+func (a *Adapter) channelBlocked(ch string) bool {
+	a.usersMu.Lock()
+	defer a.usersMu.Unlock()
+	until, ok := a.blocked[ch]
+	if ok && time.Now().After(until) {
+		delete(a.blocked, ch)
+		return false
+	}
+	return ok
+}
+
+// noPermissionText tells the players why the table does not show. The catalog in core/i18n has
+// no key for it yet.
+func noPermissionText(lang string) string {
+	switch lang {
+	case "lb":
+		return "⚠️ Ech däerf an dësem Kanal keng Noriichte schécken, do gesäit keen den Dësch. E Server-Admin kann mir d'Recht „Nachrichten senden“ ginn."
+	case "de":
+		return "⚠️ Ich darf in diesem Kanal keine Nachrichten senden, also sieht niemand den Tisch. Ein Server-Admin kann mir das Recht „Nachrichten senden“ geben."
+	case "fr":
+		return "⚠️ Je n'ai pas le droit d'écrire dans ce salon, personne ne voit donc la table. Un admin du serveur peut me donner la permission « Envoyer des messages »."
+	}
+	return "⚠️ I may not post in this channel, so nobody sees the table. A server admin can give me the “Send Messages” permission."
 }
 
 // dmRefusedText is the notice for a player whose DMs are closed. The catalog in core/i18n has no
