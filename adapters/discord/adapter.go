@@ -1,17 +1,22 @@
 // Package discord connects the table service to Discord through discordgo: one slash command /km
 // with subcommands, buttons whose custom_id is a table.Action, ephemeral replies for everything
 // meant only for the one who asked, and an Outbox that posts and edits the table's messages with
-// per-channel queues.
+// one queue per channel and per DM.
 //
 // Wiring:
 //
-//	a := discord.New(discord.Config{Token: tok, KV: store})
-//	svc := table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{discord.Platform: a}})
+//	var svc *table.Service
+//	a := discord.New(discord.Config{Token: tok, KV: store, Log: log,
+//		Picture: func(m table.Message) ([]byte, error) { png, _, err := svc.Picture(m, false); return png, err }})
+//	svc = table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{discord.Platform: a}})
 //	a.Attach(svc)
-//	svc.Resume(ctx)
-//	err := a.Run(ctx) // until ctx is done
+//	svc.Resume(ctx)   // may already deliver: REST works before Run
+//	err := a.Run(ctx) // connect, register /km, serve until ctx is done
 //	svc.Close()
-//	a.Flush(flushCtx) // optional: send what the service said while closing
+//	a.Flush(flushCtx) // send what the service said while closing, save the message records
+//
+// With several shards in one process, each gets its own Adapter (ShardID, ShardCount) and Run;
+// one of them is the service's Outbox (REST is not bound to a shard) and shard 0 registers /km.
 package discord
 
 import (
@@ -161,7 +166,6 @@ func (a *Adapter) service() Handler {
 // closes the gateway connection, waits for the interactions in flight and for the queued messages
 // (at most DrainTimeout). It returns an error if it cannot start.
 func (a *Adapter) Run(ctx context.Context) error {
-	defer unregister(a)
 	if a.token == "" {
 		return errors.New("discord: no token")
 	}
@@ -175,6 +179,7 @@ func (a *Adapter) Run(ctx context.Context) error {
 	}
 	a.running = true
 	a.mu.Unlock()
+	defer unregister(a)
 
 	me, err := a.s.User("@me")
 	if err != nil {

@@ -180,17 +180,17 @@ func (a *Adapter) updateInPlace(r *responder, i *discordgo.Interaction, act tabl
 	}
 	m := it.m
 	content, comps := render(m, ""), components(m.Buttons)
-	if !r.update(content, comps) {
-		a.enqueue("dm:"+u.ID, outItem{m: m}) // the outbox sends it after all
-		return false
-	}
-	if ephemeral {
+	shown := r.update(content, comps)
+	if shown && ephemeral {
 		a.rememberHand(i, m.Table, m.Version)
-	} else if err := a.putRecord(m.Key, record{Channel: i.ChannelID, ID: i.Message.ID, Version: m.Version,
-		Hash: digest(content, m.Buttons, m.Picture)}, false); err != nil {
-		a.log.Warn("writing the KV", "bucket", bucketMessages, "err", err)
+	} else if shown {
+		if err := a.putRecord(m.Key, record{Channel: i.ChannelID, ID: i.Message.ID, Version: m.Version,
+			Hash: digest(content, m.Buttons, m.Picture)}, false); err != nil {
+			a.log.Warn("writing the KV", "bucket", bucketMessages, "err", err)
+		}
 	}
-	return true
+	a.release(u.ID, it, shown) // not shown: the outbox sends it after all
+	return shown
 }
 
 // handle runs the command; if the service takes longer than AckAfter, the interaction is

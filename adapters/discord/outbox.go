@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -43,16 +44,17 @@ type outbox struct {
 }
 
 type queue struct {
-	items   []outItem
-	running bool
+	items    []outItem
+	running  bool   // a worker is sending
+	inflight string // Key of the message the worker is sending
+	// held: an interaction's response is showing one of this queue's messages; nothing more is
+	// sent until it is done, so no older version can overtake a newer one.
+	held bool
 }
 
 type outItem struct {
 	m       table.Message
 	mention string // a Discord user ID this message may ping
-	// A hand already shown by an interaction's response: in the DM message it updated, or in the
-	// ephemeral hand.
-	doneDM, doneEphemeral bool
 }
 
 // record is what the KV remembers about an editable message.
@@ -101,44 +103,78 @@ func (a *Adapter) enqueueLocked(dest string, it outItem) {
 		}
 	}
 	q.items = append(q.items, it)
-	if !q.running {
+	a.startLocked(dest, q)
+}
+
+// startLocked starts the queue's worker if it has work and may run; it forgets an idle queue.
+func (a *Adapter) startLocked(dest string, q *queue) {
+	switch {
+	case q.running || q.held:
+	case len(q.items) > 0:
 		q.running = true
 		go a.work(dest, q)
+	default:
+		delete(a.out.queues, dest)
 	}
 }
 
-// takeHandUpdate finds the user's queued hand for a table, not yet sent, and marks it as shown
-// by the caller: in the ephemeral hand, or in the DM message messageID if that is where the hand
-// is shown.
+// takeHandUpdate takes the user's queued hand for a table, if an interaction may show it
+// instead: in the DM message messageID that shows it (unless the user also has an ephemeral hand
+// to update), or in the ephemeral hand (unless it must also go by DM). The queue is held until
+// release, so nothing newer for the user is sent before the response.
 func (a *Adapter) takeHandUpdate(userID, messageID, tableID string, ephemeral bool) (outItem, bool) {
+	refused := a.dmRefused(userID)
+	a.usersMu.Lock()
+	h, hasHand := a.hands[userID]
+	a.usersMu.Unlock()
+	hasHand = hasHand && h.table == tableID && time.Since(h.at) < handTTL
+	if ephemeral && !refused || !ephemeral && hasHand {
+		return outItem{}, false // the hand must go two ways: the outbox does both
+	}
 	a.out.mu.Lock()
 	defer a.out.mu.Unlock()
 	q := a.out.queues["dm:"+userID]
-	if q == nil {
+	if q == nil || q.held {
 		return outItem{}, false
 	}
-	for j := range q.items {
-		it := &q.items[j]
+	for j, it := range q.items {
 		if it.m.Kind != table.KindHand || it.m.Table != tableID {
 			continue
 		}
-		if ephemeral {
-			if it.doneEphemeral {
+		if it.m.Key == q.inflight {
+			return outItem{}, false // an older version is on its way: let it be overtaken by the outbox only
+		}
+		if !ephemeral {
+			a.out.cache.mu.Lock()
+			rec, ok := a.out.cache.recs[it.m.Key]
+			a.out.cache.mu.Unlock()
+			if !ok || rec.ID != messageID {
 				return outItem{}, false
 			}
-			it.doneEphemeral = true
-			return *it, true
 		}
-		a.out.cache.mu.Lock()
-		rec, ok := a.out.cache.recs[it.m.Key]
-		a.out.cache.mu.Unlock()
-		if !ok || rec.ID != messageID || it.doneDM {
-			return outItem{}, false
-		}
-		it.doneDM = true
-		return *it, true
+		q.items = append(q.items[:j], q.items[j+1:]...)
+		q.held = true
+		return it, true
 	}
 	return outItem{}, false
+}
+
+// release ends a hold taken by takeHandUpdate; a message the response did not show goes back to
+// the front of the queue, unless a newer version of it is waiting.
+func (a *Adapter) release(userID string, it outItem, shown bool) {
+	a.out.mu.Lock()
+	defer a.out.mu.Unlock()
+	dest := "dm:" + userID
+	q := a.out.queues[dest]
+	if q == nil {
+		q = &queue{}
+		a.out.queues[dest] = q
+	}
+	q.held = false
+	if !shown && !slices.ContainsFunc(q.items, func(x outItem) bool { return x.m.Key == it.m.Key }) {
+		q.items = append([]outItem{it}, q.items...)
+	}
+	a.startLocked(dest, q)
 }
 
 func destination(m table.Message) string {
@@ -159,15 +195,17 @@ func destination(m table.Message) string {
 func (a *Adapter) work(dest string, q *queue) {
 	for {
 		a.out.mu.Lock()
-		if len(q.items) == 0 {
+		q.inflight = ""
+		if len(q.items) == 0 || q.held {
 			q.running = false
-			delete(a.out.queues, dest)
+			a.startLocked(dest, q)
 			a.out.mu.Unlock()
 			return
 		}
 		it := q.items[0]
 		q.items[0] = outItem{}
 		q.items = q.items[1:]
+		q.inflight = it.m.Key
 		a.out.mu.Unlock()
 		a.sendItem(dest, it)
 	}
@@ -222,11 +260,8 @@ func (a *Adapter) sendItem(dest string, it outItem) {
 // toUser sends a private message by DM; a hand also updates the user's ephemeral hand, if any.
 func (a *Adapter) toUser(userID string, it outItem) {
 	m := it.m
-	if m.Kind == table.KindHand && !it.doneEphemeral {
+	if m.Kind == table.KindHand {
 		a.editEphemeralHand(userID, m)
-	}
-	if it.doneDM {
-		return
 	}
 	if a.dmRefused(userID) {
 		// A hand went to the ephemeral view (if any). A notice (the turn reminder) is said in the

@@ -278,3 +278,58 @@ func TestOutboxGlobalRate(t *testing.T) {
 		t.Errorf("%d messages sent", n)
 	}
 }
+
+// A hand taken by an interaction's response holds the user's queue: nothing newer is sent before
+// the response, and what the response did not show goes out after all.
+func TestHandUpdateHoldsTheQueue(t *testing.T) {
+	f := newFakeDiscord(t)
+	a := New(Config{Token: f.Token, APIURL: f.srv.URL, KV: table.NewMemStore()})
+	t.Cleanup(func() { unregister(a) })
+	player := table.Player{ID: "dc:" + bob.ID, Name: "Bob"}
+	hand := func(v uint64) table.Message {
+		return table.Message{Target: table.Target{Kind: table.ToPlayer, Player: player,
+			Place: table.Place{Platform: Platform, Chat: guildChannel}}, Kind: table.KindHand, Key: "hand/t/1/dc:" + bob.ID,
+			Version: v, Table: "t", Text: "v" + strconv.Itoa(int(v))}
+	}
+	ctx := context.Background()
+	a.Deliver(ctx, []table.Message{hand(1)})
+	a.Flush(ctx)
+	dm := f.dm(bob.ID)
+	if len(dm) != 1 {
+		t.Fatalf("%d DMs", len(dm))
+	}
+	// v2 has just been delivered; no worker has picked it up yet.
+	a.out.mu.Lock()
+	a.out.queues["dm:"+bob.ID] = &queue{items: []outItem{{m: hand(2)}}}
+	a.out.mu.Unlock()
+	if _, ok := a.takeHandUpdate(bob.ID, "another-message", "t", false); ok {
+		t.Fatalf("took a hand shown in another message")
+	}
+	it, ok := a.takeHandUpdate(bob.ID, dm[0].ID, "t", false)
+	if !ok || it.m.Version != 2 {
+		t.Fatalf("took %+v, %v", it, ok)
+	}
+	a.Deliver(ctx, []table.Message{hand(3)}) // arrives while the response is on its way
+	time.Sleep(50 * time.Millisecond)
+	if got := f.dm(bob.ID)[0]; got.Edits != 0 {
+		t.Fatalf("sent during the hold: %q", got.Content)
+	}
+	a.release(bob.ID, it, true)
+	a.Flush(ctx)
+	if got := f.dm(bob.ID)[0]; got.Content != "v3" || got.Edits != 1 {
+		t.Errorf("after the hold: %q after %d edits, want v3 after 1", got.Content, got.Edits)
+	}
+	// A response that failed: its hand goes out by the outbox.
+	a.out.mu.Lock()
+	a.out.queues["dm:"+bob.ID] = &queue{items: []outItem{{m: hand(4)}}}
+	a.out.mu.Unlock()
+	it, ok = a.takeHandUpdate(bob.ID, dm[0].ID, "t", false)
+	if !ok {
+		t.Fatal("nothing taken")
+	}
+	a.release(bob.ID, it, false)
+	a.Flush(ctx)
+	if got := f.dm(bob.ID)[0]; got.Content != "v4" {
+		t.Errorf("a failed response's hand: shown %q, want v4", got.Content)
+	}
+}
