@@ -151,10 +151,18 @@ func (a *Adapter) onComponent(r *responder, i *discordgo.Interaction) {
 	}
 	cmd := act.Command(placeOf(i), actor, "dc:"+i.ID, isPrivate(i))
 	cmd.Admin = admin
+	var hold *queueHold
+	if u := userOf(i); i.Message != nil && (act.Verb == table.VerbPlay || act.Verb == table.VerbTrump || act.Verb == table.VerbAnnounce) {
+		// The move will change the presser's hand: keep it in their queue until the answer can
+		// show it in the message that was pressed.
+		hold = a.hold(u.ID)
+		defer hold.release()
+	}
 	replies := a.handle(r, cmd)
-	if len(replies) == 0 && i.Message != nil && a.updateInPlace(r, i, act) {
+	if len(replies) == 0 && hold != nil && a.updateInPlace(r, i, act, hold) {
 		return
 	}
+	hold.release()
 	original := r.answer(replies)
 	switch {
 	case original && act.Verb == table.VerbHand:
@@ -166,15 +174,11 @@ func (a *Adapter) onComponent(r *responder, i *discordgo.Interaction) {
 }
 
 // updateInPlace answers a move made from a hand message (in DMs or ephemeral) by updating that
-// message with the hand the move produced (response type 7), taking it from the user's queue:
+// message with the hand the move produced (response type 7), taken from the user's held queue:
 // the player sees the result at once, and the outbox saves an edit. It reports whether it did.
-func (a *Adapter) updateInPlace(r *responder, i *discordgo.Interaction, act table.Action) bool {
-	u := userOf(i)
-	if u == nil {
-		return false
-	}
+func (a *Adapter) updateInPlace(r *responder, i *discordgo.Interaction, act table.Action, hold *queueHold) bool {
 	ephemeral := i.Message.Flags&discordgo.MessageFlagsEphemeral != 0
-	it, ok := a.takeHandUpdate(u.ID, i.Message.ID, act.Table, ephemeral)
+	it, ok := a.takeHandUpdate(hold.user, i.Message.ID, act.Table, ephemeral)
 	if !ok {
 		return false
 	}
@@ -189,7 +193,10 @@ func (a *Adapter) updateInPlace(r *responder, i *discordgo.Interaction, act tabl
 			a.log.Warn("writing the KV", "bucket", bucketMessages, "err", err)
 		}
 	}
-	a.release(u.ID, it, shown) // not shown: the outbox sends it after all
+	if !shown {
+		hold.giveBack(it) // the outbox sends it after all
+	}
+	hold.release()
 	return shown
 }
 

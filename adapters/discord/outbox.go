@@ -118,10 +118,56 @@ func (a *Adapter) startLocked(dest string, q *queue) {
 	}
 }
 
-// takeHandUpdate takes the user's queued hand for a table, if an interaction may show it
-// instead: in the DM message messageID that shows it (unless the user also has an ephemeral hand
-// to update), or in the ephemeral hand (unless it must also go by DM). The queue is held until
-// release, so nothing newer for the user is sent before the response.
+// queueHold pauses a user's DM queue while an interaction may show one of its messages in the
+// response; nothing is sent meanwhile, so no older version can overtake a newer one.
+type queueHold struct {
+	a        *Adapter
+	user     string
+	back     *outItem // a taken message the response did not show
+	released bool
+}
+
+// hold pauses the user's DM queue; nil if another interaction holds it (a double click).
+func (a *Adapter) hold(userID string) *queueHold {
+	a.out.mu.Lock()
+	defer a.out.mu.Unlock()
+	dest := "dm:" + userID
+	q := a.out.queues[dest]
+	if q == nil {
+		q = &queue{}
+		a.out.queues[dest] = q
+	}
+	if q.held {
+		return nil
+	}
+	q.held = true
+	return &queueHold{a: a, user: userID}
+}
+
+func (h *queueHold) giveBack(it outItem) { h.back = &it }
+
+// release ends the hold (once; a nil hold is none). A message given back goes to the front of the
+// queue, unless a newer version of it is waiting.
+func (h *queueHold) release() {
+	if h == nil || h.released {
+		return
+	}
+	h.released = true
+	a := h.a
+	a.out.mu.Lock()
+	defer a.out.mu.Unlock()
+	dest := "dm:" + h.user
+	q := a.out.queues[dest]
+	q.held = false
+	if it := h.back; it != nil && !slices.ContainsFunc(q.items, func(x outItem) bool { return x.m.Key == it.m.Key }) {
+		q.items = append([]outItem{*it}, q.items...)
+	}
+	a.startLocked(dest, q)
+}
+
+// takeHandUpdate takes the user's queued hand for a table (the queue is held), if the response
+// may show it instead: in the DM message messageID that shows it (unless the user also has an
+// ephemeral hand to update), or in the ephemeral hand (unless it must also go by DM).
 func (a *Adapter) takeHandUpdate(userID, messageID, tableID string, ephemeral bool) (outItem, bool) {
 	refused := a.dmRefused(userID)
 	a.usersMu.Lock()
@@ -134,15 +180,24 @@ func (a *Adapter) takeHandUpdate(userID, messageID, tableID string, ephemeral bo
 	a.out.mu.Lock()
 	defer a.out.mu.Unlock()
 	q := a.out.queues["dm:"+userID]
-	if q == nil || q.held {
-		return outItem{}, false
-	}
-	for j, it := range q.items {
+	for j := 0; j < len(q.items); j++ {
+		it := q.items[j]
 		if it.m.Kind != table.KindHand || it.m.Table != tableID {
 			continue
 		}
 		if it.m.Key == q.inflight {
-			return outItem{}, false // an older version is on its way: let it be overtaken by the outbox only
+			// An older version is on its way (the held queue sends nothing after it): wait a
+			// moment for it, else the outbox sends this one after it.
+			for wait := 0; q.inflight == it.m.Key && wait < 50; wait++ {
+				a.out.mu.Unlock()
+				time.Sleep(2 * time.Millisecond)
+				a.out.mu.Lock()
+			}
+			if q.inflight == it.m.Key {
+				return outItem{}, false
+			}
+			j = -1 // the queue may have changed meanwhile: look again
+			continue
 		}
 		if !ephemeral {
 			a.out.cache.mu.Lock()
@@ -153,28 +208,9 @@ func (a *Adapter) takeHandUpdate(userID, messageID, tableID string, ephemeral bo
 			}
 		}
 		q.items = append(q.items[:j], q.items[j+1:]...)
-		q.held = true
 		return it, true
 	}
 	return outItem{}, false
-}
-
-// release ends a hold taken by takeHandUpdate; a message the response did not show goes back to
-// the front of the queue, unless a newer version of it is waiting.
-func (a *Adapter) release(userID string, it outItem, shown bool) {
-	a.out.mu.Lock()
-	defer a.out.mu.Unlock()
-	dest := "dm:" + userID
-	q := a.out.queues[dest]
-	if q == nil {
-		q = &queue{}
-		a.out.queues[dest] = q
-	}
-	q.held = false
-	if !shown && !slices.ContainsFunc(q.items, func(x outItem) bool { return x.m.Key == it.m.Key }) {
-		q.items = append([]outItem{it}, q.items...)
-	}
-	a.startLocked(dest, q)
 }
 
 func destination(m table.Message) string {

@@ -279,9 +279,9 @@ func TestOutboxGlobalRate(t *testing.T) {
 	}
 }
 
-// A hand taken by an interaction's response holds the user's queue: nothing newer is sent before
-// the response, and what the response did not show goes out after all.
-func TestHandUpdateHoldsTheQueue(t *testing.T) {
+// A held queue sends nothing; a hand taken from it and shown by the response is not sent
+// again; one given back goes out after all, unless a newer version is waiting.
+func TestHeldQueue(t *testing.T) {
 	f := newFakeDiscord(t)
 	a := New(Config{Token: f.Token, APIURL: f.srv.URL, KV: table.NewMemStore()})
 	t.Cleanup(func() { unregister(a) })
@@ -292,44 +292,53 @@ func TestHandUpdateHoldsTheQueue(t *testing.T) {
 			Version: v, Table: "t", Text: "v" + strconv.Itoa(int(v))}
 	}
 	ctx := context.Background()
+	shown := func() fakeMessage {
+		t.Helper()
+		dm := f.dm(bob.ID)
+		if len(dm) != 1 {
+			t.Fatalf("%d DMs", len(dm))
+		}
+		return dm[0]
+	}
 	a.Deliver(ctx, []table.Message{hand(1)})
 	a.Flush(ctx)
-	dm := f.dm(bob.ID)
-	if len(dm) != 1 {
-		t.Fatalf("%d DMs", len(dm))
+	id := shown().ID
+
+	h := a.hold(bob.ID)
+	if h == nil || a.hold(bob.ID) != nil {
+		t.Fatalf("a queue is held twice")
 	}
-	// v2 has just been delivered; no worker has picked it up yet.
-	a.out.mu.Lock()
-	a.out.queues["dm:"+bob.ID] = &queue{items: []outItem{{m: hand(2)}}}
-	a.out.mu.Unlock()
+	a.Deliver(ctx, []table.Message{hand(2)}) // what the move produced
 	if _, ok := a.takeHandUpdate(bob.ID, "another-message", "t", false); ok {
 		t.Fatalf("took a hand shown in another message")
 	}
-	it, ok := a.takeHandUpdate(bob.ID, dm[0].ID, "t", false)
+	it, ok := a.takeHandUpdate(bob.ID, id, "t", false)
 	if !ok || it.m.Version != 2 {
 		t.Fatalf("took %+v, %v", it, ok)
 	}
 	a.Deliver(ctx, []table.Message{hand(3)}) // arrives while the response is on its way
 	time.Sleep(50 * time.Millisecond)
-	if got := f.dm(bob.ID)[0]; got.Edits != 0 {
-		t.Fatalf("sent during the hold: %q", got.Content)
+	if m := shown(); m.Edits != 0 {
+		t.Fatalf("sent during the hold: %q", m.Content)
 	}
-	a.release(bob.ID, it, true)
+	h.release()
+	h.release() // twice is once
 	a.Flush(ctx)
-	if got := f.dm(bob.ID)[0]; got.Content != "v3" || got.Edits != 1 {
-		t.Errorf("after the hold: %q after %d edits, want v3 after 1", got.Content, got.Edits)
+	if m := shown(); m.Content != "v3" || m.Edits != 1 {
+		t.Errorf("after the hold: %q after %d edits, want v3 after 1", m.Content, m.Edits)
 	}
-	// A response that failed: its hand goes out by the outbox.
-	a.out.mu.Lock()
-	a.out.queues["dm:"+bob.ID] = &queue{items: []outItem{{m: hand(4)}}}
-	a.out.mu.Unlock()
-	it, ok = a.takeHandUpdate(bob.ID, dm[0].ID, "t", false)
+
+	// A response that failed gives its hand back: the outbox sends it.
+	h = a.hold(bob.ID)
+	a.Deliver(ctx, []table.Message{hand(4)})
+	it, ok = a.takeHandUpdate(bob.ID, id, "t", false)
 	if !ok {
 		t.Fatal("nothing taken")
 	}
-	a.release(bob.ID, it, false)
+	h.giveBack(it)
+	h.release()
 	a.Flush(ctx)
-	if got := f.dm(bob.ID)[0]; got.Content != "v4" {
-		t.Errorf("a failed response's hand: shown %q, want v4", got.Content)
+	if m := shown(); m.Content != "v4" {
+		t.Errorf("a failed response's hand: shown %q, want v4", m.Content)
 	}
 }
