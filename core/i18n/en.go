@@ -170,4 +170,5 @@ var en = map[string]string{
 	"pic.Cards":     "cards",
 	"hand.over":     "This game is over.",
 	"board.earlier": "… %d earlier games (see the picture)",
+	"lobby.started": "🃏 Konter a Matt — the match has started",
 }

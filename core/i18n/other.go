@@ -174,6 +174,7 @@ var lb = map[string]string{
 	"pic.Cards":     "Kaarten",
 	"hand.over":     "Dëst Spill ass eriwwer.",
 	"board.earlier": "… %d Spiller virdrun (kuckt d’Bild)",
+	"lobby.started": "🃏 Konter a Matt — d’Partie huet ugefaangen",
 }
 
 var de = map[string]string{
@@ -341,6 +342,7 @@ var de = map[string]string{
 	"pic.Cards":     "Karten",
 	"hand.over":     "Dieses Spiel ist vorbei.",
 	"board.earlier": "… %d frühere Spiele (siehe Bild)",
+	"lobby.started": "🃏 Konter a Matt — die Partie hat begonnen",
 }
 
 var fr = map[string]string{
@@ -508,4 +510,5 @@ var fr = map[string]string{
 	"pic.Cards":     "cartes",
 	"hand.over":     "Cette donne est terminée.",
 	"board.earlier": "… %d donnes précédentes (voir l’image)",
+	"lobby.started": "🃏 Konter a Matt — la partie a commencé",
 }

@@ -100,10 +100,13 @@ func handSignature(t *tbl, g *core.Game, seat core.Seat, lang string) handSig {
 func (s *Service) lobbyMessage(t *tbl) Message {
 	lang := t.st.Lang
 	var b strings.Builder
-	if t.st.Status == StatusClosed {
+	switch t.st.Status {
+	case StatusClosed:
 		b.WriteString(i18n.T(lang, "lobby.closed"))
-	} else {
+	case StatusLobby:
 		b.WriteString(i18n.T(lang, "lobby.title"))
+	default:
+		b.WriteString(i18n.T(lang, "lobby.started"))
 	}
 	b.WriteString("\n")
 	b.WriteString(optionsText(lang, t.opts))

@@ -255,10 +255,11 @@ func (s *Service) exec(ctx context.Context, t *tbl, cmd Command) []Message {
 	if cmd.EventID != "" && slices.Contains(t.st.Events, cmd.EventID) {
 		return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate"))}
 	}
-	// A button made before its presser's last accepted command is a double click or an old
-	// message: refuse it. Buttons of others' moves since stay valid, so a hand message need not be
-	// sent again every time someone else plays.
-	if cmd.Seq != 0 && cmd.Seq < t.st.Acted[cmd.Actor.ID] && moveVerbs[cmd.Verb] {
+	// A button made before its presser's last accepted command of the same kind (a game move, or
+	// a table command) is a double click or an old message: refuse it. Buttons stay valid through
+	// others' moves and the presser's other commands, so a hand message need not be sent again
+	// every time someone else plays or the presser votes to stop.
+	if cmd.Seq != 0 && cmd.Seq < t.st.Acted[actedKey(cmd)] && moveVerbs[cmd.Verb] {
 		return []Message{errorReply(cmd, lang, refuse("err.stale"))}
 	}
 	var out outcome
@@ -283,6 +284,15 @@ func (s *Service) exec(ctx context.Context, t *tbl, cmd Command) []Message {
 	return out.replies
 }
 
+// actedKey is where a player's last accepted command of the command's kind is remembered.
+func actedKey(cmd Command) string {
+	switch cmd.Verb {
+	case VerbTrump, VerbAnnounce, VerbPlay:
+		return cmd.Actor.ID + "/game"
+	}
+	return cmd.Actor.ID + "/table"
+}
+
 // commit stores the table's new state with its log entry in one transaction, then (and only
 // then) tells everyone. If the store fails, the table rolls back to its last stored state.
 func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome) *userError {
@@ -302,7 +312,7 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome)
 		if st.Acted == nil {
 			st.Acted = map[string]uint64{}
 		}
-		st.Acted[cmd.Actor.ID] = st.Seq
+		st.Acted[actedKey(cmd)] = st.Seq
 	}
 	if t.match != nil {
 		// Finished games never change: only the last one is encoded again.

@@ -538,3 +538,35 @@ func TestPictureOfTheBoard(t *testing.T) {
 		}
 	})
 }
+
+// A stop vote between two moves does not make the voter's hand buttons stale, and the lobby's
+// last version after the deal has no buttons left.
+func TestButtonsSurviveOtherCommands(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, NewMemStore())
+		defer h.svc.Close()
+		a, b := player(1), player(2)
+		h.do(a, VerbNew, "timer=none")
+		h.do(b, VerbJoin)
+		h.do(a, VerbDeal)
+		synctest.Wait()
+		lobby, _ := h.out.latest(KindLobby, "")
+		if len(lobby.Buttons) != 0 || !strings.Contains(lobby.Text, "started") {
+			t.Errorf("lobby after the deal: %q with %d button rows", lobby.Text, len(lobby.Buttons))
+		}
+		for _, p := range []Player{a, b} {
+			hand, _ := h.out.latest(KindHand, p.ID)
+			if !strings.Contains(hand.Text, "forehand") {
+				continue
+			}
+			if e := errText(h.do(p, VerbStop)); e != "" {
+				t.Fatalf("stop vote: %s", e)
+			}
+			if e := errText(h.press(p, hand.Buttons[0][0])); e != "" {
+				t.Fatalf("trump button after a stop vote: %s", e)
+			}
+			return
+		}
+		t.Fatal("no human is forehand with this seed; the test needs one")
+	})
+}

@@ -57,7 +57,7 @@ type state struct {
 	Votes    []string          `json:"votes,omitempty"`  // players who asked to stop
 	Events   []string          `json:"events,omitempty"` // recent platform event IDs
 	Langs    map[string]string `json:"langs,omitempty"`  // per-player language chosen with lang
-	Acted    map[string]uint64 `json:"acted,omitempty"`  // each player's last accepted command's seq
+	Acted    map[string]uint64 `json:"acted,omitempty"`  // "<player>/game|table" → seq of their last accepted command of that kind
 	Created  int64             `json:"created"`
 }
 

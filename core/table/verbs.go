@@ -52,6 +52,9 @@ func (s *Service) do(ctx context.Context, t *tbl, cmd Command, lang string, out 
 		}
 		s.startMatch(t)
 		out.changed = true
+		// The lobby's last version: who sits where, no buttons.
+		lobby := s.lobbyMessage(t)
+		out.public = append(out.public, lobby)
 		return nil
 	case VerbTrump, VerbAnnounce, VerbPlay:
 		return s.move(t, cmd, seat, arg, out)
