@@ -672,9 +672,19 @@ func render(m table.Message, mention string) string {
 	if m.Title != "" {
 		b.WriteString("**" + escape(m.Title) + "**\n")
 	}
-	b.WriteString(escape(m.Text))
+	b.WriteString(escape(slashCommands.Replace(m.Text)))
 	return truncate(b.String(), maxContent)
 }
+
+// slashCommands rewrites the service's "/join" into Discord's "/km join": on Discord every verb
+// is a subcommand of /km.
+var slashCommands = func() *strings.Replacer {
+	var pairs []string
+	for _, v := range table.Verbs {
+		pairs = append(pairs, "/"+string(v), "/km "+string(v))
+	}
+	return strings.NewReplacer(pairs...)
+}()
 
 var markdown = strings.NewReplacer(`\`, `\\`, `*`, `\*`, `_`, `\_`, `~`, `\~`, "`", "\\`", `|`, `\|`)
 

@@ -342,3 +342,11 @@ func TestHeldQueue(t *testing.T) {
 		t.Errorf("a failed response's hand: shown %q, want v4", m.Content)
 	}
 }
+
+func TestRenderUsesKmSubcommands(t *testing.T) {
+	got := render(table.Message{Text: "Open one with /new, then /join; /rematch rotate."}, "")
+	want := `Open one with /km new, then /km join; /km rematch rotate.`
+	if got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
