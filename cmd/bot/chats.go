@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/kontermatt/kontermatt/adapters/discord"
 	"github.com/kontermatt/kontermatt/adapters/telegram"
@@ -25,8 +26,13 @@ type chatAdapter interface {
 type discordChat struct{ *discord.Adapter }
 
 func (d discordChat) Attach(svc *table.Service) { d.Adapter.Attach(svc) }
-func (d discordChat) Close() error              { return nil } // Run drains its queue before it returns
-func (d discordChat) Name() string              { return "discord" }
+func (d discordChat) Close() error {
+	// Run drained its queue; this sends what the service said while it stopped.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return d.Flush(ctx)
+}
+func (d discordChat) Name() string { return "discord" }
 
 type telegramChat struct{ *telegram.Adapter }
 
@@ -77,11 +83,15 @@ func runChats(ctx context.Context, chats []chatAdapter, log *slog.Logger) int {
 		}()
 	}
 	wg.Wait()
+	return code
+}
+
+// closeChats sends what the adapters still hold; call it after the service has stopped.
+func closeChats(chats []chatAdapter, log *slog.Logger) {
 	for _, c := range chats {
 		if err := c.Close(); err != nil {
 			log.Error("closing", "platform", c.Name(), "err", err)
 		}
 	}
 	log.Info("stopped")
-	return code
 }

@@ -139,5 +139,11 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	return runChats(ctx, chats, log)
+	// SIGTERM: the platforms stop taking updates and finish what is in flight, then the service
+	// stops its timers and computer players, the adapters send what is left, and the deferred
+	// Close shuts the database last.
+	code := runChats(ctx, chats, log)
+	svc.Close()
+	closeChats(chats, log)
+	return code
 }
