@@ -1,0 +1,113 @@
+// Package tabletest drives table services in benchmarks and tests: tables of four humans who
+// always make a legal move, through the service's public API only.
+package tabletest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// Table is one driven table.
+type Table struct {
+	ID      string
+	Place   table.Place
+	Players []table.Player
+}
+
+// Open opens a table of four humans at place number i and deals.
+func Open(svc *table.Service, i int) (Table, error) {
+	t := Table{Place: table.Place{Platform: "bench", Chat: fmt.Sprint(i)}}
+	for s := 0; s < 4; s++ {
+		t.Players = append(t.Players, table.Player{ID: fmt.Sprintf("b%d-%d", i, s), Name: fmt.Sprintf("P%d", s+1)})
+	}
+	cmds := []table.Command{{Verb: table.VerbNew, Actor: t.Players[0], Args: []string{"timer=none"}}}
+	for _, p := range t.Players[1:] {
+		cmds = append(cmds, table.Command{Verb: table.VerbJoin, Actor: p})
+	}
+	cmds = append(cmds, table.Command{Verb: table.VerbDeal, Actor: t.Players[0]})
+	for _, c := range cmds {
+		c.Place = t.Place
+		if r := svc.Handle(context.Background(), c); len(r) > 0 && r[0].Kind == table.KindError {
+			return t, fmt.Errorf("%s: %s", c.Verb, r[0].Text)
+		}
+	}
+	t.ID = svc.TableAt(t.Place)
+	return t, nil
+}
+
+// Step makes the player to move act (name hearts trump, or play the first legal card; a rematch
+// when the match is over) and says how long the durable command took.
+func Step(svc *table.Service, t Table) (time.Duration, error) {
+	who, legal, trump := svc.Turn(t.ID)
+	cmd := table.Command{Place: t.Place, Verb: table.VerbPlay}
+	for _, p := range t.Players {
+		if p.ID == who {
+			cmd.Actor = p
+		}
+	}
+	switch {
+	case who == "":
+		cmd.Actor, cmd.Verb = t.Players[0], table.VerbRematch
+	case trump:
+		cmd.Verb, cmd.Args = table.VerbTrump, []string{"H"}
+	default:
+		cmd.Args = []string{legal[0].String()}
+	}
+	start := time.Now()
+	r := svc.Handle(context.Background(), cmd)
+	d := time.Since(start)
+	if len(r) > 0 && r[0].Kind == table.KindError {
+		return d, fmt.Errorf("%s %v: %s", cmd.Verb, cmd.Args, r[0].Text)
+	}
+	return d, nil
+}
+
+// RunTables drives n tables from n goroutines for b.N commands in all, and reports commands per
+// second and the p50/p99 latency of one command.
+func RunTables(b *testing.B, store table.Store, n int) {
+	svc := table.New(table.Config{Store: store, Seed: 1})
+	defer svc.Close()
+	tables := make([]Table, n)
+	for i := range n {
+		var err error
+		if tables[i], err = Open(svc, i); err != nil {
+			b.Fatal(err)
+		}
+	}
+	per := make([][]time.Duration, n)
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for i := range n {
+		count := b.N / n
+		if i < b.N%n {
+			count++
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range count {
+				d, err := Step(svc, tables[i])
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				per[i] = append(per[i], d)
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	all := slices.Concat(per...)
+	slices.Sort(all)
+	if len(all) > 0 {
+		b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
+		b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmds/s")
+}

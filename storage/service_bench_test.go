@@ -1,0 +1,102 @@
+package storage_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage"
+	bolt "go.etcd.io/bbolt"
+)
+
+// sizes measures what the service writes per command in mid-game: the state and the log entry.
+func sizes(b *testing.B) (state, entry int) {
+	mem := &sizingStore{MemStore: table.NewMemStore()}
+	svc := table.New(table.Config{Store: mem, Seed: 1})
+	defer svc.Close()
+	tt, err := tabletest.Open(svc, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for range 30 {
+		if _, err := tabletest.Step(svc, tt); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return mem.state, mem.entry
+}
+
+type sizingStore struct {
+	*table.MemStore
+	state, entry int
+}
+
+func (s *sizingStore) Commit(c table.Change) error {
+	s.state, s.entry = len(c.State), len(c.Log.Verb)+len(c.Log.Actor)+60 // the entry's JSON is about this
+	return s.MemStore.Commit(c)
+}
+
+// BenchmarkDurable compares, in one run, durable commands through the whole service on bbolt with
+// raw bbolt Updates of the same size, for 1, 16 and 256 tables written at once. The service
+// should reach at least 80% of the raw rate: the disk, not our code, is the limit.
+func BenchmarkDurable(b *testing.B) {
+	stateSize, entrySize := sizes(b)
+	for _, n := range []int{1, 16, 256} {
+		b.Run(fmt.Sprintf("raw/tables=%d", n), func(b *testing.B) {
+			db, err := bolt.Open(filepath.Join(b.TempDir(), "raw.db"), 0o600, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			state, entry := make([]byte, stateSize), make([]byte, entrySize)
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for i := range n {
+				count := b.N / n
+				if i < b.N%n {
+					count++
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					id := []byte(fmt.Sprint("t", i))
+					for seq := range count {
+						err := db.Update(func(tx *bolt.Tx) error {
+							tables, err := tx.CreateBucketIfNotExists([]byte("tables"))
+							if err != nil {
+								return err
+							}
+							if err := tables.Put(id, state); err != nil {
+								return err
+							}
+							logs, err := tx.CreateBucketIfNotExists(id)
+							if err != nil {
+								return err
+							}
+							return logs.Put(binary.BigEndian.AppendUint64(nil, uint64(seq)), entry)
+						})
+						if err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmds/s")
+		})
+		b.Run(fmt.Sprintf("service/tables=%d", n), func(b *testing.B) {
+			st, err := storage.Open(filepath.Join(b.TempDir(), "bench.db"), storage.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			tabletest.RunTables(b, st, n)
+		})
+	}
+	b.Logf("state %d bytes, log entry about %d bytes", stateSize, entrySize)
+}
