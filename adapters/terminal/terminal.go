@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -37,6 +38,7 @@ type Terminal struct {
 	mu    sync.Mutex
 	live  map[string][]string      // live message key → its lines, to print only what changed
 	hands map[string]table.Message // player ID → latest hand
+	shown string                   // the hand text last shown with its moves
 }
 
 // New makes a terminal surface; give it to the service as the "local" Outbox, then Run.
@@ -66,11 +68,12 @@ func (t *Terminal) Deliver(ctx context.Context, msgs []table.Message) {
 		case m.Kind == table.KindHand:
 			t.hands[m.Target.Player.ID] = m
 		case m.Kind == table.KindLive:
+			// Print only the lines that are new: the table message scrolls by as a log.
 			lines := strings.Split(m.Text, "\n")
 			prev := t.live[m.Key]
 			t.live[m.Key] = lines
-			for i, l := range lines {
-				if i >= len(prev) || prev[i] != l {
+			for _, l := range lines {
+				if !slices.Contains(prev, l) {
 					fmt.Fprintln(t.cfg.Out, "  "+l)
 				}
 			}
@@ -110,9 +113,10 @@ func hasPrimary(m table.Message) bool {
 // showTurn prints the hand of the local player to move with the moves they may make.
 func (t *Terminal) showTurn() {
 	p, m, ok := t.toMove()
-	if !ok {
-		return
+	if !ok || m.Text == t.shown {
+		return // the same hand is on the screen already
 	}
+	t.shown = m.Text
 	var legal []string
 	for _, row := range m.Buttons {
 		for _, b := range row {
