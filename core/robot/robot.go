@@ -73,9 +73,9 @@ func NewWith(level Level, seed uint64, o Options) Player {
 // levelDefaults are each search level's budget per card decision and cap on sampled deals.
 func levelDefaults(l Level) (budget time.Duration, worlds int) {
 	if l == Strong {
-		return 80 * time.Millisecond, 160
+		return 100 * time.Millisecond, 160
 	}
-	return 12 * time.Millisecond, 16
+	return 20 * time.Millisecond, 20
 }
 
 func (o Options) threads() int {

@@ -42,12 +42,9 @@ func newSearcher(level Level, seed uint64, o Options) *searcher {
 	return s
 }
 
-// softW, when not 0, adds to a card's score the points it wins by, up to softW either way; a
-// half game counts softK points.
-var softW, softK = 0, 8
-
-// inferTrump weighs deals by forehand's trump choice.
-var inferTrump = false
+// inferTrump weighs deals by forehand's trump choice. Measured with 40 deals per decision over
+// 400 duplicate pairs against Easy: win share 0.630 with it, 0.616 without.
+const inferTrump = true
 
 // Outcome classes of a solved deal, counted in half games.
 const (
@@ -258,13 +255,7 @@ func (s *searcher) decideCard(ctx context.Context, v core.View) (card core.Card,
 				out[i] = gain + sv.Value()
 			} else {
 				need := 21 - have - gain
-				if softW == 0 {
-					out[i] = class(have+gain, sv.Search(need-2, need))
-				} else {
-					r := sv.Search(need-1-softW, need+softW)
-					soft := min(max(r-(need-1), -softW), softW)
-					out[i] = class(have+gain, r)<<8 | (soft + 64)
-				}
+				out[i] = class(have+gain, sv.Search(need-2, need))
 			}
 			sv.Undo(c, doneT, saved)
 			if sv.Stopped() {
@@ -277,16 +268,11 @@ func (s *searcher) decideCard(ctx context.Context, v core.View) (card core.Card,
 		n++
 		wsum += w
 		for i, r := range res {
-			if !decided && softW != 0 {
-				score[i] += w * float64((r>>8)*softK+(r&255)-64)
-				r >>= 8
-			} else {
-				score[i] += w * float64(r)
-			}
+			score[i] += w * float64(r)
 			if !decided {
 				perCard[i][r] += w
 			}
-			if r != res[0]>>8 && softW != 0 || r != res[0] && softW == 0 {
+			if r != res[0] {
 				allSame = false
 			}
 		}

@@ -82,3 +82,39 @@ func BenchmarkStrongTrump(b *testing.B) {
 		p.Decide(context.Background(), v)
 	}
 }
+
+// The trump-choice likelihoods are reproduced by simulating Easy's choice on fresh deals.
+func TestTrumpLikelihoodTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 0))
+	var chosen, prior [2][10]float64
+	const n = 40000
+	for range n {
+		hands := core.DealHands(r, 0)
+		fh := core.Seat(1)
+		hand := core.SetOf(hands[fh][:]...)
+		x := easyTrump(core.SetOf(hands[fh][:3]...))
+		y := core.Suits[r.IntN(4)]
+		chosen[b2i(x == core.Clubs)][(hand&core.Trumps(x)).Len()]++
+		prior[b2i(y == core.Clubs)][(hand&core.Trumps(y)).Len()]++
+	}
+	for cl := range 2 {
+		var sc, sp float64
+		for k := range 10 {
+			sc += chosen[cl][k]
+			sp += prior[cl][k]
+		}
+		for k := 1; k <= 4; k++ { // the rarer counts are too noisy for a short run
+			got := (chosen[cl][k] / sc) / (prior[cl][k] / sp)
+			if want := trumpLR[cl][k]; math.Abs(got-want) > 0.15*want {
+				t.Errorf("clubs=%d, %d trumps: simulated %.3f, table %.3f", cl, k, got, want)
+			}
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
