@@ -2,9 +2,17 @@
 // hidden cards, and answers with one legal move.
 //
 // Easy plays by rules a club player would state. Normal and Strong search: they deal the hidden
-// cards many times in ways consistent with everything public, solve each deal with all hands open
-// (package dd) and play the move that wins in the most deals. Their randomness comes from the seed
-// and the view alone, so a player gives the same answer to the same view whatever it saw before.
+// cards many times in ways consistent with everything public (cards played, voids shown, queens
+// announced; deals weighted by how likely forehand's trump choice was with them), solve each deal
+// with all hands open (package dd, a null-window "more than 20?" search) and play the move that
+// wins in the most deals. When few deals remain they solve all of them. The same search names
+// trump from the first packet (solving each deal for the four suits) and decides announcements
+// (the expected stripes at the higher stake). Strong spends up to 100 ms and 160 deals on a card,
+// Normal 20 ms and 20 deals; trump gets twice that. Every decision plays the best found when its
+// time or the context's deadline ends.
+//
+// A player's randomness comes from its seed and the view alone, so it gives the same answer to the
+// same view whatever it saw before (with one thread and a deal cap that binds before the time).
 package robot
 
 import (
