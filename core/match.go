@@ -71,6 +71,9 @@ func (m *Match) Rules() Rules { return m.rules }
 // Games are the games so far, the last possibly in progress.
 func (m *Match) Games() []*Game { return append([]*Game(nil), m.games...) }
 
+// NumGames is how many games have been dealt, the current one included.
+func (m *Match) NumGames() int { return len(m.games) }
+
 // Current is the game being played or last played, or nil before the first deal.
 func (m *Match) Current() *Game {
 	if len(m.games) == 0 {

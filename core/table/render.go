@@ -92,7 +92,7 @@ type handSig struct {
 }
 
 func handSignature(t *tbl, g *core.Game, seat core.Seat, lang string) handSig {
-	return handSig{player: t.st.Seats[seat].Player.ID, lang: lang, game: len(t.match.Games()),
+	return handSig{player: t.st.Seats[seat].Player.ID, lang: lang, game: t.match.NumGames(),
 		trickN: g.CurrentTrick().N, hand: g.Hand(seat), legal: g.LegalCards(seat), phase: g.Phase(),
 		trump: g.Trump(), toMove: g.ToMove(), canCall: len(g.PossibleCalls(seat)) > 0, away: t.st.Seats[seat].Away}
 }
@@ -253,7 +253,7 @@ func (s *Service) liveText(t *tbl, lang string, v core.View, gameNo int) string 
 func (s *Service) liveMessage(t *tbl) Message {
 	lang := t.st.Lang
 	g := t.lastGame()
-	n := len(t.match.Games())
+	n := t.match.NumGames()
 	m := Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindLive, Key: t.key(KindLive, n, ""),
 		Lang: lang, Text: s.liveText(t, lang, g.View(core.NoSeat), n)}
 	switch t.st.Status {
@@ -276,7 +276,7 @@ func (s *Service) liveMessage(t *tbl) Message {
 // handMessage is one player's private hand with its buttons, from that seat's view only.
 func (s *Service) handMessage(t *tbl, seat core.Seat, lang string) Message {
 	g := t.game()
-	n := len(t.match.Games())
+	n := t.match.NumGames()
 	p := *t.st.Seats[seat].Player
 	v := g.View(seat)
 	var b strings.Builder
@@ -378,7 +378,7 @@ func (s *Service) gameSummary(t *tbl, g *core.Game, n int) Message {
 func (s *Service) matchSummary(t *tbl) Message {
 	lang := t.st.Lang
 	w, _ := t.match.Winner()
-	text := i18n.T(lang, "summary.match", w.String(), s.teamNames(t, w), len(t.match.Games())) + "\n" + s.boardLines(t, lang) +
+	text := i18n.T(lang, "summary.match", w.String(), s.teamNames(t, w), t.match.NumGames()) + "\n" + s.boardLines(t, lang) +
 		"\n" + i18n.T(lang, "summary.rematch")
 	return Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindSummary, Text: text,
 		Picture: PictureBoard, Lang: lang}

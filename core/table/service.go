@@ -5,8 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"io"
+	"hash/maphash"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
@@ -65,7 +64,7 @@ type tbl struct {
 	timer     *time.Timer
 	robots    [4]Decider
 	thinking  bool
-	sent      map[string]string // editable message key → fingerprint of the last content sent
+	sent      map[string]uint64 // editable message key → fingerprint of the last content sent
 	handSig   [4]handSig        // what each seat's hand message was last built from
 }
 
@@ -131,7 +130,7 @@ func (s *Service) load(data []byte) (*tbl, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &tbl{st: st, opts: opts, match: m, committed: data, sent: map[string]string{}}
+	t := &tbl{st: st, opts: opts, match: m, committed: data, sent: map[string]uint64{}}
 	s.makeRobots(t)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -388,19 +387,29 @@ func (s *Service) publish(ctx context.Context, t *tbl, extra []Message) {
 
 // fingerprint identifies what a message shows. Button sequence numbers are left out: a message is
 // sent again only when its visible content changes, and its buttons stay valid until the player
-// acts (see exec).
-func fingerprint(m Message) string {
-	h := fnv.New64a()
-	io.WriteString(h, m.Text)
-	io.WriteString(h, "\x00"+string(m.Picture))
+// acts (see exec). The hash is per process, as is the map that keeps it.
+func fingerprint(m Message) uint64 {
+	var h maphash.Hash
+	h.SetSeed(fingerprintSeed)
+	h.WriteString(m.Text)
+	h.WriteByte(0)
+	h.WriteString(string(m.Picture))
 	for _, row := range m.Buttons {
-		io.WriteString(h, "\x01")
+		h.WriteByte(1)
 		for _, b := range row {
-			io.WriteString(h, "\x02"+b.Label+"\x03"+string(b.Action.Verb)+"\x03"+b.Action.Arg+"\x03"+string('0'+rune(b.Style)))
+			h.WriteByte(2)
+			h.WriteString(b.Label)
+			h.WriteByte(3)
+			h.WriteString(string(b.Action.Verb))
+			h.WriteByte(3)
+			h.WriteString(b.Action.Arg)
+			h.WriteByte(byte(b.Style))
 		}
 	}
-	return string(h.Sum(nil))
+	return h.Sum64()
 }
+
+var fingerprintSeed = maphash.MakeSeed()
 
 // open handles new: a table at the place, in the lobby, with the actor seated.
 func (s *Service) open(ctx context.Context, cmd Command) []Message {
@@ -437,7 +446,7 @@ func (s *Service) open(ctx context.Context, cmd Command) []Message {
 	st := &state{V: stateVersion, ID: id, Place: cmd.Place, Lang: lang, Options: opts.state(),
 		Status: StatusLobby, Seed: seed, MatchNo: 1, Created: now}
 	st.Seats[0] = SeatState{Player: &Player{ID: cmd.Actor.ID, Name: cmd.Actor.Name, Locale: cmd.Actor.Locale}}
-	t := &tbl{st: st, opts: opts, sent: map[string]string{}}
+	t := &tbl{st: st, opts: opts, sent: map[string]uint64{}}
 	s.makeRobots(t)
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -293,7 +293,7 @@ func (s *Service) applyMove(t *tbl, g *core.Game, m core.Move, out *outcome) *us
 		return nil
 	}
 	st := t.st
-	n := len(t.match.Games())
+	n := t.match.NumGames()
 	out.records = append(out.records, recordOf(fmt.Sprintf("%s/m%d/g%d", st.ID, st.MatchNo, n), g.Record()))
 	out.public = append(out.public, s.finalMessages(t, g, n)...)
 	out.public = append(out.public, s.gameSummary(t, g, n))
@@ -353,7 +353,7 @@ func (s *Service) stop(t *tbl, cmd Command, seat core.Seat, out *outcome) *userE
 	st.Status = StatusClosed
 	st.Votes = nil
 	out.changed = true
-	if t.match != nil && len(t.match.Games()) > 0 {
+	if t.match != nil && t.match.NumGames() > 0 {
 		out.records = append(out.records, recordOf(fmt.Sprintf("%s/m%d/match", st.ID, st.MatchNo), t.match.Record()))
 	}
 	out.public = append(out.public, s.notice(t, "note.stopped", cmd.Actor.Name))
