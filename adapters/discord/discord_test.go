@@ -316,7 +316,7 @@ func TestClosedDMs(t *testing.T) {
 	f2.dms[bob.ID], f2.dmUser["dm-bob"] = "dm-bob", bob.ID
 	f2.mu.Unlock()
 	h2 := startHarness(t, f2, store, store)
-	if r := f2.slash(bob, "dm-bob", "help"); r.Type != 4 || !strings.Contains(r.Content, "/new") {
+	if r := f2.slash(bob, "dm-bob", "help"); r.Type != 4 || !strings.Contains(r.Content, "/km new") {
 		t.Fatalf("help in a DM answered %+v", r)
 	}
 	if _, ok, _ := store.Get(bucketNoDM, bob.ID); ok {
@@ -609,7 +609,7 @@ func TestSlowServiceIsAcknowledged(t *testing.T) {
 		t.Fatalf("slow /km help: first answer %+v, want deferred ephemeral", r)
 	}
 	f.waitFor("the help text in the deferred answer", func() bool {
-		return strings.Contains(f.msgs[in.Original].Content, "/new")
+		return strings.Contains(f.msgs[in.Original].Content, "/km new")
 	})
 	f.response(f.dispatch(alice, 2, guildChannel, slashData("new", nil), nil))
 	lobby, _ := waitLobby(f)
@@ -644,7 +644,7 @@ func TestPanicIsRecovered(t *testing.T) {
 	if r.Type != 4 || r.Flags&64 == 0 || r.Content != ephemeralText("de", "err.internal") {
 		t.Errorf("after a panic: %+v", r)
 	}
-	if r := f.slash(bob, guildChannel, "help"); r.Type != 4 || !strings.Contains(r.Content, "/new") {
+	if r := f.slash(bob, guildChannel, "help"); r.Type != 4 || !strings.Contains(r.Content, "/km new") {
 		t.Errorf("after a panic, help answered %+v", r)
 	}
 	if !strings.Contains(h.logs.String(), "panic while handling an interaction") {
