@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -214,12 +215,15 @@ func TestMatchTwoHumansTwoComputers(t *testing.T) {
 	f := newFakeDiscord(t)
 	store := table.NewMemStore()
 	var pictures sync.Map
+	var svc atomic.Pointer[table.Service] // the real renderer, once the harness has made the service
 	h := startHarness(t, f, store, store, harnessOpt{cfg: func(c *Config) {
 		c.Picture = func(m table.Message) ([]byte, error) {
 			pictures.Store(m.Kind, true)
-			return []byte("\x89PNG\r\n\x1a\nfake"), nil
+			png, _, err := svc.Load().Picture(m, true)
+			return png, err
 		}
 	}})
+	svc.Store(h.svc)
 	id := openTable(t, f, alice, []fakeUser{carla}, opt("stripes", 4, 1), opt("timer", 3, "none"), opt("level", 3, "easy"))
 	n := playMatch(t, f, []seatPlayer{{u: alice}, {u: carla}}, rand.New(rand.NewPCG(3, 4)))
 	h.a.Flush(context.Background())

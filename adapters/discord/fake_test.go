@@ -1,8 +1,10 @@
 package discord
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"image/png"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -334,10 +336,10 @@ func readBody(t testing.TB, r *http.Request) ([]byte, int) {
 		b, _ := io.ReadAll(p)
 		if p.FormName() == "payload_json" {
 			payload = b
-		} else if strings.HasPrefix(string(b), "\x89PNG") {
+		} else if _, err := png.Decode(bytes.NewReader(b)); err == nil {
 			files++
 		} else {
-			t.Errorf("fake discord: an attached file is not a PNG")
+			t.Errorf("fake discord: an attached file is not a valid PNG: %v", err)
 		}
 	}
 	return payload, files
