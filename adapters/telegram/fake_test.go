@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -189,8 +190,8 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		for k, fh := range r.MultipartForm.File {
 			kind := "data"
 			if file, err := fh[0].Open(); err == nil {
-				head := make([]byte, 8)
-				if n, _ := file.Read(head); n == 8 && string(head) == "\x89PNG\r\n\x1a\n" {
+				// A photo counts as a PNG only if it decodes completely.
+				if _, err := png.Decode(file); err == nil {
 					kind = "PNG"
 				}
 				file.Close()
