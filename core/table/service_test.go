@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/i18n"
 )
 
 // randomDecider is a test computer player: a seeded random legal move from the view alone.
@@ -303,11 +304,22 @@ func TestRefusals(t *testing.T) {
 		if e := errText(h.press(fore, trumpBtn)); !strings.Contains(e, "old") {
 			t.Errorf("double press: %q", e)
 		}
-		// Duplicate delivery of the same platform event is applied once.
-		cmd := Command{Place: h.place, Actor: fore, Verb: VerbBoard, EventID: "dup"}
-		h.svc.Handle(context.Background(), cmd)
-		if r := h.svc.Handle(context.Background(), cmd); r[0].Kind != KindReply {
-			t.Errorf("board twice: %+v", r)
+		// Duplicate delivery of the same platform event is applied once and answered politely.
+		cmd := Command{Place: h.place, Actor: fore, Verb: VerbLang, Args: []string{"de"}, EventID: "dup"}
+		if r := h.svc.Handle(context.Background(), cmd); r[0].Kind != KindNotice || errText(r) != "" {
+			t.Fatalf("lang de: %+v", r)
+		}
+		if r := h.svc.Handle(context.Background(), cmd); r[0].Kind != KindNotice || r[0].Text != i18n.T("de", "note.duplicate") {
+			t.Errorf("the same event again: %+v", r)
+		}
+		applied := 0
+		for _, e := range h.store.Log(h.svc.TableAt(h.place)) {
+			if e.EventID == "dup" {
+				applied++
+			}
+		}
+		if applied != 1 {
+			t.Errorf("event applied %d times", applied)
 		}
 	})
 }
