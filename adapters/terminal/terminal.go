@@ -44,7 +44,7 @@ type Terminal struct {
 // New makes a terminal surface; give it to the service as the "local" Outbox, then Run.
 func New(cfg Config) *Terminal {
 	if cfg.Name == "" {
-		cfg.Name = "You"
+		cfg.Name = i18n.T(i18n.Pick(cfg.Lang), "term.you")
 	}
 	return &Terminal{cfg: cfg, place: table.Place{Platform: Platform, Chat: "terminal"},
 		live: map[string][]string{}, hands: map[string]table.Message{}}

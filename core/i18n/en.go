@@ -171,4 +171,5 @@ var en = map[string]string{
 	"hand.over":     "This game is over.",
 	"board.earlier": "… %d earlier games (see the picture)",
 	"lobby.started": "🃏 Konter a Matt — the match has started",
+	"term.you":      "You",
 }

@@ -175,6 +175,7 @@ var lb = map[string]string{
 	"hand.over":     "Dëst Spill ass eriwwer.",
 	"board.earlier": "… %d Spiller virdrun (kuckt d’Bild)",
 	"lobby.started": "🃏 Konter a Matt — d’Partie huet ugefaangen",
+	"term.you":      "Dir",
 }
 
 var de = map[string]string{
@@ -343,6 +344,7 @@ var de = map[string]string{
 	"hand.over":     "Dieses Spiel ist vorbei.",
 	"board.earlier": "… %d frühere Spiele (siehe Bild)",
 	"lobby.started": "🃏 Konter a Matt — die Partie hat begonnen",
+	"term.you":      "Du",
 }
 
 var fr = map[string]string{
@@ -511,4 +513,5 @@ var fr = map[string]string{
 	"hand.over":     "Cette donne est terminée.",
 	"board.earlier": "… %d donnes précédentes (voir l’image)",
 	"lobby.started": "🃏 Konter a Matt — la partie a commencé",
+	"term.you":      "Vous",
 }
