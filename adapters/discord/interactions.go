@@ -112,7 +112,11 @@ func actorOf(i *discordgo.Interaction) (p table.Player, admin, ok bool) {
 }
 
 func placeOf(i *discordgo.Interaction) table.Place {
-	return table.Place{Platform: Platform, Chat: i.ChannelID}
+	p := table.Place{Platform: Platform, Chat: i.ChannelID}
+	if i.GuildID != "" {
+		p.Title = "<#" + i.ChannelID + ">" // Discord shows a channel mention as the channel's name
+	}
+	return p
 }
 
 // isPrivate reports whether the interaction comes from the user's DM with the bot.

@@ -110,8 +110,12 @@ func TestActorAndPlace(t *testing.T) {
 			if !ok || p != tc.player || admin != tc.admin || isPrivate(tc.i) != tc.private {
 				t.Errorf("got %+v admin=%v private=%v", p, admin, isPrivate(tc.i))
 			}
-			if pl := placeOf(tc.i); pl != (table.Place{Platform: Platform, Chat: tc.i.ChannelID}) {
-				t.Errorf("place %+v", pl)
+			want := table.Place{Platform: Platform, Chat: tc.i.ChannelID}
+			if tc.i.GuildID != "" {
+				want.Title = "<#" + tc.i.ChannelID + ">" // shown on the table's private messages
+			}
+			if pl := placeOf(tc.i); pl != want {
+				t.Errorf("place %+v, want %+v", pl, want)
 			}
 		})
 	}

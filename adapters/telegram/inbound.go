@@ -36,6 +36,7 @@ func (a *Adapter) onMessage(ctx context.Context, u tgbotapi.Update, thread int) 
 	}
 	args := strings.Fields(m.CommandArguments())
 	place := placeOf(m.Chat.ID, thread)
+	place.Title = m.Chat.Title // groups have one; a private chat has none
 	cmd := table.Command{Place: place, Actor: playerOf(m.From), Args: args, EventID: eventID(u), Private: private}
 	if strings.EqualFold(name, "start") {
 		if private {

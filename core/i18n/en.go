@@ -172,4 +172,5 @@ var en = map[string]string{
 	"board.earlier": "… %d earlier games (see the picture)",
 	"lobby.started": "🃏 Konter a Matt — the match has started",
 	"term.you":      "You",
+	"hand.where":    "Table in %s",
 }

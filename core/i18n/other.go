@@ -176,6 +176,7 @@ var lb = map[string]string{
 	"board.earlier": "… %d Spiller virdrun (kuckt d’Bild)",
 	"lobby.started": "🃏 Konter a Matt — d’Partie huet ugefaangen",
 	"term.you":      "Dir",
+	"hand.where":    "Dësch an %s",
 }
 
 var de = map[string]string{
@@ -345,6 +346,7 @@ var de = map[string]string{
 	"board.earlier": "… %d frühere Spiele (siehe Bild)",
 	"lobby.started": "🃏 Konter a Matt — die Partie hat begonnen",
 	"term.you":      "Du",
+	"hand.where":    "Tisch in %s",
 }
 
 var fr = map[string]string{
@@ -514,4 +516,5 @@ var fr = map[string]string{
 	"board.earlier": "… %d donnes précédentes (voir l’image)",
 	"lobby.started": "🃏 Konter a Matt — la partie a commencé",
 	"term.you":      "Vous",
+	"hand.where":    "Table dans %s",
 }

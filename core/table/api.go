@@ -16,6 +16,9 @@ type Place struct {
 	Platform string // "discord", "telegram", "local"
 	Chat     string
 	Thread   string
+	// Title is how players know the place ("Café Konter", "<#123>"); it is shown on private
+	// messages so a player at several tables can tell them apart. It is not part of the identity.
+	Title string `json:",omitempty"`
 }
 
 // Key is the place's unique string form.

@@ -332,7 +332,15 @@ func (s *Service) handMessage(t *tbl, seat core.Seat, lang string) Message {
 		}
 	}
 	return Message{Target: Target{Kind: ToPlayer, Place: t.st.Place, Player: p}, Kind: KindHand,
-		Key: t.key(KindHand, n, p.ID), Text: b.String(), Buttons: rows, Lang: lang}
+		Key: t.key(KindHand, n, p.ID), Title: s.privateTitle(t, lang), Text: b.String(), Buttons: rows, Lang: lang}
+}
+
+// privateTitle names the table a private message belongs to, when the platform told us its name.
+func (s *Service) privateTitle(t *tbl, lang string) string {
+	if t.st.Place.Title == "" {
+		return ""
+	}
+	return i18n.T(lang, "hand.where", t.st.Place.Title)
 }
 
 // finalMessages are the last versions of a finished game's live and hand messages: the result and
@@ -354,7 +362,7 @@ func (s *Service) finalMessages(t *tbl, g *core.Game, n int) []Message {
 			cards = append(cards, tr.CardOf(core.Seat(i)).Chat())
 		}
 		out = append(out, Message{Target: Target{Kind: ToPlayer, Place: t.st.Place, Player: *seat.Player}, Kind: KindHand,
-			Key: t.key(KindHand, n, seat.Player.ID), Lang: lang,
+			Key: t.key(KindHand, n, seat.Player.ID), Title: s.privateTitle(t, lang), Lang: lang,
 			Text: i18n.T(lang, "hand.title", n) + "\n" + strings.Join(cards, "  ") + "\n" + i18n.T(lang, "hand.over")})
 	}
 	return out

@@ -160,7 +160,7 @@ func (s *Service) fire(t *tbl, seq uint64) {
 			p := *st.Seats[seat].Player
 			lang := s.langOf(t, p)
 			m := Message{Target: Target{Kind: ToPlayer, Player: p}, Kind: KindNotice, Lang: lang,
-				Text: s.reminderText(t, lang)}
+				Title: s.privateTitle(t, lang), Text: s.reminderText(t, lang)}
 			out.public = append(out.public, m)
 		} else {
 			st.Seats[seat].Away = true

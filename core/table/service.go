@@ -261,6 +261,10 @@ func (s *Service) exec(ctx context.Context, t *tbl, cmd Command) []Message {
 	if cmd.Seq != 0 && cmd.Seq < t.st.Acted[actedKey(cmd)] && moveVerbs[cmd.Verb] {
 		return []Message{errorReply(cmd, lang, refuse("err.stale"))}
 	}
+	// The place's title may have changed (a renamed group); it is stored with the next change.
+	if title := cmd.Place.Title; title != "" && title != t.st.Place.Title && cmd.Place.Key() == t.st.Place.Key() {
+		t.st.Place.Title = title
+	}
 	var out outcome
 	// Any command from an absent player brings them back to the table.
 	if seat := seatOf(t.st, cmd.Actor.ID); seat != core.NoSeat && t.st.Seats[seat].Away {
@@ -391,6 +395,8 @@ func (s *Service) publish(ctx context.Context, t *tbl, extra []Message) {
 func fingerprint(m Message) uint64 {
 	var h maphash.Hash
 	h.SetSeed(fingerprintSeed)
+	h.WriteString(m.Title)
+	h.WriteByte(0)
 	h.WriteString(m.Text)
 	h.WriteByte(0)
 	h.WriteString(string(m.Picture))

@@ -122,7 +122,7 @@ type harness struct {
 }
 
 func newHarness(t *testing.T, store *MemStore) *harness {
-	h := &harness{t: t, store: store, place: Place{Platform: "test", Chat: "g1"}}
+	h := &harness{t: t, store: store, place: Place{Platform: "test", Chat: "g1", Title: "Café Konter"}}
 	h.out = &outbox{t: t, svc: &h.svc}
 	h.svc = New(Config{Store: store, Outboxes: map[string]Outbox{"test": h.out}, Robots: randomRobots, Seed: 7})
 	return h
@@ -340,6 +340,9 @@ func TestIllegalCardNamesTheLegalOnes(t *testing.T) {
 			}
 			if !strings.Contains(m.Text, "Your turn") {
 				t.Fatalf("not my turn:\n%s", m.Text)
+			}
+			if m.Title != "Table in Café Konter" {
+				t.Errorf("the private hand does not name its table: title %q", m.Title)
 			}
 			var illegal, legal *Button
 			for j := range m.Buttons[0] {
