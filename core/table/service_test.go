@@ -187,6 +187,20 @@ func (h *harness) playAsHuman(p Player, stopAfter int) int {
 	return moves
 }
 
+// soloTable opens a table without timers for one human and three computer players, and deals.
+func soloTable(t *testing.T) (*harness, Player) {
+	t.Helper()
+	h := newHarness(t, NewMemStore())
+	me := player(1)
+	if e := errText(h.do(me, VerbNew, "timer=none")); e != "" {
+		t.Fatalf("new: %s", e)
+	}
+	if e := errText(h.do(me, VerbDeal)); e != "" {
+		t.Fatalf("deal: %s", e)
+	}
+	return h, me
+}
+
 func (h *harness) over() bool {
 	id := h.svc.TableAt(h.place)
 	h.svc.mu.Lock()
@@ -326,11 +340,8 @@ func TestRefusals(t *testing.T) {
 
 func TestIllegalCardNamesTheLegalOnes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, NewMemStore())
+		h, me := soloTable(t)
 		defer h.svc.Close()
-		me := player(1)
-		h.do(me, VerbNew, "timer=none")
-		h.do(me, VerbDeal)
 		for i := 0; i < 200; i++ {
 			synctest.Wait()
 			m, _ := h.out.latest(KindHand, me.ID)
@@ -524,11 +535,8 @@ func TestCompactGameRoundTrip(t *testing.T) {
 
 func TestPictureOfTheBoard(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, NewMemStore())
+		h, me := soloTable(t)
 		defer h.svc.Close()
-		me := player(1)
-		h.do(me, VerbNew, "timer=none")
-		h.do(me, VerbDeal)
 		h.playAsHuman(me, 30)
 		r := h.do(me, VerbBoard)
 		if len(r) != 1 || r[0].Picture != PictureBoard {
