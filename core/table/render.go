@@ -86,15 +86,22 @@ type handSig struct {
 	hand, legal  core.CardSet
 	phase        core.Phase
 	trump        core.Suit
-	toMove       core.Seat
+	myTurn       bool
 	canCall      bool
 	away         bool
+	title        string
 }
 
+// handSignature leaves out whose turn it is when it is not this seat's: the hand message does not
+// name them, so it need not be rebuilt while the others play.
 func handSignature(t *tbl, g *core.Game, seat core.Seat, lang string) handSig {
-	return handSig{player: t.st.Seats[seat].Player.ID, lang: lang, game: t.match.NumGames(),
-		trickN: g.CurrentTrick().N, hand: g.Hand(seat), legal: g.LegalCards(seat), phase: g.Phase(),
-		trump: g.Trump(), toMove: g.ToMove(), canCall: len(g.PossibleCalls(seat)) > 0, away: t.st.Seats[seat].Away}
+	sig := handSig{player: t.st.Seats[seat].Player.ID, lang: lang, game: t.match.NumGames(),
+		hand: g.Hand(seat), legal: g.LegalCards(seat), phase: g.Phase(), trump: g.Trump(),
+		myTurn: g.ToMove() == seat, away: t.st.Seats[seat].Away, title: t.st.Place.Title}
+	if sig.myTurn {
+		sig.trickN, sig.canCall = g.CurrentTrick().N, len(g.PossibleCalls(seat)) > 0
+	}
+	return sig
 }
 
 func (s *Service) lobbyMessage(t *tbl) Message {
