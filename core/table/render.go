@@ -399,10 +399,6 @@ func (s *Service) matchSummary(t *tbl) Message {
 		Picture: PictureBoard, Lang: lang}
 }
 
-func (s *Service) reminderText(t *tbl, lang string) string {
-	return i18n.T(lang, "note.reminder")
-}
-
 func helpText(lang string) string {
 	var b strings.Builder
 	b.WriteString(i18n.T(lang, "help.title"))

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/i18n"
 )
 
 // actsForItself reports whether a computer decides for the seat: a computer player, or a human
@@ -160,7 +161,7 @@ func (s *Service) fire(t *tbl, seq uint64) {
 			p := *st.Seats[seat].Player
 			lang := s.langOf(t, p)
 			m := Message{Target: Target{Kind: ToPlayer, Player: p}, Kind: KindNotice, Lang: lang,
-				Title: s.privateTitle(t, lang), Text: s.reminderText(t, lang)}
+				Title: s.privateTitle(t, lang), Text: i18n.T(lang, "note.reminder")}
 			out.public = append(out.public, m)
 		} else {
 			st.Seats[seat].Away = true

@@ -117,7 +117,10 @@ func (s *Service) Resume(ctx context.Context) error {
 	})
 	for _, t := range loaded {
 		t.mu.Lock()
-		s.publish(ctx, t, nil)
+		// A closed table's messages were final when it closed: nothing to bring up to date.
+		if t.st.Status != StatusClosed {
+			s.publish(ctx, t, nil)
+		}
 		s.arm(t)
 		s.scheduleRobot(t)
 		t.mu.Unlock()

@@ -593,3 +593,31 @@ func TestButtonsSurviveOtherCommands(t *testing.T) {
 		t.Fatal("no human is forehand with this seed; the test needs one")
 	})
 }
+
+// A restart sends nothing for a table that was closed before it: its messages are final.
+func TestResumeLeavesClosedTablesAlone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := NewMemStore()
+		h := newHarness(t, store)
+		h.do(player(1), VerbNew, "timer=fast")
+		time.Sleep(31 * time.Minute) // the lobby expires and closes
+		synctest.Wait()
+		if lobby, _ := h.out.latest(KindLobby, ""); !strings.Contains(lobby.Text, "closed") {
+			t.Fatalf("lobby not closed: %q", lobby.Text)
+		}
+		h.svc.Close()
+
+		h2 := newHarness(t, store)
+		defer h2.svc.Close()
+		if err := h2.svc.Resume(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if msgs := h2.out.all(); len(msgs) != 0 {
+			t.Errorf("resume sent %d messages for a closed table: %+v", len(msgs), msgs[0])
+		}
+		if e := errText(h2.do(player(2), VerbNew)); e != "" {
+			t.Errorf("a new table at the closed one's place: %s", e)
+		}
+	})
+}
