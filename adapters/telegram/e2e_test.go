@@ -92,6 +92,17 @@ func testConfig(f *fakeAPI, store *table.MemStore, logs *logBuf) Config {
 }
 
 // startEnv starts a bot inside the calling synctest bubble and waits until it polls.
+// startedEnv starts a fake Bot API, a store and the bot, with the given users having pressed
+// Start (so they can get private messages).
+func startedEnv(t *testing.T, humans ...tgUser) (*fakeAPI, *table.MemStore, *logBuf, *env) {
+	t.Helper()
+	f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+	for _, u := range humans {
+		f.setStarted(u.ID)
+	}
+	return f, store, logs, startEnv(t, f, store, logs)
+}
+
 func startEnv(t *testing.T, f *fakeAPI, store *table.MemStore, logs *logBuf, tweak ...func(*Config)) *env {
 	t.Helper()
 	cfg := testConfig(f, store, logs)
@@ -464,12 +475,8 @@ func matchReport(t *testing.T, f *fakeAPI, calls []call, d *driver) {
 
 func TestFourHumansWholeMatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
 		humans := []tgUser{alice, bob, carla, dan}
-		for _, u := range humans {
-			f.setStarted(u.ID)
-		}
-		e := startEnv(t, f, store, logs)
+		f, _, logs, e := startedEnv(t, humans...)
 		before := len(f.Calls())
 		seatAll(t, f, "timer=fast", humans...)
 		tableID := tableOf(t, f)
@@ -509,12 +516,8 @@ func TestFourHumansWholeMatch(t *testing.T) {
 
 func TestTwoHumansTwoComputers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
 		humans := []tgUser{alice, bob}
-		for _, u := range humans {
-			f.setStarted(u.ID)
-		}
-		e := startEnv(t, f, store, logs)
+		f, _, logs, e := startedEnv(t, humans...)
 		before := len(f.Calls())
 		seatAll(t, f, "timer=fast stripes=5", humans...)
 		d := newDriver(t, f, 2)
@@ -831,12 +834,8 @@ func TestRetryAfter(t *testing.T) {
 
 func TestRestartMidGame(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
 		humans := []tgUser{alice, bob}
-		for _, u := range humans {
-			f.setStarted(u.ID)
-		}
-		e := startEnv(t, f, store, logs)
+		f, store, logs, e := startedEnv(t, humans...)
 		seatAll(t, f, "timer=none stripes=3", humans...)
 		d := newDriver(t, f, 6)
 		d.playUntil(humans, time.Hour, func() bool { return d.moves >= 4 })
