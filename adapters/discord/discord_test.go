@@ -463,14 +463,7 @@ func TestRefusedPresses(t *testing.T) {
 }
 
 func waitLobby(f *fakeDiscord) (fakeMessage, fakeButton) {
-	var lobby fakeMessage
-	var join fakeButton
-	f.waitFor("the lobby", func() bool {
-		var ok bool
-		lobby, join, ok = lastWith(f.channelLocked(guildChannel), table.VerbJoin)
-		return ok
-	})
-	return lobby, join
+	return waitButton(f, "the lobby", table.VerbJoin)
 }
 
 // A 429 on one channel's route is waited out and retried without losing the message, while

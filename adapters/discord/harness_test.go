@@ -283,14 +283,19 @@ func openTable(t testing.TB, f *fakeDiscord, owner fakeUser, others []fakeUser, 
 
 // liveMessage waits for the table's live message (the one with "My hand").
 func liveMessage(f *fakeDiscord) (fakeMessage, fakeButton) {
-	var live fakeMessage
-	var hand fakeButton
-	f.waitFor("the live table message", func() bool {
+	return waitButton(f, "the live table message", table.VerbHand)
+}
+
+// waitButton waits for the newest channel message with a button of the verb.
+func waitButton(f *fakeDiscord, what string, verb table.Verb) (fakeMessage, fakeButton) {
+	var msg fakeMessage
+	var btn fakeButton
+	f.waitFor(what, func() bool {
 		var ok bool
-		live, hand, ok = lastWith(f.channelLocked(guildChannel), table.VerbHand)
+		msg, btn, ok = lastWith(f.channelLocked(guildChannel), verb)
 		return ok
 	})
-	return live, hand
+	return msg, btn
 }
 
 // playMatch plays until the match is over: whoever's hand shows playable buttons presses a
