@@ -49,6 +49,10 @@ type Service struct {
 	byPlace map[string]string // place key → the place's current table
 	rng     *rand.Rand
 
+	// onPublish, when set (by this package's tests), sees each batch of messages with its table,
+	// under the table's lock, before delivery.
+	onPublish func(t *tbl, msgs []Message)
+
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // computer players and timers in flight
@@ -353,6 +357,9 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome)
 }
 
 func (s *Service) rollback(t *tbl) {
+	if t.committed == nil {
+		return // never stored: the caller discards the table
+	}
 	st, opts, m, err := decodeState(t.committed)
 	if err != nil {
 		// The bytes were written by this process a moment ago; failing to read them is a bug.
@@ -388,6 +395,9 @@ func (s *Service) publish(ctx context.Context, t *tbl, extra []Message) {
 		if msgs[i].Target.Place == (Place{}) {
 			msgs[i].Target.Place = t.st.Place
 		}
+	}
+	if s.onPublish != nil {
+		s.onPublish(t, msgs)
 	}
 	s.deliver(ctx, t.st.Place.Platform, msgs)
 }
@@ -432,41 +442,47 @@ func (s *Service) open(ctx context.Context, cmd Command) []Message {
 		errors.As(err, &oe)
 		return []Message{errorReply(cmd, lang, refuse("err.bad_option", lit(oe.text)))}
 	}
+	// The place is reserved under the service lock, so two /new at once open one table; the
+	// new table's own lock keeps others waiting until it is stored.
+	key := cmd.Place.Key()
 	s.mu.Lock()
-	if id, ok := s.byPlace[cmd.Place.Key()]; ok {
-		old := s.tables[id]
-		s.mu.Unlock()
-		old.mu.Lock()
+	prev, hadPrev := s.byPlace[key]
+	if hadPrev {
+		old := s.tables[prev]
+		old.mu.Lock() // lock order: service, then table
 		status, dup := old.st.Status, cmd.EventID != "" && slices.Contains(old.st.Events, cmd.EventID)
 		old.mu.Unlock()
 		if dup { // the platform delivered the same /new again
+			s.mu.Unlock()
 			return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate"))}
 		}
 		if status == StatusLobby || status == StatusPlaying {
+			s.mu.Unlock()
 			return []Message{errorReply(cmd, lang, refuse("err.table_exists"))}
 		}
-		s.mu.Lock()
 	}
 	id := s.newID()
-	seed := s.rng.Uint64()
-	s.mu.Unlock()
-
-	now := s.cfg.Now().UnixMilli()
 	st := &state{V: stateVersion, ID: id, Place: cmd.Place, Lang: lang, Options: opts.state(),
-		Status: StatusLobby, Seed: seed, MatchNo: 1, Created: now}
+		Status: StatusLobby, Seed: s.rng.Uint64(), MatchNo: 1, Created: s.cfg.Now().UnixMilli()}
 	st.Seats[0] = SeatState{Player: &Player{ID: cmd.Actor.ID, Name: cmd.Actor.Name, Locale: cmd.Actor.Locale}}
 	t := &tbl{st: st, opts: opts, sent: map[string]uint64{}}
 	s.makeRobots(t)
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	s.tables[id], s.byPlace[key] = t, id
+	s.mu.Unlock()
+
 	out := outcome{changed: true, replies: []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.opened"))}}
 	if uerr := s.commit(ctx, t, cmd, &out); uerr != nil {
+		s.mu.Lock()
+		delete(s.tables, id)
+		delete(s.byPlace, key)
+		if hadPrev {
+			s.byPlace[key] = prev
+		}
+		s.mu.Unlock()
 		return []Message{errorReply(cmd, lang, uerr)}
 	}
-	s.mu.Lock()
-	s.tables[id] = t
-	s.byPlace[cmd.Place.Key()] = id
-	s.mu.Unlock()
 	return out.replies
 }
 

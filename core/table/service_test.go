@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -35,57 +36,49 @@ func randomRobots(level string, seed uint64) Decider {
 	return &randomDecider{rng: rand.New(rand.NewPCG(seed, 1))}
 }
 
-// outbox records what the service delivers and checks, at the moment of delivery, that no public
-// message shows a card still held by anyone.
+// outbox records what the service delivers.
 type outbox struct {
-	t    *testing.T
 	mu   sync.Mutex
 	msgs []Message
-	svc  **Service
 }
 
 func (o *outbox) Deliver(ctx context.Context, msgs []Message) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.msgs = append(o.msgs, msgs...)
-	for _, m := range msgs {
-		if m.Target.Kind == ToPlace {
-			o.checkSecret(m)
-		}
-	}
 }
 
-// checkSecret runs under the table lock (Deliver is called from commit), so reading the
-// table directly is safe here.
-func (o *outbox) checkSecret(m Message) {
-	s := *o.svc
-	s.mu.Lock()
-	t := s.tables[m.Table]
-	s.mu.Unlock()
-	if t == nil {
-		return
-	}
-	// A keyed message shows one game ("live/<table>/m<match>/<game>"): check against that game's
-	// hands, which are empty once it is over.
-	g := t.lastGame()
-	if parts := strings.Split(m.Key, "/"); len(parts) >= 4 && g != nil {
-		n, _ := strconv.Atoi(parts[3])
-		if games := t.match.Games(); n >= 1 && n <= len(games) {
-			g = games[n-1]
-		}
-	}
-	if g == nil {
-		return
-	}
-	for seat := core.Seat(0); seat < 4; seat++ {
-		for _, c := range g.Hand(seat).Cards() {
-			if strings.Contains(m.Text, c.Chat()+" ") || strings.HasSuffix(m.Text, c.Chat()) {
-				o.t.Errorf("public %s message shows %v held by seat %d:\n%s", m.Kind, c, seat, m.Text)
+// checkSecret sees every batch the moment it is published, under the table's lock, and fails the
+// test if a public message shows a card still held by anyone.
+func checkSecret(t *testing.T) func(tb *tbl, msgs []Message) {
+	return func(tb *tbl, msgs []Message) {
+		for _, m := range msgs {
+			if m.Target.Kind != ToPlace {
+				continue
 			}
-			for _, row := range m.Buttons {
-				for _, b := range row {
-					if b.Label == c.Chat() {
-						o.t.Errorf("public message has a button for held card %v", c)
+			// A keyed message shows one game ("live/<table>/m<match>/<game>"): check against that
+			// game's hands, which are empty once it is over.
+			g := tb.lastGame()
+			if parts := strings.Split(m.Key, "/"); len(parts) >= 4 && g != nil {
+				n, _ := strconv.Atoi(parts[3])
+				if games := tb.match.Games(); n >= 1 && n <= len(games) {
+					g = games[n-1]
+				}
+			}
+			if g == nil {
+				continue
+			}
+			for seat := core.Seat(0); seat < 4; seat++ {
+				for _, c := range g.Hand(seat).Cards() {
+					if strings.Contains(m.Text, c.Chat()+" ") || strings.HasSuffix(m.Text, c.Chat()) {
+						t.Errorf("public %s message shows %v held by seat %d:\n%s", m.Kind, c, seat, m.Text)
+					}
+					for _, row := range m.Buttons {
+						for _, b := range row {
+							if b.Label == c.Chat() {
+								t.Errorf("public message has a button for held card %v", c)
+							}
+						}
 					}
 				}
 			}
@@ -123,8 +116,9 @@ type harness struct {
 
 func newHarness(t *testing.T, store *MemStore) *harness {
 	h := &harness{t: t, store: store, place: Place{Platform: "test", Chat: "g1", Title: "Café Konter"}}
-	h.out = &outbox{t: t, svc: &h.svc}
+	h.out = &outbox{}
 	h.svc = New(Config{Store: store, Outboxes: map[string]Outbox{"test": h.out}, Robots: randomRobots, Seed: 7})
+	h.svc.onPublish = checkSecret(t)
 	return h
 }
 
@@ -620,4 +614,43 @@ func TestResumeLeavesClosedTablesAlone(t *testing.T) {
 			t.Errorf("a new table at the closed one's place: %s", e)
 		}
 	})
+}
+
+// Opening a table when the store fails changes nothing, and the place is free for the next try.
+func TestFailedNewLeavesThePlaceFree(t *testing.T) {
+	store := NewMemStore()
+	h := newHarness(t, store)
+	defer h.svc.Close()
+	store.Fail = errors.New("disk full")
+	if e := errText(h.do(player(1), VerbNew)); !strings.Contains(e, "nothing was changed") {
+		t.Fatalf("new with a failing store: %q", e)
+	}
+	if h.svc.Tables() != 0 {
+		t.Fatalf("%d tables after a failed new", h.svc.Tables())
+	}
+	if e := errText(h.do(player(1), VerbNew)); e != "" {
+		t.Fatalf("new after the store recovered: %q", e)
+	}
+}
+
+// Two /new at the same time in one place open one table.
+func TestConcurrentNewOpensOneTable(t *testing.T) {
+	h := newHarness(t, NewMemStore())
+	defer h.svc.Close()
+	var wg sync.WaitGroup
+	var opened atomic.Int32
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := h.svc.Handle(context.Background(), Command{Place: h.place, Actor: player(i + 1), Verb: VerbNew})
+			if errText(r) == "" {
+				opened.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if opened.Load() != 1 || h.svc.Tables() != 1 {
+		t.Errorf("%d /new succeeded, %d tables; want 1 and 1", opened.Load(), h.svc.Tables())
+	}
 }
