@@ -1,7 +1,9 @@
 package discord
 
 import (
+	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -103,10 +105,10 @@ var subcommands = []subcommandDef{
 		{name: "timer", typ: discordgo.ApplicationCommandOptionString,
 			desc: text{"Thinking time per move", "Bedenkzeit pro Zug", "Temps de réflexion par coup"},
 			choices: []choiceDef{
-				{"fast", text{"fast (45 s)", "schnell (45 s)", "rapide (45 s)"}},
-				{"normal", text{"normal (3 min)", "normal (3 Min.)", "normal (3 min)"}},
-				{"relaxed", text{"relaxed (4 h)", "gemütlich (4 Std.)", "détendu (4 h)"}},
-				{"none", text{"none", "keine", "aucun"}},
+				timerChoice(table.TimerFast, text{"fast", "schnell", "rapide"}),
+				timerChoice(table.TimerNormal, text{"normal", "normal", "normal"}),
+				timerChoice(table.TimerRelaxed, text{"relaxed", "gemütlich", "détendu"}),
+				timerChoice(table.TimerNone, text{"none", "keine", "aucun"}),
 			}},
 		{name: "level", typ: discordgo.ApplicationCommandOptionString,
 			desc: text{"Strength of the computer players", "Stärke der Computerspieler", "Force des joueurs ordinateur"},
@@ -261,4 +263,23 @@ func subcommandOf(verb table.Verb) subcommandDef {
 		}
 	}
 	return subcommandDef{}
+}
+
+// timerChoice labels a timer preset with its turn timeout, taken from the service so the two
+// cannot disagree: "fast (45 s)".
+func timerChoice(p table.TimerPreset, name text) choiceDef {
+	_, timeout, _ := p.Durations()
+	if timeout == 0 {
+		return choiceDef{string(p), name}
+	}
+	var d string
+	switch {
+	case timeout < time.Minute:
+		d = fmt.Sprintf("%d s", int(timeout.Seconds()))
+	case timeout < time.Hour:
+		d = fmt.Sprintf("%d min", int(timeout.Minutes()))
+	default:
+		d = fmt.Sprintf("%d h", int(timeout.Hours()))
+	}
+	return choiceDef{string(p), text{name.en + " (" + d + ")", name.de + " (" + d + ")", name.fr + " (" + d + ")"}}
 }

@@ -354,3 +354,14 @@ func TestRenderUsesKmSubcommands(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+func TestTimerChoicesShowTheServiceTimeouts(t *testing.T) {
+	for _, tc := range []struct {
+		p    table.TimerPreset
+		want string
+	}{{table.TimerFast, "fast (45 s)"}, {table.TimerNormal, "fast (3 min)"}, {table.TimerRelaxed, "fast (4 h)"}, {table.TimerNone, "fast"}} {
+		if got := timerChoice(tc.p, text{"fast", "schnell", "rapide"}).name.en; got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.p, got, tc.want)
+		}
+	}
+}
