@@ -9,14 +9,19 @@ import (
 
 // Top-level buckets and the meta key holding the schema version.
 var (
-	bucketMeta    = []byte("meta")
-	bucketTables  = []byte("tables")
-	bucketLogs    = []byte("logs")
-	bucketRecords = []byte("records")
-	bucketKV      = []byte("kv")
+	bucketMeta     = []byte("meta")
+	bucketTables   = []byte("tables")
+	bucketClosed   = []byte("closed")
+	bucketClosedAt = []byte("closed_at")
+	bucketLogs     = []byte("logs")
+	bucketRecords  = []byte("records")
+	bucketKV       = []byte("kv")
 
 	keySchema = []byte("schema")
 )
+
+// topBuckets are the buckets every database of the current schema has.
+var topBuckets = [][]byte{bucketMeta, bucketTables, bucketClosed, bucketClosedAt, bucketLogs, bucketRecords, bucketKV}
 
 // migration brings the database from one schema version to the next inside the opening
 // transaction. migrations[i] goes from version i to version i+1.
@@ -35,6 +40,8 @@ var migrations = []migration{
 		}
 		return nil
 	},
+	// 1 → 2: closed tables apart from the live ones, matches kept compactly, table-scoped KV keys.
+	migrateClosedAndCompact,
 }
 
 // SchemaVersion is the database layout version this binary writes and reads.
@@ -105,7 +112,7 @@ func migrate(db *bolt.DB, migs []migration) error {
 
 // checkLayout makes sure the top-level buckets exist, so a damaged file fails at Open.
 func checkLayout(tx *bolt.Tx) error {
-	for _, name := range [][]byte{bucketMeta, bucketTables, bucketLogs, bucketRecords, bucketKV} {
+	for _, name := range topBuckets {
 		if tx.Bucket(name) == nil {
 			return fmt.Errorf("bucket %s is missing: %w", name, ErrCorrupt)
 		}

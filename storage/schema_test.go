@@ -51,8 +51,8 @@ func TestSchemaNewFile(t *testing.T) {
 	s.Close()
 	db := rawOpen(t, path)
 	defer db.Close()
-	if v := storedVersion(t, db); v != SchemaVersion() || v != 1 {
-		t.Errorf("new file has schema %d, want %d (= 1)", v, SchemaVersion())
+	if v := storedVersion(t, db); v != SchemaVersion() || v != 2 {
+		t.Errorf("new file has schema %d, want %d (= 2)", v, SchemaVersion())
 	}
 	if err := db.View(checkLayout); err != nil {
 		t.Error(err)
@@ -128,24 +128,25 @@ func TestSchemaMigrationsRunInOrderOnce(t *testing.T) {
 			return nil
 		}
 	}
-	future := append(append([]migration(nil), migrations...), step(2), step(3))
+	cur := len(migrations)
+	future := append(append([]migration(nil), migrations...), step(cur), step(cur+1))
 
 	db := rawOpen(t, path)
 	defer db.Close()
 	if err := migrate(db, future); err != nil {
 		t.Fatal(err)
 	}
-	if v := storedVersion(t, db); v != 3 {
-		t.Errorf("version %d, want 3", v)
+	if v := storedVersion(t, db); v != uint64(cur+2) {
+		t.Errorf("version %d, want %d", v, cur+2)
 	}
 	if err := migrate(db, future); err != nil {
 		t.Fatal(err)
 	}
-	if got := ran; len(got) != 2 || got[0] != 2 || got[1] != 3 {
-		t.Errorf("ran steps %v, want [2 3] once", got)
+	if got := ran; len(got) != 2 || got[0] != cur || got[1] != cur+1 {
+		t.Errorf("ran steps %v, want [%d %d] once", got, cur, cur+1)
 	}
 	err = db.View(func(tx *bolt.Tx) error {
-		if got := string(tx.Bucket(bucketTables).Get([]byte("a"))); got != "v1 state23" {
+		if got := string(tx.Bucket(bucketTables).Get([]byte("a"))); got != "v1 state"+string(rune('0'+cur))+string(rune('0'+cur+1)) {
 			t.Errorf("migrated state %q", got)
 		}
 		return nil
@@ -153,7 +154,7 @@ func TestSchemaMigrationsRunInOrderOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// This binary does not know versions 2 and 3.
+	// This binary does not know the two future versions.
 	if err := migrate(db, migrations); !errors.Is(err, ErrNewerSchema) {
 		t.Errorf("older binary on migrated file: %v, want ErrNewerSchema", err)
 	}
@@ -168,14 +169,15 @@ func TestSchemaFailedMigrationWritesNothing(t *testing.T) {
 	}
 	boom := errors.New("boom")
 	future := append(append([]migration(nil), migrations...),
-		func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("from-step-2")); return err },
+		func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("from-step-2")); return err }, // the next step
+
 		func(tx *bolt.Tx) error { return boom },
 	)
 	if err := migrate(db, future); !errors.Is(err, boom) {
 		t.Fatalf("got %v, want boom", err)
 	}
-	if v := storedVersion(t, db); v != 1 {
-		t.Errorf("version %d after failed migration, want 1", v)
+	if v := storedVersion(t, db); v != SchemaVersion() {
+		t.Errorf("version %d after failed migration, want %d", v, SchemaVersion())
 	}
 	db.View(func(tx *bolt.Tx) error {
 		if tx.Bucket([]byte("from-step-2")) != nil {

@@ -29,11 +29,13 @@ func (e *TableError) Error() string { return fmt.Sprintf("storage: table %q: %v"
 func (e *TableError) Unwrap() error { return e.Err }
 
 // Commit writes one change in one transaction: the table's new state, its log entry and the
-// records (a nil record Data is stored as empty). A nil State deletes the table and its whole log (the change's log entry is then not
-// written); the records are kept either way. A Log with an empty Verb writes no log entry. The log
-// only grows: a Seq not greater than the table's last logged Seq fails with ErrLogSeq and nothing
-// of the change is written. The log entry is stored as JSON, so its strings must be valid UTF-8
-// (invalid bytes come back as U+FFFD). When Commit returns nil the change is on disk.
+// records (a nil record Data is stored as empty). A nil State deletes the table and its whole log
+// (the change's log entry is then not written); the records are kept either way. A Closed change
+// moves the table's state among the closed tables, stamped with the log entry's time, where
+// Tables no longer lists it and Prune finds it. A Log with an empty Verb writes no log entry. The
+// log only grows: a Seq not greater than the table's last logged Seq fails with ErrLogSeq and
+// nothing of the change is written. The log entry is stored as JSON, so its strings must be valid
+// UTF-8 (invalid bytes come back as U+FFFD). When Commit returns nil the change is on disk.
 func (s *Store) Commit(c table.Change) error {
 	entry, err := prepare(c)
 	if err != nil {
@@ -70,6 +72,9 @@ func prepare(c table.Change) ([]byte, error) {
 func apply(tx *bolt.Tx, c table.Change, entry []byte) error {
 	id := []byte(c.TableID)
 	tables, logs, records := tx.Bucket(bucketTables), tx.Bucket(bucketLogs), tx.Bucket(bucketRecords)
+	if err := unclose(tx, id); err != nil {
+		return err
+	}
 	if c.State == nil {
 		if err := tables.Delete(id); err != nil {
 			return err
@@ -78,7 +83,15 @@ func apply(tx *bolt.Tx, c table.Change, entry []byte) error {
 			return err
 		}
 	} else {
-		if err := tables.Put(id, c.State); err != nil {
+		var err error
+		if c.Closed {
+			if err = tables.Delete(id); err == nil {
+				err = closeTable(tx, id, c.State, c.Log.Time)
+			}
+		} else {
+			err = tables.Put(id, c.State)
+		}
+		if err != nil {
 			return err
 		}
 		if entry != nil {

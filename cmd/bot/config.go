@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/kontermatt/kontermatt/core/table"
 )
 
 // Config is the bot's configuration: a YAML file (config.example.yaml documents every key) with
@@ -18,6 +20,9 @@ type Config struct {
 	Seed     uint64        `yaml:"seed"`      // 0: a random seed at every start
 	RulesURL string        `yaml:"rules_url"`
 	Think    time.Duration `yaml:"think"` // longest computer decision
+	// Retention is how long a closed table's state and command log are kept; finished matches'
+	// records are kept for ever.
+	Retention time.Duration `yaml:"retention"`
 	// AdminAddr is the localhost listener for live backups and metrics; "off" disables it.
 	AdminAddr string `yaml:"admin_addr"`
 	Discord   struct {
@@ -80,6 +85,12 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 	}
 	if c.Think == 0 {
 		c.Think = 2 * time.Second
+	}
+	if c.Retention == 0 {
+		c.Retention = table.DefaultRetention
+	}
+	if c.Retention < time.Hour {
+		return c, fmt.Errorf("%w: retention %v: keep closed tables at least an hour", errConfig, c.Retention)
 	}
 	if c.Discord.ShardCount < 0 || c.Discord.ShardID < 0 || (c.Discord.ShardCount > 0 && c.Discord.ShardID >= c.Discord.ShardCount) {
 		return c, fmt.Errorf("%w: discord.shard_id must be below discord.shard_count", errConfig)

@@ -123,8 +123,8 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			defer stopAdmin()
 		}
 	}
-	svc = table.New(table.Config{Store: store, Outboxes: outboxes, Robots: robots, Seed: seed, Log: log,
-		RulesURL: cfg.RulesURL, Think: cfg.Think})
+	svc = table.New(table.Config{Store: store, KV: store, Outboxes: outboxes, Robots: robots, Seed: seed, Log: log,
+		RulesURL: cfg.RulesURL, Think: cfg.Think, Retention: cfg.Retention})
 	defer svc.Close() // runs before store.Close: stop timers and computer players first
 	for _, c := range chats {
 		c.Attach(svc)

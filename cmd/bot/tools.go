@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -66,11 +65,6 @@ func runBackup(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// recordFile turns a record key ("t1x2/m1/g3") into a file name ("t1x2-m1-g3.json").
-func recordFile(dir, key string) string {
-	return filepath.Join(dir, strings.ReplaceAll(key, "/", "-")+".json")
-}
-
 // runExport writes every kept game and match record into a directory, one JSON file each.
 func runExport(args []string, stdout, stderr io.Writer) int {
 	cfg, dir, code := dbCommand("export", "bot export [-config FILE] [-db FILE] DIR", args, stderr)
@@ -89,8 +83,9 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 	}
 	n := 0
 	err = store.Records(func(key string, rec []byte) error {
-		n++
-		return os.WriteFile(recordFile(dir, key), rec, 0o644)
+		wrote, err := writeRecords(dir, key, rec, false)
+		n += wrote
+		return err
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "export:", err)
@@ -142,11 +137,9 @@ func runSelfplay(args []string, stdout, stderr io.Writer) int {
 	}
 	n := 0
 	err := store.Records(func(key string, rec []byte) error {
-		if !strings.HasSuffix(key, "/match") {
-			return nil
-		}
-		n++
-		return os.WriteFile(recordFile(*out, key), rec, 0o644)
+		wrote, err := writeRecords(*out, key, rec, true)
+		n += wrote
+		return err
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "selfplay:", err)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Place is where a table lives: one chat (and optional thread) on one platform.
@@ -135,7 +136,8 @@ const (
 
 // Message is what the service says. Editable messages have a Key (stable for the life of the
 // thing they show) and a Version that rises with every new content: an adapter that is behind may
-// drop every version but the latest.
+// drop every version but the latest. A Key begins with the table ID and "/", so an adapter that
+// keeps a KV entry under it has that entry pruned with the table (see KV).
 type Message struct {
 	Target  Target
 	Kind    Kind
@@ -147,6 +149,12 @@ type Message struct {
 	Buttons [][]Button
 	Picture Picture
 	Lang    string
+	// Secret marks a reply whose text shows what its actor holds (their hand, the cards they may
+	// play, the queens they lack). It goes to the actor alone: a private chat, a pop-up or an
+	// ephemeral reply. Where a surface can reach the actor only in public, it shows Public instead,
+	// a text that reveals nothing.
+	Secret bool
+	Public string
 }
 
 // ButtonStyle hints at how to draw a button.
@@ -232,10 +240,15 @@ type Outbox interface {
 // records in one transaction, before anyone is told.
 type Store interface {
 	Commit(c Change) error
-	// Tables calls fn for every stored table; a table fn cannot read is reported by fn and skipped.
+	// Tables calls fn for every live (not closed) table; a table fn cannot read is reported by fn
+	// and skipped. Closed tables are not listed, so start-up costs nothing for them.
 	Tables(fn func(id string, state []byte) error) error
-	// Records calls fn for every kept game and match record.
+	// Records calls fn for every kept match record (a StoredMatch).
 	Records(fn func(key string, record []byte) error) error
+	// Prune deletes what is kept of the tables closed before the given time: their state, their
+	// command log and every KV entry of theirs (see KV). Records stay. It gives how many tables it
+	// deleted.
+	Prune(before time.Time) (int, error)
 }
 
 // Change is one atomic write.
@@ -243,7 +256,10 @@ type Change struct {
 	TableID string
 	State   []byte   // the table's new state; nil deletes the table
 	Log     LogEntry // appended to the table's log
-	Records []Record // finished games and matches to keep
+	Records []Record // finished matches to keep
+	// Closed says the table is closed for good: the store keeps its state apart from the live
+	// tables, stamped with Log.Time, until Prune removes it.
+	Closed bool
 }
 
 // LogEntry is one accepted command in a table's log.
@@ -256,14 +272,16 @@ type LogEntry struct {
 	EventID string   `json:"event,omitempty"`
 }
 
-// Record is a finished game or match record (RECORDS.md) to keep.
+// Record is a finished (or stopped) match to keep for ever, as a StoredMatch.
 type Record struct {
-	Key  string // "<table>/<match>/g<n>" or "<table>/<match>/match"
+	Key  string // "<table>/m<match number>"
 	Data []byte
 }
 
-// KV is a small durable key-value space for adapters: which platform message shows which message
-// Key, which users cannot be sent private messages. Keys and buckets are the adapter's own.
+// KV is a small durable key-value space for adapters and the service's per-person settings:
+// which platform message shows which message Key, which users cannot be sent private messages.
+// Buckets and keys are their owner's. A key that is a table ID, or begins with a table ID and
+// "/", belongs to that table: Store.Prune deletes it with the table.
 type KV interface {
 	Get(bucket, key string) ([]byte, bool, error)
 	Put(bucket, key string, value []byte) error

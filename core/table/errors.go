@@ -13,6 +13,9 @@ import (
 type userError struct {
 	key  string
 	args []func(lang string) string // rendered in the reader's language
+	// public, when set, is the catalog key of what may be said in public instead: the reason
+	// tells what the actor holds (see Message.Secret).
+	public string
 }
 
 func (e *userError) Error() string { return e.key }
@@ -27,6 +30,12 @@ func (e *userError) text(lang string) string {
 
 func refuse(key string, args ...func(lang string) string) *userError {
 	return &userError{key: key, args: args}
+}
+
+// secret marks the reason as one that shows the actor's cards; publicKey says it in public.
+func (e *userError) secret(publicKey string) *userError {
+	e.public = publicKey
+	return e
 }
 
 func lit(s string) func(string) string { return func(string) string { return s } }
@@ -72,17 +81,18 @@ func fromRule(err error, names func(core.Seat) string) *userError {
 	if !ok {
 		return refuse("err.internal")
 	}
+	// The reasons that name the actor's cards (what they may play, what they lack) are secret.
 	switch me.Err {
 	case core.ErrNotYourTurn:
 		return refuse(key, lit(names(me.Turn)))
 	case core.ErrCardNotInHand:
-		return refuse(key, lit(me.Card.Chat()))
+		return refuse(key, lit(me.Card.Chat())).secret("err.public.play")
 	case core.ErrMustFollowSuit:
-		return refuse(key, lit(me.Card.Chat()), lit(me.Led.Chat()), cardList(me.Legal))
+		return refuse(key, lit(me.Card.Chat()), lit(me.Led.Chat()), cardList(me.Legal)).secret("err.public.play")
 	case core.ErrMustPlayTrump:
-		return refuse(key, lit(me.Card.Chat()), cardList(me.Legal))
+		return refuse(key, lit(me.Card.Chat()), cardList(me.Legal)).secret("err.public.play")
 	case core.ErrAnnounceMissingCards:
-		return refuse(key, lit(me.Call.Title()), cardList(me.Need))
+		return refuse(key, lit(me.Call.Title()), cardList(me.Need)).secret("err.public.call")
 	case core.ErrAnnounceDuplicate:
 		return refuse(key, lit(me.Call.Title()))
 	}

@@ -3,7 +3,9 @@ package table
 import (
 	"maps"
 	"slices"
+	"strings"
 	"sync"
+	"time"
 )
 
 // MemStore keeps everything in memory: for tests, benchmarks of the service's own cost, and
@@ -11,16 +13,25 @@ import (
 type MemStore struct {
 	mu      sync.Mutex
 	tables  map[string][]byte
+	closed  map[string]closedTable
 	logs    map[string][]LogEntry
 	records map[string][]byte
 	kv      map[string][]byte
-	// Fail, when set, makes the next Commit fail with it (tests of the rollback path).
-	Fail error
+	// Fail, when set, makes the next Commit fail with it (tests of the rollback path); FailN more
+	// commits after that fail too.
+	Fail  error
+	FailN int
+}
+
+type closedTable struct {
+	state []byte
+	at    int64 // unix ms
 }
 
 // NewMemStore makes an empty MemStore.
 func NewMemStore() *MemStore {
-	return &MemStore{tables: map[string][]byte{}, logs: map[string][]LogEntry{}, records: map[string][]byte{}, kv: map[string][]byte{}}
+	return &MemStore{tables: map[string][]byte{}, closed: map[string]closedTable{}, logs: map[string][]LogEntry{},
+		records: map[string][]byte{}, kv: map[string][]byte{}}
 }
 
 var (
@@ -33,13 +44,23 @@ func (m *MemStore) Commit(c Change) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.Fail; err != nil {
-		m.Fail = nil
+		if m.FailN > 0 {
+			m.FailN--
+		} else {
+			m.Fail = nil
+		}
 		return err
 	}
-	if c.State == nil {
+	switch {
+	case c.State == nil:
 		delete(m.tables, c.TableID)
+		delete(m.closed, c.TableID)
 		delete(m.logs, c.TableID)
-	} else {
+	case c.Closed:
+		delete(m.tables, c.TableID)
+		m.closed[c.TableID] = closedTable{state: slices.Clone(c.State), at: c.Log.Time}
+		m.logs[c.TableID] = append(m.logs[c.TableID], c.Log)
+	default:
 		m.tables[c.TableID] = slices.Clone(c.State)
 		m.logs[c.TableID] = append(m.logs[c.TableID], c.Log)
 	}
@@ -61,6 +82,42 @@ func (m *MemStore) Tables(fn func(id string, state []byte) error) error {
 		}
 	}
 	return first
+}
+
+// Prune deletes the tables closed before the given time, their logs and their KV keys.
+func (m *MemStore) Prune(before time.Time) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for id, c := range m.closed {
+		if c.at >= before.UnixMilli() {
+			continue
+		}
+		n++
+		delete(m.closed, id)
+		delete(m.logs, id)
+		for k := range m.kv {
+			_, key, _ := strings.Cut(k, "\x00")
+			if key == id || strings.HasPrefix(key, id+"/") {
+				delete(m.kv, k)
+			}
+		}
+	}
+	return n, nil
+}
+
+// Closed gives how many closed tables the store keeps (tests of pruning).
+func (m *MemStore) Closed() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.closed)
+}
+
+// KVLen gives how many KV entries the store keeps (tests of pruning).
+func (m *MemStore) KVLen() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.kv)
 }
 
 // Records calls fn for every kept record in key order.

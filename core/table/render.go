@@ -39,9 +39,10 @@ func seatLabel(t *tbl, lang string, seat core.Seat) string {
 	return fmt.Sprintf("%d. %s (%s)", int(seat)+1, name, seat.Team())
 }
 
-// key names an editable message: kind, table, match, then the game and player it shows.
+// key names an editable message: table, kind, match, then the game and player it shows. It begins
+// with the table ID, so what adapters keep under it is pruned with the table (see KV).
 func (t *tbl) key(kind Kind, game int, playerID string) string {
-	k := string(kind) + "/" + t.st.ID + "/m" + strconv.Itoa(t.st.MatchNo) + "/" + strconv.Itoa(game)
+	k := t.st.ID + "/" + string(kind) + "/m" + strconv.Itoa(t.st.MatchNo) + "/" + strconv.Itoa(game)
 	if playerID != "" {
 		k += "/" + playerID
 	}
@@ -54,11 +55,13 @@ func (t *tbl) action(v Verb, arg string) Action {
 
 // render gives the table's editable messages as they should look now.
 func (s *Service) render(t *tbl) []Message {
-	switch t.st.Status {
-	case StatusLobby:
+	switch {
+	case t.st.Status == StatusLobby:
 		return []Message{s.lobbyMessage(t)}
-	case StatusClosed:
+	case t.st.Status == StatusClosed && t.match == nil:
 		return []Message{s.lobbyMessage(t)} // the lobby shows it closed, with no buttons
+	case t.st.Status == StatusClosed:
+		return s.closedMessages(t)
 	}
 	out := []Message{s.liveMessage(t)}
 	if g := t.game(); g != nil {
@@ -120,7 +123,7 @@ func (s *Service) lobbyMessage(t *tbl) Message {
 	for i := range t.st.Seats {
 		b.WriteString("\n" + seatLabel(t, lang, core.Seat(i)))
 	}
-	m := Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindLobby, Key: "lobby/" + t.st.ID,
+	m := Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindLobby, Key: t.st.ID + "/lobby",
 		Text: b.String(), Lang: lang}
 	if t.st.Status == StatusLobby {
 		b.WriteString("\n" + i18n.T(lang, "lobby.hint"))
@@ -249,7 +252,10 @@ func (s *Service) liveText(t *tbl, lang string, v core.View, gameNo int) string 
 	if v.Trick.N > 0 {
 		b.WriteString("\n" + trickText(t, lang, v.Trick, "live.trick"))
 	}
-	if v.Phase == core.PhasePlay {
+	switch {
+	case t.st.Status == StatusClosed:
+		b.WriteString("\n" + i18n.T(lang, "live.closed"))
+	case v.Phase == core.PhasePlay:
 		b.WriteString("\n" + i18n.T(lang, "live.turn", seatName(t, v.ToMove)))
 	}
 	b.WriteString("\n" + i18n.T(lang, "live.score", v.TricksWon[0], v.TricksWon[1], v.Points[0], v.Points[1]))
@@ -371,6 +377,31 @@ func (s *Service) finalMessages(t *tbl, g *core.Game, n int) []Message {
 		out = append(out, Message{Target: Target{Kind: ToPlayer, Place: t.st.Place, Player: *seat.Player}, Kind: KindHand,
 			Key: t.key(KindHand, n, seat.Player.ID), Title: s.privateTitle(t, lang), Lang: lang,
 			Text: i18n.T(lang, "hand.title", n) + "\n" + strings.Join(cards, "  ") + "\n" + i18n.T(lang, "hand.over")})
+	}
+	return out
+}
+
+// closedMessages are the last versions of a closed table's messages: the live message of its last
+// game, and the hands of a game stopped halfway, all without buttons.
+func (s *Service) closedMessages(t *tbl) []Message {
+	out := []Message{s.liveMessage(t)}
+	g := t.lastGame()
+	if g.Phase() == core.PhaseOver {
+		return out
+	}
+	n := t.match.NumGames()
+	for i, seat := range t.st.Seats {
+		if !seat.Human() {
+			continue
+		}
+		lang := s.langOf(t, *seat.Player)
+		var cards []string
+		for _, c := range g.Hand(core.Seat(i)).Cards() {
+			cards = append(cards, c.Chat())
+		}
+		out = append(out, Message{Target: Target{Kind: ToPlayer, Place: t.st.Place, Player: *seat.Player}, Kind: KindHand,
+			Key: t.key(KindHand, n, seat.Player.ID), Title: s.privateTitle(t, lang), Lang: lang,
+			Text: i18n.T(lang, "hand.title", n) + "\n" + strings.Join(cards, "  ") + "\n" + i18n.T(lang, "live.closed")})
 	}
 	return out
 }

@@ -66,7 +66,7 @@ func (s *Service) robotMove(t *tbl, seat core.Seat, m core.Move) {
 		s.cfg.Log.Error("computer move refused", "table", t.st.ID, "err", uerr.key)
 		return
 	}
-	s.commit(s.ctx, t, cmd, &out)
+	s.commitBackground(t, cmd, &out, actedNone, true)
 }
 
 func robotID(seat core.Seat) string { return "robot:" + seat.String() }
@@ -106,6 +106,8 @@ func (s *Service) deadline(t *tbl) (time.Time, Verb) {
 	switch st.Status {
 	case StatusLobby:
 		return start.Add(lobby), VerbTimeout
+	case StatusOver:
+		return start.Add(s.cfg.OverFor), VerbTimeout
 	case StatusPlaying:
 		g := t.game()
 		if g == nil || timeout == 0 || t.actsForItself(g.ToMove()) {
@@ -134,8 +136,8 @@ func (s *Service) arm(t *tbl) {
 	t.timer = time.AfterFunc(max(at.Sub(s.cfg.Now()), 0), func() { s.fire(t, seq) })
 }
 
-// fire handles a deadline: the lobby expires, a player is reminded, or a computer player acts for
-// a player who did not.
+// fire handles a deadline: the lobby expires, a finished match's table closes, a player is
+// reminded, or a computer player acts for a player who did not.
 func (s *Service) fire(t *tbl, seq uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -147,8 +149,11 @@ func (s *Service) fire(t *tbl, seq uint64) {
 	var out outcome
 	switch st.Status {
 	case StatusLobby:
-		st.Status = StatusClosed
+		s.close(t, &out)
 		out.public = append(out.public, s.notice(t, "note.lobby_expired"))
+	case StatusOver:
+		s.close(t, &out)
+		cmd.Args = []string{"closed"}
 	case StatusPlaying:
 		g := t.game()
 		if g == nil {
@@ -172,5 +177,5 @@ func (s *Service) fire(t *tbl, seq uint64) {
 		return
 	}
 	out.changed = true
-	s.commit(s.ctx, t, cmd, &out)
+	s.commitBackground(t, cmd, &out, actedNone, false)
 }

@@ -28,6 +28,9 @@ type Decider interface {
 type Config struct {
 	Store    Store
 	Outboxes map[string]Outbox // by platform; messages for a platform without one are dropped
+	// KV keeps each person's own settings (their language). Without it they last until the
+	// service stops.
+	KV KV
 	// Robots makes a computer player of a level ("easy", "normal", "strong").
 	Robots func(level string, seed uint64) Decider
 	// Now is the clock; timers use the runtime's timers, so tests run them in testing/synctest.
@@ -37,7 +40,21 @@ type Config struct {
 	RulesURL string
 	// Think bounds one computer decision (the level's own budget may be smaller).
 	Think time.Duration
+	// OverFor is how long a finished match waits for a rematch before its table closes; default
+	// a day.
+	OverFor time.Duration
+	// Retention is how long a closed table's state and command log are kept (its match records
+	// are kept for ever); default 30 days. Prune runs at Resume and every PruneEvery (default an
+	// hour).
+	Retention, PruneEvery time.Duration
 }
+
+// Defaults of the Config.
+const (
+	DefaultOverFor    = 24 * time.Hour
+	DefaultRetention  = 30 * 24 * time.Hour
+	DefaultPruneEvery = time.Hour
+)
 
 // Service runs every table. Commands for one table are applied one at a time under that table's
 // lock; different tables run in parallel.
@@ -49,13 +66,15 @@ type Service struct {
 	byPlace map[string]string // place key → the place's current table
 	rng     *rand.Rand
 
+	users users // each person's own settings
+
 	// onPublish, when set (by this package's tests), sees each batch of messages with its table,
 	// under the table's lock, before delivery.
 	onPublish func(t *tbl, msgs []Message)
 
 	ctx    context.Context
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // computer players and timers in flight
+	wg     sync.WaitGroup // computer players, timers and the janitor in flight
 }
 
 // tbl is a table in memory: its stored state plus what is derived from it.
@@ -70,6 +89,10 @@ type tbl struct {
 	thinking  bool
 	sent      map[string]uint64 // editable message key → fingerprint of the last content sent
 	handSig   [4]handSig        // what each seat's hand message was last built from
+	// failures counts the background commits (a computer's move, a timeout) that failed in a row;
+	// retry is the timer that tries again, later each time.
+	failures int
+	retry    *time.Timer
 }
 
 // New makes a service; call Resume to load stored tables.
@@ -86,9 +109,20 @@ func New(cfg Config) *Service {
 	if cfg.RulesURL == "" {
 		cfg.RulesURL = "https://github.com/kontermatt/kontermatt/blob/main/docs/rules.md"
 	}
+	if cfg.OverFor <= 0 {
+		cfg.OverFor = DefaultOverFor
+	}
+	if cfg.Retention <= 0 {
+		cfg.Retention = DefaultRetention
+	}
+	if cfg.PruneEvery <= 0 {
+		cfg.PruneEvery = DefaultPruneEvery
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Service{cfg: cfg, tables: map[string]*tbl{}, byPlace: map[string]string{},
+	s := &Service{cfg: cfg, tables: map[string]*tbl{}, byPlace: map[string]string{},
 		rng: rand.New(rand.NewPCG(cfg.Seed, 0x6b6d)), ctx: ctx, cancel: cancel}
+	s.users.init(cfg.KV, cfg.Log)
+	return s
 }
 
 // Close stops timers and waits for computer players in flight. Commands after Close are refused.
@@ -100,14 +134,18 @@ func (s *Service) Close() {
 		if t.timer != nil {
 			t.timer.Stop()
 		}
+		if t.retry != nil {
+			t.retry.Stop()
+		}
 		t.mu.Unlock()
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
 }
 
-// Resume loads every stored table, brings its messages up to date, re-arms its timers and lets
-// computer players continue. A table that cannot be read is logged and skipped.
+// Resume loads every live stored table, brings its messages up to date, re-arms its timers and
+// lets computer players continue; then it prunes what has outlived the retention period, now and
+// every PruneEvery. A table that cannot be read is logged and skipped.
 func (s *Service) Resume(ctx context.Context) error {
 	var loaded []*tbl
 	err := s.cfg.Store.Tables(func(id string, data []byte) error {
@@ -116,19 +154,21 @@ func (s *Service) Resume(ctx context.Context) error {
 			s.cfg.Log.Error("skipping unreadable table", "table", id, "err", err)
 			return err
 		}
-		loaded = append(loaded, t)
+		if t != nil {
+			loaded = append(loaded, t)
+		}
 		return nil
 	})
 	for _, t := range loaded {
 		t.mu.Lock()
-		// A closed table's messages were final when it closed: nothing to bring up to date.
-		if t.st.Status != StatusClosed {
-			s.publish(ctx, t, nil)
-		}
+		s.publish(ctx, t, nil)
 		s.arm(t)
 		s.scheduleRobot(t)
 		t.mu.Unlock()
 	}
+	s.prune()
+	s.wg.Add(1)
+	go s.janitor()
 	return err
 }
 
@@ -137,6 +177,14 @@ func (s *Service) load(data []byte) (*tbl, error) {
 	if err != nil {
 		return nil, err
 	}
+	if st.Status == StatusClosed {
+		return nil, nil // its messages were final when it closed; it only waits to be pruned
+	}
+	// Schema 1 kept people's language choices in each table; they are the people's own now.
+	for id, l := range st.Langs {
+		s.users.adopt(id, l)
+	}
+	st.Langs = nil
 	t := &tbl{st: st, opts: opts, match: m, committed: data, sent: map[string]uint64{}}
 	s.makeRobots(t)
 	s.mu.Lock()
@@ -148,7 +196,32 @@ func (s *Service) load(data []byte) (*tbl, error) {
 	return t, nil
 }
 
-// Tables is how many tables the service holds.
+// janitor prunes closed tables every PruneEvery until the service closes.
+func (s *Service) janitor() {
+	defer s.wg.Done()
+	tick := time.NewTicker(s.cfg.PruneEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-tick.C:
+			s.prune()
+		}
+	}
+}
+
+func (s *Service) prune() {
+	n, err := s.cfg.Store.Prune(s.cfg.Now().Add(-s.cfg.Retention))
+	switch {
+	case err != nil:
+		s.cfg.Log.Error("pruning closed tables", "err", err)
+	case n > 0:
+		s.cfg.Log.Info("pruned closed tables", "tables", n, "retention", s.cfg.Retention)
+	}
+}
+
+// Tables is how many tables the service holds in memory (the live ones).
 func (s *Service) Tables() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -174,7 +247,7 @@ func (s *Service) makeRobots(t *tbl) {
 // Handle applies one command. It returns the replies meant only for the actor; everything else
 // (public table messages, private hands) goes to the platform's Outbox after the change is stored.
 func (s *Service) Handle(ctx context.Context, cmd Command) []Message {
-	lang := i18n.Pick(cmd.Actor.Locale)
+	lang := s.langFor(cmd.Actor)
 	if s.ctx.Err() != nil {
 		return []Message{errorReply(cmd, lang, refuse("err.shutting_down"))}
 	}
@@ -187,12 +260,13 @@ func (s *Service) Handle(ctx context.Context, cmd Command) []Message {
 		return s.open(ctx, cmd)
 	case VerbTimeout:
 		return nil // only the table's own timer may say that
+	case VerbLang:
+		if !forTable(cmd.Args) {
+			return s.personalLang(ctx, cmd)
+		}
 	}
 	t, uerr := s.find(cmd)
 	if uerr != nil {
-		if cmd.Verb == VerbLang {
-			return []Message{reply(cmd, lang, KindReply, s.langNoTable(cmd))}
-		}
 		return []Message{errorReply(cmd, lang, uerr)}
 	}
 	t.mu.Lock()
@@ -201,15 +275,25 @@ func (s *Service) Handle(ctx context.Context, cmd Command) []Message {
 }
 
 // find gives the table a command is for: the one a button or private command names, else the
-// current table of the place, else the only table the actor sits at.
+// current table of the place, else the only table the actor sits at. A command sent in a group
+// or channel acts only on that place's table, whatever its button says.
 func (s *Service) find(cmd Command) (*tbl, *userError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if cmd.Table != "" {
-		if t, ok := s.tables[cmd.Table]; ok {
-			return t, nil
+		t, ok := s.tables[cmd.Table]
+		if !ok {
+			return nil, refuse("err.closed")
 		}
-		return nil, refuse("err.no_such_table")
+		// Only the service writes a table's place, and it never changes: no lock needed.
+		key := t.st.Place.Key()
+		switch {
+		case !cmd.Private && key != cmd.Place.Key():
+			return nil, refuse("err.other_place")
+		case s.byPlace[key] != cmd.Table:
+			return nil, refuse("err.closed") // a newer table took the place
+		}
+		return t, nil
 	}
 	if id, ok := s.byPlace[cmd.Place.Key()]; ok {
 		return s.tables[id], nil
@@ -243,11 +327,6 @@ func seatOf(st *state, playerID string) core.Seat {
 	return core.NoSeat
 }
 
-// moveVerbs are refused when they carry a sequence number that is not the table's current one: a
-// double click or an old button. Idempotent verbs (join, hand, board...) are always answered.
-var moveVerbs = map[Verb]bool{VerbBot: true, VerbSeat: true, VerbShuffle: true, VerbDeal: true, VerbTrump: true,
-	VerbAnnounce: true, VerbPlay: true, VerbStop: true, VerbRematch: true, VerbLeave: true}
-
 // outcome is what a verb did: whether it changed the table, what to tell whom, what to keep.
 type outcome struct {
 	changed bool
@@ -258,54 +337,65 @@ type outcome struct {
 
 func (s *Service) exec(ctx context.Context, t *tbl, cmd Command) []Message {
 	lang := s.langOf(t, cmd.Actor)
-	if cmd.EventID != "" && slices.Contains(t.st.Events, cmd.EventID) {
+	st := t.st
+	if st.Status == StatusClosed { // closing, not yet out of memory
+		return []Message{errorReply(cmd, lang, refuse("err.closed"))}
+	}
+	if cmd.EventID != "" && slices.Contains(st.Events, cmd.EventID) {
 		return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate"))}
 	}
-	// A button made before its presser's last accepted command of the same kind (a game move, or
-	// a table command) is a double click or an old message: refuse it. Buttons stay valid through
-	// others' moves and the presser's other commands, so a hand message need not be sent again
-	// every time someone else plays or the presser votes to stop.
-	if cmd.Seq != 0 && cmd.Seq < t.st.Acted[actedKey(cmd)] && moveVerbs[cmd.Verb] {
+	spec, ok := verbs[cmd.Verb]
+	if !ok {
+		return []Message{errorReply(cmd, lang, refuse("err.unknown_verb", lit(string(cmd.Verb))))}
+	}
+	if spec.stale(st, cmd) {
 		return []Message{errorReply(cmd, lang, refuse("err.stale"))}
 	}
+	// Administering a chat counts in that chat only (find already keeps group commands to their
+	// place; a private command carries no admin right).
+	cmd.Admin = cmd.Admin && cmd.Place.Key() == st.Place.Key()
 	// The place's title may have changed (a renamed group); it is stored with the next change.
-	if title := cmd.Place.Title; title != "" && title != t.st.Place.Title && cmd.Place.Key() == t.st.Place.Key() {
-		t.st.Place.Title = title
+	if title := cmd.Place.Title; title != "" && title != st.Place.Title && cmd.Place.Key() == st.Place.Key() {
+		st.Place.Title = title
+	}
+	seat := seatOf(st, cmd.Actor.ID)
+	// Only the seat to move, or a change for everyone, starts the turn's time again: anyone else
+	// talking at the table must not keep an absent player from being replaced.
+	restart := spec.turns
+	if g := t.game(); g != nil && seat != core.NoSeat && g.ToMove() == seat {
+		restart = true
 	}
 	var out outcome
 	// Any command from an absent player brings them back to the table.
-	if seat := seatOf(t.st, cmd.Actor.ID); seat != core.NoSeat && t.st.Seats[seat].Away {
-		t.st.Seats[seat].Away = false
+	if seat != core.NoSeat && st.Seats[seat].Away {
+		st.Seats[seat].Away = false
 		out.changed = true
 		out.public = append(out.public, s.notice(t, "note.back", seatName(t, seat)))
 	}
-	uerr := s.do(ctx, t, cmd, lang, &out)
+	c := &call{Command: cmd, seat: seat, arg: strings.TrimSpace(strings.Join(cmd.Args, " ")), lang: lang, out: &out}
+	uerr := spec.check(st, c)
+	if uerr == nil {
+		uerr = spec.run(s, t, c)
+	}
 	if uerr != nil {
 		if out.changed { // only the return from away: keep it
-			s.commit(ctx, t, cmd, &outcome{changed: true, public: out.public})
+			s.commit(ctx, t, cmd, &outcome{changed: true, public: out.public}, spec.acted, restart)
 		}
 		return []Message{errorReply(cmd, lang, uerr)}
 	}
 	if out.changed {
-		if uerr := s.commit(ctx, t, cmd, &out); uerr != nil {
+		if uerr := s.commit(ctx, t, cmd, &out, spec.acted, restart); uerr != nil {
 			return []Message{errorReply(cmd, lang, uerr)}
 		}
 	}
 	return out.replies
 }
 
-// actedKey is where a player's last accepted command of the command's kind is remembered.
-func actedKey(cmd Command) string {
-	switch cmd.Verb {
-	case VerbTrump, VerbAnnounce, VerbPlay:
-		return cmd.Actor.ID + "/game"
-	}
-	return cmd.Actor.ID + "/table"
-}
-
 // commit stores the table's new state with its log entry in one transaction, then (and only
 // then) tells everyone. If the store fails, the table rolls back to its last stored state.
-func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome) *userError {
+// acted is the kind of command whose buttons the actor has now used up; restart starts the turn's
+// timer again.
+func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome, acted actedKind, restart bool) *userError {
 	st := t.st
 	now := s.cfg.Now()
 	st.Seq++
@@ -315,14 +405,14 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome)
 			st.Events = st.Events[len(st.Events)-maxEvents:]
 		}
 	}
-	if cmd.Verb != VerbTimeout {
+	if restart {
 		st.TurnAt, st.Reminded = now.UnixMilli(), false
 	}
-	if cmd.Actor.ID != "" && !strings.HasPrefix(cmd.Actor.ID, "robot:") {
+	if acted != actedNone && cmd.Actor.ID != "" && !strings.HasPrefix(cmd.Actor.ID, "robot:") {
 		if st.Acted == nil {
 			st.Acted = map[string]uint64{}
 		}
-		st.Acted[actedKey(cmd)] = st.Seq
+		st.Acted[acted.key(cmd.Actor.ID)] = st.Seq
 	}
 	if t.match != nil {
 		// Finished games never change: only the last one is encoded again.
@@ -341,7 +431,7 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome)
 	}
 	data, err := json.Marshal(st)
 	if err == nil {
-		err = s.cfg.Store.Commit(Change{TableID: st.ID, State: data, Records: out.records,
+		err = s.cfg.Store.Commit(Change{TableID: st.ID, State: data, Records: out.records, Closed: st.Status == StatusClosed,
 			Log: LogEntry{Seq: st.Seq, Time: now.UnixMilli(), Actor: cmd.Actor.ID, Verb: cmd.Verb, Args: cmd.Args, EventID: cmd.EventID}})
 	}
 	if err != nil {
@@ -350,10 +440,45 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome)
 		return refuse("err.internal")
 	}
 	t.committed = data
+	t.failures = 0
 	s.publish(ctx, t, out.public)
+	if st.Status == StatusClosed {
+		s.forget(t)
+		return nil
+	}
 	s.arm(t)
 	s.scheduleRobot(t)
 	return nil
+}
+
+// commitBackground commits what a computer player or a timer did. No one is waiting for an
+// answer, so a failed commit (a passing disk error) is tried again later instead of leaving the
+// table stalled until a restart: the state rolled back, so the retry decides afresh.
+func (s *Service) commitBackground(t *tbl, cmd Command, out *outcome, acted actedKind, restart bool) {
+	if s.commit(s.ctx, t, cmd, out, acted, restart) == nil {
+		return
+	}
+	t.failures++
+	if t.retry != nil {
+		t.retry.Stop()
+	}
+	wait := retryDelay(t.failures)
+	s.cfg.Log.Warn("will try the table's next step again", "table", t.st.ID, "in", wait, "failures", t.failures)
+	t.retry = time.AfterFunc(wait, func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if s.ctx.Err() != nil {
+			return
+		}
+		s.arm(t)
+		s.scheduleRobot(t)
+	})
+}
+
+// retryDelay grows from 250 ms to a minute with the failures in a row.
+func retryDelay(failures int) time.Duration {
+	d := 250 * time.Millisecond << min(failures-1, 8)
+	return min(d, time.Minute)
 }
 
 func (s *Service) rollback(t *tbl) {
@@ -366,6 +491,31 @@ func (s *Service) rollback(t *tbl) {
 		panic(fmt.Sprintf("table %s: cannot reload own state: %v", t.st.ID, err))
 	}
 	t.st, t.opts, t.match = st, opts, m
+}
+
+// forget lets a closed table leave memory once its last messages are out (table lock held). The
+// maps are the service's, and its lock comes before a table's, so they change in a goroutine of
+// their own; meanwhile exec refuses the table's commands as closed.
+func (s *Service) forget(t *tbl) {
+	if t.timer != nil {
+		t.timer.Stop()
+	}
+	if t.retry != nil {
+		t.retry.Stop()
+	}
+	id, key := t.st.ID, t.st.Place.Key()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.tables[id] == t {
+			delete(s.tables, id)
+		}
+		if s.byPlace[key] == id {
+			delete(s.byPlace, key)
+		}
+	}()
 }
 
 // deliver hands messages to their platforms' outboxes.
@@ -430,9 +580,10 @@ func fingerprint(m Message) uint64 {
 
 var fingerprintSeed = maphash.MakeSeed()
 
-// open handles new: a table at the place, in the lobby, with the actor seated.
+// open handles new: a table at the place, in the lobby, with the actor seated. A finished match
+// still waiting for a rematch is closed to make room; a lobby or a match in progress is not.
 func (s *Service) open(ctx context.Context, cmd Command) []Message {
-	lang := i18n.Pick(cmd.Actor.Locale)
+	lang := s.langFor(cmd.Actor)
 	if cmd.Private {
 		return []Message{errorReply(cmd, lang, refuse("err.new_in_private"))}
 	}
@@ -451,14 +602,24 @@ func (s *Service) open(ctx context.Context, cmd Command) []Message {
 		old := s.tables[prev]
 		old.mu.Lock() // lock order: service, then table
 		status, dup := old.st.Status, cmd.EventID != "" && slices.Contains(old.st.Events, cmd.EventID)
+		var uerr *userError
+		switch {
+		case dup: // the platform delivered the same /new again
+		case status == StatusLobby || status == StatusPlaying:
+			uerr = refuse("err.table_exists")
+		case status == StatusOver:
+			var out outcome
+			s.close(old, &out)
+			uerr = s.commit(ctx, old, Command{Place: old.st.Place, Table: prev, Actor: cmd.Actor, Verb: VerbNew}, &out, actedNone, false)
+		}
 		old.mu.Unlock()
-		if dup { // the platform delivered the same /new again
+		if dup {
 			s.mu.Unlock()
 			return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate"))}
 		}
-		if status == StatusLobby || status == StatusPlaying {
+		if uerr != nil {
 			s.mu.Unlock()
-			return []Message{errorReply(cmd, lang, refuse("err.table_exists"))}
+			return []Message{errorReply(cmd, lang, uerr)}
 		}
 	}
 	id := s.newID()
@@ -473,12 +634,11 @@ func (s *Service) open(ctx context.Context, cmd Command) []Message {
 	s.mu.Unlock()
 
 	out := outcome{changed: true, replies: []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.opened"))}}
-	if uerr := s.commit(ctx, t, cmd, &out); uerr != nil {
+	if uerr := s.commit(ctx, t, cmd, &out, actedTable, true); uerr != nil {
 		s.mu.Lock()
 		delete(s.tables, id)
-		delete(s.byPlace, key)
-		if hadPrev {
-			s.byPlace[key] = prev
+		if s.byPlace[key] == id {
+			delete(s.byPlace, key)
 		}
 		s.mu.Unlock()
 		return []Message{errorReply(cmd, lang, uerr)}
@@ -496,23 +656,49 @@ func (s *Service) newID() string {
 	}
 }
 
-// langOf is the language for a player's private texts: their choice at this table, their
+// langFor is the language for a person's texts away from a table: their own choice, else their
+// platform's locale.
+func (s *Service) langFor(p Player) string {
+	if l := s.users.lang(p.ID); l != "" {
+		return l
+	}
+	return i18n.Pick(p.Locale)
+}
+
+// langOf is the language for a player's private texts at a table: their own choice, their
 // platform locale, then the table's language.
 func (s *Service) langOf(t *tbl, p Player) string {
-	if l, ok := t.st.Langs[p.ID]; ok {
+	if l := s.users.lang(p.ID); l != "" {
 		return l
 	}
 	return i18n.Pick(p.Locale, t.st.Lang)
 }
 
-func (s *Service) langNoTable(cmd Command) string {
-	lang := i18n.Pick(cmd.Actor.Locale)
-	if len(cmd.Args) > 0 {
-		if l := i18n.Match(cmd.Args[len(cmd.Args)-1]); l != "" {
-			return i18n.T(l, "note.lang_no_table")
-		}
+// personalLang sets the language a person is spoken to in ("lang xx"): their own setting, kept
+// apart from every table. Their private messages at the tables they sit at follow at once.
+func (s *Service) personalLang(ctx context.Context, cmd Command) []Message {
+	l, uerr := parseLangArgs(cmd.Args)
+	if uerr != nil {
+		return []Message{errorReply(cmd, s.langFor(cmd.Actor), uerr)}
 	}
-	return i18n.T(lang, "lang.usage")
+	if err := s.users.setLang(cmd.Actor.ID, l); err != nil {
+		s.cfg.Log.Error("saving a language choice", "err", err)
+		return []Message{errorReply(cmd, l, refuse("err.internal"))}
+	}
+	s.mu.Lock()
+	tables := make([]*tbl, 0, len(s.tables))
+	for _, t := range s.tables {
+		tables = append(tables, t)
+	}
+	s.mu.Unlock()
+	for _, t := range tables {
+		t.mu.Lock()
+		if t.st.Status != StatusClosed && seatOf(t.st, cmd.Actor.ID) != core.NoSeat {
+			s.publish(ctx, t, nil)
+		}
+		t.mu.Unlock()
+	}
+	return []Message{reply(cmd, l, KindNotice, i18n.T(l, "note.lang_player"))}
 }
 
 func reply(cmd Command, lang string, kind Kind, text string) Message {
@@ -521,7 +707,11 @@ func reply(cmd Command, lang string, kind Kind, text string) Message {
 }
 
 func errorReply(cmd Command, lang string, e *userError) Message {
-	return reply(cmd, lang, KindError, e.text(lang))
+	m := reply(cmd, lang, KindError, e.text(lang))
+	if e.public != "" {
+		m.Secret, m.Public = true, i18n.T(lang, e.public, i18n.T(lang, "btn.hand"))
+	}
+	return m
 }
 
 // notice is a one-off public message in the table's language.
@@ -530,10 +720,12 @@ func (s *Service) notice(t *tbl, key string, args ...any) Message {
 		Text: i18n.T(t.st.Lang, key, args...), Lang: t.st.Lang}
 }
 
-// dealNext deals the match's next game from the table's seeded deck.
+// dealNext deals the match's next game from the table's seeded deck. Game buttons made before
+// the command that deals it (its sequence number is the next one) belong to an earlier game.
 func (s *Service) dealNext(t *tbl) {
 	rng := rand.New(rand.NewPCG(t.st.Seed, t.st.Deals))
 	t.st.Deals++
+	t.st.GameFrom = t.st.Seq + 1
 	hands := core.DealHands(rng, t.match.NextDealer())
 	if _, err := t.match.Deal(hands); err != nil {
 		panic(fmt.Sprintf("table %s: dealing: %v", t.st.ID, err)) // the service checked the match can go on
@@ -545,6 +737,7 @@ func (s *Service) startMatch(t *tbl) {
 	rng := rand.New(rand.NewPCG(t.st.Seed, 1<<63|uint64(t.st.MatchNo)))
 	t.st.First = rng.IntN(4)
 	t.st.Games = nil
+	t.st.MatchAt = s.cfg.Now().UnixMilli()
 	t.match, _ = core.NewMatch(t.opts.Rules, core.Seat(t.st.First))
 	t.st.Status = StatusPlaying
 	t.st.Votes = nil
@@ -562,11 +755,18 @@ func (t *tbl) game() *core.Game {
 	return nil
 }
 
-// Status gives a table's status, and false for an unknown table.
-func (s *Service) Status(id string) (Status, bool) {
+// table gives a table in memory by ID.
+func (s *Service) table(id string) (*tbl, bool) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	t, ok := s.tables[id]
-	s.mu.Unlock()
+	return t, ok
+}
+
+// Status gives a table's status, and false for a table not in memory (unknown, or closed and
+// gone).
+func (s *Service) Status(id string) (Status, bool) {
+	t, ok := s.table(id)
 	if !ok {
 		return "", false
 	}
@@ -608,9 +808,7 @@ func (s *Service) Settle(ctx context.Context) error {
 // autocomplete, and for tools that drive tables). playerID is "" when a computer acts or no game
 // is on.
 func (s *Service) Turn(tableID string) (playerID string, legal []core.Card, trumpPhase bool) {
-	s.mu.Lock()
-	t, ok := s.tables[tableID]
-	s.mu.Unlock()
+	t, ok := s.table(tableID)
 	if !ok {
 		return "", nil, false
 	}
@@ -626,4 +824,24 @@ func (s *Service) Turn(tableID string) (playerID string, legal []core.Card, trum
 		return "", nil, false
 	}
 	return p.ID, g.LegalCards(seat).Cards(), g.Phase() == core.PhaseTrump
+}
+
+// HeldCards gives the number of the game in progress at a table and the cards still held in it
+// (0 and none when no game is on). No message to a place may show one of them: tests and audits
+// check what reached a chat against it. Never show its result to anyone.
+func (s *Service) HeldCards(tableID string) (game int, held core.CardSet) {
+	t, ok := s.table(tableID)
+	if !ok {
+		return 0, 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	g := t.game()
+	if g == nil {
+		return 0, 0
+	}
+	for seat := core.Seat(0); seat < 4; seat++ {
+		held |= g.Hand(seat)
+	}
+	return t.match.NumGames(), held
 }

@@ -221,12 +221,15 @@ func TestWholeMatchOneHumanThreeComputers(t *testing.T) {
 		if !h.over() {
 			t.Fatalf("match not over after %d moves", moves)
 		}
-		// The kept match record replays through the engine to the same winner.
+		// The kept match, exported as a RECORDS.md record, replays through the engine to the
+		// same winner.
 		var rec []byte
 		store.Records(func(key string, data []byte) error {
-			if strings.HasSuffix(key, "/match") {
-				rec = data
+			recs, err := Export(data)
+			if err != nil {
+				t.Fatalf("kept match %s: %v", key, err)
 			}
+			rec, _ = json.Marshal(recs[key+"/match"])
 			return nil
 		})
 		out, err := core.Replay(rec)
@@ -313,11 +316,11 @@ func TestRefusals(t *testing.T) {
 			t.Errorf("double press: %q", e)
 		}
 		// Duplicate delivery of the same platform event is applied once and answered politely.
-		cmd := Command{Place: h.place, Actor: fore, Verb: VerbLang, Args: []string{"de"}, EventID: "dup"}
+		cmd := Command{Place: h.place, Actor: fore, Verb: VerbLang, Args: []string{"table", "de"}, EventID: "dup"}
 		if r := h.svc.Handle(context.Background(), cmd); r[0].Kind != KindNotice || errText(r) != "" {
-			t.Fatalf("lang de: %+v", r)
+			t.Fatalf("lang table de: %+v", r)
 		}
-		if r := h.svc.Handle(context.Background(), cmd); r[0].Kind != KindNotice || r[0].Text != i18n.T("de", "note.duplicate") {
+		if r := h.svc.Handle(context.Background(), cmd); r[0].Kind != KindNotice || r[0].Text != i18n.T("en", "note.duplicate") {
 			t.Errorf("the same event again: %+v", r)
 		}
 		applied := 0
@@ -419,7 +422,7 @@ func TestLobbyExpires(t *testing.T) {
 		if !strings.Contains(lobby.Text, "closed") || len(lobby.Buttons) != 0 {
 			t.Errorf("lobby after expiry: %q buttons %d", lobby.Text, len(lobby.Buttons))
 		}
-		if e := errText(h.do(player(2), VerbJoin)); !strings.Contains(e, "before the match") {
+		if e := errText(h.do(player(2), VerbJoin)); !strings.Contains(e, "no table here") {
 			t.Errorf("join after expiry: %q", e)
 		}
 		if e := errText(h.do(player(2), VerbNew)); e != "" {

@@ -15,8 +15,8 @@ type Status string
 const (
 	StatusLobby   Status = "lobby"
 	StatusPlaying Status = "playing"
-	StatusOver    Status = "over"   // match finished; rematch possible
-	StatusClosed  Status = "closed" // stopped or expired; kept until the place opens a new table
+	StatusOver    Status = "over"   // match finished; rematch possible until Config.OverFor passes
+	StatusClosed  Status = "closed" // stopped, expired or replaced; out of memory, pruned after the retention period
 )
 
 // SeatState is who sits in a seat: a human (Player set), a computer player, or nobody.
@@ -54,11 +54,15 @@ type state struct {
 	First    int               `json:"first_dealer"`
 	TurnAt   int64             `json:"turn_at,omitempty"` // unix ms the current turn (or lobby) began
 	Reminded bool              `json:"reminded,omitempty"`
-	Votes    []string          `json:"votes,omitempty"`  // players who asked to stop
-	Events   []string          `json:"events,omitempty"` // recent platform event IDs
-	Langs    map[string]string `json:"langs,omitempty"`  // per-player language chosen with lang
-	Acted    map[string]uint64 `json:"acted,omitempty"`  // "<player>/game|table" → seq of their last accepted command of that kind
+	Votes    []string          `json:"votes,omitempty"`     // players who asked to stop
+	Events   []string          `json:"events,omitempty"`    // recent platform event IDs
+	Acted    map[string]uint64 `json:"acted,omitempty"`     // "<player>/game|call|table" → seq of their last accepted command of that kind
+	GameFrom uint64            `json:"game_from,omitempty"` // the first seq of the current game: older game buttons are stale
+	MatchAt  int64             `json:"match_at,omitempty"`  // unix ms the current match began
 	Created  int64             `json:"created"`
+	// Langs is read from states written before people's languages became their own settings
+	// (see users); it is never written.
+	Langs map[string]string `json:"langs,omitempty"`
 }
 
 type optionsState struct {

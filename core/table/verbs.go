@@ -1,9 +1,7 @@
 package table
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -12,91 +10,133 @@ import (
 	"github.com/kontermatt/kontermatt/core/i18n"
 )
 
-// do applies one verb to the table (its lock held). It validates first and changes nothing when
-// it returns an error.
-func (s *Service) do(ctx context.Context, t *tbl, cmd Command, lang string, out *outcome) *userError {
-	st := t.st
-	seat := seatOf(st, cmd.Actor.ID)
-	arg := strings.TrimSpace(strings.Join(cmd.Args, " "))
-	switch cmd.Verb {
-	case VerbJoin:
-		return s.join(t, cmd, seat, arg, out)
-	case VerbLeave:
-		return s.leave(t, seat, out)
-	case VerbBot:
-		return s.bot(t, cmd, seat, arg, out)
-	case VerbSeat:
-		return s.moveSeat(t, seat, arg, out)
-	case VerbShuffle:
-		if st.Status != StatusLobby {
-			return refuse("err.not_in_lobby")
-		}
-		if seat == core.NoSeat && !cmd.Admin {
-			return refuse("err.not_seated")
-		}
-		rng := rand.New(rand.NewPCG(st.Seed, st.Seq))
-		rng.Shuffle(4, func(i, j int) { st.Seats[i], st.Seats[j] = st.Seats[j], st.Seats[i] })
-		out.changed = true
-		return nil
-	case VerbDeal:
-		if st.Status != StatusLobby {
-			return refuse("err.not_in_lobby")
-		}
-		if seat == core.NoSeat && !cmd.Admin {
-			return refuse("err.not_seated")
-		}
-		for i := range st.Seats {
-			if st.Seats[i].Empty() {
-				st.Seats[i].Robot = true // computer players fill the empty seats
-			}
-		}
-		s.startMatch(t)
-		out.changed = true
-		// The lobby's last version: who sits where, no buttons.
-		lobby := s.lobbyMessage(t)
-		out.public = append(out.public, lobby)
-		return nil
-	case VerbTrump, VerbAnnounce, VerbPlay:
-		return s.move(t, cmd, seat, arg, out)
-	case VerbHand:
-		if seat == core.NoSeat {
-			return refuse("err.not_seated")
-		}
-		if t.game() == nil {
-			return refuse("err.no_game")
-		}
-		m := s.handMessage(t, seat, lang)
-		m.Target, m.Kind, m.Key = Target{Kind: ToActor, Place: cmd.Place, Player: cmd.Actor}, KindReply, ""
-		m.Version, m.Table = st.Seq, st.ID
-		out.replies = append(out.replies, m)
-		return nil
-	case VerbBoard:
-		m := s.boardMessage(t, lang)
-		m.Target = Target{Kind: ToActor, Place: cmd.Place, Player: cmd.Actor}
-		m.Table, m.Version = st.ID, st.Seq
-		out.replies = append(out.replies, m)
-		return nil
-	case VerbLast:
-		g := t.lastGame()
-		if g == nil {
-			return refuse("err.no_trick")
-		}
-		tr, ok := g.LastTrick()
-		if !ok {
-			return refuse("err.no_trick")
-		}
-		m := reply(cmd, lang, KindReply, trickText(t, lang, tr, "last.title"))
-		m.Picture, m.Table, m.Version = PictureTable, st.ID, st.Seq
-		out.replies = append(out.replies, m)
-		return nil
-	case VerbStop:
-		return s.stop(t, cmd, seat, out)
-	case VerbRematch:
-		return s.rematch(t, seat, arg, out)
-	case VerbLang:
-		return s.lang(t, cmd, seat, out)
+// actedKind groups the commands whose buttons go stale together: a button made before its
+// presser's last accepted command of the same kind is a double click or an old message. Buttons
+// stay valid through others' moves and the presser's commands of other kinds, so a hand message
+// need not be sent again every time someone else plays or the presser votes to stop.
+type actedKind uint8
+
+const (
+	actedNone  actedKind = iota // never stale: asking again does no harm (hand, board, last)
+	actedTable                  // lobby and table commands
+	actedGame                   // naming trump and playing cards
+	// actedCall is an announcement's own kind: a card button made just before the player called
+	// Matt is still the card they meant to play.
+	actedCall
+)
+
+func (k actedKind) key(playerID string) string {
+	switch k {
+	case actedGame:
+		return playerID + "/game"
+	case actedCall:
+		return playerID + "/call"
 	}
-	return refuse("err.unknown_verb", lit(string(cmd.Verb)))
+	return playerID + "/table"
+}
+
+// statuses is a set of table statuses a verb is allowed in.
+type statuses uint8
+
+func in(list ...Status) statuses {
+	var s statuses
+	for _, st := range list {
+		s |= st.bit()
+	}
+	return s
+}
+
+func (st Status) bit() statuses {
+	switch st {
+	case StatusLobby:
+		return 1
+	case StatusPlaying:
+		return 2
+	case StatusOver:
+		return 4
+	}
+	return 8
+}
+
+// verbSpec is what the service knows about a verb: how to run it and what it needs. Commands are
+// checked against it before the verb runs, so each handler holds only the verb's own logic.
+type verbSpec struct {
+	run   func(s *Service, t *tbl, c *call) *userError
+	acted actedKind
+	// move: a game move, valid only in the game its button was made in.
+	move bool
+	// seated: refused to someone without a seat (unless admin is set and they administer the
+	// place).
+	seated, admin bool
+	// allowed: the statuses it works in (0: any); elsewhere it is refused with notAllowed.
+	allowed    statuses
+	notAllowed string
+	// turns: it changes the table for everyone, so the turn (or the lobby's) timer starts again.
+	// Any other stored command restarts it only when it comes from the seat to move.
+	turns bool
+}
+
+// call is one command being applied: the command, the actor's seat and language, and what the
+// verb did.
+type call struct {
+	Command
+	seat core.Seat
+	arg  string // the arguments joined
+	lang string
+	out  *outcome
+}
+
+// verbs are the verbs applied to a table. New, help, rules and the personal lang are answered
+// before a table is looked up (see Handle); timeout only comes from the table's own timer.
+var verbs map[Verb]verbSpec
+
+func init() {
+	lobby := func(run func(*Service, *tbl, *call) *userError, seated, admin bool) verbSpec {
+		return verbSpec{run: run, acted: actedTable, seated: seated, admin: admin, allowed: in(StatusLobby),
+			notAllowed: "err.not_in_lobby", turns: true}
+	}
+	move := func(kind actedKind) verbSpec {
+		return verbSpec{run: (*Service).move, acted: kind, move: true, seated: true, allowed: in(StatusPlaying),
+			notAllowed: "err.no_game", turns: true}
+	}
+	verbs = map[Verb]verbSpec{
+		VerbJoin:     lobby((*Service).join, false, false),
+		VerbBot:      lobby((*Service).bot, true, true),
+		VerbSeat:     lobby((*Service).moveSeat, true, false),
+		VerbShuffle:  lobby((*Service).shuffle, true, true),
+		VerbDeal:     lobby((*Service).deal, true, true),
+		VerbLeave:    {run: (*Service).leave, acted: actedTable, seated: true, turns: true},
+		VerbTrump:    move(actedGame),
+		VerbPlay:     move(actedGame),
+		VerbAnnounce: move(actedCall),
+		VerbHand:     {run: (*Service).hand, seated: true, allowed: in(StatusPlaying), notAllowed: "err.no_game"},
+		VerbBoard:    {run: (*Service).board},
+		VerbLast:     {run: (*Service).last},
+		VerbStop:     {run: (*Service).stop, acted: actedTable, seated: true, admin: true},
+		VerbRematch: {run: (*Service).rematch, acted: actedTable, seated: true, allowed: in(StatusOver),
+			notAllowed: "err.not_over", turns: true},
+		VerbLang: {run: (*Service).tableLang, acted: actedTable, seated: true, admin: true},
+	}
+}
+
+// stale reports whether a button press comes too late: made before its presser's last accepted
+// command of its kind, or (for a game move) in an earlier game.
+func (v verbSpec) stale(st *state, cmd Command) bool {
+	if cmd.Seq == 0 || v.acted == actedNone {
+		return false
+	}
+	return cmd.Seq < st.Acted[v.acted.key(cmd.Actor.ID)] || v.move && cmd.Seq < st.GameFrom
+}
+
+// check refuses a command its verb cannot take here and now; nothing has changed yet.
+func (v verbSpec) check(st *state, c *call) *userError {
+	if v.allowed != 0 && v.allowed&st.Status.bit() == 0 {
+		return refuse(v.notAllowed)
+	}
+	if v.seated && c.seat == core.NoSeat && !(v.admin && c.Admin) {
+		return refuse("err.not_seated")
+	}
+	return nil
 }
 
 func parseSeatArg(arg string) (core.Seat, bool) {
@@ -107,19 +147,16 @@ func parseSeatArg(arg string) (core.Seat, bool) {
 	return core.Seat(n - 1), true // people count seats from 1
 }
 
-func (s *Service) join(t *tbl, cmd Command, seat core.Seat, arg string, out *outcome) *userError {
+func (s *Service) join(t *tbl, c *call) *userError {
 	st := t.st
-	if st.Status != StatusLobby {
-		return refuse("err.not_in_lobby")
-	}
-	if seat != core.NoSeat {
+	if c.seat != core.NoSeat {
 		return refuse("err.already_seated")
 	}
 	want := core.NoSeat
-	if arg != "" {
-		n, ok := parseSeatArg(arg)
+	if c.arg != "" {
+		n, ok := parseSeatArg(c.arg)
 		if !ok {
-			return refuse("err.bad_seat", lit(arg))
+			return refuse("err.bad_seat", lit(c.arg))
 		}
 		if st.Seats[n].Human() {
 			return refuse("err.seat_taken", lit(strconv.Itoa(int(n)+1)))
@@ -145,43 +182,31 @@ func (s *Service) join(t *tbl, cmd Command, seat core.Seat, arg string, out *out
 	if want == core.NoSeat {
 		return refuse("err.table_full")
 	}
-	p := cmd.Actor
+	p := c.Actor
 	st.Seats[want] = SeatState{Player: &p}
-	out.changed = true
+	c.out.changed = true
 	return nil
 }
 
-func (s *Service) leave(t *tbl, seat core.Seat, out *outcome) *userError {
+func (s *Service) leave(t *tbl, c *call) *userError {
 	st := t.st
-	if seat == core.NoSeat {
-		return refuse("err.not_seated")
-	}
-	name := seatName(t, seat)
-	switch st.Status {
-	case StatusLobby:
-		st.Seats[seat] = SeatState{}
-	case StatusPlaying:
+	name := seatName(t, c.seat)
+	if st.Status == StatusPlaying {
 		// A computer player takes over the seat so the others can finish the match.
-		st.Seats[seat] = SeatState{Robot: true}
-		out.public = append(out.public, s.notice(t, "note.left_robot", name))
-	default:
-		st.Seats[seat] = SeatState{}
+		st.Seats[c.seat] = SeatState{Robot: true}
+		c.out.public = append(c.out.public, s.notice(t, "note.left_robot", name))
+	} else {
+		st.Seats[c.seat] = SeatState{}
 	}
 	// An empty lobby stays open until it expires: someone may still join, or an admin may deal a
 	// table of four computer players to watch.
-	out.changed = true
+	c.out.changed = true
 	return nil
 }
 
-func (s *Service) bot(t *tbl, cmd Command, seat core.Seat, arg string, out *outcome) *userError {
+func (s *Service) bot(t *tbl, c *call) *userError {
 	st := t.st
-	if st.Status != StatusLobby {
-		return refuse("err.not_in_lobby")
-	}
-	if seat == core.NoSeat && !cmd.Admin {
-		return refuse("err.not_seated")
-	}
-	fields := strings.Fields(strings.ToLower(arg))
+	fields := strings.Fields(strings.ToLower(c.arg))
 	if len(fields) > 0 && (fields[0] == "remove" || fields[0] == "rm" || fields[0] == "-") {
 		for i := len(st.Seats) - 1; i >= 0; i-- {
 			if len(fields) > 1 {
@@ -193,7 +218,7 @@ func (s *Service) bot(t *tbl, cmd Command, seat core.Seat, arg string, out *outc
 			}
 			if st.Seats[i].Robot {
 				st.Seats[i] = SeatState{}
-				out.changed = true
+				c.out.changed = true
 				return nil
 			}
 			if len(fields) > 1 {
@@ -222,61 +247,103 @@ func (s *Service) bot(t *tbl, cmd Command, seat core.Seat, arg string, out *outc
 		return refuse("err.table_full")
 	}
 	st.Seats[want] = SeatState{Robot: true}
-	out.changed = true
+	c.out.changed = true
 	return nil
 }
 
-func (s *Service) moveSeat(t *tbl, seat core.Seat, arg string, out *outcome) *userError {
+func (s *Service) moveSeat(t *tbl, c *call) *userError {
 	st := t.st
-	if st.Status != StatusLobby {
-		return refuse("err.not_in_lobby")
-	}
-	if seat == core.NoSeat {
-		return refuse("err.not_seated")
-	}
-	n, ok := parseSeatArg(arg)
+	n, ok := parseSeatArg(c.arg)
 	if !ok {
-		return refuse("err.bad_seat", lit(arg))
+		return refuse("err.bad_seat", lit(c.arg))
 	}
-	if n == seat {
+	if n == c.seat {
 		return refuse("err.same_seat")
 	}
-	st.Seats[seat], st.Seats[n] = st.Seats[n], st.Seats[seat]
-	out.changed = true
+	st.Seats[c.seat], st.Seats[n] = st.Seats[n], st.Seats[c.seat]
+	c.out.changed = true
+	return nil
+}
+
+func (s *Service) shuffle(t *tbl, c *call) *userError {
+	st := t.st
+	rng := rand.New(rand.NewPCG(st.Seed, st.Seq))
+	rng.Shuffle(4, func(i, j int) { st.Seats[i], st.Seats[j] = st.Seats[j], st.Seats[i] })
+	c.out.changed = true
+	return nil
+}
+
+func (s *Service) deal(t *tbl, c *call) *userError {
+	st := t.st
+	for i := range st.Seats {
+		if st.Seats[i].Empty() {
+			st.Seats[i].Robot = true // computer players fill the empty seats
+		}
+	}
+	s.startMatch(t)
+	c.out.changed = true
+	// The lobby's last version: who sits where, no buttons.
+	c.out.public = append(c.out.public, s.lobbyMessage(t))
+	return nil
+}
+
+func (s *Service) hand(t *tbl, c *call) *userError {
+	m := s.handMessage(t, c.seat, c.lang)
+	m.Target, m.Kind, m.Key = Target{Kind: ToActor, Place: c.Place, Player: c.Actor}, KindReply, ""
+	m.Version, m.Table = t.st.Seq, t.st.ID
+	m.Secret, m.Public = true, i18n.T(c.lang, "hand.private", i18n.T(c.lang, "btn.hand"))
+	c.out.replies = append(c.out.replies, m)
+	return nil
+}
+
+func (s *Service) board(t *tbl, c *call) *userError {
+	m := s.boardMessage(t, c.lang)
+	m.Target = Target{Kind: ToActor, Place: c.Place, Player: c.Actor}
+	m.Table, m.Version = t.st.ID, t.st.Seq
+	c.out.replies = append(c.out.replies, m)
+	return nil
+}
+
+func (s *Service) last(t *tbl, c *call) *userError {
+	g := t.lastGame()
+	if g == nil {
+		return refuse("err.no_trick")
+	}
+	tr, ok := g.LastTrick()
+	if !ok {
+		return refuse("err.no_trick")
+	}
+	m := reply(c.Command, c.lang, KindReply, trickText(t, c.lang, tr, "last.title"))
+	m.Picture, m.Table, m.Version = PictureTable, t.st.ID, t.st.Seq
+	c.out.replies = append(c.out.replies, m)
 	return nil
 }
 
 // move applies trump, announce or play for the actor's seat.
-func (s *Service) move(t *tbl, cmd Command, seat core.Seat, arg string, out *outcome) *userError {
-	if seat == core.NoSeat {
-		return refuse("err.not_seated")
-	}
+func (s *Service) move(t *tbl, c *call) *userError {
 	g := t.game()
-	if g == nil {
-		return refuse("err.no_game")
-	}
 	var m core.Move
-	switch cmd.Verb {
+	switch c.Verb {
 	case VerbTrump:
-		x, ok := i18n.ParseSuit(arg)
+		x, ok := i18n.ParseSuit(c.arg)
 		if !ok {
-			return refuse("err.bad_suit", lit(arg))
+			return refuse("err.bad_suit", lit(c.arg))
 		}
-		m = core.NameTrump(seat, x)
+		m = core.NameTrump(c.seat, x)
 	case VerbAnnounce:
-		c, err := core.ParseCall(arg)
+		call, err := core.ParseCall(c.arg)
 		if err != nil {
-			return refuse("err.bad_call", lit(arg))
+			return refuse("err.bad_call", lit(c.arg))
 		}
-		m = core.Announce(seat, c)
+		m = core.Announce(c.seat, call)
 	case VerbPlay:
-		c, err := i18n.ParseCard(arg)
+		card, err := i18n.ParseCard(c.arg)
 		if err != nil {
-			return refuse("err.bad_card", lit(arg))
+			return refuse("err.bad_card", lit(c.arg))
 		}
-		m = core.Play(seat, c)
+		m = core.Play(c.seat, card)
 	}
-	return s.applyMove(t, g, m, out)
+	return s.applyMove(t, g, m, c.out)
 }
 
 // applyMove applies a checked engine move and what follows it: scoring, the next deal, the end of
@@ -292,14 +359,12 @@ func (s *Service) applyMove(t *tbl, g *core.Game, m core.Move, out *outcome) *us
 	if g.Phase() != core.PhaseOver {
 		return nil
 	}
-	st := t.st
 	n := t.match.NumGames()
-	out.records = append(out.records, recordOf(fmt.Sprintf("%s/m%d/g%d", st.ID, st.MatchNo, n), g.Record()))
 	out.public = append(out.public, s.finalMessages(t, g, n)...)
 	out.public = append(out.public, s.gameSummary(t, g, n))
 	if t.match.Over() {
-		st.Status = StatusOver
-		out.records = append(out.records, recordOf(fmt.Sprintf("%s/m%d/match", st.ID, st.MatchNo), t.match.Record()))
+		t.st.Status = StatusOver
+		out.records = append(out.records, s.matchRecord(t))
 		out.public = append(out.public, s.matchSummary(t))
 		return nil
 	}
@@ -323,21 +388,15 @@ func (t *tbl) lastGame() *core.Game {
 	return t.match.Current()
 }
 
-func (s *Service) stop(t *tbl, cmd Command, seat core.Seat, out *outcome) *userError {
+func (s *Service) stop(t *tbl, c *call) *userError {
 	st := t.st
-	if st.Status == StatusClosed {
-		return refuse("err.no_table")
-	}
-	if seat == core.NoSeat && !cmd.Admin {
-		return refuse("err.not_seated")
-	}
-	if !cmd.Admin {
+	if !c.Admin {
 		for _, v := range st.Votes {
-			if v == cmd.Actor.ID {
+			if v == c.Actor.ID {
 				return refuse("err.already_voted")
 			}
 		}
-		st.Votes = append(st.Votes, cmd.Actor.ID)
+		st.Votes = append(st.Votes, c.Actor.ID)
 		need := 0
 		for _, seat := range st.Seats {
 			if seat.Human() && !seat.Away {
@@ -345,70 +404,82 @@ func (s *Service) stop(t *tbl, cmd Command, seat core.Seat, out *outcome) *userE
 			}
 		}
 		if len(st.Votes) < need {
-			out.changed = true
-			out.public = append(out.public, s.notice(t, "note.stop_vote", cmd.Actor.Name, len(st.Votes), need))
+			c.out.changed = true
+			c.out.public = append(c.out.public, s.notice(t, "note.stop_vote", c.Actor.Name, len(st.Votes), need))
 			return nil
 		}
+	}
+	s.close(t, c.out)
+	c.out.public = append(c.out.public, s.notice(t, "note.stopped", c.Actor.Name))
+	return nil
+}
+
+// close ends the table for good: the match so far is kept as a record, and the table's messages
+// get their last versions (see render).
+func (s *Service) close(t *tbl, out *outcome) {
+	st := t.st
+	if st.Status == StatusPlaying && t.match != nil && t.match.NumGames() > 0 {
+		out.records = append(out.records, s.matchRecord(t))
 	}
 	st.Status = StatusClosed
 	st.Votes = nil
 	out.changed = true
-	if t.match != nil && t.match.NumGames() > 0 {
-		out.records = append(out.records, recordOf(fmt.Sprintf("%s/m%d/match", st.ID, st.MatchNo), t.match.Record()))
-	}
-	out.public = append(out.public, s.notice(t, "note.stopped", cmd.Actor.Name))
-	return nil
 }
 
-func (s *Service) rematch(t *tbl, seat core.Seat, arg string, out *outcome) *userError {
+func (s *Service) rematch(t *tbl, c *call) *userError {
 	st := t.st
-	if st.Status != StatusOver {
-		return refuse("err.not_over")
-	}
-	if seat == core.NoSeat {
-		return refuse("err.not_seated")
-	}
-	switch strings.ToLower(arg) {
+	switch strings.ToLower(c.arg) {
 	case "", "same":
 	case "rotate", "swap":
 		// Partners change: the player in seat 0 now sits with the one who was in seat 3.
 		old := st.Seats
 		st.Seats = [4]SeatState{old[0], old[2], old[3], old[1]}
 	default:
-		return refuse("err.bad_rematch", lit(arg))
+		return refuse("err.bad_rematch", lit(c.arg))
 	}
 	for i := range st.Seats {
 		st.Seats[i].Away = false
 	}
 	st.MatchNo++
 	s.startMatch(t)
-	out.changed = true
+	c.out.changed = true
 	return nil
 }
 
-func (s *Service) lang(t *tbl, cmd Command, seat core.Seat, out *outcome) *userError {
-	fields := strings.Fields(strings.ToLower(strings.Join(cmd.Args, " ")))
+// tableLang sets the language the table speaks in public ("lang table xx"). A person's own
+// language is theirs, not the table's: Handle answers "lang xx" without a table.
+func (s *Service) tableLang(t *tbl, c *call) *userError {
+	l, uerr := parseLangArgs(c.Args)
+	if uerr != nil {
+		return uerr
+	}
+	t.st.Lang = l
+	c.out.changed = true
+	c.out.replies = append(c.out.replies, reply(c.Command, l, KindNotice, i18n.T(l, "note.lang_table")))
+	return nil
+}
+
+// parseLangArgs reads the language of "lang [table] xx".
+func parseLangArgs(args []string) (string, *userError) {
+	fields := strings.Fields(strings.ToLower(strings.Join(args, " ")))
 	if len(fields) == 0 {
-		return refuse("lang.usage")
+		return "", refuse("lang.usage")
 	}
 	l := i18n.Match(fields[len(fields)-1])
 	if l == "" {
-		return refuse("err.bad_lang", lit(fields[len(fields)-1]))
+		return "", refuse("err.bad_lang", lit(fields[len(fields)-1]))
 	}
-	if fields[0] == "table" || fields[0] == "channel" || fields[0] == "chat" {
-		if seat == core.NoSeat && !cmd.Admin {
-			return refuse("err.not_seated")
-		}
-		t.st.Lang = l
-		out.changed = true
-		out.replies = append(out.replies, reply(cmd, l, KindNotice, i18n.T(l, "note.lang_table")))
-		return nil
+	return l, nil
+}
+
+// forTable reports whether "lang" arguments are about the table ("lang table de").
+func forTable(args []string) bool {
+	if len(args) == 0 {
+		return false
 	}
-	if t.st.Langs == nil {
-		t.st.Langs = map[string]string{}
+	switch strings.ToLower(args[0]) {
+	case "table", "channel", "chat", "group":
+		return true
 	}
-	t.st.Langs[cmd.Actor.ID] = l
-	out.changed = true
-	out.replies = append(out.replies, reply(cmd, l, KindNotice, i18n.T(l, "note.lang_player")))
-	return nil
+	return false
 }

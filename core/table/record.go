@@ -1,0 +1,144 @@
+package table
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/kontermatt/kontermatt/core"
+)
+
+// StoredMatchFormat names the form matches are kept in.
+const StoredMatchFormat = "kontermatt-stored/1"
+
+// StoredMatch is how a finished or stopped match is kept for ever: who sat where, the rules, and
+// the games in the compact form the table state uses (about 80 bytes a game). Everything else —
+// the RECORDS.md match and game records, the score sheet, statistics — is derived from it by
+// replaying the games through the engine, so it can never disagree with them.
+type StoredMatch struct {
+	Format  string            `json:"format"`
+	Table   string            `json:"table"`
+	Match   int               `json:"match"`
+	Place   string            `json:"place,omitempty"` // the place's key ("telegram:-100123")
+	Start   int64             `json:"start,omitempty"` // unix ms the match began and ended
+	End     int64             `json:"end,omitempty"`
+	Seats   [4]StoredSeat     `json:"seats"`
+	Rules   *core.RulesRecord `json:"rules"`
+	First   int               `json:"first_dealer"`
+	Games   []string          `json:"games"`
+	Stopped bool              `json:"stopped,omitempty"` // ended by /stop before a team won
+}
+
+// StoredSeat is who sat in a seat at the end of the match.
+type StoredSeat struct {
+	ID    string `json:"id,omitempty"` // the player; empty for a computer player
+	Name  string `json:"name,omitempty"`
+	Robot string `json:"robot,omitempty"` // a computer player's level
+	Away  bool   `json:"away,omitempty"`  // a computer was playing for the absent player
+}
+
+// StoredKey is the record key of a table's match.
+func StoredKey(tableID string, match int) string { return tableID + "/m" + strconv.Itoa(match) }
+
+// matchRecord keeps the table's current match (table lock held).
+func (s *Service) matchRecord(t *tbl) Record {
+	st := t.st
+	rec := StoredMatch{Format: StoredMatchFormat, Table: st.ID, Match: st.MatchNo, Place: st.Place.Key(),
+		Start: st.MatchAt, End: s.cfg.Now().UnixMilli(), Rules: t.opts.Rules.Record(), First: st.First,
+		Stopped: !t.match.Over()}
+	for i, seat := range st.Seats {
+		switch {
+		case seat.Player != nil:
+			rec.Seats[i] = StoredSeat{ID: seat.Player.ID, Name: seat.Player.Name, Away: seat.Away}
+		default:
+			rec.Seats[i] = StoredSeat{Robot: t.opts.Level}
+		}
+	}
+	for _, g := range t.match.Games() {
+		rec.Games = append(rec.Games, encodeGame(g))
+	}
+	return recordOf(StoredKey(st.ID, st.MatchNo), rec)
+}
+
+// ParseStoredMatch reads a kept match and replays its games through the engine.
+func ParseStoredMatch(data []byte) (StoredMatch, *core.Match, error) {
+	var rec StoredMatch
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return rec, nil, fmt.Errorf("%w: stored match: %v", core.ErrBadRecord, err)
+	}
+	if rec.Format != StoredMatchFormat {
+		return rec, nil, fmt.Errorf("%w: stored match format %q", core.ErrBadRecord, rec.Format)
+	}
+	rules, err := rec.Rules.Rules()
+	if err != nil {
+		return rec, nil, err
+	}
+	m, err := core.NewMatch(rules, core.Seat(rec.First&3))
+	if err != nil {
+		return rec, nil, err
+	}
+	for i, gs := range rec.Games {
+		if err := decodeGame(m, gs); err != nil {
+			return rec, nil, fmt.Errorf("stored match %s game %d: %w", StoredKey(rec.Table, rec.Match), i+1, err)
+		}
+	}
+	return rec, m, nil
+}
+
+// Export gives a kept match as RECORDS.md records: the match record, then each game's record,
+// keyed by the names export files take ("<table>/m1/match", "<table>/m1/g1", ...).
+func Export(data []byte) (map[string]any, error) {
+	rec, m, err := ParseStoredMatch(data)
+	if err != nil {
+		return nil, err
+	}
+	base := StoredKey(rec.Table, rec.Match)
+	out := map[string]any{base + "/match": m.Record()}
+	for i, g := range m.Games() {
+		out[base+"/g"+strconv.Itoa(i+1)] = g.Record()
+	}
+	return out, nil
+}
+
+// CompactRecord turns a match kept by schema 1 — a full RECORDS.md match record under
+// "<table>/m<n>/match" — into a StoredMatch under its new key. The table's state, if it is still
+// kept and at that match, names the seats; otherwise they stay unnamed.
+func CompactRecord(oldKey string, full, tableState []byte) (key string, data []byte, err error) {
+	base, ok := strings.CutSuffix(oldKey, "/match")
+	tableID, matchNo, ok2 := strings.Cut(base, "/m")
+	n, err := strconv.Atoi(matchNo)
+	if !ok || !ok2 || err != nil {
+		return "", nil, fmt.Errorf("%w: record key %q", core.ErrBadRecord, oldKey)
+	}
+	var mr core.MatchRecord
+	if err := json.Unmarshal(full, &mr); err != nil {
+		return "", nil, fmt.Errorf("%w: record %q: %v", core.ErrBadRecord, oldKey, err)
+	}
+	m, err := core.ReplayMatch(mr)
+	if err != nil {
+		return "", nil, fmt.Errorf("record %q: %w", oldKey, err)
+	}
+	rec := StoredMatch{Format: StoredMatchFormat, Table: tableID, Match: n, Rules: m.Rules().Record(),
+		Stopped: !m.Over()}
+	if games := m.Games(); len(games) > 0 {
+		rec.First = int(games[0].Dealer())
+	}
+	for _, g := range m.Games() {
+		rec.Games = append(rec.Games, encodeGame(g))
+	}
+	if st := new(state); tableState != nil && json.Unmarshal(tableState, st) == nil && st.ID == tableID {
+		rec.Place = st.Place.Key()
+		if st.MatchNo == n {
+			for i, seat := range st.Seats {
+				if seat.Player != nil {
+					rec.Seats[i] = StoredSeat{ID: seat.Player.ID, Name: seat.Player.Name}
+				} else {
+					rec.Seats[i] = StoredSeat{Robot: st.Options.Level}
+				}
+			}
+		}
+	}
+	data, err = json.Marshal(rec)
+	return StoredKey(tableID, n), data, err
+}
