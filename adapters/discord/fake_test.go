@@ -156,6 +156,9 @@ type fakeDiscord struct {
 	latencies                    []time.Duration
 	dmAttempts                   map[string]int // user → message POSTs to their DM channel
 	updates                      int            // interactions answered by updating their message
+	// onPublic sees every text the bot shows in a channel to everyone (not ephemeral, not a DM),
+	// with f.mu held.
+	onPublic func(channel, content string)
 }
 
 var apiPath = regexp.MustCompile(`^/api/v[0-9]+/(.*)$`)
@@ -388,6 +391,9 @@ func (f *fakeDiscord) apply(m *fakeMessage, wm wireMessage, files int) {
 		m.Mentions = wm.AllowedMentions.Users
 	}
 	m.History = append(m.History, fakeVersion{m.Content, slices.Clone(m.Rows)})
+	if _, dm := f.dmUser[m.ChannelID]; !dm && m.ForUser == "" && m.Flags&64 == 0 && f.onPublic != nil {
+		f.onPublic(m.ChannelID, m.Content)
+	}
 }
 
 func (f *fakeDiscord) createMessage(w http.ResponseWriter, channel string, body []byte, files int) {

@@ -18,6 +18,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
 // A harness runs the real service behind a real discordgo session against the fake.
@@ -115,6 +116,16 @@ func startHarness(t testing.TB, f *fakeDiscord, store table.Store, kv table.KV, 
 		t.Fatalf("Resume: %v", err)
 	}
 	hs := &harness{t: t, f: f, a: a, svc: svc, cancel: cancel, done: make(chan error, 1), logs: logs}
+	// Every text shown to a whole channel is checked, as it arrives, against the cards still held
+	// at the channel's table.
+	f.mu.Lock()
+	f.onPublic = func(channel, content string) {
+		game, held := svc.HeldCards(svc.TableAt(table.Place{Platform: Platform, Chat: channel}))
+		if leaks := tabletest.Leaks(content, game, held); len(leaks) > 0 {
+			t.Errorf("channel %s was shown %v, still held in game %d:\n%s", channel, leaks, game, content)
+		}
+	}
+	f.mu.Unlock()
 	registered := f.callCounts()["PUT applications/{id}/guilds/{id}/commands"]
 	go func() { hs.done <- a.Run(ctx) }()
 	t.Cleanup(hs.stop)

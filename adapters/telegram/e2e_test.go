@@ -20,6 +20,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
 // A distinctive token: no log line and no error may ever hold it or its secret half.
@@ -121,10 +122,24 @@ func startEnv(t *testing.T, f *fakeAPI, store *table.MemStore, logs *logBuf, twe
 		t.Fatalf("Resume: %v", err)
 	}
 	e := &env{t: t, f: f, store: store, logs: logs, a: a, svc: svc, stop: cancel, done: make(chan error, 1)}
+	watchGroups(t, f, svc)
 	go func() { e.done <- a.Run(ctx) }()
 	t.Cleanup(e.close) // also after a failed test, so the bubble ends cleanly
 	synctest.Wait()
 	return e
+}
+
+// watchGroups checks every text the bot shows in a group, as it arrives, against the cards still
+// held at the group's table: no hand, no refusal built from a hand, may reach a group.
+func watchGroups(t *testing.T, f *fakeAPI, svc *table.Service) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.onGroup = func(chat int64, thread int, text string) {
+		game, held := svc.HeldCards(svc.TableAt(placeOf(chat, thread)))
+		if leaks := tabletest.Leaks(text, game, held); len(leaks) > 0 {
+			t.Errorf("group %d was shown %v, still held in game %d:\n%s", chat, leaks, game, text)
+		}
+	}
 }
 
 // close shuts the bot down in the documented order (once).
@@ -234,17 +249,23 @@ func countCalls(calls []call, method string, chat int64) (ok, failed int) {
 // driver plays for human players: it reads each one's hand message, and when it is their turn
 // presses a legal card (or a trump), as a person who knows the rules would.
 type driver struct {
-	t       *testing.T
-	f       *fakeAPI
-	rng     *rand.Rand
-	last    map[int64][2]int // user → the hand message (ID, revision) last acted on
-	typed   map[int64]bool   // the user types the next move in the group instead of pressing
+	t     *testing.T
+	f     *fakeAPI
+	rng   *rand.Rand
+	last  map[int64][2]int // user → the hand message (ID, revision) last acted on
+	typed map[int64]bool   // the user types the next move in the group instead of pressing
+	// illegal: before their next play the user types a card they may not play in the group; the
+	// refusal names their cards, so it must reach them privately, and the group nothing.
+	illegal map[int64]bool
 	refused int
 	moves   int
+	// illegalDone counts the illegal cards typed.
+	illegalDone int
 }
 
 func newDriver(t *testing.T, f *fakeAPI, seed uint64) *driver {
-	return &driver{t: t, f: f, rng: rand.New(rand.NewPCG(seed, 5)), last: map[int64][2]int{}, typed: map[int64]bool{}}
+	return &driver{t: t, f: f, rng: rand.New(rand.NewPCG(seed, 5)), last: map[int64][2]int{}, typed: map[int64]bool{},
+		illegal: map[int64]bool{}}
 }
 
 var (
@@ -357,6 +378,12 @@ func (d *driver) step(humans []tgUser) bool {
 			continue
 		}
 		d.last[h.ID] = [2]int{m.ID, m.Rev} // a refused press is not repeated on the same message
+		if d.illegal[h.ID] && act.Verb == table.VerbPlay {
+			if bad, ok := d.illegalCard(m); ok {
+				delete(d.illegal, h.ID)
+				d.typeIllegal(h, bad)
+			}
+		}
 		if d.typed[h.ID] {
 			delete(d.typed, h.ID)
 			cmd := "/play " + act.Arg
@@ -385,6 +412,41 @@ func (d *driver) step(humans []tgUser) bool {
 		acted = true
 	}
 	return acted
+}
+
+// illegalCard is a card of the hand message the player may not play now.
+func (d *driver) illegalCard(m fmsg) (core.Card, bool) {
+	var hand core.CardSet
+	for _, b := range m.buttons() {
+		if act, err := table.ParseAction(b[1]); err == nil && act.Verb == table.VerbPlay {
+			c, _ := core.ParseCard(act.Arg)
+			hand = hand.Add(c)
+		}
+	}
+	trump, led := parseTable(m.Text)
+	bad := hand &^ core.Legal(hand, led, trump)
+	return bad.First(), bad != 0
+}
+
+// typeIllegal types a card the player may not play in the group and checks where the refusal,
+// which names the cards they may play, went: to their private chat, and nothing to the group.
+func (d *driver) typeIllegal(h tgUser, bad core.Card) {
+	before, privBefore := len(d.f.messages(group)), len(d.f.messages(h.ID))
+	cmd := d.f.command(h, group, 0, "/play "+bad.String())
+	settle(4 * time.Second)
+	for _, gm := range d.f.messages(group)[before:] {
+		if gm.ReplyTo == cmd.ID {
+			d.t.Errorf("an illegal card typed in the group got a reply there: %q", gm.Text)
+		}
+	}
+	got := false
+	for _, pm := range d.f.messages(h.ID)[privBefore:] {
+		got = got || strings.Contains(pm.Text, "You may play")
+	}
+	if !got {
+		d.t.Errorf("%s got no private reason for typing %s", h.First, bad)
+	}
+	d.illegalDone++
 }
 
 // over reports whether the match ended: the table message offers a rematch.
@@ -695,8 +757,12 @@ func TestNeverPressedStart(t *testing.T) {
 			t.Error("/hand in the group got no hint with the deep link")
 		}
 
-		// She plays by typing in the group, from what the alert showed her.
+		// She plays by typing in the group, from what the alert showed her. Once she types a card
+		// she may not play: the reason names her cards, and she cannot be reached privately, so
+		// the group gets a neutral answer. Alice, who can be, types one too.
 		d := newDriver(t, f, 4)
+		d.illegal[alice.ID] = true
+		ursulaTriedIllegal := false
 		ursulaMoves := func() bool {
 			live, _, _ := lastWith(f, group, table.VerbHand, "")
 			if !strings.Contains(live.Text, i18n.T("en", "live.turn", "Ursula")) && !strings.Contains(live.Text, i18n.T("en", "live.choosing", "Ursula")) {
@@ -713,7 +779,23 @@ func TestNeverPressedStart(t *testing.T) {
 				cmd = "/trump " + hand.First().Suit().String()
 			} else {
 				trump, led := parseTable(text)
-				cmd = "/play " + core.Legal(hand, led, trump).First().String()
+				legal := core.Legal(hand, led, trump)
+				cmd = "/play " + legal.First().String()
+				if bad := hand &^ legal; bad != 0 && !ursulaTriedIllegal {
+					ursulaTriedIllegal = true
+					typed := f.command(ursula, group, 0, "/play "+bad.First().String())
+					settle(4 * time.Second)
+					var answer *fmsg
+					for _, m := range f.messages(group) {
+						if m.ReplyTo == typed.ID {
+							answer = &m
+						}
+					}
+					if want := i18n.T("en", "err.public.play", i18n.T("en", "btn.hand")); answer == nil || answer.Text != want ||
+						!slices.Contains(answer.urls(), link) {
+						t.Errorf("an illegal card typed in the group by someone unreachable got %+v, want %q with the link", answer, want)
+					}
+				}
 			}
 			before := len(f.messages(group))
 			f.command(ursula, group, 0, cmd)
@@ -733,7 +815,13 @@ func TestNeverPressedStart(t *testing.T) {
 			t.Errorf("%d deep-link notices, want 1", n)
 		}
 
-		// She follows the link: /start <table> delivers her hand at once, once.
+		// She goes on playing into the next game, then follows the link: /start <table> delivers
+		// her hand at once, once, and only the game being played.
+		d.playUntil([]tgUser{alice}, time.Hour, func() bool {
+			ursulaMoves()
+			game, _ := e.svc.HeldCards(tableID)
+			return game >= 2
+		})
 		f.start(ursula, tableID)
 		settle(3 * time.Second)
 		var hands int
@@ -742,10 +830,18 @@ func TestNeverPressedStart(t *testing.T) {
 				hands++
 			}
 		}
+		for _, c := range f.Calls() {
+			if c.Chat == ursula.ID && c.Err == "" && strings.Contains(c.Params["text"], i18n.T("en", "hand.title", 1)) {
+				t.Errorf("after /start Ursula was sent game 1's hand: %s %q", c.Method, c.Params["text"])
+			}
+		}
 		if hands != 1 {
 			t.Errorf("%d hand messages for Ursula after /start, want 1", hands)
 		}
 		d.playUntil([]tgUser{alice, ursula}, 2*time.Hour, func() bool { return over(f) })
+		if !ursulaTriedIllegal || d.illegalDone != 1 {
+			t.Errorf("illegal cards typed: Ursula %v, Alice %d", ursulaTriedIllegal, d.illegalDone)
+		}
 
 		// A long board for someone who never started the bot: the alert, one failed attempt to send
 		// the whole board privately, and no deep link (it is not about cards).
@@ -1019,6 +1115,48 @@ func TestBoardPicture(t *testing.T) {
 			t.Errorf("no PNG board sent: %q", photo)
 		}
 		e.close()
+		checkClean(t, f, logs)
+	})
+}
+
+// crash stops the bot as kill -9 would: nothing queued is sent any more, nothing is flushed.
+func (e *env) crash() {
+	e.t.Helper()
+	e.closed = true
+	e.a.lifeStop() // the outbox's workers give up what they hold
+	e.stop()
+	if err := <-e.done; err != nil {
+		e.t.Errorf("Run: %v", err)
+	}
+	e.svc.Close()
+	e.a.Close()
+}
+
+// Crashes and restarts in the middle of a fast game never push a group past Telegram's 20
+// messages a minute: a new process starts every chat's budget empty, so what the old one sent
+// just before it died still counts.
+func TestRestartDoesNotFlood(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		humans := []tgUser{alice, bob, carla, dan}
+		f, store, logs, e := startedEnv(t, humans...)
+		seatAll(t, f, "timer=fast", humans...)
+		d := newDriver(t, f, 3)
+		start := time.Now()
+		d.playUntil(humans, time.Hour, func() bool { return time.Since(start) > 90*time.Second })
+		if n := f.maxPerMinute(group); n < 18 {
+			t.Fatalf("the game before the crash sent only %d group messages a minute; the test needs a busy group", n)
+		}
+		// A crash loop: a restart every ten seconds.
+		for range 5 {
+			e.crash()
+			e = startEnv(t, f, store, logs)
+			start = time.Now()
+			d.playUntil(humans, time.Hour, func() bool { return time.Since(start) > 10*time.Second || over(f) })
+		}
+		e.close()
+		if n := f.maxPerMinute(group); n > 20 {
+			t.Errorf("%d messages to the group within a minute across the restart (limit 20)", n)
+		}
 		checkClean(t, f, logs)
 	})
 }

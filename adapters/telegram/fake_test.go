@@ -41,6 +41,9 @@ type fakeAPI struct {
 	pressed []string // callback query IDs pushed
 	nextCB  int
 	netErr  map[string]int // method → how many calls fail at the transport
+	// onGroup sees every text the bot shows in a group (messages, captions, edits), with f.mu
+	// held.
+	onGroup func(chat int64, thread int, text string)
 }
 
 type fakeUpdate struct {
@@ -319,6 +322,17 @@ func (f *fakeAPI) apply(method string, p map[string]string) (int, any, map[strin
 		}
 		f.groupAt[chat] = append(recent, now)
 		f.sentAt[chat] = append(f.sentAt[chat], now)
+	}
+	if chat < 0 && f.onGroup != nil {
+		text := p["text"]
+		if method == "sendPhoto" {
+			text = p["caption"]
+		}
+		thread := atoi(p["message_thread_id"])
+		if m != nil {
+			thread = m.Thread
+		}
+		f.onGroup(chat, thread, text)
 	}
 	if method == "editMessageText" {
 		m.Text, m.Markup = p["text"], kb

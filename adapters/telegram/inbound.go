@@ -82,28 +82,32 @@ func (a *Adapter) onStart(ctx context.Context, m *tgbotapi.Message, cmd table.Co
 }
 
 // replyTyped sends the replies to a typed command: in a private chat there, in a group as a reply
-// to the command. A hand never goes to the group.
+// to the command. A secret reply (a hand, a refusal that names the sender's cards) goes to the
+// sender's private chat; where that is closed to the bot, the group gets its public text and the
+// link that opens the private chat.
 func (a *Adapter) replyTyped(cmd table.Command, m *tgbotapi.Message, thread int, replies []table.Message) {
 	user := m.From.ID
 	for _, r := range replies {
-		if cmd.Verb == table.VerbHand && r.Kind == table.KindReply {
-			if !cmd.Private && a.isBlocked(user) {
-				lang := i18n.Pick(r.Lang, m.From.LanguageCode)
-				a.enqueue(&item{chat: m.Chat.ID, thread: thread, replyTo: m.MessageID,
-					msg:  table.Message{Kind: table.KindNotice, Table: r.Table, Text: tr(lang, "hand.press", i18n.T(lang, "btn.hand"))},
-					link: a.deepLink(r.Table), label: tr(lang, "dm.button")})
-				continue
+		inGroup := &item{chat: m.Chat.ID, thread: thread, replyTo: m.MessageID, msg: r}
+		switch {
+		case cmd.Private:
+			a.enqueue(&item{chat: m.Chat.ID, user: user, msg: r})
+		case !r.Secret:
+			a.enqueue(inGroup)
+		default:
+			lang := i18n.Pick(r.Lang, m.From.LanguageCode)
+			inGroup.msg = table.Message{Kind: table.KindNotice, Table: r.Table, Text: r.Public, Lang: lang}
+			inGroup.link, inGroup.label = a.deepLink(r.Table), tr(lang, "dm.button")
+			switch {
+			case a.isBlocked(user):
+				a.enqueue(inGroup)
+			case cmd.Verb == table.VerbHand && r.Kind == table.KindReply:
+				a.sendHand(user, r)
+			default:
+				// If the private chat turns out to be closed, the group gets the public text.
+				a.enqueue(&item{chat: user, user: user, msg: r, fallback: inGroup})
 			}
-			a.sendHand(user, r)
-			continue
 		}
-		it := &item{chat: m.Chat.ID, msg: r}
-		if cmd.Private {
-			it.user = user
-		} else {
-			it.thread, it.replyTo = thread, m.MessageID
-		}
-		a.enqueue(it)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -23,13 +24,15 @@ import (
 // a keyed message that is already queued is updated in place (the latest Version wins) instead of
 // being queued again.
 
+// KV buckets. Keys that begin with a table ID and "/" are that table's, and are pruned with it.
 const (
 	bucketMsg     = "telegram.msg"     // message Key → msgRecord: the Telegram message that shows it
-	bucketSlot    = "telegram.slot"    // "live|table" or "hand|user|table" → the Key last shown there
-	bucketHand    = "telegram.hand"    // "user|table" → the Key of the user's newest hand message
+	bucketSlot    = "telegram.slot"    // "table/live" or "table/hand/user" → the Key last shown there
+	bucketHand    = "telegram.hand"    // "table/user" → the Key of the user's newest hand message
 	bucketBlocked = "telegram.blocked" // user → "1": private messages fail (never started, or blocked)
-	bucketPending = "telegram.pending" // user → []table.Message: keyed messages held back while blocked
-	bucketTold    = "telegram.told"    // "user|table" → "1": the group was shown the deep link
+	bucketPending = "telegram.pending" // user → []table.Message: the hands held back while blocked
+	bucketTold    = "telegram.told"    // "table/user" → "1": the group was shown the deep link
+	bucketRecent  = "telegram.recent"  // group → unix ms until which its minute window may hold our messages
 )
 
 // item is one message waiting for its chat's turn.
@@ -45,7 +48,10 @@ type item struct {
 	label   string
 	repost  bool // show the keyed message anew at the bottom of the chat, deleting the old one
 	hand    bool // a hand the user asked for: if it cannot be sent, the group gets the deep link
-	tries   int
+	// fallback goes out instead if this private message cannot be sent because the user never
+	// pressed Start or blocked the bot.
+	fallback *item
+	tries    int
 }
 
 // merge takes a newer version's content into a queued item.
@@ -62,6 +68,8 @@ type chatQueue struct {
 	items   []*item
 	lims    []*rate.Limiter
 	running bool
+	// busyUntil is how far ahead bucketRecent says the group had messages (see noteSend).
+	busyUntil time.Time
 }
 
 // wait blocks until every limiter of the chat and the global one let a message through.
@@ -91,21 +99,75 @@ type outbox struct {
 	wg      sync.WaitGroup
 	global  *rate.Limiter
 	cfg     Config
+	born    time.Time // when this process began sending
 }
 
 func (o *outbox) init(cfg Config) {
 	o.queues = map[int64]*chatQueue{}
 	o.global = rate.NewLimiter(rate.Limit(cfg.GlobalPerSecond), max(1, int(cfg.GlobalPerSecond)))
 	o.cfg = cfg
+	o.born = time.Now()
 }
 
 // limiters gives a new chat's limits: groups (negative IDs) at most GroupPerMinute in any minute
 // and one a second; private chats one per PrivateInterval.
-func (o *outbox) limiters(chat int64) []*rate.Limiter {
-	if chat < 0 {
-		return []*rate.Limiter{newLimiter(o.cfg.GroupPerMinute, time.Minute, 3), rate.NewLimiter(rate.Every(time.Second), 1)}
+//
+// A process that crashed a moment ago may have spent a chat's budget just before it died, and
+// Telegram counts those messages still. So a group that the bot wrote to in the last minutes
+// (bucketRecent says so) starts with an empty bucket: together with the old process's bucket it
+// never lets more through in any window than one bucket would, however often the bot restarts.
+// The per-second limits start empty within a second of this process's start, for the same
+// reason. Everything else starts full, so a fresh start costs an idle chat no delay.
+func (a *Adapter) limiters(q *chatQueue) []*rate.Limiter {
+	o := &a.out
+	now := time.Now()
+	empty := func(l *rate.Limiter) *rate.Limiter {
+		l.AllowN(now, l.Burst())
+		return l
 	}
-	return []*rate.Limiter{rate.NewLimiter(rate.Every(o.cfg.PrivateInterval), 1)}
+	second := func(l *rate.Limiter, every time.Duration) *rate.Limiter {
+		if now.Sub(o.born) < every {
+			return empty(l)
+		}
+		return l
+	}
+	if q.chat > 0 {
+		return []*rate.Limiter{second(rate.NewLimiter(rate.Every(o.cfg.PrivateInterval), 1), o.cfg.PrivateInterval)}
+	}
+	minute := newLimiter(o.cfg.GroupPerMinute, time.Minute, 3)
+	if q.busyUntil = a.recentUntil(q.chat); q.busyUntil.After(now) {
+		empty(minute)
+	}
+	return []*rate.Limiter{minute, second(rate.NewLimiter(rate.Every(time.Second), 1), time.Second)}
+}
+
+// recentUntil reads until when a group may still have messages of an earlier process in its
+// minute window.
+func (a *Adapter) recentUntil(chat int64) time.Time {
+	b, ok, err := a.kv.Get(bucketRecent, strconv.FormatInt(chat, 10))
+	if err != nil {
+		a.log.Error("reading a group's recent sends", "chat", chat, "err", err)
+		return time.Now().Add(time.Minute) // unsure: be careful
+	}
+	if !ok {
+		return time.Time{}
+	}
+	ms, _ := strconv.ParseInt(string(b), 10, 64)
+	return time.UnixMilli(ms)
+}
+
+// noteSend records, before a message to a group goes out, that the group's minute window holds
+// messages of this process: stored ahead for two minutes at a time, so it costs one write a
+// minute for a busy group and survives a crash right after the send.
+func (a *Adapter) noteSend(q *chatQueue) {
+	now := time.Now()
+	if q.chat > 0 || q.busyUntil.After(now.Add(time.Minute)) {
+		return
+	}
+	q.busyUntil = now.Add(2 * time.Minute)
+	if err := a.kv.Put(bucketRecent, strconv.FormatInt(q.chat, 10), []byte(strconv.FormatInt(q.busyUntil.UnixMilli(), 10))); err != nil {
+		a.log.Error("saving a group's recent sends", "chat", q.chat, "err", err)
+	}
 }
 
 // close stops taking messages, lets the workers send what is queued for at most d, then cancels
@@ -170,7 +232,8 @@ func (a *Adapter) enqueue(it *item) {
 	}
 	q := o.queues[it.chat]
 	if q == nil {
-		q = &chatQueue{chat: it.chat, lims: o.limiters(it.chat)}
+		q = &chatQueue{chat: it.chat}
+		q.lims = a.limiters(q)
 		o.queues[it.chat] = q
 	}
 	if it.key != "" {
@@ -222,6 +285,10 @@ func (a *Adapter) work(q *chatQueue) {
 	}()
 	for {
 		o.mu.Lock()
+		// What Telegram already shows as it is costs no call, so it waits for no limit.
+		for len(q.items) > 0 && a.shownAlready(q.items[0]) {
+			q.items = q.items[1:]
+		}
 		if len(q.items) == 0 {
 			q.running = false
 			if q.idle(time.Now()) {
@@ -243,8 +310,19 @@ func (a *Adapter) work(q *chatQueue) {
 		it := q.items[0]
 		q.items = q.items[1:]
 		o.mu.Unlock()
+		a.noteSend(q)
 		a.send(q, it)
 	}
+}
+
+// shownAlready reports whether a keyed item would change nothing: its message shows this content,
+// or a newer version, already (a restart publishes everything again).
+func (a *Adapter) shownAlready(it *item) bool {
+	if it.key == "" || it.repost {
+		return false
+	}
+	rec, found := a.record(it.key)
+	return found && (it.version < rec.Version || rec.Sum == digest(messageText(it.msg), it.msg.Buttons))
 }
 
 // send posts one item and deals with what Telegram answered.
@@ -389,9 +467,9 @@ func (a *Adapter) shown(it *item) {
 	var slot string
 	switch it.msg.Kind {
 	case table.KindLive:
-		slot = "live|" + it.msg.Table
+		slot = it.msg.Table + "/live"
 	case table.KindHand:
-		slot = fmt.Sprintf("hand|%d|%s", it.user, it.msg.Table)
+		slot = it.msg.Table + "/hand/" + userKey(it.user)
 	default:
 		return
 	}

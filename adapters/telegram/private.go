@@ -31,7 +31,9 @@ func (u *users) init() {
 
 func userKey(user int64) string { return strconv.FormatInt(user, 10) }
 
-func userTable(user int64, tableID string) string { return userKey(user) + "|" + tableID }
+// userTable is the KV key of a user's note about a table; it begins with the table, so it is pruned
+// with it.
+func userTable(user int64, tableID string) string { return tableID + "/" + userKey(user) }
 
 // isBlocked reports whether private messages to the user are known to fail.
 func (a *Adapter) isBlocked(user int64) bool {
@@ -74,6 +76,8 @@ func (a *Adapter) blocked(user int64, items []*item) {
 	a.setBlocked(user, true)
 	for _, it := range items {
 		switch {
+		case it.fallback != nil:
+			a.enqueue(it.fallback)
 		case it.key != "":
 			a.holdBack(user, it.msg)
 		case it.hand:
@@ -83,19 +87,22 @@ func (a *Adapter) blocked(user int64, items []*item) {
 }
 
 // holdBack keeps a message for a user who cannot get it now and makes sure the table's group was
-// told how to fix that. Only keyed messages are kept (the latest version of each).
+// told how to fix that. Only the newest hand of each table is kept, and only while it has
+// something to press: a finished game's hand is of no use when the user comes.
 func (a *Adapter) holdBack(user int64, m table.Message) {
 	if m.Key != "" {
 		a.users.pendMu.Lock()
 		pending := a.pending(user)
-		i := slices.IndexFunc(pending, func(p table.Message) bool { return p.Key == m.Key })
-		switch {
-		case i < 0:
-			pending = append(pending, m)
-		case pending[i].Version <= m.Version:
-			pending[i] = m
+		i := slices.IndexFunc(pending, func(p table.Message) bool { return p.Table == m.Table && p.Kind == m.Kind })
+		if i < 0 || pending[i].Version <= m.Version {
+			if i >= 0 {
+				pending = slices.Delete(pending, i, i+1)
+			}
+			if len(m.Buttons) > 0 {
+				pending = append(pending, m)
+			}
+			a.savePending(user, pending)
 		}
-		a.savePending(user, pending)
 		a.users.pendMu.Unlock()
 	}
 	if m.Kind == table.KindHand {

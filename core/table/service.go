@@ -271,7 +271,11 @@ func (s *Service) Handle(ctx context.Context, cmd Command) []Message {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return s.exec(ctx, t, cmd)
+	replies := s.exec(ctx, t, cmd)
+	for i := range replies {
+		replies[i].Table = t.st.ID // a typed command names no table; its answer does
+	}
+	return replies
 }
 
 // find gives the table a command is for: the one a button or private command names, else the
