@@ -35,11 +35,18 @@ type Terminal struct {
 	place table.Place
 	svc   *table.Service
 
-	mu    sync.Mutex
-	live  map[string][]string      // live message key → its lines, to print only what changed
-	hands map[string]table.Message // player ID → latest hand
-	shown string                   // the hand text last shown with its moves
+	mu       sync.Mutex
+	live     map[string][]string      // live message key → its lines, to print only what changed
+	liveKey  string                   // the live message printed last
+	hands    map[string]table.Message // player ID → latest hand
+	shown    string                   // the hand text last shown with its moves
+	seen     string                   // hot seat: the player whose hand may be on the screen
+	handover string                   // hot seat: the player asked to take the keyboard
 }
+
+// clearScreen moves the cursor home and clears the terminal (ANSI), so the next player at a hot
+// seat does not see the last one's hand.
+const clearScreen = "\033[H\033[2J"
 
 // New makes a terminal surface; give it to the service as the "local" Outbox, then Run.
 func New(cfg Config) *Terminal {
@@ -71,7 +78,7 @@ func (t *Terminal) Deliver(ctx context.Context, msgs []table.Message) {
 			// Print only the lines that are new: the table message scrolls by as a log.
 			lines := strings.Split(m.Text, "\n")
 			prev := t.live[m.Key]
-			t.live[m.Key] = lines
+			t.live[m.Key], t.liveKey = lines, m.Key
 			for _, l := range lines {
 				if !slices.Contains(prev, l) {
 					fmt.Fprintln(t.cfg.Out, "  "+l)
@@ -110,11 +117,27 @@ func hasPrimary(m table.Message) bool {
 	return false
 }
 
-// showTurn prints the hand of the local player to move with the moves they may make.
+// showTurn prints the hand of the local player to move with the moves they may make. At a hot
+// seat, a hand is shown only to the player at the keyboard: when the turn passes to another, the
+// screen is cleared and they are asked to take the keyboard and press Enter first.
 func (t *Terminal) showTurn() {
 	p, m, ok := t.toMove()
 	if !ok || m.Text == t.shown {
 		return // the same hand is on the screen already
+	}
+	if t.cfg.Humans > 1 && p.ID != t.seen {
+		if t.handover != p.ID {
+			t.handover = p.ID
+			t.mu.Lock()
+			table := t.live[t.liveKey]
+			t.mu.Unlock()
+			fmt.Fprint(t.cfg.Out, clearScreen)
+			for _, l := range table {
+				fmt.Fprintln(t.cfg.Out, "  "+l)
+			}
+			fmt.Fprintln(t.cfg.Out, "\n"+i18n.T(i18n.Pick(t.cfg.Lang), "term.pass", p.Name))
+		}
+		return
 	}
 	t.shown = m.Text
 	var legal []string
@@ -205,6 +228,12 @@ func (t *Terminal) open(ctx context.Context) error {
 // command reads one line: "verb args", with or without a slash; a bare card plays it and a bare
 // suit names trump. The actor is the local player to move, else the first player.
 func (t *Terminal) command(ctx context.Context, line string) (goOn bool) {
+	if t.handover != "" {
+		// The line that answers the handover is the Enter of the player who takes the keyboard,
+		// whatever it says: it must not act for the one before.
+		t.seen, t.handover, t.shown = t.handover, "", ""
+		return true
+	}
 	fields := strings.Fields(line)
 	if len(fields) == 0 {
 		return true

@@ -131,6 +131,25 @@ func TestHotSeatFourHumans(t *testing.T) {
 			t.Errorf("%s never got the keyboard", name)
 		}
 	}
+	// Whenever a hand is shown to another player than the last one, the screen was cleared and
+	// that player asked to take the keyboard since: nobody sees another's hand.
+	last, cleared, asked := "", false, ""
+	for _, line := range strings.Split(got, "\n") {
+		if strings.Contains(line, clearScreen) {
+			cleared, asked = true, ""
+		}
+		if rest, ok := strings.CutPrefix(line, "Pass the keyboard to "); ok {
+			asked, _, _ = strings.Cut(rest, ",")
+		}
+		name, _, isHand := strings.Cut(line, " — 🂠")
+		if !isHand {
+			continue
+		}
+		if name != last && (!cleared || asked != name) {
+			t.Fatalf("%s's hand was shown right after %s's without a handover:\n%s", name, last, got[max(0, strings.Index(got, line)-600):strings.Index(got, line)+len(line)])
+		}
+		last, cleared = name, false
+	}
 	if !strings.Contains(got, "wins the match") || strings.Contains(got, "Computer") {
 		t.Errorf("four humans should finish a match without computers:\n%s", got[max(0, len(got)-1500):])
 	}

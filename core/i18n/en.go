@@ -85,6 +85,7 @@ var en = map[string]string{
 	"rules.text": "Konter a Matt: four players, two teams, 24 cards; the queens of spades, hearts and diamonds are always trump. Win 21 of 40 points to cross out stripes; the first team with no stripes left wins. Full rules: %s",
 
 	"term.moves":   "Type one of: %s",
+	"term.pass":    "Pass the keyboard to %s, then press Enter.",
 	"term.resumed": "Resuming the match where it was.",
 
 	"help.title":    "Commands:",

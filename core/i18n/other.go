@@ -89,6 +89,7 @@ var lb = map[string]string{
 	"rules.text": "Konter a Matt: véier Spiller, zwou Ekippen, 24 Kaarten; d'Schëppen-, Häerzer- a Rauten-Damm sinn ëmmer Tromp. Wien 21 vu 40 Punkte mécht, kritt Strécher duerchgestrach; déi éischt Ekipp ouni Strécher gewënnt. All d'Reegelen: %s",
 
 	"term.moves":   "Tippt ee vun dëse Befeeler: %s",
+	"term.pass":    "Gitt d'Tastatur weider un %s; dann dréckt op Enter.",
 	"term.resumed": "D'Partie geet do weider, wou se stoe bliwwen ass.",
 
 	"help.title":    "Befeeler:",
@@ -265,6 +266,7 @@ var de = map[string]string{
 	"rules.text": "Konter a Matt: vier Spieler, zwei Teams, 24 Karten; Pik-, Herz- und Karodame sind immer Trumpf. Wer 21 von 40 Punkten holt, darf Striche wegstreichen; das erste Team ohne Striche gewinnt. Alle Regeln: %s",
 
 	"term.moves":   "Gib einen dieser Befehle ein: %s",
+	"term.pass":    "Gib die Tastatur an %s weiter, dann drücke Enter.",
 	"term.resumed": "Die Partie geht dort weiter, wo sie stehen geblieben ist.",
 
 	"help.title":    "Befehle:",
@@ -441,6 +443,7 @@ var fr = map[string]string{
 	"rules.text": "Konter a Matt : quatre joueurs, deux équipes, 24 cartes ; les dames de pique, de cœur et de carreau sont toujours atout. Avec 21 points sur 40, on raye des traits ; la première équipe qui n'en a plus gagne. Règles complètes : %s",
 
 	"term.moves":   "Tapez l'une de ces commandes : %s",
+	"term.pass":    "Passez le clavier à %s, puis appuyez sur Entrée.",
 	"term.resumed": "La partie reprend là où elle s'était arrêtée.",
 
 	"help.title":    "Commandes :",
