@@ -151,7 +151,7 @@ func TestOthersDoNotRestartTheTurnTimer(t *testing.T) {
 func TestLanguageIsThePersonsOwn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := NewMemStore()
-		h := newHarnessKV(t, store)
+		h := newHarness(t, store, withKV)
 		ps := fourHumans(t, h, "timer=none")
 		synctest.Wait()
 		id := h.svc.TableAt(h.place)
@@ -170,12 +170,7 @@ func TestLanguageIsThePersonsOwn(t *testing.T) {
 		h.svc.Close()
 
 		// The table's state no longer carries it, the person's settings do.
-		h2 := newHarnessKV(t, store)
-		defer h2.svc.Close()
-		if err := h2.svc.Resume(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		synctest.Wait()
+		h2 := resumed(t, store, withKV)
 		hand, _ = h2.out.latest(KindHand, ps[2].ID)
 		if !strings.HasPrefix(hand.Text, i18n.T("lb", "hand.title", 1)) {
 			t.Errorf("after a restart the hand is %q", hand.Text)
@@ -189,15 +184,6 @@ func TestLanguageIsThePersonsOwn(t *testing.T) {
 			t.Errorf("help after lang fr: %q", r[0].Text)
 		}
 	})
-}
-
-// newHarnessKV is newHarness with the store as the service's KV too.
-func newHarnessKV(t *testing.T, store *MemStore) *harness {
-	h := newHarness(t, store)
-	h.svc.Close()
-	h.svc = New(Config{Store: store, KV: store, Outboxes: map[string]Outbox{"test": h.out}, Robots: randomRobots, Seed: 7})
-	h.svc.onPublish = checkSecret(t)
-	return h
 }
 
 // An announcement does not make the announcer's card buttons stale; a double click is applied
@@ -288,9 +274,7 @@ func TestBackgroundCommitsAreRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := &failingStore{MemStore: NewMemStore(), left: 3,
 			match: func(c Change) bool { return strings.HasPrefix(c.Log.Actor, "robot:") }}
-		h := newHarness(t, store.MemStore)
-		h.svc.Close()
-		h.svc = New(Config{Store: store, Outboxes: map[string]Outbox{"test": h.out}, Robots: randomRobots, Seed: 7})
+		h := newHarness(t, store.MemStore, func(c *Config) { c.Store = store })
 		defer h.svc.Close()
 		me := player(1)
 		h.do(me, VerbNew, "timer=none")
@@ -314,10 +298,8 @@ func TestBackgroundCommitsAreRetried(t *testing.T) {
 		}
 
 		// A timeout whose commit fails is retried too.
-		h2 := newHarness(t, NewMemStore())
-		store2 := &failingStore{MemStore: h2.store, left: 2, match: func(c Change) bool { return c.Log.Verb == VerbTimeout }}
-		h2.svc.Close()
-		h2.svc = New(Config{Store: store2, Outboxes: map[string]Outbox{"test": h2.out}, Robots: randomRobots, Seed: 7})
+		store2 := &failingStore{MemStore: NewMemStore(), left: 2, match: func(c Change) bool { return c.Log.Verb == VerbTimeout }}
+		h2 := newHarness(t, store2.MemStore, func(c *Config) { c.Store = store2 })
 		defer h2.svc.Close()
 		fourHumans(t, h2, "timer=fast")
 		time.Sleep(25 * time.Second)
@@ -376,10 +358,7 @@ func TestAFinishedTableClosesAfterADay(t *testing.T) {
 			t.Errorf("rematch on a closed table: %q", e)
 		}
 		// Resuming loads no closed table.
-		h2 := newHarness(t, h.store)
-		defer h2.svc.Close()
-		h2.svc.Resume(context.Background())
-		if n := h2.svc.Tables(); n != 0 {
+		if n := resumed(t, h.store).svc.Tables(); n != 0 {
 			t.Errorf("resume loaded %d closed tables", n)
 		}
 	})
@@ -442,11 +421,7 @@ func TestCommandsStayInTheirPlace(t *testing.T) {
 func TestClosedTablesArePrunedAfterRetention(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := NewMemStore()
-		h := newHarness(t, store)
-		h.svc.Close()
-		h.svc = New(Config{Store: store, KV: store, Outboxes: map[string]Outbox{"test": h.out}, Robots: randomRobots, Seed: 7})
-		defer h.svc.Close()
-		h.svc.Resume(context.Background())
+		h := resumed(t, store, withKV)
 		me := player(1)
 		h.do(me, VerbNew, "timer=none")
 		h.do(me, VerbDeal)

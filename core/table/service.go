@@ -689,13 +689,7 @@ func (s *Service) personalLang(ctx context.Context, cmd Command) []Message {
 		s.cfg.Log.Error("saving a language choice", "err", err)
 		return []Message{errorReply(cmd, l, refuse("err.internal"))}
 	}
-	s.mu.Lock()
-	tables := make([]*tbl, 0, len(s.tables))
-	for _, t := range s.tables {
-		tables = append(tables, t)
-	}
-	s.mu.Unlock()
-	for _, t := range tables {
+	for _, t := range s.all() {
 		t.mu.Lock()
 		if t.st.Status != StatusClosed && seatOf(t.st, cmd.Actor.ID) != core.NoSeat {
 			s.publish(ctx, t, nil)
@@ -759,6 +753,17 @@ func (t *tbl) game() *core.Game {
 	return nil
 }
 
+// all gives the tables in memory; each must be locked to be read.
+func (s *Service) all() []*tbl {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*tbl, 0, len(s.tables))
+	for _, t := range s.tables {
+		out = append(out, t)
+	}
+	return out
+}
+
 // table gives a table in memory by ID.
 func (s *Service) table(id string) (*tbl, bool) {
 	s.mu.Lock()
@@ -784,13 +789,7 @@ func (s *Service) Status(id string) (Status, bool) {
 func (s *Service) Settle(ctx context.Context) error {
 	for {
 		busy := false
-		s.mu.Lock()
-		tables := make([]*tbl, 0, len(s.tables))
-		for _, t := range s.tables {
-			tables = append(tables, t)
-		}
-		s.mu.Unlock()
-		for _, t := range tables {
+		for _, t := range s.all() {
 			t.mu.Lock()
 			if g := t.game(); t.thinking || (g != nil && t.actsForItself(g.ToMove())) {
 				busy = true

@@ -114,11 +114,32 @@ type harness struct {
 	event int
 }
 
-func newHarness(t *testing.T, store *MemStore) *harness {
+// newHarness makes a service over store; tweak may change its config (a failing store, a KV).
+func newHarness(t *testing.T, store *MemStore, tweak ...func(*Config)) *harness {
 	h := &harness{t: t, store: store, place: Place{Platform: "test", Chat: "g1", Title: "Café Konter"}}
 	h.out = &outbox{}
-	h.svc = New(Config{Store: store, Outboxes: map[string]Outbox{"test": h.out}, Robots: randomRobots, Seed: 7})
+	cfg := Config{Store: store, Outboxes: map[string]Outbox{"test": h.out}, Robots: randomRobots, Seed: 7}
+	for _, f := range tweak {
+		f(&cfg)
+	}
+	h.svc = New(cfg)
 	h.svc.onPublish = checkSecret(t)
+	return h
+}
+
+// withKV gives the service the MemStore as its KV too.
+func withKV(c *Config) { c.KV = c.Store.(KV) }
+
+// resumed is a harness whose service resumed the store's tables (as after a restart); it closes
+// when the test ends.
+func resumed(t *testing.T, store *MemStore, tweak ...func(*Config)) *harness {
+	t.Helper()
+	h := newHarness(t, store, tweak...)
+	t.Cleanup(h.svc.Close)
+	if err := h.svc.Resume(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	synctest.Wait()
 	return h
 }
 
@@ -442,12 +463,7 @@ func TestResumeContinuesMatch(t *testing.T) {
 		synctest.Wait()
 		h.svc.Close()
 
-		h2 := newHarness(t, store)
-		defer h2.svc.Close()
-		if err := h2.svc.Resume(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		synctest.Wait()
+		h2 := resumed(t, store)
 		if _, ok := h2.out.latest(KindLive, ""); !ok {
 			t.Fatal("resume did not bring the live message up to date")
 		}
@@ -604,12 +620,7 @@ func TestResumeLeavesClosedTablesAlone(t *testing.T) {
 		}
 		h.svc.Close()
 
-		h2 := newHarness(t, store)
-		defer h2.svc.Close()
-		if err := h2.svc.Resume(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		synctest.Wait()
+		h2 := resumed(t, store)
 		if msgs := h2.out.all(); len(msgs) != 0 {
 			t.Errorf("resume sent %d messages for a closed table: %+v", len(msgs), msgs[0])
 		}

@@ -1,0 +1,195 @@
+package storage_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage"
+)
+
+var (
+	retentionMatches = flag.Int("retention.matches", 1000, "BenchmarkRetention: matches to play")
+	startupClosed    = flag.Int("startup.closed", 100000, "BenchmarkStartup: closed matches stored")
+)
+
+// clock is a fake clock the benchmarks move by hand.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// playMatches plays n whole matches of four humans through the service, in places that each play
+// one match after another (a new table closes the finished one), two seconds per command.
+func playMatches(b *testing.B, svc *table.Service, clk *clock, n, places int) {
+	for i := range n {
+		tt, err := tabletest.Open(svc, i%places)
+		if err != nil {
+			b.Fatalf("match %d: %v", i, err)
+		}
+		for {
+			if st, _ := svc.Status(tt.ID); st != table.StatusPlaying {
+				break
+			}
+			clk.add(2 * time.Second)
+			if _, err := tabletest.Step(svc, tt); err != nil {
+				b.Fatalf("match %d: %v", i, err)
+			}
+		}
+	}
+}
+
+func heapNow() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// BenchmarkRetention plays -retention.matches matches (1,000) through the service on bbolt, lets
+// the retention period pass and prunes as the service's janitor does, then reports per match kept:
+// the file, the pages in use and the record, and the heap left for the tables that closed.
+//
+//	go test -run '^$' -bench Retention -benchtime 1x ./storage
+func BenchmarkRetention(b *testing.B) {
+	for b.Loop() {
+		path := filepath.Join(b.TempDir(), "kontermatt.db")
+		store, err := storage.Open(path, storage.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		clk := &clock{now: time.Date(2026, 1, 1, 18, 0, 0, 0, time.UTC)}
+		svc := table.New(table.Config{Store: store, KV: store, Seed: 1, Now: clk.Now})
+		const places = 50
+		heap0 := heapNow()
+		playMatches(b, svc, clk, *retentionMatches, places)
+		// The last match of every place is still open for a rematch: stop them as an admin would.
+		for p := range places {
+			place := table.Place{Platform: "bench", Chat: fmt.Sprint(p)}
+			svc.Handle(context.Background(), table.Command{Place: place, Actor: table.Player{ID: "admin"}, Verb: table.VerbStop, Admin: true})
+		}
+		fileBefore, usedBefore, _ := store.Space()
+		clk.add(table.DefaultRetention + time.Hour)
+		pruned, err := store.Prune(clk.Now().Add(-table.DefaultRetention))
+		if err != nil || pruned != *retentionMatches {
+			b.Fatalf("pruned %d tables (%v), want %d", pruned, err, *retentionMatches)
+		}
+		var records, recordBytes int
+		store.Records(func(_ string, data []byte) error {
+			records++
+			recordBytes += len(data)
+			return nil
+		})
+		time.Sleep(10 * time.Millisecond) // closed tables leave memory in a goroutine of their own
+		heap := int64(heapNow()) - int64(heap0)
+		inMemory := svc.Tables()
+		svc.Close()
+		file, used, _ := store.Space()
+		store.Close()
+		n := float64(records)
+		b.ReportMetric(float64(records), "matches")
+		b.ReportMetric(float64(fileBefore)/n/1024, "file-KB/match-before")
+		b.ReportMetric(float64(usedBefore)/n/1024, "used-KB/match-before")
+		b.ReportMetric(float64(file)/n/1024, "file-KB/match")
+		b.ReportMetric(float64(used)/n/1024, "used-KB/match")
+		b.ReportMetric(float64(recordBytes)/n/1024, "record-KB/match")
+		b.ReportMetric(float64(heap)/n, "heap-B/match")
+		b.ReportMetric(float64(inMemory), "tables-in-memory")
+	}
+}
+
+// BenchmarkStartup opens a database holding -startup.closed (100,000) kept matches and the
+// closed tables of the last 30 days (a tenth of them), and resumes the service on it.
+//
+//	go test -run '^$' -bench Startup -benchtime 5x ./storage
+func BenchmarkStartup(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "kontermatt.db")
+	store, err := storage.Open(path, storage.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// One real match, its last state and its record, copied under many table IDs.
+	mem := &keepLast{MemStore: table.NewMemStore()}
+	clk := &clock{now: time.Date(2026, 1, 1, 18, 0, 0, 0, time.UTC)}
+	svc := table.New(table.Config{Store: mem, Seed: 1, Now: clk.Now})
+	playMatches(b, svc, clk, 1, 1)
+	svc.Handle(context.Background(), table.Command{Place: table.Place{Platform: "bench", Chat: "0"},
+		Actor: table.Player{ID: "admin"}, Verb: table.VerbStop, Admin: true})
+	svc.Close()
+	if mem.closed.TableID == "" || len(mem.record) == 0 {
+		b.Fatal("no closed table or record to copy")
+	}
+	const batch = 1000
+	for i := 0; i < *startupClosed; i += batch {
+		for j := i; j < min(i+batch, *startupClosed); j++ {
+			c := mem.closed
+			c.TableID = fmt.Sprintf("c%06d", j)
+			c.Records = []table.Record{{Key: table.StoredKey(c.TableID, 1), Data: mem.record}}
+			if j%10 != 0 {
+				c.State, c.Closed = nil, false // pruned long ago: only the record is left
+			}
+			if err := store.Commit(c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	store.Close()
+	info, _ := os.Stat(path)
+	b.ReportMetric(float64(info.Size())/(1<<20), "file-MB")
+	for b.Loop() {
+		start := time.Now()
+		store, err := storage.Open(path, storage.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		svc := table.New(table.Config{Store: store, KV: store, Seed: 1})
+		if err := svc.Resume(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(time.Since(start).Milliseconds()), "startup-ms")
+		svc.Close()
+		store.Close()
+	}
+}
+
+// keepLast keeps the last closing change and the last record the service commits.
+type keepLast struct {
+	*table.MemStore
+	mu     sync.Mutex
+	closed table.Change
+	record []byte
+}
+
+func (k *keepLast) Commit(c table.Change) error {
+	k.mu.Lock()
+	if c.Closed {
+		k.closed = c
+		k.closed.Records = nil
+	}
+	for _, r := range c.Records {
+		k.record = r.Data
+	}
+	k.mu.Unlock()
+	return k.MemStore.Commit(c)
+}
