@@ -275,7 +275,7 @@ type cardChoice struct{ label, value string }
 
 // legalCards are the cards the caller may play now: from the service's Turn query for the
 // channel's table, else (in a DM, or a service without the query) from the caller's hand, whose
-// playable card buttons are drawn primary.
+// playable card buttons are marked Legal.
 func (a *Adapter) legalCards(i *discordgo.Interaction) []cardChoice {
 	actor, admin, ok := actorOf(i)
 	if !ok {
@@ -298,7 +298,7 @@ func (a *Adapter) legalCards(i *discordgo.Interaction) []cardChoice {
 	for _, m := range replies {
 		for _, row := range m.Buttons {
 			for _, b := range row {
-				if b.Action.Verb == table.VerbPlay && b.Style == table.StylePrimary {
+				if b.Action.Verb == table.VerbPlay && b.Legal {
 					out = append(out, cardChoice{b.Label, b.Action.Arg})
 				}
 			}

@@ -99,22 +99,24 @@ func (t *Terminal) toMove() (table.Player, table.Message, bool) {
 	for n := 1; n <= t.cfg.Humans; n++ {
 		p := t.player(n)
 		m, ok := t.hands[p.ID]
-		if ok && hasPrimary(m) {
+		if ok && len(legalMoves(m)) > 0 {
 			return p, m, true
 		}
 	}
 	return table.Player{}, table.Message{}, false
 }
 
-func hasPrimary(m table.Message) bool {
+// legalMoves are the moves a hand offers now, as they are typed: "play QS", "trump H".
+func legalMoves(m table.Message) []string {
+	var moves []string
 	for _, row := range m.Buttons {
 		for _, b := range row {
-			if b.Style == table.StylePrimary {
-				return true
+			if b.Legal {
+				moves = append(moves, string(b.Action.Verb)+" "+b.Action.Arg)
 			}
 		}
 	}
-	return false
+	return moves
 }
 
 // showTurn prints the hand of the local player to move with the moves they may make. At a hot
@@ -140,14 +142,7 @@ func (t *Terminal) showTurn() {
 		return
 	}
 	t.shown = m.Text
-	var legal []string
-	for _, row := range m.Buttons {
-		for _, b := range row {
-			if b.Style == table.StylePrimary || b.Style == table.StyleDanger {
-				legal = append(legal, string(b.Action.Verb)+" "+b.Action.Arg)
-			}
-		}
-	}
+	legal := legalMoves(m)
 	fmt.Fprintf(t.cfg.Out, "\n%s — %s\n%s\n", p.Name, m.Text, i18n.T(i18n.Pick(t.cfg.Lang), "term.moves", strings.Join(legal, " | ")))
 }
 

@@ -60,14 +60,7 @@ func (p *player) Read(b []byte) (int, error) {
 		p.max--
 		line := "board"
 		if _, m, ok := p.term.toMove(); ok {
-			var moves []string
-			for _, row := range m.Buttons {
-				for _, btn := range row {
-					if btn.Style == table.StylePrimary {
-						moves = append(moves, string(btn.Action.Verb)+" "+btn.Action.Arg)
-					}
-				}
-			}
+			moves := legalMoves(m)
 			line = moves[p.rng.IntN(len(moves))]
 		}
 		p.buf = []byte(line + "\n")

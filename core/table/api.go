@@ -169,11 +169,14 @@ const (
 )
 
 // Button is a labelled action. Pressing it sends Action back as a Command; the service re-checks
-// everything, so a button is only a route and a hint.
+// everything, so a button is only a route and a hint. Style is only how it looks; Legal says what
+// it means for a hand's buttons: pressing it now is a legal move (a card that may be played, a
+// trump or a call that may be made). A hand with a Legal button is its player's turn.
 type Button struct {
 	Label  string
 	Action Action
 	Style  ButtonStyle
+	Legal  bool
 }
 
 // Action is what a button carries: a route (verb and argument) for a table at a sequence number.

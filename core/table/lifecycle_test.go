@@ -35,9 +35,9 @@ func TestRefusalsThatShowCardsAreSecret(t *testing.T) {
 			}
 			var illegal, legal *Button
 			for j := range m.Buttons[0] {
-				if b := &m.Buttons[0][j]; b.Style == StyleSecondary && illegal == nil {
+				if b := &m.Buttons[0][j]; !b.Legal && illegal == nil {
 					illegal = b
-				} else if b.Style == StylePrimary && legal == nil {
+				} else if b.Legal && legal == nil {
 					legal = b
 				}
 			}
@@ -98,10 +98,11 @@ func (h *harness) toMove(ps []Player) (Player, Message) {
 	return Player{}, Message{}
 }
 
-func firstButton(m Message, verb Verb, style ButtonStyle) (Button, bool) {
+// firstButton gives a message's first button for verb; legal: only a legal move's.
+func firstButton(m Message, verb Verb, legal bool) (Button, bool) {
 	for _, row := range m.Buttons {
 		for _, b := range row {
-			if b.Action.Verb == verb && b.Style == style {
+			if b.Action.Verb == verb && (b.Legal || !legal) {
 				return b, true
 			}
 		}
@@ -205,14 +206,14 @@ func TestAnnouncingKeepsTheCardButtons(t *testing.T) {
 				}
 			}
 			p, m := h.toMove(ps)
-			if b, ok := firstButton(m, VerbTrump, StylePrimary); ok {
+			if b, ok := firstButton(m, VerbTrump, true); ok {
 				if e := errText(h.press(p, b)); e != "" {
 					t.Fatal(e)
 				}
 				continue
 			}
-			card, _ := firstButton(m, VerbPlay, StylePrimary)
-			call, canCall := firstButton(m, VerbAnnounce, StyleDanger)
+			card, _ := firstButton(m, VerbPlay, true)
+			call, canCall := firstButton(m, VerbAnnounce, true)
 			game, _ := h.svc.HeldCards(h.svc.TableAt(h.place))
 			switch {
 			case canCall && game == 1 && oldCall == nil:
@@ -284,8 +285,8 @@ func TestBackgroundCommitsAreRetried(t *testing.T) {
 		for i := 0; store.fails() < 3 && i < 100; i++ {
 			synctest.Wait()
 			if m, ok := h.out.latest(KindHand, me.ID); ok && (strings.Contains(m.Text, "▶") || strings.Contains(m.Text, "forehand")) {
-				b, _ := firstButton(m, VerbPlay, StylePrimary)
-				if tb, ok := firstButton(m, VerbTrump, StylePrimary); ok {
+				b, _ := firstButton(m, VerbPlay, true)
+				if tb, ok := firstButton(m, VerbTrump, true); ok {
 					b = tb
 				}
 				h.press(me, b)
@@ -333,7 +334,7 @@ func TestAFinishedTableClosesAfterADay(t *testing.T) {
 		h, me, id := playToTheEnd(t)
 		defer h.svc.Close()
 		live, _ := h.out.latest(KindLive, "")
-		rematch, ok := firstButton(live, VerbRematch, StyleSuccess)
+		rematch, ok := firstButton(live, VerbRematch, false)
 		if !ok {
 			t.Fatalf("no rematch button: %+v", live.Buttons)
 		}
@@ -371,7 +372,7 @@ func TestANewTableClosesTheFinishedOne(t *testing.T) {
 		h, me, old := playToTheEnd(t)
 		defer h.svc.Close()
 		live, _ := h.out.latest(KindLive, "")
-		rematch, _ := firstButton(live, VerbRematch, StyleSuccess)
+		rematch, _ := firstButton(live, VerbRematch, false)
 		if e := errText(h.do(player(2), VerbNew)); e != "" {
 			t.Fatalf("new after a finished match: %s", e)
 		}
@@ -396,13 +397,13 @@ func TestCommandsStayInTheirPlace(t *testing.T) {
 		defer h.svc.Close()
 		h.do(player(1), VerbNew, "timer=none")
 		lobby, _ := h.out.latest(KindLobby, "")
-		join, _ := firstButton(lobby, VerbJoin, StylePrimary)
+		join, _ := firstButton(lobby, VerbJoin, false)
 		elsewhere := Place{Platform: "test", Chat: "g2"}
 		cmd := join.Action.Command(elsewhere, player(2), "x1", false)
 		if e := errText(h.svc.Handle(context.Background(), cmd)); e != i18n.T("en", "err.other_place") {
 			t.Errorf("a join button pressed in another group: %q", e)
 		}
-		deal, _ := firstButton(lobby, VerbDeal, StyleSuccess)
+		deal, _ := firstButton(lobby, VerbDeal, false)
 		cmd = deal.Action.Command(elsewhere, player(3), "x2", true)
 		cmd.Admin = true // an admin of some other place, pressing in private
 		if e := errText(h.svc.Handle(context.Background(), cmd)); e != i18n.T("en", "err.not_seated") {

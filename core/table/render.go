@@ -311,7 +311,7 @@ func (s *Service) handMessage(t *tbl, seat core.Seat, lang string) Message {
 		b.WriteString("\n" + i18n.T(lang, "hand.choose_trump"))
 		var row []Button
 		for _, x := range core.Suits {
-			row = append(row, Button{Label: i18n.SuitLabel(lang, x), Action: t.action(VerbTrump, x.String()), Style: StylePrimary})
+			row = append(row, Button{Label: i18n.SuitLabel(lang, x), Action: t.action(VerbTrump, x.String()), Style: StylePrimary, Legal: true})
 		}
 		rows = append(rows, row)
 	case v.Phase == core.PhaseTrump:
@@ -329,16 +329,16 @@ func (s *Service) handMessage(t *tbl, seat core.Seat, lang string) Message {
 	if v.Phase == core.PhasePlay {
 		var row []Button
 		for _, c := range v.Hand.Cards() {
-			style := StyleSecondary
-			if v.Legal.Has(c) {
+			style, legal := StyleSecondary, v.Legal.Has(c)
+			if legal {
 				style = StylePrimary
 			}
-			row = append(row, Button{Label: c.Chat(), Action: t.action(VerbPlay, c.String()), Style: style})
+			row = append(row, Button{Label: c.Chat(), Action: t.action(VerbPlay, c.String()), Style: style, Legal: legal})
 		}
 		rows = append(rows, row)
 		var calls []Button
 		for _, c := range v.Calls {
-			calls = append(calls, Button{Label: "📣 " + c.Title(), Action: t.action(VerbAnnounce, c.String()), Style: StyleDanger})
+			calls = append(calls, Button{Label: "📣 " + c.Title(), Action: t.action(VerbAnnounce, c.String()), Style: StyleDanger, Legal: true})
 		}
 		if len(calls) > 0 {
 			rows = append(rows, calls)

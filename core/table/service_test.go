@@ -186,7 +186,7 @@ func (h *harness) playAsHuman(p Player, stopAfter int) int {
 		var pick *Button
 		for _, row := range m.Buttons {
 			for j := range row {
-				if row[j].Style == StylePrimary && pick == nil {
+				if row[j].Legal && pick == nil {
 					pick = &row[j]
 				}
 			}
@@ -376,9 +376,9 @@ func TestIllegalCardNamesTheLegalOnes(t *testing.T) {
 			var illegal, legal *Button
 			for j := range m.Buttons[0] {
 				b := &m.Buttons[0][j]
-				if b.Style == StyleSecondary && illegal == nil {
+				if !b.Legal && illegal == nil {
 					illegal = b
-				} else if b.Style == StylePrimary && legal == nil {
+				} else if b.Legal && legal == nil {
 					legal = b
 				}
 			}
