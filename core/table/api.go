@@ -157,6 +157,43 @@ type Message struct {
 	Public string
 }
 
+// Digest fingerprints what a message shows: its title, text, picture and buttons, without the
+// sequence numbers the buttons carry (a button stays valid until its presser acts, so a message
+// whose only change is newer sequence numbers need not be sent again). It is the same in every
+// process, so adapters may keep it with what they showed.
+func (m Message) Digest() uint64 {
+	h := HashString(fnvOffset, m.Title)
+	h = HashString(h, m.Text)
+	h = HashString(h, string(m.Picture))
+	for _, row := range m.Buttons {
+		h = HashString(h, "\x01")
+		for _, b := range row {
+			h = HashString(h, b.Label)
+			h = HashString(h, string(b.Action.Verb))
+			h = HashString(h, b.Action.Arg)
+			h = HashString(h, string([]byte{byte(b.Style), boolByte(b.Legal)}))
+		}
+	}
+	return h
+}
+
+const fnvOffset, fnvPrime = 14695981039346656037, 1099511628211
+
+// HashString folds s, and a separator after it, into an FNV-1a hash.
+func HashString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * fnvPrime
+	}
+	return (h ^ 0xff) * fnvPrime
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // ButtonStyle hints at how to draw a button.
 type ButtonStyle uint8
 

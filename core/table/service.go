@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
@@ -87,7 +86,7 @@ type tbl struct {
 	timer     *time.Timer
 	robots    [4]Decider
 	thinking  bool
-	sent      map[string]uint64 // editable message key → fingerprint of the last content sent
+	sent      map[string]uint64 // editable message key → Digest of the last content sent
 	handSig   [4]handSig        // what each seat's hand message was last built from
 	// failures counts the background commits (a computer's move, a timeout) that failed in a row;
 	// retry is the timer that tries again, later each time.
@@ -537,7 +536,7 @@ func (s *Service) publish(ctx context.Context, t *tbl, extra []Message) {
 	// One-off messages first: a game's summary belongs before the next game's table message.
 	msgs := append([]Message(nil), extra...)
 	for _, m := range s.render(t) {
-		fp := fingerprint(m)
+		fp := m.Digest()
 		if t.sent[m.Key] == fp {
 			continue
 		}
@@ -555,34 +554,6 @@ func (s *Service) publish(ctx context.Context, t *tbl, extra []Message) {
 	}
 	s.deliver(ctx, t.st.Place.Platform, msgs)
 }
-
-// fingerprint identifies what a message shows. Button sequence numbers are left out: a message is
-// sent again only when its visible content changes, and its buttons stay valid until the player
-// acts (see exec). The hash is per process, as is the map that keeps it.
-func fingerprint(m Message) uint64 {
-	var h maphash.Hash
-	h.SetSeed(fingerprintSeed)
-	h.WriteString(m.Title)
-	h.WriteByte(0)
-	h.WriteString(m.Text)
-	h.WriteByte(0)
-	h.WriteString(string(m.Picture))
-	for _, row := range m.Buttons {
-		h.WriteByte(1)
-		for _, b := range row {
-			h.WriteByte(2)
-			h.WriteString(b.Label)
-			h.WriteByte(3)
-			h.WriteString(string(b.Action.Verb))
-			h.WriteByte(3)
-			h.WriteString(b.Action.Arg)
-			h.WriteByte(byte(b.Style))
-		}
-	}
-	return h.Sum64()
-}
-
-var fingerprintSeed = maphash.MakeSeed()
 
 // open handles new: a table at the place, in the lobby, with the actor seated. A finished match
 // still waiting for a rematch is closed to make room; a lobby or a match in progress is not.
