@@ -29,6 +29,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 	"golang.org/x/time/rate"
 
+	"github.com/kontermatt/kontermatt/adapters/internal/outbox"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 )
@@ -82,12 +83,13 @@ type Adapter struct {
 	started  atomic.Bool
 	stopping atomic.Bool // Run's context ended
 
-	life     context.Context // ends when Close gives up on the queues
-	lifeStop context.CancelFunc
-
-	in    serial // updates, one chat at a time
-	out   outbox
-	users users
+	in     serial // updates, one chat at a time
+	out    *outbox.Engine
+	global *rate.Limiter // all messages together
+	limMu  sync.Mutex
+	lims   map[int64]*limits // each chat's
+	born   time.Time         // when this process began sending
+	users  users
 }
 
 var _ table.Outbox = (*Adapter)(nil)
@@ -129,18 +131,18 @@ func New(cfg Config) (*Adapter, error) {
 	if cfg.GlobalPerSecond <= 0 {
 		cfg.GlobalPerSecond = 30
 	}
-	a := &Adapter{cfg: cfg, log: cfg.Log.With("platform", Platform), red: newRedactor(cfg.Token), kv: cfg.KV}
-	a.life, a.lifeStop = context.WithCancel(context.Background())
+	a := &Adapter{cfg: cfg, log: cfg.Log.With("platform", Platform), red: newRedactor(cfg.Token), kv: cfg.KV,
+		global: rate.NewLimiter(rate.Limit(cfg.GlobalPerSecond), max(1, int(cfg.GlobalPerSecond))),
+		lims: map[int64]*limits{}, born: time.Now()}
 	a.client = newAPIClient(cfg.Client, cfg.RequestTimeout, cfg.PollTimeout)
-	a.out.init(cfg)
 	a.users.init()
 	theLibLogger.register(a)
 	bot, err := tgbotapi.NewBotAPIWithClient(cfg.Token, cfg.APIURL+"/bot%s/%s", a.client)
 	if err != nil {
 		theLibLogger.unregister(a)
-		a.lifeStop()
 		return nil, fmt.Errorf("telegram: getMe: %s", a.red.Err(err))
 	}
+	a.out = outbox.New(outbox.Config{Platform: platform{a}, KV: cfg.KV, Bucket: bucketMsg, Log: a.log, Merge: mergeItems})
 	bot.Buffer = 0 // take an update only when a handler is ready for it: none waits unconfirmed in a buffer
 	a.bot = bot
 	a.log.Info("connected", "bot", bot.Self.UserName)
@@ -206,7 +208,7 @@ loop:
 // Close sends what is queued, for at most CloseTimeout, and stops. Call it after the service's
 // Close: messages delivered later are dropped.
 func (a *Adapter) Close() error {
-	a.out.close(a.cfg.CloseTimeout, a.lifeStop, a.log)
+	a.out.Close(a.cfg.CloseTimeout)
 	theLibLogger.unregister(a)
 	return nil
 }

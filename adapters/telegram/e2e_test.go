@@ -1123,7 +1123,7 @@ func TestBoardPicture(t *testing.T) {
 func (e *env) crash() {
 	e.t.Helper()
 	e.closed = true
-	e.a.lifeStop() // the outbox's workers give up what they hold
+	e.a.out.Close(0) // the outbox's workers give up what they hold
 	e.stop()
 	if err := <-e.done; err != nil {
 		e.t.Errorf("Run: %v", err)

@@ -5,28 +5,26 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf16"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 	"golang.org/x/time/rate"
 
+	"github.com/kontermatt/kontermatt/adapters/internal/outbox"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
-// The outbox keeps one queue per chat. A queue's worker waits for the chat's limiter before it
-// takes the head, so an edit that waited is sent with the newest content that arrived meanwhile:
-// a keyed message that is already queued is updated in place (the latest Version wins) instead of
-// being queued again.
+// The adapter's messages go through the shared outbox engine (adapters/internal/outbox): one
+// queue per chat, keyed messages merged so an edit that waited is sent with the newest content,
+// records of what each Telegram message shows. This file holds only what is Telegram's: its
+// limits, how to send and edit, and what its errors mean.
 
 // KV buckets. Keys that begin with a table ID and "/" are that table's, and are pruned with it.
 const (
-	bucketMsg     = "telegram.msg"     // message Key → msgRecord: the Telegram message that shows it
+	bucketMsg     = "telegram.msg"     // message Key → outbox.Record: the Telegram message that shows it
 	bucketSlot    = "telegram.slot"    // "table/live" or "table/hand/user" → the Key last shown there
 	bucketHand    = "telegram.hand"    // "table/user" → the Key of the user's newest hand message
 	bucketBlocked = "telegram.blocked" // user → "1": private messages fail (never started, or blocked)
@@ -35,7 +33,7 @@ const (
 	bucketRecent  = "telegram.recent"  // group → unix ms until which its minute window may hold our messages
 )
 
-// item is one message waiting for its chat's turn.
+// item is one message for a chat, with what Telegram needs beyond the message itself.
 type item struct {
 	chat    int64
 	thread  int
@@ -51,146 +49,20 @@ type item struct {
 	// fallback goes out instead if this private message cannot be sent because the user never
 	// pressed Start or blocked the bot.
 	fallback *item
-	tries    int
 }
 
-// merge takes a newer version's content into a queued item.
-func (it *item) merge(n *item) {
-	if n.version >= it.version {
-		it.msg, it.version = n.msg, n.version
-	}
-	it.repost = it.repost || n.repost
-	it.hand = it.hand || n.hand
+func dest(chat int64) string { return strconv.FormatInt(chat, 10) }
+
+// enqueue hands an item to the engine.
+func (a *Adapter) enqueue(it *item) {
+	a.out.Enqueue(&outbox.Item{Dest: dest(it.chat), Msg: it.msg, Key: it.key, Version: it.version,
+		Sum: outbox.Digest(it.msg, it.link), Repost: it.repost, Data: it})
 }
 
-type chatQueue struct {
-	chat    int64
-	items   []*item
-	lims    []*rate.Limiter
-	running bool
-	// busyUntil is how far ahead bucketRecent says the group had messages (see noteSend).
-	busyUntil time.Time
-}
-
-// wait blocks until every limiter of the chat and the global one let a message through.
-func (q *chatQueue) wait(ctx context.Context, global *rate.Limiter) error {
-	for _, l := range q.lims {
-		if err := l.Wait(ctx); err != nil {
-			return err
-		}
-	}
-	return global.Wait(ctx)
-}
-
-// idle reports whether the chat's limiters are full, so a fresh queue would behave the same.
-func (q *chatQueue) idle(now time.Time) bool {
-	for _, l := range q.lims {
-		if l.TokensAt(now) < float64(l.Burst()) {
-			return false
-		}
-	}
-	return true
-}
-
-type outbox struct {
-	mu      sync.Mutex
-	queues  map[int64]*chatQueue
-	closing bool
-	wg      sync.WaitGroup
-	global  *rate.Limiter
-	cfg     Config
-	born    time.Time // when this process began sending
-}
-
-func (o *outbox) init(cfg Config) {
-	o.queues = map[int64]*chatQueue{}
-	o.global = rate.NewLimiter(rate.Limit(cfg.GlobalPerSecond), max(1, int(cfg.GlobalPerSecond)))
-	o.cfg = cfg
-	o.born = time.Now()
-}
-
-// limiters gives a new chat's limits: groups (negative IDs) at most GroupPerMinute in any minute
-// and one a second; private chats one per PrivateInterval.
-//
-// A process that crashed a moment ago may have spent a chat's budget just before it died, and
-// Telegram counts those messages still. So a group that the bot wrote to in the last minutes
-// (bucketRecent says so) starts with an empty bucket: together with the old process's bucket it
-// never lets more through in any window than one bucket would, however often the bot restarts.
-// The per-second limits start empty within a second of this process's start, for the same
-// reason. Everything else starts full, so a fresh start costs an idle chat no delay.
-func (a *Adapter) limiters(q *chatQueue) []*rate.Limiter {
-	o := &a.out
-	now := time.Now()
-	empty := func(l *rate.Limiter) *rate.Limiter {
-		l.AllowN(now, l.Burst())
-		return l
-	}
-	second := func(l *rate.Limiter, every time.Duration) *rate.Limiter {
-		if now.Sub(o.born) < every {
-			return empty(l)
-		}
-		return l
-	}
-	if q.chat > 0 {
-		return []*rate.Limiter{second(rate.NewLimiter(rate.Every(o.cfg.PrivateInterval), 1), o.cfg.PrivateInterval)}
-	}
-	minute := newLimiter(o.cfg.GroupPerMinute, time.Minute, 3)
-	if q.busyUntil = a.recentUntil(q.chat); q.busyUntil.After(now) {
-		empty(minute)
-	}
-	return []*rate.Limiter{minute, second(rate.NewLimiter(rate.Every(time.Second), 1), time.Second)}
-}
-
-// recentUntil reads until when a group may still have messages of an earlier process in its
-// minute window.
-func (a *Adapter) recentUntil(chat int64) time.Time {
-	b, ok, err := a.kv.Get(bucketRecent, strconv.FormatInt(chat, 10))
-	if err != nil {
-		a.log.Error("reading a group's recent sends", "chat", chat, "err", err)
-		return time.Now().Add(time.Minute) // unsure: be careful
-	}
-	if !ok {
-		return time.Time{}
-	}
-	ms, _ := strconv.ParseInt(string(b), 10, 64)
-	return time.UnixMilli(ms)
-}
-
-// noteSend records, before a message to a group goes out, that the group's minute window holds
-// messages of this process: stored ahead for two minutes at a time, so it costs one write a
-// minute for a busy group and survives a crash right after the send.
-func (a *Adapter) noteSend(q *chatQueue) {
-	now := time.Now()
-	if q.chat > 0 || q.busyUntil.After(now.Add(time.Minute)) {
-		return
-	}
-	q.busyUntil = now.Add(2 * time.Minute)
-	if err := a.kv.Put(bucketRecent, strconv.FormatInt(q.chat, 10), []byte(strconv.FormatInt(q.busyUntil.UnixMilli(), 10))); err != nil {
-		a.log.Error("saving a group's recent sends", "chat", q.chat, "err", err)
-	}
-}
-
-// close stops taking messages, lets the workers send what is queued for at most d, then cancels
-// whatever still waits.
-func (o *outbox) close(d time.Duration, cancel context.CancelFunc, log *slog.Logger) {
-	o.mu.Lock()
-	o.closing = true
-	o.mu.Unlock()
-	done := make(chan struct{})
-	go func() {
-		o.wg.Wait()
-		close(done)
-	}()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-		log.Warn("closing with messages still queued")
-		cancel()
-		<-done
-	}
-	cancel()
+// mergeItems keeps what a newer queued version of a Key adds to an older one.
+func mergeItems(queued, newer *outbox.Item) {
+	q, n := queued.Data.(*item), newer.Data.(*item)
+	q.hand = q.hand || n.hand
 }
 
 // Deliver implements table.Outbox: it queues the messages and returns at once.
@@ -221,148 +93,188 @@ func (a *Adapter) Deliver(_ context.Context, msgs []table.Message) {
 	}
 }
 
-// enqueue adds an item to its chat's queue, merging it into a queued item of the same Key.
-func (a *Adapter) enqueue(it *item) {
-	o := &a.out
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.closing {
-		a.log.Warn("message after Close dropped", "chat", it.chat, "key", it.key)
-		return
+// platform is the adapter as the engine's outbox.Platform.
+type platform struct{ a *Adapter }
+
+// limits are one chat's rate limits.
+type limits struct {
+	lims      []*rate.Limiter
+	busyUntil time.Time // how far ahead bucketRecent says the group had messages (see noteSend)
+}
+
+// chatLimits gives a chat's limits, making them on first use.
+func (a *Adapter) chatLimits(chat int64) *limits {
+	a.limMu.Lock()
+	defer a.limMu.Unlock()
+	l := a.lims[chat]
+	if l == nil {
+		if len(a.lims) > 4096 { // forget the idle chats: a fresh bucket is as good as a full one
+			now := time.Now()
+			for c, old := range a.lims {
+				if full(old, now) {
+					delete(a.lims, c)
+				}
+			}
+		}
+		l = a.newLimits(chat)
+		a.lims[chat] = l
 	}
-	q := o.queues[it.chat]
-	if q == nil {
-		q = &chatQueue{chat: it.chat}
-		q.lims = a.limiters(q)
-		o.queues[it.chat] = q
+	return l
+}
+
+func full(l *limits, now time.Time) bool {
+	for _, r := range l.lims {
+		if r.TokensAt(now) < float64(r.Burst()) {
+			return false
+		}
+	}
+	return !l.busyUntil.After(now)
+}
+
+// newLimits gives a new chat's limits: groups (negative IDs) at most GroupPerMinute in any minute
+// and one a second; private chats one per PrivateInterval.
+//
+// A process that crashed a moment ago may have spent a chat's budget just before it died, and
+// Telegram counts those messages still. So a group that the bot wrote to in the last minutes
+// (bucketRecent says so) starts with an empty bucket: together with the old process's bucket it
+// never lets more through in any window than one bucket would, however often the bot restarts.
+// The per-second limits start empty within a second of this process's start, for the same
+// reason. Everything else starts full, so a fresh start costs an idle chat no delay.
+func (a *Adapter) newLimits(chat int64) *limits {
+	now := time.Now()
+	empty := func(l *rate.Limiter) *rate.Limiter {
+		l.AllowN(now, l.Burst())
+		return l
+	}
+	second := func(l *rate.Limiter, every time.Duration) *rate.Limiter {
+		if now.Sub(a.born) < every {
+			return empty(l)
+		}
+		return l
+	}
+	if chat > 0 {
+		return &limits{lims: []*rate.Limiter{second(rate.NewLimiter(rate.Every(a.cfg.PrivateInterval), 1), a.cfg.PrivateInterval)}}
+	}
+	l := &limits{busyUntil: a.recentUntil(chat)}
+	minute := newLimiter(a.cfg.GroupPerMinute, time.Minute, 3)
+	if l.busyUntil.After(now) {
+		empty(minute)
+	}
+	l.lims = []*rate.Limiter{minute, second(rate.NewLimiter(rate.Every(time.Second), 1), time.Second)}
+	return l
+}
+
+// recentUntil reads until when a group may still have messages of an earlier process in its
+// minute window.
+func (a *Adapter) recentUntil(chat int64) time.Time {
+	b, ok, err := a.kv.Get(bucketRecent, dest(chat))
+	if err != nil {
+		a.log.Error("reading a group's recent sends", "chat", chat, "err", err)
+		return time.Now().Add(time.Minute) // unsure: be careful
+	}
+	if !ok {
+		return time.Time{}
+	}
+	ms, _ := strconv.ParseInt(string(b), 10, 64)
+	return time.UnixMilli(ms)
+}
+
+// Wait blocks until the chat's limits and the global one let one more message through. For a
+// group it then records, before the message goes out, that the group's minute window holds
+// messages of this process: stored ahead for two minutes at a time, so it costs one write a minute
+// for a busy group and survives a crash right after the send.
+func (p platform) Wait(ctx context.Context, d string) error {
+	a := p.a
+	chat, _ := strconv.ParseInt(d, 10, 64)
+	l := a.chatLimits(chat)
+	for _, r := range l.lims {
+		if err := r.Wait(ctx); err != nil {
+			return err
+		}
+	}
+	if err := a.global.Wait(ctx); err != nil {
+		return err
+	}
+	a.limMu.Lock()
+	defer a.limMu.Unlock()
+	now := time.Now()
+	if chat > 0 || l.busyUntil.After(now.Add(time.Minute)) {
+		return nil
+	}
+	l.busyUntil = now.Add(2 * time.Minute)
+	if err := a.kv.Put(bucketRecent, d, []byte(strconv.FormatInt(l.busyUntil.UnixMilli(), 10))); err != nil {
+		a.log.Error("saving a group's recent sends", "chat", chat, "err", err)
+	}
+	return nil
+}
+
+// Show sends an item anew, or edits the message its record names.
+func (p platform) Show(_ context.Context, oi *outbox.Item, rec *outbox.Record) (string, string, error) {
+	a, it := p.a, oi.Data.(*item)
+	it.msg = oi.Msg // the newest content merged into it
+	text := messageText(it.msg)
+	kb, err := markup(it.msg.Buttons, it.link, it.label)
+	if err != nil {
+		a.log.Error("buttons dropped", "key", it.key, "err", err)
+	}
+	if rec != nil && !oi.Repost {
+		chat, _ := strconv.ParseInt(rec.Chat, 10, 64)
+		id, _ := strconv.Atoi(rec.ID)
+		if err := a.edit(chat, id, text, kb); err != nil && !notModified(err) {
+			return "", "", err
+		}
+		return rec.Chat, rec.ID, nil
+	}
+	id, err := a.sendNew(it, text, kb)
+	if err != nil {
+		return "", "", err
+	}
+	if rec != nil && oi.Repost && rec.ID != strconv.Itoa(id) {
+		chat, _ := strconv.ParseInt(rec.Chat, 10, 64)
+		old, _ := strconv.Atoi(rec.ID)
+		if _, err := a.bot.Request(tgbotapi.NewDeleteMessage(chat, old)); err != nil {
+			a.log.Debug("deleting the old message failed", "key", it.key, "err", a.red.Err(err))
+		}
 	}
 	if it.key != "" {
-		for _, old := range q.items {
-			if old.key == it.key {
-				old.merge(it)
-				return
-			}
-		}
+		a.shown(it)
 	}
-	q.items = append(q.items, it)
-	if !q.running {
-		q.running = true
-		o.wg.Add(1)
-		go a.work(q)
-	}
+	return dest(it.chat), strconv.Itoa(id), nil
 }
 
-// requeue puts an item that failed back at the head of its queue (or into a newer queued
-// version of the same Key).
-func (a *Adapter) requeue(q *chatQueue, it *item) {
-	o := &a.out
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if it.key != "" {
-		for _, old := range q.items {
-			if old.key == it.key {
-				old.merge(it)
-				return
-			}
-		}
-	}
-	q.items = append([]*item{it}, q.items...)
-}
-
-// work sends a chat's queue, one message at a time within the chat's limits, and ends when the
-// queue is empty.
-func (a *Adapter) work(q *chatQueue) {
-	o := &a.out
-	defer o.wg.Done()
-	defer func() {
-		if r := recover(); r != nil {
-			a.log.Error("outbox worker panicked", "chat", q.chat, "panic", a.red.String(fmt.Sprint(r)))
-			o.mu.Lock()
-			q.running = false
-			q.items = nil
-			o.mu.Unlock()
-		}
-	}()
-	for {
-		o.mu.Lock()
-		// What Telegram already shows as it is costs no call, so it waits for no limit.
-		for len(q.items) > 0 && a.shownAlready(q.items[0]) {
-			q.items = q.items[1:]
-		}
-		if len(q.items) == 0 {
-			q.running = false
-			if q.idle(time.Now()) {
-				delete(o.queues, q.chat)
-			}
-			o.mu.Unlock()
-			return
-		}
-		o.mu.Unlock()
-		if err := q.wait(a.life, o.global); err != nil {
-			o.mu.Lock()
-			n := len(q.items)
-			q.items, q.running = nil, false
-			o.mu.Unlock()
-			a.log.Warn("messages not sent before shutdown", "chat", q.chat, "count", n)
-			return
-		}
-		o.mu.Lock()
-		it := q.items[0]
-		q.items = q.items[1:]
-		o.mu.Unlock()
-		a.noteSend(q)
-		a.send(q, it)
-	}
-}
-
-// shownAlready reports whether a keyed item would change nothing: its message shows this content,
-// or a newer version, already (a restart publishes everything again).
-func (a *Adapter) shownAlready(it *item) bool {
-	if it.key == "" || it.repost {
-		return false
-	}
-	rec, found := a.record(it.key)
-	return found && (it.version < rec.Version || rec.Sum == digest(messageText(it.msg), it.msg.Buttons))
-}
-
-// send posts one item and deals with what Telegram answered.
-func (a *Adapter) send(q *chatQueue, it *item) {
-	err := a.post(it)
-	if err == nil {
-		return
-	}
+// Classify reads the library's errors.
+func (p platform) Classify(err error) *outbox.Error {
 	var te *tgbotapi.Error
-	isAPI := errors.As(err, &te)
 	switch {
-	case isAPI && te.RetryAfter > 0:
-		a.log.Warn("flood control: waiting", "chat", it.chat, "retry_after", te.RetryAfter)
-		a.requeue(q, it)
-		sleep(a.life, time.Duration(te.RetryAfter)*time.Second)
-	case isAPI && it.user != 0 && cannotMessage(te):
-		a.log.Info("user cannot get private messages", "user", it.user, "reason", te.Message)
-		a.out.mu.Lock()
-		rest := q.items
-		q.items = nil
-		a.out.mu.Unlock()
-		a.blocked(it.user, append([]*item{it}, rest...))
-	case !isAPI && it.tries < 3 && a.life.Err() == nil:
-		// The network or the server failed; the library does not retry.
-		it.tries++
-		a.log.Warn("send failed; retrying", "chat", it.chat, "try", it.tries, "err", a.red.Err(err))
-		a.requeue(q, it)
-		sleep(a.life, time.Duration(1<<it.tries)*time.Second)
-	default:
-		a.log.Warn("message dropped", "chat", it.chat, "key", it.key, "err", a.red.Err(err))
+	case !errors.As(err, &te):
+		return &outbox.Error{Class: outbox.Transient, Err: errors.New(p.a.red.Err(err))} // the network or the server; the library does not retry
+	case te.RetryAfter > 0:
+		return &outbox.Error{Class: outbox.RetryAfter, After: time.Duration(te.RetryAfter) * time.Second, Err: err}
+	case cannotMessage(te):
+		return &outbox.Error{Class: outbox.Forbidden, Err: err}
+	case editGone(err):
+		return &outbox.Error{Class: outbox.Gone, Err: err}
 	}
+	return &outbox.Error{Class: outbox.BadRequest, Err: err}
 }
 
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
+// Refused handles a chat that refuses the bot: a user who never pressed Start or blocked it (their
+// keyed messages wait, and the group gets its deep link), or a group the bot may not write to.
+func (p platform) Refused(d string, items []*outbox.Item, err error) {
+	a := p.a
+	chat, _ := strconv.ParseInt(d, 10, 64)
+	if chat < 0 {
+		a.log.Warn("a group refuses the bot's messages; dropped", "chat", chat, "count", len(items), "err", a.red.Err(err))
+		return
 	}
+	a.log.Info("user cannot get private messages", "user", chat, "reason", a.red.Err(err))
+	its := make([]*item, 0, len(items))
+	for _, oi := range items {
+		it := oi.Data.(*item)
+		it.msg, it.version = oi.Msg, oi.Version
+		its = append(its, it)
+	}
+	a.blocked(chat, its)
 }
 
 // cannotMessage reports the errors that mean a user cannot get private messages from the bot.
@@ -385,79 +297,6 @@ func editGone(err error) bool {
 	m := strings.ToLower(te.Message)
 	return strings.Contains(m, "message to edit not found") || strings.Contains(m, "message can't be edited") ||
 		strings.Contains(m, "message_id_invalid")
-}
-
-// msgRecord is the Telegram message that shows a keyed message, and what it shows.
-type msgRecord struct {
-	Chat    int64  `json:"c"`
-	ID      int    `json:"m"`
-	Version uint64 `json:"v"`
-	Sum     uint64 `json:"s"`
-}
-
-func (a *Adapter) record(key string) (msgRecord, bool) {
-	var r msgRecord
-	b, ok, err := a.kv.Get(bucketMsg, key)
-	if err != nil {
-		a.log.Error("reading message record", "key", key, "err", err)
-		return r, false
-	}
-	if !ok || json.Unmarshal(b, &r) != nil || r.ID == 0 {
-		return r, false
-	}
-	return r, true
-}
-
-func (a *Adapter) saveRecord(key string, r msgRecord) {
-	b, _ := json.Marshal(r)
-	if err := a.kv.Put(bucketMsg, key, b); err != nil {
-		a.log.Error("saving message record", "key", key, "err", err)
-	}
-}
-
-// post makes the API calls for one item: a new message, or an edit of the message that shows
-// its Key.
-func (a *Adapter) post(it *item) error {
-	text := messageText(it.msg)
-	kb, err := markup(it.msg.Buttons, it.link, it.label)
-	if err != nil {
-		a.log.Error("buttons dropped", "key", it.key, "err", err)
-	}
-	if it.key == "" {
-		_, err := a.sendNew(it, text, kb)
-		return err
-	}
-	sum := digest(text, it.msg.Buttons)
-	rec, found := a.record(it.key)
-	if found && it.version < rec.Version {
-		return nil // a newer version is already shown
-	}
-	if found && !it.repost {
-		if rec.Sum == sum {
-			return nil // shown already (a restart publishes everything again)
-		}
-		err := a.edit(rec.Chat, rec.ID, text, kb)
-		if err == nil || notModified(err) {
-			a.saveRecord(it.key, msgRecord{Chat: rec.Chat, ID: rec.ID, Version: it.version, Sum: sum})
-			return nil
-		}
-		if !editGone(err) {
-			return err
-		}
-		a.log.Info("message to edit is gone; sending it anew", "key", it.key)
-	}
-	id, err := a.sendNew(it, text, kb)
-	if err != nil {
-		return err
-	}
-	a.saveRecord(it.key, msgRecord{Chat: it.chat, ID: id, Version: it.version, Sum: sum})
-	if found && it.repost && rec.ID != id {
-		if _, err := a.bot.Request(tgbotapi.NewDeleteMessage(rec.Chat, rec.ID)); err != nil {
-			a.log.Debug("deleting the old message failed", "key", it.key, "err", a.red.Err(err))
-		}
-	}
-	a.shown(it)
-	return nil
 }
 
 // shown notes that a new live or hand message took the place of the previous game's, whose
@@ -484,14 +323,14 @@ func (a *Adapter) shown(it *item) {
 	if !ok {
 		return
 	}
-	if old, found := a.record(string(prev)); found && it.msg.Kind == table.KindHand {
-		if _, err := a.bot.Request(tgbotapi.NewDeleteMessage(old.Chat, old.ID)); err != nil {
+	if old, found := a.out.Record(string(prev)); found && it.msg.Kind == table.KindHand {
+		chat, _ := strconv.ParseInt(old.Chat, 10, 64)
+		id, _ := strconv.Atoi(old.ID)
+		if _, err := a.bot.Request(tgbotapi.NewDeleteMessage(chat, id)); err != nil {
 			a.log.Debug("deleting the last game's hand failed", "err", a.red.Err(err))
 		}
 	}
-	if err := a.kv.Delete(bucketMsg, string(prev)); err != nil {
-		a.log.Error("pruning message record", "key", string(prev), "err", err)
-	}
+	a.out.Forget(string(prev))
 }
 
 // sendNew sends a new message (or photo) and gives its message ID.
@@ -576,22 +415,6 @@ func markup(rows [][]table.Button, link, label string) (kb *tgbotapi.InlineKeybo
 		return nil, nil
 	}
 	return &tgbotapi.InlineKeyboardMarkup{InlineKeyboard: out}, nil
-}
-
-// digest identifies what a keyed message shows: its text and its buttons, but not the sequence
-// numbers the buttons carry. The service sends a message again only when what it shows changes
-// (its buttons stay valid until their presser acts), so a restart, which publishes everything
-// again with the current sequence number, costs no edit.
-func digest(text string, rows [][]table.Button) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(text))
-	for _, row := range rows {
-		h.Write([]byte{1})
-		for _, b := range row {
-			fmt.Fprintf(h, "\x02%s\x03%s\x03%s\x03%s", b.Label, b.Action.Verb, b.Action.Table, b.Action.Arg)
-		}
-	}
-	return h.Sum64()
 }
 
 // messageText is what a message shows: its title line, if any, and its text, within Telegram's

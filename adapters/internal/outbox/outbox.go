@@ -349,6 +349,7 @@ func (e *Engine) send(q *queue, it *Item) {
 		}
 		return
 	}
+	err = ce.Err // what the adapter made of it: safe to log
 	switch ce.Class {
 	case RetryAfter:
 		e.count(func(s *Stats) { s.RetriedAfter++ })
