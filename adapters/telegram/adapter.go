@@ -133,7 +133,7 @@ func New(cfg Config) (*Adapter, error) {
 	}
 	a := &Adapter{cfg: cfg, log: cfg.Log.With("platform", Platform), red: newRedactor(cfg.Token), kv: cfg.KV,
 		global: rate.NewLimiter(rate.Limit(cfg.GlobalPerSecond), max(1, int(cfg.GlobalPerSecond))),
-		lims: map[int64]*limits{}, born: time.Now()}
+		lims:   map[int64]*limits{}, born: time.Now()}
 	a.client = newAPIClient(cfg.Client, cfg.RequestTimeout, cfg.PollTimeout)
 	a.users.init()
 	theLibLogger.register(a)
