@@ -6,14 +6,14 @@
 // Wiring:
 //
 //	var svc *table.Service
-//	a := discord.New(discord.Config{Token: tok, KV: store, Log: log,
+//	a, err := discord.New(discord.Config{Token: tok, KV: store, Log: log,
 //		Picture: func(m table.Message) ([]byte, error) { png, _, err := svc.Picture(m, false); return png, err }})
 //	svc = table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{discord.Platform: a}})
 //	a.Attach(svc)
 //	svc.Resume(ctx)   // may already deliver: REST works before Run
 //	err := a.Run(ctx) // connect, register /km, serve until ctx is done
 //	svc.Close()
-//	a.Flush(flushCtx) // send what the service said while closing, save the message records
+//	a.Close()         // send what the service said while closing, save the message records
 //
 // With several shards in one process, each gets its own Adapter (ShardID, ShardCount) and Run;
 // one of them is the service's Outbox (REST is not bound to a shard) and shard 0 registers /km.
@@ -34,6 +34,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"golang.org/x/time/rate"
 
+	"github.com/kontermatt/kontermatt/adapters/internal/outbox"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
@@ -54,7 +55,7 @@ type Config struct {
 	ShardCount int // 0 or 1: no sharding
 	Log        *slog.Logger
 	// KV keeps which Discord message shows which table message, and who refuses private messages,
-	// so both survive restarts. Without it the adapter keeps them in memory and says so.
+	// so both survive restarts. Required.
 	KV table.KV
 	// Picture, when set, renders a message's Picture as a PNG that is attached to the message.
 	// Without it, messages with a picture are sent as text only.
@@ -95,7 +96,7 @@ type Adapter struct {
 	inflight sync.WaitGroup
 	running  bool
 
-	out   outbox
+	out   *outbox.Engine
 	limit *rate.Limiter // the outbox's share of the global rate limit
 
 	usersMu sync.Mutex
@@ -109,7 +110,10 @@ var _ table.Outbox = (*Adapter)(nil)
 
 // New makes an adapter; it does not connect yet. REST works at once (the service may deliver
 // messages while it resumes, before Run).
-func New(cfg Config) *Adapter {
+func New(cfg Config) (*Adapter, error) {
+	if cfg.KV == nil {
+		return nil, errors.New("discord: no KV store")
+	}
 	if cfg.APIURL == "" {
 		cfg.APIURL = DefaultAPIURL
 	}
@@ -127,13 +131,9 @@ func New(cfg Config) *Adapter {
 	}
 	a := &Adapter{cfg: cfg, log: cfg.Log.With("platform", Platform), token: strings.TrimPrefix(cfg.Token, "Bot "),
 		kv: cfg.KV, dmChan: map[string]string{}, noDM: map[string]bool{}, hands: map[string]ephemeralHand{}, blocked: map[string]time.Time{}}
-	if a.kv == nil {
-		a.log.Warn("no KV store: message IDs and closed DMs are kept in memory only")
-		a.kv = table.NewMemStore()
-	}
 	a.limit = rate.NewLimiter(rate.Limit(cfg.MaxRate), 10)
-	a.out.queues = map[string]*queue{}
-	a.out.cache = msgCache{recs: map[string]record{}, dirty: map[string]bool{}}
+	a.out = outbox.New(outbox.Config{Platform: platform{a}, KV: a.kv, Bucket: bucketMessages, Log: a.log,
+		Backoff: func(n int) time.Duration { return 500 * time.Millisecond << (n - 1) }})
 	register(a)
 
 	s, _ := discordgo.New("Bot " + a.token) // New never fails
@@ -146,7 +146,15 @@ func New(cfg Config) *Adapter {
 	s.Identify.Intents = 0 // interactions arrive without any intent
 	s.Client = &http.Client{Timeout: 20 * time.Second, Transport: newRewriter(cfg.APIURL)}
 	a.s = s
-	return a
+	return a, nil
+}
+
+// Close sends what is still queued (at most DrainTimeout) and stops the outbox. Call it after
+// the service's Close: messages delivered later are dropped.
+func (a *Adapter) Close() error {
+	a.out.Close(a.cfg.DrainTimeout)
+	unregister(a)
+	return nil
 }
 
 // Attach gives the adapter the service that handles its commands. Call it before Run.
@@ -239,7 +247,8 @@ func (a *Adapter) stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.DrainTimeout)
 	defer cancel()
 	if err := a.Flush(ctx); err != nil {
-		a.log.Warn("messages still queued at shutdown", "queues", a.out.pending())
+		items, queues := a.out.Queued()
+		a.log.Warn("messages still queued at shutdown", "messages", items, "queues", queues)
 	}
 }
 

@@ -127,7 +127,7 @@ func TestRegistersLocalizedCommands(t *testing.T) {
 	}
 	// Shard 1 connects but leaves the registration to shard 0.
 	puts := f.callCounts()["PUT applications/{id}/guilds/{id}/commands"]
-	a := New(Config{Token: f.Token, GuildID: f.GuildID, APIURL: f.srv.URL, KV: store, ShardID: 1, ShardCount: 2})
+	a := mustNew(t, Config{Token: f.Token, GuildID: f.GuildID, APIURL: f.srv.URL, KV: store, ShardID: 1, ShardCount: 2})
 	a.Attach(handOnly{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -472,7 +472,7 @@ func TestRateLimitedChannel(t *testing.T) {
 	f := newFakeDiscord(t)
 	kv := table.NewMemStore()
 	logs := &logBuffer{}
-	a := New(Config{Token: f.Token, APIURL: f.srv.URL, KV: kv, Log: slogTo(logs)})
+	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: kv, Log: slogTo(logs)})
 	t.Cleanup(func() { unregister(a) })
 	const slow, fast = "600000000000000001", "600000000000000002"
 	retry := 700 * time.Millisecond

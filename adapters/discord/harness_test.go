@@ -88,6 +88,17 @@ type harnessOpt struct {
 	wrap func(Handler) Handler
 }
 
+// mustNew makes an adapter or fails the test; it is closed when the test ends.
+func mustNew(t testing.TB, cfg Config) *Adapter {
+	t.Helper()
+	a, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
 // startHarness wires adapter and service over store and kv, resumes the service and runs the
 // adapter until the test ends (or stop).
 func startHarness(t testing.TB, f *fakeDiscord, store table.Store, kv table.KV, opts ...harnessOpt) *harness {
@@ -101,7 +112,7 @@ func startHarness(t testing.TB, f *fakeDiscord, store table.Store, kv table.KV, 
 			o.cfg(&cfg)
 		}
 	}
-	a := New(cfg)
+	a := mustNew(t, cfg)
 	svc := table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots,
 		Seed: 7, Log: log, Think: time.Second})
 	var h Handler = svc

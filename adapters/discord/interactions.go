@@ -10,6 +10,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/kontermatt/kontermatt/adapters/internal/outbox"
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
@@ -155,18 +156,18 @@ func (a *Adapter) onComponent(r *responder, i *discordgo.Interaction) {
 	}
 	cmd := act.Command(placeOf(i), actor, "dc:"+i.ID, isPrivate(i))
 	cmd.Admin = admin
-	var hold *queueHold
+	var hold *outbox.Hold
 	if u := userOf(i); i.Message != nil && (act.Verb == table.VerbPlay || act.Verb == table.VerbTrump || act.Verb == table.VerbAnnounce) {
 		// The move will change the presser's hand: keep it in their queue until the answer can
 		// show it in the message that was pressed.
-		hold = a.hold(u.ID)
-		defer hold.release()
+		hold = a.out.Hold("dm:" + u.ID)
+		defer hold.Release()
 	}
 	replies := a.handle(r, cmd)
 	if len(replies) == 0 && hold != nil && a.updateInPlace(r, i, act, hold) {
 		return
 	}
-	hold.release()
+	hold.Release()
 	original := r.answer(replies)
 	switch {
 	case original && act.Verb == table.VerbHand:
@@ -180,27 +181,24 @@ func (a *Adapter) onComponent(r *responder, i *discordgo.Interaction) {
 // updateInPlace answers a move made from a hand message (in DMs or ephemeral) by updating that
 // message with the hand the move produced (response type 7), taken from the user's held queue:
 // the player sees the result at once, and the outbox saves an edit. It reports whether it did.
-func (a *Adapter) updateInPlace(r *responder, i *discordgo.Interaction, act table.Action, hold *queueHold) bool {
+func (a *Adapter) updateInPlace(r *responder, i *discordgo.Interaction, act table.Action, hold *outbox.Hold) bool {
 	ephemeral := i.Message.Flags&discordgo.MessageFlagsEphemeral != 0
-	it, ok := a.takeHandUpdate(hold.user, i.Message.ID, act.Table, ephemeral)
+	u := userOf(i)
+	it, ok := a.takeHandUpdate(hold, u.ID, i.Message.ID, act.Table, ephemeral)
 	if !ok {
 		return false
 	}
-	m := it.m
-	content, comps := render(m, ""), components(m.Buttons)
-	shown := r.update(content, comps)
-	if shown && ephemeral {
+	m := it.Msg
+	shown := r.update(render(m, ""), components(m.Buttons))
+	switch {
+	case shown && ephemeral:
 		a.rememberHand(i, m.Table, m.Version)
-	} else if shown {
-		if err := a.putRecord(m.Key, record{Channel: i.ChannelID, ID: i.Message.ID, Version: m.Version,
-			Hash: digest(content, m.Buttons, m.Picture)}, false); err != nil {
-			a.log.Warn("writing the KV", "bucket", bucketMessages, "err", err)
-		}
+	case shown:
+		a.out.Shown(it.Key, outbox.Record{Chat: i.ChannelID, ID: i.Message.ID, Version: it.Version, Sum: it.Sum})
+	default:
+		hold.GiveBack(it) // the outbox sends it after all
 	}
-	if !shown {
-		hold.giveBack(it) // the outbox sends it after all
-	}
-	hold.release()
+	hold.Release()
 	return shown
 }
 

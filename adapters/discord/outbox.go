@@ -3,28 +3,24 @@ package discord
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/kontermatt/kontermatt/adapters/internal/outbox"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
 // KV buckets of the adapter.
 const (
-	bucketMessages = "discord.msg"  // message Key → record (channel, message ID, version, content hash)
+	bucketMessages = "discord.msg"  // message Key → outbox.Record (channel, message ID, version, content sum)
 	bucketNoDM     = "discord.nodm" // Discord user ID → present if the user refuses DMs
 )
 
@@ -34,183 +30,58 @@ const (
 	maxPerRow  = 5    // buttons per row
 )
 
-// outbox holds one queue per destination: a channel ("ch:<id>") or a user's DMs ("dm:<id>").
-// Each queue has its own worker, so a rate limit on one channel's route holds back only that
-// channel; discordgo waits out 429s per route bucket.
-type outbox struct {
-	mu     sync.Mutex
-	queues map[string]*queue
-	cache  msgCache
-}
+// The adapter's messages go through the shared outbox engine (adapters/internal/outbox): one
+// queue per destination — a channel ("ch:<id>") or a user's DMs ("dm:<id>") — so a rate limit on
+// one channel's route holds back only that channel (discordgo waits out 429s per route bucket).
+// This file holds only what is Discord's: how to post and edit, DMs and ephemeral hands, and what
+// its errors mean.
 
-type queue struct {
-	items    []outItem
-	running  bool   // a worker is sending
-	inflight string // Key of the message the worker is sending
-	// held: an interaction's response is showing one of this queue's messages; nothing more is
-	// sent until it is done, so no older version can overtake a newer one.
-	held bool
-}
+// mention is an item's Data: a Discord user ID the message may ping.
+type mention string
 
-type outItem struct {
-	m       table.Message
-	mention string // a Discord user ID this message may ping
-}
-
-// record is what the KV remembers about an editable message.
-type record struct {
-	Channel string `json:"c"`
-	ID      string `json:"id"`
-	Version uint64 `json:"v"`
-	Hash    string `json:"h"`
+func (a *Adapter) enqueue(dest string, m table.Message, ping string) {
+	sum := outbox.Digest(m)
+	if ping != "" {
+		sum = outbox.Digest(m, ping)
+	}
+	a.out.Enqueue(&outbox.Item{Dest: dest, Msg: m, Key: m.Key, Version: m.Version, Sum: sum, Data: mention(ping)})
 }
 
 // Deliver queues the service's messages; it never waits for Discord. Editable messages already
 // waiting in a queue are replaced by their newer versions (latest wins).
 func (a *Adapter) Deliver(_ context.Context, msgs []table.Message) {
-	a.out.mu.Lock()
-	defer a.out.mu.Unlock()
 	for _, m := range msgs {
 		dest := destination(m)
 		if dest == "" {
 			a.log.Warn("message without a Discord destination dropped", "kind", m.Kind, "table", m.Table)
 			continue
 		}
-		a.enqueueLocked(dest, outItem{m: m})
+		a.enqueue(dest, m, "")
 	}
 }
 
-func (a *Adapter) enqueue(dest string, it outItem) {
-	a.out.mu.Lock()
-	defer a.out.mu.Unlock()
-	a.enqueueLocked(dest, it)
-}
-
-func (a *Adapter) enqueueLocked(dest string, it outItem) {
-	q := a.out.queues[dest]
-	if q == nil {
-		q = &queue{}
-		a.out.queues[dest] = q
-	}
-	if it.m.Key != "" {
-		for j := range q.items {
-			if q.items[j].m.Key == it.m.Key {
-				if it.m.Version >= q.items[j].m.Version {
-					q.items[j] = it
-				}
-				return
-			}
-		}
-	}
-	q.items = append(q.items, it)
-	a.startLocked(dest, q)
-}
-
-// startLocked starts the queue's worker if it has work and may run; it forgets an idle queue.
-func (a *Adapter) startLocked(dest string, q *queue) {
-	switch {
-	case q.running || q.held:
-	case len(q.items) > 0:
-		q.running = true
-		go a.work(dest, q)
-	default:
-		delete(a.out.queues, dest)
-	}
-}
-
-// queueHold pauses a user's DM queue while an interaction may show one of its messages in the
-// response; nothing is sent meanwhile, so no older version can overtake a newer one.
-type queueHold struct {
-	a        *Adapter
-	user     string
-	back     *outItem // a taken message the response did not show
-	released bool
-}
-
-// hold pauses the user's DM queue; nil if another interaction holds it (a double click).
-func (a *Adapter) hold(userID string) *queueHold {
-	a.out.mu.Lock()
-	defer a.out.mu.Unlock()
-	dest := "dm:" + userID
-	q := a.out.queues[dest]
-	if q == nil {
-		q = &queue{}
-		a.out.queues[dest] = q
-	}
-	if q.held {
-		return nil
-	}
-	q.held = true
-	return &queueHold{a: a, user: userID}
-}
-
-func (h *queueHold) giveBack(it outItem) { h.back = &it }
-
-// release ends the hold (once; a nil hold is none). A message given back goes to the front of the
-// queue, unless a newer version of it is waiting.
-func (h *queueHold) release() {
-	if h == nil || h.released {
-		return
-	}
-	h.released = true
-	a := h.a
-	a.out.mu.Lock()
-	defer a.out.mu.Unlock()
-	dest := "dm:" + h.user
-	q := a.out.queues[dest]
-	q.held = false
-	if it := h.back; it != nil && !slices.ContainsFunc(q.items, func(x outItem) bool { return x.m.Key == it.m.Key }) {
-		q.items = append([]outItem{*it}, q.items...)
-	}
-	a.startLocked(dest, q)
-}
-
-// takeHandUpdate takes the user's queued hand for a table (the queue is held), if the response
-// may show it instead: in the DM message messageID that shows it (unless the user also has an
-// ephemeral hand to update), or in the ephemeral hand (unless it must also go by DM).
-func (a *Adapter) takeHandUpdate(userID, messageID, tableID string, ephemeral bool) (outItem, bool) {
+// takeHandUpdate takes the user's queued hand for a table from their held DM queue, if the
+// response may show it instead: in the DM message messageID that shows it (unless the user also
+// has an ephemeral hand to update), or in the ephemeral hand (unless it must also go by DM).
+func (a *Adapter) takeHandUpdate(h *outbox.Hold, userID, messageID, tableID string, ephemeral bool) (*outbox.Item, bool) {
 	refused := a.dmRefused(userID)
 	a.usersMu.Lock()
-	h, hasHand := a.hands[userID]
+	eh, hasHand := a.hands[userID]
 	a.usersMu.Unlock()
-	hasHand = hasHand && h.table == tableID && time.Since(h.at) < handTTL
+	hasHand = hasHand && eh.table == tableID && time.Since(eh.at) < handTTL
 	if ephemeral && !refused || !ephemeral && hasHand {
-		return outItem{}, false // the hand must go two ways: the outbox does both
+		return nil, false // the hand must go two ways: the outbox does both
 	}
-	a.out.mu.Lock()
-	defer a.out.mu.Unlock()
-	q := a.out.queues["dm:"+userID]
-	for j := 0; j < len(q.items); j++ {
-		it := q.items[j]
-		if it.m.Kind != table.KindHand || it.m.Table != tableID {
-			continue
+	return h.Take(func(it *outbox.Item) bool {
+		if it.Msg.Kind != table.KindHand || it.Msg.Table != tableID {
+			return false
 		}
-		if it.m.Key == q.inflight {
-			// An older version is on its way (the held queue sends nothing after it): wait a
-			// moment for it, else the outbox sends this one after it.
-			for wait := 0; q.inflight == it.m.Key && wait < 50; wait++ {
-				a.out.mu.Unlock()
-				time.Sleep(2 * time.Millisecond)
-				a.out.mu.Lock()
-			}
-			if q.inflight == it.m.Key {
-				return outItem{}, false
-			}
-			j = -1 // the queue may have changed meanwhile: look again
-			continue
+		if ephemeral {
+			return true
 		}
-		if !ephemeral {
-			a.out.cache.mu.Lock()
-			rec, ok := a.out.cache.recs[it.m.Key]
-			a.out.cache.mu.Unlock()
-			if !ok || rec.ID != messageID {
-				return outItem{}, false
-			}
-		}
-		q.items = append(q.items[:j], q.items[j+1:]...)
-		return it, true
-	}
-	return outItem{}, false
+		rec, ok := a.out.Record(it.Key)
+		return ok && rec.ID == messageID
+	})
 }
 
 func destination(m table.Message) string {
@@ -227,75 +98,69 @@ func destination(m table.Message) string {
 	return ""
 }
 
-// work sends a queue's messages in order until it is empty.
-func (a *Adapter) work(dest string, q *queue) {
-	for {
-		a.out.mu.Lock()
-		q.inflight = ""
-		if len(q.items) == 0 || q.held {
-			q.running = false
-			a.startLocked(dest, q)
-			a.out.mu.Unlock()
-			return
-		}
-		it := q.items[0]
-		q.items[0] = outItem{}
-		q.items = q.items[1:]
-		q.inflight = it.m.Key
-		a.out.mu.Unlock()
-		a.sendItem(dest, it)
-	}
-}
-
 // Flush waits until every queued message has been sent (or given up) and the records of edited
 // messages are written to the KV, or until ctx is done.
-func (a *Adapter) Flush(ctx context.Context) error {
-	for {
-		if a.out.pending() == 0 {
-			a.writeBack()
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
-}
+func (a *Adapter) Flush(ctx context.Context) error { return a.out.Flush(ctx) }
 
-func (o *outbox) pending() int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return len(o.queues)
-}
+// platform is the adapter as the engine's outbox.Platform.
+type platform struct{ a *Adapter }
 
-func (a *Adapter) sendItem(dest string, it outItem) {
-	defer func() {
-		if p := recover(); p != nil {
-			a.log.Error("panic while sending a message", "kind", it.m.Kind, "table", it.m.Table, "panic", fmt.Sprint(p))
-		}
-	}()
-	if ch, ok := strings.CutPrefix(dest, "ch:"); ok {
+// Wait keeps the outbox under its share of Discord's global rate limit.
+func (p platform) Wait(ctx context.Context, _ string) error { return p.a.limit.Wait(ctx) }
+
+// errSkip says a message was not sent on purpose (a channel the bot may not post in for now, a
+// DM turned into a channel notice).
+var errSkip = errors.New("not sent")
+
+// Show posts or edits a message in a channel, or by DM.
+func (p platform) Show(_ context.Context, it *outbox.Item, rec *outbox.Record) (string, string, error) {
+	a := p.a
+	ping := string(it.Data.(mention))
+	if ch, ok := strings.CutPrefix(it.Dest, "ch:"); ok {
 		if a.channelBlocked(ch) {
-			return
+			return "", "", errSkip
 		}
-		err := a.retry(func() error { return a.post(ch, it) })
-		switch code := restCode(err); {
-		case code == discordgo.ErrCodeMissingAccess || code == discordgo.ErrCodeMissingPermissions:
+		id, err := a.post(ch, it.Msg, ping, rec)
+		if code := restCode(err); code == discordgo.ErrCodeMissingAccess || code == discordgo.ErrCodeMissingPermissions {
 			a.blockChannel(ch)
 			a.log.Warn("no permission to post in a channel; not trying again for a while", "channel", ch,
 				"for", blockedFor, "err", a.redact(err.Error()))
-		case err != nil:
-			a.log.Warn("sending to a channel failed", "channel", ch, "kind", it.m.Kind, "table", it.m.Table, "err", a.redact(err.Error()))
+			return "", "", errSkip
 		}
-		return
+		return ch, id, err
 	}
-	a.toUser(strings.TrimPrefix(dest, "dm:"), it)
+	return a.toUser(strings.TrimPrefix(it.Dest, "dm:"), it.Msg, rec)
+}
+
+// Classify reads discordgo's errors. discordgo waits out 429s itself.
+func (p platform) Classify(err error) *outbox.Error {
+	safe := errors.New(p.a.redact(err.Error()))
+	switch code := restCode(err); {
+	case errors.Is(err, errSkip):
+		return &outbox.Error{Class: outbox.Drop, Err: err}
+	case code == discordgo.ErrCodeCannotSendMessagesToThisUser:
+		return &outbox.Error{Class: outbox.Forbidden, Err: safe}
+	case code == discordgo.ErrCodeUnknownMessage:
+		return &outbox.Error{Class: outbox.Gone, Err: safe}
+	case transient(err):
+		return &outbox.Error{Class: outbox.Transient, Err: safe}
+	}
+	return &outbox.Error{Class: outbox.BadRequest, Err: safe}
+}
+
+// Refused handles a user who refuses DMs: remembered, the channel told once, and what was queued
+// for them tried again the way such users get their messages.
+func (p platform) Refused(dest string, items []*outbox.Item, _ error) {
+	a := p.a
+	userID := strings.TrimPrefix(dest, "dm:")
+	a.refuseDM(userID, items[0].Msg)
+	for _, it := range items[1:] {
+		a.enqueue(dest, it.Msg, "")
+	}
 }
 
 // toUser sends a private message by DM; a hand also updates the user's ephemeral hand, if any.
-func (a *Adapter) toUser(userID string, it outItem) {
-	m := it.m
+func (a *Adapter) toUser(userID string, m table.Message, rec *outbox.Record) (string, string, error) {
 	if m.Kind == table.KindHand {
 		a.editEphemeralHand(userID, m)
 	}
@@ -304,20 +169,16 @@ func (a *Adapter) toUser(userID string, it outItem) {
 		// table's channel instead, pinging the player.
 		if place := m.Target.Place; m.Kind == table.KindNotice && place.Platform == Platform && place.Chat != "" {
 			m.Target = table.Target{Kind: table.ToPlace, Place: place}
-			a.enqueue("ch:"+place.Chat, outItem{m: m, mention: userID})
+			a.enqueue("ch:"+place.Chat, m, userID)
 		}
-		return
+		return "", "", errSkip
 	}
 	ch, err := a.dmChannel(userID)
-	if err == nil {
-		err = a.retry(func() error { return a.post(ch, it) })
+	if err != nil {
+		return "", "", err
 	}
-	switch {
-	case restCode(err) == discordgo.ErrCodeCannotSendMessagesToThisUser:
-		a.refuseDM(userID, m)
-	case err != nil:
-		a.log.Warn("sending a DM failed", "user", userID, "kind", m.Kind, "table", m.Table, "err", a.redact(err.Error()))
-	}
+	id, err := a.post(ch, m, "", rec)
+	return ch, id, err
 }
 
 func (a *Adapter) dmChannel(userID string) (string, error) {
@@ -327,12 +188,8 @@ func (a *Adapter) dmChannel(userID string) (string, error) {
 	if ok {
 		return ch, nil
 	}
-	var c *discordgo.Channel
-	err := a.retry(func() (err error) {
-		a.limit.Wait(context.Background())
-		c, err = a.s.UserChannelCreate(userID)
-		return err
-	})
+	a.limit.Wait(context.Background())
+	c, err := a.s.UserChannelCreate(userID)
 	if err != nil {
 		return "", err
 	}
@@ -378,7 +235,7 @@ func (a *Adapter) refuseDM(userID string, m table.Message) {
 	lang := i18n.Pick(m.Lang, m.Target.Player.Locale)
 	notice := table.Message{Target: table.Target{Kind: table.ToPlace, Place: place}, Kind: table.KindNotice,
 		Table: m.Table, Lang: lang, Text: fmt.Sprintf(dmRefusedText(lang), i18n.T(lang, "btn.hand"))}
-	a.enqueue("ch:"+place.Chat, outItem{m: notice, mention: userID})
+	a.enqueue("ch:"+place.Chat, notice, userID)
 }
 
 // dmWorks forgets a refusal: the user has just written to the bot in private.
@@ -478,142 +335,27 @@ func (a *Adapter) editEphemeralHand(userID string, m table.Message) {
 	}
 }
 
-// post shows a message in a channel: a new message, or for a Key the edit of the message that
-// shows it (found in the KV), unless that already shows the same content or a newer version.
-func (a *Adapter) post(channelID string, it outItem) error {
-	m := it.m
-	content, comps := render(m, it.mention), components(m.Buttons)
-	if m.Key == "" {
-		a.limit.Wait(context.Background())
-		_, err := a.s.ChannelMessageSendComplex(channelID, a.messageSend(it, content, comps))
-		return err
-	}
-	sum := digest(content, m.Buttons, m.Picture)
-	rec, found, err := a.record(m.Key)
-	if err != nil {
-		return err
-	}
-	if found && rec.Channel == channelID {
-		if m.Version < rec.Version || rec.Hash == sum {
-			return nil
-		}
+// post shows a message in a channel: the edit of the message rec names, if it is in this
+// channel, else a new message. It gives the message's ID.
+func (a *Adapter) post(channelID string, m table.Message, ping string, rec *outbox.Record) (string, error) {
+	content, comps := render(m, ping), components(m.Buttons)
+	if rec != nil && rec.Chat == channelID {
 		edit := discordgo.NewMessageEdit(channelID, rec.ID)
-		edit.Content, edit.Components, edit.AllowedMentions = &content, &comps, mentions(it.mention)
+		edit.Content, edit.Components, edit.AllowedMentions = &content, &comps, mentions(ping)
 		if files := a.picture(m); files != nil {
 			edit.Files, edit.Attachments = files, &[]*discordgo.MessageAttachment{}
 		}
-		a.limit.Wait(context.Background())
-		_, err := a.s.ChannelMessageEditComplex(edit)
-		if err == nil {
-			return a.putRecord(m.Key, record{Channel: channelID, ID: rec.ID, Version: m.Version, Hash: sum}, false)
+		if _, err := a.s.ChannelMessageEditComplex(edit); err != nil {
+			return "", err
 		}
-		if c := restCode(err); c != discordgo.ErrCodeUnknownMessage {
-			return err
-		}
-		// Someone deleted the message: show it anew.
+		return rec.ID, nil
 	}
-	a.limit.Wait(context.Background())
-	msg, err := a.s.ChannelMessageSendComplex(channelID, a.messageSend(it, content, comps))
+	msg, err := a.s.ChannelMessageSendComplex(channelID, &discordgo.MessageSend{Content: content, Components: comps,
+		Files: a.picture(m), AllowedMentions: mentions(ping)})
 	if err != nil {
-		return err
+		return "", err
 	}
-	return a.putRecord(m.Key, record{Channel: channelID, ID: msg.ID, Version: m.Version, Hash: sum}, true)
-}
-
-func (a *Adapter) messageSend(it outItem, content string, comps []discordgo.MessageComponent) *discordgo.MessageSend {
-	return &discordgo.MessageSend{Content: content, Components: comps, Files: a.picture(it.m), AllowedMentions: mentions(it.mention)}
-}
-
-// msgCache holds the records of editable messages. A new message's record goes to the KV at
-// once (its ID must survive a crash, or the message would be posted twice); an edit only changes
-// memory and is written back by Flush, or when the cache grows large. Every KV write is a
-// transaction (two fsyncs on bbolt) that would otherwise compete with the service's commits on
-// every edit. A crash loses only content hashes: after it, Resume edits each message once.
-type msgCache struct {
-	mu    sync.Mutex
-	recs  map[string]record
-	dirty map[string]bool
-}
-
-// maxCached bounds the records kept in memory; beyond it they are written back and dropped.
-const maxCached = 4096
-
-func (a *Adapter) record(key string) (record, bool, error) {
-	c := &a.out.cache
-	c.mu.Lock()
-	rec, ok := c.recs[key]
-	c.mu.Unlock()
-	if ok {
-		return rec, true, nil
-	}
-	b, found, err := a.kv.Get(bucketMessages, key)
-	if err != nil || !found {
-		return rec, false, err
-	}
-	if err := json.Unmarshal(b, &rec); err != nil {
-		a.log.Warn("unreadable message record; sending anew", "key", key, "err", err)
-		return rec, false, nil
-	}
-	c.mu.Lock()
-	if _, ok := c.recs[key]; !ok {
-		c.recs[key] = rec
-	}
-	c.mu.Unlock()
-	return rec, true, nil
-}
-
-// putRecord remembers what a message shows; durable writes it to the KV now.
-func (a *Adapter) putRecord(key string, rec record, durable bool) error {
-	c := &a.out.cache
-	c.mu.Lock()
-	c.recs[key] = rec
-	if !durable {
-		c.dirty[key] = true
-	} else {
-		delete(c.dirty, key)
-	}
-	n := len(c.recs)
-	c.mu.Unlock()
-	if durable {
-		b, _ := json.Marshal(rec)
-		if err := a.kv.Put(bucketMessages, key, b); err != nil {
-			return err
-		}
-	}
-	if n > maxCached {
-		a.writeBack()
-	}
-	return nil
-}
-
-// writeBack writes the edited records to the KV and, if the cache is large, drops the clean ones.
-func (a *Adapter) writeBack() {
-	c := &a.out.cache
-	c.mu.Lock()
-	todo := make(map[string]record, len(c.dirty))
-	for k := range c.dirty {
-		todo[k] = c.recs[k]
-	}
-	clear(c.dirty)
-	c.mu.Unlock()
-	for k, rec := range todo {
-		b, _ := json.Marshal(rec)
-		if err := a.kv.Put(bucketMessages, k, b); err != nil {
-			a.log.Warn("writing the KV", "bucket", bucketMessages, "err", err)
-			c.mu.Lock()
-			c.dirty[k] = true
-			c.mu.Unlock()
-		}
-	}
-	c.mu.Lock()
-	if len(c.recs) > maxCached {
-		for k := range c.recs {
-			if !c.dirty[k] {
-				delete(c.recs, k)
-			}
-		}
-	}
-	c.mu.Unlock()
+	return msg.ID, nil
 }
 
 // picture renders the message's picture as a PNG attachment, if a renderer is configured.
@@ -627,21 +369,6 @@ func (a *Adapter) picture(m table.Message) []*discordgo.File {
 		return nil
 	}
 	return []*discordgo.File{{Name: string(m.Picture) + ".png", ContentType: "image/png", Reader: bytes.NewReader(png)}}
-}
-
-// retry runs fn again after network errors and server errors (5xx), a few times with backoff.
-// discordgo itself waits out 429s and retries 502s.
-func (a *Adapter) retry(fn func() error) error {
-	var err error
-	for attempt := 0; attempt < 3; attempt++ {
-		if attempt > 0 {
-			time.Sleep(time.Duration(250<<attempt) * time.Millisecond)
-		}
-		if err = fn(); err == nil || !transient(err) {
-			return err
-		}
-	}
-	return err
 }
 
 func transient(err error) bool {
@@ -742,21 +469,4 @@ func buttonStyle(s table.ButtonStyle) discordgo.ButtonStyle {
 		return discordgo.SuccessButton
 	}
 	return discordgo.PrimaryButton
-}
-
-// digest fingerprints what a message shows, to skip edits that would change nothing. Button
-// sequence numbers are left out, as the service does: a button stays valid until its presser
-// acts, so a message whose only change is newer sequence numbers need not be edited.
-func digest(content string, rows [][]table.Button, pic table.Picture) string {
-	h := fnv.New64a()
-	io.WriteString(h, content)
-	io.WriteString(h, "\x00"+string(pic))
-	for _, row := range rows {
-		io.WriteString(h, "\x01")
-		for _, b := range row {
-			a := b.Action
-			fmt.Fprintf(h, "\x02%s\x03%d\x03%s\x03%s\x03%s", b.Label, b.Style, a.Verb, a.Table, a.Arg)
-		}
-	}
-	return fmt.Sprintf("%016x", h.Sum64())
 }

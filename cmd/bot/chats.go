@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"sync"
-	"time"
 
 	"github.com/kontermatt/kontermatt/adapters/discord"
 	"github.com/kontermatt/kontermatt/adapters/telegram"
@@ -28,9 +27,7 @@ type discordChat struct{ *discord.Adapter }
 func (d discordChat) Attach(svc *table.Service) { d.Adapter.Attach(svc) }
 func (d discordChat) Close() error {
 	// Run drained its queue; this sends what the service said while it stopped.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return d.Flush(ctx)
+	return d.Adapter.Close()
 }
 func (d discordChat) Name() string { return "discord" }
 
@@ -52,9 +49,12 @@ func newChats(cfg Config, store *storage.Store, log *slog.Logger, picture func(t
 		chats = append(chats, telegramChat{a})
 	}
 	if cfg.Discord.Token != "" {
-		a := discord.New(discord.Config{Token: cfg.Discord.Token, GuildID: cfg.Discord.GuildID, APIURL: cfg.Discord.APIURL,
+		a, err := discord.New(discord.Config{Token: cfg.Discord.Token, GuildID: cfg.Discord.GuildID, APIURL: cfg.Discord.APIURL,
 			ShardID: cfg.Discord.ShardID, ShardCount: cfg.Discord.ShardCount, KV: store,
 			Log: log.With("platform", "discord"), Picture: picture})
+		if err != nil {
+			return nil, err
+		}
 		outboxes[discord.Platform] = a
 		chats = append(chats, discordChat{a})
 	}

@@ -22,9 +22,6 @@ type face struct {
 
 func (fc face) scale() float32 { return fc.size / fc.f.unitsPerEm }
 
-// ascent is how far the font reaches above the baseline, in pixels.
-func (fc face) ascent() float32 { return fc.f.ascent * fc.scale() }
-
 // capHeight is the height of capital letters, in pixels: text is centred on it.
 func (fc face) capHeight() float32 { return fc.f.capHeight * fc.scale() }
 

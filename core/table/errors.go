@@ -50,10 +50,6 @@ func cardList(set core.CardSet) func(string) string {
 	}
 }
 
-func suitName(s core.Suit) func(string) string {
-	return func(lang string) string { return i18n.SuitLabel(lang, s) }
-}
-
 // ruleMessages maps each engine sentinel to its catalog key: the one table from rule error to
 // user message. Keys take the MoveError details as arguments where the reason needs them.
 var ruleMessages = map[*core.RuleError]string{
