@@ -34,6 +34,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"golang.org/x/time/rate"
 
+	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/adapters/internal/outbox"
 	"github.com/kontermatt/kontermatt/core/table"
 )
@@ -57,9 +58,6 @@ type Config struct {
 	// KV keeps which Discord message shows which table message, and who refuses private messages,
 	// so both survive restarts. Required.
 	KV table.KV
-	// Picture, when set, renders a message's Picture as a PNG that is attached to the message.
-	// Without it, messages with a picture are sent as text only.
-	Picture func(table.Message) ([]byte, error)
 	// AckAfter is how long an interaction waits for the service before it is acknowledged with a
 	// deferred response (the answer then follows as an edit or follow-up). Discord allows 3 s;
 	// the default is 2 s.
@@ -73,13 +71,6 @@ type Config struct {
 	Verbose bool
 }
 
-// Handler is the part of the table service the adapter calls; *table.Service satisfies it.
-type Handler interface {
-	Handle(ctx context.Context, cmd table.Command) []table.Message
-}
-
-var _ Handler = (*table.Service)(nil)
-
 // Adapter is one Discord connection (one shard). It is the service's Outbox for Discord.
 type Adapter struct {
 	cfg   Config
@@ -89,7 +80,7 @@ type Adapter struct {
 	kv    table.KV
 
 	svcMu sync.RWMutex
-	svc   Handler
+	svc   chat.Service
 
 	mu       sync.Mutex // guards closed; orders inflight.Add before inflight.Wait
 	closed   bool
@@ -158,13 +149,13 @@ func (a *Adapter) Close() error {
 }
 
 // Attach gives the adapter the service that handles its commands. Call it before Run.
-func (a *Adapter) Attach(h Handler) {
+func (a *Adapter) Attach(h chat.Service) {
 	a.svcMu.Lock()
 	defer a.svcMu.Unlock()
 	a.svc = h
 }
 
-func (a *Adapter) service() Handler {
+func (a *Adapter) service() chat.Service {
 	a.svcMu.RLock()
 	defer a.svcMu.RUnlock()
 	return a.svc

@@ -6,12 +6,12 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 )
@@ -215,15 +215,7 @@ func TestMatchTwoHumansTwoComputers(t *testing.T) {
 	f := newFakeDiscord(t)
 	store := table.NewMemStore()
 	var pictures sync.Map
-	var svc atomic.Pointer[table.Service] // the real renderer, once the harness has made the service
-	h := startHarness(t, f, store, store, harnessOpt{cfg: func(c *Config) {
-		c.Picture = func(m table.Message) ([]byte, error) {
-			pictures.Store(m.Kind, true)
-			png, _, err := svc.Load().Picture(m, true)
-			return png, err
-		}
-	}})
-	svc.Store(h.svc)
+	h := startHarness(t, f, store, store, harnessOpt{wrap: func(s chat.Service) chat.Service { return pictureSpy{s, &pictures} }})
 	id := openTable(t, f, alice, []fakeUser{carla}, opt("stripes", 4, 1), opt("timer", 3, "none"), opt("level", 3, "easy"))
 	n := playMatch(t, f, []seatPlayer{{u: alice}, {u: carla}}, rand.New(rand.NewPCG(3, 4)))
 	h.a.Flush(context.Background())
@@ -265,7 +257,7 @@ func TestClosedDMs(t *testing.T) {
 	f.blocked[bob.ID] = true
 	store := table.NewMemStore()
 	// Without the service's Turn query, autocomplete falls back to the hand's buttons.
-	h := startHarness(t, f, store, store, harnessOpt{wrap: func(h Handler) Handler { return handOnly{h} }})
+	h := startHarness(t, f, store, store, harnessOpt{wrap: func(h chat.Service) chat.Service { return handOnly{h} }})
 	openTable(t, f, alice, []fakeUser{bob}, opt("stripes", 4, 2), opt("timer", 3, "none"))
 
 	var notice fakeMessage
@@ -598,7 +590,7 @@ func TestSlowServiceIsAcknowledged(t *testing.T) {
 	store := table.NewMemStore()
 	startHarness(t, f, store, store, harnessOpt{
 		cfg:  func(c *Config) { c.AckAfter = 30 * time.Millisecond },
-		wrap: func(h Handler) Handler { return slowHandler{h, 150 * time.Millisecond} },
+		wrap: func(h chat.Service) chat.Service { return slowHandler{h, 150 * time.Millisecond} },
 	})
 	in := f.dispatch(alice, 2, guildChannel, slashData("help", nil), nil)
 	r := f.response(in)
@@ -623,20 +615,31 @@ func TestSlowServiceIsAcknowledged(t *testing.T) {
 }
 
 type slowHandler struct {
-	Handler
+	chat.Service
 	delay time.Duration
+}
+
+// pictureSpy notes the kinds of message whose picture the adapter renders.
+type pictureSpy struct {
+	chat.Service
+	kinds *sync.Map
+}
+
+func (p pictureSpy) Picture(m table.Message, dark bool) ([]byte, string, error) {
+	p.kinds.Store(m.Kind, true)
+	return p.Service.Picture(m, dark)
 }
 
 func (s slowHandler) Handle(ctx context.Context, cmd table.Command) []table.Message {
 	time.Sleep(s.delay)
-	return s.Handler.Handle(ctx, cmd)
+	return s.Service.Handle(ctx, cmd)
 }
 
 // A panic while handling one interaction is answered and logged; the next one works.
 func TestPanicIsRecovered(t *testing.T) {
 	f := newFakeDiscord(t)
 	store := table.NewMemStore()
-	h := startHarness(t, f, store, store, harnessOpt{wrap: func(h Handler) Handler { return panicky{h} }})
+	h := startHarness(t, f, store, store, harnessOpt{wrap: func(h chat.Service) chat.Service { return panicky{h} }})
 	r := f.slash(bob, guildChannel, "rules")
 	if r.Type != 4 || r.Flags&64 == 0 || r.Content != ephemeralText("de", "err.internal") {
 		t.Errorf("after a panic: %+v", r)
@@ -651,17 +654,17 @@ func TestPanicIsRecovered(t *testing.T) {
 	h.stop()
 }
 
-type panicky struct{ Handler }
+type panicky struct{ chat.Service }
 
 func (p panicky) Handle(ctx context.Context, cmd table.Command) []table.Message {
 	if cmd.Verb == table.VerbRules {
 		panic("boom")
 	}
-	return p.Handler.Handle(ctx, cmd)
+	return p.Service.Handle(ctx, cmd)
 }
 
 // handOnly hides every method of the service but Handle.
-type handOnly struct{ Handler }
+type handOnly struct{ chat.Service }
 
 // A channel where the bot may not post: the failure is remembered (no request per move), and
 // the players are told why the table does not show.

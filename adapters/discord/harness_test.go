@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
@@ -85,7 +86,7 @@ type harness struct {
 
 type harnessOpt struct {
 	cfg  func(*Config)
-	wrap func(Handler) Handler
+	wrap func(chat.Service) chat.Service
 }
 
 // mustNew makes an adapter or fails the test; it is closed when the test ends.
@@ -115,7 +116,7 @@ func startHarness(t testing.TB, f *fakeDiscord, store table.Store, kv table.KV, 
 	a := mustNew(t, cfg)
 	svc := table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots,
 		Seed: 7, Log: log, Think: time.Second})
-	var h Handler = svc
+	var h chat.Service = svc
 	for _, o := range opts {
 		if o.wrap != nil {
 			h = o.wrap(h)

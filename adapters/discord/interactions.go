@@ -11,7 +11,6 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/kontermatt/kontermatt/adapters/internal/outbox"
-	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 )
@@ -232,12 +231,6 @@ func (a *Adapter) rememberHand(i *discordgo.Interaction, tableID string, version
 	a.hands[u.ID] = ephemeralHand{appID: i.AppID, token: i.Token, table: tableID, version: version, at: time.Now()}
 }
 
-// turnTeller is the service's query for whose turn it is at a table (*table.Service has it).
-type turnTeller interface {
-	TableAt(p table.Place) string
-	Turn(tableID string) (playerID string, legal []core.Card, trumpPhase bool)
-}
-
 // onAutocomplete offers the caller's legal cards for /km play, filtered by what they typed.
 func (a *Adapter) onAutocomplete(i *discordgo.Interaction) {
 	choices := []*discordgo.ApplicationCommandOptionChoice{}
@@ -280,18 +273,17 @@ func (a *Adapter) legalCards(i *discordgo.Interaction) []cardChoice {
 		return nil
 	}
 	var out []cardChoice
-	if tt, ok := a.service().(turnTeller); ok {
-		if id := tt.TableAt(placeOf(i)); id != "" {
-			who, legal, trump := tt.Turn(id)
-			if who == actor.ID && !trump {
-				for _, c := range legal {
-					out = append(out, cardChoice{c.Chat(), c.String()})
-				}
+	svc := a.service()
+	if id := svc.TableAt(placeOf(i)); id != "" {
+		who, legal, trump := svc.Turn(id)
+		if who == actor.ID && !trump {
+			for _, c := range legal {
+				out = append(out, cardChoice{c.Chat(), c.String()})
 			}
-			return out
 		}
+		return out
 	}
-	replies := a.service().Handle(context.Background(), table.Command{Place: placeOf(i), Actor: actor,
+	replies := svc.Handle(context.Background(), table.Command{Place: placeOf(i), Actor: actor,
 		Verb: table.VerbHand, Admin: admin, Private: isPrivate(i)})
 	for _, m := range replies {
 		for _, row := range m.Buttons {

@@ -360,10 +360,10 @@ func (a *Adapter) post(channelID string, m table.Message, ping string, rec *outb
 
 // picture renders the message's picture as a PNG attachment, if a renderer is configured.
 func (a *Adapter) picture(m table.Message) []*discordgo.File {
-	if a.cfg.Picture == nil || m.Picture == table.PictureNone {
+	if m.Picture == table.PictureNone {
 		return nil
 	}
-	png, err := a.cfg.Picture(m)
+	png, _, err := a.service().Picture(m, false)
 	if err != nil || len(png) == 0 {
 		a.log.Warn("rendering a picture; sending text only", "picture", m.Picture, "table", m.Table, "err", err)
 		return nil

@@ -29,6 +29,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 	"golang.org/x/time/rate"
 
+	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/adapters/internal/outbox"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
@@ -60,14 +61,6 @@ type Config struct {
 	PrivateInterval time.Duration
 	// GlobalPerSecond caps all messages and edits together; default 30.
 	GlobalPerSecond float64
-
-	// Picture, when set, renders a message's Picture (PNG); such a message then goes out as a
-	// photo with the text as caption (cut to 1024 characters). Keyed (edited) messages always stay
-	// text. Unset, or on a render error: text only. With the service's renderer:
-	//
-	//	var svc *table.Service // assigned after New; Picture runs only for messages svc delivered
-	//	cfg.Picture = func(m table.Message) ([]byte, error) { png, _, err := svc.Picture(m, false); return png, err }
-	Picture func(table.Message) ([]byte, error)
 }
 
 // Adapter is one bot: it receives updates for the service and is the service's Telegram Outbox.
@@ -78,7 +71,8 @@ type Adapter struct {
 	bot    *tgbotapi.BotAPI
 	client *apiClient
 	kv     table.KV
-	svc    atomic.Pointer[table.Service]
+	svcMu  sync.RWMutex
+	svc    chat.Service
 
 	started  atomic.Bool
 	stopping atomic.Bool // Run's context ended
@@ -150,7 +144,17 @@ func New(cfg Config) (*Adapter, error) {
 }
 
 // Attach gives the adapter the service its commands go to. Call it before Run.
-func (a *Adapter) Attach(svc *table.Service) { a.svc.Store(svc) }
+func (a *Adapter) Attach(svc chat.Service) {
+	a.svcMu.Lock()
+	defer a.svcMu.Unlock()
+	a.svc = svc
+}
+
+func (a *Adapter) service() chat.Service {
+	a.svcMu.RLock()
+	defer a.svcMu.RUnlock()
+	return a.svc
+}
 
 // Username is the bot's username (from getMe).
 func (a *Adapter) Username() string { return a.bot.Self.UserName }
@@ -162,7 +166,7 @@ var allowedUpdates = []string{"message", "callback_query", "my_chat_member"}
 // Then it stops taking updates, finishes the handlers already running and returns. It runs once;
 // only a failed deleteWebhook (an error before anything started) lets it be called again.
 func (a *Adapter) Run(ctx context.Context) error {
-	if a.svc.Load() == nil {
+	if a.service() == nil {
 		return errors.New("telegram: Run before Attach")
 	}
 	if !a.started.CompareAndSwap(false, true) {

@@ -56,7 +56,7 @@ func (a *Adapter) onMessage(ctx context.Context, u tgbotapi.Update, thread int) 
 	if verb == table.VerbStop && !private {
 		cmd.Admin = a.isAdmin(m.Chat.ID, m.From.ID)
 	}
-	a.replyTyped(cmd, m, thread, a.svc.Load().Handle(ctx, cmd))
+	a.replyTyped(cmd, m, thread, a.service().Handle(ctx, cmd))
 }
 
 // onStart handles /start in the private chat. With a table as payload (the deep link) it
@@ -70,7 +70,7 @@ func (a *Adapter) onStart(ctx context.Context, m *tgbotapi.Message, cmd table.Co
 	}
 	cmd.Table, cmd.Verb, cmd.Args = cmd.Args[0], table.VerbHand, nil
 	sent := false
-	for _, r := range a.svc.Load().Handle(ctx, cmd) {
+	for _, r := range a.service().Handle(ctx, cmd) {
 		if r.Kind == table.KindReply {
 			a.sendHand(user, r)
 			sent = true
@@ -135,7 +135,7 @@ func (a *Adapter) onCallback(ctx context.Context, u tgbotapi.Update, thread int)
 	}
 	cmd := act.Command(placeOf(cq.Message.Chat.ID, thread), playerOf(cq.From), eventID(u), private)
 	var lines []string
-	for _, r := range a.svc.Load().Handle(ctx, cmd) {
+	for _, r := range a.service().Handle(ctx, cmd) {
 		switch {
 		case act.Verb == table.VerbHand && r.Kind == table.KindReply:
 			// Shown to the presser only, as an alert; and brought to the private chat if possible.

@@ -347,8 +347,8 @@ func (a *Adapter) sendNew(it *item, text string, kb *tgbotapi.InlineKeyboardMark
 			return 0, err
 		}
 	}
-	if it.key == "" && it.msg.Picture != table.PictureNone && a.cfg.Picture != nil {
-		png, err := a.cfg.Picture(it.msg)
+	if it.key == "" && it.msg.Picture != table.PictureNone {
+		png, _, err := a.service().Picture(it.msg, false)
 		if err == nil {
 			p["caption"] = clip16(text, 1024)
 			resp, err := a.bot.UploadFiles("sendPhoto", p, []tgbotapi.RequestFile{{Name: "photo",

@@ -33,15 +33,15 @@ func (d discordChat) Name() string { return "discord" }
 
 type telegramChat struct{ *telegram.Adapter }
 
-func (t telegramChat) Name() string { return "telegram" }
+func (t telegramChat) Attach(svc *table.Service) { t.Adapter.Attach(svc) }
+func (t telegramChat) Name() string              { return "telegram" }
 
 // newChats makes the configured platforms' adapters and registers each as its platform's Outbox.
-func newChats(cfg Config, store *storage.Store, log *slog.Logger, picture func(table.Message) ([]byte, error),
-	outboxes map[string]table.Outbox) ([]chatAdapter, error) {
+func newChats(cfg Config, store *storage.Store, log *slog.Logger, outboxes map[string]table.Outbox) ([]chatAdapter, error) {
 	var chats []chatAdapter
 	if cfg.Telegram.Token != "" {
 		a, err := telegram.New(telegram.Config{Token: cfg.Telegram.Token, APIURL: cfg.Telegram.APIURL, KV: store,
-			Log: log.With("platform", "telegram"), Picture: picture})
+			Log: log})
 		if err != nil {
 			return nil, err // the adapter's errors name the platform and never hold the token
 		}
@@ -51,7 +51,7 @@ func newChats(cfg Config, store *storage.Store, log *slog.Logger, picture func(t
 	if cfg.Discord.Token != "" {
 		a, err := discord.New(discord.Config{Token: cfg.Discord.Token, GuildID: cfg.Discord.GuildID, APIURL: cfg.Discord.APIURL,
 			ShardID: cfg.Discord.ShardID, ShardCount: cfg.Discord.ShardCount, KV: store,
-			Log: log.With("platform", "discord"), Picture: picture})
+			Log: log})
 		if err != nil {
 			return nil, err
 		}

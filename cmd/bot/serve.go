@@ -94,11 +94,6 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 
 	outboxes := map[string]table.Outbox{}
-	var svc *table.Service // the adapters render pictures through it once it exists
-	picture := func(m table.Message) ([]byte, error) {
-		png, _, err := svc.Picture(m, false)
-		return png, err
-	}
 	var term *terminal.Terminal
 	var chats []chatAdapter
 	if cfg.Discord.Token == "" && cfg.Telegram.Token == "" {
@@ -109,7 +104,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		outboxes[terminal.Platform] = term
 		log = newLogger(stderr, "warn") // the terminal is for the game; only problems go to stderr
 	} else {
-		chats, err = newChats(cfg, store, log, picture, outboxes)
+		chats, err = newChats(cfg, store, log, outboxes)
 		if err != nil {
 			fmt.Fprintln(stderr, err)
 			return 1
@@ -123,7 +118,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			defer stopAdmin()
 		}
 	}
-	svc = table.New(table.Config{Store: store, KV: store, Outboxes: outboxes, Robots: robots, Seed: seed, Log: log,
+	svc := table.New(table.Config{Store: store, KV: store, Outboxes: outboxes, Robots: robots, Seed: seed, Log: log,
 		RulesURL: cfg.RulesURL, Think: cfg.Think, Retention: cfg.Retention})
 	defer svc.Close() // runs before store.Close: stop timers and computer players first
 	for _, c := range chats {

@@ -1,0 +1,24 @@
+// Package chat holds what both chat adapters share beyond the outbox: the part of the table
+// service they call.
+package chat
+
+import (
+	"context"
+
+	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// Service is what a chat adapter asks of the table service; *table.Service satisfies it.
+type Service interface {
+	// Handle applies a command and gives the replies for its actor.
+	Handle(ctx context.Context, cmd table.Command) []table.Message
+	// Picture renders the picture a message names (PNG) with its alt text.
+	Picture(m table.Message, dark bool) (png []byte, alt string, err error)
+	// TableAt gives the ID of a place's current table, or "".
+	TableAt(p table.Place) string
+	// Turn tells who must act at a table and which cards they may play.
+	Turn(tableID string) (playerID string, legal []core.Card, trumpPhase bool)
+}
+
+var _ Service = (*table.Service)(nil)
