@@ -41,13 +41,13 @@ func randomSeed() uint64 {
 	return binary.LittleEndian.Uint64(b[:])
 }
 
-// openStore opens the database, saying plainly when another instance holds it.
-func openStore(path string) (*storage.Store, error) {
-	st, err := storage.Open(path, storage.Options{})
-	if errors.Is(err, storage.ErrLocked) {
-		return nil, fmt.Errorf("%s is in use: another kontermatt is running with this database", path)
+// openStore opens the database; its error is the one line for the screen (see dbError).
+func openStore(path string, opts storage.Options) (*storage.Store, error) {
+	st, err := storage.Open(path, opts)
+	if err != nil {
+		return nil, dbError(path, err)
 	}
-	return st, err
+	return st, nil
 }
 
 // serve runs the bot: the configured chat platforms, or with no tokens a table in the terminal.
@@ -77,7 +77,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		cfg.Database = *dbPath
 	}
 	log := newLogger(stderr, cfg.LogLevel)
-	store, err := openStore(cfg.Database)
+	store, err := openStore(cfg.Database, storage.Options{})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1

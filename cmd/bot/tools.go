@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,6 +38,20 @@ func dbCommand(name, usage string, args []string, stderr io.Writer) (cfg Config,
 	return cfg, fs.Arg(0), 0
 }
 
+// dbError says in one line what keeps the database at path from opening: another bot holds it,
+// it is not there, or it is damaged. Other errors keep their own text.
+func dbError(path string, err error) error {
+	switch {
+	case errors.Is(err, storage.ErrLocked):
+		return fmt.Errorf("%s is in use: another kontermatt is running with this database", path)
+	case errors.Is(err, storage.ErrDamaged):
+		return fmt.Errorf("%s is damaged: restore it from a backup", path)
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("no database at %s", path)
+	}
+	return err
+}
+
 // runBackup writes a consistent copy of the database. bbolt lets one process at a time open the
 // file, so while the bot runs the copy comes from the bot itself, through its admin listener.
 func runBackup(args []string, stdout, stderr io.Writer) int {
@@ -44,7 +59,8 @@ func runBackup(args []string, stdout, stderr io.Writer) int {
 	if code != 0 {
 		return code
 	}
-	store, err := storage.Open(cfg.Database, storage.Options{Timeout: 200 * time.Millisecond})
+	// Read-only: a backup never creates a database where there is none, nor writes into one.
+	store, err := storage.Open(cfg.Database, storage.Options{Timeout: 200 * time.Millisecond, ReadOnly: true})
 	if errors.Is(err, storage.ErrLocked) && cfg.AdminAddr != "off" {
 		if err := fetchBackup(cfg.AdminAddr, out); err != nil {
 			fmt.Fprintln(stderr, "backup:", err)
@@ -54,11 +70,15 @@ func runBackup(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		fmt.Fprintln(stderr, dbError(cfg.Database, err))
 		return 1
 	}
 	defer store.Close()
 	if err := store.BackupFile(out); err != nil {
+		if errors.Is(err, storage.ErrDamaged) {
+			fmt.Fprintln(stderr, dbError(cfg.Database, err))
+			return 1
+		}
 		fmt.Fprintln(stderr, "backup:", err)
 		return 1
 	}
@@ -77,7 +97,7 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 	if code != 0 {
 		return code
 	}
-	store, err := openStore(cfg.Database)
+	store, err := openStore(cfg.Database, storage.Options{ReadOnly: true})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -92,6 +112,10 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 		n++
 		return os.WriteFile(recordFile(dir, key), rec, 0o644)
 	})
+	if errors.Is(err, storage.ErrDamaged) {
+		fmt.Fprintln(stderr, dbError(cfg.Database, err))
+		return 1
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "export:", err)
 		return 1
