@@ -215,8 +215,7 @@ func freeAddr(t *testing.T) string {
 func TestSecondInstanceFailsFastAndLiveBackupWorks(t *testing.T) {
 	bin := buildBot(t)
 	db := filepath.Join(t.TempDir(), "k.db")
-	addr := freeAddr(t)
-	stop := startBot(t, bin, db, "KONTERMATT_ADMIN_ADDR="+addr)
+	stop := startBot(t, bin, db)
 	defer stop()
 
 	start := time.Now()
@@ -229,9 +228,7 @@ func TestSecondInstanceFailsFastAndLiveBackupWorks(t *testing.T) {
 	}
 
 	backup := filepath.Join(t.TempDir(), "backup.db")
-	cmd := exec.Command(bin, "backup", "-db", db, backup)
-	cmd.Env = append(os.Environ(), "KONTERMATT_ADMIN_ADDR="+addr)
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := exec.Command(bin, "backup", "-db", db, backup).CombinedOutput(); err != nil {
 		t.Fatalf("live backup: %v\n%s", err, out)
 	}
 	st, err := storage.Open(backup, storage.Options{})

@@ -115,14 +115,11 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	if cfg.AdminAddr != "off" {
-		// Live backups and metrics; a busy port only costs those, not the game.
-		if stopAdmin, err := serveAdmin(ctx, cfg.AdminAddr, store, log); err != nil {
-			log.Warn("no admin listener", "err", err)
-		} else {
-			defer stopAdmin()
-		}
-	}
+	// Live backups and metrics. The bot holds the database's lock by now, so a socket file beside
+	// the database can only be a crashed bot's. Closed after the service, before the database.
+	adm := &admin{Store: store, Log: log, Socket: cfg.Database + ".sock", Addr: cfg.AdminAddr, Token: cfg.AdminToken}
+	adm.Start()
+	defer adm.Close()
 	svc = table.New(table.Config{Store: store, Outboxes: outboxes, Robots: robots, Seed: seed, Log: log,
 		RulesURL: cfg.RulesURL, Think: cfg.Think})
 	defer svc.Close() // runs before store.Close: stop timers and computer players first

@@ -53,7 +53,8 @@ func dbError(path string, err error) error {
 }
 
 // runBackup writes a consistent copy of the database. bbolt lets one process at a time open the
-// file, so while the bot runs the copy comes from the bot itself, through its admin listener.
+// file, so while the bot runs the copy comes from the bot itself, through the admin socket beside
+// the database (or its TCP listener, if configured).
 func runBackup(args []string, stdout, stderr io.Writer) int {
 	cfg, out, code := dbCommand("backup", "bot backup [-config FILE] [-db FILE] OUT", args, stderr)
 	if code != 0 {
@@ -61,12 +62,13 @@ func runBackup(args []string, stdout, stderr io.Writer) int {
 	}
 	// Read-only: a backup never creates a database where there is none, nor writes into one.
 	store, err := storage.Open(cfg.Database, storage.Options{Timeout: 200 * time.Millisecond, ReadOnly: true})
-	if errors.Is(err, storage.ErrLocked) && cfg.AdminAddr != "off" {
-		if err := fetchBackup(cfg.AdminAddr, out); err != nil {
+	if errors.Is(err, storage.ErrLocked) {
+		via, err := fetchBackup(cfg, out)
+		if err != nil {
 			fmt.Fprintln(stderr, "backup:", err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "backed up the running bot's %s to %s\n", cfg.Database, out)
+		fmt.Fprintf(stdout, "backed up the running bot's %s to %s (via %s)\n", cfg.Database, out, via)
 		return 0
 	}
 	if err != nil {
