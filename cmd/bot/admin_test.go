@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/kontermatt/kontermatt/storage"
 )
 
@@ -347,6 +349,56 @@ func TestAdminTCP(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "wrong token") {
 		t.Errorf("refused requests are not logged:\n%s", logs)
+	}
+}
+
+// TestLiveBackupOfADamagedDatabase: when the file is damaged under the running bot, the copy it
+// sends is damaged too, and backup says so in one line instead of keeping the copy.
+func TestLiveBackupOfADamagedDatabase(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "k.db")
+	fillDatabase(t, db)
+	var leaves []int
+	var pageSize int
+	bdb, err := bolt.Open(db, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bdb.View(func(tx *bolt.Tx) error {
+		for id := 2; ; id++ {
+			info, err := tx.Page(id)
+			if err != nil || info == nil {
+				return err
+			}
+			if info.Type == "leaf" {
+				leaves = append(leaves, id)
+			}
+		}
+	})
+	pageSize = bdb.Info().PageSize
+	bdb.Close()
+
+	st, err := storage.Open(db, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	startAdmin(t, &admin{Store: st, Socket: db + ".sock"})
+	f, err := os.OpenFile(db, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range leaves {
+		f.WriteAt(bytes.Repeat([]byte{0x5a}, pageSize), int64(id*pageSize))
+	}
+	f.Close()
+
+	out := filepath.Join(t.TempDir(), "b.db")
+	code, _, stderr := backupCmd(t, db, out)
+	if want := "backup: " + db + " is damaged: restore it from a backup\n"; code != 1 || stderr != want {
+		t.Errorf("exit %d, %q; want 1 and %q", code, stderr, want)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(out)); len(entries) != 0 {
+		t.Errorf("the damaged copy was kept: %v", entries)
 	}
 }
 
