@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,12 +12,21 @@ import (
 
 // Backup writes a consistent copy of the whole database to w while the Store stays in use: it runs
 // in one read transaction, so commits go on meanwhile and are not in the copy. It returns the
-// number of bytes written. The copy is a bbolt file that Open accepts.
+// number of bytes written. The copy is a bbolt file that Open accepts. A file that turns out shorter
+// than its pages (truncated while open) fails with ErrDamaged.
+//
+// The read transaction lasts until w has taken the last byte, and while it lasts a commit that
+// grows the file waits (bbolt remaps the file only without readers): give Backup a writer that
+// cannot stall, such as a local file, never a network client.
 func (s *Store) Backup(w io.Writer) (int64, error) {
 	var n int64
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		var err error
 		n, err = tx.WriteTo(w)
+		if errors.Is(err, io.EOF) {
+			// WriteTo copies tx.Size() bytes from the file; an EOF means it is not that long.
+			return fmt.Errorf("%w: the file ends before its last page", ErrDamaged)
+		}
 		return err
 	})
 	if err != nil {

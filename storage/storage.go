@@ -18,6 +18,8 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -53,6 +55,16 @@ var (
 
 	// ErrCorrupt is returned when stored data cannot be decoded or the layout is broken.
 	ErrCorrupt = errors.New("corrupt data")
+
+	// ErrDamaged is returned when the file itself is damaged: its meta pages are invalid, it is
+	// shorter than its pages say, or a page bbolt reads is garbage (bbolt panics on those; Open,
+	// Backup and the iterations recover and return this instead). Restore the file from a backup.
+	ErrDamaged = errors.New("database file is damaged")
+
+	// ErrOlderSchema is returned by Open with Options.ReadOnly when the database has an older
+	// schema version: a read-only Store cannot migrate it. Open it once without ReadOnly (start
+	// the bot on it) to bring it forward.
+	ErrOlderSchema = errors.New("database schema is older than this binary")
 )
 
 // DefaultTimeout is how long Open waits for the file lock when Options.Timeout is zero.
@@ -70,6 +82,13 @@ type Options struct {
 	// ~90 commits/s, with 16 from ~2,500 to ~1,300, and only with 256 concurrent writers does it
 	// win (~12,000 against ~2,200). Leave it off unless hundreds of tables commit at one moment.
 	Batch bool
+
+	// ReadOnly opens the file without writing to it, under a shared lock (so it still fails with
+	// ErrLocked while a bot holds the file). A missing or empty file is not created: Open fails
+	// with an error matching fs.ErrNotExist. The schema is not migrated: it must be the current
+	// one (ErrNewerSchema, ErrOlderSchema otherwise). Writes fail with bbolt's
+	// ErrDatabaseReadOnly. For tools that copy or export a database.
+	ReadOnly bool
 }
 
 // Store is the bbolt-backed store. It is safe for concurrent use.
@@ -80,7 +99,9 @@ type Store struct {
 
 // Open opens (creating if needed) the database at path, brings its schema to the current version
 // and returns the Store. If another process has the file open, Open fails after opts.Timeout with
-// an error matching ErrLocked; a database with a newer schema fails with ErrNewerSchema.
+// an error matching ErrLocked; a database with a newer schema fails with ErrNewerSchema. Open reads
+// every page in use once, so a damaged file fails here with ErrDamaged rather than in the middle of
+// a game (a panic inside bbolt's own Open may leave the file's descriptor open: exit then).
 func Open(path string, opts Options) (*Store, error) {
 	timeout := opts.Timeout
 	switch {
@@ -89,18 +110,54 @@ func Open(path string, opts Options) (*Store, error) {
 	case timeout < 0:
 		timeout = 0 // bbolt: wait forever
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
+	if opts.ReadOnly {
+		// bbolt would write fresh meta pages into an empty file, which a read-only one refuses
+		// with an unhelpful "bad file descriptor": an empty file holds no database.
+		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+			return nil, fmt.Errorf("storage: open %s: the file is empty: %w", path, fs.ErrNotExist)
+		}
+	}
+	db, err := openBolt(path, &bolt.Options{Timeout: timeout, ReadOnly: opts.ReadOnly})
 	if err != nil {
-		if errors.Is(err, berrors.ErrTimeout) {
+		switch {
+		case errors.Is(err, berrors.ErrTimeout):
 			return nil, fmt.Errorf("storage: open %s: %w (waited %v): %w", path, ErrLocked, timeout, err)
+		case isDamage(err) && !errors.Is(err, ErrDamaged):
+			return nil, fmt.Errorf("storage: open %s: %w: %w", path, ErrDamaged, err)
 		}
 		return nil, fmt.Errorf("storage: open %s: %w", path, err)
 	}
-	if err := migrate(db, migrations); err != nil {
+	// Check the pages before migrating: never write into a damaged file.
+	if err := view(db, verify); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("storage: open %s: %w", path, err)
+	}
+	if opts.ReadOnly {
+		err = db.View(checkVersion)
+	} else {
+		err = migrate(db, migrations)
+	}
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("storage: open %s: %w", path, err)
 	}
 	return &Store{db: db, batch: opts.Batch}, nil
+}
+
+// checkVersion is what a read-only Open does instead of migrating: the file must have the current
+// schema and layout, since the Store cannot bring it forward.
+func checkVersion(tx *bolt.Tx) error {
+	have, err := schemaVersion(tx)
+	if err != nil {
+		return err
+	}
+	switch want := SchemaVersion(); {
+	case have > want:
+		return fmt.Errorf("%w: database has version %d, this binary knows up to %d", ErrNewerSchema, have, want)
+	case have < want:
+		return fmt.Errorf("%w: database has version %d, this binary reads %d", ErrOlderSchema, have, want)
+	}
+	return checkLayout(tx)
 }
 
 // Close closes the database, waiting for running transactions. Later calls fail with bbolt's

@@ -178,7 +178,7 @@ func (s *Store) each(top, sub []byte, fn func(k, v []byte) error) error {
 	var after []byte // the last key handed out
 	for {
 		batch := make([]kv, 0, chunk)
-		err := s.db.View(func(tx *bolt.Tx) error {
+		err := s.view(func(tx *bolt.Tx) error { // guarded: a damaged page gives ErrDamaged
 			b := tx.Bucket(top)
 			if b == nil {
 				return fmt.Errorf("bucket %s is missing: %w", top, ErrCorrupt)

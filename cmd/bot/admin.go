@@ -2,91 +2,376 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"errors"
 	"expvar"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/kontermatt/kontermatt/storage"
 )
 
-// The admin listener serves a running bot's live backup and its expvar metrics. It listens on
-// localhost only: it needs no token because nothing outside the machine can reach it.
+// The admin door serves a running bot's live backup and its expvar metrics:
 //
-//	GET /backup       a consistent copy of the database (bbolt file)
+//	GET /backup       a consistent copy of the database (a bbolt file)
 //	GET /debug/vars   expvar metrics
-func serveAdmin(ctx context.Context, addr string, store *storage.Store, log *slog.Logger) (stop func(), err error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("%w: admin_addr %q: %v", errConfig, addr, err)
-	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, fmt.Errorf("%w: admin_addr %q must be a loopback address", errConfig, addr)
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("admin listener: %w", err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /debug/vars", expvar.Handler())
-	mux.HandleFunc("GET /backup", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/octet-stream")
-		if _, err := store.Backup(w); err != nil {
-			log.Error("live backup failed", "err", err)
-		}
-	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("admin listener stopped", "err", err)
-		}
-	}()
-	return func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}, nil
+//
+// It always listens on a unix socket beside the database (DATABASE.sock, mode 0600), so that
+// `bot backup -db DATABASE` reaches the bot holding that very file, and only its user can connect.
+// Only if configured does it also listen on a loopback TCP port; there every request needs the
+// admin token and a Host header naming the listener, which a web page cannot make a browser send
+// (DNS rebinding).
+type admin struct {
+	Store  *storage.Store
+	Log    *slog.Logger
+	Socket string // the unix socket's path; empty: none
+	Addr   string // a loopback TCP address; empty: none
+	Token  string // the bearer token the TCP listener requires; never logged
+
+	// BackupTime is how long a client gets to take a backup of size bytes; nil: backupTime.
+	BackupTime func(size int64) time.Duration
+	// Grace is how long Close lets downloads go on; 0: 5 s.
+	Grace time.Duration
+
+	// backupSlot holds the one backup being sent: a snapshot costs a copy of the database on
+	// disk, so two at once are refused rather than queued.
+	backupSlot chan struct{}
+	servers    []*http.Server
+	listeners  []net.Listener // closed by Close itself: a Serve not yet running would close them late
+	tcpAddr    net.Addr       // where the TCP listener listens (its port when Addr asks for port 0)
+	closeOnce  sync.Once
 }
 
-// fetchBackup asks a running bot's admin listener for a live backup and writes it to path
-// atomically.
-func fetchBackup(addr, path string) error {
-	client := &http.Client{Timeout: 5 * time.Minute}
-	resp, err := client.Get("http://" + addr + "/backup")
+// backupTime is generous: a minute plus a second per MiB, as slow as 1 MiB/s over loopback.
+func backupTime(size int64) time.Duration {
+	return time.Minute + time.Duration(size>>20)*time.Second
+}
+
+// errSocketTooLong is a socket path longer than a unix socket address holds.
+var errSocketTooLong = errors.New("too long for a unix socket")
+
+// Start opens the listeners. It only warns about one it cannot open: that costs live backups and
+// metrics, not the game.
+func (a *admin) Start() {
+	a.backupSlot = make(chan struct{}, 1)
+	a.removeStaleSnapshots()
+	mux := a.routes()
+	if a.Socket != "" {
+		ln, err := listenSocket(a.Socket)
+		switch {
+		case errors.Is(err, errSocketTooLong):
+			a.Log.Warn("the admin socket path is too long for a unix socket, so this bot runs without it: `bot backup` cannot reach it; move the database to a shorter path (or set admin_addr and admin_token)",
+				"socket", a.Socket, "err", err)
+		case err != nil:
+			a.Log.Warn("no admin socket: `bot backup` cannot reach this bot", "socket", a.Socket, "err", err)
+		default:
+			a.serve(ln, mux)
+		}
+	}
+	if a.Addr != "" && len(a.Token) < minAdminToken {
+		// loadConfig refuses this; the check here keeps an empty token from ever opening the port.
+		a.Log.Error("no admin TCP listener: it needs an admin_token", "addr", a.Addr)
+		return
+	}
+	if a.Addr != "" {
+		ln, err := net.Listen("tcp", a.Addr)
+		if err != nil {
+			a.Log.Warn("no admin TCP listener", "err", err)
+			return
+		}
+		a.tcpAddr = ln.Addr()
+		_, port, _ := net.SplitHostPort(ln.Addr().String())
+		a.serve(ln, a.guardTCP(mux, port))
+	}
+}
+
+// routes are the admin endpoints, served on both listeners (TCP behind guardTCP). Health and
+// metrics endpoints belong here too.
+func (a *admin) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /backup", a.serveBackup)
+	mux.Handle("GET /debug/vars", expvar.Handler())
+	return mux
+}
+
+func (a *admin) serve(ln net.Listener, h http.Handler) {
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second, // /backup sets its own, longer deadline
+		IdleTimeout:       time.Minute,
+		MaxHeaderBytes:    16 << 10,
+		ErrorLog:          slog.NewLogLogger(a.Log.Handler(), slog.LevelWarn),
+	}
+	a.servers = append(a.servers, srv)
+	a.listeners = append(a.listeners, ln)
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.Log.Error("admin listener stopped", "addr", ln.Addr().String(), "err", err)
+		}
+	}()
+}
+
+// Close stops the listeners, lets downloads go on for the grace period, then cuts them, and
+// returns once the backup being sent (if any) has ended and its snapshot is removed; no backup
+// starts after that, so the database can close.
+func (a *admin) Close() {
+	if a.backupSlot == nil {
+		return // never started
+	}
+	a.closeOnce.Do(a.close)
+}
+
+func (a *admin) close() {
+	grace := a.Grace
+	if grace == 0 {
+		grace = 5 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	for _, srv := range a.servers {
+		_ = srv.Shutdown(ctx)
+	}
+	for _, srv := range a.servers {
+		_ = srv.Close()
+	}
+	for _, ln := range a.listeners {
+		_ = ln.Close() // removes the socket file
+	}
+	a.backupSlot <- struct{}{}
+}
+
+// guardTCP lets a request through only if its Host header names this loopback listener (else 403)
+// and it carries the token (else 401). The tokens are compared as hashes in constant time, so
+// neither their bytes nor their lengths show in the timing.
+func (a *admin) guardTCP(next http.Handler, port string) http.Handler {
+	want := sha256.Sum256([]byte(a.Token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isListenerHost(r.Host, port) {
+			a.Log.Warn("admin request refused: its Host header names another server", "remote", r.RemoteAddr, "path", r.URL.Path)
+			http.Error(w, "forbidden: the Host header must name this listener (a loopback address and port "+port+")", http.StatusForbidden)
+			return
+		}
+		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		got := sha256.Sum256([]byte(token))
+		if !ok || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			a.Log.Warn("admin request refused: no or wrong token", "remote", r.RemoteAddr, "path", r.URL.Path)
+			w.Header().Set("WWW-Authenticate", `Bearer realm="kontermatt admin"`)
+			http.Error(w, "unauthorized: send the header Authorization: Bearer <admin_token>", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// isListenerHost tells whether a Host header names a loopback host with the listener's port.
+func isListenerHost(hostport, port string) bool {
+	host, p, err := net.SplitHostPort(hostport)
+	if err != nil || p != port {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
+}
+
+// snapshotPrefix names the snapshot files beside the database: hidden, and easy to recognise as
+// the bot's own.
+func (a *admin) snapshotPrefix() (dir, prefix string) {
+	dir, base := filepath.Split(a.Store.Path())
+	if dir == "" {
+		dir = "."
+	}
+	return dir, "." + base + ".snapshot-"
+}
+
+// removeStaleSnapshots deletes snapshots a crashed bot left: this bot holds the database's lock,
+// so no other is sending one.
+func (a *admin) removeStaleSnapshots() {
+	dir, prefix := a.snapshotPrefix()
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.Type().IsRegular() && strings.HasPrefix(e.Name(), prefix) {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// serveBackup sends a snapshot: the database is first copied (in one short read transaction) to a
+// file beside it, and that file is sent. Streaming from the transaction itself would let a client
+// that stops reading hold the transaction open, and bbolt cannot grow the file past its mapping
+// while a reader holds it: every commit would wait, and so would shutdown.
+func (a *admin) serveBackup(w http.ResponseWriter, r *http.Request) {
+	select {
+	case a.backupSlot <- struct{}{}:
+		defer func() { <-a.backupSlot }()
+	default:
+		w.Header().Set("Retry-After", "30")
+		http.Error(w, "another backup is being sent; try again when it has finished", http.StatusServiceUnavailable)
+		return
+	}
+	dir, prefix := a.snapshotPrefix()
+	f, err := os.CreateTemp(dir, prefix+"*") // mode 0600
 	if err != nil {
-		return fmt.Errorf("the database is in use and the running bot's admin listener (%s) did not answer: %w", addr, err)
+		a.Log.Error("live backup: no snapshot file", "err", err)
+		http.Error(w, "backup failed: the bot could not write its snapshot (see its log)", http.StatusInternalServerError)
+		return
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	size, err := a.Store.Backup(f)
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		a.Log.Error("live backup failed", "err", err)
+		http.Error(w, "backup failed (see the bot's log)", http.StatusInternalServerError)
+		return
+	}
+	if err := http.NewResponseController(w).SetWriteDeadline(time.Now().Add(a.backupTime(size))); err != nil {
+		a.Log.Warn("live backup: no write deadline", "err", err)
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	if _, err := io.Copy(w, f); err != nil {
+		a.Log.Warn("live backup not fully sent", "remote", r.RemoteAddr, "err", err)
+	}
+}
+
+func (a *admin) backupTime(size int64) time.Duration {
+	if a.BackupTime != nil {
+		return a.BackupTime(size)
+	}
+	return backupTime(size)
+}
+
+// listenSocket listens on a unix socket at path, mode 0600. The caller holds the database's lock,
+// so a socket already there was left by a crashed bot and is removed; anything else is left alone.
+func listenSocket(path string) (net.Listener, error) {
+	if len(path) > maxSocketPath {
+		return nil, fmt.Errorf("%s is %d bytes: %w (at most %d)", path, len(path), errSocketTooLong, maxSocketPath)
+	}
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode().Type() != fs.ModeSocket {
+			return nil, fmt.Errorf("%s exists and is not a socket: not touching it", path)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("stale admin socket: %w", err)
+		}
+	}
+	return listenPrivate(path)
+}
+
+// fetchBackup gets a live backup from the running bot that holds cfg.Database: through the
+// socket beside it, or, when there is none and admin_addr is set, over TCP with the token. The
+// copy is checked (it must open) before it replaces out. It says which way it went.
+func fetchBackup(cfg Config, out string) (via string, err error) {
+	peer, err := findAdmin(cfg)
+	if err != nil {
+		return "", err
+	}
+	req, err := http.NewRequest(http.MethodGet, peer.url+"/backup", nil)
+	if err != nil {
+		return "", err
+	}
+	if peer.token != "" {
+		req.Header.Set("Authorization", "Bearer "+peer.token)
+	}
+	resp, err := peer.client.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("%s is in use, and the running bot did not answer on %s: %w", cfg.Database, peer.via, err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("running bot at %s answered %s", addr, resp.Status)
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusUnauthorized:
+		return "", fmt.Errorf("the running bot on %s refused the admin token (%s): check admin_token", peer.via, resp.Status)
+	default:
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+		return "", fmt.Errorf("the running bot on %s answered %s: %s", peer.via, resp.Status, strings.TrimSpace(string(body)))
 	}
-	dir, base := filepath.Split(path)
+	dir, base := filepath.Split(out)
 	if dir == "" {
 		dir = "."
 	}
 	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
-		return err
+		return "", err
 	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
+	tmp := f.Name()
+	_, err = io.Copy(f, resp.Body) // a body shorter than its Content-Length is an error here
+	if err == nil {
+		err = f.Sync()
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
+	if err != nil {
+		err = fmt.Errorf("receiving the backup from %s: %w", peer.via, err)
+	} else if err = checkCopy(cfg.Database, tmp); err == nil {
+		err = os.Rename(tmp, out)
 	}
-	return os.Rename(f.Name(), path)
+	if err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	return peer.via, nil
+}
+
+// checkCopy opens a received copy read-only, which reads every page of it. A copy made by a newer
+// bot than this one is fine to keep even if this binary cannot read it.
+func checkCopy(database, path string) error {
+	st, err := storage.Open(path, storage.Options{ReadOnly: true})
+	switch {
+	case err == nil:
+		return st.Close()
+	case errors.Is(err, storage.ErrNewerSchema):
+		return nil
+	case errors.Is(err, storage.ErrDamaged):
+		return dbError(database, err)
+	}
+	return fmt.Errorf("the running bot's backup does not open: %w", err)
+}
+
+// adminPeer is the way to a running bot's admin door.
+type adminPeer struct {
+	client *http.Client
+	url    string
+	via    string // the socket's path or the TCP address, for messages
+	token  string // sent only over TCP
+}
+
+// findAdmin picks the way to the running bot that holds cfg.Database: its socket if it is there,
+// else the configured TCP listener.
+func findAdmin(cfg Config) (adminPeer, error) {
+	sock := cfg.Database + ".sock"
+	// The server sets its own deadline for the body; a bot that never answers at all is cut here.
+	transport := &http.Transport{ResponseHeaderTimeout: 10 * time.Minute}
+	client := &http.Client{Transport: transport}
+	fi, statErr := os.Lstat(sock)
+	switch {
+	case statErr == nil && fi.Mode().Type() == fs.ModeSocket && len(sock) <= maxSocketPath:
+		transport.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", sock)
+		}
+		return adminPeer{client: client, url: "http://kontermatt", via: sock}, nil
+	case cfg.AdminAddr != "":
+		return adminPeer{client: client, url: "http://" + cfg.AdminAddr, via: cfg.AdminAddr, token: cfg.AdminToken}, nil
+	case len(sock) > maxSocketPath:
+		return adminPeer{}, fmt.Errorf("%s is in use by a running bot, which cannot have its admin socket: %s is %d bytes, %w (at most %d); move the database to a shorter path, or set admin_addr and admin_token",
+			cfg.Database, sock, len(sock), errSocketTooLong, maxSocketPath)
+	}
+	return adminPeer{}, fmt.Errorf("%s is in use by a running bot, but there is no admin socket at %s (a bot older than this command?)", cfg.Database, sock)
 }

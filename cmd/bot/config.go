@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"time"
 
@@ -23,9 +24,11 @@ type Config struct {
 	// Retention is how long a closed table's state and command log are kept; finished matches'
 	// records are kept for ever.
 	Retention time.Duration `yaml:"retention"`
-	// AdminAddr is the localhost listener for live backups and metrics; "off" disables it.
-	AdminAddr string `yaml:"admin_addr"`
-	Discord   struct {
+	// AdminAddr adds a loopback TCP listener to the admin socket (live backups, metrics); empty:
+	// the socket beside the database only. AdminToken is its bearer token, required with it.
+	AdminAddr  string `yaml:"admin_addr"`
+	AdminToken string `yaml:"admin_token"`
+	Discord    struct {
 		Token      string `yaml:"token"`
 		GuildID    string `yaml:"guild_id"`
 		APIURL     string `yaml:"api_url"`
@@ -80,8 +83,12 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 		c.Telegram.APIURL = "https://api.telegram.org"
 	}
 	env("KONTERMATT_ADMIN_ADDR", &c.AdminAddr)
-	if c.AdminAddr == "" {
-		c.AdminAddr = "127.0.0.1:8377"
+	env("KONTERMATT_ADMIN_TOKEN", &c.AdminToken)
+	if c.AdminAddr == "off" {
+		c.AdminAddr = "" // the old way to say "no TCP listener", still in some configs
+	}
+	if err := checkAdmin(c.AdminAddr, c.AdminToken); err != nil {
+		return c, err
 	}
 	if c.Think == 0 {
 		c.Think = 2 * time.Second
@@ -101,6 +108,29 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 		return c, fmt.Errorf("%w: log_level %q: use debug, info, warn or error", errConfig, c.LogLevel)
 	}
 	return c, nil
+}
+
+// minAdminToken is the shortest admin_token accepted: any local process may knock on the port, so
+// a short token is one it can guess (`openssl rand -hex 16` gives 32 characters).
+const minAdminToken = 16
+
+// checkAdmin refuses a TCP admin listener that is not on a loopback address, or has no token.
+// Its errors never show the token.
+func checkAdmin(addr, token string) error {
+	if addr == "" {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%w: admin_addr %q: %v", errConfig, addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("%w: admin_addr %q must be a loopback address (127.0.0.1, ::1 or localhost)", errConfig, addr)
+	}
+	if len(token) < minAdminToken {
+		return fmt.Errorf("%w: admin_addr needs admin_token (or KONTERMATT_ADMIN_TOKEN) of at least %d characters, e.g. from `openssl rand -hex 16`", errConfig, minAdminToken)
+	}
+	return nil
 }
 
 // errEOF is what the YAML decoder says for an empty file.

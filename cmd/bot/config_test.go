@@ -24,7 +24,7 @@ func TestConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.Database != "kontermatt.db" || c.Telegram.APIURL != "https://api.telegram.org" || c.AdminAddr != "127.0.0.1:8377" {
+		if c.Database != "kontermatt.db" || c.Telegram.APIURL != "https://api.telegram.org" || c.AdminAddr != "" || c.AdminToken != "" {
 			t.Errorf("example config: %+v", c)
 		}
 	})
@@ -45,6 +45,11 @@ func TestConfig(t *testing.T) {
 		{"bad log level", "log_level: loud\n", "log_level"},
 		{"bad shard", "discord:\n  shard_id: 3\n  shard_count: 2\n", "shard_id"},
 		{"not yaml", "{{{", "config"},
+		{"admin_addr without a token", "admin_addr: 127.0.0.1:8377\n", "admin_token"},
+		{"admin_addr with a short token", "admin_addr: 127.0.0.1:8377\nadmin_token: short\n", "admin_token"},
+		{"admin_addr not loopback", "admin_addr: 0.0.0.0:8377\nadmin_token: 0123456789abcdef0123\n", "loopback"},
+		{"admin_addr on every interface", "admin_addr: :8377\nadmin_token: 0123456789abcdef0123\n", "loopback"},
+		{"admin_addr without port", "admin_addr: 127.0.0.1\nadmin_token: 0123456789abcdef0123\n", "admin_addr"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := loadConfig(writeConfig(t, tc.text), noEnv)
@@ -55,6 +60,25 @@ func TestConfig(t *testing.T) {
 	}
 	t.Run("a bad config never shows the token", func(t *testing.T) {
 		_, err := loadConfig(writeConfig(t, "telegram:\n  token: 123:SECRET-TOKEN\n  extra: 1\n"), noEnv)
+		if err == nil || strings.Contains(err.Error(), "SECRET") {
+			t.Errorf("error %v", err)
+		}
+	})
+	t.Run("admin listener from the environment", func(t *testing.T) {
+		env := map[string]string{"KONTERMATT_ADMIN_ADDR": "[::1]:8377", "KONTERMATT_ADMIN_TOKEN": "0123456789abcdef-env"}
+		c, err := loadConfig("", func(k string) string { return env[k] })
+		if err != nil || c.AdminAddr != "[::1]:8377" || c.AdminToken != env["KONTERMATT_ADMIN_TOKEN"] {
+			t.Errorf("got %q, %v", c.AdminAddr, err)
+		}
+	})
+	t.Run("admin_addr off is no listener", func(t *testing.T) {
+		c, err := loadConfig(writeConfig(t, "admin_addr: off\n"), noEnv)
+		if err != nil || c.AdminAddr != "" {
+			t.Errorf("got %q, %v", c.AdminAddr, err)
+		}
+	})
+	t.Run("an admin config error never shows the token", func(t *testing.T) {
+		_, err := loadConfig(writeConfig(t, "admin_addr: 10.0.0.1:8377\nadmin_token: SECRET-admin-token-123\n"), noEnv)
 		if err == nil || strings.Contains(err.Error(), "SECRET") {
 			t.Errorf("error %v", err)
 		}

@@ -41,13 +41,13 @@ func randomSeed() uint64 {
 	return binary.LittleEndian.Uint64(b[:])
 }
 
-// openStore opens the database, saying plainly when another instance holds it.
-func openStore(path string) (*storage.Store, error) {
-	st, err := storage.Open(path, storage.Options{})
-	if errors.Is(err, storage.ErrLocked) {
-		return nil, fmt.Errorf("%s is in use: another kontermatt is running with this database", path)
+// openStore opens the database; its error is the one line for the screen (see dbError).
+func openStore(path string, opts storage.Options) (*storage.Store, error) {
+	st, err := storage.Open(path, opts)
+	if err != nil {
+		return nil, dbError(path, err)
 	}
-	return st, err
+	return st, nil
 }
 
 // serve runs the bot: the configured chat platforms, or with no tokens a table in the terminal.
@@ -77,7 +77,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		cfg.Database = *dbPath
 	}
 	log := newLogger(stderr, cfg.LogLevel)
-	store, err := openStore(cfg.Database)
+	store, err := openStore(cfg.Database, storage.Options{})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -110,14 +110,11 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	if cfg.AdminAddr != "off" {
-		// Live backups and metrics; a busy port only costs those, not the game.
-		if stopAdmin, err := serveAdmin(ctx, cfg.AdminAddr, store, log); err != nil {
-			log.Warn("no admin listener", "err", err)
-		} else {
-			defer stopAdmin()
-		}
-	}
+	// Live backups and metrics. The bot holds the database's lock by now, so a socket file beside
+	// the database can only be a crashed bot's. Closed after the service, before the database.
+	adm := &admin{Store: store, Log: log, Socket: cfg.Database + ".sock", Addr: cfg.AdminAddr, Token: cfg.AdminToken}
+	adm.Start()
+	defer adm.Close()
 	svc := table.New(table.Config{Store: store, KV: store, Outboxes: outboxes, Robots: robots, Seed: seed, Log: log,
 		RulesURL: cfg.RulesURL, Think: cfg.Think, Retention: cfg.Retention})
 	defer svc.Close() // runs before store.Close: stop timers and computer players first

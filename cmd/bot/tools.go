@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -36,28 +37,49 @@ func dbCommand(name, usage string, args []string, stderr io.Writer) (cfg Config,
 	return cfg, fs.Arg(0), 0
 }
 
+// dbError says in one line what keeps the database at path from opening: another bot holds it,
+// it is not there, or it is damaged. Other errors keep their own text.
+func dbError(path string, err error) error {
+	switch {
+	case errors.Is(err, storage.ErrLocked):
+		return fmt.Errorf("%s is in use: another kontermatt is running with this database", path)
+	case errors.Is(err, storage.ErrDamaged):
+		return fmt.Errorf("%s is damaged: restore it from a backup", path)
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("no database at %s", path)
+	}
+	return err
+}
+
 // runBackup writes a consistent copy of the database. bbolt lets one process at a time open the
-// file, so while the bot runs the copy comes from the bot itself, through its admin listener.
+// file, so while the bot runs the copy comes from the bot itself, through the admin socket beside
+// the database (or its TCP listener, if configured).
 func runBackup(args []string, stdout, stderr io.Writer) int {
 	cfg, out, code := dbCommand("backup", "bot backup [-config FILE] [-db FILE] OUT", args, stderr)
 	if code != 0 {
 		return code
 	}
-	store, err := storage.Open(cfg.Database, storage.Options{Timeout: 200 * time.Millisecond})
-	if errors.Is(err, storage.ErrLocked) && cfg.AdminAddr != "off" {
-		if err := fetchBackup(cfg.AdminAddr, out); err != nil {
+	// Read-only: a backup never creates a database where there is none, nor writes into one.
+	store, err := storage.Open(cfg.Database, storage.Options{Timeout: 200 * time.Millisecond, ReadOnly: true})
+	if errors.Is(err, storage.ErrLocked) {
+		via, err := fetchBackup(cfg, out)
+		if err != nil {
 			fmt.Fprintln(stderr, "backup:", err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "backed up the running bot's %s to %s\n", cfg.Database, out)
+		fmt.Fprintf(stdout, "backed up the running bot's %s to %s (via %s)\n", cfg.Database, out, via)
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		fmt.Fprintln(stderr, dbError(cfg.Database, err))
 		return 1
 	}
 	defer store.Close()
 	if err := store.BackupFile(out); err != nil {
+		if errors.Is(err, storage.ErrDamaged) {
+			fmt.Fprintln(stderr, dbError(cfg.Database, err))
+			return 1
+		}
 		fmt.Fprintln(stderr, "backup:", err)
 		return 1
 	}
@@ -71,7 +93,7 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 	if code != 0 {
 		return code
 	}
-	store, err := openStore(cfg.Database)
+	store, err := openStore(cfg.Database, storage.Options{ReadOnly: true})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -87,6 +109,10 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 		n += wrote
 		return err
 	})
+	if errors.Is(err, storage.ErrDamaged) {
+		fmt.Fprintln(stderr, dbError(cfg.Database, err))
+		return 1
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "export:", err)
 		return 1
