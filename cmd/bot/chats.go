@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 
@@ -63,10 +64,10 @@ func newChats(cfg Config, store *storage.Store, log *slog.Logger, outboxes map[s
 
 // runChats serves every platform until ctx ends (SIGTERM): each stops taking updates and
 // finishes what is in flight; the caller then stops the service and closes the database.
-func runChats(ctx context.Context, chats []chatAdapter, log *slog.Logger) int {
+func runChats(ctx context.Context, chats []chatAdapter, log *slog.Logger) error {
 	var wg sync.WaitGroup
-	code := 0
 	var mu sync.Mutex
+	var failed error
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	for _, c := range chats {
@@ -76,14 +77,14 @@ func runChats(ctx context.Context, chats []chatAdapter, log *slog.Logger) int {
 			if err := c.Run(ctx); err != nil && ctx.Err() == nil {
 				log.Error("platform stopped", "platform", c.Name(), "err", err)
 				mu.Lock()
-				code = 1
+				failed = errors.Join(failed, err)
 				mu.Unlock()
 				cancel() // one platform failing stops the bot, so a supervisor restarts it whole
 			}
 		}()
 	}
 	wg.Wait()
-	return code
+	return failed
 }
 
 // closeChats sends what the adapters still hold; call it after the service has stopped.
@@ -93,5 +94,7 @@ func closeChats(chats []chatAdapter, log *slog.Logger) {
 			log.Error("closing", "platform", c.Name(), "err", err)
 		}
 	}
-	log.Info("stopped")
+	if len(chats) > 0 {
+		log.Info("stopped")
+	}
 }

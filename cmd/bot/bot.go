@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/kontermatt/kontermatt/adapters/terminal"
+	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage"
+)
+
+// Main is the running bot: what it was told and the pieces it wired. Open makes them, Run serves
+// until its context ends, Close stops them in order: the platforms have stopped taking updates
+// when Run returns, then the service stops its timers and computer players, the adapters send
+// what is left, the admin door closes and the database last. Tests drive it the same way.
+type Main struct {
+	Config Config
+	// Terminal is how a bot with no chat token plays: the players at the keyboard and their
+	// table's options.
+	Terminal TerminalFlags
+	Seed     uint64 // 0: the config's, else random
+	Stdin    io.Reader
+	Stdout   io.Writer
+	Stderr   io.Writer
+
+	Log     *slog.Logger
+	Store   *storage.Store
+	Service *table.Service
+
+	admin *admin
+	term  *terminal.Terminal
+	chats []chatAdapter
+}
+
+// TerminalFlags are the terminal table's settings from the command line.
+type TerminalFlags struct {
+	Humans  int
+	Level   string
+	Options string
+	Lang    string
+}
+
+// Open opens the database and wires the surfaces, the service and the admin door, and resumes
+// the stored tables. Its error is the line for the screen.
+func (m *Main) Open(ctx context.Context) error {
+	cfg := m.Config
+	m.Log = newLogger(m.Stderr, cfg.LogLevel)
+	store, err := openStore(cfg.Database, storage.Options{})
+	if err != nil {
+		return err
+	}
+	m.Store = store
+	seed := cfg.Seed
+	if m.Seed != 0 {
+		seed = m.Seed
+	}
+	if seed == 0 {
+		seed = randomSeed()
+	}
+	outboxes := map[string]table.Outbox{}
+	if cfg.Discord.Token == "" && cfg.Telegram.Token == "" {
+		// The timer waits for nobody at a keyboard: a terminal table has none unless asked.
+		tf := m.Terminal
+		opts := append([]string{"timer=none", "level=" + tf.Level}, strings.Fields(tf.Options)...)
+		m.term = terminal.New(terminal.Config{In: m.Stdin, Out: m.Stdout, Humans: tf.Humans, Options: opts,
+			Name: os.Getenv("USER"), Lang: tf.Lang})
+		outboxes[terminal.Platform] = m.term
+		m.Log = newLogger(m.Stderr, "warn") // the terminal is for the game; only problems go to stderr
+	} else if m.chats, err = newChats(cfg, store, m.Log, outboxes); err != nil {
+		return err
+	}
+	// Live backups and metrics. The bot holds the database's lock by now, so a socket file beside
+	// the database can only be a crashed bot's.
+	m.admin = &admin{Store: store, Log: m.Log, Socket: cfg.Database + ".sock", Addr: cfg.AdminAddr, Token: cfg.AdminToken}
+	m.admin.Start()
+	m.Service = table.New(table.Config{Store: store, KV: store, Outboxes: outboxes, Robots: robots, Seed: seed,
+		Log: m.Log, RulesURL: cfg.RulesURL, Think: cfg.Think, Retention: cfg.Retention})
+	for _, c := range m.chats {
+		c.Attach(m.Service)
+	}
+	if err := m.Service.Resume(ctx); err != nil {
+		m.Log.Error("some stored tables could not be resumed", "err", err)
+	}
+	return nil
+}
+
+// Run serves the terminal table or the chat platforms until ctx ends (SIGTERM) or, in the
+// terminal, the players are done. Every platform stops taking updates and finishes what is in
+// flight before Run returns.
+func (m *Main) Run(ctx context.Context) error {
+	if m.term != nil {
+		if err := m.term.Run(ctx, m.Service); err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+		return nil
+	}
+	return runChats(ctx, m.chats, m.Log)
+}
+
+// Close stops what Open started, in order; it may be called after a failed Open.
+func (m *Main) Close() {
+	if m.Service != nil {
+		m.Service.Close()
+	}
+	closeChats(m.chats, m.Log)
+	if m.admin != nil {
+		m.admin.Close()
+	}
+	if m.Store != nil {
+		m.Store.Close()
+	}
+}
