@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 )
 
 // The record formats this package reads and writes (RECORDS.md).
@@ -443,13 +445,13 @@ func Replay(data []byte) (any, error) {
 		Games  json.RawMessage `json:"games"`
 	}
 	if err := json.Unmarshal(data, &rec); err != nil {
-		return nil, recordErr(-1, -1, fmt.Errorf("%w: %v", ErrBadRecord, err))
+		return nil, recordErr(-1, -1, fmt.Errorf("%w: %s", ErrBadRecord, jsonProblem("", err)))
 	}
 	switch rec.Format {
 	case GameFormat:
 		gr := GameRecord{Format: rec.Format}
-		for _, err := range []error{field(rec.Rules, &gr.Rules), field(rec.Dealer, &gr.Dealer),
-			field(rec.Hands, &gr.Hands), field(rec.Moves, &gr.Moves)} {
+		for _, err := range []error{field("rules", rec.Rules, &gr.Rules), field("dealer", rec.Dealer, &gr.Dealer),
+			field("hands", rec.Hands, &gr.Hands), field("moves", rec.Moves, &gr.Moves)} {
 			if err != nil {
 				return nil, err
 			}
@@ -461,7 +463,7 @@ func Replay(data []byte) (any, error) {
 		return g.Summary(), nil
 	case MatchFormat:
 		mr := MatchRecord{Format: rec.Format}
-		for _, err := range []error{field(rec.Rules, &mr.Rules), field(rec.Games, &mr.Games)} {
+		for _, err := range []error{field("rules", rec.Rules, &mr.Rules), field("games", rec.Games, &mr.Games)} {
 			if err != nil {
 				return nil, err
 			}
@@ -476,14 +478,55 @@ func Replay(data []byte) (any, error) {
 }
 
 // field decodes one field of a record into v; an absent field leaves v as it is.
-func field(raw json.RawMessage, v any) error {
+func field(name string, raw json.RawMessage, v any) error {
 	if raw == nil {
 		return nil
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
-		return recordErr(-1, -1, fmt.Errorf("%w: %v", ErrBadRecord, err))
+		return recordErr(-1, -1, fmt.Errorf("%w: %s", ErrBadRecord, jsonProblem(name, err)))
 	}
 	return nil
+}
+
+// jsonProblem says what is wrong with a record's JSON in the record's words: the field and what
+// it should hold, never the Go type the decoder had in mind.
+func jsonProblem(name string, err error) string {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te):
+		where := strings.Trim(name+"."+te.Field, ".")
+		want := "an object"
+		switch te.Type.Kind() {
+		case reflect.Int, reflect.Int64, reflect.Uint8:
+			want = "a number"
+		case reflect.String:
+			want = "a string"
+		case reflect.Bool:
+			want = "true or false"
+		case reflect.Slice, reflect.Array:
+			want = "a list"
+		}
+		if where == "" {
+			return fmt.Sprintf("a record is an object, not %s", article(te.Value))
+		}
+		return fmt.Sprintf("%s should be %s, not %s", where, want, article(te.Value))
+	case errors.As(err, &se):
+		return fmt.Sprintf("not JSON (at byte %d): %s", se.Offset, se.Error())
+	}
+	return err.Error()
+}
+
+func article(kind string) string {
+	switch kind {
+	case "array":
+		return "a list"
+	case "object":
+		return "an object"
+	case "string", "number":
+		return "a " + kind
+	}
+	return kind
 }
 
 // AsReplayError turns any error from Replay into a *ReplayError.

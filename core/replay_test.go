@@ -6,6 +6,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kontermatt/kontermatt/core"
@@ -98,6 +99,9 @@ func TestReplayErrors(t *testing.T) {
 	cases := []bad{
 		{name: "not JSON", make: raw(`{"format": "kontermatt-game/1",`), code: "bad_record", game: -1, move: -1},
 		{name: "not an object", make: raw(`[1, 2]`), code: "bad_record", game: -1, move: -1},
+		{name: "dealer is a string", make: raw(`{"format": "kontermatt-game/1", "dealer": "x"}`), code: "bad_record", game: -1, move: -1},
+		{name: "hands is a string", make: raw(`{"format": "kontermatt-game/1", "dealer": 1, "hands": "x"}`), code: "bad_record", game: -1, move: -1},
+		{name: "a match's game is a number", make: raw(`{"format": "kontermatt-match/1", "games": [1]}`), code: "bad_record", game: -1, move: -1},
 		{name: "trailing garbage", make: raw(`{"format": "kontermatt-game/1"} x`), code: "bad_record", game: -1, move: -1},
 		{name: "unknown format", make: game(func(r *core.GameRecord) { r.Format = "kontermatt-game/2" }), code: "bad_record", game: -1, move: -1},
 		{name: "no format", make: game(func(r *core.GameRecord) { r.Format = "" }), code: "bad_record", game: -1, move: -1},
@@ -172,6 +176,10 @@ func TestReplayErrors(t *testing.T) {
 			}
 			if !reflect.DeepEqual(obj, want) {
 				t.Errorf("error object %v, want %v", obj, want)
+			}
+			// The message speaks of the record, never of Go types.
+			if msg := re.Err.Error(); strings.Contains(msg, "Go value") || strings.Contains(msg, "struct {") || strings.Contains(msg, "json.") {
+				t.Errorf("the message names Go types: %q", msg)
 			}
 			seen[tc.code] = true
 		})

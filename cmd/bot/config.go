@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -52,10 +53,17 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 		if err != nil {
 			return c, fmt.Errorf("%w: %v", errConfig, err)
 		}
+		var doc yaml.Node
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			return c, fmt.Errorf("%w: %s is not YAML: %s", errConfig, path, strings.TrimPrefix(err.Error(), "yaml: "))
+		}
+		if problems := checkConfig(&doc); len(problems) > 0 {
+			return c, fmt.Errorf("%w: %s:\n  %s", errConfig, path, strings.Join(problems, "\n  "))
+		}
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
 		if err := dec.Decode(&c); err != nil && !errors.Is(err, errEOF) {
-			return c, fmt.Errorf("%w: %s: %v", errConfig, path, err)
+			return c, fmt.Errorf("%w: %s: %v", errConfig, path, err) // checkConfig should have said why
 		}
 	}
 	env := func(key string, dst *string) {

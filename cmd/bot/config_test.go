@@ -58,6 +58,29 @@ func TestConfig(t *testing.T) {
 			}
 		})
 	}
+	// Errors speak the config's language: the key, the line, what fits; never a Go type.
+	for _, tc := range []struct{ name, text, want string }{
+		{"a typo", "loglevel: debug\n", `line 1: unknown key "loglevel" (did you mean log_level?)`},
+		{"a nested typo", "telegram:\n  tokn: x\n", `line 2: unknown key "telegram.tokn" (did you mean telegram.token?)`},
+		{"not a duration", "think: abc\n", `line 1: think: "abc" is not a duration (write it like 2s, 90m or 720h)`},
+		{"not a number", "discord:\n  shard_id: two\n", `line 2: discord.shard_id: "two" is not a whole number`},
+		{"a value for a section", "discord: x\n", "line 1: discord should hold keys (api_url, guild_id, shard_count, shard_id, token), not a single value"},
+		{"a list for a value", "database: [a, b]\n", "line 1: database should be a single value, not a list or keys"},
+		{"a token one level too high", "telegram: 123:SECRET-TOKEN\n", "telegram should hold keys"},
+		{"broken YAML", "a: [\n", "is not YAML: line 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := loadConfig(writeConfig(t, tc.text), noEnv)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want it to say %q", err, tc.want)
+			}
+			for _, goWord := range []string{"struct {", "main.", "!!str", "time.Duration", "SECRET"} {
+				if strings.Contains(err.Error(), goWord) {
+					t.Errorf("the message shows %q: %v", goWord, err)
+				}
+			}
+		})
+	}
 	t.Run("a bad config never shows the token", func(t *testing.T) {
 		_, err := loadConfig(writeConfig(t, "telegram:\n  token: 123:SECRET-TOKEN\n  extra: 1\n"), noEnv)
 		if err == nil || strings.Contains(err.Error(), "SECRET") {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -340,9 +339,8 @@ func (r *duelResult) print(w io.Writer) {
 }
 
 // runDuel plays two computer levels against each other on duplicate deals.
-func runDuel(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("duel", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func runDuel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("duel")
 	a := fs.String("a", "strong", "level of player A: easy, normal or strong")
 	b := fs.String("b", "easy", "level of player B")
 	deals := fs.Int("deals", 200, "number of deals; each is played twice with the teams swapped")
@@ -352,8 +350,8 @@ func runDuel(args []string, stdout, stderr io.Writer) int {
 	budget := fs.Duration("budget", 0, "time per search decision (0: the level's)")
 	worlds := fs.Int("worlds", 0, "deals sampled per search decision (0: the level's)")
 	an := fs.Bool("analyze", false, "measure A's cards and trumps against the open-card solver")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args, 0, stdout, stderr); !ok {
+		return code
 	}
 	la, err := robot.ParseLevel(*a)
 	if err == nil {

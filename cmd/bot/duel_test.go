@@ -34,7 +34,7 @@ func TestDuelAgainstItselfIsHalf(t *testing.T) {
 // The duel counts every game, times every decision and tells the levels apart in its report.
 func TestRunDuel(t *testing.T) {
 	var out, errOut bytes.Buffer
-	code := runDuel([]string{"-a", "normal", "-b", "easy", "-deals", "3", "-seed", "4", "-worlds", "4", "-analyze"}, &out, &errOut)
+	code := runDuel([]string{"-a", "normal", "-b", "easy", "-deals", "3", "-seed", "4", "-worlds", "4", "-analyze"}, nil, &out, &errOut)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
@@ -44,7 +44,7 @@ func TestRunDuel(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
 	}
-	if code := runDuel([]string{"-a", "wizard"}, &out, &errOut); code != 2 {
+	if code := runDuel([]string{"-a", "wizard"}, nil, &out, &errOut); code != 2 {
 		t.Errorf("unknown level: exit %d, want 2", code)
 	}
 }

@@ -2,6 +2,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,35 +14,137 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-const usage = `usage: bot <command> [arguments]
+// command is a subcommand: its name, what follows it and what it does.
+type command struct{ name, args, summary string }
 
-commands:
-  replay FILE   check and score a game or match record (FILE or - for stdin)
-  duel          play two computer levels on duplicate deals (duel -h for flags)
-`
+// commands are the subcommands in the order help lists them. The bot itself (no subcommand) is
+// first.
+var commands = []command{
+	{"", "[flags]", "run the bot: the configured Telegram and Discord bots, or with no chat token a table in this terminal"},
+	{"replay", "FILE", "check and score a game or match record (FILE, or - for standard input)"},
+	{"export", "[-config FILE] [-db FILE] DIR", "write every kept match and game record into DIR (the bot must be stopped)"},
+	{"backup", "[-config FILE] [-db FILE] OUT", "write a consistent copy of the database, also while the bot runs"},
+	{"selfplay", "[flags]", "play matches between computer players and write their records"},
+	{"duel", "[flags]", "measure two computer levels on duplicate deals"},
+	{"version", "", "print the version and the source revision"},
+	{"help", "[COMMAND]", "this list, or one command's flags"},
+}
+
+// runner gives the function that runs a subcommand.
+func runner(name string) func(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	switch name {
+	case "replay":
+		return runReplay
+	case "export":
+		return runExport
+	case "backup":
+		return runBackup
+	case "selfplay":
+		return runSelfplay
+	case "duel":
+		return runDuel
+	case "version":
+		return runVersion
+	case "help":
+		return runHelp
+	}
+	return nil
+}
 
 // run dispatches a subcommand and returns the process exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") && !isHelp(args[0]) {
 		return serve(args, stdin, stdout, stderr)
 	}
-	switch args[0] {
-	case "replay":
-		return runReplay(args[1:], stdin, stdout, stderr)
-	case "duel":
-		return runDuel(args[1:], stdout, stderr)
-	case "backup":
-		return runBackup(args[1:], stdout, stderr)
-	case "export":
-		return runExport(args[1:], stdout, stderr)
-	case "selfplay":
-		return runSelfplay(args[1:], stdout, stderr)
-	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage)
-		return 0
+	if isHelp(args[0]) {
+		return runHelp(nil, stdin, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "unknown command %q\n\n%s", args[0], usage)
+	if r := runner(args[0]); r != nil {
+		return r(args[1:], stdin, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "unknown command %q%s; bot help lists the commands\n", args[0], didYouMean(args[0]))
 	return 2
 }
 
 func isHelp(s string) bool { return s == "-h" || s == "-help" || s == "--help" }
+
+func didYouMean(typed string) string {
+	var names []string
+	for _, c := range commands[1:] {
+		names = append(names, c.name)
+	}
+	if near := closest(typed, names); near != "" {
+		return fmt.Sprintf(" (did you mean %s?)", near)
+	}
+	return ""
+}
+
+// usage lists the commands and the bot's own flags.
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "usage: bot [flags]            %s\n       bot COMMAND [arguments]\n\ncommands:\n", commands[0].summary)
+	for _, c := range commands[1:] {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nflags of the bot itself (bot COMMAND -h shows a command's):\n")
+	fs, _, _ := serveFlags(&Main{})
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
+
+func runHelp(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || isHelp(args[0]) {
+		usage(stdout)
+		return 0
+	}
+	if r := runner(args[0]); r != nil {
+		return r([]string{"-h"}, nil, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "unknown command %q%s\n", args[0], didYouMean(args[0]))
+	return 2
+}
+
+// newFlags makes a command's flag set; its usage names the command and what follows the flags.
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(strings.TrimSpace("bot "+name), flag.ContinueOnError)
+	for _, c := range commands {
+		if c.name == name {
+			fs.Usage = func() {
+				fmt.Fprintf(fs.Output(), "usage: %s %s\n\n%s\n", fs.Name(), c.args, c.summary)
+				if hasFlags(fs) {
+					fmt.Fprintln(fs.Output(), "\nflags:")
+					fs.PrintDefaults()
+				}
+			}
+		}
+	}
+	return fs
+}
+
+func hasFlags(fs *flag.FlagSet) bool {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n > 0
+}
+
+// parseFlags parses a command's flags and wants exactly nargs arguments after them (-1: any).
+// On -h it prints the usage to stdout; on a mistake the reason and the usage to stderr. ok false
+// means: exit with code.
+func parseFlags(fs *flag.FlagSet, args []string, nargs int, stdout, stderr io.Writer) (code int, ok bool) {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(stdout)
+		fs.Usage()
+		return 0, false
+	case err == nil && nargs >= 0 && fs.NArg() != nargs:
+		err = fmt.Errorf("%s: %d arguments after the flags, want %d", fs.Name(), fs.NArg(), nargs)
+	}
+	if err != nil {
+		fs.SetOutput(stderr)
+		fmt.Fprintln(stderr, err)
+		fs.Usage()
+		return 2, false
+	}
+	return 0, true
+}

@@ -12,16 +12,16 @@ import (
 // runReplay checks and scores a game or match record from a file or stdin ("-"). It prints one
 // JSON object: the summary (exit 0) or the error object (exit 1).
 func runReplay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) != 1 {
-		fmt.Fprintln(stderr, "usage: bot replay FILE   (FILE or - for standard input)")
-		return 2
+	fs := newFlags("replay")
+	if code, ok := parseFlags(fs, args, 1, stdout, stderr); !ok {
+		return code
 	}
 	var data []byte
 	var err error
-	if args[0] == "-" {
+	if fs.Arg(0) == "-" {
 		data, err = io.ReadAll(stdin)
 	} else {
-		data, err = os.ReadFile(args[0])
+		data, err = os.ReadFile(fs.Arg(0))
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "replay: %v\n", err)

@@ -10,8 +10,10 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
+	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/robot"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/storage"
@@ -47,23 +49,46 @@ func openStore(path string, opts storage.Options) (*storage.Store, error) {
 	return st, nil
 }
 
+// levelNames lists the computer levels for messages.
+func levelNames() string {
+	var names []string
+	for _, l := range robot.Levels {
+		names = append(names, string(l))
+	}
+	return strings.Join(names, ", ")
+}
+
+// serveFlags are the bot's own flags, set into m; it gives the config and database paths given.
+func serveFlags(m *Main) (fs *flag.FlagSet, configPath, dbPath *string) {
+	fs = newFlags("")
+	configPath = fs.String("config", "", "YAML config file (see config.example.yaml)")
+	dbPath = fs.String("db", "", "database file (overrides the config)")
+	fs.IntVar(&m.Terminal.Humans, "humans", 1, "terminal: players at this keyboard: 1 plays with three computers, 4 plays hot seat, 0 watches four computers")
+	fs.StringVar(&m.Terminal.Level, "level", "normal", "terminal: computer players' level: "+levelNames())
+	fs.StringVar(&m.Terminal.Options, "options", "", `terminal: options for a new table, e.g. "stripes=5 timer=none"`)
+	fs.StringVar(&m.Terminal.Lang, "lang", "en", "terminal: language: "+strings.Join(i18n.Languages, ", "))
+	fs.Uint64Var(&m.Seed, "seed", 0, "seed for table IDs, deals and computer players (0: the config's, else random)")
+	return fs, configPath, dbPath
+}
+
 // serve runs the bot: the configured chat platforms, or with no tokens a table in the terminal.
 func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bot", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	m := &Main{Stdin: stdin, Stdout: stdout, Stderr: stderr}
-	configPath := fs.String("config", "", "YAML config file (see config.example.yaml)")
-	dbPath := fs.String("db", "", "database file (overrides the config)")
-	fs.IntVar(&m.Terminal.Humans, "humans", 1, "terminal: players at this keyboard: 1 plays with three computers, 4 plays hot seat, 0 watches four computers")
-	fs.StringVar(&m.Terminal.Level, "level", "normal", "terminal: computer players' level: easy, normal or strong")
-	fs.StringVar(&m.Terminal.Options, "options", "", `terminal: options for a new table, e.g. "stripes=5 timer=none"`)
-	fs.StringVar(&m.Terminal.Lang, "lang", "en", "terminal: language: en, lb, de or fr")
-	fs.Uint64Var(&m.Seed, "seed", 0, "seed for table IDs, deals and computer players (0: the config's, else random)")
-	if err := fs.Parse(args); err != nil {
+	fs, configPath, dbPath := serveFlags(m)
+	if code, ok := parseFlags(fs, args, 0, stdout, stderr); !ok {
+		return code
+	}
+	tf := m.Terminal
+	switch {
+	case tf.Humans < 0 || tf.Humans > 4:
+		fmt.Fprintln(stderr, "-humans must be 0 to 4")
+		return 2
+	case i18n.Match(tf.Lang) == "" || i18n.Match(tf.Lang) != strings.ToLower(tf.Lang):
+		fmt.Fprintf(stderr, "-lang %q: the languages are %s\n", tf.Lang, strings.Join(i18n.Languages, ", "))
 		return 2
 	}
-	if h := m.Terminal.Humans; h < 0 || h > 4 {
-		fmt.Fprintln(stderr, "-humans must be 0 to 4")
+	if _, err := robot.ParseLevel(tf.Level); err != nil {
+		fmt.Fprintf(stderr, "-level %q: the levels are %s\n", tf.Level, levelNames())
 		return 2
 	}
 	cfg, err := loadConfig(*configPath, os.Getenv)

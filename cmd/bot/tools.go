@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -16,25 +15,23 @@ import (
 )
 
 // dbCommand parses the flags of a command that works on the database (-config, -db) and its one
-// argument. A non-zero code means the caller should exit with it; the problem is already printed.
-func dbCommand(name, usage string, args []string, stderr io.Writer) (cfg Config, arg string, code int) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// argument. done means the caller should exit with code: the usage, or the problem, is printed.
+func dbCommand(name string, args []string, stdout, stderr io.Writer) (cfg Config, arg string, code int, done bool) {
+	fs := newFlags(name)
 	configPath := fs.String("config", "", "YAML config file")
 	dbPath := fs.String("db", "", "database file (overrides the config)")
-	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage:", usage)
-		return cfg, "", 2
+	if code, ok := parseFlags(fs, args, 1, stdout, stderr); !ok {
+		return cfg, "", code, true
 	}
 	cfg, err := loadConfig(*configPath, os.Getenv)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
-		return cfg, "", 2
+		return cfg, "", 2, true
 	}
 	if *dbPath != "" {
 		cfg.Database = *dbPath
 	}
-	return cfg, fs.Arg(0), 0
+	return cfg, fs.Arg(0), 0, false
 }
 
 // dbError says in one line what keeps the database at path from opening: another bot holds it,
@@ -54,9 +51,9 @@ func dbError(path string, err error) error {
 // runBackup writes a consistent copy of the database. bbolt lets one process at a time open the
 // file, so while the bot runs the copy comes from the bot itself, through the admin socket beside
 // the database (or its TCP listener, if configured).
-func runBackup(args []string, stdout, stderr io.Writer) int {
-	cfg, out, code := dbCommand("backup", "bot backup [-config FILE] [-db FILE] OUT", args, stderr)
-	if code != 0 {
+func runBackup(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	cfg, out, code, done := dbCommand("backup", args, stdout, stderr)
+	if done {
 		return code
 	}
 	// Read-only: a backup never creates a database where there is none, nor writes into one.
@@ -88,9 +85,9 @@ func runBackup(args []string, stdout, stderr io.Writer) int {
 }
 
 // runExport writes every kept game and match record into a directory, one JSON file each.
-func runExport(args []string, stdout, stderr io.Writer) int {
-	cfg, dir, code := dbCommand("export", "bot export [-config FILE] [-db FILE] DIR", args, stderr)
-	if code != 0 {
+func runExport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	cfg, dir, code, done := dbCommand("export", args, stdout, stderr)
+	if done {
 		return code
 	}
 	store, err := openStore(cfg.Database, storage.Options{ReadOnly: true})
@@ -123,16 +120,18 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 
 // runSelfplay plays complete matches between computer players through the same service the chats
 // use, and writes each match record.
-func runSelfplay(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("selfplay", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func runSelfplay(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("selfplay")
 	matches := fs.Int("matches", 1, "matches to play")
 	seed := fs.Uint64("seed", 1, "seed for deals and computer players")
 	out := fs.String("out", "selfplay", "directory for the match records")
 	level := fs.String("level", "easy", "computer players' level: easy, normal or strong")
 	options := fs.String("options", "", `table options, e.g. "stripes=5 draw=flat1"`)
-	if err := fs.Parse(args); err != nil || fs.NArg() != 0 || *matches < 1 {
-		fmt.Fprintln(stderr, "usage: bot selfplay -matches N -seed S -out DIR [-level L] [-options \"...\"]")
+	if code, ok := parseFlags(fs, args, 0, stdout, stderr); !ok {
+		return code
+	}
+	if *matches < 1 {
+		fmt.Fprintln(stderr, "-matches must be 1 or more")
 		return 2
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {

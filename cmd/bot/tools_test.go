@@ -44,3 +44,62 @@ func TestToolUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// Every subcommand answers -h with its own usage on stdout and exit 0; bot -h and bot help list
+// every subcommand and the bot's own flags.
+func TestHelp(t *testing.T) {
+	for _, c := range commands[1:] {
+		t.Run(c.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			want := "usage: bot " + c.name
+			if c.name == "help" {
+				want = "usage: bot [flags]" // help's help is the whole list
+			}
+			if code := run([]string{c.name, "-h"}, strings.NewReader(""), &out, &errb); code != 0 || !strings.HasPrefix(out.String(), want) {
+				t.Errorf("%s -h: exit %d, stdout %q, stderr %q", c.name, code, out.String(), errb.String())
+			}
+		})
+	}
+	for _, args := range [][]string{{"-h"}, {"help"}, {"--help"}} {
+		var out, errb bytes.Buffer
+		if code := run(args, nil, &out, &errb); code != 0 {
+			t.Errorf("%v: exit %d", args, code)
+		}
+		for _, want := range []string{"replay", "export", "backup", "selfplay", "duel", "version", "-humans", "-level", "-lang", "-options", "-db", "-config"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%v does not mention %s:\n%s", args, want, out.String())
+			}
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"help", "backup"}, nil, &out, &errb); code != 0 || !strings.Contains(out.String(), "-db") {
+		t.Errorf("help backup: exit %d, %q", code, out.String())
+	}
+}
+
+// Mistakes are named with what would be right.
+func TestMistakesSayWhatIsRight(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"expor"}, `unknown command "expor" (did you mean export?)`},
+		{[]string{"-lang", "xx"}, `-lang "xx": the languages are en, lb, de, fr`},
+		{[]string{"-level", "hard"}, `-level "hard": the levels are easy, normal, strong`},
+		{[]string{"replay"}, "bot replay: 0 arguments after the flags, want 1"},
+		{[]string{"-humans", "1", "stray"}, "bot: 1 arguments after the flags, want 0"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(tc.args, strings.NewReader(""), &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errb.String(), tc.want)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"version"}, nil, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "kontermatt ") || !strings.Contains(out.String(), "go1.") {
+		t.Errorf("version: exit %d, %q", code, out.String())
+	}
+}
