@@ -146,7 +146,7 @@ func optionsText(lang string, o Options) string {
 		}
 		return i18n.T(lang, "opt.off")
 	}
-	return i18n.T(lang, "lobby.options", r.Stripes, i18n.T(lang, "opt.draw."+r.DrawPenalty.String()),
+	return i18n.N(lang, "lobby.options", r.Stripes, i18n.T(lang, "opt.draw."+r.DrawPenalty.String()),
 		onOff(r.AllTricksBonus), onOff(r.Announcements), i18n.T(lang, "opt.timer."+string(o.Timer)),
 		i18n.T(lang, "opt.level."+o.Level))
 }
@@ -192,7 +192,7 @@ func (s *Service) boardMessage(t *tbl, lang string) Message {
 		hist := t.match.History()
 		from := max(len(hist)-maxBoardLines, 0)
 		if from > 0 {
-			sb.WriteString("\n" + i18n.T(lang, "board.earlier", from))
+			sb.WriteString("\n" + i18n.N(lang, "board.earlier", from))
 		}
 		for i := from; i < len(hist); i++ {
 			sb.WriteString("\n" + s.historyLine(t, lang, i+1, hist[i]))
@@ -224,7 +224,7 @@ func trickText(t *tbl, lang string, tr core.Trick, titleKey string) string {
 	}
 	text := i18n.T(lang, titleKey) + ": " + strings.Join(parts, " · ")
 	if tr.Winner.Valid() {
-		text += " → " + i18n.T(lang, "trick.won", seatName(t, tr.Winner), tr.Points())
+		text += " → " + i18n.N(lang, "trick.won", tr.Points(), seatName(t, tr.Winner))
 	}
 	return text
 }
@@ -424,7 +424,7 @@ func (s *Service) gameSummary(t *tbl, g *core.Game, n int) Message {
 func (s *Service) matchSummary(t *tbl) Message {
 	lang := t.st.Lang
 	w, _ := t.match.Winner()
-	text := i18n.T(lang, "summary.match", w.String(), s.teamNames(t, w), t.match.NumGames()) + "\n" + s.boardLines(t, lang) +
+	text := i18n.N(lang, "summary.match", t.match.NumGames(), w.String(), s.teamNames(t, w)) + "\n" + s.boardLines(t, lang) +
 		"\n" + i18n.T(lang, "summary.rematch")
 	return Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindSummary, Text: text,
 		Picture: PictureBoard, Lang: lang}
