@@ -186,4 +186,16 @@ var en = map[string]string{
 	"err.public.call":     "You can't make that call now: press “%s” to see your cards.",
 	"hand.private":        "Your cards stay private: press “%s” on the table message, or open a private chat with me.",
 	"live.closed":         "This table is closed.",
+
+	// What only the Telegram adapter says: about its private chats.
+	"telegram.dm.needed": "%s, I can't send you your cards privately yet: tap the button below, then Start. Until then, “%[2]s” on the table shows them.",
+	"telegram.dm.button": "Get my cards privately",
+	"telegram.start.hi":  "Hello! I deal Konter a Matt. Add me to a group and type /new there; your cards will come here.",
+	"telegram.start.ok":  "You're set: your cards will come here.",
+	"telegram.btn.alien": "This button is not mine.",
+
+	// What only the Discord adapter says. dm_refused follows a mention of the player (hence the
+	// small first letter of the translations); %s is the "My hand" button's label.
+	"discord.no_permission": "⚠️ I may not post in this channel, so nobody sees the table. A server admin can give me the “Send Messages” permission.",
+	"discord.dm_refused":    "I can't send you direct messages. Press “%s” under the table to see your cards and play.",
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/kontermatt/kontermatt/core"
 )
@@ -362,6 +363,28 @@ func TestPick(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := Pick(tt.choices...); got != tt.want {
 				t.Errorf("Pick(%q) = %q, want %q", tt.choices, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestOneFormOfAddress checks that each language speaks to players in the one form other.go
+// names: no "du" in Luxembourgish, no "Sie" in German, no "tu" in French.
+func TestOneFormOfAddress(t *testing.T) {
+	other := map[string][]string{
+		"lb": {"du", "dir", "dech", "deng", "denger", "dengen", "däin", "däi"},
+		"de": {"Sie", "Ihnen", "Ihr", "Ihre", "Ihren", "Ihrer"},
+		"fr": {"tu", "te", "toi", "ton", "ta", "tes", "t", "Tu", "Te", "Toi", "Ton", "Ta", "Tes"},
+	}
+	for lang, avoid := range other {
+		t.Run(lang, func(t *testing.T) {
+			for _, key := range slices.Sorted(maps.Keys(catalog[lang])) {
+				words := strings.FieldsFunc(catalog[lang][key], func(r rune) bool { return !unicode.IsLetter(r) })
+				for _, w := range words {
+					if slices.Contains(avoid, w) {
+						t.Errorf("%s: %q says %q", key, catalog[lang][key], w)
+					}
+				}
 			}
 		})
 	}

@@ -4,8 +4,13 @@ package i18n
 //
 // Conventions. lb follows the official orthography (2019), with the n-rule applied before every
 // word the text itself holds; where a name or card comes next the sentence is built so that no
-// n-rule ending depends on it. Players are addressed with "Dir" in lb, "du" in de and "vous" in
-// fr. One game (six tricks) is "Spill" / "Spiel" / "donne"; the match is "Partie" / "Partie" /
+// n-rule ending depends on it.
+//
+// Address. Every text of a language, the adapters' own (telegram.*, discord.*) included, speaks to
+// players in one form: "Dir"/"Iech"/"Är" in lb (it also speaks to a whole group at once, as the
+// table's public texts do), "du" in de (as players at a card table do), and "vous" in fr.
+//
+// One game (six tricks) is "Spill" / "Spiel" / "donne"; the match is "Partie" / "Partie" /
 // "partie". The calls Konter, Matt and Konter a Matt are never translated. Command names and
 // option values (/join, draw=stake) are typed as they are, so they stay in English.
 
@@ -189,6 +194,15 @@ var lb = map[string]string{
 	"err.public.call":     "Déi Annonce geet elo net: dréckt op „%s“, da gesitt Dir Är Kaarten.",
 	"hand.private":        "Är Kaarte bleiwe privat: dréckt op „%s“ um Dësch, oder maacht e private Chat mat mir op.",
 	"live.closed":         "Dësen Dësch ass zou.",
+
+	"telegram.dm.needed": "%s, ech kann Iech Är Kaarten nach net privat schécken: dréckt op de Knäppchen hei ënnendrënner an dann op Start. Bis dohin weist „%[2]s“ um Dësch se Iech.",
+	"telegram.dm.button": "Meng Kaarten privat kréien",
+	"telegram.start.hi":  "Moien! Ech deele Konter a Matt aus. Setzt mech an e Grupp a schreift do /new; Är Kaarte kommen dann hei hin.",
+	"telegram.start.ok":  "Alles kloer: Är Kaarte kommen hei hin.",
+	"telegram.btn.alien": "Dëse Knäppchen ass net vu mir.",
+
+	"discord.no_permission": "⚠️ Ech däerf an dësem Kanal keng Noriichte schécken, do gesäit keen den Dësch. E Server-Admin kann mir d'Recht „Nachrichten senden“ ginn.",
+	"discord.dm_refused":    "ech ka Iech keng privat Noriichte schécken. Dréckt op „%s“ ënnert dem Dësch, fir Är Kaarten ze gesinn a matzespillen.",
 }
 
 var de = map[string]string{
@@ -371,6 +385,15 @@ var de = map[string]string{
 	"err.public.call":     "Diese Ansage geht gerade nicht: tippe auf „%s“, dann siehst du deine Karten.",
 	"hand.private":        "Deine Karten bleiben privat: tippe am Tisch auf „%s“ oder öffne einen privaten Chat mit mir.",
 	"live.closed":         "Dieser Tisch ist geschlossen.",
+
+	"telegram.dm.needed": "%s, ich kann dir deine Karten noch nicht privat schicken: tippe unten auf den Knopf und dann auf Start. Bis dahin zeigt „%[2]s“ am Tisch sie dir.",
+	"telegram.dm.button": "Meine Karten privat bekommen",
+	"telegram.start.hi":  "Hallo! Ich gebe Konter a Matt. Füge mich einer Gruppe hinzu und schreibe dort /new; deine Karten kommen dann hierher.",
+	"telegram.start.ok":  "Alles klar: deine Karten kommen hierher.",
+	"telegram.btn.alien": "Dieser Knopf gehört nicht zu mir.",
+
+	"discord.no_permission": "⚠️ Ich darf in diesem Kanal keine Nachrichten senden, also sieht niemand den Tisch. Ein Server-Admin kann mir das Recht „Nachrichten senden“ geben.",
+	"discord.dm_refused":    "ich kann dir keine Direktnachrichten schicken. Drück unter dem Tisch auf „%s“, um deine Karten zu sehen und zu spielen.",
 }
 
 var fr = map[string]string{
@@ -553,4 +576,13 @@ var fr = map[string]string{
 	"err.public.call":     "Cette annonce n'est pas possible maintenant : appuyez sur « %s » pour voir vos cartes.",
 	"hand.private":        "Vos cartes restent privées : appuyez sur « %s » sur la table, ou ouvrez une discussion privée avec moi.",
 	"live.closed":         "Cette table est fermée.",
+
+	"telegram.dm.needed": "%s, je ne peux pas encore vous envoyer vos cartes en privé : appuyez sur le bouton ci-dessous, puis sur Démarrer. D'ici là, « %[2]s » sur la table vous les montre.",
+	"telegram.dm.button": "Recevoir mes cartes en privé",
+	"telegram.start.hi":  "Bonjour ! Je distribue le Konter a Matt. Ajoutez-moi à un groupe et tapez /new ; vos cartes arriveront ici.",
+	"telegram.start.ok":  "C'est bon : vos cartes arriveront ici.",
+	"telegram.btn.alien": "Ce bouton ne vient pas de moi.",
+
+	"discord.no_permission": "⚠️ Je n'ai pas le droit d'écrire dans ce salon, personne ne voit donc la table. Un admin du serveur peut me donner la permission « Envoyer des messages ».",
+	"discord.dm_refused":    "je ne peux pas vous envoyer de messages privés. Appuyez sur « %s » sous la table pour voir vos cartes et jouer.",
 }
