@@ -35,11 +35,9 @@ var en = map[string]string{
 	"opt.level.normal":  "normal",
 	"opt.level.strong":  "strong",
 
-	"lobby.title":         "🃏 Konter a Matt — a table is open",
-	"lobby.closed":        "🃏 Konter a Matt — this table is closed",
-	"lobby.options.one":   "%d stripe · draw costs %s · no-trick bonus %s · announcements %s · timer %s · computers %s",
-	"lobby.options.other": "%d stripes · draw costs %s · no-trick bonus %s · announcements %s · timer %s · computers %s",
-	"lobby.hint":          "Join with the button or /join; empty seats get computer players when someone deals.",
+	"lobby.title":  "🃏 Konter a Matt — a table is open",
+	"lobby.closed": "🃏 Konter a Matt — this table is closed",
+	"lobby.hint":   "Join with the button or /join; empty seats get computer players when someone deals.",
 
 	"live.title":    "🃏 Game %d · dealer %s",
 	"live.trump":    "Trump: %s (named by %s, team %s)",
@@ -94,7 +92,7 @@ var en = map[string]string{
 	"term.resumed": "Resuming the match where it was.",
 
 	"help.title":    "Commands:",
-	"help.new":      "open a table here (options: stripes=9 draw=stake|flat1 bonus=on|off announce=on|off timer=fast|normal|relaxed|none level=easy|normal|strong)",
+	"help.new":      "open a table here; options, defaults first: %s",
 	"help.join":     "take a seat (optionally a seat number 1–4)",
 	"help.leave":    "leave your seat",
 	"help.bot":      "add a computer player (bot remove [seat] removes one)",
@@ -120,7 +118,6 @@ var en = map[string]string{
 	"err.no_table":               "There is no table here. Open one with /new.",
 	"err.several_tables":         "You sit at several tables; use the buttons of the one you mean.",
 	"err.new_in_private":         "Open a table in a group or channel, not in a private chat.",
-	"err.bad_option":             "I don't understand the option %q.",
 	"err.table_exists":           "A table is already open here.",
 	"err.not_in_lobby":           "That only works before the match starts.",
 	"err.already_seated":         "You already sit at this table.",
@@ -198,4 +195,26 @@ var en = map[string]string{
 	// small first letter of the translations); %s is the "My hand" button's label.
 	"discord.no_permission": "⚠️ I may not post in this channel, so nobody sees the table. A server admin can give me the “Send Messages” permission.",
 	"discord.dm_refused":    "I can't send you direct messages. Press “%s” under the table to see your cards and play.",
+
+	// The table options (core/table.TableOptions): their parts of the lobby's line, what each
+	// changes, and what is wrong with a bad one.
+	"lobby.opt.stripes.one":       "%d stripe",
+	"lobby.opt.stripes.other":     "%d stripes",
+	"lobby.opt.draw":              "draw costs %s",
+	"lobby.opt.bonus":             "no-trick bonus %s",
+	"lobby.opt.announce":          "announcements %s",
+	"lobby.opt.timer":             "timer %s",
+	"lobby.opt.level":             "computers %s",
+	"opt.direction.clockwise":     "clockwise",
+	"opt.direction.anticlockwise": "anticlockwise",
+	"cmd.opt.stripes":             "Stripes each team starts with",
+	"cmd.opt.draw":                "What a 20–20 draw costs the trump team",
+	"cmd.opt.bonus":               "One more stripe when the losers took no trick",
+	"cmd.opt.announce":            "Whether Konter and Matt may be announced",
+	"cmd.opt.timer":               "Thinking time per move",
+	"cmd.opt.direction":           "How the seats are drawn; the order of play stays the same",
+	"cmd.opt.level":               "Strength of the computer players",
+	"err.option.unknown":          "I don't know the option %q: the options are %s.",
+	"err.option.range":            "%s must be %s to %s.",
+	"err.option.value":            "%s must be %s.",
 }

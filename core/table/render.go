@@ -119,7 +119,7 @@ func (s *Service) lobbyMessage(t *tbl) Message {
 		b.WriteString(i18n.T(lang, "lobby.started"))
 	}
 	b.WriteString("\n")
-	b.WriteString(optionsText(lang, t.opts))
+	b.WriteString(optionsLine(lang, t.opts))
 	for i := range t.st.Seats {
 		b.WriteString("\n" + seatLabel(t, lang, core.Seat(i)))
 	}
@@ -136,19 +136,6 @@ func (s *Service) lobbyMessage(t *tbl) Message {
 		}}
 	}
 	return m
-}
-
-func optionsText(lang string, o Options) string {
-	r := o.Rules
-	onOff := func(b bool) string {
-		if b {
-			return i18n.T(lang, "opt.on")
-		}
-		return i18n.T(lang, "opt.off")
-	}
-	return i18n.N(lang, "lobby.options", r.Stripes, i18n.T(lang, "opt.draw."+r.DrawPenalty.String()),
-		onOff(r.AllTricksBonus), onOff(r.Announcements), i18n.T(lang, "opt.timer."+string(o.Timer)),
-		i18n.T(lang, "opt.level."+o.Level))
 }
 
 // stripes draws a team's open stripes as tally groups of five: "|||| |||| 9".
@@ -434,7 +421,11 @@ func helpText(lang string) string {
 	var b strings.Builder
 	b.WriteString(i18n.T(lang, "help.title"))
 	for _, v := range Verbs {
-		b.WriteString("\n/" + string(v) + " — " + i18n.T(lang, "help."+string(v)))
+		text := i18n.T(lang, "help."+string(v))
+		if v == VerbNew {
+			text = i18n.T(lang, "help.new", optionsSyntax())
+		}
+		b.WriteString("\n/" + string(v) + " — " + text)
 	}
 	return b.String()
 }

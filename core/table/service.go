@@ -592,10 +592,8 @@ func (s *Service) open(ctx context.Context, cmd Command) []Message {
 		return []Message{errorReply(cmd, lang, refuse("err.new_in_private"))}
 	}
 	opts, err := ParseOptions(cmd.Args)
-	if err != nil {
-		var oe *optionError
-		errors.As(err, &oe)
-		return []Message{errorReply(cmd, lang, refuse("err.bad_option", lit(oe.text)))}
+	if oe := (*OptionError)(nil); errors.As(err, &oe) {
+		return []Message{errorReply(cmd, lang, optionRefusal(oe))}
 	}
 	// The place is reserved under the service lock, so two /new at once open one table; the
 	// new table's own lock keeps others waiting until it is stored.
