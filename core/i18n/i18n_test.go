@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/kontermatt/kontermatt/core"
 )
@@ -383,6 +384,41 @@ func TestOneFormOfAddress(t *testing.T) {
 				for _, w := range words {
 					if slices.Contains(avoid, w) {
 						t.Errorf("%s: %q says %q", key, catalog[lang][key], w)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestMenuTextsFit checks the texts of the platforms' command menus against their limits in
+// every language: Discord allows 1 to 100 characters for a description or a choice's name,
+// Telegram 1 to 256 for a command's description (cmd.<verb>).
+func TestMenuTextsFit(t *testing.T) {
+	limits := []struct {
+		prefix   string
+		min, max int
+	}{
+		{"cmd.", 1, 100},
+		{"opt.", 1, 100},
+		{"discord.km", 1, 100},
+		{"lang.name", 1, 100},
+	}
+	for _, lang := range Languages {
+		t.Run(lang, func(t *testing.T) {
+			for _, key := range slices.Sorted(maps.Keys(en)) {
+				for _, l := range limits {
+					if !strings.HasPrefix(key, l.prefix) {
+						continue
+					}
+					// A text made of others (an option's description with its default) is
+					// measured whole in Discord's registration test.
+					text := T(lang, key)
+					if strings.Contains(text, "%") {
+						text = fmt.Sprintf(text, "", "")
+					}
+					if n := utf8.RuneCountInString(text); n < l.min || n > l.max {
+						t.Errorf("%s: %d characters, want %d to %d: %q", key, n, l.min, l.max, text)
 					}
 				}
 			}
