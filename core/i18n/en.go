@@ -82,7 +82,6 @@ var en = map[string]string{
 	"note.reminder":      "⏰ It's your turn in Konter a Matt.",
 	"note.lang_table":    "The table now speaks English.",
 	"note.lang_player":   "I'll speak English with you.",
-	"note.lang_no_table": "No table here yet; your platform's language is used until you sit at one.",
 	"lang.usage":         "Use /lang en|lb|de|fr for yourself, or /lang table en|lb|de|fr for the table.",
 
 	"rules.text": "Konter a Matt: four players, two teams, 24 cards; the queens of spades, hearts and diamonds are always trump. Win 21 of 40 points to cross out stripes; the first team with no stripes left wins. Full rules: %s",
@@ -114,7 +113,6 @@ var en = map[string]string{
 	"err.internal":               "Something went wrong on our side; nothing was changed. Please try again.",
 	"err.shutting_down":          "The bot is restarting; try again in a moment.",
 	"err.stale":                  "That button is old; use the newest message.",
-	"err.no_such_table":          "That table no longer exists.",
 	"err.no_table":               "There is no table here. Type /new to open one.",
 	"err.several_tables":         "You sit at several tables; use the buttons of the one you mean.",
 	"err.new_in_private":         "Open a table in a group or channel, not in a private chat.",

@@ -291,3 +291,33 @@ func TestRewriteCommands(t *testing.T) {
 		})
 	}
 }
+
+// TestVariantsHaveTheirBase checks the surface variants against the texts they stand in for: a
+// ".typed" or ".you" text has its base text, and a ".you" text takes the base's arguments but
+// the seat's name.
+func TestVariantsHaveTheirBase(t *testing.T) {
+	for _, key := range slices.Sorted(maps.Keys(en)) {
+		plural := ""
+		k := key
+		if base, ok := pluralBase(key); ok {
+			k, plural = base, key[len(base):]
+		}
+		for _, v := range []string{".you", ".typed"} {
+			base, ok := strings.CutSuffix(k, v)
+			if !ok || !strings.Contains(base, ".") {
+				continue // "term.you" is a text of its own: the terminal player's name
+			}
+			t.Run(key, func(t *testing.T) {
+				text, ok := en[base+plural]
+				if !ok {
+					t.Fatalf("no base text %s", base+plural)
+				}
+				if v == ".you" {
+					if got, want := len(argVerbs(t, en[key])), len(argVerbs(t, text))-1; got != want {
+						t.Errorf("%q takes %d arguments; its base %q takes %d, the name among them", en[key], got, text, want+1)
+					}
+				}
+			})
+		}
+	}
+}

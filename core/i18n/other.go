@@ -90,7 +90,6 @@ var lb = map[string]string{
 	"note.reminder":      "⏰ Dir sidd drun beim Konter a Matt.",
 	"note.lang_table":    "Den Dësch schwätzt elo Lëtzebuergesch.",
 	"note.lang_player":   "Ech schwätze Lëtzebuergesch mat Iech.",
-	"note.lang_no_table": "Hei ass nach keen Dësch; bis Dir un engem sëtzt, gëllt d'Sprooch vun Ärer Plattform.",
 	"lang.usage":         "/lang en|lb|de|fr fir Iech selwer, oder /lang table en|lb|de|fr fir den Dësch.",
 
 	"rules.text": "Konter a Matt: véier Spiller, zwou Ekippen, 24 Kaarten; d'Schëppen-, Häerzer- a Rauten-Damm sinn ëmmer Tromp. Wien 21 vu 40 Punkte mécht, kritt Strécher duerchgestrach; déi éischt Ekipp ouni Strécher gewënnt. All d'Reegelen: %s",
@@ -122,7 +121,6 @@ var lb = map[string]string{
 	"err.internal":               "Bei eis ass e Feeler geschitt; näischt gouf geännert. Probéiert w.e.g. nach eng Kéier.",
 	"err.shutting_down":          "De Bot start nei; probéiert et gläich nach eng Kéier.",
 	"err.stale":                  "Dëst Knäppchen ass al; benotzt déi neiste Noriicht.",
-	"err.no_such_table":          "Deen Dësch gëtt et net méi.",
 	"err.no_table":               "Hei ass keen Dësch. Tippt /new, fir een opzemaachen.",
 	"err.several_tables":         "Dir sëtzt un e puer Dëscher; benotzt d'Knäppercher vum Dësch, deen Dir mengt.",
 	"err.new_in_private":         "Maacht en Dësch an engem Grupp oder Kanal op, net an engem private Chat.",
@@ -353,7 +351,6 @@ var de = map[string]string{
 	"note.reminder":      "⏰ Du bist dran bei Konter a Matt.",
 	"note.lang_table":    "Der Tisch spricht jetzt Deutsch.",
 	"note.lang_player":   "Ich spreche Deutsch mit dir.",
-	"note.lang_no_table": "Hier gibt es noch keinen Tisch; bis du an einem sitzt, gilt die Sprache deiner Plattform.",
 	"lang.usage":         "/lang en|lb|de|fr für dich selbst, oder /lang table en|lb|de|fr für den Tisch.",
 
 	"rules.text": "Konter a Matt: vier Spieler, zwei Teams, 24 Karten; Pik-, Herz- und Karodame sind immer Trumpf. Wer 21 von 40 Punkten holt, darf Striche wegstreichen; das erste Team ohne Striche gewinnt. Alle Regeln: %s",
@@ -385,7 +382,6 @@ var de = map[string]string{
 	"err.internal":               "Bei uns ist etwas schiefgelaufen; nichts wurde geändert. Bitte versuch es noch einmal.",
 	"err.shutting_down":          "Der Bot startet neu; versuch es gleich noch einmal.",
 	"err.stale":                  "Dieser Knopf ist veraltet; nutze die neueste Nachricht.",
-	"err.no_such_table":          "Diesen Tisch gibt es nicht mehr.",
 	"err.no_table":               "Hier gibt es keinen Tisch. Tippe /new, um einen zu eröffnen.",
 	"err.several_tables":         "Du sitzt an mehreren Tischen; nutze die Knöpfe des Tisches, den du meinst.",
 	"err.new_in_private":         "Eröffne einen Tisch in einer Gruppe oder einem Kanal, nicht im privaten Chat.",
@@ -616,7 +612,6 @@ var fr = map[string]string{
 	"note.reminder":      "⏰ C'est à vous de jouer au Konter a Matt.",
 	"note.lang_table":    "La table parle maintenant français.",
 	"note.lang_player":   "Je vous parlerai en français.",
-	"note.lang_no_table": "Pas encore de table ici ; la langue de votre plateforme s'applique tant que vous n'êtes pas à une table.",
 	"lang.usage":         "/lang en|lb|de|fr pour vous, ou /lang table en|lb|de|fr pour la table.",
 
 	"rules.text": "Konter a Matt : quatre joueurs, deux équipes, 24 cartes ; les dames de pique, de cœur et de carreau sont toujours atout. Avec 21 points sur 40, on raye des traits ; la première équipe qui n'en a plus gagne. Règles complètes : %s",
@@ -648,7 +643,6 @@ var fr = map[string]string{
 	"err.internal":               "Un problème est survenu de notre côté ; rien n'a été modifié. Veuillez réessayer.",
 	"err.shutting_down":          "Le bot redémarre ; réessayez dans un instant.",
 	"err.stale":                  "Ce bouton est périmé ; utilisez le message le plus récent.",
-	"err.no_such_table":          "Cette table n'existe plus.",
 	"err.no_table":               "Il n'y a pas de table ici. Tapez /new pour en ouvrir une.",
 	"err.several_tables":         "Vous êtes à plusieurs tables ; utilisez les boutons de celle que vous voulez.",
 	"err.new_in_private":         "Ouvrez une table dans un groupe ou un canal, pas en message privé.",
