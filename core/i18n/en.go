@@ -276,4 +276,10 @@ var en = map[string]string{
 
 	"term.player": "Player %d",
 	"term.for":    "[for %s]",
+
+	// The singulars of the picture's words after a count.
+	"pic.OpenOne":    "open",
+	"pic.CrossedOne": "crossed out",
+	"pic.AddedOne":   "added",
+	"pic.EarlierOne": "earlier game",
 }

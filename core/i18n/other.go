@@ -273,6 +273,11 @@ var lb = map[string]string{
 
 	"term.player": "Spiller %d",
 	"term.for":    "[fir %s]",
+
+	"pic.OpenOne":    "op",
+	"pic.CrossedOne": "duerchgestrach",
+	"pic.AddedOne":   "bäigesat",
+	"pic.EarlierOne": "méi fréit Spill",
 }
 
 var de = map[string]string{
@@ -534,6 +539,11 @@ var de = map[string]string{
 
 	"term.player": "Spieler %d",
 	"term.for":    "[für %s]",
+
+	"pic.OpenOne":    "offen",
+	"pic.CrossedOne": "gestrichen",
+	"pic.AddedOne":   "dazugekommen",
+	"pic.EarlierOne": "früheres Spiel",
 }
 
 var fr = map[string]string{
@@ -795,4 +805,9 @@ var fr = map[string]string{
 
 	"term.player": "Joueur %d",
 	"term.for":    "[pour %s]",
+
+	"pic.OpenOne":    "ouvert",
+	"pic.CrossedOne": "barré",
+	"pic.AddedOne":   "ajouté",
+	"pic.EarlierOne": "partie précédente",
 }

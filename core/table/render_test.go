@@ -6,6 +6,7 @@ import (
 	"testing/synctest"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/picture"
 )
 
 // seated is a table in memory with the named players in seats 0 and 1 and computers in 2 and 3,
@@ -194,6 +195,24 @@ func TestPublicStandInsFitTheSurface(t *testing.T) {
 					t.Errorf("refusal: %q, want %q", got.Public, tc.bad)
 				}
 			})
+		})
+	}
+}
+
+// TestPictureLabelsCount reads the alt text of a board drawn with the catalog's labels: the words
+// after a count follow the language's plural rules.
+func TestPictureLabelsCount(t *testing.T) {
+	board := core.Board{Start: 2, Crossed: [2]int{1, 2}, Added: [2]int{0, 1}}
+	for _, tc := range []struct{ lang, want string }{
+		{"en", "Team A (Jang & Mia): 1 open, 1 crossed out. Team B (Luc & Zoé): 1 open, 2 crossed out, 1 added."},
+		{"fr", "Équipe A (Jang & Mia): 1 ouvert, 1 barré. Équipe B (Luc & Zoé): 1 ouvert, 2 barrés, 1 ajouté."},
+		{"de", "Team A (Jang & Mia): 1 offen, 1 gestrichen. Team B (Luc & Zoé): 1 offen, 2 gestrichen, 1 dazugekommen."},
+	} {
+		t.Run(tc.lang, func(t *testing.T) {
+			in := picture.BoardInput{Rules: core.DefaultRules(), Board: board, Names: [4]string{"Jang", "Luc", "Mia", "Zoé"}, Labels: Labels(tc.lang)}
+			if got := in.AltText(); !strings.Contains(got, tc.want) {
+				t.Errorf("alt text %q\nwant it to say %q", got, tc.want)
+			}
 		})
 	}
 }
