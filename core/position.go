@@ -247,8 +247,8 @@ func (p *position) parseOption(key, val string) error {
 		}
 	case "stripes":
 		n, err := strconv.Atoi(val)
-		if err != nil || n < 1 || n > 20 {
-			return posErr("stripes=%q: want 1..20", val)
+		if err != nil || n < MinStripes || n > MaxStripes {
+			return posErr("stripes=%q: want %d..%d", val, MinStripes, MaxStripes)
 		}
 		p.rules.Stripes = n
 	default:

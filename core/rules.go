@@ -90,11 +90,18 @@ func (p DrawPenalty) String() string {
 // Rules are a table's options. The zero value is not valid: start from DefaultRules.
 type Rules struct {
 	Direction      Direction
-	Stripes        int // open stripes each team starts with, 1..20
+	Stripes        int // open stripes each team starts with, MinStripes..MaxStripes
 	DrawPenalty    DrawPenalty
 	AllTricksBonus bool // one more stripe when the losers took no trick
 	Announcements  bool
 }
+
+// The range of Rules.Stripes: a match needs a stripe to cross out, and a sheet longer than 20
+// stripes would take an evening per match (and no longer fits the picture).
+const (
+	MinStripes = 1
+	MaxStripes = 20
+)
 
 // DefaultRules are the rules RULES.md names as defaults.
 func DefaultRules() Rules {
@@ -103,8 +110,8 @@ func DefaultRules() Rules {
 
 // Validate reports options out of range, wrapping ErrBadRules.
 func (r Rules) Validate() error {
-	if r.Stripes < 1 || r.Stripes > 20 {
-		return fmt.Errorf("%w: stripes must be 1..20, not %d", ErrBadRules, r.Stripes)
+	if r.Stripes < MinStripes || r.Stripes > MaxStripes {
+		return fmt.Errorf("%w: stripes must be %d..%d, not %d", ErrBadRules, MinStripes, MaxStripes, r.Stripes)
 	}
 	if r.Direction > Anticlockwise || r.DrawPenalty > DrawFlat1 {
 		return fmt.Errorf("%w: unknown direction or draw penalty", ErrBadRules)

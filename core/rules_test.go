@@ -364,3 +364,19 @@ var replayCodes = map[string]bool{
 	"must_follow_suit": true, "must_play_trump": true, "announce_window_closed": true,
 	"announce_missing_cards": true, "announce_duplicate": true, "game_over": true, "match_over": true,
 }
+
+// TestStripeRange checks Validate against the exported range, at its edges.
+func TestStripeRange(t *testing.T) {
+	for _, tc := range []struct {
+		stripes int
+		ok      bool
+	}{{core.MinStripes - 1, false}, {core.MinStripes, true}, {9, true}, {core.MaxStripes, true}, {core.MaxStripes + 1, false}} {
+		t.Run(fmt.Sprint(tc.stripes), func(t *testing.T) {
+			r := core.DefaultRules()
+			r.Stripes = tc.stripes
+			if err := r.Validate(); (err == nil) != tc.ok || (err != nil && !errors.Is(err, core.ErrBadRules)) {
+				t.Errorf("Validate with %d stripes: %v, want ok=%v", tc.stripes, err, tc.ok)
+			}
+		})
+	}
+}

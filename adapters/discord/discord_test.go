@@ -3,6 +3,7 @@ package discord
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -88,6 +89,11 @@ func TestRegistersLocalizedCommands(t *testing.T) {
 					if c.Localized["de"] == "" || c.Localized["fr"] == "" {
 						t.Errorf("%s %s: choice %q not localized", sub, name, c.Name)
 					}
+					for _, n := range []string{c.Name, c.Localized["de"], c.Localized["fr"]} {
+						if len([]rune(n)) > 100 {
+							t.Errorf("%s %s: choice name %q is longer than Discord allows", sub, name, n)
+						}
+					}
 				}
 				return vals
 			}
@@ -104,6 +110,7 @@ func TestRegistersLocalizedCommands(t *testing.T) {
 		{"new", "announce", "on off"},
 		{"new", "timer", "fast normal relaxed none"},
 		{"new", "level", "easy normal strong"},
+		{"new", "direction", "clockwise anticlockwise"},
 		{"trump", "suit", "spades hearts diamonds clubs"},
 		{"announce", "call", "konter matt konter-a-matt"},
 		{"lang", "language", "lb en de fr"},
@@ -114,6 +121,28 @@ func TestRegistersLocalizedCommands(t *testing.T) {
 	}
 	if got := choices("new", "stripes"); len(got) != 20 || got[0] != "1" || got[19] != "20" {
 		t.Errorf("stripes choices = %v", got)
+	}
+	// What players read comes from the catalog, the same texts Telegram's menu shows.
+	for _, c := range []struct{ sub, lang, want string }{
+		{"deal", "en", "Start the match; computers fill the empty seats"},
+		{"deal", "de", "Die Partie beginnen; Computer füllen leere Plätze"},
+		{"leave", "fr", "Quitter votre place"},
+	} {
+		got := subs[c.sub].Description
+		if c.lang != "en" {
+			got = subs[c.sub].Localized[c.lang]
+		}
+		if got != c.want {
+			t.Errorf("%s in %s: %q, want %q", c.sub, c.lang, got, c.want)
+		}
+	}
+	for _, o := range subs["new"].Options {
+		if o.Name == "stripes" && (o.Description != "Stripes each team starts with (default: 9)" || o.Localized["fr"] != "Traits de chaque équipe au départ (par défaut : 9)") {
+			t.Errorf("stripes option described as %q / %q", o.Description, o.Localized["fr"])
+		}
+		if o.Name == "draw" && o.Localized["de"] != "Was ein Gleichstand (20–20) das Trumpf-Team kostet (Standard: den Einsatz)" {
+			t.Errorf("draw option described as %q", o.Localized["de"])
+		}
 	}
 	card := subs["play"].Options[0]
 	if card.Name != "card" || !card.Autocomplete || !card.Required || len(card.Choices) != 0 {
@@ -144,15 +173,19 @@ func TestRegistersLocalizedCommands(t *testing.T) {
 		t.Errorf("shard 1 identified as %s and registered commands: %v", shard, f.callCounts())
 	}
 
-	if _, err := table.ParseOptions(argsFor(table.VerbNew, []*discordgo.ApplicationCommandInteractionDataOption{
-		{Name: "stripes", Type: discordgo.ApplicationCommandOptionInteger, Value: float64(20)},
-		{Name: "draw", Type: discordgo.ApplicationCommandOptionString, Value: "flat1"},
-		{Name: "bonus", Type: discordgo.ApplicationCommandOptionString, Value: "off"},
-		{Name: "announce", Type: discordgo.ApplicationCommandOptionString, Value: "off"},
-		{Name: "timer", Type: discordgo.ApplicationCommandOptionString, Value: "relaxed"},
-		{Name: "level", Type: discordgo.ApplicationCommandOptionString, Value: "strong"},
-	})); err != nil {
-		t.Errorf("new's choices do not parse: %v", err)
+	// Every choice of /km new reaches the service as the option it names.
+	for _, o := range Commands()[0].Options[0].Options {
+		for _, c := range o.Choices {
+			value := c.Value
+			if n, ok := value.(int); ok {
+				value = float64(n) // as Discord sends numbers
+			}
+			args := argsFor(table.VerbNew, []*discordgo.ApplicationCommandInteractionDataOption{{Name: o.Name, Type: o.Type, Value: value}})
+			opts, err := table.ParseOptions(args)
+			if want := fmt.Sprintf("%s=%v", o.Name, c.Value); err != nil || !strings.Contains(" "+opts.String()+" ", " "+want+" ") {
+				t.Errorf("/km new %s: %v gave %q, %v", want, args, opts.String(), err)
+			}
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -340,12 +341,23 @@ func TestRenderUsesKmSubcommands(t *testing.T) {
 }
 
 func TestTimerChoicesShowTheServiceTimeouts(t *testing.T) {
-	for _, tc := range []struct {
-		p    table.TimerPreset
-		want string
-	}{{table.TimerFast, "fast (45 s)"}, {table.TimerNormal, "fast (3 min)"}, {table.TimerRelaxed, "fast (4 h)"}, {table.TimerNone, "fast"}} {
-		if got := timerChoice(tc.p, text{"fast", "schnell", "rapide"}).name.en; got != tc.want {
-			t.Errorf("%s: %q, want %q", tc.p, got, tc.want)
+	var timer *discordgo.ApplicationCommandOption
+	for _, sub := range Commands()[0].Options {
+		for _, o := range sub.Options {
+			if sub.Name == "new" && o.Name == "timer" {
+				timer = o
+			}
 		}
+	}
+	if timer == nil {
+		t.Fatal("/km new has no timer option")
+	}
+	var got []string
+	for _, c := range timer.Choices {
+		got = append(got, c.Name+" / "+c.NameLocalizations[discordgo.German])
+	}
+	want := []string{"fast (45 s) / kurz (45 s)", "normal (3 min) / normal (3 min)", "relaxed (4 h) / lang (4 h)", "no timer / unbegrenzt"}
+	if !slices.Equal(got, want) {
+		t.Errorf("timer choices %q, want %q", got, want)
 	}
 }

@@ -217,13 +217,15 @@ func (a *Adapter) Close() error {
 	return nil
 }
 
-// setCommands registers the command menu: the default list in English, then one per language.
+// setCommands registers the command menu: the default list in English, then one per language,
+// with the catalog's short cmd.<verb> texts that Discord's menu shows too (a test keeps them far
+// below Telegram's 256 characters; clip only guards the limit).
 func (a *Adapter) setCommands() {
 	langs := append([]string{""}, i18n.Languages...)
 	for _, lang := range langs {
 		var cmds []tgbotapi.BotCommand
 		for _, v := range table.Verbs {
-			cmds = append(cmds, tgbotapi.BotCommand{Command: string(v), Description: clip(i18n.T(i18n.Pick(lang), "help."+string(v)), 256)})
+			cmds = append(cmds, tgbotapi.BotCommand{Command: string(v), Description: clip(i18n.T(i18n.Pick(lang), "cmd."+string(v)), 256)})
 		}
 		cfg := tgbotapi.NewSetMyCommands(cmds...)
 		cfg.LanguageCode = lang

@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
@@ -109,9 +110,12 @@ func TestRealHTTPServer(t *testing.T) {
 	langs := map[string]bool{}
 	for _, c := range f.Calls() {
 		if c.Method == "setMyCommands" {
-			langs[c.Params["language_code"]] = true
-			if !strings.Contains(c.Params["commands"], `"command":"play"`) {
-				t.Errorf("command list without play: %s", c.Params["commands"])
+			lang := c.Params["language_code"]
+			langs[lang] = true
+			// The menu shows the catalog's short texts, the default one in English.
+			want := `{"command":"play","description":"` + i18n.T(i18n.Pick(lang), "cmd.play") + `"}`
+			if !strings.Contains(c.Params["commands"], want) {
+				t.Errorf("command list for %q without %s: %s", lang, want, c.Params["commands"])
 			}
 		}
 	}

@@ -19,6 +19,10 @@ import (
 // Platform is the name the terminal's places and players carry.
 const Platform = "local"
 
+// Surface is how the terminal shows a table, for the service's Config.Surfaces: everything is
+// typed, and the screen is one person's, so with one player at the table its texts say "you".
+var Surface = table.Surface{Typed: true, Personal: true}
+
 // Config sets up a terminal table.
 type Config struct {
 	In      io.Reader
@@ -51,7 +55,12 @@ const clearScreen = "\033[H\033[2J"
 // New makes a terminal surface; give it to the service as the "local" Outbox, then Run.
 func New(cfg Config) *Terminal {
 	if cfg.Name == "" {
+		// One player at the screen is "you" (the table's texts speak to them); at a hot seat
+		// the first is a player like the others.
 		cfg.Name = i18n.T(i18n.Pick(cfg.Lang), "term.you")
+		if cfg.Humans > 1 {
+			cfg.Name = i18n.T(i18n.Pick(cfg.Lang), "term.player", 1)
+		}
 	}
 	return &Terminal{cfg: cfg, place: table.Place{Platform: Platform, Chat: "terminal"},
 		live: map[string][]string{}, hands: map[string]table.Message{}}
@@ -60,9 +69,17 @@ func New(cfg Config) *Terminal {
 func (t *Terminal) player(n int) table.Player {
 	name := t.cfg.Name
 	if n > 1 {
-		name = fmt.Sprintf("Player %d", n)
+		name = i18n.T(t.lang(), "term.player", n)
 	}
 	return table.Player{ID: fmt.Sprintf("local:%d", n), Name: name, Locale: t.cfg.Lang}
+}
+
+func (t *Terminal) lang() string { return i18n.Pick(t.cfg.Lang) }
+
+// println prints a text of the service's: the commands it names are written as they are typed
+// here, without the chats' slash ("type rematch").
+func (t *Terminal) println(text string) {
+	fmt.Fprintln(t.cfg.Out, i18n.RewriteCommands(text, table.Verbs, func(v table.Verb) string { return string(v) }))
 }
 
 // Deliver prints public messages (only the lines that changed, for the live table message) and
@@ -81,13 +98,14 @@ func (t *Terminal) Deliver(ctx context.Context, msgs []table.Message) {
 			t.live[m.Key], t.liveKey = lines, m.Key
 			for _, l := range lines {
 				if !slices.Contains(prev, l) {
-					fmt.Fprintln(t.cfg.Out, "  "+l)
+					t.println("  " + l)
 				}
 			}
-		case m.Target.Kind == table.ToPlayer:
-			fmt.Fprintf(t.cfg.Out, "[to %s] %s\n", m.Target.Player.Name, m.Text)
+		case m.Target.Kind == table.ToPlayer && t.cfg.Humans > 1:
+			// At a hot seat a private notice (a reminder) says whom it is for.
+			t.println(i18n.T(t.lang(), "term.for", m.Target.Player.Name) + " " + m.Text)
 		default:
-			fmt.Fprintln(t.cfg.Out, m.Text)
+			t.println(m.Text)
 		}
 	}
 }
@@ -135,15 +153,15 @@ func (t *Terminal) showTurn() {
 			t.mu.Unlock()
 			fmt.Fprint(t.cfg.Out, clearScreen)
 			for _, l := range table {
-				fmt.Fprintln(t.cfg.Out, "  "+l)
+				t.println("  " + l)
 			}
-			fmt.Fprintln(t.cfg.Out, "\n"+i18n.T(i18n.Pick(t.cfg.Lang), "term.pass", p.Name))
+			t.println("\n" + i18n.T(t.lang(), "term.pass", p.Name))
 		}
 		return
 	}
 	t.shown = m.Text
 	legal := legalMoves(m)
-	fmt.Fprintf(t.cfg.Out, "\n%s — %s\n%s\n", p.Name, m.Text, i18n.T(i18n.Pick(t.cfg.Lang), "term.moves", strings.Join(legal, " | ")))
+	t.println("\n" + p.Name + " — " + m.Text + "\n" + i18n.T(t.lang(), "term.moves", strings.Join(legal, " | ")))
 }
 
 // Run opens or resumes the terminal's table and reads commands until In ends or ctx is done.
@@ -154,7 +172,7 @@ func (t *Terminal) Run(ctx context.Context, svc *table.Service) error {
 			return err
 		}
 	} else {
-		fmt.Fprintln(t.cfg.Out, i18n.T(i18n.Pick(t.cfg.Lang), "term.resumed"))
+		t.println(i18n.T(t.lang(), "term.resumed"))
 	}
 	if err := svc.Settle(ctx); err != nil {
 		return err
@@ -256,7 +274,7 @@ func (t *Terminal) command(ctx context.Context, line string) (goOn bool) {
 	cmd := table.Command{Place: t.place, Actor: actor, Verb: verb, Args: args, Admin: true}
 	for _, r := range t.svc.Handle(ctx, cmd) {
 		t.mu.Lock()
-		fmt.Fprintln(t.cfg.Out, r.Text)
+		t.println(r.Text)
 		t.mu.Unlock()
 	}
 	return true

@@ -71,7 +71,8 @@ func (p *player) Read(b []byte) (int, error) {
 }
 
 func newService(store *table.MemStore, term *Terminal) *table.Service {
-	return table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: term}, Robots: robots, Seed: 3})
+	return table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: term},
+		Surfaces: map[string]table.Surface{Platform: Surface}, Robots: robots, Seed: 3})
 }
 
 func TestOneHumanPlaysAWholeMatchAndResumes(t *testing.T) {
@@ -86,6 +87,10 @@ func TestOneHumanPlaysAWholeMatchAndResumes(t *testing.T) {
 	svc.Close()
 	if !strings.Contains(out.String(), "Your hand") || !strings.Contains(out.String(), "Type one of:") {
 		t.Fatalf("no hand shown:\n%s", out.String())
+	}
+	// The one player is spoken to, and told what to type rather than what to press.
+	if want := "Type join to take a seat and deal to start"; !strings.Contains(out.String(), want) {
+		t.Errorf("the screen never says %q:\n%s", want, out.String())
 	}
 
 	// Start again on the same database: the match goes on where it was, to its end.
@@ -107,6 +112,18 @@ func TestOneHumanPlaysAWholeMatchAndResumes(t *testing.T) {
 	if !strings.Contains(got, "wins the match") {
 		t.Errorf("match did not finish:\n%s", got[max(0, len(got)-2000):])
 	}
+	all := out.String() + got
+	for _, bad := range []string{"You wins", "You is", "You announces", "▶ You to play", "dealer You", "named by You",
+		"press", "button", "/join", "/rematch", "/new"} {
+		if strings.Contains(all, bad) {
+			t.Errorf("the screen says %q:\n%s", bad, all[max(0, strings.Index(all, bad)-300):strings.Index(all, bad)+len(bad)])
+		}
+	}
+	for _, want := range []string{"You win", "▶ Your turn", "Type rematch to play again"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the screen never says %q", want)
+		}
+	}
 }
 
 func TestHotSeatFourHumans(t *testing.T) {
@@ -123,6 +140,15 @@ func TestHotSeatFourHumans(t *testing.T) {
 		if !strings.Contains(got, name) {
 			t.Errorf("%s never got the keyboard", name)
 		}
+	}
+	// Four people share the screen: the table names them all, nobody is "you" there.
+	for _, bad := range []string{"  ▶ Your turn", "You win", "you deal"} {
+		if i := strings.Index(got, bad); i >= 0 {
+			t.Errorf("the hot seat's table speaks to one player (%q):\n%s", bad, got[max(0, i-600):i+len(bad)])
+		}
+	}
+	if !strings.Contains(got, "▶ Player 2 to play") {
+		t.Errorf("the hot seat's table never names Player 2's turn")
 	}
 	// Whenever a hand is shown to another player than the last one, the screen was cleared and
 	// that player asked to take the keyboard since: nobody sees another's hand.
@@ -174,5 +200,27 @@ func TestBadLinesAreAnsweredAndChangeNothing(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("missing %q in:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestHelpAndRulesAreTyped reads the help and the rules as the terminal prints them: commands
+// without the chats' slash, the rules link intact.
+func TestHelpAndRulesAreTyped(t *testing.T) {
+	out := &syncBuffer{}
+	term := New(Config{In: strings.NewReader("help\nrules\n"), Out: out, Humans: 1, Options: []string{"timer=none"}})
+	svc := newService(table.NewMemStore(), term)
+	defer svc.Close()
+	if err := term.Run(context.Background(), svc); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{"\nnew — open a table here", "\nrematch — play again: rematch or rematch rotate",
+		"https://github.com/kontermatt/kontermatt/blob/main/docs/rules.md"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "/km") || strings.Contains(got, " /") {
+		t.Errorf("a chat's command form on the screen:\n%s", got)
 	}
 }

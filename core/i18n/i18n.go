@@ -3,11 +3,16 @@
 package i18n
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/kontermatt/kontermatt/core"
+	"golang.org/x/text/feature/plural"
+	"golang.org/x/text/language"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -53,6 +58,42 @@ func T(lang, key string, args ...any) string {
 		return s
 	}
 	return fmt.Sprintf(s, args...)
+}
+
+// N gives the text for key in lang in the plural form the language uses for the count n. The
+// forms are catalog keys key.one, key.other (and key.zero, key.two, key.few, key.many for a
+// language whose rules have them); golang.org/x/text's CLDR rules choose among them, so French
+// says "0 point" and "1 point" where English says "0 points" and "1 point". The count is the
+// text's first argument and args follow it: "%[2]s wins %[1]d points" takes (n, name).
+func N(lang, key string, n int, args ...any) string {
+	if _, ok := catalog[lang]; !ok {
+		lang = "en"
+	}
+	k := key + "." + PluralForm(lang, n)
+	if _, ok := catalog[lang][k]; !ok {
+		k = key + ".other"
+	}
+	return T(lang, k, append([]any{n}, args...)...)
+}
+
+// pluralForms names the forms as the catalog's key suffixes do (CLDR's names).
+var pluralForms = map[plural.Form]string{plural.Other: "other", plural.Zero: "zero", plural.One: "one",
+	plural.Two: "two", plural.Few: "few", plural.Many: "many"}
+
+// PluralForm is the CLDR plural form ("one", "other", ...) of the whole number n in lang.
+func PluralForm(lang string, n int) string {
+	if n < 0 {
+		n = -n
+	}
+	return pluralForms[plural.Cardinal.MatchPlural(language.Make(lang), n%10_000_000, 0, 0, 0, 0)]
+}
+
+// Or joins choices as the language lists alternatives: "fast, normal, relaxed or none".
+func Or(lang string, items ...string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return T(lang, "list.or", strings.Join(items[:len(items)-1], ", "), items[len(items)-1])
 }
 
 // Has reports whether lang has its own text for key (tests use it to find gaps).
@@ -111,8 +152,10 @@ func Rank(lang string, r core.Rank) string {
 	return names[r]
 }
 
-// fold lower-cases and strips accents so "Häerzer", "haerzer" and "HÄERZER" all match, and "cœur"
-// matches "coeur".
+// Fold lower-cases and strips accents so "Häerzer", "haerzer" and "HÄERZER" all match, and
+// "cœur" matches "coeur": what players type is compared in this form.
+func Fold(s string) string { return fold(s) }
+
 func fold(s string) string {
 	s = strings.ToLower(strings.TrimSpace(s))
 	s = strings.ReplaceAll(s, "œ", "oe")
@@ -204,4 +247,97 @@ func ParseCard(text string) (core.Card, error) {
 // CardName is the card's full name in lang, e.g. "Schëppen Damm" or "queen of spades".
 func CardName(lang string, c core.Card) string {
 	return T(lang, "card.name", Rank(lang, c.Rank()), Suit(lang, c.Suit()))
+}
+
+// RewriteCommands rewrites the commands a text names, written as the catalog writes them ("/join"
+// at the start of a word), into the way a surface has them typed: write("join") gives "/km join"
+// on Discord and "join" in the terminal. Only the listed verbs are commands, and only as whole
+// words: "/joined", "and/or" and a link ("…/docs/rules.md", "https://example.org/help") are left
+// alone.
+func RewriteCommands[V ~string](text string, verbs []V, write func(verb V) string) string {
+	if !strings.Contains(text, "/") {
+		return text
+	}
+	// The longest verb first, so that no verb is taken for the start of another.
+	byLen := slices.SortedFunc(slices.Values(verbs), func(a, b V) int { return cmp.Compare(len(b), len(a)) })
+	var b strings.Builder
+	for len(text) > 0 {
+		// One word (a run without spaces) at a time, the spaces copied as they are.
+		i := strings.IndexFunc(text, unicode.IsSpace)
+		if i == 0 {
+			_, size := utf8.DecodeRuneInString(text)
+			b.WriteString(text[:size])
+			text = text[size:]
+			continue
+		}
+		if i < 0 {
+			i = len(text)
+		}
+		word := text[:i]
+		text = text[i:]
+		if isLink(word) {
+			b.WriteString(word)
+			continue
+		}
+		b.WriteString(rewriteWord(word, byLen, write))
+	}
+	return b.String()
+}
+
+// isLink reports whether a word is a web address, whose path may hold "/help" or "/rules".
+func isLink(word string) bool {
+	return strings.Contains(word, "://") || strings.HasPrefix(strings.TrimLeft(word, "([{<„“«\"'"), "www.")
+}
+
+func rewriteWord[V ~string](word string, verbs []V, write func(V) string) string {
+	var b strings.Builder
+	for i := 0; i < len(word); i++ {
+		// A "/" after a letter, a digit or a dot is inside a path, a date or a name.
+		if word[i] != '/' || (i > 0 && (partOfName(lastRune(word[:i])) || strings.ContainsRune(".:", lastRune(word[:i])))) {
+			b.WriteByte(word[i])
+			continue
+		}
+		v, ok := verbAt(word[i+1:], verbs)
+		if !ok {
+			b.WriteByte(word[i])
+			continue
+		}
+		b.WriteString(write(v))
+		i += len(v)
+	}
+	return b.String()
+}
+
+// verbAt finds the verb s begins with as a whole word: what follows it may be punctuation, but
+// not more of a name (letters, digits, "_", "-", "/", "@") nor a file's extension (".md").
+func verbAt[V ~string](s string, verbs []V) (V, bool) {
+	for _, v := range verbs {
+		rest, ok := strings.CutPrefix(s, string(v))
+		if !ok || v == "" {
+			continue
+		}
+		if rest == "" {
+			return v, true
+		}
+		r, size := utf8.DecodeRuneInString(rest)
+		if partOfName(r) || r == '.' && partOfName(firstRune(rest[size:])) {
+			continue
+		}
+		return v, true
+	}
+	return "", false
+}
+
+func partOfName(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("_-/@", r)
+}
+
+func firstRune(s string) rune {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r
+}
+
+func lastRune(s string) rune {
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return r
 }

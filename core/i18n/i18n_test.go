@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/kontermatt/kontermatt/core"
 )
@@ -362,6 +364,63 @@ func TestPick(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := Pick(tt.choices...); got != tt.want {
 				t.Errorf("Pick(%q) = %q, want %q", tt.choices, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestOneFormOfAddress checks that each language speaks to players in the one form other.go
+// names: no "du" in Luxembourgish, no "Sie" in German, no "tu" in French.
+func TestOneFormOfAddress(t *testing.T) {
+	other := map[string][]string{
+		"lb": {"du", "dir", "dech", "deng", "denger", "dengen", "däin", "däi"},
+		"de": {"Sie", "Ihnen", "Ihr", "Ihre", "Ihren", "Ihrer"},
+		"fr": {"tu", "te", "toi", "ton", "ta", "tes", "t", "Tu", "Te", "Toi", "Ton", "Ta", "Tes"},
+	}
+	for lang, avoid := range other {
+		t.Run(lang, func(t *testing.T) {
+			for _, key := range slices.Sorted(maps.Keys(catalog[lang])) {
+				words := strings.FieldsFunc(catalog[lang][key], func(r rune) bool { return !unicode.IsLetter(r) })
+				for _, w := range words {
+					if slices.Contains(avoid, w) {
+						t.Errorf("%s: %q says %q", key, catalog[lang][key], w)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestMenuTextsFit checks the texts of the platforms' command menus against their limits in
+// every language: Discord allows 1 to 100 characters for a description or a choice's name,
+// Telegram 1 to 256 for a command's description (cmd.<verb>).
+func TestMenuTextsFit(t *testing.T) {
+	limits := []struct {
+		prefix   string
+		min, max int
+	}{
+		{"cmd.", 1, 100},
+		{"opt.", 1, 100},
+		{"discord.km", 1, 100},
+		{"lang.name", 1, 100},
+	}
+	for _, lang := range Languages {
+		t.Run(lang, func(t *testing.T) {
+			for _, key := range slices.Sorted(maps.Keys(en)) {
+				for _, l := range limits {
+					if !strings.HasPrefix(key, l.prefix) {
+						continue
+					}
+					// A text made of others (an option's description with its default) is
+					// measured whole in Discord's registration test.
+					text := T(lang, key)
+					if strings.Contains(text, "%") {
+						text = fmt.Sprintf(text, "", "")
+					}
+					if n := utf8.RuneCountInString(text); n < l.min || n > l.max {
+						t.Errorf("%s: %d characters, want %d to %d: %q", key, n, l.min, l.max, text)
+					}
+				}
 			}
 		})
 	}

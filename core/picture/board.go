@@ -267,7 +267,7 @@ func (c *canvas) teamPanel(in BoardInput, fs [2]*ttFont, pal palette, t core.Tea
 	}
 	c.text(big, ox, y+h/2+10, strconv.Itoa(open), col, center)
 	of := face{fs[regular], 20}
-	c.text(of, ox, y+h/2+37, of.ellipsize(l.Open, openColW), pal.muted, center)
+	c.text(of, ox, y+h/2+37, of.ellipsize(l.counted(open, l.Open, l.OpenOne), openColW), pal.muted, center)
 }
 
 // The games table's columns: left edges and centres, relative to the margin.
@@ -312,7 +312,7 @@ func (c *canvas) gamesTable(in BoardInput, fs [2]*ttFont, pal palette, top float
 	if len(games) > maxGameRows {
 		first = len(games) - (maxGameRows - 1)
 		row++
-		c.text(rf, x+colTrump+6, base(), "… "+strconv.Itoa(first)+" "+l.Earlier, pal.muted, left)
+		c.text(rf, x+colTrump+6, base(), "… "+strconv.Itoa(first)+" "+l.counted(first, l.Earlier, l.EarlierOne), pal.muted, left)
 		y += gameRowH
 	}
 	for i := first; i < len(games); i++ {
@@ -398,12 +398,13 @@ func (in BoardInput) AltText() string {
 	sb.WriteString(l.Title)
 	sb.WriteString(". ")
 	for t := core.TeamA; t <= core.TeamB; t++ {
-		fmt.Fprintf(&sb, "%s (%s): %d %s", l.team(int(t)), teamNames(in.Names, l, t), in.Board.Open(t), l.Open)
+		open := in.Board.Open(t)
+		fmt.Fprintf(&sb, "%s (%s): %d %s", l.team(int(t)), teamNames(in.Names, l, t), open, l.counted(open, l.Open, l.OpenOne))
 		if n := in.Board.Crossed[t]; n > 0 {
-			fmt.Fprintf(&sb, ", %d %s", n, l.Crossed)
+			fmt.Fprintf(&sb, ", %d %s", n, l.counted(n, l.Crossed, l.CrossedOne))
 		}
 		if n := in.Board.Added[t]; n > 0 {
-			fmt.Fprintf(&sb, ", %d %s", n, l.Added)
+			fmt.Fprintf(&sb, ", %d %s", n, l.counted(n, l.Added, l.AddedOne))
 		}
 		sb.WriteString(". ")
 	}

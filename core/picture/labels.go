@@ -3,7 +3,9 @@ package picture
 // Labels are the words a picture shows, already in the table's language; this package holds no
 // message catalog. An empty field takes its English default. Numbers are written after a label
 // ("Trick 3/6") or before it ("5 open"), which reads right in English, Luxembourgish, German and
-// French. The calls are always "Konter", "Matt" and "Konter a Matt".
+// French; a word after a count has a singular too ("1 ouvert", "2 ouverts"), used for the counts
+// the language's plural rules call singular (One). The calls are always "Konter", "Matt" and
+// "Konter a Matt".
 type Labels struct {
 	Title     string // heading of the board: "Score sheet"
 	TeamA     string // "Team A" (seats 0 and 2)
@@ -25,6 +27,19 @@ type Labels struct {
 	LastTrick string // "Last trick"
 	Turn      string // whose turn: "Turn"
 	Cards     string // after a number of cards in hand (alt text): "cards"
+	// The singulars of Open, Crossed, Added and Earlier: "earlier game".
+	OpenOne, CrossedOne, AddedOne, EarlierOne string
+	// One has bit n set when the count n takes the singular: 1 in English, 0 and 1 in French.
+	// Counts from 32 up take the plural; 0 stands for English's rule.
+	One uint32
+}
+
+// counted is the word after the count n: the singular or the plural.
+func (l Labels) counted(n int, plural, singular string) string {
+	if n >= 0 && n < 32 && l.One&(1<<n) != 0 {
+		return singular
+	}
+	return plural
 }
 
 // EnglishLabels are the defaults.
@@ -35,6 +50,7 @@ func EnglishLabels() Labels {
 		Game: "Game", Trump: "Trump", Calls: "Calls", Points: "Points", Stripes: "Stripes",
 		Winner: "Winner", Draw: "Draw", Earlier: "earlier games", NoGames: "No games yet",
 		Trick: "Trick", LastTrick: "Last trick", Turn: "Turn", Cards: "cards",
+		OpenOne: "open", CrossedOne: "crossed out", AddedOne: "added", EarlierOne: "earlier game", One: 1 << 1,
 	}
 }
 
@@ -50,10 +66,14 @@ func (l Labels) withDefaults() Labels {
 		{&l.Trump, d.Trump}, {&l.Calls, d.Calls}, {&l.Points, d.Points}, {&l.Stripes, d.Stripes},
 		{&l.Winner, d.Winner}, {&l.Draw, d.Draw}, {&l.Earlier, d.Earlier}, {&l.NoGames, d.NoGames},
 		{&l.Trick, d.Trick}, {&l.LastTrick, d.LastTrick}, {&l.Turn, d.Turn}, {&l.Cards, d.Cards},
+		{&l.OpenOne, d.OpenOne}, {&l.CrossedOne, d.CrossedOne}, {&l.AddedOne, d.AddedOne}, {&l.EarlierOne, d.EarlierOne},
 	} {
 		if *f.v == "" {
 			*f.v = f.d
 		}
+	}
+	if l.One == 0 {
+		l.One = d.One
 	}
 	return l
 }

@@ -8,6 +8,7 @@ var (
 		Game: "Spill", Trump: "Tromp", Calls: "Gesot", Points: "Punkten", Stripes: "Stréchen",
 		Winner: "Gewënner", Draw: "Stänner", Earlier: "méi fréi Spiller", NoGames: "Nach keng Spiller",
 		Trick: "Streech", LastTrick: "Leschte Streech", Turn: "Un der Rei", Cards: "Kaarten",
+		OpenOne: "op", CrossedOne: "duerchgestrach", AddedOne: "bäigesat", EarlierOne: "méi fréit Spill", One: 1 << 1,
 	}
 	german = Labels{
 		Title: "Strichliste", TeamA: "Team A", TeamB: "Team B", Seat: "Platz",
@@ -15,6 +16,7 @@ var (
 		Game: "Spiel", Trump: "Trumpf", Calls: "Ansagen", Points: "Punkte", Stripes: "Striche",
 		Winner: "Sieger", Draw: "Gleichstand", Earlier: "frühere Spiele", NoGames: "Noch keine Spiele",
 		Trick: "Stich", LastTrick: "Letzter Stich", Turn: "Am Zug", Cards: "Karten",
+		OpenOne: "offen", CrossedOne: "gestrichen", AddedOne: "dazugekommen", EarlierOne: "früheres Spiel", One: 1 << 1,
 	}
 	french = Labels{
 		Title: "Feuille de marque", TeamA: "Équipe A", TeamB: "Équipe B", Seat: "Place",
@@ -22,5 +24,6 @@ var (
 		Game: "Partie", Trump: "Atout", Calls: "Annonces", Points: "Points", Stripes: "Traits",
 		Winner: "Gagnant", Draw: "Égalité", Earlier: "parties précédentes", NoGames: "Pas encore de partie",
 		Trick: "Pli", LastTrick: "Dernier pli", Turn: "À jouer", Cards: "cartes",
+		OpenOne: "ouvert", CrossedOne: "barré", AddedOne: "ajouté", EarlierOne: "partie précédente", One: 1<<0 | 1<<1,
 	}
 )

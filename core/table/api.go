@@ -31,6 +31,19 @@ func (p Place) Key() string {
 	return k
 }
 
+// Surface is how a platform shows its places, so that the texts fit what players there can do
+// and who reads them. The zero value is a chat with buttons read by a group.
+type Surface struct {
+	// Typed: the place shows no buttons; players type every command. Texts that say "press
+	// “Rematch”" say "type /rematch" instead.
+	Typed bool
+	// Personal: the place is one person's screen (a terminal). When exactly one person sits at
+	// the table, its public texts speak to them about their own seat: "You win 12 points", not
+	// "You wins 12 points" with "You" as a name. With several people at one screen (a hot seat)
+	// nobody is "you".
+	Personal bool
+}
+
 // Player is a platform identity. ID is platform-prefixed ("tg:123", "dc:456") and comes from the
 // platform's event, never from button data.
 type Player struct {

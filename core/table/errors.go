@@ -2,6 +2,7 @@ package table
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/kontermatt/kontermatt/core"
@@ -39,6 +40,25 @@ func (e *userError) secret(publicKey string) *userError {
 }
 
 func lit(s string) func(string) string { return func(string) string { return s } }
+
+// optionRefusal says what is wrong with an option at new, and what it could be instead.
+func optionRefusal(e *OptionError) *userError {
+	switch {
+	case e.Option == nil:
+		keys := make([]string, len(TableOptions))
+		for i, o := range TableOptions {
+			keys[i] = o.Key
+		}
+		return refuse("err.option.unknown", lit(e.Name), lit(strings.Join(keys, ", ")))
+	case e.Option.Number():
+		return refuse("err.option.range", lit(e.Name), lit(strconv.Itoa(e.Option.Min)), lit(strconv.Itoa(e.Option.Max)))
+	}
+	keys := make([]string, len(e.Option.Values))
+	for i, v := range e.Option.Values {
+		keys[i] = v.Key
+	}
+	return refuse("err.option.value", lit(e.Name), func(lang string) string { return i18n.Or(lang, keys...) })
+}
 
 func cardList(set core.CardSet) func(string) string {
 	return func(string) string {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/i18n"
 )
 
 // TimerPreset sets how long a player may think before a reminder and before a computer player
@@ -47,102 +48,99 @@ func DefaultOptions() Options {
 	return Options{Rules: core.DefaultRules(), Timer: TimerNormal, Level: "normal"}
 }
 
-// Levels are the computer player levels a table may choose.
-var Levels = []string{"easy", "normal", "strong"}
-
-// optionError is a bad "key=value" at new; it carries the offending text for the message.
-type optionError struct{ text string }
-
-func (e *optionError) Error() string { return "bad option " + e.text }
-
-func onOff(v string) (bool, bool) {
-	switch strings.ToLower(v) {
-	case "on", "yes", "true", "1", "an", "ja", "oui":
-		return true, true
-	case "off", "no", "false", "0", "aus", "nee", "nein", "non":
-		return false, true
-	}
-	return false, false
+// Option is one table option, as new takes it ("stripes=7"): the one description every surface
+// works from. It drives ParseOptions, Options.String, the lobby's options line, the help of new,
+// the terminal's usage text and Discord's /km new.
+type Option struct {
+	Key string // as typed and as the help shows it: "stripes"
+	// Aliases are other names players type for it, by the language they come from; they are
+	// compared as i18n.Fold leaves them (case and accents do not matter).
+	Aliases map[string][]string
+	// Values are a choice option's values in the order they are offered; a number option has
+	// none and a range instead.
+	Values   []OptionValue
+	Min, Max int
+	Help     string // catalog key of what it changes: "cmd.opt.stripes"
+	// Lobby is the catalog key of its part of the lobby's options line, formatted with the value's
+	// label (a number option's with the count, through i18n.N); "" shows the label alone.
+	Lobby string
+	get   func(Options) string
+	set   func(o *Options, value string) // value is a Values key, or a number in range
 }
 
-// ParseOptions reads "key=value" arguments of new onto the defaults: stripes=1..20,
-// draw=stake|flat1, bonus=on|off, announce=on|off, timer=fast|normal|relaxed|none,
-// direction=clockwise|anticlockwise, level=easy|normal|strong. Arguments without "=" are ignored
-// here (they are not options).
-func ParseOptions(args []string) (Options, error) {
-	o := DefaultOptions()
-	for _, a := range args {
-		k, v, ok := strings.Cut(a, "=")
-		if !ok {
-			continue
-		}
-		k, v = strings.ToLower(strings.TrimSpace(k)), strings.ToLower(strings.TrimSpace(v))
-		bad := &optionError{text: a}
-		switch k {
-		case "stripes", "streechen":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > 20 {
-				return o, bad
-			}
-			o.Rules.Stripes = n
-		case "draw", "draw_penalty":
-			switch v {
-			case "stake":
-				o.Rules.DrawPenalty = core.DrawStake
-			case "flat1", "1":
-				o.Rules.DrawPenalty = core.DrawFlat1
-			default:
-				return o, bad
-			}
-		case "bonus", "all_tricks_bonus":
-			b, ok := onOff(v)
-			if !ok {
-				return o, bad
-			}
-			o.Rules.AllTricksBonus = b
-		case "announce", "announcements":
-			b, ok := onOff(v)
-			if !ok {
-				return o, bad
-			}
-			o.Rules.Announcements = b
-		case "timer":
-			switch p := TimerPreset(v); p {
-			case TimerFast, TimerNormal, TimerRelaxed, TimerNone:
-				o.Timer = p
-			default:
-				return o, bad
-			}
-		case "direction", "dir":
-			switch v {
-			case "clockwise", "cw":
-				o.Rules.Direction = core.Clockwise
-			case "anticlockwise", "counterclockwise", "acw", "anti":
-				o.Rules.Direction = core.Anticlockwise
-			default:
-				return o, bad
-			}
-		case "level", "bots":
-			found := false
-			for _, l := range Levels {
-				found = found || l == v
-			}
-			if !found {
-				return o, bad
-			}
-			o.Level = v
-		default:
-			return o, bad
-		}
-	}
-	return o, nil
+// OptionValue is one value of a choice option.
+type OptionValue struct {
+	Key     string              // as typed and written: "on", "anticlockwise"
+	Aliases map[string][]string // other spellings by language, compared folded
+	Label   string              // catalog key of how the table shows it: "opt.on"
 }
 
-// String gives the options as new accepts them.
-func (o Options) String() string {
-	return fmt.Sprintf("stripes=%d draw=%v bonus=%s announce=%s timer=%s direction=%v level=%s",
-		o.Rules.Stripes, o.Rules.DrawPenalty, onOffText(o.Rules.AllTricksBonus),
-		onOffText(o.Rules.Announcements), o.Timer, o.Rules.Direction, o.Level)
+// Number reports whether the option takes a number in [Min, Max] rather than one of Values.
+func (o Option) Number() bool { return len(o.Values) == 0 }
+
+// Default is the option's value in DefaultOptions, as typed.
+func (o Option) Default() string { return o.get(DefaultOptions()) }
+
+// Value gives the value named by typed (its key or an alias), or false.
+func (o Option) Value(typed string) (OptionValue, bool) {
+	f := i18n.Fold(typed)
+	for _, v := range o.Values {
+		if named(f, v.Key, v.Aliases) {
+			return v, true
+		}
+	}
+	return OptionValue{}, false
+}
+
+// ValueLabel is how the table shows value (a Values key, or a number) in lang.
+func (o Option) ValueLabel(lang, value string) string {
+	for _, v := range o.Values {
+		if v.Key == value {
+			return i18n.T(lang, v.Label)
+		}
+	}
+	return value
+}
+
+// Keys lists the values' keys, the default first: "normal", "fast", "relaxed", "none".
+func (o Option) Keys() []string {
+	def := o.Default()
+	out := []string{def}
+	for _, v := range o.Values {
+		if v.Key != def {
+			out = append(out, v.Key)
+		}
+	}
+	return out
+}
+
+// Syntax is the option as help shows it, the default first: "timer=normal|fast|relaxed|none",
+// "stripes=9 (1–20)".
+func (o Option) Syntax() string {
+	if o.Number() {
+		return fmt.Sprintf("%s=%s (%d–%d)", o.Key, o.Default(), o.Min, o.Max)
+	}
+	return o.Key + "=" + strings.Join(o.Keys(), "|")
+}
+
+func named(folded, key string, aliases map[string][]string) bool {
+	if folded == i18n.Fold(key) {
+		return true
+	}
+	for _, names := range aliases {
+		for _, a := range names {
+			if folded == i18n.Fold(a) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// onOff are the values of a yes-or-no option.
+var onOff = []OptionValue{
+	{Key: "on", Label: "opt.on", Aliases: map[string][]string{"en": {"yes", "true", "1"}, "lb": {"un", "jo"}, "de": {"an", "ja"}, "fr": {"oui"}}},
+	{Key: "off", Label: "opt.off", Aliases: map[string][]string{"en": {"no", "false", "0"}, "lb": {"aus", "nee"}, "de": {"nein"}, "fr": {"non"}}},
 }
 
 func onOffText(b bool) string {
@@ -150,4 +148,168 @@ func onOffText(b bool) string {
 		return "on"
 	}
 	return "off"
+}
+
+// TableOptions are the options new takes, in the order help, the lobby and Discord list them.
+var TableOptions = []Option{
+	{Key: "stripes", Min: core.MinStripes, Max: core.MaxStripes, Help: "cmd.opt.stripes", Lobby: "lobby.opt.stripes",
+		Aliases: map[string][]string{"en": {"stripe"}, "lb": {"strécher", "stréch", "streechen"}, "de": {"striche", "strich"}, "fr": {"traits", "trait"}},
+		get:     func(o Options) string { return strconv.Itoa(o.Rules.Stripes) },
+		set:     func(o *Options, v string) { o.Rules.Stripes, _ = strconv.Atoi(v) }},
+	{Key: "draw", Help: "cmd.opt.draw", Lobby: "lobby.opt.draw",
+		Aliases: map[string][]string{"en": {"draw_penalty"}, "lb": {"stänner"}, "de": {"gleichstand", "remis"}, "fr": {"égalité"}},
+		Values: []OptionValue{
+			{Key: "stake", Label: "opt.draw.stake", Aliases: map[string][]string{"lb": {"asaz"}, "de": {"einsatz"}, "fr": {"mise"}}},
+			{Key: "flat1", Label: "opt.draw.flat1", Aliases: map[string][]string{"en": {"1"}}},
+		},
+		get: func(o Options) string { return o.Rules.DrawPenalty.String() },
+		set: func(o *Options, v string) {
+			o.Rules.DrawPenalty = core.DrawStake
+			if v == "flat1" {
+				o.Rules.DrawPenalty = core.DrawFlat1
+			}
+		}},
+	{Key: "bonus", Help: "cmd.opt.bonus", Lobby: "lobby.opt.bonus", Values: onOff,
+		Aliases: map[string][]string{"en": {"all_tricks_bonus"}, "fr": {"capot"}},
+		get:     func(o Options) string { return onOffText(o.Rules.AllTricksBonus) },
+		set:     func(o *Options, v string) { o.Rules.AllTricksBonus = v == "on" }},
+	{Key: "announce", Help: "cmd.opt.announce", Lobby: "lobby.opt.announce", Values: onOff,
+		Aliases: map[string][]string{"en": {"announcements", "calls"}, "lb": {"schwätzen", "annoncen"}, "de": {"ansagen"}, "fr": {"annonces"}},
+		get:     func(o Options) string { return onOffText(o.Rules.Announcements) },
+		set:     func(o *Options, v string) { o.Rules.Announcements = v == "on" }},
+	{Key: "timer", Help: "cmd.opt.timer", Lobby: "lobby.opt.timer",
+		Aliases: map[string][]string{"lb": {"bedenkzäit"}, "de": {"bedenkzeit"}, "fr": {"temps"}},
+		Values: []OptionValue{
+			{Key: string(TimerFast), Label: "opt.timer.fast", Aliases: map[string][]string{"lb": {"kuerz"}, "de": {"schnell", "kurz"}, "fr": {"rapide", "court"}}},
+			{Key: string(TimerNormal), Label: "opt.timer.normal"},
+			{Key: string(TimerRelaxed), Label: "opt.timer.relaxed", Aliases: map[string][]string{"lb": {"laang", "gemittlech"}, "de": {"lang", "gemütlich"}, "fr": {"long", "détendu"}}},
+			{Key: string(TimerNone), Label: "opt.timer.none", Aliases: map[string][]string{"en": {"off"}, "lb": {"onbegrenzt", "keen"}, "de": {"unbegrenzt", "keiner"}, "fr": {"illimité", "aucun"}}},
+		},
+		get: func(o Options) string { return string(o.Timer) },
+		set: func(o *Options, v string) { o.Timer = TimerPreset(v) }},
+	{Key: "direction", Help: "cmd.opt.direction",
+		Aliases: map[string][]string{"en": {"dir"}, "lb": {"richtung"}, "de": {"richtung"}, "fr": {"sens"}},
+		Values: []OptionValue{
+			{Key: "clockwise", Label: "opt.direction.clockwise", Aliases: map[string][]string{"en": {"cw"}, "de": {"uhrzeigersinn"}, "fr": {"horaire"}}},
+			{Key: "anticlockwise", Label: "opt.direction.anticlockwise", Aliases: map[string][]string{"en": {"counterclockwise", "acw", "ccw", "anti"}, "de": {"gegenuhrzeigersinn"}, "fr": {"antihoraire"}}},
+		},
+		get: func(o Options) string { return o.Rules.Direction.String() },
+		set: func(o *Options, v string) {
+			o.Rules.Direction = core.Clockwise
+			if v == "anticlockwise" {
+				o.Rules.Direction = core.Anticlockwise
+			}
+		}},
+	{Key: "level", Help: "cmd.opt.level", Lobby: "lobby.opt.level",
+		Aliases: map[string][]string{"en": {"bots"}, "lb": {"niveau"}, "de": {"stufe", "niveau"}, "fr": {"niveau"}},
+		Values: []OptionValue{
+			{Key: "easy", Label: "opt.level.easy", Aliases: map[string][]string{"lb": {"liicht"}, "de": {"leicht"}, "fr": {"facile"}}},
+			{Key: "normal", Label: "opt.level.normal"},
+			{Key: "strong", Label: "opt.level.strong", Aliases: map[string][]string{"lb": {"staark"}, "de": {"stark"}, "fr": {"fort"}}},
+		},
+		get: func(o Options) string { return o.Level },
+		set: func(o *Options, v string) { o.Level = v }},
+}
+
+// OptionNamed finds the option typed names (its key or an alias).
+func OptionNamed(typed string) (Option, bool) {
+	f := i18n.Fold(typed)
+	for _, o := range TableOptions {
+		if named(f, o.Key, o.Aliases) {
+			return o, true
+		}
+	}
+	return Option{}, false
+}
+
+// OptionError is a "key=value" that new cannot take: an option nobody knows (Option is nil), or a
+// value the option does not take. Name is the key as it was typed.
+type OptionError struct {
+	Name, Value string
+	Option      *Option
+}
+
+func (e *OptionError) Error() string {
+	if e.Option == nil {
+		return fmt.Sprintf("unknown option %q", e.Name)
+	}
+	return fmt.Sprintf("bad value %q for option %s", e.Value, e.Option.Key)
+}
+
+// ParseOptions reads the "key=value" arguments of new onto the defaults (see TableOptions).
+// Arguments without "=" are not options and are ignored here.
+func ParseOptions(args []string) (Options, error) {
+	o := DefaultOptions()
+	for _, a := range args {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok {
+			continue
+		}
+		k, v = strings.ToLower(strings.TrimSpace(k)), strings.TrimSpace(v)
+		opt, ok := OptionNamed(k)
+		if !ok {
+			return o, &OptionError{Name: k, Value: v}
+		}
+		bad := &OptionError{Name: k, Value: v, Option: &opt}
+		if opt.Number() {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < opt.Min || n > opt.Max {
+				return o, bad
+			}
+			opt.set(&o, strconv.Itoa(n))
+			continue
+		}
+		val, ok := opt.Value(v)
+		if !ok {
+			return o, bad
+		}
+		opt.set(&o, val.Key)
+	}
+	return o, nil
+}
+
+// String gives the options as new accepts them.
+func (o Options) String() string {
+	parts := make([]string, len(TableOptions))
+	for i, opt := range TableOptions {
+		parts[i] = opt.Key + "=" + opt.get(o)
+	}
+	return strings.Join(parts, " ")
+}
+
+// optionsSyntax lists every option as help shows it: "stripes=9 (1–20) draw=stake|flat1 …".
+func optionsSyntax() string {
+	parts := make([]string, len(TableOptions))
+	for i, opt := range TableOptions {
+		parts[i] = opt.Syntax()
+	}
+	return strings.Join(parts, " ")
+}
+
+// OptionsUsage describes the options new takes in lang, one line each, the default first: the
+// usage text of a command-line flag that passes them on ("stripes=9 (1–20): …").
+func OptionsUsage(lang string) string {
+	lines := make([]string, len(TableOptions))
+	for i, opt := range TableOptions {
+		lines[i] = opt.Syntax() + ": " + i18n.T(lang, opt.Help)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// optionsLine is the lobby's summary of a table's options: "9 stripes · draw costs the stake · …".
+func optionsLine(lang string, o Options) string {
+	parts := make([]string, len(TableOptions))
+	for i, opt := range TableOptions {
+		v := opt.get(o)
+		switch {
+		case opt.Number():
+			n, _ := strconv.Atoi(v)
+			parts[i] = i18n.N(lang, opt.Lobby, n)
+		case opt.Lobby == "":
+			parts[i] = opt.ValueLabel(lang, v)
+		default:
+			parts[i] = i18n.T(lang, opt.Lobby, opt.ValueLabel(lang, v))
+		}
+	}
+	return strings.Join(parts, " · ")
 }

@@ -11,14 +11,22 @@ import (
 // ErrNoPicture is returned for a message that names no picture, or a table that has none to show.
 var ErrNoPicture = errors.New("no picture for this message")
 
-// Labels gives the picture labels in lang from the catalog.
+// Labels gives the picture labels in lang from the catalog, with the counts the language's
+// plural rules make singular.
 func Labels(lang string) picture.Labels {
 	t := func(k string) string { return i18n.T(lang, "pic."+k) }
-	return picture.Labels{Title: t("Title"), TeamA: t("TeamA"), TeamB: t("TeamB"), Seat: t("Seat"),
+	l := picture.Labels{Title: t("Title"), TeamA: t("TeamA"), TeamB: t("TeamB"), Seat: t("Seat"),
 		Open: t("Open"), Crossed: t("Crossed"), Added: t("Added"), Game: t("Game"), Trump: t("Trump"),
 		Calls: t("Calls"), Points: t("Points"), Stripes: t("Stripes"), Winner: t("Winner"), Draw: t("Draw"),
 		Earlier: t("Earlier"), NoGames: t("NoGames"), Trick: t("Trick"), LastTrick: t("LastTrick"),
-		Turn: t("Turn"), Cards: t("Cards")}
+		Turn: t("Turn"), Cards: t("Cards"),
+		OpenOne: t("OpenOne"), CrossedOne: t("CrossedOne"), AddedOne: t("AddedOne"), EarlierOne: t("EarlierOne")}
+	for n := range 32 {
+		if i18n.PluralForm(lang, n) == "one" {
+			l.One |= 1 << n
+		}
+	}
+	return l
 }
 
 // Picture renders the picture a message names (the stripe board or the table) as it stands now,

@@ -24,6 +24,62 @@ func seatName(t *tbl, seat core.Seat) string {
 	return i18n.T(t.st.Lang, "seat.robot", int(seat)+1)
 }
 
+// seatRef stands for a seat among a text's arguments (see say).
+type seatRef core.Seat
+
+// say gives the text for key with args, where a seatRef argument is the seat's name; but when
+// that seat's player is the one reading the place (see reader), the text's second-person variant
+// (key.you) is said instead, with the other arguments: "You win 12 points", not "Jang wins 12
+// points", on the terminal of the one person playing.
+func (s *Service) say(t *tbl, lang, key string, args ...any) string {
+	key, args = s.voice(t, key, args)
+	return i18n.T(lang, key, args...)
+}
+
+// sayN is say for a text with a count (see i18n.N).
+func (s *Service) sayN(t *tbl, lang, key string, n int, args ...any) string {
+	key, args = s.voice(t, key, args)
+	return i18n.N(lang, key, n, args...)
+}
+
+func (s *Service) voice(t *tbl, key string, args []any) (string, []any) {
+	out := make([]any, 0, len(args))
+	for _, a := range args {
+		ref, ok := a.(seatRef)
+		switch {
+		case !ok:
+			out = append(out, a)
+		case core.Seat(ref).Valid() && core.Seat(ref) == s.reader(t):
+			key += ".you"
+		default:
+			out = append(out, seatName(t, core.Seat(ref)))
+		}
+	}
+	return key, out
+}
+
+// reader is the seat of the one person who reads the table's public texts, or NoSeat: at a
+// place that is one person's screen (Surface.Personal), the seat of the only person at the table.
+func (s *Service) reader(t *tbl) core.Seat {
+	if !s.surface(t.st.Place).Personal {
+		return core.NoSeat
+	}
+	found := core.NoSeat
+	for i, seat := range t.st.Seats {
+		if !seat.Human() {
+			continue
+		}
+		if found != core.NoSeat {
+			return core.NoSeat // a hot seat: several people share the screen
+		}
+		found = core.Seat(i)
+	}
+	return found
+}
+
+// surface is how the place's platform shows it.
+func (s *Service) surface(p Place) Surface { return s.cfg.Surfaces[p.Platform] }
+
 func seatLabel(t *tbl, lang string, seat core.Seat) string {
 	st := t.st.Seats[seat]
 	name := i18n.T(lang, "seat.empty")
@@ -119,14 +175,18 @@ func (s *Service) lobbyMessage(t *tbl) Message {
 		b.WriteString(i18n.T(lang, "lobby.started"))
 	}
 	b.WriteString("\n")
-	b.WriteString(optionsText(lang, t.opts))
+	b.WriteString(optionsLine(lang, t.opts))
 	for i := range t.st.Seats {
 		b.WriteString("\n" + seatLabel(t, lang, core.Seat(i)))
 	}
 	m := Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindLobby, Key: t.st.ID + "/lobby",
 		Text: b.String(), Lang: lang}
 	if t.st.Status == StatusLobby {
-		b.WriteString("\n" + i18n.T(lang, "lobby.hint"))
+		hint := "lobby.hint"
+		if s.surface(t.st.Place).Typed {
+			hint = "lobby.hint.typed"
+		}
+		b.WriteString("\n" + i18n.T(lang, hint))
 		m.Text = b.String()
 		m.Buttons = [][]Button{{
 			{Label: i18n.T(lang, "btn.join"), Action: t.action(VerbJoin, ""), Style: StylePrimary},
@@ -136,19 +196,6 @@ func (s *Service) lobbyMessage(t *tbl) Message {
 		}}
 	}
 	return m
-}
-
-func optionsText(lang string, o Options) string {
-	r := o.Rules
-	onOff := func(b bool) string {
-		if b {
-			return i18n.T(lang, "opt.on")
-		}
-		return i18n.T(lang, "opt.off")
-	}
-	return i18n.T(lang, "lobby.options", r.Stripes, i18n.T(lang, "opt.draw."+r.DrawPenalty.String()),
-		onOff(r.AllTricksBonus), onOff(r.Announcements), i18n.T(lang, "opt.timer."+string(o.Timer)),
-		i18n.T(lang, "opt.level."+o.Level))
 }
 
 // stripes draws a team's open stripes as tally groups of five: "|||| |||| 9".
@@ -192,7 +239,7 @@ func (s *Service) boardMessage(t *tbl, lang string) Message {
 		hist := t.match.History()
 		from := max(len(hist)-maxBoardLines, 0)
 		if from > 0 {
-			sb.WriteString("\n" + i18n.T(lang, "board.earlier", from))
+			sb.WriteString("\n" + i18n.N(lang, "board.earlier", from))
 		}
 		for i := from; i < len(hist); i++ {
 			sb.WriteString("\n" + s.historyLine(t, lang, i+1, hist[i]))
@@ -217,14 +264,14 @@ func signed(n int) string {
 	return fmt.Sprint(n)
 }
 
-func trickText(t *tbl, lang string, tr core.Trick, titleKey string) string {
+func (s *Service) trickText(t *tbl, lang string, tr core.Trick, titleKey string) string {
 	parts := make([]string, 0, tr.N)
 	for i := 0; i < tr.N; i++ {
 		parts = append(parts, seatName(t, tr.SeatOf(i))+" "+tr.Cards[i].Chat())
 	}
 	text := i18n.T(lang, titleKey) + ": " + strings.Join(parts, " · ")
 	if tr.Winner.Valid() {
-		text += " → " + i18n.T(lang, "trick.won", seatName(t, tr.Winner), tr.Points())
+		text += " → " + s.sayN(t, lang, "trick.won", tr.Points(), seatRef(tr.Winner))
 	}
 	return text
 }
@@ -232,12 +279,12 @@ func trickText(t *tbl, lang string, tr core.Trick, titleKey string) string {
 // liveText describes the game from the public view: trump, calls, the trick, whose turn, score.
 func (s *Service) liveText(t *tbl, lang string, v core.View, gameNo int) string {
 	var b strings.Builder
-	b.WriteString(i18n.T(lang, "live.title", gameNo, seatName(t, v.Dealer)))
+	b.WriteString(s.say(t, lang, "live.title", gameNo, seatRef(v.Dealer)))
 	b.WriteString("\n")
 	if v.Trump.Valid() {
-		b.WriteString(i18n.T(lang, "live.trump", i18n.SuitLabel(lang, v.Trump), seatName(t, v.Forehand), v.TrumpTeam.String()))
+		b.WriteString(s.say(t, lang, "live.trump", i18n.SuitLabel(lang, v.Trump), seatRef(v.Forehand), v.TrumpTeam.String()))
 	} else {
-		b.WriteString(i18n.T(lang, "live.choosing", seatName(t, v.Forehand)))
+		b.WriteString(s.say(t, lang, "live.choosing", seatRef(v.Forehand)))
 	}
 	if len(v.Announcements) > 0 {
 		var calls []string
@@ -247,16 +294,16 @@ func (s *Service) liveText(t *tbl, lang string, v core.View, gameNo int) string 
 		b.WriteString("\n" + i18n.T(lang, "live.calls", strings.Join(calls, ", "), v.Stake))
 	}
 	if n := len(v.Tricks); n > 0 && v.Trick.N == 0 {
-		b.WriteString("\n" + trickText(t, lang, v.Tricks[n-1], "last.title"))
+		b.WriteString("\n" + s.trickText(t, lang, v.Tricks[n-1], "last.title"))
 	}
 	if v.Trick.N > 0 {
-		b.WriteString("\n" + trickText(t, lang, v.Trick, "live.trick"))
+		b.WriteString("\n" + s.trickText(t, lang, v.Trick, "live.trick"))
 	}
 	switch {
 	case t.st.Status == StatusClosed:
 		b.WriteString("\n" + i18n.T(lang, "live.closed"))
 	case v.Phase == core.PhasePlay:
-		b.WriteString("\n" + i18n.T(lang, "live.turn", seatName(t, v.ToMove)))
+		b.WriteString("\n" + s.say(t, lang, "live.turn", seatRef(v.ToMove)))
 	}
 	b.WriteString("\n" + i18n.T(lang, "live.score", v.TricksWon[0], v.TricksWon[1], v.Points[0], v.Points[1]))
 	b.WriteString("\n" + s.boardLines(t, lang))
@@ -319,7 +366,7 @@ func (s *Service) handMessage(t *tbl, seat core.Seat, lang string) Message {
 	case v.ToMove == seat:
 		b.WriteString("\n" + i18n.T(lang, "hand.your_turn"))
 		if v.Trick.N > 0 {
-			b.WriteString("\n" + trickText(t, lang, v.Trick, "live.trick"))
+			b.WriteString("\n" + s.trickText(t, lang, v.Trick, "live.trick"))
 		}
 	default:
 		// Not naming whose turn it is keeps this message unchanged while others play; the
@@ -415,7 +462,7 @@ func (s *Service) gameSummary(t *tbl, g *core.Game, n int) Message {
 	} else {
 		head = i18n.T(lang, "summary.draw", n)
 	}
-	text := head + "\n" + i18n.T(lang, "summary.detail", i18n.SuitLabel(lang, g.Trump()), seatName(t, g.Forehand()),
+	text := head + "\n" + s.say(t, lang, "summary.detail", i18n.SuitLabel(lang, g.Trump()), seatRef(g.Forehand()),
 		r.Stake, r.TricksWon[0], r.TricksWon[1], signed(r.Stripes[0]), signed(r.Stripes[1])) + "\n" + s.boardLines(t, lang)
 	return Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindSummary, Text: text,
 		Picture: PictureBoard, Lang: lang}
@@ -424,8 +471,12 @@ func (s *Service) gameSummary(t *tbl, g *core.Game, n int) Message {
 func (s *Service) matchSummary(t *tbl) Message {
 	lang := t.st.Lang
 	w, _ := t.match.Winner()
-	text := i18n.T(lang, "summary.match", w.String(), s.teamNames(t, w), t.match.NumGames()) + "\n" + s.boardLines(t, lang) +
-		"\n" + i18n.T(lang, "summary.rematch")
+	rematch := i18n.T(lang, "summary.rematch.typed")
+	if !s.surface(t.st.Place).Typed {
+		rematch = i18n.T(lang, "summary.rematch", i18n.T(lang, "btn.rematch"), i18n.T(lang, "btn.rotate"))
+	}
+	text := i18n.N(lang, "summary.match", t.match.NumGames(), w.String(), s.teamNames(t, w)) + "\n" + s.boardLines(t, lang) +
+		"\n" + rematch
 	return Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindSummary, Text: text,
 		Picture: PictureBoard, Lang: lang}
 }
@@ -434,7 +485,11 @@ func helpText(lang string) string {
 	var b strings.Builder
 	b.WriteString(i18n.T(lang, "help.title"))
 	for _, v := range Verbs {
-		b.WriteString("\n/" + string(v) + " — " + i18n.T(lang, "help."+string(v)))
+		text := i18n.T(lang, "help."+string(v))
+		if v == VerbNew {
+			text = i18n.T(lang, "help.new", optionsSyntax())
+		}
+		b.WriteString("\n/" + string(v) + " — " + text)
 	}
 	return b.String()
 }

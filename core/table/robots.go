@@ -171,7 +171,7 @@ func (s *Service) fire(t *tbl, seq uint64) {
 		} else {
 			st.Seats[seat].Away = true
 			cmd.Args = []string{"away"}
-			out.public = append(out.public, s.notice(t, "note.away", seatName(t, seat)))
+			out.public = append(out.public, s.notice(t, "note.away", seatRef(seat)))
 		}
 	default:
 		return

@@ -27,6 +27,9 @@ type Decider interface {
 type Config struct {
 	Store    Store
 	Outboxes map[string]Outbox // by platform; messages for a platform without one are dropped
+	// Surfaces describe the platforms whose places are not chats with buttons (the terminal);
+	// a platform not listed has buttons and a group reading along.
+	Surfaces map[string]Surface
 	// KV keeps each person's own settings (their language). Without it they last until the
 	// service stops.
 	KV KV
@@ -248,7 +251,7 @@ func (s *Service) makeRobots(t *tbl) {
 func (s *Service) Handle(ctx context.Context, cmd Command) []Message {
 	lang := s.langFor(cmd.Actor)
 	if s.ctx.Err() != nil {
-		return []Message{errorReply(cmd, lang, refuse("err.shutting_down"))}
+		return []Message{s.errorReply(cmd, lang, refuse("err.shutting_down"))}
 	}
 	switch cmd.Verb {
 	case VerbHelp:
@@ -266,7 +269,7 @@ func (s *Service) Handle(ctx context.Context, cmd Command) []Message {
 	}
 	t, uerr := s.find(cmd)
 	if uerr != nil {
-		return []Message{errorReply(cmd, lang, uerr)}
+		return []Message{s.errorReply(cmd, lang, uerr)}
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -342,17 +345,17 @@ func (s *Service) exec(ctx context.Context, t *tbl, cmd Command) []Message {
 	lang := s.langOf(t, cmd.Actor)
 	st := t.st
 	if st.Status == StatusClosed { // closing, not yet out of memory
-		return []Message{errorReply(cmd, lang, refuse("err.closed"))}
+		return []Message{s.errorReply(cmd, lang, refuse("err.closed"))}
 	}
 	if cmd.EventID != "" && slices.Contains(st.Events, cmd.EventID) {
 		return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate"))}
 	}
 	spec, ok := verbs[cmd.Verb]
 	if !ok {
-		return []Message{errorReply(cmd, lang, refuse("err.unknown_verb", lit(string(cmd.Verb))))}
+		return []Message{s.errorReply(cmd, lang, refuse("err.unknown_verb", lit(string(cmd.Verb))))}
 	}
 	if spec.stale(st, cmd) {
-		return []Message{errorReply(cmd, lang, refuse("err.stale"))}
+		return []Message{s.errorReply(cmd, lang, refuse("err.stale"))}
 	}
 	// Administering a chat counts in that chat only (find already keeps group commands to their
 	// place; a private command carries no admin right).
@@ -373,7 +376,7 @@ func (s *Service) exec(ctx context.Context, t *tbl, cmd Command) []Message {
 	if seat != core.NoSeat && st.Seats[seat].Away {
 		st.Seats[seat].Away = false
 		out.changed = true
-		out.public = append(out.public, s.notice(t, "note.back", seatName(t, seat)))
+		out.public = append(out.public, s.notice(t, "note.back", seatRef(seat)))
 	}
 	c := &call{Command: cmd, seat: seat, arg: strings.TrimSpace(strings.Join(cmd.Args, " ")), lang: lang, out: &out}
 	uerr := spec.check(st, c)
@@ -384,11 +387,11 @@ func (s *Service) exec(ctx context.Context, t *tbl, cmd Command) []Message {
 		if out.changed { // only the return from away: keep it
 			s.commit(ctx, t, cmd, &outcome{changed: true, public: out.public}, spec.acted, restart)
 		}
-		return []Message{errorReply(cmd, lang, uerr)}
+		return []Message{s.errorReply(cmd, lang, uerr)}
 	}
 	if out.changed {
 		if uerr := s.commit(ctx, t, cmd, &out, spec.acted, restart); uerr != nil {
-			return []Message{errorReply(cmd, lang, uerr)}
+			return []Message{s.errorReply(cmd, lang, uerr)}
 		}
 	}
 	return out.replies
@@ -560,13 +563,11 @@ func (s *Service) publish(ctx context.Context, t *tbl, extra []Message) {
 func (s *Service) open(ctx context.Context, cmd Command) []Message {
 	lang := s.langFor(cmd.Actor)
 	if cmd.Private {
-		return []Message{errorReply(cmd, lang, refuse("err.new_in_private"))}
+		return []Message{s.errorReply(cmd, lang, refuse("err.new_in_private"))}
 	}
 	opts, err := ParseOptions(cmd.Args)
-	if err != nil {
-		var oe *optionError
-		errors.As(err, &oe)
-		return []Message{errorReply(cmd, lang, refuse("err.bad_option", lit(oe.text)))}
+	if oe := (*OptionError)(nil); errors.As(err, &oe) {
+		return []Message{s.errorReply(cmd, lang, optionRefusal(oe))}
 	}
 	// The place is reserved under the service lock, so two /new at once open one table; the
 	// new table's own lock keeps others waiting until it is stored.
@@ -594,7 +595,7 @@ func (s *Service) open(ctx context.Context, cmd Command) []Message {
 		}
 		if uerr != nil {
 			s.mu.Unlock()
-			return []Message{errorReply(cmd, lang, uerr)}
+			return []Message{s.errorReply(cmd, lang, uerr)}
 		}
 	}
 	id := s.newID()
@@ -616,7 +617,7 @@ func (s *Service) open(ctx context.Context, cmd Command) []Message {
 			delete(s.byPlace, key)
 		}
 		s.mu.Unlock()
-		return []Message{errorReply(cmd, lang, uerr)}
+		return []Message{s.errorReply(cmd, lang, uerr)}
 	}
 	return out.replies
 }
@@ -654,11 +655,11 @@ func (s *Service) langOf(t *tbl, p Player) string {
 func (s *Service) personalLang(ctx context.Context, cmd Command) []Message {
 	l, uerr := parseLangArgs(cmd.Args)
 	if uerr != nil {
-		return []Message{errorReply(cmd, s.langFor(cmd.Actor), uerr)}
+		return []Message{s.errorReply(cmd, s.langFor(cmd.Actor), uerr)}
 	}
 	if err := s.users.setLang(cmd.Actor.ID, l); err != nil {
 		s.cfg.Log.Error("saving a language choice", "err", err)
-		return []Message{errorReply(cmd, l, refuse("err.internal"))}
+		return []Message{s.errorReply(cmd, l, refuse("err.internal"))}
 	}
 	for _, t := range s.all() {
 		t.mu.Lock()
@@ -675,18 +676,28 @@ func reply(cmd Command, lang string, kind Kind, text string) Message {
 		Lang: lang, Table: cmd.Table}
 }
 
-func errorReply(cmd Command, lang string, e *userError) Message {
+func (s *Service) errorReply(cmd Command, lang string, e *userError) Message {
 	m := reply(cmd, lang, KindError, e.text(lang))
 	if e.public != "" {
-		m.Secret, m.Public = true, i18n.T(lang, e.public, i18n.T(lang, "btn.hand"))
+		m.Secret, m.Public = true, s.pressHand(cmd.Place, lang, e.public)
 	}
 	return m
 }
 
-// notice is a one-off public message in the table's language.
+// pressHand is a public text that sends the player to their cards (key takes the "My hand"
+// button's label), or where there are no buttons, its typed variant (key.typed).
+func (s *Service) pressHand(p Place, lang, key string) string {
+	if s.surface(p).Typed {
+		return i18n.T(lang, key+".typed")
+	}
+	return i18n.T(lang, key, i18n.T(lang, "btn.hand"))
+}
+
+// notice is a one-off public message in the table's language; its arguments may name a seat
+// with seatRef (see say).
 func (s *Service) notice(t *tbl, key string, args ...any) Message {
 	return Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindNotice,
-		Text: i18n.T(t.st.Lang, key, args...), Lang: t.st.Lang}
+		Text: s.say(t, t.st.Lang, key, args...), Lang: t.st.Lang}
 }
 
 // dealNext deals the match's next game from the table's seeded deck. Game buttons made before

@@ -289,7 +289,7 @@ func TestRefusals(t *testing.T) {
 		}{
 			{"join twice", a, VerbJoin, nil, "already sit"},
 			{"table full", stranger, VerbJoin, nil, "full"},
-			{"bad option at new", a, VerbNew, []string{"stripes=99"}, "option"},
+			{"bad option at new", a, VerbNew, []string{"stripes=99"}, "stripes must be 1 to 20"},
 			{"table exists", a, VerbNew, nil, "already open"},
 			{"play before deal", a, VerbPlay, []string{"QS"}, "No game"},
 			{"stranger deals", stranger, VerbDeal, nil, "don't sit"},

@@ -190,11 +190,11 @@ func (s *Service) join(t *tbl, c *call) *userError {
 
 func (s *Service) leave(t *tbl, c *call) *userError {
 	st := t.st
-	name := seatName(t, c.seat)
 	if st.Status == StatusPlaying {
-		// A computer player takes over the seat so the others can finish the match.
+		// Said while the player still sits there, so that the reader of a personal screen is told
+		// "you left". Then a computer player takes over the seat so the others can finish.
+		c.out.public = append(c.out.public, s.notice(t, "note.left_robot", seatRef(c.seat)))
 		st.Seats[c.seat] = SeatState{Robot: true}
-		c.out.public = append(c.out.public, s.notice(t, "note.left_robot", name))
 	} else {
 		st.Seats[c.seat] = SeatState{}
 	}
@@ -291,7 +291,7 @@ func (s *Service) hand(t *tbl, c *call) *userError {
 	m := s.handMessage(t, c.seat, c.lang)
 	m.Target, m.Kind, m.Key = Target{Kind: ToActor, Place: c.Place, Player: c.Actor}, KindReply, ""
 	m.Version, m.Table = t.st.Seq, t.st.ID
-	m.Secret, m.Public = true, i18n.T(c.lang, "hand.private", i18n.T(c.lang, "btn.hand"))
+	m.Secret, m.Public = true, s.pressHand(c.Place, c.lang, "hand.private")
 	c.out.replies = append(c.out.replies, m)
 	return nil
 }
@@ -313,7 +313,7 @@ func (s *Service) last(t *tbl, c *call) *userError {
 	if !ok {
 		return refuse("err.no_trick")
 	}
-	m := reply(c.Command, c.lang, KindReply, trickText(t, c.lang, tr, "last.title"))
+	m := reply(c.Command, c.lang, KindReply, s.trickText(t, c.lang, tr, "last.title"))
 	m.Picture, m.Table, m.Version = PictureTable, t.st.ID, t.st.Seq
 	c.out.replies = append(c.out.replies, m)
 	return nil
@@ -354,7 +354,7 @@ func (s *Service) applyMove(t *tbl, g *core.Game, m core.Move, out *outcome) *us
 	}
 	out.changed = true
 	if m.Kind == core.MoveAnnounce {
-		out.public = append(out.public, s.notice(t, "note.announced", seatName(t, m.Seat), m.Call.Title()))
+		out.public = append(out.public, s.notice(t, "note.announced", seatRef(m.Seat), m.Call.Title()))
 	}
 	if g.Phase() != core.PhaseOver {
 		return nil
@@ -403,6 +403,8 @@ func (s *Service) stop(t *tbl, c *call) *userError {
 				need++
 			}
 		}
+		// With one person at a personal screen their vote alone stops the match, so this notice
+		// never needs a second-person variant.
 		if len(st.Votes) < need {
 			c.out.changed = true
 			c.out.public = append(c.out.public, s.notice(t, "note.stop_vote", c.Actor.Name, len(st.Votes), need))
@@ -410,7 +412,11 @@ func (s *Service) stop(t *tbl, c *call) *userError {
 		}
 	}
 	s.close(t, c.out)
-	c.out.public = append(c.out.public, s.notice(t, "note.stopped", c.Actor.Name))
+	if c.seat != core.NoSeat {
+		c.out.public = append(c.out.public, s.notice(t, "note.stopped", seatRef(c.seat)))
+	} else { // an admin from outside the table
+		c.out.public = append(c.out.public, s.notice(t, "note.stopped", c.Actor.Name))
+	}
 	return nil
 }
 

@@ -1,0 +1,276 @@
+package table
+
+import (
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/i18n"
+)
+
+func TestParseOptions(t *testing.T) {
+	def := DefaultOptions()
+	with := func(f func(*Options)) Options {
+		o := def
+		f(&o)
+		return o
+	}
+	tests := []struct {
+		name string
+		args []string
+		want Options
+	}{
+		{"nothing", nil, def},
+		{"not options", []string{"hello", "world"}, def},
+		{"stripes", []string{"stripes=7"}, with(func(o *Options) { o.Rules.Stripes = 7 })},
+		{"stripes at the bottom", []string{"stripes=1"}, with(func(o *Options) { o.Rules.Stripes = 1 })},
+		{"stripes at the top", []string{"stripes=20"}, with(func(o *Options) { o.Rules.Stripes = 20 })},
+		{"streechen (as before)", []string{"streechen=5"}, with(func(o *Options) { o.Rules.Stripes = 5 })},
+		{"Strécher", []string{"Strécher=5"}, with(func(o *Options) { o.Rules.Stripes = 5 })},
+		{"striche, spaces", []string{" striche = 3 "}, with(func(o *Options) { o.Rules.Stripes = 3 })},
+		{"traits", []string{"traits=4"}, with(func(o *Options) { o.Rules.Stripes = 4 })},
+		{"draw flat1", []string{"draw=flat1"}, with(func(o *Options) { o.Rules.DrawPenalty = core.DrawFlat1 })},
+		{"draw_penalty=1", []string{"draw_penalty=1"}, with(func(o *Options) { o.Rules.DrawPenalty = core.DrawFlat1 })},
+		{"gleichstand=einsatz", []string{"draw=flat1", "gleichstand=einsatz"}, def},
+		{"égalité=mise", []string{"EGALITE=Mise"}, def},
+		{"bonus off", []string{"bonus=off"}, with(func(o *Options) { o.Rules.AllTricksBonus = false })},
+		{"all_tricks_bonus=no", []string{"all_tricks_bonus=no"}, with(func(o *Options) { o.Rules.AllTricksBonus = false })},
+		{"capot=non", []string{"capot=non"}, with(func(o *Options) { o.Rules.AllTricksBonus = false })},
+		{"bonus=aus", []string{"bonus=aus"}, with(func(o *Options) { o.Rules.AllTricksBonus = false })},
+		{"announce off", []string{"announce=off"}, with(func(o *Options) { o.Rules.Announcements = false })},
+		{"announcements=0", []string{"announcements=0"}, with(func(o *Options) { o.Rules.Announcements = false })},
+		{"SCHWÄTZEN=nee", []string{"SCHWÄTZEN=nee"}, with(func(o *Options) { o.Rules.Announcements = false })},
+		{"ansagen=nein", []string{"ansagen=nein"}, with(func(o *Options) { o.Rules.Announcements = false })},
+		{"announce on again", []string{"announce=off", "calls=jo"}, def},
+		{"timer fast", []string{"timer=fast"}, with(func(o *Options) { o.Timer = TimerFast })},
+		{"bedenkzait=laang", []string{"bedenkzait=laang"}, with(func(o *Options) { o.Timer = TimerRelaxed })},
+		{"bedenkzeit=schnell", []string{"Bedenkzeit=schnell"}, with(func(o *Options) { o.Timer = TimerFast })},
+		{"temps=illimité", []string{"temps=illimite"}, with(func(o *Options) { o.Timer = TimerNone })},
+		{"timer=off", []string{"timer=off"}, with(func(o *Options) { o.Timer = TimerNone })},
+		{"direction", []string{"direction=anticlockwise"}, with(func(o *Options) { o.Rules.Direction = core.Anticlockwise })},
+		{"dir=acw", []string{"dir=acw"}, with(func(o *Options) { o.Rules.Direction = core.Anticlockwise })},
+		{"sens=antihoraire", []string{"sens=antihoraire"}, with(func(o *Options) { o.Rules.Direction = core.Anticlockwise })},
+		{"richtung=cw", []string{"direction=anti", "richtung=cw"}, def},
+		{"level strong", []string{"level=strong"}, with(func(o *Options) { o.Level = "strong" })},
+		{"bots=easy", []string{"bots=easy"}, with(func(o *Options) { o.Level = "easy" })},
+		{"niveau=facile", []string{"niveau=facile"}, with(func(o *Options) { o.Level = "easy" })},
+		{"stufe=stark", []string{"stufe=stark"}, with(func(o *Options) { o.Level = "strong" })},
+		{"all at once", strings.Fields("stripes=3 draw=flat1 bonus=off announce=off timer=none direction=anticlockwise level=easy"),
+			Options{Rules: core.Rules{Stripes: 3, DrawPenalty: core.DrawFlat1, Direction: core.Anticlockwise}, Timer: TimerNone, Level: "easy"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseOptions(tt.args)
+			if err != nil || got != tt.want {
+				t.Errorf("ParseOptions(%q) = %+v, %v; want %+v", tt.args, got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestEveryAliasParses types every name of every option with every name of each of its values.
+func TestEveryAliasParses(t *testing.T) {
+	names := func(key string, aliases map[string][]string) []string {
+		out := []string{key, strings.ToUpper(key)}
+		for _, lang := range i18n.Languages {
+			out = append(out, aliases[lang]...)
+		}
+		return out
+	}
+	for _, opt := range TableOptions {
+		for _, name := range names(opt.Key, opt.Aliases) {
+			if opt.Number() {
+				t.Run(name, func(t *testing.T) {
+					o, err := ParseOptions([]string{name + "=" + strconv.Itoa(opt.Max)})
+					if err != nil || opt.get(o) != strconv.Itoa(opt.Max) {
+						t.Errorf("%s=%d gave %s, %v", name, opt.Max, opt.get(o), err)
+					}
+				})
+				continue
+			}
+			for _, v := range opt.Values {
+				for _, vn := range names(v.Key, v.Aliases) {
+					t.Run(name+"="+vn, func(t *testing.T) {
+						o, err := ParseOptions([]string{name + "=" + vn})
+						if err != nil || opt.get(o) != v.Key {
+							t.Errorf("%s=%s gave %s, %v; want %s", name, vn, opt.get(o), err, v.Key)
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestOptionNamesAreUnambiguous checks that no name stands for two options, nor for two values of
+// one option.
+func TestOptionNamesAreUnambiguous(t *testing.T) {
+	seen := map[string]string{}
+	for _, opt := range TableOptions {
+		keys := []string{opt.Key}
+		for _, names := range opt.Aliases {
+			keys = append(keys, names...)
+		}
+		for _, k := range keys {
+			if prev, ok := seen[i18n.Fold(k)]; ok && prev != opt.Key {
+				t.Errorf("%q names both %s and %s", k, prev, opt.Key)
+			}
+			seen[i18n.Fold(k)] = opt.Key
+		}
+		values := map[string]string{}
+		for _, v := range opt.Values {
+			names := []string{v.Key}
+			for _, ns := range v.Aliases {
+				names = append(names, ns...)
+			}
+			for _, n := range names {
+				if prev, ok := values[i18n.Fold(n)]; ok && prev != v.Key {
+					t.Errorf("%s: %q names both %s and %s", opt.Key, n, prev, v.Key)
+				}
+				values[i18n.Fold(n)] = v.Key
+			}
+		}
+		if !opt.Number() && !slices.ContainsFunc(opt.Values, func(v OptionValue) bool { return v.Key == opt.Default() }) {
+			t.Errorf("%s: the default %q is not one of its values", opt.Key, opt.Default())
+		}
+	}
+}
+
+func TestOptionsStringReadsBack(t *testing.T) {
+	for _, args := range [][]string{nil, strings.Fields("stripes=3 draw=flat1 bonus=off announce=off timer=none direction=anticlockwise level=easy")} {
+		o, _ := ParseOptions(args)
+		back, err := ParseOptions(strings.Fields(o.String()))
+		if err != nil || back != o {
+			t.Errorf("%q read back as %+v, %v; want %+v", o.String(), back, err, o)
+		}
+	}
+	if got, want := DefaultOptions().String(), "stripes=9 draw=stake bonus=on announce=on timer=normal direction=clockwise level=normal"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+}
+
+// TestBadOptionsNameTheAllowedOnes opens tables with bad options: the refusal, in the sender's
+// language, says what the option may be.
+func TestBadOptionsNameTheAllowedOnes(t *testing.T) {
+	tests := []struct {
+		name, arg, en, de string
+	}{
+		{"stripes too few", "stripes=0", "stripes must be 1 to 20.", "stripes muss 1 bis 20 sein."},
+		{"stripes too many", "stripes=21", "stripes must be 1 to 20.", "stripes muss 1 bis 20 sein."},
+		{"stripes not a number", "stripes=nine", "stripes must be 1 to 20.", "stripes muss 1 bis 20 sein."},
+		{"stripes empty", "stripes=", "stripes must be 1 to 20.", "stripes muss 1 bis 20 sein."},
+		{"the name as typed", "Striche=99", "striche must be 1 to 20.", "striche muss 1 bis 20 sein."},
+		{"draw", "draw=2", "draw must be stake or flat1.", "draw muss stake oder flat1 sein."},
+		{"bonus", "bonus=maybe", "bonus must be on or off.", "bonus muss on oder off sein."},
+		{"announce", "announce=sometimes", "announce must be on or off.", "announce muss on oder off sein."},
+		{"timer", "timer=slow", "timer must be fast, normal, relaxed or none.", "timer muss fast, normal, relaxed oder none sein."},
+		{"direction", "dir=up", "dir must be clockwise or anticlockwise.", "dir muss clockwise oder anticlockwise sein."},
+		{"level", "level=hard", "level must be easy, normal or strong.", "level muss easy, normal oder strong sein."},
+		{"unknown", "x=1", `I don't know the option "x": the options are stripes, draw, bonus, announce, timer, direction, level.`,
+			`Die Option "x" kenne ich nicht; die Optionen sind stripes, draw, bonus, announce, timer, direction, level.`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for lang, want := range map[string]string{"en": tt.en, "de": tt.de} {
+				h := newHarness(t, NewMemStore())
+				defer h.svc.Close()
+				p := Player{ID: "p1", Name: "Jang", Locale: lang}
+				if got := errText(h.do(p, VerbNew, "timer=none", tt.arg)); got != want {
+					t.Errorf("%s: got %q, want %q", lang, got, want)
+				}
+				if h.svc.Tables() != 0 {
+					t.Errorf("%s: a table opened", lang)
+				}
+			}
+		})
+	}
+}
+
+// TestLobbyShowsTheOptions reads the options line of a new table's lobby message.
+func TestLobbyShowsTheOptions(t *testing.T) {
+	tests := []struct {
+		name, locale string
+		args         []string
+		want         string
+	}{
+		{"defaults", "en", nil, "9 stripes · draw costs the stake · no-trick bonus on · announcements on · timer normal · clockwise · computers normal"},
+		{"one stripe", "en", []string{"stripes=1", "draw=flat1", "bonus=off", "dir=acw", "level=strong", "timer=fast"},
+			"1 stripe · draw costs 1 stripe · no-trick bonus off · announcements on · timer fast · anticlockwise · computers strong"},
+		{"luxembourgish", "lb", []string{"stripes=1"}, "1 Stréch · Stänner kascht den Asaz · Bonus fir all Streech un · Schwätzen un · Bedenkzäit normal · mat der Auer · Computer normal"},
+		{"french", "fr", []string{"stripes=2", "timer=none"}, "2 traits · égalité coûte la mise · bonus capot oui · annonces oui · temps illimité · sens horaire · niveau ordi normal"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, NewMemStore())
+			defer h.svc.Close()
+			if e := errText(h.do(Player{ID: "p1", Name: "Jang", Locale: tt.locale}, VerbNew, tt.args...)); e != "" {
+				t.Fatal(e)
+			}
+			lobby, ok := h.out.latest(KindLobby, "")
+			if lines := strings.Split(lobby.Text, "\n"); !ok || len(lines) < 2 || lines[1] != tt.want {
+				t.Errorf("lobby:\n%s\nwant the options line %q", lobby.Text, tt.want)
+			}
+		})
+	}
+}
+
+func TestHelpListsTheOptions(t *testing.T) {
+	h := newHarness(t, NewMemStore())
+	defer h.svc.Close()
+	help := h.do(Player{ID: "p1", Name: "Jang", Locale: "en"}, VerbHelp)[0].Text
+	want := "\n/new — open a table here; options, defaults first: stripes=9 (1–20) draw=stake|flat1 bonus=on|off " +
+		"announce=on|off timer=normal|fast|relaxed|none direction=clockwise|anticlockwise level=normal|easy|strong\n"
+	if !strings.Contains(help, want) {
+		t.Errorf("help:\n%s\nwant the line %q", help, want)
+	}
+}
+
+func TestOptionsUsage(t *testing.T) {
+	got := strings.Split(OptionsUsage("de"), "\n")
+	want := []string{
+		"stripes=9 (1–20): Striche, mit denen jedes Team beginnt",
+		"draw=stake|flat1: Was ein Gleichstand (20–20) das Trumpf-Team kostet",
+		"bonus=on|off: Ein Strich mehr, wenn die Verlierer keinen Stich gemacht haben",
+		"announce=on|off: Ob Konter und Matt angesagt werden dürfen",
+		"timer=normal|fast|relaxed|none: Bedenkzeit pro Zug",
+		"direction=clockwise|anticlockwise: Wie die Plätze gezeigt werden; die Spielreihenfolge bleibt gleich",
+		"level=normal|easy|strong: Stärke der Computerspieler",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("OptionsUsage(de):\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestRulesPageListsTheOptions keeps the options table of docs/rules.md true: one row per option,
+// in order, with its values default first (a number option: "9 (1 to 20)").
+func TestRulesPageListsTheOptions(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/rules.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "## Table options\n")
+	if !ok {
+		t.Fatal("docs/rules.md has no Table options section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	row := regexp.MustCompile("(?m)^\\| `([a-z]+)` \\| ([^|]+) \\|")
+	var got [][2]string
+	for _, m := range row.FindAllStringSubmatch(section, -1) {
+		got = append(got, [2]string{m[1], strings.TrimSpace(m[2])})
+	}
+	var want [][2]string
+	for _, opt := range TableOptions {
+		values := strings.Join(opt.Keys(), ", ")
+		if opt.Number() {
+			values = opt.Default() + " (" + strconv.Itoa(opt.Min) + " to " + strconv.Itoa(opt.Max) + ")"
+		}
+		want = append(want, [2]string{opt.Key, values})
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("docs/rules.md lists the options\n%v\nwant\n%v", got, want)
+	}
+}

@@ -1,0 +1,218 @@
+package table
+
+import (
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/picture"
+)
+
+// seated is a table in memory with the named players in seats 0 and 1 and computers in 2 and 3,
+// enough to render texts that name seats.
+func seated(lang string, names ...string) *tbl {
+	st := &state{Lang: lang, Place: Place{Platform: "test", Chat: "g1"}}
+	for i := range st.Seats {
+		if i < len(names) {
+			st.Seats[i] = SeatState{Player: &Player{ID: "p" + names[i], Name: names[i]}}
+		} else {
+			st.Seats[i] = SeatState{Robot: true}
+		}
+	}
+	return &tbl{st: st, opts: DefaultOptions()}
+}
+
+// trickOf is a finished trick led by seat 0, won by winner.
+func trickOf(winner core.Seat, cards string) core.Trick {
+	tr := core.Trick{Leader: 0, N: 4, Winner: winner}
+	copy(tr.Cards[:], core.MustCards(cards))
+	return tr
+}
+
+func TestTrickTextCountsPoints(t *testing.T) {
+	for _, tc := range []struct {
+		name, lang, cards, want string
+	}{
+		{"one point", "en", "JH 9H 10H 9S", "Trick: Jang J♥ · Mia 9♥ · Computer 3 10♥ · Computer 4 9♠ → Jang wins 1 point"},
+		{"points", "en", "AH 9H 10H 9S", "Trick: Jang A♥ · Mia 9♥ · Computer 3 10♥ · Computer 4 9♠ → Jang wins 4 points"},
+		{"no points", "en", "10H 9H 10S 9S", "Trick: Jang 10♥ · Mia 9♥ · Computer 3 10♠ · Computer 4 9♠ → Jang wins 0 points"},
+		{"french zero is singular", "fr", "10H 9H 10S 9S", "Pli: Jang 10♥ · Mia 9♥ · Ordinateur 3 10♠ · Ordinateur 4 9♠ → Jang remporte 0 point"},
+		{"luxembourgish one", "lb", "JH 9H 10H 9S", "Streech: Jang J♥ · Mia 9♥ · Computer 3 10♥ · Computer 4 9♠ → Jang kritt 1 Punkt"},
+		{"german", "de", "KH 9H 10H 9S", "Stich: Jang K♥ · Mia 9♥ · Computer 3 10♥ · Computer 4 9♠ → Jang bekommt 3 Punkte"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tb := seated(tc.lang, "Jang", "Mia")
+			if got := (&Service{}).trickText(tb, tc.lang, trickOf(0, tc.cards), "live.trick"); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+var (
+	personal = map[string]Surface{"test": {Typed: true, Personal: true}}
+	typed    = map[string]Surface{"test": {Typed: true}}
+)
+
+// TestSayAboutTheReader checks when a text about a seat speaks to its player: on a personal
+// screen, when they are the only person at the table.
+func TestSayAboutTheReader(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		surfaces map[string]Surface
+		humans   []string
+		lang     string
+		seat     core.Seat
+		want     string
+	}{
+		{"the one reader", personal, []string{"You"}, "en", 0, "Trick: You J♥ · Computer 2 9♥ · Computer 3 10♥ · Computer 4 9♠ → You win 1 point"},
+		{"the one reader in lb", personal, []string{"Dir"}, "lb", 0, "Streech: Dir J♥ · Computer 2 9♥ · Computer 3 10♥ · Computer 4 9♠ → Dir kritt 1 Punkt"},
+		{"a computer at a personal screen", personal, []string{"You"}, "en", 2, "Trick: You J♥ · Computer 2 9♥ · Computer 3 10♥ · Computer 4 9♠ → Computer 3 wins 1 point"},
+		{"a hot seat", personal, []string{"Jang", "Mia"}, "en", 0, "Trick: Jang J♥ · Mia 9♥ · Computer 3 10♥ · Computer 4 9♠ → Jang wins 1 point"},
+		{"a group", nil, []string{"Jang"}, "en", 0, "Trick: Jang J♥ · Computer 2 9♥ · Computer 3 10♥ · Computer 4 9♠ → Jang wins 1 point"},
+		{"typed, not personal", typed, []string{"Jang"}, "fr", 0, "Pli: Jang J♥ · Ordinateur 2 9♥ · Ordinateur 3 10♥ · Ordinateur 4 9♠ → Jang remporte 1 point"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Service{cfg: Config{Surfaces: tc.surfaces}}
+			tb := seated(tc.lang, tc.humans...)
+			if got := s.trickText(tb, tc.lang, trickOf(tc.seat, "JH 9H 10H 9S"), "live.trick"); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+	// Every text about a seat has its second-person form.
+	s := &Service{cfg: Config{Surfaces: personal}}
+	tb := seated("en", "You")
+	for _, tc := range []struct {
+		key  string
+		args []any
+		want string
+	}{
+		{"live.title", []any{3, seatRef(0)}, "🃏 Game 3 · you deal"},
+		{"live.trump", []any{"♥ hearts", seatRef(0), "A"}, "Trump: ♥ hearts (named by you, team A)"},
+		{"live.choosing", []any{seatRef(0)}, "You are choosing trump…"},
+		{"live.turn", []any{seatRef(0)}, "▶ Your turn"},
+		{"note.announced", []any{seatRef(0), "Matt"}, "📣 You announce Matt!"},
+		{"note.back", []any{seatRef(0)}, "You are back."},
+		{"note.away", []any{seatRef(0)}, "You did not play in time: a computer plays for you until you are back."},
+		{"note.left_robot", []any{seatRef(0)}, "You left; a computer player takes your seat."},
+		{"note.stopped", []any{seatRef(0)}, "You stopped the match."},
+		{"summary.detail", []any{"♥ hearts", seatRef(0), 2, 4, 2, "-2", "+0"}, "Trump ♥ hearts named by you · stake 2 · tricks 4–2 · stripes A -2, B +0"},
+		{"live.turn", []any{seatRef(1)}, "▶ Computer 2 to play"},
+	} {
+		t.Run(tc.key, func(t *testing.T) {
+			if got := s.say(tb, "en", tc.key, tc.args...); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// publicTexts plays a whole match for one human called "You" (as the terminal calls its player)
+// on the harness's platform and gives every text shown at the place.
+func publicTexts(t *testing.T, surfaces map[string]Surface) string {
+	var all strings.Builder
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, NewMemStore(), func(c *Config) { c.Surfaces = surfaces })
+		defer h.svc.Close()
+		me := Player{ID: "p1", Name: "You", Locale: "en"}
+		if e := errText(h.do(me, VerbNew, "timer=none", "stripes=2")); e != "" {
+			t.Fatal(e)
+		}
+		if e := errText(h.do(me, VerbDeal)); e != "" {
+			t.Fatal(e)
+		}
+		h.playAsHuman(me, 10000)
+		if last := h.do(me, VerbLast); errText(last) == "" {
+			all.WriteString(last[0].Text + "\n")
+		}
+		for _, m := range h.out.all() {
+			if m.Target.Kind == ToPlace {
+				all.WriteString(m.Text + "\n")
+			}
+		}
+	})
+	return all.String()
+}
+
+// TestAPersonalScreenSpeaksToItsPlayer plays a match at a personal typed surface (the
+// terminal's) and at a group with buttons: only the first says "you", and never "press".
+func TestAPersonalScreenSpeaksToItsPlayer(t *testing.T) {
+	thirdPerson := []string{"You wins", "You is choosing", "You announces", "▶ You to play", "dealer You", "named by You"}
+	t.Run("personal screen", func(t *testing.T) {
+		got := publicTexts(t, personal)
+		for _, bad := range append(thirdPerson, "press", "button", "“Rematch”") {
+			if strings.Contains(got, bad) {
+				t.Errorf("says %q:\n%s", bad, got)
+			}
+		}
+		for _, want := range []string{"You win", "▶ Your turn", "Type /join to take a seat", "Type /rematch to play again"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("never says %q:\n%s", want, got)
+			}
+		}
+	})
+	t.Run("group", func(t *testing.T) {
+		got := publicTexts(t, nil)
+		for _, want := range []string{"You wins", "▶ You to play", "Join with the button or /join", "Play again: “Rematch” keeps the teams"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("never says %q:\n%s", want, got)
+			}
+		}
+		if strings.Contains(got, "Your turn") || strings.Contains(got, "Type /rematch") {
+			t.Errorf("a group is spoken to as one person:\n%s", got)
+		}
+	})
+}
+
+// TestPublicStandInsFitTheSurface reads what a place without buttons shows instead of a secret
+// answer: the typed command, not a button to press.
+func TestPublicStandInsFitTheSurface(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		surfaces  map[string]Surface
+		hand, bad string
+	}{
+		{"buttons", nil, "Your cards stay private: press “My hand” on the table message, or open a private chat with me.",
+			"That card can't be played now: press “My hand” to see what you may play."},
+		{"typed", typed, "Your cards stay private: type /hand in a private chat with me.",
+			"That card can't be played now: type /hand in a private chat with me to see what you may play."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, NewMemStore(), func(c *Config) { c.Surfaces = tc.surfaces })
+				defer h.svc.Close()
+				me := player(1)
+				h.do(me, VerbNew, "timer=none")
+				h.do(me, VerbDeal)
+				synctest.Wait()
+				if r := h.do(me, VerbHand); len(r) != 1 || !r[0].Secret || r[0].Public != tc.hand {
+					t.Errorf("hand: %+v\nwant the public text %q", r, tc.hand)
+				}
+				cmd := Command{Place: h.place, Actor: me}
+				if got := h.svc.errorReply(cmd, "en", refuse("err.card_not_in_hand", lit("Q♠")).secret("err.public.play")); got.Public != tc.bad {
+					t.Errorf("refusal: %q, want %q", got.Public, tc.bad)
+				}
+			})
+		})
+	}
+}
+
+// TestPictureLabelsCount reads the alt text of a board drawn with the catalog's labels: the words
+// after a count follow the language's plural rules.
+func TestPictureLabelsCount(t *testing.T) {
+	board := core.Board{Start: 2, Crossed: [2]int{1, 2}, Added: [2]int{0, 1}}
+	for _, tc := range []struct{ lang, want string }{
+		{"en", "Team A (Jang & Mia): 1 open, 1 crossed out. Team B (Luc & Zoé): 1 open, 2 crossed out, 1 added."},
+		{"fr", "Équipe A (Jang & Mia): 1 ouvert, 1 barré. Équipe B (Luc & Zoé): 1 ouvert, 2 barrés, 1 ajouté."},
+		{"de", "Team A (Jang & Mia): 1 offen, 1 gestrichen. Team B (Luc & Zoé): 1 offen, 2 gestrichen, 1 dazugekommen."},
+	} {
+		t.Run(tc.lang, func(t *testing.T) {
+			in := picture.BoardInput{Rules: core.DefaultRules(), Board: board, Names: [4]string{"Jang", "Luc", "Mia", "Zoé"}, Labels: Labels(tc.lang)}
+			if got := in.AltText(); !strings.Contains(got, tc.want) {
+				t.Errorf("alt text %q\nwant it to say %q", got, tc.want)
+			}
+		})
+	}
+}
