@@ -53,10 +53,6 @@ type subcommandDef struct {
 // maxChoices is how many choices Discord allows an option.
 const maxChoices = 25
 
-func onOffChoices() []choiceDef {
-	return []choiceDef{{"on", catalog("opt.on")}, {"off", catalog("opt.off")}}
-}
-
 func seatChoices() []choiceDef {
 	var out []choiceDef
 	for n := 1; n <= 4; n++ {

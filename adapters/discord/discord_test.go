@@ -711,7 +711,7 @@ func TestChannelWithoutPermission(t *testing.T) {
 	}
 	h.a.Flush(context.Background())
 	r := f.slash(bob, guildChannel, "join")
-	if r.Type != 4 || r.Flags&64 == 0 || !strings.Contains(r.Content, escape(noPermissionText("de"))) {
+	if r.Type != 4 || r.Flags&64 == 0 || !strings.Contains(r.Content, escape(i18n.T("de", "discord.no_permission"))) {
 		t.Errorf("join in a channel without permission: %+v", r)
 	}
 	f.slash(carla, guildChannel, "join")

@@ -230,7 +230,7 @@ func moves(m fakeMessage) []fakeButton {
 func applied(r fakeResponse) bool { return r.Type == 6 || r.Type == 7 }
 
 func ephemeralText(lang, key string, args ...any) string {
-	return escape(slashCommands.Replace(i18n.T(lang, key, args...)))
+	return escape(kmCommands(i18n.T(lang, key, args...)))
 }
 
 // A seat's player and how they see their hand.

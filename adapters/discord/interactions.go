@@ -371,7 +371,7 @@ func (r *responder) answer(replies []table.Message) (original bool) {
 	r.done = true
 	a, i := r.a, r.i
 	if a.channelBlocked(i.ChannelID) { // the table's messages cannot show here: say why
-		replies = append(replies, table.Message{Kind: table.KindNotice, Text: noPermissionText(i18n.Pick(string(i.Locale)))})
+		replies = append(replies, table.Message{Kind: table.KindNotice, Text: i18n.T(i18n.Pick(string(i.Locale)), "discord.no_permission")})
 	}
 	content, comps, files := a.replyParts(replies)
 	if content == "" && len(replies) == 0 && !r.component {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -234,7 +233,7 @@ func (a *Adapter) refuseDM(userID string, m table.Message) {
 	}
 	lang := i18n.Pick(m.Lang, m.Target.Player.Locale)
 	notice := table.Message{Target: table.Target{Kind: table.ToPlace, Place: place}, Kind: table.KindNotice,
-		Table: m.Table, Lang: lang, Text: fmt.Sprintf(dmRefusedText(lang), i18n.T(lang, "btn.hand"))}
+		Table: m.Table, Lang: lang, Text: i18n.T(lang, "discord.dm_refused", i18n.T(lang, "btn.hand"))}
 	a.enqueue("ch:"+place.Chat, notice, userID)
 }
 
@@ -272,34 +271,6 @@ func (a *Adapter) channelBlocked(ch string) bool {
 		return false
 	}
 	return ok
-}
-
-// noPermissionText tells the players why the table does not show. The catalog in core/i18n has
-// no key for it yet.
-func noPermissionText(lang string) string {
-	switch lang {
-	case "lb":
-		return "⚠️ Ech däerf an dësem Kanal keng Noriichte schécken, do gesäit keen den Dësch. E Server-Admin kann mir d'Recht „Nachrichten senden“ ginn."
-	case "de":
-		return "⚠️ Ich darf in diesem Kanal keine Nachrichten senden, also sieht niemand den Tisch. Ein Server-Admin kann mir das Recht „Nachrichten senden“ geben."
-	case "fr":
-		return "⚠️ Je n'ai pas le droit d'écrire dans ce salon, personne ne voit donc la table. Un admin du serveur peut me donner la permission « Envoyer des messages »."
-	}
-	return "⚠️ I may not post in this channel, so nobody sees the table. A server admin can give me the “Send Messages” permission."
-}
-
-// dmRefusedText is the notice for a player whose DMs are closed. The catalog in core/i18n has no
-// key for it yet, so the adapter carries it (%s is the "My hand" button's label).
-func dmRefusedText(lang string) string {
-	switch lang {
-	case "lb":
-		return "ech ka dir keng privat Noriichte schécken. Dréck op „%s“ ënnert dem Dësch, fir deng Kaarten ze gesinn a matzespillen."
-	case "de":
-		return "ich kann dir keine Direktnachrichten schicken. Drück unter dem Tisch auf „%s“, um deine Karten zu sehen und zu spielen."
-	case "fr":
-		return "je ne peux pas t'envoyer de messages privés. Appuie sur « %s » sous la table pour voir tes cartes et jouer."
-	}
-	return "I can't send you direct messages. Press “%s” under the table to see your cards and play."
 }
 
 // editEphemeralHand brings the user's ephemeral hand up to date, while its token lasts.
@@ -399,19 +370,15 @@ func render(m table.Message, mention string) string {
 	if m.Title != "" {
 		b.WriteString("**" + escape(m.Title) + "**\n")
 	}
-	b.WriteString(escape(slashCommands.Replace(m.Text)))
+	b.WriteString(escape(kmCommands(m.Text)))
 	return truncate(b.String(), maxContent)
 }
 
-// slashCommands rewrites the service's "/join" into Discord's "/km join": on Discord every verb
-// is a subcommand of /km.
-var slashCommands = func() *strings.Replacer {
-	var pairs []string
-	for _, v := range table.Verbs {
-		pairs = append(pairs, "/"+string(v), "/km "+string(v))
-	}
-	return strings.NewReplacer(pairs...)
-}()
+// kmCommands rewrites the service's "/join" into Discord's "/km join": on Discord every verb is a
+// subcommand of /km. Links are left alone.
+func kmCommands(text string) string {
+	return i18n.RewriteCommands(text, table.Verbs, func(v table.Verb) string { return "/km " + string(v) })
+}
 
 var markdown = strings.NewReplacer(`\`, `\\`, `*`, `\*`, `_`, `\_`, `~`, `\~`, "`", "\\`", `|`, `\|`)
 

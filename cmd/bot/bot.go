@@ -78,7 +78,8 @@ func (m *Main) Open(ctx context.Context) error {
 	m.admin = &admin{Store: store, Log: m.Log, Socket: cfg.Database + ".sock", Addr: cfg.AdminAddr, Token: cfg.AdminToken}
 	m.admin.Start()
 	m.Service = table.New(table.Config{Store: store, KV: store, Outboxes: outboxes, Robots: robots, Seed: seed,
-		Log: m.Log, RulesURL: cfg.RulesURL, Think: cfg.Think, Retention: cfg.Retention})
+		Log: m.Log, RulesURL: cfg.RulesURL, Think: cfg.Think, Retention: cfg.Retention,
+		Surfaces: map[string]table.Surface{terminal.Platform: terminal.Surface}})
 	for _, c := range m.chats {
 		c.Attach(m.Service)
 	}

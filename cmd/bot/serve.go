@@ -65,7 +65,7 @@ func serveFlags(m *Main) (fs *flag.FlagSet, configPath, dbPath *string) {
 	dbPath = fs.String("db", "", "database file (overrides the config)")
 	fs.IntVar(&m.Terminal.Humans, "humans", 1, "terminal: players at this keyboard: 1 plays with three computers, 4 plays hot seat, 0 watches four computers")
 	fs.StringVar(&m.Terminal.Level, "level", "normal", "terminal: computer players' level: "+levelNames())
-	fs.StringVar(&m.Terminal.Options, "options", "", `terminal: options for a new table, e.g. "stripes=5 timer=none"`)
+	fs.StringVar(&m.Terminal.Options, "options", "", "terminal: options for a new table, e.g. \"stripes=5 direction=anticlockwise\":\n"+table.OptionsUsage("en"))
 	fs.StringVar(&m.Terminal.Lang, "lang", "en", "terminal: language: "+strings.Join(i18n.Languages, ", "))
 	fs.Uint64Var(&m.Seed, "seed", 0, "seed for table IDs, deals and computer players (0: the config's, else random)")
 	return fs, configPath, dbPath

@@ -126,7 +126,7 @@ func runSelfplay(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 1, "seed for deals and computer players")
 	out := fs.String("out", "selfplay", "directory for the match records")
 	level := fs.String("level", "easy", "computer players' level: easy, normal or strong")
-	options := fs.String("options", "", `table options, e.g. "stripes=5 draw=flat1"`)
+	options := fs.String("options", "", "table options, e.g. \"stripes=5 draw=flat1\":\n"+table.OptionsUsage("en"))
 	if code, ok := parseFlags(fs, args, 0, stdout, stderr); !ok {
 		return code
 	}
