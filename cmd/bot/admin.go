@@ -22,9 +22,11 @@ import (
 	"github.com/kontermatt/kontermatt/storage"
 )
 
-// The admin door serves a running bot's live backup and its expvar metrics:
+// The admin door serves a running bot's live backup, its health and its metrics:
 //
 //	GET /backup       a consistent copy of the database (a bbolt file)
+//	GET /healthz      200 when the database takes a write and every platform is connected, else 503
+//	GET /metrics      Prometheus metrics
 //	GET /debug/vars   expvar metrics
 //
 // It always listens on a unix socket beside the database (DATABASE.sock, mode 0600), so that
@@ -38,6 +40,8 @@ type admin struct {
 	Socket string // the unix socket's path; empty: none
 	Addr   string // a loopback TCP address; empty: none
 	Token  string // the bearer token the TCP listener requires; never logged
+	// Metrics and Health, when set, serve GET /metrics (Prometheus) and GET /healthz.
+	Metrics, Health http.Handler
 
 	// BackupTime is how long a client gets to take a backup of size bytes; nil: backupTime.
 	BackupTime func(size int64) time.Duration
@@ -96,13 +100,31 @@ func (a *admin) Start() {
 	}
 }
 
-// routes are the admin endpoints, served on both listeners (TCP behind guardTCP). Health and
-// metrics endpoints belong here too.
+// routes are the admin endpoints, served on both listeners (TCP behind guardTCP).
 func (a *admin) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /backup", a.serveBackup)
 	mux.Handle("GET /debug/vars", expvar.Handler())
+	if a.Metrics != nil {
+		mux.Handle("GET /metrics", a.Metrics)
+	}
+	if a.Health != nil {
+		mux.Handle("GET /healthz", a.Health)
+	}
 	return mux
+}
+
+// Endpoints says where the admin door listens: the socket's path and the TCP address.
+func (a *admin) Endpoints() []string {
+	var out []string
+	for _, ln := range a.listeners {
+		if ln.Addr().Network() == "unix" {
+			out = append(out, a.Socket)
+		} else {
+			out = append(out, "http://"+ln.Addr().String())
+		}
+	}
+	return out
 }
 
 func (a *admin) serve(ln net.Listener, h http.Handler) {

@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"strings"
+
+	"golang.org/x/term"
 
 	"github.com/kontermatt/kontermatt/adapters/terminal"
 	"github.com/kontermatt/kontermatt/core/table"
@@ -48,7 +51,7 @@ type TerminalFlags struct {
 // the stored tables. Its error is the line for the screen.
 func (m *Main) Open(ctx context.Context) error {
 	cfg := m.Config
-	m.Log = newLogger(m.Stderr, cfg.LogLevel)
+	m.Log = newLogger(m.Stderr, cfg.LogLevel, cfg.LogFormat)
 	store, err := openStore(cfg.Database, storage.Options{})
 	if err != nil {
 		return err
@@ -63,30 +66,80 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	outboxes := map[string]table.Outbox{}
 	if cfg.Discord.Token == "" && cfg.Telegram.Token == "" {
-		// The timer waits for nobody at a keyboard: a terminal table has none unless asked.
 		tf := m.Terminal
+		if tf.Humans > 0 && !canPlay(m.Stdin) {
+			// Under systemd or in a container stdin is /dev/null: a mistyped token variable would
+			// otherwise start a card game nobody sees, and exit 0.
+			return errNoTerminal
+		}
+		// The timer waits for nobody at a keyboard: a terminal table has none unless asked.
 		opts := append([]string{"timer=none", "level=" + tf.Level}, strings.Fields(tf.Options)...)
 		m.term = terminal.New(terminal.Config{In: m.Stdin, Out: m.Stdout, Humans: tf.Humans, Options: opts,
 			Name: os.Getenv("USER"), Lang: tf.Lang})
 		outboxes[terminal.Platform] = m.term
-		m.Log = newLogger(m.Stderr, "warn") // the terminal is for the game; only problems go to stderr
+		m.Log = newLogger(m.Stderr, "error", cfg.LogFormat) // the screen is the game's: only failures go to stderr
 	} else if m.chats, err = newChats(cfg, store, m.Log, outboxes); err != nil {
 		return err
 	}
-	// Live backups and metrics. The bot holds the database's lock by now, so a socket file beside
-	// the database can only be a crashed bot's.
-	m.admin = &admin{Store: store, Log: m.Log, Socket: cfg.Database + ".sock", Addr: cfg.AdminAddr, Token: cfg.AdminToken}
-	m.admin.Start()
+	met := newMetrics()
 	m.Service = table.New(table.Config{Store: store, KV: store, Outboxes: outboxes, Robots: robots, Seed: seed,
-		Log: m.Log, RulesURL: cfg.RulesURL, Think: cfg.Think, Retention: cfg.Retention,
+		Log: m.Log, RulesURL: cfg.RulesURL, Think: cfg.Think, Retention: cfg.Retention, Observe: met,
 		Surfaces: map[string]table.Surface{terminal.Platform: terminal.Surface}})
+	met.watch(m.Service, m.chats)
+	// Live backups, health and metrics. The bot holds the database's lock by now, so a socket file
+	// beside the database can only be a crashed bot's.
+	m.admin = &admin{Store: store, Log: m.Log, Socket: cfg.Database + ".sock", Addr: cfg.AdminAddr, Token: cfg.AdminToken,
+		Metrics: met.handler(), Health: health(store, m.chats)}
+	m.admin.Start()
 	for _, c := range m.chats {
 		c.Attach(m.Service)
 	}
+	m.sayStart()
 	if err := m.Service.Resume(ctx); err != nil {
 		m.Log.Error("some stored tables could not be resumed", "err", err)
 	}
 	return nil
+}
+
+// errNoTerminal is a bot with neither a chat token nor a terminal to play in.
+var errNoTerminal = errors.New("no chat token set (KONTERMATT_TELEGRAM_TOKEN, KONTERMATT_DISCORD_TOKEN or the config file) " +
+	"and no terminal to play in: set a token, or start the bot in a terminal")
+
+// canPlay reports whether the terminal table has someone to read from: a terminal, a pipe or a
+// file, not /dev/null.
+func canPlay(in io.Reader) bool {
+	f, ok := in.(*os.File)
+	if !ok {
+		return in != nil // a reader a test or a program hands in
+	}
+	if term.IsTerminal(int(f.Fd())) {
+		return true
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	return fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) != 0 || fi.Mode().IsRegular()
+}
+
+// sayStart is the one line that says what started: the version, the database, the platforms and
+// the admin door.
+func (m *Main) sayStart() {
+	if m.term != nil {
+		// One line before the game; the admin door's own warnings stay off the game's screen.
+		door := "live backups through " + strings.Join(m.admin.Endpoints(), " ")
+		if len(m.admin.Endpoints()) == 0 {
+			door = "no admin socket (the database's path is too long for one, or its folder refuses it): bot backup cannot reach this game"
+		}
+		fmt.Fprintf(m.Stderr, "no chat token set: playing in this terminal (%s; database %s; %s)\n", version(), m.Config.Database, door)
+		return
+	}
+	var platforms []string
+	for _, c := range m.chats {
+		platforms = append(platforms, c.Describe())
+	}
+	m.Log.Info("kontermatt started", "version", version(), "database", m.Config.Database,
+		"platforms", strings.Join(platforms, ", "), "admin", strings.Join(m.admin.Endpoints(), " "))
 }
 
 // Run serves the terminal table or the chat platforms until ctx ends (SIGTERM) or, in the

@@ -20,6 +20,8 @@ type chatAdapter interface {
 	Run(ctx context.Context) error
 	Close() error
 	Name() string
+	// Describe names the platform and the bot on it for the start-up line: "telegram @kmbot".
+	Describe() string
 }
 
 // discordChat adapts the Discord adapter to chatAdapter.
@@ -30,12 +32,14 @@ func (d discordChat) Close() error {
 	// Run drained its queue; this sends what the service said while it stopped.
 	return d.Adapter.Close()
 }
-func (d discordChat) Name() string { return "discord" }
+func (d discordChat) Name() string     { return "discord" }
+func (d discordChat) Describe() string { return "discord" }
 
 type telegramChat struct{ *telegram.Adapter }
 
 func (t telegramChat) Attach(svc *table.Service) { t.Adapter.Attach(svc) }
 func (t telegramChat) Name() string              { return "telegram" }
+func (t telegramChat) Describe() string          { return "telegram @" + t.Username() }
 
 // newChats makes the configured platforms' adapters and registers each as its platform's Outbox.
 func newChats(cfg Config, store *storage.Store, log *slog.Logger, outboxes map[string]table.Outbox) ([]chatAdapter, error) {

@@ -17,11 +17,12 @@ import (
 // Config is the bot's configuration: a YAML file (config.example.yaml documents every key) with
 // environment variables on top. Tokens belong in the environment or the file, never in code.
 type Config struct {
-	Database string        `yaml:"database"`  // bbolt file; default kontermatt.db
-	LogLevel string        `yaml:"log_level"` // debug, info, warn, error
-	Seed     uint64        `yaml:"seed"`      // 0: a random seed at every start
-	RulesURL string        `yaml:"rules_url"`
-	Think    time.Duration `yaml:"think"` // longest computer decision
+	Database  string        `yaml:"database"`   // bbolt file; default kontermatt.db
+	LogLevel  string        `yaml:"log_level"`  // debug, info, warn, error
+	LogFormat string        `yaml:"log_format"` // text or json
+	Seed      uint64        `yaml:"seed"`       // 0: a random seed at every start
+	RulesURL  string        `yaml:"rules_url"`
+	Think     time.Duration `yaml:"think"` // longest computer decision
 	// Retention is how long a closed table's state and command log are kept; finished matches'
 	// records are kept for ever.
 	Retention time.Duration `yaml:"retention"`
@@ -73,6 +74,7 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 	}
 	env("KONTERMATT_DATABASE", &c.Database)
 	env("KONTERMATT_LOG_LEVEL", &c.LogLevel)
+	env("KONTERMATT_LOG_FORMAT", &c.LogFormat)
 	env("KONTERMATT_DISCORD_TOKEN", &c.Discord.Token)
 	env("KONTERMATT_DISCORD_GUILD_ID", &c.Discord.GuildID)
 	env("KONTERMATT_DISCORD_API_URL", &c.Discord.APIURL)
@@ -83,6 +85,12 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 	}
 	if c.LogLevel == "" {
 		c.LogLevel = "info"
+	}
+	if c.LogFormat == "" {
+		c.LogFormat = "text"
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return c, fmt.Errorf("%w: log_format %q: use text or json", errConfig, c.LogFormat)
 	}
 	if c.Discord.APIURL == "" {
 		c.Discord.APIURL = "https://discord.com"

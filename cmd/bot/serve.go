@@ -28,10 +28,15 @@ func robots(level string, seed uint64) table.Decider {
 	return robot.New(l, seed)
 }
 
-func newLogger(w io.Writer, level string) *slog.Logger {
+// newLogger logs at level and up, as text lines or JSON objects (log_format).
+func newLogger(w io.Writer, level, format string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level))
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+	opts := &slog.HandlerOptions{Level: l}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 func randomSeed() uint64 {

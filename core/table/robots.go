@@ -31,12 +31,14 @@ func (s *Service) scheduleRobot(t *tbl) {
 		return
 	}
 	t.thinking = true
-	view, seq := g.View(seat), t.st.Seq
+	view, seq, level := g.View(seat), t.st.Seq, t.opts.Level
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		ctx, cancel := context.WithTimeout(s.ctx, s.cfg.Think)
+		start := time.Now()
 		m := d.Decide(ctx, view)
+		s.cfg.Observe.Decision(level, time.Since(start))
 		cancel()
 		t.mu.Lock()
 		defer t.mu.Unlock()

@@ -49,6 +49,36 @@ type Config struct {
 	// are kept for ever); default 30 days. Prune runs at Resume and every PruneEvery (default an
 	// hour).
 	Retention, PruneEvery time.Duration
+	// Observe hears what the service does, for metrics; default: nothing.
+	Observe Observer
+}
+
+// Observer hears what the service does, for metrics. Its methods must be quick and safe to call
+// from many goroutines; they are called with a table's lock held.
+type Observer interface {
+	// Command is one Handle call: the verb, "ok" or "refused", and how long it took.
+	Command(verb Verb, outcome string, took time.Duration)
+	// Commit is one write to the store and how long it took; err is its failure, if any.
+	Commit(took time.Duration, err error)
+	// Decision is one computer player's decision at a level and how long it took.
+	Decision(level string, took time.Duration)
+}
+
+type noObserver struct{}
+
+func (noObserver) Command(Verb, string, time.Duration) {}
+func (noObserver) Commit(time.Duration, error)         {}
+func (noObserver) Decision(string, time.Duration)      {}
+
+// Count gives how many tables in memory are in each status.
+func (s *Service) Count() map[Status]int {
+	out := map[Status]int{}
+	for _, t := range s.all() {
+		t.mu.Lock()
+		out[t.st.Status]++
+		t.mu.Unlock()
+	}
+	return out
 }
 
 // Defaults of the Config.
@@ -119,6 +149,9 @@ func New(cfg Config) *Service {
 	}
 	if cfg.PruneEvery <= 0 {
 		cfg.PruneEvery = DefaultPruneEvery
+	}
+	if cfg.Observe == nil {
+		cfg.Observe = noObserver{}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Service{cfg: cfg, tables: map[string]*tbl{}, byPlace: map[string]string{},
@@ -249,6 +282,19 @@ func (s *Service) makeRobots(t *tbl) {
 // Handle applies one command. It returns the replies meant only for the actor; everything else
 // (public table messages, private hands) goes to the platform's Outbox after the change is stored.
 func (s *Service) Handle(ctx context.Context, cmd Command) []Message {
+	start := time.Now()
+	replies := s.handle(ctx, cmd)
+	outcome := "ok"
+	for _, r := range replies {
+		if r.Kind == KindError {
+			outcome = "refused"
+		}
+	}
+	s.cfg.Observe.Command(cmd.Verb, outcome, time.Since(start))
+	return replies
+}
+
+func (s *Service) handle(ctx context.Context, cmd Command) []Message {
 	lang := s.langFor(cmd.Actor)
 	if s.ctx.Err() != nil {
 		return []Message{s.errorReply(cmd, lang, refuse("err.shutting_down"))}
@@ -437,8 +483,10 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome,
 	}
 	data, err := json.Marshal(st)
 	if err == nil {
+		start := time.Now()
 		err = s.cfg.Store.Commit(Change{TableID: st.ID, State: data, Records: out.records, Closed: st.Status == StatusClosed,
 			Log: LogEntry{Seq: st.Seq, Time: now.UnixMilli(), Actor: cmd.Actor.ID, Verb: cmd.Verb, Args: cmd.Args, EventID: cmd.EventID}})
+		s.cfg.Observe.Commit(time.Since(start), err)
 	}
 	if err != nil {
 		s.cfg.Log.Error("commit failed; rolling back", "table", st.ID, "err", err)

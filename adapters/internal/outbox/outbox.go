@@ -120,9 +120,10 @@ type Engine struct {
 	stats    Stats
 }
 
-// Stats count what happened, for metrics.
+// Stats count what happened, for metrics: messages sent, skipped (nothing had changed), dropped
+// (a full queue, a shutdown), failed (given up on), and the platform's rate limits hit.
 type Stats struct {
-	Sent, Skipped, Dropped, RetriedAfter, Failed uint64
+	Sent, Skipped, Dropped, Failed, RateLimited uint64
 }
 
 type queue struct {
@@ -352,7 +353,7 @@ func (e *Engine) send(q *queue, it *Item) {
 	err = ce.Err // what the adapter made of it: safe to log
 	switch ce.Class {
 	case RetryAfter:
-		e.count(func(s *Stats) { s.RetriedAfter++ })
+		e.count(func(s *Stats) { s.RateLimited++ })
 		e.cfg.Log.Warn("rate limited: waiting", "dest", it.Dest, "retry_after", ce.After)
 		e.requeue(q, it)
 		sleep(e.life, ce.After)
@@ -534,6 +535,9 @@ func (e *Engine) Queued() (items, queues int) {
 	}
 	return items, len(e.queues)
 }
+
+// NoteRateLimited counts a rate limit the platform's library waited out by itself.
+func (e *Engine) NoteRateLimited() { e.count(func(s *Stats) { s.RateLimited++ }) }
 
 // Stats gives the counters.
 func (e *Engine) Stats() Stats {

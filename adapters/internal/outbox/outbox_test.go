@@ -219,7 +219,7 @@ func TestRetries(t *testing.T) {
 		e.Enqueue(msg("b", "", 0, "dead"))
 		flush(t, e)
 		equal(t, "transient", p.got()[1:], []string{"b flaky v0 new"})
-		if s := e.Stats(); s.Failed != 1 || s.RetriedAfter != 1 {
+		if s := e.Stats(); s.Failed != 1 || s.RateLimited != 1 {
 			t.Errorf("stats %+v", s)
 		}
 	})

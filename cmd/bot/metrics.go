@@ -1,0 +1,152 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage"
+)
+
+// metrics are the bot's Prometheus metrics, on its own registry: what the service does (it is
+// the service's table.Observer), what the outboxes hold and did, and the Go runtime's.
+type metrics struct {
+	reg       *prometheus.Registry
+	commands  *prometheus.CounterVec
+	latency   *prometheus.HistogramVec
+	commits   *prometheus.CounterVec
+	commitDur prometheus.Histogram
+	decisions *prometheus.HistogramVec
+}
+
+var _ table.Observer = (*metrics)(nil)
+
+// outboxReporter is an adapter whose outbox can be counted.
+type outboxReporter interface {
+	OutboxStats() (sent, dropped, failed, rateLimited uint64, queued int)
+}
+
+func newMetrics() *metrics {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	m.commands = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kontermatt_commands_total",
+		Help: "Commands handled, by verb and outcome (ok or refused)."}, []string{"verb", "outcome"})
+	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "kontermatt_command_seconds",
+		Help: "Time to handle a command, the durable commit included.", Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 12)},
+		[]string{"verb"})
+	m.commits = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kontermatt_commits_total",
+		Help: "Writes of a table's change to the database, by result (ok or failed)."}, []string{"result"})
+	m.commitDur = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "kontermatt_commit_seconds",
+		Help: "Time of one durable commit.", Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 12)})
+	m.decisions = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "kontermatt_decision_seconds",
+		Help: "Time of one computer player's decision, by level.", Buckets: prometheus.ExponentialBuckets(0.0001, 3, 12)},
+		[]string{"level"})
+	m.reg.MustRegister(m.commands, m.latency, m.commits, m.commitDur, m.decisions,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) Command(verb table.Verb, outcome string, took time.Duration) {
+	m.commands.WithLabelValues(string(verb), outcome).Inc()
+	m.latency.WithLabelValues(string(verb)).Observe(took.Seconds())
+}
+
+func (m *metrics) Commit(took time.Duration, err error) {
+	result := "ok"
+	if err != nil {
+		result = "failed"
+	}
+	m.commits.WithLabelValues(result).Inc()
+	m.commitDur.Observe(took.Seconds())
+}
+
+func (m *metrics) Decision(level string, took time.Duration) {
+	m.decisions.WithLabelValues(level).Observe(took.Seconds())
+}
+
+// watch adds what is read at each scrape: the tables by status and each platform's outbox.
+func (m *metrics) watch(svc *table.Service, chats []chatAdapter) {
+	m.reg.MustRegister(&scraped{svc: svc, chats: chats})
+}
+
+// scraped reads the service's and the outboxes' counts when Prometheus asks.
+type scraped struct {
+	svc   *table.Service
+	chats []chatAdapter
+}
+
+var (
+	descTables  = prometheus.NewDesc("kontermatt_tables", "Tables in memory, by status.", []string{"status"}, nil)
+	descQueued  = prometheus.NewDesc("kontermatt_outbox_queued", "Messages waiting in a platform's outbox.", []string{"platform"}, nil)
+	descSent    = prometheus.NewDesc("kontermatt_outbox_sent_total", "Messages a platform's outbox sent or edited.", []string{"platform"}, nil)
+	descDropped = prometheus.NewDesc("kontermatt_outbox_dropped_total", "Messages a platform's outbox dropped (full queue, shutdown).", []string{"platform"}, nil)
+	descFailed  = prometheus.NewDesc("kontermatt_outbox_failed_total", "Messages a platform refused or that failed too often.", []string{"platform"}, nil)
+	descLimited = prometheus.NewDesc("kontermatt_rate_limited_total", "Rate limits (429) a platform answered.", []string{"platform"}, nil)
+)
+
+func (s *scraped) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descTables, descQueued, descSent, descDropped, descFailed, descLimited} {
+		ch <- d
+	}
+}
+
+func (s *scraped) Collect(ch chan<- prometheus.Metric) {
+	counts := s.svc.Count()
+	for _, st := range []table.Status{table.StatusLobby, table.StatusPlaying, table.StatusOver} {
+		ch <- prometheus.MustNewConstMetric(descTables, prometheus.GaugeValue, float64(counts[st]), string(st))
+	}
+	for _, c := range s.chats {
+		r, ok := c.(outboxReporter)
+		if !ok {
+			continue
+		}
+		sent, dropped, failed, limited, queued := r.OutboxStats()
+		ch <- prometheus.MustNewConstMetric(descQueued, prometheus.GaugeValue, float64(queued), c.Name())
+		ch <- prometheus.MustNewConstMetric(descSent, prometheus.CounterValue, float64(sent), c.Name())
+		ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(dropped), c.Name())
+		ch <- prometheus.MustNewConstMetric(descFailed, prometheus.CounterValue, float64(failed), c.Name())
+		ch <- prometheus.MustNewConstMetric(descLimited, prometheus.CounterValue, float64(limited), c.Name())
+	}
+}
+
+func (m *metrics) handler() http.Handler { return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}) }
+
+// connectedReporter is an adapter that knows whether it is connected to its platform.
+type connectedReporter interface {
+	Connected() error
+}
+
+// health answers /healthz: 200 when the database takes a write and every platform is
+// connected, else 503; the body says each part's state.
+func health(store *storage.Store, chats []chatAdapter) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		state := map[string]string{}
+		ok := true
+		if err := store.Put("health", "probe", []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
+			state["database"], ok = "not writable: "+err.Error(), false
+		} else {
+			state["database"] = "ok"
+		}
+		for _, c := range chats {
+			cr, reports := c.(connectedReporter)
+			switch {
+			case !reports:
+				state[c.Name()] = "running"
+			case cr.Connected() != nil:
+				state[c.Name()], ok = fmt.Sprint("not connected: ", cr.Connected()), false
+			default:
+				state[c.Name()] = "connected"
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if !ok {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		_ = json.NewEncoder(w).Encode(state)
+	})
+}
