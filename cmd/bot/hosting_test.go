@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -57,6 +58,33 @@ func TestHealthAndMetrics(t *testing.T) {
 		"kontermatt_commit_seconds_bucket", "kontermatt_decision_seconds_count", "go_goroutines"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics (%d) lacks %q", code, want)
+		}
+	}
+}
+
+// The container image builds with the Go the module asks for, and runs the bot with its database
+// on the volume.
+func TestDockerfileMatchesTheModule(t *testing.T) {
+	gomod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docker, err := os.ReadFile("../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var goLine string
+	for _, l := range strings.Split(string(gomod), "\n") {
+		if v, ok := strings.CutPrefix(l, "go "); ok {
+			goLine = v
+		}
+	}
+	major, minor, _ := strings.Cut(goLine, ".")
+	minor, _, _ = strings.Cut(minor, ".")
+	for _, want := range []string{"FROM golang:" + major + "." + minor + " AS build", "CGO_ENABLED=0", "./cmd/bot",
+		"USER nonroot", "VOLUME /data", "KONTERMATT_DATABASE=/data/kontermatt.db", "STOPSIGNAL SIGTERM"} {
+		if !strings.Contains(string(docker), want) {
+			t.Errorf("the Dockerfile lacks %q (go.mod says go %s)", want, goLine)
 		}
 	}
 }

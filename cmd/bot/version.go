@@ -7,6 +7,10 @@ import (
 	"strings"
 )
 
+// revision is the source revision when the build could not read it from version control (a
+// container build has no .git): go build -ldflags "-X main.revision=$(git rev-parse HEAD)".
+var revision string
+
 // version describes this build: the module version, the source revision it was built from
 // (marked when the tree had changes) and the Go version, from the build information Go embeds.
 func version() string {
@@ -18,7 +22,7 @@ func version() string {
 	if v == "" {
 		v = "(devel)"
 	}
-	var rev, at string
+	rev, at := revision, ""
 	modified := false
 	for _, s := range bi.Settings {
 		switch s.Key {
