@@ -28,9 +28,11 @@ type Config struct {
 	In      io.Reader
 	Out     io.Writer
 	Humans  int      // local players at the keyboard: 0 (watch four computers) to 4
-	Options []string // options for a new table, as new takes them
+	Options []string // options for a new table, as new takes them (also for one typed later)
 	Name    string   // the first player's name
-	Lang    string
+	// Lang is the language asked for on the command line, for the whole screen: the table's and
+	// the players' own; "" keeps what was chosen before.
+	Lang string
 }
 
 // Terminal is the local surface and its Outbox.
@@ -46,6 +48,8 @@ type Terminal struct {
 	shown    string                   // the hand text last shown with its moves
 	seen     string                   // hot seat: the player whose hand may be on the screen
 	handover string                   // hot seat: the player asked to take the keyboard
+	stopping bool                     // stop was typed once: the next line confirms it or not
+	started  bool                     // Run has begun: before, what the service sends is kept, not printed
 }
 
 // clearScreen moves the cursor home and clears the terminal (ANSI), so the next player at a hot
@@ -87,6 +91,14 @@ func (t *Terminal) println(text string) {
 func (t *Terminal) Deliver(ctx context.Context, msgs []table.Message) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	// A game's end comes as its table message's last version and the game's summary: print the
+	// last trick from the one, the result and the board from the other, each line once.
+	var summary []string
+	for _, m := range msgs {
+		if m.Kind == table.KindSummary {
+			summary = append(summary, strings.Split(m.Text, "\n")...)
+		}
+	}
 	for _, m := range msgs {
 		switch {
 		case m.Kind == table.KindHand:
@@ -97,10 +109,13 @@ func (t *Terminal) Deliver(ctx context.Context, msgs []table.Message) {
 			prev := t.live[m.Key]
 			t.live[m.Key], t.liveKey = lines, m.Key
 			for _, l := range lines {
-				if !slices.Contains(prev, l) {
+				if t.started && !slices.Contains(prev, l) && !slices.Contains(summary, l) {
 					t.println("  " + l)
 				}
 			}
+		case !t.started:
+			// Before Run, the service resumes the table: its table message is shown by Run, in
+			// the language asked for; notices of the last run are old news.
 		case m.Target.Kind == table.ToPlayer && t.cfg.Humans > 1:
 			// At a hot seat a private notice (a reminder) says whom it is for.
 			t.println(i18n.T(t.lang(), "term.for", m.Target.Player.Name) + " " + m.Text)
@@ -168,14 +183,25 @@ func (t *Terminal) showTurn() {
 func (t *Terminal) Run(ctx context.Context, svc *table.Service) error {
 	t.svc = svc
 	if id := svc.TableAt(t.place); id == "" || !active(svc, id) {
+		t.begin()
 		if err := t.open(ctx); err != nil {
 			return err
 		}
 	} else {
+		t.speak(ctx)
+		t.begin()
+		t.mu.Lock()
 		t.println(i18n.T(t.lang(), "term.resumed"))
+		for _, l := range t.live[t.liveKey] {
+			t.println("  " + l)
+		}
+		t.mu.Unlock()
 	}
 	if err := svc.Settle(ctx); err != nil {
 		return err
+	}
+	if t.cfg.Humans == 0 {
+		return nil // watching: the match was played out meanwhile; nobody types
 	}
 	t.showTurn()
 	lines := make(chan string)
@@ -196,9 +222,6 @@ func (t *Terminal) Run(ctx context.Context, svc *table.Service) error {
 			return nil
 		case line, ok := <-lines:
 			if !ok {
-				if t.cfg.Humans == 0 {
-					return svc.Settle(ctx) // watching: let the computers finish the match
-				}
 				return nil
 			}
 			if !t.command(ctx, line) {
@@ -209,6 +232,29 @@ func (t *Terminal) Run(ctx context.Context, svc *table.Service) error {
 			}
 			t.showTurn()
 		}
+	}
+}
+
+// begin lets Deliver print.
+func (t *Terminal) begin() {
+	t.mu.Lock()
+	t.started = true
+	t.mu.Unlock()
+}
+
+// speak makes the language asked for on the command line the screen's: the table's (its public
+// texts) and every local player's own, whatever was chosen in an earlier run.
+func (t *Terminal) speak(ctx context.Context) {
+	if t.cfg.Lang == "" {
+		return
+	}
+	cmds := []table.Command{{Verb: table.VerbLang, Actor: t.player(1), Args: []string{"table", t.cfg.Lang}, Admin: true}}
+	for n := 1; n <= max(t.cfg.Humans, 1); n++ {
+		cmds = append(cmds, table.Command{Verb: table.VerbLang, Actor: t.player(n), Args: []string{t.cfg.Lang}})
+	}
+	for _, c := range cmds {
+		c.Place = t.place
+		t.svc.Handle(ctx, c) // the notes they answer ("the table speaks …") are not news here
 	}
 }
 
@@ -248,6 +294,13 @@ func (t *Terminal) command(ctx context.Context, line string) (goOn bool) {
 		return true
 	}
 	fields := strings.Fields(line)
+	if t.stopping {
+		t.stopping = false
+		if len(fields) == 1 && (fields[0] == "stop" || fields[0] == "/stop") {
+			return t.send(ctx, table.Command{Actor: t.player(1), Verb: table.VerbStop, Admin: true})
+		}
+		t.println(i18n.T(t.lang(), "term.stop_kept"))
+	}
 	if len(fields) == 0 {
 		return true
 	}
@@ -271,7 +324,23 @@ func (t *Terminal) command(ctx context.Context, line string) (goOn bool) {
 			}
 		}
 	}
-	cmd := table.Command{Place: t.place, Actor: actor, Verb: verb, Args: args, Admin: true}
+	switch verb {
+	case table.VerbStop:
+		// Stopping ends a match for good: ask once more.
+		t.stopping = true
+		t.println(i18n.T(t.lang(), "term.stop_confirm"))
+		return true
+	case table.VerbNew:
+		// A table opened here later has the terminal's settings too (no turn timer: nobody is
+		// away from a keyboard they sit at); what was typed comes after, so it wins.
+		args = append(slices.Clone(t.cfg.Options), args...)
+	}
+	return t.send(ctx, table.Command{Actor: actor, Verb: verb, Args: args, Admin: true})
+}
+
+// send hands a command of a local player to the service and prints the answers.
+func (t *Terminal) send(ctx context.Context, cmd table.Command) bool {
+	cmd.Place = t.place
 	for _, r := range t.svc.Handle(ctx, cmd) {
 		t.mu.Lock()
 		t.println(r.Text)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
@@ -222,5 +223,166 @@ func TestHelpAndRulesAreTyped(t *testing.T) {
 	}
 	if strings.Contains(got, "/km") || strings.Contains(got, " /") {
 		t.Errorf("a chat's command form on the screen:\n%s", got)
+	}
+}
+
+// typist types the lines its next function gives, one per Read, until it says ok false.
+type typist struct {
+	next func() (line string, ok bool)
+	buf  []byte
+}
+
+func (p *typist) Read(b []byte) (int, error) {
+	if len(p.buf) == 0 {
+		line, ok := p.next()
+		if !ok {
+			return 0, io.EOF
+		}
+		p.buf = []byte(line + "\n")
+	}
+	n := copy(b, p.buf)
+	p.buf = p.buf[n:]
+	return n, nil
+}
+
+// overMatch reports whether the terminal shows a finished match.
+func overMatch(out *syncBuffer) bool { return strings.Contains(out.String(), "wins the match") }
+
+// After a match, new typed here opens a table with the terminal's settings (no timer); stop asks
+// once more before it ends a match; unknown commands get the one meant; play alone says what to
+// type.
+func TestTypedCommands(t *testing.T) {
+	out := &syncBuffer{}
+	term := New(Config{Out: out, Humans: 1, Options: []string{"timer=none", "stripes=1"}})
+	rng := rand.New(rand.NewPCG(7, 7))
+	script := []string{"plya", "play", "new", "stop", "hand", "stop", "stop"}
+	step := 0
+	term.cfg.In = &typist{next: func() (string, bool) {
+		if !overMatch(out) {
+			if step < 2 { // the typo and the bare play, while the match is on
+				step++
+				return script[step-1], true
+			}
+			if _, m, ok := term.toMove(); ok {
+				moves := legalMoves(m)
+				return moves[rng.IntN(len(moves))], true
+			}
+			return "board", true
+		}
+		if step < len(script) {
+			step++
+			return script[step-1], true
+		}
+		return "", false
+	}}
+	svc := newService(table.NewMemStore(), term)
+	defer svc.Close()
+	if err := term.Run(context.Background(), svc); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	after := got[strings.LastIndex(got, "wins the match"):]
+	for _, want := range []string{
+		`Unknown command "plya": did you mean play?`,
+		"Which card? Type play and the card",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the screen never says %q", want)
+		}
+	}
+	for i, want := range []string{
+		"timer " + i18n.T("en", "opt.timer.none"), // the new lobby
+		i18n.T("en", "term.stop_confirm"),
+		i18n.T("en", "term.stop_kept"),
+		i18n.T("en", "term.stop_confirm"),
+		"stopped",
+	} {
+		j := strings.Index(after, want)
+		if j < 0 {
+			t.Fatalf("step %d: no %q after the match:\n%s", i, want, after)
+		}
+		after = after[j+len(want):]
+	}
+}
+
+// Watching four computers, the program ends when the match does, though nobody closes its input.
+func TestWatchingEndsWithTheMatch(t *testing.T) {
+	out := &syncBuffer{}
+	in, w := io.Pipe()
+	defer w.Close()
+	term := New(Config{In: in, Out: out, Humans: 0, Options: []string{"timer=none", "stripes=2"}})
+	svc := newService(table.NewMemStore(), term)
+	defer svc.Close()
+	if err := term.Run(context.Background(), svc); err != nil {
+		t.Fatal(err)
+	}
+	if !overMatch(out) {
+		t.Errorf("Run returned before the match ended:\n%s", out)
+	}
+}
+
+// The end of a game reads: the last trick, the result, the board — each line once.
+func TestTheEndOfAGameInOrder(t *testing.T) {
+	out := &syncBuffer{}
+	term := New(Config{In: strings.NewReader(""), Out: out, Humans: 0, Options: []string{"timer=none", "stripes=2"}})
+	svc := newService(table.NewMemStore(), term)
+	defer svc.Close()
+	if err := term.Run(context.Background(), svc); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	end := strings.Index(got, "🏁 ")
+	next := strings.Index(got, "Game 2 ·")
+	if end < 0 || next < end {
+		t.Fatalf("no end of game 1:\n%s", got)
+	}
+	before := strings.Split(strings.TrimSpace(got[:end]), "\n")
+	lastTrick := -1
+	for i, l := range before {
+		if strings.Contains(l, i18n.T("en", "last.title")) {
+			lastTrick = i
+		}
+	}
+	if lastTrick < len(before)-2 { // the last trick, then at most the score line, then the result
+		t.Errorf("the result does not follow the last trick:\n%s", strings.Join(before[max(0, len(before)-5):], "\n"))
+	}
+	if n := strings.Count(got[end:next], "Team A ("); n != 1 {
+		t.Errorf("the board after game 1 shows team A %d times:\n%s", n, got[end:next])
+	}
+	if strings.Count(got[end-300:end], "Team A (") != 0 {
+		t.Errorf("a board line before the result:\n%s", got[end-300:end])
+	}
+}
+
+// -lang is the whole screen's: a table opened in English speaks German on the next run with
+// -lang de, table texts and the player's own alike.
+func TestLangAppliesToTheWholeScreen(t *testing.T) {
+	store := table.NewMemStore()
+	out := &syncBuffer{}
+	term := New(Config{In: strings.NewReader(""), Out: out, Humans: 1, Options: []string{"timer=none"}})
+	svc := newService(store, term)
+	if err := term.Run(context.Background(), svc); err != nil {
+		t.Fatal(err)
+	}
+	svc.Close()
+	out2 := &syncBuffer{}
+	term2 := New(Config{In: strings.NewReader("board\n"), Out: out2, Humans: 1, Lang: "de"})
+	svc2 := newService(store, term2)
+	defer svc2.Close()
+	svc2.Resume(context.Background())
+	if err := term2.Run(context.Background(), svc2); err != nil {
+		t.Fatal(err)
+	}
+	got := out2.String()
+	for _, want := range []string{i18n.T("de", "term.resumed"), i18n.T("de", "board.title")} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in German:\n%s", want, got)
+		}
+	}
+	// The table's own texts too: its score line as the resumed screen shows it.
+	score, _, _ := strings.Cut(i18n.T("de", "live.score", 0, 0, 0, 0), " 0")
+	enScore, _, _ := strings.Cut(i18n.T("en", "live.score", 0, 0, 0, 0), " 0")
+	if !strings.Contains(got, score) || strings.Contains(got, enScore) || strings.Contains(got, i18n.T("en", "board.title")) {
+		t.Errorf("English on a German screen:\n%s", got)
 	}
 }

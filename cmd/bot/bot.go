@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"golang.org/x/term"
 
@@ -45,6 +46,7 @@ type TerminalFlags struct {
 	Level   string
 	Options string
 	Lang    string
+	Pace    time.Duration // computer players' pause before a move; negative: 1 s when watching
 }
 
 // Open opens the database and wires the surfaces, the service and the admin door, and resumes
@@ -65,6 +67,7 @@ func (m *Main) Open(ctx context.Context) error {
 		seed = randomSeed()
 	}
 	outboxes := map[string]table.Outbox{}
+	deciders := robots
 	if cfg.Discord.Token == "" && cfg.Telegram.Token == "" {
 		tf := m.Terminal
 		if tf.Humans > 0 && !canPlay(m.Stdin) {
@@ -78,11 +81,18 @@ func (m *Main) Open(ctx context.Context) error {
 			Name: os.Getenv("USER"), Lang: tf.Lang})
 		outboxes[terminal.Platform] = m.term
 		m.Log = newLogger(m.Stderr, "error", cfg.LogFormat) // the screen is the game's: only failures go to stderr
+		pace := tf.Pace
+		if pace < 0 && tf.Humans == 0 {
+			pace = time.Second // watching: a card a second can be followed
+		}
+		if pace > 0 {
+			deciders = pacedRobots(pace)
+		}
 	} else if m.chats, err = newChats(cfg, store, m.Log, outboxes); err != nil {
 		return err
 	}
 	met := newMetrics()
-	m.Service = table.New(table.Config{Store: store, KV: store, Outboxes: outboxes, Robots: robots, Seed: seed,
+	m.Service = table.New(table.Config{Store: store, KV: store, Outboxes: outboxes, Robots: deciders, Seed: seed,
 		Log: m.Log, RulesURL: cfg.RulesURL, Think: cfg.Think, Retention: cfg.Retention, Observe: met,
 		Surfaces: map[string]table.Surface{terminal.Platform: terminal.Surface}})
 	met.watch(m.Service, m.chats)

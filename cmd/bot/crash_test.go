@@ -66,7 +66,7 @@ func TestSIGKILLResumes(t *testing.T) {
 	}
 	t.Logf("kill points seed %d (rerun with -crash.seed=%d)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
-	args := []string{"-humans", "0", "-level", "easy", "-seed", "42"}
+	args := []string{"-humans", "0", "-pace", "0", "-level", "easy", "-seed", "42"}
 
 	calm := filepath.Join(t.TempDir(), "calm.db")
 	whole, err := exec.Command(bin, append(args, "-db", calm)...).CombinedOutput()

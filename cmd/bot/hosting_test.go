@@ -21,7 +21,7 @@ func TestNoTokenNoTerminal(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	// Watching four computers needs no one at the keyboard.
-	if code, stdout, _ := runBin(t, bin, "-db", filepath.Join(t.TempDir(), "w.db"), "-humans", "0", "-level", "easy", "-options", "stripes=1"); code != 0 || !strings.Contains(stdout, "wins the match") {
+	if code, stdout, _ := runBin(t, bin, "-db", filepath.Join(t.TempDir(), "w.db"), "-humans", "0", "-pace", "0", "-level", "easy", "-options", "stripes=1"); code != 0 || !strings.Contains(stdout, "wins the match") {
 		t.Errorf("watching: exit %d\n%s", code, tail(stdout))
 	}
 }

@@ -12,7 +12,9 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
+	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/robot"
 	"github.com/kontermatt/kontermatt/core/table"
@@ -26,6 +28,26 @@ func robots(level string, seed uint64) table.Decider {
 		l = robot.Normal
 	}
 	return robot.New(l, seed)
+}
+
+// pacedRobots are computer players that pause before each move, so a person watching can follow.
+func pacedRobots(pause time.Duration) func(level string, seed uint64) table.Decider {
+	return func(level string, seed uint64) table.Decider { return paced{robots(level, seed), pause} }
+}
+
+type paced struct {
+	table.Decider
+	pause time.Duration
+}
+
+func (p paced) Decide(ctx context.Context, v core.View) core.Move {
+	t := time.NewTimer(p.pause)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return p.Decider.Decide(ctx, v)
 }
 
 // newLogger logs at level and up, as text lines or JSON objects (log_format).
@@ -71,7 +93,8 @@ func serveFlags(m *Main) (fs *flag.FlagSet, configPath, dbPath *string) {
 	fs.IntVar(&m.Terminal.Humans, "humans", 1, "terminal: players at this keyboard: 1 plays with three computers, 4 plays hot seat, 0 watches four computers")
 	fs.StringVar(&m.Terminal.Level, "level", "normal", "terminal: computer players' level: "+levelNames())
 	fs.StringVar(&m.Terminal.Options, "options", "", "terminal: options for a new table, e.g. \"stripes=5 direction=anticlockwise\":\n"+table.OptionsUsage("en"))
-	fs.StringVar(&m.Terminal.Lang, "lang", "en", "terminal: language: "+strings.Join(i18n.Languages, ", "))
+	fs.StringVar(&m.Terminal.Lang, "lang", "", "terminal: language of the whole screen: "+strings.Join(i18n.Languages, ", ")+" (default: as chosen before, else en)")
+	fs.DurationVar(&m.Terminal.Pace, "pace", -1, "terminal: how long computer players pause before each move, so you can follow (default: 1s when watching, else none)")
 	fs.Uint64Var(&m.Seed, "seed", 0, "seed for table IDs, deals and computer players (0: the config's, else random)")
 	return fs, configPath, dbPath
 }
@@ -88,7 +111,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case tf.Humans < 0 || tf.Humans > 4:
 		fmt.Fprintln(stderr, "-humans must be 0 to 4")
 		return 2
-	case i18n.Match(tf.Lang) == "" || i18n.Match(tf.Lang) != strings.ToLower(tf.Lang):
+	case tf.Lang != "" && (i18n.Match(tf.Lang) == "" || i18n.Match(tf.Lang) != strings.ToLower(tf.Lang)):
 		fmt.Fprintf(stderr, "-lang %q: the languages are %s\n", tf.Lang, strings.Join(i18n.Languages, ", "))
 		return 2
 	}

@@ -278,8 +278,15 @@ var en = map[string]string{
 	"term.for":    "[for %s]",
 
 	// The singulars of the picture's words after a count.
-	"pic.OpenOne":    "open",
-	"pic.CrossedOne": "crossed out",
-	"pic.AddedOne":   "added",
-	"pic.EarlierOne": "earlier game",
+	"pic.OpenOne":           "open",
+	"pic.CrossedOne":        "crossed out",
+	"pic.AddedOne":          "added",
+	"pic.EarlierOne":        "earlier game",
+	"summary.stops_at_zero": "%s (down to 0)",
+	"err.unknown_verb.near": "Unknown command %q: did you mean /%s?",
+	"err.no_card":           "Which card? Type /play and the card, like /play Q♠ (or QS).",
+	"err.no_suit":           "Which suit? Type /trump and the suit, like /trump hearts (or ♥).",
+	"err.no_call":           "Which call? Type /announce konter, matt or konter-a-matt.",
+	"term.stop_confirm":     "Stop the match? Type stop again to end it; anything else plays on.",
+	"term.stop_kept":        "The match goes on.",
 }

@@ -274,10 +274,17 @@ var lb = map[string]string{
 	"term.player": "Spiller %d",
 	"term.for":    "[fir %s]",
 
-	"pic.OpenOne":    "op",
-	"pic.CrossedOne": "duerchgestrach",
-	"pic.AddedOne":   "bäigesat",
-	"pic.EarlierOne": "méi fréit Spill",
+	"pic.OpenOne":           "op",
+	"pic.CrossedOne":        "duerchgestrach",
+	"pic.AddedOne":          "bäigesat",
+	"pic.EarlierOne":        "méi fréit Spill",
+	"summary.stops_at_zero": "%s (bis op 0)",
+	"err.unknown_verb.near": "Onbekannte Befeel %q: mengt Dir /%s?",
+	"err.no_card":           "Wéi eng Kaart? Tippt /play an d'Kaart, z. B. /play Q♠ (oder QS).",
+	"err.no_suit":           "Wéi eng Faarf? Tippt /trump an d'Faarf, z. B. /trump Häerzer (oder ♥).",
+	"err.no_call":           "Wéi eng Annonce? Tippt /announce konter, matt oder konter-a-matt.",
+	"term.stop_confirm":     "D'Partie ophalen? Tippt nach eng Kéier stop; alles anescht spillt weider.",
+	"term.stop_kept":        "D'Partie geet weider.",
 }
 
 var de = map[string]string{
@@ -540,10 +547,17 @@ var de = map[string]string{
 	"term.player": "Spieler %d",
 	"term.for":    "[für %s]",
 
-	"pic.OpenOne":    "offen",
-	"pic.CrossedOne": "gestrichen",
-	"pic.AddedOne":   "dazugekommen",
-	"pic.EarlierOne": "früheres Spiel",
+	"pic.OpenOne":           "offen",
+	"pic.CrossedOne":        "gestrichen",
+	"pic.AddedOne":          "dazugekommen",
+	"pic.EarlierOne":        "früheres Spiel",
+	"summary.stops_at_zero": "%s (bis auf 0)",
+	"err.unknown_verb.near": "Unbekannter Befehl %q: meinst du /%s?",
+	"err.no_card":           "Welche Karte? Tippe /play und die Karte, z. B. /play Q♠ (oder QS).",
+	"err.no_suit":           "Welche Farbe? Tippe /trump und die Farbe, z. B. /trump Herz (oder ♥).",
+	"err.no_call":           "Welche Ansage? Tippe /announce konter, matt oder konter-a-matt.",
+	"term.stop_confirm":     "Das Spiel beenden? Tippe noch einmal stop; alles andere spielt weiter.",
+	"term.stop_kept":        "Das Spiel geht weiter.",
 }
 
 var fr = map[string]string{
@@ -806,8 +820,15 @@ var fr = map[string]string{
 	"term.player": "Joueur %d",
 	"term.for":    "[pour %s]",
 
-	"pic.OpenOne":    "ouvert",
-	"pic.CrossedOne": "barré",
-	"pic.AddedOne":   "ajouté",
-	"pic.EarlierOne": "partie précédente",
+	"pic.OpenOne":           "ouvert",
+	"pic.CrossedOne":        "barré",
+	"pic.AddedOne":          "ajouté",
+	"pic.EarlierOne":        "partie précédente",
+	"summary.stops_at_zero": "%s (jusqu'à 0)",
+	"err.unknown_verb.near": "Commande inconnue %q : vouliez-vous dire /%s ?",
+	"err.no_card":           "Quelle carte ? Tapez /play et la carte, par exemple /play Q♠ (ou QS).",
+	"err.no_suit":           "Quelle couleur ? Tapez /trump et la couleur, par exemple /trump cœur (ou ♥).",
+	"err.no_call":           "Quelle annonce ? Tapez /announce konter, matt ou konter-a-matt.",
+	"term.stop_confirm":     "Arrêter la partie ? Tapez encore stop pour l'arrêter ; tout le reste continue.",
+	"term.stop_kept":        "La partie continue.",
 }

@@ -462,8 +462,17 @@ func (s *Service) gameSummary(t *tbl, g *core.Game, n int) Message {
 	} else {
 		head = i18n.T(lang, "summary.draw", n)
 	}
+	// The stripes the board took, as the board shows them: a team cannot cross out more stripes
+	// than it has open, and the summary says so where that cut the game's change short.
+	applied := t.match.History()[n-1].Applied
+	change := func(team core.Team) string {
+		if applied[team] == r.Stripes[team] {
+			return signed(applied[team])
+		}
+		return i18n.T(lang, "summary.stops_at_zero", signed(applied[team]))
+	}
 	text := head + "\n" + s.say(t, lang, "summary.detail", i18n.SuitLabel(lang, g.Trump()), seatRef(g.Forehand()),
-		r.Stake, r.TricksWon[0], r.TricksWon[1], signed(r.Stripes[0]), signed(r.Stripes[1])) + "\n" + s.boardLines(t, lang)
+		r.Stake, r.TricksWon[0], r.TricksWon[1], change(core.TeamA), change(core.TeamB)) + "\n" + s.boardLines(t, lang)
 	return Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindSummary, Text: text,
 		Picture: PictureBoard, Lang: lang}
 }

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -214,5 +215,44 @@ func TestPictureLabelsCount(t *testing.T) {
 				t.Errorf("alt text %q\nwant it to say %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// A game's summary gives the stripes the board took: a team with fewer open stripes than the
+// stake crosses out what it has, and the summary says the row stopped at zero, as the board does.
+func TestSummaryStripesAgreeWithTheBoard(t *testing.T) {
+	rec := `{"format": "kontermatt-match/1", "rules": {"stripes": 1},
+	 "games": [{"dealer": 3,
+	 "hands": [["AH","KH","AS","9C","10D","9H"], ["KS","10S","AD","KC","10C","JH"],
+	           ["QS","KD","AC","9D","9S","10H"], ["QH","QD","JS","QC","JC","JD"]],
+	 "moves": [{"seat": 0, "trump": "H"}, {"seat": 0, "play": "AH"}, {"seat": 1, "play": "JH"},
+	   {"seat": 2, "play": "10H"}, {"seat": 3, "announce": "konter"}, {"seat": 3, "play": "QD"},
+	   {"seat": 0, "play": "AS"}, {"seat": 1, "play": "10S"}, {"seat": 2, "play": "9S"}, {"seat": 3, "play": "JS"},
+	   {"seat": 0, "play": "9C"}, {"seat": 1, "play": "KC"}, {"seat": 2, "play": "AC"}, {"seat": 3, "play": "JC"},
+	   {"seat": 2, "play": "KD"}, {"seat": 3, "play": "QH"}, {"seat": 0, "play": "10D"}, {"seat": 1, "play": "AD"},
+	   {"seat": 3, "play": "QC"}, {"seat": 0, "play": "9H"}, {"seat": 1, "play": "10C"}, {"seat": 2, "play": "9D"},
+	   {"seat": 0, "play": "KH"}, {"seat": 1, "play": "KS"}, {"seat": 2, "play": "QS"}, {"seat": 3, "play": "JD"}]}]}`
+	var mr core.MatchRecord
+	if err := json.Unmarshal([]byte(rec), &mr); err != nil {
+		t.Fatal(err)
+	}
+	m, err := core.ReplayMatch(mr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := seated("en", "Jang", "Mia")
+	tb.match, tb.opts.Rules = m, m.Rules()
+	g := m.Games()[0]
+	if r := g.Result(); r.Stripes[core.TeamA] != -2 {
+		t.Fatalf("the game's change is %v; the test needs a stake of 2 against one open stripe", r.Stripes)
+	}
+	s := &Service{}
+	sum := s.gameSummary(tb, g, 1).Text
+	if !strings.Contains(sum, "stripes A -1 (down to 0), B 0") {
+		t.Errorf("the summary:\n%s", sum)
+	}
+	board := s.boardMessage(tb, "en").Text
+	if !strings.Contains(board, "stripes A -1, B 0") || !strings.Contains(sum, "Team A (Jang & Computer 3): — (0)") {
+		t.Errorf("the board:\n%s\nthe summary:\n%s", board, sum)
 	}
 }

@@ -370,6 +370,54 @@ func (s *Service) find(cmd Command) (*tbl, *userError) {
 	return nil, refuse("err.no_table")
 }
 
+// unknownVerb refuses a verb the service does not know, naming the one it looks most like.
+func unknownVerb(v Verb) *userError {
+	if near := nearestVerb(string(v)); near != "" {
+		return refuse("err.unknown_verb.near", lit(string(v)), lit(string(near)))
+	}
+	return refuse("err.unknown_verb", lit(string(v)))
+}
+
+// nearestVerb is the verb a typo most likely meant: two edits away at most, a swap of two letters
+// counting as one ("plya" is play); "" when none is that close.
+func nearestVerb(typed string) Verb {
+	typed = strings.ToLower(typed)
+	best, bestD := Verb(""), 3
+	for _, v := range Verbs {
+		if d := typoDistance(typed, string(v)); d < bestD {
+			best, bestD = v, d
+		}
+	}
+	return best
+}
+
+// typoDistance is the optimal string alignment distance: insertions, deletions, substitutions
+// and swaps of neighbours each cost one.
+func typoDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
+}
+
 func seatOf(st *state, playerID string) core.Seat {
 	for i, seat := range st.Seats {
 		if seat.Player != nil && seat.Player.ID == playerID {
@@ -398,7 +446,7 @@ func (s *Service) exec(ctx context.Context, t *tbl, cmd Command) []Message {
 	}
 	spec, ok := verbs[cmd.Verb]
 	if !ok {
-		return []Message{s.errorReply(cmd, lang, refuse("err.unknown_verb", lit(string(cmd.Verb))))}
+		return []Message{s.errorReply(cmd, lang, unknownVerb(cmd.Verb))}
 	}
 	if spec.stale(st, cmd) {
 		return []Message{s.errorReply(cmd, lang, refuse("err.stale"))}
@@ -411,6 +459,10 @@ func (s *Service) exec(ctx context.Context, t *tbl, cmd Command) []Message {
 		st.Place.Title = title
 	}
 	seat := seatOf(st, cmd.Actor.ID)
+	// So may a player's name (a new nickname); the table shows the newest with the next change.
+	if p := cmd.Actor; seat != core.NoSeat && p.Name != "" && p.Name != st.Seats[seat].Player.Name {
+		st.Seats[seat].Player.Name = p.Name
+	}
 	// Only the seat to move, or a change for everyone, starts the turn's time again: anyone else
 	// talking at the table must not keep an absent player from being replaced.
 	restart := spec.turns

@@ -322,6 +322,9 @@ func (s *Service) last(t *tbl, c *call) *userError {
 // move applies trump, announce or play for the actor's seat.
 func (s *Service) move(t *tbl, c *call) *userError {
 	g := t.game()
+	if c.arg == "" {
+		return refuse(map[Verb]string{VerbTrump: "err.no_suit", VerbAnnounce: "err.no_call", VerbPlay: "err.no_card"}[c.Verb])
+	}
 	var m core.Move
 	switch c.Verb {
 	case VerbTrump:
