@@ -1,0 +1,206 @@
+package league
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/rating"
+)
+
+// playMatch plays a whole match of random legal moves (calling whenever a call is possible) and
+// gives its engine match; maxGames > 0 stops it early (a stopped match).
+func playMatch(rng *rand.Rand, stripes, maxGames int) *core.Match {
+	rules := core.DefaultRules()
+	rules.Stripes = stripes
+	m, _ := core.NewMatch(rules, core.Seat(rng.IntN(4)))
+	for !m.Over() && (maxGames == 0 || m.NumGames() < maxGames) {
+		g, _ := m.Deal(core.DealHands(rng, m.NextDealer()))
+		fore := g.Forehand()
+		g.NameTrump(fore, g.FirstPacket(fore).Nth(rng.IntN(3)).Suit())
+		for g.Phase() != core.PhaseOver {
+			s := g.ToMove()
+			if calls := g.PossibleCalls(s); len(calls) > 0 && rng.IntN(2) == 0 {
+				g.Announce(s, calls[rng.IntN(len(calls))])
+			}
+			legal := g.LegalCards(s)
+			g.Play(s, legal.Nth(rng.IntN(legal.Len())))
+		}
+	}
+	return m
+}
+
+func people(names ...string) [4]Seat {
+	var s [4]Seat
+	for i, n := range names {
+		if n == "" {
+			s[i] = Seat{Robot: "normal"}
+		} else {
+			s[i] = Seat{ID: "id:" + n, Name: n}
+		}
+	}
+	return s
+}
+
+// A season of random matches: every count is the one the games give, counted here again.
+func TestCountsAreTheGames(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	p := NewPlace("test:club")
+	names := []string{"Ann", "Bob", "Cy", "Dee", "Eve"}
+	type tally struct{ matches, won, games, gamesWon, draws, trumps, konter int }
+	want := map[string]*tally{}
+	for _, n := range names {
+		want[n] = &tally{}
+	}
+	start := time.Date(2026, 11, 3, 20, 0, 0, 0, time.UTC)
+	for i := range 40 {
+		rng.Shuffle(len(names), func(a, b int) { names[a], names[b] = names[b], names[a] })
+		seats := people(names[0], names[1], names[2], names[3])
+		stop := 0
+		if i%7 == 6 {
+			stop = 2 // now and then a match is stopped after two games
+		}
+		m := playMatch(rng, 1+rng.IntN(3), stop)
+		lm := FromCore(fmt.Sprint("t/m", i), p.Key, start.Add(time.Duration(i)*time.Hour), seats, m)
+		p.Add(lm, nil)
+		w, over := m.Winner()
+		for s := range 4 {
+			tl := want[seats[s].Name]
+			if over {
+				tl.matches++
+				if int(w) == s%2 {
+					tl.won++
+				}
+			}
+			for _, g := range m.Games() {
+				r := g.Result()
+				tl.games++
+				if gw, ok := r.Outcome.Winner(); ok && int(gw) == s%2 {
+					tl.gamesWon++
+				} else if r.Outcome == core.Draw {
+					tl.draws++
+				}
+				if int(g.Forehand()) == s {
+					tl.trumps++
+				}
+				for _, a := range g.Announcements() {
+					if int(a.Seat) == s && a.Call&core.CallKonter != 0 {
+						tl.konter++
+					}
+				}
+			}
+		}
+	}
+	for _, n := range names {
+		pl, w := p.Players["id:"+n], want[n]
+		got := tally{pl.Matches, pl.MatchesWon, pl.Games, pl.GamesWon, pl.Draws, pl.TrumpNamed, pl.KonterCalled}
+		if got != *w {
+			t.Errorf("%s: %+v, want %+v", n, got, *w)
+		}
+		if pl.BestRun < pl.Run || pl.Matches > 0 && pl.Rating == Model.New() {
+			t.Errorf("%s: run %d best %d, rating %v", n, pl.Run, pl.BestRun, pl.Rating)
+		}
+	}
+	if p.Matches != 40 || len(p.Recent) != 40 {
+		t.Errorf("%d matches, %d in the history", p.Matches, len(p.Recent))
+	}
+}
+
+// Computers are anchors: they move their opponents and never themselves; a person a computer
+// played for is not rated; a stopped match rates nobody.
+func TestWhoIsRated(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	p := NewPlace("test:club")
+	seats := people("Ann", "", "Bob", "")
+	seats[2].Away = true
+	m := playMatch(rng, 1, 0)
+	p.Add(FromCore("t/m1", p.Key, time.Now(), seats, m), nil)
+	if r := p.Players["id:Ann"].Rating; r == Model.New() {
+		t.Error("Ann was not rated")
+	}
+	if pl := p.Players["id:Bob"]; pl.Rating != Model.New() || pl.Matches != 0 || pl.Games == 0 {
+		t.Errorf("the absent Bob: %+v", pl)
+	}
+	if Anchors["normal"] != (rating.Rating{Mu: 23, Sigma: 1}) {
+		t.Error("an anchor moved")
+	}
+	q := NewPlace("test:other")
+	q.Add(FromCore("t/m2", q.Key, time.Now(), people("Ann", "Cy", "Bob", "Dee"), playMatch(rng, 9, 2)), nil)
+	for id, pl := range q.Players {
+		if pl.Rating != Model.New() || pl.Matches != 0 || pl.Games != 2 {
+			t.Errorf("%s after a stopped match: %+v", id, pl)
+		}
+	}
+}
+
+// The model's numbers: after eleven matches among four people new to the league nobody is
+// provisional any more, after eight they all are; provisional players never rank above
+// established ones; hidden people are not ranked.
+func TestProvisionalAfterAboutTenMatches(t *testing.T) {
+	p := NewPlace("test:club")
+	rng := rand.New(rand.NewPCG(9, 9))
+	seats := people("Ann", "Bob", "Cy", "Dee")
+	for i := range 11 {
+		if i == 8 {
+			for _, s := range Rank(p.AllTime(), nil) {
+				if !s.Provisional {
+					t.Errorf("after eight matches %s is established (sigma %.2f)", s.Name, s.Rating.Sigma)
+				}
+			}
+		}
+		p.Add(FromCore(fmt.Sprint("t/m", i), p.Key, time.Now(), seats, playMatch(rng, 1, 0)), nil)
+	}
+	for _, s := range Rank(p.AllTime(), nil) {
+		if s.Provisional {
+			t.Errorf("after eleven matches %s is provisional (sigma %.2f)", s.Name, s.Rating.Sigma)
+		}
+	}
+	rows := []Standing{{ID: "a", Rating: rating.Rating{Mu: 40, Sigma: 8}}, {ID: "b", Rating: rating.Rating{Mu: 20, Sigma: 5}},
+		{ID: "c", Rating: rating.Rating{Mu: 30, Sigma: 2}}}
+	got := Rank(rows, func(id string) bool { return id == "c" })
+	if len(got) != 2 || got[0].ID != "b" || got[1].ID != "a" || !got[1].Provisional {
+		t.Errorf("ranked %+v", got)
+	}
+}
+
+// A month's table has its own ratings, from that month's matches.
+func TestSeasons(t *testing.T) {
+	p := NewPlace("test:club")
+	rng := rand.New(rand.NewPCG(5, 5))
+	nov := time.Date(2026, 11, 30, 22, 0, 0, 0, time.UTC) // 23:00 in Luxembourg: still November
+	dec := time.Date(2026, 11, 30, 23, 30, 0, 0, time.UTC) // 00:30 on the first of December there
+	p.Add(FromCore("t/m1", p.Key, nov, people("Ann", "Bob", "Cy", "Dee"), playMatch(rng, 1, 0)), nil)
+	p.Add(FromCore("t/m2", p.Key, dec, people("Ann", "Bob", "Eve", "Dee"), playMatch(rng, 1, 0)), nil)
+	if n := len(p.SeasonTable("2026-11")); n != 4 {
+		t.Errorf("November: %d players", n)
+	}
+	if rows := p.SeasonTable("2026-12"); len(rows) != 4 || p.SeasonTable("2026-10") != nil {
+		t.Errorf("December: %+v", rows)
+	}
+	for _, s := range p.SeasonTable("2026-12") {
+		if s.Matches != 1 {
+			t.Errorf("%s played %d matches in December", s.Name, s.Matches)
+		}
+	}
+}
+
+func TestBestCompany(t *testing.T) {
+	book := map[string]*Company{"a": {Name: "A", Matches: 5, Won: 4}, "b": {Name: "B", Matches: 2, Won: 2},
+		"c": {Name: "C", Matches: 3, Won: 0}}
+	if id, _ := Best(book, false); id != "a" {
+		t.Errorf("best partner %q", id)
+	}
+	if id, _ := Best(book, true); id != "c" {
+		t.Errorf("toughest %q", id)
+	}
+	if id, _ := Best(map[string]*Company{"b": book["b"]}, false); id != "" {
+		t.Errorf("with fewer than three matches: %q", id)
+	}
+	if s, m := Share(3, 4); s != 0.75 || m <= 0 || m > 0.75 {
+		t.Errorf("share %v ± %v", s, m)
+	}
+}
