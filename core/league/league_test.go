@@ -171,7 +171,7 @@ func TestProvisionalAfterAboutTenMatches(t *testing.T) {
 func TestSeasons(t *testing.T) {
 	p := NewPlace("test:club")
 	rng := rand.New(rand.NewPCG(5, 5))
-	nov := time.Date(2026, 11, 30, 22, 0, 0, 0, time.UTC) // 23:00 in Luxembourg: still November
+	nov := time.Date(2026, 11, 30, 22, 0, 0, 0, time.UTC)  // 23:00 in Luxembourg: still November
 	dec := time.Date(2026, 11, 30, 23, 30, 0, 0, time.UTC) // 00:30 on the first of December there
 	p.Add(FromCore("t/m1", p.Key, nov, people("Ann", "Bob", "Cy", "Dee"), playMatch(rng, 1, 0)), nil)
 	p.Add(FromCore("t/m2", p.Key, dec, people("Ann", "Bob", "Eve", "Dee"), playMatch(rng, 1, 0)), nil)
