@@ -131,7 +131,10 @@ type Picture string
 const (
 	PictureNone  Picture = ""
 	PictureBoard Picture = "board"
-	PictureTable Picture = "table"
+	PictureTable Picture = "table" // the table as it stands (between tricks: the last trick)
+	// PictureLastTrick is the table showing the last finished trick, even while the next one is
+	// being played: what "last trick" answers with.
+	PictureLastTrick Picture = "last"
 )
 
 // Message is what the service says. Editable messages have a Key (stable for the life of the

@@ -55,3 +55,59 @@ func TestHandShowsCardButtonsBeforeTrump(t *testing.T) {
 		}
 	})
 }
+
+// "last" in the middle of a trick: its caption names the last finished trick, and so must its
+// picture, not the trick being played.
+func TestLastTrickPictureShowsTheFinishedTrick(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, NewMemStore())
+		defer h.svc.Close()
+		ps := fourHumans(t, h, "timer=none")
+		for i := 0; i < 40; i++ {
+			synctest.Wait()
+			p, m := h.toMove(ps)
+			b, ok := firstButton(m, VerbTrump, true)
+			if !ok {
+				b, _ = firstButton(m, VerbPlay, true)
+			}
+			if e := errText(h.press(p, b)); e != "" {
+				t.Fatalf("%s pressing %s: %s", p.ID, b.Label, e)
+			}
+			tb, _ := h.svc.table(h.svc.TableAt(h.place))
+			tb.mu.Lock()
+			g := tb.game()
+			done, inTrick := len(g.Tricks()), g.CurrentTrick().N
+			tb.mu.Unlock()
+			if done == 0 || inTrick != 2 {
+				continue
+			}
+			r := h.do(ps[0], VerbLast)
+			if len(r) != 1 || r[0].Picture != PictureLastTrick {
+				t.Fatalf("last: %+v", r)
+			}
+			_, alt, err := h.svc.Picture(r[0], false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tb.mu.Lock()
+			last, _ := tb.lastGame().LastTrick()
+			current := tb.lastGame().CurrentTrick()
+			tb.mu.Unlock()
+			if !strings.Contains(alt, i18n.T("en", "pic.LastTrick")+":") {
+				t.Errorf("the picture of last does not show the last trick: %q", alt)
+			}
+			for i := range last.N {
+				if !strings.Contains(alt, last.Cards[i].Chat()) {
+					t.Errorf("the picture of last lacks %s of the last trick: %q", last.Cards[i].Chat(), alt)
+				}
+			}
+			for i := range current.N {
+				if strings.Contains(alt, current.Cards[i].Chat()) {
+					t.Errorf("the picture of last shows %s of the trick in progress: %q", current.Cards[i].Chat(), alt)
+				}
+			}
+			return
+		}
+		t.Fatal("never in the middle of a trick after a finished one")
+	})
+}

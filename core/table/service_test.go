@@ -564,7 +564,7 @@ func TestPictureOfTheBoard(t *testing.T) {
 			t.Error("no alt text")
 		}
 		last := h.do(me, VerbLast)
-		if len(last) != 1 || last[0].Picture != PictureTable {
+		if len(last) != 1 || last[0].Picture != PictureLastTrick {
 			t.Fatalf("last reply: %+v", last)
 		}
 		if png, alt, err := h.svc.Picture(last[0], false); err != nil || string(png[1:4]) != "PNG" || alt == "" {
