@@ -180,4 +180,18 @@ var en = map[string]string{
 	"err.public.call": "You can't make that call now: press “%s” to see your cards.",
 	"hand.private":    "Your cards stay private: press “%s” on the table message, or open a private chat with me.",
 	"live.closed":     "This table is closed.",
+
+	// Starting from a button, people without a seat, places the bot cannot write to, and
+	// Telegram's own texts.
+	"btn.new":            "New table",
+	"btn.rules":          "Rules",
+	"err.anonymous":      "You are posting anonymously, as the group: a seat needs a person. Post as yourself to play.",
+	"note.paused":        "⏸ I can't write in the table's chat any more (no right to post there, or its topic is closed): the table is paused, with no computer moves and no timers, until I can.",
+	"note.unpaused":      "▶ I can write in the table's chat again: the table goes on.",
+	"telegram.welcome":   "🃏 Hello! With me you play Konter a Matt, four at a table. Press “%s” to open one here; joining, dealing and every card work with buttons too, and your cards come to you privately.",
+	"telegram.dm.needed": "%s, I can't send you your cards privately yet: tap the button below, then Start. Until then, “%[2]s” on the table shows them.",
+	"telegram.dm.button": "Get my cards privately",
+	"telegram.start.hi":  "Hello! With me you play Konter a Matt. Add me to a group: I'll post a button there that opens a table, and your cards will come here.",
+	"telegram.start.ok":  "You're set: your cards will come here.",
+	"telegram.btn.alien": "This button is not mine.",
 }
