@@ -71,6 +71,9 @@ func (s *Service) MovePlace(ctx context.Context, from, to Place) error {
 // those for a chat it may no longer write to, so players learn it from their private messages.
 // It gives how many tables it closed.
 func (s *Service) CloseChat(ctx context.Context, platform, chat string) (int, error) {
+	if s.ctx.Err() != nil {
+		return 0, errors.New("table: the service is closed")
+	}
 	n := 0
 	var failed error
 	for _, t := range s.all() {
@@ -102,6 +105,9 @@ func (s *Service) CloseChat(ctx context.Context, platform, chat string) (int, er
 // when it ends; the turn's time then starts afresh. The pause is stored, so it outlasts a
 // restart. Pausing a paused table, or resuming a running one, does nothing.
 func (s *Service) Pause(ctx context.Context, p Place, paused bool) error {
+	if s.ctx.Err() != nil {
+		return errors.New("table: the service is closed")
+	}
 	id := s.TableAt(p)
 	if id == "" {
 		return nil

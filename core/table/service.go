@@ -50,6 +50,7 @@ type Config struct {
 
 // Defaults of the Config.
 const (
+	DefaultRulesURL   = "https://github.com/kontermatt/kontermatt/blob/main/docs/rules.md"
 	DefaultOverFor    = 24 * time.Hour
 	DefaultRetention  = 30 * 24 * time.Hour
 	DefaultPruneEvery = time.Hour
@@ -106,7 +107,7 @@ func New(cfg Config) *Service {
 		cfg.Think = 2 * time.Second
 	}
 	if cfg.RulesURL == "" {
-		cfg.RulesURL = "https://github.com/kontermatt/kontermatt/blob/main/docs/rules.md"
+		cfg.RulesURL = DefaultRulesURL
 	}
 	if cfg.OverFor <= 0 {
 		cfg.OverFor = DefaultOverFor
