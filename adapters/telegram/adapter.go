@@ -135,7 +135,7 @@ func New(cfg Config) (*Adapter, error) {
 	if cfg.RulesURL == "" {
 		cfg.RulesURL = table.DefaultRulesURL
 	}
-	if err := cfg.Webhook.check(); err != nil {
+	if err := cfg.Webhook.Check(); err != nil {
 		return nil, err
 	}
 	a := &Adapter{cfg: cfg, log: cfg.Log.With("platform", Platform), red: newRedactor(cfg.Token, cfg.Webhook.SecretToken), kv: cfg.KV,

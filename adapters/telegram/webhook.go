@@ -40,8 +40,9 @@ const secretHeader = "X-Telegram-Bot-Api-Secret-Token"
 // maxUpdateBytes bounds a posted update; Telegram's are a few kilobytes.
 const maxUpdateBytes = 1 << 20
 
-// check validates the webhook settings; its errors never show the secret.
-func (w *Webhook) check() error {
+// Check validates the webhook settings (New calls it; a config loader may call it first) and
+// fills in the default Listen. Its errors never show the secret.
+func (w *Webhook) Check() error {
 	if w.URL == "" {
 		return nil
 	}
