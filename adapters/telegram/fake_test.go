@@ -440,8 +440,10 @@ func (f *fakeAPI) apply(method string, p map[string]string) (int, any, map[strin
 		thread = m.Thread
 	}
 	if chat < 0 {
-		// A restricted bot may send only what its rights allow, edits included; a closed topic
-		// takes nothing from a bot that does not administer the group.
+		// A restricted bot may send only what its rights allow (Bot API, ChatMemberRestricted);
+		// a closed topic takes nothing from a bot that does not administer the group (400
+		// TOPIC_CLOSED). The docs do not say whether edits need the same right: the fake takes
+		// the stricter reading and refuses them too.
 		r, restricted := f.rights[chat]
 		switch {
 		case f.closedT[[2]int64{chat, int64(thread)}]:
@@ -524,6 +526,8 @@ func (f *fakeAPI) getUpdates(w http.ResponseWriter, r *http.Request, p map[strin
 		return
 	}
 	for {
+		// Bot API, getUpdates: a call with an offset confirms the updates before it; limit
+		// caps the batch; timeout 0 is a short poll that answers at once.
 		f.updates = slices.DeleteFunc(f.updates, func(u fakeUpdate) bool { return offset > 0 && u.id < offset })
 		if len(f.updates) > 0 || timeout == 0 {
 			out := []map[string]any{}

@@ -95,6 +95,18 @@ func (a *Adapter) movedTo(chat int64) (int64, bool) {
 	return to, to != 0
 }
 
+// movedInto reports whether a group is known to have become this chat.
+func (a *Adapter) movedInto(chat int64) bool {
+	a.groups.mu.Lock()
+	defer a.groups.mu.Unlock()
+	for _, to := range a.groups.moved {
+		if to == chat {
+			return true
+		}
+	}
+	return false
+}
+
 // migrate follows a group to its new ID: it is remembered, what waits for the old one goes to
 // the new one, and the service moves the table. It may be learnt more than once.
 func (a *Adapter) migrate(ctx context.Context, from, to int64) {
@@ -261,13 +273,14 @@ func (a *Adapter) refused(chat int64, items []*item, err error) {
 	if len(items) == 0 {
 		return
 	}
-	whole := !topicClosed(err)
 	key := placeOf(chat, items[0].thread).Key()
 	a.groups.mu.Lock()
-	if whole {
-		a.groups.muted[chat] = true
-	} else {
+	switch {
+	case errors.Is(err, errParked): // found waiting as it was sent: nothing new is known
+	case topicClosed(err):
 		a.groups.closed[key] = true
+	default:
+		a.groups.muted[chat] = true
 	}
 	a.groups.mu.Unlock()
 	a.log.Warn("a group refuses the bot's messages: they wait, and its table pauses", "place", key, "err", a.red.Err(err))
@@ -386,7 +399,9 @@ func (a *Adapter) onGroupMember(ctx context.Context, c *tgbotapi.ChatMemberUpdat
 		if now.Status == "restricted" && !now.CanSendMediaMessages {
 			a.refusePhotos(chat)
 		}
-		if back {
+		// A supergroup that a group became may say the bot joined it: it brings its table, and
+		// needs no welcome.
+		if back && !a.movedInto(chat) && a.service().TableAt(placeOf(chat, 0)) == "" {
 			a.welcome(chat, 0, c.From.LanguageCode)
 		}
 	}

@@ -356,9 +356,10 @@ func (p platform) Refused(d string, items []*outbox.Item, err error) {
 	case chat > 0:
 		a.log.Info("user cannot get private messages", "user", chat, "reason", a.red.Err(err))
 		a.blocked(chat, its)
-	case errors.As(err, &te) && te.Code == 403:
-		// Kicked, or no longer a member (Bot API: 403 "bot was kicked from the group chat",
-		// "bot is not a member of the supergroup chat"): as when my_chat_member says so.
+	case errors.As(err, &te) && (te.Code == 403 || strings.Contains(strings.ToLower(te.Message), "chat not found")):
+		// Kicked, no longer a member, or the group is gone (403 "bot was kicked from the group
+		// chat", "bot is not a member of the supergroup chat", 400 "chat not found"): as when
+		// my_chat_member says so.
 		a.removed(context.Background(), chat)
 	default:
 		a.refused(chat, its, err)

@@ -82,6 +82,25 @@ func TestPrivacyModeWholeMatchWithButtons(t *testing.T) {
 			t.Errorf("only %d moves by the humans' buttons", d.moves)
 		}
 
+		// Telegram's Start button in a group sends /start@bot: the welcome comes again.
+		welcomes := func() int {
+			n := 0
+			for _, m := range f.messages(group) {
+				for _, b := range m.buttons() {
+					if act, err := table.ParseAction(b[1]); err == nil && act.Verb == table.VerbNew {
+						n++
+					}
+				}
+			}
+			return n
+		}
+		before = welcomes()
+		f.command(carla, group, 0, "/start@"+botUsername)
+		settle(time.Minute)
+		if n := welcomes(); n != before+1 {
+			t.Errorf("/start@bot in the group: %d welcomes, want %d", n, before+1)
+		}
+
 		for _, c := range f.Calls() {
 			if c.Chat < 0 && c.Err == "" {
 				for _, bare := range bareCommands(c.Params["text"] + " " + c.Params["caption"]) {
