@@ -8,7 +8,7 @@
 //	svc := table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{telegram.Platform: a}, ...})
 //	a.Attach(svc)
 //	svc.Resume(ctx)
-//	err = a.Run(ctx) // blocks until ctx ends, then finishes the updates it has taken
+//	err = a.Run(ctx) // long polling (or a webhook: Config.Webhook) until ctx ends; then finishes the updates it has taken
 //	svc.Close()      // no more messages after this
 //	a.Close()        // sends what is queued (bounded by CloseTimeout)
 package telegram
