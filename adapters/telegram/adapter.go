@@ -8,7 +8,7 @@
 //	svc := table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{telegram.Platform: a}, ...})
 //	a.Attach(svc)
 //	svc.Resume(ctx)
-//	err = a.Run(ctx) // blocks until ctx ends, then finishes the updates it has taken
+//	err = a.Run(ctx) // long polling (or a webhook: Config.Webhook) until ctx ends; then finishes the updates it has taken
 //	svc.Close()      // no more messages after this
 //	a.Close()        // sends what is queued (bounded by CloseTimeout)
 package telegram
@@ -61,6 +61,11 @@ type Config struct {
 	PrivateInterval time.Duration
 	// GlobalPerSecond caps all messages and edits together; default 30.
 	GlobalPerSecond float64
+
+	// RulesURL is the rules' link on the welcome a group gets; default table.DefaultRulesURL.
+	RulesURL string
+	// Webhook, when its URL is set, receives updates by webhook instead of long polling.
+	Webhook Webhook
 }
 
 // Adapter is one bot: it receives updates for the service and is the service's Telegram Outbox.
@@ -77,7 +82,9 @@ type Adapter struct {
 	started  atomic.Bool
 	stopping atomic.Bool // Run's context ended
 
-	in     serial // updates, one chat at a time
+	in     serial         // updates, one chat at a time
+	bg     sync.WaitGroup // the adapter's own calls into the service, off the handlers' path
+	groups groups         // what the adapter knows of the groups it writes to
 	out    *outbox.Engine
 	global *rate.Limiter // all messages together
 	limMu  sync.Mutex
@@ -125,19 +132,26 @@ func New(cfg Config) (*Adapter, error) {
 	if cfg.GlobalPerSecond <= 0 {
 		cfg.GlobalPerSecond = 30
 	}
-	a := &Adapter{cfg: cfg, log: cfg.Log.With("platform", Platform), red: newRedactor(cfg.Token), kv: cfg.KV,
+	if cfg.RulesURL == "" {
+		cfg.RulesURL = table.DefaultRulesURL
+	}
+	if err := cfg.Webhook.Check(); err != nil {
+		return nil, err
+	}
+	a := &Adapter{cfg: cfg, log: cfg.Log.With("platform", Platform), red: newRedactor(cfg.Token, cfg.Webhook.SecretToken), kv: cfg.KV,
 		global: rate.NewLimiter(rate.Limit(cfg.GlobalPerSecond), max(1, int(cfg.GlobalPerSecond))),
 		lims:   map[int64]*limits{}, born: time.Now()}
 	a.client = newAPIClient(cfg.Client, cfg.RequestTimeout, cfg.PollTimeout)
 	a.users.init()
+	a.groups.init()
 	theLibLogger.register(a)
 	bot, err := tgbotapi.NewBotAPIWithClient(cfg.Token, cfg.APIURL+"/bot%s/%s", a.client)
 	if err != nil {
 		theLibLogger.unregister(a)
 		return nil, fmt.Errorf("telegram: getMe: %s", a.red.Err(err))
 	}
-	a.out = outbox.New(outbox.Config{Platform: platform{a}, KV: cfg.KV, Bucket: bucketMsg, Log: a.log, Merge: mergeItems})
-	bot.Buffer = 0 // take an update only when a handler is ready for it: none waits unconfirmed in a buffer
+	a.out = outbox.New(outbox.Config{Platform: platform{a}, KV: cfg.KV, Bucket: bucketMsg, Log: a.log, Merge: mergeItems,
+		Moved: a.sendsMoved})
 	a.bot = bot
 	a.log.Info("connected", "bot", bot.Self.UserName)
 	return a, nil
@@ -162,15 +176,25 @@ func (a *Adapter) Username() string { return a.bot.Self.UserName }
 // allowedUpdates are the update types Run asks for.
 var allowedUpdates = []string{"message", "callback_query", "my_chat_member"}
 
-// Run deletes any webhook, registers the command list and long-polls for updates until ctx ends.
-// Then it stops taking updates, finishes the handlers already running and returns. It runs once;
-// only a failed deleteWebhook (an error before anything started) lets it be called again.
+// Run receives updates until ctx ends — by long polling, or by webhook when Config.Webhook.URL
+// is set — and hands them to the service. Then it stops taking updates, finishes the ones being
+// handled and returns. It runs once; only a failure before anything started lets it be called
+// again.
 func (a *Adapter) Run(ctx context.Context) error {
 	if a.service() == nil {
 		return errors.New("telegram: Run before Attach")
 	}
 	if !a.started.CompareAndSwap(false, true) {
 		return errors.New("telegram: Run called twice")
+	}
+	// Handlers finish what they started even after ctx ends.
+	hctx := context.WithoutCancel(ctx)
+	if a.cfg.Webhook.URL != "" {
+		err := a.runWebhook(ctx, hctx)
+		if err != nil && !a.stopping.Load() {
+			a.started.Store(false)
+		}
+		return err
 	}
 	if _, err := a.bot.Request(tgbotapi.DeleteWebhookConfig{}); err != nil {
 		a.started.Store(false) // nothing started yet: Run may be tried again
@@ -181,29 +205,9 @@ func (a *Adapter) Run(ctx context.Context) error {
 	pollCtx, stopPoll := context.WithCancel(ctx)
 	defer stopPoll()
 	a.client.setPollContext(pollCtx)
-	updates := a.bot.GetUpdatesChan(tgbotapi.UpdateConfig{Timeout: int(a.cfg.PollTimeout / time.Second), AllowedUpdates: allowedUpdates})
-	// Handlers finish what they started even after ctx ends.
-	hctx := context.WithoutCancel(ctx)
 	a.log.Info("polling for updates")
-loop:
-	for {
-		select {
-		case <-ctx.Done():
-			break loop
-		case u, ok := <-updates:
-			if !ok {
-				break loop
-			}
-			a.dispatch(hctx, u)
-		}
-	}
+	a.poll(pollCtx, hctx)
 	a.stopping.Store(true)
-	a.bot.StopReceivingUpdates()
-	stopPoll()
-	// The cancelled poll ends empty, and the library's poller then closes the channel. Updates it
-	// still hands over were not confirmed to Telegram, which sends them again at the next start.
-	for range updates {
-	}
 	a.in.wait()
 	a.log.Info("stopped polling")
 	return nil
@@ -212,6 +216,7 @@ loop:
 // Close sends what is queued, for at most CloseTimeout, and stops. Call it after the service's
 // Close: messages delivered later are dropped.
 func (a *Adapter) Close() error {
+	a.bg.Wait()
 	a.out.Close(a.cfg.CloseTimeout)
 	theLibLogger.unregister(a)
 	return nil
@@ -242,42 +247,6 @@ func clip(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
-}
-
-// dispatch queues an update behind the ones from the same chat: a chat's commands are handled in
-// the order they were sent, different chats in parallel.
-func (a *Adapter) dispatch(ctx context.Context, u tgbotapi.Update) {
-	thread := a.client.takeThread(u.UpdateID)
-	var chat int64
-	switch {
-	case u.CallbackQuery != nil && u.CallbackQuery.Message != nil:
-		chat = u.CallbackQuery.Message.Chat.ID
-	case u.CallbackQuery != nil && u.CallbackQuery.From != nil:
-		chat = u.CallbackQuery.From.ID
-	case u.Message != nil:
-		chat = u.Message.Chat.ID
-	case u.MyChatMember != nil:
-		chat = u.MyChatMember.Chat.ID
-	default:
-		return
-	}
-	a.in.do(chat, func() { a.handle(ctx, u, thread) })
-}
-
-func (a *Adapter) handle(ctx context.Context, u tgbotapi.Update, thread int) {
-	defer func() {
-		if r := recover(); r != nil {
-			a.log.Error("update handler panicked", "update", u.UpdateID, "panic", a.red.String(fmt.Sprint(r)))
-		}
-	}()
-	switch {
-	case u.CallbackQuery != nil:
-		a.onCallback(ctx, u, thread)
-	case u.Message != nil:
-		a.onMessage(ctx, u, thread)
-	case u.MyChatMember != nil:
-		a.onMyChatMember(u.MyChatMember)
-	}
 }
 
 // serial runs functions one at a time per key, different keys in parallel, one goroutine per

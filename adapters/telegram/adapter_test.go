@@ -43,7 +43,7 @@ func TestTokenNeverLogged(t *testing.T) {
 		settle(30 * time.Second)
 		e.close()
 		out := logs.String()
-		if !strings.Contains(out, "Failed to get updates") || !strings.Contains(out, "/bot"+redacted+"/getUpdates") {
+		if !strings.Contains(out, "failed to get updates") || !strings.Contains(out, "/bot"+redacted+"/getUpdates") {
 			t.Errorf("the library's poll errors were not logged (redacted):\n%s", out)
 		}
 		if !strings.Contains(out, "/bot"+redacted+"/sendMessage") {

@@ -82,6 +82,7 @@ type env struct {
 	logs   *logBuf
 	a      *Adapter
 	svc    *table.Service
+	net    *memTransport // this process's network
 	stop   context.CancelFunc
 	done   chan error
 	closed bool
@@ -122,6 +123,7 @@ func startEnv(t *testing.T, f *fakeAPI, store *table.MemStore, logs *logBuf, twe
 		t.Fatalf("Resume: %v", err)
 	}
 	e := &env{t: t, f: f, store: store, logs: logs, a: a, svc: svc, stop: cancel, done: make(chan error, 1)}
+	e.net, _ = cfg.Client.Transport.(*memTransport)
 	watchGroups(t, f, svc)
 	go func() { e.done <- a.Run(ctx) }()
 	t.Cleanup(e.close) // also after a failed test, so the bubble ends cleanly
@@ -222,6 +224,11 @@ func answerOf(t *testing.T, f *fakeAPI, id string) (string, bool) {
 }
 
 func tableOf(t *testing.T, f *fakeAPI) string {
+	t.Helper()
+	return tableIn(t, f, group)
+}
+
+func tableIn(t *testing.T, f *fakeAPI, group int64) string {
 	t.Helper()
 	for _, v := range []table.Verb{table.VerbJoin, table.VerbHand, table.VerbRematch} {
 		if _, data, ok := lastWith(f, group, v, ""); ok {
@@ -450,8 +457,10 @@ func (d *driver) typeIllegal(h tgUser, bad core.Card) {
 }
 
 // over reports whether the match ended: the table message offers a rematch.
-func over(f *fakeAPI) bool {
-	_, _, ok := lastWith(f, group, table.VerbRematch, "")
+func over(f *fakeAPI) bool { return overIn(f, group) }
+
+func overIn(f *fakeAPI, chat int64) bool {
+	_, _, ok := lastWith(f, chat, table.VerbRematch, "")
 	return ok
 }
 
@@ -473,7 +482,14 @@ func (d *driver) playUntil(humans []tgUser, limit time.Duration, done func() boo
 // button, waits until the lobby shows them all and deals.
 func seatAll(t *testing.T, f *fakeAPI, options string, users ...tgUser) {
 	t.Helper()
-	f.command(users[0], group, 0, strings.TrimSpace("/new "+options))
+	seatAllIn(t, f, group, options, users...)
+}
+
+func seatAllIn(t *testing.T, f *fakeAPI, group int64, options string, users ...tgUser) {
+	t.Helper()
+	// The first command in a fresh group names the bot: with privacy mode a plain /new would not
+	// reach it.
+	f.command(users[0], group, 0, strings.TrimSpace("/new@"+botUsername+" "+options))
 	settle(2 * time.Second)
 	for _, u := range users[1:] {
 		if id := mustPress(t, f, u, group, table.VerbJoin, ""); true {
@@ -601,7 +617,7 @@ func TestPressesRefused(t *testing.T) {
 		f.setStarted(alice.ID)
 		f.setStarted(bob.ID)
 		e := startEnv(t, f, store, logs)
-		f.command(alice, group, 0, "/new timer=none")
+		f.command(alice, group, 0, "/new@"+botUsername+" timer=none")
 		settle(2 * time.Second)
 		lobby, _, _ := lastWith(f, group, table.VerbLeave, "")
 
@@ -683,7 +699,7 @@ func TestPressesRefused(t *testing.T) {
 			f.mu.Unlock()
 			u := updateFromJSON(t, map[string]any{"update_id": 5000, "callback_query": map[string]any{"id": cb,
 				"from": who.json(), "message": msg, "chat_instance": "ci", "data": act.Encode()}})
-			e.a.dispatch(context.Background(), u)
+			e.a.handleBatch(context.Background(), []update{{Update: u}})
 			synctest.Wait()
 		}
 		dup("dupA")
@@ -710,7 +726,7 @@ func TestNeverPressedStart(t *testing.T) {
 		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
 		f.setStarted(alice.ID) // Ursula never pressed Start
 		e := startEnv(t, f, store, logs)
-		f.command(alice, group, 0, "/new timer=fast stripes=3")
+		f.command(alice, group, 0, "/new@"+botUsername+" timer=fast stripes=3")
 		settle(2 * time.Second)
 		f.command(ursula, group, 0, "/join")
 		settle(5 * time.Second)
@@ -889,7 +905,7 @@ func TestRetryAfter(t *testing.T) {
 		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
 		e := startEnv(t, f, store, logs)
 		f.failNext("sendMessage", group, 1, 429, "Too Many Requests: retry after 5", 5)
-		f.command(alice, group, 0, "/new")
+		f.command(alice, group, 0, "/new@"+botUsername)
 		settle(20 * time.Second)
 		var sends []call
 		for _, c := range f.Calls() {
@@ -968,7 +984,7 @@ func TestStopNeedsSeatOrAdmin(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
 		e := startEnv(t, f, store, logs)
-		f.command(alice, group, 0, "/new")
+		f.command(alice, group, 0, "/new@"+botUsername)
 		f.command(bob, group, 0, "/join")
 		settle(5 * time.Second)
 		if n, _ := countCalls(f.Calls(), "getChatMember", 0); n != 0 {
@@ -1004,7 +1020,7 @@ func TestForumTopicAndPicture(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
 		e := startEnv(t, f, store, logs)
-		f.command(alice, group, 77, "/new")
+		f.command(alice, group, 77, "/new@"+botUsername)
 		settle(3 * time.Second)
 		lobby, _, ok := lastWith(f, group, table.VerbJoin, "")
 		if !ok || lobby.Thread != 77 {
@@ -1089,7 +1105,7 @@ func TestBoardPicture(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
 		e := startEnv(t, f, store, logs)
-		f.command(alice, group, 0, "/new")
+		f.command(alice, group, 0, "/new@"+botUsername)
 		settle(3 * time.Second)
 		f.command(alice, group, 0, "/board")
 		settle(3 * time.Second)
@@ -1107,10 +1123,13 @@ func TestBoardPicture(t *testing.T) {
 	})
 }
 
-// crash stops the bot as kill -9 would: nothing queued is sent any more, nothing is flushed.
+// crash stops the bot as kill -9 would: no request goes out any more, nothing queued is sent,
+// nothing is flushed, nothing confirmed, and what was being handled is not applied.
 func (e *env) crash() {
 	e.t.Helper()
 	e.closed = true
+	e.net.cut.Store(true)
+	e.svc.Close()    // commands still being handled are refused, not applied
 	e.a.out.Close(0) // the outbox's workers give up what they hold
 	e.stop()
 	if err := <-e.done; err != nil {

@@ -1,26 +1,44 @@
 package telegram
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"image/png"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 )
 
-// fakeAPI is a small Bot API server: enough of getMe, getUpdates (long poll), sendMessage,
-// sendPhoto, editMessageText, deleteMessage, answerCallbackQuery, setMyCommands, deleteWebhook
-// and getChatMember for the real library to talk to. It records every call, keeps every chat's
-// messages, refuses private messages to users who never pressed Start, and enforces Telegram's
-// flood limit of 20 messages a minute per group with a 429.
+// fakeAPI is a small Bot API server: enough of getMe, getUpdates (long poll), setWebhook (then it
+// posts updates to the bot), sendMessage, sendPhoto, editMessageText, editMessageReplyMarkup,
+// deleteMessage, answerCallbackQuery, setMyCommands, deleteWebhook and getChatMember for the real
+// library to talk to. It records every call, keeps every chat's messages, and refuses what
+// Telegram refuses:
+//   - private messages to users who never pressed Start (Bot FAQ, "Why doesn't my bot see
+//     messages from other bots?"/"How can I message a user?": a bot cannot initiate a chat);
+//   - more than 20 messages a minute to a group, with a 429 (Bot FAQ, "My bot is hitting
+//     limits");
+//   - in a group with privacy mode on (every bot's default), it delivers only what Telegram
+//     delivers (Bot API docs, features#privacy-mode): commands meant for this bot
+//     (/cmd@bot), general commands if this bot was the last bot to send a message there, and
+//     replies to the bot; button presses and service messages always;
+//   - every call for a group that became a supergroup, with 400 and migrate_to_chat_id (Bot
+//     API, ResponseParameters);
+//   - sends by a bot that was removed (403), may not post (400 "not enough rights to send text
+//     messages", or photos), or writes in a closed topic (400 TOPIC_CLOSED);
+//   - deleting a message older than 48 hours (Bot API, deleteMessage);
+//   - getUpdates while a webhook is set (409; Bot API, getUpdates: "will not work if an outgoing
+//     webhook is set up"), and a webhook URL that is not HTTPS (Bot API, setWebhook).
 type fakeAPI struct {
 	token string
 	bot   tgUser
@@ -38,12 +56,47 @@ type fakeAPI struct {
 	sentAt  map[int64][]time.Time // every group message that got through
 	floods  int                   // 429s from the flood limit (not injected ones)
 	answers map[string]tgbotapi.CallbackConfig
-	pressed []string // callback query IDs pushed
+	pressed []string         // callback query IDs pushed
+	pressAt map[string]int64 // callback query ID → the chat of the pressed message
 	nextCB  int
 	netErr  map[string]int // method → how many calls fail at the transport
 	// onGroup sees every text the bot shows in a group (messages, captions, edits), with f.mu
 	// held.
 	onGroup func(chat int64, thread int, text string)
+
+	privacy  bool             // the bot's privacy mode (BotFather /setprivacy): on unless a test turns it off
+	botAdmin map[int64]bool   // groups where the bot is an admin: with privacy mode, they deliver everything
+	lastBot  map[int64]int64  // group → the bot that sent the last message there
+	ignored  []string         // group messages Telegram did not deliver to the bot
+	migrated map[int64]int64  // old group → its supergroup
+	left     map[int64]bool   // groups the bot was removed from
+	rights   map[int64]rights // groups where the bot is restricted
+	closedT  map[[2]int64]bool
+	stalls   map[string]chan struct{} // method → a call waits until the channel is closed
+	hook     *fakeHook
+	// hookClient reaches the bot's webhook server: a test sets it before the bot sets its
+	// webhook. onHookAck, if set, sees each update the webhook acknowledged, as it does.
+	hookClient *http.Client
+	onHookAck  func(update int)
+}
+
+// rights are what a restricted bot may still send (Bot API, ChatMemberRestricted).
+type rights struct{ text, photos bool }
+
+// fakeHook is a webhook the bot set: the fake posts each update to it until one gets a 2xx.
+type fakeHook struct {
+	url, secret string
+	client      *http.Client // reaches the bot's server (a test's in-memory listener)
+	posts       []hookPost
+	stop        chan struct{}
+	done        chan struct{}
+}
+
+// hookPost is one post the fake made to the webhook, with the answer.
+type hookPost struct {
+	update int
+	status int
+	at     time.Time
 }
 
 type fakeUpdate struct {
@@ -77,6 +130,7 @@ type fmsg struct {
 	Thread  int
 	Deleted bool
 	Rev     int
+	At      time.Time // when it was sent
 }
 
 type failRule struct {
@@ -109,14 +163,27 @@ func (u tgUser) json() map[string]any {
 func newFake(token string) *fakeAPI {
 	return &fakeAPI{token: token, bot: tgUser{ID: 999, First: "Konter"}, chats: map[int64]*fakeChat{}, wake: make(chan struct{}),
 		started: map[int64]bool{}, members: map[[2]int64]string{}, groupAt: map[int64][]time.Time{},
-		sentAt: map[int64][]time.Time{}, answers: map[string]tgbotapi.CallbackConfig{}, netErr: map[string]int{}}
+		sentAt: map[int64][]time.Time{}, answers: map[string]tgbotapi.CallbackConfig{}, netErr: map[string]int{},
+		privacy: true, botAdmin: map[int64]bool{}, lastBot: map[int64]int64{}, migrated: map[int64]int64{},
+		left: map[int64]bool{}, rights: map[int64]rights{}, closedT: map[[2]int64]bool{}, stalls: map[string]chan struct{}{},
+		pressAt: map[string]int64{}}
 }
 
 const botUsername = "kmtestbot"
 
+// otherBotID is another bot in the tests' groups.
+const otherBotID int64 = 4444
+
+// Supergroup IDs begin with -100; a basic group's are shorter (Bot API, Chat.id: "this number
+// may have more than 32 significant bits").
+func isSupergroup(id int64) bool { return strings.HasPrefix(strconv.FormatInt(id, 10), "-100") }
+
 func chatJSON(id int64) map[string]any {
-	if id < 0 {
+	switch {
+	case id < 0 && isSupergroup(id):
 		return map[string]any{"id": id, "type": "supergroup", "title": "Konter club"}
+	case id < 0:
+		return map[string]any{"id": id, "type": "group", "title": "Konter club"}
 	}
 	return map[string]any{"id": id, "type": "private", "first_name": "u"}
 }
@@ -132,7 +199,7 @@ func (f *fakeAPI) chat(id int64) *fakeChat {
 
 func (c *fakeChat) add(m *fmsg) *fmsg {
 	c.nextID++
-	m.ID, m.Chat = c.nextID, c.id
+	m.ID, m.Chat, m.At = c.nextID, c.id, time.Now()
 	c.msgs = append(c.msgs, m)
 	return m
 }
@@ -147,12 +214,24 @@ func (c *fakeChat) find(id int) *fmsg {
 }
 
 // Transport makes an http.Client talk to the fake in memory (the library cannot tell), so tests
-// run in a synctest bubble with fake time.
-func (f *fakeAPI) Transport() http.RoundTripper { return memTransport{f} }
+// run in a synctest bubble with fake time. Each transport is one process's network: cut, it
+// fails every request, as a killed process makes none.
+func (f *fakeAPI) Transport() *memTransport { return &memTransport{f: f} }
 
-type memTransport struct{ f *fakeAPI }
+type memTransport struct {
+	f   *fakeAPI
+	cut atomic.Bool
+}
 
-func (m memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+var errCut = errors.New("connection refused: the process is gone")
+
+func (m *memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if m.cut.Load() {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, errCut
+	}
 	method := req.URL.Path[strings.LastIndex(req.URL.Path, "/")+1:]
 	m.f.mu.Lock()
 	fail := m.f.netErr[method] > 0
@@ -170,6 +249,9 @@ func (m memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	m.f.ServeHTTP(rec, req)
 	if err := req.Context().Err(); err != nil {
 		return nil, err
+	}
+	if m.cut.Load() { // the process died while Telegram answered
+		return nil, errCut
 	}
 	return rec.Result(), nil
 }
@@ -210,6 +292,15 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			params[k] = v[0]
 		}
 	}
+	f.mu.Lock()
+	stall := f.stalls[method]
+	f.mu.Unlock()
+	if stall != nil {
+		select {
+		case <-stall:
+		case <-r.Context().Done():
+		}
+	}
 	if method == "getUpdates" {
 		f.getUpdates(w, r, params)
 		return
@@ -245,6 +336,18 @@ func apiError(code int, desc string, retryAfter int) map[string]any {
 	return e
 }
 
+// The errors of groups, worded as Telegram words them (the reference server,
+// tdlib/telegram-bot-api Client.cpp; seen by bots, e.g. qbittorrent_telegram_notification#12
+// for TOPIC_CLOSED).
+const (
+	errUpgraded = "Bad Request: group chat was upgraded to a supergroup chat"
+	errKicked   = "Forbidden: bot was kicked from the group chat"
+	errNoText   = "Bad Request: not enough rights to send text messages to the chat"
+	errNoPhotos = "Bad Request: not enough rights to send photos to the chat"
+	errTopic    = "Bad Request: TOPIC_CLOSED"
+	errOld      = "Bad Request: message can't be deleted for everyone"
+)
+
 // apply runs one method (f.mu held).
 func (f *fakeAPI) apply(method string, p map[string]string) (int, any, map[string]any) {
 	chat := atoi64(p["chat_id"])
@@ -254,11 +357,24 @@ func (f *fakeAPI) apply(method string, p map[string]string) (int, any, map[strin
 			return r.code, nil, apiError(r.code, r.desc, r.retryAfter)
 		}
 	}
+	if to, ok := f.migrated[chat]; ok && chat != 0 {
+		e := apiError(400, errUpgraded, 0)
+		e["parameters"] = map[string]any{"migrate_to_chat_id": to}
+		return 400, nil, e
+	}
+	if f.left[chat] && chat != 0 {
+		return 403, nil, apiError(403, errKicked, 0)
+	}
 	switch method {
 	case "getMe":
 		return 200, map[string]any{"id": f.bot.ID, "is_bot": true, "first_name": f.bot.First, "username": botUsername}, nil
-	case "deleteWebhook", "setMyCommands":
+	case "setMyCommands":
 		return 200, true, nil
+	case "deleteWebhook":
+		f.stopHookLocked()
+		return 200, true, nil
+	case "setWebhook":
+		return f.setWebhook(p)
 	case "answerCallbackQuery":
 		f.answers[p["callback_query_id"]] = tgbotapi.CallbackConfig{CallbackQueryID: p["callback_query_id"], Text: p["text"], ShowAlert: p["show_alert"] == "true"}
 		return 200, true, nil
@@ -270,11 +386,14 @@ func (f *fakeAPI) apply(method string, p map[string]string) (int, any, map[strin
 		return 200, map[string]any{"user": map[string]any{"id": atoi64(p["user_id"]), "first_name": "x"}, "status": status}, nil
 	case "deleteMessage":
 		if m := f.chat(chat).find(atoi(p["message_id"])); m != nil {
+			if time.Since(m.At) >= 48*time.Hour {
+				return 400, nil, apiError(400, errOld, 0)
+			}
 			m.Deleted = true
 			return 200, true, nil
 		}
 		return 400, nil, apiError(400, "Bad Request: message to delete not found", 0)
-	case "sendMessage", "sendPhoto", "editMessageText":
+	case "sendMessage", "sendPhoto", "editMessageText", "editMessageReplyMarkup":
 	default:
 		return 400, nil, apiError(400, "Bad Request: method not faked: "+method, 0)
 	}
@@ -302,13 +421,37 @@ func (f *fakeAPI) apply(method string, p map[string]string) (int, any, map[strin
 		}
 	}
 	var m *fmsg
-	if method == "editMessageText" {
+	edit := method == "editMessageText" || method == "editMessageReplyMarkup"
+	if edit {
 		m = f.chat(chat).find(atoi(p["message_id"]))
 		if m == nil {
 			return 400, nil, apiError(400, "Bad Request: message to edit not found", 0)
 		}
-		if m.Text == p["text"] && sameMarkup(m.Markup, kb) {
+		text := p["text"]
+		if method == "editMessageReplyMarkup" {
+			text = m.Text
+		}
+		if m.Text == text && sameMarkup(m.Markup, kb) {
 			return 400, nil, apiError(400, "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message", 0)
+		}
+	}
+	thread := atoi(p["message_thread_id"])
+	if m != nil {
+		thread = m.Thread
+	}
+	if chat < 0 {
+		// A restricted bot may send only what its rights allow (Bot API, ChatMemberRestricted);
+		// a closed topic takes nothing from a bot that does not administer the group (400
+		// TOPIC_CLOSED). The docs do not say whether edits need the same right: the fake takes
+		// the stricter reading and refuses them too.
+		r, restricted := f.rights[chat]
+		switch {
+		case f.closedT[[2]int64{chat, int64(thread)}]:
+			return 400, nil, apiError(400, errTopic, 0)
+		case restricted && !r.text:
+			return 400, nil, apiError(400, errNoText, 0)
+		case restricted && !r.photos && method == "sendPhoto":
+			return 400, nil, apiError(400, errNoPhotos, 0)
 		}
 	}
 	if chat < 0 {
@@ -323,21 +466,24 @@ func (f *fakeAPI) apply(method string, p map[string]string) (int, any, map[strin
 		f.groupAt[chat] = append(recent, now)
 		f.sentAt[chat] = append(f.sentAt[chat], now)
 	}
-	if chat < 0 && f.onGroup != nil {
+	if chat < 0 && f.onGroup != nil && method != "editMessageReplyMarkup" {
 		text := p["text"]
 		if method == "sendPhoto" {
 			text = p["caption"]
 		}
-		thread := atoi(p["message_thread_id"])
-		if m != nil {
-			thread = m.Thread
-		}
 		f.onGroup(chat, thread, text)
 	}
-	if method == "editMessageText" {
+	if chat < 0 && !edit {
+		f.lastBot[chat] = f.bot.ID // privacy mode: this bot wrote last
+	}
+	switch method {
+	case "editMessageText":
 		m.Text, m.Markup = p["text"], kb
 		m.Rev++
-	} else {
+	case "editMessageReplyMarkup":
+		m.Markup = kb
+		m.Rev++
+	default:
 		text := p["text"]
 		if method == "sendPhoto" {
 			text = p["caption"]
@@ -374,11 +520,21 @@ func (f *fakeAPI) getUpdates(w http.ResponseWriter, r *http.Request, p map[strin
 	defer deadline.Stop()
 	f.mu.Lock()
 	f.calls = append(f.calls, call{Method: "getUpdates", Params: p, At: time.Now()})
+	if f.hook != nil {
+		f.mu.Unlock()
+		writeJSON(w, 409, apiError(409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first", 0))
+		return
+	}
 	for {
+		// Bot API, getUpdates: a call with an offset confirms the updates before it; limit
+		// caps the batch; timeout 0 is a short poll that answers at once.
 		f.updates = slices.DeleteFunc(f.updates, func(u fakeUpdate) bool { return offset > 0 && u.id < offset })
-		if len(f.updates) > 0 {
-			var out []map[string]any
+		if len(f.updates) > 0 || timeout == 0 {
+			out := []map[string]any{}
 			for _, u := range f.updates {
+				if limit := atoi(p["limit"]); limit > 0 && len(out) >= limit {
+					break
+				}
 				out = append(out, u.body)
 			}
 			f.mu.Unlock()
@@ -399,7 +555,8 @@ func (f *fakeAPI) getUpdates(w http.ResponseWriter, r *http.Request, p map[strin
 	}
 }
 
-// push queues an update and wakes the long poll; it gives the update ID.
+// push queues an update and wakes the long poll (or the webhook's poster); it gives the update
+// ID.
 func (f *fakeAPI) push(body map[string]any) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -412,22 +569,328 @@ func (f *fakeAPI) push(body map[string]any) int {
 }
 
 // command sends text from a user in a chat (thread: a forum topic), with the bot_command entity
-// the library needs.
+// the library needs. In a group with privacy mode on, Telegram keeps from the bot what is not
+// meant for it: the message is in the chat, but no update comes.
 func (f *fakeAPI) command(from tgUser, chat int64, thread int, text string) *fmsg {
+	return f.post(from.json(), nil, chat, thread, text)
+}
+
+// post is a message by from (a user's JSON) on behalf of senderChat (nil: themselves).
+func (f *fakeAPI) post(from, senderChat map[string]any, chat int64, thread int, text string) *fmsg {
 	f.mu.Lock()
-	m := f.chat(chat).add(&fmsg{From: from.ID, Text: text, Thread: thread})
+	m := f.chat(chat).add(&fmsg{From: from["id"].(int64), Text: text, Thread: thread})
 	j := f.messageJSON(m)
+	delivered := f.deliversLocked(chat, text)
+	if !delivered {
+		f.ignored = append(f.ignored, text)
+	}
 	f.mu.Unlock()
-	j["from"] = from.json()
+	j["from"] = from
+	if senderChat != nil {
+		j["sender_chat"] = senderChat
+	}
 	word, _, _ := strings.Cut(text, " ")
 	if strings.HasPrefix(text, "/") {
 		j["entities"] = []map[string]any{{"type": "bot_command", "offset": 0, "length": len16(word)}}
 	}
 	if chat > 0 {
-		j["chat"] = map[string]any{"id": chat, "type": "private", "first_name": from.First}
+		j["chat"] = map[string]any{"id": chat, "type": "private", "first_name": from["first_name"]}
 	}
-	f.push(map[string]any{"message": j})
+	if delivered {
+		f.push(map[string]any{"message": j})
+	}
 	return m
+}
+
+// deliversLocked tells whether Telegram gives a group's text message to the bot (f.mu held).
+// Privacy mode (Bot API docs, features#privacy-mode): the bot gets commands explicitly meant for
+// it (/command@this_bot), general commands only if it was the last bot to send a message to the
+// group, and replies to its messages; an admin bot gets everything. Replies are not modelled:
+// the tests' messages reply to nothing.
+func (f *fakeAPI) deliversLocked(chat int64, text string) bool {
+	if chat > 0 || !f.privacy || f.botAdmin[chat] {
+		return true
+	}
+	word, _, _ := strings.Cut(text, " ")
+	cmd, ok := strings.CutPrefix(word, "/")
+	if !ok {
+		return false
+	}
+	if _, at, addressed := strings.Cut(cmd, "@"); addressed {
+		return strings.EqualFold(at, botUsername)
+	}
+	return f.lastBot[chat] == f.bot.ID
+}
+
+// otherBotSpeaks is another bot posting in a group: from now on a general command there goes to
+// that bot, not to ours (privacy mode).
+func (f *fakeAPI) otherBotSpeaks(chat int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.chat(chat).add(&fmsg{From: otherBotID, Text: "I am another bot."})
+	f.lastBot[chat] = otherBotID
+}
+
+// ignoredTexts gives the group messages Telegram kept from the bot.
+func (f *fakeAPI) ignoredTexts() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.ignored)
+}
+
+// anonymousAdmin is a group admin posting as the group (Bot API, Message.sender_chat: "the
+// supergroup itself for messages from anonymous group administrators"; from is
+// GroupAnonymousBot, id 1087968824).
+func (f *fakeAPI) anonymousAdmin(chat int64, text string) *fmsg {
+	from := map[string]any{"id": anonymousAdmin, "is_bot": true, "first_name": "Group", "username": "GroupAnonymousBot"}
+	return f.post(from, chatJSON(chat), chat, 0, text)
+}
+
+// channelPost is a post of the group's linked channel, forwarded into it automatically (Bot API,
+// Message.is_automatic_forward; from is user 777000, "Telegram", not marked as a bot).
+func (f *fakeAPI) channelPost(chat int64, text string) *fmsg {
+	from := map[string]any{"id": telegramService, "is_bot": false, "first_name": "Telegram"}
+	channel := map[string]any{"id": int64(-1009876543210), "type": "channel", "title": "Konter news"}
+	return f.post(from, channel, chat, 0, text)
+}
+
+// memberUpdate pushes my_chat_member: the bot's status in a group changed from old to now (Bot
+// API, Update.my_chat_member: "The bot's chat member status was updated in a chat").
+func (f *fakeAPI) memberUpdate(chat int64, by tgUser, old, now map[string]any) {
+	bot := map[string]any{"id": f.bot.ID, "is_bot": true, "first_name": f.bot.First, "username": botUsername}
+	old["user"], now["user"] = bot, bot
+	f.push(map[string]any{"my_chat_member": map[string]any{"chat": chatJSON(chat), "from": by.json(),
+		"date": time.Now().Unix(), "old_chat_member": old, "new_chat_member": now}})
+}
+
+func status(s string) map[string]any { return map[string]any{"status": s} }
+
+// addBot is a user adding the bot to a group.
+func (f *fakeAPI) addBot(chat int64, by tgUser) {
+	f.mu.Lock()
+	delete(f.left, chat)
+	delete(f.rights, chat)
+	f.mu.Unlock()
+	f.memberUpdate(chat, by, status("left"), status("member"))
+}
+
+// removeBot is a user removing (kicked: banning) the bot from a group.
+func (f *fakeAPI) removeBot(chat int64, by tgUser, kicked bool) {
+	f.mu.Lock()
+	f.left[chat] = true
+	f.mu.Unlock()
+	now := "left"
+	if kicked {
+		now = "kicked"
+	}
+	f.memberUpdate(chat, by, status("member"), status(now))
+}
+
+// restrict takes rights from the bot in a group (tell: with the my_chat_member update).
+func (f *fakeAPI) restrict(chat int64, by tgUser, r rights, tell bool) {
+	f.mu.Lock()
+	f.rights[chat] = r
+	f.mu.Unlock()
+	if tell {
+		f.memberUpdate(chat, by, status("member"), map[string]any{"status": "restricted", "is_member": true,
+			"can_send_messages": r.text, "can_send_photos": r.photos, "can_send_media_messages": r.photos})
+	}
+}
+
+// unrestrict gives the bot its rights back, with the my_chat_member update.
+func (f *fakeAPI) unrestrict(chat int64, by tgUser) {
+	f.mu.Lock()
+	delete(f.rights, chat)
+	f.mu.Unlock()
+	f.memberUpdate(chat, by, map[string]any{"status": "restricted", "is_member": true}, status("member"))
+}
+
+// closeTopic closes (or reopens) a forum topic; reopening posts its service message there,
+// which every bot gets (Bot FAQ: all bots receive service messages; Bot API,
+// Message.forum_topic_reopened).
+func (f *fakeAPI) closeTopic(chat int64, thread int, closed bool, by tgUser) {
+	f.mu.Lock()
+	f.closedT[[2]int64{chat, int64(thread)}] = closed
+	var j map[string]any
+	if !closed {
+		m := f.chat(chat).add(&fmsg{From: by.ID, Thread: thread})
+		j = f.messageJSON(m)
+	}
+	f.mu.Unlock()
+	if j != nil {
+		j["from"] = by.json()
+		delete(j, "text")
+		j["forum_topic_reopened"] = map[string]any{}
+		f.push(map[string]any{"message": j})
+	}
+}
+
+// upgrade makes a basic group a supergroup: the old ID is dead from now on (Bot API,
+// ResponseParameters.migrate_to_chat_id). tell: the two service messages come as updates, as
+// they do (Bot API, Message.migrate_to_chat_id in the old group, migrate_from_chat_id in the
+// new one); else the bot must learn it from a refused send.
+func (f *fakeAPI) upgrade(old, to int64, by tgUser, tell bool) {
+	f.mu.Lock()
+	f.migrated[old] = to
+	f.chat(to)
+	f.lastBot[to] = f.lastBot[old]
+	var jOld, jNew map[string]any
+	if tell {
+		jOld = f.messageJSON(f.chat(old).add(&fmsg{From: by.ID}))
+		jNew = f.messageJSON(f.chat(to).add(&fmsg{From: by.ID}))
+	}
+	f.mu.Unlock()
+	if !tell {
+		return
+	}
+	for _, j := range []map[string]any{jOld, jNew} {
+		j["from"] = by.json()
+		delete(j, "text")
+	}
+	jOld["migrate_to_chat_id"] = to
+	jNew["migrate_from_chat_id"] = old
+	f.push(map[string]any{"message": jOld})
+	f.push(map[string]any{"message": jNew})
+}
+
+// stallCalls makes calls of method wait until the returned function is called.
+func (f *fakeAPI) stallCalls(method string) (release func()) {
+	ch := make(chan struct{})
+	f.mu.Lock()
+	f.stalls[method] = ch
+	f.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			f.mu.Lock()
+			delete(f.stalls, method)
+			f.mu.Unlock()
+			close(ch)
+		})
+	}
+}
+
+// pending gives the IDs of the updates Telegram still holds (not confirmed, or not acknowledged
+// by the webhook).
+func (f *fakeAPI) pending() []int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var ids []int
+	for _, u := range f.updates {
+		ids = append(ids, u.id)
+	}
+	return ids
+}
+
+// setWebhook takes the bot's webhook (f.mu held): HTTPS only, an allowed secret token.
+func (f *fakeAPI) setWebhook(p map[string]string) (int, any, map[string]any) {
+	u := p["url"]
+	if u == "" {
+		f.stopHookLocked()
+		return 200, true, nil
+	}
+	if !strings.HasPrefix(u, "https://") {
+		return 400, nil, apiError(400, "Bad Request: bad webhook: An HTTPS URL must be provided for webhook", 0)
+	}
+	secret := p["secret_token"]
+	for _, c := range secret {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') || len(secret) > 256 {
+			return 400, nil, apiError(400, "Bad Request: secret token contains unallowed characters", 0)
+		}
+	}
+	if f.hookClient == nil {
+		return 400, nil, apiError(400, "Bad Request: bad webhook: Failed to resolve host: the test gave no webhook client", 0)
+	}
+	f.stopHookLocked()
+	h := &fakeHook{url: u, secret: secret, client: f.hookClient, stop: make(chan struct{}), done: make(chan struct{})}
+	f.hook = h
+	go f.deliver(h)
+	return 200, true, nil
+}
+
+// deliver posts the held updates to the webhook one at a time, in order; an update leaves only
+// with a 2xx answer, else it is posted again a little later (Bot API, setWebhook: "In case of an
+// unsuccessful request, we will repeat the request").
+func (f *fakeAPI) deliver(h *fakeHook) {
+	defer close(h.done)
+	for {
+		f.mu.Lock()
+		wake := f.wake
+		var next *fakeUpdate
+		if len(f.updates) > 0 {
+			next = &f.updates[0]
+		}
+		f.mu.Unlock()
+		if next == nil {
+			select {
+			case <-wake:
+				continue
+			case <-h.stop:
+				return
+			}
+		}
+		body, _ := json.Marshal(next.body)
+		req, _ := http.NewRequest(http.MethodPost, h.url, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if h.secret != "" {
+			req.Header.Set("X-Telegram-Bot-Api-Secret-Token", h.secret)
+		}
+		status := 0
+		if resp, err := h.client.Do(req); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			status = resp.StatusCode
+		}
+		f.mu.Lock()
+		id := next.id
+		h.posts = append(h.posts, hookPost{update: id, status: status, at: time.Now()})
+		if status/100 == 2 {
+			f.updates = slices.DeleteFunc(f.updates, func(u fakeUpdate) bool { return u.id == id })
+		}
+		ack := f.onHookAck
+		f.mu.Unlock()
+		if ack != nil && status/100 == 2 {
+			ack(id)
+		}
+		if status/100 != 2 {
+			select {
+			case <-time.After(time.Second):
+			case <-h.stop:
+				return
+			}
+		}
+	}
+}
+
+// stopHookLocked ends the webhook's poster (f.mu held; it waits for the poster, which takes f.mu,
+// only after releasing it).
+func (f *fakeAPI) stopHookLocked() {
+	h := f.hook
+	if h == nil {
+		return
+	}
+	f.hook = nil
+	close(h.stop)
+	f.mu.Unlock()
+	<-h.done
+	f.mu.Lock()
+}
+
+// stopWebhook ends the webhook's poster (at a test's end).
+func (f *fakeAPI) stopWebhook() {
+	f.mu.Lock()
+	f.stopHookLocked()
+	f.mu.Unlock()
+}
+
+// hookPosts gives the webhook's posts so far.
+func (f *fakeAPI) hookPosts() []hookPost {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.hook == nil {
+		return nil
+	}
+	return slices.Clone(f.hook.posts)
 }
 
 // start is the user pressing Start in the bot's private chat (with a deep-link payload).
@@ -448,8 +911,11 @@ func (f *fakeAPI) press(from tgUser, m *fmsg, data string) string {
 	f.nextCB++
 	id := "cb" + strconv.Itoa(f.nextCB)
 	f.pressed = append(f.pressed, id)
+	f.pressAt[id] = m.Chat
 	msg := f.messageJSON(m)
 	f.mu.Unlock()
+	// A press on a message is delivered whatever the privacy mode (Bot API docs,
+	// features#privacy-mode: callback queries always reach the bot).
 	f.push(map[string]any{"callback_query": map[string]any{"id": id, "from": from.json(), "message": msg,
 		"chat_instance": "ci", "data": data}})
 	return id
@@ -570,6 +1036,19 @@ func (m fmsg) urls() []string {
 			if b.URL != nil {
 				out = append(out, *b.URL)
 			}
+		}
+	}
+	return out
+}
+
+// groupAnswers gives the answers to presses on group messages.
+func (f *fakeAPI) groupAnswers() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for id, chat := range f.pressAt {
+		if a, ok := f.answers[id]; ok && chat < 0 {
+			out = append(out, a.Text)
 		}
 	}
 	return out

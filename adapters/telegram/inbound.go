@@ -2,7 +2,6 @@ package telegram
 
 import (
 	"context"
-	"strconv"
 	"strings"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
@@ -14,15 +13,38 @@ import (
 // alertMax is the longest callback answer Telegram shows (characters).
 const alertMax = 200
 
-func eventID(u tgbotapi.Update) string { return "tg:" + strconv.Itoa(u.UpdateID) }
+// Two senders that are not people (Bot API, Message.from and Message.sender_chat; Bot FAQ):
+// GroupAnonymousBot writes for an anonymous group admin, with sender_chat the group; user 777000
+// ("Telegram", not marked as a bot) forwards a linked channel's posts into its discussion group.
+const (
+	anonymousAdmin  int64 = 1087968824
+	telegramService int64 = 777000
+)
 
-// onMessage turns a typed command into a table.Command and sends the replies.
-func (a *Adapter) onMessage(ctx context.Context, u tgbotapi.Update, thread int) {
+// onMessage turns a typed command into a table.Command and sends the replies. It also follows
+// the service messages of a group that became a supergroup.
+func (a *Adapter) onMessage(ctx context.Context, u update) {
 	m := u.Message
-	if m.From == nil || m.From.IsBot {
-		return // channel posts, anonymous admins, other bots
+	thread := u.thread
+	switch {
+	case m.MigrateToChatID != 0: // in the old group
+		a.migrate(ctx, m.Chat.ID, m.MigrateToChatID)
+		return
+	case m.MigrateFromChatID != 0: // in the new supergroup
+		a.migrate(ctx, m.MigrateFromChatID, m.Chat.ID)
+		return
 	}
+	chat := a.chatNow(m.Chat.ID)
 	private := m.Chat.IsPrivate()
+	if !private {
+		a.heard(chat, thread)
+	}
+	anonymous := m.SenderChat != nil && m.SenderChat.ID == m.Chat.ID
+	switch {
+	case anonymous:
+	case m.SenderChat != nil, m.From == nil, m.From.ID == telegramService, m.From.IsBot:
+		return // a channel's posts (linked or "send as"), their automatic forwards, other bots
+	}
 	if private {
 		a.reachable(m.From.ID) // they wrote to the bot, so the bot may write to them
 		thread = 0
@@ -35,15 +57,29 @@ func (a *Adapter) onMessage(ctx context.Context, u tgbotapi.Update, thread int) 
 		return // for another bot
 	}
 	args := strings.Fields(m.CommandArguments())
-	place := placeOf(m.Chat.ID, thread)
+	place := placeOf(chat, thread)
 	place.Title = m.Chat.Title // groups have one; a private chat has none
-	cmd := table.Command{Place: place, Actor: playerOf(m.From), Args: args, EventID: eventID(u), Private: private}
+	cmd := table.Command{Place: place, Args: args, EventID: eventID(u), Private: private}
+	if anonymous {
+		// They speak for the group: no person to seat, but certainly one of its admins.
+		title := m.Chat.Title
+		if title == "" {
+			title = m.SenderChat.Title
+		}
+		cmd.Actor = table.Player{ID: "tg:chat:" + dest(m.Chat.ID), Name: title}
+		cmd.Admin, cmd.Anonymous = true, true
+	} else {
+		cmd.Actor = playerOf(m.From)
+	}
 	if strings.EqualFold(name, "start") {
 		if private {
 			a.onStart(ctx, m, cmd)
 			return
 		}
-		name = string(table.VerbHelp)
+		// Telegram's Start button in a group sends /start@bot: the welcome tells what to press.
+		lang := cmd.Actor.Locale
+		a.welcome(chat, thread, lang)
+		return
 	}
 	verb, ok := table.ParseVerb(name)
 	if !ok {
@@ -53,10 +89,28 @@ func (a *Adapter) onMessage(ctx context.Context, u tgbotapi.Update, thread int) 
 		verb = table.VerbHelp
 	}
 	cmd.Verb = verb
-	if verb == table.VerbStop && !private {
-		cmd.Admin = a.isAdmin(m.Chat.ID, m.From.ID)
+	if verb == table.VerbStop && !private && !anonymous {
+		cmd.Admin = a.isAdmin(chat, m.From.ID)
 	}
-	a.replyTyped(cmd, m, thread, a.service().Handle(ctx, cmd))
+	replies := a.service().Handle(ctx, cmd)
+	if anonymous {
+		replies = a.forAnonymous(chat, replies)
+	}
+	a.replyTyped(cmd, m, chat, thread, replies)
+}
+
+// forAnonymous keeps the note that an anonymous admin cannot sit down to once per group and
+// table: they may not see why their message does nothing, but need not read it every time.
+func (a *Adapter) forAnonymous(chat int64, replies []table.Message) []table.Message {
+	out := replies[:0:0]
+	for _, r := range replies {
+		if r.Reason == "err.anonymous" && !a.anonymousNote(chat, r.Table) {
+			continue
+		}
+		r.Secret = false // nobody's cards: they have none
+		out = append(out, r)
+	}
+	return out
 }
 
 // onStart handles /start in the private chat. With a table as payload (the deep link) it
@@ -85,13 +139,13 @@ func (a *Adapter) onStart(ctx context.Context, m *tgbotapi.Message, cmd table.Co
 // to the command. A secret reply (a hand, a refusal that names the sender's cards) goes to the
 // sender's private chat; where that is closed to the bot, the group gets its public text and the
 // link that opens the private chat.
-func (a *Adapter) replyTyped(cmd table.Command, m *tgbotapi.Message, thread int, replies []table.Message) {
+func (a *Adapter) replyTyped(cmd table.Command, m *tgbotapi.Message, chat int64, thread int, replies []table.Message) {
 	user := m.From.ID
 	for _, r := range replies {
-		inGroup := &item{chat: m.Chat.ID, thread: thread, replyTo: m.MessageID, msg: r}
+		inGroup := &item{chat: chat, thread: thread, replyTo: m.MessageID, msg: r}
 		switch {
 		case cmd.Private:
-			a.enqueue(&item{chat: m.Chat.ID, user: user, msg: r})
+			a.enqueue(&item{chat: chat, user: user, msg: r})
 		case !r.Secret:
 			a.enqueue(inGroup)
 		default:
@@ -113,11 +167,18 @@ func (a *Adapter) replyTyped(cmd table.Command, m *tgbotapi.Message, thread int,
 
 // onCallback handles a button press: the presser comes from the update, the button's data is only
 // a route. Every press is answered; errors and notes go to the presser alone, as the answer.
-func (a *Adapter) onCallback(ctx context.Context, u tgbotapi.Update, thread int) {
+func (a *Adapter) onCallback(ctx context.Context, u update) {
 	cq := u.CallbackQuery
+	thread := u.thread
 	var text string
 	alert := false
-	defer func() { a.answer(cq.ID, text, alert) }() // also after a panic in the service
+	private := cq.Message != nil && cq.Message.Chat.IsPrivate()
+	defer func() {
+		if !private {
+			text = a.rewriteCommands(text) // what the presser may type in the group
+		}
+		a.answer(cq.ID, text, alert)
+	}() // also after a panic in the service
 	if cq.From == nil || cq.Message == nil {
 		return
 	}
@@ -128,12 +189,19 @@ func (a *Adapter) onCallback(ctx context.Context, u tgbotapi.Update, thread int)
 		return
 	}
 	user := cq.From.ID
-	private := cq.Message.Chat.IsPrivate()
+	chat := a.chatNow(cq.Message.Chat.ID) // a press on a message from before the group's upgrade
 	if private {
 		a.reachable(user)
 		thread = 0
+	} else {
+		a.heard(chat, thread)
 	}
-	cmd := act.Command(placeOf(cq.Message.Chat.ID, thread), playerOf(cq.From), eventID(u), private)
+	cmd := act.Command(placeOf(chat, thread), playerOf(cq.From), eventID(u), private)
+	// The presser comes from the update (never an anonymous admin: presses are always a
+	// person's), so an admin's rights hold for a press as for a typed command.
+	if act.Verb == table.VerbStop && !private {
+		cmd.Admin = a.isAdmin(chat, user)
+	}
 	var lines []string
 	for _, r := range a.service().Handle(ctx, cmd) {
 		switch {
@@ -183,9 +251,11 @@ func compact(texts []string, n int) string {
 	return clip16(s, n)
 }
 
-// onMyChatMember follows a user blocking or unblocking the bot in their private chat.
-func (a *Adapter) onMyChatMember(c *tgbotapi.ChatMemberUpdated) {
+// onMyChatMember follows the bot's membership: of a group (see onGroupMember), or of a user's
+// private chat, where a block or an unblock shows.
+func (a *Adapter) onMyChatMember(ctx context.Context, c *tgbotapi.ChatMemberUpdated) {
 	if !c.Chat.IsPrivate() {
+		a.onGroupMember(ctx, c)
 		return
 	}
 	switch c.NewChatMember.Status {

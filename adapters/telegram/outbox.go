@@ -53,11 +53,33 @@ type item struct {
 
 func dest(chat int64) string { return strconv.FormatInt(chat, 10) }
 
-// enqueue hands an item to the engine.
+// enqueue hands an item to the engine. A group's item goes to the group's current ID, waits while
+// the place refuses the bot's messages, and is dropped for a group the bot was removed from.
 func (a *Adapter) enqueue(it *item) {
+	if it.chat < 0 {
+		it.chat = a.chatNow(it.chat)
+		if a.isGone(it.chat) {
+			a.log.Debug("message for a group the bot left dropped", "chat", it.chat, "kind", it.msg.Kind)
+			return
+		}
+		if a.park(it) {
+			return
+		}
+	}
 	a.out.Enqueue(&outbox.Item{Dest: dest(it.chat), Msg: it.msg, Key: it.key, Version: it.version,
 		Sum: outbox.Digest(it.msg, it.link), Repost: it.repost, Data: it})
 }
+
+// Errors Show gives instead of calling Telegram, when it knows better.
+var (
+	errLeftGroup = errors.New("the bot was removed from the group")
+	errParked    = errors.New("the group refuses the bot's messages for now")
+)
+
+// movedError is a send to a group known to have become a supergroup.
+type movedError struct{ to int64 }
+
+func (e *movedError) Error() string { return "the group is now supergroup " + dest(e.to) }
 
 // mergeItems keeps what a newer queued version of a Key adds to an older one.
 func mergeItems(queued, newer *outbox.Item) {
@@ -212,29 +234,47 @@ func (p platform) Wait(ctx context.Context, d string) error {
 func (p platform) Show(_ context.Context, oi *outbox.Item, rec *outbox.Record) (string, string, error) {
 	a, it := p.a, oi.Data.(*item)
 	it.msg = oi.Msg // the newest content merged into it
+	// The item goes where the engine has it now: a moved queue carries the group's new ID.
+	it.chat, _ = strconv.ParseInt(oi.Dest, 10, 64)
+	if it.chat < 0 {
+		if to, ok := a.movedTo(it.chat); ok {
+			return "", "", &movedError{to}
+		}
+		if a.isGone(it.chat) {
+			return "", "", errLeftGroup
+		}
+		if a.parkedPlace(it) {
+			return "", "", errParked
+		}
+	}
 	text := messageText(it.msg)
+	if it.chat < 0 {
+		text = a.rewriteCommands(text)
+	}
 	kb, err := markup(it.msg.Buttons, it.link, it.label)
 	if err != nil {
 		a.log.Error("buttons dropped", "key", it.key, "err", err)
 	}
+	// A message of another chat (the group before its upgrade) cannot be edited from this one.
+	if rec != nil && rec.Chat != dest(it.chat) {
+		rec = nil
+	}
 	if rec != nil && !oi.Repost {
-		chat, _ := strconv.ParseInt(rec.Chat, 10, 64)
 		id, _ := strconv.Atoi(rec.ID)
-		if err := a.edit(chat, id, text, kb); err != nil && !notModified(err) {
+		if err := a.edit(it.chat, id, text, kb); err != nil && !notModified(err) {
 			return "", "", err
 		}
+		a.gotThrough(it)
 		return rec.Chat, rec.ID, nil
 	}
 	id, err := a.sendNew(it, text, kb)
 	if err != nil {
 		return "", "", err
 	}
+	a.gotThrough(it)
 	if rec != nil && oi.Repost && rec.ID != strconv.Itoa(id) {
-		chat, _ := strconv.ParseInt(rec.Chat, 10, 64)
 		old, _ := strconv.Atoi(rec.ID)
-		if _, err := a.bot.Request(tgbotapi.NewDeleteMessage(chat, old)); err != nil {
-			a.log.Debug("deleting the old message failed", "key", it.key, "err", a.red.Err(err))
-		}
+		a.retire(it.chat, old)
 	}
 	if it.key != "" {
 		a.shown(it)
@@ -242,12 +282,53 @@ func (p platform) Show(_ context.Context, oi *outbox.Item, rec *outbox.Record) (
 	return dest(it.chat), strconv.Itoa(id), nil
 }
 
-// Classify reads the library's errors.
+// parkedPlace reports whether the item's place refuses the bot's messages right now.
+func (a *Adapter) parkedPlace(it *item) bool {
+	a.groups.mu.Lock()
+	defer a.groups.mu.Unlock()
+	return a.groups.muted[it.chat] || a.groups.closed[placeOf(it.chat, it.thread).Key()]
+}
+
+// retire takes an old message out of use: deleted, or where Telegram no longer deletes it (after
+// 48 hours: Bot API, deleteMessage, "A message can only be deleted if it was sent less than 48
+// hours ago"), edited so that its buttons are gone; editing has no such limit.
+func (a *Adapter) retire(chat int64, id int) {
+	_, err := a.bot.Request(tgbotapi.NewDeleteMessage(chat, id))
+	if err == nil || deleteGone(err) {
+		return
+	}
+	a.log.Debug("deleting an old message failed; taking its buttons away", "chat", chat, "err", a.red.Err(err))
+	none := tgbotapi.InlineKeyboardMarkup{InlineKeyboard: [][]tgbotapi.InlineKeyboardButton{}}
+	if _, err := a.bot.Request(tgbotapi.NewEditMessageReplyMarkup(chat, id, none)); err != nil && !notModified(err) {
+		a.log.Debug("taking an old message's buttons away failed", "chat", chat, "err", a.red.Err(err))
+	}
+}
+
+// deleteGone reports a delete of a message that is not there (any more).
+func deleteGone(err error) bool {
+	var te *tgbotapi.Error
+	return errors.As(err, &te) && strings.Contains(strings.ToLower(te.Message), "message to delete not found")
+}
+
+// Classify reads the library's errors, and the adapter's own.
 func (p platform) Classify(err error) *outbox.Error {
 	var te *tgbotapi.Error
+	var me *movedError
 	switch {
+	case errors.As(err, &me):
+		return &outbox.Error{Class: outbox.Moved, To: dest(me.to), Err: err}
+	case errors.Is(err, errLeftGroup):
+		return &outbox.Error{Class: outbox.Drop, Err: err}
+	case errors.Is(err, errParked):
+		return &outbox.Error{Class: outbox.Forbidden, Err: err}
 	case !errors.As(err, &te):
 		return &outbox.Error{Class: outbox.Transient, Err: errors.New(p.a.red.Err(err))} // the network or the server; the library does not retry
+	case te.MigrateToChatID != 0:
+		// Bot API, ResponseParameters: "The group has been migrated to a supergroup with the
+		// specified identifier."
+		return &outbox.Error{Class: outbox.Moved, To: dest(te.MigrateToChatID), Err: err}
+	case mayNotPost(te):
+		return &outbox.Error{Class: outbox.Forbidden, Err: err}
 	case te.RetryAfter > 0:
 		return &outbox.Error{Class: outbox.RetryAfter, After: time.Duration(te.RetryAfter) * time.Second, Err: err}
 	case cannotMessage(te):
@@ -263,18 +344,26 @@ func (p platform) Classify(err error) *outbox.Error {
 func (p platform) Refused(d string, items []*outbox.Item, err error) {
 	a := p.a
 	chat, _ := strconv.ParseInt(d, 10, 64)
-	if chat < 0 {
-		a.log.Warn("a group refuses the bot's messages; dropped", "chat", chat, "count", len(items), "err", a.red.Err(err))
-		return
-	}
-	a.log.Info("user cannot get private messages", "user", chat, "reason", a.red.Err(err))
 	its := make([]*item, 0, len(items))
 	for _, oi := range items {
 		it := oi.Data.(*item)
-		it.msg, it.version = oi.Msg, oi.Version
+		it.msg, it.version, it.repost = oi.Msg, oi.Version, oi.Repost
+		it.chat, _ = strconv.ParseInt(oi.Dest, 10, 64)
 		its = append(its, it)
 	}
-	a.blocked(chat, its)
+	var te *tgbotapi.Error
+	switch {
+	case chat > 0:
+		a.log.Info("user cannot get private messages", "user", chat, "reason", a.red.Err(err))
+		a.blocked(chat, its)
+	case errors.As(err, &te) && (te.Code == 403 || strings.Contains(strings.ToLower(te.Message), "chat not found")):
+		// Kicked, no longer a member, or the group is gone (403 "bot was kicked from the group
+		// chat", "bot is not a member of the supergroup chat", 400 "chat not found"): as when
+		// my_chat_member says so.
+		a.removed(context.Background(), chat)
+	default:
+		a.refused(chat, its, err)
+	}
 }
 
 // cannotMessage reports the errors that mean a user cannot get private messages from the bot.
@@ -289,6 +378,7 @@ func notModified(err error) bool {
 }
 
 // editGone reports an edit that failed because the message is gone or may no longer be edited.
+// (Also a message of the group before its upgrade, should an edit reach the new chat.)
 func editGone(err error) bool {
 	var te *tgbotapi.Error
 	if !errors.As(err, &te) {
@@ -326,9 +416,7 @@ func (a *Adapter) shown(it *item) {
 	if old, found := a.out.Record(string(prev)); found && it.msg.Kind == table.KindHand {
 		chat, _ := strconv.ParseInt(old.Chat, 10, 64)
 		id, _ := strconv.Atoi(old.ID)
-		if _, err := a.bot.Request(tgbotapi.NewDeleteMessage(chat, id)); err != nil {
-			a.log.Debug("deleting the last game's hand failed", "err", a.red.Err(err))
-		}
+		a.retire(chat, id)
 	}
 	a.out.Forget(string(prev))
 }
@@ -347,15 +435,26 @@ func (a *Adapter) sendNew(it *item, text string, kb *tgbotapi.InlineKeyboardMark
 			return 0, err
 		}
 	}
-	if it.key == "" && it.msg.Picture != table.PictureNone {
+	if it.key == "" && it.msg.Picture != table.PictureNone && !a.photosRefused(it.chat) {
 		png, _, err := a.service().Picture(it.msg, false)
 		if err == nil {
-			p["caption"] = clip16(text, 1024)
-			resp, err := a.bot.UploadFiles("sendPhoto", p, []tgbotapi.RequestFile{{Name: "photo",
+			photo := tgbotapi.Params{}
+			for k, v := range p {
+				photo[k] = v
+			}
+			photo["caption"] = clip16(text, 1024)
+			resp, err := a.bot.UploadFiles("sendPhoto", photo, []tgbotapi.RequestFile{{Name: "photo",
 				Data: tgbotapi.FileBytes{Name: string(it.msg.Picture) + ".png", Bytes: png}}})
-			return messageID(resp, err)
+			if !noPhotoRights(err) {
+				return messageID(resp, err)
+			}
+			// A group may take text but not photos from the bot (a restricted member): the
+			// picture's text goes instead, now and from now on.
+			a.refusePhotos(it.chat)
+			a.log.Info("the group refuses photos; sending pictures as text", "chat", it.chat)
+		} else {
+			a.log.Warn("picture failed; sending text only", "picture", it.msg.Picture, "err", err)
 		}
-		a.log.Warn("picture failed; sending text only", "picture", it.msg.Picture, "err", err)
 	}
 	p["text"] = text
 	p.AddBool("disable_web_page_preview", true)

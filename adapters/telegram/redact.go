@@ -3,7 +3,6 @@ package telegram
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -26,16 +25,19 @@ const redacted = "<redacted>"
 // redactor hides one bot token in any text: as typed, percent-encoded, and its secret half.
 type redactor struct{ olds []string }
 
-func newRedactor(token string) *redactor {
+// Other secrets (the webhook's secret token) are hidden the same way.
+func newRedactor(token string, secrets ...string) *redactor {
 	r := &redactor{}
 	add := func(s string) {
 		if len(s) >= 6 && !slices.Contains(r.olds, s) {
 			r.olds = append(r.olds, s)
 		}
 	}
-	add(token)
-	add(url.PathEscape(token))
-	add(url.QueryEscape(token))
+	for _, s := range append([]string{token}, secrets...) {
+		add(s)
+		add(url.PathEscape(s))
+		add(url.QueryEscape(s))
+	}
 	if _, secret, ok := strings.Cut(token, ":"); ok && len(secret) >= 8 {
 		add(secret)
 	}
@@ -107,35 +109,24 @@ func (l *libLogger) write(line string) {
 }
 
 // apiClient is the HTTP client the library uses. It ties the long poll to Run's context (the
-// library cannot cancel a poll in flight), bounds every other request, and reads the forum-topic
-// fields of updates, which the library's types do not have.
+// library cannot cancel a request in flight) and bounds every other request.
 type apiClient struct {
 	hc          *http.Client
 	timeout     time.Duration // any request but the long poll
 	pollTimeout time.Duration
 
-	mu      sync.Mutex
-	poll    context.Context
-	threads map[int]int // update ID → message_thread_id of a forum-topic message
+	mu   sync.Mutex
+	poll context.Context
 }
 
 func newAPIClient(hc *http.Client, timeout, pollTimeout time.Duration) *apiClient {
-	return &apiClient{hc: hc, timeout: timeout, pollTimeout: pollTimeout, poll: context.Background(), threads: map[int]int{}}
+	return &apiClient{hc: hc, timeout: timeout, pollTimeout: pollTimeout, poll: context.Background()}
 }
 
 func (c *apiClient) setPollContext(ctx context.Context) {
 	c.mu.Lock()
 	c.poll = ctx
 	c.mu.Unlock()
-}
-
-// takeThread gives the forum topic of an update's message, once (0: none).
-func (c *apiClient) takeThread(updateID int) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := c.threads[updateID]
-	delete(c.threads, updateID)
-	return t
 }
 
 // Do implements tgbotapi.HTTPClient.
@@ -159,52 +150,21 @@ func (c *apiClient) Do(req *http.Request) (*http.Response, error) {
 	resp, err := c.hc.Do(req.WithContext(ctx))
 	if err != nil {
 		if base.Err() != nil {
-			// Run is stopping: an empty answer lets the library's poller see its stop signal at
-			// once, instead of logging the error (with the URL) and sleeping three seconds.
+			// Run is stopping: an empty answer ends the poll loop at once, without an error (and
+			// its URL) in the log.
 			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
 				Body: io.NopCloser(strings.NewReader(`{"ok":true,"result":[]}`)), Request: req}, nil
 		}
 		return nil, err
 	}
+	// The body is read whole before the poll's context ends.
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
 		return nil, err
 	}
-	c.noteThreads(body)
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	return resp, nil
-}
-
-// noteThreads remembers message_thread_id for updates whose message is in a forum topic.
-func (c *apiClient) noteThreads(body []byte) {
-	type rawMsg struct {
-		Thread int  `json:"message_thread_id"`
-		Topic  bool `json:"is_topic_message"`
-	}
-	var r struct {
-		Result []struct {
-			UpdateID int     `json:"update_id"`
-			Message  *rawMsg `json:"message"`
-			Callback *struct {
-				Message *rawMsg `json:"message"`
-			} `json:"callback_query"`
-		} `json:"result"`
-	}
-	if json.Unmarshal(body, &r) != nil {
-		return // the library reports a bad body itself
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, u := range r.Result {
-		m := u.Message
-		if u.Callback != nil {
-			m = u.Callback.Message
-		}
-		if m != nil && m.Topic && m.Thread != 0 {
-			c.threads[u.UpdateID] = m.Thread
-		}
-	}
 }
 
 type cancelBody struct {

@@ -46,7 +46,7 @@ func newChats(cfg Config, store *storage.Store, log *slog.Logger, outboxes map[s
 	var chats []chatAdapter
 	if cfg.Telegram.Token != "" {
 		a, err := telegram.New(telegram.Config{Token: cfg.Telegram.Token, APIURL: cfg.Telegram.APIURL, KV: store,
-			Log: log})
+			Log: log, RulesURL: cfg.RulesURL, Webhook: *cfg.telegramWebhook()})
 		if err != nil {
 			return nil, err // the adapter's errors name the platform and never hold the token
 		}

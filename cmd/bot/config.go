@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/kontermatt/kontermatt/adapters/telegram"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
@@ -40,6 +41,12 @@ type Config struct {
 	Telegram struct {
 		Token  string `yaml:"token"`
 		APIURL string `yaml:"api_url"`
+		// Webhook receives updates by webhook (behind a reverse proxy) instead of long polling.
+		Webhook struct {
+			URL         string `yaml:"url"`          // the public https:// URL; empty: long polling
+			Listen      string `yaml:"listen"`       // the local address the proxy forwards to
+			SecretToken string `yaml:"secret_token"` // required with url; prefer the environment
+		} `yaml:"webhook"`
 	} `yaml:"telegram"`
 }
 
@@ -80,6 +87,9 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 	env("KONTERMATT_DISCORD_API_URL", &c.Discord.APIURL)
 	env("KONTERMATT_TELEGRAM_TOKEN", &c.Telegram.Token)
 	env("KONTERMATT_TELEGRAM_API_URL", &c.Telegram.APIURL)
+	env("KONTERMATT_TELEGRAM_WEBHOOK_URL", &c.Telegram.Webhook.URL)
+	env("KONTERMATT_TELEGRAM_WEBHOOK_LISTEN", &c.Telegram.Webhook.Listen)
+	env("KONTERMATT_TELEGRAM_WEBHOOK_SECRET", &c.Telegram.Webhook.SecretToken)
 	if c.Database == "" {
 		c.Database = "kontermatt.db"
 	}
@@ -115,6 +125,9 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 	if c.Retention < time.Hour {
 		return c, fmt.Errorf("%w: retention %v: keep closed tables at least an hour", errConfig, c.Retention)
 	}
+	if err := c.telegramWebhook().Check(); err != nil {
+		return c, fmt.Errorf("%w: telegram.%v", errConfig, strings.TrimPrefix(err.Error(), "telegram: "))
+	}
 	if c.Discord.ShardCount < 0 || c.Discord.ShardID < 0 || (c.Discord.ShardCount > 0 && c.Discord.ShardID >= c.Discord.ShardCount) {
 		return c, fmt.Errorf("%w: discord.shard_id must be below discord.shard_count", errConfig)
 	}
@@ -124,6 +137,12 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 		return c, fmt.Errorf("%w: log_level %q: use debug, info, warn or error", errConfig, c.LogLevel)
 	}
 	return c, nil
+}
+
+// telegramWebhook is the Telegram adapter's webhook setting.
+func (c Config) telegramWebhook() *telegram.Webhook {
+	w := c.Telegram.Webhook
+	return &telegram.Webhook{URL: w.URL, Listen: w.Listen, SecretToken: w.SecretToken}
 }
 
 // minAdminToken is the shortest admin_token accepted: any local process may knock on the port, so

@@ -106,6 +106,31 @@ func TestConfig(t *testing.T) {
 			t.Errorf("error %v", err)
 		}
 	})
+	t.Run("telegram webhook from the file, its secret from the environment", func(t *testing.T) {
+		p := writeConfig(t, "telegram:\n  token: x\n  webhook:\n    url: https://bot.example.org/tg\n    listen: 127.0.0.1:9000\n")
+		c, err := loadConfig(p, func(k string) string {
+			if k == "KONTERMATT_TELEGRAM_WEBHOOK_SECRET" {
+				return "env-secret_123"
+			}
+			return ""
+		})
+		w := c.Telegram.Webhook
+		if err != nil || w.URL != "https://bot.example.org/tg" || w.Listen != "127.0.0.1:9000" || w.SecretToken != "env-secret_123" {
+			t.Errorf("webhook %+v, err %v", w, err)
+		}
+	})
+	for _, tc := range []struct{ name, text, want string }{
+		{"webhook without a secret", "telegram:\n  webhook:\n    url: https://bot.example.org/tg\n", "secret_token"},
+		{"webhook not https", "telegram:\n  webhook:\n    url: http://bot.example.org/tg\n    secret_token: SECRET-hook-1\n", "https"},
+		{"webhook secret with spaces", "telegram:\n  webhook:\n    url: https://bot.example.org/tg\n    secret_token: SECRET hook 1\n", "secret_token"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := loadConfig(writeConfig(t, tc.text), noEnv)
+			if !errors.Is(err, errConfig) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "SECRET") {
+				t.Errorf("got %v, want a config error naming %q and not the secret", err, tc.want)
+			}
+		})
+	}
 	t.Run("empty file is fine", func(t *testing.T) {
 		if _, err := loadConfig(writeConfig(t, ""), noEnv); err != nil {
 			t.Error(err)

@@ -185,7 +185,7 @@ var en = map[string]string{
 	// What only the Telegram adapter says: about its private chats.
 	"telegram.dm.needed": "%s, I can't send you your cards privately yet: tap the button below, then Start. Until then, “%[2]s” on the table shows them.",
 	"telegram.dm.button": "Get my cards privately",
-	"telegram.start.hi":  "Hello! I deal Konter a Matt. Add me to a group and type /new there; your cards will come here.",
+	"telegram.start.hi":  "Hello! With me you play Konter a Matt. Add me to a group: I'll post a button there that opens a table, and your cards will come here.",
 	"telegram.start.ok":  "You're set: your cards will come here.",
 	"telegram.btn.alien": "This button is not mine.",
 
@@ -289,4 +289,11 @@ var en = map[string]string{
 	"err.no_call":           "Which call? Type /announce konter, matt or konter-a-matt.",
 	"term.stop_confirm":     "Stop the match? Type stop again to end it; anything else plays on.",
 	"term.stop_kept":        "The match goes on.",
+	// From the Telegram work (issue 12).
+	"btn.new":          "New table",
+	"btn.rules":        "Rules",
+	"err.anonymous":    "You are posting anonymously, as the group: a seat needs a person. Post as yourself to play.",
+	"note.paused":      "⏸ I can't write in the table's chat any more (no right to post there, or its topic is closed): the table is paused, with no computer moves and no timers, until I can.",
+	"note.unpaused":    "▶ I can write in the table's chat again: the table goes on.",
+	"telegram.welcome": "🃏 Hello! With me you play Konter a Matt, four at a table. Press “%s” to open one here; joining, dealing and every card work with buttons too, and your cards come to you privately.",
 }

@@ -191,8 +191,8 @@ var lb = map[string]string{
 	"live.closed":         "Dësen Dësch ass zou.",
 
 	"telegram.dm.needed": "%s, ech kann Iech Är Kaarten nach net privat schécken: dréckt op de Knäppchen hei ënnendrënner an dann op Start. Bis dohin weist „%[2]s“ um Dësch se Iech.",
-	"telegram.dm.button": "Meng Kaarten privat kréien",
-	"telegram.start.hi":  "Moien! Ech deele Konter a Matt aus. Setzt mech an e Grupp a schreift do /new; Är Kaarte kommen dann hei hin.",
+	"telegram.dm.button": "Meng Kaarte privat kréien",
+	"telegram.start.hi":  "Moien! Mat mir spillt Dir Konter a Matt. Setzt mech an e Grupp: do setzen ech e Knäppchen, deen en Dësch opmécht, an Är Kaarte kommen dann hei hin.",
 	"telegram.start.ok":  "Alles kloer: Är Kaarte kommen hei hin.",
 	"telegram.btn.alien": "Dëse Knäppchen ass net vu mir.",
 
@@ -285,6 +285,13 @@ var lb = map[string]string{
 	"err.no_call":           "Wéi eng Annonce? Tippt /announce konter, matt oder konter-a-matt.",
 	"term.stop_confirm":     "D'Partie ophalen? Tippt nach eng Kéier stop; alles anescht spillt weider.",
 	"term.stop_kept":        "D'Partie geet weider.",
+	// From the Telegram work (issue 12).
+	"btn.new":          "Neien Dësch",
+	"btn.rules":        "Reegelen",
+	"err.anonymous":    "Dir schreift anonym, als de Grupp: eng Plaz brauch eng Persoun. Schreift als Dir selwer, fir matzespillen.",
+	"note.paused":      "⏸ Ech kann net méi am Chat vum Dësch schreiwen (kee Recht méi, do ze posten, oder säin Thema ass zou): den Dësch waart, ouni Computerzich an ouni Zäitlimitt, bis ech et nees kann.",
+	"note.unpaused":    "▶ Ech kann nees am Chat vum Dësch schreiwen: et geet weider.",
+	"telegram.welcome": "🃏 Moien! Mat mir spillt Dir Konter a Matt, zu véier un engem Dësch. Dréckt op „%s“, fir hei een opzemaachen; matmaachen, ausdeelen an all Kaart ginn och mat Knäppercher, an Är Kaarte kommen privat bei Iech.",
 }
 
 var de = map[string]string{
@@ -465,7 +472,7 @@ var de = map[string]string{
 
 	"telegram.dm.needed": "%s, ich kann dir deine Karten noch nicht privat schicken: tippe unten auf den Knopf und dann auf Start. Bis dahin zeigt „%[2]s“ am Tisch sie dir.",
 	"telegram.dm.button": "Meine Karten privat bekommen",
-	"telegram.start.hi":  "Hallo! Ich gebe Konter a Matt. Füge mich einer Gruppe hinzu und schreibe dort /new; deine Karten kommen dann hierher.",
+	"telegram.start.hi":  "Hallo! Bei mir spielst du Konter a Matt. Füge mich einer Gruppe hinzu: dort setze ich einen Knopf, der einen Tisch eröffnet, und deine Karten kommen dann hierher.",
 	"telegram.start.ok":  "Alles klar: deine Karten kommen hierher.",
 	"telegram.btn.alien": "Dieser Knopf gehört nicht zu mir.",
 
@@ -558,6 +565,13 @@ var de = map[string]string{
 	"err.no_call":           "Welche Ansage? Tippe /announce konter, matt oder konter-a-matt.",
 	"term.stop_confirm":     "Das Spiel beenden? Tippe noch einmal stop; alles andere spielt weiter.",
 	"term.stop_kept":        "Das Spiel geht weiter.",
+	// From the Telegram work (issue 12).
+	"btn.new":          "Neuer Tisch",
+	"btn.rules":        "Regeln",
+	"err.anonymous":    "Du schreibst anonym, als die Gruppe: ein Platz braucht eine Person. Schreib als du selbst, um mitzuspielen.",
+	"note.paused":      "⏸ Ich kann im Chat des Tisches nicht mehr schreiben (kein Recht mehr, dort zu posten, oder sein Thema ist geschlossen): der Tisch pausiert, ohne Computerzüge und ohne Zeitlimit, bis ich wieder kann.",
+	"note.unpaused":    "▶ Ich kann im Chat des Tisches wieder schreiben: es geht weiter.",
+	"telegram.welcome": "🃏 Hallo! Bei mir spielst du Konter a Matt, zu viert an einem Tisch. Tippe auf „%s“, um hier einen zu eröffnen; Mitspielen, Geben und jede Karte gehen auch per Knopf, und deine Karten bekommst du privat.",
 }
 
 var fr = map[string]string{
@@ -738,7 +752,7 @@ var fr = map[string]string{
 
 	"telegram.dm.needed": "%s, je ne peux pas encore vous envoyer vos cartes en privé : appuyez sur le bouton ci-dessous, puis sur Démarrer. D'ici là, « %[2]s » sur la table vous les montre.",
 	"telegram.dm.button": "Recevoir mes cartes en privé",
-	"telegram.start.hi":  "Bonjour ! Je distribue le Konter a Matt. Ajoutez-moi à un groupe et tapez /new ; vos cartes arriveront ici.",
+	"telegram.start.hi":  "Bonjour ! Avec moi, vous jouez au Konter a Matt. Ajoutez-moi à un groupe : j'y mettrai un bouton qui ouvre une table, et vos cartes arriveront ici.",
 	"telegram.start.ok":  "C'est bon : vos cartes arriveront ici.",
 	"telegram.btn.alien": "Ce bouton ne vient pas de moi.",
 
@@ -831,4 +845,11 @@ var fr = map[string]string{
 	"err.no_call":           "Quelle annonce ? Tapez /announce konter, matt ou konter-a-matt.",
 	"term.stop_confirm":     "Arrêter la partie ? Tapez encore stop pour l'arrêter ; tout le reste continue.",
 	"term.stop_kept":        "La partie continue.",
+	// From the Telegram work (issue 12).
+	"btn.new":          "Nouvelle table",
+	"btn.rules":        "Règles",
+	"err.anonymous":    "Vous écrivez anonymement, au nom du groupe : une place demande une personne. Écrivez en votre nom pour jouer.",
+	"note.paused":      "⏸ Je ne peux plus écrire dans la discussion de la table (plus le droit d'y publier, ou son sujet est fermé) : la table est en pause, sans coups des ordinateurs ni minuterie, jusqu'à ce que je le puisse à nouveau.",
+	"note.unpaused":    "▶ Je peux de nouveau écrire dans la discussion de la table : la partie continue.",
+	"telegram.welcome": "🃏 Bonjour ! Avec moi, vous jouez au Konter a Matt, à quatre autour d'une table. Appuyez sur « %s » pour en ouvrir une ici ; rejoindre, distribuer et jouer chaque carte se font aussi par boutons, et vos cartes vous arrivent en privé.",
 }

@@ -6,6 +6,7 @@ import (
 	"image/png"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -360,4 +361,50 @@ func TestConcurrentRenders(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// Two plates never look alike: the side seats' "Computer 2" and "Computer 4" used to both read
+// "Compute…". Every name fits its plate, whole when it can be.
+func TestPlateNamesAreDistinct(t *testing.T) {
+	fs, err := loadFonts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	view := tableGame(t, -1).View(core.NoSeat)
+	for _, tc := range []struct {
+		name  string
+		names [4]string
+		whole []int // seats whose names must show whole
+	}{
+		{"computers", [4]string{"Anna", "Computer 2", "Jos", "Computer 4"}, []int{0, 1, 2, 3}},
+		{"long, same start", [4]string{"Alexandrina Vanderbilt", "Alexandrina Vandermeer", "Alexandrina Vanderbilt-Smythe", "Alexandrina V."}, nil},
+		{"same start and end", [4]string{"Marie-Thérèse Schmit", "Marie-Josée Schmit", "Anna", "Marie-Louise Schmit"}, []int{2}},
+		{"same names", [4]string{"Alex", "Alexandrina Vanderbilt", "Alex", "Alexandrina Vanderbilt"}, nil},
+		{"long computers", [4]string{"Computador 1", "Computador 2", "Computador 3", "Computador 4"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, dir := range []core.Direction{core.Clockwise, core.Anticlockwise} {
+				v := view
+				v.Rules.Direction = dir
+				in := TableInput{View: v, Names: tc.names}
+				shown := plateNames(in, fs[bold])
+				for s, n := range shown {
+					if w, room := n.face.width(n.text), plateRoom(placeOf(core.Seat(s), dir)); w > room {
+						t.Errorf("seat %d: %q is %.0f px wide, the plate has %.0f", s+1, n.text, w, room)
+					}
+					if slices.Contains(tc.whole, s) && n.text != tc.names[s] {
+						t.Errorf("seat %d: %q shows as %q though it fits", s+1, tc.names[s], n.text)
+					}
+					for o := range s {
+						if shown[o].text == n.text {
+							t.Errorf("seats %d and %d both read %q (%q, %q)", o+1, s+1, n.text, tc.names[o], tc.names[s])
+						}
+					}
+				}
+				if _, err := Table(in, Light); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -2,6 +2,7 @@ package picture
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -145,9 +146,10 @@ func drawTable(in TableInput, th Theme) (*canvas, error) {
 	c.roundRect(margin+6, feltTop+6, tableW-margin-6, feltBot-6, 30, pal.felt)
 
 	midX, midY := float32(tableW/2), float32(feltTop+feltBot)/2
+	names := plateNames(in, fs[bold])
 	for s := core.Seat(0); s < 4; s++ {
 		p := placeOf(s, v.Rules.Direction)
-		c.seatPlate(in, fs, pal, s, p, midX, midY)
+		c.seatPlate(in, fs, pal, s, p, names[s], midX, midY)
 		cxc, cyc := midX, midY
 		switch p {
 		case bottom:
@@ -196,20 +198,15 @@ func drawTable(in TableInput, th Theme) (*canvas, error) {
 
 // seatPlate draws a player's name plate at the edge of the felt: a team-coloured dot and the name,
 // and below it the cards still in hand as small backs; the player to move gets the accent colour.
-func (c *canvas) seatPlate(in TableInput, fs [2]*ttFont, pal palette, s core.Seat, p place, midX, midY float32) {
-	v, l := in.View, in.Labels
-	maxW := float32(plateEnd)
-	if p == leftSide || p == rightSide {
-		maxW = plateSide
-	}
-	const pad, dotW = 14, 26
-	nf, nm := fit(fs[bold], name(in.Names, l, s), maxW-2*pad-dotW, 23, 20, 18)
+func (c *canvas) seatPlate(in TableInput, fs [2]*ttFont, pal palette, s core.Seat, p place, shown plateName, midX, midY float32) {
+	v := in.View
+	nf, nm := shown.face, shown.text
 	cards := min(max(v.HandSizes[s], 0), 6)
 	backsW := float32(0)
 	if cards > 0 {
 		backsW = float32(cards-1)*backStep + backW
 	}
-	w := 2*pad + dotW + max(nf.width(nm), backsW)
+	w := 2*platePad + plateDotW + max(nf.width(nm), backsW)
 	var x0, y0 float32
 	switch p {
 	case bottom:
@@ -228,18 +225,101 @@ func (c *canvas) seatPlate(in TableInput, fs [2]*ttFont, pal palette, s core.Sea
 	}
 	c.roundRect(x0, y0, x0+w, y0+plateH, 16, bg)
 	base := y0 + 26
-	dx, dy := x0+pad+8, base-nf.capHeight()/2
+	dx, dy := x0+platePad+8, base-nf.capHeight()/2
 	c.circle(dx, dy, 8, pal.team[s.Team()])
 	if turn {
 		c.ring(dx-10, dy-10, dx+10, dy+10, 10, 2, pal.onAccent)
 	}
-	tx := x0 + pad + dotW
+	tx := x0 + platePad + plateDotW
 	c.text(nf, tx, base, nm, fg, left)
 	for i := range cards {
 		bx, by := tx+float32(i)*backStep, y0+33
 		c.roundRect(bx, by, bx+backW, by+17, 3, pal.cardFace)
 		c.roundRect(bx+1.5, by+1.5, bx+backW-1.5, by+15.5, 2, pal.cardBack)
 	}
+}
+
+// The plates' padding and the team dot before the name.
+const platePad, plateDotW = 14, 26
+
+// plateRoom is the width a plate's name may take at a place.
+func plateRoom(p place) float32 {
+	maxW := float32(plateEnd)
+	if p == leftSide || p == rightSide {
+		maxW = plateSide
+	}
+	return maxW - 2*platePad - plateDotW
+}
+
+// plateName is a name as its plate shows it.
+type plateName struct {
+	face face
+	text string
+}
+
+// plateSizes are the sizes a plate's name may take, largest first.
+var plateSizes = []float32{23, 20, 18, 16}
+
+// plateNames gives each seat's name as its plate shows it: in the largest size at which it fits,
+// else shortened. Two plates never look alike: names shortened to the same text ("Compute…" for
+// "Computer 2" and "Computer 4") are shortened in the middle instead, keeping the ends that tell
+// them apart, and people with the same name get their seat number.
+func plateNames(in TableInput, f *ttFont) [4]plateName {
+	var full [4]string
+	for s := range full {
+		full[s] = name(in.Names, in.Labels, core.Seat(s))
+	}
+	same := full
+	for s := range full {
+		for o := range full {
+			if o != s && same[o] == same[s] {
+				full[s] += " (" + strconv.Itoa(s+1) + ")"
+				break
+			}
+		}
+	}
+	var out [4]plateName
+	var room [4]float32
+	for s := range out {
+		room[s] = plateRoom(placeOf(core.Seat(s), in.View.Rules.Direction))
+		fc, text := fit(f, full[s], room[s], plateSizes...)
+		out[s] = plateName{fc, text}
+	}
+	for s := range out {
+		var group []int // the plates that look like this one, it included
+		for o := range out {
+			if out[o].text == out[s].text {
+				group = append(group, o)
+			}
+		}
+		if len(group) < 2 {
+			continue
+		}
+		taken := func(text string) bool {
+			for o := range out {
+				if !slices.Contains(group, o) && out[o].text == text {
+					return true
+				}
+			}
+			return false
+		}
+		// Keep the ends: the shortest tail that sets every name of the group apart.
+		for tail := 1; tail < 24; tail++ {
+			texts := make([]string, len(group))
+			ok := true
+			for i, o := range group {
+				texts[i] = out[o].face.ellipsizeMiddle(full[o], room[o], tail)
+				ok = ok && texts[i] != "" && !taken(texts[i]) && !slices.Contains(texts[:i], texts[i])
+			}
+			if ok {
+				for i, o := range group {
+					out[o].text = texts[i]
+				}
+				break
+			}
+		}
+	}
+	return out
 }
 
 // card draws a face-up card: rank and small suit in the top-left corner, a big suit symbol below.

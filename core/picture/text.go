@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"image/draw"
 	"math"
+	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -91,6 +92,29 @@ func (fc face) ellipsize(s string, maxw float32) string {
 		end = i + utf8.RuneLen(r)
 	}
 	return s[:end] + "…"
+}
+
+// ellipsizeMiddle shortens s to its last tail characters after as much of its start as fits in
+// maxw pixels with a "…" between; "" when not even one character of the start fits.
+func (fc face) ellipsizeMiddle(s string, maxw float32, tail int) string {
+	r := []rune(s)
+	if tail >= len(r)-1 {
+		return ""
+	}
+	end := string(r[len(r)-tail:])
+	room := maxw - fc.width("…"+end)
+	w, head := float32(0), 0
+	for _, c := range r[:len(r)-tail] {
+		w += fc.width(string(c))
+		if w > room {
+			break
+		}
+		head++
+	}
+	if head == 0 {
+		return ""
+	}
+	return strings.TrimRight(string(r[:head]), " ") + "…" + end
 }
 
 // fit gives s in the largest of the sizes (largest first) at which it fits in maxw pixels, or

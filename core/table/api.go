@@ -76,6 +76,10 @@ const (
 	VerbRules    Verb = "rules"
 	VerbHelp     Verb = "help"
 	VerbTimeout  Verb = "timeout" // internal: a deadline passed
+	// Internal: what the platform did to the table's place (see move.go), logged like commands.
+	VerbMove  Verb = "move"  // the place got a new ID
+	VerbClose Verb = "close" // the bot was removed from the place
+	VerbPause Verb = "pause" // the place cannot be written to, or can again
 )
 
 // Verbs lists the verbs players may type, in help order.
@@ -104,6 +108,10 @@ type Command struct {
 	Seq     uint64   // the table sequence number a button carried; 0 for typed commands
 	Admin   bool     // the actor administers the chat (from the platform)
 	Private bool     // sent from the actor's private chat with the bot
+	// Anonymous says the actor speaks for the chat, not as a person (a Telegram admin posting as
+	// the group): with Admin they may do what an admin may do without a seat, and nothing that
+	// needs a seat, which is refused with the reason "err.anonymous".
+	Anonymous bool
 }
 
 // TargetKind says who may see a message.
@@ -144,7 +152,10 @@ type Picture string
 const (
 	PictureNone  Picture = ""
 	PictureBoard Picture = "board"
-	PictureTable Picture = "table"
+	PictureTable Picture = "table" // the table as it stands (between tricks: the last trick)
+	// PictureLastTrick is the table showing the last finished trick, even while the next one is
+	// being played: what "last trick" answers with.
+	PictureLastTrick Picture = "last"
 )
 
 // Message is what the service says. Editable messages have a Key (stable for the life of the
@@ -168,6 +179,9 @@ type Message struct {
 	// a text that reveals nothing.
 	Secret bool
 	Public string
+	// Reason is the catalog key of a refusal (KindError): a surface may treat some refusals apart
+	// (say one only once). It is not shown.
+	Reason string `json:",omitempty"`
 }
 
 // Digest fingerprints what a message shows: its title, text, picture and buttons, without the

@@ -22,7 +22,8 @@ func TestRefusalsThatShowCardsAreSecret(t *testing.T) {
 			synctest.Wait()
 			m, _ := h.out.latest(KindHand, me.ID)
 			if strings.Contains(m.Text, "forehand") {
-				h.press(me, m.Buttons[0][0])
+				b, _ := firstButton(m, VerbTrump, true)
+				h.press(me, b)
 				continue
 			}
 			game, held := h.svc.HeldCards(h.svc.TableAt(h.place))

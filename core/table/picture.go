@@ -64,6 +64,11 @@ func (s *Service) Picture(m Message, dark bool) (png []byte, alt string, err err
 		// Between tricks the table shows the last one, as players would look at it.
 		v := t.lastGame().View(core.NoSeat)
 		tab = &picture.TableInput{View: v, Names: names, Labels: Labels(lang), ShowLastTrick: v.Trick.N == 0}
+	case m.Picture == PictureLastTrick && t.lastGame() != nil:
+		// The trick in progress is not the one asked for: only a finished trick is shown.
+		if v := t.lastGame().View(core.NoSeat); len(v.Tricks) > 0 {
+			tab = &picture.TableInput{View: v, Names: names, Labels: Labels(lang), ShowLastTrick: true}
+		}
 	}
 	t.mu.Unlock() // rendering takes milliseconds: not under the table's lock
 	switch {

@@ -353,6 +353,19 @@ func (s *Service) handMessage(t *tbl, seat core.Seat, lang string) Message {
 		b.WriteString("\n" + i18n.T(lang, "hand.away"))
 	}
 	var rows [][]Button
+	// The cards are buttons all game, so the hand looks the same from the deal to the last trick:
+	// while trump is being named none is legal, and the service answers a press with the reason.
+	var cardRow []Button
+	for _, c := range v.Hand.Cards() {
+		style, legal := StyleSecondary, v.Legal.Has(c)
+		if legal {
+			style = StylePrimary
+		}
+		cardRow = append(cardRow, Button{Label: c.Chat(), Action: t.action(VerbPlay, c.String()), Style: style, Legal: legal})
+	}
+	if len(cardRow) > 0 {
+		rows = append(rows, cardRow)
+	}
 	switch {
 	case v.Phase == core.PhaseTrump && v.ToMove == seat:
 		b.WriteString("\n" + i18n.T(lang, "hand.choose_trump"))
@@ -374,15 +387,6 @@ func (s *Service) handMessage(t *tbl, seat core.Seat, lang string) Message {
 		b.WriteString("\n" + i18n.T(lang, "hand.wait"))
 	}
 	if v.Phase == core.PhasePlay {
-		var row []Button
-		for _, c := range v.Hand.Cards() {
-			style, legal := StyleSecondary, v.Legal.Has(c)
-			if legal {
-				style = StylePrimary
-			}
-			row = append(row, Button{Label: c.Chat(), Action: t.action(VerbPlay, c.String()), Style: style, Legal: legal})
-		}
-		rows = append(rows, row)
 		var calls []Button
 		for _, c := range v.Calls {
 			calls = append(calls, Button{Label: "📣 " + c.Title(), Action: t.action(VerbAnnounce, c.String()), Style: StyleDanger, Legal: true})

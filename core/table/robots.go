@@ -19,7 +19,7 @@ func (t *tbl) actsForItself(seat core.Seat) bool {
 // off the command path: the human command that led here has already been stored and answered.
 func (s *Service) scheduleRobot(t *tbl) {
 	g := t.game()
-	if g == nil || t.thinking || s.ctx.Err() != nil {
+	if g == nil || t.thinking || t.st.Paused || s.ctx.Err() != nil {
 		return
 	}
 	seat := g.ToMove()
@@ -103,6 +103,9 @@ func moveArg(m core.Move) string {
 // deadline gives the table's next timer: what is due and when (zero time: none).
 func (s *Service) deadline(t *tbl) (time.Time, Verb) {
 	st := t.st
+	if st.Paused { // nobody can see the table: nobody's time runs out
+		return time.Time{}, ""
+	}
 	reminder, timeout, lobby := t.opts.Timer.Durations()
 	start := time.UnixMilli(st.TurnAt)
 	switch st.Status {

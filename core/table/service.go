@@ -83,6 +83,7 @@ func (s *Service) Count() map[Status]int {
 
 // Defaults of the Config.
 const (
+	DefaultRulesURL   = "https://github.com/kontermatt/kontermatt/blob/main/docs/rules.md"
 	DefaultOverFor    = 24 * time.Hour
 	DefaultRetention  = 30 * 24 * time.Hour
 	DefaultPruneEvery = time.Hour
@@ -139,7 +140,7 @@ func New(cfg Config) *Service {
 		cfg.Think = 2 * time.Second
 	}
 	if cfg.RulesURL == "" {
-		cfg.RulesURL = "https://github.com/kontermatt/kontermatt/blob/main/docs/rules.md"
+		cfg.RulesURL = DefaultRulesURL
 	}
 	if cfg.OverFor <= 0 {
 		cfg.OverFor = DefaultOverFor
@@ -306,10 +307,13 @@ func (s *Service) handle(ctx context.Context, cmd Command) []Message {
 		return []Message{reply(cmd, lang, KindReply, i18n.T(lang, "rules.text", s.cfg.RulesURL))}
 	case VerbNew:
 		return s.open(ctx, cmd)
-	case VerbTimeout:
-		return nil // only the table's own timer may say that
+	case VerbTimeout, VerbMove, VerbClose, VerbPause:
+		return nil // only the table's own timer, and the platform through the service's methods, say that
 	case VerbLang:
 		if !forTable(cmd.Args) {
+			if cmd.Anonymous {
+				return []Message{s.errorReply(cmd, lang, refuse("err.anonymous"))}
+			}
 			return s.personalLang(ctx, cmd)
 		}
 	}
@@ -337,7 +341,8 @@ func (s *Service) find(cmd Command) (*tbl, *userError) {
 		if !ok {
 			return nil, refuse("err.closed")
 		}
-		// Only the service writes a table's place, and it never changes: no lock needed.
+		// A table's place changes only under the service's lock too (MovePlace): it may be read
+		// here without the table's.
 		key := t.st.Place.Key()
 		switch {
 		case !cmd.Private && key != cmd.Place.Key():
@@ -450,6 +455,11 @@ func (s *Service) exec(ctx context.Context, t *tbl, cmd Command) []Message {
 	}
 	if spec.stale(st, cmd) {
 		return []Message{s.errorReply(cmd, lang, refuse("err.stale"))}
+	}
+	// Someone who speaks for the chat has no seat and may take none; what an admin may do without
+	// a seat stays open to them.
+	if cmd.Anonymous && (cmd.Verb == VerbJoin || spec.seated && !(spec.admin && cmd.Admin && cmd.Place.Key() == st.Place.Key())) {
+		return []Message{s.errorReply(cmd, lang, refuse("err.anonymous"))}
 	}
 	// Administering a chat counts in that chat only (find already keeps group commands to their
 	// place; a private command carries no admin right).
@@ -665,6 +675,9 @@ func (s *Service) open(ctx context.Context, cmd Command) []Message {
 	if cmd.Private {
 		return []Message{s.errorReply(cmd, lang, refuse("err.new_in_private"))}
 	}
+	if cmd.Anonymous { // the one who opens a table takes its first seat
+		return []Message{s.errorReply(cmd, lang, refuse("err.anonymous"))}
+	}
 	opts, err := ParseOptions(cmd.Args)
 	if oe := (*OptionError)(nil); errors.As(err, &oe) {
 		return []Message{s.errorReply(cmd, lang, optionRefusal(oe))}
@@ -778,6 +791,7 @@ func reply(cmd Command, lang string, kind Kind, text string) Message {
 
 func (s *Service) errorReply(cmd Command, lang string, e *userError) Message {
 	m := reply(cmd, lang, KindError, e.text(lang))
+	m.Reason = e.key
 	if e.public != "" {
 		m.Secret, m.Public = true, s.pressHand(cmd.Place, lang, e.public)
 	}

@@ -326,7 +326,7 @@ func TestRefusals(t *testing.T) {
 			t.Errorf("bad suit: %q", e)
 		}
 		hand, _ := h.out.latest(KindHand, fore.ID)
-		trumpBtn := hand.Buttons[0][1] // hearts
+		trumpBtn := hand.Buttons[len(hand.Buttons)-1][1] // hearts, in the last row below the cards
 		if e := errText(h.press(stranger, trumpBtn)); !strings.Contains(e, "don't sit") {
 			t.Errorf("stranger pressing forehand's button: %q", e)
 		}
@@ -364,7 +364,8 @@ func TestIllegalCardNamesTheLegalOnes(t *testing.T) {
 			synctest.Wait()
 			m, _ := h.out.latest(KindHand, me.ID)
 			if strings.Contains(m.Text, "forehand") {
-				h.press(me, m.Buttons[0][0])
+				b, _ := firstButton(m, VerbTrump, true)
+				h.press(me, b)
 				continue
 			}
 			if !strings.Contains(m.Text, "Your turn") {
@@ -563,7 +564,7 @@ func TestPictureOfTheBoard(t *testing.T) {
 			t.Error("no alt text")
 		}
 		last := h.do(me, VerbLast)
-		if len(last) != 1 || last[0].Picture != PictureTable {
+		if len(last) != 1 || last[0].Picture != PictureLastTrick {
 			t.Fatalf("last reply: %+v", last)
 		}
 		if png, alt, err := h.svc.Picture(last[0], false); err != nil || string(png[1:4]) != "PNG" || alt == "" {
@@ -598,7 +599,8 @@ func TestButtonsSurviveOtherCommands(t *testing.T) {
 			if e := errText(h.do(p, VerbStop)); e != "" {
 				t.Fatalf("stop vote: %s", e)
 			}
-			if e := errText(h.press(p, hand.Buttons[0][0])); e != "" {
+			trump, _ := firstButton(hand, VerbTrump, true)
+			if e := errText(h.press(p, trump)); e != "" {
 				t.Fatalf("trump button after a stop vote: %s", e)
 			}
 			return

@@ -59,6 +59,7 @@ type state struct {
 	Acted    map[string]uint64 `json:"acted,omitempty"`     // "<player>/game|call|table" → seq of their last accepted command of that kind
 	GameFrom uint64            `json:"game_from,omitempty"` // the first seq of the current game: older game buttons are stale
 	MatchAt  int64             `json:"match_at,omitempty"`  // unix ms the current match began
+	Paused   bool              `json:"paused,omitempty"`    // the place cannot be written to: no timers, no computer moves (see Pause)
 	Created  int64             `json:"created"`
 	// Langs is read from states written before people's languages became their own settings
 	// (see users); it is never written.

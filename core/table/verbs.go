@@ -314,7 +314,7 @@ func (s *Service) last(t *tbl, c *call) *userError {
 		return refuse("err.no_trick")
 	}
 	m := reply(c.Command, c.lang, KindReply, s.trickText(t, c.lang, tr, "last.title"))
-	m.Picture, m.Table, m.Version = PictureTable, t.st.ID, t.st.Seq
+	m.Picture, m.Table, m.Version = PictureLastTrick, t.st.ID, t.st.Seq
 	c.out.replies = append(c.out.replies, m)
 	return nil
 }

@@ -19,6 +19,19 @@ type Service interface {
 	TableAt(p table.Place) string
 	// Turn tells who must act at a table and which cards they may play.
 	Turn(tableID string) (playerID string, legal []core.Card, trumpPhase bool)
+
+	// What the platform did to a place (see core/table/move.go).
+
+	// MovePlace moves a place's table to the place's new ID (a Telegram group that became a
+	// supergroup).
+	MovePlace(ctx context.Context, from, to table.Place) error
+	// CloseChat closes the tables of a chat the bot was removed from.
+	CloseChat(ctx context.Context, platform, chat string) (int, error)
+	// Pause stops (or restarts) the computer players and timers of a place's table while the
+	// place cannot be written to.
+	Pause(ctx context.Context, p table.Place, paused bool) error
+	// Paused reports whether a table is paused.
+	Paused(tableID string) bool
 }
 
 var _ Service = (*table.Service)(nil)

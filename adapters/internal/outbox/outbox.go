@@ -55,12 +55,16 @@ const (
 	Forbidden               // the destination refuses the bot: give its queue to Platform.Refused
 	BadRequest              // the platform refuses this message: drop it and say so
 	Drop                    // nothing to send after all (the adapter decided): drop it quietly
+	// Moved: the destination has a new name (a Telegram group became a supergroup). The item and
+	// its queue go to Error.To, and Config.Moved is told.
+	Moved
 )
 
 // Error is a classified failure.
 type Error struct {
 	Class Class
 	After time.Duration // for RetryAfter
+	To    string        // for Moved: the destination's new name
 	Err   error
 }
 
@@ -101,6 +105,9 @@ type Config struct {
 	// WriteBack is how often edited records are written to the KV; a crash loses at most that
 	// much of them (the messages are then edited once more). Default 30 s.
 	WriteBack time.Duration
+	// Moved, if set, is told when a send found its destination moved (class Moved), after the
+	// destination's queue went to the new one. It runs in the queue's worker.
+	Moved func(from, to string)
 }
 
 // Engine runs the queues.
@@ -372,6 +379,17 @@ func (e *Engine) send(q *queue, it *Item) {
 		q.items = nil
 		e.mu.Unlock()
 		e.cfg.Platform.Refused(it.Dest, append([]*Item{it}, rest...), err)
+	case Moved:
+		from := it.Dest
+		e.cfg.Log.Info("the destination moved; its queue follows", "dest", from, "to", ce.To)
+		e.mu.Lock()
+		items := append([]*Item{it}, q.items...)
+		q.items = nil
+		e.moveLocked(items, ce.To)
+		e.mu.Unlock()
+		if e.cfg.Moved != nil {
+			e.cfg.Moved(from, ce.To)
+		}
 	case Drop:
 	default:
 		e.failed(it, err)
@@ -514,6 +532,70 @@ func (h *Hold) Release() {
 	}
 	e.start(q) // a held queue is never forgotten, so q is still the destination's
 	e.changed.Broadcast()
+}
+
+// Move sends what waits for one destination to another from now on, in its order and ahead of
+// what waits there already (it is older); a Key queued at both is sent once, in its newer
+// version. An item being sent to from right now is not moved: its send fails, and is classified,
+// as the platform decides. It gives how many items moved.
+func (e *Engine) Move(from, to string) int {
+	if from == to {
+		return 0
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	q, ok := e.queues[from]
+	if !ok || len(q.items) == 0 {
+		return 0
+	}
+	items := q.items
+	q.items = nil
+	e.moveLocked(items, to)
+	if !q.running && !q.held {
+		delete(e.queues, from)
+	}
+	return len(items)
+}
+
+// moveLocked puts items at the head of dest's queue (e.mu held).
+func (e *Engine) moveLocked(items []*Item, dest string) {
+	tq := e.queue(dest)
+	rest := tq.items
+	for _, it := range items {
+		it.Dest = dest
+		if it.Key == "" {
+			continue
+		}
+		for i, later := range rest {
+			if later.Key == it.Key {
+				e.merge(it, later)
+				rest = append(rest[:i:i], rest[i+1:]...)
+				break
+			}
+		}
+	}
+	tq.items = append(items, rest...)
+	e.start(tq)
+	e.changed.Broadcast()
+}
+
+// Discard drops what waits for a destination that will never take it (the bot was removed from
+// a group). It gives how many items were dropped.
+func (e *Engine) Discard(dest string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	q, ok := e.queues[dest]
+	if !ok {
+		return 0
+	}
+	n := len(q.items)
+	q.items = nil
+	e.stats.Dropped += uint64(n)
+	if !q.running && !q.held {
+		delete(e.queues, dest)
+	}
+	e.changed.Broadcast()
+	return n
 }
 
 // Record gives the record of a Key.

@@ -31,6 +31,7 @@ var (
 	errGone      = errors.New("message to edit not found")
 	errForbidden = errors.New("403")
 	errBad       = errors.New("400")
+	errMoved     = errors.New("moved to b")
 )
 
 func (p *fakePlatform) Wait(ctx context.Context, dest string) error {
@@ -77,6 +78,8 @@ func (p *fakePlatform) Classify(err error) *Error {
 		return &Error{Class: Forbidden, Err: err}
 	case errors.Is(err, errBad):
 		return &Error{Class: BadRequest, Err: err}
+	case errors.Is(err, errMoved):
+		return &Error{Class: Moved, To: "b", Err: err}
 	}
 	return &Error{Class: Transient, Err: err}
 }
@@ -386,6 +389,76 @@ func TestRecords(t *testing.T) {
 			if err := json.Unmarshal([]byte(old), &r); err != nil || r.ID == "" || r.Chat == "" || r.Version != 7 {
 				t.Errorf("old record %s: %+v, %v", old, r, err)
 			}
+		}
+	})
+}
+
+// A destination that moved: its waiting items go ahead of the new destination's, in order, a Key
+// waiting at both once in its newer version; a send that finds it moved takes the queue along
+// and says so.
+func TestMove(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &fakePlatform{block: make(chan struct{})}
+		e := newEngine(t, p, table.NewMemStore())
+		e.Enqueue(msg("a", "", 0, "held")) // being sent while the rest waits
+		e.Enqueue(msg("a", "", 0, "a1"))
+		e.Enqueue(msg("a", "k", 3, "k3"))
+		e.Enqueue(msg("b", "", 0, "b0")) // being sent too
+		e.Enqueue(msg("b", "k", 4, "k4"))
+		e.Enqueue(msg("b", "", 0, "b1"))
+		synctest.Wait()
+		if n := e.Move("a", "b"); n != 2 {
+			t.Errorf("moved %d items, want the 2 waiting", n)
+		}
+		unblock := p.block
+		p.setBlock(nil)
+		close(unblock)
+		flush(t, e)
+		var b []string
+		for _, s := range p.got() {
+			if s[0] == 'b' {
+				b = append(b, s)
+			}
+		}
+		equal(t, "shown at b", b, []string{"b b0 v0 new", "b a1 v0 new", "b k4 v4 new", "b b1 v0 new"})
+		if len(p.got()) != 5 {
+			t.Errorf("shown %q", p.got())
+		}
+
+		var moved []string
+		e2 := newEngine(t, &fakePlatform{}, table.NewMemStore(), func(c *Config) {
+			c.Moved = func(from, to string) { moved = append(moved, from+">"+to) }
+		})
+		p2 := e2.cfg.Platform.(*fakePlatform)
+		p2.setFail(errMoved)
+		e2.Enqueue(msg("a", "", 0, "x"))
+		e2.Enqueue(msg("a", "", 0, "y"))
+		flush(t, e2)
+		equal(t, "shown after the move", p2.got(), []string{"b x v0 new", "b y v0 new"})
+		equal(t, "told", moved, []string{"a>b"})
+	})
+}
+
+// Discard drops what waits for a destination, and only that.
+func TestDiscard(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &fakePlatform{block: make(chan struct{})}
+		e := newEngine(t, p, table.NewMemStore())
+		e.Enqueue(msg("a", "", 0, "in flight"))
+		e.Enqueue(msg("a", "", 0, "a1"))
+		e.Enqueue(msg("a", "k", 1, "a2"))
+		e.Enqueue(msg("b", "", 0, "b1"))
+		synctest.Wait()
+		if n := e.Discard("a"); n != 2 {
+			t.Errorf("discarded %d, want 2", n)
+		}
+		unblock := p.block
+		p.setBlock(nil)
+		close(unblock)
+		flush(t, e)
+		got := p.got()
+		if len(got) != 2 || fmt.Sprint(got) != fmt.Sprint([]string{"a in flight v0 new", "b b1 v0 new"}) && fmt.Sprint(got) != fmt.Sprint([]string{"b b1 v0 new", "a in flight v0 new"}) {
+			t.Errorf("shown %q", got)
 		}
 	})
 }

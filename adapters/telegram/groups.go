@@ -1,0 +1,456 @@
+package telegram
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// What happens to the groups the bot writes to, and what it does about it:
+//
+//   - A group upgraded to a supergroup (topics enabled, made public, some admin changes) has a new
+//     ID; the old one is dead (Bot API, Message.migrate_to_chat_id and
+//     ResponseParameters.migrate_to_chat_id). The adapter learns it from the service messages
+//     both chats get, or from a send that fails with migrate_to_chat_id, whichever comes first;
+//     it remembers the new ID, moves what is queued, and has the service move the table.
+//     Nothing is sent to the old ID after that; a press on an old message counts for the new
+//     chat.
+//   - Removed or banned (my_chat_member "left"/"kicked", or a send refused with 403): the chat's
+//     tables close, nothing more goes there and nothing is retried.
+//   - No right to post there, or the forum topic closed (a send refused with 400 "not enough
+//     rights ..." or TOPIC_CLOSED, or my_chat_member "restricted" without can_send_messages):
+//     the place's messages wait (parked here), the service pauses its table and tells its
+//     players privately. When the rights come back (my_chat_member), or anything is heard from
+//     the place (a reopened topic's service message, a command), the waiting messages are tried
+//     again; the first that gets through resumes the table.
+//   - No right to send photos: pictures go as their text.
+
+// groups is the adapter's knowledge of its groups.
+type groups struct {
+	mu       sync.Mutex
+	moved    map[int64]int64 // old chat → new (cached from bucketMoved)
+	gone     map[int64]bool  // cached from bucketGone
+	muted    map[int64]bool  // the whole chat refuses the bot's messages
+	closed   map[string]bool // place key → its topic is closed
+	parked   map[string][]*item
+	noPhotos map[int64]bool
+	probed   map[string]time.Time // place key → when its parked messages were last tried again
+}
+
+func (g *groups) init() {
+	g.moved, g.gone, g.muted, g.closed = map[int64]int64{}, map[int64]bool{}, map[int64]bool{}, map[string]bool{}
+	g.parked, g.noPhotos, g.probed = map[string][]*item{}, map[int64]bool{}, map[string]time.Time{}
+}
+
+// KV buckets of groups, keyed by chat ID; never pruned (a few bytes per group).
+const (
+	bucketMoved = "telegram.moved" // old chat → new chat
+	bucketGone  = "telegram.gone"  // chat → "1": the bot was removed
+	bucketAnon  = "telegram.anon"  // "<table>/anon" or "anon/<chat>" → "1": the anonymous note was given
+)
+
+// maxParked bounds the one-off messages a place keeps while it cannot be written to; keyed
+// messages keep only their newest version and never count twice.
+const maxParked = 32
+
+// probeEvery bounds how often activity in a place that refuses the bot makes it try again.
+const probeEvery = time.Minute
+
+// chatNow is the chat's current ID: the new one of a group that became a supergroup.
+func (a *Adapter) chatNow(chat int64) int64 {
+	if to, ok := a.movedTo(chat); ok {
+		return to
+	}
+	return chat
+}
+
+func (a *Adapter) movedTo(chat int64) (int64, bool) {
+	if chat > 0 {
+		return 0, false
+	}
+	a.groups.mu.Lock()
+	defer a.groups.mu.Unlock()
+	if to, ok := a.groups.moved[chat]; ok {
+		return to, to != 0
+	}
+	b, ok, err := a.kv.Get(bucketMoved, dest(chat))
+	if err != nil {
+		a.log.Error("reading a moved group", "chat", chat, "err", err)
+		return 0, false
+	}
+	var to int64
+	if ok {
+		to, _ = strconv.ParseInt(string(b), 10, 64)
+	}
+	a.groups.moved[chat] = to
+	return to, to != 0
+}
+
+// movedInto reports whether a group is known to have become this chat.
+func (a *Adapter) movedInto(chat int64) bool {
+	a.groups.mu.Lock()
+	defer a.groups.mu.Unlock()
+	for _, to := range a.groups.moved {
+		if to == chat {
+			return true
+		}
+	}
+	return false
+}
+
+// migrate follows a group to its new ID: it is remembered, what waits for the old one goes to
+// the new one, and the service moves the table. It may be learnt more than once.
+func (a *Adapter) migrate(ctx context.Context, from, to int64) {
+	if from == to || from > 0 || to > 0 {
+		return
+	}
+	a.groups.mu.Lock()
+	known := a.groups.moved[from] == to
+	a.groups.moved[from] = to
+	for key, items := range a.groups.parked { // parked messages of the old chat follow too
+		if chat, thread, ok := chatOf(parsePlaceKey(key)); ok && chat == from {
+			delete(a.groups.parked, key)
+			for _, it := range items {
+				it.chat = to
+			}
+			nk := placeOf(to, thread).Key()
+			a.groups.parked[nk] = append(a.groups.parked[nk], items...)
+		}
+	}
+	a.groups.mu.Unlock()
+	if !known {
+		if err := a.kv.Put(bucketMoved, dest(from), []byte(dest(to))); err != nil {
+			a.log.Error("saving a moved group", "err", err)
+		}
+		a.log.Info("the group became a supergroup; following it", "from", from, "to", to)
+	}
+	a.out.Move(dest(from), dest(to))
+	if err := a.service().MovePlace(ctx, placeOf(from, 0), placeOf(to, 0)); err != nil {
+		a.log.Error("moving the table to the supergroup", "from", from, "to", to, "err", err)
+	}
+}
+
+// sendsMoved is told by the outbox that a send found its group upgraded (and moved the queue).
+func (a *Adapter) sendsMoved(from, to string) {
+	f, err1 := strconv.ParseInt(from, 10, 64)
+	t, err2 := strconv.ParseInt(to, 10, 64)
+	if err1 != nil || err2 != nil {
+		return
+	}
+	a.migrate(context.Background(), f, t)
+}
+
+// parsePlaceKey reads what table.Place.Key wrote for a Telegram place.
+func parsePlaceKey(key string) table.Place {
+	parts := strings.Split(key, ":")
+	p := table.Place{Platform: parts[0]}
+	if len(parts) > 1 {
+		p.Chat = parts[1]
+	}
+	if len(parts) > 2 {
+		p.Thread = parts[2]
+	}
+	return p
+}
+
+func (a *Adapter) isGone(chat int64) bool {
+	if chat > 0 {
+		return false
+	}
+	a.groups.mu.Lock()
+	defer a.groups.mu.Unlock()
+	if g, ok := a.groups.gone[chat]; ok {
+		return g
+	}
+	_, g, err := a.kv.Get(bucketGone, dest(chat))
+	if err != nil {
+		a.log.Error("reading a group the bot left", "chat", chat, "err", err)
+		return false
+	}
+	a.groups.gone[chat] = g
+	return g
+}
+
+func (a *Adapter) setGone(chat int64, gone bool) {
+	if a.isGone(chat) == gone {
+		return
+	}
+	a.groups.mu.Lock()
+	a.groups.gone[chat] = gone
+	a.groups.mu.Unlock()
+	var err error
+	if gone {
+		err = a.kv.Put(bucketGone, dest(chat), []byte("1"))
+	} else {
+		err = a.kv.Delete(bucketGone, dest(chat))
+	}
+	if err != nil {
+		a.log.Error("saving a group the bot left", "chat", chat, "err", err)
+	}
+}
+
+// removed handles the bot's removal from a group: nothing more is sent there, what waits is
+// dropped, and the tables there close (their players learn it from their private messages).
+func (a *Adapter) removed(ctx context.Context, chat int64) {
+	if a.isGone(chat) {
+		return
+	}
+	a.setGone(chat, true)
+	n := a.out.Discard(dest(chat))
+	a.groups.mu.Lock()
+	for key := range a.groups.parked {
+		if c, _, ok := chatOf(parsePlaceKey(key)); ok && c == chat {
+			n += len(a.groups.parked[key])
+			delete(a.groups.parked, key)
+		}
+	}
+	delete(a.groups.muted, chat)
+	a.groups.mu.Unlock()
+	closed, err := a.service().CloseChat(ctx, Platform, dest(chat))
+	if err != nil {
+		a.log.Error("closing the tables of a group the bot left", "chat", chat, "err", err)
+	}
+	a.log.Info("removed from a group: its tables are closed", "chat", chat, "tables", closed, "dropped", n)
+}
+
+// park keeps a message for a place that refuses the bot's messages now; false if the place takes
+// them. The first message parked pauses the place's table.
+func (a *Adapter) park(it *item) bool {
+	key := placeOf(it.chat, it.thread).Key()
+	a.groups.mu.Lock()
+	if !a.groups.muted[it.chat] && !a.groups.closed[key] {
+		a.groups.mu.Unlock()
+		return false
+	}
+	list := a.groups.parked[key]
+	first := len(list) == 0
+	i := slices.IndexFunc(list, func(p *item) bool { return it.key != "" && p.key == it.key })
+	switch {
+	case i >= 0 && list[i].version <= it.version:
+		list[i] = it
+	case i >= 0: // an older version came late
+	default:
+		if it.key == "" && len(list) >= maxParked {
+			j := slices.IndexFunc(list, func(p *item) bool { return p.key == "" })
+			list = slices.Delete(list, j, j+1)
+			a.log.Warn("a group that refuses the bot keeps only its newest messages; one dropped", "chat", it.chat)
+		}
+		list = append(list, it)
+	}
+	a.groups.parked[key] = list
+	a.groups.mu.Unlock()
+	if first {
+		a.pauseLater(placeOf(it.chat, it.thread), true)
+	}
+	return true
+}
+
+// pauseLater has the service pause or resume a place's table, outside the call that found it
+// out (a Deliver holds the table's lock).
+func (a *Adapter) pauseLater(p table.Place, paused bool) {
+	a.bg.Add(1)
+	go func() {
+		defer a.bg.Done()
+		if err := a.service().Pause(context.Background(), p, paused); err != nil {
+			a.log.Warn("pausing a table", "place", p.Key(), "paused", paused, "err", err)
+		}
+	}()
+}
+
+// refused handles a group that refuses the bot's messages: a place whose topic is closed, or the
+// whole chat (no right to post). The refused items wait with the place's later ones; items for
+// the chat's other topics go on.
+func (a *Adapter) refused(chat int64, items []*item, err error) {
+	if len(items) == 0 {
+		return
+	}
+	key := placeOf(chat, items[0].thread).Key()
+	a.groups.mu.Lock()
+	switch {
+	case errors.Is(err, errParked): // found waiting as it was sent: nothing new is known
+	case topicClosed(err):
+		a.groups.closed[key] = true
+	default:
+		a.groups.muted[chat] = true
+	}
+	a.groups.mu.Unlock()
+	a.log.Warn("a group refuses the bot's messages: they wait, and its table pauses", "place", key, "err", a.red.Err(err))
+	for _, it := range items {
+		a.enqueue(it)
+	}
+}
+
+// unmute tries the waiting messages of a chat's places again (thread < 0: of all its places).
+// They are sent; a refusal makes them wait once more, without pausing anything twice.
+// rightsBack says the bot's rights came back (photos too).
+func (a *Adapter) unmute(chat int64, thread int, rightsBack bool) {
+	a.groups.mu.Lock()
+	var again []*item
+	for key, items := range a.groups.parked {
+		c, th, ok := chatOf(parsePlaceKey(key))
+		if ok && c == chat && (thread < 0 || th == thread) {
+			again = append(again, items...)
+			delete(a.groups.parked, key)
+		}
+	}
+	for key := range a.groups.closed {
+		if c, th, ok := chatOf(parsePlaceKey(key)); ok && c == chat && (thread < 0 || th == thread) {
+			delete(a.groups.closed, key)
+		}
+	}
+	if thread < 0 {
+		delete(a.groups.muted, chat)
+		a.groups.probed[dest(chat)] = time.Now()
+	} else {
+		a.groups.probed[placeOf(chat, thread).Key()] = time.Now()
+	}
+	if rightsBack {
+		delete(a.groups.noPhotos, chat)
+	}
+	a.groups.mu.Unlock()
+	if len(again) > 0 {
+		a.log.Info("trying a group's waiting messages again", "chat", chat, "count", len(again))
+	}
+	for _, it := range again {
+		a.enqueue(it)
+	}
+}
+
+// heard notes activity in a group: if the place refuses the bot's messages, they are tried
+// again, at most once a minute. A reopened topic says so with a service message, which every
+// bot gets (Bot FAQ: "All bots, regardless of settings, will receive all service messages").
+func (a *Adapter) heard(chat int64, thread int) {
+	if chat > 0 {
+		return
+	}
+	key := placeOf(chat, thread).Key()
+	a.groups.mu.Lock()
+	whole := a.groups.muted[chat] && time.Since(a.groups.probed[dest(chat)]) >= probeEvery
+	topic := a.groups.closed[key] && time.Since(a.groups.probed[key]) >= probeEvery
+	a.groups.mu.Unlock()
+	switch {
+	case whole:
+		a.unmute(chat, -1, false)
+	case topic:
+		a.unmute(chat, thread, false)
+	}
+}
+
+// gotThrough notes that a message reached a group: a table paused because its place refused the
+// bot goes on.
+func (a *Adapter) gotThrough(it *item) {
+	if it.msg.Table == "" || !a.service().Paused(it.msg.Table) {
+		return
+	}
+	place := placeOf(it.chat, it.thread)
+	if a.service().TableAt(place) != it.msg.Table {
+		return
+	}
+	a.pauseLater(place, false)
+}
+
+func (a *Adapter) photosRefused(chat int64) bool {
+	a.groups.mu.Lock()
+	defer a.groups.mu.Unlock()
+	return a.groups.noPhotos[chat]
+}
+
+func (a *Adapter) refusePhotos(chat int64) {
+	a.groups.mu.Lock()
+	defer a.groups.mu.Unlock()
+	a.groups.noPhotos[chat] = true
+}
+
+// onGroupMember follows the bot's own membership of a group (my_chat_member).
+func (a *Adapter) onGroupMember(ctx context.Context, c *tgbotapi.ChatMemberUpdated) {
+	chat := c.Chat.ID
+	was, now := c.OldChatMember, c.NewChatMember
+	in := func(m tgbotapi.ChatMember) bool {
+		switch m.Status {
+		case "creator", "administrator", "member":
+			return true
+		case "restricted":
+			return m.IsMember
+		}
+		return false
+	}
+	switch {
+	case !in(now):
+		a.log.Info("the bot left a group", "chat", chat, "status", now.Status)
+		a.removed(ctx, chat)
+	case now.Status == "restricted" && !now.CanSendMessages:
+		a.groups.mu.Lock()
+		a.groups.muted[chat] = true
+		a.groups.mu.Unlock()
+		a.log.Info("the bot may not post in a group any more", "chat", chat)
+	default:
+		back := a.isGone(chat) || !in(was)
+		a.setGone(chat, false)
+		a.unmute(chat, -1, true)
+		if now.Status == "restricted" && !now.CanSendMediaMessages {
+			a.refusePhotos(chat)
+		}
+		// A supergroup that a group became may say the bot joined it: it brings its table, and
+		// needs no welcome.
+		if back && !a.movedInto(chat) && a.service().TableAt(placeOf(chat, 0)) == "" {
+			a.welcome(chat, 0, c.From.LanguageCode)
+		}
+	}
+}
+
+// welcome greets a group the bot was added to: with privacy mode on (every bot's default) a
+// plain "/new" there may never reach the bot, so a button opens the first table, and the rules
+// are a link away.
+func (a *Adapter) welcome(chat int64, thread int, locale string) {
+	lang := i18n.Pick(locale)
+	btn := i18n.T(lang, "btn.new")
+	a.enqueue(&item{chat: chat, thread: thread, msg: table.Message{Kind: table.KindNotice, Lang: lang,
+		Text:    tr(lang, "welcome", btn),
+		Buttons: [][]table.Button{{{Label: btn, Action: table.Action{Verb: table.VerbNew}, Style: table.StyleSuccess}}}},
+		link: a.cfg.RulesURL, label: i18n.T(lang, "btn.rules")})
+}
+
+// The errors a send gets, as Telegram words them (Bot API error descriptions; the same words in
+// the reference server, telegram-bot-api/Client.cpp).
+func topicClosed(err error) bool {
+	var te *tgbotapi.Error
+	return errors.As(err, &te) && strings.Contains(strings.ToUpper(te.Message), "TOPIC_CLOSED")
+}
+
+// mayNotPost reports a group's refusal to take the bot's messages while it stays a member.
+func mayNotPost(e *tgbotapi.Error) bool {
+	m := strings.ToLower(e.Message)
+	return e.Code == 400 && (strings.Contains(m, "not enough rights to send text") || strings.Contains(m, "topic_closed") ||
+		strings.Contains(m, "chat_write_forbidden") || strings.Contains(m, "have no rights to send a message"))
+}
+
+// noPhotoRights reports a group that takes text but not photos from the bot.
+func noPhotoRights(err error) bool {
+	var te *tgbotapi.Error
+	return errors.As(err, &te) && strings.Contains(strings.ToLower(te.Message), "not enough rights to send photos")
+}
+
+// anonymousNote reports whether the note that an anonymous admin cannot sit down is due: once
+// per group and table.
+func (a *Adapter) anonymousNote(chat int64, tableID string) bool {
+	key := "anon/" + dest(chat)
+	if tableID != "" {
+		key = tableID + "/anon/" + dest(chat) // pruned with the table
+	}
+	if _, told, err := a.kv.Get(bucketAnon, key); err != nil || told {
+		return false
+	}
+	if err := a.kv.Put(bucketAnon, key, []byte("1")); err != nil {
+		a.log.Error("saving the anonymous note", "err", err)
+	}
+	return true
+}

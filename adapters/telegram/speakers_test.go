@@ -1,0 +1,113 @@
+package telegram
+
+import (
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// An anonymous admin has no person to seat: they are told why once, and may still do what an
+// admin does (stop at once). A linked channel's posts, forwarded into the group by "Telegram"
+// (user 777000, not marked as a bot), are not people either: they get no seat and no answer.
+func TestAnonymousAdminsAndChannelPosts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, store, logs, e := startedEnv(t, alice, bob)
+		f.command(alice, group, 0, "/new@"+botUsername+" timer=none")
+		settle(3 * time.Second)
+		tableID := tableOf(t, f)
+		note := i18n.T("en", "err.anonymous")
+		notes := func() int {
+			n := 0
+			for _, m := range f.messages(group) {
+				if m.Text == note {
+					n++
+				}
+			}
+			return n
+		}
+		f.anonymousAdmin(group, "/join")
+		settle(3 * time.Second)
+		if n := notes(); n != 1 {
+			t.Errorf("%d notes for an anonymous admin's /join, want 1", n)
+		}
+		f.anonymousAdmin(group, "/join@"+botUsername)
+		f.anonymousAdmin(group, "/hand")
+		settle(3 * time.Second)
+		if n := notes(); n != 1 {
+			t.Errorf("%d notes after more tries, want still the one", n)
+		}
+
+		before := len(f.messages(group))
+		f.channelPost(group, "/join")
+		f.channelPost(group, "/new@"+botUsername)
+		settle(3 * time.Second)
+		if n := len(f.messages(group)) - before; n != 0 {
+			t.Errorf("%d answers to a channel's posts", n)
+		}
+		for _, l := range store.Log(tableID) {
+			if l.Verb == table.VerbJoin {
+				t.Errorf("%s took a seat", l.Actor)
+			}
+		}
+		lobby, _, _ := lastWith(f, group, table.VerbJoin, "")
+		if strings.Contains(lobby.Text, "Telegram") || strings.Contains(lobby.Text, "Konter club") {
+			t.Errorf("someone who is not a person sits at the table:\n%s", lobby.Text)
+		}
+
+		mustPress(t, f, bob, group, table.VerbJoin, "")
+		settle(3 * time.Second)
+		mustPress(t, f, alice, group, table.VerbDeal, "")
+		settle(5 * time.Second)
+		f.anonymousAdmin(group, "/stop")
+		settle(10 * time.Second)
+		if st, ok := e.svc.Status(tableID); ok {
+			t.Errorf("after an anonymous admin's /stop the table is %s", st)
+		}
+		var stopped bool
+		for _, m := range f.messages(group) {
+			stopped = stopped || m.Text == i18n.T("en", "note.stopped", "Konter club")
+		}
+		if !stopped {
+			t.Error("the group was not told who stopped the match")
+		}
+		if n, _ := countCalls(f.Calls(), "getChatMember", 0); n != 0 {
+			t.Errorf("getChatMember asked %d times for an anonymous admin (they are one by definition)", n)
+		}
+		e.close()
+		checkClean(t, f, logs)
+	})
+}
+
+// An admin's right to stop a match at once holds for a press as for a typed /stop: the presser
+// is the update's user, asked about like the typist.
+func TestAdminStopByPress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, _, logs, e := startedEnv(t, alice)
+		seatAll(t, f, "timer=none", alice)
+		settle(time.Minute)
+		tableID := tableOf(t, f)
+		live, data, _ := lastWith(f, group, table.VerbBoard, "")
+		act, _ := table.ParseAction(data)
+		stop := table.Action{Verb: table.VerbStop, Table: act.Table, Seq: act.Seq}.Encode()
+
+		id := f.press(olga, &live, stop)
+		if text, alert := answerOf(t, f, id); !alert || text != i18n.T("en", "err.not_seated") {
+			t.Errorf("a member's stop press: %q alert=%v", text, alert)
+		}
+		f.setMember(group, olga.ID, "administrator")
+		id = f.press(olga, &live, stop)
+		if text, alert := answerOf(t, f, id); alert {
+			t.Errorf("an admin's stop press refused: %s", text)
+		}
+		settle(10 * time.Second)
+		if st, ok := e.svc.Status(tableID); ok {
+			t.Errorf("after an admin's stop press the table is %s", st)
+		}
+		e.close()
+		checkClean(t, f, logs)
+	})
+}

@@ -1,0 +1,94 @@
+package telegram
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// An update fetched but not yet handled when the bot dies is not lost: it was not confirmed, so
+// Telegram sends it again and the restarted bot applies it. Here Bob's Join waits behind Olga's
+// /stop in the same chat, whose admin check hangs when the process is killed.
+func TestCrashBetweenFetchAndHandling(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, store, logs, e := startedEnv(t, alice, bob)
+		f.command(alice, group, 0, "/new@"+botUsername+" timer=none")
+		settle(3 * time.Second)
+		tableID := tableOf(t, f)
+		release := f.stallCalls("getChatMember")
+		f.command(olga, group, 0, "/stop")
+		press := mustPress(t, f, bob, group, table.VerbJoin, "")
+		settle(time.Second) // both fetched; the /stop is being handled
+		if _, answered := f.answer(press); answered {
+			t.Fatal("the press was handled before the crash: the test needs it waiting")
+		}
+		// kill -9: no more requests, nothing applied.
+		e.net.cut.Store(true)
+		e.svc.Close()
+		release()
+		e.crash()
+		if joined(store, tableID, bob) {
+			t.Fatal("the dying process applied the press")
+		}
+
+		e = startEnv(t, f, store, logs)
+		settle(5 * time.Second)
+		if !joined(store, tableID, bob) {
+			t.Errorf("Bob's press was lost in the crash; Telegram still holds updates %v", f.pending())
+		}
+		if text, alert := answerOf(t, f, press); alert {
+			t.Errorf("the press delivered again was refused: %s", text)
+		}
+		e.close()
+		// A clean stop confirms what it handled: the next start gets nothing twice.
+		if p := f.pending(); len(p) > 0 {
+			t.Errorf("updates %v not confirmed after a clean stop", p)
+		}
+		checkClean(t, f, logs)
+	})
+}
+
+// joined reports whether the table's log has the user's join.
+func joined(store *table.MemStore, tableID string, u tgUser) bool {
+	return slices.ContainsFunc(store.Log(tableID), func(l table.LogEntry) bool {
+		return l.Verb == table.VerbJoin && l.Actor == fmt.Sprintf("tg:%d", u.ID)
+	})
+}
+
+// The bot asks for the next batch, which confirms the last, only after handling it: while an
+// update is being handled no getUpdates confirms it.
+func TestNextPollWaitsForTheBatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, _, logs, e := startedEnv(t, alice)
+		f.command(alice, group, 0, "/new@"+botUsername)
+		settle(3 * time.Second)
+		release := f.stallCalls("getChatMember")
+		f.command(olga, group, 0, "/stop")
+		f.mu.Lock()
+		stop := f.nextUpd
+		f.mu.Unlock()
+		confirmed := func() bool {
+			for _, c := range f.Calls() {
+				if c.Method == "getUpdates" && atoi(c.Params["offset"]) > stop {
+					return true
+				}
+			}
+			return false
+		}
+		settle(20 * time.Second) // within the request timeout of the hanging check
+		if confirmed() {
+			t.Error("the update was confirmed while it was being handled")
+		}
+		release()
+		settle(5 * time.Second)
+		if !confirmed() {
+			t.Error("the update was not confirmed after it was handled")
+		}
+		e.close()
+		checkClean(t, f, logs)
+	})
+}

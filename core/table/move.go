@@ -1,0 +1,157 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/kontermatt/kontermatt/core/i18n"
+)
+
+// What a platform does to a table's place: it gets a new ID, the bot is removed from it, or the
+// bot may no longer write there. Each is stored like a command (with an internal verb), so it
+// outlasts a restart.
+
+// ErrPlaceTaken is MovePlace's answer when the new place has a live table of its own.
+var ErrPlaceTaken = errors.New("table: the new place has a table of its own")
+
+// errStore is returned when the store refused the change (it was rolled back and logged).
+var errStore = errors.New("table: the change could not be stored")
+
+// MovePlace moves the current table of a place to another place: the chat got a new ID (a
+// Telegram group upgraded to a supergroup). The move is stored like any change, the service
+// finds the table at the new place from then on, and the table's messages are published anew
+// there: the old place's messages cannot be edited from the new one. A place without a table
+// moves nothing; a table that moved already stays where it is.
+func (s *Service) MovePlace(ctx context.Context, from, to Place) error {
+	if from.Key() == to.Key() {
+		return nil
+	}
+	if s.ctx.Err() != nil {
+		return errors.New("table: the service is closed")
+	}
+	// The place index is the service's, and a table's place is read under the service's lock
+	// alone (find): both change together, the service's lock first.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id, ok := s.byPlace[from.Key()]
+	if !ok {
+		return nil
+	}
+	if other, taken := s.byPlace[to.Key()]; taken && other != id {
+		return fmt.Errorf("%w: %s has table %s", ErrPlaceTaken, to.Key(), other)
+	}
+	t := s.tables[id]
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.st.Status == StatusClosed {
+		return nil
+	}
+	old := t.st.Place
+	if to.Title == "" {
+		to.Title = old.Title
+	}
+	t.st.Place = to
+	// Every message is new at the new place: nothing the old place showed counts as sent.
+	clear(t.sent)
+	t.handSig = [4]handSig{}
+	cmd := Command{Place: to, Table: id, Verb: VerbMove, Args: []string{old.Key()}}
+	if uerr := s.commit(ctx, t, cmd, &outcome{changed: true}, actedNone, false); uerr != nil {
+		return errStore // the state rolled back to the old place
+	}
+	delete(s.byPlace, from.Key())
+	s.byPlace[to.Key()] = id
+	s.cfg.Log.Info("table moved", "table", id, "from", old.Key(), "to", to.Key())
+	return nil
+}
+
+// CloseChat closes every live table in a chat of a platform, in any of its threads: the bot was
+// removed from the chat. Each is stored closed like a stopped table (a match in progress is kept
+// as a record) and its last messages are published as for any closed table; the adapter drops
+// those for a chat it may no longer write to, so players learn it from their private messages.
+// It gives how many tables it closed.
+func (s *Service) CloseChat(ctx context.Context, platform, chat string) (int, error) {
+	if s.ctx.Err() != nil {
+		return 0, errors.New("table: the service is closed")
+	}
+	n := 0
+	var failed error
+	for _, t := range s.all() {
+		t.mu.Lock()
+		p := t.st.Place
+		if p.Platform == platform && p.Chat == chat && t.st.Status != StatusClosed {
+			var out outcome
+			s.close(t, &out)
+			cmd := Command{Place: p, Table: t.st.ID, Verb: VerbClose, Args: []string{"removed"}}
+			if uerr := s.commit(ctx, t, cmd, &out, actedNone, false); uerr != nil {
+				failed = errStore
+			} else {
+				n++
+			}
+		}
+		t.mu.Unlock()
+	}
+	if n > 0 {
+		s.cfg.Log.Info("tables closed: the bot was removed from their chat", "platform", platform, "chat", chat, "tables", n)
+	}
+	return n, failed
+}
+
+// Pause pauses (or resumes) the current table of a place that cannot be written to: the bot lost
+// the right to post there, or its forum topic was closed. While paused no computer player moves
+// and no timer runs (nobody can see whose turn it is, so nobody is timed out); people's own
+// commands still work, their private hands stay live, and the place's messages catch up when
+// it can be written to again. Each seated person is told privately, once per pause, and again
+// when it ends; the turn's time then starts afresh. The pause is stored, so it outlasts a
+// restart. Pausing a paused table, or resuming a running one, does nothing.
+func (s *Service) Pause(ctx context.Context, p Place, paused bool) error {
+	if s.ctx.Err() != nil {
+		return errors.New("table: the service is closed")
+	}
+	id := s.TableAt(p)
+	if id == "" {
+		return nil
+	}
+	t, ok := s.table(id)
+	if !ok {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	st := t.st
+	if st.Status == StatusClosed || st.Paused == paused || st.Place.Key() != p.Key() {
+		return nil
+	}
+	st.Paused = paused
+	key, arg := "note.paused", "on"
+	if !paused {
+		key, arg = "note.unpaused", "off"
+	}
+	out := outcome{changed: true}
+	for _, seat := range st.Seats {
+		if !seat.Human() {
+			continue
+		}
+		lang := s.langOf(t, *seat.Player)
+		out.public = append(out.public, Message{Target: Target{Kind: ToPlayer, Place: st.Place, Player: *seat.Player},
+			Kind: KindNotice, Lang: lang, Title: s.privateTitle(t, lang), Text: i18n.T(lang, key)})
+	}
+	cmd := Command{Place: st.Place, Table: id, Verb: VerbPause, Args: []string{arg}}
+	// Resuming starts the turn's time again: the pause was nobody's delay.
+	if uerr := s.commit(ctx, t, cmd, &out, actedNone, !paused); uerr != nil {
+		return errStore
+	}
+	s.cfg.Log.Info("table pause", "table", id, "paused", paused)
+	return nil
+}
+
+// Paused reports whether a table is paused (see Pause).
+func (s *Service) Paused(tableID string) bool {
+	t, ok := s.table(tableID)
+	if !ok {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.st.Paused
+}

@@ -1,0 +1,296 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core/i18n"
+)
+
+// A place that gets a new ID in the middle of a game takes its table along: the move is stored,
+// the table's messages are published anew for the new place, the match goes on there and the old
+// place has no table any more, also after a restart.
+func TestMovePlaceMidGame(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := NewMemStore()
+		h, me := soloTableOn(t, store)
+		h.playAsHuman(me, 5)
+		synctest.Wait()
+		id := h.svc.TableAt(h.place)
+		old, moved := h.place, Place{Platform: "test", Chat: "g1-super"}
+		before := len(h.out.all())
+		if err := h.svc.MovePlace(context.Background(), old, moved); err != nil {
+			t.Fatal(err)
+		}
+		if got := h.svc.TableAt(moved); got != id {
+			t.Fatalf("TableAt(new place) = %q, want %q", got, id)
+		}
+		if got := h.svc.TableAt(old); got != "" {
+			t.Errorf("the old place still has table %q", got)
+		}
+		var live, hand bool
+		for _, m := range h.out.all()[before:] {
+			if m.Target.Place.Key() != moved.Key() {
+				t.Errorf("a %s message after the move is for %s", m.Kind, m.Target.Place.Key())
+			}
+			live = live || m.Kind == KindLive
+			hand = hand || m.Kind == KindHand
+		}
+		if !live || !hand {
+			t.Errorf("the move did not publish the table anew: live %v, hand %v", live, hand)
+		}
+		if got := h.out.all()[before:]; len(got) > 0 && got[0].Target.Place.Title != old.Title {
+			t.Errorf("the title was lost in the move: %q", got[0].Target.Place.Title)
+		}
+		if e := errText(h.do(me, VerbBoard)); e != i18n.T("en", "err.no_table") {
+			t.Errorf("a command at the old place: %q, want no table", e)
+		}
+		log := store.Log(id)
+		if last := log[len(log)-1]; last.Verb != VerbMove || len(last.Args) != 1 || last.Args[0] != old.Key() {
+			t.Errorf("the move is logged as %+v", last)
+		}
+		h.svc.Close()
+
+		// A restart finds the table at the new place, and the match finishes there.
+		h = resumed(t, store)
+		h.place = moved
+		if got := h.svc.TableAt(moved); got != id {
+			t.Fatalf("after a restart TableAt(new place) = %q", got)
+		}
+		if got := h.svc.TableAt(old); got != "" {
+			t.Errorf("after a restart the old place has table %q", got)
+		}
+		h.playAsHuman(me, 1000)
+		if !h.over() {
+			t.Error("the match did not finish at the new place")
+		}
+	})
+}
+
+// soloTableOn is soloTable over a given store.
+func soloTableOn(t *testing.T, store *MemStore) (*harness, Player) {
+	t.Helper()
+	h := newHarness(t, store)
+	me := player(1)
+	if e := errText(h.do(me, VerbNew, "timer=none")); e != "" {
+		t.Fatalf("new: %s", e)
+	}
+	if e := errText(h.do(me, VerbDeal)); e != "" {
+		t.Fatalf("deal: %s", e)
+	}
+	return h, me
+}
+
+func TestMovePlaceRefusesATakenPlace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, NewMemStore())
+		defer h.svc.Close()
+		h.do(player(1), VerbNew)
+		other := Place{Platform: "test", Chat: "g2"}
+		h.svc.Handle(context.Background(), Command{Place: other, Actor: player(2), Verb: VerbNew})
+		if err := h.svc.MovePlace(context.Background(), h.place, other); !errors.Is(err, ErrPlaceTaken) {
+			t.Errorf("moving onto a place with a table: %v", err)
+		}
+		if err := h.svc.MovePlace(context.Background(), Place{Platform: "test", Chat: "none"}, other); err != nil {
+			t.Errorf("moving a place without a table: %v", err)
+		}
+	})
+}
+
+// The bot removed from a chat: every table of the chat closes, in any thread, and a match in
+// progress is kept as a record; other chats' tables go on.
+func TestCloseChat(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := NewMemStore()
+		h := newHarness(t, store)
+		defer h.svc.Close()
+		topic := Place{Platform: "test", Chat: h.place.Chat, Thread: "7"}
+		elsewhere := Place{Platform: "test", Chat: "g2"}
+		h.do(player(1), VerbNew, "timer=none")
+		h.do(player(1), VerbDeal)
+		h.svc.Handle(context.Background(), Command{Place: topic, Actor: player(2), Verb: VerbNew})
+		h.svc.Handle(context.Background(), Command{Place: elsewhere, Actor: player(3), Verb: VerbNew})
+		ids := []string{h.svc.TableAt(h.place), h.svc.TableAt(topic), h.svc.TableAt(elsewhere)}
+		n, err := h.svc.CloseChat(context.Background(), "test", h.place.Chat)
+		if err != nil || n != 2 {
+			t.Fatalf("CloseChat = %d, %v; want the 2 tables of the chat", n, err)
+		}
+		synctest.Wait()
+		for i, id := range ids[:2] {
+			if st, ok := h.svc.Status(id); ok {
+				t.Errorf("table %d of the chat is %s", i, st)
+			}
+		}
+		if st, _ := h.svc.Status(ids[2]); st != StatusLobby {
+			t.Errorf("another chat's table is %s", st)
+		}
+		records := 0
+		store.Records(func(string, []byte) error { records++; return nil })
+		if records != 1 {
+			t.Errorf("%d match records, want the one in progress", records)
+		}
+		hand, _ := h.out.latest(KindHand, player(1).ID)
+		if !strings.Contains(hand.Text, i18n.T("en", "live.closed")) || len(hand.Buttons) > 0 {
+			t.Errorf("the player's hand does not say the table closed:\n%s", hand.Text)
+		}
+	})
+}
+
+// A paused table runs no computer player and no timer, tells its players privately once, stays
+// paused after a restart, and goes on when resumed; its people's own moves still count.
+func TestPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := NewMemStore()
+		h := newHarness(t, store)
+		me := player(1)
+		h.do(me, VerbNew, "timer=fast")
+		h.do(me, VerbDeal)
+		synctest.Wait() // the computers have played up to my turn
+		id := h.svc.TableAt(h.place)
+		for range 2 {
+			if err := h.svc.Pause(context.Background(), h.place, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		synctest.Wait()
+		notes := 0
+		for _, m := range h.out.all() {
+			if m.Kind == KindNotice && m.Target.Kind == ToPlayer && m.Text == i18n.T("en", "note.paused") {
+				notes++
+			}
+		}
+		if notes != 1 {
+			t.Errorf("%d private notes of the pause, want 1", notes)
+		}
+		// What runs by itself: computer moves and timeouts.
+		byItself := func(from int) []LogEntry {
+			var out []LogEntry
+			for _, l := range store.Log(id)[from:] {
+				if strings.HasPrefix(l.Actor, "robot:") || l.Verb == VerbTimeout {
+					out = append(out, l)
+				}
+			}
+			return out
+		}
+		from := len(store.Log(id))
+		time.Sleep(2 * time.Hour) // far beyond the fast timer
+		synctest.Wait()
+		h.playAsHuman(me, 1)
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if got := byItself(from); len(got) > 0 {
+			t.Errorf("the paused table moved by itself %d times, first %+v", len(got), got[0])
+		}
+		if n := len(store.Log(id)); n != from+1 {
+			t.Errorf("%d commands while paused, want my one move", n-from)
+		}
+		h.svc.Close()
+
+		h = resumed(t, store)
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if got := byItself(from); len(got) > 0 || !h.svc.Paused(id) {
+			t.Errorf("after a restart: paused %v, %d moves by itself", h.svc.Paused(id), len(got))
+		}
+		if err := h.svc.Pause(context.Background(), h.place, false); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if got := byItself(from); len(got) == 0 {
+			t.Error("nothing ran by itself after the pause ended")
+		}
+		var told bool
+		for _, m := range h.out.all() {
+			told = told || m.Target.Kind == ToPlayer && m.Text == i18n.T("en", "note.unpaused")
+		}
+		if !told {
+			t.Error("the player was not told the pause ended")
+		}
+	})
+}
+
+// Someone speaking for the chat (an anonymous admin) takes no seat, and is told why with a reason
+// the adapter can recognise; an admin's stop works at once.
+func TestAnonymousActor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, NewMemStore())
+		defer h.svc.Close()
+		group := Player{ID: "chat:g1", Name: "Café Konter"}
+		anon := func(v Verb, args ...string) []Message {
+			return h.svc.Handle(context.Background(), Command{Place: h.place, Actor: group, Verb: v, Args: args,
+				Admin: true, Anonymous: true})
+		}
+		reason := func(ms []Message) string {
+			for _, m := range ms {
+				if m.Kind == KindError {
+					return m.Reason
+				}
+			}
+			return ""
+		}
+		if r := reason(anon(VerbNew)); r != "err.anonymous" {
+			t.Errorf("new by the group: reason %q", r)
+		}
+		h.do(player(1), VerbNew, "timer=none")
+		for _, v := range []Verb{VerbJoin, VerbLeave, VerbRematch, VerbHand} {
+			if r := reason(anon(v)); r != "err.anonymous" {
+				t.Errorf("%s by the group: reason %q", v, r)
+			}
+		}
+		if r := reason(anon(VerbLang, "de")); r != "err.anonymous" {
+			t.Errorf("a personal language for the group: reason %q", r)
+		}
+		if r := reason(anon(VerbBot)); r != "" {
+			t.Errorf("an admin adding a computer player: %q", r)
+		}
+		h.do(player(1), VerbDeal)
+		if r := reason(anon(VerbBoard)); r != "" {
+			t.Errorf("the board for the group: %q", r)
+		}
+		if r := reason(anon(VerbStop)); r != "" {
+			t.Errorf("an admin's stop: %q", r)
+		}
+		if st, ok := h.svc.Status(h.svc.TableAt(h.place)); ok && st != StatusClosed {
+			t.Errorf("after an anonymous admin's stop the table is %s", st)
+		}
+	})
+}
+
+// A "New table" button carries no table: it fits Telegram's 64 bytes, and pressing it opens one
+// like a typed new.
+func TestNewFromAButton(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, NewMemStore())
+		defer h.svc.Close()
+		data := Action{Verb: VerbNew}.Encode()
+		if len(data) > MaxActionLen {
+			t.Fatalf("%q is longer than %d bytes", data, MaxActionLen)
+		}
+		act, err := ParseAction(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := h.svc.Handle(context.Background(), act.Command(h.place, player(1), "cb1", false))
+		if e := errText(r); e != "" {
+			t.Fatalf("pressing New table: %s", e)
+		}
+		if h.svc.TableAt(h.place) == "" {
+			t.Fatal("no table after pressing New table")
+		}
+		lobby, _ := h.out.latest(KindLobby, "")
+		if !strings.Contains(lobby.Text, player(1).Name) {
+			t.Errorf("the presser is not seated:\n%s", lobby.Text)
+		}
+		if r := h.svc.Handle(context.Background(), act.Command(h.place, player(1), "cb1", false)); len(r) != 1 || r[0].Text != i18n.T("en", "note.duplicate") {
+			t.Errorf("the same press delivered again: %+v", r)
+		}
+		if e := errText(h.svc.Handle(context.Background(), act.Command(h.place, player(2), "cb2", false))); e != i18n.T("en", "err.table_exists") {
+			t.Errorf("a second New table: %q", e)
+		}
+	})
+}
