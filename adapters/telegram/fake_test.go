@@ -883,16 +883,6 @@ func (f *fakeAPI) stopWebhook() {
 	f.mu.Unlock()
 }
 
-// hookPosts gives the webhook's posts so far.
-func (f *fakeAPI) hookPosts() []hookPost {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.hook == nil {
-		return nil
-	}
-	return slices.Clone(f.hook.posts)
-}
-
 // start is the user pressing Start in the bot's private chat (with a deep-link payload).
 func (f *fakeAPI) start(u tgUser, payload string) {
 	f.mu.Lock()
