@@ -9,6 +9,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/kontermatt/kontermatt/core/table"
 )
 
 // Closed tables wait in their own bucket until the retention period is over, so that start-up,
@@ -44,6 +46,44 @@ func unclose(tx *bolt.Tx, id []byte) error {
 		return err
 	}
 	return closed.Delete(id)
+}
+
+// Rewrite writes kept records again, empties the given adapter buckets and writes the entries, in
+// one transaction: forgetting a person, and making anew what is derived from the records.
+func (s *Store) Rewrite(records []table.Record, emptied []string, entries []table.KVEntry) error {
+	for _, r := range records {
+		if err := checkKey("record key", r.Key); err != nil {
+			return err
+		}
+	}
+	for _, e := range entries {
+		if err := checkKV(e.Bucket, e.Key); err != nil {
+			return err
+		}
+	}
+	err := s.update(func(tx *bolt.Tx) error {
+		for _, r := range records {
+			if err := tx.Bucket(bucketRecords).Put([]byte(r.Key), r.Data); err != nil {
+				return err
+			}
+		}
+		kv := tx.Bucket(bucketKV)
+		for _, b := range emptied {
+			if err := kv.DeleteBucket([]byte(b)); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
+				return err
+			}
+		}
+		for _, e := range entries {
+			if err := kvWrite(tx, e.Bucket, e.Key, e.Value); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("storage: rewrite: %w", err)
+	}
+	return nil
 }
 
 // pruneBatch is how many tables one Prune transaction deletes: a few milliseconds of work, so

@@ -201,3 +201,28 @@ func keysOf(m map[string]string) []string {
 	}
 	return out
 }
+
+// A change's KV entries are written in its transaction: with it, or not at all.
+func TestCommitWritesKVWithTheChange(t *testing.T) {
+	s, _ := openTemp(t, Options{})
+	if err := s.Put("league.place", "old", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	commit(t, s, table.Change{TableID: "t1", State: []byte("s"), Log: entry(2, table.VerbPlay),
+		KV: []table.KVEntry{{Bucket: "league.place", Key: "p", Value: []byte("v1")}, {Bucket: "league.place", Key: "old"}}})
+	if v, ok, _ := s.Get("league.place", "p"); !ok || string(v) != "v1" {
+		t.Errorf("p = %q, %v", v, ok)
+	}
+	if _, ok, _ := s.Get("league.place", "old"); ok {
+		t.Error("a nil value did not delete")
+	}
+	// The log only grows: this change fails, and its KV entry is not written either.
+	err := s.Commit(table.Change{TableID: "t1", State: []byte("s"), Log: entry(1, table.VerbPlay),
+		KV: []table.KVEntry{{Bucket: "league.place", Key: "p", Value: []byte("v2")}}})
+	if err == nil {
+		t.Fatal("a stale log entry was accepted")
+	}
+	if v, _, _ := s.Get("league.place", "p"); string(v) != "v1" {
+		t.Errorf("a failed change wrote its KV entry: %q", v)
+	}
+}

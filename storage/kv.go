@@ -38,13 +38,7 @@ func (s *Store) Put(bucket, key string, value []byte) error {
 	if value == nil {
 		value = []byte{}
 	}
-	err := s.update(func(tx *bolt.Tx) error {
-		b, err := tx.Bucket(bucketKV).CreateBucketIfNotExists([]byte(bucket))
-		if err != nil {
-			return err
-		}
-		return b.Put([]byte(key), value)
-	})
+	err := s.update(func(tx *bolt.Tx) error { return kvWrite(tx, bucket, key, value) })
 	if err != nil {
 		return fmt.Errorf("storage: kv put %q/%q: %w", bucket, key, err)
 	}
@@ -67,6 +61,21 @@ func (s *Store) Delete(bucket, key string) error {
 		return fmt.Errorf("storage: kv delete %q/%q: %w", bucket, key, err)
 	}
 	return nil
+}
+
+// kvWrite puts a value in an adapter bucket, making the bucket; a nil value deletes the key.
+func kvWrite(tx *bolt.Tx, bucket, key string, value []byte) error {
+	if value == nil {
+		if b := tx.Bucket(bucketKV).Bucket([]byte(bucket)); b != nil {
+			return b.Delete([]byte(key))
+		}
+		return nil
+	}
+	b, err := tx.Bucket(bucketKV).CreateBucketIfNotExists([]byte(bucket))
+	if err != nil {
+		return err
+	}
+	return b.Put([]byte(key), value)
 }
 
 func checkKV(bucket, key string) error {

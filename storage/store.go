@@ -57,6 +57,11 @@ func prepare(c table.Change) ([]byte, error) {
 			return nil, err
 		}
 	}
+	for _, e := range c.KV {
+		if err := checkKV(e.Bucket, e.Key); err != nil {
+			return nil, err
+		}
+	}
 	if c.State == nil || c.Log.Verb == "" {
 		return nil, nil
 	}
@@ -121,6 +126,11 @@ func apply(tx *bolt.Tx, c table.Change, entry []byte) error {
 			return fmt.Errorf("record %q: %w", r.Key, err)
 		}
 	}
+	for _, e := range c.KV {
+		if err := kvWrite(tx, e.Bucket, e.Key, e.Value); err != nil {
+			return fmt.Errorf("kv %q/%q: %w", e.Bucket, e.Key, err)
+		}
+	}
 	return nil
 }
 
@@ -147,6 +157,25 @@ func (s *Store) Tables(fn func(id string, state []byte) error) error {
 // stops the iteration and is returned.
 func (s *Store) Records(fn func(key string, record []byte) error) error {
 	return s.each(bucketRecords, nil, func(k, v []byte) error { return fn(string(k), v) })
+}
+
+// Record gives one kept record.
+func (s *Store) Record(key string) ([]byte, bool, error) {
+	var val []byte
+	err := s.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketRecords)
+		if b == nil {
+			return fmt.Errorf("bucket %s is missing: %w", bucketRecords, ErrCorrupt)
+		}
+		if v := b.Get([]byte(key)); v != nil {
+			val = clone(v)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("storage: record %q: %w", key, err)
+	}
+	return val, val != nil, nil
 }
 
 // Log calls fn for every entry of a table's log in Seq order, outside any transaction. A table

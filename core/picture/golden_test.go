@@ -10,6 +10,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kontermatt/kontermatt/core"
@@ -178,5 +179,45 @@ func TestSamePicture(t *testing.T) {
 	}
 	if samePicture(light, crossed) == nil {
 		t.Error("one more crossed-out stripe went unnoticed")
+	}
+}
+
+func TestStandingsGolden(t *testing.T) {
+	season := StandingsInput{Title: "Tabelle November 2026 in Café Konter", Labels: german, Rows: []StandingRow{
+		{Name: "Anna", Rating: "14,2", Won: 9, Played: 14},
+		{Name: "Bartholomäus von Esch-sur-Alzette und Umgebung", Rating: "11,0", Won: 8, Played: 15},
+		{Name: "Zoë 🎴", Rating: "9,7", Won: 6, Played: 13},
+		{Name: "Dan", Rating: "−0,4", Won: 5, Played: 12},
+		{Name: "王小明", Rating: "3,1", Won: 3, Played: 4, Provisional: true},
+		{Name: "Eve", Rating: "−2,5", Won: 1, Played: 2, Provisional: true},
+	}}
+	many := StandingsInput{Title: "All-time table in a very busy chat"}
+	for i := range 25 {
+		many.Rows = append(many.Rows, StandingRow{Name: "Player " + string(rune('A'+i)), Rating: "1.0", Won: 25 - i, Played: 30})
+	}
+	for _, tc := range []struct {
+		name string
+		in   StandingsInput
+	}{
+		{"standings-season", season},
+		{"standings-empty", StandingsInput{Labels: french}},
+		{"standings-many", many},
+	} {
+		for _, th := range []Theme{Light, Dark} {
+			t.Run(tc.name+"-"+th.String(), func(t *testing.T) {
+				got, err := Standings(tc.in, th)
+				if err != nil {
+					t.Fatal(err)
+				}
+				golden(t, tc.name+"-"+th.String(), got)
+			})
+		}
+	}
+	if alt := season.AltText(); !strings.HasPrefix(alt, "Tabelle November 2026 in Café Konter. 1. Anna, Wertung 14,2, Gewonnen 9 / Gespielt 14.") ||
+		!strings.Contains(alt, "Eve, Wertung −2,5, Gewonnen 1 / Gespielt 2 (vorläufig).") {
+		t.Errorf("alt text: %q", alt)
+	}
+	if alt := (StandingsInput{Labels: french}).AltText(); alt != "Classement. Aucune partie finie." {
+		t.Errorf("empty alt text: %q", alt)
 	}
 }

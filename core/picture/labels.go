@@ -27,6 +27,13 @@ type Labels struct {
 	LastTrick string // "Last trick"
 	Turn      string // whose turn: "Turn"
 	Cards     string // after a number of cards in hand (alt text): "cards"
+	// The league table's words.
+	Standings   string // its title when none is given: "League table"
+	Player      string // column of names: "Player"
+	Rating      string // column of ratings: "Rating"
+	Won, Played string // matches won / played: "Won", "Played"
+	Provisional string // after a provisional person's name: "provisional"
+	NoMatches   string // an empty table: "No finished match yet"
 	// The singulars of Open, Crossed, Added and Earlier: "earlier game".
 	OpenOne, CrossedOne, AddedOne, EarlierOne string
 	// One has bit n set when the count n takes the singular: 1 in English, 0 and 1 in French.
@@ -50,6 +57,8 @@ func EnglishLabels() Labels {
 		Game: "Game", Trump: "Trump", Calls: "Calls", Points: "Points", Stripes: "Stripes",
 		Winner: "Winner", Draw: "Draw", Earlier: "earlier games", NoGames: "No games yet",
 		Trick: "Trick", LastTrick: "Last trick", Turn: "Turn", Cards: "cards",
+		Standings: "League table", Player: "Player", Rating: "Rating", Won: "Won", Played: "Played",
+		Provisional: "provisional", NoMatches: "No finished match yet",
 		OpenOne: "open", CrossedOne: "crossed out", AddedOne: "added", EarlierOne: "earlier game", One: 1 << 1,
 	}
 }
@@ -66,6 +75,8 @@ func (l Labels) withDefaults() Labels {
 		{&l.Trump, d.Trump}, {&l.Calls, d.Calls}, {&l.Points, d.Points}, {&l.Stripes, d.Stripes},
 		{&l.Winner, d.Winner}, {&l.Draw, d.Draw}, {&l.Earlier, d.Earlier}, {&l.NoGames, d.NoGames},
 		{&l.Trick, d.Trick}, {&l.LastTrick, d.LastTrick}, {&l.Turn, d.Turn}, {&l.Cards, d.Cards},
+		{&l.Standings, d.Standings}, {&l.Player, d.Player}, {&l.Rating, d.Rating}, {&l.Won, d.Won},
+		{&l.Played, d.Played}, {&l.Provisional, d.Provisional}, {&l.NoMatches, d.NoMatches},
 		{&l.OpenOne, d.OpenOne}, {&l.CrossedOne, d.CrossedOne}, {&l.AddedOne, d.AddedOne}, {&l.EarlierOne, d.EarlierOne},
 	} {
 		if *f.v == "" {

@@ -9,6 +9,8 @@ var (
 		Winner: "Gewënner", Draw: "Stänner", Earlier: "méi fréi Spiller", NoGames: "Nach keng Spiller",
 		Trick: "Streech", LastTrick: "Leschte Streech", Turn: "Un der Rei", Cards: "Kaarten",
 		OpenOne: "op", CrossedOne: "duerchgestrach", AddedOne: "bäigesat", EarlierOne: "méi fréit Spill", One: 1 << 1,
+		Standings: "Klassement", Player: "Spiller", Rating: "Wäertung", Won: "Gewonnen", Played: "Gespillt",
+		Provisional: "provisoresch", NoMatches: "Nach keng Partie ofgeschloss",
 	}
 	german = Labels{
 		Title: "Strichliste", TeamA: "Team A", TeamB: "Team B", Seat: "Platz",
@@ -17,6 +19,8 @@ var (
 		Winner: "Sieger", Draw: "Gleichstand", Earlier: "frühere Spiele", NoGames: "Noch keine Spiele",
 		Trick: "Stich", LastTrick: "Letzter Stich", Turn: "Am Zug", Cards: "Karten",
 		OpenOne: "offen", CrossedOne: "gestrichen", AddedOne: "dazugekommen", EarlierOne: "früheres Spiel", One: 1 << 1,
+		Standings: "Tabelle", Player: "Spieler", Rating: "Wertung", Won: "Gewonnen", Played: "Gespielt",
+		Provisional: "vorläufig", NoMatches: "Noch keine Partie beendet",
 	}
 	french = Labels{
 		Title: "Feuille de marque", TeamA: "Équipe A", TeamB: "Équipe B", Seat: "Place",
@@ -25,5 +29,7 @@ var (
 		Winner: "Gagnant", Draw: "Égalité", Earlier: "parties précédentes", NoGames: "Pas encore de partie",
 		Trick: "Pli", LastTrick: "Dernier pli", Turn: "À jouer", Cards: "cartes",
 		OpenOne: "ouvert", CrossedOne: "barré", AddedOne: "ajouté", EarlierOne: "partie précédente", One: 1<<0 | 1<<1,
+		Standings: "Classement", Player: "Joueur", Rating: "Cote", Won: "Gagnées", Played: "Jouées",
+		Provisional: "provisoire", NoMatches: "Aucune partie finie",
 	}
 )

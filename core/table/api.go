@@ -31,6 +31,20 @@ func (p Place) Key() string {
 	return k
 }
 
+// ParsePlaceKey reads a place's Key back (without its Title); false if key is not one. Chat and
+// thread IDs hold no colon on any platform.
+func ParsePlaceKey(key string) (Place, bool) {
+	parts := strings.SplitN(key, ":", 3)
+	if len(parts) < 2 || parts[0] == "" || parts[1] == "" {
+		return Place{}, false
+	}
+	p := Place{Platform: parts[0], Chat: parts[1]}
+	if len(parts) == 3 {
+		p.Thread = parts[2]
+	}
+	return p, p.Key() == key
+}
+
 // Surface is how a platform shows its places, so that the texts fit what players there can do
 // and who reads them. The zero value is a chat with buttons read by a group.
 type Surface struct {
@@ -84,7 +98,8 @@ const (
 
 // Verbs lists the verbs players may type, in help order.
 var Verbs = []Verb{VerbNew, VerbJoin, VerbLeave, VerbBot, VerbSeat, VerbShuffle, VerbDeal, VerbTrump,
-	VerbAnnounce, VerbPlay, VerbHand, VerbBoard, VerbLast, VerbStop, VerbRematch, VerbLang, VerbRules, VerbHelp}
+	VerbAnnounce, VerbPlay, VerbHand, VerbBoard, VerbLast, VerbStop, VerbRematch,
+	VerbStats, VerbTop, VerbHistory, VerbSettings, VerbLang, VerbRules, VerbMyData, VerbForget, VerbHelp}
 
 // ParseVerb reads a typed verb (case-insensitive, with or without a leading slash).
 func ParseVerb(s string) (Verb, bool) {
@@ -156,6 +171,7 @@ const (
 	// PictureLastTrick is the table showing the last finished trick, even while the next one is
 	// being played: what "last trick" answers with.
 	PictureLastTrick Picture = "last"
+	PictureStandings Picture = "standings" // a place's table of a season (Message.Season)
 )
 
 // Message is what the service says. Editable messages have a Key (stable for the life of the
@@ -172,7 +188,11 @@ type Message struct {
 	Text    string // localized plain text, lines separated by \n
 	Buttons [][]Button
 	Picture Picture
-	Lang    string
+	// Season names the table a standings picture shows ("2026-11", or "all"); Record the kept
+	// match a board picture or a file is of.
+	Season, Record string
+	File           *File // a file to send with the text
+	Lang           string
 	// Secret marks a reply whose text shows what its actor holds (their hand, the cards they may
 	// play, the queens they lack). It goes to the actor alone: a private chat, a pop-up or an
 	// ephemeral reply. Where a surface can reach the actor only in public, it shows Public instead,
@@ -192,6 +212,9 @@ func (m Message) Digest() uint64 {
 	h := HashString(fnvOffset, m.Title)
 	h = HashString(h, m.Text)
 	h = HashString(h, string(m.Picture))
+	if m.Season != "" || m.Record != "" { // left out when empty: older messages keep their digests
+		h = HashString(HashString(h, m.Season), m.Record)
+	}
 	for _, row := range m.Buttons {
 		h = HashString(h, "\x01")
 		for _, b := range row {
@@ -219,6 +242,12 @@ func boolByte(b bool) byte {
 		return 1
 	}
 	return 0
+}
+
+// File is a document a message carries: a match's record in the replay format.
+type File struct {
+	Name string
+	Data []byte
 }
 
 // ButtonStyle hints at how to draw a button.
@@ -312,10 +341,15 @@ type Store interface {
 	Tables(fn func(id string, state []byte) error) error
 	// Records calls fn for every kept match record (a StoredMatch).
 	Records(fn func(key string, record []byte) error) error
+	// Record gives one kept match record; false when there is none under key.
+	Record(key string) ([]byte, bool, error)
 	// Prune deletes what is kept of the tables closed before the given time: their state, their
 	// command log and every KV entry of theirs (see KV). Records stay. It gives how many tables it
 	// deleted.
 	Prune(before time.Time) (int, error)
+	// Rewrite writes kept records again, empties the given KV buckets and writes the entries, in
+	// one transaction: forgetting a person, and making anew what is derived from the records.
+	Rewrite(records []Record, emptied []string, entries []KVEntry) error
 }
 
 // Change is one atomic write.
@@ -324,6 +358,9 @@ type Change struct {
 	State   []byte   // the table's new state; nil deletes the table
 	Log     LogEntry // appended to the table's log
 	Records []Record // finished matches to keep
+	// KV entries written in the same transaction: what is derived from the records (a place's
+	// league) stays in step with them, whatever crashes when.
+	KV []KVEntry
 	// Closed says the table is closed for good: the store keeps its state apart from the live
 	// tables, stamped with Log.Time, until Prune removes it.
 	Closed bool
@@ -343,6 +380,12 @@ type LogEntry struct {
 type Record struct {
 	Key  string // "<table>/m<match number>"
 	Data []byte
+}
+
+// KVEntry is one KV write of a Change; a nil Value deletes the key.
+type KVEntry struct {
+	Bucket, Key string
+	Value       []byte
 }
 
 // KV is a small durable key-value space for adapters and the service's per-person settings:

@@ -67,6 +67,13 @@ func (m *MemStore) Commit(c Change) error {
 	for _, r := range c.Records {
 		m.records[r.Key] = slices.Clone(r.Data)
 	}
+	for _, e := range c.KV {
+		if e.Value == nil {
+			delete(m.kv, e.Bucket+"\x00"+e.Key)
+		} else {
+			m.kv[e.Bucket+"\x00"+e.Key] = slices.Clone(e.Value)
+		}
+	}
 	return nil
 }
 
@@ -82,6 +89,30 @@ func (m *MemStore) Tables(fn func(id string, state []byte) error) error {
 		}
 	}
 	return first
+}
+
+// Rewrite writes records again, empties buckets and writes entries, at once.
+func (m *MemStore) Rewrite(records []Record, emptied []string, entries []KVEntry) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range records {
+		m.records[r.Key] = slices.Clone(r.Data)
+	}
+	for _, b := range emptied {
+		for k := range m.kv {
+			if strings.HasPrefix(k, b+"\x00") {
+				delete(m.kv, k)
+			}
+		}
+	}
+	for _, e := range entries {
+		if e.Value == nil {
+			delete(m.kv, e.Bucket+"\x00"+e.Key)
+		} else {
+			m.kv[e.Bucket+"\x00"+e.Key] = slices.Clone(e.Value)
+		}
+	}
+	return nil
 }
 
 // Prune deletes the tables closed before the given time, their logs and their KV keys.
@@ -131,6 +162,14 @@ func (m *MemStore) Records(fn func(key string, record []byte) error) error {
 		}
 	}
 	return nil
+}
+
+// Record gives one kept record.
+func (m *MemStore) Record(key string) ([]byte, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	data, ok := m.records[key]
+	return slices.Clone(data), ok, nil
 }
 
 // Log gives a table's log entries.

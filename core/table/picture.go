@@ -1,7 +1,10 @@
 package table
 
 import (
+	"cmp"
 	"errors"
+	"strings"
+	"time"
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
@@ -20,6 +23,8 @@ func Labels(lang string) picture.Labels {
 		Calls: t("Calls"), Points: t("Points"), Stripes: t("Stripes"), Winner: t("Winner"), Draw: t("Draw"),
 		Earlier: t("Earlier"), NoGames: t("NoGames"), Trick: t("Trick"), LastTrick: t("LastTrick"),
 		Turn: t("Turn"), Cards: t("Cards"),
+		Standings: t("Standings"), Player: t("Player"), Rating: t("Rating"), Won: t("Won"), Played: t("Played"),
+		Provisional: t("Provisional"), NoMatches: t("NoMatches"),
 		OpenOne: t("OpenOne"), CrossedOne: t("CrossedOne"), AddedOne: t("AddedOne"), EarlierOne: t("EarlierOne")}
 	for n := range 32 {
 		if i18n.PluralForm(lang, n) == "one" {
@@ -31,13 +36,10 @@ func Labels(lang string) picture.Labels {
 
 // Picture renders the picture a message names (the stripe board or the table) as it stands now,
 // from public state only, with its alt text for screen readers and notifications.
+//
+// A standings picture shows the league table of the message's place and Season; a board picture
+// with a Record shows that kept match, not the table's.
 func (s *Service) Picture(m Message, dark bool) (png []byte, alt string, err error) {
-	s.mu.Lock()
-	t, ok := s.tables[m.Table]
-	s.mu.Unlock()
-	if !ok || m.Picture == PictureNone {
-		return nil, "", ErrNoPicture
-	}
 	th := picture.Light
 	if dark {
 		th = picture.Dark
@@ -45,6 +47,18 @@ func (s *Service) Picture(m Message, dark bool) (png []byte, alt string, err err
 	lang := m.Lang
 	if lang == "" {
 		lang = i18n.Pick()
+	}
+	switch {
+	case m.Picture == PictureStandings:
+		return s.standingsPicture(m.Target.Place, m.Season, lang, th)
+	case m.Picture == PictureBoard && m.Record != "":
+		return s.keptBoard(m.Record, lang, th)
+	}
+	s.mu.Lock()
+	t, ok := s.tables[m.Table]
+	s.mu.Unlock()
+	if !ok || m.Picture == PictureNone {
+		return nil, "", ErrNoPicture
 	}
 	t.mu.Lock()
 	var names [4]string
@@ -80,4 +94,49 @@ func (s *Service) Picture(m Message, dark bool) (png []byte, alt string, err err
 		return png, tab.AltText(), err
 	}
 	return nil, "", ErrNoPicture
+}
+
+// standingsPicture draws a place's table of a season ("2026-11", or "all").
+func (s *Service) standingsPicture(p Place, season, lang string, th picture.Theme) ([]byte, string, error) {
+	month := season
+	if season == "all" {
+		month = ""
+	} else if _, err := time.Parse("2006-01", season); err != nil {
+		return nil, "", ErrNoPicture
+	}
+	title := placeTitle(Command{Place: p}, lang)
+	in := picture.StandingsInput{Title: i18n.T(lang, "top.all", title), Labels: Labels(lang)}
+	if month != "" {
+		in.Title = i18n.T(lang, "top.month", title, monthName(lang, month))
+	}
+	in.Title = strings.TrimLeft(in.Title, "🏆 ") // the picture has no emoji font
+	for _, r := range s.standings(p.Key(), month) {
+		in.Rows = append(in.Rows, picture.StandingRow{Name: r.Name, Rating: decimal(lang, r.Rating.Ordinal()),
+			Won: r.Won, Played: r.Matches, Provisional: r.Provisional})
+	}
+	png, err := picture.Standings(in, th)
+	return png, in.AltText(), err
+}
+
+// keptBoard draws the stripe board of a kept match as it ended.
+func (s *Service) keptBoard(key, lang string, th picture.Theme) ([]byte, string, error) {
+	data, ok, err := s.cfg.Store.Record(key)
+	if err != nil || !ok {
+		return nil, "", cmp.Or(err, ErrNoPicture)
+	}
+	rec, m, err := ParseStoredMatch(data)
+	if err != nil {
+		return nil, "", err
+	}
+	in := picture.BoardInput{Rules: m.Rules(), Board: m.Board(), History: m.History(), Labels: Labels(lang)}
+	for i, seat := range rec.Seats {
+		switch {
+		case seat.ID != "":
+			in.Names[i] = seat.Name
+		default:
+			in.Names[i] = i18n.T(lang, "seat.robot", i+1)
+		}
+	}
+	png, err := picture.Board(in, th)
+	return png, in.AltText(), err
 }

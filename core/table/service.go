@@ -1,6 +1,7 @@
 package table
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/league"
 )
 
 // Decider is a computer player: it sees one seat's View and returns a move for it. The robot
@@ -30,8 +32,8 @@ type Config struct {
 	// Surfaces describe the platforms whose places are not chats with buttons (the terminal);
 	// a platform not listed has buttons and a group reading along.
 	Surfaces map[string]Surface
-	// KV keeps each person's own settings (their language). Without it they last until the
-	// service stops.
+	// KV keeps each person's own settings (their language), each place's settings and leagues.
+	// Without it they last until the service stops.
 	KV KV
 	// Robots makes a computer player of a level ("easy", "normal", "strong").
 	Robots func(level string, seed uint64) Decider
@@ -98,8 +100,11 @@ type Service struct {
 	tables  map[string]*tbl
 	byPlace map[string]string // place key → the place's current table
 	rng     *rand.Rand
+	// proposals are the changes of places' settings people at their tables asked for.
+	proposals map[string]*proposal
 
-	users users // each person's own settings
+	users  users   // each person's own settings
+	league leagues // every place's league, derived from the kept matches
 
 	// onPublish, when set (by this package's tests), sees each batch of messages with its table,
 	// under the table's lock, before delivery.
@@ -154,10 +159,14 @@ func New(cfg Config) *Service {
 	if cfg.Observe == nil {
 		cfg.Observe = noObserver{}
 	}
+	if cfg.KV == nil {
+		cfg.KV = NewMemStore() // the settings and the leagues last until the service stops
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Service{cfg: cfg, tables: map[string]*tbl{}, byPlace: map[string]string{},
+	s := &Service{cfg: cfg, tables: map[string]*tbl{}, byPlace: map[string]string{}, proposals: map[string]*proposal{},
 		rng: rand.New(rand.NewPCG(cfg.Seed, 0x6b6d)), ctx: ctx, cancel: cancel}
 	s.users.init(cfg.KV, cfg.Log)
+	s.league.init(cfg.KV, cfg.Log)
 	return s
 }
 
@@ -203,6 +212,7 @@ func (s *Service) Resume(ctx context.Context) error {
 		t.mu.Unlock()
 	}
 	s.prune()
+	s.postSeasons(ctx)
 	s.wg.Add(1)
 	go s.janitor()
 	return err
@@ -243,6 +253,7 @@ func (s *Service) janitor() {
 			return
 		case <-tick.C:
 			s.prune()
+			s.postSeasons(s.ctx)
 		}
 	}
 }
@@ -316,6 +327,9 @@ func (s *Service) handle(ctx context.Context, cmd Command) []Message {
 			}
 			return s.personalLang(ctx, cmd)
 		}
+	}
+	if replies, ok := s.placeVerb(ctx, cmd, lang); ok {
+		return replies
 	}
 	t, uerr := s.find(cmd)
 	if uerr != nil {
@@ -438,6 +452,16 @@ type outcome struct {
 	replies []Message // to the actor
 	public  []Message // one-off messages (summaries, notices) sent with the table's update
 	records []Record
+	league  *league.Match // a match that ended: the league learns it with the change
+}
+
+// keepMatch keeps the table's match as it ends (finished or stopped): its record, and what the
+// league learns from it.
+func (s *Service) keepMatch(t *tbl, out *outcome) {
+	rec := s.matchRecord(t)
+	out.records = append(out.records, rec)
+	m := s.leagueMatch(t, rec)
+	out.league = &m
 }
 
 func (s *Service) exec(ctx context.Context, t *tbl, cmd Command) []Message {
@@ -544,11 +568,29 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome,
 		}
 	}
 	data, err := json.Marshal(st)
+	var learned *update
+	if out.league != nil {
+		// The league's lock is held until the change is stored: its cache then holds what the
+		// store holds, whichever match ends at the same time elsewhere.
+		s.league.mu.Lock()
+		defer s.league.mu.Unlock()
+		if learned, err = s.league.learn(*out.league); err != nil {
+			s.cfg.Log.Error("the league could not learn a match; stats rebuild repairs it", "table", st.ID, "err", err)
+			learned, err = nil, nil
+		}
+	}
 	if err == nil {
+		change := Change{TableID: st.ID, State: data, Records: out.records, Closed: st.Status == StatusClosed,
+			Log: LogEntry{Seq: st.Seq, Time: now.UnixMilli(), Actor: cmd.Actor.ID, Verb: cmd.Verb, Args: cmd.Args, EventID: cmd.EventID}}
+		if learned != nil {
+			change.KV = learned.kv
+		}
 		start := time.Now()
-		err = s.cfg.Store.Commit(Change{TableID: st.ID, State: data, Records: out.records, Closed: st.Status == StatusClosed,
-			Log: LogEntry{Seq: st.Seq, Time: now.UnixMilli(), Actor: cmd.Actor.ID, Verb: cmd.Verb, Args: cmd.Args, EventID: cmd.EventID}})
+		err = s.cfg.Store.Commit(change)
 		s.cfg.Observe.Commit(time.Since(start), err)
+	}
+	if err == nil && learned != nil {
+		s.league.keep(learned)
 	}
 	if err != nil {
 		s.cfg.Log.Error("commit failed; rolling back", "table", st.ID, "err", err)
@@ -678,10 +720,19 @@ func (s *Service) open(ctx context.Context, cmd Command) []Message {
 	if cmd.Anonymous { // the one who opens a table takes its first seat
 		return []Message{s.errorReply(cmd, lang, refuse("err.anonymous"))}
 	}
-	opts, err := ParseOptions(cmd.Args)
+	// The place's own settings come first; what new says overrides them.
+	house := s.placeSettings(cmd.Place.Key())
+	houseArgs := house.args()
+	if _, err := ParseOptions(houseArgs); err != nil {
+		// Kept by an older version whose options differed: new tables start from the defaults.
+		s.cfg.Log.Warn("a place's settings no longer read; ignoring them", "place", cmd.Place.Key(), "err", err)
+		houseArgs = nil
+	}
+	opts, err := ParseOptions(append(houseArgs, cmd.Args...))
 	if oe := (*OptionError)(nil); errors.As(err, &oe) {
 		return []Message{s.errorReply(cmd, lang, optionRefusal(oe))}
 	}
+	tableLang := cmp.Or(house.Lang, lang)
 	// The place is reserved under the service lock, so two /new at once open one table; the
 	// new table's own lock keeps others waiting until it is stored.
 	key := cmd.Place.Key()
@@ -712,7 +763,7 @@ func (s *Service) open(ctx context.Context, cmd Command) []Message {
 		}
 	}
 	id := s.newID()
-	st := &state{V: stateVersion, ID: id, Place: cmd.Place, Lang: lang, Options: opts.state(),
+	st := &state{V: stateVersion, ID: id, Place: cmd.Place, Lang: tableLang, Options: opts.state(),
 		Status: StatusLobby, Seed: s.rng.Uint64(), MatchNo: 1, Created: s.cfg.Now().UnixMilli()}
 	st.Seats[0] = SeatState{Player: &Player{ID: cmd.Actor.ID, Name: cmd.Actor.Name, Locale: cmd.Actor.Locale}}
 	t := &tbl{st: st, opts: opts, sent: map[string]uint64{}}

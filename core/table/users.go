@@ -11,7 +11,8 @@ const bucketUsers = "table.user"
 
 // userPrefs are what a person chose for themselves, whatever table they sit at.
 type userPrefs struct {
-	Lang string `json:"lang,omitempty"`
+	Lang   string `json:"lang,omitempty"`
+	Hidden bool   `json:"hidden,omitempty"` // not ranked, and their statistics shown to them alone
 }
 
 // users caches people's settings in front of the KV; without a KV it is all there is.
@@ -71,6 +72,21 @@ func (u *users) setLang(id, lang string) error {
 	p := u.getLocked(id)
 	p.Lang = lang
 	return u.put(id, p)
+}
+
+func (u *users) setHidden(id string, hidden bool) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	p := u.getLocked(id)
+	p.Hidden = hidden
+	return u.put(id, p)
+}
+
+// forget drops what is cached of a person (the KV entry is deleted by the caller).
+func (u *users) forget(id string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	delete(u.prefs, id)
 }
 
 // adopt takes over a language choice an older table state kept, unless the person has chosen

@@ -367,7 +367,7 @@ func (s *Service) applyMove(t *tbl, g *core.Game, m core.Move, out *outcome) *us
 	out.public = append(out.public, s.gameSummary(t, g, n))
 	if t.match.Over() {
 		t.st.Status = StatusOver
-		out.records = append(out.records, s.matchRecord(t))
+		s.keepMatch(t, out)
 		out.public = append(out.public, s.matchSummary(t))
 		return nil
 	}
@@ -428,7 +428,7 @@ func (s *Service) stop(t *tbl, c *call) *userError {
 func (s *Service) close(t *tbl, out *outcome) {
 	st := t.st
 	if st.Status == StatusPlaying && t.match != nil && t.match.NumGames() > 0 {
-		out.records = append(out.records, s.matchRecord(t))
+		s.keepMatch(t, out)
 	}
 	st.Status = StatusClosed
 	st.Votes = nil

@@ -1,0 +1,588 @@
+package table
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/league"
+)
+
+// The league's verbs answer about a place, not a table: they work with no table there.
+const (
+	VerbStats    Verb = "stats"    // a person's statistics here; "stats off|on" hides or shows them
+	VerbTop      Verb = "top"      // this place's table: of the month, a month (2026-11) or all time
+	VerbHistory  Verb = "history"  // the last matches here, each with its board and its record
+	VerbSettings Verb = "settings" // this place's defaults for new tables
+	VerbMyData   Verb = "mydata"   // what is kept about the person
+	VerbForget   Verb = "forget"   // remove the person's name and ratings ("forget yes")
+)
+
+// placeVerb answers the league's verbs (and settings, mydata, forget); false when cmd is not one.
+func (s *Service) placeVerb(ctx context.Context, cmd Command, lang string) ([]Message, bool) {
+	var text string
+	var m Message
+	switch cmd.Verb {
+	case VerbStats:
+		return s.statsVerb(cmd, lang), true
+	case VerbTop:
+		return s.topVerb(cmd, lang), true
+	case VerbHistory:
+		return s.historyVerb(cmd, lang), true
+	case VerbSettings:
+		return s.settingsVerb(ctx, cmd, lang), true
+	case VerbMyData:
+		text = s.myData(cmd, lang)
+	case VerbForget:
+		return s.forgetVerb(cmd, lang), true
+	default:
+		return nil, false
+	}
+	m = reply(cmd, lang, KindReply, text)
+	m.Secret, m.Public = true, i18n.T(lang, "league.private")
+	return []Message{m}, true
+}
+
+// placeTitle is how the place is named in the league's texts.
+func placeTitle(cmd Command, lang string) string {
+	if cmd.Place.Title != "" {
+		return cmd.Place.Title
+	}
+	return i18n.T(lang, "league.here")
+}
+
+func (s *Service) statsVerb(cmd Command, lang string) []Message {
+	arg := strings.ToLower(strings.TrimSpace(strings.Join(cmd.Args, " ")))
+	if arg == "off" || arg == "on" {
+		if err := s.users.setHidden(cmd.Actor.ID, arg == "off"); err != nil {
+			return []Message{s.errorReply(cmd, lang, refuse("err.internal"))}
+		}
+		return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "stats."+arg))}
+	}
+	s.league.mu.Lock()
+	defer s.league.mu.Unlock()
+	p := s.league.place(cmd.Place.Key())
+	id := cmd.Actor.ID
+	if arg != "" && arg != "me" {
+		id = ""
+		for pid, pl := range p.Players {
+			if i18n.Fold(pl.Name) == i18n.Fold(arg) && !strings.HasPrefix(pid, forgottenPrefix) {
+				id = pid
+			}
+		}
+		if id == "" {
+			return []Message{s.errorReply(cmd, lang, refuse("stats.nobody", lit(arg)))}
+		}
+	}
+	pl, ok := p.Players[id]
+	name := cmd.Actor.Name
+	if ok {
+		name = pl.Name
+	}
+	switch {
+	case id != cmd.Actor.ID && s.users.get(id).Hidden:
+		return []Message{reply(cmd, lang, KindReply, i18n.T(lang, "stats.hidden", name))}
+	case !ok || pl.Games == 0:
+		return []Message{reply(cmd, lang, KindReply, i18n.T(lang, "stats.none", name, placeTitle(cmd, lang)))}
+	}
+	var b strings.Builder
+	b.WriteString(i18n.T(lang, "stats.title", name, placeTitle(cmd, lang)))
+	ranked := league.Rank(p.AllTime(), s.hidden)
+	rank := slices.IndexFunc(ranked, func(r league.Standing) bool { return r.ID == id })
+	if pl.Matches > 0 {
+		line := i18n.T(lang, "stats.rating", decimal(lang, pl.Rating.Ordinal()), decimal(lang, pl.Rating.Mu), decimal(lang, pl.Rating.Sigma))
+		if rank >= 0 {
+			line += " · " + i18n.T(lang, "stats.rank", rank+1, len(ranked))
+		}
+		if pl.Rating.Sigma > league.Provisional {
+			line += " · " + i18n.T(lang, "stats.provisional")
+		}
+		b.WriteString("\n" + line)
+		share, margin := league.Share(pl.MatchesWon, pl.Matches)
+		b.WriteString("\n" + i18n.N(lang, "stats.matches", pl.Matches, pl.MatchesWon, int(math.Round(share*100)), int(math.Round(margin*100))))
+	}
+	b.WriteString("\n" + i18n.N(lang, "stats.games", pl.Games, pl.GamesWon, pl.Draws))
+	if _, c := league.Best(s.shown(pl.With), false); c != nil {
+		b.WriteString("\n" + i18n.T(lang, "stats.partner", c.Name, c.Won, c.Matches))
+	}
+	if _, c := league.Best(s.shown(pl.Against), true); c != nil {
+		b.WriteString("\n" + i18n.T(lang, "stats.opponent", c.Name, c.Won, c.Matches))
+	}
+	b.WriteString("\n" + i18n.T(lang, "stats.calls", pl.KonterCalled, pl.KonterWon, pl.MattCalled, pl.MattWon,
+		pl.TrumpNamed, pl.TrumpWon))
+	b.WriteString("\n" + i18n.T(lang, "stats.tricks", pl.AllTricks, pl.NoTricks, pl.BestRun))
+	return []Message{reply(cmd, lang, KindReply, b.String())}
+}
+
+// hidden reports whether a person asked not to be ranked, or is a forgotten person's placeholder
+// (rated, so that the others' ratings stay as they were, and never shown).
+func (s *Service) hidden(id string) bool {
+	return strings.HasPrefix(id, forgottenPrefix) || s.users.get(id).Hidden
+}
+
+// shown is a player's book of partners or opponents without those never shown.
+func (s *Service) shown(book map[string]*league.Company) map[string]*league.Company {
+	out := make(map[string]*league.Company, len(book))
+	for id, c := range book {
+		if !s.hidden(id) {
+			out[id] = c
+		}
+	}
+	return out
+}
+
+// season reads top's argument: "" or "month" is this month, "all" all time, "2026-11" that
+// month, "last" the month before.
+func (s *Service) season(arg string) (string, bool) {
+	now := s.cfg.Now()
+	switch strings.ToLower(strings.TrimSpace(arg)) {
+	case "", "month", "mount", "monat", "mois":
+		return league.SeasonOf(now), true
+	case "last":
+		return league.SeasonOf(firstOfMonth(now).Add(-time.Hour)), true
+	case "all", "alles", "tout":
+		return "", true
+	}
+	if t, err := time.Parse("2006-01", strings.TrimSpace(arg)); err == nil {
+		return t.Format("2006-01"), true
+	}
+	return "", false
+}
+
+// firstOfMonth is midnight of the first of now's month where the league keeps time.
+func firstOfMonth(now time.Time) time.Time {
+	t := now.In(league.Zone)
+	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, league.Zone)
+}
+
+func (s *Service) topVerb(cmd Command, lang string) []Message {
+	month, ok := s.season(strings.Join(cmd.Args, " "))
+	if !ok {
+		return []Message{s.errorReply(cmd, lang, refuse("top.usage"))}
+	}
+	m := reply(cmd, lang, KindReply, s.standingsText(cmd.Place.Key(), placeTitle(cmd, lang), month, lang))
+	m.Picture, m.Season = PictureStandings, seasonArg(month)
+	return []Message{m}
+}
+
+func seasonArg(month string) string {
+	if month == "" {
+		return "all"
+	}
+	return month
+}
+
+// standingsText is a place's table of a month ("" all time) as text.
+func (s *Service) standingsText(placeKey, title, month, lang string) string {
+	head := i18n.T(lang, "top.all", title)
+	if month != "" {
+		head = i18n.T(lang, "top.month", title, monthName(lang, month))
+	}
+	return head + s.standingsRows(placeKey, month, lang)
+}
+
+// standings is a place's ranked table of a month ("" all time), hidden people left out.
+func (s *Service) standings(placeKey, month string) []league.Standing {
+	s.league.mu.Lock()
+	p := s.league.place(placeKey)
+	rows := p.AllTime()
+	if month != "" {
+		rows = p.SeasonTable(month)
+	}
+	s.league.mu.Unlock()
+	return league.Rank(rows, s.hidden)
+}
+
+// standingsRows are the table's lines, each after a line break.
+func (s *Service) standingsRows(placeKey, month, lang string) string {
+	ranked := s.standings(placeKey, month)
+	if len(ranked) == 0 {
+		return "\n" + i18n.T(lang, "top.empty")
+	}
+	var b strings.Builder
+	for i, r := range ranked {
+		line := i18n.T(lang, "top.row", i+1, r.Name, decimal(lang, r.Rating.Ordinal()), r.Won, r.Matches)
+		if r.Provisional {
+			line += " " + i18n.T(lang, "top.provisional")
+		}
+		b.WriteString("\n" + line)
+	}
+	return b.String()
+}
+
+// monthName is "November 2026" in lang.
+func monthName(lang, month string) string {
+	t, err := time.Parse("2006-01", month)
+	if err != nil {
+		return month
+	}
+	names := strings.Split(i18n.T(lang, "months"), ",")
+	if len(names) != 12 {
+		return month
+	}
+	return names[t.Month()-1] + " " + strconv.Itoa(t.Year())
+}
+
+// maxHistory is how many matches history lists: two buttons each fit every platform's limits.
+const maxHistory = 8
+
+func (s *Service) historyVerb(cmd Command, lang string) []Message {
+	s.league.mu.Lock()
+	recent := slices.Clone(s.league.place(cmd.Place.Key()).Recent)
+	s.league.mu.Unlock()
+	recent = recent[max(0, len(recent)-maxHistory):]
+	slices.Reverse(recent)
+	// A button names its match by key ("b:KEY"); typed, it is its number in the list ("board 2").
+	switch arg := strings.TrimSpace(strings.Join(cmd.Args, " ")); {
+	case arg == "":
+	case strings.HasPrefix(arg, "b:"), strings.HasPrefix(arg, "r:"):
+		return s.historyItem(cmd, lang, arg[:1], arg[2:])
+	default:
+		what, n, _ := strings.Cut(strings.ToLower(arg), " ")
+		i, err := strconv.Atoi(strings.TrimSpace(n))
+		if (what != "board" && what != "record") || err != nil || i < 1 || i > len(recent) {
+			return []Message{s.errorReply(cmd, lang, refuse("history.bad"))}
+		}
+		return s.historyItem(cmd, lang, what[:1], recent[i-1].Key)
+	}
+	if len(recent) == 0 {
+		return []Message{reply(cmd, lang, KindReply, i18n.T(lang, "history.empty", placeTitle(cmd, lang)))}
+	}
+	var b strings.Builder
+	b.WriteString(i18n.T(lang, "history.title", placeTitle(cmd, lang)))
+	var rows [][]Button
+	for i, l := range recent {
+		when := l.End.In(league.Zone).Format("2006-01-02 15:04")
+		var line string
+		switch w := l.Winner; w {
+		case -1:
+			line = i18n.T(lang, "history.stopped", i+1, when, l.Teams[0], l.Teams[1], l.Board[0], l.Board[1])
+		default: // the winners first, their stripes too
+			line = i18n.N(lang, "history.line", l.Games, i+1, when, l.Teams[w], l.Teams[1-w], l.Board[w], l.Board[1-w])
+		}
+		b.WriteString("\n" + line)
+		n := strconv.Itoa(i + 1)
+		rows = append(rows, []Button{
+			{Label: "📋 " + n, Action: Action{Verb: VerbHistory, Arg: "b:" + l.Key}, Style: StyleSecondary},
+			{Label: "📄 " + n, Action: Action{Verb: VerbHistory, Arg: "r:" + l.Key}, Style: StyleSecondary},
+		})
+	}
+	if s.surface(cmd.Place).Typed {
+		b.WriteString("\n" + i18n.T(lang, "history.buttons.typed"))
+		rows = nil
+	} else {
+		b.WriteString("\n" + i18n.T(lang, "history.buttons"))
+	}
+	m := reply(cmd, lang, KindReply, b.String())
+	m.Buttons = rows
+	return []Message{m}
+}
+
+// historyItem sends one kept match of the place: its board picture, or its record as a file in
+// the replay format.
+func (s *Service) historyItem(cmd Command, lang, what, key string) []Message {
+	s.league.mu.Lock()
+	known := slices.ContainsFunc(s.league.place(cmd.Place.Key()).Recent, func(l league.Line) bool { return l.Key == key })
+	s.league.mu.Unlock()
+	var data []byte
+	found := false
+	if known {
+		var err error
+		if data, found, err = s.cfg.Store.Record(key); err != nil {
+			s.cfg.Log.Error("reading a kept match", "record", key, "err", err)
+			return []Message{s.errorReply(cmd, lang, refuse("err.internal"))}
+		}
+	}
+	if !found { // a match of another place, or one pruned since: not this place's to show
+		return []Message{s.errorReply(cmd, lang, refuse("history.gone"))}
+	}
+	m := reply(cmd, lang, KindReply, i18n.T(lang, "history.board"))
+	m.Record = key
+	if what == "b" {
+		m.Picture = PictureBoard
+		return []Message{m}
+	}
+	recs, err := Export(data)
+	if err != nil {
+		return []Message{s.errorReply(cmd, lang, refuse("history.gone"))}
+	}
+	m.Text = i18n.T(lang, "history.record")
+	m.File = &File{Name: strings.ReplaceAll(key, "/", "-") + ".json", Data: mustJSON(recs[key+"/match"])}
+	return []Message{m}
+}
+
+func mustJSON(v any) []byte {
+	data, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		panic(fmt.Sprintf("a record does not encode: %v", err)) // records are plain data
+	}
+	return data
+}
+
+// placeSettings are a place's defaults for new tables: option keys and values as new takes them,
+// and the language its tables speak. Kept in the KV (bucket table.place), per place.
+type placeSettings struct {
+	Options map[string]string `json:"options,omitempty"`
+	Lang    string            `json:"lang,omitempty"`
+}
+
+const bucketPlaces = "table.place"
+
+func (s *Service) placeSettings(placeKey string) placeSettings {
+	var ps placeSettings
+	s.league.get(bucketPlaces, placeKey, &ps)
+	return ps
+}
+
+// args are the settings as arguments of new, in the options' order.
+func (ps placeSettings) args() []string {
+	var out []string
+	for _, o := range TableOptions {
+		if v, ok := ps.Options[o.Key]; ok {
+			out = append(out, o.Key+"="+v)
+		}
+	}
+	return out
+}
+
+// proposal is a change to a place's settings some of the people at its table asked for; it is
+// made when all of them have.
+type proposal struct {
+	change string
+	votes  []string
+}
+
+func (s *Service) settingsVerb(ctx context.Context, cmd Command, lang string) []Message {
+	if cmd.Private {
+		return []Message{s.errorReply(cmd, lang, refuse("settings.private"))}
+	}
+	key := cmd.Place.Key()
+	cur := s.placeSettings(key)
+	if len(cmd.Args) == 0 {
+		opts, _ := ParseOptions(cur.args())
+		text := i18n.T(lang, "settings.title", placeTitle(cmd, lang)) + "\n" + optionsLine(lang, opts)
+		if cur.Lang != "" {
+			text += "\n" + i18n.T(lang, "settings.lang", i18n.T(cur.Lang, "lang.name"))
+		}
+		return []Message{reply(cmd, lang, KindReply, text+"\n"+i18n.T(lang, "settings.how"))}
+	}
+	next := placeSettings{Options: map[string]string{}, Lang: cur.Lang}
+	for k, v := range cur.Options {
+		next.Options[k] = v
+	}
+	var optArgs []string
+	for _, a := range cmd.Args {
+		k, v, _ := strings.Cut(a, "=")
+		if i18n.Fold(k) == "lang" || i18n.Fold(k) == "language" {
+			l := i18n.Match(v)
+			if l == "" {
+				return []Message{s.errorReply(cmd, lang, refuse("err.bad_lang", lit(v)))}
+			}
+			next.Lang = l
+			continue
+		}
+		optArgs = append(optArgs, a)
+	}
+	parsed, err := ParseOptions(optArgs)
+	if oe := (*OptionError)(nil); errors.As(err, &oe) {
+		return []Message{s.errorReply(cmd, lang, optionRefusal(oe))}
+	}
+	for _, a := range optArgs {
+		k, _, _ := strings.Cut(a, "=")
+		if o, ok := OptionNamed(strings.TrimSpace(k)); ok {
+			next.Options[o.Key] = o.get(parsed)
+		}
+	}
+	change := strings.Join(append(next.args(), "lang="+next.Lang), " ")
+	if !cmd.Admin {
+		votes, need, uerr := s.voteSettings(cmd, change)
+		if uerr != nil {
+			return []Message{s.errorReply(cmd, lang, uerr)}
+		}
+		if votes < need {
+			return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "settings.vote", cmd.Actor.Name, votes, need))}
+		}
+	}
+	data, _ := json.Marshal(next)
+	if err := s.cfg.KV.Put(bucketPlaces, key, data); err != nil {
+		s.cfg.Log.Error("saving a place's settings", "err", err)
+		return []Message{s.errorReply(cmd, lang, refuse("err.internal"))}
+	}
+	opts, _ := ParseOptions(next.args())
+	return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "settings.saved")+"\n"+optionsLine(lang, opts))}
+}
+
+// voteSettings counts a seated person's vote for a change of the place's settings: every person
+// at the place's table must ask for the same change.
+func (s *Service) voteSettings(cmd Command, change string) (votes, need int, uerr *userError) {
+	t, ok := s.table(s.TableAt(cmd.Place))
+	if !ok {
+		return 0, 0, refuse("settings.who")
+	}
+	t.mu.Lock()
+	var humans []string
+	for _, seat := range t.st.Seats {
+		if seat.Human() && !seat.Away {
+			humans = append(humans, seat.Player.ID)
+		}
+	}
+	t.mu.Unlock()
+	if !slices.Contains(humans, cmd.Actor.ID) {
+		return 0, 0, refuse("settings.who")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := cmd.Place.Key()
+	p := s.proposals[key]
+	if p == nil || p.change != change {
+		p = &proposal{change: change}
+		s.proposals[key] = p
+	}
+	if !slices.Contains(p.votes, cmd.Actor.ID) {
+		p.votes = append(p.votes, cmd.Actor.ID)
+	}
+	n := 0
+	for _, v := range p.votes {
+		if slices.Contains(humans, v) {
+			n++
+		}
+	}
+	if n >= len(humans) {
+		delete(s.proposals, key)
+	}
+	return n, len(humans), nil
+}
+
+// myData says what is kept about the person who asks, and how to change it.
+func (s *Service) myData(cmd Command, lang string) string {
+	id := cmd.Actor.ID
+	prefs := s.users.get(id)
+	var b strings.Builder
+	b.WriteString(i18n.T(lang, "mydata.title", cmd.Actor.Name, id))
+	if prefs.Lang != "" {
+		b.WriteString("\n" + i18n.T(lang, "mydata.lang", i18n.T(prefs.Lang, "lang.name")))
+	}
+	if prefs.Hidden {
+		b.WriteString("\n" + i18n.T(lang, "mydata.hidden"))
+	} else {
+		b.WriteString("\n" + i18n.T(lang, "mydata.shown"))
+	}
+	s.league.mu.Lock()
+	pl, here := s.league.place(cmd.Place.Key()).Players[id]
+	global, rated := s.league.person(id)
+	s.league.mu.Unlock()
+	if here {
+		b.WriteString("\n" + i18n.T(lang, "mydata.here", placeTitle(cmd, lang), pl.Games, decimal(lang, pl.Rating.Ordinal())))
+	}
+	if rated {
+		b.WriteString("\n" + i18n.T(lang, "mydata.global", decimal(lang, global.Ordinal())))
+	}
+	b.WriteString("\n" + i18n.N(lang, "mydata.kept", int(s.cfg.Retention.Hours()/24)))
+	return b.String()
+}
+
+// Forgotten is the name a forgotten person has in the kept matches; their ID there begins with
+// forgottenPrefix.
+const (
+	Forgotten       = "—"
+	forgottenPrefix = "forgotten:"
+)
+
+func (s *Service) forgetVerb(cmd Command, lang string) []Message {
+	if strings.ToLower(strings.TrimSpace(strings.Join(cmd.Args, " "))) != "yes" {
+		m := reply(cmd, lang, KindReply, i18n.T(lang, "forget.ask"))
+		m.Secret, m.Public = true, i18n.T(lang, "league.private")
+		return []Message{m}
+	}
+	n, err := s.Forget(cmd.Actor.ID)
+	if err != nil {
+		s.cfg.Log.Error("forgetting a person", "err", err)
+		return []Message{s.errorReply(cmd, lang, refuse("err.internal"))}
+	}
+	m := reply(cmd, lang, KindNotice, i18n.N(lang, "forget.done", n))
+	m.Secret, m.Public = true, i18n.T(lang, "league.private")
+	return []Message{m}
+}
+
+// Forget removes a person from what is kept for ever: in every kept match their seat gets a
+// placeholder of its own (so the others' results, partners and opponents stay right, and two
+// forgotten people stay two), their ratings and settings go, and every league is made anew from
+// the records. It gives how many matches named them.
+func (s *Service) Forget(id string) (int, error) {
+	placeholder := forgottenPrefix + strconv.FormatUint(s.randomID(), 36)
+	var changed []Record
+	err := s.cfg.Store.Records(func(key string, data []byte) error {
+		var rec StoredMatch
+		if json.Unmarshal(data, &rec) != nil {
+			return nil
+		}
+		touched := false
+		for i := range rec.Seats {
+			if rec.Seats[i].ID == id {
+				rec.Seats[i].ID, rec.Seats[i].Name = placeholder, Forgotten
+				touched = true
+			}
+		}
+		if touched {
+			changed = append(changed, recordOf(key, rec))
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	s.league.mu.Lock()
+	defer s.league.mu.Unlock()
+	// The league is made from the records as they will be after the change.
+	rewritten := map[string][]byte{}
+	for _, r := range changed {
+		rewritten[r.Key] = r.Data
+	}
+	entries, _, _, err := Rebuild(func(fn func(string, []byte) error) error {
+		return s.cfg.Store.Records(func(key string, data []byte) error {
+			if d, ok := rewritten[key]; ok {
+				data = d
+			}
+			return fn(key, data)
+		})
+	})
+	if err != nil {
+		return 0, err
+	}
+	entries = append(entries, KVEntry{Bucket: bucketUsers, Key: id})
+	if err := s.cfg.Store.Rewrite(changed, LeagueBuckets, entries); err != nil {
+		return 0, err
+	}
+	s.league.init(s.cfg.KV, s.cfg.Log) // the cache is older than the store now
+	s.users.forget(id)
+	return len(changed), nil
+}
+
+// LeagueBuckets are the KV buckets made from the records alone (Rebuild's).
+var LeagueBuckets = []string{bucketLeague, bucketRatings, bucketMonths}
+
+// randomID draws a number from the service's seeded source (s.mu taken).
+func (s *Service) randomID() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rng.Uint64()
+}
+
+// decimal writes a rating with one decimal as lang writes numbers: 21.4, or 21,4 outside English.
+func decimal(lang string, x float64) string {
+	out := strconv.FormatFloat(x, 'f', 1, 64)
+	if out == "-0.0" {
+		out = "0.0"
+	}
+	if lang != "en" {
+		out = strings.Replace(out, ".", ",", 1)
+	}
+	return strings.Replace(out, "-", "−", 1)
+}
