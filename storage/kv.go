@@ -84,3 +84,12 @@ func checkKV(bucket, key string) error {
 	}
 	return checkKey("kv key", key)
 }
+
+// KVEach calls fn for every entry of a KV bucket in key order, outside any transaction; a bucket
+// never written has none. An error from fn stops the iteration and is returned.
+func (s *Store) KVEach(bucket string, fn func(key string, value []byte) error) error {
+	if err := checkKey("kv bucket", bucket); err != nil {
+		return err
+	}
+	return s.each(bucketKV, []byte(bucket), func(k, v []byte) error { return fn(string(k), v) })
+}

@@ -127,7 +127,7 @@ type Line struct {
 	Games  int       `json:"games"`
 }
 
-// MaxRecent is how many matches the history keeps.
+// MaxRecent is how many matches the history keeps at least (at most twice as many).
 const MaxRecent = 50
 
 // Player is one person's record at a place.
@@ -211,7 +211,7 @@ func (p *Place) Add(m Match, global map[string]rating.Rating) {
 	line := Line{Key: m.Key, End: m.End, Winner: m.Winner, Board: m.Board, Games: len(m.Games),
 		Teams: [2]string{teamName(m.Seats[0], m.Seats[2]), teamName(m.Seats[1], m.Seats[3])}}
 	p.Recent = append(p.Recent, line)
-	if len(p.Recent) > MaxRecent {
+	if len(p.Recent) >= 2*MaxRecent { // trimmed now and then, not at every match
 		p.Recent = slices.Clone(p.Recent[len(p.Recent)-MaxRecent:])
 	}
 	if m.Winner < 0 {

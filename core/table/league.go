@@ -20,10 +20,10 @@ import (
 // The league's KV buckets. They are derived from the kept matches and written in the same
 // transaction as the match that changes them; `stats rebuild` makes them anew from the records.
 const (
-	bucketLeague  = "league.place"  // place key → league.Place
-	bucketRatings = "league.person" // player ID → rating.Rating across all places
-	bucketMonths  = "league.month"  // "2026-11" → []place key: the places that played that month
-	bucketPosted  = "league.posted" // "2026-11" → "1": that month's tables were posted
+	BucketLeague  = "league.place"  // place key → league.Place
+	BucketRatings = "league.person" // player ID → rating.Rating across all places
+	BucketMonths  = "league.month"  // "2026-11" → []place key: the places where a match was won that month
+	bucketPosted  = "league.posted" // "2026-11" → when that month's tables were posted
 )
 
 // LeagueMatch is what the league learns from a kept match.
@@ -79,7 +79,7 @@ func (l *leagues) place(key string) *league.Place {
 		return p
 	}
 	p := league.NewPlace(key)
-	if l.get(bucketLeague, key, p) && p.Players == nil {
+	if l.get(BucketLeague, key, p) && p.Players == nil {
 		p = league.NewPlace(key)
 	}
 	l.places[key] = p
@@ -92,7 +92,7 @@ func (l *leagues) person(id string) (rating.Rating, bool) {
 		return r, true
 	}
 	var r rating.Rating
-	if !l.get(bucketRatings, id, &r) {
+	if !l.get(BucketRatings, id, &r) {
 		return r, false
 	}
 	l.people[id] = r
@@ -104,7 +104,7 @@ func (l *leagues) month(m string) []string {
 		return ps
 	}
 	var ps []string
-	l.get(bucketMonths, m, &ps)
+	l.get(BucketMonths, m, &ps)
 	l.months[m] = ps
 	return ps
 }
@@ -142,17 +142,17 @@ func (l *leagues) learn(m league.Match) (*update, error) {
 	if data, err = json.Marshal(next); err != nil {
 		return nil, err
 	}
-	u.kv = append(u.kv, KVEntry{Bucket: bucketLeague, Key: m.Place, Value: data})
+	u.kv = append(u.kv, KVEntry{Bucket: BucketLeague, Key: m.Place, Value: data})
 	for id, r := range people {
 		b, _ := json.Marshal(r)
-		u.kv = append(u.kv, KVEntry{Bucket: bucketRatings, Key: id, Value: b})
+		u.kv = append(u.kv, KVEntry{Bucket: BucketRatings, Key: id, Value: b})
 	}
 	u.month = league.SeasonOf(m.End)
 	months := l.month(u.month)
 	if m.Winner >= 0 && !contains(months, m.Place) {
 		u.months = append(append([]string(nil), months...), m.Place)
 		b, _ := json.Marshal(u.months)
-		u.kv = append(u.kv, KVEntry{Bucket: bucketMonths, Key: u.month, Value: b})
+		u.kv = append(u.kv, KVEntry{Bucket: BucketMonths, Key: u.month, Value: b})
 	}
 	return u, nil
 }
@@ -228,15 +228,15 @@ func Rebuild(records func(fn func(key string, data []byte) error) error) (entrie
 	}
 	for key, p := range places {
 		data, _ := json.Marshal(p)
-		entries = append(entries, KVEntry{Bucket: bucketLeague, Key: key, Value: data})
+		entries = append(entries, KVEntry{Bucket: BucketLeague, Key: key, Value: data})
 	}
 	for id, r := range people {
 		data, _ := json.Marshal(r)
-		entries = append(entries, KVEntry{Bucket: bucketRatings, Key: id, Value: data})
+		entries = append(entries, KVEntry{Bucket: BucketRatings, Key: id, Value: data})
 	}
 	for mo, ps := range months {
 		data, _ := json.Marshal(ps)
-		entries = append(entries, KVEntry{Bucket: bucketMonths, Key: mo, Value: data})
+		entries = append(entries, KVEntry{Bucket: BucketMonths, Key: mo, Value: data})
 	}
 	return entries, len(all), skipped, nil
 }

@@ -2,6 +2,7 @@ package table
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -277,5 +278,250 @@ func TestASeasonThroughTheService(t *testing.T) {
 		if e := errText(h.do(people[2], VerbHistory, bad...)); e == "" {
 			t.Errorf("history %v is not refused", bad)
 		}
+	}
+}
+
+// leagueKV is every entry of the league's buckets in a MemStore, as "bucket key" → value.
+func leagueKV(m *MemStore) map[string]string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]string{}
+	for k, v := range m.kv {
+		bucket, key, _ := strings.Cut(k, "\x00")
+		if slices.Contains(LeagueBuckets, bucket) {
+			out[bucket+" "+key] = string(v)
+		}
+	}
+	return out
+}
+
+// TestRebuildEqualsTheLiveLeague: what the league learned match by match is what Rebuild makes
+// from the records alone, byte for byte.
+func TestRebuildEqualsTheLiveLeague(t *testing.T) {
+	clk := &clock{now: time.Date(2026, 11, 20, 20, 0, 0, 0, league.Zone)}
+	store := NewMemStore()
+	h, people := leagueHarness(t, store, clk)
+	playSeason(t, h, clk, people, 24, 7)
+	// A stopped match counts its games, not as a match.
+	h.do(people[0], VerbNew, "timer=none")
+	for _, p := range people[1:4] {
+		h.do(p, VerbJoin)
+	}
+	h.do(people[0], VerbDeal)
+	id := h.svc.TableAt(h.place)
+	for range 30 { // a few tricks into the first game
+		who, legal, trump := h.svc.Turn(id)
+		p := people[slices.IndexFunc(people, func(q Player) bool { return q.ID == who })]
+		if trump {
+			h.do(p, VerbTrump, "H")
+		} else {
+			h.do(p, VerbPlay, legal[0].String())
+		}
+	}
+	for _, p := range people[:4] {
+		h.do(p, VerbStop)
+	}
+	live := leagueKV(store)
+	if len(live) == 0 {
+		t.Fatal("the league kept nothing")
+	}
+	entries, matches, skipped, err := Rebuild(store.Records)
+	if err != nil || skipped != 0 {
+		t.Fatalf("Rebuild: %v, %d skipped", err, skipped)
+	}
+	if matches != 25 {
+		t.Errorf("Rebuild read %d matches, want 25 (24 won, 1 stopped)", matches)
+	}
+	rebuilt := map[string]string{}
+	for _, e := range entries {
+		rebuilt[e.Bucket+" "+e.Key] = string(e.Value)
+	}
+	for k, v := range live {
+		if rebuilt[k] != v {
+			t.Errorf("%s: live %s\nrebuilt %s", k, v, rebuilt[k])
+		}
+	}
+	for k := range rebuilt {
+		if _, ok := live[k]; !ok {
+			t.Errorf("%s is rebuilt but was never kept", k)
+		}
+	}
+	// A restarted service reads the same league from the KV.
+	h2 := newHarness(t, store, withKV, func(c *Config) { c.Now = clk.Now })
+	t.Cleanup(h2.svc.Close)
+	for _, p := range people {
+		if a, b := replyText(t, h.do(p, VerbStats)), replyText(t, h2.do(p, VerbStats)); a != b {
+			t.Errorf("after a restart, stats of %s:\n%s\nwas:\n%s", p.Name, b, a)
+		}
+	}
+}
+
+// TestForgetKeepsTheOthersResults: a forgotten person's name leaves every record and table; the
+// others' numbers stay exactly as they were.
+func TestForgetKeepsTheOthersResults(t *testing.T) {
+	clk := &clock{now: time.Date(2026, 11, 2, 20, 0, 0, 0, league.Zone)}
+	store := NewMemStore()
+	h, people := leagueHarness(t, store, clk)
+	tl := playSeason(t, h, clk, people, 20, 99)
+	eve := people[4]
+	h.do(eve, VerbLang, "de")
+	before := h.svc.PlaceLeague(h.place.Key())
+
+	ask := h.do(eve, VerbForget)
+	if len(ask) != 1 || !ask[0].Secret || !strings.Contains(ask[0].Text, "/forget yes") {
+		t.Fatalf("forget asks %+v", ask)
+	}
+	if after := h.svc.PlaceLeague(h.place.Key()); after.Players[eve.ID] == nil {
+		t.Fatal("forget without yes forgot")
+	}
+	done := h.do(eve, VerbForget, "yes")
+	if len(done) != 1 || !done[0].Secret || !strings.Contains(done[0].Text, fmt.Sprintf(" %d ", tl.matches[eve.ID])) {
+		t.Fatalf("forget yes answers %+v (Eve played %d matches)", done, tl.matches[eve.ID])
+	}
+	after := h.svc.PlaceLeague(h.place.Key())
+	if after.Players[eve.ID] != nil {
+		t.Error("Eve is still in the league")
+	}
+	for _, p := range people[:4] {
+		b, a := before.Players[p.ID], after.Players[p.ID]
+		if a == nil || a.Rating != b.Rating || a.Matches != b.Matches || a.MatchesWon != b.MatchesWon || a.Games != b.Games {
+			t.Errorf("%s changed: %+v, was %+v", p.Name, a, b)
+		}
+	}
+	_ = store.Records(func(key string, data []byte) error {
+		if bytes.Contains(data, []byte(eve.ID)) || bytes.Contains(data, []byte(`"Eve"`)) {
+			t.Errorf("record %s still names Eve: %s", key, data)
+		}
+		return nil
+	})
+	if _, ok, _ := store.Get(bucketUsers, eve.ID); ok {
+		t.Error("Eve's settings are kept")
+	}
+	if _, ok, _ := store.Get(BucketRatings, eve.ID); ok {
+		t.Error("Eve's rating across places is kept")
+	}
+	if text := replyText(t, h.do(eve, VerbStats)); !strings.Contains(text, "has not finished a game") {
+		t.Errorf("Eve's stats after forget:\n%s", text)
+	}
+	top := replyText(t, h.do(people[0], VerbTop, "all"))
+	if strings.Contains(top, "Eve") || strings.Contains(top, "\n5.") || strings.Count(top, "\n") != 4 {
+		t.Errorf("top after forget:\n%s", top)
+	}
+	if hist := replyText(t, h.do(people[0], VerbHistory)); strings.Contains(hist, "Eve") {
+		t.Errorf("history after forget:\n%s", hist)
+	}
+	if text := errText(h.do(people[0], VerbStats, "Eve")); text != `Nobody called "Eve" has played here.` {
+		t.Errorf("stats Eve after forget:\n%s", text)
+	}
+}
+
+// TestStatsOffHidesAPerson: a person who asks not to be ranked leaves the table and their
+// statistics are theirs alone; on ranks them again.
+func TestStatsOffHidesAPerson(t *testing.T) {
+	clk := &clock{now: time.Date(2026, 11, 2, 20, 0, 0, 0, league.Zone)}
+	h, people := leagueHarness(t, NewMemStore(), clk)
+	playSeason(t, h, clk, people, 8, 3)
+	ann := people[0]
+	h.do(ann, VerbStats, "off")
+	if top := replyText(t, h.do(people[1], VerbTop, "all")); strings.Contains(top, "Ann") {
+		t.Errorf("top shows Ann, who is off:\n%s", top)
+	}
+	if text := replyText(t, h.do(people[1], VerbStats, "ann")); text != "Ann asked not to be ranked." {
+		t.Errorf("Bob asks for Ann's stats: %q", text)
+	}
+	if text := replyText(t, h.do(ann, VerbStats)); !strings.Contains(text, "📊 Ann in Café Konter") {
+		t.Errorf("Ann's own stats: %q", text)
+	}
+	if text := replyText(t, h.do(ann, VerbMyData)); !strings.Contains(text, "you are not ranked") || !strings.Contains(text, "ID u1") {
+		t.Errorf("Ann's data: %q", text)
+	}
+	h.do(ann, VerbStats, "on")
+	if top := replyText(t, h.do(people[1], VerbTop, "all")); !strings.Contains(top, "Ann") {
+		t.Errorf("top without Ann, who is on again:\n%s", top)
+	}
+}
+
+// TestHouseRules: settings shows and sets a place's defaults; an admin sets them at once, the
+// people at the table all together; new starts from them, and what new says wins.
+func TestHouseRules(t *testing.T) {
+	clk := &clock{now: time.Date(2026, 11, 2, 20, 0, 0, 0, league.Zone)}
+	h, people := leagueHarness(t, NewMemStore(), clk)
+	ann, bob := people[0], people[1]
+	admin := func(args ...string) []Message {
+		h.event++
+		return h.svc.Handle(context.Background(), Command{Place: h.place, Actor: bob, Verb: VerbSettings, Args: args, Admin: true, EventID: fmt.Sprint("adm", h.event)})
+	}
+	if e := errText(h.do(ann, VerbSettings, "stripes=9")); !strings.Contains(e, "Only an admin") {
+		t.Errorf("a stranger sets the house rules: %q", e)
+	}
+	if e := errText(admin("stripes=99")); !strings.Contains(e, "stripes") {
+		t.Errorf("a bad option: %q", e)
+	}
+	if e := errText(admin("lang=xx")); !strings.Contains(e, "xx") {
+		t.Errorf("a bad language: %q", e)
+	}
+	if text := replyText(t, admin("stripes=3", "timer=relaxed", "lang=lb")); !strings.Contains(text, "Saved") {
+		t.Errorf("admin sets: %q", text)
+	}
+	if text := replyText(t, h.do(ann, VerbSettings)); !strings.Contains(text, "3 stripes") || !strings.Contains(text, "Lëtzebuergesch") {
+		t.Errorf("settings shows:\n%s", text)
+	}
+	h.do(ann, VerbNew, "stripes=4")
+	id := h.svc.TableAt(h.place)
+	tb, _ := h.svc.table(id)
+	tb.mu.Lock()
+	stripes, timer, lang := tb.opts.Rules.Stripes, tb.opts.Timer, tb.st.Lang
+	tb.mu.Unlock()
+	if stripes != 4 || timer != "relaxed" || lang != "lb" {
+		t.Errorf("new at the place: stripes %d timer %q lang %q, want 4 (typed), relaxed and lb (the house's)", stripes, timer, lang)
+	}
+	// Everyone at the table must ask for the same change.
+	for _, p := range people[1:4] {
+		h.do(p, VerbJoin)
+	}
+	for i, p := range people[:4] {
+		text := replyText(t, h.do(p, VerbSettings, "stripes=5"))
+		if i < 3 && !strings.Contains(text, fmt.Sprintf("%d vu(n) 4", i+1)) && !strings.Contains(text, fmt.Sprintf("%d of 4", i+1)) {
+			t.Errorf("vote %d: %q", i+1, text)
+		}
+		if i == 3 && !strings.Contains(text, "5 stripes") {
+			t.Errorf("the last vote: %q", text)
+		}
+	}
+	if e := errText(h.do(people[4], VerbSettings, "stripes=6")); e == "" {
+		t.Error("Eve, not at the table, voted")
+	}
+}
+
+// TestLastMonthsTableIsPostedOnce: on the first of the month the places that played get last
+// month's table, once, and a place that did not play gets nothing.
+func TestLastMonthsTableIsPostedOnce(t *testing.T) {
+	clk := &clock{now: time.Date(2026, 10, 27, 20, 0, 0, 0, league.Zone)}
+	store := NewMemStore()
+	h, people := leagueHarness(t, store, clk)
+	playSeason(t, h, clk, people, 4, 5) // 27–30 October
+	clk.now = time.Date(2026, 11, 1, 0, 30, 0, 0, league.Zone)
+	from := len(h.out.all())
+	h.svc.postSeasons(context.Background())
+	h.svc.postSeasons(context.Background())
+	var posts []Message
+	for _, m := range h.out.all()[from:] {
+		if m.Picture == PictureStandings {
+			posts = append(posts, m)
+		}
+	}
+	if len(posts) != 1 || posts[0].Target.Place.Key() != h.place.Key() || posts[0].Season != "2026-10" ||
+		!strings.HasPrefix(posts[0].Text, "🗓 October 2026 is over. The final table:\n1. ") {
+		t.Fatalf("posts: %+v", posts)
+	}
+	if png, alt, err := h.svc.Picture(posts[0], true); err != nil || len(png) == 0 || !strings.Contains(alt, "October 2026") {
+		t.Errorf("the standings picture: %v, %q", err, alt)
+	}
+	// A restart on the same day does not post it again.
+	h2 := newHarness(t, store, withKV, func(c *Config) { c.Now = clk.Now })
+	t.Cleanup(h2.svc.Close)
+	h2.svc.postSeasons(context.Background())
+	if n := len(h2.out.all()); n != 0 {
+		t.Errorf("posted again after a restart: %d messages", n)
 	}
 }

@@ -59,18 +59,18 @@ func placeTitle(cmd Command, lang string) string {
 }
 
 func (s *Service) statsVerb(cmd Command, lang string) []Message {
-	arg := strings.ToLower(strings.TrimSpace(strings.Join(cmd.Args, " ")))
-	if arg == "off" || arg == "on" {
-		if err := s.users.setHidden(cmd.Actor.ID, arg == "off"); err != nil {
+	arg := strings.TrimSpace(strings.Join(cmd.Args, " "))
+	if word := strings.ToLower(arg); word == "off" || word == "on" {
+		if err := s.users.setHidden(cmd.Actor.ID, word == "off"); err != nil {
 			return []Message{s.errorReply(cmd, lang, refuse("err.internal"))}
 		}
-		return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "stats."+arg))}
+		return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "stats."+word))}
 	}
 	s.league.mu.Lock()
 	defer s.league.mu.Unlock()
 	p := s.league.place(cmd.Place.Key())
 	id := cmd.Actor.ID
-	if arg != "" && arg != "me" {
+	if arg != "" && strings.ToLower(arg) != "me" {
 		id = ""
 		for pid, pl := range p.Players {
 			if i18n.Fold(pl.Name) == i18n.Fold(arg) && !strings.HasPrefix(pid, forgottenPrefix) {
@@ -566,7 +566,7 @@ func (s *Service) Forget(id string) (int, error) {
 }
 
 // LeagueBuckets are the KV buckets made from the records alone (Rebuild's).
-var LeagueBuckets = []string{bucketLeague, bucketRatings, bucketMonths}
+var LeagueBuckets = []string{BucketLeague, BucketRatings, BucketMonths}
 
 // randomID draws a number from the service's seeded source (s.mu taken).
 func (s *Service) randomID() uint64 {

@@ -1,0 +1,143 @@
+package table_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
+)
+
+// playedMatches plays n whole matches of four people through a service and gives their kept
+// records, to be copied into bigger histories.
+func playedMatches(b *testing.B, n int) []table.StoredMatch {
+	b.Helper()
+	store := table.NewMemStore()
+	svc := table.New(table.Config{Store: store, Seed: 11})
+	defer svc.Close()
+	for i := range n {
+		tt, err := tabletest.Open(svc, i)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			if who, _, _ := svc.Turn(tt.ID); who == "" {
+				break
+			}
+			if _, err := tabletest.Step(svc, tt); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	var out []table.StoredMatch
+	_ = store.Records(func(_ string, data []byte) error {
+		var sm table.StoredMatch
+		if err := json.Unmarshal(data, &sm); err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, sm)
+		return nil
+	})
+	return out
+}
+
+// history is n kept matches, copies of played ones, at places places, one every ten minutes from
+// a date. Each place has its own group of people (IDs p0…, people per place), the seats drawn
+// from it by a seeded source; every tenth match one seat is someone from the next place's group,
+// as people who play in two groups.
+func history(b *testing.B, n, places, people int) []table.Record {
+	b.Helper()
+	played := playedMatches(b, 40)
+	rng := rand.New(rand.NewPCG(2026, 12))
+	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	recs := make([]table.Record, n)
+	for i := range recs {
+		sm := played[i%len(played)]
+		sm.Table, sm.Match = fmt.Sprintf("h%06d", i), 1
+		sm.Place = fmt.Sprintf("bench:%d", i%places)
+		sm.End = start.Add(time.Duration(i) * 10 * time.Minute).UnixMilli()
+		group := (i % places) * people
+		perm := rng.Perm(people)
+		for s := range sm.Seats {
+			id := group + perm[s]
+			if s == 0 && i%10 == 0 {
+				id = (group + people + perm[s]) % (places * people)
+			}
+			sm.Seats[s] = table.StoredSeat{ID: fmt.Sprintf("p%d", id), Name: fmt.Sprintf("Player %d", id)}
+		}
+		data, err := json.Marshal(sm)
+		if err != nil {
+			b.Fatal(err)
+		}
+		recs[i] = table.Record{Key: table.StoredKey(sm.Table, 1), Data: data}
+	}
+	return recs
+}
+
+func each(recs []table.Record) func(fn func(string, []byte) error) error {
+	return func(fn func(string, []byte) error) error {
+		for _, r := range recs {
+			if err := fn(r.Key, r.Data); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// BenchmarkRebuild100000 makes the league anew from 100,000 kept matches (stats rebuild's work):
+// the target is under 10 s on one core (go test -cpu 1).
+func BenchmarkRebuild100000(b *testing.B) {
+	recs := history(b, 100_000, 200, 10)
+	b.ResetTimer()
+	for b.Loop() {
+		entries, matches, skipped, err := table.Rebuild(each(recs))
+		if err != nil || skipped != 0 || matches != len(recs) || len(entries) == 0 {
+			b.Fatalf("Rebuild: %d matches, %d skipped, %v", matches, skipped, err)
+		}
+	}
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/rebuild")
+}
+
+// BenchmarkStatsTop10000: stats and top at a place with 10,000 kept matches answer from the
+// league kept when each match ended, not from the records: the target is under 20 ms each.
+func BenchmarkStatsTop10000(b *testing.B) {
+	recs := history(b, 10_000, 1, 12)
+	entries, _, _, err := table.Rebuild(each(recs))
+	if err != nil {
+		b.Fatal(err)
+	}
+	store := table.NewMemStore()
+	if err := store.Rewrite(recs, table.LeagueBuckets, entries); err != nil {
+		b.Fatal(err)
+	}
+	place := table.Place{Platform: "bench", Chat: "0"}
+	for _, tc := range []struct {
+		name string
+		cmd  table.Command
+	}{
+		{"stats", table.Command{Place: place, Actor: table.Player{ID: "p3", Name: "Player 3"}, Verb: table.VerbStats}},
+		{"top", table.Command{Place: place, Actor: table.Player{ID: "p3", Name: "Player 3"}, Verb: table.VerbTop, Args: []string{"all"}}},
+		{"top-month", table.Command{Place: place, Actor: table.Player{ID: "p3", Name: "Player 3"}, Verb: table.VerbTop, Args: []string{"2025-03"}}},
+		{"history", table.Command{Place: place, Actor: table.Player{ID: "p3", Name: "Player 3"}, Verb: table.VerbHistory}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			// A fresh service reads the place's league from the KV on the first request.
+			svc := table.New(table.Config{Store: store, KV: store, Seed: 1})
+			defer svc.Close()
+			first := time.Now()
+			if r := svc.Handle(context.Background(), tc.cmd); len(r) != 1 || r[0].Kind == table.KindError {
+				b.Fatalf("%s: %+v", tc.name, r)
+			}
+			firstMs := float64(time.Since(first).Microseconds()) / 1000
+			for b.Loop() {
+				svc.Handle(context.Background(), tc.cmd)
+			}
+			b.ReportMetric(firstMs, "first-ms")
+		})
+	}
+}
