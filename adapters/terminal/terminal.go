@@ -8,6 +8,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -33,6 +35,9 @@ type Config struct {
 	// Lang is the language asked for on the command line, for the whole screen: the table's and
 	// the players' own; "" keeps what was chosen before.
 	Lang string
+	// Dir is where files the service sends (a match's record, from history) are saved; "" is the
+	// working directory.
+	Dir string
 }
 
 // Terminal is the local surface and its Outbox.
@@ -66,7 +71,7 @@ func New(cfg Config) *Terminal {
 			cfg.Name = i18n.T(i18n.Pick(cfg.Lang), "term.player", 1)
 		}
 	}
-	return &Terminal{cfg: cfg, place: table.Place{Platform: Platform, Chat: "terminal"},
+	return &Terminal{cfg: cfg, place: table.Place{Platform: Platform, Chat: "terminal", Title: "Terminal"},
 		live: map[string][]string{}, hands: map[string]table.Message{}}
 }
 
@@ -344,7 +349,19 @@ func (t *Terminal) send(ctx context.Context, cmd table.Command) bool {
 	for _, r := range t.svc.Handle(ctx, cmd) {
 		t.mu.Lock()
 		t.println(r.Text)
+		if r.File != nil {
+			t.println(t.save(r.File))
+		}
 		t.mu.Unlock()
 	}
 	return true
+}
+
+// save writes a file the service sent into Dir and says where it is.
+func (t *Terminal) save(f *table.File) string {
+	path := filepath.Join(t.cfg.Dir, filepath.Base(f.Name))
+	if err := os.WriteFile(path, f.Data, 0o644); err != nil {
+		return i18n.T(t.lang(), "term.save_failed", path, err.Error())
+	}
+	return i18n.T(t.lang(), "term.saved", path)
 }

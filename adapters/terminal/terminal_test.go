@@ -3,8 +3,11 @@ package terminal
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -384,5 +387,80 @@ func TestLangAppliesToTheWholeScreen(t *testing.T) {
 	enScore, _, _ := strings.Cut(i18n.T("en", "live.score", 0, 0, 0, 0), " 0")
 	if !strings.Contains(got, score) || strings.Contains(got, enScore) || strings.Contains(got, i18n.T("en", "board.title")) {
 		t.Errorf("English on a German screen:\n%s", got)
+	}
+}
+
+// The league at the terminal: after two matches, stats, top and history say what the screen
+// showed, and a match's record is saved as a file that replays.
+func TestLeagueAtTheTerminal(t *testing.T) {
+	out := &syncBuffer{}
+	dir := t.TempDir()
+	term := New(Config{Out: out, Humans: 1, Options: []string{"timer=none", "stripes=1"}, Dir: dir})
+	rng := rand.New(rand.NewPCG(15, 15))
+	script := []string{"stats", "top all", "history", "history record 1", "history board 7"}
+	step := 0
+	term.cfg.In = &typist{next: func() (string, bool) {
+		switch n := strings.Count(out.String(), "wins the match"); {
+		case n < 2:
+			if _, m, ok := term.toMove(); ok {
+				moves := legalMoves(m)
+				return moves[rng.IntN(len(moves))], true
+			}
+			if n == 1 && !strings.Contains(out.String(), "Rematch!") && step == 0 {
+				step = -1
+				return "rematch", true
+			}
+			return "board", true
+		case step < 0:
+			step = 0
+			fallthrough
+		default:
+			if step < len(script) {
+				step++
+				return script[step-1], true
+			}
+			return "", false
+		}
+	}}
+	store := table.NewMemStore()
+	svc := table.New(table.Config{Store: store, KV: store, Outboxes: map[string]table.Outbox{Platform: term},
+		Surfaces: map[string]table.Surface{Platform: Surface}, Robots: robots, Seed: 3})
+	defer svc.Close()
+	if err := term.Run(context.Background(), svc); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	if strings.Count(got, "wins the match") != 2 {
+		t.Fatalf("not two matches:\n%s", got)
+	}
+	// The player is seat 1, in team A.
+	won := strings.Count(got, "🏆 Team A (")
+	league := got[strings.LastIndex(got, "wins the match"):]
+	for _, want := range []string{
+		"📊 You in Terminal",
+		fmt.Sprintf("2 matches · won: %d (", won),
+		"🏆 All-time table in Terminal\n1. You — ",
+		fmt.Sprintf(" · won %d of 2 (provisional)", won),
+		"📜 The last matches in Terminal\n1. ",
+		"\n2. ",
+		"Type /history board 1 for the first match's board, /history record 1 for its record.",
+		"📄 The record of that match",
+		"Which match? /history board 1 or /history record 1",
+	} {
+		want = strings.ReplaceAll(want, "/history", "history") // typed here without the slash
+		if !strings.Contains(league, want) {
+			t.Errorf("after the matches the screen never says %q:\n%s", want, league)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if len(files) != 1 || !strings.Contains(league, "Saved as "+files[0]+".") {
+		t.Fatalf("saved %v:\n%s", files, league)
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := core.Replay(data); err != nil {
+		t.Errorf("the saved record does not replay: %v", err)
 	}
 }

@@ -373,4 +373,6 @@ var en = map[string]string{
 	"pic.Played":            "Played",
 	"pic.Provisional":       "provisional",
 	"pic.NoMatches":         "No finished match yet",
+	"term.saved":            "Saved as %s.",
+	"term.save_failed":      "Could not save %s: %s",
 }

@@ -368,6 +368,8 @@ var lb = map[string]string{
 	"pic.Played":            "Gespillt",
 	"pic.Provisional":       "provisoresch",
 	"pic.NoMatches":         "Nach keng Partie ofgeschloss",
+	"term.saved":            "Gespäichert als %s.",
+	"term.save_failed":      "%s konnt net gespäichert ginn: %s",
 }
 
 var de = map[string]string{
@@ -724,6 +726,8 @@ var de = map[string]string{
 	"pic.Played":            "Gespielt",
 	"pic.Provisional":       "vorläufig",
 	"pic.NoMatches":         "Noch keine Partie beendet",
+	"term.saved":            "Gespeichert als %s.",
+	"term.save_failed":      "%s konnte nicht gespeichert werden: %s",
 }
 
 var fr = map[string]string{
@@ -1080,4 +1084,6 @@ var fr = map[string]string{
 	"pic.Played":            "Jouées",
 	"pic.Provisional":       "provisoire",
 	"pic.NoMatches":         "Aucune partie finie",
+	"term.saved":            "Enregistré sous %s.",
+	"term.save_failed":      "Impossible d'enregistrer %s : %s",
 }
