@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 )
@@ -81,7 +82,7 @@ type fakeAPI struct {
 }
 
 // rights are what a restricted bot may still send (Bot API, ChatMemberRestricted).
-type rights struct{ text, photos bool }
+type rights struct{ text, photos, documents bool }
 
 // fakeHook is a webhook the bot set: the fake posts each update to it until one gets a 2xx.
 type fakeHook struct {
@@ -120,17 +121,19 @@ type fakeChat struct {
 
 // fmsg is a message as the fake holds it; Rev counts edits.
 type fmsg struct {
-	ID      int
-	Chat    int64
-	From    int64 // 0: the bot
-	Text    string
-	Markup  *tgbotapi.InlineKeyboardMarkup
-	Photo   bool
-	ReplyTo int
-	Thread  int
-	Deleted bool
-	Rev     int
-	At      time.Time // when it was sent
+	ID     int
+	Chat   int64
+	From   int64 // 0: the bot
+	Text   string
+	Markup *tgbotapi.InlineKeyboardMarkup
+	Photo  bool
+	// Document is the file a sendDocument sent, as received.
+	Document []byte
+	ReplyTo  int
+	Thread   int
+	Deleted  bool
+	Rev      int
+	At       time.Time // when it was sent
 }
 
 type failRule struct {
@@ -282,6 +285,11 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				file.Close()
 			}
 			params[k] = fmt.Sprintf("<file %s %d bytes %s>", fh[0].Filename, fh[0].Size, kind)
+			if file, err := fh[0].Open(); err == nil {
+				data, _ := io.ReadAll(file)
+				params[k+".bytes"] = string(data) // no Bot API parameter has a dot: the test's own
+				file.Close()
+			}
 		}
 	} else {
 		if err := r.ParseForm(); err != nil {
@@ -340,12 +348,13 @@ func apiError(code int, desc string, retryAfter int) map[string]any {
 // tdlib/telegram-bot-api Client.cpp; seen by bots, e.g. qbittorrent_telegram_notification#12
 // for TOPIC_CLOSED).
 const (
-	errUpgraded = "Bad Request: group chat was upgraded to a supergroup chat"
-	errKicked   = "Forbidden: bot was kicked from the group chat"
-	errNoText   = "Bad Request: not enough rights to send text messages to the chat"
-	errNoPhotos = "Bad Request: not enough rights to send photos to the chat"
-	errTopic    = "Bad Request: TOPIC_CLOSED"
-	errOld      = "Bad Request: message can't be deleted for everyone"
+	errUpgraded    = "Bad Request: group chat was upgraded to a supergroup chat"
+	errKicked      = "Forbidden: bot was kicked from the group chat"
+	errNoText      = "Bad Request: not enough rights to send text messages to the chat"
+	errNoPhotos    = "Bad Request: not enough rights to send photos to the chat"
+	errNoDocuments = "Bad Request: not enough rights to send documents to the chat"
+	errTopic       = "Bad Request: TOPIC_CLOSED"
+	errOld         = "Bad Request: message can't be deleted for everyone"
 )
 
 // apply runs one method (f.mu held).
@@ -393,7 +402,7 @@ func (f *fakeAPI) apply(method string, p map[string]string) (int, any, map[strin
 			return 200, true, nil
 		}
 		return 400, nil, apiError(400, "Bad Request: message to delete not found", 0)
-	case "sendMessage", "sendPhoto", "editMessageText", "editMessageReplyMarkup":
+	case "sendMessage", "sendPhoto", "sendDocument", "editMessageText", "editMessageReplyMarkup":
 	default:
 		return 400, nil, apiError(400, "Bad Request: method not faked: "+method, 0)
 	}
@@ -419,6 +428,17 @@ func (f *fakeAPI) apply(method string, p map[string]string) (int, any, map[strin
 		if len(kb.InlineKeyboard) == 0 {
 			kb = nil
 		}
+	}
+	// Bot API, sendPhoto and sendDocument: the file is required; a caption has 0-1024
+	// characters; bots send files of up to 50 MB.
+	switch file := p[map[string]string{"sendPhoto": "photo", "sendDocument": "document"}[method]]; {
+	case method != "sendPhoto" && method != "sendDocument":
+	case !strings.HasPrefix(file, "<file "):
+		return 400, nil, apiError(400, "Bad Request: there is no "+strings.TrimPrefix(method, "send")+" in the request", 0)
+	case utf8.RuneCountInString(p["caption"]) > 1024:
+		return 400, nil, apiError(400, "Bad Request: message caption is too long", 0)
+	case len(p[map[string]string{"sendPhoto": "photo", "sendDocument": "document"}[method]+".bytes"]) > 50<<20:
+		return 400, nil, apiError(400, "Bad Request: file is too big", 0)
 	}
 	var m *fmsg
 	edit := method == "editMessageText" || method == "editMessageReplyMarkup"
@@ -452,6 +472,8 @@ func (f *fakeAPI) apply(method string, p map[string]string) (int, any, map[strin
 			return 400, nil, apiError(400, errNoText, 0)
 		case restricted && !r.photos && method == "sendPhoto":
 			return 400, nil, apiError(400, errNoPhotos, 0)
+		case restricted && !r.documents && method == "sendDocument":
+			return 400, nil, apiError(400, errNoDocuments, 0)
 		}
 	}
 	if chat < 0 {
@@ -468,7 +490,7 @@ func (f *fakeAPI) apply(method string, p map[string]string) (int, any, map[strin
 	}
 	if chat < 0 && f.onGroup != nil && method != "editMessageReplyMarkup" {
 		text := p["text"]
-		if method == "sendPhoto" {
+		if method == "sendPhoto" || method == "sendDocument" {
 			text = p["caption"]
 		}
 		f.onGroup(chat, thread, text)
@@ -485,10 +507,13 @@ func (f *fakeAPI) apply(method string, p map[string]string) (int, any, map[strin
 		m.Rev++
 	default:
 		text := p["text"]
-		if method == "sendPhoto" {
+		if method == "sendPhoto" || method == "sendDocument" {
 			text = p["caption"]
 		}
 		m = f.chat(chat).add(&fmsg{Text: text, Markup: kb, Photo: method == "sendPhoto", ReplyTo: atoi(p["reply_to_message_id"]), Thread: atoi(p["message_thread_id"])})
+		if method == "sendDocument" {
+			m.Document = []byte(p["document.bytes"])
+		}
 	}
 	return 200, f.messageJSON(m), nil
 }
@@ -693,7 +718,8 @@ func (f *fakeAPI) restrict(chat int64, by tgUser, r rights, tell bool) {
 	f.mu.Unlock()
 	if tell {
 		f.memberUpdate(chat, by, status("member"), map[string]any{"status": "restricted", "is_member": true,
-			"can_send_messages": r.text, "can_send_photos": r.photos, "can_send_media_messages": r.photos})
+			"can_send_messages": r.text, "can_send_photos": r.photos, "can_send_documents": r.documents,
+			"can_send_media_messages": r.photos})
 	}
 }
 

@@ -439,6 +439,11 @@ func noPhotoRights(err error) bool {
 	return errors.As(err, &te) && strings.Contains(strings.ToLower(te.Message), "not enough rights to send photos")
 }
 
+func noDocumentRights(err error) bool {
+	var te *tgbotapi.Error
+	return errors.As(err, &te) && strings.Contains(strings.ToLower(te.Message), "not enough rights to send documents")
+}
+
 // anonymousNote reports whether the note that an anonymous admin cannot sit down is due: once
 // per group and table.
 func (a *Adapter) anonymousNote(chat int64, tableID string) bool {

@@ -211,6 +211,15 @@ func (a *Adapter) onCallback(ctx context.Context, u update) {
 			if !a.isBlocked(user) {
 				a.sendHand(user, r)
 			}
+		case r.Kind == table.KindReply && !r.Secret && (r.File != nil || r.Record != "" || r.Picture == table.PictureStandings):
+			// A kept match's file or board, or a league table, was asked for to be seen: not an
+			// alert, a message in the chat the button is in. (The live board answers as an alert,
+			// as a press at the table should not add to the group's messages.)
+			if private {
+				a.enqueue(&item{chat: user, user: user, msg: r})
+			} else {
+				a.enqueue(&item{chat: chat, thread: thread, msg: r})
+			}
 		case r.Kind == table.KindReply:
 			lines, alert = append(lines, r.Text), true
 			if len16(r.Text) > alertMax && !a.isBlocked(user) {

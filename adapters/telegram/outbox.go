@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -435,13 +436,21 @@ func (a *Adapter) sendNew(it *item, text string, kb *tgbotapi.InlineKeyboardMark
 			return 0, err
 		}
 	}
+	if it.key == "" && it.msg.File != nil {
+		doc := maps.Clone(p)
+		doc["caption"] = clip16(text, 1024)
+		resp, err := a.bot.UploadFiles("sendDocument", doc, []tgbotapi.RequestFile{{Name: "document",
+			Data: tgbotapi.FileBytes{Name: it.msg.File.Name, Bytes: it.msg.File.Data}}})
+		if !noDocumentRights(err) {
+			return messageID(resp, err)
+		}
+		// A group that takes no files from the bot gets the text alone.
+		a.log.Info("the group refuses documents; sending the text only", "chat", it.chat)
+	}
 	if it.key == "" && it.msg.Picture != table.PictureNone && !a.photosRefused(it.chat) {
 		png, _, err := a.service().Picture(it.msg, false)
 		if err == nil {
-			photo := tgbotapi.Params{}
-			for k, v := range p {
-				photo[k] = v
-			}
+			photo := maps.Clone(p)
 			photo["caption"] = clip16(text, 1024)
 			resp, err := a.bot.UploadFiles("sendPhoto", photo, []tgbotapi.RequestFile{{Name: "photo",
 				Data: tgbotapi.FileBytes{Name: string(it.msg.Picture) + ".png", Bytes: png}}})
