@@ -133,7 +133,6 @@ func bareCommands(text string) []string {
 }
 
 func TestRewriteCommands(t *testing.T) {
-	write := func(v string) string { return "/" + v + "@bot" }
 	for _, tc := range [][2]string{
 		{"Join with the button or /join; /new opens one.", "Join with the button or /join@bot; /new@bot opens one."},
 		{"/help", "/help@bot"},
@@ -146,8 +145,8 @@ func TestRewriteCommands(t *testing.T) {
 		{"", ""},
 		{"/", "/"},
 	} {
-		if got := rewriteCommands(tc[0], write); got != tc[1] {
-			t.Errorf("rewriteCommands(%q)\n got %q\nwant %q", tc[0], got, tc[1])
+		if got := addressed(tc[0], "bot"); got != tc[1] {
+			t.Errorf("addressed(%q)\n got %q\nwant %q", tc[0], got, tc[1])
 		}
 	}
 }
