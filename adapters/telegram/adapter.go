@@ -91,9 +91,14 @@ type Adapter struct {
 	lims   map[int64]*limits // each chat's
 	born   time.Time         // when this process began sending
 	users  users
+	link   *chat.Link // whether Telegram answers, for the health check
 }
 
 var _ table.Outbox = (*Adapter)(nil)
+
+// Connected is nil while Telegram answers the adapter (its last poll, or the webhook set up),
+// else why not: the health check's view.
+func (a *Adapter) Connected() error { return a.link.Connected() }
 
 // New checks the token with getMe and makes the adapter. Nothing is received until Run; messages
 // the service delivers before Run (at Resume) are queued and sent at once.
@@ -138,7 +143,7 @@ func New(cfg Config) (*Adapter, error) {
 	if err := cfg.Webhook.Check(); err != nil {
 		return nil, err
 	}
-	a := &Adapter{cfg: cfg, log: cfg.Log.With("platform", Platform), red: newRedactor(cfg.Token, cfg.Webhook.SecretToken), kv: cfg.KV,
+	a := &Adapter{cfg: cfg, link: chat.NewLink(), log: cfg.Log.With("platform", Platform), red: newRedactor(cfg.Token, cfg.Webhook.SecretToken), kv: cfg.KV,
 		global: rate.NewLimiter(rate.Limit(cfg.GlobalPerSecond), max(1, int(cfg.GlobalPerSecond))),
 		lims:   map[int64]*limits{}, born: time.Now()}
 	a.client = newAPIClient(cfg.Client, cfg.RequestTimeout, cfg.PollTimeout)
@@ -200,6 +205,7 @@ func (a *Adapter) Run(ctx context.Context) error {
 		a.started.Store(false) // nothing started yet: Run may be tried again
 		return fmt.Errorf("telegram: deleteWebhook: %s", a.red.Err(err))
 	}
+	a.link.Up() // Telegram answered; the polls say from now on
 	a.setCommands()
 
 	pollCtx, stopPoll := context.WithCancel(ctx)

@@ -66,16 +66,26 @@ const pollRetry = 3 * time.Second
 // does not get the last batch again.
 func (a *Adapter) poll(ctx, hctx context.Context) {
 	offset := 0
+	failed := false
 	for ctx.Err() == nil {
-		batch, err := a.getUpdates(offset, int(a.cfg.PollTimeout/time.Second))
+		// After a failure the first poll is a short one: it answers at once, so the health
+		// check sees the way back without waiting out a long poll.
+		timeout := int(a.cfg.PollTimeout / time.Second)
+		if failed {
+			timeout = 0
+		}
+		batch, err := a.getUpdates(offset, timeout)
+		failed = err != nil
 		if err != nil {
 			if ctx.Err() != nil {
 				break
 			}
+			a.link.Down(errors.New(a.red.Err(err)))
 			a.log.Warn("failed to get updates; retrying", "in", pollRetry, "err", a.red.Err(err))
 			sleep(ctx, pollRetry)
 			continue
 		}
+		a.link.Up()
 		a.handleBatch(hctx, batch)
 		if n := len(batch); n > 0 {
 			offset = batch[n-1].UpdateID + 1

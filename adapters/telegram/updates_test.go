@@ -1,12 +1,15 @@
 package telegram
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
@@ -90,5 +93,37 @@ func TestNextPollWaitsForTheBatch(t *testing.T) {
 		}
 		e.close()
 		checkClean(t, f, logs)
+	})
+}
+
+// TestConnectedFollowsThePolls: the health check's view is "not yet" before the first poll,
+// fine while Telegram answers, the (redacted) error while it does not, and fine again after.
+func TestConnectedFollowsThePolls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		a, err := New(testConfig(f, store, logs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Connected(); !errors.Is(err, chat.ErrNotYet) {
+			t.Errorf("before Run: %v", err)
+		}
+		a.Close()
+		e := startEnv(t, f, store, logs)
+		if err := e.a.Connected(); err != nil {
+			t.Errorf("polling: %v", err)
+		}
+		f.failNet("getUpdates", 3)
+		f.command(alice, group, 0, "/help@"+botUsername) // ends the long poll in progress
+		settle(2 * time.Second)
+		err = e.a.Connected()
+		if err == nil || !strings.Contains(err.Error(), "connection reset") || strings.Contains(err.Error(), testToken) {
+			t.Errorf("while getUpdates fails: %v", err)
+		}
+		settle(20 * time.Second)
+		if err := e.a.Connected(); err != nil {
+			t.Errorf("after the network came back: %v", err)
+		}
+		e.close()
 	})
 }

@@ -97,6 +97,7 @@ func (a *Adapter) runWebhook(ctx, hctx context.Context) error {
 		<-served
 		return fmt.Errorf("telegram: setWebhook: %s", a.red.Err(err))
 	}
+	a.link.Up()
 	a.setCommands()
 	a.log.Info("receiving updates by webhook", "url", w.URL, "listen", ln.Addr().String())
 	select {
