@@ -170,6 +170,7 @@ func drawBoard(in BoardInput, th Theme) (*canvas, error) {
 	if err != nil {
 		return nil, err
 	}
+	in.Names = readableNames(fs[regular], in.Names)
 	pal := th.palette()
 	l := in.Labels
 	panelW := float32(boardW - 2*margin)

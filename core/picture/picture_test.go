@@ -408,3 +408,38 @@ func TestPlateNamesAreDistinct(t *testing.T) {
 		})
 	}
 }
+
+// TestReadableNames: a name the fonts cannot draw whole degrades to what reads: emoji go,
+// letters the fonts lack become "…", and a name with no letter left takes the seat's label.
+func TestReadableNames(t *testing.T) {
+	fs, err := loadFonts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range [][2]string{
+		{"Björn 🍺", "Björn"},
+		{"Zoë 🎴", "Zoë"},
+		{"Anna 李", "Anna …"},
+		{"李 Anna 王", "… Anna …"},
+		{"王小明", ""},
+		{"🎴🎴", ""},
+		{"👩🏽‍💻 Ana", "Ana"},
+		{"R2-D2 ♠", "R2-D2 ♠"}, // the fonts have the suits
+		{"  Jean   Paul ", "Jean Paul"},
+		{"7", "7"},
+	} {
+		if got := readable(fs[regular], tc[0]); got != tc[1] {
+			t.Errorf("readable(%q) = %q, want %q", tc[0], got, tc[1])
+		}
+	}
+	// The board of a match whose players' names are all unreadable shows the seats instead, and
+	// its alt text keeps the names.
+	in := midMatch()
+	in.Names = [4]string{"王小明", "🎴", "李", "Anna 🍺"}
+	if _, err := Board(in, Light); err != nil {
+		t.Fatal(err)
+	}
+	if alt := in.AltText(); !strings.Contains(alt, "王小明 & 李") || !strings.Contains(alt, "🎴 & Anna 🍺") {
+		t.Errorf("the alt text lost the names: %q", alt)
+	}
+}

@@ -105,7 +105,11 @@ func Standings(in StandingsInput, th Theme) ([]byte, error) {
 			tag = l.Provisional
 			nameW -= small.width(tag) + 10
 		}
-		nx := x + colName + c.text(rf, x+colName, by, rf.ellipsize(strings.TrimSpace(r.Name), nameW), ink, left)
+		shown := readable(fs[regular], r.Name)
+		if shown == "" {
+			shown = l.Player + " " + strconv.Itoa(i+1)
+		}
+		nx := x + colName + c.text(rf, x+colName, by, rf.ellipsize(shown, nameW), ink, left)
 		if tag != "" {
 			c.text(small, nx+10, by, tag, pal.muted, left)
 		}

@@ -105,6 +105,7 @@ func drawTable(in TableInput, th Theme) (*canvas, error) {
 	if err != nil {
 		return nil, err
 	}
+	in.Names = readableNames(fs[regular], in.Names)
 	pal := th.palette()
 	v, l := in.View, in.Labels
 	c := newCanvas(tableW, tableH, pal.bg)

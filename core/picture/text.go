@@ -271,3 +271,42 @@ func (c *canvas) replacement(fc face, x, y, adv float32, col color.Color) {
 	sw := max(1, fc.size/14)
 	c.ring(x+pad, y-h, x+adv-pad, y, fc.size/16, sw, col)
 }
+
+// readable is a name as the picture can draw it: the emoji and symbols the font lacks left out
+// ("Björn 🍺" is "Björn"), each run of letters it lacks written "…" ("Anna 李" is "Anna …"),
+// and "" when no letter it has remains ("王小明"), for the caller's fallback (the seat). The
+// alt text keeps the name as it is.
+func readable(f *ttFont, s string) string {
+	var b strings.Builder
+	drawn, gap := false, false
+	for _, r := range s {
+		_, has := f.glyph(r)
+		switch {
+		case ignorable(r):
+		case has:
+			if gap {
+				b.WriteString("…")
+				gap = false
+			}
+			b.WriteRune(r)
+			drawn = drawn || unicode.IsLetter(r) || unicode.IsDigit(r)
+		case unicode.IsLetter(r):
+			gap = true
+		}
+	}
+	if !drawn {
+		return ""
+	}
+	if gap {
+		b.WriteString("…")
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// readableNames are the seats' names as the picture draws them (see readable).
+func readableNames(f *ttFont, names [4]string) [4]string {
+	for i, n := range names {
+		names[i] = readable(f, n)
+	}
+	return names
+}
