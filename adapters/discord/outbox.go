@@ -67,7 +67,7 @@ func (a *Adapter) takeHandUpdate(h *outbox.Hold, userID, messageID, tableID stri
 	a.usersMu.Lock()
 	eh, hasHand := a.hands[userID]
 	a.usersMu.Unlock()
-	hasHand = hasHand && eh.table == tableID && time.Since(eh.at) < handTTL
+	hasHand = hasHand && eh.table == tableID && time.Since(eh.at) < a.handTTL()
 	if ephemeral && !refused || !ephemeral && hasHand {
 		return nil, false // the hand must go two ways: the outbox does both
 	}
@@ -107,8 +107,8 @@ type platform struct{ a *Adapter }
 // Wait keeps the outbox under its share of Discord's global rate limit.
 func (p platform) Wait(ctx context.Context, _ string) error { return p.a.limit.Wait(ctx) }
 
-// errSkip says a message was not sent on purpose (a channel the bot may not post in for now, a
-// DM turned into a channel notice).
+// errSkip says a message was not sent on purpose (a channel where the bot may not post it, a DM
+// turned into a channel notice).
 var errSkip = errors.New("not sent")
 
 // Show posts or edits a message in a channel, or by DM.
@@ -116,20 +116,53 @@ func (p platform) Show(_ context.Context, it *outbox.Item, rec *outbox.Record) (
 	a := p.a
 	ping := string(it.Data.(mention))
 	if ch, ok := strings.CutPrefix(it.Dest, "ch:"); ok {
-		if a.channelBlocked(ch) {
-			return "", "", errSkip
-		}
-		id, err := a.post(ch, it.Msg, ping, rec)
-		if code := restCode(err); code == discordgo.ErrCodeMissingAccess || code == discordgo.ErrCodeMissingPermissions {
-			a.blockChannel(ch)
-			a.log.Warn("no permission to post in a channel; not trying again for a while", "channel", ch,
-				"for", blockedFor, "err", a.redact(err.Error()))
-			return "", "", errSkip
-		}
+		id, err := a.toChannel(ch, it.Msg, ping, rec)
 		return ch, id, err
 	}
 	return a.toUser(strings.TrimPrefix(it.Dest, "dm:"), it.Msg, rec)
 }
+
+// toChannel shows a message in a guild channel as far as the bot's permissions there allow: an
+// edit of its own message needs only to see the channel, a new message also the permission to
+// send one, and its picture the permission to attach files; without that the text (which holds
+// the board as text) goes alone. A refusal teaches what is lacking, so the next messages of that
+// kind are sent as they can be without being refused again.
+func (a *Adapter) toChannel(ch string, m table.Message, ping string, rec *outbox.Record) (string, error) {
+	edit := rec != nil && rec.Chat == ch
+	switch {
+	case !a.may(ch, toSee):
+		return "", errSkip
+	case !edit && !a.may(ch, toPost):
+		a.log.Debug("no permission to post in the channel: message not sent", "channel", ch, "kind", m.Kind)
+		return "", errSkip
+	}
+	pictures := m.Picture != table.PictureNone && a.may(ch, toAttach)
+	id, err := a.post(ch, m, ping, rec, pictures)
+	if restCode(err) == discordgo.ErrCodeMissingPermissions && pictures {
+		a.lacks(ch, permAttachFiles)
+		a.log.Info("no permission to attach files in the channel: pictures go as text", "channel", ch)
+		id, err = a.post(ch, m, ping, rec, false)
+	}
+	switch restCode(err) {
+	case discordgo.ErrCodeMissingAccess:
+		a.lacks(ch, permViewChannel)
+		a.log.Warn("the channel is out of the bot's sight: its messages are not sent for a while", "channel", ch,
+			"for", permsFresh, "err", a.redact(err.Error()))
+		return "", errSkip
+	case discordgo.ErrCodeMissingPermissions:
+		if !edit {
+			a.lacks(ch, permSendMessages|permSendInThreads)
+		}
+		a.log.Warn("no permission for this message in the channel: not sent", "channel", ch, "kind", m.Kind,
+			"edit", edit, "err", a.redact(err.Error()))
+		return "", errSkip
+	}
+	return id, err
+}
+
+// errCodeArchivedThread is Discord's code for an operation on an archived thread, such as an
+// edit (developer docs, Opcodes and Status Codes: 50083).
+const errCodeArchivedThread = 50083
 
 // Classify reads discordgo's errors. discordgo waits out 429s itself.
 func (p platform) Classify(err error) *outbox.Error {
@@ -139,7 +172,10 @@ func (p platform) Classify(err error) *outbox.Error {
 		return &outbox.Error{Class: outbox.Drop, Err: err}
 	case code == discordgo.ErrCodeCannotSendMessagesToThisUser:
 		return &outbox.Error{Class: outbox.Forbidden, Err: safe}
-	case code == discordgo.ErrCodeUnknownMessage:
+	case code == discordgo.ErrCodeUnknownMessage, code == errCodeArchivedThread:
+		// A message that is gone, or in an archived thread: editing fails until something is
+		// posted in the thread, which unarchives it (developer docs, Threads: Active & Archived
+		// Threads). Either way the table goes on in a new message.
 		return &outbox.Error{Class: outbox.Gone, Err: safe}
 	case transient(err):
 		return &outbox.Error{Class: outbox.Transient, Err: safe}
@@ -176,7 +212,7 @@ func (a *Adapter) toUser(userID string, m table.Message, rec *outbox.Record) (st
 	if err != nil {
 		return "", "", err
 	}
-	id, err := a.post(ch, m, "", rec)
+	id, err := a.post(ch, m, "", rec, m.Picture != table.PictureNone)
 	return ch, id, err
 }
 
@@ -188,7 +224,7 @@ func (a *Adapter) dmChannel(userID string) (string, error) {
 		return ch, nil
 	}
 	a.limit.Wait(context.Background())
-	c, err := a.s.UserChannelCreate(userID)
+	c, err := a.rest.UserChannelCreate(userID)
 	if err != nil {
 		return "", err
 	}
@@ -250,34 +286,11 @@ func (a *Adapter) dmWorks(userID string) {
 	}
 }
 
-// blockedFor is how long the outbox leaves a channel alone where it may not post: failed
-// requests count against the bot (10,000 invalid requests in 10 minutes get it banned a while).
-const blockedFor = 5 * time.Minute
-
-func (a *Adapter) blockChannel(ch string) {
-	a.usersMu.Lock()
-	defer a.usersMu.Unlock()
-	a.blocked[ch] = time.Now().Add(blockedFor)
-}
-
-// channelBlocked reports whether the bot recently failed to post in the channel for lack of
-// permission.
-func (a *Adapter) channelBlocked(ch string) bool {
-	a.usersMu.Lock()
-	defer a.usersMu.Unlock()
-	until, ok := a.blocked[ch]
-	if ok && time.Now().After(until) {
-		delete(a.blocked, ch)
-		return false
-	}
-	return ok
-}
-
 // editEphemeralHand brings the user's ephemeral hand up to date, while its token lasts.
 func (a *Adapter) editEphemeralHand(userID string, m table.Message) {
 	a.usersMu.Lock()
 	h, ok := a.hands[userID]
-	if ok && time.Since(h.at) > handTTL {
+	if ok && time.Since(h.at) > a.handTTL() {
 		delete(a.hands, userID)
 		ok = false
 	}
@@ -289,7 +302,7 @@ func (a *Adapter) editEphemeralHand(userID string, m table.Message) {
 	// discordgo puts every webhook message edit in one rate-limit bucket; this route's own
 	// bucket keeps one user's edits from holding back everyone's.
 	uri := discordgo.EndpointWebhookMessage(h.appID, h.token, "@original")
-	_, err := a.s.RequestWithBucketID("PATCH", uri, &discordgo.WebhookEdit{Content: &content, Components: &comps,
+	_, err := h.rest.RequestWithBucketID("PATCH", uri, &discordgo.WebhookEdit{Content: &content, Components: &comps,
 		AllowedMentions: noMentions()}, uri)
 	a.usersMu.Lock()
 	defer a.usersMu.Unlock()
@@ -307,22 +320,26 @@ func (a *Adapter) editEphemeralHand(userID string, m table.Message) {
 }
 
 // post shows a message in a channel: the edit of the message rec names, if it is in this
-// channel, else a new message. It gives the message's ID.
-func (a *Adapter) post(channelID string, m table.Message, ping string, rec *outbox.Record) (string, error) {
+// channel, else a new message; with its picture if pictures. It gives the message's ID.
+func (a *Adapter) post(channelID string, m table.Message, ping string, rec *outbox.Record, pictures bool) (string, error) {
 	content, comps := render(m, ping), components(m.Buttons)
+	var files []*discordgo.File
+	if pictures {
+		files = a.picture(m)
+	}
 	if rec != nil && rec.Chat == channelID {
 		edit := discordgo.NewMessageEdit(channelID, rec.ID)
 		edit.Content, edit.Components, edit.AllowedMentions = &content, &comps, mentions(ping)
-		if files := a.picture(m); files != nil {
+		if files != nil {
 			edit.Files, edit.Attachments = files, &[]*discordgo.MessageAttachment{}
 		}
-		if _, err := a.s.ChannelMessageEditComplex(edit); err != nil {
+		if _, err := a.rest.ChannelMessageEditComplex(edit); err != nil {
 			return "", err
 		}
 		return rec.ID, nil
 	}
-	msg, err := a.s.ChannelMessageSendComplex(channelID, &discordgo.MessageSend{Content: content, Components: comps,
-		Files: a.picture(m), AllowedMentions: mentions(ping)})
+	msg, err := a.rest.ChannelMessageSendComplex(channelID, &discordgo.MessageSend{Content: content, Components: comps,
+		Files: files, AllowedMentions: mentions(ping)})
 	if err != nil {
 		return "", err
 	}

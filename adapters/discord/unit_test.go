@@ -342,7 +342,7 @@ func TestRenderUsesKmSubcommands(t *testing.T) {
 
 func TestTimerChoicesShowTheServiceTimeouts(t *testing.T) {
 	var timer *discordgo.ApplicationCommandOption
-	for _, sub := range Commands()[0].Options {
+	for _, sub := range Commands(false)[0].Options {
 		for _, o := range sub.Options {
 			if sub.Name == "new" && o.Name == "timer" {
 				timer = o

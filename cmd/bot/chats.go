@@ -51,8 +51,7 @@ func newChats(cfg Config, store *storage.Store, log *slog.Logger, outboxes map[s
 	}
 	if cfg.Discord.Token != "" {
 		a, err := discord.New(discord.Config{Token: cfg.Discord.Token, GuildID: cfg.Discord.GuildID, APIURL: cfg.Discord.APIURL,
-			ShardID: cfg.Discord.ShardID, ShardCount: cfg.Discord.ShardCount, KV: store,
-			Log: log})
+			ShardCount: cfg.Discord.ShardCount, KV: store, Log: log})
 		if err != nil {
 			return nil, err
 		}
