@@ -364,7 +364,7 @@ type responder struct {
 // missing lists what the bot lacks to show a table in the interaction's channel, from the
 // permissions the interaction carries; none outside a server.
 func (r *responder) missing() []int64 {
-	if r.i.GuildID == "" {
+	if r.i.GuildID == "" || !r.a.memberHere(r.i) {
 		return nil
 	}
 	return missingToShow(r.i.AppPermissions, r.x.thread)
