@@ -85,8 +85,9 @@ type harness struct {
 }
 
 type harnessOpt struct {
-	cfg  func(*Config)
-	wrap func(chat.Service) chat.Service
+	cfg   func(*Config)
+	table func(*table.Config)
+	wrap  func(chat.Service) chat.Service
 }
 
 // mustNew makes an adapter or fails the test; it is closed when the test ends.
@@ -115,8 +116,14 @@ func startHarness(t testing.TB, f *fakeDiscord, store table.Store, kv table.KV, 
 	}
 	a := mustNew(t, cfg)
 	a.identifyWindow = f.IdentifyWindow
-	svc := table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots,
-		Seed: 7, Log: log, Think: time.Second})
+	tcfg := table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots,
+		Seed: 7, Log: log, Think: time.Second}
+	for _, o := range opts {
+		if o.table != nil {
+			o.table(&tcfg)
+		}
+	}
+	svc := table.New(tcfg)
 	var h chat.Service = svc
 	for _, o := range opts {
 		if o.wrap != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -377,19 +378,23 @@ func restCode(err error) int {
 	return 0
 }
 
-// render gives a message's text as Discord shows it: the title in bold, Markdown escaped (the
-// stripe tallies "||||" would otherwise be spoilers), at most 2,000 characters.
+// render gives a message's text as Discord shows it: the title in bold, Markdown escaped, at
+// most 2,000 characters.
 func render(m table.Message, mention string) string {
 	var b strings.Builder
 	if mention != "" {
 		b.WriteString("<@" + mention + "> ")
 	}
 	if m.Title != "" {
-		b.WriteString("**" + escape(m.Title) + "**\n")
+		// A title is the catalog's words and the place's name, which on Discord is a channel
+		// mention the adapter wrote (placeOf): that one stays a mention.
+		b.WriteString("**" + channelMention.ReplaceAllString(escape(m.Title), "<#$1>") + "**\n")
 	}
 	b.WriteString(escape(kmCommands(m.Text)))
 	return truncate(b.String(), maxContent)
 }
+
+var channelMention = regexp.MustCompile(`\\<#([0-9]+)>`)
 
 // kmCommands rewrites the service's "/join" into Discord's "/km join": on Discord every verb is a
 // subcommand of /km. Links are left alone.
@@ -397,9 +402,51 @@ func kmCommands(text string) string {
 	return i18n.RewriteCommands(text, table.Verbs, func(v table.Verb) string { return "/km " + string(v) })
 }
 
-var markdown = strings.NewReplacer(`\`, `\\`, `*`, `\*`, `_`, `\_`, `~`, `\~`, "`", "\\`", `|`, `\|`)
+// escape makes a text show as written, whatever players named themselves. Discord's Markdown
+// (developer docs, Reference: Message Formatting; Discord's help article on Markdown) formats
+// inline (**bold**, *italic*, __underline__, ~~strike~~, `code`, ||spoiler||: the stripe tallies
+// "||||" would be spoilers), links ([text](url), masked), anything in <…> (mentions of users,
+// roles, channels and commands, custom emoji, timestamps <t:…>), @everyone and @here, and at the
+// start of a line headings ("# ", "## ", "### "), small text ("-# "), quotes ("> ", ">>> ") and
+// lists ("- ", "* ", "1. "). A backslash before any of these characters shows it as itself. A web
+// address is left as it is: Discord reads it as a link before any escape, so a backslash in it
+// would be part of the link and break it.
+func escape(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = escapeLine(l)
+	}
+	return strings.Join(lines, "\n")
+}
 
-func escape(s string) string { return markdown.Replace(s) }
+// webAddress is what Discord turns into a link by itself (the autolink rule of its Markdown).
+var webAddress = regexp.MustCompile(`https?://[^\s<]+[^<.,:;"')\]\s]`)
+
+// lineStart is Markdown that works only at the start of a line, after any spaces.
+var lineStart = regexp.MustCompile(`^[ \t]*(#{1,3}[ \t]|-#[ \t]|>|[-+][ \t]|[0-9]+\.[ \t])`)
+
+func escapeLine(l string) string {
+	var b strings.Builder
+	if m := lineStart.FindStringSubmatchIndex(l); m != nil {
+		at := m[2]
+		if c := l[at]; c >= '0' && c <= '9' { // "1. ": the dot makes the list
+			at = m[3] - 2
+		}
+		b.WriteString(l[:at] + `\`)
+		l = l[at:]
+	}
+	last := 0
+	for _, span := range webAddress.FindAllStringIndex(l, -1) {
+		b.WriteString(inlineMarkdown.Replace(l[last:span[0]]))
+		b.WriteString(l[span[0]:span[1]])
+		last = span[1]
+	}
+	b.WriteString(inlineMarkdown.Replace(l[last:]))
+	return b.String()
+}
+
+var inlineMarkdown = strings.NewReplacer(`\`, `\\`, `*`, `\*`, `_`, `\_`, `~`, `\~`, "`", "\\`", `|`, `\|`,
+	`[`, `\[`, `]`, `\]`, `<`, `\<`, "@everyone", `\@everyone`, "@here", `\@here`)
 
 func truncate(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
