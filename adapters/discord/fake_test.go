@@ -1176,3 +1176,15 @@ func (f *fakeDiscord) takeLatencies() []time.Duration {
 	f.latencies = nil
 	return out
 }
+
+// archive archives a thread, as Discord does after its inactivity timeout (docs: Threads, Auto
+// Archive).
+func (f *fakeDiscord) archive(thread string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := f.channelInfo(thread)
+	if !c.Thread {
+		f.t.Fatalf("fake discord: %s is no thread", thread)
+	}
+	c.Archived = true
+}
