@@ -85,9 +85,10 @@ type harness struct {
 }
 
 type harnessOpt struct {
-	cfg   func(*Config)
-	table func(*table.Config)
-	wrap  func(chat.Service) chat.Service
+	cfg     func(*Config)
+	adapter func(*Adapter) // before Run
+	table   func(*table.Config)
+	wrap    func(chat.Service) chat.Service
 }
 
 // mustNew makes an adapter or fails the test; it is closed when the test ends.
@@ -116,6 +117,11 @@ func startHarness(t testing.TB, f *fakeDiscord, store table.Store, kv table.KV, 
 	}
 	a := mustNew(t, cfg)
 	a.identifyWindow = f.IdentifyWindow
+	for _, o := range opts {
+		if o.adapter != nil {
+			o.adapter(a)
+		}
+	}
 	tcfg := table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots,
 		Seed: 7, Log: log, Think: time.Second}
 	for _, o := range opts {
