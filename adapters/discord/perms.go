@@ -1,8 +1,6 @@
 package discord
 
 import (
-	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -120,19 +118,4 @@ func permissionNames(lang string, perms []int64) string {
 		names = append(names, i18n.T(lang, key))
 	}
 	return strings.Join(names, ", ")
-}
-
-// InviteURL is the link that adds the bot to a server with the permissions it needs (scopes bot
-// and applications.commands, installed to the server: developer docs, OAuth2: Bot
-// Authorization Flow). A guild ID preselects that server.
-func InviteURL(appID, guildID string) string {
-	q := url.Values{}
-	q.Set("client_id", appID)
-	q.Set("scope", "bot applications.commands")
-	q.Set("permissions", strconv.FormatInt(Permissions, 10))
-	q.Set("integration_type", "0")
-	if guildID != "" {
-		q.Set("guild_id", guildID)
-	}
-	return "https://discord.com/oauth2/authorize?" + q.Encode()
 }
