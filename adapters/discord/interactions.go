@@ -53,7 +53,6 @@ func (a *Adapter) onInteraction(i *discordgo.Interaction, x interactionExtras) {
 	a.inflight.Add(1)
 	a.mu.Unlock()
 	defer a.inflight.Done()
-	a.sweep()
 
 	r := &responder{a: a, i: i, rest: a.tokens.get(), x: x, component: i.Type == discordgo.InteractionMessageComponent}
 	start := time.Now()

@@ -72,8 +72,7 @@ func (t *tokenSessions) sessions() []*discordgo.Session {
 }
 
 // sweep forgets what the adapter keeps per interaction token and per channel once it is no
-// longer of use. Run calls it every minute; interactions call it too, so a test with short
-// lifetimes needs no ticker.
+// longer of use. Run calls it every minute.
 func (a *Adapter) sweep() {
 	a.tokens.sweep()
 	a.usersMu.Lock()

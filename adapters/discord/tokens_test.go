@@ -53,7 +53,7 @@ func TestTokenStateIsForgotten(t *testing.T) {
 	}
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		h.a.sweep() // what Run does every minute, and every interaction
+		h.a.sweep() // what Run does every minute
 		b, n := held()
 		if len(b) == 0 && n == 0 {
 			break
