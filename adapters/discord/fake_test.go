@@ -58,6 +58,7 @@ type fakeMessage struct {
 	Mentions      []string // users it may ping
 	Edits         int
 	History       []fakeVersion // every content it showed, oldest first
+	Previews      int           // link previews Discord added (embeds of the links in it)
 	ForUser       string        // an ephemeral message: the only user who sees it
 	Interaction   string        // the interaction whose response it is
 }
@@ -117,12 +118,28 @@ type wireMessage struct {
 	Content         *string    `json:"content"`
 	Components      *[]fakeRow `json:"components"`
 	Embeds          []any      `json:"embeds"`
-	Flags           int        `json:"flags"`
+	Flags           *int       `json:"flags"`
 	AllowedMentions *struct {
 		Parse []string `json:"parse"`
 		Users []string `json:"users"`
 	} `json:"allowed_mentions"`
 	Choices []fakeChoice `json:"choices"`
+}
+
+func (wm wireMessage) flags() int {
+	if wm.Flags == nil {
+		return 0
+	}
+	return *wm.Flags
+}
+
+// checkFlags refuses flags a message may not set: on a new message only SUPPRESS_EMBEDS,
+// SUPPRESS_NOTIFICATIONS, IS_VOICE_MESSAGE and IS_COMPONENTS_V2, on an edit only SUPPRESS_EMBEDS
+// and IS_COMPONENTS_V2 (docs: Message, Create Message and Edit Message).
+func (f *fakeDiscord) checkFlags(where string, wm wireMessage, allowed int) {
+	if wm.flags()&^allowed != 0 {
+		f.fail("%s: flags %d", where, wm.flags())
+	}
 }
 
 // fakeChannel is a guild channel or thread and what the bot may do in it.
@@ -529,6 +546,15 @@ func (f *fakeDiscord) apply(m *fakeMessage, wm wireMessage, files int) {
 	if wm.Content != nil {
 		m.Content = *wm.Content
 	}
+	if wm.Flags != nil {
+		m.Flags = *wm.Flags
+	}
+	// "Links sent by users with this permission will be auto-embedded" (docs: Permissions,
+	// EMBED_LINKS), unless the message has SUPPRESS_EMBEDS (docs: Message, Message Flags).
+	m.Previews = 0
+	if _, dm := f.dmUser[m.ChannelID]; m.Flags&4 == 0 && (dm || f.channelInfo(m.ChannelID).Perms&permEmbedLinks != 0) {
+		m.Previews = len(webAddress.FindAllString(m.Content, -1))
+	}
 	if wm.Components != nil {
 		m.Rows = slices.Clone(*wm.Components)
 	}
@@ -581,6 +607,7 @@ func (f *fakeDiscord) createMessage(w http.ResponseWriter, channel string, body 
 		f.fail("create message: %v", err)
 	}
 	f.check("create message", wm)
+	f.checkFlags("create message", wm, 1<<2|1<<12|1<<13|1<<15)
 	if wm.AllowedMentions == nil || wm.AllowedMentions.Parse == nil || len(wm.AllowedMentions.Parse) > 0 {
 		f.fail("a channel message that may ping anyone: %s", body)
 	}
@@ -630,6 +657,7 @@ func (f *fakeDiscord) editMessage(w http.ResponseWriter, channel, id string, bod
 	var wm wireMessage
 	json.Unmarshal(body, &wm)
 	f.check("edit message", wm)
+	f.checkFlags("edit message", wm, 1<<2|1<<15)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, dm := f.dmUser[channel]; !dm {
@@ -694,7 +722,7 @@ func (f *fakeDiscord) callback(w http.ResponseWriter, id, token string, body []b
 		f.fail("interaction %s (from %s) answered after %v", id, in.User.Name, lat)
 	}
 	f.latencies = append(f.latencies, lat)
-	resp := &fakeResponse{Type: req.Type, Flags: req.Data.Flags, Choices: req.Data.Choices, Files: files}
+	resp := &fakeResponse{Type: req.Type, Flags: req.Data.flags(), Choices: req.Data.Choices, Files: files}
 	if req.Data.Content != nil {
 		resp.Content = *req.Data.Content
 	}
@@ -704,10 +732,10 @@ func (f *fakeDiscord) callback(w http.ResponseWriter, id, token string, body []b
 	in.Resp = resp
 	switch req.Type {
 	case 4, 5: // a message (or "thinking"), ephemeral when flagged
-		msg := &fakeMessage{ID: f.nextID(), ChannelID: in.Channel, Flags: req.Data.Flags, Interaction: id}
+		msg := &fakeMessage{ID: f.nextID(), ChannelID: in.Channel, Interaction: id}
 		f.apply(msg, req.Data, files)
 		f.msgs[msg.ID] = msg
-		if req.Data.Flags&64 != 0 {
+		if req.Data.flags()&64 != 0 {
 			msg.ForUser = in.User.ID
 			f.ephemeral[in.User.ID] = append(f.ephemeral[in.User.ID], msg.ID)
 		} else {
@@ -783,10 +811,10 @@ func (f *fakeDiscord) followup(w http.ResponseWriter, app, token string, body []
 	if !ok {
 		return
 	}
-	msg := &fakeMessage{ID: f.nextID(), ChannelID: in.Channel, Flags: wm.Flags, Interaction: in.ID}
+	msg := &fakeMessage{ID: f.nextID(), ChannelID: in.Channel, Interaction: in.ID}
 	f.apply(msg, wm, files)
 	f.msgs[msg.ID] = msg
-	if wm.Flags&64 != 0 {
+	if wm.flags()&64 != 0 {
 		msg.ForUser = in.User.ID
 		f.ephemeral[in.User.ID] = append(f.ephemeral[in.User.ID], msg.ID)
 	} else {

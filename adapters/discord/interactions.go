@@ -173,7 +173,8 @@ func (a *Adapter) onCommand(r *responder, i *discordgo.Interaction) {
 	cmd := table.Command{Place: placeOf(i), Actor: actor, Verb: verb, Args: argsFor(verb, sub.Options),
 		EventID: "dc:" + i.ID, Admin: admin, Private: isPrivate(i)}
 	replies := a.handle(r, cmd)
-	if verb == table.VerbNew && i.GuildID != "" && i.AppPermissions&permAttachFiles == 0 {
+	opened := !slices.ContainsFunc(replies, func(m table.Message) bool { return m.Kind == table.KindError })
+	if verb == table.VerbNew && opened && i.GuildID != "" && i.AppPermissions&permAttachFiles == 0 {
 		replies = append(replies, table.Message{Kind: table.KindNotice,
 			Text: i18n.T(lang, "discord.no_pictures", permissionNames(lang, []int64{permAttachFiles}))})
 	}

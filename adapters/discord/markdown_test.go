@@ -55,3 +55,27 @@ func TestRulesLinkWorks(t *testing.T) {
 		})
 	}
 }
+
+// A player named after a web address hangs no preview of that site under the table, even where
+// the bot may embed links.
+func TestNoLinkPreviewsFromNames(t *testing.T) {
+	f := newFakeDiscord(t)
+	f.setPerms(guildChannel, Permissions|permEmbedLinks)
+	store := table.NewMemStore()
+	startHarness(t, f, store, store)
+	site := fakeUser{ID: "100000000000000021", Name: "https://evil.example/free-nitro", Locale: "en-US"}
+	openTable(t, f, alice, []fakeUser{site}, opt("timer", 3, "none"))
+	liveMessage(f)
+	shown := 0
+	for _, m := range f.channel(guildChannel) {
+		if strings.Contains(m.Content, site.Name) {
+			shown++
+		}
+		if m.Previews > 0 {
+			t.Errorf("a link preview under %q", m.Content)
+		}
+	}
+	if shown == 0 {
+		t.Errorf("the name is shown nowhere: the test proves nothing")
+	}
+}

@@ -331,6 +331,7 @@ func (a *Adapter) post(channelID string, m table.Message, ping string, rec *outb
 	if rec != nil && rec.Chat == channelID {
 		edit := discordgo.NewMessageEdit(channelID, rec.ID)
 		edit.Content, edit.Components, edit.AllowedMentions = &content, &comps, mentions(ping)
+		edit.Flags = noPreviews
 		if files != nil {
 			edit.Files, edit.Attachments = files, &[]*discordgo.MessageAttachment{}
 		}
@@ -340,12 +341,19 @@ func (a *Adapter) post(channelID string, m table.Message, ping string, rec *outb
 		return rec.ID, nil
 	}
 	msg, err := a.rest.ChannelMessageSendComplex(channelID, &discordgo.MessageSend{Content: content, Components: comps,
-		Files: files, AllowedMentions: mentions(ping)})
+		Files: files, AllowedMentions: mentions(ping), Flags: noPreviews})
 	if err != nil {
 		return "", err
 	}
 	return msg.ID, nil
 }
+
+// noPreviews keeps Discord from adding previews of the links in a message (embeds), which it
+// does where the bot has Embed Links (developer docs, Permissions: "Links sent by users with this
+// permission will be auto-embedded"): a player named after a web address would otherwise hang
+// that site's card under the table. The bot sends no embeds of its own, so it needs no Embed
+// Links, and where it has it nothing changes.
+const noPreviews = discordgo.MessageFlagsSuppressEmbeds
 
 // picture renders the message's picture as a PNG attachment, if a renderer is configured.
 func (a *Adapter) picture(m table.Message) []*discordgo.File {
