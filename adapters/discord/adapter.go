@@ -5,22 +5,22 @@
 //
 // Wiring:
 //
-//	var svc *table.Service
-//	a, err := discord.New(discord.Config{Token: tok, KV: store, Log: log,
-//		Picture: func(m table.Message) ([]byte, error) { png, _, err := svc.Picture(m, false); return png, err }})
-//	svc = table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{discord.Platform: a}})
+//	a, err := discord.New(discord.Config{Token: tok, KV: store, Log: log})
+//	svc := table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{discord.Platform: a}})
 //	a.Attach(svc)
 //	svc.Resume(ctx)   // may already deliver: REST works before Run
-//	err := a.Run(ctx) // connect, register /km, serve until ctx is done
+//	err := a.Run(ctx) // register /km, connect every shard, serve until ctx is done
 //	svc.Close()
 //	a.Close()         // send what the service said while closing, save the message records
 //
-// With several shards in one process, each gets its own Adapter (ShardID, ShardCount) and Run;
-// one of them is the service's Outbox (REST is not bound to a shard) and shard 0 registers /km.
+// One Adapter runs every shard of the bot in this process: Discord sends DMs to shard 0 only,
+// so a DM button press must reach the same service as the guild on shard 7 whose table it is for.
+// A Run that fails to start may be called again.
 package discord
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -49,11 +49,13 @@ const DefaultAPIURL = "https://discord.com"
 type Config struct {
 	Token   string // the bot token, without "Bot "
 	GuildID string // register the commands in this server only (applies at once); "" = globally
-	// APIURL is the base URL REST requests go to: https://discord.com, or a REST proxy shared by
-	// several shards or processes, or a fake in tests. The gateway address comes from GET /gateway.
-	APIURL     string
-	ShardID    int
-	ShardCount int // 0 or 1: no sharding
+	// APIURL is the base URL REST requests go to: https://discord.com, or a REST proxy, or a
+	// fake in tests. The gateway address comes from GET /gateway.
+	APIURL string
+	// ShardCount is how many gateway connections this process opens; together they serve every
+	// server. 0: as many as Discord recommends (GET /gateway/bot), which is what a bot in more
+	// than 2,500 servers must do.
+	ShardCount int
 	Log        *slog.Logger
 	// KV keeps which Discord message shows which table message, and who refuses private messages,
 	// so both survive restarts. Required.
@@ -71,30 +73,40 @@ type Config struct {
 	Verbose bool
 }
 
-// Adapter is one Discord connection (one shard). It is the service's Outbox for Discord.
+// Adapter is the bot's Discord connection: every shard, one REST client, one outbox. It is the
+// service's Outbox for Discord.
 type Adapter struct {
-	cfg   Config
-	log   *slog.Logger
-	token string
-	s     *discordgo.Session
-	kv    table.KV
+	cfg    Config
+	log    *slog.Logger
+	token  string
+	client *http.Client
+	clock  *discordClock
+	rest   *discordgo.Session // REST for the outbox and registration; never opened
+	tokens *tokenSessions     // REST for interaction tokens, forgotten with the tokens
+	kv     table.KV
+
+	// identifyWindow is Discord's window for max_concurrency IDENTIFYs (5 s; shorter in tests).
+	identifyWindow time.Duration
 
 	svcMu sync.RWMutex
 	svc   chat.Service
 
-	mu       sync.Mutex // guards closed; orders inflight.Add before inflight.Wait
-	closed   bool
-	inflight sync.WaitGroup
+	mu       sync.Mutex // guards the fields below; orders inflight.Add before inflight.Wait
+	closed   bool       // not taking interactions (stopping, or not started)
 	running  bool
+	shut     bool // Close was called
+	appID    string
+	shards   []*discordgo.Session
+	inflight sync.WaitGroup
 
 	out   *outbox.Engine
 	limit *rate.Limiter // the outbox's share of the global rate limit
 
-	usersMu sync.Mutex
-	dmChan  map[string]string        // Discord user ID → DM channel ID
-	noDM    map[string]bool          // Discord user ID → refuses DMs (cache of the KV)
-	hands   map[string]ephemeralHand // Discord user ID → the latest ephemeral hand shown
-	blocked map[string]time.Time     // channel ID → until when the bot does not try to post there
+	usersMu  sync.Mutex
+	dmChan   map[string]string        // Discord user ID → DM channel ID
+	noDM     map[string]bool          // Discord user ID → refuses DMs (cache of the KV)
+	hands    map[string]ephemeralHand // Discord user ID → the latest ephemeral hand shown
+	channels map[string]channelInfo   // channel ID → what the bot may do there, as last seen
 }
 
 var _ table.Outbox = (*Adapter)(nil)
@@ -120,29 +132,41 @@ func New(cfg Config) (*Adapter, error) {
 	if cfg.MaxRate <= 0 {
 		cfg.MaxRate = 45
 	}
+	if cfg.ShardCount < 0 {
+		return nil, errors.New("discord: negative shard count")
+	}
 	a := &Adapter{cfg: cfg, log: cfg.Log.With("platform", Platform), token: strings.TrimPrefix(cfg.Token, "Bot "),
-		kv: cfg.KV, dmChan: map[string]string{}, noDM: map[string]bool{}, hands: map[string]ephemeralHand{}, blocked: map[string]time.Time{}}
+		kv: cfg.KV, clock: &discordClock{}, identifyWindow: 5 * time.Second, closed: true,
+		dmChan: map[string]string{}, noDM: map[string]bool{}, hands: map[string]ephemeralHand{}, channels: map[string]channelInfo{}}
+	a.client = &http.Client{Timeout: 20 * time.Second, Transport: &clockTransport{clock: a.clock, next: newRewriter(cfg.APIURL)}}
 	a.limit = rate.NewLimiter(rate.Limit(cfg.MaxRate), 10)
 	a.out = outbox.New(outbox.Config{Platform: platform{a}, KV: a.kv, Bucket: bucketMessages, Log: a.log,
 		Backoff: func(n int) time.Duration { return 500 * time.Millisecond << (n - 1) }})
 	register(a)
+	a.rest = a.session()
+	a.tokens = newTokenSessions(a.session, tokenLife)
+	return a, nil
+}
 
+// session makes a discordgo session on the adapter's token and HTTP client.
+func (a *Adapter) session() *discordgo.Session {
 	s, _ := discordgo.New("Bot " + a.token) // New never fails
 	s.LogLevel = discordgo.LogWarning
-	if cfg.Verbose {
+	if a.cfg.Verbose {
 		s.LogLevel = discordgo.LogDebug
 	}
 	s.ShouldRetryOnRateLimit = true // a 429 is waited out per route; queues keep other channels moving
-	s.ShardID, s.ShardCount = cfg.ShardID, max(cfg.ShardCount, 1)
-	s.Identify.Intents = 0 // interactions arrive without any intent
-	s.Client = &http.Client{Timeout: 20 * time.Second, Transport: newRewriter(cfg.APIURL)}
-	a.s = s
-	return a, nil
+	s.Identify.Intents = 0          // interactions arrive without any intent
+	s.Client = a.client
+	return s
 }
 
 // Close sends what is still queued (at most DrainTimeout) and stops the outbox. Call it after
 // the service's Close: messages delivered later are dropped.
 func (a *Adapter) Close() error {
+	a.mu.Lock()
+	a.shut = true
+	a.mu.Unlock()
 	a.out.Close(a.cfg.DrainTimeout)
 	unregister(a)
 	return nil
@@ -161,79 +185,90 @@ func (a *Adapter) service() chat.Service {
 	return a.svc
 }
 
-// Run connects, registers the slash commands and serves interactions until ctx is done; then it
-// closes the gateway connection, waits for the interactions in flight and for the queued messages
-// (at most DrainTimeout). It returns an error if it cannot start.
+// Run registers the slash commands, connects every shard and serves interactions until ctx is
+// done; then it closes the gateway connections, waits for the interactions in flight and for the
+// queued messages (at most DrainTimeout). If it cannot start it returns a *chat.StartError,
+// having closed what it opened, and may be called again.
 func (a *Adapter) Run(ctx context.Context) error {
 	if a.token == "" {
-		return errors.New("discord: no token")
+		return &chat.StartError{Err: errors.New("discord: no token"), Fatal: true}
 	}
 	if a.service() == nil {
 		return errors.New("discord: Run before Attach")
 	}
 	a.mu.Lock()
-	if a.running || a.closed {
+	if a.running || a.shut {
 		a.mu.Unlock()
-		return errors.New("discord: Run called twice")
+		return errors.New("discord: Run while running, or after Close")
 	}
 	a.running = true
 	a.mu.Unlock()
-	defer unregister(a)
+	defer func() {
+		a.mu.Lock()
+		a.running = false
+		a.mu.Unlock()
+	}()
 
-	me, err := a.s.User("@me")
+	// Everything that can fail without costing a session start comes first: a start that fails
+	// again and again must not spend the day's IDENTIFYs.
+	app, err := a.rest.Application("@me")
 	if err != nil {
-		return a.errorf("checking the token", err)
+		return a.startError("looking up the application", err)
 	}
-	ready := make(chan *discordgo.Ready, 1)
-	removeReady := a.s.AddHandlerOnce(func(_ *discordgo.Session, r *discordgo.Ready) { ready <- r })
-	defer removeReady()
-	removeInteraction := a.s.AddHandler(a.onInteraction)
-	defer removeInteraction()
-	if err := a.s.Open(); err != nil {
-		return a.errorf("opening the gateway", err)
+	a.mu.Lock()
+	a.appID = app.ID
+	a.mu.Unlock()
+	if _, err := a.rest.ApplicationCommandBulkOverwrite(app.ID, a.cfg.GuildID, Commands(a.cfg.GuildID != "")); err != nil {
+		return a.startError("registering the slash commands", err)
 	}
-	var appID string
-	select {
-	case r := <-ready:
-		if r.Application != nil {
-			appID = r.Application.ID
-		}
-	case <-time.After(15 * time.Second):
+	gw, err := a.rest.GatewayBot()
+	if err != nil {
+		return a.startError("asking for the gateway", err)
+	}
+	n := a.cfg.ShardCount
+	if n == 0 {
+		n = max(gw.Shards, 1)
+	}
+	if err := checkSessionStarts(gw.SessionStartLimit, n); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	a.closed = false
+	a.mu.Unlock()
+	shards, err := a.openShards(ctx, n, gw.SessionStartLimit.MaxConcurrency)
+	if err != nil {
 		a.stop()
-		return errors.New("discord: no READY from the gateway within 15 s")
-	case <-ctx.Done():
-		a.stop()
-		return nil
+		return a.startError("connecting to the gateway", err)
 	}
-	if appID == "" {
-		appID = me.ID // bots made since 2019 have the application's ID
+	a.mu.Lock()
+	a.shards = shards
+	a.mu.Unlock()
+	if ctx.Err() == nil {
+		a.log.Info("connected", "application", app.Name, "id", app.ID, "guild", a.cfg.GuildID, "shards", n,
+			"session_starts_left", gw.SessionStartLimit.Remaining-n)
 	}
-	if a.cfg.ShardID == 0 { // one shard registers for all
-		if _, err := a.s.ApplicationCommandBulkOverwrite(appID, a.cfg.GuildID, Commands()); err != nil {
-			a.stop()
-			return a.errorf("registering the slash commands", err)
+	sweep := time.NewTicker(time.Minute)
+	defer sweep.Stop()
+	for done := false; !done; {
+		select {
+		case <-ctx.Done():
+			done = true
+		case <-sweep.C:
+			a.sweep()
 		}
 	}
-	a.log.Info("connected", "bot", me.Username, "application", appID, "guild", a.cfg.GuildID,
-		"shard", a.cfg.ShardID, "shards", max(a.cfg.ShardCount, 1))
-	<-ctx.Done()
 	a.stop()
 	return nil
 }
 
-// stop closes the gateway, waits for handlers in flight and drains the queues.
+// stop closes the gateway connections, waits for handlers in flight and drains the queues.
 func (a *Adapter) stop() {
 	a.mu.Lock()
 	a.closed = true
+	shards := a.shards
+	a.shards = nil
 	a.mu.Unlock()
-	// discordgo's heartbeat goroutine may hit the closing connection and start a reconnect loop
-	// that outlives Run (seen when Run stops right after connecting): forbid it first.
-	a.s.Lock()
-	a.s.ShouldReconnectOnError = false
-	a.s.Unlock()
-	if err := a.s.Close(); err != nil {
-		a.log.Warn("closing the gateway", "err", a.redact(err.Error()))
-	}
+	closeShards(shards, a.log, a.redact)
 	a.inflight.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.DrainTimeout)
 	defer cancel()
@@ -243,13 +278,29 @@ func (a *Adapter) stop() {
 	}
 }
 
-// errorf wraps a start-up error with the token redacted from its text.
-func (a *Adapter) errorf(what string, err error) error {
-	var re *discordgo.RESTError
-	if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode == http.StatusUnauthorized {
-		return fmt.Errorf("discord: %s: the token was refused (HTTP 401)", what)
+// startError wraps a start-up failure with the token redacted from its text; a refused token is
+// Fatal, anything else worth another try.
+func (a *Adapter) startError(what string, err error) error {
+	var se *chat.StartError
+	if errors.As(err, &se) {
+		return se
 	}
-	return fmt.Errorf("discord: %s: %s", what, a.redact(err.Error()))
+	if refusedToken(err) {
+		return &chat.StartError{Err: fmt.Errorf("discord: %s: the token was refused (HTTP 401)", what), Fatal: true}
+	}
+	return &chat.StartError{Err: fmt.Errorf("discord: %s: %s", what, a.redact(err.Error()))}
+}
+
+func refusedToken(err error) bool {
+	var re *discordgo.RESTError
+	return errors.As(err, &re) && re.Response != nil && re.Response.StatusCode == http.StatusUnauthorized
+}
+
+// applicationID gives the application's ID once Run has looked it up.
+func (a *Adapter) applicationID() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.appID
 }
 
 // rewriter sends Discord's REST requests to the configured base URL (scheme, host and path
@@ -356,7 +407,7 @@ func libraryLog(level, _ int, format string, args ...any) {
 	seen := map[*slog.Logger]bool{}
 	var logs []*slog.Logger
 	for a := range registry.live {
-		if !seen[a.cfg.Log] { // shards sharing a logger get each line once
+		if !seen[a.cfg.Log] { // adapters sharing a logger get each line once
 			seen[a.cfg.Log] = true
 			logs = append(logs, a.log)
 		}
@@ -365,4 +416,15 @@ func libraryLog(level, _ int, format string, args ...any) {
 	for _, l := range logs {
 		l.Log(context.Background(), lvl, msg, "source", "discordgo")
 	}
+}
+
+// jsonField reads one field of a raw JSON object into v (for the fields discordgo v0.29.0 does
+// not decode); it reports whether the field was there and readable.
+func jsonField(raw []byte, name string, v any) bool {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return false
+	}
+	f, ok := obj[name]
+	return ok && json.Unmarshal(f, v) == nil
 }

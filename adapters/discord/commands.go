@@ -162,7 +162,15 @@ func languageChoices() []choiceDef {
 
 // Commands gives the slash command definitions registered at start: /km with one subcommand per
 // verb, described from the catalog in English, German and French.
-func Commands() []*discordgo.ApplicationCommand {
+//
+// Where it may be used is said explicitly, since apps made since 2024 also default to being
+// installed to users, whose commands come from servers the bot is not in (developer docs, Change
+// Log 2024-06-27: Updated Defaults for New Apps): /km is installed with the server
+// (integration_types GUILD_INSTALL) and used in servers and in DMs with the bot (contexts GUILD
+// and BOT_DM), where a player reads their hand, the rules and the help and picks a language.
+// Group DMs are left out: the bot cannot post there. Guild commands (guildOnly) take no BOT_DM
+// (developer docs, Application Commands: Permissions).
+func Commands(guildOnly bool) []*discordgo.ApplicationCommand {
 	var subs []*discordgo.ApplicationCommandOption
 	for _, sc := range subcommands {
 		desc, descs := localized(catalog("cmd." + string(sc.verb)))
@@ -185,11 +193,14 @@ func Commands() []*discordgo.ApplicationCommand {
 		subs = append(subs, sub)
 	}
 	desc, descs := localized(catalog("discord.km"))
-	dm := true
 	contexts := []discordgo.InteractionContextType{discordgo.InteractionContextGuild, discordgo.InteractionContextBotDM}
+	if guildOnly {
+		contexts = contexts[:1]
+	}
+	installs := []discordgo.ApplicationIntegrationType{discordgo.ApplicationIntegrationGuildInstall}
 	return []*discordgo.ApplicationCommand{{
 		Type: discordgo.ChatApplicationCommand, Name: CommandName, Description: desc,
-		DescriptionLocalizations: &descs, Options: subs, DMPermission: &dm, Contexts: &contexts,
+		DescriptionLocalizations: &descs, Options: subs, Contexts: &contexts, IntegrationTypes: &installs,
 	}}
 }
 

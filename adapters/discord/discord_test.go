@@ -20,7 +20,7 @@ import (
 func TestRegistersLocalizedCommands(t *testing.T) {
 	f := newFakeDiscord(t)
 	store := table.NewMemStore()
-	startHarness(t, f, store, store, harnessOpt{cfg: func(c *Config) { c.ShardID, c.ShardCount = 0, 2 }})
+	startHarness(t, f, store, store)
 
 	f.mu.Lock()
 	path, body, idents := f.commandsPath, f.commands, f.identifies
@@ -28,11 +28,8 @@ func TestRegistersLocalizedCommands(t *testing.T) {
 	if want := "applications/" + f.AppID + "/guilds/" + f.GuildID + "/commands"; path != want {
 		t.Errorf("commands registered at %s, want %s", path, want)
 	}
-	if len(idents) != 1 {
-		t.Fatalf("%d identifies", len(idents))
-	}
-	if shard, _ := json.Marshal(idents[0]["shard"]); string(shard) != "[0,2]" {
-		t.Errorf("identify shard = %s, want [0,2]", shard)
+	if len(idents) != 1 || idents[0]["shard"] != nil {
+		t.Fatalf("identifies %v, want one without shards", idents)
 	}
 	type option struct {
 		Type         int               `json:"type"`
@@ -154,27 +151,8 @@ func TestRegistersLocalizedCommands(t *testing.T) {
 			t.Errorf("suit choice %q does not parse", s)
 		}
 	}
-	// Shard 1 connects but leaves the registration to shard 0.
-	puts := f.callCounts()["PUT applications/{id}/guilds/{id}/commands"]
-	a := mustNew(t, Config{Token: f.Token, GuildID: f.GuildID, APIURL: f.srv.URL, KV: store, ShardID: 1, ShardCount: 2})
-	a.Attach(handOnly{})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	f.waitFor("shard 1", func() bool { return len(f.identifies) == 2 })
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("shard 1: %v", err)
-	}
-	f.mu.Lock()
-	shard, _ := json.Marshal(f.identifies[1]["shard"])
-	f.mu.Unlock()
-	if string(shard) != "[1,2]" || f.callCounts()["PUT applications/{id}/guilds/{id}/commands"] != puts {
-		t.Errorf("shard 1 identified as %s and registered commands: %v", shard, f.callCounts())
-	}
-
 	// Every choice of /km new reaches the service as the option it names.
-	for _, o := range Commands()[0].Options[0].Options {
+	for _, o := range Commands(false)[0].Options[0].Options {
 		for _, c := range o.Choices {
 			value := c.Value
 			if n, ok := value.(int); ok {
@@ -698,25 +676,3 @@ func (p panicky) Handle(ctx context.Context, cmd table.Command) []table.Message 
 
 // handOnly hides every method of the service but Handle.
 type handOnly struct{ chat.Service }
-
-// A channel where the bot may not post: the failure is remembered (no request per move), and
-// the players are told why the table does not show.
-func TestChannelWithoutPermission(t *testing.T) {
-	f := newFakeDiscord(t)
-	f.forbidden[guildChannel] = true
-	store := table.NewMemStore()
-	h := startHarness(t, f, store, store)
-	if r := f.slash(alice, guildChannel, "new"); r.Type != 4 || r.Content != ephemeralText("en", "note.opened") {
-		t.Fatalf("new: %+v", r)
-	}
-	h.a.Flush(context.Background())
-	r := f.slash(bob, guildChannel, "join")
-	if r.Type != 4 || r.Flags&64 == 0 || !strings.Contains(r.Content, escape(i18n.T("de", "discord.no_permission"))) {
-		t.Errorf("join in a channel without permission: %+v", r)
-	}
-	f.slash(carla, guildChannel, "join")
-	h.a.Flush(context.Background())
-	if n := f.callCounts()["POST channels/{id}/messages"]; n != 1 {
-		t.Errorf("%d attempts to post in the channel, want 1", n)
-	}
-}

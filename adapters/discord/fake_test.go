@@ -3,6 +3,7 @@ package discord
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image/png"
 	"io"
@@ -21,9 +22,10 @@ import (
 	"github.com/gorilla/websocket"
 )
 
-// fakeDiscord is a small Discord: REST on an httptest server and a websocket gateway, enough
-// for a real discordgo session. It records every message as the users would see it and checks
-// the rules a real Discord enforces (one answer per interaction, within 3 s; component limits).
+// fakeDiscord is a small Discord: REST on an httptest server and a websocket gateway with
+// shards, enough for real discordgo sessions. It records every message as the users would see
+// it and refuses what a real Discord refuses; each rule names where Discord documents it
+// ("docs:" is https://discord.com/developers/docs, "#n" an issue of discord/discord-api-docs).
 
 type fakeUser struct {
 	ID, Name, Locale string
@@ -56,6 +58,7 @@ type fakeMessage struct {
 	Mentions      []string // users it may ping
 	Edits         int
 	History       []fakeVersion // every content it showed, oldest first
+	Previews      int           // link previews Discord added (embeds of the links in it)
 	ForUser       string        // an ephemeral message: the only user who sees it
 	Interaction   string        // the interaction whose response it is
 }
@@ -94,12 +97,15 @@ type fakeInteraction struct {
 	ID, Token  string
 	User       fakeUser
 	Channel    string
-	Message    string // the message a button sat on
+	Message    string    // the message a button sat on
+	Made       time.Time // by the snowflake in its ID
 	Dispatched time.Time
+	Replayed   bool // sent again by a RESUME
 	Responded  time.Time
 	Resp       *fakeResponse
 	Original   string   // ID of the message that is its original response
 	Followups  []string // IDs of follow-up messages
+	Late       int      // answers refused because the answer window had passed
 }
 
 type fakeLimit struct {
@@ -111,12 +117,45 @@ type fakeLimit struct {
 type wireMessage struct {
 	Content         *string    `json:"content"`
 	Components      *[]fakeRow `json:"components"`
-	Flags           int        `json:"flags"`
+	Embeds          []any      `json:"embeds"`
+	Flags           *int       `json:"flags"`
 	AllowedMentions *struct {
 		Parse []string `json:"parse"`
 		Users []string `json:"users"`
 	} `json:"allowed_mentions"`
 	Choices []fakeChoice `json:"choices"`
+}
+
+func (wm wireMessage) flags() int {
+	if wm.Flags == nil {
+		return 0
+	}
+	return *wm.Flags
+}
+
+// checkFlags refuses flags a message may not set: on a new message only SUPPRESS_EMBEDS,
+// SUPPRESS_NOTIFICATIONS, IS_VOICE_MESSAGE and IS_COMPONENTS_V2, on an edit only SUPPRESS_EMBEDS
+// and IS_COMPONENTS_V2 (docs: Message, Create Message and Edit Message).
+func (f *fakeDiscord) checkFlags(where string, wm wireMessage, allowed int) {
+	if wm.flags()&^allowed != 0 {
+		f.fail("%s: flags %d", where, wm.flags())
+	}
+}
+
+// fakeChannel is a guild channel or thread and what the bot may do in it.
+type fakeChannel struct {
+	ID, Guild string
+	Thread    bool
+	Archived  bool
+	Perms     int64 // the bot's permissions there, as app_permissions reports them
+}
+
+// fakeGuild is a server and how the app is in it.
+type fakeGuild struct {
+	ID string
+	// NotInstalled: the server never installed the app; commands come from users who installed
+	// it to their account. CommandsOnly: the server installed the commands without the bot.
+	NotInstalled, CommandsOnly bool
 }
 
 type fakeConn struct {
@@ -130,46 +169,80 @@ func (c *fakeConn) send(v any) error {
 	return c.c.WriteJSON(v)
 }
 
+// fakeSession is a gateway session: what RESUME needs to replay (docs: Gateway, Resuming).
+type fakeSession struct {
+	ID            string
+	Shard, Shards int
+	conn          *fakeConn
+	events        []map[string]any // every dispatch, in seq order; seq = index+1
+	valid         bool
+}
+
 type fakeDiscord struct {
 	t                            testing.TB
 	Token, AppID, BotID, GuildID string
 	srv                          *httptest.Server
 	mu                           sync.Mutex
 	changed                      chan struct{}
-	ids                          int64
+	increment                    int64 // the low bits of the snowflakes
 	msgs                         map[string]*fakeMessage
 	order                        map[string][]string // channel → its messages, oldest first
 	ephemeral                    map[string][]string // user → ephemeral messages, oldest first
 	dms                          map[string]string   // user → DM channel
 	dmUser                       map[string]string   // DM channel → user
 	blocked                      map[string]bool     // users refusing DMs
-	forbidden                    map[string]bool     // channels the bot may not post in
+	channels                     map[string]*fakeChannel
+	guilds                       map[string]*fakeGuild
 	limits                       map[string]*fakeLimit
+	failures                     map[string][]int // route → statuses to answer before it works
 	inter                        map[string]*fakeInteraction
 	byToken                      map[string]*fakeInteraction
 	commands                     []byte
 	commandsPath                 string
 	calls                        map[string]int
-	conn                         *fakeConn
-	seq                          int
-	identifies                   []map[string]any
-	latencies                    []time.Duration
-	dmAttempts                   map[string]int // user → message POSTs to their DM channel
-	updates                      int            // interactions answered by updating their message
+	refused                      map[string][]int // channel → Discord codes of refused requests
+	// The gateway. Shards is the shard count GET /gateway/bot recommends; StartsLeft the
+	// session starts left today; MaxConcurrency the IDENTIFYs per IdentifyWindow and bucket.
+	Shards, StartsLeft, MaxConcurrency int
+	IdentifyWindow                     time.Duration
+	sessions                           map[string]*fakeSession
+	shardSession                       map[int]*fakeSession // shard → its live session
+	identifies                         []map[string]any
+	identifiedAt                       map[int]time.Time // rate_limit_key → last IDENTIFY
+	resumes                            []string          // the address each RESUME came to
+	dispatched                         map[int]int       // shard → interactions sent on it
+	latencies                          []time.Duration
+	dmAttempts                         map[string]int // user → message POSTs to their DM channel
+	updates                            int            // interactions answered by updating their message
 	// onPublic sees every text the bot shows in a channel to everyone (not ephemeral, not a DM),
 	// with f.mu held.
 	onPublic func(channel, content string)
 }
 
+// fakeIdentifyWindow stands for Discord's 5 s between IDENTIFYs of a bucket (docs: Gateway, Max
+// Concurrency), short enough for the tests' restarts.
+const fakeIdentifyWindow = 300 * time.Millisecond
+
 var apiPath = regexp.MustCompile(`^/api/v[0-9]+/(.*)$`)
+
+// defaultPerms are the bot's permissions in a channel unless a test says otherwise: what the
+// invite asks for.
+const defaultPerms = Permissions
+
+// dmPerms are app_permissions in a DM with the bot (docs: Interactions, Interaction Object).
+const dmPerms = permAttachFiles | permEmbedLinks | 1<<17 | 1<<18 // + MENTION_EVERYONE, USE_EXTERNAL_EMOJIS
 
 func newFakeDiscord(t testing.TB) *fakeDiscord {
 	f := &fakeDiscord{t: t, Token: "MTAxNTA0.fake-bot-token.s3cr3t-ZZZZZZZZZZZZZZZZZZZZ", AppID: "900000000000000001",
-		BotID: "900000000000000001", GuildID: "800000000000000001", changed: make(chan struct{}), ids: 1000,
+		BotID: "900000000000000001", GuildID: "800000000000000001", changed: make(chan struct{}),
 		msgs: map[string]*fakeMessage{}, order: map[string][]string{}, ephemeral: map[string][]string{},
-		dms: map[string]string{}, dmUser: map[string]string{}, blocked: map[string]bool{}, forbidden: map[string]bool{}, limits: map[string]*fakeLimit{},
-		inter: map[string]*fakeInteraction{}, byToken: map[string]*fakeInteraction{}, calls: map[string]int{},
-		dmAttempts: map[string]int{}}
+		dms: map[string]string{}, dmUser: map[string]string{}, blocked: map[string]bool{},
+		channels: map[string]*fakeChannel{}, guilds: map[string]*fakeGuild{}, limits: map[string]*fakeLimit{},
+		failures: map[string][]int{}, inter: map[string]*fakeInteraction{}, byToken: map[string]*fakeInteraction{},
+		calls: map[string]int{}, refused: map[string][]int{}, dmAttempts: map[string]int{},
+		Shards: 1, StartsLeft: 1000, MaxConcurrency: 1, IdentifyWindow: fakeIdentifyWindow,
+		sessions: map[string]*fakeSession{}, shardSession: map[int]*fakeSession{}, identifiedAt: map[int]time.Time{},
+		dispatched: map[int]int{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serveHTTP))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -213,13 +286,54 @@ func (f *fakeDiscord) waitForOr(what string, cond func() bool, dump func() strin
 	}
 }
 
-func (f *fakeDiscord) nextID() string {
-	f.ids++
-	return strconv.FormatInt(f.ids, 10)
+// snowflake makes an ID as Discord does: milliseconds since 2015 in the top bits (docs:
+// Reference, Snowflakes), unique within the fake (f.mu held).
+func (f *fakeDiscord) snowflake(at time.Time) string {
+	f.increment++
+	return strconv.FormatInt((at.UnixMilli()-discordEpoch)<<22|f.increment&0xfff, 10)
 }
+
+func (f *fakeDiscord) nextID() string { return f.snowflake(time.Now()) }
 
 func (f *fakeDiscord) fail(format string, args ...any) {
 	f.t.Errorf("fake discord: "+format, args...)
+}
+
+// channel gives a guild channel's record (f.mu held); one not set up is a text channel of the
+// default server where the bot has the invite's permissions.
+func (f *fakeDiscord) channelInfo(id string) *fakeChannel {
+	c, ok := f.channels[id]
+	if !ok {
+		c = &fakeChannel{ID: id, Guild: f.GuildID, Perms: defaultPerms}
+		f.channels[id] = c
+	}
+	return c
+}
+
+// setChannel sets up a guild channel.
+func (f *fakeDiscord) setChannel(c fakeChannel) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c.Guild == "" {
+		c.Guild = f.GuildID
+	}
+	f.channels[c.ID] = &c
+}
+
+// setPerms changes the bot's permissions in a channel, as a server admin would.
+func (f *fakeDiscord) setPerms(channel string, perms int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.channelInfo(channel).Perms = perms
+}
+
+func (f *fakeDiscord) guild(id string) *fakeGuild {
+	g, ok := f.guilds[id]
+	if !ok {
+		g = &fakeGuild{ID: id}
+		f.guilds[id] = g
+	}
+	return g
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -244,7 +358,7 @@ func route(method string, parts []string) string {
 	for i, p := range parts {
 		out[i] = p
 		if i > 0 && (parts[i-1] == "channels" || parts[i-1] == "messages" || parts[i-1] == "interactions" ||
-			parts[i-1] == "webhooks" || parts[i-1] == "applications" || parts[i-1] == "guilds") && p != "@original" {
+			parts[i-1] == "webhooks" || parts[i-1] == "applications" || parts[i-1] == "guilds") && p != "@original" && p != "@me" {
 			out[i] = "{id}"
 		}
 		if i > 1 && (parts[i-2] == "interactions" || parts[i-2] == "webhooks") {
@@ -252,6 +366,13 @@ func route(method string, parts []string) string {
 		}
 	}
 	return method + " " + strings.Join(out, "/")
+}
+
+// failRoute makes the next requests of a route fail with these HTTP statuses, in turn.
+func (f *fakeDiscord) failRoute(rt string, statuses ...int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failures[rt] = append(f.failures[rt], statuses...)
 }
 
 func (f *fakeDiscord) serveHTTP(w http.ResponseWriter, r *http.Request) {
@@ -275,23 +396,33 @@ func (f *fakeDiscord) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	body, files := readBody(f.t, r)
 	f.mu.Lock()
 	f.calls[rt]++
+	var failWith int
+	if fs := f.failures[rt]; len(fs) > 0 {
+		failWith, f.failures[rt] = fs[0], fs[1:]
+	}
+	f.notify()
 	f.mu.Unlock()
+	if failWith != 0 {
+		discordError(w, failWith, 0, http.StatusText(failWith))
+		return
+	}
 	switch {
-	case r.Method == "GET" && (m[1] == "gateway" || m[1] == "gateway/bot"):
-		writeJSON(w, 200, map[string]any{"url": "ws://" + r.Host + "/ws", "shards": 1})
+	case r.Method == "GET" && m[1] == "gateway":
+		writeJSON(w, 200, map[string]any{"url": "ws://" + r.Host + "/ws"})
+	case r.Method == "GET" && m[1] == "gateway/bot":
+		f.mu.Lock()
+		// docs: Gateway, Get Gateway Bot and Session Start Limit Object.
+		resp := map[string]any{"url": "ws://" + r.Host + "/ws", "shards": f.Shards, "session_start_limit": map[string]any{
+			"total": 1000, "remaining": f.StartsLeft, "reset_after": 14400000, "max_concurrency": f.MaxConcurrency}}
+		f.mu.Unlock()
+		writeJSON(w, 200, resp)
 	case r.Method == "GET" && m[1] == "users/@me":
 		writeJSON(w, 200, map[string]any{"id": f.BotID, "username": "kontermatt", "bot": true})
+	case r.Method == "GET" && m[1] == "oauth2/applications/@me":
+		writeJSON(w, 200, map[string]any{"id": f.AppID, "name": "kontermatt", "bot_public": true,
+			"bot": map[string]any{"id": f.BotID, "username": "kontermatt", "bot": true}})
 	case r.Method == "PUT" && len(parts) >= 3 && parts[0] == "applications" && parts[len(parts)-1] == "commands":
-		f.mu.Lock()
-		f.commands, f.commandsPath = body, m[1]
-		f.notify()
-		f.mu.Unlock()
-		var cmds []map[string]any
-		json.Unmarshal(body, &cmds)
-		for _, c := range cmds {
-			c["id"], c["application_id"] = "700000000000000001", f.AppID
-		}
-		writeJSON(w, 200, cmds)
+		f.registerCommands(w, m[1], parts, body)
 	case r.Method == "POST" && len(parts) == 4 && parts[0] == "interactions" && parts[3] == "callback":
 		f.callback(w, parts[1], parts[2], body, files)
 	case r.Method == "PATCH" && len(parts) == 5 && parts[0] == "webhooks" && parts[3] == "messages":
@@ -319,6 +450,40 @@ func (f *fakeDiscord) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		f.fail("unexpected request %s %s", r.Method, r.URL.Path)
 		discordError(w, 404, 0, "404: Not Found")
 	}
+}
+
+// registerCommands takes a bulk overwrite of the commands, checking what Discord's schema
+// requires of contexts and integration_types (docs: Application Commands, Application Command
+// Object: at least one each, no repeats, known values).
+func (f *fakeDiscord) registerCommands(w http.ResponseWriter, path string, parts []string, body []byte) {
+	var cmds []map[string]any
+	if err := json.Unmarshal(body, &cmds); err != nil {
+		f.fail("commands: %v", err)
+	}
+	for _, c := range cmds {
+		for field, known := range map[string][]float64{"contexts": {0, 1, 2}, "integration_types": {0, 1}} {
+			vals, _ := c[field].([]any)
+			seen := map[float64]bool{}
+			for _, v := range vals {
+				n, _ := v.(float64)
+				if !slices.Contains(known, n) || seen[n] {
+					f.fail("command %v: %s %v", c["name"], field, vals)
+				}
+				seen[n] = true
+			}
+			if c[field] != nil && len(vals) == 0 {
+				f.fail("command %v: empty %s", c["name"], field)
+			}
+		}
+	}
+	f.mu.Lock()
+	f.commands, f.commandsPath = body, path
+	f.notify()
+	f.mu.Unlock()
+	for _, c := range cmds {
+		c["id"], c["application_id"] = "700000000000000001", f.AppID
+	}
+	writeJSON(w, 200, cmds)
 }
 
 // readBody reads a JSON body, or the payload_json of a multipart body and counts its files.
@@ -381,6 +546,15 @@ func (f *fakeDiscord) apply(m *fakeMessage, wm wireMessage, files int) {
 	if wm.Content != nil {
 		m.Content = *wm.Content
 	}
+	if wm.Flags != nil {
+		m.Flags = *wm.Flags
+	}
+	// "Links sent by users with this permission will be auto-embedded" (docs: Permissions,
+	// EMBED_LINKS), unless the message has SUPPRESS_EMBEDS (docs: Message, Message Flags).
+	m.Previews = 0
+	if _, dm := f.dmUser[m.ChannelID]; m.Flags&4 == 0 && (dm || f.channelInfo(m.ChannelID).Perms&permEmbedLinks != 0) {
+		m.Previews = len(webAddress.FindAllString(m.Content, -1))
+	}
 	if wm.Components != nil {
 		m.Rows = slices.Clone(*wm.Components)
 	}
@@ -396,12 +570,44 @@ func (f *fakeDiscord) apply(m *fakeMessage, wm wireMessage, files int) {
 	}
 }
 
+// refuse answers a request the bot's permissions in a guild channel do not allow (f.mu held).
+func (f *fakeDiscord) refuse(w http.ResponseWriter, channel string, status, code int, msg string) {
+	f.refused[channel] = append(f.refused[channel], code)
+	f.notify()
+	discordError(w, status, code, msg)
+}
+
+// guildChannelAllows checks a request in a guild channel against the bot's permissions there and
+// gives false, having answered, if Discord refuses it (f.mu held). Every request needs View
+// Channel, else 50001 Missing Access; a new message needs Send Messages, in a thread Send Messages
+// in Threads, which Send Messages does not stand for (docs: Permissions, Permissions for
+// Threads), else 50013; an edit of the bot's own message does not need it (#3096, a maintainer:
+// "Send Messages restricts the ability to send new messages, but does not prevent existing
+// messages from being updated"); a file needs Attach Files (docs: Permissions, "Allows for
+// uploading images and files"), an embed Embed Links (#2601: 403 Missing Permissions), both
+// 50013.
+func (f *fakeDiscord) guildChannelAllows(w http.ResponseWriter, c *fakeChannel, create bool, files int, embeds bool) bool {
+	need := func(p int64) bool { return c.Perms&p == p }
+	switch {
+	case f.guild(c.Guild).NotInstalled || f.guild(c.Guild).CommandsOnly || !need(permViewChannel):
+		f.refuse(w, c.ID, http.StatusForbidden, 50001, "Missing Access")
+	case create && !need(sendPermission(c.Thread)):
+		f.refuse(w, c.ID, http.StatusForbidden, 50013, "Missing Permissions")
+	case files > 0 && !need(permAttachFiles), embeds && !need(permEmbedLinks):
+		f.refuse(w, c.ID, http.StatusForbidden, 50013, "Missing Permissions")
+	default:
+		return true
+	}
+	return false
+}
+
 func (f *fakeDiscord) createMessage(w http.ResponseWriter, channel string, body []byte, files int) {
 	var wm wireMessage
 	if err := json.Unmarshal(body, &wm); err != nil {
 		f.fail("create message: %v", err)
 	}
 	f.check("create message", wm)
+	f.checkFlags("create message", wm, 1<<2|1<<12|1<<13|1<<15)
 	if wm.AllowedMentions == nil || wm.AllowedMentions.Parse == nil || len(wm.AllowedMentions.Parse) > 0 {
 		f.fail("a channel message that may ping anyone: %s", body)
 	}
@@ -424,16 +630,20 @@ func (f *fakeDiscord) createMessage(w http.ResponseWriter, channel string, body 
 		fmt.Fprintf(w, `{"message": "You are being rate limited.", "retry_after": %s, "global": false}`, secs)
 		return
 	}
-	if f.forbidden[channel] {
-		discordError(w, http.StatusForbidden, 50013, "Missing Permissions")
-		return
-	}
 	if u, ok := f.dmUser[channel]; ok {
 		f.dmAttempts[u]++
 		if f.blocked[u] {
 			discordError(w, http.StatusForbidden, 50007, "Cannot send messages to this user")
 			return
 		}
+	} else {
+		c := f.channelInfo(channel)
+		if !f.guildChannelAllows(w, c, true, files, len(wm.Embeds) > 0) {
+			return
+		}
+		// "Sending a message will automatically unarchive the thread" (docs: Threads, Active &
+		// Archived Threads).
+		c.Archived = false
 	}
 	msg := &fakeMessage{ID: f.nextID(), ChannelID: channel}
 	f.apply(msg, wm, files)
@@ -447,8 +657,20 @@ func (f *fakeDiscord) editMessage(w http.ResponseWriter, channel, id string, bod
 	var wm wireMessage
 	json.Unmarshal(body, &wm)
 	f.check("edit message", wm)
+	f.checkFlags("edit message", wm, 1<<2|1<<15)
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if _, dm := f.dmUser[channel]; !dm {
+		c := f.channelInfo(channel)
+		if !f.guildChannelAllows(w, c, false, files, len(wm.Embeds) > 0) {
+			return
+		}
+		if c.Archived {
+			// "Users cannot edit messages ... in archived threads" (docs: Threads); code 50083.
+			f.refuse(w, channel, http.StatusBadRequest, 50083, "Thread is archived")
+			return
+		}
+	}
 	msg, ok := f.msgs[id]
 	if !ok || msg.ChannelID != channel || msg.ForUser != "" {
 		discordError(w, 404, 10008, "Unknown Message")
@@ -459,6 +681,10 @@ func (f *fakeDiscord) editMessage(w http.ResponseWriter, channel, id string, bod
 	f.notify()
 	writeJSON(w, 200, map[string]any{"id": msg.ID, "channel_id": channel, "content": msg.Content})
 }
+
+// Interaction answers are not bound to the bot's permissions in the channel for files and
+// embeds: apps "always have the EMBED_LINKS and ATTACH_FILES permissions when responding to
+// interactions" (#5316, answered by Discord staff; docs: Change Log 2022-06-29).
 
 func (f *fakeDiscord) callback(w http.ResponseWriter, id, token string, body []byte, files int) {
 	var req struct {
@@ -481,13 +707,22 @@ func (f *fakeDiscord) callback(w http.ResponseWriter, id, token string, body []b
 		discordError(w, 400, 40060, "Interaction has already been acknowledged.")
 		return
 	}
-	in.Responded = time.Now()
+	now := time.Now()
+	if in.Replayed && now.Sub(in.Made) > answerWindow {
+		// "If the 3 second deadline is exceeded, the token will be invalidated" (docs:
+		// Interactions, Receiving and Responding).
+		in.Late++
+		f.notify()
+		discordError(w, 404, 10062, "Unknown interaction")
+		return
+	}
+	in.Responded = now
 	lat := in.Responded.Sub(in.Dispatched)
-	if lat > 3*time.Second {
+	if lat > answerWindow {
 		f.fail("interaction %s (from %s) answered after %v", id, in.User.Name, lat)
 	}
 	f.latencies = append(f.latencies, lat)
-	resp := &fakeResponse{Type: req.Type, Flags: req.Data.Flags, Choices: req.Data.Choices, Files: files}
+	resp := &fakeResponse{Type: req.Type, Flags: req.Data.flags(), Choices: req.Data.Choices, Files: files}
 	if req.Data.Content != nil {
 		resp.Content = *req.Data.Content
 	}
@@ -497,10 +732,10 @@ func (f *fakeDiscord) callback(w http.ResponseWriter, id, token string, body []b
 	in.Resp = resp
 	switch req.Type {
 	case 4, 5: // a message (or "thinking"), ephemeral when flagged
-		msg := &fakeMessage{ID: f.nextID(), ChannelID: in.Channel, Flags: req.Data.Flags, Interaction: id}
+		msg := &fakeMessage{ID: f.nextID(), ChannelID: in.Channel, Interaction: id}
 		f.apply(msg, req.Data, files)
 		f.msgs[msg.ID] = msg
-		if req.Data.Flags&64 != 0 {
+		if req.Data.flags()&64 != 0 {
 			msg.ForUser = in.User.ID
 			f.ephemeral[in.User.ID] = append(f.ephemeral[in.User.ID], msg.ID)
 		} else {
@@ -530,15 +765,33 @@ func (f *fakeDiscord) callback(w http.ResponseWriter, id, token string, body []b
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// webhookToken finds the interaction of a follow-up or edit; its token works 15 minutes (docs:
+// Interactions, Receiving and Responding), else 401 with 50027 Invalid Webhook Token (f.mu held).
+func (f *fakeDiscord) webhookToken(w http.ResponseWriter, app, token string) (*fakeInteraction, bool) {
+	in, ok := f.byToken[token]
+	switch {
+	case !ok || app != f.AppID || in.Resp == nil:
+		discordError(w, 404, 10015, "Unknown Webhook")
+	case time.Since(in.Made) > tokenLife:
+		discordError(w, 401, 50027, "Invalid Webhook Token")
+	default:
+		return in, true
+	}
+	return nil, false
+}
+
 func (f *fakeDiscord) editWebhookMessage(w http.ResponseWriter, app, token, which string, body []byte, files int) {
 	var wm wireMessage
 	json.Unmarshal(body, &wm)
 	f.check("webhook edit", wm)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	in, ok := f.byToken[token]
-	if !ok || app != f.AppID || in.Resp == nil || which != "@original" || in.Original == "" {
-		discordError(w, 404, 10015, "Unknown Webhook")
+	in, ok := f.webhookToken(w, app, token)
+	if !ok {
+		return
+	}
+	if which != "@original" || in.Original == "" {
+		discordError(w, 404, 10008, "Unknown Message")
 		return
 	}
 	msg := f.msgs[in.Original]
@@ -554,15 +807,14 @@ func (f *fakeDiscord) followup(w http.ResponseWriter, app, token string, body []
 	f.check("follow-up", wm)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	in, ok := f.byToken[token]
-	if !ok || app != f.AppID || in.Resp == nil {
-		discordError(w, 404, 10015, "Unknown Webhook")
+	in, ok := f.webhookToken(w, app, token)
+	if !ok {
 		return
 	}
-	msg := &fakeMessage{ID: f.nextID(), ChannelID: in.Channel, Flags: wm.Flags, Interaction: in.ID}
+	msg := &fakeMessage{ID: f.nextID(), ChannelID: in.Channel, Interaction: in.ID}
 	f.apply(msg, wm, files)
 	f.msgs[msg.ID] = msg
-	if wm.Flags&64 != 0 {
+	if wm.flags()&64 != 0 {
 		msg.ForUser = in.User.ID
 		f.ephemeral[in.User.ID] = append(f.ephemeral[in.User.ID], msg.ID)
 	} else {
@@ -573,7 +825,17 @@ func (f *fakeDiscord) followup(w http.ResponseWriter, app, token string, body []
 	writeJSON(w, 200, map[string]any{"id": msg.ID, "channel_id": msg.ChannelID, "content": msg.Content})
 }
 
+// The gateway (docs: Gateway). A connection gets HELLO, then IDENTIFY starts a session (READY)
+// or RESUME continues one, replaying what it missed (RESUMED). Sessions are shards: IDENTIFY's
+// shard [id, count]; guild events go to shard (guild_id >> 22) % count, DMs to shard 0 only
+// (docs: Gateway, Sharding).
+
 var upgrader = websocket.Upgrader{}
+
+type gatewayOp struct {
+	Op int             `json:"op"`
+	D  json.RawMessage `json:"d"`
+}
 
 func (f *fakeDiscord) serveWS(w http.ResponseWriter, r *http.Request) {
 	c, err := upgrader.Upgrade(w, r, nil)
@@ -584,86 +846,250 @@ func (f *fakeDiscord) serveWS(w http.ResponseWriter, r *http.Request) {
 	defer c.Close()
 	conn := &fakeConn{c: c}
 	conn.send(map[string]any{"op": 10, "d": map[string]any{"heartbeat_interval": 45000}})
-	_, raw, err := c.ReadMessage()
-	if err != nil {
+	var first gatewayOp
+	if err := c.ReadJSON(&first); err != nil {
 		return
 	}
-	var ident struct {
-		Op int            `json:"op"`
-		D  map[string]any `json:"d"`
+	var sess *fakeSession
+	switch first.Op {
+	case 2:
+		sess = f.identify(conn, r, first.D)
+	case 6:
+		sess = f.resume(conn, r, first.D)
+	default:
+		f.fail("expected IDENTIFY or RESUME, got op %d", first.Op)
 	}
-	json.Unmarshal(raw, &ident)
-	if ident.Op != 2 || (ident.D["token"] != "Bot "+f.Token && ident.D["token"] != f.Token) {
-		f.fail("expected IDENTIFY with the token, got op %d", ident.Op)
-		c.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(4004, "Authentication failed."))
+	if sess == nil {
 		return
 	}
-	conn.send(map[string]any{"op": 0, "s": 1, "t": "READY", "d": map[string]any{
-		"v": 10, "session_id": "session-" + f.nextIDLocked(), "user": map[string]any{"id": f.BotID, "username": "kontermatt", "bot": true},
-		"application": map[string]any{"id": f.AppID, "flags": 0}, "guilds": []any{}, "private_channels": []any{}}})
-	f.mu.Lock()
-	f.identifies = append(f.identifies, ident.D)
-	f.conn, f.seq = conn, 1
-	f.notify()
-	f.mu.Unlock()
 	for {
-		_, raw, err := c.ReadMessage()
-		if err != nil {
+		var op gatewayOp
+		if err := c.ReadJSON(&op); err != nil {
+			var ce *websocket.CloseError
+			if errors.As(err, &ce) && (ce.Code == websocket.CloseNormalClosure || ce.Code == websocket.CloseGoingAway) {
+				// "When you close the connection to the gateway with close code 1000 or 1001,
+				// your session will be invalidated" (docs: Gateway, Disconnecting).
+				f.mu.Lock()
+				sess.valid = false
+				f.mu.Unlock()
+			}
 			break
 		}
-		var op struct {
-			Op int `json:"op"`
-		}
-		json.Unmarshal(raw, &op)
 		if op.Op == 1 {
 			conn.send(map[string]any{"op": 11})
 		}
 	}
 	f.mu.Lock()
-	if f.conn == conn {
-		f.conn = nil
+	if sess.conn == conn {
+		sess.conn = nil
 	}
 	f.notify()
 	f.mu.Unlock()
 }
 
-func (f *fakeDiscord) nextIDLocked() string {
+// identify starts a session, or refuses: a wrong token closes with 4004, too few shards with 4011,
+// an IDENTIFY over max_concurrency gets an Invalid Session (docs: Gateway, Max Concurrency), and
+// the day's last session start is a test failure: Discord would reset the token (docs: Gateway,
+// Session Start Limit).
+func (f *fakeDiscord) identify(conn *fakeConn, r *http.Request, raw json.RawMessage) *fakeSession {
+	var d map[string]any
+	json.Unmarshal(raw, &d)
+	if d["token"] != "Bot "+f.Token && d["token"] != f.Token {
+		f.fail("IDENTIFY without the token")
+		conn.c.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(4004, "Authentication failed."))
+		return nil
+	}
+	shard, shards := 0, 1
+	if s, ok := d["shard"].([]any); ok && len(s) == 2 {
+		a, _ := s[0].(float64)
+		b, _ := s[1].(float64)
+		shard, shards = int(a), int(b)
+	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.nextID()
+	f.identifies = append(f.identifies, d)
+	f.StartsLeft--
+	left := f.StartsLeft
+	key := shard % max(f.MaxConcurrency, 1)
+	last, seen := f.identifiedAt[key]
+	f.identifiedAt[key] = time.Now()
+	f.notify()
+	f.mu.Unlock()
+	switch {
+	case left < 0:
+		f.fail("the day's session starts are used up: Discord resets the bot token")
+		conn.c.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(4004, "Authentication failed."))
+		return nil
+	case seen && time.Since(last) < f.IdentifyWindow:
+		f.fail("shard %d identified %v after another of its bucket, within %v", shard, time.Since(last), f.IdentifyWindow)
+		conn.send(map[string]any{"op": 9, "d": false})
+		return nil
+	case shards < f.Shards:
+		conn.c.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(4011, "Sharding required."))
+		return nil
+	}
+	f.mu.Lock()
+	sess := &fakeSession{ID: "session-" + f.nextID(), Shard: shard, Shards: shards, conn: conn, valid: true}
+	f.sessions[sess.ID], f.shardSession[shard] = sess, sess
+	f.mu.Unlock()
+	f.send(sess, "READY", map[string]any{"v": 10, "session_id": sess.ID,
+		"resume_gateway_url": "ws://" + r.Host + "/ws-resume", "shard": []int{shard, shards},
+		"user":        map[string]any{"id": f.BotID, "username": "kontermatt", "bot": true},
+		"application": map[string]any{"id": f.AppID, "flags": 0}, "guilds": []any{}, "private_channels": []any{}})
+	return sess
+}
+
+// resume continues a session: the dispatches after the client's seq again, then RESUMED.
+// Discord wants a RESUME at the session's resume_gateway_url, and says a client that resumes
+// elsewhere "will experience disconnects at a higher rate than normal" (docs: Gateway,
+// Resuming); discordgo v0.29.0 resumes where it first connected, so the fake takes a RESUME at
+// either address and records which.
+func (f *fakeDiscord) resume(conn *fakeConn, r *http.Request, raw json.RawMessage) *fakeSession {
+	var d struct {
+		Token     string `json:"token"`
+		SessionID string `json:"session_id"`
+		Seq       int    `json:"seq"`
+	}
+	json.Unmarshal(raw, &d)
+	f.mu.Lock()
+	sess, ok := f.sessions[d.SessionID]
+	f.resumes = append(f.resumes, r.URL.Path)
+	if !ok || !sess.valid || d.Token != "Bot "+f.Token && d.Token != f.Token {
+		f.mu.Unlock()
+		conn.send(map[string]any{"op": 9, "d": false})
+		return nil
+	}
+	sess.conn = conn
+	f.shardSession[sess.Shard] = sess
+	missed := slices.Clone(sess.events[min(d.Seq, len(sess.events)):])
+	f.notify()
+	f.mu.Unlock()
+	for i, ev := range missed {
+		conn.send(map[string]any{"op": 0, "s": d.Seq + i + 1, "t": ev["t"], "d": ev["d"]})
+	}
+	f.send(sess, "RESUMED", map[string]any{})
+	return sess
+}
+
+// send dispatches an event on a session, keeping it for a RESUME.
+func (f *fakeDiscord) send(sess *fakeSession, typ string, d any) {
+	f.mu.Lock()
+	sess.events = append(sess.events, map[string]any{"t": typ, "d": d})
+	seq, conn := len(sess.events), sess.conn
+	f.mu.Unlock()
+	if conn != nil {
+		conn.send(map[string]any{"op": 0, "s": seq, "t": typ, "d": d})
+	}
+}
+
+// connected reports whether every shard has a live connection (f.mu held).
+func (f *fakeDiscord) connected() bool {
+	for shard := range f.Shards {
+		if s := f.shardSession[shard]; s == nil || s.conn == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// dropConnection breaks a shard's connection as a network failure would: no close frame, so
+// the session stays resumable.
+func (f *fakeDiscord) dropConnection(shard int) {
+	f.mu.Lock()
+	sess := f.shardSession[shard]
+	conn := sess.conn
+	sess.conn = nil
+	f.notify()
+	f.mu.Unlock()
+	conn.c.UnderlyingConn().Close()
+}
+
+// shardOf is the shard that gets a channel's events (f.mu held).
+func (f *fakeDiscord) shardOf(channel string) int {
+	if _, dm := f.dmUser[channel]; dm {
+		return 0
+	}
+	g, _ := strconv.ParseUint(f.channelInfo(channel).Guild, 10, 64)
+	return int((g >> 22) % uint64(max(f.Shards, 1)))
 }
 
 func userJSON(u fakeUser) map[string]any {
 	return map[string]any{"id": u.ID, "username": strings.ToLower(u.Name), "global_name": u.Name}
 }
 
-// dispatch sends an INTERACTION_CREATE over the gateway and returns its record.
-func (f *fakeDiscord) dispatch(u fakeUser, typ int, channel string, data any, on *fakeMessage) *fakeInteraction {
-	f.t.Helper()
-	f.waitFor("a gateway connection", func() bool { return f.conn != nil })
-	f.mu.Lock()
-	id := f.nextID()
-	in := &fakeInteraction{ID: id, Token: "aW50ZXJhY3Rpb24" + id + "-token-xyz", User: u, Channel: channel}
+// interaction builds an INTERACTION_CREATE as Discord sends it (docs: Interactions, Interaction
+// Object), made at the given time (f.mu held).
+func (f *fakeDiscord) interaction(u fakeUser, typ int, channel string, data any, on *fakeMessage, made time.Time) (*fakeInteraction, map[string]any) {
+	id := f.snowflake(made)
+	in := &fakeInteraction{ID: id, Token: "aW50ZXJhY3Rpb24" + id + "-token-xyz", User: u, Channel: channel, Made: made}
 	payload := map[string]any{"id": id, "application_id": f.AppID, "type": typ, "token": in.Token, "version": 1,
 		"channel_id": channel, "locale": u.Locale, "data": data}
 	if _, dm := f.dmUser[channel]; dm {
 		payload["user"], payload["context"] = userJSON(u), 1
+		payload["channel"] = map[string]any{"id": channel, "type": 1}
+		payload["app_permissions"] = strconv.FormatInt(dmPerms, 10)
+		payload["authorizing_integration_owners"] = map[string]any{"0": "0"}
 	} else {
-		payload["guild_id"], payload["context"] = f.GuildID, 0
+		c := f.channelInfo(channel)
+		g := f.guild(c.Guild)
+		payload["guild_id"], payload["context"] = c.Guild, 0
 		payload["member"] = map[string]any{"user": userJSON(u), "permissions": strconv.FormatInt(u.Perms, 10)}
+		chType := 0
+		if c.Thread {
+			chType = 11
+		}
+		payload["channel"] = map[string]any{"id": channel, "type": chType, "guild_id": c.Guild}
+		perms := c.Perms
+		switch {
+		case g.NotInstalled:
+			perms = responsePermissions // @everyone's, cut to what answers can use
+			payload["authorizing_integration_owners"] = map[string]any{"1": u.ID}
+		case g.CommandsOnly:
+			perms = responsePermissions
+			payload["authorizing_integration_owners"] = map[string]any{"0": c.Guild}
+		default:
+			payload["authorizing_integration_owners"] = map[string]any{"0": c.Guild}
+		}
+		payload["app_permissions"] = strconv.FormatInt(perms, 10)
 	}
 	if on != nil {
 		in.Message = on.ID
 		payload["message"] = map[string]any{"id": on.ID, "channel_id": on.ChannelID, "content": on.Content, "flags": on.Flags}
 	}
 	f.inter[id], f.byToken[in.Token] = in, in
-	f.seq++
-	seq, conn := f.seq, f.conn
+	return in, payload
+}
+
+// dispatch sends an INTERACTION_CREATE on the channel's shard and returns its record.
+func (f *fakeDiscord) dispatch(u fakeUser, typ int, channel string, data any, on *fakeMessage) *fakeInteraction {
+	f.t.Helper()
+	var sess *fakeSession
+	f.waitFor("a gateway connection", func() bool {
+		sess = f.shardSession[f.shardOf(channel)]
+		return sess != nil && sess.conn != nil
+	})
+	f.mu.Lock()
+	in, payload := f.interaction(u, typ, channel, data, on, time.Now())
 	in.Dispatched = time.Now()
+	f.dispatched[sess.Shard]++
 	f.mu.Unlock()
-	if err := conn.send(map[string]any{"op": 0, "s": seq, "t": "INTERACTION_CREATE", "d": payload}); err != nil {
-		f.t.Fatalf("fake discord: dispatch: %v", err)
+	f.send(sess, "INTERACTION_CREATE", payload)
+	return in
+}
+
+// missedWhileDown makes an interaction while the channel's shard is disconnected, made long
+// enough ago that its answer window is over by the time a RESUME replays it.
+func (f *fakeDiscord) missedWhileDown(u fakeUser, channel string, data any, on *fakeMessage, typ int, ago time.Duration) *fakeInteraction {
+	f.mu.Lock()
+	sess := f.shardSession[f.shardOf(channel)]
+	if sess.conn != nil {
+		f.mu.Unlock()
+		f.t.Fatalf("fake discord: shard %d is connected", sess.Shard)
 	}
+	made := time.Now().Add(-ago)
+	in, payload := f.interaction(u, typ, channel, data, on, made)
+	in.Dispatched, in.Replayed = made, true
+	f.mu.Unlock()
+	f.send(sess, "INTERACTION_CREATE", payload)
 	return in
 }
 
@@ -684,7 +1110,11 @@ func (f *fakeDiscord) press(u fakeUser, on fakeMessage, customID string) fakeRes
 
 func (f *fakeDiscord) pressAsync(u fakeUser, on fakeMessage, customID string) *fakeInteraction {
 	f.t.Helper()
-	return f.dispatch(u, 3, on.ChannelID, map[string]any{"custom_id": customID, "component_type": 2}, &on)
+	return f.dispatch(u, 3, on.ChannelID, buttonData(customID), &on)
+}
+
+func buttonData(customID string) map[string]any {
+	return map[string]any{"custom_id": customID, "component_type": 2}
 }
 
 // slash runs /km <sub> with options as user u in a channel and waits for the answer.
@@ -760,10 +1190,29 @@ func (f *fakeDiscord) callCounts() map[string]int {
 	return out
 }
 
+// refusals gives the codes of the requests refused in a channel.
+func (f *fakeDiscord) refusals(channel string) []int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.refused[channel])
+}
+
 func (f *fakeDiscord) takeLatencies() []time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := f.latencies
 	f.latencies = nil
 	return out
+}
+
+// archive archives a thread, as Discord does after its inactivity timeout (docs: Threads, Auto
+// Archive).
+func (f *fakeDiscord) archive(thread string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := f.channelInfo(thread)
+	if !c.Thread {
+		f.t.Fatalf("fake discord: %s is no thread", thread)
+	}
+	c.Archived = true
 }

@@ -85,8 +85,10 @@ type harness struct {
 }
 
 type harnessOpt struct {
-	cfg  func(*Config)
-	wrap func(chat.Service) chat.Service
+	cfg     func(*Config)
+	adapter func(*Adapter) // before Run
+	table   func(*table.Config)
+	wrap    func(chat.Service) chat.Service
 }
 
 // mustNew makes an adapter or fails the test; it is closed when the test ends.
@@ -114,8 +116,20 @@ func startHarness(t testing.TB, f *fakeDiscord, store table.Store, kv table.KV, 
 		}
 	}
 	a := mustNew(t, cfg)
-	svc := table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots,
-		Seed: 7, Log: log, Think: time.Second})
+	a.identifyWindow = f.IdentifyWindow
+	for _, o := range opts {
+		if o.adapter != nil {
+			o.adapter(a)
+		}
+	}
+	tcfg := table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots,
+		Seed: 7, Log: log, Think: time.Second}
+	for _, o := range opts {
+		if o.table != nil {
+			o.table(&tcfg)
+		}
+	}
+	svc := table.New(tcfg)
 	var h chat.Service = svc
 	for _, o := range opts {
 		if o.wrap != nil {
@@ -141,8 +155,8 @@ func startHarness(t testing.TB, f *fakeDiscord, store table.Store, kv table.KV, 
 	registered := f.callCounts()["PUT applications/{id}/guilds/{id}/commands"]
 	go func() { hs.done <- a.Run(ctx) }()
 	t.Cleanup(hs.stop)
-	f.waitFor("the commands to be registered", func() bool {
-		return f.conn != nil && f.calls["PUT applications/{id}/guilds/{id}/commands"] > registered
+	f.waitFor("the commands to be registered and every shard connected", func() bool {
+		return f.connected() && f.calls["PUT applications/{id}/guilds/{id}/commands"] > registered
 	})
 	return hs
 }
@@ -268,7 +282,7 @@ func matchOver(msgs []fakeMessage) bool {
 func openTable(t testing.TB, f *fakeDiscord, owner fakeUser, others []fakeUser, options ...map[string]any) string {
 	t.Helper()
 	r := f.slash(owner, guildChannel, "new", options...)
-	if r.Type != 4 || r.Flags&64 == 0 || r.Content != ephemeralText("en", "note.opened") {
+	if r.Type != 4 || r.Flags&64 == 0 || !strings.HasPrefix(r.Content, ephemeralText("en", "note.opened")) {
 		t.Fatalf("/km new answered %+v", r)
 	}
 	for _, u := range others {

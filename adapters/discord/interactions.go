@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,21 +24,24 @@ const adminPermissions = discordgo.PermissionAdministrator | discordgo.Permissio
 const doneText = "✅"
 
 // ephemeralHand is a hand shown as an ephemeral reply; the outbox keeps it up to date by editing
-// the interaction's original response, which Discord allows for 15 minutes.
+// the interaction's original response, which Discord allows while the token lasts.
 type ephemeralHand struct {
 	appID, token string
+	rest         *discordgo.Session // the session of the token's generation
 	table        string
 	version      uint64
 	at           time.Time
 }
 
-// handTTL is how long an ephemeral hand is edited: Discord's interaction tokens last 15 minutes.
-const handTTL = 14 * time.Minute
+// handTTL is how long an ephemeral hand is edited: a little less than its token lasts.
+func (a *Adapter) handTTL() time.Duration { return a.tokens.life * 14 / 15 }
 
 // onInteraction handles one interaction. discordgo runs each in its own goroutine.
-func (a *Adapter) onInteraction(_ *discordgo.Session, ev *discordgo.InteractionCreate) {
-	i := ev.Interaction
-	if i == nil {
+func (a *Adapter) onInteraction(i *discordgo.Interaction, x interactionExtras) {
+	if age := a.clock.age(i.ID); age > answerWindow {
+		// Replayed after a reconnect, its window long past: its user saw it fail.
+		a.log.Info("interaction older than its answer window (replayed after a reconnect?): not applied",
+			"interaction", i.ID, "type", int(i.Type), "age", age.Round(time.Millisecond))
 		return
 	}
 	a.mu.Lock()
@@ -50,7 +54,7 @@ func (a *Adapter) onInteraction(_ *discordgo.Session, ev *discordgo.InteractionC
 	a.mu.Unlock()
 	defer a.inflight.Done()
 
-	r := &responder{a: a, i: i, component: i.Type == discordgo.InteractionMessageComponent}
+	r := &responder{a: a, i: i, rest: a.tokens.get(), x: x, component: i.Type == discordgo.InteractionMessageComponent}
 	start := time.Now()
 	defer func() {
 		a.log.Debug("interaction", "id", i.ID, "type", int(i.Type), "took", time.Since(start), "handle", r.handled)
@@ -67,21 +71,44 @@ func (a *Adapter) onInteraction(_ *discordgo.Session, ev *discordgo.InteractionC
 	if u := userOf(i); u != nil && isPrivate(i) {
 		a.dmWorks(u.ID) // the user talks to the bot in private: DMs reach them
 	}
+	if i.GuildID != "" {
+		a.seeChannel(i.ChannelID, i.AppPermissions, x.thread)
+		if !a.memberHere(i) {
+			if i.Type != discordgo.InteractionApplicationCommandAutocomplete {
+				lang := i18n.Pick(string(i.Locale))
+				r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(lang, "discord.add_me", InviteURL(a.applicationID(), i.GuildID))}})
+			}
+			return
+		}
+	}
 	switch i.Type {
 	case discordgo.InteractionApplicationCommand:
 		a.onCommand(r, i)
 	case discordgo.InteractionMessageComponent:
 		a.onComponent(r, i)
 	case discordgo.InteractionApplicationCommandAutocomplete:
-		a.onAutocomplete(i)
+		a.onAutocomplete(r, i)
 	}
+}
+
+// memberHere reports whether the bot is a member of the interaction's server. Commands can come
+// from a server the bot is not in: from a user who installed the app to their account (the
+// interaction's authorizing_integration_owners then lacks the server install, key "0":
+// developer docs, Interactions: Authorizing Integration Owners Object), or from a server that
+// added the app's commands without its bot, whose app_permissions are @everyone's cut to what
+// interaction answers can use (Change Log, 2022-06-29). Either way the bot cannot show a table.
+func (a *Adapter) memberHere(i *discordgo.Interaction) bool {
+	if _, ok := i.AuthorizingIntegrationOwners[discordgo.ApplicationIntegrationGuildInstall]; !ok && len(i.AuthorizingIntegrationOwners) > 0 {
+		return false
+	}
+	return i.AppPermissions&^responsePermissions != 0
 }
 
 func (a *Adapter) refuseClosing(i *discordgo.Interaction) {
 	if i.Type == discordgo.InteractionApplicationCommandAutocomplete {
 		return
 	}
-	r := &responder{a: a, i: i}
+	r := &responder{a: a, i: i, rest: a.tokens.get()}
 	r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(i18n.Pick(string(i.Locale)), "err.shutting_down")}})
 }
 
@@ -138,11 +165,21 @@ func (a *Adapter) onCommand(r *responder, i *discordgo.Interaction) {
 		r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(lang, "err.unknown_verb", sub.Name)}})
 		return
 	}
+	if missing := r.missing(); verb == table.VerbNew && len(missing) > 0 {
+		// A table nobody could see: say what the bot lacks instead of opening it.
+		r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(lang, "discord.missing", permissionNames(lang, missing))}})
+		return
+	}
 	cmd := table.Command{Place: placeOf(i), Actor: actor, Verb: verb, Args: argsFor(verb, sub.Options),
 		EventID: "dc:" + i.ID, Admin: admin, Private: isPrivate(i)}
 	replies := a.handle(r, cmd)
+	opened := !slices.ContainsFunc(replies, func(m table.Message) bool { return m.Kind == table.KindError })
+	if verb == table.VerbNew && opened && i.GuildID != "" && i.AppPermissions&permAttachFiles == 0 {
+		replies = append(replies, table.Message{Kind: table.KindNotice,
+			Text: i18n.T(lang, "discord.no_pictures", permissionNames(lang, []int64{permAttachFiles}))})
+	}
 	if r.answer(replies) && verb == table.VerbHand {
-		a.rememberHandReply(i, replies)
+		a.rememberHandReply(r, replies)
 	}
 }
 
@@ -170,10 +207,10 @@ func (a *Adapter) onComponent(r *responder, i *discordgo.Interaction) {
 	original := r.answer(replies)
 	switch {
 	case original && act.Verb == table.VerbHand:
-		a.rememberHandReply(i, replies)
+		a.rememberHandReply(r, replies)
 	case original && len(replies) == 0 && i.Message != nil && i.Message.Flags&discordgo.MessageFlagsEphemeral != 0:
 		// A move from an ephemeral hand: this interaction's original is that hand too.
-		a.rememberHand(i, act.Table, act.Seq)
+		a.rememberHand(r, act.Table, act.Seq)
 	}
 }
 
@@ -191,7 +228,7 @@ func (a *Adapter) updateInPlace(r *responder, i *discordgo.Interaction, act tabl
 	shown := r.update(render(m, ""), components(m.Buttons))
 	switch {
 	case shown && ephemeral:
-		a.rememberHand(i, m.Table, m.Version)
+		a.rememberHand(r, m.Table, m.Version)
 	case shown:
 		a.out.Shown(it.Key, outbox.Record{Chat: i.ChannelID, ID: i.Message.ID, Version: it.Version, Sum: it.Sum})
 	default:
@@ -201,10 +238,10 @@ func (a *Adapter) updateInPlace(r *responder, i *discordgo.Interaction, act tabl
 	return shown
 }
 
-// handle runs the command; if the service takes longer than AckAfter, the interaction is
-// acknowledged meanwhile so it does not fail, and the answer follows.
+// handle runs the command; if the service takes longer than AckAfter since the interaction was
+// made, it is acknowledged meanwhile so it does not fail, and the answer follows.
 func (a *Adapter) handle(r *responder, cmd table.Command) []table.Message {
-	t := time.AfterFunc(a.cfg.AckAfter, r.deferNow)
+	t := time.AfterFunc(max(a.cfg.AckAfter-a.clock.age(r.i.ID), 0), r.deferNow)
 	defer t.Stop()
 	start := time.Now()
 	defer func() { r.handled = time.Since(start) }()
@@ -212,27 +249,28 @@ func (a *Adapter) handle(r *responder, cmd table.Command) []table.Message {
 }
 
 // rememberHandReply notes the interaction whose original response is the actor's hand.
-func (a *Adapter) rememberHandReply(i *discordgo.Interaction, replies []table.Message) {
+func (a *Adapter) rememberHandReply(r *responder, replies []table.Message) {
 	for _, m := range replies {
 		if m.Kind == table.KindReply && m.Table != "" {
-			a.rememberHand(i, m.Table, m.Version)
+			a.rememberHand(r, m.Table, m.Version)
 			return
 		}
 	}
 }
 
-func (a *Adapter) rememberHand(i *discordgo.Interaction, tableID string, version uint64) {
+func (a *Adapter) rememberHand(r *responder, tableID string, version uint64) {
+	i := r.i
 	u := userOf(i)
 	if u == nil || i.Token == "" || i.AppID == "" {
 		return
 	}
 	a.usersMu.Lock()
 	defer a.usersMu.Unlock()
-	a.hands[u.ID] = ephemeralHand{appID: i.AppID, token: i.Token, table: tableID, version: version, at: time.Now()}
+	a.hands[u.ID] = ephemeralHand{appID: i.AppID, token: i.Token, rest: r.rest, table: tableID, version: version, at: time.Now()}
 }
 
 // onAutocomplete offers the caller's legal cards for /km play, filtered by what they typed.
-func (a *Adapter) onAutocomplete(i *discordgo.Interaction) {
+func (a *Adapter) onAutocomplete(r *responder, i *discordgo.Interaction) {
 	choices := []*discordgo.ApplicationCommandOptionChoice{}
 	data := i.ApplicationCommandData()
 	if data.Name == CommandName && len(data.Options) == 1 && data.Options[0].Name == string(table.VerbPlay) {
@@ -257,7 +295,7 @@ func (a *Adapter) onAutocomplete(i *discordgo.Interaction) {
 	}{Type: discordgo.InteractionApplicationCommandAutocompleteResult}
 	body.Data.Choices = choices
 	uri := discordgo.EndpointInteractionResponse(i.ID, i.Token)
-	if _, err := a.s.RequestWithBucketID("POST", uri, body, uri); err != nil {
+	if _, err := r.rest.RequestWithBucketID("POST", uri, body, uri); err != nil {
 		a.log.Warn("answering autocomplete", "interaction", i.ID, "err", a.redact(err.Error()))
 	}
 }
@@ -313,12 +351,23 @@ func matches(typed, label, value string) bool {
 type responder struct {
 	a         *Adapter
 	i         *discordgo.Interaction
+	rest      *discordgo.Session // the session of the token's generation
+	x         interactionExtras
 	component bool
 	handled   time.Duration // how long the service took
 
 	mu       sync.Mutex
 	deferred bool
 	done     bool
+}
+
+// missing lists what the bot lacks to show a table in the interaction's channel, from the
+// permissions the interaction carries; none outside a server.
+func (r *responder) missing() []int64 {
+	if r.i.GuildID == "" || !r.a.memberHere(r.i) {
+		return nil
+	}
+	return missingToShow(r.i.AppPermissions, r.x.thread)
 }
 
 // deferNow acknowledges the interaction before the answer is ready: "thinking" (ephemeral) for
@@ -334,7 +383,7 @@ func (r *responder) deferNow() {
 	if r.component {
 		resp = &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate}
 	}
-	if err := r.a.s.InteractionRespond(r.i, resp); err != nil {
+	if err := r.rest.InteractionRespond(r.i, resp); err != nil {
 		r.a.log.Warn("deferring an interaction", "interaction", r.i.ID, "err", r.a.redact(err.Error()))
 		return
 	}
@@ -349,7 +398,7 @@ func (r *responder) update(content string, comps []discordgo.MessageComponent) b
 	if r.done || r.deferred {
 		return false
 	}
-	err := r.a.s.InteractionRespond(r.i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseUpdateMessage,
+	err := r.rest.InteractionRespond(r.i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseUpdateMessage,
 		Data: &discordgo.InteractionResponseData{Content: content, Components: comps, AllowedMentions: noMentions()}})
 	if err != nil {
 		r.a.log.Warn("answering an interaction", "interaction", r.i.ID, "err", r.a.redact(err.Error()))
@@ -370,8 +419,12 @@ func (r *responder) answer(replies []table.Message) (original bool) {
 	}
 	r.done = true
 	a, i := r.a, r.i
-	if a.channelBlocked(i.ChannelID) { // the table's messages cannot show here: say why
-		replies = append(replies, table.Message{Kind: table.KindNotice, Text: i18n.T(i18n.Pick(string(i.Locale)), "discord.no_permission")})
+	if missing := r.missing(); len(missing) > 0 { // the table's messages cannot show here: say why
+		lang := i18n.Pick(string(i.Locale))
+		notice := table.Message{Kind: table.KindNotice, Text: i18n.T(lang, "discord.missing", permissionNames(lang, missing))}
+		if !slices.ContainsFunc(replies, func(m table.Message) bool { return m.Text == notice.Text }) {
+			replies = append(replies, notice)
+		}
 	}
 	content, comps, files := a.replyParts(replies)
 	if content == "" && len(replies) == 0 && !r.component {
@@ -380,19 +433,19 @@ func (r *responder) answer(replies []table.Message) (original bool) {
 	var err error
 	switch {
 	case !r.deferred && r.component && len(replies) == 0:
-		err = a.s.InteractionRespond(i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate})
+		err = r.rest.InteractionRespond(i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate})
 		original = true
 	case !r.deferred:
-		err = a.s.InteractionRespond(i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
+		err = r.rest.InteractionRespond(i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
 			Data: &discordgo.InteractionResponseData{Content: content, Components: comps, Files: files,
 				Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions()}})
 		original = true
 	case !r.component: // deferred command: the "thinking" message becomes the answer
-		_, err = a.s.InteractionResponseEdit(i, &discordgo.WebhookEdit{Content: &content, Components: &comps,
+		_, err = r.rest.InteractionResponseEdit(i, &discordgo.WebhookEdit{Content: &content, Components: &comps,
 			Files: files, AllowedMentions: noMentions()})
 		original = true
 	case len(replies) > 0: // deferred button: the answer is a follow-up only the actor sees
-		_, err = a.s.FollowupMessageCreate(i, true, &discordgo.WebhookParams{Content: content, Components: comps,
+		_, err = r.rest.FollowupMessageCreate(i, true, &discordgo.WebhookParams{Content: content, Components: comps,
 			Files: files, Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions()})
 	default:
 		original = true

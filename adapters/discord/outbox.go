@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -67,7 +68,7 @@ func (a *Adapter) takeHandUpdate(h *outbox.Hold, userID, messageID, tableID stri
 	a.usersMu.Lock()
 	eh, hasHand := a.hands[userID]
 	a.usersMu.Unlock()
-	hasHand = hasHand && eh.table == tableID && time.Since(eh.at) < handTTL
+	hasHand = hasHand && eh.table == tableID && time.Since(eh.at) < a.handTTL()
 	if ephemeral && !refused || !ephemeral && hasHand {
 		return nil, false // the hand must go two ways: the outbox does both
 	}
@@ -107,8 +108,8 @@ type platform struct{ a *Adapter }
 // Wait keeps the outbox under its share of Discord's global rate limit.
 func (p platform) Wait(ctx context.Context, _ string) error { return p.a.limit.Wait(ctx) }
 
-// errSkip says a message was not sent on purpose (a channel the bot may not post in for now, a
-// DM turned into a channel notice).
+// errSkip says a message was not sent on purpose (a channel where the bot may not post it, a DM
+// turned into a channel notice).
 var errSkip = errors.New("not sent")
 
 // Show posts or edits a message in a channel, or by DM.
@@ -116,20 +117,53 @@ func (p platform) Show(_ context.Context, it *outbox.Item, rec *outbox.Record) (
 	a := p.a
 	ping := string(it.Data.(mention))
 	if ch, ok := strings.CutPrefix(it.Dest, "ch:"); ok {
-		if a.channelBlocked(ch) {
-			return "", "", errSkip
-		}
-		id, err := a.post(ch, it.Msg, ping, rec)
-		if code := restCode(err); code == discordgo.ErrCodeMissingAccess || code == discordgo.ErrCodeMissingPermissions {
-			a.blockChannel(ch)
-			a.log.Warn("no permission to post in a channel; not trying again for a while", "channel", ch,
-				"for", blockedFor, "err", a.redact(err.Error()))
-			return "", "", errSkip
-		}
+		id, err := a.toChannel(ch, it.Msg, ping, rec)
 		return ch, id, err
 	}
 	return a.toUser(strings.TrimPrefix(it.Dest, "dm:"), it.Msg, rec)
 }
+
+// toChannel shows a message in a guild channel as far as the bot's permissions there allow: an
+// edit of its own message needs only to see the channel, a new message also the permission to
+// send one, and its picture the permission to attach files; without that the text (which holds
+// the board as text) goes alone. A refusal teaches what is lacking, so the next messages of that
+// kind are sent as they can be without being refused again.
+func (a *Adapter) toChannel(ch string, m table.Message, ping string, rec *outbox.Record) (string, error) {
+	edit := rec != nil && rec.Chat == ch
+	switch {
+	case !a.may(ch, toSee):
+		return "", errSkip
+	case !edit && !a.may(ch, toPost):
+		a.log.Debug("no permission to post in the channel: message not sent", "channel", ch, "kind", m.Kind)
+		return "", errSkip
+	}
+	pictures := m.Picture != table.PictureNone && a.may(ch, toAttach)
+	id, err := a.post(ch, m, ping, rec, pictures)
+	if restCode(err) == discordgo.ErrCodeMissingPermissions && pictures {
+		a.lacks(ch, permAttachFiles)
+		a.log.Info("no permission to attach files in the channel: pictures go as text", "channel", ch)
+		id, err = a.post(ch, m, ping, rec, false)
+	}
+	switch restCode(err) {
+	case discordgo.ErrCodeMissingAccess:
+		a.lacks(ch, permViewChannel)
+		a.log.Warn("the channel is out of the bot's sight: its messages are not sent for a while", "channel", ch,
+			"for", permsFresh, "err", a.redact(err.Error()))
+		return "", errSkip
+	case discordgo.ErrCodeMissingPermissions:
+		if !edit {
+			a.lacks(ch, permSendMessages|permSendInThreads)
+		}
+		a.log.Warn("no permission for this message in the channel: not sent", "channel", ch, "kind", m.Kind,
+			"edit", edit, "err", a.redact(err.Error()))
+		return "", errSkip
+	}
+	return id, err
+}
+
+// errCodeArchivedThread is Discord's code for an operation on an archived thread, such as an
+// edit (developer docs, Opcodes and Status Codes: 50083).
+const errCodeArchivedThread = 50083
 
 // Classify reads discordgo's errors. discordgo waits out 429s itself.
 func (p platform) Classify(err error) *outbox.Error {
@@ -139,7 +173,10 @@ func (p platform) Classify(err error) *outbox.Error {
 		return &outbox.Error{Class: outbox.Drop, Err: err}
 	case code == discordgo.ErrCodeCannotSendMessagesToThisUser:
 		return &outbox.Error{Class: outbox.Forbidden, Err: safe}
-	case code == discordgo.ErrCodeUnknownMessage:
+	case code == discordgo.ErrCodeUnknownMessage, code == errCodeArchivedThread:
+		// A message that is gone, or in an archived thread: editing fails until something is
+		// posted in the thread, which unarchives it (developer docs, Threads: Active & Archived
+		// Threads). Either way the table goes on in a new message.
 		return &outbox.Error{Class: outbox.Gone, Err: safe}
 	case transient(err):
 		return &outbox.Error{Class: outbox.Transient, Err: safe}
@@ -176,7 +213,7 @@ func (a *Adapter) toUser(userID string, m table.Message, rec *outbox.Record) (st
 	if err != nil {
 		return "", "", err
 	}
-	id, err := a.post(ch, m, "", rec)
+	id, err := a.post(ch, m, "", rec, m.Picture != table.PictureNone)
 	return ch, id, err
 }
 
@@ -188,7 +225,7 @@ func (a *Adapter) dmChannel(userID string) (string, error) {
 		return ch, nil
 	}
 	a.limit.Wait(context.Background())
-	c, err := a.s.UserChannelCreate(userID)
+	c, err := a.rest.UserChannelCreate(userID)
 	if err != nil {
 		return "", err
 	}
@@ -250,34 +287,11 @@ func (a *Adapter) dmWorks(userID string) {
 	}
 }
 
-// blockedFor is how long the outbox leaves a channel alone where it may not post: failed
-// requests count against the bot (10,000 invalid requests in 10 minutes get it banned a while).
-const blockedFor = 5 * time.Minute
-
-func (a *Adapter) blockChannel(ch string) {
-	a.usersMu.Lock()
-	defer a.usersMu.Unlock()
-	a.blocked[ch] = time.Now().Add(blockedFor)
-}
-
-// channelBlocked reports whether the bot recently failed to post in the channel for lack of
-// permission.
-func (a *Adapter) channelBlocked(ch string) bool {
-	a.usersMu.Lock()
-	defer a.usersMu.Unlock()
-	until, ok := a.blocked[ch]
-	if ok && time.Now().After(until) {
-		delete(a.blocked, ch)
-		return false
-	}
-	return ok
-}
-
 // editEphemeralHand brings the user's ephemeral hand up to date, while its token lasts.
 func (a *Adapter) editEphemeralHand(userID string, m table.Message) {
 	a.usersMu.Lock()
 	h, ok := a.hands[userID]
-	if ok && time.Since(h.at) > handTTL {
+	if ok && time.Since(h.at) > a.handTTL() {
 		delete(a.hands, userID)
 		ok = false
 	}
@@ -289,7 +303,7 @@ func (a *Adapter) editEphemeralHand(userID string, m table.Message) {
 	// discordgo puts every webhook message edit in one rate-limit bucket; this route's own
 	// bucket keeps one user's edits from holding back everyone's.
 	uri := discordgo.EndpointWebhookMessage(h.appID, h.token, "@original")
-	_, err := a.s.RequestWithBucketID("PATCH", uri, &discordgo.WebhookEdit{Content: &content, Components: &comps,
+	_, err := h.rest.RequestWithBucketID("PATCH", uri, &discordgo.WebhookEdit{Content: &content, Components: &comps,
 		AllowedMentions: noMentions()}, uri)
 	a.usersMu.Lock()
 	defer a.usersMu.Unlock()
@@ -307,27 +321,39 @@ func (a *Adapter) editEphemeralHand(userID string, m table.Message) {
 }
 
 // post shows a message in a channel: the edit of the message rec names, if it is in this
-// channel, else a new message. It gives the message's ID.
-func (a *Adapter) post(channelID string, m table.Message, ping string, rec *outbox.Record) (string, error) {
+// channel, else a new message; with its picture if pictures. It gives the message's ID.
+func (a *Adapter) post(channelID string, m table.Message, ping string, rec *outbox.Record, pictures bool) (string, error) {
 	content, comps := render(m, ping), components(m.Buttons)
+	var files []*discordgo.File
+	if pictures {
+		files = a.picture(m)
+	}
 	if rec != nil && rec.Chat == channelID {
 		edit := discordgo.NewMessageEdit(channelID, rec.ID)
 		edit.Content, edit.Components, edit.AllowedMentions = &content, &comps, mentions(ping)
-		if files := a.picture(m); files != nil {
+		edit.Flags = noPreviews
+		if files != nil {
 			edit.Files, edit.Attachments = files, &[]*discordgo.MessageAttachment{}
 		}
-		if _, err := a.s.ChannelMessageEditComplex(edit); err != nil {
+		if _, err := a.rest.ChannelMessageEditComplex(edit); err != nil {
 			return "", err
 		}
 		return rec.ID, nil
 	}
-	msg, err := a.s.ChannelMessageSendComplex(channelID, &discordgo.MessageSend{Content: content, Components: comps,
-		Files: a.picture(m), AllowedMentions: mentions(ping)})
+	msg, err := a.rest.ChannelMessageSendComplex(channelID, &discordgo.MessageSend{Content: content, Components: comps,
+		Files: files, AllowedMentions: mentions(ping), Flags: noPreviews})
 	if err != nil {
 		return "", err
 	}
 	return msg.ID, nil
 }
+
+// noPreviews keeps Discord from adding previews of the links in a message (embeds), which it
+// does where the bot has Embed Links (developer docs, Permissions: "Links sent by users with this
+// permission will be auto-embedded"): a player named after a web address would otherwise hang
+// that site's card under the table. The bot sends no embeds of its own, so it needs no Embed
+// Links, and where it has it nothing changes.
+const noPreviews = discordgo.MessageFlagsSuppressEmbeds
 
 // picture renders the message's picture as a PNG attachment, if a renderer is configured.
 func (a *Adapter) picture(m table.Message) []*discordgo.File {
@@ -360,19 +386,23 @@ func restCode(err error) int {
 	return 0
 }
 
-// render gives a message's text as Discord shows it: the title in bold, Markdown escaped (the
-// stripe tallies "||||" would otherwise be spoilers), at most 2,000 characters.
+// render gives a message's text as Discord shows it: the title in bold, Markdown escaped, at
+// most 2,000 characters.
 func render(m table.Message, mention string) string {
 	var b strings.Builder
 	if mention != "" {
 		b.WriteString("<@" + mention + "> ")
 	}
 	if m.Title != "" {
-		b.WriteString("**" + escape(m.Title) + "**\n")
+		// A title is the catalog's words and the place's name, which on Discord is a channel
+		// mention the adapter wrote (placeOf): that one stays a mention.
+		b.WriteString("**" + channelMention.ReplaceAllString(escape(m.Title), "<#$1>") + "**\n")
 	}
 	b.WriteString(escape(kmCommands(m.Text)))
 	return truncate(b.String(), maxContent)
 }
+
+var channelMention = regexp.MustCompile(`\\<#([0-9]+)>`)
 
 // kmCommands rewrites the service's "/join" into Discord's "/km join": on Discord every verb is a
 // subcommand of /km. Links are left alone.
@@ -380,9 +410,51 @@ func kmCommands(text string) string {
 	return i18n.RewriteCommands(text, table.Verbs, func(v table.Verb) string { return "/km " + string(v) })
 }
 
-var markdown = strings.NewReplacer(`\`, `\\`, `*`, `\*`, `_`, `\_`, `~`, `\~`, "`", "\\`", `|`, `\|`)
+// escape makes a text show as written, whatever players named themselves. Discord's Markdown
+// (developer docs, Reference: Message Formatting; Discord's help article on Markdown) formats
+// inline (**bold**, *italic*, __underline__, ~~strike~~, `code`, ||spoiler||: the stripe tallies
+// "||||" would be spoilers), links ([text](url), masked), anything in <…> (mentions of users,
+// roles, channels and commands, custom emoji, timestamps <t:…>), @everyone and @here, and at the
+// start of a line headings ("# ", "## ", "### "), small text ("-# "), quotes ("> ", ">>> ") and
+// lists ("- ", "* ", "1. "). A backslash before any of these characters shows it as itself. A web
+// address is left as it is: Discord reads it as a link before any escape, so a backslash in it
+// would be part of the link and break it.
+func escape(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = escapeLine(l)
+	}
+	return strings.Join(lines, "\n")
+}
 
-func escape(s string) string { return markdown.Replace(s) }
+// webAddress is what Discord turns into a link by itself (the autolink rule of its Markdown).
+var webAddress = regexp.MustCompile(`https?://[^\s<]+[^<.,:;"')\]\s]`)
+
+// lineStart is Markdown that works only at the start of a line, after any spaces.
+var lineStart = regexp.MustCompile(`^[ \t]*(#{1,3}[ \t]|-#[ \t]|>|[-+][ \t]|[0-9]+\.[ \t])`)
+
+func escapeLine(l string) string {
+	var b strings.Builder
+	if m := lineStart.FindStringSubmatchIndex(l); m != nil {
+		at := m[2]
+		if c := l[at]; c >= '0' && c <= '9' { // "1. ": the dot makes the list
+			at = m[3] - 2
+		}
+		b.WriteString(l[:at] + `\`)
+		l = l[at:]
+	}
+	last := 0
+	for _, span := range webAddress.FindAllStringIndex(l, -1) {
+		b.WriteString(inlineMarkdown.Replace(l[last:span[0]]))
+		b.WriteString(l[span[0]:span[1]])
+		last = span[1]
+	}
+	b.WriteString(inlineMarkdown.Replace(l[last:]))
+	return b.String()
+}
+
+var inlineMarkdown = strings.NewReplacer(`\`, `\\`, `*`, `\*`, `_`, `\_`, `~`, `\~`, "`", "\\`", `|`, `\|`,
+	`[`, `\[`, `]`, `\]`, `<`, `\<`, "@everyone", `\@everyone`, "@here", `\@here`)
 
 func truncate(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {

@@ -2,6 +2,7 @@ package discord
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -342,7 +344,7 @@ func TestRenderUsesKmSubcommands(t *testing.T) {
 
 func TestTimerChoicesShowTheServiceTimeouts(t *testing.T) {
 	var timer *discordgo.ApplicationCommandOption
-	for _, sub := range Commands()[0].Options {
+	for _, sub := range Commands(false)[0].Options {
 		for _, o := range sub.Options {
 			if sub.Name == "new" && o.Name == "timer" {
 				timer = o
@@ -360,4 +362,71 @@ func TestTimerChoicesShowTheServiceTimeouts(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("timer choices %q, want %q", got, want)
 	}
+}
+
+// What players named themselves, and any text, shows as written: no Markdown of a name changes
+// how a message looks. discordShows reads a rendered text as Discord's Markdown would and says
+// what would not show as plain text.
+func TestEscapeHostileNames(t *testing.T) {
+	for _, name := range []string{
+		"[Free Nitro](https://evil.example/nitro)",
+		"# BIG", "## big", "### big", "-# small", "> quote", ">>> quotes", "- list", "+ list", "* list", "1. list",
+		"<t:0:R>", "<t:1700000000>", "<@100000000000000001>", "<@&700000000000000009>", "<#500000000000000001>",
+		"</km new:700000000000000001>", "<:blob:123456789012345678>", "@everyone", "@here",
+		"**bold** __under__ ~~gone~~ ||spoiler|| `code`", `back\slash\`,
+		"https://example.org/a_b_c*d*", "a*https://x.example/*b*", "[x](<https://evil.example>)",
+	} {
+		t.Run(name, func(t *testing.T) {
+			for _, text := range []string{name, "Team A: " + name + " & Bob", name + "\n" + name} {
+				out := render(table.Message{Text: text}, "")
+				if shown, bad := discordShows(out); bad != "" || shown != text {
+					t.Errorf("%q rendered as %q: Discord shows %q (%s)", text, out, shown, bad)
+				}
+			}
+		})
+	}
+	// The place's name in a title is the adapter's own channel mention: it stays a mention.
+	if got := render(table.Message{Title: "Table in <#500000000000000001>", Text: "x"}, ""); got != "**Table in <#500000000000000001>**\nx" {
+		t.Errorf("title %q", got)
+	}
+	if got := render(table.Message{Title: "<t:0> in <#5>", Text: "x"}, ""); got != `**\<t:0> in <#5>**`+"\nx" {
+		t.Errorf("title %q", got)
+	}
+}
+
+// discordShows gives the text a rendered message shows, and what Markdown would still format
+// it ("" if none): an unescaped character that starts Markdown, or Markdown at a line's start. A
+// web address is a link as it stands and shown as written.
+func discordShows(out string) (shown, markdown string) {
+	var b strings.Builder
+	for li, line := range strings.Split(out, "\n") {
+		if li > 0 {
+			b.WriteByte('\n')
+		}
+		if lineStart.MatchString(line) {
+			markdown = "line start: " + line
+		}
+		for i := 0; i < len(line); i++ {
+			if loc := webAddress.FindStringIndex(line[i:]); loc != nil && loc[0] == 0 {
+				b.WriteString(line[i : i+loc[1]])
+				i += loc[1] - 1
+				continue
+			}
+			c := line[i]
+			switch {
+			case c == '\\' && i+1 < len(line) && !unicode.IsLetter(rune(line[i+1])) && !unicode.IsDigit(rune(line[i+1])) && line[i+1] != ' ':
+				b.WriteByte(line[i+1])
+				i++
+			case strings.IndexByte("*_~`|[<", c) >= 0:
+				markdown = fmt.Sprintf("unescaped %q in %q", c, line)
+				b.WriteByte(c)
+			case strings.HasPrefix(line[i:], "@everyone") || strings.HasPrefix(line[i:], "@here"):
+				markdown = "a mention of everyone in " + line
+				b.WriteByte(c)
+			default:
+				b.WriteByte(c)
+			}
+		}
+	}
+	return b.String(), markdown
 }

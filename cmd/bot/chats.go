@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/kontermatt/kontermatt/adapters/discord"
 	"github.com/kontermatt/kontermatt/adapters/telegram"
@@ -55,8 +56,7 @@ func newChats(cfg Config, store *storage.Store, log *slog.Logger, outboxes map[s
 	}
 	if cfg.Discord.Token != "" {
 		a, err := discord.New(discord.Config{Token: cfg.Discord.Token, GuildID: cfg.Discord.GuildID, APIURL: cfg.Discord.APIURL,
-			ShardID: cfg.Discord.ShardID, ShardCount: cfg.Discord.ShardCount, KV: store,
-			Log: log})
+			ShardCount: cfg.Discord.ShardCount, KV: store, Log: log})
 		if err != nil {
 			return nil, err
 		}
@@ -67,28 +67,59 @@ func newChats(cfg Config, store *storage.Store, log *slog.Logger, outboxes map[s
 }
 
 // runChats serves every platform until ctx ends (SIGTERM): each stops taking updates and
-// finishes what is in flight; the caller then stops the service and closes the database.
+// finishes what is in flight; the caller then stops the service and closes the database. A
+// platform that fails to start is tried again (see runChat) while the others serve; the errors
+// of platforms that cannot start at all are returned when ctx ends.
 func runChats(ctx context.Context, chats []chatAdapter, log *slog.Logger) error {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var failed error
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	for _, c := range chats {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := c.Run(ctx); err != nil && ctx.Err() == nil {
-				log.Error("platform stopped", "platform", c.Name(), "err", err)
+		wg.Go(func() {
+			if err := runChat(ctx, c, log); err != nil {
 				mu.Lock()
 				failed = errors.Join(failed, err)
 				mu.Unlock()
-				cancel() // one platform failing stops the bot, so a supervisor restarts it whole
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	return failed
+}
+
+// startRetry says how a platform that failed to start is tried again: after wait(n) before the
+// n-th new try (n from 1), or longer if the platform asks (a limit that renews later).
+var startRetry = func(n int) time.Duration { return min(5*time.Second<<min(n-1, 10), 5*time.Minute) }
+
+// runChat runs one platform until ctx ends. A failed start (the network, the platform's servers,
+// a registration refused) is tried again, with a growing wait, for as long as the bot runs: the
+// platform may come back, and the other platforms serve meanwhile. An error the adapter marks
+// permanent (a token refused) ends it at once: no retry can mend that.
+func runChat(ctx context.Context, c chatAdapter, log *slog.Logger) error {
+	for n := 1; ; n++ {
+		err := c.Run(ctx)
+		if err == nil || ctx.Err() != nil {
+			return nil
+		}
+		var permanent interface{ Permanent() bool }
+		if errors.As(err, &permanent) && permanent.Permanent() {
+			log.Error("platform cannot start; the others go on without it", "platform", c.Name(), "err", err)
+			return err
+		}
+		wait := startRetry(n)
+		var later interface{ RetryAfter() time.Duration }
+		if errors.As(err, &later) {
+			wait = max(wait, later.RetryAfter())
+		}
+		log.Error("platform failed to start; trying again", "platform", c.Name(), "in", wait, "try", n, "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+	}
 }
 
 // closeChats sends what the adapters still hold; call it after the service has stopped.

@@ -32,11 +32,14 @@ type Config struct {
 	AdminAddr  string `yaml:"admin_addr"`
 	AdminToken string `yaml:"admin_token"`
 	Discord    struct {
-		Token      string `yaml:"token"`
-		GuildID    string `yaml:"guild_id"`
-		APIURL     string `yaml:"api_url"`
-		ShardID    int    `yaml:"shard_id"`
-		ShardCount int    `yaml:"shard_count"`
+		Token   string `yaml:"token"`
+		GuildID string `yaml:"guild_id"`
+		APIURL  string `yaml:"api_url"`
+		// ShardID is what configs said when each process ran one shard; one process now runs
+		// them all, so only 0 (or no value) is accepted.
+		ShardID int `yaml:"shard_id"`
+		// ShardCount is how many shards the bot runs; 0: as many as Discord recommends.
+		ShardCount int `yaml:"shard_count"`
 	} `yaml:"discord"`
 	Telegram struct {
 		Token  string `yaml:"token"`
@@ -128,8 +131,11 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 	if err := c.telegramWebhook().Check(); err != nil {
 		return c, fmt.Errorf("%w: telegram.%v", errConfig, strings.TrimPrefix(err.Error(), "telegram: "))
 	}
-	if c.Discord.ShardCount < 0 || c.Discord.ShardID < 0 || (c.Discord.ShardCount > 0 && c.Discord.ShardID >= c.Discord.ShardCount) {
-		return c, fmt.Errorf("%w: discord.shard_id must be below discord.shard_count", errConfig)
+	if c.Discord.ShardID != 0 {
+		return c, fmt.Errorf("%w: discord.shard_id: one bot process runs every shard now (discord.shard_count of them, or as many as Discord recommends); remove shard_id and run one process", errConfig)
+	}
+	if c.Discord.ShardCount < 0 {
+		return c, fmt.Errorf("%w: discord.shard_count must be 0 (as Discord recommends) or more", errConfig)
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -27,6 +27,7 @@ var commands = []command{
 	{"stats", "[-config FILE] [-db FILE] rebuild", "make the league (statistics, ratings, season tables) anew from the kept matches (the bot must be stopped)"},
 	{"selfplay", "[flags]", "play matches between computer players and write their records"},
 	{"duel", "[flags]", "measure two computer levels on duplicate deals"},
+	{"invite", "[-config FILE] [-application ID]", "print the link that adds the Discord bot to a server, with the permissions it needs"},
 	{"version", "", "print the version and the source revision"},
 	{"help", "[COMMAND]", "this list, or one command's flags"},
 }
@@ -46,6 +47,8 @@ func runner(name string) func(args []string, stdin io.Reader, stdout, stderr io.
 		return runSelfplay
 	case "duel":
 		return runDuel
+	case "invite":
+		return runInvite
 	case "version":
 		return runVersion
 	case "help":

@@ -191,8 +191,7 @@ var en = map[string]string{
 
 	// What only the Discord adapter says. dm_refused follows a mention of the player (hence the
 	// small first letter of the translations); %s is the "My hand" button's label.
-	"discord.no_permission": "⚠️ I may not post in this channel, so nobody sees the table. A server admin can give me the “Send Messages” permission.",
-	"discord.dm_refused":    "I can't send you direct messages. Press “%s” under the table to see your cards and play.",
+	"discord.dm_refused": "I can't send you direct messages. Press “%s” under the table to see your cards and play.",
 
 	// The table options (core/table.TableOptions): their parts of the lobby's line, what each
 	// changes, and what is wrong with a bad one.
@@ -375,4 +374,12 @@ var en = map[string]string{
 	"pic.NoMatches":         "No finished match yet",
 	"term.saved":            "Saved as %s.",
 	"term.save_failed":      "Could not save %s: %s",
+	// From the Discord work (issue 13).
+	"discord.missing":      "⚠️ I can't show the table in this channel. A server admin can give me, in the channel's settings: %s.",
+	"discord.no_pictures":  "This channel gets the board as text; with %s I add it as a picture.",
+	"discord.add_me":       "I'm not a member of this server, so I can't show a table here. Whoever manages the server can add me: %s",
+	"discord.perm.view":    "“View Channel”",
+	"discord.perm.send":    "“Send Messages”",
+	"discord.perm.threads": "“Send Messages in Threads”",
+	"discord.perm.attach":  "“Attach Files”",
 }

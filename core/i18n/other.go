@@ -196,8 +196,7 @@ var lb = map[string]string{
 	"telegram.start.ok":  "Alles kloer: Är Kaarte kommen hei hin.",
 	"telegram.btn.alien": "Dëse Knäppchen ass net vu mir.",
 
-	"discord.no_permission": "⚠️ Ech däerf an dësem Kanal keng Noriichte schécken, do gesäit keen den Dësch. E Server-Admin kann mir d'Recht „Nachrichten senden“ ginn.",
-	"discord.dm_refused":    "ech ka Iech keng privat Noriichte schécken. Dréckt op „%s“ ënnert dem Dësch, fir Är Kaarten ze gesinn a matzespillen.",
+	"discord.dm_refused": "ech ka Iech keng privat Noriichte schécken. Dréckt op „%s“ ënnert dem Dësch, fir Är Kaarten ze gesinn a matzespillen.",
 
 	"lobby.opt.stripes.one":       "%d Stréch",
 	"lobby.opt.stripes.other":     "%d Strécher",
@@ -370,6 +369,14 @@ var lb = map[string]string{
 	"pic.NoMatches":         "Nach keng Partie ofgeschloss",
 	"term.saved":            "Gespäichert als %s.",
 	"term.save_failed":      "%s konnt net gespäichert ginn: %s",
+	// From the Discord work (issue 13).
+	"discord.missing":      "⚠️ Ech kann den Dësch an dësem Kanal net weisen. E Server-Admin kann mir an de Kanal-Astellungen dat hei ginn: %s.",
+	"discord.no_pictures":  "An dësem Kanal steet d'Lee als Text; mat %s weisen ech se als Bild.",
+	"discord.add_me":       "Ech si kee Member vun dësem Server, dofir kann ech hei keen Dësch weisen. Wien de Server geréiert, ka mech dobäisetzen: %s",
+	"discord.perm.view":    "„Kanal ansehen“",
+	"discord.perm.send":    "„Nachrichten senden“",
+	"discord.perm.threads": "„Nachrichten in Threads senden“",
+	"discord.perm.attach":  "„Dateien anhängen“",
 }
 
 var de = map[string]string{
@@ -554,8 +561,7 @@ var de = map[string]string{
 	"telegram.start.ok":  "Alles klar: deine Karten kommen hierher.",
 	"telegram.btn.alien": "Dieser Knopf gehört nicht zu mir.",
 
-	"discord.no_permission": "⚠️ Ich darf in diesem Kanal keine Nachrichten senden, also sieht niemand den Tisch. Ein Server-Admin kann mir das Recht „Nachrichten senden“ geben.",
-	"discord.dm_refused":    "ich kann dir keine Direktnachrichten schicken. Drück unter dem Tisch auf „%s“, um deine Karten zu sehen und zu spielen.",
+	"discord.dm_refused": "ich kann dir keine Direktnachrichten schicken. Drück unter dem Tisch auf „%s“, um deine Karten zu sehen und zu spielen.",
 
 	"lobby.opt.stripes.one":       "%d Strich",
 	"lobby.opt.stripes.other":     "%d Striche",
@@ -728,6 +734,14 @@ var de = map[string]string{
 	"pic.NoMatches":         "Noch keine Partie beendet",
 	"term.saved":            "Gespeichert als %s.",
 	"term.save_failed":      "%s konnte nicht gespeichert werden: %s",
+	// From the Discord work (issue 13).
+	"discord.missing":      "⚠️ Ich kann den Tisch in diesem Kanal nicht zeigen. Ein Server-Admin kann mir in den Kanaleinstellungen Folgendes geben: %s.",
+	"discord.no_pictures":  "In diesem Kanal steht die Strichliste als Text; mit %s zeige ich sie als Bild.",
+	"discord.add_me":       "Ich bin kein Mitglied dieses Servers, darum kann ich hier keinen Tisch zeigen. Wer den Server verwaltet, kann mich hinzufügen: %s",
+	"discord.perm.view":    "„Kanal ansehen“",
+	"discord.perm.send":    "„Nachrichten senden“",
+	"discord.perm.threads": "„Nachrichten in Threads senden“",
+	"discord.perm.attach":  "„Dateien anhängen“",
 }
 
 var fr = map[string]string{
@@ -912,8 +926,7 @@ var fr = map[string]string{
 	"telegram.start.ok":  "C'est bon : vos cartes arriveront ici.",
 	"telegram.btn.alien": "Ce bouton ne vient pas de moi.",
 
-	"discord.no_permission": "⚠️ Je n'ai pas le droit d'écrire dans ce salon, personne ne voit donc la table. Un admin du serveur peut me donner la permission « Envoyer des messages ».",
-	"discord.dm_refused":    "je ne peux pas vous envoyer de messages privés. Appuyez sur « %s » sous la table pour voir vos cartes et jouer.",
+	"discord.dm_refused": "je ne peux pas vous envoyer de messages privés. Appuyez sur « %s » sous la table pour voir vos cartes et jouer.",
 
 	"lobby.opt.stripes.one":       "%d trait",
 	"lobby.opt.stripes.other":     "%d traits",
@@ -1086,4 +1099,12 @@ var fr = map[string]string{
 	"pic.NoMatches":         "Aucune partie finie",
 	"term.saved":            "Enregistré sous %s.",
 	"term.save_failed":      "Impossible d'enregistrer %s : %s",
+	// From the Discord work (issue 13).
+	"discord.missing":      "⚠️ Je ne peux pas montrer la table dans ce salon. Un admin du serveur peut me donner, dans les paramètres du salon : %s.",
+	"discord.no_pictures":  "Dans ce salon, la feuille de marque s'affiche en texte ; avec %s, je la montre en image.",
+	"discord.add_me":       "Je ne suis pas membre de ce serveur, je ne peux donc pas y montrer de table. La personne qui gère le serveur peut m'ajouter : %s",
+	"discord.perm.view":    "« Voir le salon »",
+	"discord.perm.send":    "« Envoyer des messages »",
+	"discord.perm.threads": "« Envoyer des messages dans les fils »",
+	"discord.perm.attach":  "« Joindre des fichiers »",
 }

@@ -1,0 +1,81 @@
+package discord
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// Players with hostile names sit down: every channel message shows their names as written, and
+// nothing of them formats the table (no masked link, heading, timestamp or mention).
+func TestHostileNamesAtTheTable(t *testing.T) {
+	f := newFakeDiscord(t)
+	store := table.NewMemStore()
+	startHarness(t, f, store, store)
+	nitro := fakeUser{ID: "100000000000000011", Name: "[Free Nitro](https://evil.example/nitro)", Locale: "en-US"}
+	big := fakeUser{ID: "100000000000000012", Name: "# BIG", Locale: "en-US"}
+	when := fakeUser{ID: "100000000000000013", Name: "<t:0:R>", Locale: "en-US"}
+	all := fakeUser{ID: "100000000000000014", Name: "@everyone -# x", Locale: "en-US"}
+	openTable(t, f, nitro, []fakeUser{big, when, all}, opt("timer", 3, "none"))
+	liveMessage(f)
+	for _, m := range f.channel(guildChannel) {
+		content := m.Content
+		if strings.HasPrefix(content, "<@") { // the adapter's own ping
+			content = content[strings.Index(content, ">")+1:]
+		}
+		shown, markdown := discordShows(content)
+		if markdown != "" {
+			t.Errorf("%s in\n%s", markdown, m.Content)
+		}
+		for _, u := range []fakeUser{nitro, big, when} {
+			if !strings.Contains(shown, u.Name) {
+				t.Errorf("%q is not shown as written in\n%s", u.Name, shown)
+			}
+		}
+	}
+}
+
+// /km rules shows the link to the rules as it is: not rewritten like a command ("…/docs/km
+// rules.md"), not broken by escaping ("km\_docs").
+func TestRulesLinkWorks(t *testing.T) {
+	for _, url := range []string{"", "https://example.org/km_docs/rules~1.md"} {
+		t.Run(url, func(t *testing.T) {
+			f := newFakeDiscord(t)
+			store := table.NewMemStore()
+			startHarness(t, f, store, store, harnessOpt{table: func(c *table.Config) { c.RulesURL = url }})
+			want := url
+			if want == "" {
+				want = "https://github.com/kontermatt/kontermatt/blob/main/docs/rules.md"
+			}
+			r := f.slash(alice, guildChannel, "rules")
+			if found := webAddress.FindAllString(r.Content, -1); len(found) != 1 || found[0] != want {
+				t.Errorf("/km rules links %q, want %q:\n%s", found, want, r.Content)
+			}
+		})
+	}
+}
+
+// A player named after a web address hangs no preview of that site under the table, even where
+// the bot may embed links.
+func TestNoLinkPreviewsFromNames(t *testing.T) {
+	f := newFakeDiscord(t)
+	f.setPerms(guildChannel, Permissions|permEmbedLinks)
+	store := table.NewMemStore()
+	startHarness(t, f, store, store)
+	site := fakeUser{ID: "100000000000000021", Name: "https://evil.example/free-nitro", Locale: "en-US"}
+	openTable(t, f, alice, []fakeUser{site}, opt("timer", 3, "none"))
+	liveMessage(f)
+	shown := 0
+	for _, m := range f.channel(guildChannel) {
+		if strings.Contains(m.Content, site.Name) {
+			shown++
+		}
+		if m.Previews > 0 {
+			t.Errorf("a link preview under %q", m.Content)
+		}
+	}
+	if shown == 0 {
+		t.Errorf("the name is shown nowhere: the test proves nothing")
+	}
+}

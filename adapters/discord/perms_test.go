@@ -1,0 +1,177 @@
+package discord
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// Permissions decide what is sent, not whether the channel lives.
+
+// A channel where the bot may not send messages: /km new says which permission is missing and
+// opens no table nobody could see, and the bot tries nothing there.
+func TestNoTableWhereTheBotMayNotPost(t *testing.T) {
+	const thread = "510000000000000001"
+	for _, tc := range []struct {
+		name    string
+		channel fakeChannel
+		missing []int64
+	}{
+		{"no Send Messages", fakeChannel{ID: guildChannel, Perms: permViewChannel | permAttachFiles | permSendInThreads}, []int64{permSendMessages}},
+		{"no View Channel", fakeChannel{ID: guildChannel, Perms: permSendMessages | permAttachFiles}, []int64{permViewChannel}},
+		// Send Messages does not count in threads (developer docs, Permissions for Threads).
+		{"thread without Send Messages in Threads", fakeChannel{ID: thread, Thread: true, Perms: permViewChannel | permSendMessages | permAttachFiles},
+			[]int64{permSendInThreads}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeDiscord(t)
+			f.setChannel(tc.channel)
+			store := table.NewMemStore()
+			h := startHarness(t, f, store, store)
+			r := f.slash(bob, tc.channel.ID, "new")
+			want := ephemeralText("de", "discord.missing", permissionNames("de", tc.missing))
+			if r.Type != 4 || r.Flags&64 == 0 || r.Content != want {
+				t.Errorf("/km new answered %+v\nwant %q", r, want)
+			}
+			h.a.Flush(context.Background())
+			if id := h.svc.TableAt(table.Place{Platform: Platform, Chat: tc.channel.ID}); id != "" {
+				t.Errorf("a table was opened: %s", id)
+			}
+			if n := f.callCounts()["POST channels/{id}/messages"]; n != 0 || len(f.refusals(tc.channel.ID)) != 0 {
+				t.Errorf("%d posts tried, refusals %v", n, f.refusals(tc.channel.ID))
+			}
+		})
+	}
+	// With the permission the same command works, in a thread too.
+	f := newFakeDiscord(t)
+	f.setChannel(fakeChannel{ID: thread, Thread: true, Perms: Permissions})
+	store := table.NewMemStore()
+	startHarness(t, f, store, store)
+	if r := f.slash(alice, thread, "new"); r.Content != ephemeralText("en", "note.opened") {
+		t.Errorf("/km new in a thread with every permission: %+v", r)
+	}
+	f.waitFor("the lobby in the thread", func() bool { return len(f.order[thread]) == 1 })
+}
+
+// A channel without Attach Files plays as any other; the board comes as text, the one who opens
+// the table is told which permission would add pictures, and nothing is refused.
+func TestChannelWithoutAttachFiles(t *testing.T) {
+	f := newFakeDiscord(t)
+	f.setPerms(guildChannel, Permissions&^permAttachFiles)
+	store := table.NewMemStore()
+	h := startHarness(t, f, store, store)
+	r := f.slash(alice, guildChannel, "new", opt("stripes", 4, 1), opt("timer", 3, "none"), opt("level", 3, "easy"))
+	want := ephemeralText("en", "note.opened") + "\n\n" + ephemeralText("en", "discord.no_pictures", permissionNames("en", []int64{permAttachFiles}))
+	if r.Content != want {
+		t.Errorf("/km new answered %q\nwant %q", r.Content, want)
+	}
+	lobby, join := waitLobby(f)
+	f.press(carla, lobby, join.CustomID)
+	lobby, deal := waitButton(f, "the deal button", table.VerbDeal)
+	f.press(alice, lobby, deal.CustomID)
+	playMatch(t, f, []seatPlayer{{u: alice}, {u: carla}}, rand.New(rand.NewPCG(21, 22)))
+	h.a.Flush(context.Background())
+	summaries := 0
+	for _, m := range f.channel(guildChannel) {
+		if m.Files > 0 {
+			t.Errorf("a picture in a channel without Attach Files: %q", m.Content)
+		}
+		if strings.Contains(m.Content, "(0)") { // a team's stripes, as the board's text shows them
+			summaries++
+		}
+	}
+	if summaries == 0 {
+		t.Errorf("no summary with the board as text")
+	}
+	if got := f.refusals(guildChannel); len(got) != 0 {
+		t.Errorf("requests refused: %v", got)
+	}
+	// The board asked for in the channel is an ephemeral answer, which may always carry files.
+	if r := f.slash(carla, guildChannel, "board"); r.Files != 1 {
+		t.Errorf("/km board answered %+v", r)
+	}
+}
+
+// An admin takes permissions away during a match: the first refusal of a kind of message
+// degrades that kind only. Without Attach Files the summaries go as text, after one refusal;
+// without Send Messages the table message is still edited (an edit needs no Send Messages) and
+// the players asking in the channel are told what is missing.
+func TestPermissionsTakenAwayMidMatch(t *testing.T) {
+	f := newFakeDiscord(t)
+	store := table.NewMemStore()
+	h := startHarness(t, f, store, store)
+	openTable(t, f, alice, []fakeUser{carla}, opt("timer", 3, "none"), opt("level", 3, "easy"))
+	liveMessage(f)
+	f.setPerms(guildChannel, Permissions&^permAttachFiles)
+	rng := rand.New(rand.NewPCG(31, 32))
+	players := []seatPlayer{{u: alice}, {u: carla}}
+	// Up to the first game's summary: the first message without buttons that shows the board.
+	summary := func() (fakeMessage, bool) {
+		for _, m := range f.channel(guildChannel) {
+			if len(m.Rows) == 0 && strings.Contains(m.Content, "\\|") {
+				return m, true
+			}
+		}
+		return fakeMessage{}, false
+	}
+	var seq uint64
+	for {
+		if _, ok := summary(); ok {
+			break
+		}
+		seq = playOne(t, f, players, rng, seq)
+	}
+	h.a.Flush(context.Background())
+	if got := f.refusals(guildChannel); !slices.Equal(got, []int{50013}) {
+		t.Fatalf("refusals %v, want one 50013, for the first picture", got)
+	}
+	if m, _ := summary(); m.Files != 0 {
+		t.Errorf("the summary after the refusal has a picture: %+v", m)
+	}
+
+	f.setPerms(guildChannel, permViewChannel)
+	live, hand := liveMessage(f)
+	for range 3 {
+		seq = playOne(t, f, players, rng, seq)
+	}
+	h.a.Flush(context.Background())
+	f.mu.Lock()
+	edited := f.msgs[live.ID].Edits > live.Edits
+	f.mu.Unlock()
+	if !edited {
+		t.Errorf("the table message was not edited without Send Messages")
+	}
+	if got := f.refusals(guildChannel); len(got) > 2 {
+		t.Errorf("refusals %v: a lack learned is tried again and again", got)
+	}
+	r := f.press(carla, live, hand.CustomID)
+	if want := ephemeralText("fr", "discord.missing", permissionNames("fr", []int64{permSendMessages})); !strings.HasSuffix(r.Content, want) {
+		t.Errorf("My hand in a channel without Send Messages answered %q, want it to end with %q", r.Content, want)
+	}
+}
+
+// playOne makes the next move of whoever has one, after seq, and gives its sequence number.
+func playOne(t *testing.T, f *fakeDiscord, players []seatPlayer, rng *rand.Rand, seq uint64) uint64 {
+	t.Helper()
+	var who seatPlayer
+	var view fakeMessage
+	f.waitFor("a move", func() bool {
+		for _, p := range players {
+			if m, ok := f.handViewLocked(p); ok && len(moves(m)) > 0 && actionOf(moves(m)[0]).Seq > seq {
+				who, view = p, m
+				return true
+			}
+		}
+		return false
+	})
+	mv := moves(view)
+	b := mv[rng.IntN(len(mv))]
+	if r := f.press(who.u, view, b.CustomID); !applied(r) {
+		t.Fatalf("move: %+v", r)
+	}
+	return actionOf(b).Seq
+}

@@ -1,0 +1,161 @@
+package discord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/kontermatt/kontermatt/adapters/internal/chat"
+)
+
+// Shards. Every shard of the bot is a discordgo session in this process, all feeding the one
+// service: guild events come on the shard (guild_id >> 22) % shards, DMs only on shard 0
+// (developer docs, Gateway: Sharding), and a DM button press is for a table in some guild.
+
+// readyTimeout bounds the wait for a shard's READY after its IDENTIFY.
+const readyTimeout = 15 * time.Second
+
+// checkSessionStarts refuses a start that would leave too few of the day's session starts.
+// Discord allows about 1,000 IDENTIFYs a day for all shards; whoever reaches the limit has every
+// session closed and the bot token reset (developer docs, Gateway: Session Start Limit). A
+// supervisor restarting a bot that fails after connecting would get there within hours, so a
+// start must always leave enough for a person to start the bot once more by hand.
+func checkSessionStarts(l discordgo.SessionInformation, shards int) error {
+	if l.Total == 0 && l.Remaining == 0 && l.MaxConcurrency == 0 {
+		return nil // no session_start_limit in the answer (a proxy that drops it): nothing to go by
+	}
+	reserve := max(shards, minSessionStartsLeft)
+	if l.Remaining-shards >= reserve {
+		return nil
+	}
+	renew := time.Duration(l.ResetAfter) * time.Millisecond
+	return &chat.StartError{After: renew, Err: fmt.Errorf(
+		"discord: only %d of the day's %d session starts are left (they renew in %v); starting %d shard(s) now would leave fewer than %d, and running out resets the bot token: not connecting",
+		l.Remaining, l.Total, renew.Round(time.Second), shards, reserve)}
+}
+
+// minSessionStartsLeft is the least number of session starts a start leaves for the day.
+const minSessionStartsLeft = 5
+
+// openShards connects n shards, max_concurrency at a time: shards whose shard_id %
+// max_concurrency agree share one IDENTIFY per 5 s, and are started bucket by bucket in order
+// (developer docs, Gateway: Max Concurrency). An IDENTIFY over the limit is answered with an
+// Invalid Session, and discordgo v0.29.0 answers that with another IDENTIFY at once. On failure
+// the shards already open are closed.
+func (a *Adapter) openShards(ctx context.Context, n, maxConcurrency int) ([]*discordgo.Session, error) {
+	maxConcurrency = max(maxConcurrency, 1)
+	var open []*discordgo.Session
+	var lastBucket time.Time
+	for lo := 0; lo < n; lo += maxConcurrency {
+		if lo > 0 {
+			// The previous bucket's IDENTIFYs were all sent before its Opens returned.
+			t := time.NewTimer(time.Until(lastBucket.Add(a.identifyWindow)))
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				closeShards(open, a.log, a.redact)
+				return nil, nil
+			case <-t.C:
+			}
+		}
+		hi := min(lo+maxConcurrency, n)
+		bucket := make([]*discordgo.Session, hi-lo)
+		errs := make([]error, hi-lo)
+		var wg sync.WaitGroup
+		for i := lo; i < hi; i++ {
+			wg.Go(func() { bucket[i-lo], errs[i-lo] = a.openShard(ctx, i, n) })
+		}
+		wg.Wait()
+		lastBucket = time.Now()
+		for _, s := range bucket {
+			if s != nil {
+				open = append(open, s)
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			closeShards(open, a.log, a.redact)
+			return nil, err
+		}
+		if ctx.Err() != nil {
+			closeShards(open, a.log, a.redact)
+			return nil, nil
+		}
+	}
+	return open, nil
+}
+
+// openShard connects shard id of n and waits for its READY.
+func (a *Adapter) openShard(ctx context.Context, id, n int) (*discordgo.Session, error) {
+	s := a.session()
+	if n > 1 {
+		s.ShardID, s.ShardCount = id, n
+	}
+	ready := make(chan struct{}, 1)
+	s.AddHandlerOnce(func(*discordgo.Session, *discordgo.Ready) { ready <- struct{}{} })
+	s.AddHandler(a.onEvent)
+	if err := s.Open(); err != nil {
+		return nil, fmt.Errorf("shard %d: %w", id, err)
+	}
+	t := time.NewTimer(readyTimeout)
+	defer t.Stop()
+	select {
+	case <-ready:
+		return s, nil
+	case <-ctx.Done():
+		return s, nil
+	case <-t.C:
+		closeShards([]*discordgo.Session{s}, a.log, a.redact)
+		return nil, fmt.Errorf("shard %d: no READY within %v", id, readyTimeout)
+	}
+}
+
+// closeShards closes gateway sessions, all at once: discordgo's Close waits a second each.
+func closeShards(shards []*discordgo.Session, log *slog.Logger, redact func(string) string) {
+	var wg sync.WaitGroup
+	for _, s := range shards {
+		wg.Go(func() {
+			// discordgo's heartbeat goroutine may hit the closing connection and start a
+			// reconnect loop that outlives the session (seen when stopping right after
+			// connecting): forbid it first.
+			s.Lock()
+			s.ShouldReconnectOnError = false
+			s.Unlock()
+			if err := s.Close(); err != nil {
+				log.Warn("closing the gateway", "shard", s.ShardID, "err", redact(err.Error()))
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// interactionExtras are the fields of an INTERACTION_CREATE that discordgo v0.29.0 does not
+// decode: the partial channel, which says whether it is a thread.
+type interactionExtras struct {
+	thread bool
+}
+
+// onEvent takes the interactions from the raw dispatch, whose JSON holds the fields discordgo
+// leaves out. discordgo runs each event's handlers in their own goroutine.
+func (a *Adapter) onEvent(_ *discordgo.Session, e *discordgo.Event) {
+	if e.Type != "INTERACTION_CREATE" {
+		return
+	}
+	ic, ok := e.Struct.(*discordgo.InteractionCreate)
+	if !ok || ic.Interaction == nil {
+		return
+	}
+	var ch struct {
+		Type discordgo.ChannelType `json:"type"`
+	}
+	var x interactionExtras
+	if jsonField(e.RawData, "channel", &ch) {
+		x.thread = ch.Type == discordgo.ChannelTypeGuildPublicThread || ch.Type == discordgo.ChannelTypeGuildPrivateThread ||
+			ch.Type == discordgo.ChannelTypeGuildNewsThread
+	}
+	a.onInteraction(ic.Interaction, x)
+}
