@@ -45,9 +45,22 @@ type optionDef struct {
 }
 
 // subcommandDef is a verb as a subcommand of /km; its description is the catalog's cmd.<verb>.
+// A verb of a group is typed with the group's name first: /km league top.
 type subcommandDef struct {
 	verb table.Verb
 	opts []optionDef
+}
+
+// The groups of subcommands. Discord allows a command 25 subcommands and groups together, and a
+// group 25 subcommands (developer docs, Application Commands: Subcommands and Subcommand
+// Groups): the game's verbs are /km's own, the league's are a group of theirs. Each group is
+// described by the catalog's discord.group.<name>.
+const groupLeague = "league"
+
+// groupOf is the group a verb belongs to, if any.
+var groupOf = map[table.Verb]string{
+	table.VerbStats: groupLeague, table.VerbTop: groupLeague, table.VerbHistory: groupLeague,
+	table.VerbSettings: groupLeague, table.VerbMyData: groupLeague, table.VerbForget: groupLeague,
 }
 
 // maxChoices is how many choices Discord allows an option.
@@ -149,6 +162,29 @@ var subcommands = []subcommandDef{
 	}},
 	{table.VerbRules, nil},
 	{table.VerbHelp, nil},
+	{table.VerbStats, []optionDef{
+		{name: "player", typ: discordgo.ApplicationCommandOptionString, desc: catalog("cmd.opt.player")},
+		{name: "ranked", typ: discordgo.ApplicationCommandOptionString, desc: catalog("cmd.opt.ranked"),
+			choices: []choiceDef{{"on", catalog("opt.on")}, {"off", catalog("opt.off")}}},
+	}},
+	{table.VerbTop, []optionDef{
+		{name: "season", typ: discordgo.ApplicationCommandOptionString, desc: catalog("cmd.opt.season")},
+	}},
+	{table.VerbHistory, nil},
+	{table.VerbSettings, append(tableOptions(), optionDef{name: "language", typ: discordgo.ApplicationCommandOptionString,
+		desc: catalog("cmd.opt.language"), choices: languageChoices()})},
+	{table.VerbMyData, nil},
+	{table.VerbForget, []optionDef{
+		{name: "confirm", typ: discordgo.ApplicationCommandOptionBoolean, desc: catalog("cmd.opt.confirm")},
+	}},
+}
+
+// subcommandPath is how a verb is typed after /km: "join", or with its group "league top".
+func subcommandPath(v table.Verb) string {
+	if g := groupOf[v]; g != "" {
+		return g + " " + string(v)
+	}
+	return string(v)
 }
 
 // languageChoices name each language as it names itself, Luxembourgish first.
@@ -172,6 +208,7 @@ func languageChoices() []choiceDef {
 // (developer docs, Application Commands: Permissions).
 func Commands(guildOnly bool) []*discordgo.ApplicationCommand {
 	var subs []*discordgo.ApplicationCommandOption
+	groups := map[string]*discordgo.ApplicationCommandOption{}
 	for _, sc := range subcommands {
 		desc, descs := localized(catalog("cmd." + string(sc.verb)))
 		sub := &discordgo.ApplicationCommandOption{Type: discordgo.ApplicationCommandOptionSubCommand, Name: string(sc.verb),
@@ -190,7 +227,20 @@ func Commands(guildOnly bool) []*discordgo.ApplicationCommand {
 			}
 			sub.Options = append(sub.Options, o)
 		}
-		subs = append(subs, sub)
+		group := groupOf[sc.verb]
+		if group == "" {
+			subs = append(subs, sub)
+			continue
+		}
+		g := groups[group]
+		if g == nil {
+			desc, descs := localized(catalog("discord.group." + group))
+			g = &discordgo.ApplicationCommandOption{Type: discordgo.ApplicationCommandOptionSubCommandGroup, Name: group,
+				Description: desc, DescriptionLocalizations: descs}
+			groups[group] = g
+			subs = append(subs, g)
+		}
+		g.Options = append(g.Options, sub)
 	}
 	desc, descs := localized(catalog("discord.km"))
 	contexts := []discordgo.InteractionContextType{discordgo.InteractionContextGuild, discordgo.InteractionContextBotDM}
@@ -244,6 +294,24 @@ func argsFor(verb table.Verb, opts []*discordgo.ApplicationCommandInteractionDat
 		}
 		if v, ok := byName["language"]; ok {
 			args = append(args, v)
+		}
+	case table.VerbSettings:
+		for _, od := range subcommandOf(verb).opts {
+			if v, ok := byName[od.name]; ok && od.name == "language" {
+				args = append(args, "lang="+v)
+			} else if ok {
+				args = append(args, od.name+"="+v)
+			}
+		}
+	case table.VerbStats:
+		if v := byName["ranked"]; v != "" {
+			args = append(args, v)
+		} else if v := byName["player"]; v != "" {
+			args = append(args, v)
+		}
+	case table.VerbForget:
+		if byName["confirm"] == "true" {
+			args = append(args, "yes")
 		}
 	default:
 		for _, od := range subcommandOf(verb).opts {

@@ -59,22 +59,34 @@ func TestRegistersLocalizedCommands(t *testing.T) {
 			}
 		}
 	}
+	// Every verb is a subcommand, of /km or of one of its groups, under the name path gives.
 	subs := map[string]option{}
 	for _, s := range cmds[0].Options {
-		if s.Type != 1 {
+		described(s.Name, s)
+		switch s.Type {
+		case 1:
+			subs[s.Name] = s
+		case 2:
+			for _, g := range s.Options {
+				subs[s.Name+" "+g.Name] = g
+			}
+		default:
 			t.Errorf("%s is not a subcommand", s.Name)
 		}
-		described(s.Name, s)
-		for _, o := range s.Options {
-			described(s.Name+" "+o.Name, o)
-		}
-		subs[s.Name] = s
 	}
-	for _, want := range []string{"new", "join", "leave", "bot", "deal", "trump", "announce", "play", "hand", "board",
-		"last", "stop", "rematch", "lang", "rules", "help"} {
-		if _, ok := subs[want]; !ok {
-			t.Errorf("subcommand %s missing", want)
+	for name, s := range subs {
+		described(name, s)
+		for _, o := range s.Options {
+			described(name+" "+o.Name, o)
 		}
+	}
+	for _, v := range table.Verbs {
+		if _, ok := subs[subcommandPath(v)]; !ok {
+			t.Errorf("/km %s missing", subcommandPath(v))
+		}
+	}
+	if len(subs) != len(table.Verbs) {
+		t.Errorf("%d subcommands for %d verbs", len(subs), len(table.Verbs))
 	}
 	choices := func(sub, name string) []string {
 		for _, o := range subs[sub].Options {

@@ -55,6 +55,7 @@ type fakeMessage struct {
 	Rows          []fakeRow
 	Flags         int
 	Files         int
+	Attached      []fakeFile
 	Mentions      []string // users it may ping
 	Edits         int
 	History       []fakeVersion // every content it showed, oldest first
@@ -85,12 +86,13 @@ type fakeChoice struct {
 }
 
 type fakeResponse struct {
-	Type    int
-	Content string
-	Rows    []fakeRow
-	Flags   int
-	Files   int
-	Choices []fakeChoice
+	Type     int
+	Content  string
+	Rows     []fakeRow
+	Flags    int
+	Files    int
+	Attached []fakeFile
+	Choices  []fakeChoice
 }
 
 type fakeInteraction struct {
@@ -476,6 +478,11 @@ func (f *fakeDiscord) registerCommands(w http.ResponseWriter, path string, parts
 			}
 		}
 	}
+	for _, c := range cmds {
+		if n := f.checkOptions(fmt.Sprint(c["name"]), c, "command"); n > 8000 {
+			f.fail("command %v: %d characters in names, descriptions and choices, Discord takes 8000", c["name"], n)
+		}
+	}
 	f.mu.Lock()
 	f.commands, f.commandsPath = body, path
 	f.notify()
@@ -486,29 +493,95 @@ func (f *fakeDiscord) registerCommands(w http.ResponseWriter, path string, parts
 	writeJSON(w, 200, cmds)
 }
 
-// readBody reads a JSON body, or the payload_json of a multipart body and counts its files.
-func readBody(t testing.TB, r *http.Request) ([]byte, int) {
+// checkOptions enforces what Discord requires of a command's options (developer docs,
+// Application Commands: Application Command Option Structure, Subcommands and Subcommand
+// Groups): at most 25 options, each named 1–32 lower-case characters and described in 1–100;
+// at most 25 choices; a group holds only subcommands, a subcommand no group, and nothing nests
+// deeper. It gives the characters the command counts towards Discord's limit of 8,000 (names,
+// descriptions, choices' names and values).
+func (f *fakeDiscord) checkOptions(where string, o map[string]any, kind string) int {
+	n := len([]rune(fmt.Sprint(o["name"]))) + len([]rune(fmt.Sprint(o["description"])))
+	opts, _ := o["options"].([]any)
+	if len(opts) > 25 {
+		f.fail("%s: %d options, Discord takes 25", where, len(opts))
+	}
+	for _, x := range opts {
+		c, _ := x.(map[string]any)
+		name, _ := c["name"].(string)
+		desc, _ := c["description"].(string)
+		typ, _ := c["type"].(float64)
+		if name == "" || len([]rune(name)) > 32 || strings.ToLower(name) != name {
+			f.fail("%s: option name %q", where, name)
+		}
+		if l := len([]rune(desc)); l < 1 || l > 100 {
+			f.fail("%s %s: description of %d characters", where, name, l)
+		}
+		child := map[float64]string{1: "subcommand", 2: "group"}[typ]
+		if child == "" {
+			child = "option"
+		}
+		switch {
+		case kind == "group" && child != "subcommand":
+			f.fail("%s %s: a group holds only subcommands", where, name)
+		case kind == "subcommand" && child != "option", kind == "option":
+			f.fail("%s %s: a %s inside a %s", where, name, child, kind)
+		}
+		choices, _ := c["choices"].([]any)
+		if len(choices) > 25 {
+			f.fail("%s %s: %d choices, Discord takes 25", where, name, len(choices))
+		}
+		for _, ch := range choices {
+			m, _ := ch.(map[string]any)
+			n += len([]rune(fmt.Sprint(m["name"]))) + len([]rune(fmt.Sprint(m["value"])))
+		}
+		n += f.checkOptions(where+" "+name, c, child)
+	}
+	return n
+}
+
+// fakeFile is a file attached to a message.
+type fakeFile struct {
+	Name string
+	Data []byte
+}
+
+// maxRequest is the largest request Discord takes when a message carries files (developer docs,
+// Uploading Files: "The maximum request size when sending a message is 25 MiB").
+const maxRequest = 25 << 20
+
+// readBody reads a JSON body, or the payload_json of a multipart body and its files; a file named
+// .png must be a whole PNG.
+func readBody(t testing.TB, r *http.Request) ([]byte, []fakeFile) {
 	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if mt != "multipart/form-data" {
 		b, _ := io.ReadAll(r.Body)
-		return b, 0
+		return b, nil
 	}
-	mr := multipart.NewReader(r.Body, params["boundary"])
+	mr := multipart.NewReader(io.LimitReader(r.Body, maxRequest+1), params["boundary"])
 	var payload []byte
-	files := 0
+	var files []fakeFile
+	size := 0
 	for {
 		p, err := mr.NextPart()
 		if err != nil {
 			break
 		}
 		b, _ := io.ReadAll(p)
-		if p.FormName() == "payload_json" {
+		size += len(b)
+		switch {
+		case p.FormName() == "payload_json":
 			payload = b
-		} else if _, err := png.Decode(bytes.NewReader(b)); err == nil {
-			files++
-		} else {
-			t.Errorf("fake discord: an attached file is not a valid PNG: %v", err)
+		case strings.HasSuffix(p.FileName(), ".png"):
+			if _, err := png.Decode(bytes.NewReader(b)); err != nil {
+				t.Errorf("fake discord: an attached picture is not a valid PNG: %v", err)
+			}
+			files = append(files, fakeFile{p.FileName(), b})
+		default:
+			files = append(files, fakeFile{p.FileName(), b})
 		}
+	}
+	if size > maxRequest {
+		t.Errorf("fake discord: a request of more than 25 MiB")
 	}
 	return payload, files
 }
@@ -542,7 +615,7 @@ func (f *fakeDiscord) check(where string, wm wireMessage) {
 	}
 }
 
-func (f *fakeDiscord) apply(m *fakeMessage, wm wireMessage, files int) {
+func (f *fakeDiscord) apply(m *fakeMessage, wm wireMessage, files []fakeFile) {
 	if wm.Content != nil {
 		m.Content = *wm.Content
 	}
@@ -558,8 +631,8 @@ func (f *fakeDiscord) apply(m *fakeMessage, wm wireMessage, files int) {
 	if wm.Components != nil {
 		m.Rows = slices.Clone(*wm.Components)
 	}
-	if files > 0 {
-		m.Files = files
+	if len(files) > 0 {
+		m.Files, m.Attached = len(files), files
 	}
 	if wm.AllowedMentions != nil {
 		m.Mentions = wm.AllowedMentions.Users
@@ -586,14 +659,14 @@ func (f *fakeDiscord) refuse(w http.ResponseWriter, channel string, status, code
 // messages from being updated"); a file needs Attach Files (docs: Permissions, "Allows for
 // uploading images and files"), an embed Embed Links (#2601: 403 Missing Permissions), both
 // 50013.
-func (f *fakeDiscord) guildChannelAllows(w http.ResponseWriter, c *fakeChannel, create bool, files int, embeds bool) bool {
+func (f *fakeDiscord) guildChannelAllows(w http.ResponseWriter, c *fakeChannel, create bool, files []fakeFile, embeds bool) bool {
 	need := func(p int64) bool { return c.Perms&p == p }
 	switch {
 	case f.guild(c.Guild).NotInstalled || f.guild(c.Guild).CommandsOnly || !need(permViewChannel):
 		f.refuse(w, c.ID, http.StatusForbidden, 50001, "Missing Access")
 	case create && !need(sendPermission(c.Thread)):
 		f.refuse(w, c.ID, http.StatusForbidden, 50013, "Missing Permissions")
-	case files > 0 && !need(permAttachFiles), embeds && !need(permEmbedLinks):
+	case len(files) > 0 && !need(permAttachFiles), embeds && !need(permEmbedLinks):
 		f.refuse(w, c.ID, http.StatusForbidden, 50013, "Missing Permissions")
 	default:
 		return true
@@ -601,7 +674,7 @@ func (f *fakeDiscord) guildChannelAllows(w http.ResponseWriter, c *fakeChannel, 
 	return false
 }
 
-func (f *fakeDiscord) createMessage(w http.ResponseWriter, channel string, body []byte, files int) {
+func (f *fakeDiscord) createMessage(w http.ResponseWriter, channel string, body []byte, files []fakeFile) {
 	var wm wireMessage
 	if err := json.Unmarshal(body, &wm); err != nil {
 		f.fail("create message: %v", err)
@@ -653,7 +726,7 @@ func (f *fakeDiscord) createMessage(w http.ResponseWriter, channel string, body 
 	writeJSON(w, 200, map[string]any{"id": msg.ID, "channel_id": channel, "content": msg.Content})
 }
 
-func (f *fakeDiscord) editMessage(w http.ResponseWriter, channel, id string, body []byte, files int) {
+func (f *fakeDiscord) editMessage(w http.ResponseWriter, channel, id string, body []byte, files []fakeFile) {
 	var wm wireMessage
 	json.Unmarshal(body, &wm)
 	f.check("edit message", wm)
@@ -686,7 +759,7 @@ func (f *fakeDiscord) editMessage(w http.ResponseWriter, channel, id string, bod
 // embeds: apps "always have the EMBED_LINKS and ATTACH_FILES permissions when responding to
 // interactions" (#5316, answered by Discord staff; docs: Change Log 2022-06-29).
 
-func (f *fakeDiscord) callback(w http.ResponseWriter, id, token string, body []byte, files int) {
+func (f *fakeDiscord) callback(w http.ResponseWriter, id, token string, body []byte, files []fakeFile) {
 	var req struct {
 		Type int         `json:"type"`
 		Data wireMessage `json:"data"`
@@ -722,7 +795,7 @@ func (f *fakeDiscord) callback(w http.ResponseWriter, id, token string, body []b
 		f.fail("interaction %s (from %s) answered after %v", id, in.User.Name, lat)
 	}
 	f.latencies = append(f.latencies, lat)
-	resp := &fakeResponse{Type: req.Type, Flags: req.Data.flags(), Choices: req.Data.Choices, Files: files}
+	resp := &fakeResponse{Type: req.Type, Flags: req.Data.flags(), Choices: req.Data.Choices, Files: len(files), Attached: files}
 	if req.Data.Content != nil {
 		resp.Content = *req.Data.Content
 	}
@@ -780,7 +853,7 @@ func (f *fakeDiscord) webhookToken(w http.ResponseWriter, app, token string) (*f
 	return nil, false
 }
 
-func (f *fakeDiscord) editWebhookMessage(w http.ResponseWriter, app, token, which string, body []byte, files int) {
+func (f *fakeDiscord) editWebhookMessage(w http.ResponseWriter, app, token, which string, body []byte, files []fakeFile) {
 	var wm wireMessage
 	json.Unmarshal(body, &wm)
 	f.check("webhook edit", wm)
@@ -801,7 +874,7 @@ func (f *fakeDiscord) editWebhookMessage(w http.ResponseWriter, app, token, whic
 	writeJSON(w, 200, map[string]any{"id": msg.ID, "channel_id": msg.ChannelID, "content": msg.Content})
 }
 
-func (f *fakeDiscord) followup(w http.ResponseWriter, app, token string, body []byte, files int) {
+func (f *fakeDiscord) followup(w http.ResponseWriter, app, token string, body []byte, files []fakeFile) {
 	var wm wireMessage
 	json.Unmarshal(body, &wm)
 	f.check("follow-up", wm)
@@ -1123,12 +1196,16 @@ func (f *fakeDiscord) slash(u fakeUser, channel, sub string, opts ...map[string]
 	return f.response(f.dispatch(u, 2, channel, slashData(sub, opts), nil))
 }
 
+// slashData is the data of /km <sub>; a sub of two words is a group's subcommand ("league top").
 func slashData(sub string, opts []map[string]any) map[string]any {
 	if opts == nil {
 		opts = []map[string]any{}
 	}
-	return map[string]any{"id": "700000000000000001", "name": "km", "type": 1,
-		"options": []any{map[string]any{"name": sub, "type": 1, "options": opts}}}
+	o := map[string]any{"name": sub, "type": 1, "options": opts}
+	if group, name, ok := strings.Cut(sub, " "); ok {
+		o = map[string]any{"name": group, "type": 2, "options": []any{map[string]any{"name": name, "type": 1, "options": opts}}}
+	}
+	return map[string]any{"id": "700000000000000001", "name": "km", "type": 1, "options": []any{o}}
 }
 
 func opt(name string, typ int, value any) map[string]any {

@@ -272,10 +272,16 @@ func (f *fakeDiscord) handViewLocked(p seatPlayer) (fakeMessage, bool) {
 	return fakeMessage{}, false
 }
 
+// matchOver reports whether the channel's newest match is over: a message offering a rematch came
+// after the newest table message (a rematch's first game posts a new one).
 func matchOver(msgs []fakeMessage) bool {
-	_, _, ok := lastWith(msgs, table.VerbRematch)
-	return ok
+	over, _, ok := lastWith(msgs, table.VerbRematch)
+	live, _, playing := lastWith(msgs, table.VerbHand)
+	return ok && (!playing || snowflakeAfter(over.ID, live.ID))
 }
+
+// snowflakeAfter reports whether the message ID a is newer than b (IDs grow with time).
+func snowflakeAfter(a, b string) bool { return len(a) > len(b) || len(a) == len(b) && a > b }
 
 // openTable has owner open a table with options, the others join with the lobby's button, and
 // owner deal. It returns the table ID.

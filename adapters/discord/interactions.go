@@ -160,6 +160,9 @@ func (a *Adapter) onCommand(r *responder, i *discordgo.Interaction) {
 		return
 	}
 	sub := data.Options[0]
+	if sub.Type == discordgo.ApplicationCommandOptionSubCommandGroup && len(sub.Options) == 1 {
+		sub = sub.Options[0] // /km league top: the verb is the group's subcommand
+	}
 	verb, ok := table.ParseVerb(sub.Name)
 	if !ok {
 		r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(lang, "err.unknown_verb", sub.Name)}})

@@ -355,8 +355,12 @@ func (a *Adapter) post(channelID string, m table.Message, ping string, rec *outb
 // Links, and where it has it nothing changes.
 const noPreviews = discordgo.MessageFlagsSuppressEmbeds
 
-// picture renders the message's picture as a PNG attachment, if a renderer is configured.
+// picture renders the message's picture as a PNG attachment, if a renderer is configured, and
+// attaches the message's file (a match's record).
 func (a *Adapter) picture(m table.Message) []*discordgo.File {
+	if m.File != nil {
+		return []*discordgo.File{{Name: m.File.Name, ContentType: "application/json", Reader: bytes.NewReader(m.File.Data)}}
+	}
 	if m.Picture == table.PictureNone {
 		return nil
 	}
@@ -398,7 +402,15 @@ func render(m table.Message, mention string) string {
 		// mention the adapter wrote (placeOf): that one stays a mention.
 		b.WriteString("**" + channelMention.ReplaceAllString(escape(m.Title), "<#$1>") + "**\n")
 	}
-	b.WriteString(escape(kmCommands(m.Text)))
+	text := escape(kmCommands(m.Text))
+	// The league's texts name the place as its title does: the mention of its own channel (or
+	// thread) stays one; any other a player's name holds stays escaped.
+	for _, id := range []string{m.Target.Place.Chat, m.Target.Place.Thread} {
+		if id != "" {
+			text = strings.ReplaceAll(text, `\<#`+id+">", "<#"+id+">")
+		}
+	}
+	b.WriteString(text)
 	return truncate(b.String(), maxContent)
 }
 
@@ -407,7 +419,7 @@ var channelMention = regexp.MustCompile(`\\<#([0-9]+)>`)
 // kmCommands rewrites the service's "/join" into Discord's "/km join": on Discord every verb is a
 // subcommand of /km. Links are left alone.
 func kmCommands(text string) string {
-	return i18n.RewriteCommands(text, table.Verbs, func(v table.Verb) string { return "/km " + string(v) })
+	return i18n.RewriteCommands(text, table.Verbs, func(v table.Verb) string { return "/km " + subcommandPath(v) })
 }
 
 // escape makes a text show as written, whatever players named themselves. Discord's Markdown

@@ -382,4 +382,9 @@ var en = map[string]string{
 	"discord.perm.send":    "“Send Messages”",
 	"discord.perm.threads": "“Send Messages in Threads”",
 	"discord.perm.attach":  "“Attach Files”",
+	"cmd.opt.player":       "Another player's name (default: you)",
+	"cmd.opt.ranked":       "Be ranked (on) or not (off)",
+	"cmd.opt.season":       "This month (empty), last, all, or a month like 2026-11",
+	"cmd.opt.confirm":      "Yes, remove my data for good",
+	"discord.group.league": "Statistics, the league table, history and house rules",
 }

@@ -377,6 +377,11 @@ var lb = map[string]string{
 	"discord.perm.send":    "„Nachrichten senden“",
 	"discord.perm.threads": "„Nachrichten in Threads senden“",
 	"discord.perm.attach":  "„Dateien anhängen“",
+	"cmd.opt.player":       "Den Numm vun engem anere Spiller (soss Dir)",
+	"cmd.opt.ranked":       "Klasséiert ginn (on) oder net (off)",
+	"cmd.opt.season":       "Dëse Mount (eidel), last, all oder e Mount wéi 2026-11",
+	"cmd.opt.confirm":      "Jo, meng Donnéeë fir ëmmer läschen",
+	"discord.group.league": "Statistik, Klassement, lescht Partien an Hausreegelen",
 }
 
 var de = map[string]string{
@@ -742,6 +747,11 @@ var de = map[string]string{
 	"discord.perm.send":    "„Nachrichten senden“",
 	"discord.perm.threads": "„Nachrichten in Threads senden“",
 	"discord.perm.attach":  "„Dateien anhängen“",
+	"cmd.opt.player":       "Der Name eines anderen Spielers (sonst du)",
+	"cmd.opt.ranked":       "Gewertet werden (on) oder nicht (off)",
+	"cmd.opt.season":       "Dieser Monat (leer), last, all oder ein Monat wie 2026-11",
+	"cmd.opt.confirm":      "Ja, meine Daten für immer löschen",
+	"discord.group.league": "Statistik, Tabelle, letzte Partien und Hausregeln",
 }
 
 var fr = map[string]string{
@@ -1107,4 +1117,9 @@ var fr = map[string]string{
 	"discord.perm.send":    "« Envoyer des messages »",
 	"discord.perm.threads": "« Envoyer des messages dans les fils »",
 	"discord.perm.attach":  "« Joindre des fichiers »",
+	"cmd.opt.player":       "Le nom d'un autre joueur (sinon vous)",
+	"cmd.opt.ranked":       "Être classé (on) ou non (off)",
+	"cmd.opt.season":       "Ce mois (vide), last, all ou un mois comme 2026-11",
+	"cmd.opt.confirm":      "Oui, effacer mes données pour toujours",
+	"discord.group.league": "Statistiques, classement, dernières parties et règles de la maison",
 }
