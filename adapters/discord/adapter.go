@@ -97,6 +97,7 @@ type Adapter struct {
 	shut     bool // Close was called
 	appID    string
 	shards   []*discordgo.Session
+	gateway  gatewayState // each shard's connection, for the health check
 	inflight sync.WaitGroup
 
 	out   *outbox.Engine
@@ -156,6 +157,8 @@ func (a *Adapter) session() *discordgo.Session {
 		s.LogLevel = discordgo.LogDebug
 	}
 	s.ShouldRetryOnRateLimit = true // a 429 is waited out per route; queues keep other channels moving
+	// discordgo reports each 429 it waits out as a RateLimit event: the metrics count them.
+	s.AddHandler(func(*discordgo.Session, *discordgo.RateLimit) { a.out.NoteRateLimited() })
 	s.Identify.Intents = 0          // interactions arrive without any intent
 	s.Client = a.client
 	return s
@@ -190,6 +193,14 @@ func (a *Adapter) service() chat.Service {
 // queued messages (at most DrainTimeout). If it cannot start it returns a *chat.StartError,
 // having closed what it opened, and may be called again.
 func (a *Adapter) Run(ctx context.Context) error {
+	err := a.run(ctx)
+	if err != nil {
+		a.gateway.running(0, err) // the health check says why, until a start works
+	}
+	return err
+}
+
+func (a *Adapter) run(ctx context.Context) error {
 	if a.token == "" {
 		return &chat.StartError{Err: errors.New("discord: no token"), Fatal: true}
 	}
@@ -243,6 +254,7 @@ func (a *Adapter) Run(ctx context.Context) error {
 	a.mu.Lock()
 	a.shards = shards
 	a.mu.Unlock()
+	a.gateway.running(len(shards), nil)
 	if ctx.Err() == nil {
 		a.log.Info("connected", "application", app.Name, "id", app.ID, "guild", a.cfg.GuildID, "shards", n,
 			"session_starts_left", gw.SessionStartLimit.Remaining-n)

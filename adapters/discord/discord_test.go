@@ -532,6 +532,10 @@ func TestRateLimitedChannel(t *testing.T) {
 	if len(hits) != 1 || time.Since(start) < retry {
 		t.Errorf("429s given: %d; finished after %v", len(hits), time.Since(start))
 	}
+	// discordgo waited it out itself; the metrics count it all the same.
+	if _, _, _, limited, _ := a.OutboxStats(); limited != 1 {
+		t.Errorf("the outbox counted %d rate limits, want 1", limited)
+	}
 	if strings.Contains(logs.String(), f.Token) {
 		t.Errorf("token in the log")
 	}

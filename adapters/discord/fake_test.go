@@ -182,6 +182,7 @@ type fakeSession struct {
 
 type fakeDiscord struct {
 	t                            testing.TB
+	gatewayDown                  bool // new gateway connections fail (an outage)
 	Token, AppID, BotID, GuildID string
 	srv                          *httptest.Server
 	mu                           sync.Mutex
@@ -911,6 +912,13 @@ type gatewayOp struct {
 }
 
 func (f *fakeDiscord) serveWS(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	down := f.gatewayDown
+	f.mu.Unlock()
+	if down { // an outage: the connection fails before the websocket is up
+		http.Error(w, "upstream connect error", http.StatusBadGateway)
+		return
+	}
 	c, err := upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		f.fail("websocket upgrade: %v", err)

@@ -1,11 +1,13 @@
 package discord
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
@@ -88,4 +90,30 @@ func TestInteractionAgeByDiscordsClock(t *testing.T) {
 
 func snowflakeAt(at time.Time) string {
 	return strconv.FormatInt((at.UnixMilli()-discordEpoch)<<22, 10)
+}
+
+// TestConnectedFollowsTheGateway: the health check's view is "not yet" before Run, fine while
+// every shard is connected, the shard that is not during an outage, and fine again once it has
+// resumed.
+func TestConnectedFollowsTheGateway(t *testing.T) {
+	f := newFakeDiscord(t)
+	store := table.NewMemStore()
+	if err := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: store}).Connected(); !errors.Is(err, chat.ErrNotYet) {
+		t.Errorf("before Run: %v", err)
+	}
+	h := startHarness(t, f, store, store)
+	h.allowErrors = []string{"error connecting to gateway", "error reconnecting to gateway"} // discordgo's, during the outage
+	f.waitFor("the adapter to see the gateway", func() bool { return h.a.Connected() == nil })
+	f.mu.Lock()
+	f.gatewayDown = true
+	f.mu.Unlock()
+	f.dropConnection(0)
+	f.waitFor("the health check to see the outage", func() bool {
+		err := h.a.Connected()
+		return err != nil && strings.Contains(err.Error(), "shard 0 of 1 is not connected")
+	})
+	f.mu.Lock()
+	f.gatewayDown = false
+	f.mu.Unlock()
+	f.waitFor("the resume", func() bool { return h.a.Connected() == nil })
 }

@@ -98,6 +98,9 @@ func (a *Adapter) openShard(ctx context.Context, id, n int) (*discordgo.Session,
 	ready := make(chan struct{}, 1)
 	s.AddHandlerOnce(func(*discordgo.Session, *discordgo.Ready) { ready <- struct{}{} })
 	s.AddHandler(a.onEvent)
+	s.AddHandler(func(*discordgo.Session, *discordgo.Ready) { a.gateway.set(id, true) })
+	s.AddHandler(func(*discordgo.Session, *discordgo.Resumed) { a.gateway.set(id, true) })
+	s.AddHandler(func(*discordgo.Session, *discordgo.Disconnect) { a.gateway.set(id, false) })
 	if err := s.Open(); err != nil {
 		return nil, fmt.Errorf("shard %d: %w", id, err)
 	}
@@ -158,4 +161,49 @@ func (a *Adapter) onEvent(_ *discordgo.Session, e *discordgo.Event) {
 			ch.Type == discordgo.ChannelTypeGuildNewsThread
 	}
 	a.onInteraction(ic.Interaction, x)
+}
+
+// gatewayState follows each shard's gateway connection for the health check: a shard is up from
+// its READY or RESUMED until its connection drops (discordgo then reconnects by itself).
+type gatewayState struct {
+	mu    sync.Mutex
+	up    map[int]bool
+	n     int   // shards running; 0 before Run has them
+	start error // why the last start failed
+}
+
+func (g *gatewayState) set(shard int, up bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.up == nil {
+		g.up = map[int]bool{}
+	}
+	g.up[shard] = up
+}
+
+// running records the shards of a start that worked (n), or why a start failed.
+func (g *gatewayState) running(n int, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.n, g.start = n, err
+}
+
+// Connected is nil while every shard is connected to Discord's gateway, else why not: the
+// health check's view.
+func (a *Adapter) Connected() error {
+	g := &a.gateway
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case g.n == 0 && g.start != nil:
+		return g.start
+	case g.n == 0:
+		return chat.ErrNotYet
+	}
+	for id := range g.n {
+		if !g.up[id] {
+			return fmt.Errorf("shard %d of %d is not connected to the gateway", id, g.n)
+		}
+	}
+	return nil
 }
