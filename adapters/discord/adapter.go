@@ -159,7 +159,7 @@ func (a *Adapter) session() *discordgo.Session {
 	s.ShouldRetryOnRateLimit = true // a 429 is waited out per route; queues keep other channels moving
 	// discordgo reports each 429 it waits out as a RateLimit event: the metrics count them.
 	s.AddHandler(func(*discordgo.Session, *discordgo.RateLimit) { a.out.NoteRateLimited() })
-	s.Identify.Intents = 0          // interactions arrive without any intent
+	s.Identify.Intents = 0 // interactions arrive without any intent
 	s.Client = a.client
 	return s
 }
