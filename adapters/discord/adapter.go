@@ -88,8 +88,7 @@ type Adapter struct {
 	// identifyWindow is Discord's window for max_concurrency IDENTIFYs (5 s; shorter in tests).
 	identifyWindow time.Duration
 
-	svcMu sync.RWMutex
-	svc   chat.Service
+	chat.Slot // the service commands go to
 
 	mu       sync.Mutex // guards the fields below; orders inflight.Add before inflight.Wait
 	closed   bool       // not taking interactions (stopping, or not started)
@@ -175,19 +174,6 @@ func (a *Adapter) Close() error {
 	return nil
 }
 
-// Attach gives the adapter the service that handles its commands. Call it before Run.
-func (a *Adapter) Attach(h chat.Service) {
-	a.svcMu.Lock()
-	defer a.svcMu.Unlock()
-	a.svc = h
-}
-
-func (a *Adapter) service() chat.Service {
-	a.svcMu.RLock()
-	defer a.svcMu.RUnlock()
-	return a.svc
-}
-
 // Run registers the slash commands, connects every shard and serves interactions until ctx is
 // done; then it closes the gateway connections, waits for the interactions in flight and for the
 // queued messages (at most DrainTimeout). If it cannot start it returns a *chat.StartError,
@@ -204,7 +190,7 @@ func (a *Adapter) run(ctx context.Context) error {
 	if a.token == "" {
 		return &chat.StartError{Err: errors.New("discord: no token"), Fatal: true}
 	}
-	if a.service() == nil {
+	if a.Service() == nil {
 		return errors.New("discord: Run before Attach")
 	}
 	a.mu.Lock()

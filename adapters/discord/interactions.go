@@ -248,7 +248,7 @@ func (a *Adapter) handle(r *responder, cmd table.Command) []table.Message {
 	defer t.Stop()
 	start := time.Now()
 	defer func() { r.handled = time.Since(start) }()
-	return a.service().Handle(context.Background(), cmd)
+	return a.Service().Handle(context.Background(), cmd)
 }
 
 // rememberHandReply notes the interaction whose original response is the actor's hand.
@@ -314,7 +314,7 @@ func (a *Adapter) legalCards(i *discordgo.Interaction) []cardChoice {
 		return nil
 	}
 	var out []cardChoice
-	svc := a.service()
+	svc := a.Service()
 	if id := svc.TableAt(placeOf(i)); id != "" {
 		who, legal, trump := svc.Turn(id)
 		if who == actor.ID && !trump {

@@ -364,7 +364,7 @@ func (a *Adapter) picture(m table.Message) []*discordgo.File {
 	if m.Picture == table.PictureNone {
 		return nil
 	}
-	png, _, err := a.service().Picture(m, false)
+	png, _, err := a.Service().Picture(m, false)
 	if err != nil || len(png) == 0 {
 		a.log.Warn("rendering a picture; sending text only", "picture", m.Picture, "table", m.Table, "err", err)
 		return nil

@@ -70,14 +70,13 @@ type Config struct {
 
 // Adapter is one bot: it receives updates for the service and is the service's Telegram Outbox.
 type Adapter struct {
-	cfg    Config
-	log    *slog.Logger
-	red    *redactor
-	bot    *tgbotapi.BotAPI
-	client *apiClient
-	kv     table.KV
-	svcMu  sync.RWMutex
-	svc    chat.Service
+	cfg       Config
+	log       *slog.Logger
+	red       *redactor
+	bot       *tgbotapi.BotAPI
+	client    *apiClient
+	kv        table.KV
+	chat.Slot // the service commands go to
 
 	started  atomic.Bool
 	stopping atomic.Bool // Run's context ended
@@ -162,19 +161,6 @@ func New(cfg Config) (*Adapter, error) {
 	return a, nil
 }
 
-// Attach gives the adapter the service its commands go to. Call it before Run.
-func (a *Adapter) Attach(svc chat.Service) {
-	a.svcMu.Lock()
-	defer a.svcMu.Unlock()
-	a.svc = svc
-}
-
-func (a *Adapter) service() chat.Service {
-	a.svcMu.RLock()
-	defer a.svcMu.RUnlock()
-	return a.svc
-}
-
 // Username is the bot's username (from getMe).
 func (a *Adapter) Username() string { return a.bot.Self.UserName }
 
@@ -186,7 +172,7 @@ var allowedUpdates = []string{"message", "callback_query", "my_chat_member"}
 // handled and returns. It runs once; only a failure before anything started lets it be called
 // again.
 func (a *Adapter) Run(ctx context.Context) error {
-	if a.service() == nil {
+	if a.Service() == nil {
 		return errors.New("telegram: Run before Attach")
 	}
 	if !a.started.CompareAndSwap(false, true) {

@@ -134,7 +134,7 @@ func (a *Adapter) migrate(ctx context.Context, from, to int64) {
 		a.log.Info("the group became a supergroup; following it", "from", from, "to", to)
 	}
 	a.out.Move(dest(from), dest(to))
-	if err := a.service().MovePlace(ctx, placeOf(from, 0), placeOf(to, 0)); err != nil {
+	if err := a.Service().MovePlace(ctx, placeOf(from, 0), placeOf(to, 0)); err != nil {
 		a.log.Error("moving the table to the supergroup", "from", from, "to", to, "err", err)
 	}
 }
@@ -215,7 +215,7 @@ func (a *Adapter) removed(ctx context.Context, chat int64) {
 	}
 	delete(a.groups.muted, chat)
 	a.groups.mu.Unlock()
-	closed, err := a.service().CloseChat(ctx, Platform, dest(chat))
+	closed, err := a.Service().CloseChat(ctx, Platform, dest(chat))
 	if err != nil {
 		a.log.Error("closing the tables of a group the bot left", "chat", chat, "err", err)
 	}
@@ -260,7 +260,7 @@ func (a *Adapter) pauseLater(p table.Place, paused bool) {
 	a.bg.Add(1)
 	go func() {
 		defer a.bg.Done()
-		if err := a.service().Pause(context.Background(), p, paused); err != nil {
+		if err := a.Service().Pause(context.Background(), p, paused); err != nil {
 			a.log.Warn("pausing a table", "place", p.Key(), "paused", paused, "err", err)
 		}
 	}()
@@ -348,11 +348,11 @@ func (a *Adapter) heard(chat int64, thread int) {
 // gotThrough notes that a message reached a group: a table paused because its place refused the
 // bot goes on.
 func (a *Adapter) gotThrough(it *item) {
-	if it.msg.Table == "" || !a.service().Paused(it.msg.Table) {
+	if it.msg.Table == "" || !a.Service().Paused(it.msg.Table) {
 		return
 	}
 	place := placeOf(it.chat, it.thread)
-	if a.service().TableAt(place) != it.msg.Table {
+	if a.Service().TableAt(place) != it.msg.Table {
 		return
 	}
 	a.pauseLater(place, false)
@@ -401,7 +401,7 @@ func (a *Adapter) onGroupMember(ctx context.Context, c *tgbotapi.ChatMemberUpdat
 		}
 		// A supergroup that a group became may say the bot joined it: it brings its table, and
 		// needs no welcome.
-		if back && !a.movedInto(chat) && a.service().TableAt(placeOf(chat, 0)) == "" {
+		if back && !a.movedInto(chat) && a.Service().TableAt(placeOf(chat, 0)) == "" {
 			a.welcome(chat, 0, c.From.LanguageCode)
 		}
 	}

@@ -92,7 +92,7 @@ func (a *Adapter) onMessage(ctx context.Context, u update) {
 	if verb == table.VerbStop && !private && !anonymous {
 		cmd.Admin = a.isAdmin(chat, m.From.ID)
 	}
-	replies := a.service().Handle(ctx, cmd)
+	replies := a.Service().Handle(ctx, cmd)
 	if anonymous {
 		replies = a.forAnonymous(chat, replies)
 	}
@@ -124,7 +124,7 @@ func (a *Adapter) onStart(ctx context.Context, m *tgbotapi.Message, cmd table.Co
 	}
 	cmd.Table, cmd.Verb, cmd.Args = cmd.Args[0], table.VerbHand, nil
 	sent := false
-	for _, r := range a.service().Handle(ctx, cmd) {
+	for _, r := range a.Service().Handle(ctx, cmd) {
 		if r.Kind == table.KindReply {
 			a.sendHand(user, r)
 			sent = true
@@ -203,7 +203,7 @@ func (a *Adapter) onCallback(ctx context.Context, u update) {
 		cmd.Admin = a.isAdmin(chat, user)
 	}
 	var lines []string
-	for _, r := range a.service().Handle(ctx, cmd) {
+	for _, r := range a.Service().Handle(ctx, cmd) {
 		switch {
 		case act.Verb == table.VerbHand && r.Kind == table.KindReply:
 			// Shown to the presser only, as an alert; and brought to the private chat if possible.

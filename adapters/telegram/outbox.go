@@ -448,7 +448,7 @@ func (a *Adapter) sendNew(it *item, text string, kb *tgbotapi.InlineKeyboardMark
 		a.log.Info("the group refuses documents; sending the text only", "chat", it.chat)
 	}
 	if it.key == "" && it.msg.Picture != table.PictureNone && !a.photosRefused(it.chat) {
-		png, _, err := a.service().Picture(it.msg, false)
+		png, _, err := a.Service().Picture(it.msg, false)
 		if err == nil {
 			photo := maps.Clone(p)
 			photo["caption"] = clip16(text, 1024)

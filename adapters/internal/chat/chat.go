@@ -4,6 +4,7 @@ package chat
 
 import (
 	"context"
+	"sync"
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/table"
@@ -35,3 +36,24 @@ type Service interface {
 }
 
 var _ Service = (*table.Service)(nil)
+
+// Slot holds the service a chat adapter hands its commands to. An adapter embeds it: Attach sets
+// the service before Run, and Service reads it from any goroutine.
+type Slot struct {
+	mu  sync.RWMutex
+	svc Service
+}
+
+// Attach gives the adapter the service its commands go to. Call it before Run.
+func (s *Slot) Attach(svc Service) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.svc = svc
+}
+
+// Service is the attached service, or nil before Attach.
+func (s *Slot) Service() Service {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.svc
+}
