@@ -91,6 +91,10 @@ type Adapter struct {
 	born   time.Time         // when this process began sending
 	users  users
 	link   *chat.Link // whether Telegram answers, for the health check
+	me     struct {
+		sync.Mutex
+		name string // the bot's username, from getMe
+	}
 }
 
 var _ table.Outbox = (*Adapter)(nil)
@@ -99,8 +103,10 @@ var _ table.Outbox = (*Adapter)(nil)
 // else why not: the health check's view.
 func (a *Adapter) Connected() error { return a.link.Connected() }
 
-// New checks the token with getMe and makes the adapter. Nothing is received until Run; messages
-// the service delivers before Run (at Resume) are queued and sent at once.
+// New makes the adapter and asks Telegram who the bot is (getMe); if Telegram cannot be reached
+// now, Run asks again, so that a platform that is down at start is tried again like Discord's
+// (cmd/bot's runChat). Nothing is received until Run; messages the service delivers before Run
+// (at Resume) are queued and sent at once.
 func New(cfg Config) (*Adapter, error) {
 	if cfg.Token == "" {
 		return nil, errors.New("telegram: no bot token")
@@ -149,20 +155,43 @@ func New(cfg Config) (*Adapter, error) {
 	a.users.init()
 	a.groups.init()
 	theLibLogger.register(a)
-	bot, err := tgbotapi.NewBotAPIWithClient(cfg.Token, cfg.APIURL+"/bot%s/%s", a.client)
-	if err != nil {
-		theLibLogger.unregister(a)
-		return nil, fmt.Errorf("telegram: getMe: %s", a.red.Err(err))
-	}
+	// The library's constructor would fail without an answer to getMe: the bot is made here and
+	// asks on its own.
+	a.bot = &tgbotapi.BotAPI{Token: cfg.Token, Client: a.client, Buffer: 100}
+	a.bot.SetAPIEndpoint(cfg.APIURL + "/bot%s/%s")
 	a.out = outbox.New(outbox.Config{Platform: platform{a}, KV: cfg.KV, Bucket: bucketMsg, Log: a.log, Merge: mergeItems,
 		Moved: a.sendsMoved})
-	a.bot = bot
-	a.log.Info("connected", "bot", bot.Self.UserName)
+	if err := a.whoAmI(); err != nil {
+		a.log.Warn("Telegram does not answer yet; Run asks again", "err", err)
+	}
 	return a, nil
 }
 
-// Username is the bot's username (from getMe).
-func (a *Adapter) Username() string { return a.bot.Self.UserName }
+// whoAmI asks Telegram for the bot's username (getMe), once it has it no more. A refused token
+// is a StartError that no retry mends.
+func (a *Adapter) whoAmI() error {
+	if a.Username() != "" {
+		return nil
+	}
+	me, err := a.bot.GetMe()
+	if err != nil {
+		var te *tgbotapi.Error
+		refused := errors.As(err, &te) && te.Code == http.StatusUnauthorized
+		return &chat.StartError{Err: fmt.Errorf("telegram: getMe: %s", a.red.Err(err)), Fatal: refused}
+	}
+	a.me.Lock()
+	a.me.name = me.UserName
+	a.me.Unlock()
+	a.log.Info("connected", "bot", me.UserName)
+	return nil
+}
+
+// Username is the bot's username (from getMe), or "" before Telegram has answered.
+func (a *Adapter) Username() string {
+	a.me.Lock()
+	defer a.me.Unlock()
+	return a.me.name
+}
 
 // allowedUpdates are the update types Run asks for.
 var allowedUpdates = []string{"message", "callback_query", "my_chat_member"}
@@ -177,6 +206,11 @@ func (a *Adapter) Run(ctx context.Context) error {
 	}
 	if !a.started.CompareAndSwap(false, true) {
 		return errors.New("telegram: Run called twice")
+	}
+	if err := a.whoAmI(); err != nil {
+		a.started.Store(false) // nothing started yet: Run may be tried again
+		a.link.Down(err)
+		return err
 	}
 	// Handlers finish what they started even after ctx ends.
 	hctx := context.WithoutCancel(ctx)

@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 )
@@ -17,15 +18,26 @@ func TestTokenNeverLogged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
 
-		// getMe fails at the transport: the error names the URL, token and all.
-		f.failNet("getMe", 1)
-		_, err := New(testConfig(f, store, logs))
-		if err == nil {
-			t.Fatal("New succeeded although getMe failed")
+		// getMe fails at the transport: the error names the URL, token and all. New goes on (a
+		// platform down at start is tried again); Run fails, to be tried again.
+		f.failNet("getMe", 2)
+		a, err := New(testConfig(f, store, logs))
+		if err != nil {
+			t.Fatalf("New: %v", err)
+		}
+		a.Attach(table.New(table.Config{Store: store}))
+		err = a.Run(t.Context())
+		var se *chat.StartError
+		if !errors.As(err, &se) || se.Permanent() {
+			t.Fatalf("Run while Telegram is unreachable: %v, want a StartError to retry", err)
 		}
 		if s := err.Error(); strings.Contains(s, testSecret) || !strings.Contains(s, redacted) {
-			t.Errorf("New's error is not redacted: %q", s)
+			t.Errorf("Run's error is not redacted: %q", s)
 		}
+		if s := a.Connected(); s == nil || strings.Contains(s.Error(), testSecret) {
+			t.Errorf("the health check says %v", s)
+		}
+		a.Close()
 
 		// The library logs failed polls itself, with the URL.
 		f.failNet("getUpdates", 2)
@@ -251,8 +263,17 @@ func TestRunNeedsAttach(t *testing.T) {
 		}
 		cfg := testConfig(f, store, logs)
 		cfg.Token = "1:wrong-token-value"
-		if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "Unauthorized") {
-			t.Errorf("New with a wrong token: %v", err)
+		// A refused token: Run says so, and that no retry can mend it.
+		wrong, err := New(cfg)
+		if err != nil {
+			t.Fatalf("New with a wrong token: %v", err)
 		}
+		wrong.Attach(table.New(table.Config{Store: store}))
+		err = wrong.Run(context.Background())
+		var se *chat.StartError
+		if !errors.As(err, &se) || !se.Permanent() || !strings.Contains(err.Error(), "Unauthorized") {
+			t.Errorf("Run with a wrong token: %v", err)
+		}
+		wrong.Close()
 	})
 }

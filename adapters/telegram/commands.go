@@ -18,7 +18,10 @@ var groupVerbs = append(slices.Clone(table.Verbs), "start")
 
 // rewriteCommands writes the bot's commands in a group text as /cmd@botname.
 func (a *Adapter) rewriteCommands(text string) string {
-	return addressed(text, a.bot.Self.UserName)
+	if a.Username() == "" {
+		return text // before Telegram has said the bot's name: the plain commands
+	}
+	return addressed(text, a.Username())
 }
 
 // addressed writes each of the bot's commands a text names as typed to the bot by name; other

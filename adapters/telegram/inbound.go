@@ -53,7 +53,7 @@ func (a *Adapter) onMessage(ctx context.Context, u update) {
 		return
 	}
 	name, at, _ := strings.Cut(m.CommandWithAt(), "@")
-	if at != "" && !strings.EqualFold(at, a.bot.Self.UserName) {
+	if at != "" && !strings.EqualFold(at, a.Username()) {
 		return // for another bot
 	}
 	args := strings.Fields(m.CommandArguments())

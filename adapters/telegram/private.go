@@ -163,7 +163,7 @@ func (a *Adapter) tell(user int64, m table.Message) {
 
 // deepLink opens the bot's private chat; pressing Start there sends "/start <table>".
 func (a *Adapter) deepLink(tableID string) string {
-	return "https://t.me/" + a.bot.Self.UserName + "?start=" + url.QueryEscape(tableID)
+	return "https://t.me/" + a.Username() + "?start=" + url.QueryEscape(tableID)
 }
 
 // reachable notes that the user can get private messages (they wrote to the bot privately) and

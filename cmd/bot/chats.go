@@ -40,7 +40,12 @@ type telegramChat struct{ *telegram.Adapter }
 
 func (t telegramChat) Attach(svc *table.Service) { t.Adapter.Attach(svc) }
 func (t telegramChat) Name() string              { return "telegram" }
-func (t telegramChat) Describe() string          { return "telegram @" + t.Username() }
+func (t telegramChat) Describe() string {
+	if t.Username() == "" {
+		return "telegram (not reached yet)"
+	}
+	return "telegram @" + t.Username()
+}
 
 // newChats makes the configured platforms' adapters and registers each as its platform's Outbox.
 func newChats(cfg Config, store *storage.Store, log *slog.Logger, outboxes map[string]table.Outbox) ([]chatAdapter, error) {
