@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -71,9 +72,12 @@ func (s *Service) statsVerb(cmd Command, lang string) []Message {
 	p := s.league.place(cmd.Place.Key())
 	id := cmd.Actor.ID
 	if arg != "" && strings.ToLower(arg) != "me" {
+		// Of two people with the name, the one who played more here (then the smaller ID).
 		id = ""
-		for pid, pl := range p.Players {
-			if i18n.Fold(pl.Name) == i18n.Fold(arg) && !strings.HasPrefix(pid, forgottenPrefix) {
+		for _, pid := range slices.Sorted(maps.Keys(p.Players)) {
+			pl := p.Players[pid]
+			if i18n.Fold(pl.Name) == i18n.Fold(arg) && !strings.HasPrefix(pid, forgottenPrefix) &&
+				(id == "" || pl.Games > p.Players[id].Games) {
 				id = pid
 			}
 		}

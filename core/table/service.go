@@ -568,29 +568,10 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome,
 		}
 	}
 	data, err := json.Marshal(st)
-	var learned *update
-	if out.league != nil {
-		// The league's lock is held until the change is stored: its cache then holds what the
-		// store holds, whichever match ends at the same time elsewhere.
-		s.league.mu.Lock()
-		defer s.league.mu.Unlock()
-		if learned, err = s.league.learn(*out.league); err != nil {
-			s.cfg.Log.Error("the league could not learn a match; stats rebuild repairs it", "table", st.ID, "err", err)
-			learned, err = nil, nil
-		}
-	}
 	if err == nil {
-		change := Change{TableID: st.ID, State: data, Records: out.records, Closed: st.Status == StatusClosed,
-			Log: LogEntry{Seq: st.Seq, Time: now.UnixMilli(), Actor: cmd.Actor.ID, Verb: cmd.Verb, Args: cmd.Args, EventID: cmd.EventID}}
-		if learned != nil {
-			change.KV = learned.kv
-		}
-		start := time.Now()
-		err = s.cfg.Store.Commit(change)
-		s.cfg.Observe.Commit(time.Since(start), err)
-	}
-	if err == nil && learned != nil {
-		s.league.keep(learned)
+		err = s.store(Change{TableID: st.ID, State: data, Records: out.records, Closed: st.Status == StatusClosed,
+			Log: LogEntry{Seq: st.Seq, Time: now.UnixMilli(), Actor: cmd.Actor.ID, Verb: cmd.Verb, Args: cmd.Args, EventID: cmd.EventID}},
+			out.league)
 	}
 	if err != nil {
 		s.cfg.Log.Error("commit failed; rolling back", "table", st.ID, "err", err)
@@ -612,6 +593,35 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome,
 // commitBackground commits what a computer player or a timer did. No one is waiting for an
 // answer, so a failed commit (a passing disk error) is tried again later instead of leaving the
 // table stalled until a restart: the state rolled back, so the retry decides afresh.
+// store writes a change; the league learns a match that ended in the same transaction. Its lock
+// is held until the change is stored, so its cache holds what the store holds whichever match ends
+// at the same time elsewhere.
+func (s *Service) store(c Change, ended *league.Match) error {
+	if ended == nil {
+		return s.timedCommit(c)
+	}
+	s.league.mu.Lock()
+	defer s.league.mu.Unlock()
+	learned, err := s.league.learn(*ended)
+	if err != nil {
+		s.cfg.Log.Error("the league could not learn a match; stats rebuild repairs it", "table", c.TableID, "err", err)
+		return s.timedCommit(c)
+	}
+	c.KV = learned.kv
+	if err := s.timedCommit(c); err != nil {
+		return err
+	}
+	s.league.keep(learned)
+	return nil
+}
+
+func (s *Service) timedCommit(c Change) error {
+	start := time.Now()
+	err := s.cfg.Store.Commit(c)
+	s.cfg.Observe.Commit(time.Since(start), err)
+	return err
+}
+
 func (s *Service) commitBackground(t *tbl, cmd Command, out *outcome, acted actedKind, restart bool) {
 	if s.commit(s.ctx, t, cmd, out, acted, restart) == nil {
 		return
