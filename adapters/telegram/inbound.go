@@ -89,7 +89,7 @@ func (a *Adapter) onMessage(ctx context.Context, u update) {
 		verb = table.VerbHelp
 	}
 	cmd.Verb = verb
-	if verb == table.VerbStop && !private && !anonymous {
+	if table.AdminMatters(verb) && !private && !anonymous {
 		cmd.Admin = a.isAdmin(chat, m.From.ID)
 	}
 	replies := a.Service().Handle(ctx, cmd)
@@ -199,7 +199,7 @@ func (a *Adapter) onCallback(ctx context.Context, u update) {
 	cmd := act.Command(placeOf(chat, thread), playerOf(cq.From), eventID(u), private)
 	// The presser comes from the update (never an anonymous admin: presses are always a
 	// person's), so an admin's rights hold for a press as for a typed command.
-	if act.Verb == table.VerbStop && !private {
+	if table.AdminMatters(act.Verb) && !private {
 		cmd.Admin = a.isAdmin(chat, user)
 	}
 	var lines []string

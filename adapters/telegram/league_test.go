@@ -97,3 +97,31 @@ func newest(f *fakeAPI, chat int64) fmsg {
 	}
 	return ms[len(ms)-1]
 }
+
+// TestAdminsChangeHouseRules: a group's admin changes its house rules at once (Telegram is asked
+// whether they administer the group), a member without a seat may not, and the next table
+// starts from them.
+func TestAdminsChangeHouseRules(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		e := startEnv(t, f, store, logs)
+		f.command(olga, group, 0, "/settings@"+botUsername+" stripes=3")
+		settle(3 * time.Second)
+		if text := newest(f, group).Text; !strings.Contains(text, "Only an admin") {
+			t.Errorf("a member's /settings: %q", text)
+		}
+		f.setMember(group, olga.ID, "administrator")
+		f.command(olga, group, 0, "/settings@"+botUsername+" stripes=3 lang=de")
+		settle(3 * time.Second)
+		if text := newest(f, group).Text; !strings.Contains(text, "Saved") || !strings.Contains(text, "3 stripes") {
+			t.Errorf("an admin's /settings: %q", text) // in Olga's language
+		}
+		f.command(alice, group, 0, "/new@"+botUsername)
+		settle(3 * time.Second)
+		if m, _, ok := lastWith(f, group, table.VerbJoin, ""); !ok || !strings.Contains(m.Text, "3 Striche") {
+			t.Errorf("the new lobby: %q", m.Text) // in the house's language
+		}
+		e.close()
+		checkClean(t, f, logs)
+	})
+}

@@ -119,6 +119,11 @@ func init() {
 	}
 }
 
+// AdminMatters reports whether a chat admin may do more with the verb than others (act without a
+// seat, stop at once, set the house rules): a platform where asking costs a request (Telegram's
+// getChatMember) asks only for these, before the command reaches the service.
+func AdminMatters(v Verb) bool { return verbs[v].admin || v == VerbSettings }
+
 // stale reports whether a button press comes too late: made before its presser's last accepted
 // command of its kind, or (for a game move) in an earlier game.
 func (v verbSpec) stale(st *state, cmd Command) bool {
