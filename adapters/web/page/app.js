@@ -18,6 +18,7 @@
   let retry = 0;
   let stopped = false;
   let moveNo = 0;
+  let sentAt = -1; // the view a move was sent from: no second move until a newer view comes
 
   const t = (key) => T[key] || key;
 
@@ -152,6 +153,9 @@
           }
           break;
         case "refused":
+          sentAt = -1; // nothing changed: the move may be made again
+          toast(m.text);
+          break;
         case "note":
           toast(m.text);
           break;
@@ -172,7 +176,8 @@
   }
 
   function send(verb, arg) {
-    if (!socket || socket.readyState !== WebSocket.OPEN || !view) return;
+    if (!socket || socket.readyState !== WebSocket.OPEN || !view || sentAt === view.seq) return;
+    sentAt = view.seq;
     moveNo++;
     socket.send(JSON.stringify({ t: "move", verb, arg: arg || "", seq: view.seq, id: "m" + moveNo }));
   }
@@ -206,6 +211,7 @@
   }
 
   function draw(v) {
+    $("app").dataset.seq = String(v.seq); // which view the page shows
     document.title = t("web.title");
     $("title").textContent = v.title ? v.title : t("web.title");
     const g = v.game;
