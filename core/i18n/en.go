@@ -406,4 +406,6 @@ var en = map[string]string{
 	"web.not_seated":     "You don't sit at this table. Join it in the chat first.",
 	"web.elsewhere":      "This table is open in another window now; this one stops here.",
 	"web.too_fast":       "Too many moves at once: that one was not made.",
+	"web.play_in_app":    "🃏 Play in app",
+	"web.open_browser":   "🌐 Open in browser",
 }

@@ -401,6 +401,8 @@ var lb = map[string]string{
 	"web.not_seated":     "Dir sitzt net un dësem Dësch. Setzt Iech fir d'éischt am Chat derbäi.",
 	"web.elsewhere":      "Dësen Dësch ass elo an enger anerer Fënster op; hei hält en op.",
 	"web.too_fast":       "Ze vill Zich op eemol: dësen ass net gemaach ginn.",
+	"web.play_in_app":    "🃏 An der App spillen",
+	"web.open_browser":   "🌐 Am Browser opmaachen",
 }
 
 var de = map[string]string{
@@ -790,6 +792,8 @@ var de = map[string]string{
 	"web.not_seated":     "Du sitzt nicht an diesem Tisch. Setz dich zuerst im Chat dazu.",
 	"web.elsewhere":      "Dieser Tisch ist jetzt in einem anderen Fenster offen; hier endet er.",
 	"web.too_fast":       "Zu viele Züge auf einmal: dieser wurde nicht gemacht.",
+	"web.play_in_app":    "🃏 In der App spielen",
+	"web.open_browser":   "🌐 Im Browser öffnen",
 }
 
 var fr = map[string]string{
@@ -1179,4 +1183,6 @@ var fr = map[string]string{
 	"web.not_seated":     "Vous n'êtes pas assis à cette table. Rejoignez-la d'abord dans le chat.",
 	"web.elsewhere":      "Cette table est maintenant ouverte dans une autre fenêtre ; elle s'arrête ici.",
 	"web.too_fast":       "Trop de coups à la fois : celui-ci n'a pas été joué.",
+	"web.play_in_app":    "🃏 Jouer dans l'app",
+	"web.open_browser":   "🌐 Ouvrir dans le navigateur",
 }
