@@ -408,4 +408,5 @@ var en = map[string]string{
 	"web.too_fast":       "Too many moves at once: that one was not made.",
 	"web.play_in_app":    "🃏 Play in app",
 	"web.open_browser":   "🌐 Open in browser",
+	"web.no_activity":    "The Activity is not switched on for this app: whoever hosts the bot can turn it on in Discord's developer portal.",
 }

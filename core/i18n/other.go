@@ -403,6 +403,7 @@ var lb = map[string]string{
 	"web.too_fast":       "Ze vill Zich op eemol: dësen ass net gemaach ginn.",
 	"web.play_in_app":    "🃏 An der App spillen",
 	"web.open_browser":   "🌐 Am Browser opmaachen",
+	"web.no_activity":    "D'Aktivitéit ass fir dës App net ageschalt: wien de Bot bedreift, kann se am Developer-Portal vun Discord aschalten.",
 }
 
 var de = map[string]string{
@@ -794,6 +795,7 @@ var de = map[string]string{
 	"web.too_fast":       "Zu viele Züge auf einmal: dieser wurde nicht gemacht.",
 	"web.play_in_app":    "🃏 In der App spielen",
 	"web.open_browser":   "🌐 Im Browser öffnen",
+	"web.no_activity":    "Die Aktivität ist für diese App nicht eingeschaltet: Wer den Bot betreibt, kann sie im Entwicklerportal von Discord einschalten.",
 }
 
 var fr = map[string]string{
@@ -1185,4 +1187,5 @@ var fr = map[string]string{
 	"web.too_fast":       "Trop de coups à la fois : celui-ci n'a pas été joué.",
 	"web.play_in_app":    "🃏 Jouer dans l'app",
 	"web.open_browser":   "🌐 Ouvrir dans le navigateur",
+	"web.no_activity":    "L'activité n'est pas activée pour cette app : la personne qui héberge le bot peut l'activer dans le portail des développeurs de Discord.",
 }
