@@ -180,6 +180,12 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// Verify sets who vouches for the people who open the page from Telegram and from Discord (the
+// platforms' adapters, made after the server); nil leaves one out. Call it before Run.
+func (s *Server) Verify(tg Telegram, dc Discord) {
+	s.cfg.Telegram, s.cfg.Discord = tg, dc
+}
+
 // Attach gives the server the service its moves go to. Call it before Run.
 func (s *Server) Attach(svc Service) {
 	s.svcMu.Lock()
@@ -192,6 +198,9 @@ func (s *Server) service() Service {
 	defer s.svcMu.RUnlock()
 	return s.svc
 }
+
+// PublicURL is the page's public address.
+func (s *Server) PublicURL() string { return s.public.String() }
 
 // Connected is nil while the server listens, else why not: the health check's view.
 func (s *Server) Connected() error { return s.link.Connected() }
