@@ -15,7 +15,6 @@ import (
 	"github.com/kontermatt/kontermatt/storage"
 )
 
-
 // With the web table configured, it runs beside the chat platform (serving its page where
 // web.listen says), and the platform's outbox tells it what changed.
 func TestWebTableWiring(t *testing.T) {
@@ -45,7 +44,9 @@ func TestWebTableWiring(t *testing.T) {
 	if len(chats) != 2 || chats[1].Name() != "web" || !strings.HasPrefix(chats[1].Describe(), "web http://") {
 		t.Fatalf("chats: %v", chats)
 	}
-	if _, teed := outboxes["telegram"].(interface{ Deliver(context.Context, []table.Message) }); !teed {
+	if _, teed := outboxes["telegram"].(interface {
+		Deliver(context.Context, []table.Message)
+	}); !teed {
 		t.Fatal("no telegram outbox")
 	}
 	svc := table.New(table.Config{Store: st, KV: st, Outboxes: outboxes})
