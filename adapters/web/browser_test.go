@@ -9,9 +9,13 @@ package web
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"image/png"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +30,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
+	"github.com/kontermatt/kontermatt/adapters/telegram"
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/table"
 )
@@ -459,5 +464,72 @@ func TestBrowserScreenshots(t *testing.T) {
 			}
 		}
 		t.Logf("%s: %s, %d bytes, %dx%d", name, file, len(shot), bounds.Dx(), bounds.Dy())
+	}
+}
+
+// tgCheck verifies initData as the telegram adapter does, with a test bot token.
+type tgCheck struct{ token string }
+
+func (c tgCheck) CheckInitData(data string, now time.Time) (table.Player, string, error) {
+	return telegram.CheckInitData(c.token, data, now, telegram.InitDataMaxAge)
+}
+
+// signInitData signs fields as Telegram does (Mini Apps, "Validating data received via the Mini
+// App"); the telegram adapter's tests check the algorithm against a published vector.
+func signInitData(token string, v url.Values) string {
+	keys := make([]string, 0, len(v))
+	for k := range v {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var lines []string
+	for _, k := range keys {
+		lines = append(lines, k+"="+v.Get(k))
+	}
+	sk := hmac.New(sha256.New, []byte("WebAppData"))
+	sk.Write([]byte(token))
+	m := hmac.New(sha256.New, sk.Sum(nil))
+	m.Write([]byte(strings.Join(lines, "\n")))
+	v.Set("hash", hex.EncodeToString(m.Sum(nil)))
+	return v.Encode()
+}
+
+// The page opened as a Telegram Mini App from the group's direct link: it proves who opens it
+// with Telegram's initData (the table in its start parameter), follows Telegram's dark theme,
+// and shows the player's hand; a tampered initData gets the refusal.
+func TestBrowserTelegramMiniApp(t *testing.T) {
+	const token = "123456:TEST-token-for-the-mini-app"
+	e := newEnv(t, fastPlayer, func(c *Config) { c.Telegram = tgCheck{token} })
+	b := browser(t)
+	id, p, _ := e.soloTable(1)
+	data := signInitData(token, url.Values{"auth_date": {fmt.Sprint(e.clock.Now().Unix())}, "start_param": {id},
+		"user": {`{"id":101,"first_name":"Jang","last_name":"1","language_code":"de"}`}})
+	open := func(initData string) *tab {
+		tb := newTab(t, b, false)
+		frag := url.Values{"tgWebAppData": {initData}, "tgWebAppVersion": {"8.0"},
+			"tgWebAppThemeParams": {`{"bg_color":"#1c1c1d","text_color":"#ffffff"}`}}
+		tb.run(chromedp.Navigate(e.srv.URL + "/#" + frag.Encode()))
+		return tb
+	}
+	tb := open(data)
+	tb.waitJS("the hand", `document.querySelectorAll("#hand .card").length > 0`)
+	var theme, lang string
+	tb.eval(`document.documentElement.dataset.theme`, &theme)
+	tb.eval(`document.documentElement.lang`, &lang)
+	if theme != "dark" || lang != "de" {
+		t.Fatalf("the Mini App's theme %q, language %q", theme, lang)
+	}
+	v, _ := e.svc.SeatView(id, p)
+	var cards int
+	tb.eval(`document.querySelectorAll("#hand .card").length`, &cards)
+	if cards != len(v.Hand) {
+		t.Fatalf("the Mini App shows %d cards, the hand has %d", cards, len(v.Hand))
+	}
+	bad := open(strings.Replace(data, "Jang", "Jean", 1))
+	bad.waitJS("the refusal", `document.getElementById("status").classList.contains("error")`)
+	var said string
+	bad.eval(`document.getElementById("status").textContent`, &said)
+	if !strings.Contains(said, "Telegram") {
+		t.Fatalf("a tampered initData: %q", said)
 	}
 }
