@@ -76,7 +76,6 @@ type sock struct {
 	lang  string   // the language of the texts the page has
 	wake  chan struct{}
 	last  uint64 // the sequence number of the newest view queued
-	ended bool
 }
 
 func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {

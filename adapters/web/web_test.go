@@ -1,7 +1,9 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -329,5 +331,53 @@ func TestReconnectResumes(t *testing.T) {
 	again := e.open(s)
 	if again.view.Seq <= v.Seq {
 		t.Fatalf("after the reconnect the view is at %d, the move was made at %d", again.view.Seq, v.Seq)
+	}
+}
+
+// dcCheck stands for the discord adapter's ActivityUser: one code, one user, one channel.
+type dcCheck struct {
+	code  string
+	p     table.Player
+	place table.Place
+}
+
+func (d dcCheck) AppID() string { return "900000000000000001" }
+
+func (d dcCheck) ActivityUser(_ context.Context, code, instance string) (table.Player, table.Place, error) {
+	if code != d.code || instance != "i-1" {
+		return table.Player{}, table.Place{}, errors.New("refused")
+	}
+	return d.p, d.place, nil
+}
+
+// In a Discord Activity the channel's table is the person's to watch, seated or not, and its
+// lobby theirs to join from the page; the Activity's frame is an allowed origin; a refused code
+// gets the refusal.
+func TestDiscordActivitySession(t *testing.T) {
+	place := table.Place{Platform: benchPlatform, Chat: "chan"}
+	eve := table.Player{ID: "dc:5", Name: "Eve", Locale: "fr"}
+	e := newEnv(t, func(c *Config) { c.Discord = dcCheck{"c0de", eve, place} })
+	owner := table.Player{ID: "dc:1", Name: "Ann", Locale: "en"}
+	e.do(place, owner, table.VerbNew, "timer=none")
+	frame := "https://900000000000000001.discordsays.com"
+	code, out := e.post(map[string]string{"discord": "c0de", "instance": "i-1"}, frame)
+	if code != 200 || out["lang"] != "fr" {
+		t.Fatalf("the code exchange: %d %v", code, out)
+	}
+	if code, out := e.post(map[string]string{"discord": "wrong", "instance": "i-1", "lang": "de"}, frame); code != 401 ||
+		out["error"] != i18n.T("de", "web.dc_refused") {
+		t.Fatalf("a refused code: %d %v", code, out)
+	}
+	k, err := e.dial(out["session"], frame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := k.next("view").View
+	if v.You != -1 || !v.CanJoin || len(v.Hand) != 0 {
+		t.Fatalf("Eve's view of the lobby: %+v", v)
+	}
+	k.move("join", "", v.Seq, "j1")
+	if nv := k.viewAfter(v.Seq); nv.You != 1 || nv.CanJoin || !nv.CanDeal {
+		t.Fatalf("after joining: seat %d, join %v, deal %v", nv.You, nv.CanJoin, nv.CanDeal)
 	}
 }
