@@ -69,13 +69,13 @@ type sock struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu    sync.Mutex
-	view  []byte   // the newest view not yet written
-	msgs  [][]byte // other messages not yet written, in order
-	bye   []byte   // the last word, then close
-	lang  string   // the language of the texts the page has
-	wake  chan struct{}
-	last  uint64 // the sequence number of the newest view queued
+	mu   sync.Mutex
+	view []byte   // the newest view not yet written
+	msgs [][]byte // other messages not yet written, in order
+	bye  []byte   // the last word, then close
+	lang string   // the language of the texts the page has
+	wake chan struct{}
+	last uint64 // the sequence number of the newest view queued
 }
 
 func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
