@@ -307,16 +307,30 @@ func TestBrowserSecondTabSeesOnlyItsOwnCards(t *testing.T) {
 			}
 		}
 	}
-	// And what his page shows: his hand, and cards on the table.
-	var shown []string
-	tc.eval(`[...document.querySelectorAll("#hand [data-card]")].map(e => e.dataset.card)`, &shown)
-	v, _ := e.svc.SeatView(id, c)
-	var want []string
-	for _, h := range v.Hand {
-		want = append(want, h.Card)
-	}
-	if len(v.Hand) > 0 && !slices.Equal(shown, want) {
-		t.Fatalf("Carlo's page shows the hand %v, his hand is %v", shown, want)
+	// And what his page shows, once it shows the table as it stands: his hand.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		v, _ := e.svc.SeatView(id, c)
+		var page struct {
+			Seq   string
+			Cards []string
+		}
+		tc.eval(`({Seq: document.getElementById("app").dataset.seq, Cards: [...document.querySelectorAll("#hand [data-card]")].map(e => e.dataset.card)})`, &page)
+		seq, shown := page.Seq, page.Cards
+		if seq == fmt.Sprint(v.Seq) {
+			var want []string
+			for _, h := range v.Hand {
+				want = append(want, h.Card)
+			}
+			if len(want) > 0 && !slices.Equal(shown, want) {
+				t.Fatalf("Carlo's page shows the hand %v, his hand is %v", shown, want)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Carlo's page stays at seq %s, the table is at %d", seq, v.Seq)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -9,7 +9,7 @@ var pageKeys = []string{
 	"web.title", "web.connecting", "web.reconnecting", "web.open_from_chat", "web.your_cards", "web.watching",
 	"web.dealer", "web.stake", "web.you", "web.choose_trump", "web.calls",
 	"pic.Trump", "pic.Trick", "pic.LastTrick", "pic.Points", "pic.Stripes", "pic.Game", "pic.TeamA", "pic.TeamB",
-	"pic.Open", "pic.NoGames", "pic.Cards", "pic.Winner",
+	"pic.Open", "pic.NoGames", "pic.Cards", "pic.Winner", "pic.Calls",
 	"btn.deal", "btn.join", "btn.rematch", "btn.rotate", "btn.board", "seat.away",
 }
 

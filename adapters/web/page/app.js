@@ -220,6 +220,9 @@
       info.push(t("pic.Game") + " " + g.no);
       if (g.trump_label) info.push(t("pic.Trump") + ": " + g.trump_label);
       info.push(t("web.stake") + " " + g.stake);
+      if (g.calls && g.calls.length) {
+        info.push(t("pic.Calls") + ": " + g.calls.map((c) => c.title + " (" + v.seats[c.seat].name + ")").join(", "));
+      }
     }
     $("info").textContent = info.join(" · ");
     $("say").textContent = v.say || "";
@@ -239,7 +242,7 @@
       box.dataset.seat = String(i);
       box.classList.toggle("to-move", !!s.to_move);
       box.classList.toggle("you", i === v.you);
-      box.append(el("span", "name", s.name + (s.away ? " " + t("seat.away") : "")));
+      box.append(el("span", "name", s.name + (i === v.you ? " (" + t("web.you") + ")" : "") + (s.away ? " " + t("seat.away") : "")));
       const meta = [t("pic.Team" + s.team)];
       if (s.dealer) meta.push(t("web.dealer"));
       if (v.game && v.status === "playing") meta.push(s.cards + " " + t("pic.Cards"));
@@ -265,7 +268,9 @@
   function drawChoices(v) {
     const box = $("choices");
     box.replaceChildren();
+    if (v.trumps && v.trumps.length) box.append(el("span", "label", t("web.choose_trump") + ":"));
     (v.trumps || []).forEach((c) => box.append(button(c.label, () => send("trump", c.arg), "trump")));
+    if (v.calls && v.calls.length) box.append(el("span", "label", t("web.calls") + ":"));
     (v.calls || []).forEach((c) => box.append(button("📣 " + c.label, () => send("announce", c.arg), "call")));
     if (v.can_deal) box.append(button(t("btn.deal"), () => send("deal"), "deal"));
     if (v.can_join) box.append(button(t("btn.join"), () => send("join"), "join"));
