@@ -71,6 +71,13 @@ type Config struct {
 	MaxRate float64
 	// Verbose also logs discordgo's own debug output (redacted) at slog's debug level.
 	Verbose bool
+
+	// ClientSecret is the application's OAuth2 client secret: with it the web table runs as the
+	// app's Activity (the table's messages get "Play in app", and ActivityUser exchanges the
+	// Activity's codes). Web is the web table (adapters/web), if it runs: the answer to a request
+	// for the hand then carries a one-time link to it.
+	ClientSecret string
+	Web          chat.Web
 }
 
 // Adapter is the bot's Discord connection: every shard, one REST client, one outbox. It is the
@@ -215,7 +222,7 @@ func (a *Adapter) run(ctx context.Context) error {
 	a.mu.Lock()
 	a.appID = app.ID
 	a.mu.Unlock()
-	if _, err := a.rest.ApplicationCommandBulkOverwrite(app.ID, a.cfg.GuildID, Commands(a.cfg.GuildID != "")); err != nil {
+	if err := a.registerCommands(app.ID); err != nil {
 		return a.startError("registering the slash commands", err)
 	}
 	gw, err := a.rest.GatewayBot()
@@ -372,6 +379,9 @@ var secretPatterns = []struct {
 func (a *Adapter) redact(s string) string {
 	if a.token != "" {
 		s = strings.ReplaceAll(s, a.token, "[redacted]")
+	}
+	if a.cfg.ClientSecret != "" {
+		s = strings.ReplaceAll(s, a.cfg.ClientSecret, "[redacted]")
 	}
 	return redactAll(s)
 }

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/kontermatt/kontermatt/core/table"
 )
 
 // fakeDiscord is a small Discord: REST on an httptest server and a websocket gateway with
@@ -36,6 +38,7 @@ type fakeButton struct {
 	Label    string `json:"label"`
 	Style    int    `json:"style"`
 	CustomID string `json:"custom_id"`
+	URL      string `json:"url,omitempty"`
 	Type     int    `json:"type"`
 }
 
@@ -71,11 +74,28 @@ func (m *fakeMessage) copy() fakeMessage {
 	return c
 }
 
-// buttons lists the message's buttons row by row.
+// buttons lists the message's table buttons (those whose custom_id is an Action) row by row.
 func (m fakeMessage) buttons() []fakeButton {
 	var out []fakeButton
 	for _, r := range m.Rows {
-		out = append(out, r.Components...)
+		for _, b := range r.Components {
+			if _, err := table.ParseAction(b.CustomID); err == nil {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
+}
+
+// extras lists the message's other buttons: links, and the Activity's "Play in app".
+func (m fakeMessage) extras() []fakeButton {
+	var out []fakeButton
+	for _, r := range m.Rows {
+		for _, b := range r.Components {
+			if _, err := table.ParseAction(b.CustomID); err != nil {
+				out = append(out, b)
+			}
+		}
 	}
 	return out
 }
@@ -97,6 +117,7 @@ type fakeResponse struct {
 
 type fakeInteraction struct {
 	ID, Token  string
+	Type       int // 2 command, 3 component, 4 autocomplete
 	User       fakeUser
 	Channel    string
 	Message    string    // the message a button sat on
@@ -220,6 +241,21 @@ type fakeDiscord struct {
 	// onPublic sees every text the bot shows in a channel to everyone (not ephemeral, not a DM),
 	// with f.mu held.
 	onPublic func(channel, content string)
+	// The app's Activity (see activity_test.go): its client secret, whether Activities are
+	// switched on (then the app has an Entry Point command), the OAuth2 codes Discord's client
+	// would hand out and the access tokens they became, the activity instances running.
+	ClientSecret string
+	Activities   bool
+	codes        map[string]fakeUser
+	tokens       map[string]fakeUser
+	instances    map[string]fakeInstance
+	launched     int // interactions answered with LAUNCH_ACTIVITY
+}
+
+// fakeInstance is a running activity instance: where, and who takes part.
+type fakeInstance struct {
+	Channel, Guild string
+	Users          []string
 }
 
 // fakeIdentifyWindow stands for Discord's 5 s between IDENTIFYs of a bucket (docs: Gateway, Max
@@ -245,7 +281,8 @@ func newFakeDiscord(t testing.TB) *fakeDiscord {
 		calls: map[string]int{}, refused: map[string][]int{}, dmAttempts: map[string]int{},
 		Shards: 1, StartsLeft: 1000, MaxConcurrency: 1, IdentifyWindow: fakeIdentifyWindow,
 		sessions: map[string]*fakeSession{}, shardSession: map[int]*fakeSession{}, identifiedAt: map[int]time.Time{},
-		dispatched: map[int]int{}}
+		dispatched: map[int]int{}, ClientSecret: "fake-client-secret-QQQQQQQQ", codes: map[string]fakeUser{},
+		tokens: map[string]fakeUser{}, instances: map[string]fakeInstance{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serveHTTP))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -389,6 +426,10 @@ func (f *fakeDiscord) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		discordError(w, 404, 0, "404: Not Found")
 		return
 	}
+	if m[1] == "oauth2/token" || strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") {
+		f.serveOAuth(w, r, m[1])
+		return
+	}
 	if got := r.Header.Get("Authorization"); got != "Bot "+f.Token {
 		f.fail("request without the bot token: %s %s", r.Method, r.URL.Path)
 		discordError(w, 401, 0, "401: Unauthorized")
@@ -426,6 +467,10 @@ func (f *fakeDiscord) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			"bot": map[string]any{"id": f.BotID, "username": "kontermatt", "bot": true}})
 	case r.Method == "PUT" && len(parts) >= 3 && parts[0] == "applications" && parts[len(parts)-1] == "commands":
 		f.registerCommands(w, m[1], parts, body)
+	case r.Method == "GET" && len(parts) == 3 && parts[0] == "applications" && parts[2] == "commands":
+		f.globalCommands(w)
+	case r.Method == "GET" && len(parts) == 4 && parts[0] == "applications" && parts[2] == "activity-instances":
+		f.activityInstance(w, parts[1], parts[3])
 	case r.Method == "POST" && len(parts) == 4 && parts[0] == "interactions" && parts[3] == "callback":
 		f.callback(w, parts[1], parts[2], body, files)
 	case r.Method == "PATCH" && len(parts) == 5 && parts[0] == "webhooks" && parts[3] == "messages":
@@ -480,9 +525,19 @@ func (f *fakeDiscord) registerCommands(w http.ResponseWriter, path string, parts
 		}
 	}
 	for _, c := range cmds {
+		if c["type"] == float64(4) {
+			continue // the Entry Point command, as Discord made it
+		}
 		if n := f.checkOptions(fmt.Sprint(c["name"]), c, "command"); n > 8000 {
 			f.fail("command %v: %d characters in names, descriptions and choices, Discord takes 8000", c["name"], n)
 		}
+	}
+	if global := len(parts) == 3; global && f.Activities && !slices.ContainsFunc(cmds, func(c map[string]any) bool { return c["type"] == float64(4) }) {
+		// docs: Opcodes and Status Codes, 50240; Application Commands, Entry Point Commands: an app
+		// with Activities switched on has one, made by Discord.
+		discordError(w, 400, 50240, "You cannot remove this app's Entry Point command in a bulk update operation. "+
+			"Please include the Entry Point command in your update request or delete it separately.")
+		return
 	}
 	f.mu.Lock()
 	f.commands, f.commandsPath = body, path
@@ -605,7 +660,16 @@ func (f *fakeDiscord) check(where string, wm wireMessage) {
 			f.fail("%s: bad action row (type %d, %d buttons)", where, row.Type, len(row.Components))
 		}
 		for _, b := range row.Components {
-			if b.Type != 2 || b.CustomID == "" || len(b.CustomID) > 100 || len([]rune(b.Label)) > 80 || b.Style < 1 || b.Style > 4 {
+			if b.Type == 2 && b.Style == 5 {
+				// "Link buttons must have a url, and cannot have a custom_id" (docs: Message
+				// Components, Button): up to 512 characters.
+				if b.CustomID != "" || !strings.HasPrefix(b.URL, "http") || len(b.URL) > 512 || len([]rune(b.Label)) > 80 {
+					f.fail("%s: bad link button %+v", where, b)
+				}
+				continue
+			}
+			// "Non-link buttons must have a custom_id, and cannot have a url".
+			if b.Type != 2 || b.CustomID == "" || b.URL != "" || len(b.CustomID) > 100 || len([]rune(b.Label)) > 80 || b.Style < 1 || b.Style > 4 {
 				f.fail("%s: bad button %+v", where, b)
 			}
 			if seen[b.CustomID] {
@@ -832,6 +896,16 @@ func (f *fakeDiscord) callback(w http.ResponseWriter, id, token string, body []b
 		if req.Data.Choices == nil {
 			f.fail("autocomplete answer without a choices list")
 		}
+	case 12:
+		// "Launch the Activity associated with the app. Only available for apps with Activities
+		// enabled" (docs: Interactions, Interaction Callback Type); not for autocomplete.
+		if !f.Activities || in.Type == 4 {
+			in.Resp = nil
+			discordError(w, 400, 50035, "Invalid Form Body: Activities are not enabled for this application")
+			return
+		}
+		in.Original = in.Message
+		f.launched++
 	default:
 		f.fail("interaction response type %d", req.Type)
 	}
@@ -1101,7 +1175,7 @@ func userJSON(u fakeUser) map[string]any {
 // Object), made at the given time (f.mu held).
 func (f *fakeDiscord) interaction(u fakeUser, typ int, channel string, data any, on *fakeMessage, made time.Time) (*fakeInteraction, map[string]any) {
 	id := f.snowflake(made)
-	in := &fakeInteraction{ID: id, Token: "aW50ZXJhY3Rpb24" + id + "-token-xyz", User: u, Channel: channel, Made: made}
+	in := &fakeInteraction{ID: id, Token: "aW50ZXJhY3Rpb24" + id + "-token-xyz", Type: typ, User: u, Channel: channel, Made: made}
 	payload := map[string]any{"id": id, "application_id": f.AppID, "type": typ, "token": in.Token, "version": 1,
 		"channel_id": channel, "locale": u.Locale, "data": data}
 	if _, dm := f.dmUser[channel]; dm {
@@ -1300,4 +1374,86 @@ func (f *fakeDiscord) archive(thread string) {
 		f.t.Fatalf("fake discord: %s is no thread", thread)
 	}
 	c.Archived = true
+}
+
+// entryPoint is the Entry Point command Discord makes when Activities are switched on (docs:
+// Application Commands, Entry Point Commands: type PRIMARY_ENTRY_POINT 4, handler
+// DISCORD_LAUNCH_ACTIVITY 2).
+func (f *fakeDiscord) entryPoint() map[string]any {
+	return map[string]any{"id": "700000000000000004", "application_id": f.AppID, "type": 4, "name": "launch",
+		"description": "", "handler": 2, "integration_types": []int{0, 1}, "contexts": []int{0, 1, 2}}
+}
+
+// globalCommands lists the global commands: what the last global overwrite registered, or with
+// Activities switched on only the Entry Point.
+func (f *fakeDiscord) globalCommands(w http.ResponseWriter) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var cmds []any
+	if f.commands != nil && strings.Count(f.commandsPath, "/") == 2 {
+		json.Unmarshal(f.commands, &cmds)
+	} else if f.Activities {
+		cmds = []any{f.entryPoint()}
+	}
+	if cmds == nil {
+		cmds = []any{}
+	}
+	writeJSON(w, 200, cmds)
+}
+
+// serveOAuth is the OAuth2 side (docs: OAuth2): the authorization code exchange, which needs the
+// client's ID and secret and takes each code once, and the requests made with the access token.
+func (f *fakeDiscord) serveOAuth(w http.ResponseWriter, r *http.Request, path string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case r.Method == "POST" && path == "oauth2/token":
+		if err := r.ParseForm(); err != nil || r.Header.Get("Content-Type") != "application/x-www-form-urlencoded" {
+			writeJSON(w, 400, map[string]any{"error": "invalid_request"})
+			return
+		}
+		if r.PostForm.Get("client_id") != f.AppID || r.PostForm.Get("client_secret") != f.ClientSecret {
+			writeJSON(w, 401, map[string]any{"error": "invalid_client"})
+			return
+		}
+		u, ok := f.codes[r.PostForm.Get("code")]
+		if r.PostForm.Get("grant_type") != "authorization_code" || !ok {
+			writeJSON(w, 400, map[string]any{"error": "invalid_grant"})
+			return
+		}
+		delete(f.codes, r.PostForm.Get("code")) // a code is good once
+		tok := "access-" + f.nextID()
+		f.tokens[tok] = u
+		writeJSON(w, 200, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 604800,
+			"refresh_token": "refresh-" + tok, "scope": "identify"})
+	case r.Method == "GET" && path == "users/@me":
+		u, ok := f.tokens[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")]
+		if !ok {
+			discordError(w, 401, 0, "401: Unauthorized")
+			return
+		}
+		writeJSON(w, 200, map[string]any{"id": u.ID, "username": strings.ToLower(u.Name), "global_name": u.Name,
+			"locale": u.Locale, "discriminator": "0"})
+	default:
+		f.fail("a bearer token used for %s %s", r.Method, path)
+		discordError(w, 403, 0, "403: Forbidden")
+	}
+}
+
+// activityInstance answers GET /applications/{app}/activity-instances/{instance} (the bot's
+// token): the instance's location and participants, or 404 Unknown.
+func (f *fakeDiscord) activityInstance(w http.ResponseWriter, app, id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	in, ok := f.instances[id]
+	if app != f.AppID || !ok {
+		discordError(w, 404, 10001, "Unknown Application")
+		return
+	}
+	loc := map[string]any{"id": "gc-" + in.Guild + "-" + in.Channel, "kind": "gc", "channel_id": in.Channel, "guild_id": in.Guild}
+	if in.Guild == "" {
+		loc = map[string]any{"id": "pc-" + in.Channel, "kind": "pc", "channel_id": in.Channel}
+	}
+	writeJSON(w, 200, map[string]any{"application_id": f.AppID, "instance_id": id, "launch_id": "1", "location": loc,
+		"users": in.Users})
 }

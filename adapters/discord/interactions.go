@@ -188,6 +188,10 @@ func (a *Adapter) onCommand(r *responder, i *discordgo.Interaction) {
 
 func (a *Adapter) onComponent(r *responder, i *discordgo.Interaction) {
 	actor, admin, ok := actorOf(i)
+	if strings.HasPrefix(i.MessageComponentData().CustomID, appButton) && a.activityOn() {
+		a.launch(r)
+		return
+	}
 	act, err := table.ParseAction(i.MessageComponentData().CustomID)
 	if !ok || err != nil {
 		r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(i18n.Pick(string(i.Locale)), "err.stale")}})
@@ -430,6 +434,9 @@ func (r *responder) answer(replies []table.Message) (original bool) {
 		}
 	}
 	content, comps, files := a.replyParts(replies)
+	if link := a.linkRow(replies); link != nil && len(comps) < maxRows {
+		comps = append(comps, link...)
+	}
 	if content == "" && len(replies) == 0 && !r.component {
 		content = doneText
 	}

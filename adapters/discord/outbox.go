@@ -44,6 +44,9 @@ func (a *Adapter) enqueue(dest string, m table.Message, ping string) {
 	if ping != "" {
 		sum = outbox.Digest(m, ping)
 	}
+	if mark := a.appMark(); mark != "" && strings.HasPrefix(dest, "ch:") {
+		sum = outbox.Digest(m, ping, mark)
+	}
 	a.out.Enqueue(&outbox.Item{Dest: dest, Msg: m, Key: m.Key, Version: m.Version, Sum: sum, Data: mention(ping)})
 }
 
@@ -324,6 +327,9 @@ func (a *Adapter) editEphemeralHand(userID string, m table.Message) {
 // channel, else a new message; with its picture if pictures. It gives the message's ID.
 func (a *Adapter) post(channelID string, m table.Message, ping string, rec *outbox.Record, pictures bool) (string, error) {
 	content, comps := render(m, ping), components(m.Buttons)
+	if m.Target.Kind == table.ToPlace {
+		comps = a.appComponents(m)
+	}
 	var files []*discordgo.File
 	if pictures {
 		files = a.picture(m)

@@ -66,6 +66,13 @@ type Config struct {
 	RulesURL string
 	// Webhook, when its URL is set, receives updates by webhook instead of long polling.
 	Webhook Webhook
+
+	// Web is the web table (adapters/web), if it runs: private hands get its web_app button, and
+	// the answer to a request for the hand a one-time link to it. MiniApp is the short name of
+	// the Mini App registered with BotFather (/newapp) for the page: the table's group messages
+	// then link to it (t.me/<bot>/<MiniApp>?startapp=<table>).
+	Web     chat.Web
+	MiniApp string
 }
 
 // Adapter is one bot: it receives updates for the service and is the service's Telegram Outbox.

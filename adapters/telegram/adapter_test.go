@@ -158,7 +158,8 @@ func TestMarkupRows(t *testing.T) {
 	for i := range 10 {
 		row = append(row, table.Button{Label: string(rune('A' + i)), Action: table.Action{Verb: table.VerbPlay, Table: "t1", Seq: 3, Arg: "QS"}})
 	}
-	kb, err := markup([][]table.Button{row, row[:2]}, "https://t.me/x?start=t1", "Start")
+	kb, err := markup([][]table.Button{row, row[:2]}, urlButton{"https://t.me/x?start=t1", "Start"}, webAppButton{"", "none"},
+		webAppButton{"https://table.example/?table=t1", "Play"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,8 +167,11 @@ func TestMarkupRows(t *testing.T) {
 	for _, r := range kb.InlineKeyboard {
 		sizes = append(sizes, len(r))
 	}
-	if len(sizes) != 4 || sizes[0] != 8 || sizes[1] != 2 || sizes[2] != 2 || sizes[3] != 1 {
-		t.Errorf("row sizes %v, want [8 2 2 1]", sizes)
+	if len(sizes) != 5 || sizes[0] != 8 || sizes[1] != 2 || sizes[2] != 2 || sizes[3] != 1 || sizes[4] != 1 {
+		t.Errorf("row sizes %v, want [8 2 2 1 1]", sizes)
+	}
+	if w := kb.InlineKeyboard[4][0].WebApp; w == nil || w.URL != "https://table.example/?table=t1" || kb.InlineKeyboard[4][0].URL != nil {
+		t.Errorf("web_app button %+v", kb.InlineKeyboard[4][0])
 	}
 	if d := *kb.InlineKeyboard[0][0].CallbackData; d != "km|play|t1|3|QS" {
 		t.Errorf("callback data %q", d)
@@ -175,11 +179,11 @@ func TestMarkupRows(t *testing.T) {
 	if u := kb.InlineKeyboard[3][0].URL; u == nil || *u != "https://t.me/x?start=t1" {
 		t.Errorf("link button %v", u)
 	}
-	if kb, err := markup(nil, "", ""); kb != nil || err != nil {
+	if kb, err := markup(nil, urlButton{}); kb != nil || err != nil {
 		t.Errorf("no buttons: %v %v", kb, err)
 	}
 	long := table.Button{Label: "x", Action: table.Action{Verb: table.VerbPlay, Table: strings.Repeat("t", 70)}}
-	if _, err := markup([][]table.Button{{long}}, "", ""); err == nil {
+	if _, err := markup([][]table.Button{{long}}); err == nil {
 		t.Error("over-long callback data was not refused")
 	}
 }

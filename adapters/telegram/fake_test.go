@@ -126,7 +126,9 @@ type fmsg struct {
 	From   int64 // 0: the bot
 	Text   string
 	Markup *tgbotapi.InlineKeyboardMarkup
-	Photo  bool
+	// Apps are the URLs of its web_app buttons, which the library's markup type does not know.
+	Apps  []string
+	Photo bool
 	// Document is the file a sendDocument sent, as received.
 	Document []byte
 	ReplyTo  int
@@ -410,6 +412,7 @@ func (f *fakeAPI) apply(method string, p map[string]string) (int, any, map[strin
 		return 403, nil, apiError(403, "Forbidden: bot can't initiate conversation with a user", 0)
 	}
 	var kb *tgbotapi.InlineKeyboardMarkup
+	var apps []string
 	if s := p["reply_markup"]; s != "" {
 		kb = new(tgbotapi.InlineKeyboardMarkup)
 		if err := json.Unmarshal([]byte(s), kb); err != nil {
@@ -427,6 +430,10 @@ func (f *fakeAPI) apply(method string, p map[string]string) (int, any, map[strin
 		}
 		if len(kb.InlineKeyboard) == 0 {
 			kb = nil
+		}
+		var refused string
+		if apps, refused = checkButtons(chat, s); refused != "" {
+			return 400, nil, apiError(400, refused, 0)
 		}
 	}
 	// Bot API, sendPhoto and sendDocument: the file is required; a caption has 0-1024
@@ -451,7 +458,7 @@ func (f *fakeAPI) apply(method string, p map[string]string) (int, any, map[strin
 		if method == "editMessageReplyMarkup" {
 			text = m.Text
 		}
-		if m.Text == text && sameMarkup(m.Markup, kb) {
+		if m.Text == text && sameMarkup(m.Markup, kb) && slices.Equal(m.Apps, apps) {
 			return 400, nil, apiError(400, "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message", 0)
 		}
 	}
@@ -500,17 +507,17 @@ func (f *fakeAPI) apply(method string, p map[string]string) (int, any, map[strin
 	}
 	switch method {
 	case "editMessageText":
-		m.Text, m.Markup = p["text"], kb
+		m.Text, m.Markup, m.Apps = p["text"], kb, apps
 		m.Rev++
 	case "editMessageReplyMarkup":
-		m.Markup = kb
+		m.Markup, m.Apps = kb, apps
 		m.Rev++
 	default:
 		text := p["text"]
 		if method == "sendPhoto" || method == "sendDocument" {
 			text = p["caption"]
 		}
-		m = f.chat(chat).add(&fmsg{Text: text, Markup: kb, Photo: method == "sendPhoto", ReplyTo: atoi(p["reply_to_message_id"]), Thread: atoi(p["message_thread_id"])})
+		m = f.chat(chat).add(&fmsg{Text: text, Markup: kb, Apps: apps, Photo: method == "sendPhoto", ReplyTo: atoi(p["reply_to_message_id"]), Thread: atoi(p["message_thread_id"])})
 		if method == "sendDocument" {
 			m.Document = []byte(p["document.bytes"])
 		}
@@ -519,6 +526,54 @@ func (f *fakeAPI) apply(method string, p map[string]string) (int, any, map[strin
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+// checkButtons enforces what the Bot API says of a keyboard's buttons (Bot API,
+// InlineKeyboardButton): "You must use exactly one of the optional fields"; url is an "HTTP or
+// tg:// URL"; web_app is "Available only in private chats between a user and the bot", and its
+// WebAppInfo.url is "An HTTPS URL of a Web App". It gives the web_app buttons' URLs, or the
+// refusal (worded as the reference server words TDLib's errors: BUTTON_TYPE_INVALID).
+func checkButtons(chat int64, markup string) (apps []string, refused string) {
+	var kb struct {
+		InlineKeyboard [][]map[string]json.RawMessage `json:"inline_keyboard"`
+	}
+	if err := json.Unmarshal([]byte(markup), &kb); err != nil {
+		return nil, "Bad Request: can't parse reply keyboard markup JSON object"
+	}
+	for _, row := range kb.InlineKeyboard {
+		for _, b := range row {
+			actions := 0
+			for k := range b {
+				if k != "text" {
+					actions++
+				}
+			}
+			if actions != 1 {
+				return nil, "Bad Request: can't parse inline keyboard button: exactly one of the optional fields must be used"
+			}
+			if raw, ok := b["url"]; ok {
+				var u string
+				json.Unmarshal(raw, &u)
+				if !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "tg://") {
+					return nil, "Bad Request: inline keyboard button URL '" + u + "' is invalid: Unsupported URL protocol"
+				}
+			}
+			if raw, ok := b["web_app"]; ok {
+				var w struct {
+					URL string `json:"url"`
+				}
+				json.Unmarshal(raw, &w)
+				switch {
+				case chat < 0:
+					return nil, "Bad Request: BUTTON_TYPE_INVALID"
+				case !strings.HasPrefix(w.URL, "https://"):
+					return nil, "Bad Request: inline keyboard button Web App URL '" + w.URL + "' is invalid: Only HTTPS links are allowed"
+				}
+				apps = append(apps, w.URL)
+			}
+		}
+	}
+	return apps, ""
+}
 
 func sameMarkup(a, b *tgbotapi.InlineKeyboardMarkup) bool {
 	ja, _ := json.Marshal(a)

@@ -145,7 +145,11 @@ func (a *Adapter) replyTyped(cmd table.Command, m *tgbotapi.Message, chat int64,
 		inGroup := &item{chat: chat, thread: thread, replyTo: m.MessageID, msg: r}
 		switch {
 		case cmd.Private:
-			a.enqueue(&item{chat: chat, user: user, msg: r})
+			it := &item{chat: chat, user: user, msg: r}
+			if cmd.Verb == table.VerbHand {
+				a.browserLink(it, r)
+			}
+			a.enqueue(it)
 		case !r.Secret:
 			a.enqueue(inGroup)
 		default:

@@ -43,10 +43,14 @@ type item struct {
 	version uint64
 	msg     table.Message
 	replyTo int    // reply to this message (typed commands in groups)
-	link    string // a URL button below the text (the deep link)
+	link    string // a URL button below the text (the deep link, the Mini App's direct link)
 	label   string
-	repost  bool // show the keyed message anew at the bottom of the chat, deleting the old one
-	hand    bool // a hand the user asked for: if it cannot be sent, the group gets the deep link
+	// app opens the web table as a Mini App (a web_app button, private chats only); browser is
+	// a one-time link to it for any browser.
+	app, appLabel         string
+	browser, browserLabel string
+	repost                bool // show the keyed message anew at the bottom of the chat, deleting the old one
+	hand                  bool // a hand the user asked for: if it cannot be sent, the group gets the deep link
 	// fallback goes out instead if this private message cannot be sent because the user never
 	// pressed Start or blocked the bot.
 	fallback *item
@@ -67,8 +71,9 @@ func (a *Adapter) enqueue(it *item) {
 			return
 		}
 	}
+	a.webButtons(it)
 	a.out.Enqueue(&outbox.Item{Dest: dest(it.chat), Msg: it.msg, Key: it.key, Version: it.version,
-		Sum: outbox.Digest(it.msg, it.link), Repost: it.repost, Data: it})
+		Sum: outbox.Digest(it.msg, it.link, it.app, it.browser), Repost: it.repost, Data: it})
 }
 
 // Errors Show gives instead of calling Telegram, when it knows better.
@@ -252,7 +257,7 @@ func (p platform) Show(_ context.Context, oi *outbox.Item, rec *outbox.Record) (
 	if it.chat < 0 {
 		text = a.rewriteCommands(text)
 	}
-	kb, err := markup(it.msg.Buttons, it.link, it.label)
+	kb, err := markup(it.msg.Buttons, urlButton{it.link, it.label}, urlButton{it.browser, it.browserLabel}, webAppButton{it.app, it.appLabel})
 	if err != nil {
 		a.log.Error("buttons dropped", "key", it.key, "err", err)
 	}
@@ -423,7 +428,7 @@ func (a *Adapter) shown(it *item) {
 }
 
 // sendNew sends a new message (or photo) and gives its message ID.
-func (a *Adapter) sendNew(it *item, text string, kb *tgbotapi.InlineKeyboardMarkup) (int, error) {
+func (a *Adapter) sendNew(it *item, text string, kb *keyboard) (int, error) {
 	p := tgbotapi.Params{}
 	p.AddNonZero64("chat_id", it.chat)
 	p.AddNonZero("message_thread_id", it.thread)
@@ -482,47 +487,88 @@ func messageID(resp *tgbotapi.APIResponse, err error) (int, error) {
 	return m.MessageID, nil
 }
 
-func (a *Adapter) edit(chat int64, id int, text string, kb *tgbotapi.InlineKeyboardMarkup) error {
+func (a *Adapter) edit(chat int64, id int, text string, kb *keyboard) error {
 	if kb == nil {
-		kb = &tgbotapi.InlineKeyboardMarkup{InlineKeyboard: [][]tgbotapi.InlineKeyboardButton{}} // removes the buttons
+		kb = &keyboard{InlineKeyboard: [][]inlineButton{}} // removes the buttons
 	}
-	_, err := a.bot.Request(tgbotapi.EditMessageTextConfig{
-		BaseEdit: tgbotapi.BaseEdit{ChatID: chat, MessageID: id, ReplyMarkup: kb},
-		Text:     text, DisableWebPagePreview: true,
-	})
+	p := tgbotapi.Params{}
+	p.AddNonZero64("chat_id", chat)
+	p.AddNonZero("message_id", id)
+	p["text"] = text
+	p.AddBool("disable_web_page_preview", true)
+	if err := p.AddInterface("reply_markup", kb); err != nil {
+		return err
+	}
+	_, err := a.bot.MakeRequest("editMessageText", p)
 	return err
 }
+
+// keyboard is an inline keyboard as the Bot API takes it. The library's type predates web_app
+// buttons (Bot API 6.0), so the adapter writes its own.
+type keyboard struct {
+	InlineKeyboard [][]inlineButton `json:"inline_keyboard"`
+}
+
+// inlineButton has exactly one of its actions (Bot API, InlineKeyboardButton: "You must use
+// exactly one of the optional fields").
+type inlineButton struct {
+	Text         string      `json:"text"`
+	CallbackData *string     `json:"callback_data,omitempty"`
+	URL          *string     `json:"url,omitempty"`
+	WebApp       *webAppInfo `json:"web_app,omitempty"`
+}
+
+type webAppInfo struct {
+	URL string `json:"url"`
+}
+
+// urlButton and webAppButton are a row of one button below the table's buttons, when URL is set.
+type (
+	urlButton    struct{ URL, Label string }
+	webAppButton struct{ URL, Label string }
+)
 
 // maxRow is Telegram's limit of buttons in one row.
 const maxRow = 8
 
 // markup turns button rows into an inline keyboard: rows of at most eight, callback data the
-// encoded Action; link adds a URL button row. nil when there are no buttons.
-func markup(rows [][]table.Button, link, label string) (kb *tgbotapi.InlineKeyboardMarkup, err error) {
+// encoded Action; each extra that is set adds a row of its own below them (a URL or a web_app
+// button). nil when there are no buttons.
+func markup(rows [][]table.Button, extras ...any) (kb *keyboard, err error) {
 	defer func() {
 		if r := recover(); r != nil { // Action.Encode panics on data over 64 bytes
 			kb, err = nil, fmt.Errorf("bad button: %v", r)
 		}
 	}()
-	var out [][]tgbotapi.InlineKeyboardButton
+	var out [][]inlineButton
 	for _, row := range rows {
 		for len(row) > 0 {
 			n := min(len(row), maxRow)
-			var r []tgbotapi.InlineKeyboardButton
+			var r []inlineButton
 			for _, b := range row[:n] {
-				r = append(r, tgbotapi.NewInlineKeyboardButtonData(b.Label, b.Action.Encode()))
+				data := b.Action.Encode()
+				r = append(r, inlineButton{Text: b.Label, CallbackData: &data})
 			}
 			out = append(out, r)
 			row = row[n:]
 		}
 	}
-	if link != "" {
-		out = append(out, tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonURL(label, link)))
+	for _, x := range extras {
+		switch x := x.(type) {
+		case urlButton:
+			if x.URL != "" {
+				out = append(out, []inlineButton{{Text: x.Label, URL: &x.URL}})
+			}
+		case webAppButton:
+			if x.URL != "" {
+				out = append(out, []inlineButton{{Text: x.Label, WebApp: &webAppInfo{URL: x.URL}}})
+			}
+		}
 	}
 	if len(out) == 0 {
 		return nil, nil
 	}
-	return &tgbotapi.InlineKeyboardMarkup{InlineKeyboard: out}, nil
+	return &keyboard{InlineKeyboard: out}, nil
 }
 
 // messageText is what a message shows: its title line, if any, and its text, within Telegram's

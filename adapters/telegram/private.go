@@ -221,9 +221,25 @@ func (a *Adapter) handKey(user int64, tableID string) string {
 // the bottom of the chat (the old one is deleted): one set of live buttons, where the user looks.
 func (a *Adapter) sendHand(user int64, r table.Message) {
 	it := &item{chat: user, user: user, msg: r, version: r.Version, hand: true}
+	a.browserLink(it, r)
 	if key := a.handKey(user, r.Table); key != "" {
 		it.key, it.repost = key, true
 		it.msg.Key, it.msg.Kind = key, table.KindHand
 	}
 	a.enqueue(it)
+}
+
+// browserLink adds to the answer to a request for the hand a one-time link to the web table, for
+// any browser (when the web table runs). It goes to the player's private chat only.
+func (a *Adapter) browserLink(it *item, r table.Message) {
+	w := a.cfg.Web
+	if w == nil || r.Table == "" || r.Kind != table.KindReply && r.Kind != table.KindHand {
+		return
+	}
+	link, err := w.Link(r.Target.Player, r.Table)
+	if err != nil {
+		a.log.Warn("no web table link for a hand", "err", err)
+		return
+	}
+	it.browser, it.browserLabel = link, i18n.T(i18n.Pick(r.Lang), "web.open_browser")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/adapters/discord"
 	"github.com/kontermatt/kontermatt/adapters/telegram"
+	"github.com/kontermatt/kontermatt/adapters/web"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/storage"
 )
@@ -47,26 +48,74 @@ func (t telegramChat) Describe() string {
 	return "telegram @" + t.Username()
 }
 
-// newChats makes the configured platforms' adapters and registers each as its platform's Outbox.
+// webChat runs the web table like a platform: started (and retried) with the others, stopped
+// after the service. It is no platform's Outbox: the platforms' outboxes tell it what changed.
+type webChat struct{ *web.Server }
+
+func (w webChat) Attach(svc *table.Service)                { w.Server.Attach(svc) }
+func (w webChat) Deliver(context.Context, []table.Message) {}
+func (w webChat) Name() string                             { return "web" }
+func (w webChat) Describe() string                         { return "web " + w.Server.PublicURL() }
+
+// newChats makes the configured platforms' adapters and registers each as its platform's Outbox;
+// with the web table on, each platform's outbox also tells it which tables changed.
 func newChats(cfg Config, store *storage.Store, log *slog.Logger, outboxes map[string]table.Outbox) ([]chatAdapter, error) {
 	var chats []chatAdapter
+	var w *web.Server
+	if cfg.Web.Listen != "" {
+		var err error
+		if w, err = web.New(web.Config{Listen: cfg.Web.Listen, PublicURL: cfg.Web.PublicURL, LinkKey: []byte(cfg.Web.LinkKey),
+			KV: store, Log: log}); err != nil {
+			return nil, err
+		}
+	}
+	outbox := func(o table.Outbox) table.Outbox {
+		if w == nil {
+			return o
+		}
+		return w.Tee(o)
+	}
+	var tg *telegram.Adapter
+	var dc *discord.Adapter
 	if cfg.Telegram.Token != "" {
-		a, err := telegram.New(telegram.Config{Token: cfg.Telegram.Token, APIURL: cfg.Telegram.APIURL, KV: store,
-			Log: log, RulesURL: cfg.RulesURL, Webhook: *cfg.telegramWebhook()})
+		tcfg := telegram.Config{Token: cfg.Telegram.Token, APIURL: cfg.Telegram.APIURL, KV: store,
+			Log: log, RulesURL: cfg.RulesURL, Webhook: *cfg.telegramWebhook()}
+		if w != nil {
+			tcfg.Web, tcfg.MiniApp = w, cfg.Telegram.MiniApp
+		}
+		a, err := telegram.New(tcfg)
 		if err != nil {
 			return nil, err // the adapter's errors name the platform and never hold the token
 		}
-		outboxes[telegram.Platform] = a
+		tg = a
+		outboxes[telegram.Platform] = outbox(a)
 		chats = append(chats, telegramChat{a})
 	}
 	if cfg.Discord.Token != "" {
-		a, err := discord.New(discord.Config{Token: cfg.Discord.Token, GuildID: cfg.Discord.GuildID, APIURL: cfg.Discord.APIURL,
-			ShardCount: cfg.Discord.ShardCount, KV: store, Log: log})
+		dcfg := discord.Config{Token: cfg.Discord.Token, GuildID: cfg.Discord.GuildID, APIURL: cfg.Discord.APIURL,
+			ShardCount: cfg.Discord.ShardCount, KV: store, Log: log}
+		if w != nil {
+			dcfg.Web, dcfg.ClientSecret = w, cfg.Discord.ClientSecret
+		}
+		a, err := discord.New(dcfg)
 		if err != nil {
 			return nil, err
 		}
-		outboxes[discord.Platform] = a
+		dc = a
+		outboxes[discord.Platform] = outbox(a)
 		chats = append(chats, discordChat{a})
+	}
+	if w != nil {
+		var vt web.Telegram
+		var vd web.Discord
+		if tg != nil {
+			vt = tg
+		}
+		if dc != nil && cfg.Discord.ClientSecret != "" {
+			vd = dc
+		}
+		w.Verify(vt, vd)
+		chats = append(chats, webChat{w})
 	}
 	return chats, nil
 }

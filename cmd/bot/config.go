@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -40,6 +41,9 @@ type Config struct {
 		ShardID int `yaml:"shard_id"`
 		// ShardCount is how many shards the bot runs; 0: as many as Discord recommends.
 		ShardCount int `yaml:"shard_count"`
+		// ClientSecret is the application's OAuth2 client secret: with the web table on, it
+		// makes the table the app's Activity. Prefer the environment.
+		ClientSecret string `yaml:"client_secret"`
 	} `yaml:"discord"`
 	Telegram struct {
 		Token  string `yaml:"token"`
@@ -50,7 +54,16 @@ type Config struct {
 			Listen      string `yaml:"listen"`       // the local address the proxy forwards to
 			SecretToken string `yaml:"secret_token"` // required with url; prefer the environment
 		} `yaml:"webhook"`
+		// MiniApp is the short name of the Mini App registered with BotFather for the web table:
+		// the table's group messages then link to it.
+		MiniApp string `yaml:"mini_app"`
 	} `yaml:"telegram"`
+	// Web is the web table: a page and its sockets served by the bot (off without listen).
+	Web struct {
+		Listen    string `yaml:"listen"`     // e.g. 127.0.0.1:8480, behind a reverse proxy that terminates HTTPS
+		PublicURL string `yaml:"public_url"` // the page's public https:// address
+		LinkKey   string `yaml:"link_key"`   // signs links and sessions; empty: a new key at every start
+	} `yaml:"web"`
 }
 
 // errConfig marks a configuration the bot cannot start with.
@@ -93,6 +106,11 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 	env("KONTERMATT_TELEGRAM_WEBHOOK_URL", &c.Telegram.Webhook.URL)
 	env("KONTERMATT_TELEGRAM_WEBHOOK_LISTEN", &c.Telegram.Webhook.Listen)
 	env("KONTERMATT_TELEGRAM_WEBHOOK_SECRET", &c.Telegram.Webhook.SecretToken)
+	env("KONTERMATT_TELEGRAM_MINI_APP", &c.Telegram.MiniApp)
+	env("KONTERMATT_DISCORD_CLIENT_SECRET", &c.Discord.ClientSecret)
+	env("KONTERMATT_WEB_LISTEN", &c.Web.Listen)
+	env("KONTERMATT_WEB_PUBLIC_URL", &c.Web.PublicURL)
+	env("KONTERMATT_WEB_LINK_KEY", &c.Web.LinkKey)
 	if c.Database == "" {
 		c.Database = "kontermatt.db"
 	}
@@ -137,6 +155,9 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 	if c.Discord.ShardCount < 0 {
 		return c, fmt.Errorf("%w: discord.shard_count must be 0 (as Discord recommends) or more", errConfig)
 	}
+	if err := c.checkWeb(); err != nil {
+		return c, err
+	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -149,6 +170,49 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 func (c Config) telegramWebhook() *telegram.Webhook {
 	w := c.Telegram.Webhook
 	return &telegram.Webhook{URL: w.URL, Listen: w.Listen, SecretToken: w.SecretToken}
+}
+
+// checkWeb refuses a web table that cannot work: listen without a public address or the reverse,
+// a public address that is not https (Telegram and Discord open only those; plain http only on
+// this machine, for trying it out), a short link key, and the platforms' app settings without the
+// web table. Its errors never show the secrets.
+func (c Config) checkWeb() error {
+	w := c.Web
+	if w.Listen == "" {
+		switch {
+		case w.PublicURL != "":
+			return fmt.Errorf("%w: web.public_url needs web.listen, the address the web table listens on", errConfig)
+		case c.Telegram.MiniApp != "":
+			return fmt.Errorf("%w: telegram.mini_app needs the web table (web.listen and web.public_url)", errConfig)
+		case c.Discord.ClientSecret != "":
+			return fmt.Errorf("%w: discord.client_secret is for the Activity, which needs the web table (web.listen and web.public_url)", errConfig)
+		}
+		return nil
+	}
+	if _, _, err := net.SplitHostPort(w.Listen); err != nil {
+		return fmt.Errorf("%w: web.listen %q: %v", errConfig, w.Listen, err)
+	}
+	u, err := url.Parse(w.PublicURL)
+	switch {
+	case w.PublicURL == "":
+		return fmt.Errorf("%w: web.listen needs web.public_url, the page's public https:// address", errConfig)
+	case err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "":
+		return fmt.Errorf("%w: web.public_url %q is not a web address like https://table.example.org", errConfig, w.PublicURL)
+	case u.Scheme == "http" && !loopbackHost(u.Hostname()):
+		return fmt.Errorf("%w: web.public_url must be https:// (Telegram and Discord open nothing else); http:// only on this machine", errConfig)
+	case u.Scheme != "https" && u.Scheme != "http":
+		return fmt.Errorf("%w: web.public_url %q must be https://", errConfig, w.PublicURL)
+	case w.LinkKey != "" && len(w.LinkKey) < minAdminToken:
+		return fmt.Errorf("%w: web.link_key (or KONTERMATT_WEB_LINK_KEY) needs at least %d characters, e.g. from `openssl rand -hex 32`", errConfig, minAdminToken)
+	case c.Telegram.Token == "" && c.Discord.Token == "":
+		return fmt.Errorf("%w: the web table shows the tables of Telegram or Discord: set a chat token too", errConfig)
+	}
+	return nil
+}
+
+func loopbackHost(host string) bool {
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
 }
 
 // minAdminToken is the shortest admin_token accepted: any local process may knock on the port, so

@@ -64,7 +64,7 @@ func TestConfig(t *testing.T) {
 		{"a nested typo", "telegram:\n  tokn: x\n", `line 2: unknown key "telegram.tokn" (did you mean telegram.token?)`},
 		{"not a duration", "think: abc\n", `line 1: think: "abc" is not a duration (write it like 2s, 90m or 720h)`},
 		{"not a number", "discord:\n  shard_id: two\n", `line 2: discord.shard_id: "two" is not a whole number`},
-		{"a value for a section", "discord: x\n", "line 1: discord should hold keys (api_url, guild_id, shard_count, shard_id, token), not a single value"},
+		{"a value for a section", "discord: x\n", "line 1: discord should hold keys (api_url, client_secret, guild_id, shard_count, shard_id, token), not a single value"},
 		{"a list for a value", "database: [a, b]\n", "line 1: database should be a single value, not a list or keys"},
 		{"a token one level too high", "telegram: 123:SECRET-TOKEN\n", "telegram should hold keys"},
 		{"broken YAML", "a: [\n", "is not YAML: line 1"},
@@ -131,6 +131,38 @@ func TestConfig(t *testing.T) {
 			}
 		})
 	}
+	t.Run("the web table from the file, its secrets from the environment", func(t *testing.T) {
+		p := writeConfig(t, "telegram:\n  token: x\n  mini_app: table\nweb:\n  listen: 127.0.0.1:8480\n  public_url: https://table.example.org\n")
+		env := map[string]string{"KONTERMATT_WEB_LINK_KEY": "0123456789abcdef0123", "KONTERMATT_DISCORD_CLIENT_SECRET": "SECRET-client"}
+		c, err := loadConfig(p, func(k string) string { return env[k] })
+		if err != nil || c.Web.Listen != "127.0.0.1:8480" || c.Web.LinkKey != env["KONTERMATT_WEB_LINK_KEY"] ||
+			c.Discord.ClientSecret != "SECRET-client" || c.Telegram.MiniApp != "table" {
+			t.Errorf("web %+v, err %v", c.Web, err)
+		}
+	})
+	for _, tc := range []struct{ name, text, want string }{
+		{"web listen without an address", "telegram:\n  token: x\nweb:\n  listen: 127.0.0.1:8480\n", "web.public_url"},
+		{"web address without listen", "web:\n  public_url: https://table.example.org\n", "web.listen"},
+		{"web address not https", "telegram:\n  token: x\nweb:\n  listen: :8480\n  public_url: http://table.example.org\n", "https"},
+		{"web listen without a port", "telegram:\n  token: x\nweb:\n  listen: 127.0.0.1\n  public_url: https://t.example\n", "web.listen"},
+		{"web link key short", "telegram:\n  token: x\nweb:\n  listen: :8480\n  public_url: https://t.example\n  link_key: SECRET\n", "link_key"},
+		{"web without a chat", "web:\n  listen: :8480\n  public_url: https://t.example\n", "chat token"},
+		{"mini app without the web", "telegram:\n  token: x\n  mini_app: table\n", "web"},
+		{"client secret without the web", "discord:\n  token: x\n  client_secret: SECRET-c\n", "web"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := loadConfig(writeConfig(t, tc.text), noEnv)
+			if !errors.Is(err, errConfig) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "SECRET") {
+				t.Errorf("got %v, want a config error naming %q and not the secret", err, tc.want)
+			}
+		})
+	}
+	t.Run("plain http on this machine", func(t *testing.T) {
+		p := writeConfig(t, "telegram:\n  token: x\nweb:\n  listen: 127.0.0.1:8480\n  public_url: http://127.0.0.1:8480\n")
+		if _, err := loadConfig(p, noEnv); err != nil {
+			t.Error(err)
+		}
+	})
 	t.Run("empty file is fine", func(t *testing.T) {
 		if _, err := loadConfig(writeConfig(t, ""), noEnv); err != nil {
 			t.Error(err)

@@ -1,0 +1,241 @@
+package discord
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// The web table as a Discord Activity (adapters/web). With Config.ClientSecret set, the table's
+// messages get a "Play in app" button, answered with LAUNCH_ACTIVITY (developer docs,
+// Interactions: Interaction Callback Type 12, "Launch the Activity associated with the app. Only
+// available for apps with Activities enabled"). Discord opens the page in the channel; the page
+// asks the Discord client for an OAuth2 code (the Embedded App SDK's authorize command), and
+// ActivityUser turns the code into the player and the channel, on Discord's word alone: the code
+// exchange with the client secret (docs: OAuth2, Authorization Code Grant), the user the token
+// belongs to (GET /users/@me), and the channel the activity instance runs in, with that user among
+// its participants (GET /applications/{application}/activity-instances/{instance}).
+
+// appButton starts a "Play in app" button's custom_id; the table ID follows. It is no Action:
+// nothing reaches the service.
+const appButton = "kmapp|"
+
+// activityOn reports whether the table's messages offer the Activity.
+func (a *Adapter) activityOn() bool { return a.cfg.ClientSecret != "" }
+
+// AppID is the application's ID once Run has looked it up, else "" (the web page's client_id).
+func (a *Adapter) AppID() string { return a.applicationID() }
+
+// launch answers a "Play in app" press with LAUNCH_ACTIVITY; if Discord refuses (the Activity is
+// not switched on for the app), the presser is told so.
+func (a *Adapter) launch(r *responder) {
+	r.mu.Lock()
+	if r.done || r.deferred {
+		r.mu.Unlock()
+		return
+	}
+	err := r.rest.InteractionRespond(r.i, &discordgo.InteractionResponse{Type: interactionLaunchActivity})
+	if err == nil {
+		r.done = true
+		r.mu.Unlock()
+		return
+	}
+	r.mu.Unlock()
+	a.log.Warn("launching the Activity failed: is it switched on in the developer portal?", "err", a.redact(err.Error()))
+	lang := i18n.Pick(string(r.i.Locale))
+	r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(lang, "web.no_activity")}})
+}
+
+// interactionLaunchActivity is the callback type discordgo v0.29.0 does not name.
+const interactionLaunchActivity discordgo.InteractionResponseType = 12
+
+// appComponents are a table message's buttons with, when the Activity is on, a row holding its
+// "Play in app" button: on the lobby and the live message while they have buttons.
+func (a *Adapter) appComponents(m table.Message) []discordgo.MessageComponent {
+	comps := components(m.Buttons)
+	if !a.activityOn() || m.Table == "" || len(m.Buttons) == 0 || (m.Kind != table.KindLive && m.Kind != table.KindLobby) ||
+		len(comps) >= maxRows {
+		return comps
+	}
+	lang := i18n.Pick(m.Lang)
+	return append(comps, discordgo.ActionsRow{Components: []discordgo.MessageComponent{
+		discordgo.Button{Label: truncate(i18n.T(lang, "web.play_in_app"), 80), Style: discordgo.PrimaryButton, CustomID: appButton + m.Table}}})
+}
+
+// appMark is what the Activity adds to a message, for its digest.
+func (a *Adapter) appMark() string {
+	if a.activityOn() {
+		return "app"
+	}
+	return ""
+}
+
+// linkRow is a row with a link button to the web table for the actor of a hand reply (one-time,
+// so only for them: ephemeral).
+func (a *Adapter) linkRow(replies []table.Message) []discordgo.MessageComponent {
+	w := a.cfg.Web
+	if w == nil {
+		return nil
+	}
+	for _, m := range replies {
+		if m.Kind != table.KindReply || !m.Secret || m.Table == "" || m.Target.Player.ID == "" {
+			continue
+		}
+		link, err := w.Link(m.Target.Player, m.Table)
+		if err != nil {
+			a.log.Warn("no web table link for a hand", "err", err)
+			return nil
+		}
+		lang := i18n.Pick(m.Lang)
+		return []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
+			discordgo.Button{Label: truncate(i18n.T(lang, "web.open_browser"), 80), Style: discordgo.LinkButton, URL: link}}}}
+	}
+	return nil
+}
+
+// ErrActivityUser is ActivityUser's refusal: the code, the user or the instance did not check out.
+var ErrActivityUser = errors.New("discord: the activity's user could not be confirmed")
+
+var instanceID = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,200}$`)
+
+// ActivityUser exchanges an Activity's OAuth2 code for the user's token with the client secret,
+// asks Discord who the user is, and which channel the activity instance runs in, the user being
+// one of its participants. Its errors never hold the secret or a token.
+func (a *Adapter) ActivityUser(ctx context.Context, code, instance string) (table.Player, table.Place, error) {
+	appID := a.applicationID()
+	if !a.activityOn() || appID == "" || code == "" || len(code) > 512 || !instanceID.MatchString(instance) {
+		return table.Player{}, table.Place{}, ErrActivityUser
+	}
+	form := url.Values{"client_id": {appID}, "client_secret": {a.cfg.ClientSecret}, "grant_type": {"authorization_code"},
+		"code": {code}}
+	var tok struct {
+		AccessToken string `json:"access_token"`
+		TokenType   string `json:"token_type"`
+		Scope       string `json:"scope"`
+	}
+	if err := a.call(ctx, http.MethodPost, discordgo.EndpointAPI+"oauth2/token", "", form, &tok); err != nil {
+		return table.Player{}, table.Place{}, fmt.Errorf("%w: the code exchange: %v", ErrActivityUser, err)
+	}
+	if tok.AccessToken == "" || !slices.Contains(strings.Fields(tok.Scope), "identify") {
+		return table.Player{}, table.Place{}, fmt.Errorf("%w: the token has no identify scope", ErrActivityUser)
+	}
+	var u struct {
+		ID         string `json:"id"`
+		Username   string `json:"username"`
+		GlobalName string `json:"global_name"`
+		Locale     string `json:"locale"`
+		Bot        bool   `json:"bot"`
+	}
+	if err := a.call(ctx, http.MethodGet, discordgo.EndpointAPI+"users/@me", "Bearer "+tok.AccessToken, nil, &u); err != nil {
+		return table.Player{}, table.Place{}, fmt.Errorf("%w: who the user is: %v", ErrActivityUser, err)
+	}
+	if u.ID == "" || u.Bot {
+		return table.Player{}, table.Place{}, fmt.Errorf("%w: no user", ErrActivityUser)
+	}
+	var in struct {
+		ApplicationID string `json:"application_id"`
+		Location      struct {
+			ChannelID string `json:"channel_id"`
+			GuildID   string `json:"guild_id"`
+		} `json:"location"`
+		Users []string `json:"users"`
+	}
+	path := discordgo.EndpointApplication(appID) + "/activity-instances/" + url.PathEscape(instance)
+	if err := a.call(ctx, http.MethodGet, path, "Bot "+a.token, nil, &in); err != nil {
+		return table.Player{}, table.Place{}, fmt.Errorf("%w: the activity instance: %v", ErrActivityUser, err)
+	}
+	if in.ApplicationID != appID || in.Location.ChannelID == "" || !slices.Contains(in.Users, u.ID) {
+		return table.Player{}, table.Place{}, fmt.Errorf("%w: the user is not in the activity instance", ErrActivityUser)
+	}
+	name := u.GlobalName
+	if name == "" {
+		name = u.Username
+	}
+	p := table.Player{ID: "dc:" + u.ID, Name: name, Locale: u.Locale}
+	place := table.Place{Platform: Platform, Chat: in.Location.ChannelID}
+	if in.Location.GuildID != "" {
+		place.Title = "<#" + in.Location.ChannelID + ">"
+	}
+	return p, place, nil
+}
+
+// call makes one REST request through the adapter's client (so APIURL applies): a form body if
+// form is set; auth as the Authorization header. Its errors give the status only.
+func (a *Adapter) call(ctx context.Context, method, endpoint, auth string, form url.Values, out any) error {
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequestWithContext(ctx, method, endpoint, body)
+	if err != nil {
+		return err
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	req.Header.Set("User-Agent", "DiscordBot (https://github.com/kontermatt/kontermatt, 1)")
+	resp, err := a.client.Do(req)
+	if err != nil {
+		return errors.New(a.redact(err.Error()))
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	return json.Unmarshal(data, out)
+}
+
+// registerCommands overwrites the bot's slash commands. Globally, with the Activity on, the
+// app's Entry Point command (type 4, which Discord makes when Activities are switched on) is kept
+// in the overwrite: Discord refuses a bulk overwrite that would remove it (developer docs,
+// Opcodes and Status Codes: 50240, "You cannot remove this app's Entry Point command in a bulk
+// update operation").
+func (a *Adapter) registerCommands(appID string) error {
+	cmds := Commands(a.cfg.GuildID != "")
+	if a.cfg.GuildID != "" || !a.activityOn() {
+		_, err := a.rest.ApplicationCommandBulkOverwrite(appID, a.cfg.GuildID, cmds)
+		return err
+	}
+	uri := discordgo.EndpointApplicationGlobalCommands(appID)
+	raw, err := a.rest.RequestWithBucketID("GET", uri, nil, uri)
+	if err != nil {
+		return err
+	}
+	var have []json.RawMessage
+	if err := json.Unmarshal(raw, &have); err != nil {
+		return err
+	}
+	body := make([]any, 0, len(cmds)+1)
+	for _, c := range cmds {
+		body = append(body, c)
+	}
+	for _, c := range have {
+		var kind struct {
+			Type int `json:"type"`
+		}
+		if json.Unmarshal(c, &kind) == nil && kind.Type == 4 {
+			body = append(body, c) // as Discord has it: its handler, name and description
+		}
+	}
+	_, err = a.rest.RequestWithBucketID("PUT", uri, body, uri)
+	return err
+}

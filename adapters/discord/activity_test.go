@@ -1,0 +1,179 @@
+package discord
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// activityAdapter is an adapter with the Activity on, its application known (as after Run),
+// logging into logs.
+func activityAdapter(t *testing.T, f *fakeDiscord, secret string, logs *logBuffer) *Adapter {
+	t.Helper()
+	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: table.NewMemStore(), ClientSecret: secret,
+		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	a.mu.Lock()
+	a.appID = f.AppID
+	a.mu.Unlock()
+	return a
+}
+
+// The code exchange against the fake: a code good once, with the client secret, for a user who
+// takes part in the activity instance, gives that user and the instance's channel; anything else
+// is refused, and no secret or token reaches the log.
+func TestActivityUser(t *testing.T) {
+	f := newFakeDiscord(t)
+	f.Activities = true
+	logs := &logBuffer{}
+	a := activityAdapter(t, f, f.ClientSecret, logs)
+	f.mu.Lock()
+	f.codes["code-alice"], f.codes["code-bob"], f.codes["code-carla"] = alice, bob, carla
+	f.instances["i-1-gc-800-500"] = fakeInstance{Channel: guildChannel, Guild: f.GuildID, Users: []string{alice.ID, carla.ID}}
+	f.mu.Unlock()
+	ctx := context.Background()
+	p, place, err := a.ActivityUser(ctx, "code-alice", "i-1-gc-800-500")
+	if err != nil || p.ID != "dc:"+alice.ID || p.Name != alice.Name || p.Locale != alice.Locale || place.Key() != "discord:"+guildChannel {
+		t.Fatalf("Alice's code: %+v %v %v", p, place, err)
+	}
+	for _, c := range []struct{ name, code, instance string }{
+		{"the same code again", "code-alice", "i-1-gc-800-500"},
+		{"a code nobody was given", "code-zed", "i-1-gc-800-500"},
+		{"a user not in the instance", "code-bob", "i-1-gc-800-500"},
+		{"an instance that does not run", "code-carla", "i-9"},
+		{"an instance ID that is no ID", "code-carla", "../users/@me"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, _, err := a.ActivityUser(ctx, c.code, c.instance); !errors.Is(err, ErrActivityUser) {
+				t.Fatalf("got %v", err)
+			}
+		})
+	}
+	wrong := activityAdapter(t, f, "not-the-secret-XXXXXXXX", logs)
+	f.mu.Lock()
+	f.codes["code-dan"] = dan
+	f.mu.Unlock()
+	if _, _, err := wrong.ActivityUser(ctx, "code-dan", "i-1-gc-800-500"); !errors.Is(err, ErrActivityUser) {
+		t.Fatalf("a wrong client secret: %v", err)
+	}
+	f.mu.Lock()
+	tokens := make([]string, 0, len(f.tokens))
+	for tok := range f.tokens {
+		tokens = append(tokens, tok)
+	}
+	f.mu.Unlock()
+	for _, secret := range append(tokens, f.ClientSecret, f.Token, "not-the-secret") {
+		if strings.Contains(logs.String(), secret) {
+			t.Errorf("the log holds a secret: %s", secret)
+		}
+	}
+	// Alice's, Bob's and Carla's codes were exchanged (the instance is checked after); Dan's, with
+	// the wrong secret, was not.
+	if len(tokens) != 3 {
+		t.Fatalf("%d access tokens handed out, want 3", len(tokens))
+	}
+}
+
+// With Activities switched on, a global overwrite of the commands keeps the app's Entry Point
+// command, which the fake (as Discord) refuses to lose.
+func TestCommandsKeepTheEntryPoint(t *testing.T) {
+	f := newFakeDiscord(t)
+	f.Activities = true
+	a := activityAdapter(t, f, f.ClientSecret, &logBuffer{})
+	if err := a.registerCommands(f.AppID); err != nil {
+		t.Fatalf("registering: %v", err)
+	}
+	var cmds []map[string]any
+	f.mu.Lock()
+	json.Unmarshal(f.commands, &cmds)
+	f.mu.Unlock()
+	var names []string
+	for _, c := range cmds {
+		names = append(names, c["name"].(string))
+	}
+	if len(cmds) != 2 || cmds[1]["type"] != float64(4) || cmds[1]["handler"] != float64(2) {
+		t.Fatalf("registered %v", names)
+	}
+	// Without the Activity the adapter overwrites as before, which the fake refuses when the app
+	// has an Entry Point: what would happen to a host who switched Activities on without the secret.
+	plain := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: table.NewMemStore()})
+	f.mu.Lock()
+	f.commands = nil
+	f.mu.Unlock()
+	if err := plain.registerCommands(f.AppID); err == nil || restCode(err) != 50240 {
+		t.Fatalf("an overwrite without the Entry Point: %v", err)
+	}
+}
+
+// fakeWeb stands for the web table: the links it would make.
+type fakeWeb struct {
+	mu    sync.Mutex
+	links []string
+}
+
+func (w *fakeWeb) Link(p table.Player, tableID string) (string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.links = append(w.links, p.ID+"@"+tableID)
+	return "https://table.example/#link=" + tableID + "-" + p.ID, nil
+}
+
+func (w *fakeWeb) AppURL(string) string { return "" }
+
+// The table's messages carry "Play in app", answered with LAUNCH_ACTIVITY; the answer to "My
+// hand" carries a one-time link to the web table, for the presser alone.
+func TestPlayInApp(t *testing.T) {
+	f := newFakeDiscord(t)
+	f.Activities = true
+	w := &fakeWeb{}
+	h := startHarness(t, f, table.NewMemStore(), table.NewMemStore(), harnessOpt{cfg: func(c *Config) {
+		c.ClientSecret, c.Web = f.ClientSecret, w
+	}})
+	id := openTable(t, f, alice, nil)
+	var live fakeMessage
+	f.waitFor("the table message", func() bool {
+		var ok bool
+		live, _, ok = lastWith(f.channelLocked(guildChannel), table.VerbHand)
+		return ok
+	})
+	extras := live.extras()
+	if len(extras) != 1 || extras[0].CustomID != appButton+id || extras[0].Label != i18n.T("en", "web.play_in_app") {
+		t.Fatalf("the table message's other buttons: %+v", extras)
+	}
+	if r := f.press(alice, live, extras[0].CustomID); r.Type != 12 {
+		t.Fatalf("Play in app answered %+v", r)
+	}
+	f.mu.Lock()
+	launched := f.launched
+	f.mu.Unlock()
+	if launched != 1 {
+		t.Fatalf("%d activities launched", launched)
+	}
+	hand, _ := findButton(live, table.VerbHand)
+	r := f.press(alice, live, hand.CustomID)
+	var link string
+	for _, row := range r.Rows {
+		for _, b := range row.Components {
+			if b.Style == 5 {
+				link = b.URL
+			}
+		}
+	}
+	if r.Flags&64 == 0 || link != "https://table.example/#link="+id+"-dc:"+alice.ID {
+		t.Fatalf("the answer to My hand (flags %d) links %q", r.Flags, link)
+	}
+	// Where Discord has no Activity for the app, the press says so.
+	f.mu.Lock()
+	f.Activities = false
+	f.mu.Unlock()
+	if r := f.press(bob, live, extras[0].CustomID); r.Type != 4 || r.Flags&64 == 0 || !strings.Contains(r.Content, escape(i18n.T("de", "web.no_activity"))) {
+		t.Fatalf("Play in app without Activities answered %+v", r)
+	}
+	h.allowErrors = append(h.allowErrors, "launching the Activity")
+}

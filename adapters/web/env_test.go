@@ -1,0 +1,293 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// An env runs the real table service and the web server on an httptest server; its pages and
+// sockets are the real ones. The service's platform is "bench": its outbox only tells the web.
+
+const benchPlatform = "bench"
+
+type nullOutbox struct{}
+
+func (nullOutbox) Deliver(context.Context, []table.Message) {}
+
+// randomPlayer is a computer player that makes a random legal move, seeded.
+type randomPlayer struct {
+	mu  sync.Mutex
+	rng *rand.Rand
+}
+
+func (p *randomPlayer) Decide(_ context.Context, v core.View) core.Move {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if v.Phase == core.PhaseTrump {
+		return core.NameTrump(v.Seat, core.Suits[p.rng.IntN(4)])
+	}
+	cards := v.Legal.Cards()
+	return core.Play(v.Seat, cards[p.rng.IntN(len(cards))])
+}
+
+func randomRobots(_ string, seed uint64) table.Decider {
+	return &randomPlayer{rng: rand.New(rand.NewPCG(seed, 99))}
+}
+
+// clock is a settable clock for the web server's tickets.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+type env struct {
+	t     testing.TB
+	store *table.MemStore
+	svc   *table.Service
+	web   *Server
+	srv   *httptest.Server
+	clock *clock
+}
+
+// newEnv starts a service and a web server; cfg may change the web's config before New.
+func newEnv(t testing.TB, cfg ...func(*Config)) *env {
+	t.Helper()
+	e := &env{t: t, store: table.NewMemStore(), clock: &clock{now: time.Date(2026, 5, 1, 20, 0, 0, 0, time.UTC)}}
+	e.srv = httptest.NewUnstartedServer(nil)
+	c := Config{PublicURL: "http://" + e.srv.Listener.Addr().String(), KV: e.store, Now: e.clock.Now,
+		Rand: rand.NewChaCha8([32]byte{7}), LinkKey: []byte("0123456789abcdef0123456789abcdef")}
+	for _, f := range cfg {
+		f(&c)
+	}
+	w, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.web = w
+	e.svc = table.New(table.Config{Store: e.store, KV: e.store, Robots: randomRobots, Seed: 11,
+		Outboxes: map[string]table.Outbox{benchPlatform: w.Tee(nullOutbox{})}})
+	w.Attach(e.svc)
+	e.srv.Config.Handler = w.Handler()
+	e.srv.Start()
+	t.Cleanup(func() {
+		e.svc.Close()
+		w.Close()
+		e.srv.Close()
+	})
+	return e
+}
+
+func (e *env) do(place table.Place, p table.Player, v table.Verb, args ...string) {
+	e.t.Helper()
+	for _, r := range e.svc.Handle(context.Background(), table.Command{Place: place, Actor: p, Verb: v, Args: args}) {
+		if r.Kind == table.KindError {
+			e.t.Fatalf("%s %s: %s", p.ID, v, r.Text)
+		}
+	}
+}
+
+// soloTable opens a table for one person and three computer players, and deals.
+func (e *env) soloTable(n int) (string, table.Player, table.Place) {
+	e.t.Helper()
+	place := table.Place{Platform: benchPlatform, Chat: fmt.Sprint("g", n), Title: "Café Konter"}
+	p := table.Player{ID: fmt.Sprintf("tg:%d", 100+n), Name: fmt.Sprintf("Jang %d", n), Locale: "en"}
+	e.do(place, p, table.VerbNew, "timer=none", "stripes=3")
+	e.do(place, p, table.VerbDeal)
+	return e.svc.TableAt(place), p, place
+}
+
+// fourTable opens a table of four people and deals.
+func (e *env) fourTable(n int) (string, []table.Player, table.Place) {
+	e.t.Helper()
+	place := table.Place{Platform: benchPlatform, Chat: fmt.Sprint("q", n)}
+	var ps []table.Player
+	for i := range 4 {
+		ps = append(ps, table.Player{ID: fmt.Sprintf("dc:%d%d", n, i), Name: fmt.Sprintf("Player %d.%d", n, i+1), Locale: "de"})
+	}
+	e.do(place, ps[0], table.VerbNew, "timer=none")
+	for _, p := range ps[1:] {
+		e.do(place, p, table.VerbJoin)
+	}
+	e.do(place, ps[0], table.VerbDeal)
+	return e.svc.TableAt(place), ps, place
+}
+
+// link makes the one-time link of a player's hand, as a chat adapter would.
+func (e *env) link(p table.Player, tableID string) string {
+	e.t.Helper()
+	l, err := e.web.Link(p, tableID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return l
+}
+
+// post sends a session request as the page does.
+func (e *env) post(body any, origin string) (int, map[string]string) {
+	e.t.Helper()
+	data, _ := json.Marshal(body)
+	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/api/session", bytes.NewReader(data))
+	req.Header.Set("Content-Type", "application/json")
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out := map[string]string{}
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+// session redeems a player's link for a session.
+func (e *env) session(p table.Player, tableID string) string {
+	e.t.Helper()
+	l := e.link(p, tableID)
+	_, token, _ := strings.Cut(l, "#link=")
+	code, out := e.post(map[string]string{"link": token}, "")
+	if code != http.StatusOK || out["session"] == "" {
+		e.t.Fatalf("redeeming a fresh link: %d %v", code, out)
+	}
+	return out["session"]
+}
+
+// client is a socket as the page holds it.
+type client struct {
+	t    testing.TB
+	c    *websocket.Conn
+	view table.SeatView
+	got  []outbound
+}
+
+func (e *env) dial(session string, origin string) (*client, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	h := http.Header{}
+	if origin != "" {
+		h.Set("Origin", origin)
+	}
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(e.srv.URL, "http")+"/ws", &websocket.DialOptions{HTTPHeader: h})
+	if err != nil {
+		return nil, err
+	}
+	c.SetReadLimit(1 << 20)
+	k := &client{t: e.t, c: c}
+	if err := k.sendJSON(map[string]any{"t": "hello", "session": session}); err != nil {
+		return nil, err
+	}
+	e.t.Cleanup(func() { c.CloseNow() })
+	return k, nil
+}
+
+// open dials and waits for the first view.
+func (e *env) open(session string) *client {
+	e.t.Helper()
+	k, err := e.dial(session, "")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if m := k.next("view"); m.View == nil {
+		e.t.Fatalf("no first view: %+v", m)
+	}
+	return k
+}
+
+func (k *client) sendJSON(v any) error {
+	data, _ := json.Marshal(v)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return k.c.Write(ctx, websocket.MessageText, data)
+}
+
+// read gives the next message, or an error when the socket ends.
+func (k *client) read(within time.Duration) (outbound, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	_, data, err := k.c.Read(ctx)
+	if err != nil {
+		return outbound{}, err
+	}
+	var m outbound
+	if err := json.Unmarshal(data, &m); err != nil {
+		k.t.Fatalf("the server sent %q", data)
+	}
+	if m.View != nil {
+		k.view = *m.View
+	}
+	k.got = append(k.got, m)
+	return m, nil
+}
+
+// next reads until a message of type typ.
+func (k *client) next(typ string) outbound {
+	k.t.Helper()
+	for {
+		m, err := k.read(5 * time.Second)
+		if err != nil {
+			k.t.Fatalf("waiting for %q: %v (got %s)", typ, err, k.kinds())
+		}
+		if m.T == typ {
+			return m
+		}
+	}
+}
+
+// viewAfter reads views until one is newer than seq.
+func (k *client) viewAfter(seq uint64) table.SeatView {
+	k.t.Helper()
+	for k.view.Seq <= seq {
+		k.next("view")
+	}
+	return k.view
+}
+
+func (k *client) move(verb, arg string, seq uint64, id string) {
+	k.t.Helper()
+	if err := k.sendJSON(map[string]any{"t": "move", "verb": verb, "arg": arg, "seq": seq, "id": id}); err != nil {
+		k.t.Fatal(err)
+	}
+}
+
+// kinds lists what the socket got, for a failure's message.
+func (k *client) kinds() string {
+	var out []string
+	for _, m := range k.got {
+		s := m.T
+		if m.View != nil {
+			s += fmt.Sprint("@", m.View.Seq)
+		}
+		if m.Text != "" {
+			s += " " + m.Text
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, "; ")
+}

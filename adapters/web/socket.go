@@ -1,0 +1,393 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"golang.org/x/time/rate"
+
+	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// The socket's protocol is JSON text messages. The page says hello with its session and the
+// sequence number of the view it shows, then sends moves; the server sends views (each with the
+// table's sequence number), the page's texts when its language is set or changes, refusals of
+// moves and notes, and a last word before it closes the socket.
+//
+//	page:   {"t":"hello","session":"…","seq":41}
+//	page:   {"t":"move","verb":"play","arg":"QS","seq":41,"id":"m7"}
+//	server: {"t":"view","view":{…table.SeatView…}}
+//	server: {"t":"strings","lang":"de","strings":{…}}
+//	server: {"t":"refused","id":"m7","text":"…"}
+//	server: {"t":"note","text":"…"}
+//	server: {"t":"bye","text":"…"}
+
+type inbound struct {
+	T       string `json:"t"`
+	Session string `json:"session"`
+	Verb    string `json:"verb"`
+	Arg     string `json:"arg"`
+	Seq     uint64 `json:"seq"`
+	ID      string `json:"id"`
+}
+
+type outbound struct {
+	T       string            `json:"t"`
+	View    *table.SeatView   `json:"view,omitempty"`
+	Lang    string            `json:"lang,omitempty"`
+	Strings map[string]string `json:"strings,omitempty"`
+	ID      string            `json:"id,omitempty"`
+	Text    string            `json:"text,omitempty"`
+}
+
+// moveVerbs are the commands the page may send; join only from a place the platform vouched for
+// (a Discord Activity's channel).
+var moveVerbs = map[string]table.Verb{"play": table.VerbPlay, "trump": table.VerbTrump, "announce": table.VerbAnnounce,
+	"deal": table.VerbDeal, "rematch": table.VerbRematch, "join": table.VerbJoin}
+
+var moveID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+
+// helloWithin is how long a new socket may take to say who it is.
+const helloWithin = 10 * time.Second
+
+// sock is one player's socket at one table.
+type sock struct {
+	s      *Server
+	conn   *websocket.Conn
+	t      ticket
+	player table.Player
+	table  string
+	lim    *rate.Limiter
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu   sync.Mutex
+	view []byte   // the newest view not yet written
+	msgs [][]byte // other messages not yet written, in order
+	bye  []byte   // the last word, then close
+	lang string   // the language of the texts the page has
+	wake chan struct{}
+	last uint64 // the sequence number of the newest view queued
+}
+
+func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
+	if !s.allowedOrigin(r) {
+		http.Error(w, "forbidden origin", http.StatusForbidden)
+		return
+	}
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true}) // origin checked above
+	if err != nil {
+		return // Accept answered the request
+	}
+	c.SetReadLimit(s.cfg.MaxMessage)
+	s.wg.Add(1)
+	defer s.wg.Done()
+	ctx, cancel := context.WithCancel(s.life)
+	defer cancel()
+	lang := i18n.Pick(r.Header.Get("Accept-Language"))
+	hctx, hcancel := context.WithTimeout(ctx, helloWithin)
+	var hello inbound
+	_, data, err := c.Read(hctx)
+	hcancel()
+	if err != nil || json.Unmarshal(data, &hello) != nil || hello.T != "hello" {
+		c.Close(websocket.StatusPolicyViolation, "say hello first")
+		return
+	}
+	t, err := s.session(hello.Session)
+	if err != nil {
+		s.refuseSocket(ctx, c, lang, "web.expired")
+		return
+	}
+	lang = i18n.Pick(t.Locale, lang)
+	if t.Table == "" {
+		s.refuseSocket(ctx, c, lang, "err.no_table")
+		return
+	}
+	v, ok := s.service().SeatView(t.Table, t.player())
+	switch {
+	case !ok:
+		s.refuseSocket(ctx, c, lang, "err.closed")
+		return
+	case v.You < 0 && t.Place == "":
+		s.refuseSocket(ctx, c, lang, "web.not_seated")
+		return
+	}
+	k := &sock{s: s, conn: c, t: t, player: t.player(), table: t.Table, ctx: ctx, cancel: cancel,
+		lim: rate.NewLimiter(s.cfg.MoveRate, s.cfg.MoveBurst), wake: make(chan struct{}, 1)}
+	s.hub.join(k)
+	defer s.hub.leave(k)
+	k.push(v)
+	go k.writer()
+	k.read()
+}
+
+// refuseSocket tells the page why it cannot have the table and closes the socket.
+func (s *Server) refuseSocket(ctx context.Context, c *websocket.Conn, lang, key string) {
+	data, _ := json.Marshal(outbound{T: "bye", Text: i18n.T(lang, key)})
+	wctx, cancel := context.WithTimeout(ctx, s.cfg.WriteTimeout)
+	defer cancel()
+	_ = c.Write(wctx, websocket.MessageText, data)
+	c.Close(websocket.StatusPolicyViolation, key)
+}
+
+// push queues a view; only the newest waiting view is written. The page's texts go first when
+// the view's language is new to it.
+func (k *sock) push(v table.SeatView) {
+	data, err := json.Marshal(outbound{T: "view", View: &v})
+	if err != nil {
+		k.s.log.Error("encoding a view", "err", err)
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if v.Seq < k.last {
+		return // a newer view is already on its way
+	}
+	k.last = v.Seq
+	if v.Lang != k.lang {
+		k.lang = v.Lang
+		s, _ := json.Marshal(outbound{T: "strings", Lang: v.Lang, Strings: pageStrings(v.Lang)})
+		k.msgs = append(k.msgs, s)
+	}
+	k.view = data
+	k.signal()
+}
+
+// maxQueued bounds the refusals and notes waiting for a page that does not read.
+const maxQueued = 32
+
+func (k *sock) send(o outbound) {
+	data, _ := json.Marshal(o)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.msgs) >= maxQueued {
+		return
+	}
+	k.msgs = append(k.msgs, data)
+	k.signal()
+}
+
+// goodbye says a last word and closes the socket.
+func (k *sock) goodbye(text string) {
+	data, _ := json.Marshal(outbound{T: "bye", Text: text})
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.bye = data
+	k.signal()
+}
+
+func (k *sock) signal() {
+	select {
+	case k.wake <- struct{}{}:
+	default:
+	}
+}
+
+// writer writes what is queued until the socket ends; a write that takes longer than
+// Config.WriteTimeout ends it.
+func (k *sock) writer() {
+	defer k.cancel()
+	for {
+		select {
+		case <-k.ctx.Done():
+			k.conn.Close(websocket.StatusGoingAway, "the bot restarts")
+			return
+		case <-k.wake:
+		}
+		k.mu.Lock()
+		msgs, view, bye := k.msgs, k.view, k.bye
+		k.msgs, k.view = nil, nil
+		k.mu.Unlock()
+		if view != nil {
+			msgs = append(msgs, view)
+		}
+		for _, m := range msgs {
+			if err := k.write(m); err != nil {
+				return
+			}
+		}
+		if bye != nil {
+			_ = k.write(bye)
+			k.conn.Close(websocket.StatusNormalClosure, "bye")
+			return
+		}
+	}
+}
+
+func (k *sock) write(data []byte) error {
+	ctx, cancel := context.WithTimeout(k.ctx, k.s.cfg.WriteTimeout)
+	defer cancel()
+	return k.conn.Write(ctx, websocket.MessageText, data)
+}
+
+// read takes the page's moves until the socket ends. A message too big closes the socket (the
+// library's read limit); one that is not a move is refused.
+func (k *sock) read() {
+	defer k.cancel()
+	for {
+		typ, data, err := k.conn.Read(k.ctx)
+		if err != nil {
+			if k.ctx.Err() == nil && !closedNormally(err) {
+				k.s.log.Debug("socket read", "err", err)
+			}
+			return
+		}
+		var m inbound
+		if typ != websocket.MessageText || json.Unmarshal(data, &m) != nil || m.T != "move" {
+			k.send(outbound{T: "refused", Text: i18n.T(k.langNow(), "web.bad_message")})
+			continue
+		}
+		k.move(m)
+	}
+}
+
+func closedNormally(err error) bool {
+	s := websocket.CloseStatus(err)
+	return s == websocket.StatusNormalClosure || s == websocket.StatusGoingAway || errors.Is(err, context.Canceled)
+}
+
+func (k *sock) langNow() string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return i18n.Pick(k.lang, k.player.Locale)
+}
+
+// move hands one move to the service as the session's player, refusing it first if it comes
+// too fast or is not a move the page may send.
+func (k *sock) move(m inbound) {
+	lang := k.langNow()
+	refuse := func(text string) { k.send(outbound{T: "refused", ID: m.ID, Text: text}) }
+	if !k.lim.Allow() {
+		refuse(i18n.T(lang, "web.too_fast"))
+		return
+	}
+	verb, ok := moveVerbs[m.Verb]
+	if !ok || !moveID.MatchString(m.ID) || m.Seq == 0 || len(m.Arg) > 16 || verb == table.VerbJoin && k.t.Place == "" {
+		refuse(i18n.T(lang, "web.bad_message"))
+		return
+	}
+	cmd := table.Command{Place: table.Place{Platform: Platform, Chat: k.player.ID}, Table: k.table, Actor: k.player,
+		Verb: verb, EventID: "web:" + k.player.ID + ":" + k.table + ":" + m.ID, Seq: m.Seq, Private: true}
+	if a := strings.TrimSpace(m.Arg); a != "" {
+		cmd.Args = []string{a}
+	}
+	for _, r := range k.s.service().Handle(k.ctx, cmd) {
+		switch r.Kind {
+		case table.KindError:
+			refuse(r.Text)
+		case table.KindNotice, table.KindReply:
+			k.send(outbound{T: "note", ID: m.ID, Text: r.Text})
+		}
+	}
+}
+
+// hub knows the sockets of each table and brings them new views when the table changes.
+type hub struct {
+	s     *Server
+	mu    sync.Mutex
+	rooms map[string]*room
+}
+
+// room is one table's sockets, one per player, and its refresher.
+type room struct {
+	id    string
+	socks map[string]*sock // by player ID
+	dirty chan struct{}    // the table changed
+	done  chan struct{}    // closed when the room empties
+}
+
+func (h *hub) init(s *Server) {
+	h.s = s
+	h.rooms = map[string]*room{}
+}
+
+// join adds a socket to its table's room; an older socket of the same player at that table is
+// told it is replaced and closes.
+func (h *hub) join(k *sock) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r := h.rooms[k.table]
+	if r == nil {
+		r = &room{id: k.table, socks: map[string]*sock{}, dirty: make(chan struct{}, 1), done: make(chan struct{})}
+		h.rooms[k.table] = r
+		go h.refresh(r)
+	}
+	if old := r.socks[k.player.ID]; old != nil {
+		old.goodbye(i18n.T(old.langNow(), "web.elsewhere"))
+	}
+	r.socks[k.player.ID] = k
+}
+
+func (h *hub) leave(k *sock) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r := h.rooms[k.table]
+	if r == nil || r.socks[k.player.ID] != k {
+		return
+	}
+	delete(r.socks, k.player.ID)
+	if len(r.socks) == 0 {
+		delete(h.rooms, k.table)
+		close(r.done)
+	}
+}
+
+// changed marks a table's views stale; it never waits.
+func (h *hub) changed(tableID string) {
+	h.mu.Lock()
+	r := h.rooms[tableID]
+	h.mu.Unlock()
+	if r == nil {
+		return
+	}
+	select {
+	case r.dirty <- struct{}{}:
+	default:
+	}
+}
+
+// refresh gives every socket of the room its new view each time the table changes, until the
+// room empties. Changes that come while it works are taken together.
+func (h *hub) refresh(r *room) {
+	for {
+		select {
+		case <-r.done:
+			return
+		case <-r.dirty:
+		}
+		h.mu.Lock()
+		socks := make([]*sock, 0, len(r.socks))
+		for _, k := range r.socks {
+			socks = append(socks, k)
+		}
+		h.mu.Unlock()
+		svc := h.s.service()
+		for _, k := range socks {
+			v, ok := svc.SeatView(r.id, k.player)
+			if !ok {
+				k.goodbye(i18n.T(k.langNow(), "err.closed"))
+				continue
+			}
+			k.push(v)
+		}
+	}
+}
+
+// Sockets is how many sockets are open, for metrics and tests.
+func (s *Server) Sockets() int {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	n := 0
+	for _, r := range s.hub.rooms {
+		n += len(r.socks)
+	}
+	return n
+}
