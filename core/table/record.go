@@ -28,6 +28,8 @@ type StoredMatch struct {
 	First   int               `json:"first_dealer"`
 	Games   []string          `json:"games"`
 	Stopped bool              `json:"stopped,omitempty"` // ended by /stop before a team won
+	// Hints says the table gave hints (or was a guided game): the match counts for no rating.
+	Hints bool `json:"hints,omitempty"`
 }
 
 // StoredSeat is who sat in a seat at the end of the match.
