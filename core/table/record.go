@@ -48,7 +48,7 @@ func (s *Service) matchRecord(t *tbl) Record {
 	st := t.st
 	rec := StoredMatch{Format: StoredMatchFormat, Table: st.ID, Match: st.MatchNo, Place: st.Place.Key(),
 		Start: st.MatchAt, End: s.cfg.Now().UnixMilli(), Rules: t.opts.Rules.Record(), First: st.First,
-		Stopped: !t.match.Over()}
+		Stopped: !t.match.Over(), Hints: t.hintsOn()}
 	for i, seat := range st.Seats {
 		switch {
 		case seat.Player != nil:
