@@ -184,6 +184,12 @@ func TestHintsAreAnOption(t *testing.T) {
 				break
 			}
 			who, _, _ := h.svc.Turn(h.svc.TableAt(h.place))
+			if hinted >= 4 { // a few hints are enough; the match plays on without
+				if who == me.ID {
+					h.playAsHuman(me, 1)
+				}
+				continue
+			}
 			r := h.do(me, VerbHint)
 			if who != me.ID {
 				if e := errText(r); e != i18n.T("en", "hint.not_turn") && e != "" {
