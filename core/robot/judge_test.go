@@ -59,4 +59,3 @@ func TestJudgeRanksCards(t *testing.T) {
 		t.Errorf("Strong names %v, the judgement's best is %v", m.Suit, j.Best().Move.Suit)
 	}
 }
-
