@@ -419,3 +419,45 @@ func BenchmarkReview(b *testing.B) {
 	b.ReportMetric(float64(len(reviewDecisions(*g, 1, job.open))), "decisions")
 	b.Logf("review of seat 2 (budget %v):\n%s", svc.coach.cfg.Budget, text)
 }
+
+// boardSeer records the boards its views show.
+type boardSeer struct {
+	randomDecider
+	seen chan [2]int
+}
+
+func (b *boardSeer) Decide(ctx context.Context, v core.View) core.Move {
+	select {
+	case b.seen <- v.Open:
+	default:
+	}
+	return b.randomDecider.Decide(ctx, v)
+}
+
+// Computer players at a table see the board, so that they play for the match.
+func TestComputersSeeTheBoard(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		seen := make(chan [2]int, 64)
+		h := newHarness(t, NewMemStore(), func(c *Config) {
+			c.Robots = func(level string, seed uint64) Decider {
+				return &boardSeer{randomDecider: randomDecider{rng: newRand(seed)}, seen: seen}
+			}
+		})
+		defer h.svc.Close()
+		me := player(1)
+		h.do(me, VerbNew, "timer=none", "stripes=7")
+		h.do(me, VerbDeal)
+		h.playGames(me, 1)
+		close(seen)
+		n := 0
+		for open := range seen {
+			if open == [2]int{} || n == 0 && open != [2]int{7, 7} {
+				t.Fatalf("decision %d: a computer saw the board %v", n, open)
+			}
+			n++
+		}
+		if n == 0 {
+			t.Fatal("no computer decided")
+		}
+	})
+}
