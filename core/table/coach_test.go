@@ -411,11 +411,13 @@ func BenchmarkReview(b *testing.B) {
 	}
 	job := reviewJob{seat: 1, game: *g, open: [2]int{9, 9}, gameNo: 1, lang: "en"}
 	var text string
+	cpu0 := cpuTime()
 	for b.Loop() {
 		ctx, cancel := context.WithTimeout(context.Background(), svc.coach.cfg.Budget)
 		text = svc.reviewText(ctx, job)
 		cancel()
 	}
+	b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 	b.ReportMetric(float64(len(reviewDecisions(*g, 1, job.open))), "decisions")
 	b.Logf("review of seat 2 (budget %v):\n%s", svc.coach.cfg.Budget, text)
 }
@@ -461,3 +463,4 @@ func TestComputersSeeTheBoard(t *testing.T) {
 		}
 	})
 }
+
