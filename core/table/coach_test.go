@@ -463,4 +463,3 @@ func TestComputersSeeTheBoard(t *testing.T) {
 		}
 	})
 }
-
