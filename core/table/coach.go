@@ -451,7 +451,11 @@ func reviewDecisions(g core.Game, seat core.Seat, open [2]int) []decision {
 // reviewText judges a player's decisions in a finished game, within the context's time, and
 // writes the review: how many matched the strong choice and the costliest ones.
 func (s *Service) reviewText(ctx context.Context, j reviewJob) string {
-	lang := j.lang
+	return renderReview(j, s.judgeDecisions(ctx, j))
+}
+
+// judgeDecisions judges the player's decisions, sharing the context's time between them.
+func (s *Service) judgeDecisions(ctx context.Context, j reviewJob) []decision {
 	ds := reviewDecisions(j.game, j.seat, j.open)
 	// The budget is shared by the decisions as their positions' sizes ask: early cards have the
 	// most deals to judge.
@@ -473,6 +477,12 @@ func (s *Service) reviewText(ctx context.Context, j reviewJob) string {
 		d.judged, d.ok = robot.Judge(dctx, d.view, uint64(i)+1, time.Until(until), s.coach.cfg.Worlds)
 		cancel()
 	}
+	return ds
+}
+
+// renderReview writes the review of the judged decisions in the job's language.
+func renderReview(j reviewJob, ds []decision) string {
+	lang := j.lang
 	type finding struct {
 		cost float64 // in win chance, for the order
 		text string

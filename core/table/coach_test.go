@@ -463,3 +463,92 @@ func TestComputersSeeTheBoard(t *testing.T) {
 		}
 	})
 }
+
+// A review reads well in every language: every kind of finding renders.
+func TestReviewInEveryLanguage(t *testing.T) {
+	svc := New(Config{Store: NewMemStore(), Coach: CoachConfig{Worlds: 4}})
+	defer svc.Close()
+	for seed := uint64(1); seed <= 1; seed++ {
+		m, _ := core.NewMatch(core.DefaultRules(), 0)
+		g, _ := m.Deal(core.DealHands(newRand(seed), 0))
+		r := newRand(seed + 100)
+		for g.Phase() != core.PhaseOver {
+			s := g.ToMove()
+			v := g.View(s)
+			var mv core.Move
+			switch {
+			case v.Phase == core.PhaseTrump:
+				mv = core.NameTrump(s, core.Suits[r.IntN(4)])
+			case len(v.Calls) > 0 && r.IntN(2) == 0:
+				mv = core.Announce(s, v.Calls[0])
+			default:
+				mv = core.Play(s, v.Legal.Nth(r.IntN(v.Legal.Len())))
+			}
+			if err := g.Apply(mv); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for seat := core.Seat(0); seat < 4; seat++ {
+			job := reviewJob{seat: seat, game: *g, open: [2]int{9, 9}, gameNo: 1}
+			ds := svc.judgeDecisions(context.Background(), job)
+			for _, lang := range i18n.Languages {
+				job.lang = lang
+				text := renderReview(job, ds)
+				title, _, _ := strings.Cut(i18n.T(lang, "review.title", 1, 0, 0), " ")
+				if !strings.HasPrefix(text, title) || strings.Contains(text, "%!") || strings.Contains(text, "review.") {
+					t.Fatalf("seed %d seat %d %s:\n%s", seed, seat, lang, text)
+				}
+			}
+		}
+	}
+}
+
+// Each kind of finding is said, the costliest first and at most three, with the count of
+// decisions that matched.
+func TestReviewFindings(t *testing.T) {
+	ks, qs, as := core.NewCard(core.Spades, core.King), core.QueenSpades, core.NewCard(core.Spades, core.Ace)
+	trump := func(x core.Suit, win float64) robot.Choice {
+		return robot.Choice{Move: core.NameTrump(0, x), Win: win, Points: -1, Worth: win}
+	}
+	card := func(c core.Card, win, pts float64) robot.Choice {
+		return robot.Choice{Move: core.Play(0, c), Win: win, Points: pts, Worth: win}
+	}
+	legal := core.SetOf(ks, qs, as)
+	ds := []decision{
+		{move: core.NameTrump(0, core.Clubs), ok: true, judged: robot.Judgement{Choices: []robot.Choice{trump(core.Hearts, 0.6), trump(core.Clubs, 0.5)}}},
+		{trick: 2, move: core.Play(0, ks), view: core.View{Legal: legal}, ok: true,
+			judged: robot.Judgement{Choices: []robot.Choice{card(as, 0.7, 25), card(ks, 0.5, 21)}}},
+		{trick: 3, move: core.Play(0, ks), view: core.View{Legal: legal}, ok: true,
+			judged: robot.Judgement{Choices: []robot.Choice{card(as, 0.7, 25), card(ks, 0.7, 22)}}},
+		{trick: 4, move: core.Play(0, as), view: core.View{Legal: legal}, ok: true,
+			judged: robot.Judgement{Choices: []robot.Choice{card(as, 0.7, 25), card(ks, 0.7, 22)}}},
+		{trick: 1, move: core.Play(0, as), view: core.View{Legal: legal}, ok: true,
+			judged: robot.Judgement{Choices: []robot.Choice{card(as, 0.9, 30)}, Call: core.CallMatt, CallStripes: 0.6, CallWorth: 0.6}},
+		{trick: 1, move: core.Play(0, as), view: core.View{Legal: legal}, ok: false},
+	}
+	for _, lang := range i18n.Languages {
+		job := reviewJob{seat: 0, gameNo: 3, lang: lang}
+		text := renderReview(job, ds)
+		lines := strings.Split(text, "\n")
+		if len(lines) != 6 || strings.Contains(text, "%!") {
+			t.Fatalf("%s:\n%s", lang, text)
+		}
+		if want := i18n.N(lang, "review.matched", 6, 2); lines[1] != want {
+			t.Errorf("%s: %q, want %q", lang, lines[1], want)
+		}
+		// Trick 2 cost 20%, trump 10%, the call 15% and trick 3 only points: three findings.
+		want := []string{
+			i18n.T(lang, "review.card", 2, ks.Chat(), "4", 20, as.Chat()),
+			i18n.T(lang, "review.could_call", "Matt", stripesText(lang, 0.6)),
+			i18n.T(lang, "review.trump", i18n.SuitLabel(lang, core.Clubs), 10, i18n.SuitLabel(lang, core.Hearts)),
+		}
+		for i, w := range want {
+			if lines[2+i] != "· "+w {
+				t.Errorf("%s finding %d: %q, want %q", lang, i+1, lines[2+i], w)
+			}
+		}
+	}
+	if got := renderReview(reviewJob{lang: "en", gameNo: 1}, nil); !strings.Contains(got, i18n.T("en", "review.nothing")) {
+		t.Errorf("no decisions: %q", got)
+	}
+}
