@@ -1,6 +1,7 @@
 package robot
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -210,4 +211,50 @@ func TestPlayLikelihood(t *testing.T) {
 			t.Fatalf("seed %d case %d: likelihood %v", seed, i, p)
 		}
 	}
+}
+
+// BenchmarkTrumpChoice measures trump choices on fresh deals against the open-card solver on the
+// true deal (forehand leads, no calls): the share of deals where a choice loses a win/draw/loss
+// class the best suit had, and its regret in card points, for Easy's rule and for the trump
+// table. Each op is one deal (seed 31).
+func BenchmarkTrumpChoice(b *testing.B) {
+	r := rand.New(rand.NewPCG(31, 0))
+	sv := dd.NewSolver()
+	var n, lostEasy, lostTable, regEasy, regTable, same float64
+	for b.Loop() {
+		hands := core.DealHands(r, 0)
+		const fh = core.Seat(1)
+		var set [4]core.CardSet
+		for s := range set {
+			set[s] = core.SetOf(hands[s][:]...)
+		}
+		packet := core.SetOf(hands[fh][:3]...)
+		var val [5]int
+		best, bestC := -1, -1
+		for _, x := range core.Suits {
+			sv.Reset(dd.Position{Trump: x, Hands: set, Leader: fh}, fh.Team())
+			val[x] = sv.Value()
+			best, bestC = max(best, val[x]), max(bestC, class(0, val[x]))
+		}
+		v := core.View{Seat: fh, Phase: core.PhaseTrump, Forehand: fh, TrumpTeam: fh.Team(), Hand: packet, Rules: core.DefaultRules()}
+		e := easyTrump(packet)
+		tb := (&searcher{}).decideTrump(context.Background(), v)
+		n++
+		regEasy += float64(best - val[e])
+		regTable += float64(best - val[tb])
+		if class(0, val[e]) < bestC {
+			lostEasy++
+		}
+		if class(0, val[tb]) < bestC {
+			lostTable++
+		}
+		if e == tb {
+			same++
+		}
+	}
+	b.ReportMetric(lostEasy/n, "easy-class-lost")
+	b.ReportMetric(lostTable/n, "table-class-lost")
+	b.ReportMetric(regEasy/n, "easy-regret-pts")
+	b.ReportMetric(regTable/n, "table-regret-pts")
+	b.ReportMetric(same/n, "same-choice")
 }
