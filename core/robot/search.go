@@ -302,13 +302,6 @@ func class(have, got int) int {
 	return classLoss
 }
 
-// classSearch solves the loaded position for the class only: a search with the window around
-// 20 total points is much cheaper than the exact value.
-func classSearch(sv *dd.Solver, have int) int {
-	need := 21 - have
-	return class(have, sv.Search(need-2, need))
-}
-
 // cardStats are what the solved deals say of one card: the weight of the deals it wins, draws
 // and loses, and (solving exactly) the weighted card points the team ends with.
 type cardStats struct {
