@@ -163,3 +163,15 @@ func (m *Match) Over() bool {
 	_, over := m.Winner()
 	return over
 }
+
+// View is the current game's View for seat s (see Game.View) with the board before the game.
+// It panics before the first deal.
+func (m *Match) View(s Seat) View {
+	v := m.Current().View(s)
+	b := Board{Start: m.rules.Stripes}
+	for _, g := range m.games[:len(m.games)-1] {
+		b.Apply(g.Result().Stripes)
+	}
+	v.Open = b.OpenBoth()
+	return v
+}

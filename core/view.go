@@ -23,6 +23,10 @@ type View struct {
 	Points        [2]int // card points taken so far (public: every trick is shown)
 	TricksWon     [2]int
 	Result        Result // set when Phase is PhaseOver
+	// Open is each team's open stripes before this game, when the game is part of a match
+	// (Match.View); zero for both when it is not known. Computer players play for the match with
+	// it: a team one stripe from winning plays differently.
+	Open [2]int
 }
 
 // View gives what seat s may see; pass NoSeat for the public view shown in the channel.

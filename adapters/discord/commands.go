@@ -177,6 +177,15 @@ var subcommands = []subcommandDef{
 	{table.VerbForget, []optionDef{
 		{name: "confirm", typ: discordgo.ApplicationCommandOptionBoolean, desc: catalog("cmd.opt.confirm")},
 	}},
+	{table.VerbHint, nil},
+	{table.VerbReview, []optionDef{
+		{name: "game", typ: discordgo.ApplicationCommandOptionInteger, desc: catalog("cmd.opt.game"), min: 1, max: 100},
+	}},
+	{table.VerbCoach, []optionDef{
+		{name: "mode", typ: discordgo.ApplicationCommandOptionString, required: true, desc: catalog("cmd.opt.mode"),
+			choices: []choiceDef{{"on", catalog("opt.on")}, {"off", catalog("opt.off")}}},
+	}},
+	{table.VerbLearn, nil},
 }
 
 // subcommandPath is how a verb is typed after /km: "join", or with its group "league top".

@@ -25,7 +25,9 @@ func TestTokenNeverLogged(t *testing.T) {
 		if err != nil {
 			t.Fatalf("New: %v", err)
 		}
-		a.Attach(table.New(table.Config{Store: store}))
+		svc := table.New(table.Config{Store: store})
+		defer svc.Close() // the service runs the coach's workers
+		a.Attach(svc)
 		err = a.Run(t.Context())
 		var se *chat.StartError
 		if !errors.As(err, &se) || se.Permanent() {
@@ -272,7 +274,9 @@ func TestRunNeedsAttach(t *testing.T) {
 		if err != nil {
 			t.Fatalf("New with a wrong token: %v", err)
 		}
-		wrong.Attach(table.New(table.Config{Store: store}))
+		wrongSvc := table.New(table.Config{Store: store})
+		defer wrongSvc.Close()
+		wrong.Attach(wrongSvc)
 		err = wrong.Run(context.Background())
 		var se *chat.StartError
 		if !errors.As(err, &se) || !se.Permanent() || !strings.Contains(err.Error(), "Unauthorized") {

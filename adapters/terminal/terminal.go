@@ -38,6 +38,8 @@ type Config struct {
 	// Dir is where files the service sends (a match's record, from history) are saved; "" is the
 	// working directory.
 	Dir string
+	// Learn opens a guided game (the service's learn) instead of a table, for the one player.
+	Learn bool
 }
 
 // Terminal is the local surface and its Outbox.
@@ -122,8 +124,13 @@ func (t *Terminal) Deliver(ctx context.Context, msgs []table.Message) {
 			// Before Run, the service resumes the table: its table message is shown by Run, in
 			// the language asked for; notices of the last run are old news.
 		case m.Target.Kind == table.ToPlayer && t.cfg.Humans > 1:
-			// At a hot seat a private notice (a reminder) says whom it is for.
-			t.println(i18n.T(t.lang(), "term.for", m.Target.Player.Name) + " " + m.Text)
+			// At a hot seat a private notice (a reminder) says whom it is for; one that shows
+			// what its player holds (a review) shows its public text, the screen being shared.
+			text := m.Text
+			if m.Secret {
+				text = m.Public
+			}
+			t.println(i18n.T(t.lang(), "term.for", m.Target.Player.Name) + " " + text)
 		default:
 			t.println(m.Text)
 		}
@@ -270,6 +277,9 @@ func active(svc *table.Service, id string) bool {
 
 func (t *Terminal) open(ctx context.Context) error {
 	first := t.player(1)
+	if t.cfg.Learn {
+		return t.do(ctx, table.Command{Verb: table.VerbLearn, Actor: first, Args: t.cfg.Options})
+	}
 	steps := []table.Command{{Verb: table.VerbNew, Actor: first, Args: t.cfg.Options}}
 	for n := 2; n <= t.cfg.Humans; n++ {
 		steps = append(steps, table.Command{Verb: table.VerbJoin, Actor: t.player(n)})
@@ -279,11 +289,23 @@ func (t *Terminal) open(ctx context.Context) error {
 	}
 	steps = append(steps, table.Command{Verb: table.VerbDeal, Actor: first, Admin: true})
 	for _, c := range steps {
-		c.Place = t.place
-		for _, r := range t.svc.Handle(ctx, c) {
-			if r.Kind == table.KindError {
-				return fmt.Errorf("opening the table: %s", r.Text)
-			}
+		if err := t.do(ctx, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// do sends one of the commands that open the table, printing what answers it but a refusal,
+// which it returns.
+func (t *Terminal) do(ctx context.Context, c table.Command) error {
+	c.Place = t.place
+	for _, r := range t.svc.Handle(ctx, c) {
+		if r.Kind == table.KindError {
+			return fmt.Errorf("opening the table: %s", r.Text)
+		}
+		if c.Verb == table.VerbLearn {
+			t.println(r.Text)
 		}
 	}
 	return nil

@@ -464,3 +464,25 @@ func TestLeagueAtTheTerminal(t *testing.T) {
 		t.Errorf("the saved record does not replay: %v", err)
 	}
 }
+
+// -learn opens a guided game: the welcome, then at each turn what may be played and why, and a
+// hint when asked for one.
+func TestLearnAtTheTerminal(t *testing.T) {
+	out := &syncBuffer{}
+	term := New(Config{Out: out, Humans: 1, Learn: true})
+	term.cfg.In = &player{term: term, rng: rand.New(rand.NewPCG(2, 2)), max: 40, buf: []byte("hint\n")}
+	svc := newService(table.NewMemStore(), term)
+	defer svc.Close()
+	if err := term.Run(context.Background(), svc); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{"A guided game", "You may play", "Trumps with", "🎓"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the screen never says %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "/learn") || strings.Contains(got, "/hint") {
+		t.Errorf("the screen shows the chats' slashes:\n%s", got)
+	}
+}

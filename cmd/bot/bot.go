@@ -47,6 +47,7 @@ type TerminalFlags struct {
 	Options string
 	Lang    string
 	Pace    time.Duration // computer players' pause before a move; negative: 1 s when watching
+	Learn   bool          // a guided game for the one player (the service's learn)
 }
 
 // Open opens the database and wires the surfaces, the service and the admin door, and resumes
@@ -77,8 +78,11 @@ func (m *Main) Open(ctx context.Context) error {
 		}
 		// The timer waits for nobody at a keyboard: a terminal table has none unless asked.
 		opts := append([]string{"timer=none", "level=" + tf.Level}, strings.Fields(tf.Options)...)
+		if tf.Learn {
+			opts = strings.Fields(tf.Options) // a guided game has its own defaults: easy, no timer, hints
+		}
 		m.term = terminal.New(terminal.Config{In: m.Stdin, Out: m.Stdout, Humans: tf.Humans, Options: opts,
-			Name: os.Getenv("USER"), Lang: tf.Lang})
+			Name: os.Getenv("USER"), Lang: tf.Lang, Learn: tf.Learn})
 		outboxes[terminal.Platform] = m.term
 		m.Log = newLogger(m.Stderr, "error", cfg.LogFormat) // the screen is the game's: only failures go to stderr
 		pace := tf.Pace

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"time"
 
@@ -24,6 +23,8 @@ type duelConfig struct {
 	Workers int           // games played at once
 	Options robot.Options // for both players' search levels
 	Analyze bool          // measure A's decisions against the open-card solver
+	Matches int           // play this many whole matches (each twice, teams swapped) instead of deals
+	Stripes int           // the matches' open stripes at the start
 }
 
 // gameOutcome is one game from A's side.
@@ -102,6 +103,14 @@ func (w *duelWorker) play(cfg duelConfig, dealer core.Seat, hands [4][6]core.Car
 	if err != nil {
 		return gameOutcome{}, err
 	}
+	if err := w.playOut(cfg, g, aTeam, g.View); err != nil {
+		return gameOutcome{}, err
+	}
+	return outcomeOf(g, aTeam), nil
+}
+
+// playOut plays a game to its end, each seat deciding on view(seat).
+func (w *duelWorker) playOut(cfg duelConfig, g *core.Game, aTeam core.Team, view func(core.Seat) core.View) error {
 	for g.Phase() != core.PhaseOver {
 		s := g.ToMove()
 		side := 1
@@ -109,7 +118,7 @@ func (w *duelWorker) play(cfg duelConfig, dealer core.Seat, hands [4][6]core.Car
 		if s.Team() == aTeam {
 			side, p = 0, w.a[s]
 		}
-		v := g.View(s)
+		v := view(s)
 		kind := kindCard
 		switch {
 		case v.Phase == core.PhaseTrump:
@@ -127,9 +136,14 @@ func (w *duelWorker) play(cfg duelConfig, dealer core.Seat, hands [4][6]core.Car
 			w.analyze(g, m)
 		}
 		if err := g.Apply(m); err != nil {
-			return gameOutcome{}, fmt.Errorf("seat %v (%s) played %v: %w", s, [2]robot.Level{cfg.A, cfg.B}[side], m, err)
+			return fmt.Errorf("seat %v (%s) played %v: %w", s, [2]robot.Level{cfg.A, cfg.B}[side], m, err)
 		}
 	}
+	return nil
+}
+
+// outcomeOf is a finished game from the side of A, playing in aTeam.
+func outcomeOf(g *core.Game, aTeam core.Team) gameOutcome {
 	r := g.Result()
 	o := gameOutcome{Margin: r.Points[aTeam] - r.Points[aTeam.Other()], Stripes: r.Stripes[aTeam.Other()] - r.Stripes[aTeam]}
 	switch win, ok := r.Outcome.Winner(); {
@@ -138,7 +152,7 @@ func (w *duelWorker) play(cfg duelConfig, dealer core.Seat, hands [4][6]core.Car
 	case win == aTeam:
 		o.Score = 1
 	}
-	return o, nil
+	return o
 }
 
 // openValue is the points team takes from the position after move m with all hands open.
@@ -312,18 +326,7 @@ func (r *duelResult) print(w io.Writer) {
 	fmt.Fprintf(w, "A game win share (draws half): %.4f ± %.4f (95%% CI over deal pairs)\n", share, half)
 	fmt.Fprintf(w, "A card-point margin per game:  %+.2f ± %.2f\n", margin, mh)
 	fmt.Fprintf(w, "A stripe margin per game:      %+.3f ± %.3f (B's stripe change minus A's, per game, not per match)\n", stripes, sh)
-	fmt.Fprintf(w, "decision time ms   %8s %8s %8s %8s\n", "n", "p50", "p95", "max")
-	for side, lvl := range []robot.Level{c.A, c.B} {
-		for k := range nKinds {
-			ts := slices.Clone(r.Times[side][k])
-			slices.Sort(ts)
-			if len(ts) == 0 {
-				continue
-			}
-			fmt.Fprintf(w, "  %s %-6s %-8s %8d %8.2f %8.2f %8.2f\n", "AB"[side:side+1], lvl, kindNames[k], len(ts),
-				percentile(ts, 0.5), percentile(ts, 0.95), ts[len(ts)-1])
-		}
-	}
+	printTimes(w, c, r.Times)
 	if c.Analyze {
 		a := r.Analysis
 		fmt.Fprintf(w, "A against the open-card solver on the true deal:\n")
@@ -344,6 +347,8 @@ func runDuel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	a := fs.String("a", "strong", "level of player A: easy, normal or strong")
 	b := fs.String("b", "easy", "level of player B")
 	deals := fs.Int("deals", 200, "number of deals; each is played twice with the teams swapped")
+	matches := fs.Int("matches", 0, "play this many whole matches instead (each twice with the teams swapped, on the same deals), reporting the match win share")
+	stripes := fs.Int("stripes", 9, "the matches' open stripes at the start")
 	seed := fs.Uint64("seed", 1, "seed of the deals and the players")
 	workers := fs.Int("workers", 1, "games played at once (1 gives one-core numbers)")
 	threads := fs.Int("threads", 1, "goroutines per search decision")
@@ -359,13 +364,26 @@ func runDuel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		lb, err = robot.ParseLevel(*b)
 		*b = string(lb)
 	}
-	if err != nil || *deals < 1 {
+	if err == nil && (*deals < 1 || *matches < 0 || *stripes < core.MinStripes || *stripes > core.MaxStripes) {
+		err = fmt.Errorf("-deals must be at least 1, -matches at least 0, -stripes %d..%d", core.MinStripes, core.MaxStripes)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "duel: %v\n", err)
 		fs.Usage()
 		return 2
 	}
 	cfg := duelConfig{A: la, B: robot.Level(*b), Deals: *deals, Seed: *seed, Workers: max(*workers, 1),
-		Options: robot.Options{Threads: max(*threads, 1), Budget: *budget, Worlds: *worlds}, Analyze: *an}
+		Options: robot.Options{Threads: max(*threads, 1), Budget: *budget, Worlds: *worlds}, Analyze: *an,
+		Matches: *matches, Stripes: *stripes}
+	if cfg.Matches > 0 {
+		res, err := matchDuel(cfg)
+		if err != nil {
+			fmt.Fprintf(stderr, "duel: %v\n", err)
+			return 1
+		}
+		res.print(stdout)
+		return 0
+	}
 	res, err := duel(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "duel: %v\n", err)

@@ -62,3 +62,44 @@ func TestDuelResultStatistics(t *testing.T) {
 		t.Errorf("p50 = %v", p)
 	}
 }
+
+// A deterministic player against itself wins exactly one match of every pair: both matches of a
+// pair are played on the same deals with the teams swapped.
+func TestMatchDuelAgainstItselfIsHalf(t *testing.T) {
+	cfg := duelConfig{A: robot.Easy, B: robot.Easy, Matches: 12, Stripes: 5, Seed: 3, Workers: 2}
+	res, err := matchDuel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if share, half := res.MatchShare(); share != 0.5 || half != 0 {
+		t.Errorf("easy against itself: match share %v ± %v, want exactly 0.5", share, half)
+	}
+	for i, p := range res.Pairs {
+		if p[0].Won == p[1].Won || p[0].Games != p[1].Games || p[0].Games < 2 {
+			t.Errorf("pair %d: %+v is not mirrored", i, p)
+		}
+		for _, o := range p {
+			if o.Won != (o.Board[0] == 0) || (o.Board[0] == 0) == (o.Board[1] == 0) {
+				t.Errorf("pair %d: %+v: the winner must be the one team with no open stripe", i, o)
+			}
+		}
+	}
+}
+
+func TestRunMatchDuel(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := runDuel([]string{"-a", "normal", "-b", "easy", "-matches", "2", "-stripes", "3", "-seed", "4", "-worlds", "4"}, nil, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	for _, want := range []string{"A=normal B=easy: 2 matches x 2", "3 stripes", "match win share", "games per match", "A normal card"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+	for _, bad := range [][]string{{"-matches", "-1"}, {"-matches", "1", "-stripes", "0"}} {
+		if code := runDuel(bad, nil, &out, &errOut); code != 2 {
+			t.Errorf("%v: exit %d, want 2", bad, code)
+		}
+	}
+}

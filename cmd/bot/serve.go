@@ -94,6 +94,7 @@ func serveFlags(m *Main) (fs *flag.FlagSet, configPath, dbPath *string) {
 	fs.StringVar(&m.Terminal.Level, "level", "normal", "terminal: computer players' level: "+levelNames())
 	fs.StringVar(&m.Terminal.Options, "options", "", "terminal: options for a new table, e.g. \"stripes=5 direction=anticlockwise\":\n"+table.OptionsUsage("en"))
 	fs.StringVar(&m.Terminal.Lang, "lang", "", "terminal: language of the whole screen: "+strings.Join(i18n.Languages, ", ")+" (default: as chosen before, else en)")
+	fs.BoolVar(&m.Terminal.Learn, "learn", false, "terminal: a guided game against three computers that explains every turn (with -humans 1)")
 	fs.DurationVar(&m.Terminal.Pace, "pace", -1, "terminal: how long computer players pause before each move, so you can follow (default: 1s when watching, else none)")
 	fs.Uint64Var(&m.Seed, "seed", 0, "seed for table IDs, deals and computer players (0: the config's, else random)")
 	return fs, configPath, dbPath
@@ -110,6 +111,9 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch {
 	case tf.Humans < 0 || tf.Humans > 4:
 		fmt.Fprintln(stderr, "-humans must be 0 to 4")
+		return 2
+	case tf.Learn && tf.Humans != 1:
+		fmt.Fprintln(stderr, "-learn is a game for one player: use it with -humans 1")
 		return 2
 	case tf.Lang != "" && (i18n.Match(tf.Lang) == "" || i18n.Match(tf.Lang) != strings.ToLower(tf.Lang)):
 		fmt.Fprintf(stderr, "-lang %q: the languages are %s\n", tf.Lang, strings.Join(i18n.Languages, ", "))

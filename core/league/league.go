@@ -11,6 +11,8 @@
 //   - A person a computer was playing for at the end of the match (they were away, or left) is
 //     not rated for that match: the computer sits in their seat as its anchor; their games up to
 //     then still count in their statistics.
+//   - A match played with hints on (or a guided game) moves no rating, and counts for the games
+//     its players played, not as a match played or won.
 package league
 
 import (
@@ -54,6 +56,9 @@ type Match struct {
 	Games  []Game // the finished games
 	Winner int    // 0 team A, 1 team B, -1: stopped before a team won
 	Board  [2]int // the open stripes at the end
+	// Hints says its players could ask for hints (or it was a guided game): its games count in
+	// the statistics, and it counts for no rating.
+	Hints bool
 }
 
 // Seat is who sat in a seat at the end of a match.
@@ -214,8 +219,8 @@ func (p *Place) Add(m Match, global map[string]rating.Rating) {
 	if len(p.Recent) >= 2*MaxRecent { // trimmed now and then, not at every match
 		p.Recent = slices.Clone(p.Recent[len(p.Recent)-MaxRecent:])
 	}
-	if m.Winner < 0 {
-		return // stopped: its games count, the match does not
+	if m.Winner < 0 || m.Hints {
+		return // stopped, or played with hints: its games count, the match does not
 	}
 	for i, s := range m.Seats {
 		if !s.rated() {

@@ -204,3 +204,30 @@ func TestBestCompany(t *testing.T) {
 		t.Errorf("share %v ± %v", s, m)
 	}
 }
+
+// A match played with hints counts for its games, never for a rating: not the place's, not the
+// person's across places, not the season's.
+func TestHintedMatchIsNotRated(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	p := NewPlace("test:club")
+	global := map[string]rating.Rating{}
+	m := FromCore("t/m1", p.Key, time.Date(2026, 11, 3, 20, 0, 0, 0, time.UTC), people("Ann", "Cy", "Bob", "Dee"), playMatch(rng, 2, 0))
+	m.Hints = true
+	p.Add(m, global)
+	if p.Matches != 1 || len(p.Recent) != 1 {
+		t.Errorf("the match is not kept: %d matches, %d recent", p.Matches, len(p.Recent))
+	}
+	for id, pl := range p.Players {
+		if pl.Rating != Model.New() || pl.Matches != 0 || pl.Games != len(m.Games) || pl.Games == 0 {
+			t.Errorf("%s after a hinted match: %+v", id, pl)
+		}
+	}
+	if len(global) != 0 || len(p.SeasonTable("2026-11")) != 0 {
+		t.Errorf("a hinted match moved ratings: global %v, season %v", global, p.SeasonTable("2026-11"))
+	}
+	m.Hints = false // the same match without hints is rated
+	p.Add(m, global)
+	if p.Players["id:Ann"].Rating == Model.New() || len(global) != 4 {
+		t.Error("the same match without hints was not rated")
+	}
+}

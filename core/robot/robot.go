@@ -3,13 +3,18 @@
 //
 // Easy plays by rules a club player would state. Normal and Strong search: they deal the hidden
 // cards many times in ways consistent with everything public (cards played, voids shown, queens
-// announced; deals weighted by how likely forehand's trump choice was with them), solve each deal
-// with all hands open (package dd, a null-window "more than 20?" search) and play the move that
-// wins in the most deals. When few deals remain they solve all of them. The same search names
-// trump from the first packet (solving each deal for the four suits) and decides announcements
-// (the expected stripes at the higher stake). Strong spends up to 100 ms and 160 deals on a card,
-// Normal 20 ms and 20 deals; trump gets twice that. Every decision plays the best found when its
-// time or the context's deadline ends.
+// announced; deals weighted by how likely forehand's trump choice was with them and, in tricks 2
+// to 4, by how likely the others' cards were), solve each deal with all hands open (package dd)
+// and play the card worth most. What a card is worth is what the game's end is worth for the
+// match: the chance to win the match from the board it leaves (the view's Open), or outside a
+// match the expected stripe difference (objective.go) — so a lost trump game costs twice, a draw
+// is a win for the defenders, and a team one stripe from the end plays for safety. When at most
+// 2,000 deals remain they solve every one exactly and break ties by points; once the game is
+// decided on points they play for the stripe of taking every trick. Announcements follow the same
+// worth at the higher stake. Trump comes from a table made offline with many deals per first
+// packet (trumptable.go, trumpgen). Strong spends up to 100 ms and 160 sampled deals on a card,
+// Normal 20 ms and 20 deals. Every decision plays the best found when its time or the context's
+// deadline ends. Judge measures every option of a decision the same way, for the coach.
 //
 // A player's randomness comes from its seed and the view alone, so it gives the same answer to the
 // same view whatever it saw before (with one thread and a deal cap that binds before the time).
@@ -60,7 +65,7 @@ type Options struct {
 	// Threads is how many goroutines one decision may use; 0 means GOMAXPROCS (at most 4).
 	Threads int
 	// Budget is the time one decision may take, before the context's deadline; 0 means the
-	// level's: for a card decision, twice that for the trump.
+	// level's per card decision (the trump choice comes from the table and takes none).
 	Budget time.Duration
 	// Worlds caps the deals sampled per decision; 0 means the level's cap.
 	Worlds int
@@ -131,18 +136,4 @@ func biggestCall(calls []core.Call) core.Call {
 		}
 	}
 	return best
-}
-
-// announceValue is the expected stripe gain per unit of stake for the seat's team, given its
-// chances to win, draw and lose: announcing raises the stake, so it pays when this is positive.
-func announceValue(v core.View, win, draw, loss float64) float64 {
-	trumpTeam := v.Seat.Team() == v.TrumpTeam
-	ev := win - loss
-	if trumpTeam {
-		ev -= loss // the trump team also gets the stripes added when it loses
-		if v.Rules.DrawPenalty == core.DrawStake {
-			ev -= draw
-		}
-	}
-	return ev
 }

@@ -53,8 +53,9 @@ const (
 	classWin  = 2
 )
 
-// enumLimit: when no more consistent deals than this remain, solve every one instead of sampling.
-func (s *searcher) enumLimit() int { return s.worlds }
+// lateLimit: when no more consistent deals than this remain, every one of them is solved, exactly
+// (for the points too, which break ties); before that the search samples up to its cap.
+const lateLimit = 2000
 
 func (s *searcher) Decide(ctx context.Context, v core.View) core.Move {
 	if ctx.Err() != nil {
@@ -78,9 +79,12 @@ func (s *searcher) Decide(ctx context.Context, v core.View) core.Move {
 	if !ok {
 		return easyMove(v, s.seed)
 	}
-	if len(v.Calls) > 0 && announceValue(v, win, draw, loss) > 0.1 {
-		s.pending, s.pendingHand = card, v.Hand
-		return core.Announce(v.Seat, biggestCall(v.Calls))
+	if len(v.Calls) > 0 {
+		call := biggestCall(v.Calls)
+		if announceGain(v, call, win, draw, loss) > announceThreshold(v) {
+			s.pending, s.pendingHand = card, v.Hand
+			return core.Announce(v.Seat, call)
+		}
 	}
 	return core.Play(v.Seat, card)
 }
@@ -90,12 +94,32 @@ type worldSource struct {
 	infer    bool
 	maxLR    float64
 	playedBy core.CardSet // the cards forehand has played
+	plays    []observedPlay
 	all      [][4]core.CardSet
 	d        *deals
 	seed     uint64
 	v        core.View
 	max      int
 }
+
+// observedPlay is a card another seat played, with what it saw when it played it.
+type observedPlay struct {
+	seat   core.Seat
+	card   core.Card
+	tricks int          // completed tricks before it
+	trick  core.Trick   // the trick so far, before its card
+	later  core.CardSet // the cards the seat played after it (still in its hand then)
+}
+
+// weighPlays weighs deals by how likely each card the others played was with the hand the deal
+// gives them: a card Easy would have played there counts playLikely, any other legal card an
+// equal share of the rest. It applies to decisions in tricks 2 to 4, where the deals are sampled
+// and the open-card measure of the duel found Strong furthest from the best card; the model is
+// kept mild so that a few deals never outweigh all the others.
+const weighPlays = true
+
+// playLikely is the chance the model gives the card Easy would play.
+const playLikely = 0.4
 
 func (s *searcher) source(v core.View) *worldSource {
 	d := newDeals(v)
@@ -112,28 +136,93 @@ func (s *searcher) source(v core.View) *worldSource {
 			}
 		}
 	}
-	if d.Count() <= float64(s.enumLimit()) {
+	if weighPlays && v.Phase == core.PhasePlay && len(v.Tricks) >= 1 && len(v.Tricks) <= 3 {
+		ws.plays = observedPlays(v)
+	}
+	if d.Count() <= lateLimit {
 		ws.all = d.All()
+		// Listed in no random order: shuffled, so that a search the clock cuts short has solved
+		// a fair sample of them.
+		r := rngFor(s.seed, v, 0)
+		r.Shuffle(len(ws.all), func(i, j int) { ws.all[i], ws.all[j] = ws.all[j], ws.all[i] })
 		ws.max = len(ws.all)
 	}
 	return ws
 }
 
+// observedPlays lists the cards the other seats played in the game so far.
+func observedPlays(v core.View) []observedPlay {
+	var out []observedPlay
+	tricks := append(append([]core.Trick(nil), v.Tricks...), v.Trick)
+	for k, t := range tricks {
+		for i := range t.N {
+			seat := t.SeatOf(i)
+			if seat == v.Seat {
+				continue
+			}
+			before := t
+			before.N = i
+			for j := i; j < 4; j++ {
+				before.Cards[j] = core.NoCard
+			}
+			out = append(out, observedPlay{seat: seat, card: t.Cards[i], tricks: k, trick: before})
+		}
+	}
+	// What each seat played later was still in its hand.
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j].seat == out[i].seat {
+				out[i].later = out[i].later.Add(out[j].card)
+			}
+		}
+	}
+	return out
+}
+
 // world gives deal i and its weight. Sampled deals are drawn in proportion to how likely
-// forehand's trump choice was with that hand (by rejection), so they weigh 1; listed deals
-// carry that likelihood as their weight.
+// forehand's trump choice was with that hand (by rejection); listed deals carry that likelihood
+// as their weight. Both carry the likelihood of the cards the others played.
 func (w *worldSource) world(i int) ([4]core.CardSet, float64) {
 	if w.all != nil {
-		return w.all[i], w.likelihood(w.all[i])
+		h := w.all[i]
+		return h, w.likelihood(h) * w.playLikelihood(h)
 	}
 	r := rngFor(w.seed, w.v, uint64(i)+1)
 	for range 100 {
 		h := w.d.Sample(r)
 		if !w.infer || r.Float64()*w.maxLR < w.likelihood(h) {
-			return h, 1
+			return h, w.playLikelihood(h)
 		}
 	}
-	return w.d.Sample(r), 1
+	h := w.d.Sample(r)
+	return h, w.playLikelihood(h)
+}
+
+// playLikelihood is how likely the cards the others played were with the hands of deal h.
+func (w *worldSource) playLikelihood(h [4]core.CardSet) float64 {
+	p := 1.0
+	v := w.v
+	for _, o := range w.plays {
+		hand := h[o.seat] | o.later | core.SetOf(o.card)
+		led := core.NoCard
+		if o.trick.N > 0 {
+			led = o.trick.Cards[0]
+		}
+		legal := core.Legal(hand, led, v.Trump)
+		n := legal.Len()
+		if n < 2 || !legal.Has(o.card) {
+			continue
+		}
+		ov := core.View{Seat: o.seat, Rules: v.Rules, Phase: core.PhasePlay, Dealer: v.Dealer, Forehand: v.Forehand,
+			Trump: v.Trump, TrumpTeam: v.TrumpTeam, ToMove: o.seat, Hand: hand, Legal: legal,
+			Trick: o.trick, Tricks: v.Tricks[:o.tricks]}
+		if easyCard(ov, 0) == o.card {
+			p *= playLikely
+		} else {
+			p *= (1 - playLikely) / float64(n-1)
+		}
+	}
+	return p
 }
 
 // trumpLR is how much likelier forehand is to have named trump holding k trumps (of its six
@@ -213,11 +302,60 @@ func class(have, got int) int {
 	return classLoss
 }
 
-// classSearch solves the loaded position for the class only: a search with the window around
-// 20 total points is much cheaper than the exact value.
-func classSearch(sv *dd.Solver, have int) int {
-	need := 21 - have
-	return class(have, sv.Search(need-2, need))
+// cardStats are what the solved deals say of one card: the weight of the deals it wins, draws
+// and loses, and (solving exactly) the weighted card points the team ends with.
+type cardStats struct {
+	class  [3]float64
+	points float64
+}
+
+// cardSearch solves the deals of ws for each candidate card. Exactly, it finds every deal's
+// points (which give the class); otherwise only the class, which is much cheaper. It gives the
+// stats per card, the total weight and the deals solved.
+func (s *searcher) cardSearch(ctx context.Context, until time.Time, v core.View, ws *worldSource,
+	cands []core.Card, exact, stopEarly bool) ([]cardStats, float64, int) {
+	team := v.Seat.Team()
+	have := v.Points[team]
+	pos := dd.Position{Trump: v.Trump, Leader: v.Trick.Leader, Trick: v.Trick.Played()}
+	stats := make([]cardStats, len(cands))
+	n, wsum := 0, 0.0
+	allSame := true
+	eval := func(sv *dd.Solver, hands [4]core.CardSet) ([]int, bool) {
+		p := pos
+		p.Hands = hands
+		sv.Reset(p, team)
+		out := make([]int, len(cands))
+		for i, c := range cands {
+			gain, doneT, saved := sv.Play(c)
+			if exact {
+				out[i] = have + gain + sv.Value()
+			} else {
+				need := 21 - have - gain
+				out[i] = 19 + class(have+gain, sv.Search(need-2, need)) // 19, 20, 21: the class
+			}
+			sv.Undo(c, doneT, saved)
+			if sv.Stopped() {
+				return nil, false
+			}
+		}
+		return out, true
+	}
+	merge := func(res []int, w float64) bool {
+		n++
+		wsum += w
+		for i, r := range res {
+			stats[i].class[class(0, r)] += w
+			stats[i].points += w * float64(r)
+			if class(0, r) != class(0, res[0]) {
+				allSame = false
+			}
+		}
+		// A deal where every card gives the same result teaches nothing: once many random
+		// deals agree, stop (listed deals are few: solve them all).
+		return stopEarly && allSame && n >= 24 && ws.all == nil
+	}
+	s.run(ctx, until, ws, eval, merge)
+	return stats, wsum, n
 }
 
 // decideCard chooses a card (or the card to play after announcing) for the view, with the
@@ -234,16 +372,59 @@ func (s *searcher) decideCard(ctx context.Context, v core.View) (card core.Card,
 	if len(cands) == 1 && len(v.Calls) == 0 {
 		return cands[0], 0, 0, 0, true
 	}
-	// Once the game is decided on points, play for points instead (the margin, and the bonus
-	// for taking every trick).
+	// Once the game is decided on points, only the stripe for taking every trick is still open.
 	left := 40 - v.Points[0] - v.Points[1]
-	decided := have > 20 || v.Points[team.Other()] > 20 || (have+left < 20)
+	if have > 20 || v.Points[team.Other()] > 20 || (have+left < 20) {
+		c, ok := s.decidedCard(ctx, until, v, cands)
+		if have > 20 {
+			return c, 1, 0, 0, ok
+		}
+		return c, 0, 0, 1, ok
+	}
+	ws := s.source(v)
+	exact := ws.all != nil
+	stats, wsum, n := s.cardSearch(ctx, until, v, ws, cands, exact, true)
+	if n == 0 || wsum == 0 {
+		return core.NoCard, 0, 0, 0, false
+	}
+	u := utilities(v, v.Stake, false)
+	best := -1
+	var bestScore, bestPts float64
+	fallback := easyCard(v, s.seed)
+	for i, c := range cands {
+		sc := stats[i].class[0]*u[0] + stats[i].class[1]*u[1] + stats[i].class[2]*u[2]
+		pts := stats[i].points
+		const eps = 1e-9
+		switch {
+		case best < 0, sc > bestScore+eps*wsum:
+		case sc < bestScore-eps*wsum:
+			continue
+		case exact && pts > bestPts+eps: // equal worth: more points
+		case exact && pts < bestPts-eps:
+			continue
+		case c != fallback:
+			continue
+		}
+		best, bestScore, bestPts = i, sc, pts
+	}
+	pc := stats[best].class
+	return cands[best], pc[classWin] / wsum, pc[classDraw] / wsum, pc[classLoss] / wsum, true
+}
+
+// decidedCard plays a game already decided on points. Left to play for: the stripe for taking
+// every trick (when the rules give it), the winners keeping the losers without a trick and the
+// losers taking one; else the points, on the deals sampled as usual.
+func (s *searcher) decidedCard(ctx context.Context, until time.Time, v core.View, cands []core.Card) (core.Card, bool) {
+	team := v.Seat.Team()
+	have := v.Points[team]
+	sweeping := v.Rules.AllTricksBonus && ((have > 20 && v.TricksWon[team.Other()] == 0) || (have <= 20 && v.TricksWon[team] == 0))
 	ws := s.source(v)
 	pos := dd.Position{Trump: v.Trump, Leader: v.Trick.Leader, Trick: v.Trick.Played()}
 	score := make([]float64, len(cands))
-	perCard := make([][3]float64, len(cands))
-	n, wsum := 0, 0.0
-	allSame := true
+	sweeper := team
+	if have <= 20 {
+		sweeper = team.Other()
+	}
 	eval := func(sv *dd.Solver, hands [4]core.CardSet) ([]int, bool) {
 		p := pos
 		p.Hands = hands
@@ -251,11 +432,23 @@ func (s *searcher) decideCard(ctx context.Context, v core.View) (card core.Card,
 		out := make([]int, len(cands))
 		for i, c := range cands {
 			gain, doneT, saved := sv.Play(c)
-			if decided {
-				out[i] = gain + sv.Value()
+			if sweeping {
+				// Worth 100 for keeping (or breaking) the sweep, then the points.
+				swept := true
+				if doneT && sv.ToMove().Team() != sweeper {
+					swept = false
+				} else {
+					nodes := sweepNodes
+					swept = sweep(sv, sweeper, &nodes)
+				}
+				if swept == (sweeper == team) {
+					out[i] = 100
+				}
+				if !sv.Stopped() {
+					out[i] += gain + sv.Value()
+				}
 			} else {
-				need := 21 - have - gain
-				out[i] = class(have+gain, sv.Search(need-2, need))
+				out[i] = gain + sv.Value()
 			}
 			sv.Undo(c, doneT, saved)
 			if sv.Stopped() {
@@ -264,25 +457,17 @@ func (s *searcher) decideCard(ctx context.Context, v core.View) (card core.Card,
 		}
 		return out, true
 	}
+	n := 0
 	merge := func(res []int, w float64) bool {
 		n++
-		wsum += w
 		for i, r := range res {
 			score[i] += w * float64(r)
-			if !decided {
-				perCard[i][r] += w
-			}
-			if r != res[0] {
-				allSame = false
-			}
 		}
-		// A deal where every card gives the same result teaches nothing: once many random
-		// deals agree, stop (listed deals come in no random order, and are few: solve them all).
-		return allSame && n >= 24 && ws.all == nil
+		return false
 	}
 	s.run(ctx, until, ws, eval, merge)
 	if n == 0 {
-		return core.NoCard, 0, 0, 0, false
+		return core.NoCard, false
 	}
 	best := -1
 	fallback := easyCard(v, s.seed)
@@ -291,52 +476,60 @@ func (s *searcher) decideCard(ctx context.Context, v core.View) (card core.Card,
 			best = i
 		}
 	}
-	if decided {
-		if have > 20 {
-			return cands[best], 1, 0, 0, true
-		}
-		return cands[best], 0, 0, 1, true
-	}
-	pc := perCard[best]
-	fn := wsum
-	return cands[best], float64(pc[classWin]) / fn, float64(pc[classDraw]) / fn, float64(pc[classLoss]) / fn, true
+	return cands[best], true
 }
 
-// decideTrump names trump from the first packet: each sampled deal is solved for every suit, with
-// forehand leading, and the suit that wins in the most deals is named.
-func (s *searcher) decideTrump(ctx context.Context, v core.View) core.Suit {
-	until := deadline(ctx, 2*s.budget)
-	me := v.Seat
-	team := me.Team()
-	ws := s.source(v)
-	var score [5]float64
-	eval := func(sv *dd.Solver, hands [4]core.CardSet) ([]int, bool) {
-		out := make([]int, 5)
-		for _, x := range core.Suits {
-			sv.Reset(dd.Position{Trump: x, Hands: hands, Leader: me}, team)
-			out[x] = classSearch(sv, 0)
-			if sv.Stopped() {
-				return nil, false
-			}
-		}
-		return out, true
+// sweepNodes bounds one sweep search; past it the sweep counts as not proven.
+const sweepNodes = 100000
+
+// sweep reports whether team can take every trick left from the solver's position, whatever the
+// others do, searching at most *nodes positions (false when it runs out).
+func sweep(sv *dd.Solver, team core.Team, nodes *int) bool {
+	moves := sv.Moves()
+	if moves.Empty() {
+		return true
 	}
-	merge := func(res []int, w float64) bool {
-		for x, r := range res {
-			score[x] += w * float64(r)
-		}
+	if *nodes--; *nodes < 0 {
 		return false
 	}
-	n := s.run(ctx, until, ws, eval, merge)
-	fallback := easyTrump(v.Hand)
-	if n == 0 {
-		return fallback
+	mine := sv.ToMove().Team() == team
+	for _, c := range moves.Cards() {
+		_, done, saved := sv.Play(c)
+		ok := !(done && sv.ToMove().Team() != team)
+		if ok {
+			ok = sweep(sv, team, nodes)
+		}
+		sv.Undo(c, done, saved)
+		if ok == mine {
+			return mine // the team found a way, or the others found a trick
+		}
 	}
-	best := fallback
+	return !mine
+}
+
+// decideTrump names trump from the first packet with the trump table: the suit whose chances to
+// win and draw are worth most on the board (see utilities). A packet the table lacks (it has
+// every one) falls back on Easy's rule.
+func (s *searcher) decideTrump(_ context.Context, v core.View) core.Suit {
+	best, bestV := easyTrump(v.Hand), -1e18
 	for _, x := range core.Suits {
-		if score[x] > score[best] {
-			best = x
+		val, ok := trumpWorth(v, x)
+		if ok && val > bestV {
+			best, bestV = x, val
 		}
 	}
 	return best
+}
+
+// trumpWorth is what naming x is worth to forehand's team from the trump table, at stake 1.
+func trumpWorth(v core.View, x core.Suit) (float64, bool) {
+	o, ok := Odds(v.Hand, x)
+	if !ok || v.Hand.Len() != 3 {
+		return 0, false
+	}
+	tv := v
+	tv.TrumpTeam = v.Seat.Team()
+	u := utilities(tv, 1, false)
+	win, draw := float64(o.Win)/1000, float64(o.Draw)/1000
+	return win*u[classWin] + draw*u[classDraw] + (1-win-draw)*u[classLoss], true
 }

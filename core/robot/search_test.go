@@ -11,8 +11,9 @@ import (
 	"github.com/kontermatt/kontermatt/core/robot/dd"
 )
 
-// When few deals remain the searcher lists them all: its card must then win in the most of
-// them (weighted as it weighs them), as an independent count with the solver shows.
+// When few deals remain the searcher lists them all: its card must then be worth the most over
+// them (weighted as it weighs them), ties broken by points, as an independent count with the
+// solver shows.
 func TestSearchPlaysTheCardThatWinsMostDeals(t *testing.T) {
 	seed := uint64(8)
 	r := rand.New(rand.NewPCG(seed, 0))
@@ -34,13 +35,16 @@ func TestSearchPlaysTheCardThatWinsMostDeals(t *testing.T) {
 		if m.Kind != core.MovePlay {
 			t.Fatalf("case %d: %v", i, m)
 		}
-		score := map[core.Card]float64{}
+		score, pts := map[core.Card]float64{}, map[core.Card]float64{}
+		u := utilities(v, v.Stake, false)
 		for k := range ws.all {
 			hands, w := ws.world(k)
 			for _, c := range v.Legal.Cards() {
 				sv.Reset(dd.Position{Trump: v.Trump, Hands: hands, Leader: v.Trick.Leader, Trick: v.Trick.Played()}, team)
 				gain, done, saved := sv.Play(c)
-				score[c] += w * float64(class(have, gain+sv.Value()))
+				val := gain + sv.Value()
+				score[c] += w * u[class(have, val)]
+				pts[c] += w * float64(have+val)
 				sv.Undo(c, done, saved)
 			}
 		}
@@ -50,6 +54,12 @@ func TestSearchPlaysTheCardThatWinsMostDeals(t *testing.T) {
 		}
 		if score[m.Card] < best-1e-9 {
 			t.Fatalf("seed %d case %d: played %v scoring %v, best %v: %v", seed, i, m.Card, score[m.Card], best, score)
+		}
+		// Among the cards worth the most, the one with the most points.
+		for c, s := range score {
+			if s > best-1e-9 && pts[c] > pts[m.Card]+1e-6 {
+				t.Fatalf("seed %d case %d: played %v with %v points, %v has %v", seed, i, m.Card, pts[m.Card], c, pts[c])
+			}
 		}
 		checked++
 	}

@@ -99,7 +99,8 @@ const (
 // Verbs lists the verbs players may type, in help order.
 var Verbs = []Verb{VerbNew, VerbJoin, VerbLeave, VerbBot, VerbSeat, VerbShuffle, VerbDeal, VerbTrump,
 	VerbAnnounce, VerbPlay, VerbHand, VerbBoard, VerbLast, VerbStop, VerbRematch,
-	VerbStats, VerbTop, VerbHistory, VerbSettings, VerbLang, VerbRules, VerbMyData, VerbForget, VerbHelp}
+	VerbStats, VerbTop, VerbHistory, VerbSettings, VerbLang, VerbRules, VerbMyData, VerbForget,
+	VerbHint, VerbReview, VerbCoach, VerbLearn, VerbHelp}
 
 // ParseVerb reads a typed verb (case-insensitive, with or without a leading slash).
 func ParseVerb(s string) (Verb, bool) {

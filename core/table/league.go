@@ -35,7 +35,9 @@ func LeagueMatch(key string, rec StoredMatch, m *core.Match) league.Match {
 			seats[i].Robot = "normal" // kept before the level was kept with an absent seat
 		}
 	}
-	return league.FromCore(key, rec.Place, time.UnixMilli(rec.End), seats, m)
+	lm := league.FromCore(key, rec.Place, time.UnixMilli(rec.End), seats, m)
+	lm.Hints = rec.Hints
+	return lm
 }
 
 // leagues caches the league's KV entries in front of the KV. Its lock is held from a match end's

@@ -41,6 +41,7 @@ type Options struct {
 	Rules core.Rules
 	Timer TimerPreset
 	Level string // computer player level: easy, normal, strong
+	Hints bool   // players may ask for a hint on their turn; the match counts for no rating
 }
 
 // DefaultOptions are the defaults of RULES.md, the normal timer and normal computer players.
@@ -209,6 +210,10 @@ var TableOptions = []Option{
 		},
 		get: func(o Options) string { return o.Level },
 		set: func(o *Options, v string) { o.Level = v }},
+	{Key: "hints", Help: "cmd.opt.hints", Lobby: "lobby.opt.hints", Values: onOff,
+		Aliases: map[string][]string{"en": {"hint"}, "lb": {"tipp", "tippen"}, "de": {"tipps", "hinweise"}, "fr": {"conseils", "indices"}},
+		get:     func(o Options) string { return onOffText(o.Hints) },
+		set:     func(o *Options, v string) { o.Hints = v == "on" }},
 }
 
 // OptionNamed finds the option typed names (its key or an alias).

@@ -148,7 +148,7 @@ func TestOptionsStringReadsBack(t *testing.T) {
 			t.Errorf("%q read back as %+v, %v; want %+v", o.String(), back, err, o)
 		}
 	}
-	if got, want := DefaultOptions().String(), "stripes=9 draw=stake bonus=on announce=on timer=normal direction=clockwise level=normal"; got != want {
+	if got, want := DefaultOptions().String(), "stripes=9 draw=stake bonus=on announce=on timer=normal direction=clockwise level=normal hints=off"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 }
@@ -170,8 +170,8 @@ func TestBadOptionsNameTheAllowedOnes(t *testing.T) {
 		{"timer", "timer=slow", "timer must be fast, normal, relaxed or none.", "timer muss fast, normal, relaxed oder none sein."},
 		{"direction", "dir=up", "dir must be clockwise or anticlockwise.", "dir muss clockwise oder anticlockwise sein."},
 		{"level", "level=hard", "level must be easy, normal or strong.", "level muss easy, normal oder strong sein."},
-		{"unknown", "x=1", `I don't know the option "x": the options are stripes, draw, bonus, announce, timer, direction, level.`,
-			`Die Option "x" kenne ich nicht; die Optionen sind stripes, draw, bonus, announce, timer, direction, level.`},
+		{"unknown", "x=1", `I don't know the option "x": the options are stripes, draw, bonus, announce, timer, direction, level, hints.`,
+			`Die Option "x" kenne ich nicht; die Optionen sind stripes, draw, bonus, announce, timer, direction, level, hints.`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -197,11 +197,11 @@ func TestLobbyShowsTheOptions(t *testing.T) {
 		args         []string
 		want         string
 	}{
-		{"defaults", "en", nil, "9 stripes · draw costs the stake · no-trick bonus on · announcements on · timer normal · clockwise · computers normal"},
-		{"one stripe", "en", []string{"stripes=1", "draw=flat1", "bonus=off", "dir=acw", "level=strong", "timer=fast"},
-			"1 stripe · draw costs 1 stripe · no-trick bonus off · announcements on · timer fast · anticlockwise · computers strong"},
-		{"luxembourgish", "lb", []string{"stripes=1"}, "1 Stréch · Stänner kascht den Asaz · Bonus fir all Streech un · Schwätzen un · Bedenkzäit normal · mat der Auer · Computer normal"},
-		{"french", "fr", []string{"stripes=2", "timer=none"}, "2 traits · égalité coûte la mise · bonus capot oui · annonces oui · temps illimité · sens horaire · niveau ordi normal"},
+		{"defaults", "en", nil, "9 stripes · draw costs the stake · no-trick bonus on · announcements on · timer normal · clockwise · computers normal · hints off"},
+		{"one stripe", "en", []string{"stripes=1", "draw=flat1", "bonus=off", "dir=acw", "level=strong", "timer=fast", "hints=on"},
+			"1 stripe · draw costs 1 stripe · no-trick bonus off · announcements on · timer fast · anticlockwise · computers strong · hints on"},
+		{"luxembourgish", "lb", []string{"stripes=1"}, "1 Stréch · Stänner kascht den Asaz · Bonus fir all Streech un · Schwätzen un · Bedenkzäit normal · mat der Auer · Computer normal · Tipps aus"},
+		{"french", "fr", []string{"stripes=2", "timer=none"}, "2 traits · égalité coûte la mise · bonus capot oui · annonces oui · temps illimité · sens horaire · niveau ordi normal · conseils non"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -223,7 +223,7 @@ func TestHelpListsTheOptions(t *testing.T) {
 	defer h.svc.Close()
 	help := h.do(Player{ID: "p1", Name: "Jang", Locale: "en"}, VerbHelp)[0].Text
 	want := "\n/new — open a table here; options, defaults first: stripes=9 (1–20) draw=stake|flat1 bonus=on|off " +
-		"announce=on|off timer=normal|fast|relaxed|none direction=clockwise|anticlockwise level=normal|easy|strong\n"
+		"announce=on|off timer=normal|fast|relaxed|none direction=clockwise|anticlockwise level=normal|easy|strong hints=off|on\n"
 	if !strings.Contains(help, want) {
 		t.Errorf("help:\n%s\nwant the line %q", help, want)
 	}
@@ -239,6 +239,7 @@ func TestOptionsUsage(t *testing.T) {
 		"timer=normal|fast|relaxed|none: Bedenkzeit pro Zug",
 		"direction=clockwise|anticlockwise: Wie die Plätze gezeigt werden; die Spielreihenfolge bleibt gleich",
 		"level=normal|easy|strong: Stärke der Computerspieler",
+		"hints=off|on: Ob Spieler Tipps anfordern dürfen (die Partie wird dann nicht gewertet)",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("OptionsUsage(de):\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

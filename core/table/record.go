@@ -28,6 +28,8 @@ type StoredMatch struct {
 	First   int               `json:"first_dealer"`
 	Games   []string          `json:"games"`
 	Stopped bool              `json:"stopped,omitempty"` // ended by /stop before a team won
+	// Hints says the table gave hints (or was a guided game): the match counts for no rating.
+	Hints bool `json:"hints,omitempty"`
 }
 
 // StoredSeat is who sat in a seat at the end of the match.
@@ -46,7 +48,7 @@ func (s *Service) matchRecord(t *tbl) Record {
 	st := t.st
 	rec := StoredMatch{Format: StoredMatchFormat, Table: st.ID, Match: st.MatchNo, Place: st.Place.Key(),
 		Start: st.MatchAt, End: s.cfg.Now().UnixMilli(), Rules: t.opts.Rules.Record(), First: st.First,
-		Stopped: !t.match.Over()}
+		Stopped: !t.match.Over(), Hints: t.hintsOn()}
 	for i, seat := range st.Seats {
 		switch {
 		case seat.Player != nil:

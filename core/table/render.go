@@ -61,6 +61,9 @@ func (s *Service) voice(t *tbl, key string, args []any) (string, []any) {
 // reader is the seat of the one person who reads the table's public texts, or NoSeat: at a
 // place that is one person's screen (Surface.Personal), the seat of the only person at the table.
 func (s *Service) reader(t *tbl) core.Seat {
+	if t.st.Learn {
+		return 0 // a guided game is its learner's own
+	}
 	if !s.surface(t.st.Place).Personal {
 		return core.NoSeat
 	}

@@ -31,7 +31,8 @@ func (s *Service) scheduleRobot(t *tbl) {
 		return
 	}
 	t.thinking = true
-	view, seq, level := g.View(seat), t.st.Seq, t.opts.Level
+	// The match's view: with the board, so that the computer plays for the match.
+	view, seq, level := t.match.View(seat), t.st.Seq, t.opts.Level
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()

@@ -53,6 +53,8 @@ type Config struct {
 	Retention, PruneEvery time.Duration
 	// Observe hears what the service does, for metrics; default: nothing.
 	Observe Observer
+	// Coach sizes the reviews and hints (coach.go).
+	Coach CoachConfig
 }
 
 // Observer hears what the service does, for metrics. Its methods must be quick and safe to call
@@ -105,6 +107,7 @@ type Service struct {
 
 	users  users   // each person's own settings
 	league leagues // every place's league, derived from the kept matches
+	coach  coach   // the reviews' workers and the reviews made
 
 	// onPublish, when set (by this package's tests), sees each batch of messages with its table,
 	// under the table's lock, before delivery.
@@ -125,6 +128,7 @@ type tbl struct {
 	timer     *time.Timer
 	robots    [4]Decider
 	thinking  bool
+	learnSaid string            // a guided game: the turn the learner was last told about
 	sent      map[string]uint64 // editable message key → Digest of the last content sent
 	handSig   [4]handSig        // what each seat's hand message was last built from
 	// failures counts the background commits (a computer's move, a timeout) that failed in a row;
@@ -167,6 +171,7 @@ func New(cfg Config) *Service {
 		rng: rand.New(rand.NewPCG(cfg.Seed, 0x6b6d)), ctx: ctx, cancel: cancel}
 	s.users.init(cfg.KV, cfg.Log)
 	s.league.init(cfg.KV, cfg.Log)
+	s.coach.init(s)
 	return s
 }
 
@@ -328,6 +333,9 @@ func (s *Service) handle(ctx context.Context, cmd Command) []Message {
 			return s.personalLang(ctx, cmd)
 		}
 	}
+	if replies, ok := s.coachVerb(ctx, cmd, lang); ok {
+		return replies
+	}
 	if replies, ok := s.placeVerb(ctx, cmd, lang); ok {
 		return replies
 	}
@@ -453,6 +461,7 @@ type outcome struct {
 	public  []Message // one-off messages (summaries, notices) sent with the table's update
 	records []Record
 	league  *league.Match // a match that ended: the league learns it with the change
+	reviews []reviewJob   // reviews of a game that ended, started once the change is stored
 }
 
 // keepMatch keeps the table's match as it ends (finished or stopped): its record, and what the
@@ -581,6 +590,7 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome,
 	t.committed = data
 	t.failures = 0
 	s.publish(ctx, t, out.public)
+	s.startReviews(ctx, t, out.reviews)
 	if st.Status == StatusClosed {
 		s.forget(t)
 		return nil
@@ -708,6 +718,7 @@ func (s *Service) publish(ctx context.Context, t *tbl, extra []Message) {
 		t.sent[m.Key] = fp
 		msgs = append(msgs, m)
 	}
+	msgs = append(msgs, s.learnMessages(t)...)
 	for i := range msgs {
 		msgs[i].Version, msgs[i].Table = t.st.Seq, t.st.ID
 		if msgs[i].Target.Place == (Place{}) {

@@ -60,6 +60,7 @@ type state struct {
 	GameFrom uint64            `json:"game_from,omitempty"` // the first seq of the current game: older game buttons are stale
 	MatchAt  int64             `json:"match_at,omitempty"`  // unix ms the current match began
 	Paused   bool              `json:"paused,omitempty"`    // the place cannot be written to: no timers, no computer moves (see Pause)
+	Learn    bool              `json:"learn,omitempty"`     // a guided solo game (learn.go)
 	Created  int64             `json:"created"`
 	// Langs is read from states written before people's languages became their own settings
 	// (see users); it is never written.
@@ -70,15 +71,16 @@ type optionsState struct {
 	Rules *core.RulesRecord `json:"rules"`
 	Timer TimerPreset       `json:"timer"`
 	Level string            `json:"level"`
+	Hints bool              `json:"hints,omitempty"`
 }
 
 func (o Options) state() optionsState {
-	return optionsState{Rules: o.Rules.Record(), Timer: o.Timer, Level: o.Level}
+	return optionsState{Rules: o.Rules.Record(), Timer: o.Timer, Level: o.Level, Hints: o.Hints}
 }
 
 func (o optionsState) options() (Options, error) {
 	r, err := o.Rules.Rules()
-	return Options{Rules: r, Timer: o.Timer, Level: o.Level}, err
+	return Options{Rules: r, Timer: o.Timer, Level: o.Level, Hints: o.Hints}, err
 }
 
 // maxEvents is how many recent event IDs a table remembers to drop duplicate deliveries.

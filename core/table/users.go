@@ -13,6 +13,7 @@ const bucketUsers = "table.user"
 type userPrefs struct {
 	Lang   string `json:"lang,omitempty"`
 	Hidden bool   `json:"hidden,omitempty"` // not ranked, and their statistics shown to them alone
+	Coach  bool   `json:"coach,omitempty"`  // a private review after each game they play
 }
 
 // users caches people's settings in front of the KV; without a KV it is all there is.

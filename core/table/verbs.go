@@ -117,6 +117,7 @@ func init() {
 			notAllowed: "err.not_over", turns: true},
 		VerbLang: {run: (*Service).tableLang, acted: actedTable, seated: true, admin: true},
 	}
+	addCoachVerbs()
 }
 
 // AdminMatters reports whether a chat admin may do more with the verb than others (act without a
@@ -370,6 +371,7 @@ func (s *Service) applyMove(t *tbl, g *core.Game, m core.Move, out *outcome) *us
 	n := t.match.NumGames()
 	out.public = append(out.public, s.finalMessages(t, g, n)...)
 	out.public = append(out.public, s.gameSummary(t, g, n))
+	s.coachGameOver(t, g, n, out)
 	if t.match.Over() {
 		t.st.Status = StatusOver
 		s.keepMatch(t, out)

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/robot"
+)
+
+// matchOutcome is one whole match from A's side.
+type matchOutcome struct {
+	Won   bool // A's team crossed out its last stripe first
+	Games int
+	Board [2]int // open stripes at the end: A's team, B's team
+	Score float64
+}
+
+// matchResult is what a match duel measured.
+type matchResult struct {
+	Config  duelConfig
+	Pairs   [][2]matchOutcome // per match: A as team A, then A as team B, on the same deals
+	Games   []gameOutcome     // every game, from A's side
+	Times   [2][nKinds][]float64
+	Elapsed time.Duration
+}
+
+// maxMatchGames ends a match that runs away (stripes can be added for ever in principle).
+const maxMatchGames = 200
+
+// matchDeal is game k of match i: its deal comes from (seed, i, k), the same for both matches of
+// a pair however long the other ran; the first dealer from (seed, i).
+func matchDeal(seed uint64, i, k int, dealer core.Seat) [4][6]core.Card {
+	r := rand.New(rand.NewPCG(seed^0x6d61746368, uint64(i)<<16|uint64(k)))
+	return core.DealHands(r, dealer)
+}
+
+func firstDealer(seed uint64, i int) core.Seat {
+	return core.Seat(rand.New(rand.NewPCG(seed^0x6d61746368, uint64(i)<<16|0xffff)).IntN(4))
+}
+
+// playMatch plays match i to its end with A's players in aTeam; the players see the board
+// (Match.View), so they play for the match.
+func (w *duelWorker) playMatch(cfg duelConfig, i int, aTeam core.Team) (matchOutcome, []gameOutcome, error) {
+	rules := core.DefaultRules()
+	rules.Stripes = cfg.Stripes
+	m, err := core.NewMatch(rules, firstDealer(cfg.Seed, i))
+	if err != nil {
+		return matchOutcome{}, nil, err
+	}
+	var games []gameOutcome
+	for k := 0; !m.Over(); k++ {
+		if k == maxMatchGames {
+			return matchOutcome{}, nil, fmt.Errorf("match %d: no winner after %d games", i, k)
+		}
+		g, err := m.Deal(matchDeal(cfg.Seed, i, k, m.NextDealer()))
+		if err != nil {
+			return matchOutcome{}, nil, err
+		}
+		if err := w.playOut(cfg, g, aTeam, m.View); err != nil {
+			return matchOutcome{}, nil, fmt.Errorf("match %d game %d: %w", i, k+1, err)
+		}
+		games = append(games, outcomeOf(g, aTeam))
+	}
+	win, _ := m.Winner()
+	b := m.Board()
+	o := matchOutcome{Won: win == aTeam, Games: m.NumGames(), Board: [2]int{b.Open(aTeam), b.Open(aTeam.Other())}}
+	if o.Won {
+		o.Score = 1
+	}
+	return o, games, nil
+}
+
+// matchDuel plays every match twice, A in team A and then in team B, on the same deals.
+func matchDuel(cfg duelConfig) (*matchResult, error) {
+	start := time.Now()
+	res := &matchResult{Config: cfg, Pairs: make([][2]matchOutcome, cfg.Matches)}
+	gamesOf := make([][]gameOutcome, cfg.Matches)
+	jobs := make(chan int)
+	var mu sync.Mutex
+	var firstErr error
+	var wg sync.WaitGroup
+	for range max(cfg.Workers, 1) {
+		wg.Go(func() {
+			w := newDuelWorker(cfg)
+			for i := range jobs {
+				for k, aTeam := range []core.Team{core.TeamA, core.TeamB} {
+					o, games, err := w.playMatch(cfg, i, aTeam)
+					if err != nil {
+						mu.Lock()
+						firstErr = errors.Join(firstErr, err)
+						mu.Unlock()
+					}
+					res.Pairs[i][k] = o
+					gamesOf[i] = append(gamesOf[i], games...)
+				}
+			}
+			mu.Lock()
+			for side := range w.times {
+				for k := range w.times[side] {
+					res.Times[side][k] = append(res.Times[side][k], w.times[side][k]...)
+				}
+			}
+			mu.Unlock()
+		})
+	}
+	for i := range cfg.Matches {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	for _, g := range gamesOf {
+		res.Games = append(res.Games, g...)
+	}
+	res.Elapsed = time.Since(start)
+	return res, firstErr
+}
+
+// MatchShare is A's match win share averaged over the pairs, with its 95% interval.
+func (r *matchResult) MatchShare() (float64, float64) {
+	xs := make([]float64, len(r.Pairs))
+	for i, p := range r.Pairs {
+		xs[i] = (p[0].Score + p[1].Score) / 2
+	}
+	return meanCI(xs)
+}
+
+func (r *matchResult) print(w io.Writer) {
+	c := r.Config
+	share, half := r.MatchShare()
+	games := make([]float64, 0, 2*len(r.Pairs))
+	for _, p := range r.Pairs {
+		games = append(games, float64(p[0].Games), float64(p[1].Games))
+	}
+	meanGames, gh := meanCI(games)
+	scores := make([]float64, len(r.Games))
+	for i, g := range r.Games {
+		scores[i] = g.Score
+	}
+	gs, gsh := meanCI(scores)
+	fmt.Fprintf(w, "duel A=%s B=%s: %d matches x 2 (A plays each match's deals in both teams), %d stripes, seed %d, workers %d, %s\n",
+		c.A, c.B, len(r.Pairs), c.Stripes, c.Seed, c.Workers, r.Elapsed.Round(time.Second))
+	fmt.Fprintf(w, "A match win share: %.4f ± %.4f (95%% CI over match pairs)\n", share, half)
+	fmt.Fprintf(w, "games per match:   %.2f ± %.2f; A game win share in them (draws half): %.4f ± %.4f\n", meanGames, gh, gs, gsh)
+	printTimes(w, c, r.Times)
+}
+
+// printTimes prints the decision-time table of both sides.
+func printTimes(w io.Writer, c duelConfig, times [2][nKinds][]float64) {
+	fmt.Fprintf(w, "decision time ms   %8s %8s %8s %8s\n", "n", "p50", "p95", "max")
+	for side, lvl := range []robot.Level{c.A, c.B} {
+		for k := range nKinds {
+			ts := slices.Clone(times[side][k])
+			slices.Sort(ts)
+			if len(ts) == 0 {
+				continue
+			}
+			fmt.Fprintf(w, "  %s %-6s %-8s %8d %8.2f %8.2f %8.2f\n", "AB"[side:side+1], lvl, kindNames[k], len(ts),
+				percentile(ts, 0.5), percentile(ts, 0.95), ts[len(ts)-1])
+		}
+	}
+}

@@ -1,0 +1,155 @@
+package robot
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/robot/dd"
+)
+
+// Choice is one option of a decision as the search judges it.
+type Choice struct {
+	Move core.Move // a suit to name or a card to play
+	// Same are the other legal cards that give the same result as this one in every deal
+	// (neighbours in rank with the same points).
+	Same   []core.Card
+	Win    float64 // the chance the seat's team wins the game, 0..1
+	Draw   float64 // the chance of a 20-20 draw
+	Points float64 // the card points the team ends the game with, on average; -1 when not solved
+	// Worth is what the option is worth to the team: its chance to win the match when the view
+	// knows the board (Judgement.Match), else the expected stripe difference of the game.
+	Worth float64
+}
+
+// Has reports whether the choice is card c or one that gives the same result.
+func (c Choice) Has(card core.Card) bool {
+	return c.Move.Kind == core.MovePlay && (c.Move.Card == card || slices.Contains(c.Same, card))
+}
+
+// Judgement is how the strong search judges one decision, from the deciding seat's view alone.
+type Judgement struct {
+	Choices []Choice // best first
+	// Call is the biggest call the seat could make now (0: none); CallStripes what making it
+	// would be worth in expected stripes with the best card, CallWorth in Worth's units.
+	Call        core.Call
+	CallStripes float64
+	CallWorth   float64
+	Worlds      int  // deals solved (0 for the trump choice, which comes from the trump table)
+	Match       bool // Worth is a match chance
+}
+
+// Best is the best choice.
+func (j Judgement) Best() Choice { return j.Choices[0] }
+
+// Find gives the choice that move is, and false when the judgement has none (a move it did
+// not judge).
+func (j Judgement) Find(m core.Move) (Choice, int, bool) {
+	for i, c := range j.Choices {
+		switch {
+		case m.Kind == core.MoveTrump && c.Move.Kind == core.MoveTrump && c.Move.Suit == m.Suit,
+			m.Kind == core.MovePlay && c.Has(m.Card):
+			return c, i, true
+		}
+	}
+	return Choice{}, -1, false
+}
+
+// ShouldCall reports whether the search would make the call.
+func (j Judgement) ShouldCall() bool {
+	if j.Call == 0 {
+		return false
+	}
+	threshold := 0.1
+	if j.Match {
+		threshold = 0.005
+	}
+	return j.CallWorth > threshold
+}
+
+// DefaultJudgeWorlds caps the deals Judge solves.
+const DefaultJudgeWorlds = 400
+
+// Judge judges the decision the view is at (naming trump, or playing a card with its
+// announcement) the way Strong decides, but measuring every option: the trump choice from the
+// trump table, a card by solving each sampled (or, late in the game, every) deal exactly, for
+// the card points and the game's chances. It stops at budget, the context's deadline or after
+// worlds deals (0: DefaultJudgeWorlds); ok is false when it solved none in time. It is
+// deterministic for a view and seed when the deal cap binds first.
+func Judge(ctx context.Context, v core.View, seed uint64, budget time.Duration, worlds int) (Judgement, bool) {
+	j := Judgement{Match: v.Open != [2]int{}}
+	if v.Phase == core.PhaseTrump {
+		for _, x := range core.Suits {
+			o, ok := Odds(v.Hand, x)
+			w, _ := trumpWorth(v, x)
+			if !ok {
+				return j, false
+			}
+			j.Choices = append(j.Choices, Choice{Move: core.NameTrump(v.Seat, x), Win: float64(o.Win) / 1000,
+				Draw: float64(o.Draw) / 1000, Points: -1, Worth: w})
+		}
+		slices.SortStableFunc(j.Choices, func(a, b Choice) int { return cmpDesc(a.Worth, b.Worth) })
+		return j, true
+	}
+	if v.Phase != core.PhasePlay || v.Legal.Empty() {
+		return j, false
+	}
+	if worlds <= 0 {
+		worlds = DefaultJudgeWorlds
+	}
+	s := newSearcher(Strong, seed, Options{Threads: 1, Budget: budget, Worlds: worlds})
+	live := v.Hand | v.Unseen() | core.SetOf(v.Trick.Played()...)
+	cands := dd.Distinct(v.Trump, v.Legal, live).Cards()
+	ws := s.source(v)
+	stats, wsum, n := s.cardSearch(ctx, deadline(ctx, budget), v, ws, cands, true, false)
+	if n == 0 || wsum == 0 {
+		return j, false
+	}
+	j.Worlds = n
+	u := utilities(v, v.Stake, false)
+	for i, c := range cands {
+		st := stats[i]
+		ch := Choice{Move: core.Play(v.Seat, c), Win: st.class[classWin] / wsum, Draw: st.class[classDraw] / wsum,
+			Points: st.points / wsum}
+		ch.Worth = (st.class[0]*u[0] + st.class[1]*u[1] + st.class[2]*u[2]) / wsum
+		// A removed card belongs to c when the nearest live card above it belongs to c.
+		members := core.SetOf(c)
+		for grew := true; grew; {
+			grew = false
+			for _, o := range (v.Legal &^ core.SetOf(cands...) &^ members).Cards() {
+				if !dd.Distinct(v.Trump, members.Add(o), live).Has(o) {
+					members, grew = members.Add(o), true
+					ch.Same = append(ch.Same, o)
+				}
+			}
+		}
+		j.Choices = append(j.Choices, ch)
+	}
+	slices.SortStableFunc(j.Choices, func(a, b Choice) int {
+		if a.Worth != b.Worth {
+			return cmpDesc(a.Worth, b.Worth)
+		}
+		return cmpDesc(a.Points, b.Points)
+	})
+	if len(v.Calls) > 0 {
+		b := j.Best()
+		j.Call = biggestCall(v.Calls)
+		loss := 1 - b.Win - b.Draw
+		j.CallWorth = announceGain(v, j.Call, b.Win, b.Draw, loss)
+		flat := v
+		flat.Open = [2]int{}
+		j.CallStripes = announceGain(flat, j.Call, b.Win, b.Draw, loss)
+	}
+	return j, true
+}
+
+func cmpDesc(a, b float64) int {
+	switch {
+	case a > b:
+		return -1
+	case a < b:
+		return 1
+	}
+	return 0
+}

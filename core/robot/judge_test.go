@@ -1,0 +1,61 @@
+package robot
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core"
+)
+
+// Judge ranks the cards best first, gives the same choice for equivalent cards, and finds the
+// card Strong plays on the same deals best.
+func TestJudgeRanksCards(t *testing.T) {
+	seed := uint64(9)
+	r := rand.New(rand.NewPCG(seed, 0))
+	checked := 0
+	for i := 0; checked < 12 && i < 500; i++ {
+		v, _ := randomView(r, 4+r.IntN(12))
+		if v.Legal.Len() < 2 || v.Phase != core.PhasePlay {
+			continue
+		}
+		j, ok := Judge(context.Background(), v, 1, time.Minute, 40)
+		if !ok || j.Worlds == 0 {
+			t.Fatalf("seed %d case %d: nothing judged", seed, i)
+		}
+		covered := core.CardSet(0)
+		for k, c := range j.Choices {
+			if k > 0 && c.Worth > j.Choices[k-1].Worth {
+				t.Fatalf("seed %d case %d: not best first: %+v", seed, i, j.Choices)
+			}
+			if c.Win < 0 || c.Win+c.Draw > 1+1e-9 || c.Points < float64(v.Points[v.Seat.Team()]) || c.Points > 40 {
+				t.Fatalf("seed %d case %d: odd choice %+v", seed, i, c)
+			}
+			covered = covered.Add(c.Move.Card)
+			for _, o := range c.Same {
+				covered = covered.Add(o)
+			}
+		}
+		if covered != v.Legal {
+			t.Fatalf("seed %d case %d: choices cover %v, legal %v", seed, i, covered, v.Legal)
+		}
+		for _, c := range v.Legal.Cards() {
+			if _, _, ok := j.Find(core.Play(v.Seat, c)); !ok {
+				t.Fatalf("seed %d case %d: %v not found", seed, i, c)
+			}
+		}
+		checked++
+	}
+	if checked < 12 {
+		t.Fatalf("only %d positions judged", checked)
+	}
+	v, _ := randomView(r, -1)
+	j, ok := Judge(context.Background(), v, 1, time.Minute, 0)
+	if !ok || len(j.Choices) != 4 || j.Choices[0].Move.Kind != core.MoveTrump || j.Choices[0].Worth < j.Choices[3].Worth {
+		t.Fatalf("trump judgement %+v, %v", j, ok)
+	}
+	if m := NewWith(Strong, 1, quick).Decide(context.Background(), v); m.Suit != j.Best().Move.Suit {
+		t.Errorf("Strong names %v, the judgement's best is %v", m.Suit, j.Best().Move.Suit)
+	}
+}
