@@ -116,7 +116,7 @@ func startEnv(t *testing.T, f *fakeAPI, store *table.MemStore, logs *logBuf, twe
 		t.Fatalf("New: %v", err)
 	}
 	svc := table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots,
-		Seed: 7, Log: cfg.Log, Think: time.Second})
+		Seed: 7, Log: cfg.Log, Think: time.Second, Coach: table.CoachConfig{Worlds: 6}})
 	a.Attach(svc)
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := svc.Resume(ctx); err != nil {

@@ -1,0 +1,88 @@
+package discord
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// quickCoach keeps the reviews small: a few deals per decision.
+var quickCoach = harnessOpt{table: func(c *table.Config) { c.Coach = table.CoachConfig{Worlds: 6} }}
+
+func contents(msgs []fakeMessage) []string {
+	var out []string
+	for _, m := range msgs {
+		out = append(out, m.Content)
+	}
+	return out
+}
+
+func anyContains(texts []string, sub string) bool {
+	for _, s := range texts {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestCoachInAChannel: /km coach mode:on, then a match in the channel: Alice's reviews arrive in
+// her DMs, Carla (coach off) gets none, and the channel never shows one (its texts are checked
+// against every card still held, as in every test). /km review asks for one again.
+func TestCoachInAChannel(t *testing.T) {
+	f := newFakeDiscord(t)
+	store := table.NewMemStore()
+	startHarness(t, f, store, store, quickCoach)
+	if r := f.slash(alice, guildChannel, "coach", opt("mode", 3, "on")); r.Flags&64 == 0 || r.Content != i18n.T("en", "coach.on") {
+		t.Fatalf("/km coach mode:on answered %+v", r)
+	}
+	players := []seatPlayer{{u: alice}, {u: carla}}
+	openTable(t, f, alice, []fakeUser{carla}, opt("stripes", 4, 2), opt("timer", 3, "none"), opt("level", 3, "easy"))
+	playMatch(t, f, players, rand.New(rand.NewPCG(9, 9)))
+	f.waitForOr("Alice's review of game 1 in her DMs", func() bool {
+		return anyContains(contents(f.channelLocked(f.dms[alice.ID])), "🎓 Review of game 1")
+	}, func() string { return strings.Join(contents(f.channelLocked(f.dms[alice.ID])), "\n---\n") })
+	if anyContains(contents(f.dm(carla.ID)), "🎓") {
+		t.Error("Carla got a review with the coach off")
+	}
+	if anyContains(contents(f.channel(guildChannel)), "🎓 Review") {
+		t.Error("a review was shown in the channel")
+	}
+	r := f.slash(alice, guildChannel, "review", opt("game", 4, 1))
+	if !strings.Contains(r.Content, "🎓 Review of game 1") || r.Flags&64 == 0 {
+		t.Errorf("/km review game:1 answered %+v", r)
+	}
+}
+
+// TestLearnInADM: /km learn in a channel points to the DMs; in a DM it deals a guided game there
+// whose turns are explained, and /km hint answers.
+func TestLearnInADM(t *testing.T) {
+	f := newFakeDiscord(t)
+	store := table.NewMemStore()
+	startHarness(t, f, store, store, quickCoach)
+	if r := f.slash(bob, guildChannel, "learn"); r.Flags&64 == 0 || !strings.Contains(r.Content, "/km learn") {
+		t.Errorf("/km learn in a channel answered %+v", r)
+	}
+	// Bob opens a DM with the bot (Discord makes the channel; the bot learns it from the event).
+	f.mu.Lock()
+	f.dms[bob.ID], f.dmUser["dm-bob"] = "dm-bob", bob.ID
+	f.mu.Unlock()
+	if r := f.slash(bob, "dm-bob", "learn"); r.Type != 4 || !strings.HasPrefix(r.Content, i18n.T("de", "learn.welcome.other", 9)[:30]) {
+		t.Fatalf("/km learn in a DM answered %+v", r)
+	}
+	f.waitForOr("a hand to play in the DM, its turn explained", func() bool {
+		msgs := f.channelLocked("dm-bob")
+		if !anyContains(contents(msgs), "/km hint") {
+			return false
+		}
+		_, _, ok := lastWith(msgs, table.VerbPlay)
+		_, _, trump := lastWith(msgs, table.VerbTrump)
+		return ok || trump
+	}, func() string { return strings.Join(contents(f.channelLocked("dm-bob")), "\n---\n") })
+	if r := f.slash(bob, "dm-bob", "hint"); !strings.HasPrefix(r.Content, "🎓") {
+		t.Errorf("/km hint answered %+v", r)
+	}
+}
