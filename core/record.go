@@ -90,6 +90,9 @@ type MatchRecord struct {
 	Format string       `json:"format"`
 	Rules  *RulesRecord `json:"rules,omitempty"`
 	Games  []GameRecord `json:"games"`
+	// Hints marks a match played with the coach's hints (or a guided game): an extra field,
+	// which RECORDS.md allows in output; replay ignores it.
+	Hints bool `json:"hints,omitempty"`
 }
 
 // ReplayError says which part of a record broke which rule. Move is the index of the offending

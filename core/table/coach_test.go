@@ -207,9 +207,23 @@ func TestHintsAreAnOption(t *testing.T) {
 			t.Fatalf("match over %v after %d hints", h.over(), hinted)
 		}
 		var rec StoredMatch
-		store.Records(func(key string, data []byte) error { return json.Unmarshal(data, &rec) })
+		var kept []byte
+		store.Records(func(key string, data []byte) error { kept = data; return json.Unmarshal(data, &rec) })
 		if !rec.Hints {
 			t.Errorf("the kept match is not marked: %+v", rec)
+		}
+		// The match's record file (history, export) says so too, and still replays.
+		recs, err := Export(kept)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := mustJSON(recs[StoredKey(rec.Table, rec.Match)+"/match"])
+		var marked struct{ Hints bool }
+		if json.Unmarshal(file, &marked); !marked.Hints {
+			t.Errorf("the match record does not say it had hints: %s", file)
+		}
+		if _, err := core.Replay(file); err != nil {
+			t.Errorf("the marked record does not replay: %v", err)
 		}
 		pl := h.svc.PlaceLeague(h.place.Key()).Players[me.ID]
 		if pl == nil || pl.Games == 0 || pl.Matches != 0 {

@@ -96,7 +96,9 @@ func Export(data []byte) (map[string]any, error) {
 		return nil, err
 	}
 	base := StoredKey(rec.Table, rec.Match)
-	out := map[string]any{base + "/match": m.Record()}
+	mr := m.Record()
+	mr.Hints = rec.Hints
+	out := map[string]any{base + "/match": mr}
 	for i, g := range m.Games() {
 		out[base+"/g"+strconv.Itoa(i+1)] = g.Record()
 	}
