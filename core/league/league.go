@@ -34,12 +34,14 @@ var Model = func() rating.Model {
 	return m
 }()
 
-// Anchors are the computer levels' fixed ratings, set from the levels' measured strength against
-// each other (docs/league.md).
+// Anchors are the computer levels' fixed ratings, set so that the model's chance for a team of
+// two of one level against two of another is the match win share measured between them by
+// `duel -matches` (docs/league.md; TestAnchorsMatchTheDuels). Normal stays at 23; the others
+// are placed from it.
 var Anchors = map[string]rating.Rating{
-	"easy":   {Mu: 18, Sigma: 1},
+	"easy":   {Mu: 16.3, Sigma: 1},
 	"normal": {Mu: 23, Sigma: 1},
-	"strong": {Mu: 27, Sigma: 1},
+	"strong": {Mu: 23.7, Sigma: 1},
 }
 
 // Provisional is the uncertainty above which a rating is still provisional: four people new to
