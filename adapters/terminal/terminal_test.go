@@ -470,19 +470,19 @@ func TestLeagueAtTheTerminal(t *testing.T) {
 func TestLearnAtTheTerminal(t *testing.T) {
 	out := &syncBuffer{}
 	term := New(Config{Out: out, Humans: 1, Learn: true})
-	term.cfg.In = &player{term: term, rng: rand.New(rand.NewPCG(2, 2)), max: 40, buf: []byte("hint\n")}
+	term.cfg.In = &player{term: term, rng: rand.New(rand.NewPCG(2, 2)), max: 40, buf: []byte("help\nhint\n")}
 	svc := newService(table.NewMemStore(), term)
 	defer svc.Close()
 	if err := term.Run(context.Background(), svc); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()
-	for _, want := range []string{"A guided game", "You may play", "Trumps with", "🎓"} {
+	for _, want := range []string{"A guided game", "You may play", "Trumps with", "🎓", "learn — a guided game against three computers, right here"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the screen never says %q:\n%s", want, got)
 		}
 	}
-	if strings.Contains(got, "/learn") || strings.Contains(got, "/hint") {
+	if strings.Contains(got, "/learn") || strings.Contains(got, "/hint") || strings.Contains(got, "private chat") {
 		t.Errorf("the screen shows the chats' slashes:\n%s", got)
 	}
 }

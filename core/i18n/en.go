@@ -415,6 +415,7 @@ var en = map[string]string{
 	"help.review":            "the review of your last game (or /review 2), privately",
 	"help.coach":             "/coach on: a private review after each game you play; /coach off stops it",
 	"help.learn":             "a guided game against three computers, in a private chat with me",
+	"help.learn.here":        "a guided game against three computers, right here (between matches, or start with -learn)",
 	"cmd.hint":               "A hint for your turn (tables with hints on)",
 	"cmd.review":             "Review your last game, privately",
 	"cmd.coach":              "Reviews after each game: on or off",

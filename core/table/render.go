@@ -497,13 +497,18 @@ func (s *Service) matchSummary(t *tbl) Message {
 		Picture: PictureBoard, Lang: lang}
 }
 
-func helpText(lang string) string {
+// helpText lists the verbs; on one person's own screen (the terminal) learn is played right
+// there, not in a private chat.
+func helpText(lang string, sf Surface) string {
 	var b strings.Builder
 	b.WriteString(i18n.T(lang, "help.title"))
 	for _, v := range Verbs {
 		text := i18n.T(lang, "help."+string(v))
-		if v == VerbNew {
+		switch {
+		case v == VerbNew:
 			text = i18n.T(lang, "help.new", optionsSyntax())
+		case v == VerbLearn && sf.Personal:
+			text = i18n.T(lang, "help.learn.here")
 		}
 		b.WriteString("\n/" + string(v) + " — " + text)
 	}

@@ -318,7 +318,7 @@ func (s *Service) handle(ctx context.Context, cmd Command) []Message {
 	}
 	switch cmd.Verb {
 	case VerbHelp:
-		return []Message{reply(cmd, lang, KindReply, helpText(lang))}
+		return []Message{reply(cmd, lang, KindReply, helpText(lang, s.surface(cmd.Place)))}
 	case VerbRules:
 		return []Message{reply(cmd, lang, KindReply, i18n.T(lang, "rules.text", s.cfg.RulesURL))}
 	case VerbNew:
