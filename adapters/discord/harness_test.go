@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
-	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
@@ -34,25 +33,8 @@ var (
 	eve   = fakeUser{ID: "100000000000000005", Name: "Eve", Locale: "en-US"} // never sits down
 )
 
-// randomPlayer is a computer player that plays a random legal move, seeded.
-type randomPlayer struct {
-	mu  sync.Mutex
-	rng *rand.Rand
-}
-
-func (p *randomPlayer) Decide(_ context.Context, v core.View) core.Move {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if v.Phase == core.PhaseTrump {
-		return core.NameTrump(v.Seat, core.Suits[p.rng.IntN(4)])
-	}
-	cards := v.Legal.Cards()
-	return core.Play(v.Seat, cards[p.rng.IntN(len(cards))])
-}
-
-func randomRobots(_ string, seed uint64) table.Decider {
-	return &randomPlayer{rng: rand.New(rand.NewPCG(seed, 99))}
-}
+// randomRobots play a random legal move each.
+var randomRobots = tabletest.RandomRobots
 
 type logBuffer struct {
 	mu sync.Mutex

@@ -15,8 +15,8 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
 // An env runs the real table service and the web server on an httptest server; its pages and
@@ -28,25 +28,8 @@ type nullOutbox struct{}
 
 func (nullOutbox) Deliver(context.Context, []table.Message) {}
 
-// randomPlayer is a computer player that makes a random legal move, seeded.
-type randomPlayer struct {
-	mu  sync.Mutex
-	rng *rand.Rand
-}
-
-func (p *randomPlayer) Decide(_ context.Context, v core.View) core.Move {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if v.Phase == core.PhaseTrump {
-		return core.NameTrump(v.Seat, core.Suits[p.rng.IntN(4)])
-	}
-	cards := v.Legal.Cards()
-	return core.Play(v.Seat, cards[p.rng.IntN(len(cards))])
-}
-
-func randomRobots(_ string, seed uint64) table.Decider {
-	return &randomPlayer{rng: rand.New(rand.NewPCG(seed, 99))}
-}
+// randomRobots play a random legal move each.
+var randomRobots = tabletest.RandomRobots
 
 // clock is a settable clock for the web server's tickets.
 type clock struct {

@@ -6,6 +6,7 @@ package tabletest
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -137,4 +138,26 @@ func Leaks(text string, game int, held core.CardSet) []core.Card {
 		}
 	}
 	return out
+}
+
+// randomPlayer is a computer player that makes a random legal move, seeded: cheap, and it
+// reaches every kind of position a test may need.
+type randomPlayer struct {
+	mu  sync.Mutex
+	rng *rand.Rand
+}
+
+func (p *randomPlayer) Decide(_ context.Context, v core.View) core.Move {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if v.Phase == core.PhaseTrump {
+		return core.NameTrump(v.Seat, core.Suits[p.rng.IntN(4)])
+	}
+	cards := v.Legal.Cards()
+	return core.Play(v.Seat, cards[p.rng.IntN(len(cards))])
+}
+
+// RandomRobots makes random players for every level (a table.Config's Robots), each seeded.
+func RandomRobots(_ string, seed uint64) table.Decider {
+	return &randomPlayer{rng: rand.New(rand.NewPCG(seed, 99))}
 }
