@@ -258,3 +258,26 @@ func BenchmarkTrumpChoice(b *testing.B) {
 	b.ReportMetric(regTable/n, "table-regret-pts")
 	b.ReportMetric(same/n, "same-choice")
 }
+
+// A game is decided on points when a team has more than 20 of the 40; a draw is still open at
+// 20 (the hint and the search both read it).
+func TestDecided(t *testing.T) {
+	for _, tc := range []struct {
+		seat   core.Seat
+		points [2]int
+		want   bool
+	}{
+		{0, [2]int{0, 0}, false},
+		{0, [2]int{21, 0}, true},  // A has won
+		{1, [2]int{21, 0}, true},  // B has lost
+		{0, [2]int{0, 21}, true},  // A cannot reach 20
+		{0, [2]int{1, 20}, false}, // A can still draw: 1 + 19 left
+		{1, [2]int{2, 19}, false},
+		{0, [2]int{20, 20}, false}, // a draw
+	} {
+		v := core.View{Seat: tc.seat, Points: tc.points}
+		if got := Decided(v); got != tc.want {
+			t.Errorf("seat %d, points %v: Decided %v, want %v", tc.seat, tc.points, got, tc.want)
+		}
+	}
+}

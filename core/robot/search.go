@@ -373,8 +373,7 @@ func (s *searcher) decideCard(ctx context.Context, v core.View) (card core.Card,
 		return cands[0], 0, 0, 0, true
 	}
 	// Once the game is decided on points, only the stripe for taking every trick is still open.
-	left := 40 - v.Points[0] - v.Points[1]
-	if have > 20 || v.Points[team.Other()] > 20 || (have+left < 20) {
+	if Decided(v) {
 		c, ok := s.decidedCard(ctx, until, v, cands)
 		if have > 20 {
 			return c, 1, 0, 0, ok
@@ -410,6 +409,10 @@ func (s *searcher) decideCard(ctx context.Context, v core.View) (card core.Card,
 	pc := stats[best].class
 	return cands[best], pc[classWin] / wsum, pc[classDraw] / wsum, pc[classLoss] / wsum, true
 }
+
+// Decided reports whether the view's game is decided on points already: a team has more than
+// 20 of the 40. (A team that can no longer reach 20 is the same thing: the others have over 20.)
+func Decided(v core.View) bool { return v.Points[0] > 20 || v.Points[1] > 20 }
 
 // decidedCard plays a game already decided on points. Left to play for: the stripe for taking
 // every trick (when the rules give it), the winners keeping the losers without a trick and the

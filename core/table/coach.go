@@ -1,9 +1,11 @@
 package table
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -248,7 +250,7 @@ func (s *Service) hintText(t *tbl, v core.View, lang string) string {
 	if j.ShouldCall() {
 		b.WriteString(i18n.T(lang, "hint.call", j.Call.Title(), stripesText(lang, j.CallStripes)) + "\n")
 	}
-	if decided(v) {
+	if robot.Decided(v) {
 		b.WriteString(i18n.T(lang, "hint.decided", best.Move.Card.Chat(), int(math.Round(best.Points))))
 		return b.String()
 	}
@@ -258,13 +260,6 @@ func (s *Service) hintText(t *tbl, v core.View, lang string) string {
 		b.WriteString(" " + i18n.T(lang, "hint.next", next.Move.Card.Chat(), percent(next.Win+next.Draw/2)))
 	}
 	return b.String()
-}
-
-// decided reports whether the game is decided on points already.
-func decided(v core.View) bool {
-	team := v.Seat.Team()
-	left := 40 - v.Points[0] - v.Points[1]
-	return v.Points[team] > 20 || v.Points[team.Other()] > 20 || v.Points[team]+left < 20
 }
 
 // percent is a chance as a whole percentage.
@@ -541,13 +536,7 @@ func renderReview(j reviewJob, ds []decision) string {
 	}
 	b.WriteString("\n" + i18n.N(lang, "review.matched", judged, matched))
 	// The costliest first, at most three.
-	for i := range found {
-		for k := i + 1; k < len(found); k++ {
-			if found[k].cost > found[i].cost {
-				found[i], found[k] = found[k], found[i]
-			}
-		}
-	}
+	slices.SortStableFunc(found, func(a, b finding) int { return cmp.Compare(b.cost, a.cost) })
 	for i, f := range found {
 		if i == 3 {
 			break
