@@ -21,27 +21,9 @@ var (
 	startupClosed    = flag.Int("startup.closed", 100000, "BenchmarkStartup: closed matches stored")
 )
 
-// clock is a fake clock the benchmarks move by hand.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 // playMatches plays n whole matches of four humans through the service, in places that each play
 // one match after another (a new table closes the finished one), two seconds per command.
-func playMatches(b *testing.B, svc *table.Service, clk *clock, n, places int) {
+func playMatches(b *testing.B, svc *table.Service, clk *tabletest.Clock, n, places int) {
 	for i := range n {
 		tt, err := tabletest.Open(svc, i%places)
 		if err != nil {
@@ -51,7 +33,7 @@ func playMatches(b *testing.B, svc *table.Service, clk *clock, n, places int) {
 			if st, _ := svc.Status(tt.ID); st != table.StatusPlaying {
 				break
 			}
-			clk.add(2 * time.Second)
+			clk.Add(2 * time.Second)
 			if _, err := tabletest.Step(svc, tt); err != nil {
 				b.Fatalf("match %d: %v", i, err)
 			}
@@ -79,7 +61,7 @@ func BenchmarkRetention(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		clk := &clock{now: time.Date(2026, 1, 1, 18, 0, 0, 0, time.UTC)}
+		clk := tabletest.NewClock(time.Date(2026, 1, 1, 18, 0, 0, 0, time.UTC))
 		svc := table.New(table.Config{Store: store, KV: store, Seed: 1, Now: clk.Now})
 		const places = 50
 		playMatches(b, svc, clk, *retentionMatches, places)
@@ -89,7 +71,7 @@ func BenchmarkRetention(b *testing.B) {
 			svc.Handle(context.Background(), table.Command{Place: place, Actor: table.Player{ID: "admin"}, Verb: table.VerbStop, Admin: true})
 		}
 		fileBefore, usedBefore, _ := store.Space()
-		clk.add(table.DefaultRetention + time.Hour)
+		clk.Add(table.DefaultRetention + time.Hour)
 		pruned, err := store.Prune(clk.Now().Add(-table.DefaultRetention))
 		if err != nil || pruned != *retentionMatches {
 			b.Fatalf("pruned %d tables (%v), want %d", pruned, err, *retentionMatches)
@@ -136,7 +118,7 @@ func BenchmarkStartup(b *testing.B) {
 	mem := &keepLast{MemStore: table.NewMemStore()}
 	// Closed now, so within the retention period when the service resumes on the real clock:
 	// start-up loads none of them and prunes none.
-	clk := &clock{now: time.Now()}
+	clk := tabletest.NewClock(time.Now())
 	svc := table.New(table.Config{Store: mem, Seed: 1, Now: clk.Now})
 	playMatches(b, svc, clk, 1, 1)
 	svc.Handle(context.Background(), table.Command{Place: table.Place{Platform: "bench", Chat: "0"},

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -31,37 +30,19 @@ func (nullOutbox) Deliver(context.Context, []table.Message) {}
 // randomRobots play a random legal move each.
 var randomRobots = tabletest.RandomRobots
 
-// clock is a settable clock for the web server's tickets.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 type env struct {
 	t     testing.TB
 	store *table.MemStore
 	svc   *table.Service
 	web   *Server
 	srv   *httptest.Server
-	clock *clock
+	clock *tabletest.Clock
 }
 
 // newEnv starts a service and a web server; cfg may change the web's config before New.
 func newEnv(t testing.TB, cfg ...func(*Config)) *env {
 	t.Helper()
-	e := &env{t: t, store: table.NewMemStore(), clock: &clock{now: time.Date(2026, 5, 1, 20, 0, 0, 0, time.UTC)}}
+	e := &env{t: t, store: table.NewMemStore(), clock: tabletest.NewClock(time.Date(2026, 5, 1, 20, 0, 0, 0, time.UTC))}
 	e.srv = httptest.NewUnstartedServer(nil)
 	c := Config{PublicURL: "http://" + e.srv.Listener.Addr().String(), KV: e.store, Now: e.clock.Now,
 		Rand: rand.NewChaCha8([32]byte{7}), LinkKey: []byte("0123456789abcdef0123456789abcdef")}

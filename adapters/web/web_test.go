@@ -113,7 +113,7 @@ func TestOneTimeLinks(t *testing.T) {
 		t.Fatalf("forged: %d %v", code, out)
 	}
 	_, old, _ := strings.Cut(e.link(p, id), "#link=")
-	e.clock.add(11 * time.Minute)
+	e.clock.Add(11 * time.Minute)
 	if code, out := e.post(map[string]string{"link": old, "lang": "fr"}, ""); code != 401 || out["error"] != want {
 		t.Fatalf("expired: %d %v", code, out)
 	}
@@ -141,7 +141,7 @@ func TestTicketPurposes(t *testing.T) {
 	if m := k.next("bye"); m.Text != i18n.T("en", "web.expired") {
 		t.Fatalf("a link taken as a session: %+v", m)
 	}
-	e.clock.add(13 * time.Hour)
+	e.clock.Add(13 * time.Hour)
 	k, err = e.dial(s, "")
 	if err != nil {
 		t.Fatal(err)

@@ -161,3 +161,27 @@ func (p *randomPlayer) Decide(_ context.Context, v core.View) core.Move {
 func RandomRobots(_ string, seed uint64) table.Decider {
 	return &randomPlayer{rng: rand.New(rand.NewPCG(seed, 99))}
 }
+
+// Clock is a clock a test moves by hand (a table.Config's Now is its Now), safe to read from
+// the service's goroutines.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock is a Clock showing t.
+func NewClock(t time.Time) *Clock { return &Clock{now: t} }
+
+// Now is the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Add moves the clock on by d.
+func (c *Clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
