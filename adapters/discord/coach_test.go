@@ -57,6 +57,32 @@ func TestCoachInAChannel(t *testing.T) {
 	}
 }
 
+// TestCoachWithClosedDMs: Bob's DMs are closed and his coach is on. His review cannot reach
+// him privately, so the channel gets only the neutral pointer (never the review), and
+// /km review answers him with it in an ephemeral reply.
+func TestCoachWithClosedDMs(t *testing.T) {
+	f := newFakeDiscord(t)
+	f.blocked[bob.ID] = true
+	store := table.NewMemStore()
+	startHarness(t, f, store, store, quickCoach)
+	if r := f.slash(bob, guildChannel, "coach", opt("mode", 3, "on")); r.Content != i18n.T("de", "coach.on") {
+		t.Fatalf("/km coach mode:on answered %+v", r)
+	}
+	openTable(t, f, alice, []fakeUser{bob}, opt("stripes", 4, 1), opt("timer", 3, "none"), opt("level", 3, "easy"))
+	playMatch(t, f, []seatPlayer{{u: alice}, {u: bob, noDM: true}}, rand.New(rand.NewPCG(10, 10)))
+	pointer := strings.ReplaceAll(i18n.T("de", "review.private"), "/review", "/km review")
+	f.waitForOr("the channel's pointer to Bob's private review", func() bool {
+		return anyContains(contents(f.channelLocked(guildChannel)), pointer)
+	}, func() string { return strings.Join(contents(f.channelLocked(guildChannel)), "\n---\n") })
+	title := i18n.T("de", "review.title", 1, 0, 0)[:12] // "🎓 Auswertung …" up to the numbers
+	if anyContains(contents(f.channel(guildChannel)), title) {
+		t.Error("Bob's review was shown in the channel")
+	}
+	if r := f.slash(bob, guildChannel, "review"); r.Flags&64 == 0 || !strings.Contains(r.Content, title) {
+		t.Errorf("/km review with closed DMs answered %+v", r)
+	}
+}
+
 // TestLearnInADM: /km learn in a channel points to the DMs; in a DM it deals a guided game there
 // whose turns are explained, and /km hint answers.
 func TestLearnInADM(t *testing.T) {

@@ -205,8 +205,15 @@ func (a *Adapter) toUser(userID string, m table.Message, rec *outbox.Record) (st
 	}
 	if a.dmRefused(userID) {
 		// A hand went to the ephemeral view (if any). A notice (the turn reminder) is said in the
-		// table's channel instead, pinging the player.
+		// table's channel instead, pinging the player; a secret one (a review, a lesson) only by
+		// its public text, which shows nothing of it.
 		if place := m.Target.Place; m.Kind == table.KindNotice && place.Platform == Platform && place.Chat != "" {
+			if m.Secret {
+				if m.Public == "" {
+					return "", "", errSkip
+				}
+				m.Text, m.Secret, m.Public, m.Picture = m.Public, false, "", table.PictureNone
+			}
 			m.Target = table.Target{Kind: table.ToPlace, Place: place}
 			a.enqueue("ch:"+place.Chat, m, userID)
 		}
