@@ -437,7 +437,7 @@ func TestLeagueAtTheTerminal(t *testing.T) {
 	won := strings.Count(got, "🏆 Team A (")
 	league := got[strings.LastIndex(got, "wins the match"):]
 	for _, want := range []string{
-		"📊 You in Terminal",
+		"📊 Your statistics in Terminal", // about the one player, to them
 		fmt.Sprintf("2 matches · won: %d (", won),
 		"🏆 All-time table in Terminal\n1. You — ",
 		fmt.Sprintf(" · won %d of 2 (provisional)", won),

@@ -3,10 +3,87 @@ package table
 import (
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/i18n/i18ntest"
 )
+
+// TestAPersonalScreenNeverNamesItsReader plays a match, in every language, for the one person at a
+// personal screen, named as the terminal names them ("Dir", "Du", "Vous", "You"), and asks for
+// their statistics before and after and for what is kept about them: no text speaks of the reader
+// in the third person ("Dir huet nach kee Spill ofgeschloss", "Vous n'a encore fini").
+func TestAPersonalScreenNeverNamesItsReader(t *testing.T) {
+	for _, lang := range i18n.Languages {
+		t.Run(lang, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, NewMemStore(), func(c *Config) { c.Surfaces = personal })
+				defer h.svc.Close()
+				me := Player{ID: "p1", Name: i18ntest.You(lang), Locale: lang}
+				var said []string
+				say := func(msgs []Message) {
+					for _, m := range msgs {
+						said = append(said, m.Text)
+					}
+				}
+				say(h.do(me, VerbStats))
+				say(h.do(me, VerbMyData))
+				if e := errText(h.do(me, VerbNew, "timer=none", "stripes=1")); e != "" {
+					t.Fatal(e)
+				}
+				say(h.do(me, VerbDeal))
+				// Press a legal button of the hand until the match is over (playAsHuman reads
+				// the English hand).
+				for i := 0; i < 2000; i++ {
+					synctest.Wait()
+					if h.over() {
+						break
+					}
+					m, _ := h.out.latest(KindHand, me.ID)
+					var pick *Button
+					for _, row := range m.Buttons {
+						for j := range row {
+							if row[j].Legal && pick == nil {
+								pick = &row[j]
+							}
+						}
+					}
+					if pick == nil {
+						t.Fatalf("no legal button in:\n%s", m.Text)
+					}
+					say(h.press(me, *pick))
+				}
+				say(h.do(me, VerbStats))
+				say(h.do(me, VerbMyData))
+				say(h.out.all())
+				for _, text := range said {
+					if slips := i18ntest.YouSlips(lang, text); len(slips) > 0 {
+						t.Errorf("%q speaks of the reader as of another: %q", text, slips)
+					}
+				}
+				all := strings.Join(said, "\n")
+				for _, want := range []string{i18n.T(lang, "stats.none.you", h.place.Title), i18n.T(lang, "mydata.title.you", "p1")} {
+					if !strings.Contains(all, want) {
+						t.Errorf("never says %q:\n%s", want, all)
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestAboutTheReaderOnlyOnTheirOwnScreen checks that a group is told about a person by name.
+func TestAboutTheReaderOnlyOnTheirOwnScreen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, NewMemStore())
+		defer h.svc.Close()
+		me := Player{ID: "p1", Name: "Jang", Locale: "en"}
+		if r := h.do(me, VerbStats); len(r) != 1 || !strings.HasPrefix(r[0].Text, "Jang has not finished a game") {
+			t.Errorf("stats: %+v", r)
+		}
+	})
+}
 
 // TestGuidedGameNamesTheRaise reads what the guided game says of a call: Konter and Matt raise the
 // stake by one stripe, Konter a Matt (which counts as both) by two, in every language.
