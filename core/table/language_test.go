@@ -1,6 +1,7 @@
 package table
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -8,6 +9,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/i18n/i18ntest"
+	"github.com/kontermatt/kontermatt/core/picture"
 )
 
 // TestAPersonalScreenNeverNamesItsReader plays a match, in every language, for the one person at a
@@ -131,6 +133,40 @@ func TestMonthsReadAsTheCatalogWritesThem(t *testing.T) {
 		}
 		if got := i18n.T(tc.lang, tc.key, args...); got != tc.want {
 			t.Errorf("%s %s %s: %q, want %q", tc.lang, tc.key, tc.month, got, tc.want)
+		}
+	}
+}
+
+// looseColon is a colon French typography does not write: one without a no-break space before it.
+var looseColon = regexp.MustCompile(`[^\x{00a0}]: `)
+
+// TestCodeWritesNoPunctuationOfItsOwn reads the texts code puts together from several catalog
+// texts (a trick after its title, an option's line of usage, the pictures' alt texts) in French,
+// whose colon takes a no-break space: the mark comes from the catalog, not from the code.
+func TestCodeWritesNoPunctuationOfItsOwn(t *testing.T) {
+	tb := seated("fr", "Jang", "Mia")
+	trick := (&Service{}).trickText(tb, "fr", trickOf(0, "JH 9H 10H 9S"), "live.trick")
+	usage := OptionsUsage("fr")
+	var hands [4][6]core.Card
+	for i, c := range core.MustCards("AH KH AS 9C 10D 9H KS 10S AD KC 10C JH QS KD AC 9D 9S 10H QH QD JS QC JC JD") {
+		hands[i/6][i%6] = c
+	}
+	g, err := core.NewGame(core.DefaultRules(), 3, hands)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Apply(core.NameTrump(0, core.Hearts)); err != nil {
+		t.Fatal(err)
+	}
+	table := picture.TableInput{View: g.View(core.NoSeat), Names: [4]string{"Jang", "Luc", "Mia", "Zoé"}, Labels: Labels("fr")}.AltText()
+	board := picture.BoardInput{Rules: core.DefaultRules(), Board: core.Board{Start: 2}, Names: [4]string{"Jang", "Luc", "Mia", "Zoé"},
+		History: []core.GameScore{{Result: core.Result{Points: [2]int{25, 15}}, Trump: core.Hearts, TrumpTeam: core.TeamA, Applied: [2]int{-1, 0}}}, Labels: Labels("fr")}.AltText()
+	for _, text := range []string{trick, usage, table, board} {
+		if m := looseColon.FindString(text); m != "" {
+			t.Errorf("%q glues %q", text, m)
+		}
+		if !strings.Contains(text, "\u00a0: ") {
+			t.Errorf("%q has no colon of the catalog's", text)
 		}
 	}
 }
