@@ -76,9 +76,10 @@ var glossary = []term{
 		forms: map[string]string{"fr": `[Mm]ise`, "en": `[Ss]take`}},
 	{name: "dealer", words: tr("Ausdeeler", "Geber", "donneur", "dealer"), keys: []string{"live.title", "web.dealer"}},
 	{name: "forehand", words: tr("Virhand", "Vorhand", "en main", "forehand"), keys: []string{"learn.trump"}},
-	{name: "announce", words: tr("usoen", "ansagen", "annoncer", "announce"), keys: []string{"cmd.announce", "help.announce", "err.announce_missing_cards"},
-		forms: map[string]string{"fr": `[Aa]nnonce[rz]?`, "en": `[Aa]nnounce|call`},
-		avoid: map[string][]string{"lb": {"schwätzen:", "Schwätzen", "Schwätze", "Annoncéieren", "gesot", "Gesot"}}},
+	{name: "announce", words: tr("schwätzen", "ansagen", "annoncer", "announce"), keys: []string{"cmd.announce", "help.announce", "err.announce_missing_cards", "web.calls"},
+		forms: map[string]string{"lb": `[Ss]chwätz`, "de": `[Aa]nsage`, "fr": `[Aa]nnonce[rz]?`, "en": `[Aa]nnounce|call`},
+		// One verb: not soen, usoen or annoncéieren besides it; "ouni Schwätze" read "in silence".
+		avoid: map[string][]string{"lb": {"usoen", "ugesot", "unzesoen", "usot", "gesot", "Gesot", "Annoncéieren", "Schwätze"}}},
 	{name: "announcement", words: tr("Annonce", "Ansage", "annonce", "call"), keys: []string{"pic.Calls", "live.calls", "err.bad_call"},
 		forms: map[string]string{"lb": `Annoncen?`, "de": `Ansagen?`, "fr": `[Aa]nnonces?`, "en": `[Cc]alls?`}},
 	{name: "team", words: tr("Ekipp", "Team", "équipe", "team"), keys: []string{"pic.TeamA", "board.line"},

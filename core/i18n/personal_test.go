@@ -63,7 +63,7 @@ func TestTextsAboutThePlayerHaveAYouForm(t *testing.T) {
 	slices.Sort(bases)
 	// The texts whose name is the sentence's subject or object: said with the reader's name,
 	// they read wrong, but in the languages listed, whose verb there is the same for "Dir".
-	slipping := map[string][]string{"live.choosing": {"lb"}, "mydata.title": nil, "note.announced": nil,
+	slipping := map[string][]string{"live.choosing": {"lb"}, "mydata.title": nil, "note.announced": {"lb"},
 		"note.back": nil, "note.stopped": nil, "stats.none": nil, "trick.won": {"lb"}}
 	for want := range slipping {
 		if !slices.Contains(bases, want) {
