@@ -43,14 +43,7 @@ func TestAPersonalScreenNeverNamesItsReader(t *testing.T) {
 						break
 					}
 					m, _ := h.out.latest(KindHand, me.ID)
-					var pick *Button
-					for _, row := range m.Buttons {
-						for j := range row {
-							if row[j].Legal && pick == nil {
-								pick = &row[j]
-							}
-						}
-					}
+					pick := legalButton(m)
 					if pick == nil {
 						t.Fatalf("no legal button in:\n%s", m.Text)
 					}
