@@ -129,6 +129,8 @@ type fakeInteraction struct {
 	Original   string   // ID of the message that is its original response
 	Followups  []string // IDs of follow-up messages
 	Late       int      // answers refused because the answer window had passed
+	Perms      int64    // app_permissions as the payload said
+	Refused    []int    // codes of the answers refused for what they held
 }
 
 type fakeLimit struct {
@@ -820,9 +822,28 @@ func (f *fakeDiscord) editMessage(w http.ResponseWriter, channel, id string, bod
 	writeJSON(w, 200, map[string]any{"id": msg.ID, "channel_id": channel, "content": msg.Content})
 }
 
-// Interaction answers are not bound to the bot's permissions in the channel for files and
-// embeds: apps "always have the EMBED_LINKS and ATTACH_FILES permissions when responding to
-// interactions" (#5316, answered by Discord staff; docs: Change Log 2022-06-29).
+// Interaction answers are bound to the interaction's app_permissions, "the computed permissions
+// for a bot or app in the context of a specific interaction (including any channel overwrites)";
+// ATTACH_FILES and EMBED_LINKS are among "the permissions that can be used in interaction
+// responses", and "for interactions, you can use the app_permissions field to determine your app
+// or bot's contextual permissions before replying" (docs: Change Log, 2022-06-29, Calculated
+// Permissions in Interaction Payloads and Changes to Bot Permissions for Interactions and
+// Webhooks). An answer that uploads a file where they lack ATTACH_FILES is refused like a post,
+// 403 with 50013, as the platform review saw it and PLATFORMS.md records ("Interaction answers
+// are checked against app_permissions too"). An app without a bot in the server always has both
+// there (#5316, Discord staff), as the fake's responsePermissions say.
+
+// answerAllows refuses an answer of in that the interaction's app_permissions do not allow (f.mu
+// held).
+func (f *fakeDiscord) answerAllows(w http.ResponseWriter, in *fakeInteraction, files []fakeFile) bool {
+	if len(files) > 0 && in.Perms&permAttachFiles == 0 {
+		in.Refused = append(in.Refused, 50013)
+		f.notify()
+		discordError(w, http.StatusForbidden, 50013, "Missing Permissions")
+		return false
+	}
+	return true
+}
 
 func (f *fakeDiscord) callback(w http.ResponseWriter, id, token string, body []byte, files []fakeFile) {
 	var req struct {
@@ -852,6 +873,9 @@ func (f *fakeDiscord) callback(w http.ResponseWriter, id, token string, body []b
 		in.Late++
 		f.notify()
 		discordError(w, 404, 10062, "Unknown interaction")
+		return
+	}
+	if !f.answerAllows(w, in, files) {
 		return
 	}
 	in.Responded = now
@@ -942,6 +966,9 @@ func (f *fakeDiscord) editWebhookMessage(w http.ResponseWriter, app, token, whic
 		discordError(w, 404, 10008, "Unknown Message")
 		return
 	}
+	if !f.answerAllows(w, in, files) {
+		return
+	}
 	msg := f.msgs[in.Original]
 	msg.Edits++
 	f.apply(msg, wm, files)
@@ -956,7 +983,7 @@ func (f *fakeDiscord) followup(w http.ResponseWriter, app, token string, body []
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	in, ok := f.webhookToken(w, app, token)
-	if !ok {
+	if !ok || !f.answerAllows(w, in, files) {
 		return
 	}
 	msg := &fakeMessage{ID: f.nextID(), ChannelID: in.Channel, Interaction: in.ID}
@@ -1182,6 +1209,7 @@ func (f *fakeDiscord) interaction(u fakeUser, typ int, channel string, data any,
 		payload["user"], payload["context"] = userJSON(u), 1
 		payload["channel"] = map[string]any{"id": channel, "type": 1}
 		payload["app_permissions"] = strconv.FormatInt(dmPerms, 10)
+		in.Perms = dmPerms
 		payload["authorizing_integration_owners"] = map[string]any{"0": "0"}
 	} else {
 		c := f.channelInfo(channel)
@@ -1205,6 +1233,7 @@ func (f *fakeDiscord) interaction(u fakeUser, typ int, channel string, data any,
 			payload["authorizing_integration_owners"] = map[string]any{"0": c.Guild}
 		}
 		payload["app_permissions"] = strconv.FormatInt(perms, 10)
+		in.Perms = perms
 	}
 	if on != nil {
 		in.Message = on.ID

@@ -433,32 +433,13 @@ func (r *responder) answer(replies []table.Message) (original bool) {
 			replies = append(replies, notice)
 		}
 	}
-	content, comps, files := a.replyParts(replies)
-	if link := a.linkRow(replies); link != nil && len(comps) < maxRows {
-		comps = append(comps, link...)
-	}
-	if content == "" && len(replies) == 0 && !r.component {
-		content = doneText
-	}
-	var err error
-	switch {
-	case !r.deferred && r.component && len(replies) == 0:
-		err = r.rest.InteractionRespond(i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate})
-		original = true
-	case !r.deferred:
-		err = r.rest.InteractionRespond(i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
-			Data: &discordgo.InteractionResponseData{Content: content, Components: comps, Files: files,
-				Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions()}})
-		original = true
-	case !r.component: // deferred command: the "thinking" message becomes the answer
-		_, err = r.rest.InteractionResponseEdit(i, &discordgo.WebhookEdit{Content: &content, Components: &comps,
-			Files: files, AllowedMentions: noMentions()})
-		original = true
-	case len(replies) > 0: // deferred button: the answer is a follow-up only the actor sees
-		_, err = r.rest.FollowupMessageCreate(i, true, &discordgo.WebhookParams{Content: content, Components: comps,
-			Files: files, Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions()})
-	default:
-		original = true
+	attach := r.mayAttach()
+	original, err := r.send(replies, attach)
+	if restCode(err) == discordgo.ErrCodeMissingPermissions && attach {
+		// app_permissions said Attach Files and Discord says otherwise: the answer goes as text,
+		// which it may be sent again as, the first having been refused.
+		a.log.Info("an answer with files was refused: sent as text", "interaction", i.ID)
+		original, err = r.send(replies, false)
 	}
 	if err != nil {
 		a.log.Warn("answering an interaction", "interaction", i.ID, "err", a.redact(err.Error()))
@@ -467,17 +448,76 @@ func (r *responder) answer(replies []table.Message) (original bool) {
 	return original
 }
 
-// replyParts joins the replies for the actor into one message.
-func (a *Adapter) replyParts(replies []table.Message) (string, []discordgo.MessageComponent, []*discordgo.File) {
+// mayAttach reports whether the answer may carry files: where the interaction's app_permissions
+// hold Attach Files, as they always do in a DM with the bot (developer docs, Interactions:
+// Interaction Object). Discord refuses an answer that uploads a file without it (403, 50013),
+// so such an answer goes as text, like a post in that channel.
+func (r *responder) mayAttach() bool {
+	return r.i.GuildID == "" || r.i.AppPermissions&permAttachFiles != 0
+}
+
+// send makes the replies the interaction's answer, with their files if attach (r.mu held).
+func (r *responder) send(replies []table.Message, attach bool) (original bool, err error) {
+	a, i := r.a, r.i
+	content, comps, files := a.replyParts(replies, attach)
+	if link := a.linkRow(replies); link != nil && len(comps) < maxRows {
+		comps = append(comps, link...)
+	}
+	if content == "" && len(replies) == 0 && !r.component {
+		content = doneText
+	}
+	switch {
+	case !r.deferred && r.component && len(replies) == 0:
+		return true, r.rest.InteractionRespond(i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate})
+	case !r.deferred:
+		return true, r.rest.InteractionRespond(i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
+			Data: &discordgo.InteractionResponseData{Content: content, Components: comps, Files: files,
+				Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions()}})
+	case !r.component: // deferred command: the "thinking" message becomes the answer
+		_, err = r.rest.InteractionResponseEdit(i, &discordgo.WebhookEdit{Content: &content, Components: &comps,
+			Files: files, AllowedMentions: noMentions()})
+		return true, err
+	case len(replies) > 0: // deferred button: the answer is a follow-up only the actor sees
+		_, err = r.rest.FollowupMessageCreate(i, true, &discordgo.WebhookParams{Content: content, Components: comps,
+			Files: files, Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions()})
+		return false, err
+	}
+	return true, nil
+}
+
+// replyParts joins the replies for the actor into one message, with the first reply's picture or
+// file if attach, else saying in words what the file would have shown.
+func (a *Adapter) replyParts(replies []table.Message, attach bool) (string, []discordgo.MessageComponent, []*discordgo.File) {
 	var texts []string
 	var rows [][]table.Button
 	var files []*discordgo.File
 	for _, m := range replies {
+		if !attach {
+			m = a.withoutFiles(m)
+		}
 		texts = append(texts, render(m, ""))
 		rows = append(rows, m.Buttons...)
-		if files == nil {
+		if files == nil && attach {
 			files = a.picture(m)
 		}
 	}
 	return truncate(strings.Join(texts, "\n\n"), maxContent), components(rows), files
+}
+
+// withoutFiles is a reply as it goes where files may not: the table's board and the league
+// table say in their text what their picture shows, so they go as they are; a kept match's board
+// is only named by its text, so its picture's alt text says it; a file (a match's record) cannot
+// be said, so the text says why it is missing.
+func (a *Adapter) withoutFiles(m table.Message) table.Message {
+	lang := i18n.Pick(m.Lang)
+	switch {
+	case m.File != nil:
+		m.Text += "\n" + i18n.T(lang, "discord.no_file", permissionNames(lang, []int64{permAttachFiles}))
+	case m.Picture != table.PictureNone && m.Record != "":
+		if _, alt, err := a.Service().Picture(m, false); err == nil && alt != "" {
+			m.Text += "\n" + alt
+		}
+	}
+	m.File, m.Picture = nil, table.PictureNone
+	return m
 }

@@ -474,4 +474,7 @@ var en = map[string]string{
 	"learn.draw.one":         "20–20 is a draw: nobody crosses out; team %[2]s named trump and gets %[1]d stripe added.",
 	"learn.draw.other":       "20–20 is a draw: nobody crosses out; team %[2]s named trump and gets %[1]d stripes added.",
 	"learn.board":            "Open stripes now: team A %d, team B %d. The first team with none left wins the match.",
+
+	// Discord hardening (issue 21).
+	"discord.no_file": "This channel does not let me attach files (%s), so the file cannot come here.",
 }

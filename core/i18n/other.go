@@ -469,6 +469,9 @@ var lb = map[string]string{
 	"learn.draw.one":         "20–20 ass e Stänner: keen dierf duerchsträichen; d'Ekipp %[2]s huet Tromp gemaach a kritt %[1]d Stréch dobäi.",
 	"learn.draw.other":       "20–20 ass e Stänner: keen dierf duerchsträichen; d'Ekipp %[2]s huet Tromp gemaach a kritt %[1]d Strécher dobäi.",
 	"learn.board":            "Oppe Strécher elo: Ekipp A %d, Ekipp B %d. Déi éischt Ekipp ouni Strécher gewënnt d'Partie.",
+
+	// Discord hardening (issue 21).
+	"discord.no_file": "An dësem Kanal kann ech keng Dateien uhänken (%s): d'Datei kann net heihinner kommen.",
 }
 
 var de = map[string]string{
@@ -926,6 +929,9 @@ var de = map[string]string{
 	"learn.draw.one":         "20–20 ist Gleichstand: niemand streicht; Team %[2]s hat Trumpf gewählt und bekommt %[1]d Strich dazu.",
 	"learn.draw.other":       "20–20 ist Gleichstand: niemand streicht; Team %[2]s hat Trumpf gewählt und bekommt %[1]d Striche dazu.",
 	"learn.board":            "Offene Striche jetzt: Team A %d, Team B %d. Das erste Team ohne Striche gewinnt die Partie.",
+
+	// Discord hardening (issue 21).
+	"discord.no_file": "In diesem Kanal darf ich keine Dateien anhängen (%s), daher kann die Datei nicht hierher kommen.",
 }
 
 var fr = map[string]string{
@@ -1383,4 +1389,7 @@ var fr = map[string]string{
 	"learn.draw.one":         "20–20 est une égalité : personne ne barre ; l'équipe %[2]s a choisi l'atout et reçoit %[1]d trait de plus.",
 	"learn.draw.other":       "20–20 est une égalité : personne ne barre ; l'équipe %[2]s a choisi l'atout et reçoit %[1]d traits de plus.",
 	"learn.board":            "Traits ouverts : équipe A %d, équipe B %d. La première équipe sans trait gagne la partie.",
+
+	// Discord hardening (issue 21).
+	"discord.no_file": "Dans ce salon, je ne peux pas joindre de fichiers (%s) : le fichier ne peut pas venir ici.",
 }
