@@ -151,6 +151,22 @@ type wireMessage struct {
 	Choices []fakeChoice `json:"choices"`
 }
 
+// The flags an interaction's messages may set. An answer (callback types 4 and 7): "only
+// SUPPRESS_EMBEDS, EPHEMERAL, IS_COMPONENTS_V2, IS_VOICE_MESSAGE, and SUPPRESS_NOTIFICATIONS can
+// be set"; a deferred answer (type 5): "the only valid message flag you may use is EPHEMERAL"
+// (docs: Interactions, Receiving and Responding, Interaction Response Object: Messages); a
+// follow-up as Execute Webhook takes them (SUPPRESS_EMBEDS, SUPPRESS_NOTIFICATIONS,
+// IS_COMPONENTS_V2), and EPHEMERAL (docs: Create Followup Message); an edit of one as Edit
+// Webhook Message does, SUPPRESS_EMBEDS and IS_COMPONENTS_V2 (its flags in the OpenAPI
+// description, IncomingWebhookUpdateRequestPartial), "an existing message's ephemeral state
+// cannot be changed" (docs: Create Followup Message).
+const (
+	flagsAnswer   = 1<<2 | 1<<6 | 1<<12 | 1<<13 | 1<<15
+	flagsDeferred = 1 << 6
+	flagsFollowup = 1<<2 | 1<<6 | 1<<12 | 1<<15
+	flagsEdit     = 1<<2 | 1<<15
+)
+
 func (wm wireMessage) flags() int {
 	if wm.Flags == nil {
 		return 0
@@ -160,7 +176,8 @@ func (wm wireMessage) flags() int {
 
 // checkFlags refuses flags a message may not set: on a new message only SUPPRESS_EMBEDS,
 // SUPPRESS_NOTIFICATIONS, IS_VOICE_MESSAGE and IS_COMPONENTS_V2, on an edit only SUPPRESS_EMBEDS
-// and IS_COMPONENTS_V2 (docs: Message, Create Message and Edit Message).
+// and IS_COMPONENTS_V2 (docs: Message, Create Message and Edit Message). Interaction answers have
+// their own lists (flagsAnswer and the others below).
 func (f *fakeDiscord) checkFlags(where string, wm wireMessage, allowed int) {
 	if wm.flags()&^allowed != 0 {
 		f.fail("%s: flags %d", where, wm.flags())
@@ -687,12 +704,21 @@ func (f *fakeDiscord) apply(m *fakeMessage, wm wireMessage, files []fakeFile) {
 		m.Content = *wm.Content
 	}
 	if wm.Flags != nil {
-		m.Flags = *wm.Flags
+		ephemeral := m.Flags & 64 // an edit cannot change it (see flagsEdit)
+		if len(m.History) == 0 {
+			ephemeral = *wm.Flags & 64
+		}
+		m.Flags = *wm.Flags&^64 | ephemeral
 	}
 	// "Links sent by users with this permission will be auto-embedded" (docs: Permissions,
-	// EMBED_LINKS), unless the message has SUPPRESS_EMBEDS (docs: Message, Message Flags).
+	// EMBED_LINKS), unless the message has SUPPRESS_EMBEDS (docs: Message, Message Flags). An
+	// interaction's messages have the permissions its app_permissions say (see answerAllows).
 	m.Previews = 0
-	if _, dm := f.dmUser[m.ChannelID]; m.Flags&4 == 0 && (dm || f.channelInfo(m.ChannelID).Perms&permEmbedLinks != 0) {
+	embeds := f.channelInfo(m.ChannelID).Perms&permEmbedLinks != 0
+	if in, ok := f.inter[m.Interaction]; ok {
+		embeds = in.Perms&permEmbedLinks != 0
+	}
+	if _, dm := f.dmUser[m.ChannelID]; m.Flags&4 == 0 && (dm || embeds) {
 		m.Previews = len(webAddress.FindAllString(m.Content, -1))
 	}
 	if wm.Components != nil {
@@ -854,6 +880,12 @@ func (f *fakeDiscord) callback(w http.ResponseWriter, id, token string, body []b
 		f.fail("callback body: %v", err)
 	}
 	f.check("interaction response", req.Data)
+	switch req.Type {
+	case 4, 7:
+		f.checkFlags("interaction response", req.Data, flagsAnswer)
+	case 5:
+		f.checkFlags("deferred interaction response", req.Data, flagsDeferred)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	in, ok := f.inter[id]
@@ -956,6 +988,7 @@ func (f *fakeDiscord) editWebhookMessage(w http.ResponseWriter, app, token, whic
 	var wm wireMessage
 	json.Unmarshal(body, &wm)
 	f.check("webhook edit", wm)
+	f.checkFlags("webhook edit", wm, flagsEdit)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	in, ok := f.webhookToken(w, app, token)
@@ -980,6 +1013,7 @@ func (f *fakeDiscord) followup(w http.ResponseWriter, app, token string, body []
 	var wm wireMessage
 	json.Unmarshal(body, &wm)
 	f.check("follow-up", wm)
+	f.checkFlags("follow-up", wm, flagsFollowup)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	in, ok := f.webhookToken(w, app, token)

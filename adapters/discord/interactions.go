@@ -377,6 +377,30 @@ func (r *responder) missing() []int64 {
 	return missingToShow(r.i.AppPermissions, r.x.thread)
 }
 
+// editOriginal edits an interaction's original response, with SUPPRESS_EMBEDS like every other
+// message (see noPreviews): a deferred answer can set no other flag than EPHEMERAL (developer
+// docs, Interactions: Interaction Response Object, Messages), so its edit sets it. discordgo
+// v0.29.0's WebhookEdit has no flags; Edit Webhook Message takes them. The route's own rate-limit
+// bucket keeps one token's edits from holding back everyone's (discordgo puts every webhook
+// message edit without files in one).
+func editOriginal(rest *discordgo.Session, appID, token string, e *discordgo.WebhookEdit) error {
+	body := struct {
+		*discordgo.WebhookEdit
+		Flags discordgo.MessageFlags `json:"flags"`
+	}{e, noPreviews}
+	uri := discordgo.EndpointWebhookMessage(appID, token, "@original")
+	if len(e.Files) == 0 {
+		_, err := rest.RequestWithBucketID("PATCH", uri, body, uri)
+		return err
+	}
+	contentType, data, err := discordgo.MultipartBodyWithJSON(body, e.Files)
+	if err != nil {
+		return err
+	}
+	_, err = rest.RequestRaw("PATCH", uri, contentType, data, uri, 0)
+	return err
+}
+
 // deferNow acknowledges the interaction before the answer is ready: "thinking" (ephemeral) for
 // a command, a deferred update for a button.
 func (r *responder) deferNow() {
@@ -405,8 +429,9 @@ func (r *responder) update(content string, comps []discordgo.MessageComponent) b
 	if r.done || r.deferred {
 		return false
 	}
+	flags := noPreviews | r.i.Message.Flags&discordgo.MessageFlagsEphemeral // an ephemeral message stays one
 	err := r.rest.InteractionRespond(r.i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseUpdateMessage,
-		Data: &discordgo.InteractionResponseData{Content: content, Components: comps, AllowedMentions: noMentions()}})
+		Data: &discordgo.InteractionResponseData{Content: content, Components: comps, AllowedMentions: noMentions(), Flags: flags}})
 	if err != nil {
 		r.a.log.Warn("answering an interaction", "interaction", r.i.ID, "err", r.a.redact(err.Error()))
 		return false
@@ -472,14 +497,13 @@ func (r *responder) send(replies []table.Message, attach bool) (original bool, e
 	case !r.deferred:
 		return true, r.rest.InteractionRespond(i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
 			Data: &discordgo.InteractionResponseData{Content: content, Components: comps, Files: files,
-				Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions()}})
+				Flags: discordgo.MessageFlagsEphemeral | noPreviews, AllowedMentions: noMentions()}})
 	case !r.component: // deferred command: the "thinking" message becomes the answer
-		_, err = r.rest.InteractionResponseEdit(i, &discordgo.WebhookEdit{Content: &content, Components: &comps,
+		return true, editOriginal(r.rest, i.AppID, i.Token, &discordgo.WebhookEdit{Content: &content, Components: &comps,
 			Files: files, AllowedMentions: noMentions()})
-		return true, err
 	case len(replies) > 0: // deferred button: the answer is a follow-up only the actor sees
 		_, err = r.rest.FollowupMessageCreate(i, true, &discordgo.WebhookParams{Content: content, Components: comps,
-			Files: files, Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions()})
+			Files: files, Flags: discordgo.MessageFlagsEphemeral | noPreviews, AllowedMentions: noMentions()})
 		return false, err
 	}
 	return true, nil

@@ -310,11 +310,8 @@ func (a *Adapter) editEphemeralHand(userID string, m table.Message) {
 		return
 	}
 	content, comps := render(m, ""), components(m.Buttons)
-	// discordgo puts every webhook message edit in one rate-limit bucket; this route's own
-	// bucket keeps one user's edits from holding back everyone's.
-	uri := discordgo.EndpointWebhookMessage(h.appID, h.token, "@original")
-	_, err := h.rest.RequestWithBucketID("PATCH", uri, &discordgo.WebhookEdit{Content: &content, Components: &comps,
-		AllowedMentions: noMentions()}, uri)
+	err := editOriginal(h.rest, h.appID, h.token, &discordgo.WebhookEdit{Content: &content, Components: &comps,
+		AllowedMentions: noMentions()})
 	a.usersMu.Lock()
 	defer a.usersMu.Unlock()
 	if cur, ok := a.hands[userID]; ok && cur.token == h.token {
