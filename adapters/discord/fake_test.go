@@ -265,6 +265,7 @@ type fakeDiscord struct {
 	// would hand out and the access tokens they became, the activity instances running.
 	ClientSecret string
 	Activities   bool
+	EntryHandler int // the Entry Point command's handler: 1 APP_HANDLER, else 2 DISCORD_LAUNCH_ACTIVITY
 	codes        map[string]fakeUser
 	tokens       map[string]fakeUser
 	instances    map[string]fakeInstance
@@ -1441,10 +1442,33 @@ func (f *fakeDiscord) archive(thread string) {
 
 // entryPoint is the Entry Point command Discord makes when Activities are switched on (docs:
 // Application Commands, Entry Point Commands: type PRIMARY_ENTRY_POINT 4, handler
-// DISCORD_LAUNCH_ACTIVITY 2).
+// DISCORD_LAUNCH_ACTIVITY 2), or with the handler the app's owner chose.
 func (f *fakeDiscord) entryPoint() map[string]any {
 	return map[string]any{"id": "700000000000000004", "application_id": f.AppID, "type": 4, "name": "launch",
-		"description": "", "handler": 2, "integration_types": []int{0, 1}, "contexts": []int{0, 1, 2}}
+		"description": "", "handler": f.entryHandler(), "integration_types": []int{0, 1}, "contexts": []int{0, 1, 2}}
+}
+
+func (f *fakeDiscord) entryHandler() int {
+	if f.EntryHandler == 1 {
+		return 1
+	}
+	return 2
+}
+
+// launchFromEntryPoint runs the app's Entry Point command as u in a channel. With the handler
+// APP_HANDLER "the app handles the interaction using an interaction token"; with
+// DISCORD_LAUNCH_ACTIVITY "Discord handles the interaction by launching an Activity and sending
+// a follow-up message without coordinating with the app" (docs: Application Commands, Entry
+// Point Command Handler Types), so the app gets nothing to answer.
+func (f *fakeDiscord) launchFromEntryPoint(u fakeUser, channel string) *fakeInteraction {
+	f.t.Helper()
+	f.mu.Lock()
+	ok := f.Activities && f.entryHandler() == 1
+	f.mu.Unlock()
+	if !ok {
+		f.t.Fatalf("fake discord: no Entry Point command whose interactions the app handles")
+	}
+	return f.dispatch(u, 2, channel, map[string]any{"id": "700000000000000004", "name": "launch", "type": 4}, nil)
 }
 
 // globalCommands lists the global commands: what the last global overwrite registered, or with

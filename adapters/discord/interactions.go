@@ -155,6 +155,17 @@ func (a *Adapter) onCommand(r *responder, i *discordgo.Interaction) {
 	actor, admin, ok := actorOf(i)
 	lang := i18n.Pick(string(i.Locale))
 	data := i.ApplicationCommandData()
+	if data.CommandType == commandEntryPoint {
+		// The app's Entry Point command with the handler APP_HANDLER: "the app handles the
+		// interaction using an interaction token" (developer docs, Application Commands, Entry
+		// Point Command Handler Types), here by launching the Activity (the web table).
+		if a.activityOn() {
+			a.launch(r)
+		} else {
+			r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(lang, "web.no_activity")}})
+		}
+		return
+	}
 	if !ok || data.Name != CommandName || len(data.Options) == 0 {
 		r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(lang, "err.unknown_verb", data.Name)}})
 		return
