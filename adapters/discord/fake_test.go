@@ -549,7 +549,12 @@ func (f *fakeDiscord) registerCommands(w http.ResponseWriter, path string, parts
 			continue // the Entry Point command, as Discord made it
 		}
 		if n := f.checkOptions(fmt.Sprint(c["name"]), c, "command"); n > 8000 {
-			f.fail("command %v: %d characters in names, descriptions and choices, Discord takes 8000", c["name"], n)
+			// Discord's answer to a command over its size (docs: Opcodes and Status Codes, 50035
+			// Invalid Form Body, with the field's error in "errors").
+			writeJSON(w, 400, map[string]any{"code": 50035, "message": "Invalid Form Body", "errors": map[string]any{
+				"_errors": []any{map[string]any{"code": "APPLICATION_COMMAND_TOO_LARGE",
+					"message": fmt.Sprintf("Command exceeds maximum size (8000): %d", n)}}}})
+			return
 		}
 	}
 	if global := len(parts) == 3; global && f.Activities && !slices.ContainsFunc(cmds, func(c map[string]any) bool { return c["type"] == float64(4) }) {
@@ -573,10 +578,13 @@ func (f *fakeDiscord) registerCommands(w http.ResponseWriter, path string, parts
 // Application Commands: Application Command Option Structure, Subcommands and Subcommand
 // Groups): at most 25 options, each named 1–32 lower-case characters and described in 1–100;
 // at most 25 choices; a group holds only subcommands, a subcommand no group, and nothing nests
-// deeper. It gives the characters the command counts towards Discord's limit of 8,000 (names,
-// descriptions, choices' names and values).
+// deeper. It gives the characters the command counts towards Discord's limit of 8,000: "combined
+// name, description, and value properties for each command, its options (including subcommands
+// and groups), and choices. When localization fields are present, only the longest localization
+// for each field (including the default value) is counted towards the size limit" (docs:
+// Application Commands, Slash Commands).
 func (f *fakeDiscord) checkOptions(where string, o map[string]any, kind string) int {
-	n := len([]rune(fmt.Sprint(o["name"]))) + len([]rune(fmt.Sprint(o["description"])))
+	n := longestLocalization(o, "name") + longestLocalization(o, "description")
 	opts, _ := o["options"].([]any)
 	if len(opts) > 25 {
 		f.fail("%s: %d options, Discord takes 25", where, len(opts))
@@ -608,9 +616,20 @@ func (f *fakeDiscord) checkOptions(where string, o map[string]any, kind string) 
 		}
 		for _, ch := range choices {
 			m, _ := ch.(map[string]any)
-			n += len([]rune(fmt.Sprint(m["name"]))) + len([]rune(fmt.Sprint(m["value"])))
+			n += longestLocalization(m, "name") + len([]rune(fmt.Sprint(m["value"])))
 		}
 		n += f.checkOptions(where+" "+name, c, child)
+	}
+	return n
+}
+
+// longestLocalization is the length of a field's longest text: its default or one of its
+// localizations (field_localizations).
+func longestLocalization(o map[string]any, field string) int {
+	n := len([]rune(fmt.Sprint(o[field])))
+	locs, _ := o[field+"_localizations"].(map[string]any)
+	for _, v := range locs {
+		n = max(n, len([]rune(fmt.Sprint(v))))
 	}
 	return n
 }
