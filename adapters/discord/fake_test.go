@@ -190,6 +190,10 @@ type fakeChannel struct {
 	Thread    bool
 	Archived  bool
 	Perms     int64 // the bot's permissions there, as app_permissions reports them
+	// A private thread (type 12) is seen only by its members and those with Manage Threads;
+	// Joined says the bot is a member. A locked thread takes new messages only from those with
+	// Manage Threads. Neither shows in app_permissions (see guildChannelAllows).
+	Private, Joined, Locked bool
 }
 
 // fakeGuild is a server and how the app is in it.
@@ -772,11 +776,22 @@ func (f *fakeDiscord) refuse(w http.ResponseWriter, channel string, status, code
 // messages from being updated"); a file needs Attach Files (docs: Permissions, "Allows for
 // uploading images and files"), an embed Embed Links (#2601: 403 Missing Permissions), both
 // 50013.
+//
+// A private thread is seen by "those invited and those with the MANAGE_THREADS permission", and
+// a locked thread takes messages only from those with it (docs: Threads; Channel, Thread
+// Metadata Object: "when a thread is locked, only users with MANAGE_THREADS can unarchive it"):
+// a private thread the bot is not in refuses it as unseen, 50001, and a locked one a new message
+// with 160005 "Thread is locked" (docs: Opcodes and Status Codes), both 403 as the platform
+// review saw them. app_permissions shows neither: they come from the bot's roles and the
+// parent channel's overwrites.
 func (f *fakeDiscord) guildChannelAllows(w http.ResponseWriter, c *fakeChannel, create bool, files []fakeFile, embeds bool) bool {
 	need := func(p int64) bool { return c.Perms&p == p }
 	switch {
-	case f.guild(c.Guild).NotInstalled || f.guild(c.Guild).CommandsOnly || !need(permViewChannel):
+	case f.guild(c.Guild).NotInstalled || f.guild(c.Guild).CommandsOnly || !need(permViewChannel),
+		c.Private && !c.Joined && !need(permManageThreads):
 		f.refuse(w, c.ID, http.StatusForbidden, 50001, "Missing Access")
+	case create && c.Locked && !need(permManageThreads):
+		f.refuse(w, c.ID, http.StatusForbidden, 160005, "Thread is locked")
 	case create && !need(sendPermission(c.Thread)):
 		f.refuse(w, c.ID, http.StatusForbidden, 50013, "Missing Permissions")
 	case len(files) > 0 && !need(permAttachFiles), embeds && !need(permEmbedLinks):
@@ -1270,11 +1285,15 @@ func (f *fakeDiscord) interaction(u fakeUser, typ int, channel string, data any,
 		g := f.guild(c.Guild)
 		payload["guild_id"], payload["context"] = c.Guild, 0
 		payload["member"] = map[string]any{"user": userJSON(u), "permissions": strconv.FormatInt(u.Perms, 10)}
-		chType := 0
+		// A partial channel; a thread's also has its thread_metadata (docs: Interactions,
+		// Interaction Object and Resolved Data Structure): type 11 public, 12 private.
+		partial := map[string]any{"id": channel, "type": 0, "guild_id": c.Guild}
 		if c.Thread {
-			chType = 11
+			partial["type"] = map[bool]int{false: 11, true: 12}[c.Private]
+			partial["thread_metadata"] = map[string]any{"archived": c.Archived, "locked": c.Locked,
+				"auto_archive_duration": 1440, "archive_timestamp": made.UTC().Format(time.RFC3339)}
 		}
-		payload["channel"] = map[string]any{"id": channel, "type": chType, "guild_id": c.Guild}
+		payload["channel"] = partial
 		perms := c.Perms
 		switch {
 		case g.NotInstalled:

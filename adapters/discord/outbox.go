@@ -130,7 +130,8 @@ func (p platform) Show(_ context.Context, it *outbox.Item, rec *outbox.Record) (
 // edit of its own message needs only to see the channel, a new message also the permission to
 // send one, and its picture the permission to attach files; without that the text (which holds
 // the board as text) goes alone. A refusal teaches what is lacking, so the next messages of that
-// kind are sent as they can be without being refused again.
+// kind are sent as they can be without being refused again, and the one who just acted there is
+// told why the table does not show; a request that works shows what it needed is there again.
 func (a *Adapter) toChannel(ch string, m table.Message, ping string, rec *outbox.Record) (string, error) {
 	edit := rec != nil && rec.Chat == ch
 	switch {
@@ -143,19 +144,32 @@ func (a *Adapter) toChannel(ch string, m table.Message, ping string, rec *outbox
 	pictures := m.Picture != table.PictureNone && a.may(ch, toAttach)
 	id, err := a.post(ch, m, ping, rec, pictures)
 	if restCode(err) == discordgo.ErrCodeMissingPermissions && pictures {
-		a.lacks(ch, permAttachFiles)
+		a.lacks(ch, permAttachFiles, discordgo.ErrCodeMissingPermissions)
 		a.log.Info("no permission to attach files in the channel: pictures go as text", "channel", ch)
+		pictures = false
 		id, err = a.post(ch, m, ping, rec, false)
 	}
-	switch restCode(err) {
-	case discordgo.ErrCodeMissingAccess:
-		a.lacks(ch, permViewChannel)
-		a.log.Warn("the channel is out of the bot's sight: its messages are not sent for a while", "channel", ch,
-			"for", permsFresh, "err", a.redact(err.Error()))
-		return "", errSkip
-	case discordgo.ErrCodeMissingPermissions:
+	why := func(lang string) string { return a.whyNotShown(ch, lang) }
+	switch code := restCode(err); {
+	case err == nil:
+		proven := int64(permViewChannel)
 		if !edit {
-			a.lacks(ch, permSendMessages|permSendInThreads)
+			proven |= permSendMessages | permSendInThreads
+		}
+		if pictures {
+			proven |= permAttachFiles
+		}
+		a.works(ch, proven)
+	case code == discordgo.ErrCodeMissingAccess:
+		a.lacks(ch, permViewChannel, code)
+		a.tellActor(ch, why, !edit)
+		a.log.Warn("the channel is out of the bot's sight: its messages are not sent for a while", "channel", ch,
+			"for", a.freshFor(), "err", a.redact(err.Error()))
+		return "", errSkip
+	case code == discordgo.ErrCodeMissingPermissions, code == discordgo.ErrCodeThreadIsLocked:
+		if !edit {
+			a.lacks(ch, permSendMessages|permSendInThreads, code)
+			a.tellActor(ch, why, true)
 		}
 		a.log.Warn("no permission for this message in the channel: not sent", "channel", ch, "kind", m.Kind,
 			"edit", edit, "err", a.redact(err.Error()))

@@ -476,5 +476,7 @@ var en = map[string]string{
 	"learn.board":            "Open stripes now: team A %d, team B %d. The first team with none left wins the match.",
 
 	// Discord hardening (issue 21).
-	"discord.no_file": "This channel does not let me attach files (%s), so the file cannot come here.",
+	"discord.no_file":        "This channel does not let me attach files (%s), so the file cannot come here.",
+	"discord.thread_private": "⚠️ I can't post in this private thread: add me to it (mention me in it), then open the table again in a few minutes.",
+	"discord.thread_locked":  "⚠️ This thread is locked, so I can't post in it. A moderator can unlock it, or you can open the table in another channel.",
 }

@@ -471,7 +471,9 @@ var lb = map[string]string{
 	"learn.board":            "Oppe Strécher elo: Ekipp A %d, Ekipp B %d. Déi éischt Ekipp ouni Strécher gewënnt d'Partie.",
 
 	// Discord hardening (issue 21).
-	"discord.no_file": "An dësem Kanal kann ech keng Dateien uhänken (%s): d'Datei kann net heihinner kommen.",
+	"discord.no_file":        "An dësem Kanal kann ech keng Dateien uhänken (%s): d'Datei kann net heihinner kommen.",
+	"discord.thread_private": "⚠️ Ech kann an dësem private Thread net schreiwen: setzt mech derbäi (nennt mech do), a maacht den Dësch an e puer Minutten nees op.",
+	"discord.thread_locked":  "⚠️ Dëse Thread ass gespaart, dofir kann ech net dran schreiwen. E Moderator kann en entspären, oder Dir maacht den Dësch an engem anere Kanal op.",
 }
 
 var de = map[string]string{
@@ -931,7 +933,9 @@ var de = map[string]string{
 	"learn.board":            "Offene Striche jetzt: Team A %d, Team B %d. Das erste Team ohne Striche gewinnt die Partie.",
 
 	// Discord hardening (issue 21).
-	"discord.no_file": "In diesem Kanal darf ich keine Dateien anhängen (%s), daher kann die Datei nicht hierher kommen.",
+	"discord.no_file":        "In diesem Kanal darf ich keine Dateien anhängen (%s), daher kann die Datei nicht hierher kommen.",
+	"discord.thread_private": "⚠️ Ich kann in diesem privaten Thread nicht schreiben: füge mich hinzu (erwähne mich darin) und eröffne den Tisch in ein paar Minuten noch einmal.",
+	"discord.thread_locked":  "⚠️ Dieser Thread ist gesperrt, daher kann ich nicht darin schreiben. Ein Moderator kann ihn entsperren, oder du eröffnest den Tisch in einem anderen Kanal.",
 }
 
 var fr = map[string]string{
@@ -1391,5 +1395,7 @@ var fr = map[string]string{
 	"learn.board":            "Traits ouverts : équipe A %d, équipe B %d. La première équipe sans trait gagne la partie.",
 
 	// Discord hardening (issue 21).
-	"discord.no_file": "Dans ce salon, je ne peux pas joindre de fichiers (%s) : le fichier ne peut pas venir ici.",
+	"discord.no_file":        "Dans ce salon, je ne peux pas joindre de fichiers (%s) : le fichier ne peut pas venir ici.",
+	"discord.thread_private": "⚠️ Je ne peux pas écrire dans ce fil privé : ajoutez-moi (mentionnez-moi dedans), puis rouvrez la table dans quelques minutes.",
+	"discord.thread_locked":  "⚠️ Ce fil est verrouillé, je ne peux donc pas y écrire. Un modérateur peut le déverrouiller, ou vous pouvez ouvrir la table dans un autre salon.",
 }
