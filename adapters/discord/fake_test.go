@@ -194,6 +194,8 @@ type fakeChannel struct {
 	// Joined says the bot is a member. A locked thread takes new messages only from those with
 	// Manage Threads. Neither shows in app_permissions (see guildChannelAllows).
 	Private, Joined, Locked bool
+	// AutoMod is a word the server's AutoMod blocks in members' messages, the bot's included.
+	AutoMod string
 }
 
 // fakeGuild is a server and how the app is in it.
@@ -274,6 +276,11 @@ type fakeDiscord struct {
 	tokens       map[string]fakeUser
 	instances    map[string]fakeInstance
 	launched     int // interactions answered with LAUNCH_ACTIVITY
+	// Users who share no server with the bot; DMOpenLimit is how many DM channels the bot may
+	// open before Discord says it opens them too fast (0: no limit), dmOpenRefused how often it
+	// said so.
+	noMutual                             map[string]bool
+	DMOpenLimit, dmOpened, dmOpenRefused int
 }
 
 // fakeInstance is a running activity instance: where, and who takes part.
@@ -299,7 +306,7 @@ func newFakeDiscord(t testing.TB) *fakeDiscord {
 	f := &fakeDiscord{t: t, Token: "MTAxNTA0.fake-bot-token.s3cr3t-ZZZZZZZZZZZZZZZZZZZZ", AppID: "900000000000000001",
 		BotID: "900000000000000001", GuildID: "800000000000000001", changed: make(chan struct{}),
 		msgs: map[string]*fakeMessage{}, order: map[string][]string{}, ephemeral: map[string][]string{},
-		dms: map[string]string{}, dmUser: map[string]string{}, blocked: map[string]bool{},
+		dms: map[string]string{}, dmUser: map[string]string{}, blocked: map[string]bool{}, noMutual: map[string]bool{},
 		channels: map[string]*fakeChannel{}, guilds: map[string]*fakeGuild{}, limits: map[string]*fakeLimit{},
 		failures: map[string][]int{}, inter: map[string]*fakeInteraction{}, byToken: map[string]*fakeInteraction{},
 		calls: map[string]int{}, refused: map[string][]int{}, dmAttempts: map[string]int{},
@@ -508,9 +515,20 @@ func (f *fakeDiscord) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		json.Unmarshal(body, &req)
 		f.mu.Lock()
 		ch, ok := f.dms[req.Recipient]
+		if !ok && f.DMOpenLimit > 0 && f.dmOpened >= f.DMOpenLimit {
+			// docs: Opcodes and Status Codes, 40003 "You are opening direct messages too fast";
+			// Discord says neither the limit nor the status, which libraries meet as a 400 (Bad
+			// Request) with that code.
+			f.dmOpenRefused++
+			f.notify()
+			f.mu.Unlock()
+			discordError(w, http.StatusBadRequest, 40003, "You are opening direct messages too fast")
+			return
+		}
 		if !ok {
 			ch = "dm" + f.nextID()
 			f.dms[req.Recipient], f.dmUser[ch] = ch, req.Recipient
+			f.dmOpened++
 		}
 		f.mu.Unlock()
 		writeJSON(w, 200, map[string]any{"id": ch, "type": 1, "recipients": []any{map[string]any{"id": req.Recipient}}})
@@ -802,6 +820,19 @@ func (f *fakeDiscord) guildChannelAllows(w http.ResponseWriter, c *fakeChannel, 
 	return false
 }
 
+// autoModAllows blocks a message whose text holds the channel's AutoMod word: the Block Message
+// action "blocks a member's message and prevents it from being posted", on a message sent or
+// edited (docs: Auto Moderation, Action Types and Event Types: MESSAGE_SEND "when a member sends
+// or edits a message in the guild"), answered with 200000 "Message was blocked by automatic
+// moderation" (docs: Opcodes and Status Codes; the status is not documented: 400) (f.mu held).
+func (f *fakeDiscord) autoModAllows(w http.ResponseWriter, c *fakeChannel, wm wireMessage) bool {
+	if c.AutoMod == "" || wm.Content == nil || !strings.Contains(strings.ToLower(*wm.Content), strings.ToLower(c.AutoMod)) {
+		return true
+	}
+	f.refuse(w, c.ID, http.StatusBadRequest, 200000, "Message was blocked by automatic moderation")
+	return false
+}
+
 func (f *fakeDiscord) createMessage(w http.ResponseWriter, channel string, body []byte, files []fakeFile) {
 	var wm wireMessage
 	if err := json.Unmarshal(body, &wm); err != nil {
@@ -833,13 +864,19 @@ func (f *fakeDiscord) createMessage(w http.ResponseWriter, channel string, body 
 	}
 	if u, ok := f.dmUser[channel]; ok {
 		f.dmAttempts[u]++
-		if f.blocked[u] {
+		switch {
+		case f.blocked[u]:
 			discordError(w, http.StatusForbidden, 50007, "Cannot send messages to this user")
+			return
+		case f.noMutual[u]:
+			// docs: Opcodes and Status Codes, 50278 "Cannot send messages to this user due to
+			// having no mutual guilds".
+			discordError(w, http.StatusForbidden, 50278, "Cannot send messages to this user due to having no mutual guilds")
 			return
 		}
 	} else {
 		c := f.channelInfo(channel)
-		if !f.guildChannelAllows(w, c, true, files, len(wm.Embeds) > 0) {
+		if !f.guildChannelAllows(w, c, true, files, len(wm.Embeds) > 0) || !f.autoModAllows(w, c, wm) {
 			return
 		}
 		// "Sending a message will automatically unarchive the thread" (docs: Threads, Active &
@@ -863,7 +900,7 @@ func (f *fakeDiscord) editMessage(w http.ResponseWriter, channel, id string, bod
 	defer f.mu.Unlock()
 	if _, dm := f.dmUser[channel]; !dm {
 		c := f.channelInfo(channel)
-		if !f.guildChannelAllows(w, c, false, files, len(wm.Embeds) > 0) {
+		if !f.guildChannelAllows(w, c, false, files, len(wm.Embeds) > 0) || !f.autoModAllows(w, c, wm) {
 			return
 		}
 		if c.Archived {

@@ -573,6 +573,9 @@ func (r *responder) answer(replies []table.Message) (original bool) {
 	if why := r.notShown(lang); why != "" { // the table's messages cannot show here: say why
 		notices = append(notices, why)
 	}
+	if i.GuildID != "" && a.automodUntold(i.ChannelID) {
+		notices = append(notices, i18n.T(lang, "discord.automod"))
+	}
 	for _, text := range notices {
 		if !slices.ContainsFunc(replies, func(m table.Message) bool { return m.Text == text }) {
 			replies = append(replies, table.Message{Kind: table.KindNotice, Text: text})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -174,9 +175,24 @@ func (a *Adapter) toChannel(ch string, m table.Message, ping string, rec *outbox
 		a.log.Warn("no permission for this message in the channel: not sent", "channel", ch, "kind", m.Kind,
 			"edit", edit, "err", a.redact(err.Error()))
 		return "", errSkip
+	case code == errCodeAutoModBlocked:
+		// The server's AutoMod blocks the text (a player's name, most likely): sent again as it
+		// is, it would be blocked again. The message is dropped; a later version, whose text
+		// differs, is tried as any message is.
+		a.log.Warn("AutoMod blocked a message in the channel: dropped", "channel", ch, "kind", m.Kind, "table", m.Table,
+			"edit", edit)
+		if !a.tellActor(ch, func(lang string) string { return i18n.T(lang, "discord.automod") }, false) {
+			a.automodBlocked(ch)
+		}
+		return "", errSkip
 	}
 	return id, err
 }
+
+// errCodeAutoModBlocked is Discord's code for a message AutoMod blocked (developer docs, Opcodes
+// and Status Codes: 200000, "Message was blocked by automatic moderation"), which discordgo
+// v0.29.0 does not name.
+const errCodeAutoModBlocked = 200000
 
 // errCodeArchivedThread is Discord's code for an operation on an archived thread, such as an
 // edit (developer docs, Opcodes and Status Codes: 50083).
@@ -188,8 +204,14 @@ func (p platform) Classify(err error) *outbox.Error {
 	switch code := restCode(err); {
 	case errors.Is(err, errSkip):
 		return &outbox.Error{Class: outbox.Drop, Err: err}
-	case code == discordgo.ErrCodeCannotSendMessagesToThisUser:
+	case code == discordgo.ErrCodeCannotSendMessagesToThisUser, code == errCodeNoMutualGuild:
+		// Closed DMs, or no server in common (a user who left every server the bot is in):
+		// either way no DM reaches them, and asking again is a refused request each time.
 		return &outbox.Error{Class: outbox.Forbidden, Err: safe}
+	case errors.As(err, new(*dmsTooFast)):
+		var wait *dmsTooFast
+		errors.As(err, &wait)
+		return &outbox.Error{Class: outbox.RetryAfter, After: wait.after, Err: safe}
 	case code == discordgo.ErrCodeUnknownMessage, code == errCodeArchivedThread:
 		// A message that is gone, or in an archived thread: editing fails until something is
 		// posted in the thread, which unarchives it (developer docs, Threads: Active & Archived
@@ -200,6 +222,11 @@ func (p platform) Classify(err error) *outbox.Error {
 	}
 	return &outbox.Error{Class: outbox.BadRequest, Err: safe}
 }
+
+// errCodeNoMutualGuild is Discord's code for a DM to a user who shares no server with the bot
+// (developer docs, Opcodes and Status Codes: 50278, "Cannot send messages to this user due to
+// having no mutual guilds"), which discordgo v0.29.0 does not name.
+const errCodeNoMutualGuild = 50278
 
 // Refused handles a user who refuses DMs: remembered, the channel told once, and what was queued
 // for them tried again the way such users get their messages.
@@ -241,21 +268,59 @@ func (a *Adapter) toUser(userID string, m table.Message, rec *outbox.Record) (st
 	return ch, id, err
 }
 
+// Discord refuses to open DM channels for a while when the bot opens them too fast (developer
+// docs, Opcodes and Status Codes: 40003, "You are opening direct messages too fast"), saying
+// neither how many nor how long. It is not the user's refusal: their messages wait and go
+// later. The pause holds every DM queue that must open a channel, so the queues do not each ask
+// again; it starts at dmOpenFirstWait and doubles while Discord keeps refusing, up to
+// dmOpenMaxWait, and ends at the first channel opened.
+const (
+	dmOpenFirstWait = 30 * time.Second
+	dmOpenMaxWait   = 10 * time.Minute
+)
+
+// dmPause is the pause on opening DM channels (a.usersMu held).
+type dmPause struct {
+	until time.Time
+	wait  time.Duration // the last wait, doubled at the next refusal
+}
+
+// dmsTooFast is a DM not sent because DM channels may not be opened yet; after is how long.
+type dmsTooFast struct{ after time.Duration }
+
+func (e *dmsTooFast) Error() string {
+	return fmt.Sprintf("opening direct messages too fast (Discord code 40003): waiting %v", e.after)
+}
+
 func (a *Adapter) dmChannel(userID string) (string, error) {
 	a.usersMu.Lock()
 	ch, ok := a.dmChan[userID]
+	wait := time.Until(a.dmPause.until)
 	a.usersMu.Unlock()
-	if ok {
+	switch {
+	case ok:
 		return ch, nil
+	case wait > 0:
+		return "", &dmsTooFast{wait}
 	}
 	a.limit.Wait(context.Background())
 	c, err := a.rest.UserChannelCreate(userID)
+	a.usersMu.Lock()
+	defer a.usersMu.Unlock()
+	if restCode(err) == discordgo.ErrCodeOpeningDirectMessagesTooFast {
+		p := &a.dmPause
+		if time.Now().After(p.until) { // not paused meanwhile by another queue
+			p.wait = min(max(p.wait*2, a.dmOpenWait), dmOpenMaxWait)
+			p.until = time.Now().Add(p.wait)
+			a.log.Warn("Discord says DMs are opened too fast: DMs to new users wait", "for", p.wait)
+		}
+		return "", &dmsTooFast{time.Until(p.until)}
+	}
 	if err != nil {
 		return "", err
 	}
-	a.usersMu.Lock()
+	a.dmPause = dmPause{}
 	a.dmChan[userID] = c.ID
-	a.usersMu.Unlock()
 	return c.ID, nil
 }
 

@@ -59,6 +59,8 @@ type channelInfo struct {
 	locked  bool      // a locked thread: posting needs Manage Threads
 	at      time.Time // when an interaction said so; zero if none did
 	refusal refusal
+	// automod is when AutoMod blocked a message there that nobody was told of yet.
+	automod time.Time
 }
 
 // refusal is what a refused request taught about a channel.
@@ -164,6 +166,29 @@ func (a *Adapter) freshFor() time.Duration {
 	a.usersMu.Lock()
 	defer a.usersMu.Unlock()
 	return a.permsFresh
+}
+
+// automodBlocked notes that AutoMod blocked a message in a channel and nobody was told.
+func (a *Adapter) automodBlocked(ch string) {
+	a.usersMu.Lock()
+	defer a.usersMu.Unlock()
+	c := a.channels[ch]
+	c.automod = time.Now()
+	a.channels[ch] = c
+}
+
+// automodUntold reports, once, that AutoMod blocked a message in the channel lately and nobody
+// was told: the one who acts there next is.
+func (a *Adapter) automodUntold(ch string) bool {
+	a.usersMu.Lock()
+	defer a.usersMu.Unlock()
+	c, ok := a.channels[ch]
+	if !ok || !a.fresh(c.automod) {
+		return false
+	}
+	c.automod = time.Time{}
+	a.channels[ch] = c
+	return true
 }
 
 // What each kind of request needs, for may.

@@ -83,7 +83,7 @@ func (a *Adapter) sweep() {
 		}
 	}
 	for ch, c := range a.channels {
-		if !a.fresh(c.at) && !a.fresh(c.refusal.at) {
+		if !a.fresh(c.at) && !a.fresh(c.refusal.at) && !a.fresh(c.automod) {
 			delete(a.channels, ch)
 		}
 	}
