@@ -58,10 +58,7 @@ func TestArchivedThreadGetsANewTableMessage(t *testing.T) {
 func TestThreadTheBotCannotPostIn(t *testing.T) {
 	const thread = "510000000000000002"
 	t.Run("private thread the bot is not in", func(t *testing.T) {
-		f := newFakeDiscord(t)
-		f.setChannel(fakeChannel{ID: thread, Thread: true, Private: true, Perms: Permissions})
-		store := table.NewMemStore()
-		h := startHarness(t, f, store, store)
+		f, h := harnessWith(t, fakeChannel{ID: thread, Thread: true, Private: true, Perms: Permissions})
 		want := ephemeralText("en", "discord.thread_private")
 		// Nothing says so before the lobby is refused: "table opened" becomes the reason, and
 		// the table nobody can see is closed.
@@ -83,10 +80,7 @@ func TestThreadTheBotCannotPostIn(t *testing.T) {
 		}
 	})
 	t.Run("bot removed from a private thread mid-match", func(t *testing.T) {
-		f := newFakeDiscord(t)
-		f.setChannel(fakeChannel{ID: guildChannel, Thread: true, Private: true, Joined: true, Perms: Permissions})
-		store := table.NewMemStore()
-		h := startHarness(t, f, store, store)
+		f, h := harnessWith(t, fakeChannel{ID: guildChannel, Thread: true, Private: true, Joined: true, Perms: Permissions})
 		openTable(t, f, alice, []fakeUser{bob}, opt("timer", 3, "none"))
 		live, hand := liveMessage(f)
 		f.mu.Lock()
@@ -130,10 +124,7 @@ func TestThreadTheBotCannotPostIn(t *testing.T) {
 		}
 	})
 	t.Run("locked thread", func(t *testing.T) {
-		f := newFakeDiscord(t)
-		f.setChannel(fakeChannel{ID: thread, Thread: true, Locked: true, Perms: Permissions})
-		store := table.NewMemStore()
-		h := startHarness(t, f, store, store)
+		f, h := harnessWith(t, fakeChannel{ID: thread, Thread: true, Locked: true, Perms: Permissions})
 		// The interaction's channel says the thread is locked: no table, nothing tried.
 		want := ephemeralText("en", "discord.thread_locked")
 		for range 3 {
@@ -155,10 +146,7 @@ func TestThreadTheBotCannotPostIn(t *testing.T) {
 		f.waitFor("the lobby in the thread", func() bool { return len(f.order[thread]) == 1 })
 	})
 	t.Run("thread locked while nobody looks", func(t *testing.T) {
-		f := newFakeDiscord(t)
-		f.setChannel(fakeChannel{ID: thread, Thread: true, Perms: Permissions})
-		store := table.NewMemStore()
-		h := startHarness(t, f, store, store)
+		f, h := harnessWith(t, fakeChannel{ID: thread, Thread: true, Perms: Permissions})
 		f.slash(alice, thread, "new")
 		f.waitFor("the lobby in the thread", func() bool { return len(f.order[thread]) == 1 })
 		f.mu.Lock()
@@ -184,4 +172,13 @@ func TestThreadTheBotCannotPostIn(t *testing.T) {
 			t.Errorf("refusals %v: the lock learnt is tried again", got)
 		}
 	})
+}
+
+// harnessWith starts a harness whose fake has the channel c.
+func harnessWith(t *testing.T, c fakeChannel) (*fakeDiscord, *harness) {
+	t.Helper()
+	f := newFakeDiscord(t)
+	f.setChannel(c)
+	store := table.NewMemStore()
+	return f, startHarness(t, f, store, store)
 }
