@@ -474,7 +474,7 @@ var lb = map[string]string{
 	"discord.no_file":        "An dësem Kanal kann ech keng Dateien uhänken (%s): d'Datei kann net heihinner kommen.",
 	"discord.thread_private": "⚠️ Ech kann an dësem private Thread net schreiwen: setzt mech derbäi (nennt mech do), a maacht den Dësch an e puer Minutten nees op.",
 	"discord.thread_locked":  "⚠️ Dëse Thread ass gespaart, dofir kann ech net dran schreiwen. E Moderator kann en entspären, oder Dir maacht den Dësch an engem anere Kanal op.",
-	"discord.automod":        "⚠️ D'AutoMod vun dësem Server huet ee vu menge Messagen hei blockéiert, dofir weist den Dësch vläicht net alles. E Server-Admin kann meng Roll vun där Regel aushuelen (Server-Astellungen → AutoMod).",
+	"discord.automod":        "⚠️ D'AutoMod vun dësem Server huet eng vu menge Noriichten hei blockéiert, dofir weist den Dësch vläicht net alles. E Server-Admin kann meng Roll vun där Regel aushuelen (Server-Astellungen → AutoMod).",
 }
 
 var de = map[string]string{
