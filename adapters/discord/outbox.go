@@ -201,6 +201,7 @@ const errCodeArchivedThread = 50083
 // Classify reads discordgo's errors. discordgo waits out 429s itself.
 func (p platform) Classify(err error) *outbox.Error {
 	safe := errors.New(p.a.redact(err.Error()))
+	var tooFast *dmsTooFast
 	switch code := restCode(err); {
 	case errors.Is(err, errSkip):
 		return &outbox.Error{Class: outbox.Drop, Err: err}
@@ -208,10 +209,8 @@ func (p platform) Classify(err error) *outbox.Error {
 		// Closed DMs, or no server in common (a user who left every server the bot is in):
 		// either way no DM reaches them, and asking again is a refused request each time.
 		return &outbox.Error{Class: outbox.Forbidden, Err: safe}
-	case errors.As(err, new(*dmsTooFast)):
-		var wait *dmsTooFast
-		errors.As(err, &wait)
-		return &outbox.Error{Class: outbox.RetryAfter, After: wait.after, Err: safe}
+	case errors.As(err, &tooFast):
+		return &outbox.Error{Class: outbox.RetryAfter, After: tooFast.after, Err: safe}
 	case code == discordgo.ErrCodeUnknownMessage, code == errCodeArchivedThread:
 		// A message that is gone, or in an archived thread: editing fails until something is
 		// posted in the thread, which unarchives it (developer docs, Threads: Active & Archived
