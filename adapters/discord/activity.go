@@ -61,6 +61,10 @@ func (a *Adapter) launch(r *responder) {
 // interactionLaunchActivity is the callback type discordgo v0.29.0 does not name.
 const interactionLaunchActivity discordgo.InteractionResponseType = 12
 
+// commandEntryPoint is the command type PRIMARY_ENTRY_POINT, which discordgo v0.29.0 does not
+// name (developer docs, Application Commands: Application Command Types).
+const commandEntryPoint discordgo.ApplicationCommandType = 4
+
 // appComponents are a table message's buttons with, when the Activity is on, a row holding its
 // "Play in app" button: on the lobby and the live message while they have buttons.
 func (a *Adapter) appComponents(m table.Message) []discordgo.MessageComponent {
@@ -232,7 +236,7 @@ func (a *Adapter) registerCommands(appID string) error {
 		var kind struct {
 			Type int `json:"type"`
 		}
-		if json.Unmarshal(c, &kind) == nil && kind.Type == 4 {
+		if json.Unmarshal(c, &kind) == nil && kind.Type == int(commandEntryPoint) {
 			body = append(body, c) // as Discord has it: its handler, name and description
 		}
 	}

@@ -177,3 +177,24 @@ func TestPlayInApp(t *testing.T) {
 	}
 	h.allowErrors = append(h.allowErrors, "launching the Activity")
 }
+
+// An Entry Point command whose handler is the app (APP_HANDLER) sends its interaction to the
+// bot, which launches the Activity; without the Activity configured it says so, in words.
+func TestEntryPointWithAppHandler(t *testing.T) {
+	f := newFakeDiscord(t)
+	f.Activities, f.EntryHandler = true, 1
+	h := startHarness(t, f, table.NewMemStore(), table.NewMemStore(), harnessOpt{cfg: func(c *Config) {
+		c.ClientSecret = f.ClientSecret
+	}})
+	if r := f.response(f.launchFromEntryPoint(alice, guildChannel)); r.Type != 12 {
+		t.Fatalf("the Entry Point command answered %+v", r)
+	}
+	h.stop()
+	f2 := newFakeDiscord(t)
+	f2.Activities, f2.EntryHandler = true, 1
+	startHarness(t, f2, table.NewMemStore(), table.NewMemStore())
+	r := f2.response(f2.launchFromEntryPoint(bob, guildChannel))
+	if r.Type != 4 || r.Flags&64 == 0 || !strings.Contains(r.Content, escape(i18n.T("de", "web.no_activity"))) {
+		t.Fatalf("the Entry Point command without the Activity answered %+v", r)
+	}
+}

@@ -94,6 +94,10 @@ type Adapter struct {
 
 	// identifyWindow is Discord's window for max_concurrency IDENTIFYs (5 s; shorter in tests).
 	identifyWindow time.Duration
+	// permsFresh is how long what the bot learnt of a channel is believed (defaultPermsFresh);
+	// dmOpenWait the first wait after Discord said DMs are opened too fast (dmOpenFirstWait).
+	// Shorter in tests; both read under usersMu.
+	permsFresh, dmOpenWait time.Duration
 
 	chat.Slot // the service commands go to
 
@@ -114,6 +118,8 @@ type Adapter struct {
 	noDM     map[string]bool          // Discord user ID → refuses DMs (cache of the KV)
 	hands    map[string]ephemeralHand // Discord user ID → the latest ephemeral hand shown
 	channels map[string]channelInfo   // channel ID → what the bot may do there, as last seen
+	actors   map[string]*responder    // guild channel ID → the latest interaction there
+	dmPause  dmPause                  // while Discord says DMs are opened too fast
 }
 
 var _ table.Outbox = (*Adapter)(nil)
@@ -144,7 +150,8 @@ func New(cfg Config) (*Adapter, error) {
 	}
 	a := &Adapter{cfg: cfg, log: cfg.Log.With("platform", Platform), token: strings.TrimPrefix(cfg.Token, "Bot "),
 		kv: cfg.KV, clock: &discordClock{}, identifyWindow: 5 * time.Second, closed: true,
-		dmChan: map[string]string{}, noDM: map[string]bool{}, hands: map[string]ephemeralHand{}, channels: map[string]channelInfo{}}
+		dmChan: map[string]string{}, noDM: map[string]bool{}, hands: map[string]ephemeralHand{}, channels: map[string]channelInfo{},
+		actors: map[string]*responder{}, permsFresh: defaultPermsFresh, dmOpenWait: dmOpenFirstWait}
 	a.client = &http.Client{Timeout: 20 * time.Second, Transport: &clockTransport{clock: a.clock, next: newRewriter(cfg.APIURL)}}
 	a.limit = rate.NewLimiter(rate.Limit(cfg.MaxRate), 10)
 	a.out = outbox.New(outbox.Config{Platform: platform{a}, KV: a.kv, Bucket: bucketMessages, Log: a.log,

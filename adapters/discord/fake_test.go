@@ -129,6 +129,8 @@ type fakeInteraction struct {
 	Original   string   // ID of the message that is its original response
 	Followups  []string // IDs of follow-up messages
 	Late       int      // answers refused because the answer window had passed
+	Perms      int64    // app_permissions as the payload said
+	Refused    []int    // codes of the answers refused for what they held
 }
 
 type fakeLimit struct {
@@ -149,6 +151,22 @@ type wireMessage struct {
 	Choices []fakeChoice `json:"choices"`
 }
 
+// The flags an interaction's messages may set. An answer (callback types 4 and 7): "only
+// SUPPRESS_EMBEDS, EPHEMERAL, IS_COMPONENTS_V2, IS_VOICE_MESSAGE, and SUPPRESS_NOTIFICATIONS can
+// be set"; a deferred answer (type 5): "the only valid message flag you may use is EPHEMERAL"
+// (docs: Interactions, Receiving and Responding, Interaction Response Object: Messages); a
+// follow-up as Execute Webhook takes them (SUPPRESS_EMBEDS, SUPPRESS_NOTIFICATIONS,
+// IS_COMPONENTS_V2), and EPHEMERAL (docs: Create Followup Message); an edit of one as Edit
+// Webhook Message does, SUPPRESS_EMBEDS and IS_COMPONENTS_V2 (its flags in the OpenAPI
+// description, IncomingWebhookUpdateRequestPartial), "an existing message's ephemeral state
+// cannot be changed" (docs: Create Followup Message).
+const (
+	flagsAnswer   = 1<<2 | 1<<6 | 1<<12 | 1<<13 | 1<<15
+	flagsDeferred = 1 << 6
+	flagsFollowup = 1<<2 | 1<<6 | 1<<12 | 1<<15
+	flagsEdit     = 1<<2 | 1<<15
+)
+
 func (wm wireMessage) flags() int {
 	if wm.Flags == nil {
 		return 0
@@ -158,7 +176,8 @@ func (wm wireMessage) flags() int {
 
 // checkFlags refuses flags a message may not set: on a new message only SUPPRESS_EMBEDS,
 // SUPPRESS_NOTIFICATIONS, IS_VOICE_MESSAGE and IS_COMPONENTS_V2, on an edit only SUPPRESS_EMBEDS
-// and IS_COMPONENTS_V2 (docs: Message, Create Message and Edit Message).
+// and IS_COMPONENTS_V2 (docs: Message, Create Message and Edit Message). Interaction answers have
+// their own lists (flagsAnswer and the others below).
 func (f *fakeDiscord) checkFlags(where string, wm wireMessage, allowed int) {
 	if wm.flags()&^allowed != 0 {
 		f.fail("%s: flags %d", where, wm.flags())
@@ -171,6 +190,12 @@ type fakeChannel struct {
 	Thread    bool
 	Archived  bool
 	Perms     int64 // the bot's permissions there, as app_permissions reports them
+	// A private thread (type 12) is seen only by its members and those with Manage Threads;
+	// Joined says the bot is a member. A locked thread takes new messages only from those with
+	// Manage Threads. Neither shows in app_permissions (see guildChannelAllows).
+	Private, Joined, Locked bool
+	// AutoMod is a word the server's AutoMod blocks in members' messages, the bot's included.
+	AutoMod string
 }
 
 // fakeGuild is a server and how the app is in it.
@@ -246,10 +271,16 @@ type fakeDiscord struct {
 	// would hand out and the access tokens they became, the activity instances running.
 	ClientSecret string
 	Activities   bool
+	EntryHandler int // the Entry Point command's handler: 1 APP_HANDLER, else 2 DISCORD_LAUNCH_ACTIVITY
 	codes        map[string]fakeUser
 	tokens       map[string]fakeUser
 	instances    map[string]fakeInstance
 	launched     int // interactions answered with LAUNCH_ACTIVITY
+	// Users who share no server with the bot; DMOpenLimit is how many DM channels the bot may
+	// open before Discord says it opens them too fast (0: no limit), dmOpenRefused how often it
+	// said so.
+	noMutual                             map[string]bool
+	DMOpenLimit, dmOpened, dmOpenRefused int
 }
 
 // fakeInstance is a running activity instance: where, and who takes part.
@@ -275,7 +306,7 @@ func newFakeDiscord(t testing.TB) *fakeDiscord {
 	f := &fakeDiscord{t: t, Token: "MTAxNTA0.fake-bot-token.s3cr3t-ZZZZZZZZZZZZZZZZZZZZ", AppID: "900000000000000001",
 		BotID: "900000000000000001", GuildID: "800000000000000001", changed: make(chan struct{}),
 		msgs: map[string]*fakeMessage{}, order: map[string][]string{}, ephemeral: map[string][]string{},
-		dms: map[string]string{}, dmUser: map[string]string{}, blocked: map[string]bool{},
+		dms: map[string]string{}, dmUser: map[string]string{}, blocked: map[string]bool{}, noMutual: map[string]bool{},
 		channels: map[string]*fakeChannel{}, guilds: map[string]*fakeGuild{}, limits: map[string]*fakeLimit{},
 		failures: map[string][]int{}, inter: map[string]*fakeInteraction{}, byToken: map[string]*fakeInteraction{},
 		calls: map[string]int{}, refused: map[string][]int{}, dmAttempts: map[string]int{},
@@ -484,9 +515,20 @@ func (f *fakeDiscord) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		json.Unmarshal(body, &req)
 		f.mu.Lock()
 		ch, ok := f.dms[req.Recipient]
+		if !ok && f.DMOpenLimit > 0 && f.dmOpened >= f.DMOpenLimit {
+			// docs: Opcodes and Status Codes, 40003 "You are opening direct messages too fast";
+			// Discord says neither the limit nor the status, which libraries meet as a 400 (Bad
+			// Request) with that code.
+			f.dmOpenRefused++
+			f.notify()
+			f.mu.Unlock()
+			discordError(w, http.StatusBadRequest, 40003, "You are opening direct messages too fast")
+			return
+		}
 		if !ok {
 			ch = "dm" + f.nextID()
 			f.dms[req.Recipient], f.dmUser[ch] = ch, req.Recipient
+			f.dmOpened++
 		}
 		f.mu.Unlock()
 		writeJSON(w, 200, map[string]any{"id": ch, "type": 1, "recipients": []any{map[string]any{"id": req.Recipient}}})
@@ -529,7 +571,12 @@ func (f *fakeDiscord) registerCommands(w http.ResponseWriter, path string, parts
 			continue // the Entry Point command, as Discord made it
 		}
 		if n := f.checkOptions(fmt.Sprint(c["name"]), c, "command"); n > 8000 {
-			f.fail("command %v: %d characters in names, descriptions and choices, Discord takes 8000", c["name"], n)
+			// Discord's answer to a command over its size (docs: Opcodes and Status Codes, 50035
+			// Invalid Form Body, with the field's error in "errors").
+			writeJSON(w, 400, map[string]any{"code": 50035, "message": "Invalid Form Body", "errors": map[string]any{
+				"_errors": []any{map[string]any{"code": "APPLICATION_COMMAND_TOO_LARGE",
+					"message": fmt.Sprintf("Command exceeds maximum size (8000): %d", n)}}}})
+			return
 		}
 	}
 	if global := len(parts) == 3; global && f.Activities && !slices.ContainsFunc(cmds, func(c map[string]any) bool { return c["type"] == float64(4) }) {
@@ -553,10 +600,13 @@ func (f *fakeDiscord) registerCommands(w http.ResponseWriter, path string, parts
 // Application Commands: Application Command Option Structure, Subcommands and Subcommand
 // Groups): at most 25 options, each named 1–32 lower-case characters and described in 1–100;
 // at most 25 choices; a group holds only subcommands, a subcommand no group, and nothing nests
-// deeper. It gives the characters the command counts towards Discord's limit of 8,000 (names,
-// descriptions, choices' names and values).
+// deeper. It gives the characters the command counts towards Discord's limit of 8,000: "combined
+// name, description, and value properties for each command, its options (including subcommands
+// and groups), and choices. When localization fields are present, only the longest localization
+// for each field (including the default value) is counted towards the size limit" (docs:
+// Application Commands, Slash Commands).
 func (f *fakeDiscord) checkOptions(where string, o map[string]any, kind string) int {
-	n := len([]rune(fmt.Sprint(o["name"]))) + len([]rune(fmt.Sprint(o["description"])))
+	n := longestLocalization(o, "name") + longestLocalization(o, "description")
 	opts, _ := o["options"].([]any)
 	if len(opts) > 25 {
 		f.fail("%s: %d options, Discord takes 25", where, len(opts))
@@ -588,9 +638,20 @@ func (f *fakeDiscord) checkOptions(where string, o map[string]any, kind string) 
 		}
 		for _, ch := range choices {
 			m, _ := ch.(map[string]any)
-			n += len([]rune(fmt.Sprint(m["name"]))) + len([]rune(fmt.Sprint(m["value"])))
+			n += longestLocalization(m, "name") + len([]rune(fmt.Sprint(m["value"])))
 		}
 		n += f.checkOptions(where+" "+name, c, child)
+	}
+	return n
+}
+
+// longestLocalization is the length of a field's longest text: its default or one of its
+// localizations (field_localizations).
+func longestLocalization(o map[string]any, field string) int {
+	n := len([]rune(fmt.Sprint(o[field])))
+	locs, _ := o[field+"_localizations"].(map[string]any)
+	for _, v := range locs {
+		n = max(n, len([]rune(fmt.Sprint(v))))
 	}
 	return n
 }
@@ -685,12 +746,21 @@ func (f *fakeDiscord) apply(m *fakeMessage, wm wireMessage, files []fakeFile) {
 		m.Content = *wm.Content
 	}
 	if wm.Flags != nil {
-		m.Flags = *wm.Flags
+		ephemeral := m.Flags & 64 // an edit cannot change it (see flagsEdit)
+		if len(m.History) == 0 {
+			ephemeral = *wm.Flags & 64
+		}
+		m.Flags = *wm.Flags&^64 | ephemeral
 	}
 	// "Links sent by users with this permission will be auto-embedded" (docs: Permissions,
-	// EMBED_LINKS), unless the message has SUPPRESS_EMBEDS (docs: Message, Message Flags).
+	// EMBED_LINKS), unless the message has SUPPRESS_EMBEDS (docs: Message, Message Flags). An
+	// interaction's messages have the permissions its app_permissions say (see answerAllows).
 	m.Previews = 0
-	if _, dm := f.dmUser[m.ChannelID]; m.Flags&4 == 0 && (dm || f.channelInfo(m.ChannelID).Perms&permEmbedLinks != 0) {
+	embeds := f.channelInfo(m.ChannelID).Perms&permEmbedLinks != 0
+	if in, ok := f.inter[m.Interaction]; ok {
+		embeds = in.Perms&permEmbedLinks != 0
+	}
+	if _, dm := f.dmUser[m.ChannelID]; m.Flags&4 == 0 && (dm || embeds) {
 		m.Previews = len(webAddress.FindAllString(m.Content, -1))
 	}
 	if wm.Components != nil {
@@ -724,11 +794,22 @@ func (f *fakeDiscord) refuse(w http.ResponseWriter, channel string, status, code
 // messages from being updated"); a file needs Attach Files (docs: Permissions, "Allows for
 // uploading images and files"), an embed Embed Links (#2601: 403 Missing Permissions), both
 // 50013.
+//
+// A private thread is seen by "those invited and those with the MANAGE_THREADS permission", and
+// a locked thread takes messages only from those with it (docs: Threads; Channel, Thread
+// Metadata Object: "when a thread is locked, only users with MANAGE_THREADS can unarchive it"):
+// a private thread the bot is not in refuses it as unseen, 50001, and a locked one a new message
+// with 160005 "Thread is locked" (docs: Opcodes and Status Codes), both 403 as the platform
+// review saw them. app_permissions shows neither: they come from the bot's roles and the
+// parent channel's overwrites.
 func (f *fakeDiscord) guildChannelAllows(w http.ResponseWriter, c *fakeChannel, create bool, files []fakeFile, embeds bool) bool {
 	need := func(p int64) bool { return c.Perms&p == p }
 	switch {
-	case f.guild(c.Guild).NotInstalled || f.guild(c.Guild).CommandsOnly || !need(permViewChannel):
+	case f.guild(c.Guild).NotInstalled || f.guild(c.Guild).CommandsOnly || !need(permViewChannel),
+		c.Private && !c.Joined && !need(permManageThreads):
 		f.refuse(w, c.ID, http.StatusForbidden, 50001, "Missing Access")
+	case create && c.Locked && !need(permManageThreads):
+		f.refuse(w, c.ID, http.StatusForbidden, 160005, "Thread is locked")
 	case create && !need(sendPermission(c.Thread)):
 		f.refuse(w, c.ID, http.StatusForbidden, 50013, "Missing Permissions")
 	case len(files) > 0 && !need(permAttachFiles), embeds && !need(permEmbedLinks):
@@ -736,6 +817,19 @@ func (f *fakeDiscord) guildChannelAllows(w http.ResponseWriter, c *fakeChannel, 
 	default:
 		return true
 	}
+	return false
+}
+
+// autoModAllows blocks a message whose text holds the channel's AutoMod word: the Block Message
+// action "blocks a member's message and prevents it from being posted", on a message sent or
+// edited (docs: Auto Moderation, Action Types and Event Types: MESSAGE_SEND "when a member sends
+// or edits a message in the guild"), answered with 200000 "Message was blocked by automatic
+// moderation" (docs: Opcodes and Status Codes; the status is not documented: 400) (f.mu held).
+func (f *fakeDiscord) autoModAllows(w http.ResponseWriter, c *fakeChannel, wm wireMessage) bool {
+	if c.AutoMod == "" || wm.Content == nil || !strings.Contains(strings.ToLower(*wm.Content), strings.ToLower(c.AutoMod)) {
+		return true
+	}
+	f.refuse(w, c.ID, http.StatusBadRequest, 200000, "Message was blocked by automatic moderation")
 	return false
 }
 
@@ -770,13 +864,19 @@ func (f *fakeDiscord) createMessage(w http.ResponseWriter, channel string, body 
 	}
 	if u, ok := f.dmUser[channel]; ok {
 		f.dmAttempts[u]++
-		if f.blocked[u] {
+		switch {
+		case f.blocked[u]:
 			discordError(w, http.StatusForbidden, 50007, "Cannot send messages to this user")
+			return
+		case f.noMutual[u]:
+			// docs: Opcodes and Status Codes, 50278 "Cannot send messages to this user due to
+			// having no mutual guilds".
+			discordError(w, http.StatusForbidden, 50278, "Cannot send messages to this user due to having no mutual guilds")
 			return
 		}
 	} else {
 		c := f.channelInfo(channel)
-		if !f.guildChannelAllows(w, c, true, files, len(wm.Embeds) > 0) {
+		if !f.guildChannelAllows(w, c, true, files, len(wm.Embeds) > 0) || !f.autoModAllows(w, c, wm) {
 			return
 		}
 		// "Sending a message will automatically unarchive the thread" (docs: Threads, Active &
@@ -800,7 +900,7 @@ func (f *fakeDiscord) editMessage(w http.ResponseWriter, channel, id string, bod
 	defer f.mu.Unlock()
 	if _, dm := f.dmUser[channel]; !dm {
 		c := f.channelInfo(channel)
-		if !f.guildChannelAllows(w, c, false, files, len(wm.Embeds) > 0) {
+		if !f.guildChannelAllows(w, c, false, files, len(wm.Embeds) > 0) || !f.autoModAllows(w, c, wm) {
 			return
 		}
 		if c.Archived {
@@ -820,9 +920,28 @@ func (f *fakeDiscord) editMessage(w http.ResponseWriter, channel, id string, bod
 	writeJSON(w, 200, map[string]any{"id": msg.ID, "channel_id": channel, "content": msg.Content})
 }
 
-// Interaction answers are not bound to the bot's permissions in the channel for files and
-// embeds: apps "always have the EMBED_LINKS and ATTACH_FILES permissions when responding to
-// interactions" (#5316, answered by Discord staff; docs: Change Log 2022-06-29).
+// Interaction answers are bound to the interaction's app_permissions, "the computed permissions
+// for a bot or app in the context of a specific interaction (including any channel overwrites)";
+// ATTACH_FILES and EMBED_LINKS are among "the permissions that can be used in interaction
+// responses", and "for interactions, you can use the app_permissions field to determine your app
+// or bot's contextual permissions before replying" (docs: Change Log, 2022-06-29, Calculated
+// Permissions in Interaction Payloads and Changes to Bot Permissions for Interactions and
+// Webhooks). An answer that uploads a file where they lack ATTACH_FILES is refused like a post,
+// 403 with 50013, as the platform review saw it and PLATFORMS.md records ("Interaction answers
+// are checked against app_permissions too"). An app without a bot in the server always has both
+// there (#5316, Discord staff), as the fake's responsePermissions say.
+
+// answerAllows refuses an answer of in that the interaction's app_permissions do not allow (f.mu
+// held).
+func (f *fakeDiscord) answerAllows(w http.ResponseWriter, in *fakeInteraction, files []fakeFile) bool {
+	if len(files) > 0 && in.Perms&permAttachFiles == 0 {
+		in.Refused = append(in.Refused, 50013)
+		f.notify()
+		discordError(w, http.StatusForbidden, 50013, "Missing Permissions")
+		return false
+	}
+	return true
+}
 
 func (f *fakeDiscord) callback(w http.ResponseWriter, id, token string, body []byte, files []fakeFile) {
 	var req struct {
@@ -833,6 +952,12 @@ func (f *fakeDiscord) callback(w http.ResponseWriter, id, token string, body []b
 		f.fail("callback body: %v", err)
 	}
 	f.check("interaction response", req.Data)
+	switch req.Type {
+	case 4, 7:
+		f.checkFlags("interaction response", req.Data, flagsAnswer)
+	case 5:
+		f.checkFlags("deferred interaction response", req.Data, flagsDeferred)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	in, ok := f.inter[id]
@@ -852,6 +977,9 @@ func (f *fakeDiscord) callback(w http.ResponseWriter, id, token string, body []b
 		in.Late++
 		f.notify()
 		discordError(w, 404, 10062, "Unknown interaction")
+		return
+	}
+	if !f.answerAllows(w, in, files) {
 		return
 	}
 	in.Responded = now
@@ -932,6 +1060,7 @@ func (f *fakeDiscord) editWebhookMessage(w http.ResponseWriter, app, token, whic
 	var wm wireMessage
 	json.Unmarshal(body, &wm)
 	f.check("webhook edit", wm)
+	f.checkFlags("webhook edit", wm, flagsEdit)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	in, ok := f.webhookToken(w, app, token)
@@ -940,6 +1069,9 @@ func (f *fakeDiscord) editWebhookMessage(w http.ResponseWriter, app, token, whic
 	}
 	if which != "@original" || in.Original == "" {
 		discordError(w, 404, 10008, "Unknown Message")
+		return
+	}
+	if !f.answerAllows(w, in, files) {
 		return
 	}
 	msg := f.msgs[in.Original]
@@ -953,10 +1085,11 @@ func (f *fakeDiscord) followup(w http.ResponseWriter, app, token string, body []
 	var wm wireMessage
 	json.Unmarshal(body, &wm)
 	f.check("follow-up", wm)
+	f.checkFlags("follow-up", wm, flagsFollowup)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	in, ok := f.webhookToken(w, app, token)
-	if !ok {
+	if !ok || !f.answerAllows(w, in, files) {
 		return
 	}
 	msg := &fakeMessage{ID: f.nextID(), ChannelID: in.Channel, Interaction: in.ID}
@@ -1182,17 +1315,22 @@ func (f *fakeDiscord) interaction(u fakeUser, typ int, channel string, data any,
 		payload["user"], payload["context"] = userJSON(u), 1
 		payload["channel"] = map[string]any{"id": channel, "type": 1}
 		payload["app_permissions"] = strconv.FormatInt(dmPerms, 10)
+		in.Perms = dmPerms
 		payload["authorizing_integration_owners"] = map[string]any{"0": "0"}
 	} else {
 		c := f.channelInfo(channel)
 		g := f.guild(c.Guild)
 		payload["guild_id"], payload["context"] = c.Guild, 0
 		payload["member"] = map[string]any{"user": userJSON(u), "permissions": strconv.FormatInt(u.Perms, 10)}
-		chType := 0
+		// A partial channel; a thread's also has its thread_metadata (docs: Interactions,
+		// Interaction Object and Resolved Data Structure): type 11 public, 12 private.
+		partial := map[string]any{"id": channel, "type": 0, "guild_id": c.Guild}
 		if c.Thread {
-			chType = 11
+			partial["type"] = map[bool]int{false: 11, true: 12}[c.Private]
+			partial["thread_metadata"] = map[string]any{"archived": c.Archived, "locked": c.Locked,
+				"auto_archive_duration": 1440, "archive_timestamp": made.UTC().Format(time.RFC3339)}
 		}
-		payload["channel"] = map[string]any{"id": channel, "type": chType, "guild_id": c.Guild}
+		payload["channel"] = partial
 		perms := c.Perms
 		switch {
 		case g.NotInstalled:
@@ -1205,6 +1343,7 @@ func (f *fakeDiscord) interaction(u fakeUser, typ int, channel string, data any,
 			payload["authorizing_integration_owners"] = map[string]any{"0": c.Guild}
 		}
 		payload["app_permissions"] = strconv.FormatInt(perms, 10)
+		in.Perms = perms
 	}
 	if on != nil {
 		in.Message = on.ID
@@ -1378,10 +1517,33 @@ func (f *fakeDiscord) archive(thread string) {
 
 // entryPoint is the Entry Point command Discord makes when Activities are switched on (docs:
 // Application Commands, Entry Point Commands: type PRIMARY_ENTRY_POINT 4, handler
-// DISCORD_LAUNCH_ACTIVITY 2).
+// DISCORD_LAUNCH_ACTIVITY 2), or with the handler the app's owner chose.
 func (f *fakeDiscord) entryPoint() map[string]any {
 	return map[string]any{"id": "700000000000000004", "application_id": f.AppID, "type": 4, "name": "launch",
-		"description": "", "handler": 2, "integration_types": []int{0, 1}, "contexts": []int{0, 1, 2}}
+		"description": "", "handler": f.entryHandler(), "integration_types": []int{0, 1}, "contexts": []int{0, 1, 2}}
+}
+
+func (f *fakeDiscord) entryHandler() int {
+	if f.EntryHandler == 1 {
+		return 1
+	}
+	return 2
+}
+
+// launchFromEntryPoint runs the app's Entry Point command as u in a channel. With the handler
+// APP_HANDLER "the app handles the interaction using an interaction token"; with
+// DISCORD_LAUNCH_ACTIVITY "Discord handles the interaction by launching an Activity and sending
+// a follow-up message without coordinating with the app" (docs: Application Commands, Entry
+// Point Command Handler Types), so the app gets nothing to answer.
+func (f *fakeDiscord) launchFromEntryPoint(u fakeUser, channel string) *fakeInteraction {
+	f.t.Helper()
+	f.mu.Lock()
+	ok := f.Activities && f.entryHandler() == 1
+	f.mu.Unlock()
+	if !ok {
+		f.t.Fatalf("fake discord: no Entry Point command whose interactions the app handles")
+	}
+	return f.dispatch(u, 2, channel, map[string]any{"id": "700000000000000004", "name": "launch", "type": 4}, nil)
 }
 
 // globalCommands lists the global commands: what the last global overwrite registered, or with

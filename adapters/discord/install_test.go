@@ -3,9 +3,13 @@ package discord
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/bwmarrin/discordgo"
 
 	"github.com/kontermatt/kontermatt/core/table"
 )
@@ -102,5 +106,32 @@ func TestInviteURL(t *testing.T) {
 	// View Channel, Send Messages, Attach Files and Send Messages in Threads: nothing else.
 	if Permissions != 1<<10|1<<11|1<<15|1<<38 {
 		t.Errorf("permissions %d", Permissions)
+	}
+}
+
+// A command's size counts each field's longest localization, as Discord does: a command whose
+// default texts are short but whose German ones are long is refused. /km, in its three
+// languages, fits.
+func TestCommandSizeCountsTheLongestLocalization(t *testing.T) {
+	f := newFakeDiscord(t)
+	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: table.NewMemStore()})
+	long := map[discordgo.Locale]string{discordgo.German: strings.Repeat("ä", 100)}
+	big := &discordgo.ApplicationCommand{Name: "big", Description: "x", DescriptionLocalizations: &long}
+	for s := range 25 {
+		sub := &discordgo.ApplicationCommandOption{Type: discordgo.ApplicationCommandOptionSubCommand,
+			Name: fmt.Sprintf("s%d", s), Description: "x", DescriptionLocalizations: long}
+		for o := range 25 {
+			sub.Options = append(sub.Options, &discordgo.ApplicationCommandOption{Type: discordgo.ApplicationCommandOptionString,
+				Name: fmt.Sprintf("o%d", o), Description: "x", DescriptionLocalizations: long})
+		}
+		big.Options = append(big.Options, sub)
+	}
+	if _, err := a.rest.ApplicationCommandBulkOverwrite(f.AppID, f.GuildID, []*discordgo.ApplicationCommand{big}); restCode(err) != 50035 {
+		t.Errorf("a command of 2,344 characters by its defaults and 66,793 by its longest texts: %v, want refused (50035)", err)
+	}
+	for _, guildOnly := range []bool{true, false} {
+		if _, err := a.rest.ApplicationCommandBulkOverwrite(f.AppID, map[bool]string{true: f.GuildID}[guildOnly], Commands(guildOnly)); err != nil {
+			t.Errorf("/km (guild only %v) refused: %v", guildOnly, err)
+		}
 	}
 }

@@ -54,8 +54,8 @@ func (a *Adapter) onInteraction(i *discordgo.Interaction, x interactionExtras) {
 	a.mu.Unlock()
 	defer a.inflight.Done()
 
-	r := &responder{a: a, i: i, rest: a.tokens.get(), x: x, component: i.Type == discordgo.InteractionMessageComponent}
 	start := time.Now()
+	r := &responder{a: a, i: i, rest: a.tokens.get(), x: x, component: i.Type == discordgo.InteractionMessageComponent, start: start}
 	defer func() {
 		a.log.Debug("interaction", "id", i.ID, "type", int(i.Type), "took", time.Since(start), "handle", r.handled)
 	}()
@@ -72,7 +72,12 @@ func (a *Adapter) onInteraction(i *discordgo.Interaction, x interactionExtras) {
 		a.dmWorks(u.ID) // the user talks to the bot in private: DMs reach them
 	}
 	if i.GuildID != "" {
-		a.seeChannel(i.ChannelID, i.AppPermissions, x.thread)
+		a.seeChannel(i.ChannelID, i.AppPermissions, x)
+		if i.Type != discordgo.InteractionApplicationCommandAutocomplete {
+			a.usersMu.Lock()
+			a.actors[i.ChannelID] = r
+			a.usersMu.Unlock()
+		}
 		if !a.memberHere(i) {
 			if i.Type != discordgo.InteractionApplicationCommandAutocomplete {
 				lang := i18n.Pick(string(i.Locale))
@@ -155,6 +160,17 @@ func (a *Adapter) onCommand(r *responder, i *discordgo.Interaction) {
 	actor, admin, ok := actorOf(i)
 	lang := i18n.Pick(string(i.Locale))
 	data := i.ApplicationCommandData()
+	if data.CommandType == commandEntryPoint {
+		// The app's Entry Point command with the handler APP_HANDLER: "the app handles the
+		// interaction using an interaction token" (developer docs, Application Commands, Entry
+		// Point Command Handler Types), here by launching the Activity (the web table).
+		if a.activityOn() {
+			a.launch(r)
+		} else {
+			r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(lang, "web.no_activity")}})
+		}
+		return
+	}
 	if !ok || data.Name != CommandName || len(data.Options) == 0 {
 		r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(lang, "err.unknown_verb", data.Name)}})
 		return
@@ -168,16 +184,25 @@ func (a *Adapter) onCommand(r *responder, i *discordgo.Interaction) {
 		r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(lang, "err.unknown_verb", sub.Name)}})
 		return
 	}
-	if missing := r.missing(); verb == table.VerbNew && len(missing) > 0 {
-		// A table nobody could see: say what the bot lacks instead of opening it.
-		r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(lang, "discord.missing", permissionNames(lang, missing))}})
+	if why := r.notShown(lang); verb == table.VerbNew && why != "" {
+		// A table nobody could see: say why instead of opening it.
+		r.answer([]table.Message{{Kind: table.KindError, Text: why}})
 		return
 	}
 	cmd := table.Command{Place: placeOf(i), Actor: actor, Verb: verb, Args: argsFor(verb, sub.Options),
 		EventID: "dc:" + i.ID, Admin: admin, Private: isPrivate(i)}
 	replies := a.handle(r, cmd)
-	opened := !slices.ContainsFunc(replies, func(m table.Message) bool { return m.Kind == table.KindError })
-	if verb == table.VerbNew && opened && i.GuildID != "" && i.AppPermissions&permAttachFiles == 0 {
+	opened := verb == table.VerbNew && !slices.ContainsFunc(replies, func(m table.Message) bool { return m.Kind == table.KindError })
+	if opened && i.GuildID != "" {
+		r.mu.Lock()
+		r.opened = a.Service().TableAt(cmd.Place)
+		refused := r.unseen // the lobby was refused already
+		r.mu.Unlock()
+		if refused {
+			a.closeUnseen(r)
+		}
+	}
+	if opened && i.GuildID != "" && i.AppPermissions&permAttachFiles == 0 {
 		replies = append(replies, table.Message{Kind: table.KindNotice,
 			Text: i18n.T(lang, "discord.no_pictures", permissionNames(lang, []int64{permAttachFiles}))})
 	}
@@ -361,20 +386,133 @@ type responder struct {
 	rest      *discordgo.Session // the session of the token's generation
 	x         interactionExtras
 	component bool
+	start     time.Time
 	handled   time.Duration // how long the service took
 
 	mu       sync.Mutex
 	deferred bool
 	done     bool
+	bare     bool     // the answer was the bare confirmation (doneText)
+	opened   string   // the table this /km new opened
+	unseen   bool     // the channel refused a new message: a table opened there cannot show
+	closed   bool     // the table opened was closed, nobody seeing it
+	told     []string // notices about the channel the actor was given, or is to be given
 }
 
-// missing lists what the bot lacks to show a table in the interaction's channel, from the
-// permissions the interaction carries; none outside a server.
-func (r *responder) missing() []int64 {
+// notShown says why the bot cannot show a table in the interaction's channel, or ""; nothing
+// outside a server.
+func (r *responder) notShown(lang string) string {
 	if r.i.GuildID == "" || !r.a.memberHere(r.i) {
+		return ""
+	}
+	return r.a.whyNotShown(r.i.ChannelID, lang)
+}
+
+// closeUnseen closes the table the actor's /km new opened, once: its channel refused the lobby,
+// so nobody could see it (as /km new opens none where the bot is known to be unable to post).
+// It stops it as its opener would.
+func (a *Adapter) closeUnseen(r *responder) {
+	r.mu.Lock()
+	id := r.opened
+	if id == "" || r.closed {
+		r.mu.Unlock()
+		return
+	}
+	r.closed = true
+	r.mu.Unlock()
+	actor, admin, ok := actorOf(r.i)
+	if !ok {
+		return
+	}
+	replies := a.Service().Handle(context.Background(), table.Command{Place: placeOf(r.i), Table: id, Actor: actor,
+		Verb: table.VerbStop, EventID: "dc:" + r.i.ID + "/unseen", Admin: admin})
+	for _, m := range replies {
+		if m.Kind == table.KindError {
+			a.log.Warn("a table its channel refused to show could not be closed", "table", id, "channel", r.i.ChannelID,
+				"reason", m.Reason)
+			return
+		}
+	}
+	a.log.Info("closed a table its channel refused to show", "table", id, "channel", r.i.ChannelID)
+}
+
+// actorFresh is how long after an interaction a refusal in its channel is told to its actor:
+// the outbox posts what an interaction changed within moments.
+const actorFresh = time.Minute
+
+// tellActor tells the one who acted last in a guild channel, if just now, a notice about it (in
+// their language): as part of the answer if it is still to come, else by replacing the bare ✅ of
+// a command, else in a follow-up only they see. unseen says the channel refused a new message:
+// a table their /km new opened there cannot show, and is closed. It reports whether someone is
+// told.
+func (a *Adapter) tellActor(ch string, notice func(lang string) string, unseen bool) bool {
+	a.usersMu.Lock()
+	r := a.actors[ch]
+	a.usersMu.Unlock()
+	if r == nil || time.Since(r.start) > actorFresh {
+		return false
+	}
+	text := notice(i18n.Pick(string(r.i.Locale)))
+	if text == "" {
+		return false
+	}
+	r.mu.Lock()
+	if slices.Contains(r.told, text) {
+		r.mu.Unlock()
+		return true
+	}
+	r.told = append(r.told, text)
+	r.unseen = r.unseen || unseen
+	err := r.tell(text)
+	closeIt := r.opened != "" && r.unseen
+	r.mu.Unlock()
+	if closeIt {
+		a.closeUnseen(r)
+	}
+	if err != nil {
+		a.log.Warn("telling the actor about a refusal", "interaction", r.i.ID, "err", a.redact(err.Error()))
+	}
+	return err == nil
+}
+
+// tell gives the actor a notice after their answer: in place of a confirmation that turned out
+// wrong (the bare ✅, or "table opened" where nobody can see it), else in a follow-up only they
+// see. Before the answer there is nothing to do: answer adds r.told (r.mu held).
+func (r *responder) tell(text string) error {
+	if !r.done {
 		return nil
 	}
-	return missingToShow(r.i.AppPermissions, r.x.thread)
+	content, i := render(table.Message{Text: text}, ""), r.i
+	if r.bare || r.opened != "" && r.unseen {
+		return editOriginal(r.rest, i.AppID, i.Token, &discordgo.WebhookEdit{Content: &content, AllowedMentions: noMentions()})
+	}
+	_, err := r.rest.FollowupMessageCreate(i, true, &discordgo.WebhookParams{Content: content, Components: []discordgo.MessageComponent{},
+		Flags: discordgo.MessageFlagsEphemeral | noPreviews, AllowedMentions: noMentions()})
+	return err
+}
+
+// editOriginal edits an interaction's original response, with SUPPRESS_EMBEDS like every other
+// message (see noPreviews): a deferred answer can set no other flag than EPHEMERAL (developer
+// docs, Interactions: Interaction Response Object, Messages), so its edit sets it. discordgo
+// v0.29.0's WebhookEdit has no flags; Edit Webhook Message takes them. The route's own rate-limit
+// bucket keeps one token's edits from holding back everyone's (discordgo puts every webhook
+// message edit without files in one).
+func editOriginal(rest *discordgo.Session, appID, token string, e *discordgo.WebhookEdit) error {
+	body := struct {
+		*discordgo.WebhookEdit
+		Flags discordgo.MessageFlags `json:"flags"`
+	}{e, noPreviews}
+	uri := discordgo.EndpointWebhookMessage(appID, token, "@original")
+	if len(e.Files) == 0 {
+		_, err := rest.RequestWithBucketID("PATCH", uri, body, uri)
+		return err
+	}
+	contentType, data, err := discordgo.MultipartBodyWithJSON(body, e.Files)
+	if err != nil {
+		return err
+	}
+	_, err = rest.RequestRaw("PATCH", uri, contentType, data, uri, 0)
+	return err
 }
 
 // deferNow acknowledges the interaction before the answer is ready: "thinking" (ephemeral) for
@@ -405,8 +543,9 @@ func (r *responder) update(content string, comps []discordgo.MessageComponent) b
 	if r.done || r.deferred {
 		return false
 	}
+	flags := noPreviews | r.i.Message.Flags&discordgo.MessageFlagsEphemeral // an ephemeral message stays one
 	err := r.rest.InteractionRespond(r.i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseUpdateMessage,
-		Data: &discordgo.InteractionResponseData{Content: content, Components: comps, AllowedMentions: noMentions()}})
+		Data: &discordgo.InteractionResponseData{Content: content, Components: comps, AllowedMentions: noMentions(), Flags: flags}})
 	if err != nil {
 		r.a.log.Warn("answering an interaction", "interaction", r.i.ID, "err", r.a.redact(err.Error()))
 		return false
@@ -426,39 +565,29 @@ func (r *responder) answer(replies []table.Message) (original bool) {
 	}
 	r.done = true
 	a, i := r.a, r.i
-	if missing := r.missing(); len(missing) > 0 { // the table's messages cannot show here: say why
-		lang := i18n.Pick(string(i.Locale))
-		notice := table.Message{Kind: table.KindNotice, Text: i18n.T(lang, "discord.missing", permissionNames(lang, missing))}
-		if !slices.ContainsFunc(replies, func(m table.Message) bool { return m.Text == notice.Text }) {
-			replies = append(replies, notice)
+	lang := i18n.Pick(string(i.Locale))
+	notices := slices.Clone(r.told) // what a refusal there just taught
+	if r.opened != "" && r.unseen {
+		replies = nil // "table opened", but nobody could see it: the notice says why not
+	}
+	if why := r.notShown(lang); why != "" { // the table's messages cannot show here: say why
+		notices = append(notices, why)
+	}
+	if i.GuildID != "" && a.automodUntold(i.ChannelID) {
+		notices = append(notices, i18n.T(lang, "discord.automod"))
+	}
+	for _, text := range notices {
+		if !slices.ContainsFunc(replies, func(m table.Message) bool { return m.Text == text }) {
+			replies = append(replies, table.Message{Kind: table.KindNotice, Text: text})
 		}
 	}
-	content, comps, files := a.replyParts(replies)
-	if link := a.linkRow(replies); link != nil && len(comps) < maxRows {
-		comps = append(comps, link...)
-	}
-	if content == "" && len(replies) == 0 && !r.component {
-		content = doneText
-	}
-	var err error
-	switch {
-	case !r.deferred && r.component && len(replies) == 0:
-		err = r.rest.InteractionRespond(i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate})
-		original = true
-	case !r.deferred:
-		err = r.rest.InteractionRespond(i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
-			Data: &discordgo.InteractionResponseData{Content: content, Components: comps, Files: files,
-				Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions()}})
-		original = true
-	case !r.component: // deferred command: the "thinking" message becomes the answer
-		_, err = r.rest.InteractionResponseEdit(i, &discordgo.WebhookEdit{Content: &content, Components: &comps,
-			Files: files, AllowedMentions: noMentions()})
-		original = true
-	case len(replies) > 0: // deferred button: the answer is a follow-up only the actor sees
-		_, err = r.rest.FollowupMessageCreate(i, true, &discordgo.WebhookParams{Content: content, Components: comps,
-			Files: files, Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions()})
-	default:
-		original = true
+	attach := r.mayAttach()
+	original, err := r.send(replies, attach)
+	if restCode(err) == discordgo.ErrCodeMissingPermissions && attach {
+		// app_permissions said Attach Files and Discord says otherwise: the answer goes as text,
+		// which it may be sent again as, the first having been refused.
+		a.log.Info("an answer with files was refused: sent as text", "interaction", i.ID)
+		original, err = r.send(replies, false)
 	}
 	if err != nil {
 		a.log.Warn("answering an interaction", "interaction", i.ID, "err", a.redact(err.Error()))
@@ -467,17 +596,75 @@ func (r *responder) answer(replies []table.Message) (original bool) {
 	return original
 }
 
-// replyParts joins the replies for the actor into one message.
-func (a *Adapter) replyParts(replies []table.Message) (string, []discordgo.MessageComponent, []*discordgo.File) {
+// mayAttach reports whether the answer may carry files: where the interaction's app_permissions
+// hold Attach Files, as they always do in a DM with the bot (developer docs, Interactions:
+// Interaction Object). Discord refuses an answer that uploads a file without it (403, 50013),
+// so such an answer goes as text, like a post in that channel.
+func (r *responder) mayAttach() bool {
+	return r.i.GuildID == "" || r.i.AppPermissions&permAttachFiles != 0
+}
+
+// send makes the replies the interaction's answer, with their files if attach (r.mu held).
+func (r *responder) send(replies []table.Message, attach bool) (original bool, err error) {
+	a, i := r.a, r.i
+	content, comps, files := a.replyParts(replies, attach)
+	if link := a.linkRow(replies); link != nil && len(comps) < maxRows {
+		comps = append(comps, link...)
+	}
+	if content == "" && len(replies) == 0 && !r.component {
+		content, r.bare = doneText, true
+	}
+	switch {
+	case !r.deferred && r.component && len(replies) == 0:
+		return true, r.rest.InteractionRespond(i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate})
+	case !r.deferred:
+		return true, r.rest.InteractionRespond(i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
+			Data: &discordgo.InteractionResponseData{Content: content, Components: comps, Files: files,
+				Flags: discordgo.MessageFlagsEphemeral | noPreviews, AllowedMentions: noMentions()}})
+	case !r.component: // deferred command: the "thinking" message becomes the answer
+		return true, editOriginal(r.rest, i.AppID, i.Token, &discordgo.WebhookEdit{Content: &content, Components: &comps,
+			Files: files, AllowedMentions: noMentions()})
+	case len(replies) > 0: // deferred button: the answer is a follow-up only the actor sees
+		_, err = r.rest.FollowupMessageCreate(i, true, &discordgo.WebhookParams{Content: content, Components: comps,
+			Files: files, Flags: discordgo.MessageFlagsEphemeral | noPreviews, AllowedMentions: noMentions()})
+		return false, err
+	}
+	return true, nil
+}
+
+// replyParts joins the replies for the actor into one message, with the first reply's picture or
+// file if attach, else saying in words what the file would have shown.
+func (a *Adapter) replyParts(replies []table.Message, attach bool) (string, []discordgo.MessageComponent, []*discordgo.File) {
 	var texts []string
 	var rows [][]table.Button
 	var files []*discordgo.File
 	for _, m := range replies {
+		if !attach {
+			m = a.withoutFiles(m)
+		}
 		texts = append(texts, render(m, ""))
 		rows = append(rows, m.Buttons...)
-		if files == nil {
+		if files == nil && attach {
 			files = a.picture(m)
 		}
 	}
 	return truncate(strings.Join(texts, "\n\n"), maxContent), components(rows), files
+}
+
+// withoutFiles is a reply as it goes where files may not: the table's board and the league
+// table say in their text what their picture shows, so they go as they are; a kept match's board
+// is only named by its text, so its picture's alt text says it; a file (a match's record) cannot
+// be said, so the text says why it is missing.
+func (a *Adapter) withoutFiles(m table.Message) table.Message {
+	lang := i18n.Pick(m.Lang)
+	switch {
+	case m.File != nil:
+		m.Text += "\n" + i18n.T(lang, "discord.no_file", permissionNames(lang, []int64{permAttachFiles}))
+	case m.Picture != table.PictureNone && m.Record != "":
+		if _, alt, err := a.Service().Picture(m, false); err == nil && alt != "" {
+			m.Text += "\n" + alt
+		}
+	}
+	m.File, m.Picture = nil, table.PictureNone
+	return m
 }

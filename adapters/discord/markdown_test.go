@@ -3,7 +3,9 @@ package discord
 import (
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
@@ -77,5 +79,50 @@ func TestNoLinkPreviewsFromNames(t *testing.T) {
 	}
 	if shown == 0 {
 		t.Errorf("the name is shown nowhere: the test proves nothing")
+	}
+}
+
+// Nor under an answer: the interaction's messages set SUPPRESS_EMBEDS too, at once, in the edit
+// of a deferred answer and in a follow-up.
+func TestNoLinkPreviewsInAnswers(t *testing.T) {
+	site := fakeUser{ID: "100000000000000021", Name: "https://evil.example/free-nitro", Locale: "en-US"}
+	for _, slow := range []bool{false, true} {
+		t.Run(map[bool]string{false: "at once", true: "deferred"}[slow], func(t *testing.T) {
+			f := newFakeDiscord(t)
+			f.setPerms(guildChannel, Permissions|permEmbedLinks)
+			store := table.NewMemStore()
+			var opts []harnessOpt
+			if slow {
+				opts = append(opts, harnessOpt{
+					cfg:  func(c *Config) { c.AckAfter = 30 * time.Millisecond },
+					wrap: func(h chat.Service) chat.Service { return slowHandler{h, 150 * time.Millisecond} },
+				})
+			}
+			startHarness(t, f, store, store, opts...)
+			f.response(f.dispatch(site, 2, guildChannel, slashData("new", nil), nil))
+			lobby, _ := waitLobby(f)
+			board := f.dispatch(site, 2, guildChannel, slashData("board", nil), nil)
+			deal, _ := findButton(lobby, table.VerbDeal)
+			press := f.pressAsync(eve, lobby, deal.CustomID) // not seated: refused, in words
+			var answers []fakeMessage
+			f.waitFor("the answers", func() bool {
+				answers = answers[:0]
+				if m, ok := f.msgs[board.Original]; ok && strings.Contains(m.Content, site.Name) {
+					answers = append(answers, m.copy())
+				}
+				ids := append([]string{press.Original}, press.Followups...)
+				for _, id := range ids {
+					if m, ok := f.msgs[id]; ok && m.Interaction == press.ID && m.Content != "" {
+						answers = append(answers, m.copy())
+					}
+				}
+				return len(answers) == 2
+			})
+			for _, m := range answers {
+				if m.Previews > 0 || m.Flags&4 == 0 {
+					t.Errorf("an answer with flags %d and %d link previews: %q", m.Flags, m.Previews, m.Content)
+				}
+			}
+		})
 	}
 }

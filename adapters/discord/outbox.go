@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -130,7 +131,8 @@ func (p platform) Show(_ context.Context, it *outbox.Item, rec *outbox.Record) (
 // edit of its own message needs only to see the channel, a new message also the permission to
 // send one, and its picture the permission to attach files; without that the text (which holds
 // the board as text) goes alone. A refusal teaches what is lacking, so the next messages of that
-// kind are sent as they can be without being refused again.
+// kind are sent as they can be without being refused again, and the one who just acted there is
+// told why the table does not show; a request that works shows what it needed is there again.
 func (a *Adapter) toChannel(ch string, m table.Message, ping string, rec *outbox.Record) (string, error) {
 	edit := rec != nil && rec.Chat == ch
 	switch {
@@ -143,26 +145,54 @@ func (a *Adapter) toChannel(ch string, m table.Message, ping string, rec *outbox
 	pictures := m.Picture != table.PictureNone && a.may(ch, toAttach)
 	id, err := a.post(ch, m, ping, rec, pictures)
 	if restCode(err) == discordgo.ErrCodeMissingPermissions && pictures {
-		a.lacks(ch, permAttachFiles)
+		a.lacks(ch, permAttachFiles, discordgo.ErrCodeMissingPermissions)
 		a.log.Info("no permission to attach files in the channel: pictures go as text", "channel", ch)
+		pictures = false
 		id, err = a.post(ch, m, ping, rec, false)
 	}
-	switch restCode(err) {
-	case discordgo.ErrCodeMissingAccess:
-		a.lacks(ch, permViewChannel)
-		a.log.Warn("the channel is out of the bot's sight: its messages are not sent for a while", "channel", ch,
-			"for", permsFresh, "err", a.redact(err.Error()))
-		return "", errSkip
-	case discordgo.ErrCodeMissingPermissions:
+	why := func(lang string) string { return a.whyNotShown(ch, lang) }
+	switch code := restCode(err); {
+	case err == nil:
+		proven := int64(permViewChannel)
 		if !edit {
-			a.lacks(ch, permSendMessages|permSendInThreads)
+			proven |= permSendMessages | permSendInThreads
+		}
+		if pictures {
+			proven |= permAttachFiles
+		}
+		a.works(ch, proven)
+	case code == discordgo.ErrCodeMissingAccess:
+		a.lacks(ch, permViewChannel, code)
+		a.tellActor(ch, why, !edit)
+		a.log.Warn("the channel is out of the bot's sight: its messages are not sent for a while", "channel", ch,
+			"for", a.freshFor(), "err", a.redact(err.Error()))
+		return "", errSkip
+	case code == discordgo.ErrCodeMissingPermissions, code == discordgo.ErrCodeThreadIsLocked:
+		if !edit {
+			a.lacks(ch, permSendMessages|permSendInThreads, code)
+			a.tellActor(ch, why, true)
 		}
 		a.log.Warn("no permission for this message in the channel: not sent", "channel", ch, "kind", m.Kind,
 			"edit", edit, "err", a.redact(err.Error()))
 		return "", errSkip
+	case code == errCodeAutoModBlocked:
+		// The server's AutoMod blocks the text (a player's name, most likely): sent again as it
+		// is, it would be blocked again. The message is dropped; a later version, whose text
+		// differs, is tried as any message is.
+		a.log.Warn("AutoMod blocked a message in the channel: dropped", "channel", ch, "kind", m.Kind, "table", m.Table,
+			"edit", edit)
+		if !a.tellActor(ch, func(lang string) string { return i18n.T(lang, "discord.automod") }, false) {
+			a.automodBlocked(ch)
+		}
+		return "", errSkip
 	}
 	return id, err
 }
+
+// errCodeAutoModBlocked is Discord's code for a message AutoMod blocked (developer docs, Opcodes
+// and Status Codes: 200000, "Message was blocked by automatic moderation"), which discordgo
+// v0.29.0 does not name.
+const errCodeAutoModBlocked = 200000
 
 // errCodeArchivedThread is Discord's code for an operation on an archived thread, such as an
 // edit (developer docs, Opcodes and Status Codes: 50083).
@@ -171,11 +201,16 @@ const errCodeArchivedThread = 50083
 // Classify reads discordgo's errors. discordgo waits out 429s itself.
 func (p platform) Classify(err error) *outbox.Error {
 	safe := errors.New(p.a.redact(err.Error()))
+	var tooFast *dmsTooFast
 	switch code := restCode(err); {
 	case errors.Is(err, errSkip):
 		return &outbox.Error{Class: outbox.Drop, Err: err}
-	case code == discordgo.ErrCodeCannotSendMessagesToThisUser:
+	case code == discordgo.ErrCodeCannotSendMessagesToThisUser, code == errCodeNoMutualGuild:
+		// Closed DMs, or no server in common (a user who left every server the bot is in):
+		// either way no DM reaches them, and asking again is a refused request each time.
 		return &outbox.Error{Class: outbox.Forbidden, Err: safe}
+	case errors.As(err, &tooFast):
+		return &outbox.Error{Class: outbox.RetryAfter, After: tooFast.after, Err: safe}
 	case code == discordgo.ErrCodeUnknownMessage, code == errCodeArchivedThread:
 		// A message that is gone, or in an archived thread: editing fails until something is
 		// posted in the thread, which unarchives it (developer docs, Threads: Active & Archived
@@ -186,6 +221,11 @@ func (p platform) Classify(err error) *outbox.Error {
 	}
 	return &outbox.Error{Class: outbox.BadRequest, Err: safe}
 }
+
+// errCodeNoMutualGuild is Discord's code for a DM to a user who shares no server with the bot
+// (developer docs, Opcodes and Status Codes: 50278, "Cannot send messages to this user due to
+// having no mutual guilds"), which discordgo v0.29.0 does not name.
+const errCodeNoMutualGuild = 50278
 
 // Refused handles a user who refuses DMs: remembered, the channel told once, and what was queued
 // for them tried again the way such users get their messages.
@@ -227,21 +267,59 @@ func (a *Adapter) toUser(userID string, m table.Message, rec *outbox.Record) (st
 	return ch, id, err
 }
 
+// Discord refuses to open DM channels for a while when the bot opens them too fast (developer
+// docs, Opcodes and Status Codes: 40003, "You are opening direct messages too fast"), saying
+// neither how many nor how long. It is not the user's refusal: their messages wait and go
+// later. The pause holds every DM queue that must open a channel, so the queues do not each ask
+// again; it starts at dmOpenFirstWait and doubles while Discord keeps refusing, up to
+// dmOpenMaxWait, and ends at the first channel opened.
+const (
+	dmOpenFirstWait = 30 * time.Second
+	dmOpenMaxWait   = 10 * time.Minute
+)
+
+// dmPause is the pause on opening DM channels (a.usersMu held).
+type dmPause struct {
+	until time.Time
+	wait  time.Duration // the last wait, doubled at the next refusal
+}
+
+// dmsTooFast is a DM not sent because DM channels may not be opened yet; after is how long.
+type dmsTooFast struct{ after time.Duration }
+
+func (e *dmsTooFast) Error() string {
+	return fmt.Sprintf("opening direct messages too fast (Discord code 40003): waiting %v", e.after)
+}
+
 func (a *Adapter) dmChannel(userID string) (string, error) {
 	a.usersMu.Lock()
 	ch, ok := a.dmChan[userID]
+	wait := time.Until(a.dmPause.until)
 	a.usersMu.Unlock()
-	if ok {
+	switch {
+	case ok:
 		return ch, nil
+	case wait > 0:
+		return "", &dmsTooFast{wait}
 	}
 	a.limit.Wait(context.Background())
 	c, err := a.rest.UserChannelCreate(userID)
+	a.usersMu.Lock()
+	defer a.usersMu.Unlock()
+	if restCode(err) == discordgo.ErrCodeOpeningDirectMessagesTooFast {
+		p := &a.dmPause
+		if time.Now().After(p.until) { // not paused meanwhile by another queue
+			p.wait = min(max(p.wait*2, a.dmOpenWait), dmOpenMaxWait)
+			p.until = time.Now().Add(p.wait)
+			a.log.Warn("Discord says DMs are opened too fast: DMs to new users wait", "for", p.wait)
+		}
+		return "", &dmsTooFast{time.Until(p.until)}
+	}
 	if err != nil {
 		return "", err
 	}
-	a.usersMu.Lock()
+	a.dmPause = dmPause{}
 	a.dmChan[userID] = c.ID
-	a.usersMu.Unlock()
 	return c.ID, nil
 }
 
@@ -310,11 +388,8 @@ func (a *Adapter) editEphemeralHand(userID string, m table.Message) {
 		return
 	}
 	content, comps := render(m, ""), components(m.Buttons)
-	// discordgo puts every webhook message edit in one rate-limit bucket; this route's own
-	// bucket keeps one user's edits from holding back everyone's.
-	uri := discordgo.EndpointWebhookMessage(h.appID, h.token, "@original")
-	_, err := h.rest.RequestWithBucketID("PATCH", uri, &discordgo.WebhookEdit{Content: &content, Components: &comps,
-		AllowedMentions: noMentions()}, uri)
+	err := editOriginal(h.rest, h.appID, h.token, &discordgo.WebhookEdit{Content: &content, Components: &comps,
+		AllowedMentions: noMentions()})
 	a.usersMu.Lock()
 	defer a.usersMu.Unlock()
 	if cur, ok := a.hands[userID]; ok && cur.token == h.token {

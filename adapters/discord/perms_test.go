@@ -6,7 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
@@ -90,10 +92,71 @@ func TestChannelWithoutAttachFiles(t *testing.T) {
 	if got := f.refusals(guildChannel); len(got) != 0 {
 		t.Errorf("requests refused: %v", got)
 	}
-	// The board asked for in the channel is an ephemeral answer, which may always carry files.
-	if r := f.slash(carla, guildChannel, "board"); r.Files != 1 {
+	// The answers degrade as the posts do, decided from the interaction's app_permissions, so
+	// none is refused: the board as text, a kept match's board by its alt text, its record said
+	// to be impossible here.
+	in := f.dispatch(carla, 2, guildChannel, slashData("board", nil), nil)
+	r = answerOrRefusal(t, f, in)
+	if r.Type != 4 || r.Files != 0 || !strings.Contains(r.Content, "(0)") {
 		t.Errorf("/km board answered %+v", r)
 	}
+	f.slash(alice, guildChannel, "league history")
+	var hist fakeMessage
+	for _, m := range f.ephemerals(alice.ID) {
+		if len(m.Rows) > 0 {
+			hist = m
+		}
+	}
+	if len(hist.Rows) == 0 {
+		t.Fatalf("/km league history showed no match")
+	}
+	board := answerOrRefusal(t, f, f.pressAsync(alice, hist, hist.Rows[0].Components[0].CustomID))
+	if board.Files != 0 || !strings.Contains(board.Content, ephemeralText("en", "pic.Title")+". ") {
+		t.Errorf("a kept match's board answered %+v, want its alt text", board)
+	}
+	rec := answerOrRefusal(t, f, f.pressAsync(alice, hist, hist.Rows[0].Components[1].CustomID))
+	if want := ephemeralText("en", "discord.no_file", permissionNames("en", []int64{permAttachFiles})); rec.Files != 0 ||
+		!strings.Contains(rec.Content, want) {
+		t.Errorf("a kept match's record answered %+v, want %q", rec, want)
+	}
+}
+
+// The same when the answer is late: the deferred answer's edit and a button's follow-up carry no
+// file where app_permissions lack Attach Files.
+func TestLateAnswersWithoutAttachFiles(t *testing.T) {
+	f := newFakeDiscord(t)
+	f.setPerms(guildChannel, Permissions&^permAttachFiles)
+	store := table.NewMemStore()
+	startHarness(t, f, store, store, harnessOpt{
+		cfg:  func(c *Config) { c.AckAfter = 30 * time.Millisecond },
+		wrap: func(h chat.Service) chat.Service { return slowHandler{h, 150 * time.Millisecond} },
+	})
+	f.response(f.dispatch(alice, 2, guildChannel, slashData("new", nil), nil))
+	in := f.dispatch(alice, 2, guildChannel, slashData("board", nil), nil)
+	if r := f.response(in); r.Type != 5 {
+		t.Fatalf("slow /km board: first answer %+v, want deferred", r)
+	}
+	f.waitFor("the board in the deferred answer, or its refusal", func() bool {
+		return len(in.Refused) > 0 || strings.Contains(f.msgs[in.Original].Content, ephemeralText("en", "board.title"))
+	})
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if m := f.msgs[in.Original]; len(in.Refused) > 0 || m.Files != 0 {
+		t.Errorf("the deferred board: refusals %v, %d files", in.Refused, m.Files)
+	}
+}
+
+// answerOrRefusal waits for the interaction's answer, failing if Discord refused it.
+func answerOrRefusal(t *testing.T, f *fakeDiscord, in *fakeInteraction) fakeResponse {
+	t.Helper()
+	f.waitFor("an answer or a refusal", func() bool { return in.Resp != nil || len(in.Refused) > 0 })
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(in.Refused) > 0 {
+		t.Errorf("answer refused: %v (the player sees \"This interaction failed\")", in.Refused)
+		return fakeResponse{}
+	}
+	return *in.Resp
 }
 
 // An admin takes permissions away during a match: the first refusal of a kind of message

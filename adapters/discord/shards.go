@@ -137,9 +137,12 @@ func closeShards(shards []*discordgo.Session, log *slog.Logger, redact func(stri
 }
 
 // interactionExtras are the fields of an INTERACTION_CREATE that discordgo v0.29.0 does not
-// decode: the partial channel, which says whether it is a thread.
+// decode: the partial channel, which says whether it is a thread, a private one, and (in its
+// thread_metadata: developer docs, Interactions, Resolved Data Structure) whether it is locked.
 type interactionExtras struct {
-	thread bool
+	thread, private bool
+	metadata        bool // the channel came with its thread_metadata
+	locked          bool
 }
 
 // onEvent takes the interactions from the raw dispatch, whose JSON holds the fields discordgo
@@ -153,12 +156,19 @@ func (a *Adapter) onEvent(_ *discordgo.Session, e *discordgo.Event) {
 		return
 	}
 	var ch struct {
-		Type discordgo.ChannelType `json:"type"`
+		Type     discordgo.ChannelType `json:"type"`
+		Metadata *struct {
+			Locked bool `json:"locked"`
+		} `json:"thread_metadata"`
 	}
 	var x interactionExtras
 	if jsonField(e.RawData, "channel", &ch) {
 		x.thread = ch.Type == discordgo.ChannelTypeGuildPublicThread || ch.Type == discordgo.ChannelTypeGuildPrivateThread ||
 			ch.Type == discordgo.ChannelTypeGuildNewsThread
+		x.private = ch.Type == discordgo.ChannelTypeGuildPrivateThread
+		if x.metadata = x.thread && ch.Metadata != nil; x.metadata {
+			x.locked = ch.Metadata.Locked
+		}
 	}
 	a.onInteraction(ic.Interaction, x)
 }

@@ -83,8 +83,13 @@ func (a *Adapter) sweep() {
 		}
 	}
 	for ch, c := range a.channels {
-		if time.Since(c.at) > permsFresh {
+		if !a.fresh(c.at) && !a.fresh(c.refusal.at) && !a.fresh(c.automod) {
 			delete(a.channels, ch)
+		}
+	}
+	for ch, r := range a.actors {
+		if time.Since(r.start) > a.tokens.life {
+			delete(a.actors, ch)
 		}
 	}
 }

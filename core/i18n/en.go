@@ -483,4 +483,10 @@ var en = map[string]string{
 	"stats.none.you":   "You have not finished a game in %s yet.",
 	"stats.title.you":  "📊 Your statistics in %s",
 	"mydata.title.you": "What is kept about you (ID %s):",
+
+	// Discord hardening (issue 21).
+	"discord.no_file":        "This channel does not let me attach files (%s), so the file cannot come here.",
+	"discord.thread_private": "⚠️ I can't post in this private thread: add me to it (mention me in it), then open the table again in a few minutes.",
+	"discord.thread_locked":  "⚠️ This thread is locked, so I can't post in it. A moderator can unlock it, or you can open the table in another channel.",
+	"discord.automod":        "⚠️ This server's AutoMod blocked one of my messages here, so the table may not show everything. A server admin can exempt my role from the rule (Server Settings → AutoMod).",
 }

@@ -485,6 +485,12 @@ var lb = map[string]string{
 	"stats.none.you":   "Dir hutt nach kee Spill ofgeschloss (%s).",
 	"stats.title.you":  "📊 Är Statistik · %s",
 	"mydata.title.you": "Wat iwwer Iech gespäichert ass (ID %s):",
+
+	// Discord hardening (issue 21).
+	"discord.no_file":        "An dësem Kanal kann ech keng Dateien uhänken (%s): d’Datei kann net heihinner kommen.",
+	"discord.thread_private": "⚠️ Ech kann an dësem privaten Thread net schreiwen: setzt mech derbäi (nennt mech do), a maacht den Dësch an e puer Minutten nees op.",
+	"discord.thread_locked":  "⚠️ Dësen Thread ass gespaart, dofir kann ech net dra schreiwen. E Moderator kann en entspären, oder Dir maacht den Dësch an engem anere Kanal op.",
+	"discord.automod":        "⚠️ D’AutoMod vun dësem Server huet eng vu menge Noriichten hei blockéiert, dofir weist den Dësch vläicht net alles. E Server-Admin ka meng Roll vun där Regel aushuelen (Server-Astellungen → AutoMod).",
 }
 
 var de = map[string]string{
@@ -951,6 +957,12 @@ var de = map[string]string{
 	"stats.none.you":   "Du hast noch kein Spiel beendet (%s).",
 	"stats.title.you":  "📊 Deine Statistik · %s",
 	"mydata.title.you": "Was über dich gespeichert ist (ID %s):",
+
+	// Discord hardening (issue 21).
+	"discord.no_file":        "In diesem Kanal darf ich keine Dateien anhängen (%s), daher kann die Datei nicht hierher kommen.",
+	"discord.thread_private": "⚠️ Ich kann in diesem privaten Thread nicht schreiben: füge mich hinzu (erwähne mich darin) und eröffne den Tisch in ein paar Minuten noch einmal.",
+	"discord.thread_locked":  "⚠️ Dieser Thread ist gesperrt, daher kann ich nicht darin schreiben. Ein Moderator kann ihn entsperren, oder du eröffnest den Tisch in einem anderen Kanal.",
+	"discord.automod":        "⚠️ Die AutoMod dieses Servers hat eine meiner Nachrichten hier blockiert, daher zeigt der Tisch vielleicht nicht alles. Ein Server-Admin kann meine Rolle von der Regel ausnehmen (Servereinstellungen → AutoMod).",
 }
 
 var fr = map[string]string{
@@ -1417,4 +1429,10 @@ var fr = map[string]string{
 	"stats.none.you":   "Vous n’avez encore fini aucune donne (%s).",
 	"stats.title.you":  "📊 Vos statistiques · %s",
 	"mydata.title.you": "Données conservées à votre sujet (ID %s)\u00a0:",
+
+	// Discord hardening (issue 21).
+	"discord.no_file":        "Dans ce salon, je ne peux pas joindre de fichiers (%s)\u00a0: le fichier ne peut pas venir ici.",
+	"discord.thread_private": "⚠️ Je ne peux pas écrire dans ce fil privé\u00a0: ajoutez-moi (mentionnez-moi dedans), puis rouvrez la table dans quelques minutes.",
+	"discord.thread_locked":  "⚠️ Ce fil est verrouillé, je ne peux donc pas y écrire. Un modérateur peut le déverrouiller, ou vous pouvez ouvrir la table dans un autre salon.",
+	"discord.automod":        "⚠️ L’AutoMod de ce serveur a bloqué un de mes messages ici\u00a0: la table n’affiche peut-être pas tout. Un admin du serveur peut exempter mon rôle de la règle (Paramètres du serveur → AutoMod).",
 }
