@@ -97,6 +97,7 @@ type Adapter struct {
 	lims   map[int64]*limits // each chat's
 	born   time.Time         // when this process began sending
 	users  users
+	late   late       // whom the adapter told that their late commands were not applied
 	link   *chat.Link // whether Telegram answers, for the health check
 	me     struct {
 		sync.Mutex

@@ -58,6 +58,7 @@ type fakeAPI struct {
 	floods  int                   // 429s from the flood limit (not injected ones)
 	answers map[string]tgbotapi.CallbackConfig
 	pressed []string         // callback query IDs pushed
+	expired map[string]bool  // callback query IDs Telegram dropped unsent (see fakeUpdate.expires)
 	pressAt map[string]int64 // callback query ID → the chat of the pressed message
 	nextCB  int
 	netErr  map[string]int // method → how many calls fail at the transport
@@ -103,6 +104,17 @@ type hookPost struct {
 type fakeUpdate struct {
 	id   int
 	body map[string]any
+	// expires is when Telegram drops the update unsent (the reference server,
+	// tdlib/telegram-bot-api Client.cpp: a callback query is queued for 150 seconds
+	// (add_update(UpdateType::CallbackQuery, ..., 150, ...)); a message or a chat member
+	// update until a day after its date (add_update_chat_member, add_new_message:
+	// "message_date + 86400 - now"; "don't send messages received/edited more than 1 day
+	// ago")).
+	expires time.Time
+	// queue is the webhook's queue of the update (Client.cpp's webhook_queue_id): a chat's
+	// messages, one user's callback queries, a chat's my_chat_member updates. Each queue is
+	// posted in order, one update at a time (WebhookActor.cpp, queue_updates_).
+	queue string
 }
 
 type call struct {
@@ -171,7 +183,7 @@ func newFake(token string) *fakeAPI {
 		sentAt: map[int64][]time.Time{}, answers: map[string]tgbotapi.CallbackConfig{}, netErr: map[string]int{},
 		privacy: true, botAdmin: map[int64]bool{}, lastBot: map[int64]int64{}, migrated: map[int64]int64{},
 		left: map[int64]bool{}, rights: map[int64]rights{}, closedT: map[[2]int64]bool{}, stalls: map[string]chan struct{}{},
-		pressAt: map[string]int64{}}
+		pressAt: map[string]int64{}, expired: map[string]bool{}}
 }
 
 const botUsername = "kmtestbot"
@@ -582,7 +594,7 @@ func sameMarkup(a, b *tgbotapi.InlineKeyboardMarkup) bool {
 }
 
 func (f *fakeAPI) messageJSON(m *fmsg) map[string]any {
-	j := map[string]any{"message_id": m.ID, "chat": chatJSON(m.Chat), "date": time.Now().Unix(), "text": m.Text}
+	j := map[string]any{"message_id": m.ID, "chat": chatJSON(m.Chat), "date": m.At.Unix(), "text": m.Text}
 	if m.From == 0 {
 		j["from"] = map[string]any{"id": f.bot.ID, "is_bot": true, "first_name": f.bot.First, "username": botUsername}
 	}
@@ -609,6 +621,7 @@ func (f *fakeAPI) getUpdates(w http.ResponseWriter, r *http.Request, p map[strin
 		// Bot API, getUpdates: a call with an offset confirms the updates before it; limit
 		// caps the batch; timeout 0 is a short poll that answers at once.
 		f.updates = slices.DeleteFunc(f.updates, func(u fakeUpdate) bool { return offset > 0 && u.id < offset })
+		f.dropExpiredLocked()
 		if len(f.updates) > 0 || timeout == 0 {
 			out := []map[string]any{}
 			for _, u := range f.updates {
@@ -642,7 +655,24 @@ func (f *fakeAPI) push(body map[string]any) int {
 	defer f.mu.Unlock()
 	f.nextUpd++
 	body["update_id"] = f.nextUpd
-	f.updates = append(f.updates, fakeUpdate{id: f.nextUpd, body: body})
+	u := fakeUpdate{id: f.nextUpd, body: body}
+	switch {
+	case body["callback_query"] != nil:
+		cq := body["callback_query"].(map[string]any)
+		u.expires = time.Now().Add(150 * time.Second)
+		u.queue = fmt.Sprint("callback ", cq["from"].(map[string]any)["id"])
+	case body["message"] != nil:
+		m := body["message"].(map[string]any)
+		u.expires = time.Unix(m["date"].(int64), 0).Add(24 * time.Hour)
+		u.queue = fmt.Sprint("message ", m["chat"].(map[string]any)["id"])
+	case body["my_chat_member"] != nil:
+		m := body["my_chat_member"].(map[string]any)
+		u.expires = time.Unix(m["date"].(int64), 0).Add(24 * time.Hour)
+		u.queue = fmt.Sprint("member ", m["chat"].(map[string]any)["id"])
+	default:
+		panic(fmt.Sprintf("the fake does not know this update: %v", body))
+	}
+	f.updates = append(f.updates, u)
 	close(f.wake)
 	f.wake = make(chan struct{})
 	return f.nextUpd
@@ -851,6 +881,21 @@ func (f *fakeAPI) stallCalls(method string) (release func()) {
 	}
 }
 
+// dropExpiredLocked drops the updates whose time ran out before the bot took them (f.mu held):
+// Telegram sends them to nobody (see fakeUpdate.expires).
+func (f *fakeAPI) dropExpiredLocked() {
+	now := time.Now()
+	f.updates = slices.DeleteFunc(f.updates, func(u fakeUpdate) bool {
+		if now.Before(u.expires) {
+			return false
+		}
+		if cq, ok := u.body["callback_query"].(map[string]any); ok {
+			f.expired[cq["id"].(string)] = true
+		}
+		return true
+	})
+}
+
 // pending gives the IDs of the updates Telegram still holds (not confirmed, or not acknowledged
 // by the webhook).
 func (f *fakeAPI) pending() []int {
@@ -898,6 +943,7 @@ func (f *fakeAPI) deliver(h *fakeHook) {
 		f.mu.Lock()
 		wake := f.wake
 		var next *fakeUpdate
+		f.dropExpiredLocked()
 		if len(f.updates) > 0 {
 			next = &f.updates[0]
 		}
@@ -1052,7 +1098,7 @@ func (f *fakeAPI) unanswered() []string {
 	defer f.mu.Unlock()
 	var out []string
 	for _, id := range f.pressed {
-		if _, ok := f.answers[id]; !ok {
+		if _, ok := f.answers[id]; !ok && !f.expired[id] { // an expired press never reached the bot
 			out = append(out, id)
 		}
 	}

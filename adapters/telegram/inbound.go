@@ -89,6 +89,10 @@ func (a *Adapter) onMessage(ctx context.Context, u update) {
 		verb = table.VerbHelp
 	}
 	cmd.Verb = verb
+	if tooLate(m, verb) {
+		a.refuseLate(cmd, m, chat, thread)
+		return
+	}
 	if table.AdminMatters(verb) && !private && !anonymous {
 		cmd.Admin = a.isAdmin(chat, m.From.ID)
 	}
