@@ -699,8 +699,9 @@ func TestPressesRefused(t *testing.T) {
 			f.mu.Unlock()
 			u := updateFromJSON(t, map[string]any{"update_id": 5000, "callback_query": map[string]any{"id": cb,
 				"from": who.json(), "message": msg, "chat_instance": "ci", "data": act.Encode()}})
-			e.a.handleBatch(context.Background(), []update{{Update: u}})
-			synctest.Wait()
+			done := make(chan struct{})
+			e.a.dispatch(context.Background(), update{Update: u}, func() { close(done) })
+			<-done
 		}
 		dup("dupA")
 		dup("dupB")

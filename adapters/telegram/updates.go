@@ -14,12 +14,18 @@ import (
 
 // Updates are confirmed to Telegram only once handled. The library's GetUpdatesChan confirms a
 // batch as soon as its updates are in the channel (it asks for the next offset at once), so a
-// crash would lose every update taken but not yet handled. Here each batch is handled — a
-// chat's updates in order, different chats in parallel — before the next getUpdates call, whose
-// offset is what confirms the batch. A crash before that makes Telegram send the batch again; the
-// service applies a command at most once per update ID (Command.EventID), so nothing counts
-// twice. (Bot API, getUpdates: "An update is considered confirmed as soon as getUpdates is called
-// with an offset higher than its update_id.")
+// crash would lose every update taken but not yet handled. Here the offset of each getUpdates is
+// the first update not yet handled (Bot API, getUpdates: "An update is considered confirmed as
+// soon as getUpdates is called with an offset higher than its update_id"), so a crash makes
+// Telegram send again what was taken and not handled; the service applies a command at most
+// once per update ID (Command.EventID), so nothing counts twice.
+//
+// A chat's updates are handled in order, different chats' in parallel, and a slow one (an admin
+// check that waits out its 30 s) holds only its own chat: polling goes on while it is handled.
+// Telegram answers a long poll at once while an update at or after the offset waits, so while
+// one is being handled the polls are short ones, a second apart, and skip what was taken
+// already; once everything taken is handled, they are long polls again. (A poll gives at most 100
+// updates: only when that many wait behind a slow one does it hold the others too.)
 
 // update is one update with what the library's types lack.
 type update struct {
@@ -61,17 +67,22 @@ func decodeUpdate(raw []byte) (update, error) {
 // pollRetry is how long polling waits after a failed getUpdates.
 const pollRetry = 3 * time.Second
 
-// poll long-polls for updates until ctx ends, handling each batch (with hctx, which outlives ctx)
-// before asking for the next. On the way out it confirms what it handled, so a clean restart
-// does not get the last batch again.
+// busyPoll is how often polling asks for new updates while some it took are still being
+// handled.
+const busyPoll = time.Second
+
+// poll long-polls for updates until ctx ends, handing each to its chat's queue (handled with
+// hctx, which outlives ctx). On the way out it waits for what it took and confirms it, so a clean
+// restart does not get those updates again.
 func (a *Adapter) poll(ctx, hctx context.Context) {
-	offset := 0
+	w := newWindow()
 	failed := false
 	for ctx.Err() == nil {
+		offset, busy, changed := w.offset()
 		// After a failure the first poll is a short one: it answers at once, so the health
 		// check sees the way back without waiting out a long poll.
 		timeout := int(a.cfg.PollTimeout / time.Second)
-		if failed {
+		if failed || busy {
 			timeout = 0
 		}
 		batch, err := a.getUpdates(offset, timeout)
@@ -86,20 +97,88 @@ func (a *Adapter) poll(ctx, hctx context.Context) {
 			continue
 		}
 		a.link.Up()
-		a.handleBatch(hctx, batch)
-		if n := len(batch); n > 0 {
-			offset = batch[n-1].UpdateID + 1
+		fresh := w.take(offset, batch)
+		for _, u := range fresh {
+			a.dispatch(hctx, u, func() { w.done(u.UpdateID) })
+		}
+		if busy && len(fresh) == 0 {
+			// Nothing new: poll again once something taken is handled, or after a moment.
+			t := time.NewTimer(busyPoll)
+			select {
+			case <-changed:
+			case <-t.C:
+			case <-ctx.Done():
+			}
+			t.Stop()
 		}
 	}
+	a.in.wait()
+	offset, _, _ := w.offset()
 	if offset == 0 {
 		return
 	}
-	// A short getUpdates with the next offset confirms the last batch; what it returns is not
+	// A short getUpdates with the next offset confirms what was handled; what it returns is not
 	// confirmed by it, so nothing is lost.
 	a.client.setPollContext(context.Background())
 	if _, err := a.getUpdatesLimit(offset, 0, 1); err != nil {
 		a.log.Warn("confirming the last updates failed; Telegram sends them again at the next start", "err", a.red.Err(err))
 	}
+}
+
+// window is what polling took: the updates not yet handled, and the highest update ID taken.
+type window struct {
+	mu      sync.Mutex
+	high    int
+	open    map[int]bool
+	changed chan struct{} // closed when an update is handled
+}
+
+func newWindow() *window { return &window{open: map[int]bool{}, changed: make(chan struct{})} }
+
+// offset is the next getUpdates offset: the first update not yet handled, or the one after the
+// highest taken (0 before any); busy says some are being handled, and changed is closed when
+// one of them is.
+func (w *window) offset() (offset int, busy bool, changed <-chan struct{}) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.open) == 0 {
+		if w.high == 0 {
+			return 0, false, w.changed
+		}
+		return w.high + 1, false, w.changed
+	}
+	low := w.high
+	for id := range w.open {
+		low = min(low, id)
+	}
+	return low, true, w.changed
+}
+
+// take gives the updates of a batch polled with offset that were not taken before, and notes
+// them taken. A poll past everything taken brings only new ones.
+func (w *window) take(offset int, batch []update) []update {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	past := offset > w.high
+	var fresh []update
+	for _, u := range batch {
+		if !past && u.UpdateID <= w.high {
+			continue // taken already: being handled, or handled behind one that is
+		}
+		fresh = append(fresh, u)
+		w.open[u.UpdateID] = true
+		w.high = max(w.high, u.UpdateID)
+	}
+	return fresh
+}
+
+// done notes an update handled.
+func (w *window) done(id int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.open, id)
+	close(w.changed)
+	w.changed = make(chan struct{})
 }
 
 func (a *Adapter) getUpdates(offset, timeout int) ([]update, error) {
@@ -139,17 +218,6 @@ func (a *Adapter) getUpdatesLimit(offset, timeout, limit int) ([]update, error) 
 		out = append(out, u)
 	}
 	return out, nil
-}
-
-// handleBatch handles updates, a chat's in their order and different chats' in parallel, and
-// returns when all are handled.
-func (a *Adapter) handleBatch(ctx context.Context, batch []update) {
-	var wg sync.WaitGroup
-	for _, u := range batch {
-		wg.Add(1)
-		a.dispatch(ctx, u, wg.Done)
-	}
-	wg.Wait()
 }
 
 // dispatch queues an update behind the ones from the same chat: a chat's commands are handled in

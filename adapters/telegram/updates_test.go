@@ -127,3 +127,35 @@ func TestConnectedFollowsThePolls(t *testing.T) {
 		e.close()
 	})
 }
+
+// A slow chat holds only itself: while an admin check in one group hangs (getChatMember waits
+// out its 30 s), a press in another group is answered at once, and the slow group's later press
+// waits its turn behind the command being handled, in order.
+func TestSlowChatDoesNotHoldOthers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const other int64 = -1007654321
+		f, _, logs, e := startedEnv(t, alice, bob)
+		f.command(alice, group, 0, "/new@"+botUsername)
+		f.command(bob, other, 0, "/new@"+botUsername)
+		settle(3 * time.Second)
+		release := f.stallCalls("getChatMember")
+		f.command(olga, group, 0, "/stop") // needs the admin check, which hangs
+		settle(time.Second)
+		slow := mustPress(t, f, dan, group, table.VerbJoin, "")
+		fast := mustPress(t, f, carla, other, table.VerbJoin, "")
+		settle(2 * time.Second)
+		if _, ok := f.answer(fast); !ok {
+			t.Error("a press in another group waited for the slow group's admin check")
+		}
+		if _, ok := f.answer(slow); ok {
+			t.Error("a press in the slow group overtook the command sent before it")
+		}
+		release()
+		settle(5 * time.Second)
+		if _, ok := f.answer(slow); !ok {
+			t.Error("the slow group's press was not handled after its admin check")
+		}
+		e.close()
+		checkClean(t, f, logs)
+	})
+}
