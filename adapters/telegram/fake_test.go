@@ -76,6 +76,10 @@ type fakeAPI struct {
 	closedT  map[[2]int64]bool
 	stalls   map[string]chan struct{} // method → a call waits until the channel is closed
 	hook     *fakeHook
+	// longPoll is closed to end the getUpdates waiting now (a newer one takes its place);
+	// conflictAt is when the next 409 may be answered at once (see getUpdates).
+	longPoll   chan struct{}
+	conflictAt time.Time
 	// hookClient reaches the bot's webhook server: a test sets it before the bot sets its
 	// webhook. onHookAck, if set, sees each update the webhook acknowledged, as it does.
 	hookClient *http.Client
@@ -617,6 +621,19 @@ func (f *fakeAPI) getUpdates(w http.ResponseWriter, r *http.Request, p map[strin
 		writeJSON(w, 409, apiError(409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first", 0))
 		return
 	}
+	// One long poll at a time: a getUpdates about to wait ends the one waiting with 409 (the
+	// reference server, Client.cpp do_get_updates calls abort_long_poll: "Conflict: terminated
+	// by other getUpdates request; make sure that only one bot instance is running"); a poll that
+	// answers at once ends none. fail_query_conflict answers at most one such 409 every 3
+	// seconds at once, the others 3 seconds later.
+	aborted := make(chan struct{})
+	defer func() {
+		f.mu.Lock()
+		if f.longPoll == aborted {
+			f.longPoll = nil
+		}
+		f.mu.Unlock()
+	}()
 	for {
 		// Bot API, getUpdates: a call with an offset confirms the updates before it; limit
 		// caps the batch; timeout 0 is a short poll that answers at once.
@@ -634,12 +651,31 @@ func (f *fakeAPI) getUpdates(w http.ResponseWriter, r *http.Request, p map[strin
 			writeJSON(w, 200, map[string]any{"ok": true, "result": out})
 			return
 		}
+		if f.longPoll != aborted {
+			if f.longPoll != nil {
+				close(f.longPoll)
+			}
+			f.longPoll = aborted
+		}
 		wake := f.wake
 		f.mu.Unlock()
 		select {
 		case <-wake:
 		case <-deadline.C:
 			writeJSON(w, 200, map[string]any{"ok": true, "result": []any{}})
+			return
+		case <-aborted:
+			f.mu.Lock()
+			now := time.Now()
+			later := now.Before(f.conflictAt)
+			if !later {
+				f.conflictAt = now.Add(3 * time.Second)
+			}
+			f.mu.Unlock()
+			if later {
+				time.Sleep(3 * time.Second)
+			}
+			writeJSON(w, 409, apiError(409, "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running", 0))
 			return
 		case <-r.Context().Done():
 			return

@@ -76,6 +76,7 @@ const busyPoll = time.Second
 // restart does not get those updates again.
 func (a *Adapter) poll(ctx, hctx context.Context) {
 	w := newWindow()
+	var c conflict
 	failed := false
 	for ctx.Err() == nil {
 		offset, busy, changed := w.offset()
@@ -91,12 +92,18 @@ func (a *Adapter) poll(ctx, hctx context.Context) {
 			if ctx.Err() != nil {
 				break
 			}
+			if isConflict(err) {
+				sleep(ctx, a.conflicted(&c, err))
+				continue
+			}
 			a.link.Down(errors.New(a.red.Err(err)))
 			a.log.Warn("failed to get updates; retrying", "in", pollRetry, "err", a.red.Err(err))
 			sleep(ctx, pollRetry)
 			continue
 		}
-		a.link.Up()
+		if a.polled(&c) {
+			a.link.Up()
+		}
 		fresh := w.take(offset, batch)
 		for _, u := range fresh {
 			a.dispatch(hctx, u, func() { w.done(u.UpdateID) })

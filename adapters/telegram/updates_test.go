@@ -159,3 +159,44 @@ func TestSlowChatDoesNotHoldOthers(t *testing.T) {
 		checkClean(t, f, logs)
 	})
 }
+
+// Two processes polling with one token take each other's updates (Telegram ends one's long poll
+// with 409 "terminated by other getUpdates request"). Each says so clearly: an ERROR line that
+// names the cause, not a warning at every retry, and the health check reports it all along, not
+// only between two polls. Once the other process is gone, the health check is fine again.
+func TestTwoProcessesOneToken(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, _, logs, e := startedEnv(t)
+		logs2 := &logBuf{}
+		e2 := startEnv(t, f, table.NewMemStore(), logs2)
+		for range 10 {
+			settle(30 * time.Second)
+			for i, env := range []*env{e, e2} {
+				if err := env.a.Connected(); err == nil || !strings.Contains(err.Error(), "only one") {
+					t.Errorf("process %d's health check while another polls: %v", i+1, err)
+				}
+			}
+		}
+		for i, l := range []*logBuf{logs, logs2} {
+			lines := 0
+			for line := range strings.SplitSeq(l.String(), "\n") {
+				if strings.Contains(line, "Conflict") || strings.Contains(line, "another process") {
+					lines++
+					if !strings.Contains(line, "level=ERROR") {
+						t.Errorf("process %d: %s", i+1, line)
+					}
+				}
+			}
+			if lines == 0 || lines > 2 {
+				t.Errorf("process %d logged the conflict in %d lines over 5 minutes, want 1 or 2", i+1, lines)
+			}
+		}
+		e2.close()
+		settle(15 * time.Minute)
+		if err := e.a.Connected(); err != nil {
+			t.Errorf("health check with the other process gone: %v", err)
+		}
+		e.close()
+		checkClean(t, f, logs)
+	})
+}
