@@ -700,7 +700,7 @@ func TestPressesRefused(t *testing.T) {
 			u := updateFromJSON(t, map[string]any{"update_id": 5000, "callback_query": map[string]any{"id": cb,
 				"from": who.json(), "message": msg, "chat_instance": "ci", "data": act.Encode()}})
 			done := make(chan struct{})
-			e.a.dispatch(context.Background(), update{Update: u}, func() { close(done) })
+			e.a.dispatch(context.Background(), update{Update: u}, func(error) { close(done) })
 			<-done
 		}
 		dup("dupA")

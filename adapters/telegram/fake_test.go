@@ -2,6 +2,7 @@ package telegram
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -84,6 +85,9 @@ type fakeAPI struct {
 	// webhook. onHookAck, if set, sees each update the webhook acknowledged, as it does.
 	hookClient *http.Client
 	onHookAck  func(update int)
+	// hookLose is how many of the webhook's next 2xx answers are lost on the way back (the
+	// connection broke): Telegram takes them for failures.
+	hookLose int
 }
 
 // rights are what a restricted bot may still send (Bot API, ChatMemberRestricted).
@@ -93,6 +97,7 @@ type rights struct{ text, photos, documents bool }
 type fakeHook struct {
 	url, secret string
 	client      *http.Client // reaches the bot's server (a test's in-memory listener)
+	max         int          // max_connections: posts at once
 	posts       []hookPost
 	stop        chan struct{}
 	done        chan struct{}
@@ -119,6 +124,11 @@ type fakeUpdate struct {
 	// messages, one user's callback queries, a chat's my_chat_member updates. Each queue is
 	// posted in order, one update at a time (WebhookActor.cpp, queue_updates_).
 	queue string
+	// The webhook's retries (see deliver): being posted now, when to post it again, the delay
+	// before that, and how many posts failed.
+	posting      bool
+	wakeAt       time.Time
+	delay, fails int
 }
 
 type call struct {
@@ -403,6 +413,11 @@ func (f *fakeAPI) apply(method string, p map[string]string) (int, any, map[strin
 	case "setWebhook":
 		return f.setWebhook(p)
 	case "answerCallbackQuery":
+		// A query is answered once (a second answer is refused as an unknown query: Client.cpp
+		// turns QUERY_ID_INVALID into this text).
+		if _, done := f.answers[p["callback_query_id"]]; done {
+			return 400, nil, apiError(400, "Bad Request: query is too old and response timeout expired or query ID is invalid", 0)
+		}
 		f.answers[p["callback_query_id"]] = tgbotapi.CallbackConfig{CallbackQueryID: p["callback_query_id"], Text: p["text"], ShowAlert: p["show_alert"] == "true"}
 		return 200, true, nil
 	case "getChatMember":
@@ -944,9 +959,15 @@ func (f *fakeAPI) pending() []int {
 	return ids
 }
 
-// setWebhook takes the bot's webhook (f.mu held): HTTPS only, an allowed secret token.
+// setWebhook takes the bot's webhook (f.mu held): HTTPS only, an allowed secret token;
+// max_connections is clamped to 1-100, 40 when not given, and drop_pending_updates drops what
+// waits (the reference server, Client.cpp get_webhook_max_connections and do_set_webhook:
+// get_integer_arg(query, "max_connections", 40, 1, 100), clear_tqueue()).
 func (f *fakeAPI) setWebhook(p map[string]string) (int, any, map[string]any) {
 	u := p["url"]
+	if p["drop_pending_updates"] == "true" {
+		f.updates = nil
+	}
 	if u == "" {
 		f.stopHookLocked()
 		return 200, true, nil
@@ -963,65 +984,143 @@ func (f *fakeAPI) setWebhook(p map[string]string) (int, any, map[string]any) {
 	if f.hookClient == nil {
 		return 400, nil, apiError(400, "Bad Request: bad webhook: Failed to resolve host: the test gave no webhook client", 0)
 	}
+	maxConn := 40
+	if s, ok := p["max_connections"]; ok {
+		maxConn = min(max(atoi(s), 1), 100)
+	}
 	f.stopHookLocked()
-	h := &fakeHook{url: u, secret: secret, client: f.hookClient, stop: make(chan struct{}), done: make(chan struct{})}
+	h := &fakeHook{url: u, secret: secret, client: f.hookClient, max: maxConn, stop: make(chan struct{}), done: make(chan struct{})}
 	f.hook = h
 	go f.deliver(h)
 	return 200, true, nil
 }
 
-// deliver posts the held updates to the webhook one at a time, in order; an update leaves only
-// with a 2xx answer, else it is posted again a little later (Bot API, setWebhook: "In case of an
-// unsuccessful request, we will repeat the request").
+// deliver posts the held updates to the webhook as the reference server's WebhookActor does
+// (tdlib/telegram-bot-api WebhookActor.cpp): each queue (see fakeUpdate.queue) in order, one
+// update of a queue at a time, up to max_connections posts at once. An update leaves only with a
+// 2xx answer (Bot API, setWebhook: "In case of an unsuccessful request ... we will repeat the
+// request"); otherwise on_update_error posts it again after the answer's Retry-After (at most
+// 3600 s) or, without one, at once the first time and then after 2, 4, 8 ... seconds, doubling
+// up to WEBHOOK_MAX_RESEND_TIMEOUT (60 s; the server picks 60-120 at random, the fake 60), and
+// drops it once the next try would come after the update expires.
 func (f *fakeAPI) deliver(h *fakeHook) {
 	defer close(h.done)
+	var posting sync.WaitGroup
+	defer posting.Wait()
+	finished := make(chan struct{}, 100)
 	for {
 		f.mu.Lock()
-		wake := f.wake
-		var next *fakeUpdate
 		f.dropExpiredLocked()
-		if len(f.updates) > 0 {
-			next = &f.updates[0]
-		}
-		f.mu.Unlock()
-		if next == nil {
-			select {
-			case <-wake:
-				continue
-			case <-h.stop:
-				return
+		now := time.Now()
+		wake := f.wake
+		busy, heads := 0, map[string]bool{}
+		var ready []*fakeUpdate
+		next := time.Time{}
+		for i := range f.updates {
+			u := &f.updates[i]
+			if heads[u.queue] {
+				continue // behind the queue's first
+			}
+			heads[u.queue] = true
+			switch {
+			case u.posting:
+				busy++
+			case u.wakeAt.After(now):
+				if next.IsZero() || u.wakeAt.Before(next) {
+					next = u.wakeAt
+				}
+			default:
+				ready = append(ready, u)
 			}
 		}
-		body, _ := json.Marshal(next.body)
-		req, _ := http.NewRequest(http.MethodPost, h.url, bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		if h.secret != "" {
-			req.Header.Set("X-Telegram-Bot-Api-Secret-Token", h.secret)
-		}
-		status := 0
-		if resp, err := h.client.Do(req); err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			status = resp.StatusCode
-		}
-		f.mu.Lock()
-		id := next.id
-		h.posts = append(h.posts, hookPost{update: id, status: status, at: time.Now()})
-		if status/100 == 2 {
-			f.updates = slices.DeleteFunc(f.updates, func(u fakeUpdate) bool { return u.id == id })
-		}
-		ack := f.onHookAck
-		f.mu.Unlock()
-		if ack != nil && status/100 == 2 {
-			ack(id)
-		}
-		if status/100 != 2 {
-			select {
-			case <-time.After(time.Second):
-			case <-h.stop:
-				return
+		var start []fakeUpdate
+		for _, u := range ready {
+			if busy+len(start) >= h.max {
+				break
 			}
+			u.posting = true
+			start = append(start, *u)
 		}
+		f.mu.Unlock()
+		for _, u := range start {
+			posting.Add(1)
+			go func() {
+				defer posting.Done()
+				f.postHook(h, u)
+				finished <- struct{}{}
+			}()
+		}
+		var timer <-chan time.Time
+		if !next.IsZero() {
+			timer = time.After(next.Sub(now))
+		}
+		select {
+		case <-wake:
+		case <-finished:
+		case <-timer:
+		case <-h.stop:
+			return
+		}
+	}
+}
+
+// postHook posts one update to the webhook and handles the answer as WebhookActor does (see
+// deliver).
+func (f *fakeAPI) postHook(h *fakeHook, u fakeUpdate) {
+	body, _ := json.Marshal(u.body)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-h.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, h.url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if h.secret != "" {
+		req.Header.Set("X-Telegram-Bot-Api-Secret-Token", h.secret)
+	}
+	status, retryAfter := 0, 0
+	if resp, err := h.client.Do(req); err == nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		status = resp.StatusCode
+		retryAfter = min(max(atoi(resp.Header.Get("Retry-After")), 0), 3600)
+	}
+	f.mu.Lock()
+	now := time.Now()
+	if status/100 == 2 && f.hookLose > 0 {
+		f.hookLose--
+		status = 0
+	}
+	h.posts = append(h.posts, hookPost{update: u.id, status: status, at: now})
+	i := slices.IndexFunc(f.updates, func(q fakeUpdate) bool { return q.id == u.id })
+	ok := status/100 == 2
+	switch {
+	case i < 0: // dropped meanwhile (drop_pending_updates)
+	case ok:
+		f.updates = slices.Delete(f.updates, i, i+1)
+	default:
+		q := &f.updates[i]
+		q.posting = false
+		delay, wait := max(q.delay, 1), retryAfter
+		if retryAfter == 0 && q.fails > 0 {
+			delay = min(60, delay*2)
+			wait = delay
+		}
+		if now.Add(time.Duration(wait) * time.Second).After(q.expires) {
+			q.expires = now // "Drop update": gone with the next look
+			f.dropExpiredLocked()
+			break
+		}
+		q.delay, q.wakeAt, q.fails = delay, now.Add(time.Duration(wait)*time.Second), q.fails+1
+	}
+	ack := f.onHookAck
+	f.mu.Unlock()
+	if ack != nil && ok {
+		ack(u.id)
 	}
 }
 

@@ -3,6 +3,7 @@ package telegram
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -108,10 +109,11 @@ func (a *Adapter) movedInto(chat int64) bool {
 }
 
 // migrate follows a group to its new ID: it is remembered, what waits for the old one goes to
-// the new one, and the service moves the table. It may be learnt more than once.
-func (a *Adapter) migrate(ctx context.Context, from, to int64) {
+// the new one, and the service moves the table. It may be learnt more than once. Its error is
+// the service's, if it could not store the move.
+func (a *Adapter) migrate(ctx context.Context, from, to int64) error {
 	if from == to || from > 0 || to > 0 {
-		return
+		return nil
 	}
 	a.groups.mu.Lock()
 	known := a.groups.moved[from] == to
@@ -136,7 +138,11 @@ func (a *Adapter) migrate(ctx context.Context, from, to int64) {
 	a.out.Move(dest(from), dest(to))
 	if err := a.Service().MovePlace(ctx, placeOf(from, 0), placeOf(to, 0)); err != nil {
 		a.log.Error("moving the table to the supergroup", "from", from, "to", to, "err", err)
+		if !errors.Is(err, table.ErrPlaceTaken) { // that one no retry mends
+			return fmt.Errorf("%w: %v", errNotStored, err)
+		}
 	}
+	return nil
 }
 
 // sendsMoved is told by the outbox that a send found its group upgraded (and moved the queue).
@@ -146,7 +152,7 @@ func (a *Adapter) sendsMoved(from, to string) {
 	if err1 != nil || err2 != nil {
 		return
 	}
-	a.migrate(context.Background(), f, t)
+	_ = a.migrate(context.Background(), f, t) // logged; the service message, when it comes, moves it again
 }
 
 // parsePlaceKey reads what table.Place.Key wrote for a Telegram place.
@@ -200,9 +206,12 @@ func (a *Adapter) setGone(chat int64, gone bool) {
 
 // removed handles the bot's removal from a group: nothing more is sent there, what waits is
 // dropped, and the tables there close (their players learn it from their private messages).
-func (a *Adapter) removed(ctx context.Context, chat int64) {
+// Its error is the service's, if it could not store a table's closing; called again, it closes
+// what is left.
+func (a *Adapter) removed(ctx context.Context, chat int64) error {
 	if a.isGone(chat) {
-		return
+		_, err := a.Service().CloseChat(ctx, Platform, dest(chat)) // none left, unless that failed before
+		return err
 	}
 	a.setGone(chat, true)
 	n := a.out.Discard(dest(chat))
@@ -218,8 +227,10 @@ func (a *Adapter) removed(ctx context.Context, chat int64) {
 	closed, err := a.Service().CloseChat(ctx, Platform, dest(chat))
 	if err != nil {
 		a.log.Error("closing the tables of a group the bot left", "chat", chat, "err", err)
+		return fmt.Errorf("%w: %v", errNotStored, err)
 	}
 	a.log.Info("removed from a group: its tables are closed", "chat", chat, "tables", closed, "dropped", n)
+	return nil
 }
 
 // park keeps a message for a place that refuses the bot's messages now; false if the place takes
@@ -371,7 +382,7 @@ func (a *Adapter) refusePhotos(chat int64) {
 }
 
 // onGroupMember follows the bot's own membership of a group (my_chat_member).
-func (a *Adapter) onGroupMember(ctx context.Context, c *tgbotapi.ChatMemberUpdated) {
+func (a *Adapter) onGroupMember(ctx context.Context, c *tgbotapi.ChatMemberUpdated) error {
 	chat := c.Chat.ID
 	was, now := c.OldChatMember, c.NewChatMember
 	in := func(m tgbotapi.ChatMember) bool {
@@ -386,7 +397,7 @@ func (a *Adapter) onGroupMember(ctx context.Context, c *tgbotapi.ChatMemberUpdat
 	switch {
 	case !in(now):
 		a.log.Info("the bot left a group", "chat", chat, "status", now.Status)
-		a.removed(ctx, chat)
+		return a.removed(ctx, chat)
 	case now.Status == "restricted" && !now.CanSendMessages:
 		a.groups.mu.Lock()
 		a.groups.muted[chat] = true
@@ -405,6 +416,7 @@ func (a *Adapter) onGroupMember(ctx context.Context, c *tgbotapi.ChatMemberUpdat
 			a.welcome(chat, 0, c.From.LanguageCode)
 		}
 	}
+	return nil
 }
 
 // welcome greets a group the bot was added to: with privacy mode on (every bot's default) a

@@ -366,7 +366,7 @@ func (p platform) Refused(d string, items []*outbox.Item, err error) {
 		// Kicked, no longer a member, or the group is gone (403 "bot was kicked from the group
 		// chat", "bot is not a member of the supergroup chat", 400 "chat not found"): as when
 		// my_chat_member says so.
-		a.removed(context.Background(), chat)
+		_ = a.removed(context.Background(), chat) // logged; a later refusal or my_chat_member closes what is left
 	default:
 		a.refused(chat, its, err)
 	}

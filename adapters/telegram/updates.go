@@ -10,6 +10,8 @@ import (
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/kontermatt/kontermatt/core/table"
 )
 
 // Updates are confirmed to Telegram only once handled. The library's GetUpdatesChan confirms a
@@ -31,6 +33,9 @@ import (
 type update struct {
 	tgbotapi.Update
 	thread int // message_thread_id of a message in a forum topic (the message, or the pressed button's)
+	// again says Telegram sends the update again after it was handled once without its change
+	// being stored: its sender was told then, and is not told again while it keeps failing.
+	again bool
 }
 
 // decodeUpdate reads one update as Telegram sends it.
@@ -106,7 +111,7 @@ func (a *Adapter) poll(ctx, hctx context.Context) {
 		}
 		fresh := w.take(offset, batch)
 		for _, u := range fresh {
-			a.dispatch(hctx, u, func() { w.done(u.UpdateID) })
+			a.dispatch(hctx, u, func(error) { w.done(u.UpdateID) })
 		}
 		if busy && len(fresh) == 0 {
 			// Nothing new: poll again once something taken is handled, or after a moment.
@@ -228,8 +233,9 @@ func (a *Adapter) getUpdatesLimit(offset, timeout, limit int) ([]update, error) 
 }
 
 // dispatch queues an update behind the ones from the same chat: a chat's commands are handled in
-// the order they were sent, different chats in parallel. done is called once it is handled.
-func (a *Adapter) dispatch(ctx context.Context, u update, done func()) {
+// the order they were sent, different chats in parallel. done is called once it is handled, with
+// the reason if what it changed could not be stored (errNotStored, or a handler's panic).
+func (a *Adapter) dispatch(ctx context.Context, u update, done func(error)) {
 	var chat int64
 	switch {
 	case u.CallbackQuery != nil && u.CallbackQuery.Message != nil:
@@ -241,29 +247,46 @@ func (a *Adapter) dispatch(ctx context.Context, u update, done func()) {
 	case u.MyChatMember != nil:
 		chat = u.MyChatMember.Chat.ID
 	default:
-		done()
+		done(nil)
 		return
 	}
-	a.in.do(chat, func() {
-		defer done()
-		a.handle(ctx, u)
-	})
+	a.in.do(chat, func() { done(a.handle(ctx, u)) })
 }
 
-func (a *Adapter) handle(ctx context.Context, u update) {
+// errNotStored is a handled update whose change the service could not store: nothing of it
+// happened, and Telegram is to send it again.
+var errNotStored = errors.New("the change could not be stored")
+
+// errPanicked is an update whose handler panicked: what it did is not known to be stored.
+var errPanicked = errors.New("the update's handler panicked")
+
+func (a *Adapter) handle(ctx context.Context, u update) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			a.log.Error("update handler panicked", "update", u.UpdateID, "panic", a.red.String(fmt.Sprint(r)))
+			err = errPanicked
 		}
 	}()
 	switch {
 	case u.CallbackQuery != nil:
-		a.onCallback(ctx, u)
+		return a.onCallback(ctx, u)
 	case u.Message != nil:
-		a.onMessage(ctx, u)
+		return a.onMessage(ctx, u)
 	case u.MyChatMember != nil:
-		a.onMyChatMember(ctx, u.MyChatMember)
+		return a.onMyChatMember(ctx, u.MyChatMember)
 	}
+	return nil
+}
+
+// notStored reports replies that say the command's change could not be stored (or the service
+// stopped before it could be): the command did nothing, and may be sent again.
+func notStored(replies []table.Message) bool {
+	for _, r := range replies {
+		if r.Kind == table.KindError && (r.Reason == "err.internal" || r.Reason == "err.shutting_down") {
+			return true
+		}
+	}
+	return false
 }
 
 func eventID(u update) string { return "tg:" + strconv.Itoa(u.UpdateID) }
