@@ -88,6 +88,8 @@ type fakeAPI struct {
 	// hookLose is how many of the webhook's next 2xx answers are lost on the way back (the
 	// connection broke): Telegram takes them for failures.
 	hookLose int
+	// membersHidden are groups whose members Telegram tells only an admin bot (see getChatMember).
+	membersHidden map[int64]bool
 }
 
 // rights are what a restricted bot may still send (Bot API, ChatMemberRestricted).
@@ -197,7 +199,7 @@ func newFake(token string) *fakeAPI {
 		sentAt: map[int64][]time.Time{}, answers: map[string]tgbotapi.CallbackConfig{}, netErr: map[string]int{},
 		privacy: true, botAdmin: map[int64]bool{}, lastBot: map[int64]int64{}, migrated: map[int64]int64{},
 		left: map[int64]bool{}, rights: map[int64]rights{}, closedT: map[[2]int64]bool{}, stalls: map[string]chan struct{}{},
-		pressAt: map[string]int64{}, expired: map[string]bool{}}
+		pressAt: map[string]int64{}, expired: map[string]bool{}, membersHidden: map[int64]bool{}}
 }
 
 const botUsername = "kmtestbot"
@@ -421,6 +423,13 @@ func (f *fakeAPI) apply(method string, p map[string]string) (int, any, map[strin
 		f.answers[p["callback_query_id"]] = tgbotapi.CallbackConfig{CallbackQueryID: p["callback_query_id"], Text: p["text"], ShowAlert: p["show_alert"] == "true"}
 		return 200, true, nil
 	case "getChatMember":
+		// "The method is only guaranteed to work for other users if the bot is an
+		// administrator in the chat" (Bot API, getChatMember); "the bot needs administrator
+		// rights in the supergroup to be able to call getChatMember for users, which wasn't
+		// received recently by the bot" (levlam, tdlib/td#589, with this error).
+		if user := atoi64(p["user_id"]); f.membersHidden[chat] && !f.botAdmin[chat] && user != f.bot.ID {
+			return 400, nil, apiError(400, "Bad Request: USER_ID_INVALID", 0)
+		}
 		status := f.members[[2]int64{chat, atoi64(p["user_id"])}]
 		if status == "" {
 			status = "member"

@@ -91,10 +91,15 @@ func (a *Adapter) onMessage(ctx context.Context, u update) error {
 		a.refuseLate(cmd, m, chat, thread)
 		return nil
 	}
+	unchecked := false
 	if table.AdminMatters(verb) && !private && !anonymous {
-		cmd.Admin = a.isAdmin(chat, m.From.ID)
+		cmd.Admin, unchecked = a.isAdmin(chat, m.From.ID)
 	}
 	replies := a.Service().Handle(ctx, cmd)
+	if unchecked { // they counted as a member, whatever they are: they learn why
+		replies = append(replies, table.Message{Kind: table.KindNotice, Lang: i18n.Pick(m.From.LanguageCode),
+			Text: tr(m.From.LanguageCode, "admin_unknown")})
+	}
 	failed := notStored(replies)
 	if failed && u.again {
 		return errNotStored // its sender knows already
@@ -216,8 +221,9 @@ func (a *Adapter) onCallback(ctx context.Context, u update) (failed error) {
 	cmd := act.Command(placeOf(chat, thread), playerOf(cq.From), eventID(u), private)
 	// The presser comes from the update (never an anonymous admin: presses are always a
 	// person's), so an admin's rights hold for a press as for a typed command.
+	unchecked := false
 	if table.AdminMatters(act.Verb) && !private {
-		cmd.Admin = a.isAdmin(chat, user)
+		cmd.Admin, unchecked = a.isAdmin(chat, user)
 	}
 	var lines []string
 	replies := a.Service().Handle(ctx, cmd)
@@ -251,6 +257,9 @@ func (a *Adapter) onCallback(ctx context.Context, u update) (failed error) {
 		default:
 			lines = append(lines, r.Text)
 		}
+	}
+	if unchecked {
+		lines, alert = append(lines, tr(lang, "admin_unknown")), true
 	}
 	text = compact(lines, alertMax)
 	return failed
@@ -297,12 +306,14 @@ func (a *Adapter) onMyChatMember(ctx context.Context, c *tgbotapi.ChatMemberUpda
 	return nil
 }
 
-// isAdmin asks Telegram whether the user administers the chat.
-func (a *Adapter) isAdmin(chat, user int64) bool {
+// isAdmin asks Telegram whether the user administers the chat; unknown when Telegram did not
+// say (getChatMember is "only guaranteed to work for other users if the bot is an
+// administrator in the chat", Bot API): the user then counts as a member, and is told why.
+func (a *Adapter) isAdmin(chat, user int64) (admin, unknown bool) {
 	m, err := a.bot.GetChatMember(tgbotapi.GetChatMemberConfig{ChatConfigWithUser: tgbotapi.ChatConfigWithUser{ChatID: chat, UserID: user}})
 	if err != nil {
-		a.log.Warn("getChatMember failed", "chat", chat, "err", a.red.Err(err))
-		return false
+		a.log.Warn("getChatMember failed: the user counts as a member", "chat", chat, "err", a.red.Err(err))
+		return false, true
 	}
-	return m.IsAdministrator() || m.IsCreator()
+	return m.IsAdministrator() || m.IsCreator(), false
 }

@@ -475,6 +475,7 @@ var en = map[string]string{
 	"learn.draw.other":       "20–20 is a draw: nobody crosses out; team %[2]s named trump and gets %[1]d stripes added.",
 	"learn.board":            "Open stripes now: team A %d, team B %d. The first team with none left wins the match.",
 	// Telegram hardening (issue 21).
-	"telegram.late":        "Your /%s came to me more than a few minutes late (I could not be reached for a while), so I did not apply it: the table may have moved on since. Send it again if you still mean it.",
-	"telegram.late.public": "%s, a command you sent while I could not be reached came more than a few minutes late, so I did not apply it. Send it again if you still mean it.",
+	"telegram.late":          "Your /%s came to me more than a few minutes late (I could not be reached for a while), so I did not apply it: the table may have moved on since. Send it again if you still mean it.",
+	"telegram.late.public":   "%s, a command you sent while I could not be reached came more than a few minutes late, so I did not apply it. Send it again if you still mean it.",
+	"telegram.admin_unknown": "I could not check with Telegram that you are an admin here, so this counted as from a member. Make me an admin of the group, or try again.",
 }

@@ -470,8 +470,9 @@ var lb = map[string]string{
 	"learn.draw.other":       "20–20 ass e Stänner: keen dierf duerchsträichen; d'Ekipp %[2]s huet Tromp gemaach a kritt %[1]d Strécher dobäi.",
 	"learn.board":            "Oppe Strécher elo: Ekipp A %d, Ekipp B %d. Déi éischt Ekipp ouni Strécher gewënnt d'Partie.",
 	// Telegram hardening (issue 21).
-	"telegram.late":        "Äre /%s ass e puer Minutten ze spéit bei mech komm (ech war eng Zäit net ze erreechen), dofir hunn ech en net ausgefouert: um Dësch kann zënterhier eppes geschitt sinn. Schéckt en nach eng Kéier, wann Dir et nach esou mengt.",
-	"telegram.late.public": "%s, e Befeel, deen Dir geschéckt hutt, wéi ech net ze erreeche war, ass e puer Minutten ze spéit komm, dofir hunn ech en net ausgefouert. Schéckt en nach eng Kéier, wann Dir et nach esou mengt.",
+	"telegram.late":          "Äre /%s ass e puer Minutten ze spéit bei mech komm (ech war eng Zäit net ze erreechen), dofir hunn ech en net ausgefouert: um Dësch kann zënterhier eppes geschitt sinn. Schéckt en nach eng Kéier, wann Dir et nach esou mengt.",
+	"telegram.late.public":   "%s, e Befeel, deen Dir geschéckt hutt, wéi ech net ze erreeche war, ass e puer Minutten ze spéit komm, dofir hunn ech en net ausgefouert. Schéckt en nach eng Kéier, wann Dir et nach esou mengt.",
+	"telegram.admin_unknown": "Ech konnt bei Telegram net nokucken, ob Dir hei Admin sidd: dat huet wéi vun engem Member gezielt. Maacht mech zum Admin vum Grupp, oder probéiert nach eng Kéier.",
 }
 
 var de = map[string]string{
@@ -930,8 +931,9 @@ var de = map[string]string{
 	"learn.draw.other":       "20–20 ist Gleichstand: niemand streicht; Team %[2]s hat Trumpf gewählt und bekommt %[1]d Striche dazu.",
 	"learn.board":            "Offene Striche jetzt: Team A %d, Team B %d. Das erste Team ohne Striche gewinnt die Partie.",
 	// Telegram hardening (issue 21).
-	"telegram.late":        "Dein /%s kam mehrere Minuten zu spät bei mir an (ich war eine Weile nicht erreichbar), deshalb habe ich ihn nicht ausgeführt: am Tisch kann seitdem etwas passiert sein. Schick ihn noch einmal, wenn du ihn noch so meinst.",
-	"telegram.late.public": "%s, ein Befehl, den du geschickt hast, als ich nicht erreichbar war, kam mehrere Minuten zu spät an, deshalb habe ich ihn nicht ausgeführt. Schick ihn noch einmal, wenn du ihn noch so meinst.",
+	"telegram.late":          "Dein /%s kam mehrere Minuten zu spät bei mir an (ich war eine Weile nicht erreichbar), deshalb habe ich ihn nicht ausgeführt: am Tisch kann seitdem etwas passiert sein. Schick ihn noch einmal, wenn du ihn noch so meinst.",
+	"telegram.late.public":   "%s, ein Befehl, den du geschickt hast, als ich nicht erreichbar war, kam mehrere Minuten zu spät an, deshalb habe ich ihn nicht ausgeführt. Schick ihn noch einmal, wenn du ihn noch so meinst.",
+	"telegram.admin_unknown": "Ich konnte bei Telegram nicht prüfen, ob du hier Admin bist: das zählte wie von einem Mitglied. Mach mich zum Admin der Gruppe oder versuch es noch einmal.",
 }
 
 var fr = map[string]string{
@@ -1390,6 +1392,7 @@ var fr = map[string]string{
 	"learn.draw.other":       "20–20 est une égalité : personne ne barre ; l'équipe %[2]s a choisi l'atout et reçoit %[1]d traits de plus.",
 	"learn.board":            "Traits ouverts : équipe A %d, équipe B %d. La première équipe sans trait gagne la partie.",
 	// Telegram hardening (issue 21).
-	"telegram.late":        "Votre /%s m'est parvenu avec plusieurs minutes de retard (j'étais injoignable un moment), je ne l'ai donc pas appliqué : la partie a pu avancer depuis. Renvoyez-le si vous le voulez toujours.",
-	"telegram.late.public": "%s, une commande que vous avez envoyée pendant que j'étais injoignable est arrivée avec plusieurs minutes de retard ; je ne l'ai donc pas appliquée. Renvoyez-la si vous la voulez toujours.",
+	"telegram.late":          "Votre /%s m'est parvenu avec plusieurs minutes de retard (j'étais injoignable un moment), je ne l'ai donc pas appliqué : la partie a pu avancer depuis. Renvoyez-le si vous le voulez toujours.",
+	"telegram.late.public":   "%s, une commande que vous avez envoyée pendant que j'étais injoignable est arrivée avec plusieurs minutes de retard ; je ne l'ai donc pas appliquée. Renvoyez-la si vous la voulez toujours.",
+	"telegram.admin_unknown": "Je n'ai pas pu vérifier auprès de Telegram que vous êtes admin ici : cela a compté comme venant d'un membre. Faites de moi un admin du groupe, ou réessayez.",
 }
