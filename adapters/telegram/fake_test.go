@@ -90,6 +90,7 @@ type fakeAPI struct {
 	hookLose int
 	// membersHidden are groups whose members Telegram tells only an admin bot (see getChatMember).
 	membersHidden map[int64]bool
+	deletedT      map[[2]int64]bool // deleted forum topics
 }
 
 // rights are what a restricted bot may still send (Bot API, ChatMemberRestricted).
@@ -199,7 +200,8 @@ func newFake(token string) *fakeAPI {
 		sentAt: map[int64][]time.Time{}, answers: map[string]tgbotapi.CallbackConfig{}, netErr: map[string]int{},
 		privacy: true, botAdmin: map[int64]bool{}, lastBot: map[int64]int64{}, migrated: map[int64]int64{},
 		left: map[int64]bool{}, rights: map[int64]rights{}, closedT: map[[2]int64]bool{}, stalls: map[string]chan struct{}{},
-		pressAt: map[string]int64{}, expired: map[string]bool{}, membersHidden: map[int64]bool{}}
+		pressAt: map[string]int64{}, expired: map[string]bool{}, membersHidden: map[int64]bool{},
+		deletedT: map[[2]int64]bool{}}
 }
 
 const botUsername = "kmtestbot"
@@ -384,6 +386,7 @@ const (
 	errNoPhotos    = "Bad Request: not enough rights to send photos to the chat"
 	errNoDocuments = "Bad Request: not enough rights to send documents to the chat"
 	errTopic       = "Bad Request: TOPIC_CLOSED"
+	errNoThread    = "Bad Request: message thread not found"
 	errOld         = "Bad Request: message can't be deleted for everyone"
 )
 
@@ -513,6 +516,10 @@ func (f *fakeAPI) apply(method string, p map[string]string) (int, any, map[strin
 		// the stricter reading and refuses them too.
 		r, restricted := f.rights[chat]
 		switch {
+		case f.deletedT[[2]int64{chat, int64(thread)}]:
+			// The reference server looks the topic up first (Client.cpp, its forum topic
+			// check: "Message thread not found").
+			return 400, nil, apiError(400, errNoThread, 0)
 		case f.closedT[[2]int64{chat, int64(thread)}]:
 			return 400, nil, apiError(400, errTopic, 0)
 		case restricted && !r.text:
@@ -893,6 +900,19 @@ func (f *fakeAPI) closeTopic(chat int64, thread int, closed bool, by tgUser) {
 		delete(j, "text")
 		j["forum_topic_reopened"] = map[string]any{}
 		f.push(map[string]any{"message": j})
+	}
+}
+
+// deleteTopic deletes a forum topic "along with all its messages" (Bot API, deleteForumTopic);
+// no service message tells the bot.
+func (f *fakeAPI) deleteTopic(chat int64, thread int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.deletedT[[2]int64{chat, int64(thread)}] = true
+	for _, m := range f.chat(chat).msgs {
+		if m.Thread == thread {
+			m.Deleted = true
+		}
 	}
 }
 

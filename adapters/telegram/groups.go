@@ -34,6 +34,10 @@ import (
 //     the place (a reopened topic's service message, a command), the waiting messages are tried
 //     again; the first that gets through resumes the table.
 //   - No right to send photos: pictures go as their text.
+//   - A deleted forum topic (a send refused with 400 "message thread not found": the reference
+//     server, Client.cpp, when it cannot find the topic) never comes back, and no update says
+//     it went: its table closes as when the bot is removed, its players learn it privately, and
+//     nothing more goes there; the chat's other topics go on.
 
 // groups is the adapter's knowledge of its groups.
 type groups struct {
@@ -45,11 +49,13 @@ type groups struct {
 	parked   map[string][]*item
 	noPhotos map[int64]bool
 	probed   map[string]time.Time // place key → when its parked messages were last tried again
+	deleted  map[string]bool      // place key → its forum topic was deleted
 }
 
 func (g *groups) init() {
 	g.moved, g.gone, g.muted, g.closed = map[int64]int64{}, map[int64]bool{}, map[int64]bool{}, map[string]bool{}
 	g.parked, g.noPhotos, g.probed = map[string][]*item{}, map[int64]bool{}, map[string]time.Time{}
+	g.deleted = map[string]bool{}
 }
 
 // KV buckets of groups, keyed by chat ID; never pruned (a few bytes per group).
@@ -231,6 +237,33 @@ func (a *Adapter) removed(ctx context.Context, chat int64) error {
 	}
 	a.log.Info("removed from a group: its tables are closed", "chat", chat, "tables", closed, "dropped", n)
 	return nil
+}
+
+// topicDeleted reports whether the place is a forum topic known to be deleted.
+func (a *Adapter) topicDeleted(chat int64, thread int) bool {
+	if thread == 0 {
+		return false
+	}
+	a.groups.mu.Lock()
+	defer a.groups.mu.Unlock()
+	return a.groups.deleted[placeOf(chat, thread).Key()]
+}
+
+// deleteTopic handles a forum topic found deleted: nothing more goes there, what waits for it is
+// dropped, and its table closes (its players learn it from their private messages).
+func (a *Adapter) deleteTopic(chat int64, thread int) {
+	place := placeOf(chat, thread)
+	a.groups.mu.Lock()
+	a.groups.deleted[place.Key()] = true
+	n := len(a.groups.parked[place.Key()])
+	delete(a.groups.parked, place.Key())
+	delete(a.groups.closed, place.Key())
+	a.groups.mu.Unlock()
+	closed, err := a.Service().ClosePlace(context.Background(), place)
+	if err != nil {
+		a.log.Error("closing the table of a deleted topic", "place", place.Key(), "err", err)
+	}
+	a.log.Info("a forum topic was deleted: its table is closed", "place", place.Key(), "tables", closed, "dropped", n)
 }
 
 // park keeps a message for a place that refuses the bot's messages now; false if the place takes
@@ -436,6 +469,12 @@ func (a *Adapter) welcome(chat int64, thread int, locale string) {
 func topicClosed(err error) bool {
 	var te *tgbotapi.Error
 	return errors.As(err, &te) && strings.Contains(strings.ToUpper(te.Message), "TOPIC_CLOSED")
+}
+
+// threadGone reports a send to a forum topic that is not there (any more).
+func threadGone(err error) bool {
+	var te *tgbotapi.Error
+	return errors.As(err, &te) && te.Code == 400 && strings.Contains(strings.ToLower(te.Message), "message thread not found")
 }
 
 // mayNotPost reports a group's refusal to take the bot's messages while it stays a member.

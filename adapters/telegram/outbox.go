@@ -63,8 +63,8 @@ func dest(chat int64) string { return strconv.FormatInt(chat, 10) }
 func (a *Adapter) enqueue(it *item) {
 	if it.chat < 0 {
 		it.chat = a.chatNow(it.chat)
-		if a.isGone(it.chat) {
-			a.log.Debug("message for a group the bot left dropped", "chat", it.chat, "kind", it.msg.Kind)
+		if a.isGone(it.chat) || a.topicDeleted(it.chat, it.thread) {
+			a.log.Debug("message for a group the bot left, or a deleted topic, dropped", "chat", it.chat, "kind", it.msg.Kind)
 			return
 		}
 		if a.park(it) {
@@ -246,7 +246,7 @@ func (p platform) Show(_ context.Context, oi *outbox.Item, rec *outbox.Record) (
 		if to, ok := a.movedTo(it.chat); ok {
 			return "", "", &movedError{to}
 		}
-		if a.isGone(it.chat) {
+		if a.isGone(it.chat) || a.topicDeleted(it.chat, it.thread) {
 			return "", "", errLeftGroup
 		}
 		if a.parkedPlace(it) {
@@ -333,7 +333,7 @@ func (p platform) Classify(err error) *outbox.Error {
 		// Bot API, ResponseParameters: "The group has been migrated to a supergroup with the
 		// specified identifier."
 		return &outbox.Error{Class: outbox.Moved, To: dest(te.MigrateToChatID), Err: err}
-	case mayNotPost(te):
+	case mayNotPost(te), threadGone(err):
 		return &outbox.Error{Class: outbox.Forbidden, Err: err}
 	case te.RetryAfter > 0:
 		return &outbox.Error{Class: outbox.RetryAfter, After: time.Duration(te.RetryAfter) * time.Second, Err: err}
@@ -362,6 +362,11 @@ func (p platform) Refused(d string, items []*outbox.Item, err error) {
 	case chat > 0:
 		a.log.Info("user cannot get private messages", "user", chat, "reason", a.red.Err(err))
 		a.blocked(chat, its)
+	case threadGone(err):
+		a.deleteTopic(chat, its[0].thread)
+		for _, it := range its { // the chat's other topics' messages go on
+			a.enqueue(it)
+		}
 	case errors.As(err, &te) && (te.Code == 403 || strings.Contains(strings.ToLower(te.Message), "chat not found")):
 		// Kicked, no longer a member, or the group is gone (403 "bot was kicked from the group
 		// chat", "bot is not a member of the supergroup chat", 400 "chat not found"): as when

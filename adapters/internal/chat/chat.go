@@ -28,6 +28,8 @@ type Service interface {
 	MovePlace(ctx context.Context, from, to table.Place) error
 	// CloseChat closes the tables of a chat the bot was removed from.
 	CloseChat(ctx context.Context, platform, chat string) (int, error)
+	// ClosePlace closes the table of a place that is gone for good (a deleted forum topic).
+	ClosePlace(ctx context.Context, p table.Place) (int, error)
 	// Pause stops (or restarts) the computer players and timers of a place's table while the
 	// place cannot be written to.
 	Pause(ctx context.Context, p table.Place, paused bool) error
