@@ -187,6 +187,14 @@ func checkClean(t *testing.T, f *fakeAPI, logs *logBuf) {
 	if n := f.floodCount(); n > 0 {
 		t.Errorf("the adapter hit the group flood limit %d times", n)
 	}
+	for _, c := range f.Calls() {
+		for _, old := range []string{"reply_to_message_id", "disable_web_page_preview", "allow_sending_without_reply"} {
+			if _, ok := c.Params[old]; ok {
+				t.Errorf("%s with the deprecated %s (Bot API 7.0: reply_parameters, link_preview_options)", c.Method, old)
+				break
+			}
+		}
+	}
 }
 
 // lastWith gives the newest bot message in a chat with a button of verb, and that button's data.
@@ -1043,7 +1051,7 @@ func TestForumTopicAndPicture(t *testing.T) {
 		var photo bool
 		for _, c := range f.Calls() {
 			if c.Method == "sendPhoto" {
-				photo = c.Params["message_thread_id"] == "77" && c.Params["reply_to_message_id"] == fmt.Sprint(b.ID) &&
+				photo = c.Params["message_thread_id"] == "77" && strings.Contains(c.Params["reply_parameters"], fmt.Sprintf(`"message_id":%d`, b.ID)) &&
 					strings.HasPrefix(c.Params["photo"], "<file board.png") && strings.Contains(c.Params["caption"], "Alice")
 			}
 		}

@@ -490,6 +490,24 @@ func (f *fakeAPI) apply(method string, p map[string]string) (int, any, map[strin
 	case len(p[map[string]string{"sendPhoto": "photo", "sendDocument": "document"}[method]+".bytes"]) > 50<<20:
 		return 400, nil, apiError(400, "Bad Request: file is too big", 0)
 	}
+	// Bot API 7.0 replaced reply_to_message_id and disable_web_page_preview with these objects
+	// (ReplyParameters, LinkPreviewOptions); the current docs list only them.
+	var reply struct {
+		MessageID int `json:"message_id"`
+	}
+	if s := p["reply_parameters"]; s != "" {
+		if err := json.Unmarshal([]byte(s), &reply); err != nil || reply.MessageID == 0 {
+			return 400, nil, apiError(400, "Bad Request: can't parse reply parameters JSON object", 0)
+		}
+	}
+	if s := p["link_preview_options"]; s != "" {
+		var lp struct {
+			IsDisabled *bool `json:"is_disabled"`
+		}
+		if err := json.Unmarshal([]byte(s), &lp); err != nil {
+			return 400, nil, apiError(400, "Bad Request: can't parse link preview options JSON object", 0)
+		}
+	}
 	var m *fmsg
 	edit := method == "editMessageText" || method == "editMessageReplyMarkup"
 	if edit {
@@ -564,7 +582,7 @@ func (f *fakeAPI) apply(method string, p map[string]string) (int, any, map[strin
 		if method == "sendPhoto" || method == "sendDocument" {
 			text = p["caption"]
 		}
-		m = f.chat(chat).add(&fmsg{Text: text, Markup: kb, Apps: apps, Photo: method == "sendPhoto", ReplyTo: atoi(p["reply_to_message_id"]), Thread: atoi(p["message_thread_id"])})
+		m = f.chat(chat).add(&fmsg{Text: text, Markup: kb, Apps: apps, Photo: method == "sendPhoto", ReplyTo: reply.MessageID, Thread: atoi(p["message_thread_id"])})
 		if method == "sendDocument" {
 			m.Document = []byte(p["document.bytes"])
 		}
@@ -870,8 +888,7 @@ func (f *fakeAPI) restrict(chat int64, by tgUser, r rights, tell bool) {
 	f.mu.Unlock()
 	if tell {
 		f.memberUpdate(chat, by, status("member"), map[string]any{"status": "restricted", "is_member": true,
-			"can_send_messages": r.text, "can_send_photos": r.photos, "can_send_documents": r.documents,
-			"can_send_media_messages": r.photos})
+			"can_send_messages": r.text, "can_send_photos": r.photos, "can_send_documents": r.documents})
 	}
 }
 

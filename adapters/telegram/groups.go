@@ -48,6 +48,7 @@ type groups struct {
 	closed   map[string]bool // place key → its topic is closed
 	parked   map[string][]*item
 	noPhotos map[int64]bool
+	noDocs   map[int64]bool
 	probed   map[string]time.Time // place key → when its parked messages were last tried again
 	deleted  map[string]bool      // place key → its forum topic was deleted
 }
@@ -55,7 +56,7 @@ type groups struct {
 func (g *groups) init() {
 	g.moved, g.gone, g.muted, g.closed = map[int64]int64{}, map[int64]bool{}, map[int64]bool{}, map[string]bool{}
 	g.parked, g.noPhotos, g.probed = map[string][]*item{}, map[int64]bool{}, map[string]time.Time{}
-	g.deleted = map[string]bool{}
+	g.deleted, g.noDocs = map[string]bool{}, map[int64]bool{}
 }
 
 // KV buckets of groups, keyed by chat ID; never pruned (a few bytes per group).
@@ -359,6 +360,7 @@ func (a *Adapter) unmute(chat int64, thread int, rightsBack bool) {
 	}
 	if rightsBack {
 		delete(a.groups.noPhotos, chat)
+		delete(a.groups.noDocs, chat)
 	}
 	a.groups.mu.Unlock()
 	if len(again) > 0 {
@@ -414,8 +416,21 @@ func (a *Adapter) refusePhotos(chat int64) {
 	a.groups.noPhotos[chat] = true
 }
 
-// onGroupMember follows the bot's own membership of a group (my_chat_member).
-func (a *Adapter) onGroupMember(ctx context.Context, c *tgbotapi.ChatMemberUpdated) error {
+func (a *Adapter) documentsRefused(chat int64) bool {
+	a.groups.mu.Lock()
+	defer a.groups.mu.Unlock()
+	return a.groups.noDocs[chat]
+}
+
+func (a *Adapter) refuseDocuments(chat int64) {
+	a.groups.mu.Lock()
+	defer a.groups.mu.Unlock()
+	a.groups.noDocs[chat] = true
+}
+
+// onGroupMember follows the bot's own membership of a group (my_chat_member); media are its
+// granular rights (the library's ChatMember predates them).
+func (a *Adapter) onGroupMember(ctx context.Context, c *tgbotapi.ChatMemberUpdated, media mediaRights) error {
 	chat := c.Chat.ID
 	was, now := c.OldChatMember, c.NewChatMember
 	in := func(m tgbotapi.ChatMember) bool {
@@ -440,8 +455,13 @@ func (a *Adapter) onGroupMember(ctx context.Context, c *tgbotapi.ChatMemberUpdat
 		back := a.isGone(chat) || !in(was)
 		a.setGone(chat, false)
 		a.unmute(chat, -1, true)
-		if now.Status == "restricted" && !now.CanSendMediaMessages {
+		// ChatMemberRestricted says can_send_photos and can_send_documents (Bot API 6.5); the
+		// library reads only can_send_media_messages, which the Bot API no longer sends.
+		if now.Status == "restricted" && !media.Photos {
 			a.refusePhotos(chat)
+		}
+		if now.Status == "restricted" && !media.Documents {
+			a.refuseDocuments(chat)
 		}
 		// A supergroup that a group became may say the bot joined it: it brings its table, and
 		// needs no welcome.

@@ -293,9 +293,10 @@ func compact(texts []string, n int) string {
 
 // onMyChatMember follows the bot's membership: of a group (see onGroupMember), or of a user's
 // private chat, where a block or an unblock shows.
-func (a *Adapter) onMyChatMember(ctx context.Context, c *tgbotapi.ChatMemberUpdated) error {
+func (a *Adapter) onMyChatMember(ctx context.Context, u update) error {
+	c := u.MyChatMember
 	if !c.Chat.IsPrivate() {
-		return a.onGroupMember(ctx, c)
+		return a.onGroupMember(ctx, c, u.media)
 	}
 	switch c.NewChatMember.Status {
 	case "kicked":

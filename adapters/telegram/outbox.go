@@ -438,15 +438,16 @@ func (a *Adapter) sendNew(it *item, text string, kb *keyboard) (int, error) {
 	p.AddNonZero64("chat_id", it.chat)
 	p.AddNonZero("message_thread_id", it.thread)
 	if it.replyTo != 0 {
-		p.AddNonZero("reply_to_message_id", it.replyTo)
-		p.AddBool("allow_sending_without_reply", true)
+		if err := p.AddInterface("reply_parameters", replyParameters{MessageID: it.replyTo, AllowSendingWithoutReply: true}); err != nil {
+			return 0, err
+		}
 	}
 	if kb != nil {
 		if err := p.AddInterface("reply_markup", kb); err != nil {
 			return 0, err
 		}
 	}
-	if it.key == "" && it.msg.File != nil {
+	if it.key == "" && it.msg.File != nil && !a.documentsRefused(it.chat) {
 		doc := maps.Clone(p)
 		doc["caption"] = clip16(text, 1024)
 		resp, err := a.bot.UploadFiles("sendDocument", doc, []tgbotapi.RequestFile{{Name: "document",
@@ -454,7 +455,8 @@ func (a *Adapter) sendNew(it *item, text string, kb *keyboard) (int, error) {
 		if !noDocumentRights(err) {
 			return messageID(resp, err)
 		}
-		// A group that takes no files from the bot gets the text alone.
+		// A group that takes no files from the bot gets the text alone, now and from now on.
+		a.refuseDocuments(it.chat)
 		a.log.Info("the group refuses documents; sending the text only", "chat", it.chat)
 	}
 	if it.key == "" && it.msg.Picture != table.PictureNone && !a.photosRefused(it.chat) {
@@ -476,10 +478,29 @@ func (a *Adapter) sendNew(it *item, text string, kb *keyboard) (int, error) {
 		}
 	}
 	p["text"] = text
-	p.AddBool("disable_web_page_preview", true)
+	if err := p.AddInterface("link_preview_options", noPreview); err != nil {
+		return 0, err
+	}
 	resp, err := a.bot.MakeRequest("sendMessage", p)
 	return messageID(resp, err)
 }
+
+// The library (v5.5.1) predates Bot API 7.0, which replaced reply_to_message_id and
+// disable_web_page_preview with these objects; the adapter sets them as the raw parameters.
+type (
+	// replyParameters is the Bot API's ReplyParameters.
+	replyParameters struct {
+		MessageID                int  `json:"message_id"`
+		AllowSendingWithoutReply bool `json:"allow_sending_without_reply,omitempty"`
+	}
+	// linkPreviewOptions is the Bot API's LinkPreviewOptions.
+	linkPreviewOptions struct {
+		IsDisabled bool `json:"is_disabled,omitempty"`
+	}
+)
+
+// noPreview keeps Telegram from showing a preview of the rules' or a table's link.
+var noPreview = linkPreviewOptions{IsDisabled: true}
 
 func messageID(resp *tgbotapi.APIResponse, err error) (int, error) {
 	if err != nil {
@@ -500,7 +521,9 @@ func (a *Adapter) edit(chat int64, id int, text string, kb *keyboard) error {
 	p.AddNonZero64("chat_id", chat)
 	p.AddNonZero("message_id", id)
 	p["text"] = text
-	p.AddBool("disable_web_page_preview", true)
+	if err := p.AddInterface("link_preview_options", noPreview); err != nil {
+		return err
+	}
 	if err := p.AddInterface("reply_markup", kb); err != nil {
 		return err
 	}

@@ -33,9 +33,18 @@ import (
 type update struct {
 	tgbotapi.Update
 	thread int // message_thread_id of a message in a forum topic (the message, or the pressed button's)
+	// media are the bot's granular rights in a my_chat_member update's new status.
+	media mediaRights
 	// again says Telegram sends the update again after it was handled once without its change
 	// being stored: its sender was told then, and is not told again while it keeps failing.
 	again bool
+}
+
+// mediaRights are what a restricted member may send beyond text (Bot API,
+// ChatMemberRestricted); the library's ChatMember lacks them.
+type mediaRights struct {
+	Photos    bool `json:"can_send_photos"`
+	Documents bool `json:"can_send_documents"`
 }
 
 // decodeUpdate reads one update as Telegram sends it.
@@ -53,9 +62,15 @@ func decodeUpdate(raw []byte) (update, error) {
 		Callback *struct {
 			Message *rawMsg `json:"message"`
 		} `json:"callback_query"`
+		Member *struct {
+			New mediaRights `json:"new_chat_member"`
+		} `json:"my_chat_member"`
 	}
 	if err := json.Unmarshal(raw, &extra); err != nil {
 		return u, err
+	}
+	if extra.Member != nil {
+		u.media = extra.Member.New
 	}
 	m := extra.Message
 	if extra.Callback != nil {
@@ -273,7 +288,7 @@ func (a *Adapter) handle(ctx context.Context, u update) (err error) {
 	case u.Message != nil:
 		return a.onMessage(ctx, u)
 	case u.MyChatMember != nil:
-		return a.onMyChatMember(ctx, u.MyChatMember)
+		return a.onMyChatMember(ctx, u)
 	}
 	return nil
 }
