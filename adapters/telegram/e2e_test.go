@@ -1040,8 +1040,18 @@ func TestForumTopicAndPicture(t *testing.T) {
 		if m, _, _ := lastWith(f, group, table.VerbJoin, ""); !strings.Contains(m.Text, "Bob") {
 			t.Errorf("Bob's press in the topic did not reach its table: %q", m.Text)
 		}
+		// A press on a message the bot can no longer access names no topic: it still counts at
+		// the topic's table, whose place is stored.
+		id := f.pressInaccessible(carla, &lobby, mustData(t, lobby, table.VerbJoin))
+		if text, alert := answerOf(t, f, id); alert {
+			t.Errorf("a press in the topic on an inaccessible message: %q", text)
+		}
+		settle(5 * time.Second)
+		if m, _, _ := lastWith(f, group, table.VerbJoin, ""); !strings.Contains(m.Text, "Carla") {
+			t.Errorf("Carla's press on an inaccessible message did not reach the topic's table: %q", m.Text)
+		}
 		// The general chat is another place: it may have its own table.
-		f.command(carla, group, 0, "/new")
+		f.command(dan, group, 0, "/new")
 		settle(3 * time.Second)
 		if len(f.messages(group)) < 4 {
 			t.Errorf("no second table outside the topic: %d messages", len(f.messages(group)))

@@ -1219,6 +1219,23 @@ func (f *fakeAPI) press(from tgUser, m *fmsg, data string) string {
 	return id
 }
 
+// pressInaccessible is a press on a message the bot can no longer access: the update carries an
+// InaccessibleMessage, with the chat and the message ID and date 0, nothing else — no topic
+// (Bot API, CallbackQuery.message: MaybeInaccessibleMessage; InaccessibleMessage: "a message
+// that was deleted or is otherwise inaccessible to the bot", date "Always 0").
+func (f *fakeAPI) pressInaccessible(from tgUser, m *fmsg, data string) string {
+	f.mu.Lock()
+	f.nextCB++
+	id := "cb" + strconv.Itoa(f.nextCB)
+	f.pressed = append(f.pressed, id)
+	f.pressAt[id] = m.Chat
+	msg := map[string]any{"chat": chatJSON(m.Chat), "message_id": m.ID, "date": 0}
+	f.mu.Unlock()
+	f.push(map[string]any{"callback_query": map[string]any{"id": id, "from": from.json(), "message": msg,
+		"chat_instance": "ci", "data": data}})
+	return id
+}
+
 // answer gives the callback answer for a press, if any.
 func (f *fakeAPI) answer(id string) (tgbotapi.CallbackConfig, bool) {
 	f.mu.Lock()

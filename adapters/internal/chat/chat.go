@@ -18,6 +18,8 @@ type Service interface {
 	Picture(m table.Message, dark bool) (png []byte, alt string, err error)
 	// TableAt gives the ID of a place's current table, or "".
 	TableAt(p table.Place) string
+	// PlaceOf gives the place of a live table.
+	PlaceOf(tableID string) (table.Place, bool)
 	// Turn tells who must act at a table and which cards they may play.
 	Turn(tableID string) (playerID string, legal []core.Card, trumpPhase bool)
 
