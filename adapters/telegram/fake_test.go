@@ -1303,11 +1303,16 @@ func (f *fakeAPI) unanswered() []string {
 	return out
 }
 
-// maxPerMinute is the most messages that went to a group in any 60 seconds.
-func (f *fakeAPI) maxPerMinute(chat int64) int {
+// maxPerMinute is the most messages that went to a group in any 60 seconds; with more chats
+// (a group and the supergroup it became), to them together.
+func (f *fakeAPI) maxPerMinute(chats ...int64) int {
 	f.mu.Lock()
-	ts := slices.Clone(f.sentAt[chat])
+	var ts []time.Time
+	for _, c := range chats {
+		ts = append(ts, f.sentAt[c]...)
+	}
 	f.mu.Unlock()
+	slices.SortFunc(ts, time.Time.Compare)
 	best, j := 0, 0
 	for i := range ts {
 		for ts[i].Sub(ts[j]) >= time.Minute {

@@ -136,6 +136,7 @@ func (a *Adapter) migrate(ctx context.Context, from, to int64) error {
 		}
 	}
 	a.groups.mu.Unlock()
+	a.followLimits(from, to)
 	if !known {
 		if err := a.kv.Put(bucketMoved, dest(from), []byte(dest(to))); err != nil {
 			a.log.Error("saving a moved group", "err", err)

@@ -192,6 +192,53 @@ func (a *Adapter) newLimits(chat int64) *limits {
 	return l
 }
 
+// upgraded has the new ID of a group that a refused send found upgraded take the group's budget,
+// before its queue moves there.
+func (a *Adapter) upgraded(chat int64, err error) {
+	if te := (*tgbotapi.Error)(nil); errors.As(err, &te) && te.MigrateToChatID != 0 {
+		a.followLimits(chat, te.MigrateToChatID)
+	}
+}
+
+// followLimits gives a group that became a supergroup the group's budget: Telegram counts the
+// two IDs apart, but they are one chat to its people, and the table is published anew in the new
+// one at once, so 20 a minute hold for the two together. It is called before anything is sent to
+// the new ID (when a send finds the group upgraded, before its queue moves); the new chat's
+// messages sent already, if any, count in the shared bucket too.
+func (a *Adapter) followLimits(from, to int64) {
+	old := a.chatLimits(from)
+	a.limMu.Lock()
+	defer a.limMu.Unlock()
+	now := time.Now()
+	cur, had := a.lims[to]
+	if had && cur == old {
+		return
+	}
+	if had {
+		for i, r := range cur.lims { // what the new chat's buckets spent, the shared ones spend too
+			if i < len(old.lims) {
+				for spent := float64(r.Burst()) - r.TokensAt(now); spent >= 1; spent-- {
+					old.lims[i].ReserveN(now, 1)
+				}
+			}
+		}
+		old.busyUntil = maxTime(old.busyUntil, cur.busyUntil)
+	}
+	a.lims[to] = old
+	if old.busyUntil.After(now) { // a restart finds the new chat's window as busy as the old one's
+		if err := a.kv.Put(bucketRecent, dest(to), []byte(strconv.FormatInt(old.busyUntil.UnixMilli(), 10))); err != nil {
+			a.log.Error("saving a group's recent sends", "chat", to, "err", err)
+		}
+	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // recentUntil reads until when a group may still have messages of an earlier process in its
 // minute window.
 func (a *Adapter) recentUntil(chat int64) time.Time {
@@ -268,6 +315,7 @@ func (p platform) Show(_ context.Context, oi *outbox.Item, rec *outbox.Record) (
 	if rec != nil && !oi.Repost {
 		id, _ := strconv.Atoi(rec.ID)
 		if err := a.edit(it.chat, id, text, kb); err != nil && !notModified(err) {
+			a.upgraded(it.chat, err)
 			return "", "", err
 		}
 		a.gotThrough(it)
@@ -275,6 +323,7 @@ func (p platform) Show(_ context.Context, oi *outbox.Item, rec *outbox.Record) (
 	}
 	id, err := a.sendNew(it, text, kb)
 	if err != nil {
+		a.upgraded(it.chat, err)
 		return "", "", err
 	}
 	a.gotThrough(it)
