@@ -121,3 +121,63 @@ func TestStaleUpdatesAfterAnOutage(t *testing.T) {
 		checkClean(t, f, logs)
 	})
 }
+
+// The hands held back for a player who cannot get private messages are the table's: kept under
+// its ID (so that pruning the closed table deletes them; core/table KV), never under the player
+// alone, sent when the player writes to the bot, and gone with the table.
+func TestHeldHandsAreTheTables(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		f.setStarted(alice.ID) // Ursula never pressed Start
+		e := startEnv(t, f, store, logs)
+		f.command(alice, group, 0, "/new@"+botUsername+" timer=none")
+		settle(2 * time.Second)
+		f.command(ursula, group, 0, "/join@"+botUsername)
+		settle(5 * time.Second)
+		mustPress(t, f, alice, group, table.VerbDeal, "")
+		settle(5 * time.Second)
+		tableID := tableOf(t, f)
+		held := func() (mine, users bool) {
+			_, mine, _ = store.Get(bucketPending, userTable(ursula.ID, tableID))
+			_, users, _ = store.Get(bucketPending, userKey(ursula.ID))
+			return mine, users
+		}
+		if mine, users := held(); !mine || users {
+			t.Fatalf("Ursula's held hand: under the table %v, under her alone %v", mine, users)
+		}
+
+		// She presses Start: the hand comes, and nothing is held any more.
+		f.start(ursula, "")
+		settle(5 * time.Second)
+		if _, ok := handMessage(f, ursula.ID); !ok {
+			t.Error("Ursula's held hand did not come when she pressed Start")
+		}
+		if mine, users := held(); mine || users {
+			t.Errorf("after she pressed Start the hand is still held (table %v, hers %v)", mine, users)
+		}
+
+		// Blocked again, the table's next hand is held; when the table closes and is pruned, it
+		// goes with it.
+		f.mu.Lock()
+		f.started[ursula.ID] = false
+		f.mu.Unlock()
+		e.a.setBlocked(ursula.ID, true)
+		f.command(alice, group, 0, "/board@"+botUsername) // anything that changes the table's messages
+		d := newDriver(t, f, 8)
+		d.playUntil([]tgUser{alice}, time.Hour, func() bool { mine, _ := held(); return mine })
+		f.setMember(group, alice.ID, "creator")
+		f.command(alice, group, 0, "/stop@"+botUsername)
+		settle(10 * time.Second)
+		if _, open := e.svc.Status(tableID); open {
+			t.Fatal("the table did not close")
+		}
+		if _, err := store.Prune(time.Now().Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if mine, users := held(); mine || users {
+			t.Errorf("a pruned table's held hand is still kept (table %v, hers %v)", mine, users)
+		}
+		e.close()
+		checkClean(t, f, logs)
+	})
+}
