@@ -189,18 +189,25 @@ func (f *refusals) logLocked(log *slog.Logger) {
 }
 
 // unstored are the updates the webhook answered without a 2xx because their change was not
-// stored, so that their senders hear of it once however often Telegram sends them again. An
-// update is sent for a day at most.
+// stored, with when that happened first, so that their senders hear of it once however often
+// Telegram sends them again. An update is sent for a day at most.
 type unstored struct {
 	mu  sync.Mutex
 	ids map[int]time.Time
 }
 
-func (u *unstored) has(id int) bool {
+// unstoredGiveUp is how long an update whose change cannot be stored is tried again: Telegram
+// would try for a day (a message's life) while the chat's later updates wait behind it, and a
+// change that failed for so long (or a handler that panics each time) is a fault for the host to
+// see, not to wait out. A typed move counts as late after three minutes anyway (lateAfter).
+const unstoredGiveUp = 10 * time.Minute
+
+// since gives when the update's change first failed to be stored, if it did.
+func (u *unstored) since(id int) (time.Time, bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	_, ok := u.ids[id]
-	return ok
+	at, ok := u.ids[id]
+	return at, ok
 }
 
 func (u *unstored) add(id int) {
@@ -257,15 +264,25 @@ func (a *Adapter) webhookHandler(hctx context.Context) http.Handler {
 			w.WriteHeader(http.StatusOK) // sending it again would not make it readable
 			return
 		}
-		u.again = a.unstored.has(u.UpdateID)
+		first, again := a.unstored.since(u.UpdateID)
+		u.again = again
 		done := make(chan error, 1)
 		a.dispatch(hctx, u, func(err error) { done <- err })
-		if err := <-done; err != nil {
+		err = <-done
+		switch {
+		case err == nil:
+			a.unstored.remove(u.UpdateID)
+		case again && time.Since(first) >= unstoredGiveUp:
+			// Telegram would go on for a day, and its chat's later updates wait behind it.
+			a.log.Error("an update's change could not be stored for a long time; dropped", "update", u.UpdateID,
+				"for", unstoredGiveUp, "err", err)
+			a.unstored.remove(u.UpdateID)
+		default:
 			// Not stored: no 2xx, so Telegram sends it again (WebhookActor.cpp: at once, then
 			// after 2, 4, 8 ... seconds, up to a minute or two between tries, until the update
 			// expires: a day for a message, 150 s for a press).
 			level := slog.LevelWarn
-			if u.again {
+			if again {
 				level = slog.LevelDebug
 			}
 			a.log.Log(r.Context(), level, "an update's change was not stored; Telegram sends it again", "update", u.UpdateID, "err", err)
@@ -273,7 +290,6 @@ func (a *Adapter) webhookHandler(hctx context.Context) http.Handler {
 			w.WriteHeader(http.StatusInternalServerError)
 			return
 		}
-		a.unstored.remove(u.UpdateID)
 		w.WriteHeader(http.StatusOK)
 	})
 }

@@ -251,14 +251,15 @@ func joins(store *table.MemStore, tableID string, u tgUser) int {
 	return n
 }
 
-// panicOnce is the service, but its next Handle panics.
+// panicOnce is the service, but its next Handle panics; with always, every /rules does.
 type panicOnce struct {
 	*table.Service
-	armed atomic.Bool
+	armed  atomic.Bool
+	always bool
 }
 
 func (p *panicOnce) Handle(ctx context.Context, cmd table.Command) []table.Message {
-	if p.armed.CompareAndSwap(true, false) {
+	if p.armed.CompareAndSwap(true, false) || p.always && cmd.Verb == table.VerbRules {
 		panic("a handler's bug")
 	}
 	return p.Service.Handle(ctx, cmd)
@@ -322,6 +323,24 @@ func TestWebhookNotStoredIsSentAgain(t *testing.T) {
 		}
 		if n := joins(store, tableID, dan); n != 1 {
 			t.Errorf("Dan joined %d times, want once", n)
+		}
+
+		// An update that fails every time is given up after ten minutes, not a day: the chat's
+		// later updates, waiting behind it, come.
+		svc.always = true
+		f.command(ursula, group, 0, "/rules@"+botUsername)
+		poison := lastUpdateID(f)
+		help := f.command(ursula, group, 0, "/help@"+botUsername) // a later typed move would come too late
+		settle(15 * time.Minute)
+		if got := hookStatuses(f, poison); len(got) < 5 || got[len(got)-1] != 200 {
+			t.Errorf("the webhook answered an update that always fails %v, want 500s, then 200 after ten minutes", got)
+		}
+		answered := false
+		for _, m := range f.messages(group) {
+			answered = answered || m.ReplyTo == help.ID
+		}
+		if !answered {
+			t.Error("Ursula's /help behind an update that always fails got no answer")
 		}
 		e.a.Attach(e.svc)
 
