@@ -1205,16 +1205,21 @@ func (f *fakeAPI) start(u tgUser, payload string) {
 
 // press is a user pressing a button with data on message m; it gives the callback query ID.
 func (f *fakeAPI) press(from tgUser, m *fmsg, data string) string {
+	return f.pressOn(from, m, data, f.messageJSON)
+}
+
+// pressOn is a press whose update shows the message as msg makes it (with f.mu held).
+func (f *fakeAPI) pressOn(from tgUser, m *fmsg, data string, msg func(*fmsg) map[string]any) string {
 	f.mu.Lock()
 	f.nextCB++
 	id := "cb" + strconv.Itoa(f.nextCB)
 	f.pressed = append(f.pressed, id)
 	f.pressAt[id] = m.Chat
-	msg := f.messageJSON(m)
+	j := msg(m)
 	f.mu.Unlock()
 	// A press on a message is delivered whatever the privacy mode (Bot API docs,
 	// features#privacy-mode: callback queries always reach the bot).
-	f.push(map[string]any{"callback_query": map[string]any{"id": id, "from": from.json(), "message": msg,
+	f.push(map[string]any{"callback_query": map[string]any{"id": id, "from": from.json(), "message": j,
 		"chat_instance": "ci", "data": data}})
 	return id
 }
@@ -1224,16 +1229,9 @@ func (f *fakeAPI) press(from tgUser, m *fmsg, data string) string {
 // (Bot API, CallbackQuery.message: MaybeInaccessibleMessage; InaccessibleMessage: "a message
 // that was deleted or is otherwise inaccessible to the bot", date "Always 0").
 func (f *fakeAPI) pressInaccessible(from tgUser, m *fmsg, data string) string {
-	f.mu.Lock()
-	f.nextCB++
-	id := "cb" + strconv.Itoa(f.nextCB)
-	f.pressed = append(f.pressed, id)
-	f.pressAt[id] = m.Chat
-	msg := map[string]any{"chat": chatJSON(m.Chat), "message_id": m.ID, "date": 0}
-	f.mu.Unlock()
-	f.push(map[string]any{"callback_query": map[string]any{"id": id, "from": from.json(), "message": msg,
-		"chat_instance": "ci", "data": data}})
-	return id
+	return f.pressOn(from, m, data, func(m *fmsg) map[string]any {
+		return map[string]any{"chat": chatJSON(m.Chat), "message_id": m.ID, "date": 0}
+	})
 }
 
 // answer gives the callback answer for a press, if any.

@@ -47,16 +47,15 @@ type groups struct {
 	muted    map[int64]bool  // the whole chat refuses the bot's messages
 	closed   map[string]bool // place key → its topic is closed
 	parked   map[string][]*item
-	noPhotos map[int64]bool
-	noDocs   map[int64]bool
+	refusing map[int64]media      // what beyond text the chat refuses from the bot
 	probed   map[string]time.Time // place key → when its parked messages were last tried again
 	deleted  map[string]bool      // place key → its forum topic was deleted
 }
 
 func (g *groups) init() {
 	g.moved, g.gone, g.muted, g.closed = map[int64]int64{}, map[int64]bool{}, map[int64]bool{}, map[string]bool{}
-	g.parked, g.noPhotos, g.probed = map[string][]*item{}, map[int64]bool{}, map[string]time.Time{}
-	g.deleted, g.noDocs = map[string]bool{}, map[int64]bool{}
+	g.parked, g.refusing, g.probed = map[string][]*item{}, map[int64]media{}, map[string]time.Time{}
+	g.deleted = map[string]bool{}
 }
 
 // KV buckets of groups, keyed by chat ID; never pruned (a few bytes per group).
@@ -360,8 +359,7 @@ func (a *Adapter) unmute(chat int64, thread int, rightsBack bool) {
 		a.groups.probed[placeOf(chat, thread).Key()] = time.Now()
 	}
 	if rightsBack {
-		delete(a.groups.noPhotos, chat)
-		delete(a.groups.noDocs, chat)
+		delete(a.groups.refusing, chat)
 	}
 	a.groups.mu.Unlock()
 	if len(again) > 0 {
@@ -405,28 +403,26 @@ func (a *Adapter) gotThrough(it *item) {
 	a.pauseLater(place, false)
 }
 
-func (a *Adapter) photosRefused(chat int64) bool {
+// media are what a group may refuse beyond text.
+type media uint8
+
+const (
+	photos media = 1 << iota
+	documents
+)
+
+// refuses reports whether the chat is known to refuse m from the bot.
+func (a *Adapter) refuses(chat int64, m media) bool {
 	a.groups.mu.Lock()
 	defer a.groups.mu.Unlock()
-	return a.groups.noPhotos[chat]
+	return a.groups.refusing[chat]&m != 0
 }
 
-func (a *Adapter) refusePhotos(chat int64) {
+// refuse notes that the chat refuses m from the bot, until its rights come back.
+func (a *Adapter) refuse(chat int64, m media) {
 	a.groups.mu.Lock()
 	defer a.groups.mu.Unlock()
-	a.groups.noPhotos[chat] = true
-}
-
-func (a *Adapter) documentsRefused(chat int64) bool {
-	a.groups.mu.Lock()
-	defer a.groups.mu.Unlock()
-	return a.groups.noDocs[chat]
-}
-
-func (a *Adapter) refuseDocuments(chat int64) {
-	a.groups.mu.Lock()
-	defer a.groups.mu.Unlock()
-	a.groups.noDocs[chat] = true
+	a.groups.refusing[chat] |= m
 }
 
 // onGroupMember follows the bot's own membership of a group (my_chat_member); media are its
@@ -459,10 +455,10 @@ func (a *Adapter) onGroupMember(ctx context.Context, c *tgbotapi.ChatMemberUpdat
 		// ChatMemberRestricted says can_send_photos and can_send_documents (Bot API 6.5); the
 		// library reads only can_send_media_messages, which the Bot API no longer sends.
 		if now.Status == "restricted" && !media.Photos {
-			a.refusePhotos(chat)
+			a.refuse(chat, photos)
 		}
 		if now.Status == "restricted" && !media.Documents {
-			a.refuseDocuments(chat)
+			a.refuse(chat, documents)
 		}
 		// A supergroup that a group became may say the bot joined it: it brings its table, and
 		// needs no welcome.

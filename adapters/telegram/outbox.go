@@ -496,7 +496,7 @@ func (a *Adapter) sendNew(it *item, text string, kb *keyboard) (int, error) {
 			return 0, err
 		}
 	}
-	if it.key == "" && it.msg.File != nil && !a.documentsRefused(it.chat) {
+	if it.key == "" && it.msg.File != nil && !a.refuses(it.chat, documents) {
 		doc := maps.Clone(p)
 		doc["caption"] = clip16(text, 1024)
 		resp, err := a.bot.UploadFiles("sendDocument", doc, []tgbotapi.RequestFile{{Name: "document",
@@ -505,10 +505,10 @@ func (a *Adapter) sendNew(it *item, text string, kb *keyboard) (int, error) {
 			return messageID(resp, err)
 		}
 		// A group that takes no files from the bot gets the text alone, now and from now on.
-		a.refuseDocuments(it.chat)
+		a.refuse(it.chat, documents)
 		a.log.Info("the group refuses documents; sending the text only", "chat", it.chat)
 	}
-	if it.key == "" && it.msg.Picture != table.PictureNone && !a.photosRefused(it.chat) {
+	if it.key == "" && it.msg.Picture != table.PictureNone && !a.refuses(it.chat, photos) {
 		png, _, err := a.Service().Picture(it.msg, false)
 		if err == nil {
 			photo := maps.Clone(p)
@@ -520,7 +520,7 @@ func (a *Adapter) sendNew(it *item, text string, kb *keyboard) (int, error) {
 			}
 			// A group may take text but not photos from the bot (a restricted member): the
 			// picture's text goes instead, now and from now on.
-			a.refusePhotos(it.chat)
+			a.refuse(it.chat, photos)
 			a.log.Info("the group refuses photos; sending pictures as text", "chat", it.chat)
 		} else {
 			a.log.Warn("picture failed; sending text only", "picture", it.msg.Picture, "err", err)

@@ -93,19 +93,15 @@ func withWebhook(ln net.Listener) func(*Config) {
 // is acknowledged only after what it did is stored. A post without the secret is refused.
 func TestWebhook(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
-		f.setStarted(alice.ID)
-		f.setStarted(bob.ID)
-		ln := newMemListener()
-		f.hookClient = ln.client()
-		t.Cleanup(f.stopWebhook) // after the bot stopped
+		f, store, logs, e, _ := webhookEnv(t)
 		var opened string
+		f.mu.Lock()
 		f.onHookAck = func(id int) {
 			if id == 1 { // the /new: its table is stored before Telegram hears back
 				opened = e2eTableAt(store)
 			}
 		}
-		e := startEnv(t, f, store, logs, withWebhook(ln))
+		f.mu.Unlock()
 		var set *call
 		for _, c := range f.Calls() {
 			switch c.Method {
