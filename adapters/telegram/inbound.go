@@ -219,7 +219,7 @@ func (a *Adapter) onCallback(ctx context.Context, u update) (failed error) {
 		// A press on a message the bot can no longer access names only the chat (Bot API,
 		// InaccessibleMessage), not the forum topic: a table of this chat that the button
 		// names is in the topic its place says. (The chat still comes from the update.)
-		if p, ok := a.Service().PlaceOf(act.Table); ok && p.Platform == Platform && p.Chat == dest(chat) {
+		if p, ok := a.Service().PlaceOf(act.Table); ok && thread == 0 && p.Platform == Platform && p.Chat == dest(chat) {
 			_, thread, _ = chatOf(p)
 		}
 		a.heard(chat, thread)
