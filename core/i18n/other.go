@@ -470,9 +470,9 @@ var lb = map[string]string{
 	"learn.draw.other":       "20–20 ass e Stänner: keen dierf duerchsträichen; d'Ekipp %[2]s huet Tromp gemaach a kritt %[1]d Strécher dobäi.",
 	"learn.board":            "Oppe Strécher elo: Ekipp A %d, Ekipp B %d. Déi éischt Ekipp ouni Strécher gewënnt d'Partie.",
 	// Telegram hardening (issue 21).
-	"telegram.late":          "Äre /%s ass e puer Minutten ze spéit bei mech komm (ech war eng Zäit net ze erreechen), dofir hunn ech en net ausgefouert: um Dësch kann zënterhier eppes geschitt sinn. Schéckt en nach eng Kéier, wann Dir et nach esou mengt.",
+	"telegram.late":          "Äre /%s ass e puer Minutten ze spéit bei mir ukomm (ech war eng Zäit net ze erreechen), dofir hunn ech en net ausgefouert: um Dësch kann zënterhier eppes geschitt sinn. Schéckt en nach eng Kéier, wann Dir et nach esou mengt.",
 	"telegram.late.public":   "%s, e Befeel, deen Dir geschéckt hutt, wéi ech net ze erreeche war, ass e puer Minutten ze spéit komm, dofir hunn ech en net ausgefouert. Schéckt en nach eng Kéier, wann Dir et nach esou mengt.",
-	"telegram.admin_unknown": "Ech konnt bei Telegram net nokucken, ob Dir hei Admin sidd: dat huet wéi vun engem Member gezielt. Maacht mech zum Admin vum Grupp, oder probéiert nach eng Kéier.",
+	"telegram.admin_unknown": "Ech konnt bei Telegram net nokucken, ob Dir hei Admin sidd: dat huet wéi vun engem Member gezielt. Maacht mech zum Admin vun der Grupp, oder probéiert nach eng Kéier.",
 }
 
 var de = map[string]string{
