@@ -146,10 +146,10 @@ func TestRegistersLocalizedCommands(t *testing.T) {
 		}
 	}
 	for _, o := range subs["new"].Options {
-		if o.Name == "stripes" && (o.Description != "Stripes each team starts with (default: 9)" || o.Localized["fr"] != "Traits de chaque équipe au départ (par défaut : 9)") {
+		if o.Name == "stripes" && (o.Description != "Stripes each team starts with (default: 9)" || o.Localized["fr"] != "Traits de chaque équipe au départ (par défaut\u00a0: 9)") {
 			t.Errorf("stripes option described as %q / %q", o.Description, o.Localized["fr"])
 		}
-		if o.Name == "draw" && o.Localized["de"] != "Was ein Gleichstand (20–20) das Trumpf-Team kostet (Standard: den Einsatz)" {
+		if o.Name == "draw" && o.Localized["de"] != "Was ein Gleichstand (20–20) das Trumpfteam kostet (Standard: den Einsatz)" {
 			t.Errorf("draw option described as %q", o.Localized["de"])
 		}
 	}

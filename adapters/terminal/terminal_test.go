@@ -200,7 +200,7 @@ func TestBadLinesAreAnsweredAndChangeNothing(t *testing.T) {
 	if err := term.Run(context.Background(), svc); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`Unknown command "frobnicate"`, `"ZZ" is not a card`, `"purple" is not a suit`} {
+	for _, want := range []string{`Unknown command “frobnicate”`, `“ZZ” is not a card`, `“purple” is not a suit`} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("missing %q in:\n%s", want, out.String())
 		}
@@ -286,7 +286,7 @@ func TestTypedCommands(t *testing.T) {
 	got := out.String()
 	after := got[strings.LastIndex(got, "wins the match"):]
 	for _, want := range []string{
-		`Unknown command "plya": did you mean play?`,
+		`Unknown command “plya”: did you mean play?`,
 		"Which card? Type play and the card",
 	} {
 		if !strings.Contains(got, want) {
@@ -437,7 +437,7 @@ func TestLeagueAtTheTerminal(t *testing.T) {
 	won := strings.Count(got, "🏆 Team A (")
 	league := got[strings.LastIndex(got, "wins the match"):]
 	for _, want := range []string{
-		"📊 You in Terminal",
+		"📊 Your statistics in Terminal", // about the one player, to them
 		fmt.Sprintf("2 matches · won: %d (", won),
 		"🏆 All-time table in Terminal\n1. You — ",
 		fmt.Sprintf(" · won %d of 2 (provisional)", won),

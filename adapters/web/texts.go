@@ -11,6 +11,7 @@ var pageKeys = []string{
 	"pic.Trump", "pic.Trick", "pic.LastTrick", "pic.Points", "pic.Stripes", "pic.Game", "pic.TeamA", "pic.TeamB",
 	"pic.Open", "pic.NoGames", "pic.Cards", "pic.Winner", "pic.Calls",
 	"btn.deal", "btn.join", "btn.rematch", "btn.rotate", "btn.board", "seat.away",
+	"label.colon", // between a label and its value: the page writes no punctuation of its own
 }
 
 // pageStrings are the page's texts in lang.

@@ -96,6 +96,11 @@ func Or(lang string, items ...string) string {
 	return T(lang, "list.or", strings.Join(items[:len(items)-1], ", "), items[len(items)-1])
 }
 
+// Label joins a label and what it labels as lang writes it: "Trick: …" in English, "Pli : …"
+// with a no-break space in French. The mark is the catalog's (label.colon); code never writes
+// punctuation of its own between texts.
+func Label(lang, label, value string) string { return label + T(lang, "label.colon") + value }
+
 // Has reports whether lang has its own text for key (tests use it to find gaps).
 func Has(lang, key string) bool {
 	_, ok := catalog[lang][key]
@@ -120,8 +125,8 @@ var suitNames = map[string][5]string{
 
 var rankNames = map[string][7]string{
 	"en": {"", "nine", "ten", "jack", "queen", "king", "ace"},
-	"lb": {"", "Néng", "Zéng", "Bauer", "Damm", "Kinnek", "Ass"},
-	"de": {"", "Neun", "Zehn", "Bube", "Dame", "König", "Ass"},
+	"lb": {"", "Néngchen", "Zaang", "Bauer", "Damm", "Kinnek", "Äss"},
+	"de": {"", "Neun", "Zehn", "Bauer", "Dame", "König", "Ass"},
 	"fr": {"", "neuf", "dix", "valet", "dame", "roi", "as"},
 }
 
@@ -177,8 +182,10 @@ var suitAliases = map[string]core.Suit{
 	"kreiz": core.Clubs, "schippen": core.Spades,
 }
 
+// rankAliases are rank names players type besides the ones shown (folded): the plain numbers
+// Zéng and Néng, which the bot showed before it said Zaang and Néngchen, and Germany's Bube.
 var rankAliases = map[string]core.Rank{
-	"zaang": core.Ten, "nengchen": core.Nine, "bube": core.Jack, "bauer": core.Jack,
+	"zeng": core.Ten, "neng": core.Nine, "bube": core.Jack,
 }
 
 // ParseSuit reads a suit as a letter, a symbol or its name in any supported language.

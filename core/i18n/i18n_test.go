@@ -281,6 +281,16 @@ func TestParseCard(t *testing.T) {
 		{"König Kreuz", core.NewCard(core.Clubs, core.King)},
 		{"valet de trèfle", core.NewCard(core.Clubs, core.Jack)},
 		{"Rauten Zaang", core.NewCard(core.Diamonds, core.Ten)},
+		// The card names the glossary gives, and those the bot showed before, which players
+		// may still type: Äss and Ass, Zaang and Zéng, Néngchen and Néng, Bauer and Bube.
+		{"Häerzer Äss", core.NewCard(core.Hearts, core.Ace)},
+		{"haerzer ass", core.NewCard(core.Hearts, core.Ace)},
+		{"Rauten Zéng", core.NewCard(core.Diamonds, core.Ten)},
+		{"Kräizer Néngchen", core.NewCard(core.Clubs, core.Nine)},
+		{"Kräizer Néng", core.NewCard(core.Clubs, core.Nine)},
+		{"Schëppen Bauer", core.NewCard(core.Spades, core.Jack)},
+		{"Pik Bauer", core.NewCard(core.Spades, core.Jack)},
+		{"Pik Bube", core.NewCard(core.Spades, core.Jack)},
 		{"nine of diamonds", core.NewCard(core.Diamonds, core.Nine)},
 	}
 	for _, tt := range tests {

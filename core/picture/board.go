@@ -400,7 +400,7 @@ func (in BoardInput) AltText() string {
 	sb.WriteString(". ")
 	for t := core.TeamA; t <= core.TeamB; t++ {
 		open := in.Board.Open(t)
-		fmt.Fprintf(&sb, "%s (%s): %d %s", l.team(int(t)), teamNames(in.Names, l, t), open, l.counted(open, l.Open, l.OpenOne))
+		fmt.Fprintf(&sb, "%s (%s)%s%d %s", l.team(int(t)), teamNames(in.Names, l, t), l.Colon, open, l.counted(open, l.Open, l.OpenOne))
 		if n := in.Board.Crossed[t]; n > 0 {
 			fmt.Fprintf(&sb, ", %d %s", n, l.counted(n, l.Crossed, l.CrossedOne))
 		}
@@ -411,7 +411,7 @@ func (in BoardInput) AltText() string {
 	}
 	if n := len(in.History); n > 0 {
 		g := in.History[n-1]
-		fmt.Fprintf(&sb, "%s %d: %s %s %s", l.Game, n, l.Trump, g.Trump.Symbol(), name(in.Names, l, g.Dealer.Next()))
+		fmt.Fprintf(&sb, "%s %d%s%s %s %s", l.Game, n, l.Colon, l.Trump, g.Trump.Symbol(), name(in.Names, l, g.Dealer.Next()))
 		if len(g.Calls) > 0 {
 			sb.WriteString(", " + callsText(g.Calls))
 		}
@@ -424,7 +424,7 @@ func (in BoardInput) AltText() string {
 		sb.WriteString(l.NoGames + ". ")
 	}
 	if in.Winner != nil {
-		fmt.Fprintf(&sb, "%s: %s.", l.Winner, l.team(int(*in.Winner)))
+		fmt.Fprintf(&sb, "%s%s%s.", l.Winner, l.Colon, l.team(int(*in.Winner)))
 	}
 	return strings.TrimSpace(sb.String())
 }

@@ -36,6 +36,9 @@ type Labels struct {
 	NoMatches   string // an empty table: "No finished match yet"
 	// The singulars of Open, Crossed, Added and Earlier: "earlier game".
 	OpenOne, CrossedOne, AddedOne, EarlierOne string
+	// Colon joins a label and its value in the alt texts, as the language writes it: ": ", or
+	// "\u00a0: " in French. The picture writes no punctuation of its own.
+	Colon string
 	// One has bit n set when the count n takes the singular: 1 in English, 0 and 1 in French.
 	// Counts from 32 up take the plural; 0 stands for English's rule.
 	One uint32
@@ -59,7 +62,7 @@ func EnglishLabels() Labels {
 		Trick: "Trick", LastTrick: "Last trick", Turn: "Turn", Cards: "cards",
 		Standings: "League table", Player: "Player", Rating: "Rating", Won: "Won", Played: "Played",
 		Provisional: "provisional", NoMatches: "No finished match yet",
-		OpenOne: "open", CrossedOne: "crossed out", AddedOne: "added", EarlierOne: "earlier game", One: 1 << 1,
+		OpenOne: "open", CrossedOne: "crossed out", AddedOne: "added", EarlierOne: "earlier game", Colon: ": ", One: 1 << 1,
 	}
 }
 
@@ -78,6 +81,7 @@ func (l Labels) withDefaults() Labels {
 		{&l.Standings, d.Standings}, {&l.Player, d.Player}, {&l.Rating, d.Rating}, {&l.Won, d.Won},
 		{&l.Played, d.Played}, {&l.Provisional, d.Provisional}, {&l.NoMatches, d.NoMatches},
 		{&l.OpenOne, d.OpenOne}, {&l.CrossedOne, d.CrossedOne}, {&l.AddedOne, d.AddedOne}, {&l.EarlierOne, d.EarlierOne},
+		{&l.Colon, d.Colon},
 	} {
 		if *f.v == "" {
 			*f.v = f.d

@@ -10,7 +10,7 @@ var (
 		Trick: "Streech", LastTrick: "Leschte Streech", Turn: "Un der Rei", Cards: "Kaarten",
 		OpenOne: "op", CrossedOne: "duerchgestrach", AddedOne: "bäigesat", EarlierOne: "méi fréit Spill", One: 1 << 1,
 		Standings: "Klassement", Player: "Spiller", Rating: "Wäertung", Won: "Gewonnen", Played: "Gespillt",
-		Provisional: "provisoresch", NoMatches: "Nach keng Partie ofgeschloss",
+		Provisional: "provisoresch", NoMatches: "Nach keng Partie ofgeschloss", Colon: ": ",
 	}
 	german = Labels{
 		Title: "Strichliste", TeamA: "Team A", TeamB: "Team B", Seat: "Platz",
@@ -20,7 +20,7 @@ var (
 		Trick: "Stich", LastTrick: "Letzter Stich", Turn: "Am Zug", Cards: "Karten",
 		OpenOne: "offen", CrossedOne: "gestrichen", AddedOne: "dazugekommen", EarlierOne: "früheres Spiel", One: 1 << 1,
 		Standings: "Tabelle", Player: "Spieler", Rating: "Wertung", Won: "Gewonnen", Played: "Gespielt",
-		Provisional: "vorläufig", NoMatches: "Noch keine Partie beendet",
+		Provisional: "vorläufig", NoMatches: "Noch keine Partie beendet", Colon: ": ",
 	}
 	french = Labels{
 		Title: "Feuille de marque", TeamA: "Équipe A", TeamB: "Équipe B", Seat: "Place",
@@ -30,6 +30,6 @@ var (
 		Trick: "Pli", LastTrick: "Dernier pli", Turn: "À jouer", Cards: "cartes",
 		OpenOne: "ouvert", CrossedOne: "barré", AddedOne: "ajouté", EarlierOne: "partie précédente", One: 1<<0 | 1<<1,
 		Standings: "Classement", Player: "Joueur", Rating: "Cote", Won: "Gagnées", Played: "Jouées",
-		Provisional: "provisoire", NoMatches: "Aucune partie finie",
+		Provisional: "provisoire", NoMatches: "Aucune partie finie", Colon: "\u00a0: ",
 	}
 )

@@ -226,7 +226,7 @@ func TestBoardAltText(t *testing.T) {
 			"Team B (Jos & Léon): 12 open, 2 crossed out, 5 added. " +
 			"Game 5: Trump ♠ Jos, Points 40–0, Stripes Team A −2, Team B +2."},
 		{"french singulars", BoardInput{Rules: core.DefaultRules(), Board: core.Board{Start: 2, Crossed: [2]int{2, 2}, Added: [2]int{0, 1}}, Labels: french},
-			"Feuille de marque. Équipe A (Place 1 & Place 3): 0 ouvert, 2 barrés. Équipe B (Place 2 & Place 4): 1 ouvert, 2 barrés, 1 ajouté. Pas encore de partie. Gagnant: Équipe A."},
+			"Feuille de marque. Équipe A (Place 1 & Place 3)\u00a0: 0 ouvert, 2 barrés. Équipe B (Place 2 & Place 4)\u00a0: 1 ouvert, 2 barrés, 1 ajouté. Pas encore de partie. Gagnant\u00a0: Équipe A."},
 		{"english plural of zero", BoardInput{Rules: core.DefaultRules(), Board: core.Board{Start: 2, Crossed: [2]int{2, 1}}},
 			"Score sheet. Team A (Seat 1 & Seat 3): 0 open, 2 crossed out. Team B (Seat 2 & Seat 4): 1 open, 1 crossed out. No games yet. Winner: Team A."},
 		{"empty", BoardInput{Rules: core.DefaultRules(), Labels: luxembourgish},
@@ -267,8 +267,8 @@ func TestTableAltText(t *testing.T) {
 			"Trump ♥ (Anna). Calls: Konter (Anna), Matt (Jos). Trick 2/6: Jos K♠, Mëlle A♣, Léon 10♠. " +
 				"Turn: Anna. Points: Team A 0, Team B 5."},
 		{"last", TableInput{View: full, Names: names, ShowLastTrick: true, Labels: french},
-			"Atout ♥ (Anna). Annonces: Konter (Anna), Matt (Jos). " +
-				"Dernier pli: Anna 10♥, Jos Q♠, Mëlle 9♥, Léon K♥ → Jos. Points: Équipe A 0, Équipe B 5."},
+			"Atout ♥ (Anna). Annonces\u00a0: Konter (Anna), Matt (Jos). " +
+				"Dernier pli\u00a0: Anna 10♥, Jos Q♠, Mëlle 9♥, Léon K♥ → Jos. Points\u00a0: Équipe A 0, Équipe B 5."},
 		{"trump", TableInput{View: tableGame(t, 0).View(core.NoSeat)},
 			"Trump ? (Seat 1). Turn: Seat 1."},
 	} {

@@ -182,7 +182,7 @@ func drawTable(in TableInput, th Theme) (*canvas, error) {
 	bf := face{fs[bold], 23}
 	if v.ToMove.Valid() && !last {
 		x := float32(margin)
-		x += c.text(small, x, by, l.Turn+":", pal.muted, left) + 8
+		x += c.text(small, x, by, l.Turn+strings.TrimRight(l.Colon, " "), pal.muted, left) + 8
 		c.circle(x+7, by-8, 7, pal.accent)
 		x += 20
 		c.text(bf, x, by, bf.ellipsize(name(in.Names, l, v.ToMove), 260), pal.text, left)
@@ -381,7 +381,7 @@ func (in TableInput) AltText() string {
 		for _, a := range v.Announcements {
 			calls = append(calls, a.Call.Title()+" ("+name(in.Names, l, a.Seat)+")")
 		}
-		parts = append(parts, l.Calls+": "+strings.Join(calls, ", "))
+		parts = append(parts, l.Calls+l.Colon+strings.Join(calls, ", "))
 	}
 	trick, last := in.shownTrick()
 	if trick.N > 0 {
@@ -389,17 +389,17 @@ func (in TableInput) AltText() string {
 		for i := range trick.N {
 			cards = append(cards, name(in.Names, l, trick.SeatOf(i))+" "+trick.Cards[i].Chat())
 		}
-		s := in.trickTitle(last) + ": " + strings.Join(cards, ", ")
+		s := in.trickTitle(last) + l.Colon + strings.Join(cards, ", ")
 		if last && trick.Winner.Valid() {
 			s += " → " + name(in.Names, l, trick.Winner)
 		}
 		parts = append(parts, s)
 	}
 	if v.ToMove.Valid() && !last {
-		parts = append(parts, l.Turn+": "+name(in.Names, l, v.ToMove))
+		parts = append(parts, l.Turn+l.Colon+name(in.Names, l, v.ToMove))
 	}
 	if v.Phase != core.PhaseTrump {
-		parts = append(parts, fmt.Sprintf("%s: %s %d, %s %d", l.Points, l.TeamA, v.Points[0], l.TeamB, v.Points[1]))
+		parts = append(parts, fmt.Sprintf("%s%s%s %d, %s %d", l.Points, l.Colon, l.TeamA, v.Points[0], l.TeamB, v.Points[1]))
 	}
 	return strings.Join(parts, ". ") + "."
 }

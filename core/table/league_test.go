@@ -410,7 +410,7 @@ func TestForgetKeepsTheOthersResults(t *testing.T) {
 	if hist := replyText(t, h.do(people[0], VerbHistory)); strings.Contains(hist, "Eve") {
 		t.Errorf("history after forget:\n%s", hist)
 	}
-	if text := errText(h.do(people[0], VerbStats, "Eve")); text != `Nobody called "Eve" has played here.` {
+	if text := errText(h.do(people[0], VerbStats, "Eve")); text != `Nobody called “Eve” has played here.` {
 		t.Errorf("stats Eve after forget:\n%s", text)
 	}
 }

@@ -51,6 +51,17 @@ func (s *Service) placeVerb(ctx context.Context, cmd Command, lang string) ([]Me
 	return []Message{m}, true
 }
 
+// sayAbout gives the text for key about the person id, named by its first argument; but when
+// that person is the one reading their own screen (Surface.Personal), the text's second-person
+// variant (key.you) with the other arguments, as say does for a seat: "You have not finished a
+// game", not "You has …" with the terminal's "You" as a name.
+func (s *Service) sayAbout(cmd Command, id, lang, key string, name string, args ...any) string {
+	if id == cmd.Actor.ID && s.surface(cmd.Place).Personal {
+		return i18n.T(lang, key+".you", args...)
+	}
+	return i18n.T(lang, key, append([]any{name}, args...)...)
+}
+
 // placeTitle is how the place is named in the league's texts.
 func placeTitle(cmd Command, lang string) string {
 	if cmd.Place.Title != "" {
@@ -94,10 +105,10 @@ func (s *Service) statsVerb(cmd Command, lang string) []Message {
 	case id != cmd.Actor.ID && s.users.get(id).Hidden:
 		return []Message{reply(cmd, lang, KindReply, i18n.T(lang, "stats.hidden", name))}
 	case !ok || pl.Games == 0:
-		return []Message{reply(cmd, lang, KindReply, i18n.T(lang, "stats.none", name, placeTitle(cmd, lang)))}
+		return []Message{reply(cmd, lang, KindReply, s.sayAbout(cmd, id, lang, "stats.none", name, placeTitle(cmd, lang)))}
 	}
 	var b strings.Builder
-	b.WriteString(i18n.T(lang, "stats.title", name, placeTitle(cmd, lang)))
+	b.WriteString(s.sayAbout(cmd, id, lang, "stats.title", name, placeTitle(cmd, lang)))
 	ranked := league.Rank(p.AllTime(), s.hidden)
 	rank := slices.IndexFunc(ranked, func(r league.Standing) bool { return r.ID == id })
 	if pl.Matches > 0 {
@@ -469,7 +480,7 @@ func (s *Service) myData(cmd Command, lang string) string {
 	id := cmd.Actor.ID
 	prefs := s.users.get(id)
 	var b strings.Builder
-	b.WriteString(i18n.T(lang, "mydata.title", cmd.Actor.Name, id))
+	b.WriteString(s.sayAbout(cmd, id, lang, "mydata.title", cmd.Actor.Name, id))
 	if prefs.Lang != "" {
 		b.WriteString("\n" + i18n.T(lang, "mydata.lang", i18n.T(prefs.Lang, "lang.name")))
 	}

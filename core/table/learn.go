@@ -3,6 +3,7 @@ package table
 import (
 	"context"
 	"errors"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -126,7 +127,8 @@ func learnText(lang string, v core.View) string {
 				c = k
 			}
 		}
-		lines = append(lines, i18n.T(lang, "learn.call", chatCards(c.Queens()), c.Title(), c.String()))
+		// Each of Konter and Matt raises the stake by one stripe: Konter a Matt, both, by two.
+		lines = append(lines, i18n.N(lang, "learn.call", bits.OnesCount8(uint8(c)), chatCards(c.Queens()), c.Title(), c.String()))
 	}
 	x := v.Trump
 	trumps := core.Trumps(x)

@@ -296,7 +296,7 @@ func optionsSyntax() string {
 func OptionsUsage(lang string) string {
 	lines := make([]string, len(TableOptions))
 	for i, opt := range TableOptions {
-		lines[i] = opt.Syntax() + ": " + i18n.T(lang, opt.Help)
+		lines[i] = i18n.Label(lang, opt.Syntax(), i18n.T(lang, opt.Help))
 	}
 	return strings.Join(lines, "\n")
 }

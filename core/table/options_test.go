@@ -170,8 +170,8 @@ func TestBadOptionsNameTheAllowedOnes(t *testing.T) {
 		{"timer", "timer=slow", "timer must be fast, normal, relaxed or none.", "timer muss fast, normal, relaxed oder none sein."},
 		{"direction", "dir=up", "dir must be clockwise or anticlockwise.", "dir muss clockwise oder anticlockwise sein."},
 		{"level", "level=hard", "level must be easy, normal or strong.", "level muss easy, normal oder strong sein."},
-		{"unknown", "x=1", `I don't know the option "x": the options are stripes, draw, bonus, announce, timer, direction, level, hints.`,
-			`Die Option "x" kenne ich nicht; die Optionen sind stripes, draw, bonus, announce, timer, direction, level, hints.`},
+		{"unknown", "x=1", `I don't know the option “x”: the options are stripes, draw, bonus, announce, timer, direction, level, hints.`,
+			`Die Option „x“ kenne ich nicht; die Optionen sind stripes, draw, bonus, announce, timer, direction, level, hints.`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -200,8 +200,8 @@ func TestLobbyShowsTheOptions(t *testing.T) {
 		{"defaults", "en", nil, "9 stripes · draw costs the stake · no-trick bonus on · announcements on · timer normal · clockwise · computers normal · hints off"},
 		{"one stripe", "en", []string{"stripes=1", "draw=flat1", "bonus=off", "dir=acw", "level=strong", "timer=fast", "hints=on"},
 			"1 stripe · draw costs 1 stripe · no-trick bonus off · announcements on · timer fast · anticlockwise · computers strong · hints on"},
-		{"luxembourgish", "lb", []string{"stripes=1"}, "1 Stréch · Stänner kascht den Asaz · Bonus fir all Streech un · Schwätzen un · Bedenkzäit normal · mat der Auer · Computer normal · Tipps aus"},
-		{"french", "fr", []string{"stripes=2", "timer=none"}, "2 traits · égalité coûte la mise · bonus capot oui · annonces oui · temps illimité · sens horaire · niveau ordi normal · conseils non"},
+		{"luxembourgish", "lb", []string{"stripes=1"}, "1 Stréch · Stänner kascht den Asaz · Bonus fir all Streecher: un · Annoncen: un · Bedenkzäit: normal · mat der Auer · Computer: normal · Tipps: aus"},
+		{"french", "fr", []string{"stripes=2", "timer=none"}, "2 traits · égalité\u00a0: la mise · bonus capot\u00a0: oui · annonces\u00a0: oui · temps de réflexion\u00a0: illimité · sens horaire · niveau des ordinateurs\u00a0: normal · conseils\u00a0: non"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -233,7 +233,7 @@ func TestOptionsUsage(t *testing.T) {
 	got := strings.Split(OptionsUsage("de"), "\n")
 	want := []string{
 		"stripes=9 (1–20): Striche, mit denen jedes Team beginnt",
-		"draw=stake|flat1: Was ein Gleichstand (20–20) das Trumpf-Team kostet",
+		"draw=stake|flat1: Was ein Gleichstand (20–20) das Trumpfteam kostet",
 		"bonus=on|off: Ein Strich mehr, wenn die Verlierer keinen Stich gemacht haben",
 		"announce=on|off: Ob Konter und Matt angesagt werden dürfen",
 		"timer=normal|fast|relaxed|none: Bedenkzeit pro Zug",

@@ -25,7 +25,8 @@ func Labels(lang string) picture.Labels {
 		Turn: t("Turn"), Cards: t("Cards"),
 		Standings: t("Standings"), Player: t("Player"), Rating: t("Rating"), Won: t("Won"), Played: t("Played"),
 		Provisional: t("Provisional"), NoMatches: t("NoMatches"),
-		OpenOne: t("OpenOne"), CrossedOne: t("CrossedOne"), AddedOne: t("AddedOne"), EarlierOne: t("EarlierOne")}
+		OpenOne: t("OpenOne"), CrossedOne: t("CrossedOne"), AddedOne: t("AddedOne"), EarlierOne: t("EarlierOne"),
+		Colon: i18n.T(lang, "label.colon")}
 	for n := range 32 {
 		if i18n.PluralForm(lang, n) == "one" {
 			l.One |= 1 << n

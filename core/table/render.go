@@ -272,7 +272,7 @@ func (s *Service) trickText(t *tbl, lang string, tr core.Trick, titleKey string)
 	for i := 0; i < tr.N; i++ {
 		parts = append(parts, seatName(t, tr.SeatOf(i))+" "+tr.Cards[i].Chat())
 	}
-	text := i18n.T(lang, titleKey) + ": " + strings.Join(parts, " · ")
+	text := i18n.Label(lang, i18n.T(lang, titleKey), strings.Join(parts, " · "))
 	if tr.Winner.Valid() {
 		text += " → " + s.sayN(t, lang, "trick.won", tr.Points(), seatRef(tr.Winner))
 	}

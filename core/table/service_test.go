@@ -169,6 +169,18 @@ func errText(msgs []Message) string {
 	return ""
 }
 
+// legalButton is the first button of m that makes a legal move, or nil.
+func legalButton(m Message) *Button {
+	for _, row := range m.Buttons {
+		for j := range row {
+			if row[j].Legal {
+				return &row[j]
+			}
+		}
+	}
+	return nil
+}
+
 // playAsHuman makes p act whenever its hand message shows it is to move, by pressing a legal
 // button, until the match is over. It returns the number of moves made.
 func (h *harness) playAsHuman(p Player, stopAfter int) int {
@@ -183,14 +195,7 @@ func (h *harness) playAsHuman(p Player, stopAfter int) int {
 		if !ok || !strings.Contains(m.Text, "▶") && !strings.Contains(m.Text, "forehand") {
 			h.t.Fatalf("no move possible for %s:\n%s", p.ID, m.Text)
 		}
-		var pick *Button
-		for _, row := range m.Buttons {
-			for j := range row {
-				if row[j].Legal && pick == nil {
-					pick = &row[j]
-				}
-			}
-		}
+		pick := legalButton(m)
 		if pick == nil {
 			h.t.Fatalf("no legal button in:\n%s", m.Text)
 		}

@@ -21,6 +21,8 @@
   let sentAt = -1; // the view a move was sent from: no second move until a newer view comes
 
   const t = (key) => T[key] || key;
+  // label joins a label and its value with the catalog's mark ("Pli : …" in French).
+  const label = (text, value) => text + (T["label.colon"] || ": ") + value;
 
   function status(text, error) {
     const s = $("status");
@@ -218,10 +220,10 @@
     const info = [];
     if (g) {
       info.push(t("pic.Game") + " " + g.no);
-      if (g.trump_label) info.push(t("pic.Trump") + ": " + g.trump_label);
+      if (g.trump_label) info.push(label(t("pic.Trump"), g.trump_label));
       info.push(t("web.stake") + " " + g.stake);
       if (g.calls && g.calls.length) {
-        info.push(t("pic.Calls") + ": " + g.calls.map((c) => c.title + " (" + v.seats[c.seat].name + ")").join(", "));
+        info.push(label(t("pic.Calls"), g.calls.map((c) => c.title + " (" + v.seats[c.seat].name + ")").join(", ")));
       }
     }
     $("info").textContent = info.join(" · ");
@@ -311,7 +313,7 @@
     const last = $("last");
     last.replaceChildren();
     if (g && g.last) {
-      last.append(el("strong", "", t("pic.LastTrick") + ": "));
+      last.append(el("strong", "", label(t("pic.LastTrick"), "")));
       g.last.plays.forEach((p) => last.append(cardEl(p.card)));
       if (g.last.text) last.append(el("div", "", g.last.text));
     }
@@ -346,7 +348,7 @@
       table.append(tr);
     });
     board.append(table);
-    if (b.winner) board.append(el("p", "", t("pic.Winner") + ": " + t("pic.Team" + b.winner)));
+    if (b.winner) board.append(el("p", "", label(t("pic.Winner"), t("pic.Team" + b.winner))));
   }
 
   async function start() {
