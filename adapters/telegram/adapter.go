@@ -97,8 +97,13 @@ type Adapter struct {
 	lims   map[int64]*limits // each chat's
 	born   time.Time         // when this process began sending
 	users  users
-	link   *chat.Link // whether Telegram answers, for the health check
-	me     struct {
+	late   late // whom the adapter told that their late commands were not applied
+	// unstored are the webhook's updates whose change was not stored (see webhookHandler);
+	// refusals are the posts it refused, for a quiet log.
+	unstored unstored
+	refusals refusals
+	link     *chat.Link // whether Telegram answers, for the health check
+	me       struct {
 		sync.Mutex
 		name string // the bot's username, from getMe
 	}

@@ -187,6 +187,14 @@ func checkClean(t *testing.T, f *fakeAPI, logs *logBuf) {
 	if n := f.floodCount(); n > 0 {
 		t.Errorf("the adapter hit the group flood limit %d times", n)
 	}
+	for _, c := range f.Calls() {
+		for _, old := range []string{"reply_to_message_id", "disable_web_page_preview", "allow_sending_without_reply"} {
+			if _, ok := c.Params[old]; ok {
+				t.Errorf("%s with the deprecated %s (Bot API 7.0: reply_parameters, link_preview_options)", c.Method, old)
+				break
+			}
+		}
+	}
 }
 
 // lastWith gives the newest bot message in a chat with a button of verb, and that button's data.
@@ -699,8 +707,9 @@ func TestPressesRefused(t *testing.T) {
 			f.mu.Unlock()
 			u := updateFromJSON(t, map[string]any{"update_id": 5000, "callback_query": map[string]any{"id": cb,
 				"from": who.json(), "message": msg, "chat_instance": "ci", "data": act.Encode()}})
-			e.a.handleBatch(context.Background(), []update{{Update: u}})
-			synctest.Wait()
+			done := make(chan struct{})
+			e.a.dispatch(context.Background(), update{Update: u}, func(error) { close(done) })
+			<-done
 		}
 		dup("dupA")
 		dup("dupB")
@@ -1031,8 +1040,18 @@ func TestForumTopicAndPicture(t *testing.T) {
 		if m, _, _ := lastWith(f, group, table.VerbJoin, ""); !strings.Contains(m.Text, "Bob") {
 			t.Errorf("Bob's press in the topic did not reach its table: %q", m.Text)
 		}
+		// A press on a message the bot can no longer access names no topic: it still counts at
+		// the topic's table, whose place is stored.
+		id := f.pressInaccessible(carla, &lobby, mustData(t, lobby, table.VerbJoin))
+		if text, alert := answerOf(t, f, id); alert {
+			t.Errorf("a press in the topic on an inaccessible message: %q", text)
+		}
+		settle(5 * time.Second)
+		if m, _, _ := lastWith(f, group, table.VerbJoin, ""); !strings.Contains(m.Text, "Carla") {
+			t.Errorf("Carla's press on an inaccessible message did not reach the topic's table: %q", m.Text)
+		}
 		// The general chat is another place: it may have its own table.
-		f.command(carla, group, 0, "/new")
+		f.command(dan, group, 0, "/new")
 		settle(3 * time.Second)
 		if len(f.messages(group)) < 4 {
 			t.Errorf("no second table outside the topic: %d messages", len(f.messages(group)))
@@ -1042,7 +1061,7 @@ func TestForumTopicAndPicture(t *testing.T) {
 		var photo bool
 		for _, c := range f.Calls() {
 			if c.Method == "sendPhoto" {
-				photo = c.Params["message_thread_id"] == "77" && c.Params["reply_to_message_id"] == fmt.Sprint(b.ID) &&
+				photo = c.Params["message_thread_id"] == "77" && strings.Contains(c.Params["reply_parameters"], fmt.Sprintf(`"message_id":%d`, b.ID)) &&
 					strings.HasPrefix(c.Params["photo"], "<file board.png") && strings.Contains(c.Params["caption"], "Alice")
 			}
 		}

@@ -2,6 +2,7 @@ package telegram
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,6 +59,7 @@ type fakeAPI struct {
 	floods  int                   // 429s from the flood limit (not injected ones)
 	answers map[string]tgbotapi.CallbackConfig
 	pressed []string         // callback query IDs pushed
+	expired map[string]bool  // callback query IDs Telegram dropped unsent (see fakeUpdate.expires)
 	pressAt map[string]int64 // callback query ID → the chat of the pressed message
 	nextCB  int
 	netErr  map[string]int // method → how many calls fail at the transport
@@ -75,10 +77,20 @@ type fakeAPI struct {
 	closedT  map[[2]int64]bool
 	stalls   map[string]chan struct{} // method → a call waits until the channel is closed
 	hook     *fakeHook
+	// longPoll is closed to end the getUpdates waiting now (a newer one takes its place);
+	// conflictAt is when the next 409 may be answered at once (see getUpdates).
+	longPoll   chan struct{}
+	conflictAt time.Time
 	// hookClient reaches the bot's webhook server: a test sets it before the bot sets its
 	// webhook. onHookAck, if set, sees each update the webhook acknowledged, as it does.
 	hookClient *http.Client
 	onHookAck  func(update int)
+	// hookLose is how many of the webhook's next 2xx answers are lost on the way back (the
+	// connection broke): Telegram takes them for failures.
+	hookLose int
+	// membersHidden are groups whose members Telegram tells only an admin bot (see getChatMember).
+	membersHidden map[int64]bool
+	deletedT      map[[2]int64]bool // deleted forum topics
 }
 
 // rights are what a restricted bot may still send (Bot API, ChatMemberRestricted).
@@ -88,6 +100,7 @@ type rights struct{ text, photos, documents bool }
 type fakeHook struct {
 	url, secret string
 	client      *http.Client // reaches the bot's server (a test's in-memory listener)
+	max         int          // max_connections: posts at once
 	posts       []hookPost
 	stop        chan struct{}
 	done        chan struct{}
@@ -103,6 +116,22 @@ type hookPost struct {
 type fakeUpdate struct {
 	id   int
 	body map[string]any
+	// expires is when Telegram drops the update unsent (the reference server,
+	// tdlib/telegram-bot-api Client.cpp: a callback query is queued for 150 seconds
+	// (add_update(UpdateType::CallbackQuery, ..., 150, ...)); a message or a chat member
+	// update until a day after its date (add_update_chat_member, add_new_message:
+	// "message_date + 86400 - now"; "don't send messages received/edited more than 1 day
+	// ago")).
+	expires time.Time
+	// queue is the webhook's queue of the update (Client.cpp's webhook_queue_id): a chat's
+	// messages, one user's callback queries, a chat's my_chat_member updates. Each queue is
+	// posted in order, one update at a time (WebhookActor.cpp, queue_updates_).
+	queue string
+	// The webhook's retries (see deliver): being posted now, when to post it again, the delay
+	// before that, and how many posts failed.
+	posting      bool
+	wakeAt       time.Time
+	delay, fails int
 }
 
 type call struct {
@@ -171,7 +200,8 @@ func newFake(token string) *fakeAPI {
 		sentAt: map[int64][]time.Time{}, answers: map[string]tgbotapi.CallbackConfig{}, netErr: map[string]int{},
 		privacy: true, botAdmin: map[int64]bool{}, lastBot: map[int64]int64{}, migrated: map[int64]int64{},
 		left: map[int64]bool{}, rights: map[int64]rights{}, closedT: map[[2]int64]bool{}, stalls: map[string]chan struct{}{},
-		pressAt: map[string]int64{}}
+		pressAt: map[string]int64{}, expired: map[string]bool{}, membersHidden: map[int64]bool{},
+		deletedT: map[[2]int64]bool{}}
 }
 
 const botUsername = "kmtestbot"
@@ -356,6 +386,7 @@ const (
 	errNoPhotos    = "Bad Request: not enough rights to send photos to the chat"
 	errNoDocuments = "Bad Request: not enough rights to send documents to the chat"
 	errTopic       = "Bad Request: TOPIC_CLOSED"
+	errNoThread    = "Bad Request: message thread not found"
 	errOld         = "Bad Request: message can't be deleted for everyone"
 )
 
@@ -387,9 +418,21 @@ func (f *fakeAPI) apply(method string, p map[string]string) (int, any, map[strin
 	case "setWebhook":
 		return f.setWebhook(p)
 	case "answerCallbackQuery":
+		// A query is answered once (a second answer is refused as an unknown query: Client.cpp
+		// turns QUERY_ID_INVALID into this text).
+		if _, done := f.answers[p["callback_query_id"]]; done {
+			return 400, nil, apiError(400, "Bad Request: query is too old and response timeout expired or query ID is invalid", 0)
+		}
 		f.answers[p["callback_query_id"]] = tgbotapi.CallbackConfig{CallbackQueryID: p["callback_query_id"], Text: p["text"], ShowAlert: p["show_alert"] == "true"}
 		return 200, true, nil
 	case "getChatMember":
+		// "The method is only guaranteed to work for other users if the bot is an
+		// administrator in the chat" (Bot API, getChatMember); "the bot needs administrator
+		// rights in the supergroup to be able to call getChatMember for users, which wasn't
+		// received recently by the bot" (levlam, tdlib/td#589, with this error).
+		if user := atoi64(p["user_id"]); f.membersHidden[chat] && !f.botAdmin[chat] && user != f.bot.ID {
+			return 400, nil, apiError(400, "Bad Request: USER_ID_INVALID", 0)
+		}
 		status := f.members[[2]int64{chat, atoi64(p["user_id"])}]
 		if status == "" {
 			status = "member"
@@ -447,6 +490,24 @@ func (f *fakeAPI) apply(method string, p map[string]string) (int, any, map[strin
 	case len(p[map[string]string{"sendPhoto": "photo", "sendDocument": "document"}[method]+".bytes"]) > 50<<20:
 		return 400, nil, apiError(400, "Bad Request: file is too big", 0)
 	}
+	// Bot API 7.0 replaced reply_to_message_id and disable_web_page_preview with these objects
+	// (ReplyParameters, LinkPreviewOptions); the current docs list only them.
+	var reply struct {
+		MessageID int `json:"message_id"`
+	}
+	if s := p["reply_parameters"]; s != "" {
+		if err := json.Unmarshal([]byte(s), &reply); err != nil || reply.MessageID == 0 {
+			return 400, nil, apiError(400, "Bad Request: can't parse reply parameters JSON object", 0)
+		}
+	}
+	if s := p["link_preview_options"]; s != "" {
+		var lp struct {
+			IsDisabled *bool `json:"is_disabled"`
+		}
+		if err := json.Unmarshal([]byte(s), &lp); err != nil {
+			return 400, nil, apiError(400, "Bad Request: can't parse link preview options JSON object", 0)
+		}
+	}
 	var m *fmsg
 	edit := method == "editMessageText" || method == "editMessageReplyMarkup"
 	if edit {
@@ -473,6 +534,10 @@ func (f *fakeAPI) apply(method string, p map[string]string) (int, any, map[strin
 		// the stricter reading and refuses them too.
 		r, restricted := f.rights[chat]
 		switch {
+		case f.deletedT[[2]int64{chat, int64(thread)}]:
+			// The reference server looks the topic up first (Client.cpp, its forum topic
+			// check: "Message thread not found").
+			return 400, nil, apiError(400, errNoThread, 0)
 		case f.closedT[[2]int64{chat, int64(thread)}]:
 			return 400, nil, apiError(400, errTopic, 0)
 		case restricted && !r.text:
@@ -517,7 +582,7 @@ func (f *fakeAPI) apply(method string, p map[string]string) (int, any, map[strin
 		if method == "sendPhoto" || method == "sendDocument" {
 			text = p["caption"]
 		}
-		m = f.chat(chat).add(&fmsg{Text: text, Markup: kb, Apps: apps, Photo: method == "sendPhoto", ReplyTo: atoi(p["reply_to_message_id"]), Thread: atoi(p["message_thread_id"])})
+		m = f.chat(chat).add(&fmsg{Text: text, Markup: kb, Apps: apps, Photo: method == "sendPhoto", ReplyTo: reply.MessageID, Thread: atoi(p["message_thread_id"])})
 		if method == "sendDocument" {
 			m.Document = []byte(p["document.bytes"])
 		}
@@ -582,7 +647,7 @@ func sameMarkup(a, b *tgbotapi.InlineKeyboardMarkup) bool {
 }
 
 func (f *fakeAPI) messageJSON(m *fmsg) map[string]any {
-	j := map[string]any{"message_id": m.ID, "chat": chatJSON(m.Chat), "date": time.Now().Unix(), "text": m.Text}
+	j := map[string]any{"message_id": m.ID, "chat": chatJSON(m.Chat), "date": m.At.Unix(), "text": m.Text}
 	if m.From == 0 {
 		j["from"] = map[string]any{"id": f.bot.ID, "is_bot": true, "first_name": f.bot.First, "username": botUsername}
 	}
@@ -605,10 +670,24 @@ func (f *fakeAPI) getUpdates(w http.ResponseWriter, r *http.Request, p map[strin
 		writeJSON(w, 409, apiError(409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first", 0))
 		return
 	}
+	// One long poll at a time: a getUpdates about to wait ends the one waiting with 409 (the
+	// reference server, Client.cpp do_get_updates calls abort_long_poll: "Conflict: terminated
+	// by other getUpdates request; make sure that only one bot instance is running"); a poll that
+	// answers at once ends none. fail_query_conflict answers at most one such 409 every 3
+	// seconds at once, the others 3 seconds later.
+	aborted := make(chan struct{})
+	defer func() {
+		f.mu.Lock()
+		if f.longPoll == aborted {
+			f.longPoll = nil
+		}
+		f.mu.Unlock()
+	}()
 	for {
 		// Bot API, getUpdates: a call with an offset confirms the updates before it; limit
 		// caps the batch; timeout 0 is a short poll that answers at once.
 		f.updates = slices.DeleteFunc(f.updates, func(u fakeUpdate) bool { return offset > 0 && u.id < offset })
+		f.dropExpiredLocked()
 		if len(f.updates) > 0 || timeout == 0 {
 			out := []map[string]any{}
 			for _, u := range f.updates {
@@ -621,12 +700,31 @@ func (f *fakeAPI) getUpdates(w http.ResponseWriter, r *http.Request, p map[strin
 			writeJSON(w, 200, map[string]any{"ok": true, "result": out})
 			return
 		}
+		if f.longPoll != aborted {
+			if f.longPoll != nil {
+				close(f.longPoll)
+			}
+			f.longPoll = aborted
+		}
 		wake := f.wake
 		f.mu.Unlock()
 		select {
 		case <-wake:
 		case <-deadline.C:
 			writeJSON(w, 200, map[string]any{"ok": true, "result": []any{}})
+			return
+		case <-aborted:
+			f.mu.Lock()
+			now := time.Now()
+			later := now.Before(f.conflictAt)
+			if !later {
+				f.conflictAt = now.Add(3 * time.Second)
+			}
+			f.mu.Unlock()
+			if later {
+				time.Sleep(3 * time.Second)
+			}
+			writeJSON(w, 409, apiError(409, "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running", 0))
 			return
 		case <-r.Context().Done():
 			return
@@ -642,7 +740,24 @@ func (f *fakeAPI) push(body map[string]any) int {
 	defer f.mu.Unlock()
 	f.nextUpd++
 	body["update_id"] = f.nextUpd
-	f.updates = append(f.updates, fakeUpdate{id: f.nextUpd, body: body})
+	u := fakeUpdate{id: f.nextUpd, body: body}
+	switch {
+	case body["callback_query"] != nil:
+		cq := body["callback_query"].(map[string]any)
+		u.expires = time.Now().Add(150 * time.Second)
+		u.queue = fmt.Sprint("callback ", cq["from"].(map[string]any)["id"])
+	case body["message"] != nil:
+		m := body["message"].(map[string]any)
+		u.expires = time.Unix(m["date"].(int64), 0).Add(24 * time.Hour)
+		u.queue = fmt.Sprint("message ", m["chat"].(map[string]any)["id"])
+	case body["my_chat_member"] != nil:
+		m := body["my_chat_member"].(map[string]any)
+		u.expires = time.Unix(m["date"].(int64), 0).Add(24 * time.Hour)
+		u.queue = fmt.Sprint("member ", m["chat"].(map[string]any)["id"])
+	default:
+		panic(fmt.Sprintf("the fake does not know this update: %v", body))
+	}
+	f.updates = append(f.updates, u)
 	close(f.wake)
 	f.wake = make(chan struct{})
 	return f.nextUpd
@@ -773,8 +888,7 @@ func (f *fakeAPI) restrict(chat int64, by tgUser, r rights, tell bool) {
 	f.mu.Unlock()
 	if tell {
 		f.memberUpdate(chat, by, status("member"), map[string]any{"status": "restricted", "is_member": true,
-			"can_send_messages": r.text, "can_send_photos": r.photos, "can_send_documents": r.documents,
-			"can_send_media_messages": r.photos})
+			"can_send_messages": r.text, "can_send_photos": r.photos, "can_send_documents": r.documents})
 	}
 }
 
@@ -803,6 +917,19 @@ func (f *fakeAPI) closeTopic(chat int64, thread int, closed bool, by tgUser) {
 		delete(j, "text")
 		j["forum_topic_reopened"] = map[string]any{}
 		f.push(map[string]any{"message": j})
+	}
+}
+
+// deleteTopic deletes a forum topic "along with all its messages" (Bot API, deleteForumTopic);
+// no service message tells the bot.
+func (f *fakeAPI) deleteTopic(chat int64, thread int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.deletedT[[2]int64{chat, int64(thread)}] = true
+	for _, m := range f.chat(chat).msgs {
+		if m.Thread == thread {
+			m.Deleted = true
+		}
 	}
 }
 
@@ -851,6 +978,21 @@ func (f *fakeAPI) stallCalls(method string) (release func()) {
 	}
 }
 
+// dropExpiredLocked drops the updates whose time ran out before the bot took them (f.mu held):
+// Telegram sends them to nobody (see fakeUpdate.expires).
+func (f *fakeAPI) dropExpiredLocked() {
+	now := time.Now()
+	f.updates = slices.DeleteFunc(f.updates, func(u fakeUpdate) bool {
+		if now.Before(u.expires) {
+			return false
+		}
+		if cq, ok := u.body["callback_query"].(map[string]any); ok {
+			f.expired[cq["id"].(string)] = true
+		}
+		return true
+	})
+}
+
 // pending gives the IDs of the updates Telegram still holds (not confirmed, or not acknowledged
 // by the webhook).
 func (f *fakeAPI) pending() []int {
@@ -863,9 +1005,15 @@ func (f *fakeAPI) pending() []int {
 	return ids
 }
 
-// setWebhook takes the bot's webhook (f.mu held): HTTPS only, an allowed secret token.
+// setWebhook takes the bot's webhook (f.mu held): HTTPS only, an allowed secret token;
+// max_connections is clamped to 1-100, 40 when not given, and drop_pending_updates drops what
+// waits (the reference server, Client.cpp get_webhook_max_connections and do_set_webhook:
+// get_integer_arg(query, "max_connections", 40, 1, 100), clear_tqueue()).
 func (f *fakeAPI) setWebhook(p map[string]string) (int, any, map[string]any) {
 	u := p["url"]
+	if p["drop_pending_updates"] == "true" {
+		f.updates = nil
+	}
 	if u == "" {
 		f.stopHookLocked()
 		return 200, true, nil
@@ -882,64 +1030,143 @@ func (f *fakeAPI) setWebhook(p map[string]string) (int, any, map[string]any) {
 	if f.hookClient == nil {
 		return 400, nil, apiError(400, "Bad Request: bad webhook: Failed to resolve host: the test gave no webhook client", 0)
 	}
+	maxConn := 40
+	if s, ok := p["max_connections"]; ok {
+		maxConn = min(max(atoi(s), 1), 100)
+	}
 	f.stopHookLocked()
-	h := &fakeHook{url: u, secret: secret, client: f.hookClient, stop: make(chan struct{}), done: make(chan struct{})}
+	h := &fakeHook{url: u, secret: secret, client: f.hookClient, max: maxConn, stop: make(chan struct{}), done: make(chan struct{})}
 	f.hook = h
 	go f.deliver(h)
 	return 200, true, nil
 }
 
-// deliver posts the held updates to the webhook one at a time, in order; an update leaves only
-// with a 2xx answer, else it is posted again a little later (Bot API, setWebhook: "In case of an
-// unsuccessful request, we will repeat the request").
+// deliver posts the held updates to the webhook as the reference server's WebhookActor does
+// (tdlib/telegram-bot-api WebhookActor.cpp): each queue (see fakeUpdate.queue) in order, one
+// update of a queue at a time, up to max_connections posts at once. An update leaves only with a
+// 2xx answer (Bot API, setWebhook: "In case of an unsuccessful request ... we will repeat the
+// request"); otherwise on_update_error posts it again after the answer's Retry-After (at most
+// 3600 s) or, without one, at once the first time and then after 2, 4, 8 ... seconds, doubling
+// up to WEBHOOK_MAX_RESEND_TIMEOUT (60 s; the server picks 60-120 at random, the fake 60), and
+// drops it once the next try would come after the update expires.
 func (f *fakeAPI) deliver(h *fakeHook) {
 	defer close(h.done)
+	var posting sync.WaitGroup
+	defer posting.Wait()
+	finished := make(chan struct{}, 100)
 	for {
 		f.mu.Lock()
+		f.dropExpiredLocked()
+		now := time.Now()
 		wake := f.wake
-		var next *fakeUpdate
-		if len(f.updates) > 0 {
-			next = &f.updates[0]
-		}
-		f.mu.Unlock()
-		if next == nil {
-			select {
-			case <-wake:
-				continue
-			case <-h.stop:
-				return
+		busy, heads := 0, map[string]bool{}
+		var ready []*fakeUpdate
+		next := time.Time{}
+		for i := range f.updates {
+			u := &f.updates[i]
+			if heads[u.queue] {
+				continue // behind the queue's first
+			}
+			heads[u.queue] = true
+			switch {
+			case u.posting:
+				busy++
+			case u.wakeAt.After(now):
+				if next.IsZero() || u.wakeAt.Before(next) {
+					next = u.wakeAt
+				}
+			default:
+				ready = append(ready, u)
 			}
 		}
-		body, _ := json.Marshal(next.body)
-		req, _ := http.NewRequest(http.MethodPost, h.url, bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		if h.secret != "" {
-			req.Header.Set("X-Telegram-Bot-Api-Secret-Token", h.secret)
-		}
-		status := 0
-		if resp, err := h.client.Do(req); err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			status = resp.StatusCode
-		}
-		f.mu.Lock()
-		id := next.id
-		h.posts = append(h.posts, hookPost{update: id, status: status, at: time.Now()})
-		if status/100 == 2 {
-			f.updates = slices.DeleteFunc(f.updates, func(u fakeUpdate) bool { return u.id == id })
-		}
-		ack := f.onHookAck
-		f.mu.Unlock()
-		if ack != nil && status/100 == 2 {
-			ack(id)
-		}
-		if status/100 != 2 {
-			select {
-			case <-time.After(time.Second):
-			case <-h.stop:
-				return
+		var start []fakeUpdate
+		for _, u := range ready {
+			if busy+len(start) >= h.max {
+				break
 			}
+			u.posting = true
+			start = append(start, *u)
 		}
+		f.mu.Unlock()
+		for _, u := range start {
+			posting.Add(1)
+			go func() {
+				defer posting.Done()
+				f.postHook(h, u)
+				finished <- struct{}{}
+			}()
+		}
+		var timer <-chan time.Time
+		if !next.IsZero() {
+			timer = time.After(next.Sub(now))
+		}
+		select {
+		case <-wake:
+		case <-finished:
+		case <-timer:
+		case <-h.stop:
+			return
+		}
+	}
+}
+
+// postHook posts one update to the webhook and handles the answer as WebhookActor does (see
+// deliver).
+func (f *fakeAPI) postHook(h *fakeHook, u fakeUpdate) {
+	body, _ := json.Marshal(u.body)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-h.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, h.url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if h.secret != "" {
+		req.Header.Set("X-Telegram-Bot-Api-Secret-Token", h.secret)
+	}
+	status, retryAfter := 0, 0
+	if resp, err := h.client.Do(req); err == nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		status = resp.StatusCode
+		retryAfter = min(max(atoi(resp.Header.Get("Retry-After")), 0), 3600)
+	}
+	f.mu.Lock()
+	now := time.Now()
+	if status/100 == 2 && f.hookLose > 0 {
+		f.hookLose--
+		status = 0
+	}
+	h.posts = append(h.posts, hookPost{update: u.id, status: status, at: now})
+	i := slices.IndexFunc(f.updates, func(q fakeUpdate) bool { return q.id == u.id })
+	ok := status/100 == 2
+	switch {
+	case i < 0: // dropped meanwhile (drop_pending_updates)
+	case ok:
+		f.updates = slices.Delete(f.updates, i, i+1)
+	default:
+		q := &f.updates[i]
+		q.posting = false
+		delay, wait := max(q.delay, 1), retryAfter
+		if retryAfter == 0 && q.fails > 0 {
+			delay = min(60, delay*2)
+			wait = delay
+		}
+		if now.Add(time.Duration(wait) * time.Second).After(q.expires) {
+			q.expires = now // "Drop update": gone with the next look
+			f.dropExpiredLocked()
+			break
+		}
+		q.delay, q.wakeAt, q.fails = delay, now.Add(time.Duration(wait)*time.Second), q.fails+1
+	}
+	ack := f.onHookAck
+	f.mu.Unlock()
+	if ack != nil && ok {
+		ack(u.id)
 	}
 }
 
@@ -978,18 +1205,33 @@ func (f *fakeAPI) start(u tgUser, payload string) {
 
 // press is a user pressing a button with data on message m; it gives the callback query ID.
 func (f *fakeAPI) press(from tgUser, m *fmsg, data string) string {
+	return f.pressOn(from, m, data, f.messageJSON)
+}
+
+// pressOn is a press whose update shows the message as msg makes it (with f.mu held).
+func (f *fakeAPI) pressOn(from tgUser, m *fmsg, data string, msg func(*fmsg) map[string]any) string {
 	f.mu.Lock()
 	f.nextCB++
 	id := "cb" + strconv.Itoa(f.nextCB)
 	f.pressed = append(f.pressed, id)
 	f.pressAt[id] = m.Chat
-	msg := f.messageJSON(m)
+	j := msg(m)
 	f.mu.Unlock()
 	// A press on a message is delivered whatever the privacy mode (Bot API docs,
 	// features#privacy-mode: callback queries always reach the bot).
-	f.push(map[string]any{"callback_query": map[string]any{"id": id, "from": from.json(), "message": msg,
+	f.push(map[string]any{"callback_query": map[string]any{"id": id, "from": from.json(), "message": j,
 		"chat_instance": "ci", "data": data}})
 	return id
+}
+
+// pressInaccessible is a press on a message the bot can no longer access: the update carries an
+// InaccessibleMessage, with the chat and the message ID and date 0, nothing else — no topic
+// (Bot API, CallbackQuery.message: MaybeInaccessibleMessage; InaccessibleMessage: "a message
+// that was deleted or is otherwise inaccessible to the bot", date "Always 0").
+func (f *fakeAPI) pressInaccessible(from tgUser, m *fmsg, data string) string {
+	return f.pressOn(from, m, data, func(m *fmsg) map[string]any {
+		return map[string]any{"chat": chatJSON(m.Chat), "message_id": m.ID, "date": 0}
+	})
 }
 
 // answer gives the callback answer for a press, if any.
@@ -1052,18 +1294,23 @@ func (f *fakeAPI) unanswered() []string {
 	defer f.mu.Unlock()
 	var out []string
 	for _, id := range f.pressed {
-		if _, ok := f.answers[id]; !ok {
+		if _, ok := f.answers[id]; !ok && !f.expired[id] { // an expired press never reached the bot
 			out = append(out, id)
 		}
 	}
 	return out
 }
 
-// maxPerMinute is the most messages that went to a group in any 60 seconds.
-func (f *fakeAPI) maxPerMinute(chat int64) int {
+// maxPerMinute is the most messages that went to a group in any 60 seconds; with more chats
+// (a group and the supergroup it became), to them together.
+func (f *fakeAPI) maxPerMinute(chats ...int64) int {
 	f.mu.Lock()
-	ts := slices.Clone(f.sentAt[chat])
+	var ts []time.Time
+	for _, c := range chats {
+		ts = append(ts, f.sentAt[c]...)
+	}
 	f.mu.Unlock()
+	slices.SortFunc(ts, time.Time.Compare)
 	best, j := 0, 0
 	for i := range ts {
 		for ts[i].Sub(ts[j]) >= time.Minute {

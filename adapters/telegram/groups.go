@@ -3,6 +3,7 @@ package telegram
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,6 +34,10 @@ import (
 //     the place (a reopened topic's service message, a command), the waiting messages are tried
 //     again; the first that gets through resumes the table.
 //   - No right to send photos: pictures go as their text.
+//   - A deleted forum topic (a send refused with 400 "message thread not found": the reference
+//     server, Client.cpp, when it cannot find the topic) never comes back, and no update says
+//     it went: its table closes as when the bot is removed, its players learn it privately, and
+//     nothing more goes there; the chat's other topics go on.
 
 // groups is the adapter's knowledge of its groups.
 type groups struct {
@@ -42,13 +47,15 @@ type groups struct {
 	muted    map[int64]bool  // the whole chat refuses the bot's messages
 	closed   map[string]bool // place key → its topic is closed
 	parked   map[string][]*item
-	noPhotos map[int64]bool
+	refusing map[int64]media      // what beyond text the chat refuses from the bot
 	probed   map[string]time.Time // place key → when its parked messages were last tried again
+	deleted  map[string]bool      // place key → its forum topic was deleted
 }
 
 func (g *groups) init() {
 	g.moved, g.gone, g.muted, g.closed = map[int64]int64{}, map[int64]bool{}, map[int64]bool{}, map[string]bool{}
-	g.parked, g.noPhotos, g.probed = map[string][]*item{}, map[int64]bool{}, map[string]time.Time{}
+	g.parked, g.refusing, g.probed = map[string][]*item{}, map[int64]media{}, map[string]time.Time{}
+	g.deleted = map[string]bool{}
 }
 
 // KV buckets of groups, keyed by chat ID; never pruned (a few bytes per group).
@@ -108,10 +115,11 @@ func (a *Adapter) movedInto(chat int64) bool {
 }
 
 // migrate follows a group to its new ID: it is remembered, what waits for the old one goes to
-// the new one, and the service moves the table. It may be learnt more than once.
-func (a *Adapter) migrate(ctx context.Context, from, to int64) {
+// the new one, and the service moves the table. It may be learnt more than once. Its error is
+// the service's, if it could not store the move.
+func (a *Adapter) migrate(ctx context.Context, from, to int64) error {
 	if from == to || from > 0 || to > 0 {
-		return
+		return nil
 	}
 	a.groups.mu.Lock()
 	known := a.groups.moved[from] == to
@@ -127,6 +135,7 @@ func (a *Adapter) migrate(ctx context.Context, from, to int64) {
 		}
 	}
 	a.groups.mu.Unlock()
+	a.followLimits(from, to)
 	if !known {
 		if err := a.kv.Put(bucketMoved, dest(from), []byte(dest(to))); err != nil {
 			a.log.Error("saving a moved group", "err", err)
@@ -136,7 +145,11 @@ func (a *Adapter) migrate(ctx context.Context, from, to int64) {
 	a.out.Move(dest(from), dest(to))
 	if err := a.Service().MovePlace(ctx, placeOf(from, 0), placeOf(to, 0)); err != nil {
 		a.log.Error("moving the table to the supergroup", "from", from, "to", to, "err", err)
+		if !errors.Is(err, table.ErrPlaceTaken) { // that one no retry mends
+			return fmt.Errorf("%w: %v", errNotStored, err)
+		}
 	}
+	return nil
 }
 
 // sendsMoved is told by the outbox that a send found its group upgraded (and moved the queue).
@@ -146,7 +159,7 @@ func (a *Adapter) sendsMoved(from, to string) {
 	if err1 != nil || err2 != nil {
 		return
 	}
-	a.migrate(context.Background(), f, t)
+	_ = a.migrate(context.Background(), f, t) // logged; the service message, when it comes, moves it again
 }
 
 // parsePlaceKey reads what table.Place.Key wrote for a Telegram place.
@@ -200,9 +213,12 @@ func (a *Adapter) setGone(chat int64, gone bool) {
 
 // removed handles the bot's removal from a group: nothing more is sent there, what waits is
 // dropped, and the tables there close (their players learn it from their private messages).
-func (a *Adapter) removed(ctx context.Context, chat int64) {
+// Its error is the service's, if it could not store a table's closing; called again, it closes
+// what is left.
+func (a *Adapter) removed(ctx context.Context, chat int64) error {
 	if a.isGone(chat) {
-		return
+		_, err := a.Service().CloseChat(ctx, Platform, dest(chat)) // none left, unless that failed before
+		return err
 	}
 	a.setGone(chat, true)
 	n := a.out.Discard(dest(chat))
@@ -218,8 +234,37 @@ func (a *Adapter) removed(ctx context.Context, chat int64) {
 	closed, err := a.Service().CloseChat(ctx, Platform, dest(chat))
 	if err != nil {
 		a.log.Error("closing the tables of a group the bot left", "chat", chat, "err", err)
+		return fmt.Errorf("%w: %v", errNotStored, err)
 	}
 	a.log.Info("removed from a group: its tables are closed", "chat", chat, "tables", closed, "dropped", n)
+	return nil
+}
+
+// topicDeleted reports whether the place is a forum topic known to be deleted.
+func (a *Adapter) topicDeleted(chat int64, thread int) bool {
+	if thread == 0 {
+		return false
+	}
+	a.groups.mu.Lock()
+	defer a.groups.mu.Unlock()
+	return a.groups.deleted[placeOf(chat, thread).Key()]
+}
+
+// deleteTopic handles a forum topic found deleted: nothing more goes there, what waits for it is
+// dropped, and its table closes (its players learn it from their private messages).
+func (a *Adapter) deleteTopic(chat int64, thread int) {
+	place := placeOf(chat, thread)
+	a.groups.mu.Lock()
+	a.groups.deleted[place.Key()] = true
+	n := len(a.groups.parked[place.Key()])
+	delete(a.groups.parked, place.Key())
+	delete(a.groups.closed, place.Key())
+	a.groups.mu.Unlock()
+	closed, err := a.Service().ClosePlace(context.Background(), place)
+	if err != nil {
+		a.log.Error("closing the table of a deleted topic", "place", place.Key(), "err", err)
+	}
+	a.log.Info("a forum topic was deleted: its table is closed", "place", place.Key(), "tables", closed, "dropped", n)
 }
 
 // park keeps a message for a place that refuses the bot's messages now; false if the place takes
@@ -314,7 +359,7 @@ func (a *Adapter) unmute(chat int64, thread int, rightsBack bool) {
 		a.groups.probed[placeOf(chat, thread).Key()] = time.Now()
 	}
 	if rightsBack {
-		delete(a.groups.noPhotos, chat)
+		delete(a.groups.refusing, chat)
 	}
 	a.groups.mu.Unlock()
 	if len(again) > 0 {
@@ -358,20 +403,31 @@ func (a *Adapter) gotThrough(it *item) {
 	a.pauseLater(place, false)
 }
 
-func (a *Adapter) photosRefused(chat int64) bool {
+// media are what a group may refuse beyond text.
+type media uint8
+
+const (
+	photos media = 1 << iota
+	documents
+)
+
+// refuses reports whether the chat is known to refuse m from the bot.
+func (a *Adapter) refuses(chat int64, m media) bool {
 	a.groups.mu.Lock()
 	defer a.groups.mu.Unlock()
-	return a.groups.noPhotos[chat]
+	return a.groups.refusing[chat]&m != 0
 }
 
-func (a *Adapter) refusePhotos(chat int64) {
+// refuse notes that the chat refuses m from the bot, until its rights come back.
+func (a *Adapter) refuse(chat int64, m media) {
 	a.groups.mu.Lock()
 	defer a.groups.mu.Unlock()
-	a.groups.noPhotos[chat] = true
+	a.groups.refusing[chat] |= m
 }
 
-// onGroupMember follows the bot's own membership of a group (my_chat_member).
-func (a *Adapter) onGroupMember(ctx context.Context, c *tgbotapi.ChatMemberUpdated) {
+// onGroupMember follows the bot's own membership of a group (my_chat_member); media are its
+// granular rights (the library's ChatMember predates them).
+func (a *Adapter) onGroupMember(ctx context.Context, c *tgbotapi.ChatMemberUpdated, media mediaRights) error {
 	chat := c.Chat.ID
 	was, now := c.OldChatMember, c.NewChatMember
 	in := func(m tgbotapi.ChatMember) bool {
@@ -386,7 +442,7 @@ func (a *Adapter) onGroupMember(ctx context.Context, c *tgbotapi.ChatMemberUpdat
 	switch {
 	case !in(now):
 		a.log.Info("the bot left a group", "chat", chat, "status", now.Status)
-		a.removed(ctx, chat)
+		return a.removed(ctx, chat)
 	case now.Status == "restricted" && !now.CanSendMessages:
 		a.groups.mu.Lock()
 		a.groups.muted[chat] = true
@@ -396,8 +452,13 @@ func (a *Adapter) onGroupMember(ctx context.Context, c *tgbotapi.ChatMemberUpdat
 		back := a.isGone(chat) || !in(was)
 		a.setGone(chat, false)
 		a.unmute(chat, -1, true)
-		if now.Status == "restricted" && !now.CanSendMediaMessages {
-			a.refusePhotos(chat)
+		// ChatMemberRestricted says can_send_photos and can_send_documents (Bot API 6.5); the
+		// library reads only can_send_media_messages, which the Bot API no longer sends.
+		if now.Status == "restricted" && !media.Photos {
+			a.refuse(chat, photos)
+		}
+		if now.Status == "restricted" && !media.Documents {
+			a.refuse(chat, documents)
 		}
 		// A supergroup that a group became may say the bot joined it: it brings its table, and
 		// needs no welcome.
@@ -405,6 +466,7 @@ func (a *Adapter) onGroupMember(ctx context.Context, c *tgbotapi.ChatMemberUpdat
 			a.welcome(chat, 0, c.From.LanguageCode)
 		}
 	}
+	return nil
 }
 
 // welcome greets a group the bot was added to: with privacy mode on (every bot's default) a
@@ -424,6 +486,12 @@ func (a *Adapter) welcome(chat int64, thread int, locale string) {
 func topicClosed(err error) bool {
 	var te *tgbotapi.Error
 	return errors.As(err, &te) && strings.Contains(strings.ToUpper(te.Message), "TOPIC_CLOSED")
+}
+
+// threadGone reports a send to a forum topic that is not there (any more).
+func threadGone(err error) bool {
+	var te *tgbotapi.Error
+	return errors.As(err, &te) && te.Code == 400 && strings.Contains(strings.ToLower(te.Message), "message thread not found")
 }
 
 // mayNotPost reports a group's refusal to take the bot's messages while it stays a member.

@@ -120,3 +120,49 @@ func mustData(t *testing.T, m fmsg, verb table.Verb) string {
 	t.Fatalf("no %s button on %q", verb, m.Text)
 	return ""
 }
+
+// The group's budget of 20 messages a minute follows it into the supergroup it becomes: the same
+// people's chat, where its table is published anew at once. A busy minute in the group, the
+// upgrade, and more in the supergroup make no more than 20 messages in any 60 seconds to the two
+// together, and nothing is lost.
+func TestBudgetFollowsTheUpgrade(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tell bool
+	}{{"service messages", true}, {"refused send", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f, _, logs, e := startedEnv(t, alice)
+				f.command(alice, basicGroup, 0, "/new@"+botUsername)
+				settle(2 * time.Minute)
+				for range 15 {
+					f.command(alice, basicGroup, 0, "/rules@"+botUsername)
+				}
+				settle(20 * time.Second)
+				f.upgrade(basicGroup, superGroup, alice, tc.tell)
+				for range 10 {
+					f.command(alice, superGroup, 0, "/rules@"+botUsername)
+				}
+				settle(5 * time.Minute)
+				n := f.maxPerMinute(basicGroup, superGroup)
+				t.Logf("most messages in any 60 s to the group and the supergroup together: %d (limit 20)", n)
+				if n > 20 {
+					t.Errorf("%d messages in 60 s to the group and the supergroup it became, limit 20", n)
+				}
+				rules := 0
+				for _, c := range []int64{basicGroup, superGroup} {
+					for _, m := range f.messages(c) {
+						if m.ReplyTo != 0 {
+							rules++
+						}
+					}
+				}
+				if rules != 26 {
+					t.Errorf("%d of the 26 answers (the /new's and 25 /rules') arrived", rules)
+				}
+				e.close()
+				checkClean(t, f, logs)
+			})
+		})
+	}
+}

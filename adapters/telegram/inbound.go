@@ -23,16 +23,14 @@ const (
 
 // onMessage turns a typed command into a table.Command and sends the replies. It also follows
 // the service messages of a group that became a supergroup.
-func (a *Adapter) onMessage(ctx context.Context, u update) {
+func (a *Adapter) onMessage(ctx context.Context, u update) error {
 	m := u.Message
 	thread := u.thread
 	switch {
 	case m.MigrateToChatID != 0: // in the old group
-		a.migrate(ctx, m.Chat.ID, m.MigrateToChatID)
-		return
+		return a.migrate(ctx, m.Chat.ID, m.MigrateToChatID)
 	case m.MigrateFromChatID != 0: // in the new supergroup
-		a.migrate(ctx, m.MigrateFromChatID, m.Chat.ID)
-		return
+		return a.migrate(ctx, m.MigrateFromChatID, m.Chat.ID)
 	}
 	chat := a.chatNow(m.Chat.ID)
 	private := m.Chat.IsPrivate()
@@ -43,18 +41,18 @@ func (a *Adapter) onMessage(ctx context.Context, u update) {
 	switch {
 	case anonymous:
 	case m.SenderChat != nil, m.From == nil, m.From.ID == telegramService, m.From.IsBot:
-		return // a channel's posts (linked or "send as"), their automatic forwards, other bots
+		return nil // a channel's posts (linked or "send as"), their automatic forwards, other bots
 	}
 	if private {
 		a.reachable(m.From.ID) // they wrote to the bot, so the bot may write to them
 		thread = 0
 	}
 	if !m.IsCommand() {
-		return
+		return nil
 	}
 	name, at, _ := strings.Cut(m.CommandWithAt(), "@")
 	if at != "" && !strings.EqualFold(at, a.Username()) {
-		return // for another bot
+		return nil // for another bot
 	}
 	args := strings.Fields(m.CommandArguments())
 	place := placeOf(chat, thread)
@@ -74,29 +72,46 @@ func (a *Adapter) onMessage(ctx context.Context, u update) {
 	if strings.EqualFold(name, "start") {
 		if private {
 			a.onStart(ctx, m, cmd)
-			return
+			return nil
 		}
 		// Telegram's Start button in a group sends /start@bot: the welcome tells what to press.
 		lang := cmd.Actor.Locale
 		a.welcome(chat, thread, lang)
-		return
+		return nil
 	}
 	verb, ok := table.ParseVerb(name)
 	if !ok {
 		if !private {
-			return // a command of another bot in the group
+			return nil // a command of another bot in the group
 		}
 		verb = table.VerbHelp
 	}
 	cmd.Verb = verb
+	if tooLate(m, verb) {
+		a.refuseLate(cmd, m, chat, thread)
+		return nil
+	}
+	unchecked := false
 	if table.AdminMatters(verb) && !private && !anonymous {
-		cmd.Admin = a.isAdmin(chat, m.From.ID)
+		cmd.Admin, unchecked = a.isAdmin(chat, m.From.ID)
 	}
 	replies := a.Service().Handle(ctx, cmd)
+	if unchecked { // they counted as a member, whatever they are: they learn why
+		replies = append(replies, table.Message{Kind: table.KindNotice, Lang: i18n.Pick(m.From.LanguageCode),
+			Text: tr(m.From.LanguageCode, "admin_unknown")})
+	}
+	failed := notStored(replies)
+	if failed && u.again {
+		return errNotStored // its sender knows already
+	}
 	if anonymous {
 		replies = a.forAnonymous(chat, replies)
 	}
 	a.replyTyped(cmd, m, chat, thread, replies)
+	if failed {
+		return errNotStored
+	}
+	return nil
 }
 
 // forAnonymous keeps the note that an anonymous admin cannot sit down to once per group and
@@ -171,26 +186,29 @@ func (a *Adapter) replyTyped(cmd table.Command, m *tgbotapi.Message, chat int64,
 
 // onCallback handles a button press: the presser comes from the update, the button's data is only
 // a route. Every press is answered; errors and notes go to the presser alone, as the answer.
-func (a *Adapter) onCallback(ctx context.Context, u update) {
+func (a *Adapter) onCallback(ctx context.Context, u update) (failed error) {
 	cq := u.CallbackQuery
 	thread := u.thread
 	var text string
 	alert := false
 	private := cq.Message != nil && cq.Message.Chat.IsPrivate()
 	defer func() {
+		if u.again {
+			return // answered the first time (the failure); a query is answered once
+		}
 		if !private {
 			text = a.rewriteCommands(text) // what the presser may type in the group
 		}
 		a.answer(cq.ID, text, alert)
 	}() // also after a panic in the service
 	if cq.From == nil || cq.Message == nil {
-		return
+		return nil
 	}
 	lang := i18n.Pick(cq.From.LanguageCode)
 	act, err := table.ParseAction(cq.Data)
 	if err != nil {
 		text = tr(lang, "btn.alien")
-		return
+		return nil
 	}
 	user := cq.From.ID
 	chat := a.chatNow(cq.Message.Chat.ID) // a press on a message from before the group's upgrade
@@ -198,16 +216,27 @@ func (a *Adapter) onCallback(ctx context.Context, u update) {
 		a.reachable(user)
 		thread = 0
 	} else {
+		// A press on a message the bot can no longer access names only the chat (Bot API,
+		// InaccessibleMessage), not the forum topic: a table of this chat that the button
+		// names is in the topic its place says. (The chat still comes from the update.)
+		if p, ok := a.Service().PlaceOf(act.Table); ok && thread == 0 && p.Platform == Platform && p.Chat == dest(chat) {
+			_, thread, _ = chatOf(p)
+		}
 		a.heard(chat, thread)
 	}
 	cmd := act.Command(placeOf(chat, thread), playerOf(cq.From), eventID(u), private)
 	// The presser comes from the update (never an anonymous admin: presses are always a
 	// person's), so an admin's rights hold for a press as for a typed command.
+	unchecked := false
 	if table.AdminMatters(act.Verb) && !private {
-		cmd.Admin = a.isAdmin(chat, user)
+		cmd.Admin, unchecked = a.isAdmin(chat, user)
 	}
 	var lines []string
-	for _, r := range a.Service().Handle(ctx, cmd) {
+	replies := a.Service().Handle(ctx, cmd)
+	if notStored(replies) {
+		failed = errNotStored
+	}
+	for _, r := range replies {
 		switch {
 		case act.Verb == table.VerbHand && r.Kind == table.KindReply:
 			// Shown to the presser only, as an alert; and brought to the private chat if possible.
@@ -235,7 +264,11 @@ func (a *Adapter) onCallback(ctx context.Context, u update) {
 			lines = append(lines, r.Text)
 		}
 	}
+	if unchecked {
+		lines, alert = append(lines, tr(lang, "admin_unknown")), true
+	}
 	text = compact(lines, alertMax)
+	return failed
 }
 
 // answer answers a callback query (stops the button's spinner); text, if any, is shown to the
@@ -266,10 +299,10 @@ func compact(texts []string, n int) string {
 
 // onMyChatMember follows the bot's membership: of a group (see onGroupMember), or of a user's
 // private chat, where a block or an unblock shows.
-func (a *Adapter) onMyChatMember(ctx context.Context, c *tgbotapi.ChatMemberUpdated) {
+func (a *Adapter) onMyChatMember(ctx context.Context, u update) error {
+	c := u.MyChatMember
 	if !c.Chat.IsPrivate() {
-		a.onGroupMember(ctx, c)
-		return
+		return a.onGroupMember(ctx, c, u.media)
 	}
 	switch c.NewChatMember.Status {
 	case "kicked":
@@ -277,14 +310,17 @@ func (a *Adapter) onMyChatMember(ctx context.Context, c *tgbotapi.ChatMemberUpda
 	case "member":
 		a.reachable(c.From.ID)
 	}
+	return nil
 }
 
-// isAdmin asks Telegram whether the user administers the chat.
-func (a *Adapter) isAdmin(chat, user int64) bool {
+// isAdmin asks Telegram whether the user administers the chat; unknown when Telegram did not
+// say (getChatMember is "only guaranteed to work for other users if the bot is an
+// administrator in the chat", Bot API): the user then counts as a member, and is told why.
+func (a *Adapter) isAdmin(chat, user int64) (admin, unknown bool) {
 	m, err := a.bot.GetChatMember(tgbotapi.GetChatMemberConfig{ChatConfigWithUser: tgbotapi.ChatConfigWithUser{ChatID: chat, UserID: user}})
 	if err != nil {
-		a.log.Warn("getChatMember failed", "chat", chat, "err", a.red.Err(err))
-		return false
+		a.log.Warn("getChatMember failed: the user counts as a member", "chat", chat, "err", a.red.Err(err))
+		return false, true
 	}
-	return m.IsAdministrator() || m.IsCreator()
+	return m.IsAdministrator() || m.IsCreator(), false
 }

@@ -74,6 +74,26 @@ func TestLeagueInAGroup(t *testing.T) {
 		if m := newest(f, group); !m.Photo || !strings.HasPrefix(m.Text, "📋") {
 			t.Errorf("the board button sent %q (photo %v)", m.Text, m.Photo)
 		}
+
+		// Restricted to text and photos, as my_chat_member says in its granular rights
+		// (ChatMemberRestricted: can_send_photos, can_send_documents): a record goes as its
+		// text without trying the file, the board still as a photo.
+		f.restrict(group, olga, rights{text: true, photos: true}, true)
+		settle(3 * time.Second)
+		docs, _ := countCalls(f.Calls(), "sendDocument", group)
+		mustPress(t, f, carla, group, table.VerbHistory, rec)
+		settle(3 * time.Second)
+		if m := newest(f, group); m.Document != nil || !strings.HasPrefix(m.Text, "📄") {
+			t.Errorf("the record button in a group without documents sent %q (file %v)", m.Text, m.Document != nil)
+		}
+		if ok, failed := countCalls(f.Calls(), "sendDocument", group); ok != docs || failed != 0 {
+			t.Errorf("sendDocument tried %d times in a group whose rights say no documents", ok-docs+failed)
+		}
+		mustPress(t, f, carla, group, table.VerbHistory, board)
+		settle(3 * time.Second)
+		if m := newest(f, group); !m.Photo {
+			t.Errorf("the board in a group that takes photos went as text: %q", m.Text)
+		}
 		e.close()
 		checkClean(t, f, logs)
 	})

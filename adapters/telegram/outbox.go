@@ -29,7 +29,7 @@ const (
 	bucketSlot    = "telegram.slot"    // "table/live" or "table/hand/user" → the Key last shown there
 	bucketHand    = "telegram.hand"    // "table/user" → the Key of the user's newest hand message
 	bucketBlocked = "telegram.blocked" // user → "1": private messages fail (never started, or blocked)
-	bucketPending = "telegram.pending" // user → []table.Message: the hands held back while blocked
+	bucketPending = "telegram.pending" // "table/user" → []table.Message: the table's messages held back while the user is blocked
 	bucketTold    = "telegram.told"    // "table/user" → "1": the group was shown the deep link
 	bucketRecent  = "telegram.recent"  // group → unix ms until which its minute window may hold our messages
 )
@@ -63,8 +63,8 @@ func dest(chat int64) string { return strconv.FormatInt(chat, 10) }
 func (a *Adapter) enqueue(it *item) {
 	if it.chat < 0 {
 		it.chat = a.chatNow(it.chat)
-		if a.isGone(it.chat) {
-			a.log.Debug("message for a group the bot left dropped", "chat", it.chat, "kind", it.msg.Kind)
+		if a.isGone(it.chat) || a.topicDeleted(it.chat, it.thread) {
+			a.log.Debug("message for a group the bot left, or a deleted topic, dropped", "chat", it.chat, "kind", it.msg.Kind)
 			return
 		}
 		if a.park(it) {
@@ -192,6 +192,53 @@ func (a *Adapter) newLimits(chat int64) *limits {
 	return l
 }
 
+// upgraded has the new ID of a group that a refused send found upgraded take the group's budget,
+// before its queue moves there.
+func (a *Adapter) upgraded(chat int64, err error) {
+	if te := (*tgbotapi.Error)(nil); errors.As(err, &te) && te.MigrateToChatID != 0 {
+		a.followLimits(chat, te.MigrateToChatID)
+	}
+}
+
+// followLimits gives a group that became a supergroup the group's budget: Telegram counts the
+// two IDs apart, but they are one chat to its people, and the table is published anew in the new
+// one at once, so 20 a minute hold for the two together. It is called before anything is sent to
+// the new ID (when a send finds the group upgraded, before its queue moves); the new chat's
+// messages sent already, if any, count in the shared bucket too.
+func (a *Adapter) followLimits(from, to int64) {
+	old := a.chatLimits(from)
+	a.limMu.Lock()
+	defer a.limMu.Unlock()
+	now := time.Now()
+	cur, had := a.lims[to]
+	if had && cur == old {
+		return
+	}
+	if had {
+		for i, r := range cur.lims { // what the new chat's buckets spent, the shared ones spend too
+			if i < len(old.lims) {
+				for spent := float64(r.Burst()) - r.TokensAt(now); spent >= 1; spent-- {
+					old.lims[i].ReserveN(now, 1)
+				}
+			}
+		}
+		old.busyUntil = maxTime(old.busyUntil, cur.busyUntil)
+	}
+	a.lims[to] = old
+	if old.busyUntil.After(now) { // a restart finds the new chat's window as busy as the old one's
+		if err := a.kv.Put(bucketRecent, dest(to), []byte(strconv.FormatInt(old.busyUntil.UnixMilli(), 10))); err != nil {
+			a.log.Error("saving a group's recent sends", "chat", to, "err", err)
+		}
+	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // recentUntil reads until when a group may still have messages of an earlier process in its
 // minute window.
 func (a *Adapter) recentUntil(chat int64) time.Time {
@@ -246,7 +293,7 @@ func (p platform) Show(_ context.Context, oi *outbox.Item, rec *outbox.Record) (
 		if to, ok := a.movedTo(it.chat); ok {
 			return "", "", &movedError{to}
 		}
-		if a.isGone(it.chat) {
+		if a.isGone(it.chat) || a.topicDeleted(it.chat, it.thread) {
 			return "", "", errLeftGroup
 		}
 		if a.parkedPlace(it) {
@@ -268,6 +315,7 @@ func (p platform) Show(_ context.Context, oi *outbox.Item, rec *outbox.Record) (
 	if rec != nil && !oi.Repost {
 		id, _ := strconv.Atoi(rec.ID)
 		if err := a.edit(it.chat, id, text, kb); err != nil && !notModified(err) {
+			a.upgraded(it.chat, err)
 			return "", "", err
 		}
 		a.gotThrough(it)
@@ -275,6 +323,7 @@ func (p platform) Show(_ context.Context, oi *outbox.Item, rec *outbox.Record) (
 	}
 	id, err := a.sendNew(it, text, kb)
 	if err != nil {
+		a.upgraded(it.chat, err)
 		return "", "", err
 	}
 	a.gotThrough(it)
@@ -333,7 +382,7 @@ func (p platform) Classify(err error) *outbox.Error {
 		// Bot API, ResponseParameters: "The group has been migrated to a supergroup with the
 		// specified identifier."
 		return &outbox.Error{Class: outbox.Moved, To: dest(te.MigrateToChatID), Err: err}
-	case mayNotPost(te):
+	case mayNotPost(te), threadGone(err):
 		return &outbox.Error{Class: outbox.Forbidden, Err: err}
 	case te.RetryAfter > 0:
 		return &outbox.Error{Class: outbox.RetryAfter, After: time.Duration(te.RetryAfter) * time.Second, Err: err}
@@ -362,11 +411,16 @@ func (p platform) Refused(d string, items []*outbox.Item, err error) {
 	case chat > 0:
 		a.log.Info("user cannot get private messages", "user", chat, "reason", a.red.Err(err))
 		a.blocked(chat, its)
+	case threadGone(err):
+		a.deleteTopic(chat, its[0].thread)
+		for _, it := range its { // the chat's other topics' messages go on
+			a.enqueue(it)
+		}
 	case errors.As(err, &te) && (te.Code == 403 || strings.Contains(strings.ToLower(te.Message), "chat not found")):
 		// Kicked, no longer a member, or the group is gone (403 "bot was kicked from the group
 		// chat", "bot is not a member of the supergroup chat", 400 "chat not found"): as when
 		// my_chat_member says so.
-		a.removed(context.Background(), chat)
+		_ = a.removed(context.Background(), chat) // logged; a later refusal or my_chat_member closes what is left
 	default:
 		a.refused(chat, its, err)
 	}
@@ -433,15 +487,16 @@ func (a *Adapter) sendNew(it *item, text string, kb *keyboard) (int, error) {
 	p.AddNonZero64("chat_id", it.chat)
 	p.AddNonZero("message_thread_id", it.thread)
 	if it.replyTo != 0 {
-		p.AddNonZero("reply_to_message_id", it.replyTo)
-		p.AddBool("allow_sending_without_reply", true)
+		if err := p.AddInterface("reply_parameters", replyParameters{MessageID: it.replyTo, AllowSendingWithoutReply: true}); err != nil {
+			return 0, err
+		}
 	}
 	if kb != nil {
 		if err := p.AddInterface("reply_markup", kb); err != nil {
 			return 0, err
 		}
 	}
-	if it.key == "" && it.msg.File != nil {
+	if it.key == "" && it.msg.File != nil && !a.refuses(it.chat, documents) {
 		doc := maps.Clone(p)
 		doc["caption"] = clip16(text, 1024)
 		resp, err := a.bot.UploadFiles("sendDocument", doc, []tgbotapi.RequestFile{{Name: "document",
@@ -449,10 +504,11 @@ func (a *Adapter) sendNew(it *item, text string, kb *keyboard) (int, error) {
 		if !noDocumentRights(err) {
 			return messageID(resp, err)
 		}
-		// A group that takes no files from the bot gets the text alone.
+		// A group that takes no files from the bot gets the text alone, now and from now on.
+		a.refuse(it.chat, documents)
 		a.log.Info("the group refuses documents; sending the text only", "chat", it.chat)
 	}
-	if it.key == "" && it.msg.Picture != table.PictureNone && !a.photosRefused(it.chat) {
+	if it.key == "" && it.msg.Picture != table.PictureNone && !a.refuses(it.chat, photos) {
 		png, _, err := a.Service().Picture(it.msg, false)
 		if err == nil {
 			photo := maps.Clone(p)
@@ -464,17 +520,36 @@ func (a *Adapter) sendNew(it *item, text string, kb *keyboard) (int, error) {
 			}
 			// A group may take text but not photos from the bot (a restricted member): the
 			// picture's text goes instead, now and from now on.
-			a.refusePhotos(it.chat)
+			a.refuse(it.chat, photos)
 			a.log.Info("the group refuses photos; sending pictures as text", "chat", it.chat)
 		} else {
 			a.log.Warn("picture failed; sending text only", "picture", it.msg.Picture, "err", err)
 		}
 	}
 	p["text"] = text
-	p.AddBool("disable_web_page_preview", true)
+	if err := p.AddInterface("link_preview_options", noPreview); err != nil {
+		return 0, err
+	}
 	resp, err := a.bot.MakeRequest("sendMessage", p)
 	return messageID(resp, err)
 }
+
+// The library (v5.5.1) predates Bot API 7.0, which replaced reply_to_message_id and
+// disable_web_page_preview with these objects; the adapter sets them as the raw parameters.
+type (
+	// replyParameters is the Bot API's ReplyParameters.
+	replyParameters struct {
+		MessageID                int  `json:"message_id"`
+		AllowSendingWithoutReply bool `json:"allow_sending_without_reply,omitempty"`
+	}
+	// linkPreviewOptions is the Bot API's LinkPreviewOptions.
+	linkPreviewOptions struct {
+		IsDisabled bool `json:"is_disabled,omitempty"`
+	}
+)
+
+// noPreview keeps Telegram from showing a preview of the rules' or a table's link.
+var noPreview = linkPreviewOptions{IsDisabled: true}
 
 func messageID(resp *tgbotapi.APIResponse, err error) (int, error) {
 	if err != nil {
@@ -495,7 +570,9 @@ func (a *Adapter) edit(chat int64, id int, text string, kb *keyboard) error {
 	p.AddNonZero64("chat_id", chat)
 	p.AddNonZero("message_id", id)
 	p["text"] = text
-	p.AddBool("disable_web_page_preview", true)
+	if err := p.AddInterface("link_preview_options", noPreview); err != nil {
+		return err
+	}
 	if err := p.AddInterface("reply_markup", kb); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package telegram
 
 import (
 	"encoding/json"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -21,12 +22,17 @@ type users struct {
 	mu      sync.Mutex
 	blocked map[int64]bool    // loaded from bucketBlocked on first use
 	hands   map[string]string // "user|table" → newest hand Key
-	pendMu  sync.Mutex        // held while reading and writing bucketPending
+	pendMu  sync.Mutex        // held while reading and writing bucketPending and held
+	// held are the tables whose messages wait in bucketPending for a user. It needs no store:
+	// at every start the service delivers each live table's messages again (table.Outbox), and
+	// a blocked user's are held back anew.
+	held map[int64]map[string]bool
 }
 
 func (u *users) init() {
 	u.blocked = map[int64]bool{}
 	u.hands = map[string]string{}
+	u.held = map[int64]map[string]bool{}
 }
 
 func userKey(user int64) string { return strconv.FormatInt(user, 10) }
@@ -87,13 +93,14 @@ func (a *Adapter) blocked(user int64, items []*item) {
 }
 
 // holdBack keeps a message for a user who cannot get it now and makes sure the table's group was
-// told how to fix that. Only the newest hand of each table is kept, and only while it has
-// something to press: a finished game's hand is of no use when the user comes.
+// told how to fix that. Only the newest of each kind (the hand) of each table is kept, and only
+// while it has something to press: a finished game's hand is of no use when the user comes. It
+// is kept under the table's ID, so it goes when the table is pruned (table.KV).
 func (a *Adapter) holdBack(user int64, m table.Message) {
-	if m.Key != "" {
+	if m.Key != "" && m.Table != "" {
 		a.users.pendMu.Lock()
-		pending := a.pending(user)
-		i := slices.IndexFunc(pending, func(p table.Message) bool { return p.Table == m.Table && p.Kind == m.Kind })
+		pending := a.pending(user, m.Table)
+		i := slices.IndexFunc(pending, func(p table.Message) bool { return p.Kind == m.Kind })
 		if i < 0 || pending[i].Version <= m.Version {
 			if i >= 0 {
 				pending = slices.Delete(pending, i, i+1)
@@ -101,7 +108,7 @@ func (a *Adapter) holdBack(user int64, m table.Message) {
 			if len(m.Buttons) > 0 {
 				pending = append(pending, m)
 			}
-			a.savePending(user, pending)
+			a.savePending(user, m.Table, pending)
 		}
 		a.users.pendMu.Unlock()
 	}
@@ -110,8 +117,8 @@ func (a *Adapter) holdBack(user int64, m table.Message) {
 	}
 }
 
-func (a *Adapter) pending(user int64) []table.Message {
-	b, ok, err := a.kv.Get(bucketPending, userKey(user))
+func (a *Adapter) pending(user int64, tableID string) []table.Message {
+	b, ok, err := a.kv.Get(bucketPending, userTable(user, tableID))
 	if err != nil || !ok {
 		return nil
 	}
@@ -123,17 +130,43 @@ func (a *Adapter) pending(user int64) []table.Message {
 	return ms
 }
 
-func (a *Adapter) savePending(user int64, ms []table.Message) {
+// savePending stores what is held back for a user at a table (users.pendMu held).
+func (a *Adapter) savePending(user int64, tableID string, ms []table.Message) {
 	var err error
 	if len(ms) == 0 {
-		err = a.kv.Delete(bucketPending, userKey(user))
+		err = a.kv.Delete(bucketPending, userTable(user, tableID))
+		delete(a.users.held[user], tableID)
+		if len(a.users.held[user]) == 0 {
+			delete(a.users.held, user)
+		}
 	} else {
 		b, _ := json.Marshal(ms)
-		err = a.kv.Put(bucketPending, userKey(user), b)
+		err = a.kv.Put(bucketPending, userTable(user, tableID), b)
+		if a.users.held[user] == nil {
+			a.users.held[user] = map[string]bool{}
+		}
+		a.users.held[user][tableID] = true
 	}
 	if err != nil {
 		a.log.Error("saving held-back messages", "user", user, "err", err)
 	}
+}
+
+// takePending gives and forgets what is held back for a user at every table.
+func (a *Adapter) takePending(user int64) []table.Message {
+	a.users.pendMu.Lock()
+	defer a.users.pendMu.Unlock()
+	var out []table.Message
+	for _, tableID := range slices.Sorted(maps.Keys(a.users.held[user])) {
+		out = append(out, a.pending(user, tableID)...)
+		a.savePending(user, tableID, nil)
+	}
+	// Before, the held hands were kept under the user alone, for ever: the entry goes (the
+	// service delivered every live table's hands again at the start, held under the tables).
+	if err := a.kv.Delete(bucketPending, userKey(user)); err != nil {
+		a.log.Error("deleting held-back messages of an older version", "user", user, "err", err)
+	}
+	return out
 }
 
 // tell posts, once per user and table, the deep link to the bot's private chat in the table's
@@ -172,10 +205,7 @@ func (a *Adapter) reachable(user int64) {
 	if !a.setBlocked(user, false) {
 		return
 	}
-	a.users.pendMu.Lock()
-	pending := a.pending(user)
-	a.savePending(user, nil)
-	a.users.pendMu.Unlock()
+	pending := a.takePending(user)
 	a.log.Info("user can get private messages again", "user", user, "held_back", len(pending))
 	for _, m := range pending {
 		a.enqueue(&item{chat: user, user: user, key: m.Key, version: m.Version, msg: m})

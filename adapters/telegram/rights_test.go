@@ -266,3 +266,55 @@ func TestOldMessageLosesItsButtons(t *testing.T) {
 		checkClean(t, f, logs)
 	})
 }
+
+// A deleted forum topic takes nothing any more ("message thread not found") and never comes
+// back: its table closes, as for a group the bot was removed from (the match so far is kept, its
+// players learn it privately), nothing more goes to the topic, and the group's other topics go
+// on.
+func TestDeletedTopic(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, store, logs, e := startedEnv(t, alice, bob)
+		f.command(bob, group, 0, "/new@"+botUsername)
+		f.command(alice, group, 77, "/new@"+botUsername+" timer=fast")
+		settle(3 * time.Second)
+		for _, m := range f.messages(group) {
+			if m.Thread == 77 && len(m.buttons()) > 0 {
+				f.press(alice, &m, mustData(t, m, table.VerbDeal))
+			}
+		}
+		settle(3 * time.Second)
+		topicTable, general := e.svc.TableAt(placeOf(group, 77)), e.svc.TableAt(placeOf(group, 0))
+		d := newDriver(t, f, 57)
+		d.playUntil([]tgUser{alice}, time.Hour, func() bool { return d.moves >= 2 })
+		f.deleteTopic(group, 77)
+		d.playUntil([]tgUser{alice}, time.Hour, func() bool {
+			_, open := e.svc.Status(topicTable)
+			return !open
+		})
+		settle(time.Minute)
+		if st, ok := e.svc.Status(general); !ok || st != table.StatusLobby {
+			t.Errorf("the general topic's table is %s", st)
+		}
+		known := slices.IndexFunc(f.Calls(), func(c call) bool { return c.Err == errNoThread })
+		if known < 0 {
+			t.Fatal("nothing was sent to the deleted topic: the test needs a refusal")
+		}
+		settle(time.Hour)
+		for _, c := range f.Calls()[known+1:] {
+			if c.Chat == group && c.Params["message_thread_id"] == "77" {
+				t.Errorf("%s to the deleted topic after it was refused (%s)", c.Method, c.Err)
+			}
+		}
+		hand, _ := lastHand(f, alice.ID)
+		if !strings.Contains(hand.Text, i18n.T("en", "live.closed")) || len(hand.buttons()) > 0 {
+			t.Errorf("Alice's private hand does not say the table closed:\n%s", hand.Text)
+		}
+		records := 0
+		store.Records(func(string, []byte) error { records++; return nil })
+		if records != 1 {
+			t.Errorf("%d match records, want the match so far", records)
+		}
+		e.close()
+		checkClean(t, f, logs)
+	})
+}

@@ -114,3 +114,47 @@ func TestAdminStopByPress(t *testing.T) {
 		checkClean(t, f, logs)
 	})
 }
+
+// Telegram tells a bot that is not an admin about other members only when it can
+// (getChatMember is "only guaranteed to work for other users if the bot is an administrator").
+// When the check fails, an admin is not refused an admin action without being told why: the
+// answer says the bot could not check, and how to fix it.
+func TestAdminCheckFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, _, logs, e := startedEnv(t, alice)
+		seatAll(t, f, "timer=none", alice)
+		settle(time.Minute)
+		f.setMember(group, olga.ID, "administrator")
+		f.mu.Lock()
+		f.membersHidden[group] = true
+		f.mu.Unlock()
+		why := tr("en", "admin_unknown")
+
+		cmd := f.command(olga, group, 0, "/stop@"+botUsername)
+		settle(5 * time.Second)
+		var told bool
+		for _, m := range f.messages(group) {
+			told = told || m.ReplyTo == cmd.ID && strings.Contains(m.Text, why)
+		}
+		if !told {
+			t.Error("an admin's /stop, refused because the admin check failed, does not say why")
+		}
+
+		live, data, _ := lastWith(f, group, table.VerbBoard, "")
+		act, _ := table.ParseAction(data)
+		stop := table.Action{Verb: table.VerbStop, Table: act.Table, Seq: act.Seq}.Encode()
+		if text, _ := answerOf(t, f, f.press(olga, &live, stop)); !strings.Contains(text, why) {
+			t.Errorf("an admin's stop press, refused because the admin check failed: %q", text)
+		}
+
+		// Made an admin, the bot can check: the stop works.
+		f.mu.Lock()
+		f.botAdmin[group] = true
+		f.mu.Unlock()
+		if text, alert := answerOf(t, f, f.press(olga, &live, stop)); alert {
+			t.Errorf("an admin's stop press with the bot an admin: %q", text)
+		}
+		e.close()
+		checkClean(t, f, logs)
+	})
+}

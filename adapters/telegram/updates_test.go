@@ -127,3 +127,76 @@ func TestConnectedFollowsThePolls(t *testing.T) {
 		e.close()
 	})
 }
+
+// A slow chat holds only itself: while an admin check in one group hangs (getChatMember waits
+// out its 30 s), a press in another group is answered at once, and the slow group's later press
+// waits its turn behind the command being handled, in order.
+func TestSlowChatDoesNotHoldOthers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const other int64 = -1007654321
+		f, _, logs, e := startedEnv(t, alice, bob)
+		f.command(alice, group, 0, "/new@"+botUsername)
+		f.command(bob, other, 0, "/new@"+botUsername)
+		settle(3 * time.Second)
+		release := f.stallCalls("getChatMember")
+		f.command(olga, group, 0, "/stop") // needs the admin check, which hangs
+		settle(time.Second)
+		slow := mustPress(t, f, dan, group, table.VerbJoin, "")
+		fast := mustPress(t, f, carla, other, table.VerbJoin, "")
+		settle(2 * time.Second)
+		if _, ok := f.answer(fast); !ok {
+			t.Error("a press in another group waited for the slow group's admin check")
+		}
+		if _, ok := f.answer(slow); ok {
+			t.Error("a press in the slow group overtook the command sent before it")
+		}
+		release()
+		settle(5 * time.Second)
+		if _, ok := f.answer(slow); !ok {
+			t.Error("the slow group's press was not handled after its admin check")
+		}
+		e.close()
+		checkClean(t, f, logs)
+	})
+}
+
+// Two processes polling with one token take each other's updates (Telegram ends one's long poll
+// with 409 "terminated by other getUpdates request"). Each says so clearly: an ERROR line that
+// names the cause, not a warning at every retry, and the health check reports it all along, not
+// only between two polls. Once the other process is gone, the health check is fine again.
+func TestTwoProcessesOneToken(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, _, logs, e := startedEnv(t)
+		logs2 := &logBuf{}
+		e2 := startEnv(t, f, table.NewMemStore(), logs2)
+		for range 10 {
+			settle(30 * time.Second)
+			for i, env := range []*env{e, e2} {
+				if err := env.a.Connected(); err == nil || !strings.Contains(err.Error(), "only one") {
+					t.Errorf("process %d's health check while another polls: %v", i+1, err)
+				}
+			}
+		}
+		for i, l := range []*logBuf{logs, logs2} {
+			lines := 0
+			for line := range strings.SplitSeq(l.String(), "\n") {
+				if strings.Contains(line, "Conflict") || strings.Contains(line, "another process") {
+					lines++
+					if !strings.Contains(line, "level=ERROR") {
+						t.Errorf("process %d: %s", i+1, line)
+					}
+				}
+			}
+			if lines == 0 || lines > 2 {
+				t.Errorf("process %d logged the conflict in %d lines over 5 minutes, want 1 or 2", i+1, lines)
+			}
+		}
+		e2.close()
+		settle(15 * time.Minute)
+		if err := e.a.Connected(); err != nil {
+			t.Errorf("health check with the other process gone: %v", err)
+		}
+		e.close()
+		checkClean(t, f, logs)
+	})
+}

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
@@ -30,6 +32,14 @@ type Webhook struct {
 	// X-Telegram-Bot-Api-Secret-Token, and requests without it are refused. 1–256 characters
 	// of A–Z, a–z, 0–9, _ and - (Bot API, setWebhook).
 	SecretToken string
+	// MaxConnections is how many connections Telegram may open at once to post updates (Bot
+	// API, setWebhook max_connections: 1-100); 0: Telegram's default, 40. Telegram posts each
+	// chat's updates one at a time, in order, so more connections serve more chats at once.
+	MaxConnections int
+	// DropPendingUpdates has Telegram drop the updates that wait for the bot when it sets its
+	// webhook (Bot API, setWebhook drop_pending_updates): what was typed or pressed while the bot
+	// was down is then lost for good. Off by default.
+	DropPendingUpdates bool
 	// Listener, if set, is served instead of listening on Listen (socket activation, tests).
 	Listener net.Listener
 }
@@ -57,6 +67,9 @@ func (w *Webhook) Check() error {
 		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
 			return fmt.Errorf("%w: the secret_token may hold only A-Z, a-z, 0-9, _ and -", errConfigWebhook)
 		}
+	}
+	if w.MaxConnections < 0 || w.MaxConnections > 100 {
+		return fmt.Errorf("%w: max_connections %d: Telegram takes 1 to 100 (0: its default, 40)", errConfigWebhook, w.MaxConnections)
 	}
 	if w.Listen == "" {
 		w.Listen = "127.0.0.1:8443"
@@ -86,12 +99,14 @@ func (a *Adapter) runWebhook(ctx, hctx context.Context) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(w.path(), a.webhookHandler(hctx))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: nil}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
 	p := tgbotapi.Params{"url": w.URL, "secret_token": w.SecretToken}
 	_ = p.AddInterface("allowed_updates", allowedUpdates)
+	p.AddNonZero("max_connections", w.MaxConnections)
+	p.AddBool("drop_pending_updates", w.DropPendingUpdates)
 	if _, err := a.bot.MakeRequest("setWebhook", p); err != nil {
 		_ = srv.Close()
 		<-served
@@ -117,8 +132,105 @@ func (a *Adapter) runWebhook(ctx, hctx context.Context) error {
 	}
 	<-served
 	a.in.wait()
+	a.refusals.flush(a.log)
 	a.log.Info("stopped receiving updates")
 	return nil
+}
+
+// refusalLogEvery is how often at most the webhook logs the posts it refused: whoever posts
+// without the secret (a scanner, an attack) must not fill the log, one line per post.
+const refusalLogEvery = time.Minute
+
+// refusals logs the webhook's refused posts quietly: the first at once, the others in one line
+// at most every refusalLogEvery, saying how many were refused since the line before.
+type refusals struct {
+	mu      sync.Mutex
+	last    time.Time // the last line
+	n       int       // refused since it
+	why     string    // the newest refusal's reason and remote address
+	remote  string
+	pending *time.Timer // writes the line the count waits for
+}
+
+func (f *refusals) note(log *slog.Logger, why, remote string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	f.why, f.remote = why, remote
+	if wait := refusalLogEvery - time.Since(f.last); wait > 0 {
+		if f.pending == nil {
+			f.pending = time.AfterFunc(wait, func() { f.flush(log) })
+		}
+		return
+	}
+	f.logLocked(log)
+}
+
+// flush writes the line the count waits for, if any.
+func (f *refusals) flush(log *slog.Logger) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.pending != nil {
+		f.pending.Stop()
+		f.pending = nil
+	}
+	if f.n > 0 {
+		f.logLocked(log)
+	}
+}
+
+func (f *refusals) logLocked(log *slog.Logger) {
+	attrs := []any{"refused", f.n, "last_reason", f.why, "last_remote", f.remote}
+	if !f.last.IsZero() {
+		attrs = append(attrs, "since", f.last.UTC().Format(time.RFC3339))
+	}
+	log.Warn("webhook posts refused", attrs...)
+	f.last, f.n = time.Now(), 0
+}
+
+// unstored are the updates the webhook answered without a 2xx because their change was not
+// stored, with when that happened first, so that their senders hear of it once however often
+// Telegram sends them again. An update is sent for a day at most.
+type unstored struct {
+	mu  sync.Mutex
+	ids map[int]time.Time
+}
+
+// unstoredGiveUp is how long an update whose change cannot be stored is tried again: Telegram
+// would try for a day (a message's life) while the chat's later updates wait behind it, and a
+// change that failed for so long (or a handler that panics each time) is a fault for the host to
+// see, not to wait out. A typed move counts as late after three minutes anyway (lateAfter).
+const unstoredGiveUp = 10 * time.Minute
+
+// since gives when the update's change first failed to be stored, if it did.
+func (u *unstored) since(id int) (time.Time, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	at, ok := u.ids[id]
+	return at, ok
+}
+
+func (u *unstored) add(id int) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	now := time.Now()
+	if u.ids == nil {
+		u.ids = map[int]time.Time{}
+	}
+	if _, ok := u.ids[id]; !ok {
+		for old, at := range u.ids {
+			if now.Sub(at) > 25*time.Hour {
+				delete(u.ids, old)
+			}
+		}
+		u.ids[id] = now
+	}
+}
+
+func (u *unstored) remove(id int) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	delete(u.ids, id)
 }
 
 // webhookHandler takes Telegram's posts: only with the secret, one update each, answered once
@@ -127,11 +239,12 @@ func (a *Adapter) webhookHandler(hctx context.Context) http.Handler {
 	secret := []byte(a.cfg.Webhook.SecretToken)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
+			a.refusals.note(a.log, "not a POST", r.RemoteAddr)
 			http.Error(w, "POST only", http.StatusMethodNotAllowed)
 			return
 		}
 		if subtle.ConstantTimeCompare([]byte(r.Header.Get(secretHeader)), secret) != 1 {
-			a.log.Warn("webhook request without the right secret token refused", "remote", r.RemoteAddr)
+			a.refusals.note(a.log, "without the right secret token", r.RemoteAddr)
 			http.Error(w, "forbidden", http.StatusForbidden)
 			return
 		}
@@ -141,6 +254,7 @@ func (a *Adapter) webhookHandler(hctx context.Context) http.Handler {
 		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, maxUpdateBytes+1))
 		if err != nil || len(body) > maxUpdateBytes {
+			a.refusals.note(a.log, "body unreadable or too large", r.RemoteAddr)
 			http.Error(w, "bad body", http.StatusBadRequest)
 			return
 		}
@@ -150,9 +264,32 @@ func (a *Adapter) webhookHandler(hctx context.Context) http.Handler {
 			w.WriteHeader(http.StatusOK) // sending it again would not make it readable
 			return
 		}
-		done := make(chan struct{})
-		a.dispatch(hctx, u, func() { close(done) })
-		<-done
+		first, again := a.unstored.since(u.UpdateID)
+		u.again = again
+		done := make(chan error, 1)
+		a.dispatch(hctx, u, func(err error) { done <- err })
+		err = <-done
+		switch {
+		case err == nil:
+			a.unstored.remove(u.UpdateID)
+		case again && time.Since(first) >= unstoredGiveUp:
+			// Telegram would go on for a day, and its chat's later updates wait behind it.
+			a.log.Error("an update's change could not be stored for a long time; dropped", "update", u.UpdateID,
+				"for", unstoredGiveUp, "err", err)
+			a.unstored.remove(u.UpdateID)
+		default:
+			// Not stored: no 2xx, so Telegram sends it again (WebhookActor.cpp: at once, then
+			// after 2, 4, 8 ... seconds, up to a minute or two between tries, until the update
+			// expires: a day for a message, 150 s for a press).
+			level := slog.LevelWarn
+			if again {
+				level = slog.LevelDebug
+			}
+			a.log.Log(r.Context(), level, "an update's change was not stored; Telegram sends it again", "update", u.UpdateID, "err", err)
+			a.unstored.add(u.UpdateID)
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
 		w.WriteHeader(http.StatusOK)
 	})
 }

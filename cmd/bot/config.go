@@ -53,6 +53,10 @@ type Config struct {
 			URL         string `yaml:"url"`          // the public https:// URL; empty: long polling
 			Listen      string `yaml:"listen"`       // the local address the proxy forwards to
 			SecretToken string `yaml:"secret_token"` // required with url; prefer the environment
+			// MaxConnections is how many connections Telegram may open at once (1-100; 0: its
+			// default, 40); DropPendingUpdates drops what waited while the bot was down.
+			MaxConnections     int  `yaml:"max_connections"`
+			DropPendingUpdates bool `yaml:"drop_pending_updates"`
 		} `yaml:"webhook"`
 		// MiniApp is the short name of the Mini App registered with BotFather for the web table:
 		// the table's group messages then link to it.
@@ -169,7 +173,8 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 // telegramWebhook is the Telegram adapter's webhook setting.
 func (c Config) telegramWebhook() *telegram.Webhook {
 	w := c.Telegram.Webhook
-	return &telegram.Webhook{URL: w.URL, Listen: w.Listen, SecretToken: w.SecretToken}
+	return &telegram.Webhook{URL: w.URL, Listen: w.Listen, SecretToken: w.SecretToken,
+		MaxConnections: w.MaxConnections, DropPendingUpdates: w.DropPendingUpdates}
 }
 
 // checkWeb refuses a web table that cannot work: listen without a public address or the reverse,

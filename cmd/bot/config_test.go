@@ -119,10 +119,19 @@ func TestConfig(t *testing.T) {
 			t.Errorf("webhook %+v, err %v", w, err)
 		}
 	})
+	t.Run("telegram webhook's connections and dropped updates", func(t *testing.T) {
+		p := writeConfig(t, "telegram:\n  token: x\n  webhook:\n    url: https://bot.example.org/tg\n    secret_token: s3cret\n"+
+			"    max_connections: 10\n    drop_pending_updates: true\n")
+		c, err := loadConfig(p, noEnv)
+		if w := c.telegramWebhook(); err != nil || w.MaxConnections != 10 || !w.DropPendingUpdates {
+			t.Errorf("webhook %+v, err %v", w, err)
+		}
+	})
 	for _, tc := range []struct{ name, text, want string }{
 		{"webhook without a secret", "telegram:\n  webhook:\n    url: https://bot.example.org/tg\n", "secret_token"},
 		{"webhook not https", "telegram:\n  webhook:\n    url: http://bot.example.org/tg\n    secret_token: SECRET-hook-1\n", "https"},
 		{"webhook secret with spaces", "telegram:\n  webhook:\n    url: https://bot.example.org/tg\n    secret_token: SECRET hook 1\n", "secret_token"},
+		{"webhook with too many connections", "telegram:\n  webhook:\n    url: https://bot.example.org/tg\n    secret_token: SECRET-hook-1\n    max_connections: 500\n", "max_connections"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := loadConfig(writeConfig(t, tc.text), noEnv)

@@ -489,4 +489,9 @@ var en = map[string]string{
 	"discord.thread_private": "⚠️ I can't post in this private thread: add me to it (mention me in it), then open the table again in a few minutes.",
 	"discord.thread_locked":  "⚠️ This thread is locked, so I can't post in it. A moderator can unlock it, or you can open the table in another channel.",
 	"discord.automod":        "⚠️ This server's AutoMod blocked one of my messages here, so the table may not show everything. A server admin can exempt my role from the rule (Server Settings → AutoMod).",
+
+	// Telegram hardening (issue 21).
+	"telegram.late":          "Your /%s came to me more than a few minutes late (I could not be reached for a while), so I did not apply it: the table may have moved on since. Send it again if you still mean it.",
+	"telegram.late.public":   "%s, a command you sent while I could not be reached came more than a few minutes late, so I did not apply it. Send it again if you still mean it.",
+	"telegram.admin_unknown": "I could not check with Telegram that you are an admin here, so this counted as from a member. Make me an admin of the group, or try again.",
 }

@@ -491,6 +491,11 @@ var lb = map[string]string{
 	"discord.thread_private": "⚠️ Ech kann an dësem privaten Thread net schreiwen: setzt mech derbäi (nennt mech do), a maacht den Dësch an e puer Minutten nees op.",
 	"discord.thread_locked":  "⚠️ Dësen Thread ass gespaart, dofir kann ech net dra schreiwen. E Moderator kann en entspären, oder Dir maacht den Dësch an engem anere Kanal op.",
 	"discord.automod":        "⚠️ D’AutoMod vun dësem Server huet eng vu menge Noriichten hei blockéiert, dofir weist den Dësch vläicht net alles. E Server-Admin ka meng Roll vun där Regel aushuelen (Server-Astellungen → AutoMod).",
+
+	// Telegram hardening (issue 21).
+	"telegram.late":          "Äre /%s ass e puer Minutten ze spéit bei mir ukomm (ech war eng Zäit net ze erreechen), dofir hunn ech en net ausgefouert: um Dësch kann zënterhier eppes geschitt sinn. Schéckt en nach eng Kéier, wann Dir et nach esou mengt.",
+	"telegram.late.public":   "%s, e Befeel, deen Dir geschéckt hutt, wéi ech net ze erreeche war, ass e puer Minutten ze spéit komm, dofir hunn ech en net ausgefouert. Schéckt en nach eng Kéier, wann Dir et nach esou mengt.",
+	"telegram.admin_unknown": "Ech konnt bei Telegram net nokucken, ob Dir hei Admin sidd: dat huet wéi vun engem Member gezielt. Maacht mech zum Admin vun der Grupp, oder probéiert nach eng Kéier.",
 }
 
 var de = map[string]string{
@@ -963,6 +968,11 @@ var de = map[string]string{
 	"discord.thread_private": "⚠️ Ich kann in diesem privaten Thread nicht schreiben: füge mich hinzu (erwähne mich darin) und eröffne den Tisch in ein paar Minuten noch einmal.",
 	"discord.thread_locked":  "⚠️ Dieser Thread ist gesperrt, daher kann ich nicht darin schreiben. Ein Moderator kann ihn entsperren, oder du eröffnest den Tisch in einem anderen Kanal.",
 	"discord.automod":        "⚠️ Die AutoMod dieses Servers hat eine meiner Nachrichten hier blockiert, daher zeigt der Tisch vielleicht nicht alles. Ein Server-Admin kann meine Rolle von der Regel ausnehmen (Servereinstellungen → AutoMod).",
+
+	// Telegram hardening (issue 21).
+	"telegram.late":          "Dein /%s kam mehrere Minuten zu spät bei mir an (ich war eine Weile nicht erreichbar), deshalb habe ich ihn nicht ausgeführt: Am Tisch kann seitdem etwas passiert sein. Schick ihn noch einmal, wenn du ihn noch so meinst.",
+	"telegram.late.public":   "%s, ein Befehl, den du geschickt hast, als ich nicht erreichbar war, kam mehrere Minuten zu spät an, deshalb habe ich ihn nicht ausgeführt. Schick ihn noch einmal, wenn du ihn noch so meinst.",
+	"telegram.admin_unknown": "Ich konnte bei Telegram nicht prüfen, ob du hier Admin bist: Das zählte wie von einem Mitglied. Mach mich zum Admin der Gruppe oder versuch es noch einmal.",
 }
 
 var fr = map[string]string{
@@ -1435,4 +1445,9 @@ var fr = map[string]string{
 	"discord.thread_private": "⚠️ Je ne peux pas écrire dans ce fil privé\u00a0: ajoutez-moi (mentionnez-moi dedans), puis rouvrez la table dans quelques minutes.",
 	"discord.thread_locked":  "⚠️ Ce fil est verrouillé, je ne peux donc pas y écrire. Un modérateur peut le déverrouiller, ou vous pouvez ouvrir la table dans un autre salon.",
 	"discord.automod":        "⚠️ L’AutoMod de ce serveur a bloqué un de mes messages ici\u00a0: la table n’affiche peut-être pas tout. Un admin du serveur peut exempter mon rôle de la règle (Paramètres du serveur → AutoMod).",
+
+	// Telegram hardening (issue 21).
+	"telegram.late":          "Votre /%s m’est parvenu avec plusieurs minutes de retard (j’étais injoignable un moment), je ne l’ai donc pas appliqué\u00a0: la partie a pu avancer depuis. Renvoyez-le si vous le voulez toujours.",
+	"telegram.late.public":   "%s, une commande que vous avez envoyée pendant que j’étais injoignable est arrivée avec plusieurs minutes de retard\u202f; je ne l’ai donc pas appliquée. Renvoyez-la si vous la voulez toujours.",
+	"telegram.admin_unknown": "Je n’ai pas pu vérifier auprès de Telegram que vous êtes admin ici\u00a0: cela a compté comme venant d’un membre. Faites de moi un admin du groupe, ou réessayez.",
 }

@@ -92,7 +92,7 @@ const (
 	VerbTimeout  Verb = "timeout" // internal: a deadline passed
 	// Internal: what the platform did to the table's place (see move.go), logged like commands.
 	VerbMove  Verb = "move"  // the place got a new ID
-	VerbClose Verb = "close" // the bot was removed from the place
+	VerbClose Verb = "close" // the bot was removed from the place, or the place is gone
 	VerbPause Verb = "pause" // the place cannot be written to, or can again
 )
 

@@ -71,6 +71,25 @@ func (s *Service) MovePlace(ctx context.Context, from, to Place) error {
 // those for a chat it may no longer write to, so players learn it from their private messages.
 // It gives how many tables it closed.
 func (s *Service) CloseChat(ctx context.Context, platform, chat string) (int, error) {
+	n, err := s.closeWhere(ctx, func(p Place) bool { return p.Platform == platform && p.Chat == chat }, "removed")
+	if n > 0 {
+		s.cfg.Log.Info("tables closed: the bot was removed from their chat", "platform", platform, "chat", chat, "tables", n)
+	}
+	return n, err
+}
+
+// ClosePlace closes the live table of one place that is gone for good (a deleted forum topic) as
+// CloseChat closes a chat's. It gives how many tables it closed (0 or 1).
+func (s *Service) ClosePlace(ctx context.Context, place Place) (int, error) {
+	n, err := s.closeWhere(ctx, func(p Place) bool { return p.Key() == place.Key() }, "gone")
+	if n > 0 {
+		s.cfg.Log.Info("table closed: its place is gone", "place", place.Key())
+	}
+	return n, err
+}
+
+// closeWhere closes the live tables whose place matches, stored with the reason.
+func (s *Service) closeWhere(ctx context.Context, match func(Place) bool, reason string) (int, error) {
 	if s.ctx.Err() != nil {
 		return 0, errors.New("table: the service is closed")
 	}
@@ -79,10 +98,10 @@ func (s *Service) CloseChat(ctx context.Context, platform, chat string) (int, er
 	for _, t := range s.all() {
 		t.mu.Lock()
 		p := t.st.Place
-		if p.Platform == platform && p.Chat == chat && t.st.Status != StatusClosed {
+		if match(p) && t.st.Status != StatusClosed {
 			var out outcome
 			s.close(t, &out)
-			cmd := Command{Place: p, Table: t.st.ID, Verb: VerbClose, Args: []string{"removed"}}
+			cmd := Command{Place: p, Table: t.st.ID, Verb: VerbClose, Args: []string{reason}}
 			if uerr := s.commit(ctx, t, cmd, &out, actedNone, false); uerr != nil {
 				failed = errStore
 			} else {
@@ -90,9 +109,6 @@ func (s *Service) CloseChat(ctx context.Context, platform, chat string) (int, er
 			}
 		}
 		t.mu.Unlock()
-	}
-	if n > 0 {
-		s.cfg.Log.Info("tables closed: the bot was removed from their chat", "platform", platform, "chat", chat, "tables", n)
 	}
 	return n, failed
 }

@@ -140,6 +140,34 @@ func TestCloseChat(t *testing.T) {
 	})
 }
 
+// A place gone for good (a deleted forum topic): its table closes, the chat's other tables go on.
+func TestClosePlace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, NewMemStore())
+		defer h.svc.Close()
+		topic := Place{Platform: "test", Chat: h.place.Chat, Thread: "7"}
+		h.do(player(1), VerbNew, "timer=none")
+		h.svc.Handle(context.Background(), Command{Place: topic, Actor: player(2), Verb: VerbNew})
+		general, inTopic := h.svc.TableAt(h.place), h.svc.TableAt(topic)
+		if p, ok := h.svc.PlaceOf(inTopic); !ok || p.Key() != topic.Key() {
+			t.Errorf("PlaceOf(the topic's table) = %v, %v", p, ok)
+		}
+		if n, err := h.svc.ClosePlace(context.Background(), topic); err != nil || n != 1 {
+			t.Fatalf("ClosePlace = %d, %v; want the topic's table", n, err)
+		}
+		synctest.Wait()
+		if st, ok := h.svc.Status(inTopic); ok {
+			t.Errorf("the gone topic's table is %s", st)
+		}
+		if _, ok := h.svc.PlaceOf(inTopic); ok {
+			t.Error("PlaceOf gives a place for a closed table")
+		}
+		if st, _ := h.svc.Status(general); st != StatusLobby {
+			t.Errorf("the chat's other table is %s", st)
+		}
+	})
+}
+
 // A paused table runs no computer player and no timer, tells its players privately once, stays
 // paused after a restart, and goes on when resumed; its people's own moves still count.
 func TestPause(t *testing.T) {

@@ -287,6 +287,18 @@ func (s *Service) TableAt(p Place) string {
 	return s.byPlace[p.Key()]
 }
 
+// PlaceOf gives the place of a live table; false when there is none by that ID.
+func (s *Service) PlaceOf(tableID string) (Place, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tables[tableID]
+	if !ok {
+		return Place{}, false
+	}
+	// A table's place changes only under the service's lock too (MovePlace).
+	return t.st.Place, true
+}
+
 func (s *Service) makeRobots(t *tbl) {
 	for i := range t.robots {
 		t.robots[i] = nil

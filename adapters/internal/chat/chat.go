@@ -18,6 +18,8 @@ type Service interface {
 	Picture(m table.Message, dark bool) (png []byte, alt string, err error)
 	// TableAt gives the ID of a place's current table, or "".
 	TableAt(p table.Place) string
+	// PlaceOf gives the place of a live table.
+	PlaceOf(tableID string) (table.Place, bool)
 	// Turn tells who must act at a table and which cards they may play.
 	Turn(tableID string) (playerID string, legal []core.Card, trumpPhase bool)
 
@@ -28,6 +30,8 @@ type Service interface {
 	MovePlace(ctx context.Context, from, to table.Place) error
 	// CloseChat closes the tables of a chat the bot was removed from.
 	CloseChat(ctx context.Context, platform, chat string) (int, error)
+	// ClosePlace closes the table of a place that is gone for good (a deleted forum topic).
+	ClosePlace(ctx context.Context, p table.Place) (int, error)
 	// Pause stops (or restarts) the computer players and timers of a place's table while the
 	// place cannot be written to.
 	Pause(ctx context.Context, p table.Place, paused bool) error
