@@ -483,4 +483,11 @@ var en = map[string]string{
 	"stats.none.you":   "You have not finished a game in %s yet.",
 	"stats.title.you":  "📊 Your statistics in %s",
 	"mydata.title.you": "What is kept about you (ID %s):",
+
+	// web server hardening (issue 21)
+	"web.too_many_tries": "Too many tries from your connection: wait a minute, then open the table again.",
+	"web.dc_wait":        "Discord asks the bot to wait before it checks who you are: try again in %d s.",
+	"web.busy":           "Many people are opening the table at once: try again in a few seconds.",
+	"web.session_over":   "Your session at this table has ended. Open the table again from the chat.",
+	"web.left_activity":  "You are no longer in this channel's Activity, so the table closes here. Start the Activity in the channel again to come back.",
 }

@@ -485,6 +485,13 @@ var lb = map[string]string{
 	"stats.none.you":   "Dir hutt nach kee Spill ofgeschloss (%s).",
 	"stats.title.you":  "📊 Är Statistik · %s",
 	"mydata.title.you": "Wat iwwer Iech gespäichert ass (ID %s):",
+
+	// web server hardening (issue 21)
+	"web.too_many_tries": "Ze vill Versich vun Ärer Verbindung: waart eng Minutt, da maacht den Dësch nees op.",
+	"web.dc_wait":        "Discord freet de Bot ze waarden, ier en nokuckt, wien Dir sidd: probéiert et no %d s nees.",
+	"web.busy":           "Vill Leit maachen den Dësch gläichzäiteg op: probéiert et an e puer Sekonnen nees.",
+	"web.session_over":   "Är Sessioun un dësem Dësch ass eriwwer. Maacht den Dësch aus dem Chat nees op.",
+	"web.left_activity":  "Dir sidd net méi an der Aktivitéit vun dësem Kanal, dofir gëtt den Dësch hei zougemaach. Start d’Aktivitéit am Kanal nees, fir zréckzekommen.",
 }
 
 var de = map[string]string{
@@ -951,6 +958,13 @@ var de = map[string]string{
 	"stats.none.you":   "Du hast noch kein Spiel beendet (%s).",
 	"stats.title.you":  "📊 Deine Statistik · %s",
 	"mydata.title.you": "Was über dich gespeichert ist (ID %s):",
+
+	// web server hardening (issue 21)
+	"web.too_many_tries": "Zu viele Versuche von deiner Verbindung: Warte eine Minute und öffne den Tisch dann noch einmal.",
+	"web.dc_wait":        "Discord bittet den Bot zu warten, bevor er prüft, wer du bist: Versuch es in %d s noch einmal.",
+	"web.busy":           "Gerade öffnen viele den Tisch gleichzeitig: Versuch es in ein paar Sekunden noch einmal.",
+	"web.session_over":   "Deine Sitzung an diesem Tisch ist abgelaufen. Öffne den Tisch noch einmal aus dem Chat.",
+	"web.left_activity":  "Du bist nicht mehr in der Aktivität dieses Kanals, deshalb schließt sich der Tisch hier. Starte die Aktivität im Kanal neu, um zurückzukommen.",
 }
 
 var fr = map[string]string{
@@ -1417,4 +1431,11 @@ var fr = map[string]string{
 	"stats.none.you":   "Vous n’avez encore fini aucune donne (%s).",
 	"stats.title.you":  "📊 Vos statistiques · %s",
 	"mydata.title.you": "Données conservées à votre sujet (ID %s)\u00a0:",
+
+	// web server hardening (issue 21)
+	"web.too_many_tries": "Trop de tentatives depuis votre connexion\u00a0: attendez une minute, puis rouvrez la table.",
+	"web.dc_wait":        "Discord demande au bot d’attendre avant de vérifier qui vous êtes\u00a0: réessayez dans %d\u00a0s.",
+	"web.busy":           "Beaucoup de monde ouvre la table en même temps\u00a0: réessayez dans quelques secondes.",
+	"web.session_over":   "Votre session à cette table est terminée. Rouvrez la table depuis la discussion.",
+	"web.left_activity":  "Vous n’êtes plus dans l’activité de ce salon\u00a0: la table se ferme ici. Relancez l’activité dans le salon pour revenir.",
 }
