@@ -37,6 +37,7 @@ package httpserve
 import (
 	"context"
 	"fmt"
+	"io"
 	"log"
 	"log/slog"
 	"net"
@@ -148,6 +149,14 @@ func New(name string, h http.Handler, lim Limits, logger *slog.Logger) *Server {
 		IdleTimeout:       s.lim.IdleTimeout,
 		MaxHeaderBytes:    s.lim.MaxHeaderBytes,
 		ErrorLog:          log.New(errorLog{s}, "", 0),
+		// The request's connection (our *conn) goes into its context, and a hijacked one is
+		// marked: see wrap.
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey{}, c) },
+		ConnState: func(c net.Conn, st http.ConnState) {
+			if cc, ok := c.(*conn); ok && st == http.StateHijacked {
+				cc.hijacked.Store(true)
+			}
+		},
 	}
 	return s
 }
@@ -289,10 +298,11 @@ func (s *Server) refuseConn(c net.Conn, peer netip.Addr, why string) {
 // hijacked it).
 type conn struct {
 	net.Conn
-	s    *Server
-	peer netip.Addr
-	tcp  bool
-	once sync.Once
+	s        *Server
+	peer     netip.Addr
+	tcp      bool
+	once     sync.Once
+	hijacked atomic.Bool // a handler took it over
 }
 
 func (c *conn) Close() error {
@@ -301,14 +311,46 @@ func (c *conn) Close() error {
 	return err
 }
 
-// clientKey holds a request's client in its context.
-type clientKey struct{}
+// clientKey holds a request's client in its context, connKey its connection.
+type (
+	clientKey struct{}
+	connKey   struct{}
+)
+
+// readBody is a request's body that knows whether it was read to its end.
+type readBody struct {
+	io.ReadCloser
+	eof atomic.Bool
+}
+
+func (b *readBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.eof.Store(true)
+	}
+	return n, err
+}
+
+// dropBody makes the server read no more of a request's body: net/http reads up to 256 KiB of
+// a body the handler left, as slowly as the client sends it, before it answers or closes; past
+// the deadline it closes the connection instead. A hijacked connection is left alone.
+func dropBody(r *http.Request) {
+	if c, ok := r.Context().Value(connKey{}).(*conn); ok && !c.hijacked.Load() {
+		_ = c.SetReadDeadline(time.Now())
+	}
+}
 
 // wrap gives every request its body limit and its client; a proxied client over the bound per
-// address is refused.
+// address is refused. A body the handler did not read to its end is not waited for.
 func (s *Server) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, s.lim.MaxBody)
+		body := &readBody{ReadCloser: http.MaxBytesReader(w, r.Body, s.lim.MaxBody)}
+		r.Body = body
+		defer func() {
+			if r.ContentLength != 0 && !body.eof.Load() {
+				dropBody(r)
+			}
+		}()
 		ap, err := netip.ParseAddrPort(r.RemoteAddr)
 		if err != nil || !s.isProxy(ap.Addr()) {
 			h.ServeHTTP(w, r)
@@ -335,6 +377,7 @@ func (s *Server) wrap(h http.Handler) http.Handler {
 				s.log.Warn("refusing requests over the server's bounds", "why", overAddr, "client", client.String(),
 					"refused_since_last_line", n, "max_conns_per_address", s.lim.MaxConnsPerAddr)
 			}
+			dropBody(r)
 			w.Header().Set("Connection", "close")
 			w.Header().Set("Retry-After", "10")
 			http.Error(w, overAddr+"; try again later", http.StatusTooManyRequests)

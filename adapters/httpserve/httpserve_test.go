@@ -154,7 +154,7 @@ func TestBoundTotal(t *testing.T) {
 // are bounded, other clients of the same proxy are served, and Client says who it is.
 func TestProxiedClients(t *testing.T) {
 	started := make(chan string, 20)
-	_, addr := testServer(t, 0, Limits{MaxConns: 40, MaxConnsPerAddr: 4, Proxies: Loopback}, slowHandler(started))
+	s, addr := testServer(t, 0, Limits{MaxConns: 40, MaxConnsPerAddr: 4, Proxies: Loopback}, slowHandler(started))
 	in, out := 0, 0
 	for range 6 {
 		_, answered := slowConn(t, addr, "127.0.0.1", "X-Forwarded-For: 10.9.9.9, 203.0.113.7\r\n")
@@ -170,6 +170,7 @@ func TestProxiedClients(t *testing.T) {
 	if in != 4 || out != 2 {
 		t.Fatalf("of 6 slow requests from one client through the proxy %d were served and %d refused, want 4 and 2", in, out)
 	}
+	eventually(t, "the refused requests' connections close", func() bool { return s.Stats().Open == 4 })
 	if code, body := get(t, addr, "127.0.0.1", "2001:db8:1:2:3::9"); code != 200 || body != "ok 2001:db8:1:2::/64" {
 		t.Fatalf("another client of the proxy: %d %q", code, body)
 	}
@@ -229,9 +230,24 @@ func TestTimeoutsGiveConnectionsBack(t *testing.T) {
 	if _, err := r.ReadByte(); err == nil {
 		t.Fatal("the idle connection got more bytes")
 	}
-	if s.Stats().Open != 0 {
-		t.Fatalf("after the idle connection closed: %+v", s.Stats())
+	eventually(t, "the idle connection's place is given back", func() bool { return s.Stats().Open == 0 })
+}
+
+// A handler that answers without reading the body does not make the connection wait for it
+// (net/http would read up to 256 KiB of it, as slowly as the client sends).
+func TestUnreadBodyIsNotWaitedFor(t *testing.T) {
+	s, addr := testServer(t, 0, Limits{ReadTimeout: time.Minute}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	c, answered := slowConn(t, addr, "127.0.0.2", "")
+	select {
+	case line := <-answered:
+		if line != "HTTP/1.1 200 OK" {
+			t.Fatalf("the answer: %q", line)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the answer waits for the body")
 	}
+	c.Close()
+	eventually(t, "the connection closes", func() bool { return s.Stats().Open == 0 })
 }
 
 // A body over MaxBody is refused by the reader the handler gets.
