@@ -123,35 +123,34 @@ func (e *env) link(p table.Player, tableID string) string {
 	return l
 }
 
-// post sends a session request as the page does.
+// post sends a session request as the page does, from the origin given ("" sends none).
 func (e *env) post(body any, origin string) (int, map[string]string) {
 	e.t.Helper()
-	data, _ := json.Marshal(body)
-	req, _ := http.NewRequest(http.MethodPost, e.url+"/api/session", bytes.NewReader(data))
-	req.Header.Set("Content-Type", "application/json")
+	h := http.Header{}
 	if origin != "" {
-		req.Header.Set("Origin", origin)
+		h.Set("Origin", origin)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out := map[string]string{}
-	_ = json.NewDecoder(resp.Body).Decode(&out)
-	return resp.StatusCode, out
+	code, out, _ := e.postWith(body, h)
+	return code, out
 }
 
 // postFrom sends a session request as a page behind the reverse proxy on this machine does:
 // the proxy names the client in X-Forwarded-For ("" names none).
 func (e *env) postFrom(body any, client string) (int, map[string]string, http.Header) {
 	e.t.Helper()
+	h := http.Header{}
+	if client != "" {
+		h.Set("X-Forwarded-For", client)
+	}
+	return e.postWith(body, h)
+}
+
+func (e *env) postWith(body any, h http.Header) (int, map[string]string, http.Header) {
+	e.t.Helper()
 	data, _ := json.Marshal(body)
 	req, _ := http.NewRequest(http.MethodPost, e.url+"/api/session", bytes.NewReader(data))
+	req.Header = h
 	req.Header.Set("Content-Type", "application/json")
-	if client != "" {
-		req.Header.Set("X-Forwarded-For", client)
-	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		e.t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
 // dcFake stands for the discord adapter as the web table uses it: good codes, the players of
@@ -40,6 +41,17 @@ func (e dcRateLimited) RetryAfter() time.Duration { return e.after }
 
 func newDCFake(place table.Place) *dcFake {
 	return &dcFake{app: "900000000000000001", codes: map[string]table.Player{}, place: place, instances: map[string][]string{}}
+}
+
+// eve is a Discord member in the Activity instance i-1 of the channel chan, whose page has the
+// code c0de.
+var eve = table.Player{ID: "dc:5", Name: "Eve", Locale: "fr"}
+
+func eveInTheActivity() (*dcFake, table.Place) {
+	place := table.Place{Platform: benchPlatform, Chat: "chan"}
+	dc := newDCFake(place)
+	dc.codes["c0de"], dc.instances["i-1"] = eve, []string{eve.ID}
+	return dc, place
 }
 
 func (d *dcFake) AppID() string {
@@ -111,10 +123,7 @@ func TestSessionPostsAreLimited(t *testing.T) {
 
 // One Discord user gets a few sessions in a row, whatever addresses they come from.
 func TestSessionsPerDiscordUser(t *testing.T) {
-	place := table.Place{Platform: benchPlatform, Chat: "chan"}
-	dc := newDCFake(place)
-	eve := table.Player{ID: "dc:5", Name: "Eve", Locale: "fr"}
-	dc.codes["c0de"], dc.instances["i-1"] = eve, []string{eve.ID}
+	dc, _ := eveInTheActivity()
 	e := newEnv(t, func(c *Config) { c.Discord = dc })
 	got := 0
 	for i := range 10 {
@@ -138,10 +147,7 @@ func TestSessionsPerDiscordUser(t *testing.T) {
 // While Discord says wait (429, Retry-After), the page is told so at once and Discord is not
 // asked again; once the time is up, it is.
 func TestDiscordRetryAfterIsHonoured(t *testing.T) {
-	place := table.Place{Platform: benchPlatform, Chat: "chan"}
-	dc := newDCFake(place)
-	eve := table.Player{ID: "dc:5", Name: "Eve", Locale: "fr"}
-	dc.codes["c0de"], dc.instances["i-1"] = eve, []string{eve.ID}
+	dc, _ := eveInTheActivity()
 	dc.wait = 30 * time.Second
 	e := newEnv(t, func(c *Config) { c.Discord = dc })
 	for i := range 5 {
@@ -201,16 +207,7 @@ func TestSessionExpiresAtAMove(t *testing.T) {
 		}
 	}
 	v := k.view
-	verb, arg := "play", ""
-	if len(v.Trumps) > 0 {
-		verb, arg = "trump", v.Trumps[0].Arg
-	} else {
-		for _, c := range v.Hand {
-			if c.Legal {
-				arg = c.Card
-			}
-		}
-	}
+	verb, arg := tabletest.SeatMove(v)
 	e.clock.Add(12*time.Hour + time.Second)
 	k.move(verb, arg, v.Seq, "late")
 	if m := k.next("bye"); m.Text != i18n.T("de", "web.session_over") || !m.Renew {
@@ -227,10 +224,7 @@ func TestSessionExpiresAtAMove(t *testing.T) {
 // A Discord member who left the channel's Activity is checked at their next move: told why and
 // closed, and the join is not made.
 func TestLeftTheActivityCannotJoin(t *testing.T) {
-	place := table.Place{Platform: benchPlatform, Chat: "chan"}
-	dc := newDCFake(place)
-	eve := table.Player{ID: "dc:5", Name: "Eve", Locale: "fr"}
-	dc.codes["c0de"], dc.instances["i-1"] = eve, []string{eve.ID}
+	dc, place := eveInTheActivity()
 	e := newEnv(t, func(c *Config) { c.Discord = dc })
 	owner := table.Player{ID: "dc:1", Name: "Ann", Locale: "en"}
 	e.do(place, owner, table.VerbNew, "timer=none")
@@ -260,10 +254,7 @@ func TestLeftTheActivityCannotJoin(t *testing.T) {
 // On a timer too: a socket whose session ends, or whose Discord member left, is told why and
 // closed without a move.
 func TestSessionRecheckedOnATimer(t *testing.T) {
-	place := table.Place{Platform: benchPlatform, Chat: "chan"}
-	dc := newDCFake(place)
-	eve := table.Player{ID: "dc:5", Name: "Eve", Locale: "fr"}
-	dc.codes["c0de"], dc.instances["i-1"] = eve, []string{eve.ID}
+	dc, place := eveInTheActivity()
 	e := newEnv(t, func(c *Config) { c.Discord, c.RecheckEvery = dc, 20*time.Millisecond })
 	owner := table.Player{ID: "dc:1", Name: "Ann", Locale: "en"}
 	e.do(place, owner, table.VerbNew, "timer=none")

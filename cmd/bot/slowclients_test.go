@@ -23,6 +23,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
 // The slow-clients test runs the bot (this test binary again, as TestHelperSlowBot) under an
@@ -358,17 +359,7 @@ func playOne(t *testing.T, pages []*slowPage, within time.Duration) time.Duratio
 		if v.Game == nil || v.Game.ToMove != v.You {
 			continue
 		}
-		verb, arg := "play", ""
-		if len(v.Trumps) > 0 {
-			verb, arg = "trump", v.Trumps[0].Arg
-		} else {
-			for _, c := range v.Hand {
-				if c.Legal {
-					arg = c.Card
-					break
-				}
-			}
-		}
+		verb, arg := tabletest.SeatMove(v)
 		start := time.Now()
 		data, _ := json.Marshal(map[string]any{"t": "move", "verb": verb, "arg": arg, "seq": v.Seq, "id": fmt.Sprint("m", v.Seq)})
 		ctx, cancel := context.WithTimeout(context.Background(), within)
