@@ -10,7 +10,9 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -130,7 +132,7 @@ func (a *Adapter) ActivityUser(ctx context.Context, code, instance string) (tabl
 		Scope       string `json:"scope"`
 	}
 	if err := a.call(ctx, http.MethodPost, discordgo.EndpointAPI+"oauth2/token", "", form, &tok); err != nil {
-		return table.Player{}, table.Place{}, fmt.Errorf("%w: the code exchange: %v", ErrActivityUser, err)
+		return table.Player{}, table.Place{}, fmt.Errorf("%w: the code exchange: %w", ErrActivityUser, err)
 	}
 	if tok.AccessToken == "" || !slices.Contains(strings.Fields(tok.Scope), "identify") {
 		return table.Player{}, table.Place{}, fmt.Errorf("%w: the token has no identify scope", ErrActivityUser)
@@ -143,22 +145,14 @@ func (a *Adapter) ActivityUser(ctx context.Context, code, instance string) (tabl
 		Bot        bool   `json:"bot"`
 	}
 	if err := a.call(ctx, http.MethodGet, discordgo.EndpointAPI+"users/@me", "Bearer "+tok.AccessToken, nil, &u); err != nil {
-		return table.Player{}, table.Place{}, fmt.Errorf("%w: who the user is: %v", ErrActivityUser, err)
+		return table.Player{}, table.Place{}, fmt.Errorf("%w: who the user is: %w", ErrActivityUser, err)
 	}
 	if u.ID == "" || u.Bot {
 		return table.Player{}, table.Place{}, fmt.Errorf("%w: no user", ErrActivityUser)
 	}
-	var in struct {
-		ApplicationID string `json:"application_id"`
-		Location      struct {
-			ChannelID string `json:"channel_id"`
-			GuildID   string `json:"guild_id"`
-		} `json:"location"`
-		Users []string `json:"users"`
-	}
-	path := discordgo.EndpointApplication(appID) + "/activity-instances/" + url.PathEscape(instance)
-	if err := a.call(ctx, http.MethodGet, path, "Bot "+a.token, nil, &in); err != nil {
-		return table.Player{}, table.Place{}, fmt.Errorf("%w: the activity instance: %v", ErrActivityUser, err)
+	in, err := a.activityInstance(ctx, appID, instance)
+	if err != nil {
+		return table.Player{}, table.Place{}, fmt.Errorf("%w: the activity instance: %w", ErrActivityUser, err)
 	}
 	if in.ApplicationID != appID || in.Location.ChannelID == "" || !slices.Contains(in.Users, u.ID) {
 		return table.Player{}, table.Place{}, fmt.Errorf("%w: the user is not in the activity instance", ErrActivityUser)
@@ -175,8 +169,80 @@ func (a *Adapter) ActivityUser(ctx context.Context, code, instance string) (tabl
 	return p, place, nil
 }
 
+// activity is an activity instance as Discord gives it (GET
+// /applications/{application}/activity-instances/{instance}, with the bot's token).
+type activity struct {
+	ApplicationID string `json:"application_id"`
+	Location      struct {
+		ChannelID string `json:"channel_id"`
+		GuildID   string `json:"guild_id"`
+	} `json:"location"`
+	Users []string `json:"users"`
+}
+
+func (a *Adapter) activityInstance(ctx context.Context, appID, instance string) (activity, error) {
+	var in activity
+	path := discordgo.EndpointApplication(appID) + "/activity-instances/" + url.PathEscape(instance)
+	err := a.call(ctx, http.MethodGet, path, "Bot "+a.token, nil, &in)
+	return in, err
+}
+
+// ActivityPlayers are the players (as ActivityUser names them) taking part in an activity
+// instance now; none once it has ended (Discord answers 404 for an instance that does not run).
+// The web table asks it while a session lasts.
+func (a *Adapter) ActivityPlayers(ctx context.Context, instance string) ([]string, error) {
+	appID := a.applicationID()
+	if appID == "" || !instanceID.MatchString(instance) {
+		return nil, ErrActivityUser
+	}
+	in, err := a.activityInstance(ctx, appID, instance)
+	var status httpStatus
+	switch {
+	case errors.As(err, &status) && status == http.StatusNotFound:
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case in.ApplicationID != appID:
+		return nil, nil
+	}
+	players := make([]string, 0, len(in.Users))
+	for _, u := range in.Users {
+		players = append(players, "dc:"+u)
+	}
+	return players, nil
+}
+
+// httpStatus is a REST answer other than 200 (call's error).
+type httpStatus int
+
+func (s httpStatus) Error() string { return fmt.Sprintf("HTTP %d", int(s)) }
+
+// RateLimited is Discord's 429: nothing is to be asked again before After (developer docs,
+// Rate Limits, "Exceeding A Rate Limit": the body's retry_after in seconds, the Retry-After
+// header the same). The web table reads RetryAfter.
+type RateLimited struct{ After time.Duration }
+
+func (e *RateLimited) Error() string             { return fmt.Sprintf("HTTP 429: rate limited for %v", e.After) }
+func (e *RateLimited) RetryAfter() time.Duration { return e.After }
+
+// rateLimited reads a 429's wait: the body's retry_after, else the Retry-After header, else a
+// minute (Cloudflare's own 429 for a banned address says nothing).
+func rateLimited(h http.Header, body []byte) *RateLimited {
+	var rl struct {
+		RetryAfter float64 `json:"retry_after"`
+	}
+	if json.Unmarshal(body, &rl) == nil && rl.RetryAfter > 0 {
+		return &RateLimited{After: time.Duration(rl.RetryAfter * float64(time.Second))}
+	}
+	if s, err := strconv.ParseFloat(h.Get("Retry-After"), 64); err == nil && s > 0 {
+		return &RateLimited{After: time.Duration(s * float64(time.Second))}
+	}
+	return &RateLimited{After: time.Minute}
+}
+
 // call makes one REST request through the adapter's client (so APIURL applies): a form body if
-// form is set; auth as the Authorization header. Its errors give the status only.
+// form is set; auth as the Authorization header. Its errors give the status only (httpStatus,
+// or *RateLimited for a 429).
 func (a *Adapter) call(ctx context.Context, method, endpoint, auth string, form url.Values, out any) error {
 	var body io.Reader
 	if form != nil {
@@ -202,10 +268,13 @@ func (a *Adapter) call(ctx context.Context, method, endpoint, auth string, form 
 	if err != nil {
 		return err
 	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("HTTP %d", resp.StatusCode)
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return json.Unmarshal(data, out)
+	case http.StatusTooManyRequests:
+		return rateLimited(resp.Header, data)
 	}
-	return json.Unmarshal(data, out)
+	return httpStatus(resp.StatusCode)
 }
 
 // registerCommands overwrites the bot's slash commands. Globally, with the Activity on, the

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
@@ -77,6 +79,34 @@ func TestActivityUser(t *testing.T) {
 	// the wrong secret, was not.
 	if len(tokens) != 3 {
 		t.Fatalf("%d access tokens handed out, want 3", len(tokens))
+	}
+}
+
+// A 429 on the code exchange says how long to wait (the web table then asks no more until
+// then); ActivityPlayers gives who takes part in an instance now, none once it has ended.
+func TestActivityRateLimitAndPlayers(t *testing.T) {
+	f := newFakeDiscord(t)
+	f.Activities = true
+	a := activityAdapter(t, f, f.ClientSecret, &logBuffer{})
+	f.mu.Lock()
+	f.codes["code-alice"] = alice
+	f.instances["i-1"] = fakeInstance{Channel: guildChannel, Guild: f.GuildID, Users: []string{alice.ID, carla.ID}}
+	f.tokenLimited = 2.5
+	f.mu.Unlock()
+	ctx := context.Background()
+	_, _, err := a.ActivityUser(ctx, "code-alice", "i-1")
+	var rl interface{ RetryAfter() time.Duration }
+	if !errors.Is(err, ErrActivityUser) || !errors.As(err, &rl) || rl.RetryAfter() != 2500*time.Millisecond {
+		t.Fatalf("a 429 on the code exchange: %v", err)
+	}
+	if p, _, err := a.ActivityUser(ctx, "code-alice", "i-1"); err != nil || p.ID != "dc:"+alice.ID {
+		t.Fatalf("after the wait: %v %v", p, err)
+	}
+	if ps, err := a.ActivityPlayers(ctx, "i-1"); err != nil || !slices.Equal(ps, []string{"dc:" + alice.ID, "dc:" + carla.ID}) {
+		t.Fatalf("the players of i-1: %v %v", ps, err)
+	}
+	if ps, err := a.ActivityPlayers(ctx, "i-9"); err != nil || len(ps) != 0 {
+		t.Fatalf("an instance that ended: %v %v", ps, err)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"image/png"
 	"io"
+	"math"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -281,6 +282,10 @@ type fakeDiscord struct {
 	// said so.
 	noMutual                             map[string]bool
 	DMOpenLimit, dmOpened, dmOpenRefused int
+	// tokenLimited, when set, answers the next code exchange with a 429 that says to wait that
+	// many seconds (docs: Rate Limits, "Exceeding A Rate Limit": the body's retry_after and
+	// global, the Retry-After header).
+	tokenLimited float64
 }
 
 // fakeInstance is a running activity instance: where, and who takes part.
@@ -1569,6 +1574,10 @@ func (f *fakeDiscord) serveOAuth(w http.ResponseWriter, r *http.Request, path st
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch {
+	case r.Method == "POST" && path == "oauth2/token" && f.tokenLimited > 0:
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(f.tokenLimited))))
+		writeJSON(w, 429, map[string]any{"message": "You are being rate limited.", "retry_after": f.tokenLimited, "global": false})
+		f.tokenLimited = 0
 	case r.Method == "POST" && path == "oauth2/token":
 		if err := r.ParseForm(); err != nil || r.Header.Get("Content-Type") != "application/x-www-form-urlencoded" {
 			writeJSON(w, 400, map[string]any{"error": "invalid_request"})

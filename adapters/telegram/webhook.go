@@ -14,6 +14,8 @@ import (
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/kontermatt/kontermatt/adapters/httpserve"
 )
 
 // Webhook makes Telegram post updates to the adapter's own HTTP server instead of the adapter
@@ -42,7 +44,17 @@ type Webhook struct {
 	DropPendingUpdates bool
 	// Listener, if set, is served instead of listening on Listen (socket activation, tests).
 	Listener net.Listener
+	// HTTP are the server's limits; a zero field takes the webhook's default (webhookLimits).
+	HTTP httpserve.Limits
 }
+
+// webhookLimits are the webhook server's: Telegram posts one update per request, answered once
+// it is handled, over at most max_connections connections at once (1-100, default 40; Bot API,
+// setWebhook) from its own few addresses; the reverse proxy is on this machine unless the host
+// says otherwise.
+var webhookLimits = httpserve.Limits{ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+	WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, MaxBody: maxUpdateBytes + 1,
+	MaxConns: 256, MaxConnsPerAddr: 128, Proxies: httpserve.Loopback}
 
 // secretHeader is where Telegram puts the webhook's secret token.
 const secretHeader = "X-Telegram-Bot-Api-Secret-Token"
@@ -99,7 +111,7 @@ func (a *Adapter) runWebhook(ctx, hctx context.Context) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(w.path(), a.webhookHandler(hctx))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: nil}
+	srv := httpserve.New("telegram webhook", mux, w.HTTP.Or(webhookLimits), a.log)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 

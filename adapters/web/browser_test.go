@@ -522,7 +522,7 @@ func TestBrowserTelegramMiniApp(t *testing.T) {
 		tb := newTab(t, b, false)
 		frag := url.Values{"tgWebAppData": {initData}, "tgWebAppVersion": {"8.0"},
 			"tgWebAppThemeParams": {`{"bg_color":"#1c1c1d","text_color":"#ffffff"}`}}
-		tb.run(chromedp.Navigate(e.srv.URL + "/#" + frag.Encode()))
+		tb.run(chromedp.Navigate(e.url + "/#" + frag.Encode()))
 		return tb
 	}
 	tb := open(data)

@@ -6,9 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,16 +36,22 @@ type env struct {
 	store *table.MemStore
 	svc   *table.Service
 	web   *Server
-	srv   *httptest.Server
+	url   string // the server's address, http://127.0.0.1:port
 	clock *tabletest.Clock
+	posts atomic.Int32 // session requests made, for an address of each player's own
 }
 
-// newEnv starts a service and a web server; cfg may change the web's config before New.
+// newEnv starts a service and a web server (its own, as Run serves it); cfg may change the
+// web's config before New.
 func newEnv(t testing.TB, cfg ...func(*Config)) *env {
 	t.Helper()
 	e := &env{t: t, store: table.NewMemStore(), clock: tabletest.NewClock(time.Date(2026, 5, 1, 20, 0, 0, 0, time.UTC))}
-	e.srv = httptest.NewUnstartedServer(nil)
-	c := Config{PublicURL: "http://" + e.srv.Listener.Addr().String(), KV: e.store, Now: e.clock.Now,
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.url = "http://" + ln.Addr().String()
+	c := Config{PublicURL: e.url, Listener: ln, KV: e.store, Now: e.clock.Now,
 		Rand: rand.NewChaCha8([32]byte{7}), LinkKey: []byte("0123456789abcdef0123456789abcdef")}
 	for _, f := range cfg {
 		f(&c)
@@ -57,12 +64,16 @@ func newEnv(t testing.TB, cfg ...func(*Config)) *env {
 	e.svc = table.New(table.Config{Store: e.store, KV: e.store, Robots: randomRobots, Seed: 11,
 		Outboxes: map[string]table.Outbox{benchPlatform: w.Tee(nullOutbox{})}})
 	w.Attach(e.svc)
-	e.srv.Config.Handler = w.Handler()
-	e.srv.Start()
+	ctx, stop := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(ctx) }()
 	t.Cleanup(func() {
 		e.svc.Close()
+		stop()
+		if err := <-ran; err != nil {
+			t.Errorf("Run: %v", err)
+		}
 		w.Close()
-		e.srv.Close()
 	})
 	return e
 }
@@ -112,15 +123,34 @@ func (e *env) link(p table.Player, tableID string) string {
 	return l
 }
 
-// post sends a session request as the page does.
+// post sends a session request as the page does, from the origin given ("" sends none).
 func (e *env) post(body any, origin string) (int, map[string]string) {
 	e.t.Helper()
-	data, _ := json.Marshal(body)
-	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/api/session", bytes.NewReader(data))
-	req.Header.Set("Content-Type", "application/json")
+	h := http.Header{}
 	if origin != "" {
-		req.Header.Set("Origin", origin)
+		h.Set("Origin", origin)
 	}
+	code, out, _ := e.postWith(body, h)
+	return code, out
+}
+
+// postFrom sends a session request as a page behind the reverse proxy on this machine does:
+// the proxy names the client in X-Forwarded-For ("" names none).
+func (e *env) postFrom(body any, client string) (int, map[string]string, http.Header) {
+	e.t.Helper()
+	h := http.Header{}
+	if client != "" {
+		h.Set("X-Forwarded-For", client)
+	}
+	return e.postWith(body, h)
+}
+
+func (e *env) postWith(body any, h http.Header) (int, map[string]string, http.Header) {
+	e.t.Helper()
+	data, _ := json.Marshal(body)
+	req, _ := http.NewRequest(http.MethodPost, e.url+"/api/session", bytes.NewReader(data))
+	req.Header = h
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		e.t.Fatal(err)
@@ -128,15 +158,17 @@ func (e *env) post(body any, origin string) (int, map[string]string) {
 	defer resp.Body.Close()
 	out := map[string]string{}
 	_ = json.NewDecoder(resp.Body).Decode(&out)
-	return resp.StatusCode, out
+	return resp.StatusCode, out, resp.Header
 }
 
-// session redeems a player's link for a session.
+// session redeems a player's link for a session, from an address of the player's own (as the
+// reverse proxy on this machine names it).
 func (e *env) session(p table.Player, tableID string) string {
 	e.t.Helper()
 	l := e.link(p, tableID)
 	_, token, _ := strings.Cut(l, "#link=")
-	code, out := e.post(map[string]string{"link": token}, "")
+	n := e.posts.Add(1)
+	code, out, _ := e.postFrom(map[string]string{"link": token}, fmt.Sprintf("10.%d.%d.%d", n>>16&255, n>>8&255, n&255))
 	if code != http.StatusOK || out["session"] == "" {
 		e.t.Fatalf("redeeming a fresh link: %d %v", code, out)
 	}
@@ -158,7 +190,7 @@ func (e *env) dial(session string, origin string) (*client, error) {
 	if origin != "" {
 		h.Set("Origin", origin)
 	}
-	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(e.srv.URL, "http")+"/ws", &websocket.DialOptions{HTTPHeader: h})
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(e.url, "http")+"/ws", &websocket.DialOptions{HTTPHeader: h})
 	if err != nil {
 		return nil, err
 	}

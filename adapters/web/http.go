@@ -8,19 +8,28 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/kontermatt/kontermatt/adapters/httpserve"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
 // csp is the page's Content Security Policy: its own script, style and socket only, no inline
 // code, and framed only by the apps that show it (Telegram Web's Mini App frame, Discord's
-// Activity frame on discordsays.com inside discord.com).
-const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-	"base-uri 'none'; form-action 'none'; " +
-	"frame-ancestors 'self' https://web.telegram.org https://discord.com https://*.discord.com https://*.discordsays.com"
+// Activity frame: this application's own https://<application id>.discordsays.com inside
+// discord.com, never another app's).
+func (s *Server) csp() string {
+	p := "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+		"base-uri 'none'; form-action 'none'; " +
+		"frame-ancestors 'self' https://web.telegram.org https://discord.com https://*.discord.com"
+	if o := s.discordOrigin(); o != "" {
+		p += " https://" + o
+	}
+	return p
+}
 
 // maxBody bounds a request's body: initData and codes are far smaller.
 const maxBody = 16 << 10
@@ -54,7 +63,7 @@ func (s *Server) Handler() http.Handler {
 		case r.Method != http.MethodGet && r.Method != http.MethodHead:
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		case p == "/" || p == "/index.html" || p == "/app.js" || p == "/app.css":
-			h.Set("Content-Security-Policy", csp)
+			h.Set("Content-Security-Policy", s.csp())
 			h.Set("Cache-Control", "no-cache")
 			r2 := r.Clone(r.Context())
 			r2.URL.Path = p
@@ -70,28 +79,34 @@ func (s *Server) Handler() http.Handler {
 
 // allowedOrigin reports whether a browser request comes from the page: from the public address,
 // or from the Discord Activity's frame (https://<application id>.discordsays.com). A request
-// without an Origin is no browser's cross-site request.
+// without an Origin is no browser's cross-site request; an Origin without a host (https://) is
+// no origin of ours.
 func (s *Server) allowedOrigin(r *http.Request) bool {
 	o := r.Header.Get("Origin")
 	if o == "" {
 		return true
 	}
 	u, err := url.Parse(o)
-	if err != nil {
+	if err != nil || u.Host == "" {
 		return false
 	}
 	if strings.EqualFold(u.Scheme+"://"+u.Host, s.public.Scheme+"://"+s.public.Host) {
 		return true
 	}
-	return u.Scheme == "https" && strings.EqualFold(u.Host, s.discordOrigin())
+	d := s.discordOrigin()
+	return d != "" && u.Scheme == "https" && strings.EqualFold(u.Host, d)
 }
 
-// discordOrigin is the host an Activity's page runs on, "" without Discord.
+// snowflake is a Discord ID: an application's, here.
+var snowflake = regexp.MustCompile(`^[0-9]{1,20}$`)
+
+// discordOrigin is the host this application's Activity runs on, "" without Discord or while
+// its ID is not known.
 func (s *Server) discordOrigin() string {
 	if s.cfg.Discord == nil {
 		return ""
 	}
-	if id := s.cfg.Discord.AppID(); id != "" {
+	if id := s.cfg.Discord.AppID(); snowflake.MatchString(id) {
 		return id + ".discordsays.com"
 	}
 	return ""
@@ -127,7 +142,9 @@ type sessionRequest struct {
 var tableID = regexp.MustCompile(`^[a-z0-9]{1,16}$`)
 
 // serveSession turns what a platform vouched for into a session: a one-time link, Telegram's
-// initData, or a Discord Activity's code.
+// initData, or a Discord Activity's code. Each client address makes a few requests in a row (see
+// sessionBurst); a Discord code is exchanged only within the bot's own budget and never while
+// Discord said to wait; a Discord user gets a few sessions in a row.
 func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 	if !s.allowedOrigin(r) {
 		http.Error(w, "forbidden origin", http.StatusForbidden)
@@ -140,10 +157,19 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	lang := i18n.Pick(req.Lang)
-	refuse := func(status int, key string) {
-		writeJSON(w, status, map[string]string{"error": i18n.T(lang, key)})
+	refuse := func(status int, key string, args ...any) {
+		writeJSON(w, status, map[string]string{"error": i18n.T(lang, key, args...)})
+	}
+	// later refuses for now, with how long to wait.
+	later := func(status int, wait time.Duration, key string, args ...any) {
+		w.Header().Set("Retry-After", strconv.Itoa(seconds(wait)))
+		refuse(status, key, args...)
 	}
 	now := s.cfg.Now()
+	if ok, wait := s.perAddr.allow(httpserve.Client(r).String(), now); !ok {
+		later(http.StatusTooManyRequests, wait, "web.too_many_tries")
+		return
+	}
 	var t ticket
 	switch {
 	case req.Link != "":
@@ -167,17 +193,43 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 			refuse(http.StatusBadRequest, "web.open_from_chat")
 			return
 		}
-		t = ticket{Player: p.ID, Name: p.Name, Locale: p.Locale, Table: id, Via: "telegram"}
+		t = newTicket(p)
+		t.Table, t.Via = id, "telegram"
 	case req.Discord != "" && s.cfg.Discord != nil:
+		if !instanceID.MatchString(req.Instance) {
+			refuse(http.StatusUnauthorized, "web.dc_refused")
+			return
+		}
+		if wait := s.dcWait.left(now); wait > 0 {
+			later(http.StatusServiceUnavailable, wait, "web.dc_wait", seconds(wait))
+			return
+		}
+		if ok, wait := s.exchanges.allow("", now); !ok {
+			later(http.StatusServiceUnavailable, wait, "web.busy")
+			return
+		}
 		ctx, cancel := context.WithTimeout(r.Context(), 15*time.Second)
 		defer cancel()
 		p, place, err := s.cfg.Discord.ActivityUser(ctx, req.Discord, req.Instance)
-		if err != nil {
+		var rl interface{ RetryAfter() time.Duration }
+		switch {
+		case errors.As(err, &rl) && rl.RetryAfter() > 0:
+			s.dcWait.set(now.Add(rl.RetryAfter()))
+			s.log.Warn("Discord asks the bot to wait before it exchanges another code", "retry_after", rl.RetryAfter())
+			later(http.StatusServiceUnavailable, rl.RetryAfter(), "web.dc_wait", seconds(rl.RetryAfter()))
+			return
+		case err != nil:
 			s.log.Info("Discord activity user refused", "err", err)
 			refuse(http.StatusUnauthorized, "web.dc_refused")
 			return
 		}
-		t = ticket{Player: p.ID, Name: p.Name, Locale: p.Locale, Place: place.Key(), Via: "discord"}
+		if ok, wait := s.perUser.allow(p.ID, now); !ok {
+			lang = i18n.Pick(p.Locale, lang)
+			later(http.StatusTooManyRequests, wait, "web.too_many_tries")
+			return
+		}
+		t = newTicket(p)
+		t.Place, t.Inst, t.Via = place.Key(), req.Instance, "discord"
 	default:
 		refuse(http.StatusBadRequest, "web.open_from_chat")
 		return
@@ -186,6 +238,12 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"session": s.sign.sign(purposeSession, t),
 		"lang": i18n.Pick(t.Locale, lang)})
 }
+
+// seconds is a wait in whole seconds, rounded up: what a Retry-After and the page say.
+func seconds(d time.Duration) int { return int((d + time.Second - 1) / time.Second) }
+
+// instanceID is a Discord Activity's instance ID as the discord adapter takes it.
+var instanceID = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,200}$`)
 
 // bucketLinks keeps the links that were redeemed: "<table>/<nonce>" → "1", pruned with the table.
 const bucketLinks = "web.links"

@@ -8,10 +8,10 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
-	"golang.org/x/time/rate"
 
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
@@ -28,7 +28,7 @@ import (
 //	server: {"t":"strings","lang":"de","strings":{…}}
 //	server: {"t":"refused","id":"m7","text":"…"}
 //	server: {"t":"note","text":"…"}
-//	server: {"t":"bye","text":"…"}
+//	server: {"t":"bye","text":"…"}              (with "renew":true: the session is over, get a new one)
 
 type inbound struct {
 	T       string `json:"t"`
@@ -46,6 +46,7 @@ type outbound struct {
 	Strings map[string]string `json:"strings,omitempty"`
 	ID      string            `json:"id,omitempty"`
 	Text    string            `json:"text,omitempty"`
+	Renew   bool              `json:"renew,omitempty"`
 }
 
 // moveVerbs are the commands the page may send; join only from a place the platform vouched for
@@ -65,17 +66,18 @@ type sock struct {
 	t      ticket
 	player table.Player
 	table  string
-	lim    *rate.Limiter
 	ctx    context.Context
 	cancel context.CancelFunc
+	ended  atomic.Bool // the last word is said: nothing the page sends counts any more
 
-	mu   sync.Mutex
-	view []byte   // the newest view not yet written
-	msgs [][]byte // other messages not yet written, in order
-	bye  []byte   // the last word, then close
-	lang string   // the language of the texts the page has
-	wake chan struct{}
-	last uint64 // the sequence number of the newest view queued
+	mu      sync.Mutex
+	view    []byte   // the newest view not yet written
+	msgs    [][]byte // other messages not yet written, in order
+	bye     []byte   // the last word, then close
+	byeCode websocket.StatusCode
+	lang    string // the language of the texts the page has
+	wake    chan struct{}
+	last    uint64 // the sequence number of the newest view queued
 }
 
 func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
@@ -107,6 +109,10 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	lang = i18n.Pick(t.Locale, lang)
+	if why := s.sessionEnded(ctx, t, s.cfg.Now()); why != "" {
+		s.refuseSocket(ctx, c, lang, why)
+		return
+	}
 	if t.Table == "" {
 		s.refuseSocket(ctx, c, lang, "err.no_table")
 		return
@@ -121,7 +127,7 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	k := &sock{s: s, conn: c, t: t, player: t.player(), table: t.Table, ctx: ctx, cancel: cancel,
-		lim: rate.NewLimiter(s.cfg.MoveRate, s.cfg.MoveBurst), wake: make(chan struct{}, 1)}
+		wake: make(chan struct{}, 1)}
 	s.hub.join(k)
 	defer s.hub.leave(k)
 	k.push(v)
@@ -131,7 +137,7 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 
 // refuseSocket tells the page why it cannot have the table and closes the socket.
 func (s *Server) refuseSocket(ctx context.Context, c *websocket.Conn, lang, key string) {
-	data, _ := json.Marshal(outbound{T: "bye", Text: i18n.T(lang, key)})
+	data, _ := json.Marshal(outbound{T: "bye", Text: i18n.T(lang, key), Renew: renews(key)})
 	wctx, cancel := context.WithTimeout(ctx, s.cfg.WriteTimeout)
 	defer cancel()
 	_ = c.Write(wctx, websocket.MessageText, data)
@@ -175,13 +181,29 @@ func (k *sock) send(o outbound) {
 	k.signal()
 }
 
-// goodbye says a last word and closes the socket.
-func (k *sock) goodbye(text string) {
-	data, _ := json.Marshal(outbound{T: "bye", Text: text})
+// goodbye says a last word and closes the socket with code; what the page sends after it no
+// longer counts.
+func (k *sock) goodbye(o outbound, code websocket.StatusCode) {
+	o.T = "bye"
+	data, _ := json.Marshal(o)
+	k.ended.Store(true)
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.bye = data
+	if k.bye == nil {
+		k.bye, k.byeCode = data, code
+	}
 	k.signal()
+}
+
+// end closes a socket whose session no longer holds, saying why (a catalog key).
+func (k *sock) end(why string) {
+	k.s.log.Debug("a socket's session ended", "player", k.player.ID, "table", k.table, "why", why)
+	k.goodbye(outbound{Text: i18n.T(k.langNow(), why), Renew: renews(why)}, websocket.StatusPolicyViolation)
+}
+
+// renews tells whether a refusal means the page's session is over: a new one may hold.
+func renews(key string) bool {
+	return key == "web.expired" || key == "web.session_over" || key == "web.left_activity"
 }
 
 func (k *sock) signal() {
@@ -216,7 +238,10 @@ func (k *sock) writer() {
 		}
 		if bye != nil {
 			_ = k.write(bye)
-			k.conn.Close(websocket.StatusNormalClosure, "bye")
+			k.mu.Lock()
+			code := k.byeCode
+			k.mu.Unlock()
+			k.conn.Close(code, "bye")
 			return
 		}
 	}
@@ -240,6 +265,9 @@ func (k *sock) read() {
 			}
 			return
 		}
+		if k.ended.Load() {
+			continue // the last word is on its way; the writer closes the socket
+		}
 		var m inbound
 		if typ != websocket.MessageText || json.Unmarshal(data, &m) != nil || m.T != "move" {
 			k.send(outbound{T: "refused", Text: i18n.T(k.langNow(), "web.bad_message")})
@@ -260,12 +288,18 @@ func (k *sock) langNow() string {
 	return i18n.Pick(k.lang, k.player.Locale)
 }
 
-// move hands one move to the service as the session's player, refusing it first if it comes
-// too fast or is not a move the page may send.
+// move hands one move to the service as the session's player, after checking the session
+// still holds (else the socket ends), and refusing the move if the player sends too fast or it
+// is not a move the page may send.
 func (k *sock) move(m inbound) {
+	now := k.s.cfg.Now()
+	if why := k.s.sessionEnded(k.ctx, k.t, now); why != "" {
+		k.end(why)
+		return
+	}
 	lang := k.langNow()
 	refuse := func(text string) { k.send(outbound{T: "refused", ID: m.ID, Text: text}) }
-	if !k.lim.Allow() {
+	if ok, _ := k.s.moves.allow(k.table+" "+k.player.ID, now); !ok {
 		refuse(i18n.T(lang, "web.too_fast"))
 		return
 	}
@@ -321,7 +355,7 @@ func (h *hub) join(k *sock) {
 		go h.refresh(r)
 	}
 	if old := r.socks[k.player.ID]; old != nil {
-		old.goodbye(i18n.T(old.langNow(), "web.elsewhere"))
+		old.goodbye(outbound{Text: i18n.T(old.langNow(), "web.elsewhere")}, websocket.StatusNormalClosure)
 	}
 	r.socks[k.player.ID] = k
 }
@@ -373,12 +407,25 @@ func (h *hub) refresh(r *room) {
 		for _, k := range socks {
 			v, ok := svc.SeatView(r.id, k.player)
 			if !ok {
-				k.goodbye(i18n.T(k.langNow(), "err.closed"))
+				k.goodbye(outbound{Text: i18n.T(k.langNow(), "err.closed")}, websocket.StatusNormalClosure)
 				continue
 			}
 			k.push(v)
 		}
 	}
+}
+
+// all lists the open sockets.
+func (h *hub) all() []*sock {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []*sock
+	for _, r := range h.rooms {
+		for _, k := range r.socks {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // Sockets is how many sockets are open, for metrics and tests.

@@ -8,9 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
@@ -28,23 +31,74 @@ type ticket struct {
 	// Place is the key of the place the platform says the person is in (a Discord activity's
 	// channel): its current table is theirs to watch, seated or not.
 	Place string `json:"w,omitempty"`
+	// Inst is a Discord Activity's instance: its participants are asked again while the
+	// session lasts (see Server.sessionEnded).
+	Inst  string `json:"i,omitempty"`
 	Via   string `json:"v"`           // link, telegram, discord
 	Exp   int64  `json:"e"`           // unix seconds
 	Nonce string `json:"x,omitempty"` // a link's: it is redeemed once
+}
+
+// newTicket is the ticket of a player the platform vouched for, in the bounds maxTicket is
+// computed from: the name cut to the longest a platform gives, the locale one the catalog has
+// ("" for the others, which pick the same language).
+func newTicket(p table.Player) ticket {
+	name := p.Name
+	if utf8.RuneCountInString(name) > maxNameRunes {
+		name = string([]rune(name)[:maxNameRunes])
+	}
+	return ticket{Player: p.ID, Name: name, Locale: i18n.Match(p.Locale)}
 }
 
 func (t ticket) player() table.Player {
 	return table.Player{ID: t.Player, Name: t.Name, Locale: t.Locale}
 }
 
+// The largest legal ticket, from the platforms' bounds on what a ticket holds, and the largest
+// hello that carries it as a session: the socket's read limit. Computed, so that a change to the ticket
+// changes them too.
+const (
+	// maxNameRunes is the longest name: Telegram's first and last names, 64 characters each
+	// (Telegram API, account.updateProfile), joined by a space. Discord's (global name,
+	// username, nickname) are 32 at most. encoding/json writes no character in more than six
+	// bytes (\u0026 for &, \ufffd for a byte that is not UTF-8).
+	maxNameRunes = 64 + 1 + 64
+	// maxInstance is the longest Discord Activity instance ID taken (the discord adapter's
+	// instanceID pattern).
+	maxInstance = 200
+)
+
+var (
+	largestTicket = ticket{
+		Player: "dc:18446744073709551615", // a snowflake is a uint64; "tg:" and an int64 is shorter
+		Name:   strings.Repeat("&", maxNameRunes),
+		Locale: "lb",
+		Table:  strings.Repeat("z", 16), // tableID
+		Place:  "telegram:-9223372036854775808:2147483647",
+		Inst:   strings.Repeat("i", maxInstance),
+		Via:    "telegram",
+		Exp:    math.MaxInt64,
+		Nonce:  strings.Repeat("0", 32), // a link's, hex
+	}
+	// maxTicket is the length of the largest legal link or session (a ticket holding what
+	// either may): a longer text is no ticket of ours.
+	maxTicket = len(signer{key: make([]byte, 32)}.sign(purposeSession, largestTicket))
+	// maxHello is the length of the page's largest hello, the largest message it sends.
+	maxHello = func() int {
+		hello, _ := json.Marshal(struct {
+			T       string `json:"t"`
+			Session string `json:"session"`
+			Seq     uint64 `json:"seq"`
+		}{"hello", strings.Repeat("s", maxTicket), math.MaxUint64})
+		return len(hello)
+	}()
+)
+
 // The purposes a ticket is signed for: a link is never a session, nor the reverse.
 const (
 	purposeLink    = "kontermatt web link v1"
 	purposeSession = "kontermatt web session v1"
 )
-
-// maxTicket bounds a ticket's text: anything longer is not ours.
-const maxTicket = 2048
 
 var errBadTicket = errors.New("not a valid ticket")
 var errExpired = errors.New("ticket expired")

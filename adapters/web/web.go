@@ -31,7 +31,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -39,6 +38,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/kontermatt/kontermatt/adapters/httpserve"
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/table"
 )
@@ -68,12 +68,21 @@ type Telegram interface {
 type Discord interface {
 	// AppID is the application's ID (the page's client_id), "" while it is not known yet.
 	AppID() string
+	// ActivityUser's error says so when Discord asked to wait (a 429): it has a method
+	// RetryAfter() time.Duration, and no code is exchanged until then.
 	ActivityUser(ctx context.Context, code, instanceID string) (table.Player, table.Place, error)
+	// ActivityPlayers are the players taking part in an activity instance now (the IDs
+	// ActivityUser gives); none once the instance has ended.
+	ActivityPlayers(ctx context.Context, instanceID string) ([]string, error)
 }
 
-// Config sets up a Server. Listen, PublicURL and KV are required.
+// Config sets up a Server. Listen (or Listener), PublicURL and KV are required.
 type Config struct {
 	Listen string // host:port to listen on, e.g. 127.0.0.1:8480 behind a reverse proxy
+	// Listener, if set, is served instead of listening on Listen (socket activation, tests).
+	Listener net.Listener
+	// HTTP are the server's limits; a zero field takes the web table's default (see webLimits).
+	HTTP httpserve.Limits
 	// PublicURL is the page's public address (https://table.example.org, or with a path
 	// prefix): the links point there, and a browser's page must come from its origin.
 	PublicURL string
@@ -91,13 +100,17 @@ type Config struct {
 	// LinkTTL is how long a one-time link may be used (default 10 minutes); SessionTTL how long
 	// a session lasts (default 12 hours).
 	LinkTTL, SessionTTL time.Duration
-	// MoveRate and MoveBurst limit the moves one socket may send (default 5 a second, a burst of
-	// 5); more are refused, not applied.
+	// MoveRate and MoveBurst limit the moves one player may send at one table, over all the
+	// sockets they open (default 5 a second, a burst of 5); more are refused, not applied.
 	MoveRate  rate.Limit
 	MoveBurst int
-	// MaxMessage bounds one message from the page (default 1 KiB); a larger one closes the
-	// socket.
+	// MaxMessage bounds one message from the page (default: the largest legal hello, maxHello);
+	// a larger one closes the socket.
 	MaxMessage int64
+	// RecheckEvery is how often an open socket's session is checked again (default a minute):
+	// a session that expired, or a Discord member who left the channel's Activity, ends the
+	// socket with the reason. Every move checks it too.
+	RecheckEvery time.Duration
 	// WriteTimeout bounds one write to a socket (default 10 s): a page that reads nothing is
 	// closed.
 	WriteTimeout time.Duration
@@ -122,12 +135,28 @@ type Server struct {
 
 	hub hub
 
+	moves     *limiters // by table and player
+	perAddr   *limiters // session requests by client address
+	perUser   *limiters // sessions by Discord user
+	exchanges *limiters // the bot's code exchanges with Discord, all together ("")
+	dcWait    waitUntil // Discord's last Retry-After for the code exchange
+	members   members   // who takes part in each Discord Activity instance, as Discord last said
+
 	life   context.Context // ends at Close: every socket goes
 	stop   context.CancelFunc
 	wg     sync.WaitGroup // sockets
 	srvMu  sync.Mutex
-	server *http.Server
+	server *httpserve.Server
 }
+
+// webLimits are the web table's HTTP limits: a session request waits for Discord's code
+// exchange (up to 15 s) before it is answered; the sockets are hijacked and so outlive the
+// timeouts; a browser opens a few connections per page, and many people may share an address
+// (a household, a mobile carrier's NAT); the reverse proxy is on this machine unless the host
+// says otherwise (trusted_proxies).
+var webLimits = httpserve.Limits{ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 20 * time.Second,
+	WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 16 << 10, MaxBody: maxBody,
+	MaxConns: 1024, MaxConnsPerAddr: 64, Proxies: httpserve.Loopback}
 
 // New makes a server; it listens from Run.
 func New(cfg Config) (*Server, error) {
@@ -160,7 +189,10 @@ func New(cfg Config) (*Server, error) {
 		cfg.MoveBurst = 5
 	}
 	if cfg.MaxMessage <= 0 {
-		cfg.MaxMessage = 1024
+		cfg.MaxMessage = int64(maxHello)
+	}
+	if cfg.RecheckEvery <= 0 {
+		cfg.RecheckEvery = time.Minute
 	}
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = 10 * time.Second
@@ -174,8 +206,11 @@ func New(cfg Config) (*Server, error) {
 	} else if len(key) < 16 {
 		return nil, errors.New("web: the link key must have at least 16 bytes")
 	}
-	s := &Server{cfg: cfg, log: cfg.Log.With("platform", Platform), sign: signer{key: key}, public: pub, link: chat.NewLink()}
+	s := &Server{cfg: cfg, log: cfg.Log.With("platform", Platform), sign: signer{key: key}, public: pub, link: chat.NewLink(),
+		moves: newLimiters(cfg.MoveRate, cfg.MoveBurst), perAddr: newLimiters(rate.Every(sessionEvery), sessionBurst),
+		perUser: newLimiters(rate.Every(userEvery), userBurst), exchanges: newLimiters(rate.Every(exchangeEvery), exchangeBurst)}
 	s.hub.init(s)
+	s.members.init()
 	s.life, s.stop = context.WithCancel(context.Background())
 	return s, nil
 }
@@ -212,23 +247,30 @@ func (s *Server) Run(ctx context.Context) error {
 	if s.service() == nil {
 		return errors.New("web: Run before Attach")
 	}
-	ln, err := net.Listen("tcp", s.cfg.Listen)
-	if err != nil {
-		s.link.Down(err)
-		return &chat.StartError{Err: fmt.Errorf("web: %w", err)}
+	ln := s.cfg.Listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", s.cfg.Listen); err != nil {
+			s.link.Down(err)
+			return &chat.StartError{Err: fmt.Errorf("web: %w", err)}
+		}
 	}
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+	srv := httpserve.New("web table", s.Handler(), s.cfg.HTTP.Or(webLimits), s.log)
 	s.srvMu.Lock()
 	s.server = srv
 	s.srvMu.Unlock()
 	s.link.Up()
-	s.log.Info("serving the web table", "listen", ln.Addr().String(), "public_url", s.public.String())
+	lim := srv.Limits()
+	s.log.Info("serving the web table", "listen", ln.Addr().String(), "public_url", s.public.String(),
+		"max_conns", lim.MaxConns, "max_conns_per_address", lim.MaxConnsPerAddr)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
+	rctx, stopRecheck := context.WithCancel(ctx)
+	defer stopRecheck()
+	go s.recheck(rctx)
 	select {
 	case <-ctx.Done():
-	case err = <-done:
+	case err := <-done:
 		s.link.Down(err)
 		return &chat.StartError{Err: fmt.Errorf("web: %w", err)}
 	}
@@ -286,8 +328,8 @@ func (s *Server) Link(p table.Player, tableID string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	t := ticket{Player: p.ID, Name: p.Name, Locale: p.Locale, Table: tableID, Via: "link",
-		Exp: s.cfg.Now().Add(s.cfg.LinkTTL).Unix(), Nonce: n}
+	t := newTicket(p)
+	t.Table, t.Via, t.Exp, t.Nonce = tableID, "link", s.cfg.Now().Add(s.cfg.LinkTTL).Unix(), n
 	return s.public.String() + "/#link=" + s.sign.sign(purposeLink, t), nil
 }
 

@@ -97,7 +97,7 @@ func TestOneTimeLinks(t *testing.T) {
 	e := newEnv(t)
 	id, p, _ := e.soloTable(1)
 	l := e.link(p, id)
-	if !strings.HasPrefix(l, e.srv.URL+"/#link=") {
+	if !strings.HasPrefix(l, e.url+"/#link=") {
 		t.Fatalf("link %q", l)
 	}
 	_, token, _ := strings.Cut(l, "#link=")
@@ -179,7 +179,7 @@ func TestOriginCheck(t *testing.T) {
 	if code, _ := e.post(map[string]string{"link": "x"}, "https://evil.example"); code != http.StatusForbidden {
 		t.Fatalf("a session request from another origin: %d", code)
 	}
-	k, err := e.dial(s, e.srv.URL)
+	k, err := e.dial(s, e.url)
 	if err != nil {
 		t.Fatalf("the page's own origin: %v", err)
 	}
@@ -272,7 +272,7 @@ func TestMoveBurstIsLimited(t *testing.T) {
 func TestPageHeadersAndStrings(t *testing.T) {
 	e := newEnv(t)
 	for _, path := range []string{"/", "/.proxy/", "/app.js", "/.proxy/app.css"} {
-		resp, err := http.Get(e.srv.URL + path)
+		resp, err := http.Get(e.url + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -286,7 +286,7 @@ func TestPageHeadersAndStrings(t *testing.T) {
 			t.Fatalf("%s: CSP %q", path, pol)
 		}
 	}
-	resp, err := http.Get(e.srv.URL + "/api/strings?lang=lb")
+	resp, err := http.Get(e.url + "/api/strings?lang=lb")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +299,7 @@ func TestPageHeadersAndStrings(t *testing.T) {
 	if got.Lang != "lb" || got.Strings["web.your_cards"] != i18n.T("lb", "web.your_cards") || len(got.Strings) != len(pageKeys) {
 		t.Fatalf("strings: %s, %d texts", got.Lang, len(got.Strings))
 	}
-	if resp, _ := http.Get(e.srv.URL + "/secret.txt"); resp.StatusCode != 404 {
+	if resp, _ := http.Get(e.url + "/secret.txt"); resp.StatusCode != 404 {
 		t.Fatalf("an unknown file: %d", resp.StatusCode)
 	}
 }
@@ -342,6 +342,13 @@ type dcCheck struct {
 }
 
 func (d dcCheck) AppID() string { return "900000000000000001" }
+
+func (d dcCheck) ActivityPlayers(_ context.Context, instance string) ([]string, error) {
+	if instance != "i-1" {
+		return nil, nil
+	}
+	return []string{d.p.ID}, nil
+}
 
 func (d dcCheck) ActivityUser(_ context.Context, code, instance string) (table.Player, table.Place, error) {
 	if code != d.code || instance != "i-1" {

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kontermatt/kontermatt/adapters/httpserve"
 	"github.com/kontermatt/kontermatt/storage"
 )
 
@@ -51,7 +53,7 @@ type admin struct {
 	// backupSlot holds the one backup being sent: a snapshot costs a copy of the database on
 	// disk, so two at once are refused rather than queued.
 	backupSlot chan struct{}
-	servers    []*http.Server
+	servers    []*httpserve.Server
 	listeners  []net.Listener // closed by Close itself: a Serve not yet running would close them late
 	tcpAddr    net.Addr       // where the TCP listener listens (its port when Addr asks for port 0)
 	closeOnce  sync.Once
@@ -65,15 +67,22 @@ func backupTime(size int64) time.Duration {
 // errSocketTooLong is a socket path longer than a unix socket address holds.
 var errSocketTooLong = errors.New("too long for a unix socket")
 
+// errSocketInTheWay is a file at the admin socket's path that is not this bot's stale socket:
+// something else's, left alone, and the bot does not start.
+var errSocketInTheWay = errors.New("is in the way of the admin socket")
+
 // Start opens the listeners. It only warns about one it cannot open: that costs live backups and
-// metrics, not the game.
-func (a *admin) Start() {
+// metrics, not the game. A file at the socket's path that is not this bot's own stale socket
+// stops the start (errSocketInTheWay): it may be another program's, or another user's.
+func (a *admin) Start() error {
 	a.backupSlot = make(chan struct{}, 1)
 	a.removeStaleSnapshots()
 	mux := a.routes()
 	if a.Socket != "" {
 		ln, err := listenSocket(a.Socket)
 		switch {
+		case errors.Is(err, errSocketInTheWay):
+			return err
 		case errors.Is(err, errSocketTooLong):
 			a.Log.Warn("the admin socket path is too long for a unix socket, so this bot runs without it: `bot backup` cannot reach it; move the database to a shorter path (or set admin_addr and admin_token)",
 				"socket", a.Socket, "err", err)
@@ -86,18 +95,19 @@ func (a *admin) Start() {
 	if a.Addr != "" && len(a.Token) < minAdminToken {
 		// loadConfig refuses this; the check here keeps an empty token from ever opening the port.
 		a.Log.Error("no admin TCP listener: it needs an admin_token", "addr", a.Addr)
-		return
+		return nil
 	}
 	if a.Addr != "" {
 		ln, err := net.Listen("tcp", a.Addr)
 		if err != nil {
 			a.Log.Warn("no admin TCP listener", "err", err)
-			return
+			return nil
 		}
 		a.tcpAddr = ln.Addr()
 		_, port, _ := net.SplitHostPort(ln.Addr().String())
 		a.serve(ln, a.guardTCP(mux, port))
 	}
+	return nil
 }
 
 // routes are the admin endpoints, served on both listeners (TCP behind guardTCP).
@@ -127,16 +137,19 @@ func (a *admin) Endpoints() []string {
 	return out
 }
 
+// adminLimits are the admin door's: every request is a GET (no body), its clients a few local
+// tools (a backup, a metrics scraper, a health check); /backup sets its own, longer write
+// deadline. No proxy stands in front of it.
+var adminLimits = httpserve.Limits{ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+	WriteTimeout: 30 * time.Second, IdleTimeout: time.Minute, MaxHeaderBytes: 16 << 10, MaxBody: 1 << 10,
+	MaxConns: 32, MaxConnsPerAddr: 16, Proxies: []netip.Prefix{}}
+
 func (a *admin) serve(ln net.Listener, h http.Handler) {
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       10 * time.Second,
-		WriteTimeout:      30 * time.Second, // /backup sets its own, longer deadline
-		IdleTimeout:       time.Minute,
-		MaxHeaderBytes:    16 << 10,
-		ErrorLog:          slog.NewLogLogger(a.Log.Handler(), slog.LevelWarn),
+	name := "admin socket"
+	if ln.Addr().Network() != "unix" {
+		name = "admin TCP"
 	}
+	srv := httpserve.New(name, h, adminLimits, a.Log)
 	a.servers = append(a.servers, srv)
 	a.listeners = append(a.listeners, ln)
 	go func() {
@@ -278,19 +291,38 @@ func (a *admin) backupTime(size int64) time.Duration {
 	return backupTime(size)
 }
 
-// listenSocket listens on a unix socket at path, mode 0600. The caller holds the database's lock,
-// so a socket already there was left by a crashed bot and is removed; anything else is left alone.
+// listenSocket listens on a unix socket at path, mode 0600. A socket already there is removed
+// only if it is this bot's stale one: this user's, and nothing listens on it (the caller holds
+// the database's lock, so it was a crashed bot's). Anything else is left alone and refused with
+// errSocketInTheWay, in one line that says what to do.
 func listenSocket(path string) (net.Listener, error) {
 	if len(path) > maxSocketPath {
 		return nil, fmt.Errorf("%s is %d bytes: %w (at most %d)", path, len(path), errSocketTooLong, maxSocketPath)
 	}
-	if fi, err := os.Lstat(path); err == nil {
-		if fi.Mode().Type() != fs.ModeSocket {
-			return nil, fmt.Errorf("%s exists and is not a socket: not touching it", path)
-		}
-		if err := os.Remove(path); err != nil {
-			return nil, fmt.Errorf("stale admin socket: %w", err)
-		}
+	inTheWay := func(why string) error {
+		return fmt.Errorf("%s %w: %s, so it is not this bot's stale socket; it is left as it is: remove it, or move the database", path, errSocketInTheWay, why)
+	}
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return listenPrivate(path)
+	case err != nil:
+		return nil, inTheWay(err.Error())
+	case fi.Mode().Type() != fs.ModeSocket:
+		return nil, inTheWay("it is not a socket")
+	case !ownedByMe(fi):
+		return nil, inTheWay("it belongs to another user")
+	}
+	c, err := net.DialTimeout("unix", path, time.Second)
+	switch {
+	case err == nil:
+		c.Close()
+		return nil, inTheWay("something listens on it")
+	case !nobodyListens(err):
+		return nil, inTheWay("whether something listens on it cannot be told (" + err.Error() + ")")
+	}
+	if err := os.Remove(path); err != nil {
+		return nil, fmt.Errorf("stale admin socket: %w", err)
 	}
 	return listenPrivate(path)
 }

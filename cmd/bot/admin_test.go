@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -94,7 +95,9 @@ func startAdmin(t *testing.T, a *admin) *logBuffer {
 	t.Helper()
 	logs := newLogBuffer()
 	a.Log = slog.New(slog.NewTextHandler(logs, nil))
-	a.Start()
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(a.Close)
 	return logs
 }
@@ -166,23 +169,58 @@ func TestAdminSocket(t *testing.T) {
 			t.Errorf("backup: exit %d, %s\nbot log: %s", code, stderr, logs)
 		}
 	})
-	t.Run("a file that is not a socket is left alone", func(t *testing.T) {
+	// Anything else at the socket's path is left alone, and the bot does not start: one line says
+	// why and what to do.
+	refused := func(t *testing.T, db, why string) {
+		t.Helper()
+		st := openMarked(t, db, "me")
+		defer st.Close()
+		a := &admin{Store: st, Socket: db + ".sock", Log: slog.New(slog.DiscardHandler)}
+		err := a.Start()
+		defer a.Close()
+		if !errors.Is(err, errSocketInTheWay) || !strings.Contains(err.Error(), why) || !strings.Contains(err.Error(), db+".sock") ||
+			strings.Contains(err.Error(), "\n") {
+			t.Fatalf("Start: %v", err)
+		}
+	}
+	t.Run("a file that is not a socket", func(t *testing.T) {
 		db := filepath.Join(t.TempDir(), "k.db")
 		if err := os.WriteFile(db+".sock", []byte("mine"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		st := openMarked(t, db, "me")
-		defer st.Close()
-		logs := startAdmin(t, &admin{Store: st, Socket: db + ".sock"})
-		if !strings.Contains(logs.String(), "not a socket") {
-			t.Errorf("no warning about %s.sock: %s", db, logs)
-		}
+		refused(t, db, "it is not a socket")
 		if data, _ := os.ReadFile(db + ".sock"); string(data) != "mine" {
 			t.Errorf("the file was changed: %q", data)
 		}
-		code, _, stderr := backupCmd(t, db, filepath.Join(t.TempDir(), "b.db"))
-		if code != 1 || !strings.Contains(stderr, "no admin socket at "+db+".sock") {
-			t.Errorf("backup: exit %d, %q", code, stderr)
+	})
+	t.Run("a socket something listens on", func(t *testing.T) {
+		db := filepath.Join(t.TempDir(), "k.db")
+		ln, err := net.Listen("unix", db+".sock")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		refused(t, db, "something listens on it")
+		if c, err := net.Dial("unix", db+".sock"); err != nil {
+			t.Errorf("the listener's socket is gone: %v", err)
+		} else {
+			c.Close()
+		}
+	})
+	t.Run("another user's stale socket", func(t *testing.T) {
+		db := filepath.Join(t.TempDir(), "k.db")
+		ln, err := net.Listen("unix", db+".sock")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln.(*net.UnixListener).SetUnlinkOnClose(false)
+		ln.Close()
+		me := currentUID
+		currentUID = func() int { return me() + 1 } // the socket's owner is someone else now
+		defer func() { currentUID = me }()
+		refused(t, db, "it belongs to another user")
+		if _, err := os.Lstat(db + ".sock"); err != nil {
+			t.Errorf("the socket was removed: %v", err)
 		}
 	})
 	t.Run("the socket goes with the bot", func(t *testing.T) {
@@ -571,5 +609,35 @@ func TestAdminRemovesStaleSnapshots(t *testing.T) {
 	}
 	if _, err := os.Stat(other); err != nil {
 		t.Errorf("another database's file was removed: %v", err)
+	}
+}
+
+// TestForeignAdminSocketStopsTheStart: a socket at DATABASE.sock that something listens on is
+// not this bot's stale socket: the bot leaves it alone and does not start, in one line, exit 1.
+func TestForeignAdminSocketStopsTheStart(t *testing.T) {
+	bin := buildBot(t)
+	db := filepath.Join(t.TempDir(), "k.db")
+	ln, err := net.Listen("unix", db+".sock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	code, stdout, stderr := runBin(t, bin, "-db", db, "-humans", "0", "-pace", "0", "-level", "easy", "-options", "stripes=1")
+	if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, db+".sock") || !strings.Contains(stderr, "listens") {
+		t.Errorf("exit %d, stderr %q, stdout %d bytes", code, stderr, len(stdout))
+	}
+	if c, err := net.Dial("unix", db+".sock"); err != nil {
+		t.Errorf("the other listener's socket is gone: %v", err)
+	} else {
+		c.Close()
 	}
 }

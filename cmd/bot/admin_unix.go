@@ -3,6 +3,8 @@
 package main
 
 import (
+	"errors"
+	"io/fs"
 	"net"
 	"os"
 	"syscall"
@@ -28,3 +30,15 @@ func listenPrivate(path string) (net.Listener, error) {
 	}
 	return ln, nil
 }
+
+// currentUID is the user the bot runs as (a variable for the test of another user's socket).
+var currentUID = os.Getuid
+
+// ownedByMe tells whether a file belongs to the user the bot runs as.
+func ownedByMe(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == currentUID()
+}
+
+// nobodyListens tells whether dialing a unix socket failed because nothing listens on it.
+func nobodyListens(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }

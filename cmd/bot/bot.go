@@ -100,11 +100,13 @@ func (m *Main) Open(ctx context.Context) error {
 		Log: m.Log, RulesURL: cfg.RulesURL, Think: cfg.Think, Retention: cfg.Retention, Observe: met,
 		Surfaces: map[string]table.Surface{terminal.Platform: terminal.Surface}})
 	met.watch(m.Service, m.chats)
-	// Live backups, health and metrics. The bot holds the database's lock by now, so a socket file
-	// beside the database can only be a crashed bot's.
+	// Live backups, health and metrics. A file at the socket's path that is not this bot's own
+	// stale socket stops the start.
 	m.admin = &admin{Store: store, Log: m.Log, Socket: cfg.Database + ".sock", Addr: cfg.AdminAddr, Token: cfg.AdminToken,
 		Metrics: met.handler(), Health: health(store, m.chats)}
-	m.admin.Start()
+	if err := m.admin.Start(); err != nil {
+		return err
+	}
 	for _, c := range m.chats {
 		c.Attach(m.Service)
 	}

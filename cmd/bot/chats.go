@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/adapters/discord"
+	"github.com/kontermatt/kontermatt/adapters/httpserve"
 	"github.com/kontermatt/kontermatt/adapters/telegram"
 	"github.com/kontermatt/kontermatt/adapters/web"
 	"github.com/kontermatt/kontermatt/core/table"
@@ -65,7 +66,7 @@ func newChats(cfg Config, store *storage.Store, log *slog.Logger, outboxes map[s
 	if cfg.Web.Listen != "" {
 		var err error
 		if w, err = web.New(web.Config{Listen: cfg.Web.Listen, PublicURL: cfg.Web.PublicURL, LinkKey: []byte(cfg.Web.LinkKey),
-			KV: store, Log: log}); err != nil {
+			HTTP: httpserve.Limits{Proxies: cfg.proxies}, KV: store, Log: log}); err != nil {
 			return nil, err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/kontermatt/kontermatt/adapters/httpserve"
 	"github.com/kontermatt/kontermatt/adapters/telegram"
 	"github.com/kontermatt/kontermatt/core/table"
 )
@@ -32,7 +34,13 @@ type Config struct {
 	// the socket beside the database only. AdminToken is its bearer token, required with it.
 	AdminAddr  string `yaml:"admin_addr"`
 	AdminToken string `yaml:"admin_token"`
-	Discord    struct {
+	// TrustedProxies are the reverse proxies in front of the web table and the Telegram
+	// webhook, whose X-Forwarded-For names the client (for the bounds per client address):
+	// addresses or networks, separated by commas or spaces; empty: this machine (127.0.0.0/8,
+	// ::1); "none": no proxy. Parsed into proxies.
+	TrustedProxies string `yaml:"trusted_proxies"`
+	proxies        []netip.Prefix
+	Discord        struct {
 		Token   string `yaml:"token"`
 		GuildID string `yaml:"guild_id"`
 		APIURL  string `yaml:"api_url"`
@@ -115,6 +123,17 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 	env("KONTERMATT_WEB_LISTEN", &c.Web.Listen)
 	env("KONTERMATT_WEB_PUBLIC_URL", &c.Web.PublicURL)
 	env("KONTERMATT_WEB_LINK_KEY", &c.Web.LinkKey)
+	env("KONTERMATT_TRUSTED_PROXIES", &c.TrustedProxies)
+	switch p := strings.TrimSpace(c.TrustedProxies); p {
+	case "":
+	case "none":
+		c.proxies = []netip.Prefix{}
+	default:
+		var err error
+		if c.proxies, err = httpserve.ParseProxies(p); err != nil {
+			return c, fmt.Errorf("%w: trusted_proxies: %v (write addresses or networks like 10.0.0.0/8, separated by commas, or none)", errConfig, err)
+		}
+	}
 	if c.Database == "" {
 		c.Database = "kontermatt.db"
 	}
@@ -174,7 +193,7 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 func (c Config) telegramWebhook() *telegram.Webhook {
 	w := c.Telegram.Webhook
 	return &telegram.Webhook{URL: w.URL, Listen: w.Listen, SecretToken: w.SecretToken,
-		MaxConnections: w.MaxConnections, DropPendingUpdates: w.DropPendingUpdates}
+		MaxConnections: w.MaxConnections, DropPendingUpdates: w.DropPendingUpdates, HTTP: httpserve.Limits{Proxies: c.proxies}}
 }
 
 // checkWeb refuses a web table that cannot work: listen without a public address or the reverse,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -177,4 +178,32 @@ func TestConfig(t *testing.T) {
 			t.Error(err)
 		}
 	})
+}
+
+// trusted_proxies names the reverse proxies in front of the web table and the webhook; the
+// default is this machine's, "none" is none, and anything that is no address is refused.
+func TestTrustedProxies(t *testing.T) {
+	for _, tc := range []struct{ text, env, want string }{
+		{"", "", "[]"}, // nil: the servers' own default, this machine
+		{"trusted_proxies: 10.0.0.0/8, 172.18.0.2\n", "", "[10.0.0.0/8 172.18.0.2/32]"},
+		{"trusted_proxies: 10.0.0.0/8\n", "192.168.1.0/24 ::1", "[192.168.1.0/24 ::1/128]"},
+		{"trusted_proxies: none\n", "", "[]"},
+	} {
+		c, err := loadConfig(writeConfig(t, tc.text), func(k string) string {
+			if k == "KONTERMATT_TRUSTED_PROXIES" {
+				return tc.env
+			}
+			return ""
+		})
+		if err != nil || fmt.Sprint(c.proxies) != tc.want || (tc.text == "" && c.proxies != nil) || (strings.Contains(tc.text, "none") && c.proxies == nil) {
+			t.Errorf("%q, env %q: %v %v, want %s", tc.text, tc.env, c.proxies, err, tc.want)
+		}
+		if w := c.telegramWebhook(); fmt.Sprint(w.HTTP.Proxies) != tc.want {
+			t.Errorf("%q: the webhook's proxies %v", tc.text, w.HTTP.Proxies)
+		}
+	}
+	_, err := loadConfig(writeConfig(t, "trusted_proxies: 10.0.0.0/8, proxy.internal\n"), func(string) string { return "" })
+	if !errors.Is(err, errConfig) || !strings.Contains(err.Error(), "trusted_proxies") || !strings.Contains(err.Error(), "proxy.internal") {
+		t.Errorf("a name for a proxy: %v", err)
+	}
 }

@@ -494,4 +494,11 @@ var en = map[string]string{
 	"telegram.late":          "Your /%s came to me more than a few minutes late (I could not be reached for a while), so I did not apply it: the table may have moved on since. Send it again if you still mean it.",
 	"telegram.late.public":   "%s, a command you sent while I could not be reached came more than a few minutes late, so I did not apply it. Send it again if you still mean it.",
 	"telegram.admin_unknown": "I could not check with Telegram that you are an admin here, so this counted as from a member. Make me an admin of the group, or try again.",
+
+	// web server hardening (issue 21)
+	"web.too_many_tries": "Too many tries from your connection: wait a minute, then open the table again.",
+	"web.dc_wait":        "Discord asks the bot to wait before it checks who you are: try again in %d s.",
+	"web.busy":           "Many people are opening the table at once: try again in a few seconds.",
+	"web.session_over":   "Your session at this table has ended. Open the table again from the chat.",
+	"web.left_activity":  "You are no longer in this channel's Activity, so the table closes here. Start the Activity in the channel again to come back.",
 }

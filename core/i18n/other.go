@@ -496,6 +496,13 @@ var lb = map[string]string{
 	"telegram.late":          "Äre /%s ass e puer Minutten ze spéit bei mir ukomm (ech war eng Zäit net ze erreechen), dofir hunn ech en net ausgefouert: um Dësch kann zënterhier eppes geschitt sinn. Schéckt en nach eng Kéier, wann Dir et nach esou mengt.",
 	"telegram.late.public":   "%s, e Befeel, deen Dir geschéckt hutt, wéi ech net ze erreeche war, ass e puer Minutten ze spéit komm, dofir hunn ech en net ausgefouert. Schéckt en nach eng Kéier, wann Dir et nach esou mengt.",
 	"telegram.admin_unknown": "Ech konnt bei Telegram net nokucken, ob Dir hei Admin sidd: dat huet wéi vun engem Member gezielt. Maacht mech zum Admin vun der Grupp, oder probéiert nach eng Kéier.",
+
+	// web server hardening (issue 21)
+	"web.too_many_tries": "Ze vill Versich vun Ärer Verbindung: waart eng Minutt, da maacht den Dësch nees op.",
+	"web.dc_wait":        "Discord freet de Bot ze waarden, ier en nokuckt, wien Dir sidd: probéiert et no %d s nees.",
+	"web.busy":           "Vill Leit maachen den Dësch gläichzäiteg op: probéiert et an e puer Sekonnen nees.",
+	"web.session_over":   "Är Sessioun un dësem Dësch ass eriwwer. Maacht den Dësch aus dem Chat nees op.",
+	"web.left_activity":  "Dir sidd net méi an der Aktivitéit vun dësem Kanal, dofir gëtt den Dësch hei zougemaach. Start d’Aktivitéit am Kanal nees, fir zréckzekommen.",
 }
 
 var de = map[string]string{
@@ -973,6 +980,13 @@ var de = map[string]string{
 	"telegram.late":          "Dein /%s kam mehrere Minuten zu spät bei mir an (ich war eine Weile nicht erreichbar), deshalb habe ich ihn nicht ausgeführt: Am Tisch kann seitdem etwas passiert sein. Schick ihn noch einmal, wenn du ihn noch so meinst.",
 	"telegram.late.public":   "%s, ein Befehl, den du geschickt hast, als ich nicht erreichbar war, kam mehrere Minuten zu spät an, deshalb habe ich ihn nicht ausgeführt. Schick ihn noch einmal, wenn du ihn noch so meinst.",
 	"telegram.admin_unknown": "Ich konnte bei Telegram nicht prüfen, ob du hier Admin bist: Das zählte wie von einem Mitglied. Mach mich zum Admin der Gruppe oder versuch es noch einmal.",
+
+	// web server hardening (issue 21)
+	"web.too_many_tries": "Zu viele Versuche von deiner Verbindung: Warte eine Minute und öffne den Tisch dann noch einmal.",
+	"web.dc_wait":        "Discord bittet den Bot zu warten, bevor er prüft, wer du bist: Versuch es in %d s noch einmal.",
+	"web.busy":           "Gerade öffnen viele den Tisch gleichzeitig: Versuch es in ein paar Sekunden noch einmal.",
+	"web.session_over":   "Deine Sitzung an diesem Tisch ist abgelaufen. Öffne den Tisch noch einmal aus dem Chat.",
+	"web.left_activity":  "Du bist nicht mehr in der Aktivität dieses Kanals, deshalb schließt sich der Tisch hier. Starte die Aktivität im Kanal neu, um zurückzukommen.",
 }
 
 var fr = map[string]string{
@@ -1450,4 +1464,11 @@ var fr = map[string]string{
 	"telegram.late":          "Votre /%s m’est parvenu avec plusieurs minutes de retard (j’étais injoignable un moment), je ne l’ai donc pas appliqué\u00a0: la partie a pu avancer depuis. Renvoyez-le si vous le voulez toujours.",
 	"telegram.late.public":   "%s, une commande que vous avez envoyée pendant que j’étais injoignable est arrivée avec plusieurs minutes de retard\u202f; je ne l’ai donc pas appliquée. Renvoyez-la si vous la voulez toujours.",
 	"telegram.admin_unknown": "Je n’ai pas pu vérifier auprès de Telegram que vous êtes admin ici\u00a0: cela a compté comme venant d’un membre. Faites de moi un admin du groupe, ou réessayez.",
+
+	// web server hardening (issue 21)
+	"web.too_many_tries": "Trop de tentatives depuis votre connexion\u00a0: attendez une minute, puis rouvrez la table.",
+	"web.dc_wait":        "Discord demande au bot d’attendre avant de vérifier qui vous êtes\u00a0: réessayez dans %d\u00a0s.",
+	"web.busy":           "Beaucoup de monde ouvre la table en même temps\u00a0: réessayez dans quelques secondes.",
+	"web.session_over":   "Votre session à cette table est terminée. Rouvrez la table depuis la discussion.",
+	"web.left_activity":  "Vous n’êtes plus dans l’activité de ce salon\u00a0: la table se ferme ici. Relancez l’activité dans le salon pour revenir.",
 }

@@ -163,6 +163,7 @@
           break;
         case "bye":
           stopped = true;
+          if (m.renew) sessionStorage.removeItem("km.session"); // over: opening the page again gets a new one
           status(m.text, true);
           break;
       }

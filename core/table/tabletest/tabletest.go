@@ -185,3 +185,17 @@ func (c *Clock) Add(d time.Duration) {
 	c.now = c.now.Add(d)
 	c.mu.Unlock()
 }
+
+// SeatMove is a move the reader of v may make now, as the web page sends it: the first trump
+// offered, else their first legal card ("play" with no card when they hold none that is legal).
+func SeatMove(v table.SeatView) (verb, arg string) {
+	if len(v.Trumps) > 0 {
+		return "trump", v.Trumps[0].Arg
+	}
+	for _, c := range v.Hand {
+		if c.Legal {
+			return "play", c.Card
+		}
+	}
+	return "play", ""
+}
