@@ -59,9 +59,10 @@ type Terminal struct {
 	started  bool                     // Run has begun: before, what the service sends is kept, not printed
 }
 
-// clearScreen moves the cursor home and clears the terminal (ANSI), so the next player at a hot
-// seat does not see the last one's hand.
-const clearScreen = "\033[H\033[2J"
+// clearScreen moves the cursor home, clears the terminal (ANSI) and its scrollback (ESC [3J, an
+// xterm extension that VTE, iTerm2, Windows Terminal and tmux follow), so the next player at a hot
+// seat can neither see nor scroll back to the last one's hand.
+const clearScreen = "\033[H\033[2J\033[3J"
 
 // New makes a terminal surface; give it to the service as the "local" Outbox, then Run.
 func New(cfg Config) *Terminal {

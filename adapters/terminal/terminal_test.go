@@ -486,3 +486,24 @@ func TestLearnAtTheTerminal(t *testing.T) {
 		t.Errorf("the screen shows the chats' slashes:\n%s", got)
 	}
 }
+
+// At a hot seat the handover clears the scrollback too (ESC [3J, as xterm and its kin take it),
+// not only the visible screen: scrolling up would otherwise show the last player's hand.
+func TestHotSeatClearsTheScrollback(t *testing.T) {
+	out := &syncBuffer{}
+	term := New(Config{Out: out, Humans: 4, Options: []string{"timer=none", "stripes=1"}})
+	term.cfg.In = &player{term: term, rng: rand.New(rand.NewPCG(4, 4)), max: 40}
+	svc := newService(table.NewMemStore(), term)
+	defer svc.Close()
+	if err := term.Run(context.Background(), svc); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	handovers := strings.Count(got, "Pass the keyboard to ")
+	if handovers < 2 {
+		t.Fatalf("only %d handovers:\n%s", handovers, got)
+	}
+	if n := strings.Count(got, "\033[3J"); n != handovers {
+		t.Errorf("%d handovers, %d of them clear the scrollback (ESC [3J)", handovers, n)
+	}
+}
