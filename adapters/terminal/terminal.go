@@ -99,28 +99,30 @@ func (t *Terminal) println(text string) {
 func (t *Terminal) Deliver(ctx context.Context, msgs []table.Message) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	// A game's end comes as its table message's last version and the game's summary: print the
-	// last trick from the one, the result and the board from the other, each line once.
+	// A game's end comes as its table message's last version and the game's summary (at a
+	// match's end the match's summary too, and the table message after them): print the last
+	// trick from the one first, then the result and the board from the others, each line once.
 	var summary []string
 	for _, m := range msgs {
 		if m.Kind == table.KindSummary {
 			summary = append(summary, strings.Split(m.Text, "\n")...)
 		}
 	}
-	for _, m := range msgs {
+	edits := map[int]bool{} // live messages printed before anything else: new versions of one on the screen
+	for i, m := range msgs {
+		if _, shown := t.live[m.Key]; m.Kind == table.KindLive && shown && t.started {
+			t.printLive(m, summary)
+			edits[i] = true
+		}
+	}
+	var said []string // the summaries' lines printed so far: the match's board is the game's
+	for i, m := range msgs {
 		switch {
+		case edits[i]:
 		case m.Kind == table.KindHand:
 			t.hands[m.Target.Player.ID] = m
 		case m.Kind == table.KindLive:
-			// Print only the lines that are new: the table message scrolls by as a log.
-			lines := strings.Split(m.Text, "\n")
-			prev := t.live[m.Key]
-			t.live[m.Key], t.liveKey = lines, m.Key
-			for _, l := range lines {
-				if t.started && !slices.Contains(prev, l) && !slices.Contains(summary, l) {
-					t.println("  " + l)
-				}
-			}
+			t.printLive(m, summary)
 		case !t.started:
 			// Before Run, the service resumes the table: its table message is shown by Run, in
 			// the language asked for; notices of the last run are old news.
@@ -132,8 +134,28 @@ func (t *Terminal) Deliver(ctx context.Context, msgs []table.Message) {
 				text = m.Public
 			}
 			t.println(i18n.T(t.lang(), "term.for", m.Target.Player.Name) + " " + text)
+		case m.Kind == table.KindSummary:
+			for _, l := range strings.Split(m.Text, "\n") {
+				if !slices.Contains(said, l) {
+					t.println(l)
+					said = append(said, l)
+				}
+			}
 		default:
 			t.println(m.Text)
+		}
+	}
+}
+
+// printLive prints the lines of a live message that are new (the table message scrolls by as a
+// log), but those a summary of the same delivery says.
+func (t *Terminal) printLive(m table.Message, summary []string) {
+	lines := strings.Split(m.Text, "\n")
+	prev := t.live[m.Key]
+	t.live[m.Key], t.liveKey = lines, m.Key
+	for _, l := range lines {
+		if t.started && !slices.Contains(prev, l) && !slices.Contains(summary, l) {
+			t.println("  " + l)
 		}
 	}
 }

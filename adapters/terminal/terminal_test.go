@@ -507,3 +507,41 @@ func TestHotSeatClearsTheScrollback(t *testing.T) {
 		t.Errorf("%d handovers, %d of them clear the scrollback (ESC [3J)", handovers, n)
 	}
 }
+
+// The end of a match reads like the end of a game: the last trick and the score line, then the
+// game's result, the board once, and the match's winner with what to type next; nothing of the
+// game after that.
+func TestTheEndOfTheMatchInOrder(t *testing.T) {
+	out := &syncBuffer{}
+	term := New(Config{In: strings.NewReader(""), Out: out, Humans: 0, Options: []string{"timer=none", "stripes=1"}})
+	svc := newService(table.NewMemStore(), term)
+	defer svc.Close()
+	if err := term.Run(context.Background(), svc); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	end := strings.LastIndex(got, "🏁 ")
+	won := strings.Index(got, "wins the match")
+	if end < 0 || won < end {
+		t.Fatalf("no end of the match:\n%s", got)
+	}
+	before := got[:end]
+	if last := strings.LastIndex(before, i18n.T("en", "last.title")); last < 0 || strings.Count(before[last:], "\n") > 3 {
+		t.Errorf("the last trick is not just before the result:\n%s", got[max(0, end-400):])
+	}
+	after := got[won:]
+	for _, bad := range []string{i18n.T("en", "last.title"), "Tricks A"} {
+		if strings.Contains(after, bad) {
+			t.Errorf("%q after the match's winner:\n%s", bad, got[end:])
+		}
+	}
+	boards := 0
+	for _, l := range strings.Split(got[end:], "\n") {
+		if strings.HasPrefix(l, "Team A (") && strings.Contains(l, "): ") {
+			boards++
+		}
+	}
+	if boards != 1 {
+		t.Errorf("the board shows team A %d times at the end:\n%s", boards, got[end:])
+	}
+}
