@@ -56,6 +56,7 @@ type Terminal struct {
 	seen     string                   // hot seat: the player whose hand may be on the screen
 	handover string                   // hot seat: the player asked to take the keyboard
 	stopping bool                     // stop was typed once: the next line confirms it or not
+	opening  bool                     // the table is being opened to be dealt at once: its lobby is not news
 	started  bool                     // Run has begun: before, what the service sends is kept, not printed
 }
 
@@ -123,7 +124,7 @@ func (t *Terminal) Deliver(ctx context.Context, msgs []table.Message) {
 			t.hands[m.Target.Player.ID] = m
 		case m.Kind == table.KindLive:
 			t.printLive(m, summary)
-		case !t.started:
+		case !t.started, m.Kind == table.KindLobby && t.opening:
 			// Before Run, the service resumes the table: its table message is shown by Run, in
 			// the language asked for; notices of the last run are old news.
 		case m.Target.Kind == table.ToPlayer && t.cfg.Humans > 1:
@@ -311,12 +312,25 @@ func (t *Terminal) open(ctx context.Context) error {
 		steps = append(steps, table.Command{Verb: table.VerbLeave, Actor: first})
 	}
 	steps = append(steps, table.Command{Verb: table.VerbDeal, Actor: first, Admin: true})
-	for _, c := range steps {
+	// The lobby would ask to type join and deal, which the terminal does itself right away: the
+	// screen starts with the match that has started.
+	t.setOpening(true)
+	defer t.setOpening(false)
+	for i, c := range steps {
+		if i == len(steps)-1 {
+			t.setOpening(false)
+		}
 		if err := t.do(ctx, c); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func (t *Terminal) setOpening(on bool) {
+	t.mu.Lock()
+	t.opening = on
+	t.mu.Unlock()
 }
 
 // do sends one of the commands that open the table, printing what answers it but a refusal,

@@ -92,10 +92,6 @@ func TestOneHumanPlaysAWholeMatchAndResumes(t *testing.T) {
 	if !strings.Contains(out.String(), "Your hand") || !strings.Contains(out.String(), "Type one of:") {
 		t.Fatalf("no hand shown:\n%s", out.String())
 	}
-	// The one player is spoken to, and told what to type rather than what to press.
-	if want := "Type join to take a seat and deal to start"; !strings.Contains(out.String(), want) {
-		t.Errorf("the screen never says %q:\n%s", want, out.String())
-	}
 
 	// Start again on the same database: the match goes on where it was, to its end.
 	out2 := &syncBuffer{}
@@ -294,7 +290,8 @@ func TestTypedCommands(t *testing.T) {
 		}
 	}
 	for i, want := range []string{
-		"timer " + i18n.T("en", "opt.timer.none"), // the new lobby
+		"timer " + i18n.T("en", "opt.timer.none"), // the new lobby, told what to type rather than what to press
+		"Type join to take a seat and deal to start",
 		i18n.T("en", "term.stop_confirm"),
 		i18n.T("en", "term.stop_kept"),
 		i18n.T("en", "term.stop_confirm"),
@@ -543,5 +540,28 @@ func TestTheEndOfTheMatchInOrder(t *testing.T) {
 	}
 	if boards != 1 {
 		t.Errorf("the board shows team A %d times at the end:\n%s", boards, got[end:])
+	}
+}
+
+// The opening screen says what happens: the terminal deals at once, so it shows the match that
+// has started, not a lobby that asks to type join and deal; its options line says each setting
+// once ("timer unlimited", not "timer no timer").
+func TestTheOpeningScreen(t *testing.T) {
+	out := &syncBuffer{}
+	term := New(Config{In: strings.NewReader(""), Out: out, Humans: 1, Options: []string{"timer=none"}})
+	svc := newService(table.NewMemStore(), term)
+	defer svc.Close()
+	if err := term.Run(context.Background(), svc); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	opening, _, _ := strings.Cut(got, " — 🂠")
+	if !strings.Contains(opening, i18n.T("en", "lobby.started")) {
+		t.Errorf("the opening screen does not say the match has started:\n%s", opening)
+	}
+	for _, bad := range []string{i18n.T("en", "lobby.title"), i18n.T("en", "lobby.hint.typed"), "timer no timer"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("the opening screen says %q:\n%s", bad, opening)
+		}
 	}
 }

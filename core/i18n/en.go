@@ -30,7 +30,7 @@ var en = map[string]string{
 	"opt.timer.fast":    "fast",
 	"opt.timer.normal":  "normal",
 	"opt.timer.relaxed": "relaxed",
-	"opt.timer.none":    "no timer",
+	"opt.timer.none":    "unlimited",
 	"opt.level.easy":    "easy",
 	"opt.level.normal":  "normal",
 	"opt.level.strong":  "strong",
