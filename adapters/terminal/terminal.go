@@ -22,8 +22,9 @@ import (
 const Platform = "local"
 
 // Surface is how the terminal shows a table, for the service's Config.Surfaces: everything is
-// typed, and the screen is one person's, so with one player at the table its texts say "you".
-var Surface = table.Surface{Typed: true, Personal: true}
+// typed, the screen is one person's, so with one player at the table its texts say "you", and it
+// shows no pictures.
+var Surface = table.Surface{Typed: true, Personal: true, NoPictures: true}
 
 // Config sets up a terminal table.
 type Config struct {

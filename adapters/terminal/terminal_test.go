@@ -565,3 +565,46 @@ func TestTheOpeningScreen(t *testing.T) {
 		}
 	}
 }
+
+// The terminal shows no pictures: board lists every game of a long match as text and never says
+// "(see the picture)".
+func TestBoardWithoutPictures(t *testing.T) {
+	out := &syncBuffer{}
+	term := New(Config{Out: out, Humans: 1, Options: []string{"timer=none", "stripes=6"}})
+	rng := rand.New(rand.NewPCG(9, 9))
+	asked := false
+	term.cfg.In = &typist{next: func() (string, bool) {
+		if _, m, ok := term.toMove(); ok {
+			moves := legalMoves(m)
+			return moves[rng.IntN(len(moves))], true
+		}
+		if overMatch(out) && !asked {
+			asked = true
+			return "board", true
+		}
+		return "", !asked
+	}}
+	svc := newService(table.NewMemStore(), term)
+	defer svc.Close()
+	if err := term.Run(context.Background(), svc); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	board := got[strings.LastIndex(got, i18n.T("en", "board.title")):]
+	games := strings.Count(got, "🏁 ")
+	if games <= 6 {
+		t.Fatalf("a match of %d games shows nothing of the board's limit", games)
+	}
+	var missing []int
+	for n := 1; n <= games; n++ {
+		if !strings.Contains(board, fmt.Sprintf("\nGame %d: trump", n)) {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("board lacks games %v of %d:\n%s", missing, games, board)
+	}
+	if strings.Contains(got, "picture") {
+		t.Errorf("the screen points at a picture:\n%s", board)
+	}
+}

@@ -241,6 +241,9 @@ func (s *Service) boardMessage(t *tbl, lang string) Message {
 		// The text stays short enough for alerts and captions; the picture shows the whole sheet.
 		hist := t.match.History()
 		from := max(len(hist)-maxBoardLines, 0)
+		if s.surface(t.st.Place).NoPictures {
+			from = 0
+		}
 		if from > 0 {
 			sb.WriteString("\n" + i18n.N(lang, "board.earlier", from))
 		}
