@@ -608,3 +608,40 @@ func TestBoardWithoutPictures(t *testing.T) {
 		t.Errorf("the screen points at a picture:\n%s", board)
 	}
 }
+
+// rematch rotate gives new partners, and the screen shows it: the computers keep their names
+// when they change seats, so the one who was Computer 4 is now the partner.
+func TestRematchRotateShowsNewPartners(t *testing.T) {
+	out := &syncBuffer{}
+	term := New(Config{Out: out, Humans: 1, Options: []string{"timer=none", "stripes=1"}})
+	rng := rand.New(rand.NewPCG(5, 5))
+	rotated := false
+	term.cfg.In = &typist{next: func() (string, bool) {
+		if _, m, ok := term.toMove(); ok {
+			moves := legalMoves(m)
+			return moves[rng.IntN(len(moves))], true
+		}
+		if overMatch(out) && !rotated {
+			rotated = true
+			return "rematch rotate", true
+		}
+		return "", !rotated
+	}}
+	svc := newService(table.NewMemStore(), term)
+	defer svc.Close()
+	if err := term.Run(context.Background(), svc); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	end := strings.Index(got, "wins the match")
+	if end < 0 {
+		t.Fatalf("no match:\n%s", got)
+	}
+	before, after := got[:end], got[end:]
+	if !strings.Contains(before, "Team A (You & Computer 3)") {
+		t.Errorf("the first match's partner is not Computer 3:\n%s", before)
+	}
+	if !strings.Contains(after, "Team A (You & Computer 4)") || strings.Contains(after, "Team A (You & Computer 3)") {
+		t.Errorf("after rematch rotate the partner is not Computer 4:\n%s", after)
+	}
+}
