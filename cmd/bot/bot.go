@@ -48,6 +48,9 @@ type TerminalFlags struct {
 	Lang    string
 	Pace    time.Duration // computer players' pause before a move; negative: 1 s when watching
 	Learn   bool          // a guided game for the one player (the service's learn)
+	Fresh   bool          // -new: stop an unfinished match stored here and start a new table
+	// Insist is what was given on the command line rather than left at its default.
+	Insist terminal.Insist
 }
 
 // Open opens the database and wires the surfaces, the service and the admin door, and resumes
@@ -55,6 +58,12 @@ type TerminalFlags struct {
 func (m *Main) Open(ctx context.Context) error {
 	cfg := m.Config
 	m.Log = newLogger(m.Stderr, cfg.LogLevel, cfg.LogFormat)
+	terminalMode := cfg.Discord.Token == "" && cfg.Telegram.Token == ""
+	if terminalMode && m.Terminal.Humans > 0 && !canPlay(m.Stdin) {
+		// Under systemd or in a container stdin is /dev/null: a mistyped token variable would
+		// otherwise start a card game nobody sees, and exit 0. Said before a database is made.
+		return errNoTerminal
+	}
 	store, err := openStore(cfg.Database, storage.Options{})
 	if err != nil {
 		return err
@@ -69,29 +78,20 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	outboxes := map[string]table.Outbox{}
 	deciders := robots
-	if cfg.Discord.Token == "" && cfg.Telegram.Token == "" {
+	if terminalMode {
 		tf := m.Terminal
-		if tf.Humans > 0 && !canPlay(m.Stdin) {
-			// Under systemd or in a container stdin is /dev/null: a mistyped token variable would
-			// otherwise start a card game nobody sees, and exit 0.
-			return errNoTerminal
-		}
 		// The timer waits for nobody at a keyboard: a terminal table has none unless asked.
 		opts := append([]string{"timer=none", "level=" + tf.Level}, strings.Fields(tf.Options)...)
 		if tf.Learn {
-			opts = strings.Fields(tf.Options) // a guided game has its own defaults: easy, no timer, hints
+			// A guided game has its own defaults (easy, no timer, hints): only what was given
+			// changes them.
+			opts = tf.Insist.Options
 		}
 		m.term = terminal.New(terminal.Config{In: m.Stdin, Out: m.Stdout, Humans: tf.Humans, Options: opts,
-			Name: os.Getenv("USER"), Lang: tf.Lang, Learn: tf.Learn})
+			Name: os.Getenv("USER"), Lang: tf.Lang, Learn: tf.Learn, Insist: tf.Insist, Fresh: tf.Fresh, Pace: tf.Pace})
 		outboxes[terminal.Platform] = m.term
 		m.Log = newLogger(m.Stderr, "error", cfg.LogFormat) // the screen is the game's: only failures go to stderr
-		pace := tf.Pace
-		if pace < 0 && tf.Humans == 0 {
-			pace = time.Second // watching: a card a second can be followed
-		}
-		if pace > 0 {
-			deciders = pacedRobots(pace)
-		}
+		deciders = m.term.Robots(robots)
 	} else if m.chats, err = newChats(cfg, store, m.Log, outboxes); err != nil {
 		return err
 	}

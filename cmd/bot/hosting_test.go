@@ -13,11 +13,12 @@ import (
 )
 
 // With no chat token and no terminal to play in (stdin /dev/null, as under systemd or in a
-// container), the bot says so and exits 1 instead of playing a game nobody sees.
+// container), the bot says so and exits 2, a configuration to mend (systemd's unit does not start
+// it again), instead of playing a game nobody sees.
 func TestNoTokenNoTerminal(t *testing.T) {
 	bin := buildBot(t)
 	code, stdout, stderr := runBin(t, bin, "-db", filepath.Join(t.TempDir(), "k.db"))
-	if code != 1 || !strings.Contains(stderr, "no chat token set") || !strings.Contains(stderr, "no terminal to play in") || stdout != "" {
+	if code != 2 || !strings.Contains(stderr, "no chat token set") || !strings.Contains(stderr, "no terminal to play in") || stdout != "" {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	// Watching four computers needs no one at the keyboard.

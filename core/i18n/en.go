@@ -474,4 +474,12 @@ var en = map[string]string{
 	"learn.draw.one":         "20–20 is a draw: nobody crosses out; team %[2]s named trump and gets %[1]d stripe added.",
 	"learn.draw.other":       "20–20 is a draw: nobody crosses out; team %[2]s named trump and gets %[1]d stripes added.",
 	"learn.board":            "Open stripes now: team A %d, team B %d. The first team with none left wins the match.",
+	// The terminal and the command line (issue 21).
+	"term.conflict":        "An unfinished match is stored here, and it is not what you asked for: %s. Start without that to resume the match, or add -new to stop it (it stays in the history) and start a new table.",
+	"term.conflict.learn":  "-learn (the match is not a guided game)",
+	"term.conflict.humans": "-humans %d (the match was started with -humans %d)",
+	"term.conflict.option": "%s (the match has %s)",
+	"term.fresh":           "The unfinished match here is stopped (it stays in the history); a new table opens.",
+	"term.over":            "This match is over. Type /rematch to play again, /rematch rotate for new partners, or /new for a new table.",
+	"term.over_new":        "The last match here is over (it stays in the history); a new table opens.",
 }

@@ -469,6 +469,14 @@ var lb = map[string]string{
 	"learn.draw.one":         "20–20 ass e Stänner: keen dierf duerchsträichen; d'Ekipp %[2]s huet Tromp gemaach a kritt %[1]d Stréch dobäi.",
 	"learn.draw.other":       "20–20 ass e Stänner: keen dierf duerchsträichen; d'Ekipp %[2]s huet Tromp gemaach a kritt %[1]d Strécher dobäi.",
 	"learn.board":            "Oppe Strécher elo: Ekipp A %d, Ekipp B %d. Déi éischt Ekipp ouni Strécher gewënnt d'Partie.",
+	// The terminal and the command line (issue 21).
+	"term.conflict":        "Hei ass eng Partie gespäichert, déi nach net fäerdeg ass, an si ass net dat, wat Dir gefrot hutt: %s. Start ouni dat, fir d'Partie weiderzespillen, oder setzt -new dobäi, fir se ze stoppen (si bleift an der Geschicht) an en neien Dësch opzemaachen.",
+	"term.conflict.learn":  "-learn (d'Partie ass kee begleet Spill)",
+	"term.conflict.humans": "-humans %d (d'Partie gouf mat -humans %d ugefaang)",
+	"term.conflict.option": "%s (d'Partie huet %s)",
+	"term.fresh":           "Déi onfäerdeg Partie hei ass gestoppt (si bleift an der Geschicht); en neien Dësch geet op.",
+	"term.over":            "Dës Partie ass eriwwer. Tippt /rematch fir nach eng Kéier ze spillen, /rematch rotate fir nei Partner, oder /new fir en neien Dësch.",
+	"term.over_new":        "Déi lescht Partie hei ass eriwwer (si bleift an der Geschicht); en neien Dësch geet op.",
 }
 
 var de = map[string]string{
@@ -926,6 +934,14 @@ var de = map[string]string{
 	"learn.draw.one":         "20–20 ist Gleichstand: niemand streicht; Team %[2]s hat Trumpf gewählt und bekommt %[1]d Strich dazu.",
 	"learn.draw.other":       "20–20 ist Gleichstand: niemand streicht; Team %[2]s hat Trumpf gewählt und bekommt %[1]d Striche dazu.",
 	"learn.board":            "Offene Striche jetzt: Team A %d, Team B %d. Das erste Team ohne Striche gewinnt die Partie.",
+	// The terminal and the command line (issue 21).
+	"term.conflict":        "Hier ist eine unfertige Partie gespeichert, und sie ist nicht, was du verlangt hast: %s. Starte ohne das, um die Partie fortzusetzen, oder füge -new hinzu, um sie zu beenden (sie bleibt im Verlauf) und einen neuen Tisch zu eröffnen.",
+	"term.conflict.learn":  "-learn (die Partie ist kein begleitetes Spiel)",
+	"term.conflict.humans": "-humans %d (die Partie wurde mit -humans %d begonnen)",
+	"term.conflict.option": "%s (die Partie hat %s)",
+	"term.fresh":           "Die unfertige Partie hier ist beendet (sie bleibt im Verlauf); ein neuer Tisch wird eröffnet.",
+	"term.over":            "Diese Partie ist vorbei. Gib /rematch ein, um noch einmal zu spielen, /rematch rotate für neue Partner oder /new für einen neuen Tisch.",
+	"term.over_new":        "Die letzte Partie hier ist vorbei (sie bleibt im Verlauf); ein neuer Tisch wird eröffnet.",
 }
 
 var fr = map[string]string{
@@ -1383,4 +1399,12 @@ var fr = map[string]string{
 	"learn.draw.one":         "20–20 est une égalité : personne ne barre ; l'équipe %[2]s a choisi l'atout et reçoit %[1]d trait de plus.",
 	"learn.draw.other":       "20–20 est une égalité : personne ne barre ; l'équipe %[2]s a choisi l'atout et reçoit %[1]d traits de plus.",
 	"learn.board":            "Traits ouverts : équipe A %d, équipe B %d. La première équipe sans trait gagne la partie.",
+	// The terminal and the command line (issue 21).
+	"term.conflict":        "Une partie inachevée est enregistrée ici, et elle ne correspond pas à ce que vous avez demandé : %s. Lancez sans cela pour reprendre la partie, ou ajoutez -new pour l'arrêter (elle reste dans l'historique) et ouvrir une nouvelle table.",
+	"term.conflict.learn":  "-learn (la partie n'est pas une partie guidée)",
+	"term.conflict.humans": "-humans %d (la partie a été lancée avec -humans %d)",
+	"term.conflict.option": "%s (la partie a %s)",
+	"term.fresh":           "La partie inachevée ici est arrêtée (elle reste dans l'historique) ; une nouvelle table s'ouvre.",
+	"term.over":            "Cette partie est terminée. Tapez /rematch pour rejouer, /rematch rotate pour changer de partenaires, ou /new pour une nouvelle table.",
+	"term.over_new":        "La dernière partie ici est terminée (elle reste dans l'historique) ; une nouvelle table s'ouvre.",
 }
