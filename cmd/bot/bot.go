@@ -57,7 +57,10 @@ type TerminalFlags struct {
 // the stored tables. Its error is the line for the screen.
 func (m *Main) Open(ctx context.Context) error {
 	cfg := m.Config
-	m.Log = newLogger(m.Stderr, cfg.LogLevel, cfg.LogFormat)
+	// What the platforms and the admin door say while they start waits for the start line.
+	hold := newHold(newLogger(m.Stderr, cfg.LogLevel, cfg.LogFormat).Handler())
+	defer hold.release() // also when Open fails: what was said before the error is not lost
+	m.Log = slog.New(hold)
 	terminalMode := cfg.Discord.Token == "" && cfg.Telegram.Token == ""
 	if terminalMode && m.Terminal.Humans > 0 && !canPlay(m.Stdin) {
 		// Under systemd or in a container stdin is /dev/null: a mistyped token variable would
@@ -108,7 +111,11 @@ func (m *Main) Open(ctx context.Context) error {
 	for _, c := range m.chats {
 		c.Attach(m.Service)
 	}
-	m.sayStart()
+	m.sayStart(slog.New(hold.inner))
+	hold.release()
+	for _, w := range cfg.Warnings {
+		m.Log.Warn(w)
+	}
 	if err := m.Service.Resume(ctx); err != nil {
 		m.Log.Error("some stored tables could not be resumed", "err", err)
 	}
@@ -137,8 +144,8 @@ func canPlay(in io.Reader) bool {
 }
 
 // sayStart is the one line that says what started: the version, the database, the platforms and
-// the admin door.
-func (m *Main) sayStart() {
+// the admin door. It is the log's first line: log writes it past what Open holds back.
+func (m *Main) sayStart(log *slog.Logger) {
 	if m.term != nil {
 		// One line before the game; the admin door's own warnings stay off the game's screen.
 		door := "live backups through " + strings.Join(m.admin.Endpoints(), " ")
@@ -152,7 +159,7 @@ func (m *Main) sayStart() {
 	for _, c := range m.chats {
 		platforms = append(platforms, c.Describe())
 	}
-	m.Log.Info("kontermatt started", "version", version(), "database", m.Config.Database,
+	log.Info("kontermatt started", "version", version(), "database", m.Config.Database,
 		"platforms", strings.Join(platforms, ", "), "admin", strings.Join(m.admin.Endpoints(), " "))
 }
 

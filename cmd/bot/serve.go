@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -28,17 +27,6 @@ func robots(level string, seed uint64) table.Decider {
 		l = robot.Normal
 	}
 	return robot.New(l, seed)
-}
-
-// newLogger logs at level and up, as text lines or JSON objects (log_format).
-func newLogger(w io.Writer, level, format string) *slog.Logger {
-	var l slog.Level
-	_ = l.UnmarshalText([]byte(level))
-	opts := &slog.HandlerOptions{Level: l}
-	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
-	}
-	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 func randomSeed() uint64 {
