@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kontermatt/kontermatt/core/robot"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/storage"
 )
@@ -127,11 +128,20 @@ func runSelfplay(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	out := fs.String("out", "selfplay", "directory for the match records")
 	level := fs.String("level", "easy", "computer players' level: easy, normal or strong")
 	options := fs.String("options", "", "table options, e.g. \"stripes=5 draw=flat1\":\n"+table.OptionsUsage("en"))
+	quiet := fs.Bool("q", false, "say nothing on stderr while it runs (else how far it is: a bar on a terminal, a line every few seconds)")
 	if code, ok := parseFlags(fs, args, 0, stdout, stderr); !ok {
 		return code
 	}
 	if *matches < 1 {
 		fmt.Fprintln(stderr, "-matches must be 1 or more")
+		return 2
+	}
+	if err := checkOptions(*options); err != nil {
+		fmt.Fprintf(stderr, "-options %q: %v\n", *options, err)
+		return 2
+	}
+	if _, err := robot.ParseLevel(*level); err != nil {
+		fmt.Fprintf(stderr, "-level %q: the levels are %s\n", *level, levelNames())
 		return 2
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
@@ -143,6 +153,8 @@ func runSelfplay(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	defer svc.Close()
 	ctx := context.Background()
 	admin := table.Player{ID: "selfplay", Name: "selfplay"}
+	p := startProgress(stderr, *quiet, "selfplay", "matches", *matches)
+	defer p.finish()
 	for i := 1; i <= *matches; i++ {
 		place := table.Place{Platform: "selfplay", Chat: fmt.Sprint(i)}
 		opts := append([]string{"timer=none", "level=" + *level}, strings.Fields(*options)...)
@@ -159,7 +171,9 @@ func runSelfplay(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "selfplay:", err)
 			return 1
 		}
+		p.add()
 	}
+	p.finish()
 	n := 0
 	err := store.Records(func(key string, rec []byte) error {
 		wrote, err := writeRecords(*out, key, rec, true)
