@@ -13,7 +13,7 @@ import (
 )
 
 // progressEvery is how often a long command says how far it is, as a line on stderr; a bar on a
-// terminal is redrawn every second.
+// terminal is redrawn every second. 0 says it at every unit done (for tests).
 var progressEvery = 5 * time.Second
 
 // progress tells how far a long command (duel, selfplay) is, on stderr: done of total, the time
@@ -25,6 +25,8 @@ type progress struct {
 	unit   string // what is counted: "deals", "matches"
 	total  int
 	bar    bool
+	each   bool // a line at every unit done
+	mu     sync.Mutex
 	done   atomic.Int64
 	start  time.Time
 	stop   chan struct{}
@@ -40,8 +42,12 @@ func startProgress(w io.Writer, quiet bool, name, unit string, total int) *progr
 	}
 	p.bar = isTerminal(w)
 	every := progressEvery
-	if p.bar {
+	switch {
+	case p.bar:
 		every = time.Second
+	case every <= 0:
+		p.each = true
+		return p
 	}
 	p.wg.Go(func() {
 		tick := time.NewTicker(every)
@@ -64,7 +70,12 @@ func isTerminal(w io.Writer) bool {
 }
 
 // add counts one more unit done.
-func (p *progress) add() { p.done.Add(1) }
+func (p *progress) add() {
+	p.done.Add(1)
+	if p.each {
+		p.say()
+	}
+}
 
 // finish stops the reports; a bar is cleared, so that what the command prints next stands alone.
 func (p *progress) finish() {
@@ -78,6 +89,8 @@ func (p *progress) finish() {
 }
 
 func (p *progress) say() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	done := int(p.done.Load())
 	elapsed := time.Since(p.start).Round(time.Second)
 	left := "estimating"
