@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -18,21 +19,35 @@ import (
 // dbCommand parses the flags of a command that works on the database (-config, -db) and its one
 // argument. done means the caller should exit with code: the usage, or the problem, is printed.
 func dbCommand(name string, args []string, stdout, stderr io.Writer) (cfg Config, arg string, code int, done bool) {
-	fs := newFlags(name)
+	cfg, code, done, fs := dbFlagSet(name, args, 1, stdout, stderr)
+	if done {
+		return cfg, "", code, true
+	}
+	return cfg, fs.Arg(0), 0, false
+}
+
+// dbFlags is dbCommand for a command that takes nargs words.
+func dbFlags(name string, args []string, nargs int, stdout, stderr io.Writer) (cfg Config, code int, done bool) {
+	cfg, code, done, _ = dbFlagSet(name, args, nargs, stdout, stderr)
+	return cfg, code, done
+}
+
+func dbFlagSet(name string, args []string, nargs int, stdout, stderr io.Writer) (cfg Config, code int, done bool, fs *flag.FlagSet) {
+	fs = newFlags(name)
 	configPath := fs.String("config", "", "YAML config file")
 	dbPath := fs.String("db", "", "database file (overrides the config)")
-	if code, ok := parseFlags(fs, args, 1, stdout, stderr); !ok {
-		return cfg, "", code, true
+	if code, ok := parseFlags(fs, args, nargs, stdout, stderr); !ok {
+		return cfg, code, true, fs
 	}
 	cfg, err := loadConfig(*configPath, os.Getenv)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
-		return cfg, "", 2, true
+		return cfg, 2, true, fs
 	}
 	if *dbPath != "" {
 		cfg.Database = *dbPath
 	}
-	return cfg, fs.Arg(0), 0, false
+	return cfg, 0, false, fs
 }
 
 // dbError says in one line what keeps the database at path from opening: another bot holds it,
