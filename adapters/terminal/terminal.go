@@ -82,6 +82,7 @@ type Terminal struct {
 	mu       sync.Mutex
 	live     map[string][]string      // live message key → its lines, to print only what changed
 	liveKey  string                   // the live message printed last
+	lobby    string                   // the lobby's text as it stands
 	hands    map[string]table.Message // player ID → latest hand
 	shown    string                   // the hand text last shown with its moves
 	seen     string                   // hot seat: the player whose hand may be on the screen
@@ -190,6 +191,9 @@ func (t *Terminal) Deliver(ctx context.Context, msgs []table.Message) {
 	}
 	var said []string // the summaries' lines printed so far: the match's board is the game's
 	for i, m := range msgs {
+		if m.Kind == table.KindLobby {
+			t.lobby = m.Text
+		}
 		switch {
 		case edits[i]:
 		case m.Kind == table.KindHand:
@@ -338,6 +342,9 @@ func (t *Terminal) Run(ctx context.Context, svc *table.Service) error {
 		t.println(i18n.T(t.lang(), "term.resumed"))
 		for _, l := range t.live[t.liveKey] {
 			t.println("  " + l)
+		}
+		if su.Status == table.StatusLobby {
+			t.println(t.lobby) // a table opened with new, not dealt yet: who sits, what to type
 		}
 		if over {
 			t.println(i18n.T(t.lang(), "term.over"))

@@ -866,6 +866,16 @@ func TestAStoredTableAndTheFlags(t *testing.T) {
 			t.Errorf("no new match to play:\n%s", screen)
 		}
 	})
+	t.Run("a lobby", func(t *testing.T) {
+		store := table.NewMemStore()
+		if _, err := session(t, store, Config{Humans: 1, In: strings.NewReader("stop\nstop\nnew\n"), Options: []string{"timer=none"}}, 0); err != nil {
+			t.Fatal(err)
+		}
+		screen, err := session(t, store, Config{Humans: 1, In: strings.NewReader("")}, 0)
+		if err != nil || !strings.Contains(screen, "Resuming") || !strings.Contains(screen, "Type join to take a seat and deal to start") {
+			t.Errorf("a stored lobby is not shown (%v):\n%s", err, screen)
+		}
+	})
 	t.Run("finished, the same player", func(t *testing.T) {
 		store := finished(t, 1)
 		screen, err := session(t, store, Config{Humans: 1, In: strings.NewReader("rematch\n")}, 0)
