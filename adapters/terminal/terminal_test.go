@@ -515,14 +515,10 @@ func TestHotSeatClearsTheScrollback(t *testing.T) {
 // game's result, the board once, and the match's winner with what to type next; nothing of the
 // game after that.
 func TestTheEndOfTheMatchInOrder(t *testing.T) {
-	out := &syncBuffer{}
-	term := New(Config{In: strings.NewReader(""), Out: out, Humans: 0, Options: []string{"timer=none", "stripes=1"}})
-	svc := newService(table.NewMemStore(), term)
-	defer svc.Close()
-	if err := term.Run(context.Background(), svc); err != nil {
+	got, err := session(t, table.NewMemStore(), Config{In: strings.NewReader(""), Humans: 0, Options: []string{"timer=none", "stripes=1"}}, 0)
+	if err != nil {
 		t.Fatal(err)
 	}
-	got := out.String()
 	end := strings.LastIndex(got, "🏁 ")
 	won := strings.Index(got, "wins the match")
 	if end < 0 || won < end {
@@ -572,30 +568,37 @@ func TestTheOpeningScreen(t *testing.T) {
 	}
 }
 
-// The terminal shows no pictures: board lists every game of a long match as text and never says
-// "(see the picture)".
-func TestBoardWithoutPictures(t *testing.T) {
+// playThenType plays a match with options to its end as one player typing random legal moves
+// (seeded), then types line, and gives the screen.
+func playThenType(t *testing.T, seed uint64, options []string, line string) string {
+	t.Helper()
 	out := &syncBuffer{}
-	term := New(Config{Out: out, Humans: 1, Options: []string{"timer=none", "stripes=6"}})
-	rng := rand.New(rand.NewPCG(9, 9))
-	asked := false
+	term := New(Config{Out: out, Humans: 1, Options: options})
+	rng := rand.New(rand.NewPCG(seed, seed))
+	typed := false
 	term.cfg.In = &typist{next: func() (string, bool) {
 		if _, m, ok := term.toMove(); ok {
 			moves := legalMoves(m)
 			return moves[rng.IntN(len(moves))], true
 		}
-		if overMatch(out) && !asked {
-			asked = true
-			return "board", true
+		if overMatch(out) && !typed {
+			typed = true
+			return line, true
 		}
-		return "", !asked
+		return "", !typed
 	}}
 	svc := newService(table.NewMemStore(), term)
 	defer svc.Close()
 	if err := term.Run(context.Background(), svc); err != nil {
 		t.Fatal(err)
 	}
-	got := out.String()
+	return out.String()
+}
+
+// The terminal shows no pictures: board lists every game of a long match as text and never says
+// "(see the picture)".
+func TestBoardWithoutPictures(t *testing.T) {
+	got := playThenType(t, 9, []string{"timer=none", "stripes=6"}, "board")
 	board := got[strings.LastIndex(got, i18n.T("en", "board.title")):]
 	games := strings.Count(got, "🏁 ")
 	if games <= 6 {
@@ -618,27 +621,7 @@ func TestBoardWithoutPictures(t *testing.T) {
 // rematch rotate gives new partners, and the screen shows it: the computers keep their names
 // when they change seats, so the one who was Computer 4 is now the partner.
 func TestRematchRotateShowsNewPartners(t *testing.T) {
-	out := &syncBuffer{}
-	term := New(Config{Out: out, Humans: 1, Options: []string{"timer=none", "stripes=1"}})
-	rng := rand.New(rand.NewPCG(5, 5))
-	rotated := false
-	term.cfg.In = &typist{next: func() (string, bool) {
-		if _, m, ok := term.toMove(); ok {
-			moves := legalMoves(m)
-			return moves[rng.IntN(len(moves))], true
-		}
-		if overMatch(out) && !rotated {
-			rotated = true
-			return "rematch rotate", true
-		}
-		return "", !rotated
-	}}
-	svc := newService(table.NewMemStore(), term)
-	defer svc.Close()
-	if err := term.Run(context.Background(), svc); err != nil {
-		t.Fatal(err)
-	}
-	got := out.String()
+	got := playThenType(t, 5, []string{"timer=none", "stripes=1"}, "rematch rotate")
 	end := strings.Index(got, "wins the match")
 	if end < 0 {
 		t.Fatalf("no match:\n%s", got)

@@ -3,35 +3,16 @@ package main
 import (
 	"bytes"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 )
 
-// lockedWriter is a buffer the progress goroutine and the test share.
-type lockedWriter struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedWriter) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // Piped, a long command says every few seconds how far it is: done of total, the time taken, an
 // estimate of what is left; with -q it says nothing.
 func TestProgressLines(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var w lockedWriter
+		var w lockedBuffer
 		p := startProgress(&w, false, "duel", "deals", 100)
 		time.Sleep(progressEvery)
 		synctest.Wait()
@@ -46,7 +27,7 @@ func TestProgressLines(t *testing.T) {
 			t.Errorf("got %q, want %q", w.String(), want)
 		}
 
-		var q lockedWriter
+		var q lockedBuffer
 		p = startProgress(&q, true, "duel", "deals", 100)
 		p.add()
 		time.Sleep(3 * progressEvery)
