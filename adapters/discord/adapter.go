@@ -382,10 +382,14 @@ var secretPatterns = []struct {
 	{regexp.MustCompile(`(?i)(authorization[^A-Za-z0-9]+)(Bot\s+)?[A-Za-z0-9_.\-]{20,}`), "${1}[redacted]"},
 }
 
-// redact removes tokens from a text meant for a log or an error.
+// redact removes tokens from a text meant for a log or an error. It also names the address the
+// request went to: discordgo's errors name discord.com, which the transport rewrites to APIURL.
 func (a *Adapter) redact(s string) string {
 	if a.token != "" {
 		s = strings.ReplaceAll(s, a.token, "[redacted]")
+	}
+	if base := strings.TrimSuffix(a.cfg.APIURL, "/"); base != "" && base != strings.TrimSuffix(discordgo.EndpointDiscord, "/") {
+		s = strings.ReplaceAll(s, strings.TrimSuffix(discordgo.EndpointDiscord, "/"), base)
 	}
 	if a.cfg.ClientSecret != "" {
 		s = strings.ReplaceAll(s, a.cfg.ClientSecret, "[redacted]")

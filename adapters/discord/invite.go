@@ -40,7 +40,7 @@ func LookupApplication(token, apiURL string) (id, name string, err error) {
 		return "", "", errors.New("discord: no token")
 	}
 	quiet := slog.New(slog.DiscardHandler)
-	a := &Adapter{token: token, cfg: Config{Log: quiet}, log: quiet}
+	a := &Adapter{token: token, cfg: Config{Log: quiet, APIURL: apiURL}, log: quiet}
 	a.client = &http.Client{Timeout: 20 * time.Second, Transport: newRewriter(apiURL)}
 	register(a) // discordgo's lines, if any, are redacted of this token too
 	defer unregister(a)

@@ -358,7 +358,7 @@ func TestTimerChoicesShowTheServiceTimeouts(t *testing.T) {
 	for _, c := range timer.Choices {
 		got = append(got, c.Name+" / "+c.NameLocalizations[discordgo.German])
 	}
-	want := []string{"fast (45 s) / kurz (45 s)", "normal (3 min) / normal (3 min)", "relaxed (4 h) / lang (4 h)", "no timer / unbegrenzt"}
+	want := []string{"fast (45 s) / kurz (45 s)", "normal (3 min) / normal (3 min)", "relaxed (4 h) / lang (4 h)", "unlimited / unbegrenzt"}
 	if !slices.Equal(got, want) {
 		t.Errorf("timer choices %q, want %q", got, want)
 	}

@@ -173,8 +173,9 @@ func New(cfg Config) (*Adapter, error) {
 	a.bot.SetAPIEndpoint(cfg.APIURL + "/bot%s/%s")
 	a.out = outbox.New(outbox.Config{Platform: platform{a}, KV: cfg.KV, Bucket: bucketMsg, Log: a.log, Merge: mergeItems,
 		Moved: a.sendsMoved})
-	if err := a.whoAmI(); err != nil {
-		a.log.Warn("Telegram does not answer yet; Run asks again", "err", err)
+	if err := a.whoAmI(); err != nil && !refusedStart(err) {
+		// A refused token is said once, as the reason the platform cannot start.
+		a.log.Warn("Telegram does not answer yet; the bot asks again when it starts receiving updates", "err", err)
 	}
 	return a, nil
 }
@@ -188,14 +189,22 @@ func (a *Adapter) whoAmI() error {
 	me, err := a.bot.GetMe()
 	if err != nil {
 		var te *tgbotapi.Error
-		refused := errors.As(err, &te) && te.Code == http.StatusUnauthorized
-		return &chat.StartError{Err: fmt.Errorf("telegram: getMe: %s", a.red.Err(err)), Fatal: refused}
+		if errors.As(err, &te) && te.Code == http.StatusUnauthorized {
+			return &chat.StartError{Err: fmt.Errorf("telegram: the bot token was refused (getMe: %s): check telegram.token or KONTERMATT_TELEGRAM_TOKEN", a.red.Err(err)), Fatal: true}
+		}
+		return &chat.StartError{Err: fmt.Errorf("telegram: getMe: %s", a.red.Err(err))}
 	}
 	a.me.Lock()
 	a.me.name = me.UserName
 	a.me.Unlock()
 	a.log.Info("connected", "bot", me.UserName)
 	return nil
+}
+
+// refusedStart reports whether err is a start that no retry mends.
+func refusedStart(err error) bool {
+	var se *chat.StartError
+	return errors.As(err, &se) && se.Fatal
 }
 
 // Username is the bot's username (from getMe), or "" before Telegram has answered.

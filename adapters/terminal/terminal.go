@@ -13,7 +13,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 )
@@ -22,8 +24,9 @@ import (
 const Platform = "local"
 
 // Surface is how the terminal shows a table, for the service's Config.Surfaces: everything is
-// typed, and the screen is one person's, so with one player at the table its texts say "you".
-var Surface = table.Surface{Typed: true, Personal: true}
+// typed, the screen is one person's, so with one player at the table its texts say "you", and it
+// shows no pictures.
+var Surface = table.Surface{Typed: true, Personal: true, NoPictures: true}
 
 // Config sets up a terminal table.
 type Config struct {
@@ -33,8 +36,18 @@ type Config struct {
 	Options []string // options for a new table, as new takes them (also for one typed later)
 	Name    string   // the first player's name
 	// Lang is the language asked for on the command line, for the whole screen: the table's and
-	// the players' own; "" keeps what was chosen before.
+	// the players' own; "" keeps what was chosen before (the first player's own choice, else the
+	// stored table's language).
 	Lang string
+	// Insist is what the command line asked for rather than left at its default: a stored table
+	// that differs is not resumed as if nothing had been asked (see Run).
+	Insist Insist
+	// Fresh stops an unfinished match stored here and opens a new table (the command line's
+	// -new); the stopped match is kept in the history.
+	Fresh bool
+	// Pace is how long computer players pause before each move, so that a person can follow;
+	// negative: a second when nobody plays at the keyboard, else none. See Robots.
+	Pace time.Duration
 	// Dir is where files the service sends (a match's record, from history) are saved; "" is the
 	// working directory.
 	Dir string
@@ -42,50 +55,112 @@ type Config struct {
 	Learn bool
 }
 
+// Insist lists the settings given on the command line: the options typed (as new takes them,
+// -level's among them) and whether the number of players at the keyboard was given.
+type Insist struct {
+	Options []string
+	Humans  bool
+}
+
+// ConflictError is an unfinished match stored at the terminal that is not what the command line
+// asked for. Run then resumes nothing and changes nothing; the text says what differs and how to
+// start afresh, in the screen's language.
+type ConflictError struct{ text string }
+
+func (e *ConflictError) Error() string { return e.text }
+
 // Terminal is the local surface and its Outbox.
 type Terminal struct {
 	cfg   Config
 	place table.Place
 	svc   *table.Service
+	// ready is closed when Run has chosen the table to play: computer players wait for it.
+	ready     chan struct{}
+	readyOnce sync.Once
+	pause     time.Duration // the computer players' pause, set before ready closes
 
 	mu       sync.Mutex
 	live     map[string][]string      // live message key → its lines, to print only what changed
 	liveKey  string                   // the live message printed last
+	lobby    string                   // the lobby's text as it stands
 	hands    map[string]table.Message // player ID → latest hand
 	shown    string                   // the hand text last shown with its moves
 	seen     string                   // hot seat: the player whose hand may be on the screen
 	handover string                   // hot seat: the player asked to take the keyboard
 	stopping bool                     // stop was typed once: the next line confirms it or not
+	opening  bool                     // the table is being opened to be dealt at once: its lobby is not news
 	started  bool                     // Run has begun: before, what the service sends is kept, not printed
+	// screen is the screen's language ("" is English): Config.Lang, or what was chosen before.
+	// Only Run's goroutine writes it, holding mu.
+	screen string
 }
 
-// clearScreen moves the cursor home and clears the terminal (ANSI), so the next player at a hot
-// seat does not see the last one's hand.
-const clearScreen = "\033[H\033[2J"
+// clearScreen moves the cursor home, clears the terminal (ANSI) and its scrollback (ESC [3J, an
+// xterm extension that VTE, iTerm2, Windows Terminal and tmux follow), so the next player at a hot
+// seat can neither see nor scroll back to the last one's hand.
+const clearScreen = "\033[H\033[2J\033[3J"
 
-// New makes a terminal surface; give it to the service as the "local" Outbox, then Run.
+// New makes a terminal surface; give it to the service as the "local" Outbox, and its Robots to
+// the service's Config.Robots, then Run.
 func New(cfg Config) *Terminal {
-	if cfg.Name == "" {
-		// One player at the screen is "you" (the table's texts speak to them); at a hot seat
-		// the first is a player like the others.
-		cfg.Name = i18n.T(i18n.Pick(cfg.Lang), "term.you")
-		if cfg.Humans > 1 {
-			cfg.Name = i18n.T(i18n.Pick(cfg.Lang), "term.player", 1)
-		}
-	}
 	return &Terminal{cfg: cfg, place: table.Place{Platform: Platform, Chat: "terminal", Title: "Terminal"},
-		live: map[string][]string{}, hands: map[string]table.Message{}}
+		live: map[string][]string{}, hands: map[string]table.Message{}, ready: make(chan struct{}), screen: cfg.Lang}
 }
 
 func (t *Terminal) player(n int) table.Player {
 	name := t.cfg.Name
-	if n > 1 {
+	switch {
+	case n > 1 || name == "" && t.cfg.Humans > 1:
+		// At a hot seat the first is a player like the others.
 		name = i18n.T(t.lang(), "term.player", n)
+	case name == "":
+		// One player at the screen is "you" (the table's texts speak to them).
+		name = i18n.T(t.lang(), "term.you")
 	}
-	return table.Player{ID: fmt.Sprintf("local:%d", n), Name: name, Locale: t.cfg.Lang}
+	return table.Player{ID: fmt.Sprintf("local:%d", n), Name: name, Locale: t.screen}
 }
 
-func (t *Terminal) lang() string { return i18n.Pick(t.cfg.Lang) }
+func (t *Terminal) lang() string { return i18n.Pick(t.screen) }
+
+// Robots wraps the computer players of the service the terminal plays on: none moves before Run
+// has chosen the table to play (a stored match is resumed only if it is what was asked for, and
+// one that is not must stay as it was), and each pauses for Config.Pace before its move.
+func (t *Terminal) Robots(inner func(level string, seed uint64) table.Decider) func(level string, seed uint64) table.Decider {
+	return func(level string, seed uint64) table.Decider { return gated{t, inner(level, seed)} }
+}
+
+type gated struct {
+	t *Terminal
+	table.Decider
+}
+
+func (g gated) Decide(ctx context.Context, v core.View) core.Move {
+	select {
+	case <-g.t.ready:
+	case <-ctx.Done():
+		return g.Decider.Decide(ctx, v) // the service is stopping: this move is not applied
+	}
+	if g.t.pause > 0 {
+		tm := time.NewTimer(g.t.pause)
+		defer tm.Stop()
+		select {
+		case <-tm.C:
+		case <-ctx.Done():
+		}
+	}
+	return g.Decider.Decide(ctx, v)
+}
+
+// letRobotsGo sets the computer players' pause for the players at the keyboard and lets them move.
+func (t *Terminal) letRobotsGo() {
+	t.readyOnce.Do(func() {
+		t.pause = t.cfg.Pace
+		if t.pause < 0 && t.cfg.Humans == 0 {
+			t.pause = time.Second // watching: a card a second can be followed
+		}
+		close(t.ready)
+	})
+}
 
 // println prints a text of the service's: the commands it names are written as they are typed
 // here, without the chats' slash ("type rematch").
@@ -98,29 +173,34 @@ func (t *Terminal) println(text string) {
 func (t *Terminal) Deliver(ctx context.Context, msgs []table.Message) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	// A game's end comes as its table message's last version and the game's summary: print the
-	// last trick from the one, the result and the board from the other, each line once.
+	// A game's end comes as its table message's last version and the game's summary (at a
+	// match's end the match's summary too, and the table message after them): print the last
+	// trick from the one first, then the result and the board from the others, each line once.
 	var summary []string
 	for _, m := range msgs {
 		if m.Kind == table.KindSummary {
 			summary = append(summary, strings.Split(m.Text, "\n")...)
 		}
 	}
-	for _, m := range msgs {
+	edits := map[int]bool{} // live messages printed before anything else: new versions of one on the screen
+	for i, m := range msgs {
+		if _, shown := t.live[m.Key]; m.Kind == table.KindLive && shown && t.started {
+			t.printLive(m, summary)
+			edits[i] = true
+		}
+	}
+	var said []string // the summaries' lines printed so far: the match's board is the game's
+	for i, m := range msgs {
+		if m.Kind == table.KindLobby {
+			t.lobby = m.Text
+		}
 		switch {
+		case edits[i]:
 		case m.Kind == table.KindHand:
 			t.hands[m.Target.Player.ID] = m
 		case m.Kind == table.KindLive:
-			// Print only the lines that are new: the table message scrolls by as a log.
-			lines := strings.Split(m.Text, "\n")
-			prev := t.live[m.Key]
-			t.live[m.Key], t.liveKey = lines, m.Key
-			for _, l := range lines {
-				if t.started && !slices.Contains(prev, l) && !slices.Contains(summary, l) {
-					t.println("  " + l)
-				}
-			}
-		case !t.started:
+			t.printLive(m, summary)
+		case !t.started, m.Kind == table.KindLobby && t.opening:
 			// Before Run, the service resumes the table: its table message is shown by Run, in
 			// the language asked for; notices of the last run are old news.
 		case m.Target.Kind == table.ToPlayer && t.cfg.Humans > 1:
@@ -131,8 +211,28 @@ func (t *Terminal) Deliver(ctx context.Context, msgs []table.Message) {
 				text = m.Public
 			}
 			t.println(i18n.T(t.lang(), "term.for", m.Target.Player.Name) + " " + text)
+		case m.Kind == table.KindSummary:
+			for _, l := range strings.Split(m.Text, "\n") {
+				if !slices.Contains(said, l) {
+					t.println(l)
+					said = append(said, l)
+				}
+			}
 		default:
 			t.println(m.Text)
+		}
+	}
+}
+
+// printLive prints the lines of a live message that are new (the table message scrolls by as a
+// log), but those a summary of the same delivery says.
+func (t *Terminal) printLive(m table.Message, summary []string) {
+	lines := strings.Split(m.Text, "\n")
+	prev := t.live[m.Key]
+	t.live[m.Key], t.liveKey = lines, m.Key
+	for _, l := range lines {
+		if t.started && !slices.Contains(prev, l) && !slices.Contains(summary, l) {
+			t.println("  " + l)
 		}
 	}
 }
@@ -192,20 +292,62 @@ func (t *Terminal) showTurn() {
 }
 
 // Run opens or resumes the terminal's table and reads commands until In ends or ctx is done.
+//
+// A table stored here from an earlier run is resumed when it is what the command line asked for:
+// what was not given is taken from it (the players at the keyboard, the language). An unfinished
+// match that differs from what was given is left as it was, and Run returns a *ConflictError,
+// unless Config.Fresh stops it first. A finished match is shown with what to type next, or, when
+// something else was asked for (or nobody is at the keyboard to type rematch), a new table opens.
 func (t *Terminal) Run(ctx context.Context, svc *table.Service) error {
 	t.svc = svc
-	if id := svc.TableAt(t.place); id == "" || !active(svc, id) {
-		t.begin()
-		if err := t.open(ctx); err != nil {
+	var su table.Setup
+	stored := false
+	if id := svc.TableAt(t.place); id != "" {
+		su, stored = svc.SetupOf(id)
+	}
+	stored = stored && su.Status != table.StatusClosed
+	over := stored && su.Status == table.StatusOver
+	t.mu.Lock()
+	if t.cfg.Lang == "" {
+		t.screen = t.chosenLang(su, stored)
+	}
+	if stored && !t.cfg.Insist.Humans && (!over || len(su.People) > 0) {
+		t.cfg.Humans = len(su.People) // the players of the stored match are back
+	}
+	t.mu.Unlock()
+	conflicts := t.conflicts(su)
+	switch {
+	case !stored:
+		err := t.start(ctx, "")
+		if err != nil {
 			return err
 		}
-	} else {
+	case over && (t.cfg.Fresh || len(conflicts) > 0 || su.Learn || t.cfg.Learn || t.cfg.Humans == 0 || len(su.People) != t.cfg.Humans):
+		// Nothing is lost: the finished match is kept, and new closes its table.
+		if err := t.start(ctx, "term.over_new"); err != nil {
+			return err
+		}
+	case !over && t.cfg.Fresh:
+		t.svc.Handle(ctx, table.Command{Place: t.place, Actor: t.player(1), Verb: table.VerbStop, Admin: true})
+		if err := t.start(ctx, "term.fresh"); err != nil {
+			return err
+		}
+	case !over && len(conflicts) > 0:
+		return &ConflictError{i18n.T(t.lang(), "term.conflict", strings.Join(conflicts, "; "))}
+	default:
 		t.speak(ctx)
+		t.letRobotsGo()
 		t.begin()
 		t.mu.Lock()
 		t.println(i18n.T(t.lang(), "term.resumed"))
 		for _, l := range t.live[t.liveKey] {
 			t.println("  " + l)
+		}
+		if su.Status == table.StatusLobby {
+			t.println(t.lobby) // a table opened with new, not dealt yet: who sits, what to type
+		}
+		if over {
+			t.println(i18n.T(t.lang(), "term.over"))
 		}
 		t.mu.Unlock()
 	}
@@ -270,9 +412,65 @@ func (t *Terminal) speak(ctx context.Context) {
 	}
 }
 
-func active(svc *table.Service, id string) bool {
-	st, _ := svc.Status(id)
-	return st == table.StatusLobby || st == table.StatusPlaying || st == table.StatusOver
+// start opens a new table as the command line asked, after the note (a key) that says why the
+// stored one is not resumed.
+func (t *Terminal) start(ctx context.Context, note string) error {
+	t.speak(ctx)
+	t.letRobotsGo()
+	t.begin()
+	if note != "" {
+		t.println(i18n.T(t.lang(), note))
+	}
+	return t.open(ctx)
+}
+
+// chosenLang is the screen's language when the command line gave none: the first player's own
+// choice from an earlier run, else the stored table's language.
+func (t *Terminal) chosenLang(su table.Setup, stored bool) string {
+	if l := t.svc.Speaks(t.player(1)); l != "" {
+		return l
+	}
+	if stored {
+		return su.Lang
+	}
+	return ""
+}
+
+// conflicts says, in the screen's language, what the command line asked for that the stored
+// table is not: a guided game, the number of players at the keyboard, an option.
+func (t *Terminal) conflicts(su table.Setup) []string {
+	var out []string
+	if t.cfg.Learn && !su.Learn {
+		out = append(out, i18n.T(t.lang(), "term.conflict.learn"))
+	}
+	if t.cfg.Insist.Humans && len(su.People) != t.cfg.Humans {
+		out = append(out, i18n.T(t.lang(), "term.conflict.humans", t.cfg.Humans, len(su.People)))
+	}
+	want, err := table.ParseOptions(t.cfg.Insist.Options)
+	if err != nil {
+		return out // a bad option is the opening's to refuse
+	}
+	have, wanted := optionValues(su.Options), optionValues(want)
+	said := map[string]bool{}
+	for _, a := range t.cfg.Insist.Options {
+		k, _, _ := strings.Cut(a, "=")
+		opt, ok := table.OptionNamed(strings.ToLower(strings.TrimSpace(k)))
+		if ok && have[opt.Key] != wanted[opt.Key] && !said[opt.Key] {
+			said[opt.Key] = true
+			out = append(out, i18n.T(t.lang(), "term.conflict.option", opt.Key+"="+wanted[opt.Key], opt.Key+"="+have[opt.Key]))
+		}
+	}
+	return out
+}
+
+// optionValues are a table's options by key, as new takes them.
+func optionValues(o table.Options) map[string]string {
+	m := map[string]string{}
+	for _, kv := range strings.Fields(o.String()) {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return m
 }
 
 func (t *Terminal) open(ctx context.Context) error {
@@ -288,12 +486,25 @@ func (t *Terminal) open(ctx context.Context) error {
 		steps = append(steps, table.Command{Verb: table.VerbLeave, Actor: first})
 	}
 	steps = append(steps, table.Command{Verb: table.VerbDeal, Actor: first, Admin: true})
-	for _, c := range steps {
+	// The lobby would ask to type join and deal, which the terminal does itself right away: the
+	// screen starts with the match that has started.
+	t.setOpening(true)
+	defer t.setOpening(false)
+	for i, c := range steps {
+		if i == len(steps)-1 {
+			t.setOpening(false)
+		}
 		if err := t.do(ctx, c); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func (t *Terminal) setOpening(on bool) {
+	t.mu.Lock()
+	t.opening = on
+	t.mu.Unlock()
 }
 
 // do sends one of the commands that open the table, printing what answers it but a refusal,
@@ -362,7 +573,21 @@ func (t *Terminal) command(ctx context.Context, line string) (goOn bool) {
 		// away from a keyboard they sit at); what was typed comes after, so it wins.
 		args = append(slices.Clone(t.cfg.Options), args...)
 	}
-	return t.send(ctx, table.Command{Actor: actor, Verb: verb, Args: args, Admin: true})
+	goOn = t.send(ctx, table.Command{Actor: actor, Verb: verb, Args: args, Admin: true})
+	if verb == table.VerbLang {
+		// The screen speaks what was just chosen: the first player's own language, else the
+		// table's.
+		var su table.Setup
+		stored := false
+		if id := t.svc.TableAt(t.place); id != "" {
+			su, stored = t.svc.SetupOf(id)
+		}
+		l := t.chosenLang(su, stored)
+		t.mu.Lock()
+		t.screen = l
+		t.mu.Unlock()
+	}
+	return goOn
 }
 
 // send hands a command of a local player to the service and prints the answers.

@@ -3,14 +3,18 @@ package terminal
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
@@ -74,9 +78,11 @@ func (p *player) Read(b []byte) (int, error) {
 	return n, nil
 }
 
+// newService is the service a terminal plays on, as cmd/bot makes it: the computer players wait
+// for the terminal's go-ahead, and people's settings are kept in the store.
 func newService(store *table.MemStore, term *Terminal) *table.Service {
-	return table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: term},
-		Surfaces: map[string]table.Surface{Platform: Surface}, Robots: robots, Seed: 3})
+	return table.New(table.Config{Store: store, KV: store, Outboxes: map[string]table.Outbox{Platform: term},
+		Surfaces: map[string]table.Surface{Platform: Surface}, Robots: term.Robots(robots), Seed: 3})
 }
 
 func TestOneHumanPlaysAWholeMatchAndResumes(t *testing.T) {
@@ -91,10 +97,6 @@ func TestOneHumanPlaysAWholeMatchAndResumes(t *testing.T) {
 	svc.Close()
 	if !strings.Contains(out.String(), "Your hand") || !strings.Contains(out.String(), "Type one of:") {
 		t.Fatalf("no hand shown:\n%s", out.String())
-	}
-	// The one player is spoken to, and told what to type rather than what to press.
-	if want := "Type join to take a seat and deal to start"; !strings.Contains(out.String(), want) {
-		t.Errorf("the screen never says %q:\n%s", want, out.String())
 	}
 
 	// Start again on the same database: the match goes on where it was, to its end.
@@ -294,7 +296,8 @@ func TestTypedCommands(t *testing.T) {
 		}
 	}
 	for i, want := range []string{
-		"timer " + i18n.T("en", "opt.timer.none"), // the new lobby
+		"timer " + i18n.T("en", "opt.timer.none"), // the new lobby, told what to type rather than what to press
+		"Type join to take a seat and deal to start",
 		i18n.T("en", "term.stop_confirm"),
 		i18n.T("en", "term.stop_kept"),
 		i18n.T("en", "term.stop_confirm"),
@@ -485,4 +488,387 @@ func TestLearnAtTheTerminal(t *testing.T) {
 	if strings.Contains(got, "/learn") || strings.Contains(got, "/hint") || strings.Contains(got, "private chat") {
 		t.Errorf("the screen shows the chats' slashes:\n%s", got)
 	}
+}
+
+// At a hot seat the handover clears the scrollback too (ESC [3J, as xterm and its kin take it),
+// not only the visible screen: scrolling up would otherwise show the last player's hand.
+func TestHotSeatClearsTheScrollback(t *testing.T) {
+	out := &syncBuffer{}
+	term := New(Config{Out: out, Humans: 4, Options: []string{"timer=none", "stripes=1"}})
+	term.cfg.In = &player{term: term, rng: rand.New(rand.NewPCG(4, 4)), max: 40}
+	svc := newService(table.NewMemStore(), term)
+	defer svc.Close()
+	if err := term.Run(context.Background(), svc); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	handovers := strings.Count(got, "Pass the keyboard to ")
+	if handovers < 2 {
+		t.Fatalf("only %d handovers:\n%s", handovers, got)
+	}
+	if n := strings.Count(got, "\033[3J"); n != handovers {
+		t.Errorf("%d handovers, %d of them clear the scrollback (ESC [3J)", handovers, n)
+	}
+}
+
+// The end of a match reads like the end of a game: the last trick and the score line, then the
+// game's result, the board once, and the match's winner with what to type next; nothing of the
+// game after that.
+func TestTheEndOfTheMatchInOrder(t *testing.T) {
+	got, err := session(t, table.NewMemStore(), Config{In: strings.NewReader(""), Humans: 0, Options: []string{"timer=none", "stripes=1"}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := strings.LastIndex(got, "🏁 ")
+	won := strings.Index(got, "wins the match")
+	if end < 0 || won < end {
+		t.Fatalf("no end of the match:\n%s", got)
+	}
+	before := got[:end]
+	if last := strings.LastIndex(before, i18n.T("en", "last.title")); last < 0 || strings.Count(before[last:], "\n") > 3 {
+		t.Errorf("the last trick is not just before the result:\n%s", got[max(0, end-400):])
+	}
+	after := got[won:]
+	for _, bad := range []string{i18n.T("en", "last.title"), "Tricks A"} {
+		if strings.Contains(after, bad) {
+			t.Errorf("%q after the match's winner:\n%s", bad, got[end:])
+		}
+	}
+	boards := 0
+	for _, l := range strings.Split(got[end:], "\n") {
+		if strings.HasPrefix(l, "Team A (") && strings.Contains(l, "): ") {
+			boards++
+		}
+	}
+	if boards != 1 {
+		t.Errorf("the board shows team A %d times at the end:\n%s", boards, got[end:])
+	}
+}
+
+// The opening screen says what happens: the terminal deals at once, so it shows the match that
+// has started, not a lobby that asks to type join and deal; its options line says each setting
+// once ("timer unlimited", not "timer no timer").
+func TestTheOpeningScreen(t *testing.T) {
+	out := &syncBuffer{}
+	term := New(Config{In: strings.NewReader(""), Out: out, Humans: 1, Options: []string{"timer=none"}})
+	svc := newService(table.NewMemStore(), term)
+	defer svc.Close()
+	if err := term.Run(context.Background(), svc); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	opening, _, _ := strings.Cut(got, " — 🂠")
+	if !strings.Contains(opening, i18n.T("en", "lobby.started")) {
+		t.Errorf("the opening screen does not say the match has started:\n%s", opening)
+	}
+	for _, bad := range []string{i18n.T("en", "lobby.title"), i18n.T("en", "lobby.hint.typed"), "timer no timer"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("the opening screen says %q:\n%s", bad, opening)
+		}
+	}
+}
+
+// playThenType plays a match with options to its end as one player typing random legal moves
+// (seeded), then types line, and gives the screen.
+func playThenType(t *testing.T, seed uint64, options []string, line string) string {
+	t.Helper()
+	out := &syncBuffer{}
+	term := New(Config{Out: out, Humans: 1, Options: options})
+	rng := rand.New(rand.NewPCG(seed, seed))
+	typed := false
+	term.cfg.In = &typist{next: func() (string, bool) {
+		if _, m, ok := term.toMove(); ok {
+			moves := legalMoves(m)
+			return moves[rng.IntN(len(moves))], true
+		}
+		if overMatch(out) && !typed {
+			typed = true
+			return line, true
+		}
+		return "", !typed
+	}}
+	svc := newService(table.NewMemStore(), term)
+	defer svc.Close()
+	if err := term.Run(context.Background(), svc); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+// The terminal shows no pictures: board lists every game of a long match as text and never says
+// "(see the picture)".
+func TestBoardWithoutPictures(t *testing.T) {
+	got := playThenType(t, 9, []string{"timer=none", "stripes=6"}, "board")
+	board := got[strings.LastIndex(got, i18n.T("en", "board.title")):]
+	games := strings.Count(got, "🏁 ")
+	if games <= 6 {
+		t.Fatalf("a match of %d games shows nothing of the board's limit", games)
+	}
+	var missing []int
+	for n := 1; n <= games; n++ {
+		if !strings.Contains(board, fmt.Sprintf("\nGame %d: trump", n)) {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("board lacks games %v of %d:\n%s", missing, games, board)
+	}
+	if strings.Contains(got, "picture") {
+		t.Errorf("the screen points at a picture:\n%s", board)
+	}
+}
+
+// rematch rotate gives new partners, and the screen shows it: the computers keep their names
+// when they change seats, so the one who was Computer 4 is now the partner.
+func TestRematchRotateShowsNewPartners(t *testing.T) {
+	got := playThenType(t, 5, []string{"timer=none", "stripes=1"}, "rematch rotate")
+	end := strings.Index(got, "wins the match")
+	if end < 0 {
+		t.Fatalf("no match:\n%s", got)
+	}
+	before, after := got[:end], got[end:]
+	if !strings.Contains(before, "Team A (You & Computer 3)") {
+		t.Errorf("the first match's partner is not Computer 3:\n%s", before)
+	}
+	if !strings.Contains(after, "Team A (You & Computer 4)") || strings.Contains(after, "Team A (You & Computer 3)") {
+		t.Errorf("after rematch rotate the partner is not Computer 4:\n%s", after)
+	}
+}
+
+// session is one run of the program on store, as cmd/bot makes it: the service resumes the stored
+// tables, then the terminal runs; in gives the lines typed (nil: a random player's moves, at most
+// max lines). It gives the screen and Run's error.
+func session(t *testing.T, store *table.MemStore, cfg Config, max int) (string, error) {
+	t.Helper()
+	return sessionUntil(t, context.Background(), store, cfg, max)
+}
+
+// sessionUntil is a session that ends with ctx, as when the program is interrupted.
+func sessionUntil(t *testing.T, ctx context.Context, store *table.MemStore, cfg Config, max int) (string, error) {
+	t.Helper()
+	out := &syncBuffer{}
+	cfg.Out = out
+	term := New(cfg)
+	if cfg.In == nil {
+		term.cfg.In = &player{term: term, rng: rand.New(rand.NewPCG(uint64(max), 8)), max: max}
+	}
+	svc := newService(store, term)
+	defer svc.Close()
+	if err := svc.Resume(ctx); err != nil {
+		t.Fatal(err)
+	}
+	err := term.Run(ctx, svc)
+	return out.String(), err
+}
+
+// setupAt is the stored table at the terminal's place.
+func setupAt(t *testing.T, store *table.MemStore) table.Setup {
+	t.Helper()
+	term := New(Config{})
+	svc := newService(store, term)
+	defer svc.Close()
+	if err := svc.Resume(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	su, ok := svc.SetupOf(svc.TableAt(term.place))
+	if !ok {
+		t.Fatal("no table stored at the terminal")
+	}
+	return su
+}
+
+// -lang chosen in an earlier run stays the whole screen's: the next run without -lang speaks it
+// everywhere, the terminal's own lines and the player's name included.
+func TestLangChosenBeforeStaysTheScreens(t *testing.T) {
+	store := table.NewMemStore()
+	if _, err := session(t, store, Config{Humans: 1, Lang: "lb", Options: []string{"timer=none"}}, 3); err != nil {
+		t.Fatal(err)
+	}
+	got, err := session(t, store, Config{Humans: 1, In: strings.NewReader("board\n")}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{i18n.T("lb", "term.resumed"), i18n.T("lb", "board.title"), "Dir — "} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q on the screen:\n%s", want, got)
+		}
+	}
+	moves, _, _ := strings.Cut(i18n.T("lb", "term.moves", ""), ":")
+	if !strings.Contains(got, moves) {
+		t.Errorf("the moves are not offered in Luxembourgish:\n%s", got)
+	}
+	for _, bad := range []string{i18n.T("en", "term.resumed"), "Type one of", "You —", "You &", i18n.T("en", "board.title")} {
+		if strings.Contains(got, bad) {
+			t.Errorf("English on a Luxembourgish screen (%q):\n%s", bad, got)
+		}
+	}
+}
+
+// tables is every stored table's state, by ID.
+func tables(t *testing.T, store *table.MemStore) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	if err := store.Tables(func(id string, state []byte) error { out[id] = string(state); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func records(t *testing.T, store *table.MemStore) int {
+	t.Helper()
+	n := 0
+	if err := store.Records(func(string, []byte) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A table stored by an earlier run is resumed only when it is what the command line asks for.
+// An unfinished match that differs is left exactly as it was and Run says what differs and how to
+// start afresh; Fresh (-new) stops it, keeping it in the history; what was not given is taken from
+// the stored table. A finished match offers a rematch, or makes room for a new table when
+// something else was asked for or nobody at the keyboard could type rematch.
+func TestAStoredTableAndTheFlags(t *testing.T) {
+	unfinished := func(t *testing.T, humans int) *table.MemStore {
+		store := table.NewMemStore()
+		if _, err := session(t, store, Config{Humans: humans, Options: []string{"timer=none"}}, 3); err != nil {
+			t.Fatal(err)
+		}
+		if su := setupAt(t, store); su.Status != table.StatusPlaying {
+			t.Fatalf("the first run left a table %s", su.Status)
+		}
+		return store
+	}
+	finished := func(t *testing.T, humans int) *table.MemStore {
+		store := table.NewMemStore()
+		if _, err := session(t, store, Config{Humans: humans, Options: []string{"timer=none", "stripes=1"}}, 500); err != nil {
+			t.Fatal(err)
+		}
+		if su := setupAt(t, store); su.Status != table.StatusOver {
+			t.Fatalf("the first run left a table %s", su.Status)
+		}
+		return store
+	}
+	for _, tc := range []struct {
+		name  string
+		cfg   Config
+		wants []string // in the conflict's text
+	}{
+		{"other options", Config{Humans: 1, Options: []string{"timer=none", "stripes=5"}, Insist: Insist{Options: []string{"stripes=5"}}},
+			[]string{"stripes=5 (the match has stripes=9)"}},
+		{"another level", Config{Humans: 1, Options: []string{"timer=none", "level=strong"}, Insist: Insist{Options: []string{"level=strong"}}},
+			[]string{"level=strong (the match has level=normal)"}},
+		{"a guided game", Config{Humans: 1, Learn: true}, []string{"-learn (the match is not a guided game)"}},
+		{"watching", Config{Humans: 0, Insist: Insist{Humans: true}}, []string{"-humans 0 (the match was started with -humans 1)"}},
+	} {
+		t.Run("unfinished, "+tc.name, func(t *testing.T) {
+			store := unfinished(t, 1)
+			before := tables(t, store)
+			screen, err := session(t, store, tc.cfg, 50)
+			var conflict *ConflictError
+			if !errors.As(err, &conflict) {
+				t.Fatalf("Run gave %v, want a ConflictError; the screen:\n%s", err, screen)
+			}
+			for _, want := range append(tc.wants, "An unfinished match is stored here", "add -new to stop it") {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("the conflict does not say %q: %s", want, err)
+				}
+			}
+			if after := tables(t, store); !maps.Equal(before, after) {
+				t.Errorf("a refused start changed the stored table:\n%v\n%v", before, after)
+			}
+			if screen != "" {
+				t.Errorf("a refused start printed:\n%s", screen)
+			}
+		})
+	}
+	t.Run("unfinished watch, to play", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			// Watching was interrupted while the computers played: on the next start they would go
+			// on at once, but a refused start must find the match as it was.
+			store := table.NewMemStore()
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+			defer cancel()
+			if _, err := sessionUntil(t, ctx, store, Config{Humans: 0, Pace: 5 * time.Millisecond, Options: []string{"timer=none"}}, 0); !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("the watch was not interrupted: %v", err)
+			}
+			before := tables(t, store)
+			_, err := session(t, store, Config{Humans: 1, Insist: Insist{Humans: true}}, 0)
+			if !strings.Contains(fmt.Sprint(err), "-humans 1 (the match was started with -humans 0)") {
+				t.Errorf("got %v", err)
+			}
+			if after := tables(t, store); !maps.Equal(before, after) {
+				t.Errorf("the computers played on at a refused start")
+			}
+		})
+	})
+	t.Run("unfinished, fresh", func(t *testing.T) {
+		store := unfinished(t, 1)
+		screen, err := session(t, store, Config{Humans: 1, Fresh: true, Options: []string{"timer=none", "stripes=5"},
+			Insist: Insist{Options: []string{"stripes=5"}}}, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(screen, i18n.T("en", "term.fresh")+"\n") || !strings.Contains(screen, "5 stripes") {
+			t.Errorf("the screen does not say the match was stopped and a new one opened:\n%s", screen)
+		}
+		if su := setupAt(t, store); su.Options.Rules.Stripes != 5 || su.Status != table.StatusPlaying {
+			t.Errorf("the new table: %+v", su)
+		}
+		if n := records(t, store); n != 1 {
+			t.Errorf("the stopped match is not kept: %d records", n)
+		}
+	})
+	t.Run("unfinished hot seat, its players", func(t *testing.T) {
+		store := unfinished(t, 4)
+		screen, err := session(t, store, Config{Humans: 1}, 3000) // -humans not given: as stored
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(screen, "Resuming") || !strings.Contains(screen, "Pass the keyboard to Player 2") || !overMatch(&syncBuffer{b: *bytes.NewBufferString(screen)}) {
+			t.Errorf("the hot seat did not play on to the match's end:\n%s", screen[max(0, len(screen)-1500):])
+		}
+	})
+	t.Run("finished, watching again", func(t *testing.T) {
+		store := finished(t, 0)
+		screen, err := session(t, store, Config{Humans: 0, Insist: Insist{Humans: true}, Options: []string{"timer=none", "stripes=1"}}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(screen, i18n.T("en", "term.over_new")+"\n") || !strings.Contains(screen, "wins the match") || strings.Contains(screen, "Resuming") {
+			t.Errorf("a second watch does not show a new match:\n%s", screen)
+		}
+	})
+	t.Run("finished, playing after watching", func(t *testing.T) {
+		store := finished(t, 0)
+		screen, err := session(t, store, Config{Humans: 1, Options: []string{"timer=none"}}, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(screen, "Your hand") {
+			t.Errorf("no new match to play:\n%s", screen)
+		}
+	})
+	t.Run("a lobby", func(t *testing.T) {
+		store := table.NewMemStore()
+		if _, err := session(t, store, Config{Humans: 1, In: strings.NewReader("stop\nstop\nnew\n"), Options: []string{"timer=none"}}, 0); err != nil {
+			t.Fatal(err)
+		}
+		screen, err := session(t, store, Config{Humans: 1, In: strings.NewReader("")}, 0)
+		if err != nil || !strings.Contains(screen, "Resuming") || !strings.Contains(screen, "Type join to take a seat and deal to start") {
+			t.Errorf("a stored lobby is not shown (%v):\n%s", err, screen)
+		}
+	})
+	t.Run("finished, the same player", func(t *testing.T) {
+		store := finished(t, 1)
+		screen, err := session(t, store, Config{Humans: 1, In: strings.NewReader("rematch\n")}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prompt := "This match is over. Type rematch to play again, rematch rotate for new partners, or new for a new table."
+		i := strings.Index(screen, prompt)
+		if i < 0 || !strings.Contains(screen[i:], "Game 1 ·") {
+			t.Errorf("a finished match does not offer the rematch:\n%s", screen)
+		}
+	})
 }

@@ -256,6 +256,7 @@ func (a *admin) serveBackup(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "another backup is being sent; try again when it has finished", http.StatusServiceUnavailable)
 		return
 	}
+	start := time.Now()
 	dir, prefix := a.snapshotPrefix()
 	f, err := os.CreateTemp(dir, prefix+"*") // mode 0600
 	if err != nil {
@@ -281,7 +282,17 @@ func (a *admin) serveBackup(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
 	if _, err := io.Copy(w, f); err != nil {
 		a.Log.Warn("live backup not fully sent", "remote", r.RemoteAddr, "err", err)
+		return
 	}
+	a.Log.Info("live backup sent", "bytes", size, "took", time.Since(start).Round(time.Millisecond), "via", via(r))
+}
+
+// via names the listener a request came through: the socket, or the TCP address.
+func via(r *http.Request) string {
+	if addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		return addr.String()
+	}
+	return ""
 }
 
 func (a *admin) backupTime(size int64) time.Duration {

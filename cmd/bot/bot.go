@@ -48,13 +48,25 @@ type TerminalFlags struct {
 	Lang    string
 	Pace    time.Duration // computer players' pause before a move; negative: 1 s when watching
 	Learn   bool          // a guided game for the one player (the service's learn)
+	Fresh   bool          // -new: stop an unfinished match stored here and start a new table
+	// Insist is what was given on the command line rather than left at its default.
+	Insist terminal.Insist
 }
 
 // Open opens the database and wires the surfaces, the service and the admin door, and resumes
 // the stored tables. Its error is the line for the screen.
 func (m *Main) Open(ctx context.Context) error {
 	cfg := m.Config
-	m.Log = newLogger(m.Stderr, cfg.LogLevel, cfg.LogFormat)
+	// What the platforms and the admin door say while they start waits for the start line.
+	hold := newHold(newLogger(m.Stderr, cfg.LogLevel, cfg.LogFormat).Handler())
+	defer hold.release() // also when Open fails: what was said before the error is not lost
+	m.Log = slog.New(hold)
+	terminalMode := cfg.Discord.Token == "" && cfg.Telegram.Token == ""
+	if terminalMode && m.Terminal.Humans > 0 && !canPlay(m.Stdin) {
+		// Under systemd or in a container stdin is /dev/null: a mistyped token variable would
+		// otherwise start a card game nobody sees, and exit 0. Said before a database is made.
+		return errNoTerminal
+	}
 	store, err := openStore(cfg.Database, storage.Options{})
 	if err != nil {
 		return err
@@ -69,29 +81,20 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	outboxes := map[string]table.Outbox{}
 	deciders := robots
-	if cfg.Discord.Token == "" && cfg.Telegram.Token == "" {
+	if terminalMode {
 		tf := m.Terminal
-		if tf.Humans > 0 && !canPlay(m.Stdin) {
-			// Under systemd or in a container stdin is /dev/null: a mistyped token variable would
-			// otherwise start a card game nobody sees, and exit 0.
-			return errNoTerminal
-		}
 		// The timer waits for nobody at a keyboard: a terminal table has none unless asked.
 		opts := append([]string{"timer=none", "level=" + tf.Level}, strings.Fields(tf.Options)...)
 		if tf.Learn {
-			opts = strings.Fields(tf.Options) // a guided game has its own defaults: easy, no timer, hints
+			// A guided game has its own defaults (easy, no timer, hints): only what was given
+			// changes them.
+			opts = tf.Insist.Options
 		}
 		m.term = terminal.New(terminal.Config{In: m.Stdin, Out: m.Stdout, Humans: tf.Humans, Options: opts,
-			Name: os.Getenv("USER"), Lang: tf.Lang, Learn: tf.Learn})
+			Name: os.Getenv("USER"), Lang: tf.Lang, Learn: tf.Learn, Insist: tf.Insist, Fresh: tf.Fresh, Pace: tf.Pace})
 		outboxes[terminal.Platform] = m.term
 		m.Log = newLogger(m.Stderr, "error", cfg.LogFormat) // the screen is the game's: only failures go to stderr
-		pace := tf.Pace
-		if pace < 0 && tf.Humans == 0 {
-			pace = time.Second // watching: a card a second can be followed
-		}
-		if pace > 0 {
-			deciders = pacedRobots(pace)
-		}
+		deciders = m.term.Robots(robots)
 	} else if m.chats, err = newChats(cfg, store, m.Log, outboxes); err != nil {
 		return err
 	}
@@ -110,7 +113,11 @@ func (m *Main) Open(ctx context.Context) error {
 	for _, c := range m.chats {
 		c.Attach(m.Service)
 	}
-	m.sayStart()
+	m.sayStart(slog.New(hold.inner))
+	hold.release()
+	for _, w := range cfg.Warnings {
+		m.Log.Warn(w)
+	}
 	if err := m.Service.Resume(ctx); err != nil {
 		m.Log.Error("some stored tables could not be resumed", "err", err)
 	}
@@ -139,8 +146,8 @@ func canPlay(in io.Reader) bool {
 }
 
 // sayStart is the one line that says what started: the version, the database, the platforms and
-// the admin door.
-func (m *Main) sayStart() {
+// the admin door. It is the log's first line: log writes it past what Open holds back.
+func (m *Main) sayStart(log *slog.Logger) {
 	if m.term != nil {
 		// One line before the game; the admin door's own warnings stay off the game's screen.
 		door := "live backups through " + strings.Join(m.admin.Endpoints(), " ")
@@ -154,7 +161,7 @@ func (m *Main) sayStart() {
 	for _, c := range m.chats {
 		platforms = append(platforms, c.Describe())
 	}
-	m.Log.Info("kontermatt started", "version", version(), "database", m.Config.Database,
+	log.Info("kontermatt started", "version", version(), "database", m.Config.Database,
 		"platforms", strings.Join(platforms, ", "), "admin", strings.Join(m.admin.Endpoints(), " "))
 }
 

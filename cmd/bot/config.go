@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
 	"net/url"
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -76,54 +79,87 @@ type Config struct {
 		PublicURL string `yaml:"public_url"` // the page's public https:// address
 		LinkKey   string `yaml:"link_key"`   // signs links and sessions; empty: a new key at every start
 	} `yaml:"web"`
+
+	// Warnings are what the host should mend though the bot can start (a file with secrets that
+	// every user may read); the bot logs them when it starts.
+	Warnings []string `yaml:"-"`
 }
+
+// secretKeys are the config keys that hold secrets.
+var secretKeys = []string{"admin_token", "telegram.token", "telegram.webhook.secret_token", "discord.token",
+	"discord.client_secret", "web.link_key"}
 
 // errConfig marks a configuration the bot cannot start with.
 var errConfig = errors.New("config")
 
 // loadConfig reads the file (if path is not empty) strictly, then applies the environment.
 func loadConfig(path string, getenv func(string) string) (Config, error) {
+	c, src, err := readConfig(path, getenv)
+	if err != nil {
+		return c, src.locate(err)
+	}
+	return c, nil
+}
+
+// configSource says where each value came from: the file's line, or an environment variable.
+type configSource struct {
+	path  string
+	lines map[string]int    // key → the line it is set on in the file
+	env   map[string]string // key → the environment variable that set it
+}
+
+// locate puts where the key an error names was set before the error's text: "config.yaml line 3:
+// log_format …", or "KONTERMATT_LOG_FORMAT: log_format …".
+func (src configSource) locate(err error) error {
+	msg, ok := strings.CutPrefix(err.Error(), errConfig.Error()+": ")
+	if !ok {
+		return err
+	}
+	key := msg
+	if i := strings.IndexAny(msg, " :\"("); i >= 0 {
+		key = msg[:i]
+	}
+	switch {
+	case src.env[key] != "":
+		return fmt.Errorf("%w: %s: %s", errConfig, src.env[key], msg)
+	case src.lines[key] > 0:
+		return fmt.Errorf("%w: %s line %d: %s", errConfig, src.path, src.lines[key], msg)
+	}
+	return err
+}
+
+func readConfig(path string, getenv func(string) string) (Config, configSource, error) {
 	var c Config
+	src := configSource{path: path, lines: map[string]int{}, env: map[string]string{}}
 	if path != "" {
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return c, fmt.Errorf("%w: %v", errConfig, err)
+			return c, src, fmt.Errorf("%w: %v", errConfig, err)
 		}
 		var doc yaml.Node
 		if err := yaml.Unmarshal(data, &doc); err != nil {
-			return c, fmt.Errorf("%w: %s is not YAML: %s", errConfig, path, strings.TrimPrefix(err.Error(), "yaml: "))
+			return c, src, fmt.Errorf("%w: %s is not YAML: %s", errConfig, path, strings.TrimPrefix(err.Error(), "yaml: "))
 		}
 		if problems := checkConfig(&doc); len(problems) > 0 {
-			return c, fmt.Errorf("%w: %s:\n  %s", errConfig, path, strings.Join(problems, "\n  "))
+			return c, src, fmt.Errorf("%w: %s:\n  %s", errConfig, path, strings.Join(problems, "\n  "))
 		}
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
 		if err := dec.Decode(&c); err != nil && !errors.Is(err, errEOF) {
-			return c, fmt.Errorf("%w: %s: %v", errConfig, path, err) // checkConfig should have said why
+			return c, src, fmt.Errorf("%w: %s: %v", errConfig, path, err) // checkConfig should have said why
 		}
+		src.lines = keyLines(&doc)
+		c.Warnings = append(c.Warnings, readableSecrets(path, src.lines)...)
 	}
-	env := func(key string, dst *string) {
-		if v := getenv(key); v != "" {
+	env := func(name string, dst *string) {
+		if v := getenv(name); v != "" {
 			*dst = v
+			src.env[envKeys[name]] = name
 		}
 	}
-	env("KONTERMATT_DATABASE", &c.Database)
-	env("KONTERMATT_LOG_LEVEL", &c.LogLevel)
-	env("KONTERMATT_LOG_FORMAT", &c.LogFormat)
-	env("KONTERMATT_DISCORD_TOKEN", &c.Discord.Token)
-	env("KONTERMATT_DISCORD_GUILD_ID", &c.Discord.GuildID)
-	env("KONTERMATT_DISCORD_API_URL", &c.Discord.APIURL)
-	env("KONTERMATT_TELEGRAM_TOKEN", &c.Telegram.Token)
-	env("KONTERMATT_TELEGRAM_API_URL", &c.Telegram.APIURL)
-	env("KONTERMATT_TELEGRAM_WEBHOOK_URL", &c.Telegram.Webhook.URL)
-	env("KONTERMATT_TELEGRAM_WEBHOOK_LISTEN", &c.Telegram.Webhook.Listen)
-	env("KONTERMATT_TELEGRAM_WEBHOOK_SECRET", &c.Telegram.Webhook.SecretToken)
-	env("KONTERMATT_TELEGRAM_MINI_APP", &c.Telegram.MiniApp)
-	env("KONTERMATT_DISCORD_CLIENT_SECRET", &c.Discord.ClientSecret)
-	env("KONTERMATT_WEB_LISTEN", &c.Web.Listen)
-	env("KONTERMATT_WEB_PUBLIC_URL", &c.Web.PublicURL)
-	env("KONTERMATT_WEB_LINK_KEY", &c.Web.LinkKey)
-	env("KONTERMATT_TRUSTED_PROXIES", &c.TrustedProxies)
+	for _, name := range slices.Sorted(maps.Keys(envKeys)) {
+		env(name, envField(&c, envKeys[name]))
+	}
 	switch p := strings.TrimSpace(c.TrustedProxies); p {
 	case "":
 	case "none":
@@ -131,7 +167,7 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 	default:
 		var err error
 		if c.proxies, err = httpserve.ParseProxies(p); err != nil {
-			return c, fmt.Errorf("%w: trusted_proxies: %v (write addresses or networks like 10.0.0.0/8, separated by commas, or none)", errConfig, err)
+			return c, src, fmt.Errorf("%w: trusted_proxies: %v (write addresses or networks like 10.0.0.0/8, separated by commas, or none)", errConfig, err)
 		}
 	}
 	if c.Database == "" {
@@ -144,7 +180,7 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 		c.LogFormat = "text"
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
-		return c, fmt.Errorf("%w: log_format %q: use text or json", errConfig, c.LogFormat)
+		return c, src, fmt.Errorf("%w: log_format %q: use text or json", errConfig, c.LogFormat)
 	}
 	if c.Discord.APIURL == "" {
 		c.Discord.APIURL = "https://discord.com"
@@ -152,41 +188,99 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 	if c.Telegram.APIURL == "" {
 		c.Telegram.APIURL = "https://api.telegram.org"
 	}
-	env("KONTERMATT_ADMIN_ADDR", &c.AdminAddr)
-	env("KONTERMATT_ADMIN_TOKEN", &c.AdminToken)
 	if c.AdminAddr == "off" {
 		c.AdminAddr = "" // the old way to say "no TCP listener", still in some configs
 	}
 	if err := checkAdmin(c.AdminAddr, c.AdminToken); err != nil {
-		return c, err
+		return c, src, err
 	}
-	if c.Think == 0 {
+	// A duration left out takes its default; one given must make sense, 0 included.
+	_, thinkGiven := src.lines["think"]
+	switch {
+	case c.Think < 0 || c.Think == 0 && thinkGiven:
+		return c, src, fmt.Errorf("%w: think %v: a computer player needs time to decide; give a duration such as 2s (or leave it out: 2s)", errConfig, c.Think)
+	case c.Think == 0:
 		c.Think = 2 * time.Second
 	}
-	if c.Retention == 0 {
+	_, retentionGiven := src.lines["retention"]
+	if c.Retention == 0 && !retentionGiven {
 		c.Retention = table.DefaultRetention
 	}
 	if c.Retention < time.Hour {
-		return c, fmt.Errorf("%w: retention %v: keep closed tables at least an hour", errConfig, c.Retention)
+		return c, src, fmt.Errorf("%w: retention %v: keep closed tables at least an hour (or leave it out: %v)", errConfig, c.Retention, table.DefaultRetention)
 	}
 	if err := c.telegramWebhook().Check(); err != nil {
-		return c, fmt.Errorf("%w: telegram.%v", errConfig, strings.TrimPrefix(err.Error(), "telegram: "))
+		return c, src, fmt.Errorf("%w: telegram.%v", errConfig, strings.TrimPrefix(err.Error(), "telegram: "))
 	}
 	if c.Discord.ShardID != 0 {
-		return c, fmt.Errorf("%w: discord.shard_id: one bot process runs every shard now (discord.shard_count of them, or as many as Discord recommends); remove shard_id and run one process", errConfig)
+		return c, src, fmt.Errorf("%w: discord.shard_id: one bot process runs every shard now (discord.shard_count of them, or as many as Discord recommends); remove shard_id and run one process", errConfig)
 	}
 	if c.Discord.ShardCount < 0 {
-		return c, fmt.Errorf("%w: discord.shard_count must be 0 (as Discord recommends) or more", errConfig)
+		return c, src, fmt.Errorf("%w: discord.shard_count must be 0 (as Discord recommends) or more", errConfig)
 	}
 	if err := c.checkWeb(); err != nil {
-		return c, err
+		return c, src, err
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
-		return c, fmt.Errorf("%w: log_level %q: use debug, info, warn or error", errConfig, c.LogLevel)
+		return c, src, fmt.Errorf("%w: log_level %q: use debug, info, warn or error", errConfig, c.LogLevel)
 	}
-	return c, nil
+	return c, src, nil
+}
+
+// envKeys are the environment variables the bot reads, each with the config key it sets (and
+// wins over). docs/hosting.md names every one (TestHostingDocNamesEveryVariable).
+var envKeys = map[string]string{
+	"KONTERMATT_DATABASE":                "database",
+	"KONTERMATT_LOG_LEVEL":               "log_level",
+	"KONTERMATT_LOG_FORMAT":              "log_format",
+	"KONTERMATT_ADMIN_ADDR":              "admin_addr",
+	"KONTERMATT_ADMIN_TOKEN":             "admin_token",
+	"KONTERMATT_DISCORD_TOKEN":           "discord.token",
+	"KONTERMATT_DISCORD_GUILD_ID":        "discord.guild_id",
+	"KONTERMATT_DISCORD_API_URL":         "discord.api_url",
+	"KONTERMATT_DISCORD_CLIENT_SECRET":   "discord.client_secret",
+	"KONTERMATT_TELEGRAM_TOKEN":          "telegram.token",
+	"KONTERMATT_TELEGRAM_API_URL":        "telegram.api_url",
+	"KONTERMATT_TELEGRAM_WEBHOOK_URL":    "telegram.webhook.url",
+	"KONTERMATT_TELEGRAM_WEBHOOK_LISTEN": "telegram.webhook.listen",
+	"KONTERMATT_TELEGRAM_WEBHOOK_SECRET": "telegram.webhook.secret_token",
+	"KONTERMATT_TELEGRAM_MINI_APP":       "telegram.mini_app",
+	"KONTERMATT_WEB_LISTEN":              "web.listen",
+	"KONTERMATT_WEB_PUBLIC_URL":          "web.public_url",
+	"KONTERMATT_WEB_LINK_KEY":            "web.link_key",
+	"KONTERMATT_TRUSTED_PROXIES":         "trusted_proxies",
+}
+
+// envField is the string field of c a config key names (those of envKeys).
+func envField(c *Config, key string) *string {
+	v := reflect.ValueOf(c).Elem()
+	for _, part := range strings.Split(key, ".") {
+		f, _ := yamlKeys(v.Type())[part]
+		v = v.FieldByIndex(f.Index)
+	}
+	return v.Addr().Interface().(*string)
+}
+
+// readableSecrets warns about a config file that holds secrets and that every user of the machine
+// may read.
+func readableSecrets(path string, lines map[string]int) []string {
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm()&0o004 == 0 {
+		return nil
+	}
+	var held []string
+	for _, k := range secretKeys {
+		if lines[k] > 0 {
+			held = append(held, k)
+		}
+	}
+	if len(held) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s holds secrets (%s) and every user of this machine may read it (mode %v): chmod 600 %s, or put them in the environment",
+		path, strings.Join(held, ", "), fi.Mode().Perm(), path)}
 }
 
 // telegramWebhook is the Telegram adapter's webhook setting.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func writeConfig(t *testing.T, text string) string {
@@ -205,5 +206,81 @@ func TestTrustedProxies(t *testing.T) {
 	_, err := loadConfig(writeConfig(t, "trusted_proxies: 10.0.0.0/8, proxy.internal\n"), func(string) string { return "" })
 	if !errors.Is(err, errConfig) || !strings.Contains(err.Error(), "trusted_proxies") || !strings.Contains(err.Error(), "proxy.internal") {
 		t.Errorf("a name for a proxy: %v", err)
+	}
+}
+
+// A value that does not fit is named with where it was set: the file's line, or the environment
+// variable. A key given twice, a section nobody knows, a duration that makes no sense (0 given, a
+// negative one) are said in the config's words.
+func TestConfigMistakesSayWhere(t *testing.T) {
+	for _, tc := range []struct{ name, text, want string }{
+		{"a bad value's line", "database: k.db\nlog_format: xml\n", `config.yaml line 2: log_format "xml": use text or json`},
+		{"a nested value's line", "telegram:\n  token: x\nweb:\n  listen: 127.0.0.1\n  public_url: https://t.example\n", "config.yaml line 4: web.listen"},
+		{"a key twice", "database: a.db\nlog_level: info\ndatabase: b.db\n", "line 3: database is given twice (first on line 1): keep one"},
+		{"a nested key twice", "telegram:\n  token: a\n  token: b\n", "line 3: telegram.token is given twice (first on line 2): keep one"},
+		{"an unknown section", "frobnicate:\n  bar: 1\n", `line 1: unknown key "frobnicate"; the keys are admin_addr, admin_token, database, discord, log_format, log_level, retention, rules_url, seed, telegram, think, trusted_proxies, web`},
+		{"an unknown key in a section", "web:\n  xyzzy: 1\n", `line 2: unknown key "web.xyzzy"; web's keys are link_key, listen, public_url`},
+		{"a negative think", "think: -5s\n", "config.yaml line 1: think -5s: a computer player needs time to decide"},
+		{"a zero think", "think: 0s\n", "config.yaml line 1: think 0s"},
+		{"a zero retention", "retention: 0s\n", "config.yaml line 1: retention 0s: keep closed tables at least an hour (or leave it out: 720h0m0s)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := loadConfig(writeConfig(t, tc.text), func(string) string { return "" })
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want it to say %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "unmarshal errors") || strings.Contains(err.Error(), "mapping key") {
+				t.Errorf("the YAML decoder's words: %v", err)
+			}
+		})
+	}
+	t.Run("from the environment", func(t *testing.T) {
+		_, err := loadConfig(writeConfig(t, "log_format: text\n"), func(k string) string {
+			if k == "KONTERMATT_LOG_FORMAT" {
+				return "xml"
+			}
+			return ""
+		})
+		if err == nil || !strings.Contains(err.Error(), `KONTERMATT_LOG_FORMAT: log_format "xml"`) {
+			t.Errorf("got %v, want the variable named", err)
+		}
+	})
+	t.Run("left out is the default", func(t *testing.T) {
+		c, err := loadConfig(writeConfig(t, "think:\nretention:\n"), func(string) string { return "" })
+		if err != nil || c.Think != 2*time.Second || c.Retention != 720*time.Hour {
+			t.Errorf("think %v, retention %v, %v", c.Think, c.Retention, err)
+		}
+	})
+}
+
+// A config file with a token that every user of the machine may read is warned about (the bot
+// logs it at start); one of mode 0600, or one without secrets, is not.
+func TestConfigReadableSecretsWarn(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		mode os.FileMode
+		warn bool
+	}{
+		{"telegram:\n  token: 123:SECRET\n", 0o644, true},
+		{"admin_addr: 127.0.0.1:8377\nadmin_token: SECRET-0123456789abcdef\n", 0o604, true},
+		{"telegram:\n  token: 123:SECRET\n", 0o600, false},
+		{"telegram:\n  token: 123:SECRET\n", 0o640, false},
+		{"log_level: debug\n", 0o644, false},
+	} {
+		p := writeConfig(t, tc.text)
+		if err := os.Chmod(p, tc.mode); err != nil {
+			t.Fatal(err)
+		}
+		c, err := loadConfig(p, func(string) string { return "" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(c.Warnings, "\n")
+		if tc.warn != (got != "") || tc.warn && (!strings.Contains(got, "chmod 600 "+p) || !strings.Contains(got, "every user")) {
+			t.Errorf("%q mode %v: warnings %q", tc.text, tc.mode, got)
+		}
+		if strings.Contains(got, "SECRET") {
+			t.Errorf("the warning shows the secret: %s", got)
+		}
 	}
 }

@@ -45,13 +45,21 @@ func checkNode(n *yaml.Node, t reflect.Type, path string, problems *[]string) {
 			say("%s should hold keys (%s), not a single value", name, strings.Join(sortedKeys(keys), ", "))
 			return
 		}
+		first := map[string]int{} // key → the line it was first given on
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
+			if line, again := first[k.Value]; again {
+				*problems = append(*problems, fmt.Sprintf("line %d: %s is given twice (first on line %d): keep one", k.Line, join(path, k.Value), line))
+				continue
+			}
+			first[k.Value] = k.Line
 			f, ok := keys[k.Value]
 			if !ok {
 				msg := fmt.Sprintf("unknown key %q", join(path, k.Value))
 				if near := closest(k.Value, sortedKeys(keys)); near != "" {
 					msg += fmt.Sprintf(" (did you mean %s?)", join(path, near))
+				} else {
+					msg += fmt.Sprintf("; %s are %s", keysOf(path), strings.Join(sortedKeys(keys), ", "))
 				}
 				*problems = append(*problems, fmt.Sprintf("line %d: %s", k.Line, msg))
 				continue
@@ -85,6 +93,38 @@ func checkNode(n *yaml.Node, t reflect.Type, path string, problems *[]string) {
 			say("%s: %q is not true or false", name, n.Value)
 		}
 	}
+}
+
+// keysOf names the keys of a section in a message: "the keys", "telegram's keys".
+func keysOf(path string) string {
+	if path == "" {
+		return "the keys"
+	}
+	return path + "'s keys"
+}
+
+// keyLines gives the line each key of a config file is set on, by its path ("telegram.token");
+// a key left empty (the default) is not set.
+func keyLines(doc *yaml.Node) map[string]int {
+	lines := map[string]int{}
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		if n.Kind != yaml.MappingNode {
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			key := join(path, k.Value)
+			if v.Tag != "!!null" {
+				lines[key] = k.Line
+			}
+			walk(v, key)
+		}
+	}
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		walk(doc.Content[0], "")
+	}
+	return lines
 }
 
 // yamlKeys are a struct's keys as its yaml tags name them.

@@ -238,7 +238,9 @@ func TestSecondInstanceFailsFastAndLiveBackupWorks(t *testing.T) {
 	defer stop()
 
 	start := time.Now()
-	out, err := exec.Command(bin, "-db", db).CombinedOutput()
+	// -humans 0: with no terminal and no token the second would be refused before it looks at
+	// the database.
+	out, err := exec.Command(bin, "-db", db, "-humans", "0").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "another kontermatt is running") {
 		t.Errorf("second instance: %v\n%s", err, out)
 	}

@@ -92,7 +92,7 @@ func TestDamagedDatabaseOneLine(t *testing.T) {
 			d.Apply(t, db)
 			want := db + " is damaged: restore it from a backup\n"
 			for _, args := range [][]string{
-				{"-db", db},
+				{"-db", db, "-humans", "0"}, // no terminal needed to watch: the database is what is refused
 				{"backup", "-db", db, filepath.Join(dir, "copy.db")},
 				{"export", "-db", db, filepath.Join(dir, "records")},
 			} {

@@ -25,6 +25,7 @@ type duelConfig struct {
 	Analyze bool          // measure A's decisions against the open-card solver
 	Matches int           // play this many whole matches (each twice, teams swapped) instead of deals
 	Stripes int           // the matches' open stripes at the start
+	Done    func()        // called when a deal (or a match) has been played both ways; may be nil
 }
 
 // gameOutcome is one game from A's side.
@@ -251,6 +252,9 @@ func duel(cfg duelConfig) (*duelResult, error) {
 					}
 					res.Pairs[i][k] = o
 				}
+				if cfg.Done != nil {
+					cfg.Done()
+				}
 			}
 			mu.Lock()
 			for side := range w.times {
@@ -355,6 +359,7 @@ func runDuel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	budget := fs.Duration("budget", 0, "time per search decision (0: the level's)")
 	worlds := fs.Int("worlds", 0, "deals sampled per search decision (0: the level's)")
 	an := fs.Bool("analyze", false, "measure A's cards and trumps against the open-card solver")
+	quiet := fs.Bool("q", false, "say nothing on stderr while it runs (else how far it is: a bar on a terminal, a line every few seconds)")
 	if code, ok := parseFlags(fs, args, 0, stdout, stderr); !ok {
 		return code
 	}
@@ -376,7 +381,10 @@ func runDuel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		Options: robot.Options{Threads: max(*threads, 1), Budget: *budget, Worlds: *worlds}, Analyze: *an,
 		Matches: *matches, Stripes: *stripes}
 	if cfg.Matches > 0 {
+		p := startProgress(stderr, *quiet, "duel", "matches", cfg.Matches)
+		cfg.Done = p.add
 		res, err := matchDuel(cfg)
+		p.finish()
 		if err != nil {
 			fmt.Fprintf(stderr, "duel: %v\n", err)
 			return 1
@@ -384,7 +392,10 @@ func runDuel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		res.print(stdout)
 		return 0
 	}
+	p := startProgress(stderr, *quiet, "duel", "deals", cfg.Deals)
+	cfg.Done = p.add
 	res, err := duel(cfg)
+	p.finish()
 	if err != nil {
 		fmt.Fprintf(stderr, "duel: %v\n", err)
 		return 1

@@ -99,6 +99,9 @@ func matchDuel(cfg duelConfig) (*matchResult, error) {
 					res.Pairs[i][k] = o
 					gamesOf[i] = append(gamesOf[i], games...)
 				}
+				if cfg.Done != nil {
+					cfg.Done()
+				}
 			}
 			mu.Lock()
 			for side := range w.times {

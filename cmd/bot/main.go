@@ -24,6 +24,7 @@ var commands = []command{
 	{"replay", "FILE", "check and score a game or match record (FILE, or - for standard input)"},
 	{"export", "[-config FILE] [-db FILE] DIR", "write every kept match and game record into DIR (the bot must be stopped)"},
 	{"backup", "[-config FILE] [-db FILE] OUT", "write a consistent copy of the database, also while the bot runs"},
+	{"health", "[-config FILE] [-db FILE]", "ask the running bot whether it is healthy (exit 0) or not (exit 1), in one line: the container's health check"},
 	{"stats", "[-config FILE] [-db FILE] rebuild", "make the league (statistics, ratings, season tables) anew from the kept matches (the bot must be stopped)"},
 	{"selfplay", "[flags]", "play matches between computer players and write their records"},
 	{"duel", "[flags]", "measure two computer levels on duplicate deals"},
@@ -41,6 +42,8 @@ func runner(name string) func(args []string, stdin io.Reader, stdout, stderr io.
 		return runExport
 	case "backup":
 		return runBackup
+	case "health":
+		return runHealth
 	case "stats":
 		return runStats
 	case "selfplay":
@@ -132,19 +135,20 @@ func hasFlags(fs *flag.FlagSet) bool {
 	return n > 0
 }
 
-// parseFlags parses a command's flags and wants exactly nargs arguments after them (-1: any).
+// parseFlags parses a command's flags, before, between and after its words, and wants exactly
+// nargs words (-1: any); "--" ends the flags, and "-" is a word. fs.Args then gives the words.
 // On -h it prints the usage to stdout; on a mistake the reason and the usage to stderr. ok false
 // means: exit with code.
 func parseFlags(fs *flag.FlagSet, args []string, nargs int, stdout, stderr io.Writer) (code int, ok bool) {
 	fs.SetOutput(io.Discard)
-	err := fs.Parse(args)
+	words, err := parseInterspersed(fs, args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		fs.SetOutput(stdout)
 		fs.Usage()
 		return 0, false
-	case err == nil && nargs >= 0 && fs.NArg() != nargs:
-		err = fmt.Errorf("%s: %d arguments after the flags, want %d", fs.Name(), fs.NArg(), nargs)
+	case err == nil && nargs >= 0 && len(words) != nargs:
+		err = wrongWords(fs.Name(), words, nargs)
 	}
 	if err != nil {
 		fs.SetOutput(stderr)
@@ -153,4 +157,57 @@ func parseFlags(fs *flag.FlagSet, args []string, nargs int, stdout, stderr io.Wr
 		return 2, false
 	}
 	return 0, true
+}
+
+// parseInterspersed parses flags wherever they stand among the words, and leaves fs.Args the
+// words alone.
+func parseInterspersed(fs *flag.FlagSet, args []string) (words []string, err error) {
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			return nil, err
+		}
+		left := fs.Args()
+		if len(left) == 0 {
+			break
+		}
+		if n := len(rest) - len(left); n > 0 && rest[n-1] == "--" {
+			words = append(words, left...) // after "--" everything is a word
+			break
+		}
+		words, rest = append(words, left[0]), left[1:]
+	}
+	return words, fs.Parse(append([]string{"--"}, words...))
+}
+
+// wrongWords says what is wrong with a command's words: which is missing, or which is one too
+// many, with the command's form.
+func wrongWords(name string, words []string, nargs int) error {
+	form := name + " [flags]"
+	var wants []string
+	for _, c := range commands {
+		if strings.TrimSpace("bot "+c.name) == name {
+			form = strings.TrimSpace(name + " " + c.args)
+			for _, w := range strings.Fields(c.args) {
+				if !strings.HasPrefix(w, "[") && !strings.HasSuffix(w, "]") {
+					wants = append(wants, w)
+				}
+			}
+		}
+	}
+	switch {
+	case nargs == 0:
+		return fmt.Errorf("%s: %q is not a flag; %s takes only flags (%s -h lists them)", name, words[0], name, name)
+	case len(words) < nargs && len(wants) > len(words):
+		return fmt.Errorf("%s: %s is missing (%s)", name, strings.Join(wants[len(words):], " "), form)
+	case len(words) < nargs:
+		return fmt.Errorf("%s: a word is missing (%s)", name, form)
+	}
+	return fmt.Errorf("%s: %q after %s: it takes %s (%s)", name, words[nargs], strings.Join(words[:nargs], " "), numberWord(nargs), form)
+}
+
+func numberWord(n int) string {
+	if n == 1 {
+		return "one"
+	}
+	return fmt.Sprint(n)
 }

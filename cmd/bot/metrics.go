@@ -46,7 +46,10 @@ func newMetrics() *metrics {
 	m.decisions = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "kontermatt_decision_seconds",
 		Help: "Time of one computer player's decision, by level.", Buckets: prometheus.ExponentialBuckets(0.0001, 3, 12)},
 		[]string{"level"})
-	m.reg.MustRegister(m.commands, m.latency, m.commits, m.commitDur, m.decisions,
+	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kontermatt_build_info",
+		Help: "Always 1: the version, source revision and Go version of the running binary."}, []string{"version", "revision", "goversion"})
+	info.WithLabelValues(buildLabels()).Set(1)
+	m.reg.MustRegister(m.commands, m.latency, m.commits, m.commitDur, m.decisions, info,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -87,10 +90,11 @@ var (
 	descDropped = prometheus.NewDesc("kontermatt_outbox_dropped_total", "Messages a platform's outbox dropped (full queue, shutdown).", []string{"platform"}, nil)
 	descFailed  = prometheus.NewDesc("kontermatt_outbox_failed_total", "Messages a platform refused or that failed too often.", []string{"platform"}, nil)
 	descLimited = prometheus.NewDesc("kontermatt_rate_limited_total", "Rate limits (429) a platform answered.", []string{"platform"}, nil)
+	descUp      = prometheus.NewDesc("kontermatt_platform_connected", "1 while a platform is connected (as /healthz says), else 0.", []string{"platform"}, nil)
 )
 
 func (s *scraped) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descTables, descQueued, descSent, descDropped, descFailed, descLimited} {
+	for _, d := range []*prometheus.Desc{descTables, descQueued, descSent, descDropped, descFailed, descLimited, descUp} {
 		ch <- d
 	}
 }
@@ -101,6 +105,13 @@ func (s *scraped) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descTables, prometheus.GaugeValue, float64(counts[st]), string(st))
 	}
 	for _, c := range s.chats {
+		if cr, ok := c.(connectedReporter); ok {
+			up := 0.0
+			if cr.Connected() == nil {
+				up = 1
+			}
+			ch <- prometheus.MustNewConstMetric(descUp, prometheus.GaugeValue, up, c.Name())
+		}
 		r, ok := c.(outboxReporter)
 		if !ok {
 			continue

@@ -4,17 +4,16 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
-	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/adapters/terminal"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/robot"
 	"github.com/kontermatt/kontermatt/core/table"
@@ -28,37 +27,6 @@ func robots(level string, seed uint64) table.Decider {
 		l = robot.Normal
 	}
 	return robot.New(l, seed)
-}
-
-// pacedRobots are computer players that pause before each move, so a person watching can follow.
-func pacedRobots(pause time.Duration) func(level string, seed uint64) table.Decider {
-	return func(level string, seed uint64) table.Decider { return paced{robots(level, seed), pause} }
-}
-
-type paced struct {
-	table.Decider
-	pause time.Duration
-}
-
-func (p paced) Decide(ctx context.Context, v core.View) core.Move {
-	t := time.NewTimer(p.pause)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
-	return p.Decider.Decide(ctx, v)
-}
-
-// newLogger logs at level and up, as text lines or JSON objects (log_format).
-func newLogger(w io.Writer, level, format string) *slog.Logger {
-	var l slog.Level
-	_ = l.UnmarshalText([]byte(level))
-	opts := &slog.HandlerOptions{Level: l}
-	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
-	}
-	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 func randomSeed() uint64 {
@@ -95,6 +63,7 @@ func serveFlags(m *Main) (fs *flag.FlagSet, configPath, dbPath *string) {
 	fs.StringVar(&m.Terminal.Options, "options", "", "terminal: options for a new table, e.g. \"stripes=5 direction=anticlockwise\":\n"+table.OptionsUsage("en"))
 	fs.StringVar(&m.Terminal.Lang, "lang", "", "terminal: language of the whole screen: "+strings.Join(i18n.Languages, ", ")+" (default: as chosen before, else en)")
 	fs.BoolVar(&m.Terminal.Learn, "learn", false, "terminal: a guided game against three computers that explains every turn (with -humans 1)")
+	fs.BoolVar(&m.Terminal.Fresh, "new", false, "terminal: stop an unfinished match stored in the database and start a new table with these flags (the stopped match stays in the history)")
 	fs.DurationVar(&m.Terminal.Pace, "pace", -1, "terminal: how long computer players pause before each move, so you can follow (default: 1s when watching, else none)")
 	fs.Uint64Var(&m.Seed, "seed", 0, "seed for table IDs, deals and computer players (0: the config's, else random)")
 	return fs, configPath, dbPath
@@ -123,6 +92,21 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "-level %q: the levels are %s\n", tf.Level, levelNames())
 		return 2
 	}
+	if err := checkOptions(tf.Options); err != nil {
+		fmt.Fprintf(stderr, "-options %q: %v\n", tf.Options, err)
+		return 2
+	}
+	// What was given, not defaulted, must not be overridden silently by a table stored before.
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "humans":
+			m.Terminal.Insist.Humans = true
+		case "level":
+			m.Terminal.Insist.Options = append(m.Terminal.Insist.Options, "level="+tf.Level)
+		case "options":
+			m.Terminal.Insist.Options = append(m.Terminal.Insist.Options, strings.Fields(tf.Options)...)
+		}
+	})
 	cfg, err := loadConfig(*configPath, os.Getenv)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
@@ -137,11 +121,49 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer m.Close()
 	if err := m.Open(ctx); err != nil {
 		fmt.Fprintln(stderr, err)
+		if errors.Is(err, errNoTerminal) {
+			return 2 // a configuration to mend: a service manager should not start it again as it is
+		}
 		return 1
 	}
 	if err := m.Run(ctx); err != nil {
 		fmt.Fprintln(stderr, err)
+		if conflict := (*terminal.ConflictError)(nil); errors.As(err, &conflict) {
+			return 2
+		}
 		return 1
 	}
 	return 0
+}
+
+// checkOptions reads table options as new takes them ("stripes=5 timer=none") and says, in the
+// command line's words, what does not fit: a word that is not key=value, an unknown key (with the
+// keys there are), a value the option does not take (with those it does).
+func checkOptions(options string) error {
+	for _, a := range strings.Fields(options) {
+		if !strings.Contains(a, "=") {
+			return fmt.Errorf("%q is not key=value, like stripes=5", a)
+		}
+	}
+	_, err := table.ParseOptions(strings.Fields(options))
+	oe := (*table.OptionError)(nil)
+	switch {
+	case err == nil:
+		return nil
+	case !errors.As(err, &oe):
+		return err
+	case oe.Option == nil:
+		keys := make([]string, len(table.TableOptions))
+		for i, o := range table.TableOptions {
+			keys[i] = o.Key
+		}
+		return fmt.Errorf("unknown option %q; the options are %s", oe.Name, strings.Join(keys, ", "))
+	case oe.Option.Number():
+		return fmt.Errorf("%s=%s: %s must be a number from %d to %d", oe.Name, oe.Value, oe.Option.Key, oe.Option.Min, oe.Option.Max)
+	}
+	values := make([]string, len(oe.Option.Values))
+	for i, v := range oe.Option.Values {
+		values[i] = v.Key
+	}
+	return fmt.Errorf("%s=%s: %s is one of %s", oe.Name, oe.Value, oe.Option.Key, strings.Join(values, ", "))
 }

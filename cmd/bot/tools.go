@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kontermatt/kontermatt/core/robot"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/storage"
 )
@@ -17,21 +19,35 @@ import (
 // dbCommand parses the flags of a command that works on the database (-config, -db) and its one
 // argument. done means the caller should exit with code: the usage, or the problem, is printed.
 func dbCommand(name string, args []string, stdout, stderr io.Writer) (cfg Config, arg string, code int, done bool) {
-	fs := newFlags(name)
+	cfg, code, done, fs := dbFlagSet(name, args, 1, stdout, stderr)
+	if done {
+		return cfg, "", code, true
+	}
+	return cfg, fs.Arg(0), 0, false
+}
+
+// dbFlags is dbCommand for a command that takes nargs words.
+func dbFlags(name string, args []string, nargs int, stdout, stderr io.Writer) (cfg Config, code int, done bool) {
+	cfg, code, done, _ = dbFlagSet(name, args, nargs, stdout, stderr)
+	return cfg, code, done
+}
+
+func dbFlagSet(name string, args []string, nargs int, stdout, stderr io.Writer) (cfg Config, code int, done bool, fs *flag.FlagSet) {
+	fs = newFlags(name)
 	configPath := fs.String("config", "", "YAML config file")
 	dbPath := fs.String("db", "", "database file (overrides the config)")
-	if code, ok := parseFlags(fs, args, 1, stdout, stderr); !ok {
-		return cfg, "", code, true
+	if code, ok := parseFlags(fs, args, nargs, stdout, stderr); !ok {
+		return cfg, code, true, fs
 	}
 	cfg, err := loadConfig(*configPath, os.Getenv)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
-		return cfg, "", 2, true
+		return cfg, 2, true, fs
 	}
 	if *dbPath != "" {
 		cfg.Database = *dbPath
 	}
-	return cfg, fs.Arg(0), 0, false
+	return cfg, 0, false, fs
 }
 
 // dbError says in one line what keeps the database at path from opening: another bot holds it,
@@ -127,11 +143,20 @@ func runSelfplay(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	out := fs.String("out", "selfplay", "directory for the match records")
 	level := fs.String("level", "easy", "computer players' level: easy, normal or strong")
 	options := fs.String("options", "", "table options, e.g. \"stripes=5 draw=flat1\":\n"+table.OptionsUsage("en"))
+	quiet := fs.Bool("q", false, "say nothing on stderr while it runs (else how far it is: a bar on a terminal, a line every few seconds)")
 	if code, ok := parseFlags(fs, args, 0, stdout, stderr); !ok {
 		return code
 	}
 	if *matches < 1 {
 		fmt.Fprintln(stderr, "-matches must be 1 or more")
+		return 2
+	}
+	if err := checkOptions(*options); err != nil {
+		fmt.Fprintf(stderr, "-options %q: %v\n", *options, err)
+		return 2
+	}
+	if _, err := robot.ParseLevel(*level); err != nil {
+		fmt.Fprintf(stderr, "-level %q: the levels are %s\n", *level, levelNames())
 		return 2
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
@@ -143,6 +168,8 @@ func runSelfplay(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	defer svc.Close()
 	ctx := context.Background()
 	admin := table.Player{ID: "selfplay", Name: "selfplay"}
+	p := startProgress(stderr, *quiet, "selfplay", "matches", *matches)
+	defer p.finish()
 	for i := 1; i <= *matches; i++ {
 		place := table.Place{Platform: "selfplay", Chat: fmt.Sprint(i)}
 		opts := append([]string{"timer=none", "level=" + *level}, strings.Fields(*options)...)
@@ -159,7 +186,9 @@ func runSelfplay(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "selfplay:", err)
 			return 1
 		}
+		p.add()
 	}
+	p.finish()
 	n := 0
 	err := store.Records(func(key string, rec []byte) error {
 		wrote, err := writeRecords(*out, key, rec, true)

@@ -86,8 +86,12 @@ func TestMistakesSayWhatIsRight(t *testing.T) {
 		{[]string{"expor"}, `unknown command "expor" (did you mean export?)`},
 		{[]string{"-lang", "xx"}, `-lang "xx": the languages are en, lb, de, fr`},
 		{[]string{"-level", "hard"}, `-level "hard": the levels are easy, normal, strong`},
-		{[]string{"replay"}, "bot replay: 0 arguments after the flags, want 1"},
-		{[]string{"-humans", "1", "stray"}, "bot: 1 arguments after the flags, want 0"},
+		{[]string{"replay"}, "bot replay: FILE is missing (bot replay FILE)"},
+		{[]string{"backup", "-db", "x.db"}, "bot backup: OUT is missing (bot backup [-config FILE] [-db FILE] OUT)"},
+		{[]string{"-humans", "1", "stray"}, `bot: "stray" is not a flag; bot takes only flags (bot -h lists them)`},
+		{[]string{"version", "now"}, `bot version: "now" is not a flag; bot version takes only flags (bot version -h lists them)`},
+		{[]string{"stats", "rebuild", "now"}, `bot stats: "now" after rebuild: it takes one (bot stats [-config FILE] [-db FILE] rebuild)`},
+		{[]string{"stats", "rebuild", "-db"}, "flag needs an argument: -db"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(tc.args, strings.NewReader(""), &out, &errb)
@@ -101,5 +105,28 @@ func TestVersion(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run([]string{"version"}, nil, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "kontermatt ") || !strings.Contains(out.String(), "go1.") {
 		t.Errorf("version: exit %d, %q", code, out.String())
+	}
+}
+
+// Flags may come after a command's words too, as most command lines take them: bot stats rebuild
+// -db x.db is bot stats -db x.db rebuild. "--" ends the flags; "-" is a word (standard input).
+func TestFlagsAfterTheWords(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "k.db")
+	for _, args := range [][]string{
+		{"stats", "rebuild", "-db", db},
+		{"stats", "-db", db, "rebuild"},
+		{"backup", filepath.Join(dir, "copy.db"), "-db", db},
+		{"export", filepath.Join(dir, "records"), "-db=" + db},
+	} {
+		var out, errb bytes.Buffer
+		code := run(args, strings.NewReader(""), &out, &errb)
+		if code != 1 || !strings.Contains(errb.String(), "no database at "+db) {
+			t.Errorf("%v: exit %d, stderr %q; want the command run on %s", args, code, errb.String(), db)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"replay", "--", "-db"}, strings.NewReader(""), &out, &errb); code != 2 || !strings.Contains(errb.String(), "replay: open -db") {
+		t.Errorf(`replay -- -db: exit %d, stderr %q; want "-db" read as a file name`, code, errb.String())
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -49,6 +50,21 @@ func version() string {
 	}
 	parts = append(parts, bi.GoVersion)
 	return strings.Join(parts, ", ")
+}
+
+// buildLabels are the build's version, source revision and Go version, for the build_info metric.
+func buildLabels() (v, rev, goVersion string) {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "", revision, ""
+	}
+	rev = revision
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" {
+			rev = s.Value
+		}
+	}
+	return cmp.Or(bi.Main.Version, "(devel)"), rev, bi.GoVersion
 }
 
 func runVersion(args []string, _ io.Reader, stdout, stderr io.Writer) int {

@@ -30,7 +30,7 @@ var en = map[string]string{
 	"opt.timer.fast":    "fast",
 	"opt.timer.normal":  "normal",
 	"opt.timer.relaxed": "relaxed",
-	"opt.timer.none":    "no timer",
+	"opt.timer.none":    "unlimited",
 	"opt.level.easy":    "easy",
 	"opt.level.normal":  "normal",
 	"opt.level.strong":  "strong",
@@ -501,4 +501,13 @@ var en = map[string]string{
 	"web.busy":           "Many people are opening the table at once: try again in a few seconds.",
 	"web.session_over":   "Your session at this table has ended. Open the table again from the chat.",
 	"web.left_activity":  "You are no longer in this channel's Activity, so the table closes here. Start the Activity in the channel again to come back.",
+
+	// The terminal and the command line (issue 21).
+	"term.conflict":        "An unfinished match is stored here, and it is not what you asked for: %s. Start without that to resume the match, or add -new to stop it (it stays in the history) and start a new table.",
+	"term.conflict.learn":  "-learn (the match is not a guided game)",
+	"term.conflict.humans": "-humans %d (the match was started with -humans %d)",
+	"term.conflict.option": "%s (the match has %s)",
+	"term.fresh":           "The unfinished match here is stopped (it stays in the history); a new table opens.",
+	"term.over":            "This match is over. Type /rematch to play again, /rematch rotate for new partners, or /new for a new table.",
+	"term.over_new":        "The last match here is over (it stays in the history); a new table opens.",
 }

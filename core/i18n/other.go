@@ -503,6 +503,16 @@ var lb = map[string]string{
 	"web.busy":           "Vill Leit maachen den Dësch gläichzäiteg op: probéiert et an e puer Sekonnen nees.",
 	"web.session_over":   "Är Sessioun un dësem Dësch ass eriwwer. Maacht den Dësch aus dem Chat nees op.",
 	"web.left_activity":  "Dir sidd net méi an der Aktivitéit vun dësem Kanal, dofir gëtt den Dësch hei zougemaach. Start d’Aktivitéit am Kanal nees, fir zréckzekommen.",
+
+	"learn.call": "Dir hutt %s: Dir kënnt elo %s usoen, ier Dir Är éischt Kaart spillt (just am éischte Streech) — /announce %s. Dat hieft den Asaz ëm ee Stréch: d'Gewënner sträichen ee méi duerch, an eng Trompekipp, déi verléiert, kritt och ee méi dobäi.",
+	// The terminal and the command line (issue 21).
+	"term.conflict":        "Hei ass eng Partie gespäichert, déi nach net fäerdeg ass, an si ass net dat, wat Dir gefrot hutt: %s. Start ouni dat, fir d'Partie weiderzespillen, oder setzt -new dobäi, fir se ze stoppen (si bleift an der Geschicht) an en neien Dësch opzemaachen.",
+	"term.conflict.learn":  "-learn (d'Partie ass kee begleet Spill)",
+	"term.conflict.humans": "-humans %d (d'Partie gouf mat -humans %d ugefaang)",
+	"term.conflict.option": "%s (d'Partie huet %s)",
+	"term.fresh":           "Déi onfäerdeg Partie hei ass gestoppt (si bleift an der Geschicht); en neien Dësch geet op.",
+	"term.over":            "Dës Partie ass eriwwer. Tippt /rematch fir nach eng Kéier ze spillen, /rematch rotate fir nei Partner, oder /new fir en neien Dësch.",
+	"term.over_new":        "Déi lescht Partie hei ass eriwwer (si bleift an der Geschicht); en neien Dësch geet op.",
 }
 
 var de = map[string]string{
@@ -987,6 +997,15 @@ var de = map[string]string{
 	"web.busy":           "Gerade öffnen viele den Tisch gleichzeitig: Versuch es in ein paar Sekunden noch einmal.",
 	"web.session_over":   "Deine Sitzung an diesem Tisch ist abgelaufen. Öffne den Tisch noch einmal aus dem Chat.",
 	"web.left_activity":  "Du bist nicht mehr in der Aktivität dieses Kanals, deshalb schließt sich der Tisch hier. Starte die Aktivität im Kanal neu, um zurückzukommen.",
+
+	// The terminal and the command line (issue 21).
+	"term.conflict":        "Hier ist eine unfertige Partie gespeichert, und sie ist nicht, was du verlangt hast: %s. Starte ohne das, um die Partie fortzusetzen, oder füge -new hinzu, um sie zu beenden (sie bleibt im Verlauf) und einen neuen Tisch zu eröffnen.",
+	"term.conflict.learn":  "-learn (die Partie ist kein begleitetes Spiel)",
+	"term.conflict.humans": "-humans %d (die Partie wurde mit -humans %d begonnen)",
+	"term.conflict.option": "%s (die Partie hat %s)",
+	"term.fresh":           "Die unfertige Partie hier ist beendet (sie bleibt im Verlauf); ein neuer Tisch wird eröffnet.",
+	"term.over":            "Diese Partie ist vorbei. Gib /rematch ein, um noch einmal zu spielen, /rematch rotate für neue Partner oder /new für einen neuen Tisch.",
+	"term.over_new":        "Die letzte Partie hier ist vorbei (sie bleibt im Verlauf); ein neuer Tisch wird eröffnet.",
 }
 
 var fr = map[string]string{
@@ -1471,4 +1490,14 @@ var fr = map[string]string{
 	"web.busy":           "Beaucoup de monde ouvre la table en même temps\u00a0: réessayez dans quelques secondes.",
 	"web.session_over":   "Votre session à cette table est terminée. Rouvrez la table depuis la discussion.",
 	"web.left_activity":  "Vous n’êtes plus dans l’activité de ce salon\u00a0: la table se ferme ici. Relancez l’activité dans le salon pour revenir.",
+
+	"learn.call": "Vous avez %s : vous pouvez annoncer %s maintenant, avant votre première carte (seulement au premier pli) — /announce %s. Cela augmente la mise d'un trait : les gagnants en barrent un de plus, et une équipe d'atout qui perd en reçoit aussi un de plus.",
+	// The terminal and the command line (issue 21).
+	"term.conflict":        "Une partie inachevée est enregistrée ici, et elle ne correspond pas à ce que vous avez demandé : %s. Lancez sans cela pour reprendre la partie, ou ajoutez -new pour l'arrêter (elle reste dans l'historique) et ouvrir une nouvelle table.",
+	"term.conflict.learn":  "-learn (la partie n'est pas une partie guidée)",
+	"term.conflict.humans": "-humans %d (la partie a été lancée avec -humans %d)",
+	"term.conflict.option": "%s (la partie a %s)",
+	"term.fresh":           "La partie inachevée ici est arrêtée (elle reste dans l'historique) ; une nouvelle table s'ouvre.",
+	"term.over":            "Cette partie est terminée. Tapez /rematch pour rejouer, /rematch rotate pour changer de partenaires, ou /new pour une nouvelle table.",
+	"term.over_new":        "La dernière partie ici est terminée (elle reste dans l'historique) ; une nouvelle table s'ouvre.",
 }

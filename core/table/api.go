@@ -56,6 +56,9 @@ type Surface struct {
 	// "You wins 12 points" with "You" as a name. With several people at one screen (a hot seat)
 	// nobody is "you".
 	Personal bool
+	// NoPictures: the place shows no pictures (a terminal). Its texts never point at one, and
+	// the board's text lists every game: there is no caption to keep short.
+	NoPictures bool
 }
 
 // Player is a platform identity. ID is platform-prefixed ("tg:123", "dc:456") and comes from the

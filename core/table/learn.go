@@ -56,7 +56,7 @@ func (s *Service) learn(ctx context.Context, cmd Command, lang string) []Message
 		Seed: s.rng.Uint64(), MatchNo: 1, Created: s.cfg.Now().UnixMilli(), Learn: true}
 	st.Seats[0] = SeatState{Player: &Player{ID: cmd.Actor.ID, Name: cmd.Actor.Name, Locale: cmd.Actor.Locale}}
 	for i := 1; i < 4; i++ {
-		st.Seats[i] = SeatState{Robot: true}
+		st.Seats[i] = robotSeat(core.Seat(i))
 	}
 	t := &tbl{st: st, opts: opts, sent: map[string]uint64{}}
 	s.makeRobots(t)

@@ -21,7 +21,7 @@ func seatName(t *tbl, seat core.Seat) string {
 	if st.Player != nil {
 		return st.Player.Name
 	}
-	return i18n.T(t.st.Lang, "seat.robot", int(seat)+1)
+	return i18n.T(t.st.Lang, "seat.robot", st.robotNo(seat))
 }
 
 // seatRef stands for a seat among a text's arguments (see say).
@@ -93,7 +93,7 @@ func seatLabel(t *tbl, lang string, seat core.Seat) string {
 			name += " " + i18n.T(lang, "seat.away")
 		}
 	case st.Robot:
-		name = "🤖 " + i18n.T(lang, "seat.robot", int(seat)+1)
+		name = "🤖 " + i18n.T(lang, "seat.robot", st.robotNo(seat))
 	}
 	return fmt.Sprintf("%d. %s (%s)", int(seat)+1, name, seat.Team())
 }
@@ -241,6 +241,9 @@ func (s *Service) boardMessage(t *tbl, lang string) Message {
 		// The text stays short enough for alerts and captions; the picture shows the whole sheet.
 		hist := t.match.History()
 		from := max(len(hist)-maxBoardLines, 0)
+		if s.surface(t.st.Place).NoPictures {
+			from = 0
+		}
 		if from > 0 {
 			sb.WriteString("\n" + i18n.N(lang, "board.earlier", from))
 		}

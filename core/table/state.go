@@ -24,6 +24,21 @@ type SeatState struct {
 	Player *Player `json:"player,omitempty"`
 	Robot  bool    `json:"robot,omitempty"`
 	Away   bool    `json:"away,omitempty"` // a computer player acts for the absent human
+	// No is a computer player's number, its name ("Computer 3"): the seat it sat down in, kept
+	// when seats change (rematch rotate), so that new partners show. 0 in states written before:
+	// then the seat's number.
+	No int `json:"no,omitempty"`
+}
+
+// robotSeat is a computer player sitting down in seat.
+func robotSeat(seat core.Seat) SeatState { return SeatState{Robot: true, No: int(seat) + 1} }
+
+// robotNo is the number the computer player in seat goes by.
+func (s SeatState) robotNo(seat core.Seat) int {
+	if s.No > 0 {
+		return s.No
+	}
+	return int(seat) + 1
 }
 
 // Empty reports whether nobody sits here.

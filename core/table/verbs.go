@@ -200,7 +200,7 @@ func (s *Service) leave(t *tbl, c *call) *userError {
 		// Said while the player still sits there, so that the reader of a personal screen is told
 		// "you left". Then a computer player takes over the seat so the others can finish.
 		c.out.public = append(c.out.public, s.notice(t, "note.left_robot", seatRef(c.seat)))
-		st.Seats[c.seat] = SeatState{Robot: true}
+		st.Seats[c.seat] = robotSeat(c.seat)
 	} else {
 		st.Seats[c.seat] = SeatState{}
 	}
@@ -252,7 +252,7 @@ func (s *Service) bot(t *tbl, c *call) *userError {
 	if want == core.NoSeat {
 		return refuse("err.table_full")
 	}
-	st.Seats[want] = SeatState{Robot: true}
+	st.Seats[want] = robotSeat(want)
 	c.out.changed = true
 	return nil
 }
@@ -283,7 +283,7 @@ func (s *Service) deal(t *tbl, c *call) *userError {
 	st := t.st
 	for i := range st.Seats {
 		if st.Seats[i].Empty() {
-			st.Seats[i].Robot = true // computer players fill the empty seats
+			st.Seats[i] = robotSeat(core.Seat(i)) // computer players fill the empty seats
 		}
 	}
 	s.startMatch(t)

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
+
+// healthTimeout bounds one health question: a container's health check gives up after its own
+// timeout (the Dockerfile's is 10 s), and a bot that does not answer within this is not healthy.
+const healthTimeout = 5 * time.Second
+
+// runHealth asks the running bot that holds the database whether it is healthy (GET /healthz on
+// its admin socket, or on admin_addr): exit 0 with "healthy: …", else exit 1 with what is not.
+// It is the container's health check: the image has no shell and no curl.
+func runHealth(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	cfg, code, done := dbFlags("health", args, 0, stdout, stderr)
+	if done {
+		return code
+	}
+	line, healthy := askHealth(cfg)
+	if !healthy {
+		fmt.Fprintln(stdout, "not healthy: "+line)
+		return 1
+	}
+	fmt.Fprintln(stdout, "healthy: "+line)
+	return 0
+}
+
+// askHealth asks the bot and says in one line what it answered.
+func askHealth(cfg Config) (line string, healthy bool) {
+	sock := cfg.Database + ".sock"
+	if fi, err := os.Lstat(sock); (err != nil || fi.Mode().Type() != fs.ModeSocket) && cfg.AdminAddr == "" {
+		return fmt.Sprintf("no bot runs with %s (no admin socket at %s)", cfg.Database, sock), false
+	}
+	peer, err := findAdmin(cfg)
+	if err != nil {
+		return err.Error(), false
+	}
+	peer.client.Timeout = healthTimeout
+	req, err := http.NewRequest(http.MethodGet, peer.url+"/healthz", nil)
+	if err != nil {
+		return err.Error(), false
+	}
+	if peer.token != "" {
+		req.Header.Set("Authorization", "Bearer "+peer.token)
+	}
+	resp, err := peer.client.Do(req)
+	if err != nil {
+		return fmt.Sprintf("the bot did not answer on %s: %v", peer.via, err), false
+	}
+	defer resp.Body.Close()
+	var state map[string]string
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if err := json.Unmarshal(body, &state); err != nil || len(state) == 0 {
+		return fmt.Sprintf("the bot on %s answered %s: %s", peer.via, resp.Status, strings.TrimSpace(string(body))), false
+	}
+	// The parts that are not fine first, then the rest, each in a stable order.
+	var bad, good []string
+	for _, k := range slices.Sorted(maps.Keys(state)) {
+		part := k + " " + state[k]
+		if state[k] == "ok" || state[k] == "connected" || state[k] == "running" {
+			good = append(good, part)
+		} else {
+			bad = append(bad, part)
+		}
+	}
+	return strings.Join(append(bad, good...), "; "), resp.StatusCode == http.StatusOK
+}
