@@ -20,6 +20,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
@@ -385,23 +386,25 @@ type Standing struct {
 }
 
 // Rank orders a table: established players before provisional ones, each by ordinal, then by
-// matches won. hidden are people who asked not to be ranked.
+// matches won, then by fewer matches played (the same wins in fewer matches), then by name (case
+// aside) and last by ID, so that rows that tie on every number — partners who always play
+// together do — come out in the same order every time. hidden are people who asked not to be
+// ranked.
 func Rank(rows []Standing, hidden func(id string) bool) []Standing {
 	out := slices.DeleteFunc(slices.Clone(rows), func(s Standing) bool { return hidden != nil && hidden(s.ID) })
 	for i := range out {
 		out[i].Provisional = out[i].Rating.Sigma > Provisional
 	}
-	slices.SortStableFunc(out, func(a, b Standing) int {
+	slices.SortFunc(out, func(a, b Standing) int {
 		if a.Provisional != b.Provisional {
 			if a.Provisional {
 				return 1
 			}
 			return -1
 		}
-		if c := cmp.Compare(b.Rating.Ordinal(), a.Rating.Ordinal()); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.Won, a.Won)
+		return cmp.Or(cmp.Compare(b.Rating.Ordinal(), a.Rating.Ordinal()), cmp.Compare(b.Won, a.Won),
+			cmp.Compare(a.Matches, b.Matches), cmp.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)),
+			cmp.Compare(a.ID, b.ID))
 	})
 	return out
 }

@@ -3,6 +3,7 @@ package league
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -251,4 +252,54 @@ func TestAnchorsMatchTheDuels(t *testing.T) {
 		}
 		t.Logf("%s against %s: model %.3f, measured %.4f ± %.4f", d.a, d.b, got, d.share, d.margin)
 	}
+}
+
+// Tied rows come out in one order, whatever order they came in (a map's): by ordinal, matches
+// won, fewer matches played, name (case aside) and ID. Partners who always play together tie
+// exactly, so a place's own table shows it too.
+func TestTiesAreBrokenTheSameWay(t *testing.T) {
+	r := rating.Rating{Mu: 25, Sigma: 5}
+	want := []Standing{
+		{ID: "z", Name: "Zoe", Rating: rating.Rating{Mu: 30, Sigma: 5}, Matches: 9, Won: 5},
+		{ID: "e", Name: "Eve", Rating: r, Matches: 8, Won: 6},
+		{ID: "d", Name: "Dan", Rating: r, Matches: 7, Won: 5},
+		{ID: "c2", Name: "ann", Rating: r, Matches: 8, Won: 5},
+		{ID: "b", Name: "Ann", Rating: r, Matches: 8, Won: 5},
+		{ID: "c1", Name: "ann", Rating: r, Matches: 8, Won: 5},
+		{ID: "a", Name: "Bob", Rating: r, Matches: 8, Won: 5},
+	}
+	// "Ann" and "ann" are the same name case aside: their IDs decide.
+	want[3], want[4], want[5] = want[4], want[5], want[3]
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20 {
+		rows := slices.Clone(want)
+		rng.Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+		got := Rank(rows, nil)
+		for i := range got {
+			if got[i].ID != want[i].ID {
+				t.Fatalf("ranked %v, want %v", ids(got), ids(want))
+			}
+		}
+	}
+	p := NewPlace("test:club")
+	for i := range 6 {
+		p.Add(FromCore(fmt.Sprint("t/m", i), p.Key, time.Now(), people("Ann", "Bob", "Cy", "Dee"), playMatch(rand.New(rand.NewPCG(3, uint64(i))), 1, 0)), nil)
+	}
+	first := ids(Rank(p.AllTime(), nil))
+	for range 20 {
+		if got := ids(Rank(p.AllTime(), nil)); !slices.Equal(got, first) {
+			t.Fatalf("the same table ranked %v, then %v", first, got)
+		}
+	}
+	if a, c := p.Players["id:Ann"].Rating, p.Players["id:Cy"].Rating; a != c {
+		t.Fatalf("partners Ann and Cy do not tie: %v, %v", a, c)
+	}
+}
+
+func ids(rows []Standing) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, r.ID)
+	}
+	return out
 }

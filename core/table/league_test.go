@@ -2,6 +2,7 @@ package table
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -193,9 +194,10 @@ func TestASeasonThroughTheService(t *testing.T) {
 		}
 	}
 
-	// The all-time table: established players by ordinal, then provisional ones.
+	// The all-time table: established players by ordinal, then provisional ones; ties by matches
+	// won, fewer matches played, then name (docs/league.md).
 	order := slices.Clone(people)
-	slices.SortStableFunc(order, func(a, b Player) int {
+	slices.SortFunc(order, func(a, b Player) int {
 		ra, rb := tl.rating[a.ID], tl.rating[b.ID]
 		if pa, pb := ra.Sigma > league.Provisional, rb.Sigma > league.Provisional; pa != pb {
 			if pa {
@@ -203,13 +205,8 @@ func TestASeasonThroughTheService(t *testing.T) {
 			}
 			return -1
 		}
-		switch {
-		case ra.Ordinal() > rb.Ordinal():
-			return -1
-		case ra.Ordinal() < rb.Ordinal():
-			return 1
-		}
-		return 0
+		return cmp.Or(cmp.Compare(rb.Ordinal(), ra.Ordinal()), cmp.Compare(tl.won[b.ID], tl.won[a.ID]),
+			cmp.Compare(tl.matches[a.ID], tl.matches[b.ID]), cmp.Compare(a.Name, b.Name))
 	})
 	top := replyText(t, h.do(people[0], VerbTop, "all"))
 	lines := strings.Split(top, "\n")
