@@ -434,14 +434,20 @@ func (p *Place) SeasonTable(month string) []Standing {
 	return rows
 }
 
-// Share is a win share with its 95% margin (a normal approximation, bounded to 0..1).
-func Share(won, played int) (share, margin float64) {
+// Share is a win share with its 95% interval, Wilson's score interval: unlike the normal
+// approximation's "share ± margin" it stays inside 0..1 and is never of width 0 (9 of 10 is 0.90
+// in 0.60..0.98, 10 of 10 is 1 in 0.72..1). With no match played it is 0 in 0..1.
+func Share(won, played int) (share, lo, hi float64) {
 	if played == 0 {
-		return 0, 0
+		return 0, 0, 1
 	}
-	share = float64(won) / float64(played)
-	margin = 1.96 * math.Sqrt(share*(1-share)/float64(played))
-	return share, math.Min(margin, math.Max(share, 1-share))
+	const z = 1.96
+	n := float64(played)
+	share = float64(won) / n
+	d := 1 + z*z/n
+	center := (share + z*z/(2*n)) / d
+	half := z / d * math.Sqrt(share*(1-share)/n+z*z/(4*n*n))
+	return share, max(0, center-half), min(1, center+half)
 }
 
 // Best is the company a player did best with (or, with worst, worst against) among those they

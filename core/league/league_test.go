@@ -2,6 +2,7 @@ package league
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -201,8 +202,28 @@ func TestBestCompany(t *testing.T) {
 	if id, _ := Best(map[string]*Company{"b": book["b"]}, false); id != "" {
 		t.Errorf("with fewer than three matches: %q", id)
 	}
-	if s, m := Share(3, 4); s != 0.75 || m <= 0 || m > 0.75 {
-		t.Errorf("share %v ± %v", s, m)
+}
+
+// A win share's 95% interval is Wilson's: inside 0..1 however few the matches or lopsided the
+// share, and never of width 0 (the values from Wilson's formula worked by hand).
+func TestShareInterval(t *testing.T) {
+	for _, c := range []struct {
+		won, played   int
+		share, lo, hi float64
+	}{
+		{9, 10, 0.9, 0.5958, 0.9821},
+		{10, 10, 1, 0.7225, 1},
+		{0, 5, 0, 0, 0.4345},
+		{3, 4, 0.75, 0.3006, 0.9544},
+		{0, 0, 0, 0, 1},
+	} {
+		share, lo, hi := Share(c.won, c.played)
+		if math.Abs(share-c.share) > 1e-9 || math.Abs(lo-c.lo) > 5e-5 || math.Abs(hi-c.hi) > 5e-5 {
+			t.Errorf("%d of %d: %.4f in %.4f..%.4f, want %.4f in %.4f..%.4f", c.won, c.played, share, lo, hi, c.share, c.lo, c.hi)
+		}
+		if lo < 0 || hi > 1 || lo > share || share > hi || lo == hi {
+			t.Errorf("%d of %d: %v outside %v..%v", c.won, c.played, share, lo, hi)
+		}
 	}
 }
 

@@ -34,6 +34,10 @@ type tally struct {
 	last                []string             // "Ann & Cid beat Bob & Dan", newest first
 }
 
+var shareRange = regexp.MustCompile(`won: \d+ \((\d+)%, likely (\d+)–(\d+)%\)`)
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
 var matchWon = regexp.MustCompile(`Team ([AB]) \(.*\) wins the match after (\d+) games?!`)
 
 // playSeason plays n matches of four people drawn from people at the harness's place, one a day
@@ -174,6 +178,12 @@ func TestASeasonThroughTheService(t *testing.T) {
 			if !strings.Contains(text, w) {
 				t.Errorf("stats of %s lacks %q:\n%s", p.Name, w, text)
 			}
+		}
+		// The win share's 95% interval (Wilson's) is a range inside 0–100%, around the share.
+		if g := shareRange.FindStringSubmatch(text); g == nil {
+			t.Errorf("stats of %s shows no win share range:\n%s", p.Name, text)
+		} else if share, lo, hi := atoi(g[1]), atoi(g[2]), atoi(g[3]); lo < 0 || hi > 100 || lo > share || share > hi || lo == hi {
+			t.Errorf("stats of %s: share %d%% in %d–%d%%", p.Name, share, lo, hi)
 		}
 		// The best partner: most matches won together in share, among three or more.
 		best, share := "", -1.0

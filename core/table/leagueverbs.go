@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -109,8 +108,8 @@ func (s *Service) statsVerb(cmd Command, lang string) []Message {
 			line += " · " + i18n.T(lang, "stats.provisional")
 		}
 		b.WriteString("\n" + line)
-		share, margin := league.Share(pl.MatchesWon, pl.Matches)
-		b.WriteString("\n" + i18n.N(lang, "stats.matches", pl.Matches, pl.MatchesWon, int(math.Round(share*100)), int(math.Round(margin*100))))
+		share, lo, hi := league.Share(pl.MatchesWon, pl.Matches)
+		b.WriteString("\n" + i18n.N(lang, "stats.matches", pl.Matches, pl.MatchesWon, percent(share), percent(lo), percent(hi)))
 	}
 	b.WriteString("\n" + i18n.N(lang, "stats.games", pl.Games, pl.GamesWon, pl.Draws))
 	if _, c := league.Best(s.shown(pl.With), false); c != nil {
