@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/league"
 	"github.com/kontermatt/kontermatt/core/rating"
 )
@@ -436,8 +437,13 @@ func TestStatsOffHidesAPerson(t *testing.T) {
 	if text := replyText(t, h.do(people[1], VerbStats, "ann")); text != "Ann asked not to be ranked." {
 		t.Errorf("Bob asks for Ann's stats: %q", text)
 	}
-	if text := replyText(t, h.do(ann, VerbStats)); !strings.Contains(text, "📊 Ann in Café Konter") {
+	// Her own statistics are still hers to see, privately: never posted in the group.
+	own := h.do(ann, VerbStats)
+	if text := replyText(t, own); !strings.Contains(text, "📊 Ann in Café Konter") {
 		t.Errorf("Ann's own stats: %q", text)
+	}
+	if !own[0].Secret || own[0].Public != i18n.T("en", "league.private") {
+		t.Errorf("Ann's own stats, hidden, are posted in the group: secret %v, public %q", own[0].Secret, own[0].Public)
 	}
 	if text := replyText(t, h.do(ann, VerbMyData)); !strings.Contains(text, "you are not ranked") || !strings.Contains(text, "ID u1") {
 		t.Errorf("Ann's data: %q", text)

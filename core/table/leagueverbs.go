@@ -121,7 +121,12 @@ func (s *Service) statsVerb(cmd Command, lang string) []Message {
 	b.WriteString("\n" + i18n.T(lang, "stats.calls", pl.KonterCalled, pl.KonterWon, pl.MattCalled, pl.MattWon,
 		pl.TrumpNamed, pl.TrumpWon))
 	b.WriteString("\n" + i18n.T(lang, "stats.tricks", pl.AllTricks, pl.NoTricks, pl.BestRun))
-	return []Message{reply(cmd, lang, KindReply, b.String())}
+	m := reply(cmd, lang, KindReply, b.String())
+	if id == cmd.Actor.ID && s.users.get(id).Hidden {
+		// Someone who is not ranked sees their statistics alone, never in the group.
+		m.Secret, m.Public = true, i18n.T(lang, "league.private")
+	}
+	return []Message{m}
 }
 
 // hidden reports whether a person asked not to be ranked, or is a forgotten person's placeholder
