@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	_ "time/tzdata" // Zone's rules, where the host has none
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/rating"
@@ -181,12 +182,15 @@ func NewPlace(key string) *Place {
 // Season key of a time: its calendar month where the league keeps time.
 func SeasonOf(t time.Time) string { return t.In(Zone).Format("2006-01") }
 
-// Zone is where a season's month begins and ends: Luxembourg's, the game's home.
+// Zone is where a season's month begins and ends: Luxembourg's, the game's home. Its rules come
+// with the program (time/tzdata) where the host has no zone data of its own, so the seasons
+// never silently become UTC's.
 var Zone = func() *time.Location {
-	if l, err := time.LoadLocation("Europe/Luxembourg"); err == nil {
-		return l
+	l, err := time.LoadLocation("Europe/Luxembourg")
+	if err != nil {
+		panic("league: the seasons' time zone: " + err.Error()) // cannot happen with time/tzdata
 	}
-	return time.UTC
+	return l
 }()
 
 func (p *Place) player(s Seat) *Player {

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -323,4 +325,23 @@ func ids(rows []Standing) []string {
 		out = append(out, r.ID)
 	}
 	return out
+}
+
+// The seasons' zone comes with the program (time/tzdata): a host without time-zone data (a
+// distroless or scratch image) still has Luxembourg's months, not UTC's.
+func TestZoneDataIsEmbedded(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("no go tool to list the package's dependencies: %v", err)
+	}
+	out, err := exec.Command(goTool, "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	if !slices.Contains(strings.Fields(string(out)), "time/tzdata") {
+		t.Error("the league does not embed time/tzdata: without the host's zone data its seasons would be UTC's")
+	}
+	if Zone.String() != "Europe/Luxembourg" {
+		t.Errorf("the seasons' zone is %s", Zone)
+	}
 }
