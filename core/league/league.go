@@ -65,6 +65,9 @@ type Match struct {
 	Hints bool
 }
 
+// Rated reports whether the match moves ratings: a team won it, without hints.
+func (m Match) Rated() bool { return m.Winner >= 0 && !m.Hints }
+
 // Seat is who sat in a seat at the end of a match.
 type Seat struct {
 	ID, Name string // a person; ID empty for a computer player
@@ -226,7 +229,7 @@ func (p *Place) Add(m Match, global map[string]rating.Rating) {
 	if len(p.Recent) >= 2*MaxRecent { // trimmed now and then, not at every match
 		p.Recent = slices.Clone(p.Recent[len(p.Recent)-MaxRecent:])
 	}
-	if m.Winner < 0 || m.Hints {
+	if !m.Rated() {
 		return // stopped, or played with hints: its games count, the match does not
 	}
 	for i, s := range m.Seats {

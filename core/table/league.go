@@ -22,7 +22,7 @@ import (
 const (
 	BucketLeague  = "league.place"  // place key → league.Place
 	BucketRatings = "league.person" // player ID → rating.Rating across all places
-	BucketMonths  = "league.month"  // "2026-11" → []place key: the places where a match was won that month
+	BucketMonths  = "league.month"  // "2026-11" → []place key: the places where a rated match was won that month
 	bucketPosted  = "league.posted" // "2026-11" → when that month's tables were posted
 )
 
@@ -151,7 +151,7 @@ func (l *leagues) learn(m league.Match) (*update, error) {
 	}
 	u.month = league.SeasonOf(m.End)
 	months := l.month(u.month)
-	if m.Winner >= 0 && !contains(months, m.Place) {
+	if m.Rated() && !contains(months, m.Place) {
 		u.months = append(append([]string(nil), months...), m.Place)
 		b, _ := json.Marshal(u.months)
 		u.kv = append(u.kv, KVEntry{Bucket: BucketMonths, Key: u.month, Value: b})
@@ -224,7 +224,7 @@ func Rebuild(records func(fn func(key string, data []byte) error) error) (entrie
 			places[k.m.Place] = p
 		}
 		p.Add(k.m, people)
-		if mo := league.SeasonOf(k.m.End); k.m.Winner >= 0 && !contains(months[mo], k.m.Place) {
+		if mo := league.SeasonOf(k.m.End); k.m.Rated() && !contains(months[mo], k.m.Place) {
 			months[mo] = append(months[mo], k.m.Place)
 		}
 	}
@@ -247,9 +247,10 @@ func Rebuild(records func(fn func(key string, data []byte) error) error) (entrie
 // down on the first posts it when it is back, but not weeks later.
 const seasonPostDays = 7
 
-// postSeasons posts last month's final table, once, to every place where a match was won that
-// month. It is marked posted before it is sent: a crash between the two loses one post rather
-// than sending it twice.
+// postSeasons posts last month's final table, once, to every place where a rated match was won
+// that month and that has someone to rank (a month of hinted matches has nobody, nor has one
+// whose players all asked not to be ranked). It is marked posted before it is sent: a crash
+// between the two loses one post rather than sending it twice.
 func (s *Service) postSeasons(ctx context.Context) {
 	now := s.cfg.Now().In(league.Zone)
 	if now.Day() > seasonPostDays {
@@ -268,15 +269,17 @@ func (s *Service) postSeasons(ctx context.Context) {
 		s.cfg.Log.Error("marking a season posted; trying again later", "month", month, "err", err)
 		return
 	}
+	sent := 0
 	for _, key := range places {
 		p, ok := ParsePlaceKey(key)
-		if !ok {
+		if !ok || len(s.standings(key, month)) == 0 {
 			continue
 		}
+		sent++
 		lang := cmp.Or(s.placeSettings(key).Lang, i18n.Pick())
 		text := i18n.T(lang, "season.final", monthName(lang, month)) + s.standingsRows(key, month, lang)
 		s.deliver(ctx, p.Platform, []Message{{Target: Target{Kind: ToPlace, Place: p}, Kind: KindNotice,
 			Text: text, Picture: PictureStandings, Season: month, Lang: lang}})
 	}
-	s.cfg.Log.Info("posted last month's tables", "month", month, "places", len(places))
+	s.cfg.Log.Info("posted last month's tables", "month", month, "places", sent)
 }

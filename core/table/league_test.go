@@ -45,6 +45,13 @@ var matchWon = regexp.MustCompile(`Team ([AB]) \(.*\) wins the match after (\d+)
 // from start, each to its end with random legal moves, and counts what the summaries say.
 func playSeason(t *testing.T, h *harness, clk *clock, people []Player, n int, seed uint64) *tally {
 	t.Helper()
+	return playSeasonWith(t, h, clk, people, n, seed)
+}
+
+// playSeasonWith is playSeason at tables opened with more options (its counts of ratings assume
+// rated matches).
+func playSeasonWith(t *testing.T, h *harness, clk *clock, people []Player, n int, seed uint64, options ...string) *tally {
+	t.Helper()
 	t.Logf("season seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 15))
 	tl := &tally{matches: map[string]int{}, won: map[string]int{}, games: map[string]int{},
@@ -59,7 +66,7 @@ func playSeason(t *testing.T, h *harness, clk *clock, people []Player, n int, se
 		seats := slices.Clone(people)
 		rng.Shuffle(len(seats), func(a, b int) { seats[a], seats[b] = seats[b], seats[a] })
 		seats = seats[:4]
-		if e := errText(h.do(seats[0], VerbNew, "stripes=1", "timer=none")); e != "" {
+		if e := errText(h.do(seats[0], VerbNew, append([]string{"stripes=1", "timer=none"}, options...)...)); e != "" {
 			t.Fatalf("match %d: new: %s", i, e)
 		}
 		for s, p := range seats[1:] {
@@ -536,5 +543,47 @@ func TestLastMonthsTableIsPostedOnce(t *testing.T) {
 	h2.svc.postSeasons(context.Background())
 	if n := len(h2.out.all()); n != 0 {
 		t.Errorf("posted again after a restart: %d messages", n)
+	}
+}
+
+// TestAMonthOfHintsIsNotPosted: a month whose only matches were played with hints has nothing to
+// rank, and no table is posted for it — not even where the league once listed the place (before
+// hinted matches were left out of that list).
+func TestAMonthOfHintsIsNotPosted(t *testing.T) {
+	clk := &clock{now: time.Date(2026, 10, 27, 20, 0, 0, 0, league.Zone)}
+	store := NewMemStore()
+	h, people := leagueHarness(t, store, clk)
+	playSeasonWith(t, h, clk, people, 3, 5, "hints=on") // 27–29 October
+	clk.now = time.Date(2026, 11, 1, 0, 30, 0, 0, league.Zone)
+	posted := func() int {
+		t.Helper()
+		from := len(h.out.all())
+		h.svc.postSeasons(context.Background())
+		n := 0
+		for _, m := range h.out.all()[from:] {
+			if m.Picture == PictureStandings {
+				n++
+				t.Logf("posted:\n%s", m.Text)
+			}
+		}
+		return n
+	}
+	if n := posted(); n != 0 {
+		t.Fatalf("%d tables posted for a month of hinted matches", n)
+	}
+	if months, _ := leagueKV(store)[BucketMonths+" 2026-10"]; months != "" {
+		t.Errorf("October lists places where a match was won without hints: %s", months)
+	}
+	// A league kept by an older version lists the place: still nothing to rank, nothing posted.
+	h2 := newHarness(t, store, withKV, func(c *Config) { c.Now = clk.Now })
+	t.Cleanup(h2.svc.Close)
+	if err := store.Put(BucketMonths, "2026-10", []byte(`["`+h.place.Key()+`"]`)); err != nil {
+		t.Fatal(err)
+	}
+	h2.svc.postSeasons(context.Background())
+	for _, m := range h2.out.all() {
+		if m.Picture == PictureStandings {
+			t.Errorf("posted a table with nothing to rank:\n%s", m.Text)
+		}
 	}
 }
