@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
@@ -586,4 +587,74 @@ func TestAMonthOfHintsIsNotPosted(t *testing.T) {
 			t.Errorf("posted a table with nothing to rank:\n%s", m.Text)
 		}
 	}
+}
+
+// playWithAbsent plays a match at a table of the given level where Ann (seat 1) never moves
+// (she is marked away, and a computer plays for her) and Bob (seat 3, her partner) plays every
+// turn of his; the others are computers. It gives the kept match.
+func playWithAbsent(t *testing.T, h *harness, level string) StoredMatch {
+	t.Helper()
+	ann, bob := player(1), player(2)
+	for _, e := range []string{errText(h.do(ann, VerbNew, "timer=fast", "stripes=2", "level="+level)),
+		errText(h.do(bob, VerbJoin, "3")), errText(h.do(ann, VerbDeal))} {
+		if e != "" {
+			t.Fatal(e)
+		}
+	}
+	id := h.svc.TableAt(h.place)
+	for i := 0; !h.over(); i++ {
+		if i > 100000 {
+			t.Fatal("the match does not end")
+		}
+		synctest.Wait()
+		who, legal, trump := h.svc.Turn(id)
+		switch {
+		case who == bob.ID && trump:
+			h.do(bob, VerbTrump, "H")
+		case who == bob.ID:
+			h.do(bob, VerbPlay, legal[0].String())
+		default: // Ann's turn, or a computer's: let the time run
+			time.Sleep(time.Second)
+		}
+	}
+	var kept []StoredMatch
+	_ = h.store.Records(func(key string, data []byte) error {
+		rec, _, err := ParseStoredMatch(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept = append(kept, rec)
+		return nil
+	})
+	if len(kept) != 1 {
+		t.Fatalf("%d matches kept", len(kept))
+	}
+	return kept[0]
+}
+
+// TestAnAbsentSeatIsRatedAtTheTablesLevel: the computer that played for an absent person is the
+// table's level, kept as such in the record, and the others are rated against that level's
+// anchor — not always against normal's.
+func TestAnAbsentSeatIsRatedAtTheTablesLevel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, NewMemStore(), withKV)
+		defer h.svc.Close()
+		rec := playWithAbsent(t, h, "strong")
+		if s := rec.Seats[0]; s.ID != player(1).ID || !s.Away || s.Robot != "strong" {
+			t.Fatalf("Ann's seat is kept as %+v, want away with the strong computer playing for her", s)
+		}
+		_, m, _ := ParseStoredMatch(mustJSON(rec))
+		w, ok := m.Winner()
+		if !ok {
+			t.Fatal("no winner")
+		}
+		strong := league.Anchors["strong"]
+		teams := [][]rating.Rating{{strong, league.Model.New()}, {strong, strong}}
+		ranks := []int{1, 1}
+		ranks[w] = 0
+		want := league.Model.Rate(teams, ranks)[0][1]
+		if got := h.svc.PlaceLeague(h.place.Key()).Players[player(2).ID].Rating; got != want {
+			t.Errorf("Bob's rating %v, want %v (his partner's seat rated as the strong anchor)", got, want)
+		}
+	})
 }

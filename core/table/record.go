@@ -34,10 +34,13 @@ type StoredMatch struct {
 
 // StoredSeat is who sat in a seat at the end of the match.
 type StoredSeat struct {
-	ID    string `json:"id,omitempty"` // the player; empty for a computer player
-	Name  string `json:"name,omitempty"`
-	Robot string `json:"robot,omitempty"` // a computer player's level
-	Away  bool   `json:"away,omitempty"`  // a computer was playing for the absent player
+	ID   string `json:"id,omitempty"` // the player; empty for a computer player
+	Name string `json:"name,omitempty"`
+	// Robot is a computer player's level, or for an absent player the level of the computer that
+	// played for them. Records kept before it was written for absent players lack it: they were
+	// rated with normal's anchor, and still are.
+	Robot string `json:"robot,omitempty"`
+	Away  bool   `json:"away,omitempty"` // a computer was playing for the absent player
 }
 
 // StoredKey is the record key of a table's match.
@@ -53,6 +56,9 @@ func (s *Service) matchRecord(t *tbl) Record {
 		switch {
 		case seat.Player != nil:
 			rec.Seats[i] = StoredSeat{ID: seat.Player.ID, Name: seat.Player.Name, Away: seat.Away}
+			if seat.Away {
+				rec.Seats[i].Robot = t.opts.Level
+			}
 		default:
 			rec.Seats[i] = StoredSeat{Robot: t.opts.Level}
 		}
