@@ -8,9 +8,12 @@
 //     for the games its players played, not as a match played or won.
 //   - A computer player is rated as the fixed anchor of its level: it moves its opponents'
 //     ratings, and its own never moves, so a group's numbers mean the same in every group.
-//   - A person a computer was playing for at the end of the match (they were away, or left) is
-//     not rated for that match: the computer sits in their seat as its anchor; their games up to
-//     then still count in their statistics.
+//   - A person who was not at the table when a team won the match — they left it, or a computer
+//     was playing for them (away) — forfeited it: they lost it, whatever their team did, and are
+//     rated so; the others are rated against the computer that finished in that seat, as its
+//     level's anchor. (Records kept before forfeits were written: an away person is not rated.)
+//   - A person is credited with the games they made a move of, not with those a computer played
+//     entirely for them.
 //   - A match played with hints on (or a guided game) moves no rating, and counts for the games
 //     its players played, not as a match played or won.
 package league
@@ -73,13 +76,27 @@ type Seat struct {
 	ID, Name string // a person; ID empty for a computer player
 	Robot    string // a computer player's level, or the one that played for an absent person
 	Away     bool   // a computer was playing for this person at the end
+	Left     bool   // the person left during the match; the computer finished it for them
+	// Forfeit says the person was not at the table when the match was won (they left, or were
+	// away) and lost it, whatever their team's result. Records kept before it was written lack
+	// it: an away person of such a record is not rated for the match, as then.
+	Forfeit bool
+	Absent  []int // the games (numbered from 1) a computer played entirely for the person
 }
 
-// rated reports whether the seat's person is rated for the match.
-func (s Seat) rated() bool { return s.ID != "" && !s.Away }
+// present reports whether the seat's person was at the table at the end: they are rated for
+// the match as it was played.
+func (s Seat) present() bool { return s.ID != "" && !s.Away && !s.Left }
+
+// forfeits reports whether the seat's person lost the match for not being at the table.
+func (s Seat) forfeits() bool { return s.ID != "" && s.Forfeit && !s.present() }
+
+// counts reports whether the match counts as played for the seat's person, once it is rated.
+func (s Seat) counts() bool { return s.present() || s.forfeits() }
 
 // Game is one finished game's facts.
 type Game struct {
+	No        int // its number in the match, from 1
 	Forehand  int
 	TrumpTeam int
 	Outcome   core.Outcome
@@ -91,12 +108,12 @@ type Game struct {
 // FromCore reads a match's facts from the engine's match.
 func FromCore(key, place string, end time.Time, seats [4]Seat, m *core.Match) Match {
 	out := Match{Key: key, Place: place, End: end, Seats: seats, Winner: -1}
-	for _, g := range m.Games() {
+	for i, g := range m.Games() {
 		if g.Phase() != core.PhaseOver {
 			continue
 		}
 		r := g.Result()
-		out.Games = append(out.Games, Game{Forehand: int(g.Forehand()), TrumpTeam: int(g.TrumpTeam()),
+		out.Games = append(out.Games, Game{No: i + 1, Forehand: int(g.Forehand()), TrumpTeam: int(g.TrumpTeam()),
 			Outcome: r.Outcome, Points: r.Points, TricksWon: r.TricksWon, Calls: g.Announcements()})
 	}
 	if w, ok := m.Winner(); ok {
@@ -220,7 +237,9 @@ func (p *Place) Add(m Match, global map[string]rating.Rating) {
 		team := i % 2
 		pl := p.player(s)
 		for _, g := range m.Games {
-			pl.countGame(g, i, team)
+			if !slices.Contains(s.Absent, g.No) {
+				pl.countGame(g, i, team)
+			}
 		}
 	}
 	line := Line{Key: m.Key, End: m.End, Winner: m.Winner, Board: m.Board, Games: len(m.Games),
@@ -233,11 +252,11 @@ func (p *Place) Add(m Match, global map[string]rating.Rating) {
 		return // stopped, or played with hints: its games count, the match does not
 	}
 	for i, s := range m.Seats {
-		if !s.rated() {
+		if !s.counts() {
 			continue
 		}
 		pl := p.player(s)
-		won := i%2 == m.Winner
+		won := s.present() && i%2 == m.Winner
 		pl.Matches++
 		if won {
 			pl.MatchesWon++
@@ -246,8 +265,11 @@ func (p *Place) Add(m Match, global map[string]rating.Rating) {
 		} else {
 			pl.Run = 0
 		}
+		if !s.present() {
+			continue // partners and opponents are those who finished the match together
+		}
 		for j, o := range m.Seats {
-			if j == i || !o.rated() {
+			if j == i || !o.present() {
 				continue
 			}
 			book := &pl.Against
@@ -284,7 +306,7 @@ func (p *Place) Add(m Match, global map[string]rating.Rating) {
 		p.Seasons[SeasonOf(m.End)] = season
 	}
 	for i, s := range m.Seats {
-		if !s.rated() {
+		if !s.counts() {
 			continue
 		}
 		sp := season.Players[s.ID]
@@ -294,7 +316,7 @@ func (p *Place) Add(m Match, global map[string]rating.Rating) {
 		}
 		sp.Name = s.Name
 		sp.Matches++
-		if i%2 == m.Winner {
+		if s.present() && i%2 == m.Winner {
 			sp.Won++
 		}
 	}
@@ -355,12 +377,14 @@ func (pl *Player) countGame(g Game, seat, team int) {
 	}
 }
 
-// rate updates, through get and set, the ratings of a finished match's rated people; computer
-// players and the absent play as their level's anchor, which does not move.
+// rate updates, through get and set, the ratings of a finished match's people. The match is
+// rated as it was played: the people at the table at the end with their ratings, computer players
+// and the absent as their level's anchor, which does not move. A person who forfeited is rated
+// as if their team had lost that same match, with their own rating in their seat.
 func rate(m Match, get func(Seat) rating.Rating, set func(Seat, rating.Rating)) {
 	teams := [][]rating.Rating{make([]rating.Rating, 2), make([]rating.Rating, 2)}
 	for i, s := range m.Seats {
-		if s.rated() {
+		if s.present() {
 			teams[i%2][i/2] = get(s)
 		} else {
 			teams[i%2][i/2] = anchor(s.Robot)
@@ -369,8 +393,31 @@ func rate(m Match, get func(Seat) rating.Rating, set func(Seat, rating.Rating)) 
 	ranks := []int{1, 1}
 	ranks[m.Winner] = 0
 	out := Model.Rate(teams, ranks)
+	for team := range 2 {
+		var forfeited [][]rating.Rating
+		for i, s := range m.Seats {
+			if i%2 != team || !s.forfeits() {
+				continue
+			}
+			if forfeited == nil {
+				forfeited = [][]rating.Rating{slices.Clone(teams[0]), slices.Clone(teams[1])}
+			}
+			forfeited[team][i/2] = get(s)
+		}
+		if forfeited == nil {
+			continue
+		}
+		lost := []int{0, 0}
+		lost[team] = 1
+		fout := Model.Rate(forfeited, lost)
+		for i, s := range m.Seats {
+			if i%2 == team && s.forfeits() {
+				out[team][i/2] = fout[team][i/2]
+			}
+		}
+	}
 	for i, s := range m.Seats {
-		if s.rated() {
+		if s.counts() {
 			set(s, out[i%2][i/2])
 		}
 	}

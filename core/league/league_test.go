@@ -345,3 +345,77 @@ func TestZoneDataIsEmbedded(t *testing.T) {
 		t.Errorf("the seasons' zone is %s", Zone)
 	}
 }
+
+// A person is credited only with the games they played a move of: not with those a computer
+// played entirely for them (Absent). A person not at the table when the match was won (left, or
+// away: Forfeit) lost it, whatever their team did, and is rated so; the others are rated against
+// the computer that finished in that seat. An away seat of an older record (no Forfeit) is not
+// rated, as it was then.
+func TestAbsentGamesAndForfeits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 12))
+	var m *core.Match
+	for m == nil || len(m.Games()) < 2 {
+		m = playMatch(rng, 2, 0)
+	}
+	w, _ := m.Winner()
+	winner := int(w)
+	// Seats: Ann (a winner) left after game 1 and forfeits; Bob her partner; Cy and Dee the others.
+	seats := [4]Seat{}
+	names := [4]string{"Ann", "Cy", "Bob", "Dee"}
+	if winner == 1 {
+		names = [4]string{"Cy", "Ann", "Dee", "Bob"}
+	}
+	annSeat := slices.Index(names[:], "Ann")
+	for i, n := range names {
+		seats[i] = Seat{ID: "id:" + n, Name: n}
+	}
+	seats[annSeat] = Seat{ID: "id:Ann", Name: "Ann", Robot: "strong", Left: true, Forfeit: true}
+	for g := 2; g <= len(m.Games()); g++ {
+		seats[annSeat].Absent = append(seats[annSeat].Absent, g)
+	}
+	p := NewPlace("test:club")
+	global := map[string]rating.Rating{}
+	p.Add(FromCore("t/m1", p.Key, time.Date(2026, 11, 3, 20, 0, 0, 0, time.UTC), seats, m), global)
+	ann, bob := p.Players["id:Ann"], p.Players["id:Bob"]
+	if ann.Games != 1 || bob.Games != len(m.Games()) {
+		t.Errorf("Ann played 1 game, credited %d; Bob %d of %d", ann.Games, bob.Games, len(m.Games()))
+	}
+	if ann.Matches != 1 || ann.MatchesWon != 0 || bob.MatchesWon != 1 {
+		t.Errorf("Ann: %d matches, %d won (she forfeited); Bob won %d", ann.Matches, ann.MatchesWon, bob.MatchesWon)
+	}
+	if ann.With != nil || ann.Against != nil || bob.With["id:Ann"] != nil {
+		t.Errorf("Ann, who left, counts as company: %v %v %v", ann.With, ann.Against, bob.With)
+	}
+	// The match as it was played: Ann's seat is the strong anchor for the others.
+	teams := [][]rating.Rating{make([]rating.Rating, 2), make([]rating.Rating, 2)}
+	for i := range seats {
+		teams[i%2][i/2] = Model.New()
+	}
+	teams[annSeat%2][annSeat/2] = Anchors["strong"]
+	ranks := []int{1, 1}
+	ranks[winner] = 0
+	played := Model.Rate(teams, ranks)
+	bobSeat := slices.Index(names[:], "Bob")
+	if bob.Rating != played[bobSeat%2][bobSeat/2] {
+		t.Errorf("Bob %v, want %v", bob.Rating, played[bobSeat%2][bobSeat/2])
+	}
+	// Ann's own: her team lost, with her own rating in her seat.
+	teams[annSeat%2][annSeat/2] = Model.New()
+	lost := []int{0, 0}
+	lost[winner] = 1
+	want := Model.Rate(teams, lost)[annSeat%2][annSeat/2]
+	if ann.Rating != want || global["id:Ann"] != want || ann.Rating.Mu >= Model.New().Mu {
+		t.Errorf("Ann %v (global %v), want the loss %v", ann.Rating, global["id:Ann"], want)
+	}
+	if sp := p.Seasons["2026-11"].Players["id:Ann"]; sp == nil || sp.Matches != 1 || sp.Won != 0 || sp.Rating != want {
+		t.Errorf("Ann in November: %+v", sp)
+	}
+	// An older record's away seat, no Forfeit: not rated, as then.
+	q := NewPlace("test:old")
+	old := seats
+	old[annSeat] = Seat{ID: "id:Ann", Name: "Ann", Robot: "normal", Away: true}
+	q.Add(FromCore("t/m2", q.Key, time.Now(), old, m), nil)
+	if a := q.Players["id:Ann"]; a.Matches != 0 || a.Rating != Model.New() || a.Games != len(m.Games()) {
+		t.Errorf("Ann away in an older record: %+v", a)
+	}
+}

@@ -30,7 +30,8 @@ const (
 func LeagueMatch(key string, rec StoredMatch, m *core.Match) league.Match {
 	var seats [4]league.Seat
 	for i, s := range rec.Seats {
-		seats[i] = league.Seat{ID: s.ID, Name: s.Name, Robot: s.Robot, Away: s.Away}
+		seats[i] = league.Seat{ID: s.ID, Name: s.Name, Robot: s.Robot, Away: s.Away, Left: s.Left, Forfeit: s.Forfeit,
+			Absent: s.Absent}
 		if s.Away && s.Robot == "" {
 			seats[i].Robot = "normal" // kept before the level was kept with an absent seat
 		}
@@ -38,6 +39,24 @@ func LeagueMatch(key string, rec StoredMatch, m *core.Match) league.Match {
 	lm := league.FromCore(key, rec.Place, time.UnixMilli(rec.End), seats, m)
 	lm.Hints = rec.Hints
 	return lm
+}
+
+// leftSeat is a seat whose person leaves during the match: a computer player finishes it for
+// them, and the record keeps that they left (they forfeit the match: docs/league.md).
+func leftSeat(seat SeatState) SeatState {
+	return SeatState{Robot: true, Left: seat.Player, Moved: seat.Moved, Absent: seat.Absent}
+}
+
+// noteAbsent marks game n, just finished, in the seats of the people who made none of its moves
+// themselves: a computer played all of it for them (they were away, or had left), and it does
+// not count in their statistics (table lock held).
+func (t *tbl) noteAbsent(n int) {
+	for i := range t.st.Seats {
+		seat := &t.st.Seats[i]
+		if (seat.Player != nil || seat.Left != nil) && !seat.Moved {
+			seat.Absent = append(seat.Absent, n)
+		}
+	}
 }
 
 // leagues caches the league's KV entries in front of the KV. Its lock is held from a match end's

@@ -589,10 +589,11 @@ func TestAMonthOfHintsIsNotPosted(t *testing.T) {
 	}
 }
 
-// playWithAbsent plays a match at a table of the given level where Ann (seat 1) never moves
-// (she is marked away, and a computer plays for her) and Bob (seat 3, her partner) plays every
-// turn of his; the others are computers. It gives the kept match.
-func playWithAbsent(t *testing.T, h *harness, level string) StoredMatch {
+// playWithAbsent plays a match at a table of the given level where Ann (seat 1) plays her turns
+// of the first annGames games and then no more: she goes silent (and is marked away, a computer
+// playing for her), or with leave she leaves the table at her first turn after them. Bob (seat
+// 3, her partner) plays every turn of his; the others are computers. It gives the kept match.
+func playWithAbsent(t *testing.T, h *harness, level string, annGames int, leave bool) StoredMatch {
 	t.Helper()
 	ann, bob := player(1), player(2)
 	for _, e := range []string{errText(h.do(ann, VerbNew, "timer=fast", "stripes=2", "level="+level)),
@@ -602,18 +603,31 @@ func playWithAbsent(t *testing.T, h *harness, level string) StoredMatch {
 		}
 	}
 	id := h.svc.TableAt(h.place)
+	play := func(p Player, legal []core.Card, trump bool) {
+		if trump {
+			h.do(p, VerbTrump, "H")
+		} else {
+			h.do(p, VerbPlay, legal[0].String())
+		}
+	}
 	for i := 0; !h.over(); i++ {
 		if i > 100000 {
 			t.Fatal("the match does not end")
 		}
 		synctest.Wait()
 		who, legal, trump := h.svc.Turn(id)
+		game, _ := h.svc.HeldCards(id)
 		switch {
-		case who == bob.ID && trump:
-			h.do(bob, VerbTrump, "H")
 		case who == bob.ID:
-			h.do(bob, VerbPlay, legal[0].String())
-		default: // Ann's turn, or a computer's: let the time run
+			play(bob, legal, trump)
+		case who == ann.ID && game <= annGames:
+			play(ann, legal, trump)
+		case who == ann.ID && leave:
+			if e := errText(h.do(ann, VerbLeave)); e != "" {
+				t.Fatal(e)
+			}
+			leave = false
+		default: // Ann's turn as she stays silent, or a computer's: let the time run
 			time.Sleep(time.Second)
 		}
 	}
@@ -639,7 +653,7 @@ func TestAnAbsentSeatIsRatedAtTheTablesLevel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, NewMemStore(), withKV)
 		defer h.svc.Close()
-		rec := playWithAbsent(t, h, "strong")
+		rec := playWithAbsent(t, h, "strong", 0, false)
 		if s := rec.Seats[0]; s.ID != player(1).ID || !s.Away || s.Robot != "strong" {
 			t.Fatalf("Ann's seat is kept as %+v, want away with the strong computer playing for her", s)
 		}
@@ -657,4 +671,53 @@ func TestAnAbsentSeatIsRatedAtTheTablesLevel(t *testing.T) {
 			t.Errorf("Bob's rating %v, want %v (his partner's seat rated as the strong anchor)", got, want)
 		}
 	})
+}
+
+// TestWhoWasNotThereLostTheMatch: Ann plays the first game, then leaves (or goes silent and is
+// marked away) and a computer finishes the match for her. She is credited with the one game she
+// played, not with those the computer played for her; she lost the match, whatever her team did,
+// and is rated so; the record says all of it (docs/records.md).
+func TestWhoWasNotThereLostTheMatch(t *testing.T) {
+	for _, leave := range []bool{true, false} {
+		t.Run(map[bool]string{true: "left", false: "away"}[leave], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, NewMemStore(), withKV)
+				defer h.svc.Close()
+				rec := playWithAbsent(t, h, "easy", 1, leave)
+				_, m, _ := ParseStoredMatch(mustJSON(rec))
+				n := len(m.Games())
+				if n < 2 {
+					t.Fatalf("a match of %d game", n)
+				}
+				var absent []int
+				for g := 2; g <= n; g++ {
+					absent = append(absent, g)
+				}
+				s := rec.Seats[0]
+				if s.ID != player(1).ID || s.Left != leave || s.Away == leave || !s.Forfeit || s.Robot != "easy" || !slices.Equal(s.Absent, absent) {
+					t.Fatalf("Ann's seat is kept as %+v, want the computer's games %v", s, absent)
+				}
+				if b := rec.Seats[2]; b.Forfeit || b.Absent != nil || b.Left || b.Away {
+					t.Errorf("Bob's seat is kept as %+v", b)
+				}
+				pl := h.svc.PlaceLeague(h.place.Key())
+				ann := pl.Players[player(1).ID]
+				if ann == nil || ann.Games != 1 || ann.Matches != 1 || ann.MatchesWon != 0 {
+					t.Fatalf("Ann: %+v, want 1 game and 1 match lost", ann)
+				}
+				w, _ := m.Winner()
+				easy := league.Anchors["easy"]
+				ranks := []int{1, 1}
+				ranks[w] = 0
+				bobWant := league.Model.Rate([][]rating.Rating{{easy, league.Model.New()}, {easy, easy}}, ranks)[0][1]
+				annWant := league.Model.Rate([][]rating.Rating{{league.Model.New(), league.Model.New()}, {easy, easy}}, []int{1, 0})[0][0]
+				if ann.Rating != annWant {
+					t.Errorf("Ann %v, want %v (a loss)", ann.Rating, annWant)
+				}
+				if bob := pl.Players[player(2).ID]; bob.Rating != bobWant || bob.Games != n {
+					t.Errorf("Bob %v in %d games, want %v in %d (his partner's seat the easy anchor)", bob.Rating, bob.Games, bobWant, n)
+				}
+			})
+		})
+	}
 }

@@ -41,6 +41,14 @@ type StoredSeat struct {
 	// rated with normal's anchor, and still are.
 	Robot string `json:"robot,omitempty"`
 	Away  bool   `json:"away,omitempty"` // a computer was playing for the absent player
+	Left  bool   `json:"left,omitempty"` // the player left during the match; the computer finished it
+	// Forfeit says the player was not at the table when a team won the match (Away or Left) and
+	// lost it, whatever their team did. Written since forfeits count: an older record's away
+	// player is not rated for the match, as then.
+	Forfeit bool `json:"forfeit,omitempty"`
+	// Absent lists the games (from 1) a computer played entirely for the player: they are not
+	// credited with them. An older record lacks it and credits every game.
+	Absent []int `json:"absent,omitempty"`
 }
 
 // StoredKey is the record key of a table's match.
@@ -55,13 +63,18 @@ func (s *Service) matchRecord(t *tbl) Record {
 	for i, seat := range st.Seats {
 		switch {
 		case seat.Player != nil:
-			rec.Seats[i] = StoredSeat{ID: seat.Player.ID, Name: seat.Player.Name, Away: seat.Away}
+			rec.Seats[i] = StoredSeat{ID: seat.Player.ID, Name: seat.Player.Name, Away: seat.Away, Absent: seat.Absent}
 			if seat.Away {
 				rec.Seats[i].Robot = t.opts.Level
 			}
+		case seat.Left != nil:
+			rec.Seats[i] = StoredSeat{ID: seat.Left.ID, Name: seat.Left.Name, Robot: t.opts.Level, Left: true, Absent: seat.Absent}
 		default:
 			rec.Seats[i] = StoredSeat{Robot: t.opts.Level}
 		}
+		// Not at the table when a team won: the match is lost for them (docs/league.md).
+		s := &rec.Seats[i]
+		s.Forfeit = s.ID != "" && (s.Away || s.Left) && t.match.Over()
 	}
 	for _, g := range t.match.Games() {
 		rec.Games = append(rec.Games, encodeGame(g))

@@ -24,6 +24,12 @@ type SeatState struct {
 	Player *Player `json:"player,omitempty"`
 	Robot  bool    `json:"robot,omitempty"`
 	Away   bool    `json:"away,omitempty"` // a computer player acts for the absent human
+	// Left is the person who left the seat during the match; a computer player finishes it.
+	Left *Player `json:"left,omitempty"`
+	// Moved says the seat's person made a move of the current game themselves; Absent lists the
+	// match's games (from 1) a computer played entirely for them (see noteAbsent).
+	Moved  bool  `json:"moved,omitempty"`
+	Absent []int `json:"absent,omitempty"`
 }
 
 // Empty reports whether nobody sits here.
