@@ -27,16 +27,24 @@ const (
 	VerbLearn  Verb = "learn"  // a guided solo game against three computer players
 )
 
-// CoachConfig sizes the coach. Reviews run off the command path on a few workers with a CPU
-// budget per player and game; when the queue is full a review is dropped, with a note to its
-// player.
+// CoachConfig sizes the coach. Reviews run off the command path on a few workers with a budget
+// of work per player and game; when the queue is full a review is dropped, with a note to its
+// player. Budgets are solver nodes, not time, so that a review or a hint of the same game says
+// the same on any machine, however busy; the caps in time only keep an overloaded machine from
+// waiting for ever, and every review or hint they cut is logged.
 type CoachConfig struct {
-	Workers int           // reviews judged at once; default 1
-	Queue   int           // reviews waiting; default 8
-	Budget  time.Duration // one player's review of one game; default 2 s (of one core)
-	Worlds  int           // deals judged per decision at most; default robot.DefaultJudgeWorlds
-	// HintBudget bounds a hint, judged while its player waits; default 300 ms.
-	HintBudget time.Duration
+	Workers int // reviews judged at once; default 1
+	Queue   int // reviews waiting; default 8
+	// Nodes is one player's review of one game, in solver nodes shared by its decisions;
+	// default 20,000,000 (about 2 s of one core). Cap bounds its time; default 10 s.
+	Nodes  uint64
+	Cap    time.Duration
+	Worlds int // deals judged per decision at most; default robot.DefaultJudgeWorlds
+	// HintNodes is one hint, judged while its player waits; default robot.DefaultJudgeNodes
+	// (3,000,000: about 300 ms).
+	// HintCap bounds its time; default 2 s.
+	HintNodes uint64
+	HintCap   time.Duration
 
 	// hold, when a test sets it, keeps the workers from taking any review until it is closed:
 	// the queue then fills as on a busy machine.
@@ -50,11 +58,17 @@ func (c CoachConfig) withDefaults() CoachConfig {
 	if c.Queue <= 0 {
 		c.Queue = 8
 	}
-	if c.Budget <= 0 {
-		c.Budget = 2 * time.Second
+	if c.Nodes == 0 {
+		c.Nodes = 20_000_000
 	}
-	if c.HintBudget <= 0 {
-		c.HintBudget = 300 * time.Millisecond
+	if c.Cap <= 0 {
+		c.Cap = 10 * time.Second
+	}
+	if c.HintNodes == 0 {
+		c.HintNodes = robot.DefaultJudgeNodes
+	}
+	if c.HintCap <= 0 {
+		c.HintCap = 2 * time.Second
 	}
 	return c
 }
@@ -231,9 +245,12 @@ func (s *Service) hintText(t *tbl, v core.View, lang string) string {
 	if v.Phase == core.PhasePlay && v.Legal.Len() == 1 && len(v.Calls) == 0 {
 		return i18n.T(lang, "hint.only", v.Legal.First().Chat())
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, s.coach.cfg.HintBudget)
-	defer cancel()
-	j, ok := robot.Judge(ctx, v, t.st.Seed, s.coach.cfg.HintBudget, s.coach.cfg.Worlds)
+	cfg := s.coach.cfg
+	j, ok := robot.Judge(s.ctx, v, t.st.Seed, robot.Effort{Nodes: cfg.HintNodes, Worlds: cfg.Worlds, Cap: cfg.HintCap})
+	if j.Cut && s.ctx.Err() == nil {
+		s.cfg.Log.Warn("the coach's time cap cut a hint short: the machine is too busy for its budget, and the hint's numbers come from fewer deals",
+			"table", t.st.ID, "cap", cfg.HintCap, "deals", j.Worlds, "nodes", j.Nodes, "budget", cfg.HintNodes)
+	}
 	if !ok {
 		return i18n.T(lang, "hint.none")
 	}
@@ -360,7 +377,7 @@ func (s *Service) deliverAt(ctx context.Context, t *tbl, msgs []Message) {
 
 // runReview judges one review and sends it (on a coach worker).
 func (s *Service) runReview(j reviewJob) {
-	ctx, cancel := context.WithTimeout(s.ctx, s.coach.cfg.Budget)
+	ctx, cancel := context.WithTimeout(s.ctx, s.coach.cfg.Cap)
 	text := s.reviewText(ctx, j)
 	cancel()
 	if s.ctx.Err() != nil {
@@ -443,34 +460,40 @@ func reviewDecisions(g core.Game, seat core.Seat, open [2]int) []decision {
 	return out
 }
 
-// reviewText judges a player's decisions in a finished game, within the context's time, and
-// writes the review: how many matched the strong choice and the costliest ones.
+// reviewText judges a player's decisions in a finished game, within the coach's budget (and the
+// context's time), and writes the review: how many matched the strong choice and the costliest
+// ones.
 func (s *Service) reviewText(ctx context.Context, j reviewJob) string {
 	return renderReview(j, s.judgeDecisions(ctx, j))
 }
 
-// judgeDecisions judges the player's decisions, sharing the context's time between them.
+// judgeDecisions judges the player's decisions, sharing the review's budget of solver nodes
+// between them as their positions' sizes ask (early cards have the most deals to judge). The
+// last decisions are judged first: what the small ones leave of their share goes to the earlier,
+// bigger ones. Everything here depends on the game alone, so a review is the same on any
+// machine unless the context's time cuts it, which is logged.
 func (s *Service) judgeDecisions(ctx context.Context, j reviewJob) []decision {
 	ds := reviewDecisions(j.game, j.seat, j.open)
-	// The budget is shared by the decisions as their positions' sizes ask: early cards have the
-	// most deals to judge.
-	total := 0.0
+	weight := 0.0
 	for _, d := range ds {
-		total += weightOf(d)
+		weight += weightOf(d)
 	}
-	start := time.Now()
-	budget := s.coach.cfg.Budget
-	if dl, ok := ctx.Deadline(); ok {
-		budget = time.Until(dl)
-	}
-	spent := 0.0
-	for i := range ds {
+	left := float64(s.coach.cfg.Nodes)
+	cut := 0
+	for i := len(ds) - 1; i >= 0; i-- {
 		d := &ds[i]
-		spent += weightOf(*d)
-		until := start.Add(time.Duration(float64(budget) * spent / max(total, 1)))
-		dctx, cancel := context.WithDeadline(ctx, until)
-		d.judged, d.ok = robot.Judge(dctx, d.view, uint64(i)+1, time.Until(until), s.coach.cfg.Worlds)
-		cancel()
+		w := weightOf(*d)
+		share := left * w / max(weight, w)
+		d.judged, d.ok = robot.Judge(ctx, d.view, uint64(i)+1, robot.Effort{Nodes: max(uint64(share), 1), Worlds: s.coach.cfg.Worlds})
+		weight -= w
+		left = max(left-float64(d.judged.Nodes), 0)
+		if d.judged.Cut {
+			cut++
+		}
+	}
+	if cut > 0 && s.ctx.Err() == nil {
+		s.cfg.Log.Warn("the coach's time cap cut a review short: the machine is too busy for its budget, and the review's numbers come from fewer deals",
+			"table", j.table, "game", j.gameNo, "cap", s.coach.cfg.Cap, "decisions", len(ds), "cut", cut, "budget", s.coach.cfg.Nodes)
 	}
 	return ds
 }
