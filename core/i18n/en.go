@@ -474,4 +474,9 @@ var en = map[string]string{
 	"learn.draw.one":         "20–20 is a draw: nobody crosses out; team %[2]s named trump and gets %[1]d stripe added.",
 	"learn.draw.other":       "20–20 is a draw: nobody crosses out; team %[2]s named trump and gets %[1]d stripes added.",
 	"learn.board":            "Open stripes now: team A %d, team B %d. The first team with none left wins the match.",
+	// league and coach (issue 21)
+	"hint.card.draws":    "🎓 Play %s: in the deals that fit what you have seen it wins the game in about %d%% and draws it 20–20 in %d%% (card points on average: %d).",
+	"hint.trump.draws":   "🎓 Name %s: with these three cards the trump team wins about %d%% of the deals and draws %d%% (20–20).",
+	"review.card.chance": "Trick %d: %s cost about %d%% of win chance; %s was better.",
+	"review.draws":       "(In a win chance a 20–20 draw counts as half a game won.)",
 }

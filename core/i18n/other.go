@@ -469,6 +469,11 @@ var lb = map[string]string{
 	"learn.draw.one":         "20–20 ass e Stänner: keen dierf duerchsträichen; d'Ekipp %[2]s huet Tromp gemaach a kritt %[1]d Stréch dobäi.",
 	"learn.draw.other":       "20–20 ass e Stänner: keen dierf duerchsträichen; d'Ekipp %[2]s huet Tromp gemaach a kritt %[1]d Strécher dobäi.",
 	"learn.board":            "Oppe Strécher elo: Ekipp A %d, Ekipp B %d. Déi éischt Ekipp ouni Strécher gewënnt d'Partie.",
+	// league and coach (issue 21)
+	"hint.card.draws":    "🎓 Spillt %s: an den Deelungen, déi zu deem passen, wat Dir gesinn hutt, gewënnt Dir d'Spill an ongeféier %d%% a spillt a %d%% Stänner (20–20) (Punkten am Duerchschnëtt: %d).",
+	"hint.trump.draws":   "🎓 Maacht %s Tromp: mat dësen dräi Kaarte gewënnt d'Trompekipp ongeféier %d%% vun den Deelungen, a %d%% ginn Stänner (20–20).",
+	"review.card.chance": "Streech %d: %s huet ongeféier %d%% Gewënnchance kascht; %s wier besser gewiescht.",
+	"review.draws":       "(An enger Gewënnchance zielt e Stänner (20–20) als en halleft gewonnent Spill.)",
 }
 
 var de = map[string]string{
@@ -926,6 +931,11 @@ var de = map[string]string{
 	"learn.draw.one":         "20–20 ist Gleichstand: niemand streicht; Team %[2]s hat Trumpf gewählt und bekommt %[1]d Strich dazu.",
 	"learn.draw.other":       "20–20 ist Gleichstand: niemand streicht; Team %[2]s hat Trumpf gewählt und bekommt %[1]d Striche dazu.",
 	"learn.board":            "Offene Striche jetzt: Team A %d, Team B %d. Das erste Team ohne Striche gewinnt die Partie.",
+	// league and coach (issue 21)
+	"hint.card.draws":    "🎓 Spiel %s: in den Verteilungen, die zu dem passen, was du gesehen hast, gewinnst du das Spiel in etwa %d%% und spielst in %d%% unentschieden (20–20) (Punkte im Schnitt: %d).",
+	"hint.trump.draws":   "🎓 Wähle %s: mit diesen drei Karten gewinnt das Trumpfteam etwa %d%% der Verteilungen, %d%% enden unentschieden (20–20).",
+	"review.card.chance": "Stich %d: %s hat etwa %d%% Gewinnchance gekostet; %s wäre besser gewesen.",
+	"review.draws":       "(In der Gewinnchance zählt ein Unentschieden (20–20) als halbes gewonnenes Spiel.)",
 }
 
 var fr = map[string]string{
@@ -1383,4 +1393,9 @@ var fr = map[string]string{
 	"learn.draw.one":         "20–20 est une égalité : personne ne barre ; l'équipe %[2]s a choisi l'atout et reçoit %[1]d trait de plus.",
 	"learn.draw.other":       "20–20 est une égalité : personne ne barre ; l'équipe %[2]s a choisi l'atout et reçoit %[1]d traits de plus.",
 	"learn.board":            "Traits ouverts : équipe A %d, équipe B %d. La première équipe sans trait gagne la partie.",
+	// league and coach (issue 21)
+	"hint.card.draws":    "🎓 Jouez %s : dans les distributions compatibles avec ce que vous avez vu, vous gagnez la donne dans environ %d %% et faites égalité (20–20) dans %d %% (points en moyenne : %d).",
+	"hint.trump.draws":   "🎓 Prenez %s : avec ces trois cartes, l'équipe qui fait l'atout gagne environ %d %% des donnes et fait égalité (20–20) dans %d %%.",
+	"review.card.chance": "Pli %d : %s a coûté environ %d %% de chance de gagner ; %s aurait été meilleur.",
+	"review.draws":       "(Dans une chance de gagner, une égalité 20–20 compte pour une demi-donne gagnée.)",
 }

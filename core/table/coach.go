@@ -254,9 +254,18 @@ func (s *Service) hintText(t *tbl, v core.View, lang string) string {
 	if !ok {
 		return i18n.T(lang, "hint.none")
 	}
+	return renderHint(lang, v, j)
+}
+
+// renderHint writes the judged strong choice for the view. The chances said are the game's own:
+// wins, and 20–20 draws apart (a draw is no half win: it costs the trump team a stripe).
+func renderHint(lang string, v core.View, j robot.Judgement) string {
 	best := j.Best()
 	if v.Phase == core.PhaseTrump {
 		text := i18n.T(lang, "hint.trump", i18n.SuitLabel(lang, best.Move.Suit), percent(best.Win))
+		if d := percent(best.Draw); d >= 1 {
+			text = i18n.T(lang, "hint.trump.draws", i18n.SuitLabel(lang, best.Move.Suit), percent(best.Win), d)
+		}
 		if len(j.Choices) > 1 {
 			next := j.Choices[1]
 			text += " " + i18n.T(lang, "hint.next", i18n.SuitLabel(lang, next.Move.Suit), percent(next.Win))
@@ -271,10 +280,14 @@ func (s *Service) hintText(t *tbl, v core.View, lang string) string {
 		b.WriteString(i18n.T(lang, "hint.decided", best.Move.Card.Chat(), int(math.Round(best.Points))))
 		return b.String()
 	}
-	b.WriteString(i18n.T(lang, "hint.card", best.Move.Card.Chat(), percent(best.Win+best.Draw/2), int(math.Round(best.Points))))
+	if d := percent(best.Draw); d >= 1 {
+		b.WriteString(i18n.T(lang, "hint.card.draws", best.Move.Card.Chat(), percent(best.Win), d, int(math.Round(best.Points))))
+	} else {
+		b.WriteString(i18n.T(lang, "hint.card", best.Move.Card.Chat(), percent(best.Win), int(math.Round(best.Points))))
+	}
 	if len(j.Choices) > 1 {
 		next := j.Choices[1]
-		b.WriteString(" " + i18n.T(lang, "hint.next", next.Move.Card.Chat(), percent(next.Win+next.Draw/2)))
+		b.WriteString(" " + i18n.T(lang, "hint.next", next.Move.Card.Chat(), percent(next.Win)))
 	}
 	return b.String()
 }
@@ -502,11 +515,14 @@ func (s *Service) judgeDecisions(ctx context.Context, j reviewJob) []decision {
 func renderReview(j reviewJob, ds []decision) string {
 	lang := j.lang
 	type finding struct {
-		cost float64 // in win chance, for the order
-		text string
+		cost   float64 // in win chance, for the order
+		text   string
+		chance bool // it says a win chance
 	}
 	var found []finding
 	judged, matched := 0, 0
+	// The win chance a finding gives counts a 20–20 draw as half a game won (the review says so).
+	chance := func(c robot.Choice) float64 { return c.Win + c.Draw/2 }
 	for _, d := range ds {
 		if !d.ok {
 			continue
@@ -518,21 +534,27 @@ func renderReview(j reviewJob, ds []decision) string {
 			if !ok {
 				continue
 			}
-			winCost := (best.Win + best.Draw/2) - (chosen.Win + chosen.Draw/2)
+			winCost := chance(best) - chance(chosen)
+			// Worth, not points, orders the cards: the better card may keep fewer card points on
+			// average than the one played (it gives up a trick for a surer 21), and then no
+			// points were lost — ptsCost is negative and is not said.
 			ptsCost := best.Points - chosen.Points
 			if rank == 0 || (chosen.Worth >= best.Worth-1e-9 && (best.Points < 0 || ptsCost < 0.05)) {
 				matched++
 			} else if d.move.Kind == core.MoveTrump {
 				if winCost >= 0.005 {
 					found = append(found, finding{winCost, i18n.T(lang, "review.trump", i18n.SuitLabel(lang, chosen.Move.Suit),
-						percent(winCost), i18n.SuitLabel(lang, best.Move.Suit))})
+						percent(winCost), i18n.SuitLabel(lang, best.Move.Suit)), true})
 				}
-			} else if percent(winCost) >= 1 {
+			} else if percent(winCost) >= 1 && ptsCost >= 0.05 {
 				found = append(found, finding{winCost + ptsCost/100, i18n.T(lang, "review.card", d.trick, d.move.Card.Chat(),
-					pointsText(lang, ptsCost), percent(winCost), best.Move.Card.Chat())})
+					pointsText(lang, ptsCost), percent(winCost), best.Move.Card.Chat()), true})
+			} else if percent(winCost) >= 1 {
+				found = append(found, finding{winCost, i18n.T(lang, "review.card.chance", d.trick, d.move.Card.Chat(),
+					percent(winCost), best.Move.Card.Chat()), true})
 			} else if ptsCost >= 0.5 {
 				found = append(found, finding{ptsCost / 100, i18n.T(lang, "review.card.points", d.trick, d.move.Card.Chat(),
-					pointsText(lang, ptsCost), best.Move.Card.Chat())})
+					pointsText(lang, ptsCost), best.Move.Card.Chat()), false})
 			}
 		}
 		if d.judged.Call != 0 {
@@ -542,10 +564,10 @@ func renderReview(j reviewJob, ds []decision) string {
 				matched++
 			case should:
 				found = append(found, finding{0.5 * math.Abs(d.judged.CallStripes) / 2, i18n.T(lang, "review.could_call",
-					d.judged.Call.Title(), stripesText(lang, d.judged.CallStripes))})
+					d.judged.Call.Title(), stripesText(lang, d.judged.CallStripes)), false})
 			default:
 				found = append(found, finding{0.5 * math.Abs(d.judged.CallStripes) / 2, i18n.T(lang, "review.called",
-					d.judged.Call.Title(), stripesText(lang, d.judged.CallStripes))})
+					d.judged.Call.Title(), stripesText(lang, d.judged.CallStripes)), false})
 			}
 		}
 	}
@@ -570,6 +592,9 @@ func renderReview(j reviewJob, ds []decision) string {
 		b.WriteString("\n" + i18n.T(lang, "review.clean"))
 	}
 	b.WriteString("\n" + i18n.T(lang, "review.how"))
+	if slices.ContainsFunc(found[:min(len(found), 3)], func(f finding) bool { return f.chance }) {
+		b.WriteString(" " + i18n.T(lang, "review.draws"))
+	}
 	return b.String()
 }
 

@@ -673,3 +673,58 @@ func TestCoachIsTheSameOnABusyMachine(t *testing.T) {
 		}
 	}
 }
+
+// A hint says the game's own chances: wins, and 20–20 draws apart — never a draw counted as half
+// a win without saying so.
+func TestHintSaysWinsAndDrawsApart(t *testing.T) {
+	ks, as := core.NewCard(core.Spades, core.King), core.NewCard(core.Spades, core.Ace)
+	play := core.View{Phase: core.PhasePlay, Legal: core.SetOf(ks, as)}
+	cards := robot.Judgement{Choices: []robot.Choice{{Move: core.Play(0, as), Win: 0.5, Draw: 0.2, Points: 24},
+		{Move: core.Play(0, ks), Win: 0.45, Points: 22}}}
+	trump := robot.Judgement{Choices: []robot.Choice{{Move: core.NameTrump(0, core.Hearts), Win: 0.55, Draw: 0.08, Points: -1},
+		{Move: core.NameTrump(0, core.Clubs), Win: 0.5, Points: -1}}}
+	for _, lang := range i18n.Languages {
+		got := renderHint(lang, play, cards)
+		want := i18n.T(lang, "hint.card.draws", as.Chat(), 50, 20, 24) + " " + i18n.T(lang, "hint.next", ks.Chat(), 45)
+		if got != want {
+			t.Errorf("%s: %q, want %q", lang, got, want)
+		}
+		if strings.Contains(got, "60") {
+			t.Errorf("%s: a draw counted as half a win: %q", lang, got)
+		}
+		got = renderHint(lang, core.View{Phase: core.PhaseTrump}, trump)
+		if want := i18n.T(lang, "hint.trump.draws", i18n.SuitLabel(lang, core.Hearts), 55, 8) + " " +
+			i18n.T(lang, "hint.next", i18n.SuitLabel(lang, core.Clubs), 50); got != want {
+			t.Errorf("%s: %q, want %q", lang, got, want)
+		}
+		cards.Choices[0].Draw = 0 // no draws: nothing said of them
+		if got, want := renderHint(lang, play, cards), i18n.T(lang, "hint.card", as.Chat(), 50, 24); !strings.HasPrefix(got, want) {
+			t.Errorf("%s: %q, want %q", lang, got, want)
+		}
+		cards.Choices[0].Draw = 0.2
+	}
+}
+
+// A card that cost win chance but no card points (the better card keeps fewer points on average:
+// it gives up a trick for a surer 21) is said without a negative "points lost"; a review that
+// gives a win chance says a draw counts half in it.
+func TestReviewSaysNoNegativeLoss(t *testing.T) {
+	ks, as := core.NewCard(core.Spades, core.King), core.NewCard(core.Spades, core.Ace)
+	ds := []decision{{trick: 2, move: core.Play(0, ks), view: core.View{Legal: core.SetOf(ks, as)}, ok: true,
+		judged: robot.Judgement{Choices: []robot.Choice{
+			{Move: core.Play(0, as), Win: 0.6, Draw: 0.1, Points: 23.9, Worth: 0.6},
+			{Move: core.Play(0, ks), Win: 0.5, Draw: 0.1, Points: 24, Worth: 0.5}}}}}
+	for _, lang := range i18n.Languages {
+		text := renderReview(reviewJob{seat: 0, gameNo: 1, lang: lang}, ds)
+		lines := strings.Split(text, "\n")
+		if want := "· " + i18n.T(lang, "review.card.chance", 2, ks.Chat(), 10, as.Chat()); len(lines) < 3 || lines[2] != want {
+			t.Errorf("%s:\n%s\nwant the finding %q", lang, text, want)
+		}
+		if strings.Contains(text, "−") || strings.Contains(text, "-0") {
+			t.Errorf("%s: a negative loss:\n%s", lang, text)
+		}
+		if !strings.HasSuffix(text, i18n.T(lang, "review.how")+" "+i18n.T(lang, "review.draws")) {
+			t.Errorf("%s: the review does not say how a draw counts:\n%s", lang, text)
+		}
+	}
+}
