@@ -322,7 +322,7 @@ func (s *Service) historyItem(cmd Command, lang, what, key string) []Message {
 		return []Message{s.errorReply(cmd, lang, refuse("history.gone"))}
 	}
 	m.Text = i18n.T(lang, "history.record")
-	m.File = &File{Name: strings.ReplaceAll(key, "/", "-") + ".json", Data: mustJSON(recs[key+"/match"])}
+	m.File = &File{Name: strings.ReplaceAll(key, "/", "-") + ".json", Data: mustJSON(recs[key+"/match"].(ExportedMatch).Public())}
 	return []Message{m}
 }
 

@@ -43,7 +43,7 @@ const stateVersion = 1
 
 // state is everything about a table that must survive a restart. The match is stored compactly
 // (one short string per game) so that writing the state on every command stays cheap; the full
-// RECORDS.md form is derived from it by replaying through the engine.
+// docs/records.md form is derived from it by replaying through the engine.
 type state struct {
 	V        int               `json:"v"`
 	ID       string            `json:"id"`
