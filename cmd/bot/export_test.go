@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -249,19 +250,11 @@ func TestExportRecomputesTheLeague(t *testing.T) {
 			}
 		}
 		for k := range live {
-			if bucket, id, _ := cutSpace(k); bucket == table.BucketRatings && people[id] == (rating.Rating{}) {
+			if bucket, id, _ := strings.Cut(k, " "); bucket == table.BucketRatings && people[id] == (rating.Rating{}) {
 				t.Errorf("the bot rated %s, the export nobody of that ID", id)
 			}
 		}
 	})
-}
-
-func cutSpace(s string) (string, string, bool) {
-	i := bytes.IndexByte([]byte(s), ' ')
-	if i < 0 {
-		return s, "", false
-	}
-	return s[:i], s[i+1:], true
 }
 
 // placeJSON is a place's league as JSON with its times in UTC, to compare two of them.

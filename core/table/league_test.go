@@ -279,6 +279,16 @@ func TestASeasonThroughTheService(t *testing.T) {
 	if _, err := core.Replay(rec[0].File.Data); err != nil {
 		t.Errorf("the record does not replay: %v", err)
 	}
+	// It names the people as the chat saw them, never their platform IDs.
+	var file ExportedMatch
+	if err := json.Unmarshal(rec[0].File.Data, &file); err != nil || file.Seats[0].Name == "" || file.Key == "" {
+		t.Errorf("the record file lacks its seats: %v\n%s", err, rec[0].File.Data)
+	}
+	for _, p := range people {
+		if bytes.Contains(rec[0].File.Data, []byte(`"`+p.ID+`"`)) {
+			t.Errorf("the record file in the chat holds %s's ID", p.Name)
+		}
+	}
 	board := h.press(people[2], hist[0].Buttons[0][0])
 	if len(board) != 1 || board[0].Picture != PictureBoard || board[0].Record == "" {
 		t.Fatalf("the board button answers %+v", board)
