@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/robot/robottest"
 )
 
 // Judge ranks the cards best first, gives the same choice for equivalent cards, and finds the
@@ -62,20 +63,6 @@ func TestJudgeRanksCards(t *testing.T) {
 	}
 }
 
-// spin keeps a core busy until stop is closed.
-func spin(stop <-chan struct{}) {
-	for x := 0; ; x++ {
-		select {
-		case <-stop:
-			return
-		default:
-		}
-		for range 1000 {
-			x = x*31 + 7
-		}
-	}
-}
-
 // A judgement's budget is work, not time: the same view and seed give the same judgement on a
 // machine whose every core is busy with something else. The time cap is only a safety bound,
 // and a judgement it cuts says so.
@@ -90,12 +77,9 @@ func TestJudgeIsTheSameOnABusyMachine(t *testing.T) {
 	if !ok || want.Cut || want.Worlds < 1 || want.Nodes < e.Nodes {
 		t.Fatalf("judged %+v, %v", want, ok)
 	}
-	stop := make(chan struct{})
-	for range 2 * runtime.GOMAXPROCS(0) {
-		go spin(stop)
-	}
+	stop := robottest.Busy(2 * runtime.GOMAXPROCS(0))
 	busy, _ := Judge(context.Background(), v, 7, e)
-	close(stop)
+	stop()
 	if !reflect.DeepEqual(busy, want) {
 		t.Errorf("on a busy machine %+v\nalone %+v", busy, want)
 	}

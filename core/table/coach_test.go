@@ -15,6 +15,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/robot"
+	"github.com/kontermatt/kontermatt/core/robot/robottest"
 )
 
 // quickCoach judges few deals, so that reviews and hints are quick (they repeat exactly anyway:
@@ -589,20 +590,6 @@ func TestReviewFindings(t *testing.T) {
 	}
 }
 
-// spin keeps a core busy until stop is closed.
-func spin(stop <-chan struct{}) {
-	for x := 0; ; x++ {
-		select {
-		case <-stop:
-			return
-		default:
-		}
-		for range 1000 {
-			x = x*31 + 7
-		}
-	}
-}
-
 // randomGame is a finished game of seeded random legal moves.
 func randomGame(t *testing.T, seed uint64) *core.Game {
 	t.Helper()
@@ -649,12 +636,9 @@ func TestCoachIsTheSameOnABusyMachine(t *testing.T) {
 	}
 	review, hint := judge()
 	t.Logf("alone:\n%s\n%s", review, hint)
-	stop := make(chan struct{})
-	for range runtime.GOMAXPROCS(0) {
-		go spin(stop)
-	}
+	stop := robottest.Busy(runtime.GOMAXPROCS(0))
 	busyReview, busyHint := judge()
-	close(stop)
+	stop()
 	if busyReview != review || busyHint != hint {
 		t.Errorf("on a busy machine:\n%s\n%s\nalone:\n%s\n%s", busyReview, busyHint, review, hint)
 	}
