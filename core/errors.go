@@ -2,9 +2,10 @@ package core
 
 import "errors"
 
-// RuleError is a refused move or a bad record. Each has a stable Code, the one RECORDS.md names,
-// which records, logs and the adapters' message tables key on. Compare with errors.Is against the
-// sentinels below; the engine wraps them with context (which card, whose turn) via MoveError.
+// RuleError is a refused move or a bad record. Each has a stable Code, the one docs/records.md
+// names, which records, logs and the adapters' message tables key on. Compare with errors.Is
+// against the sentinels below; the engine wraps them with context (which card, whose turn) via
+// MoveError.
 type RuleError struct {
 	Code   string
 	text   string

@@ -43,7 +43,7 @@ func FuzzParseCard(f *testing.F) {
 	})
 }
 
-// replayCodes are the codes RECORDS.md allows; see rules_test.go.
+// replayCodes are the codes docs/records.md allows; see rules_test.go.
 
 func FuzzReplay(f *testing.F) {
 	files, _ := filepath.Glob("../testdata/example-*.json")

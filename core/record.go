@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// The record formats this package reads and writes (RECORDS.md).
+// The record formats this package reads and writes (docs/records.md).
 const (
 	GameFormat  = "kontermatt-game/1"
 	MatchFormat = "kontermatt-match/1"
@@ -91,7 +91,7 @@ type MatchRecord struct {
 	Rules  *RulesRecord `json:"rules,omitempty"`
 	Games  []GameRecord `json:"games"`
 	// Hints marks a match played with the coach's hints (or a guided game): an extra field,
-	// which RECORDS.md allows in output; replay ignores it.
+	// which docs/records.md allows in output; replay ignores it.
 	Hints bool `json:"hints,omitempty"`
 }
 
@@ -112,7 +112,7 @@ func (e *ReplayError) Error() string {
 
 func (e *ReplayError) Unwrap() error { return e.Err }
 
-// MarshalJSON writes the error object RECORDS.md specifies.
+// MarshalJSON writes the error object docs/records.md specifies.
 func (e *ReplayError) MarshalJSON() ([]byte, error) {
 	code := Code(e.Err)
 	if code == "" {
@@ -338,7 +338,7 @@ type AnnouncementSummary struct {
 	Call string `json:"call"`
 }
 
-// GameSummary is what replay prints for a game (RECORDS.md). Board is set only inside a match.
+// GameSummary is what replay prints for a game (docs/records.md). Board is set only inside a match.
 type GameSummary struct {
 	Dealer        int                   `json:"dealer"`
 	Trump         *string               `json:"trump"`
@@ -435,7 +435,7 @@ func (m *Match) Summary() MatchSummary {
 }
 
 // Replay reads a game or match record and gives its summary (GameSummary or MatchSummary). Any
-// error is a *ReplayError that marshals to the error object RECORDS.md specifies.
+// error is a *ReplayError that marshals to the error object docs/records.md specifies.
 func Replay(data []byte) (any, error) {
 	// One pass reads either format; the fields of the other format are kept raw, so that they are
 	// only checked to be JSON, as extra fields are.

@@ -12,7 +12,7 @@ import (
 )
 
 // TestExamples replays every worked example under testdata/ and compares the summary with the
-// expected output, key by key (extra keys in our output are allowed by RECORDS.md).
+// expected output, key by key (extra keys in our output are allowed by docs/records.md).
 func TestExamples(t *testing.T) {
 	files, err := filepath.Glob("../testdata/example-*.expected.json")
 	if err != nil || len(files) == 0 {

@@ -58,8 +58,8 @@ func marshal(t *testing.T, v any) []byte {
 	return b
 }
 
-// TestReplayErrors produces every error code of RECORDS.md from a crafted bad record and checks
-// the move (and game) it names.
+// TestReplayErrors produces every error code of docs/records.md from a crafted bad record and
+// checks the move (and game) it names.
 func TestReplayErrors(t *testing.T) {
 	type bad struct {
 		name  string

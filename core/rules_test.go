@@ -338,7 +338,7 @@ func TestErrorSentinels(t *testing.T) {
 		core.ErrMustPlayTrump, core.ErrAnnounceWindowClosed, core.ErrAnnounceMissingCards, core.ErrAnnounceDuplicate,
 		core.ErrGameOver, core.ErrMatchOver} {
 		if codes[e.Code] || !replayCodes[e.Code] {
-			t.Errorf("code %q repeated or not in RECORDS.md", e.Code)
+			t.Errorf("code %q repeated or not in docs/records.md", e.Code)
 		}
 		codes[e.Code] = true
 	}
@@ -357,7 +357,7 @@ func TestErrorSentinels(t *testing.T) {
 	}
 }
 
-// replayCodes are the error codes RECORDS.md lists.
+// replayCodes are the error codes docs/records.md lists.
 var replayCodes = map[string]bool{
 	"bad_record": true, "bad_deal": true, "wrong_dealer": true, "not_your_turn": true,
 	"trump_not_named": true, "trump_already_named": true, "card_not_in_hand": true,

@@ -15,7 +15,7 @@ func recordFile(dir, key string) string {
 	return filepath.Join(dir, strings.ReplaceAll(key, "/", "-")+".json")
 }
 
-// writeRecords writes a kept match as RECORDS.md files in dir: the match record and, unless
+// writeRecords writes a kept match as docs/records.md files in dir: the match record and, unless
 // matchOnly, each game's. It gives how many files it wrote.
 func writeRecords(dir, key string, kept []byte, matchOnly bool) (int, error) {
 	recs, err := table.Export(kept)

@@ -20,7 +20,7 @@ func readJSON(t *testing.T, data []byte) map[string]any {
 	return m
 }
 
-// checkSubset checks that every key of want is in got with the same value (RECORDS.md allows
+// checkSubset checks that every key of want is in got with the same value (docs/records.md allows
 // extra keys in the output).
 func checkSubset(t *testing.T, got, want map[string]any) {
 	t.Helper()

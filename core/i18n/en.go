@@ -320,8 +320,8 @@ var en = map[string]string{
 	"stats.rating":          "Rating %s (mean %s, uncertainty %s)",
 	"stats.rank":            "rank %d of %d",
 	"stats.provisional":     "provisional",
-	"stats.matches.one":     "%[1]d match · won: %[2]d (%[3]d%% ± %[4]d%%)",
-	"stats.matches.other":   "%[1]d matches · won: %[2]d (%[3]d%% ± %[4]d%%)",
+	"stats.matches.one":     "%[1]d match · won: %[2]d (%[3]d%%, likely %[4]d–%[5]d%%)",
+	"stats.matches.other":   "%[1]d matches · won: %[2]d (%[3]d%%, likely %[4]d–%[5]d%%)",
 	"stats.games.one":       "%[1]d game · won: %[2]d · draws: %[3]d",
 	"stats.games.other":     "%[1]d games · won: %[2]d · draws: %[3]d",
 	"stats.partner":         "Best partner: %s (won %d of %d together)",
@@ -510,4 +510,10 @@ var en = map[string]string{
 	"term.fresh":           "The unfinished match here is stopped (it stays in the history); a new table opens.",
 	"term.over":            "This match is over. Type /rematch to play again, /rematch rotate for new partners, or /new for a new table.",
 	"term.over_new":        "The last match here is over (it stays in the history); a new table opens.",
+
+	// league and coach (issue 21)
+	"hint.card.draws":    "🎓 Play %s: in the deals that fit what you have seen it wins the game in about %d%% and draws it 20–20 in %d%% (card points on average: %d).",
+	"hint.trump.draws":   "🎓 Name %s: with these three cards the trump team wins about %d%% of the deals and draws %d%% (20–20).",
+	"review.card.chance": "Trick %d: %s cost about %d%% of win chance; %s was better.",
+	"review.draws":       "(In a win chance a 20–20 draw counts as half a game won.)",
 }

@@ -322,8 +322,8 @@ var lb = map[string]string{
 	"stats.rating":          "Wäertung %s (Moyenne %s, Onsécherheet %s)",
 	"stats.rank":            "Plaz %d/%d",
 	"stats.provisional":     "provisoresch",
-	"stats.matches.one":     "%[1]d Partie · gewonnen: %[2]d (%[3]d%% ± %[4]d%%)",
-	"stats.matches.other":   "%[1]d Partien · gewonnen: %[2]d (%[3]d%% ± %[4]d%%)",
+	"stats.matches.one":     "%[1]d Partie · gewonnen: %[2]d (%[3]d%%, wahrscheinlech %[4]d–%[5]d%%)",
+	"stats.matches.other":   "%[1]d Partien · gewonnen: %[2]d (%[3]d%%, wahrscheinlech %[4]d–%[5]d%%)",
 	"stats.games.one":       "%[1]d Spill · gewonnen: %[2]d · Stänner: %[3]d",
 	"stats.games.other":     "%[1]d Spiller · gewonnen: %[2]d · Stänner: %[3]d",
 	"stats.partner":         "Beschte Partner: %s (%d Mol zesumme gewonnen, vun insgesamt %d)",
@@ -504,15 +504,20 @@ var lb = map[string]string{
 	"web.session_over":   "Är Sessioun un dësem Dësch ass eriwwer. Maacht den Dësch aus dem Chat nees op.",
 	"web.left_activity":  "Dir sidd net méi an der Aktivitéit vun dësem Kanal, dofir gëtt den Dësch hei zougemaach. Start d’Aktivitéit am Kanal nees, fir zréckzekommen.",
 
-	"learn.call": "Dir hutt %s: Dir kënnt elo %s usoen, ier Dir Är éischt Kaart spillt (just am éischte Streech) — /announce %s. Dat hieft den Asaz ëm ee Stréch: d'Gewënner sträichen ee méi duerch, an eng Trompekipp, déi verléiert, kritt och ee méi dobäi.",
 	// The terminal and the command line (issue 21).
-	"term.conflict":        "Hei ass eng Partie gespäichert, déi nach net fäerdeg ass, an si ass net dat, wat Dir gefrot hutt: %s. Start ouni dat, fir d'Partie weiderzespillen, oder setzt -new dobäi, fir se ze stoppen (si bleift an der Geschicht) an en neien Dësch opzemaachen.",
-	"term.conflict.learn":  "-learn (d'Partie ass kee begleet Spill)",
-	"term.conflict.humans": "-humans %d (d'Partie gouf mat -humans %d ugefaang)",
-	"term.conflict.option": "%s (d'Partie huet %s)",
+	"term.conflict":        "Hei ass eng Partie gespäichert, déi nach net fäerdeg ass, a si ass net dat, wat Dir gefrot hutt: %s. Start ouni dat, fir d’Partie weiderzespillen, oder setzt -new dobäi, fir se ze stoppen (si bleift an der Geschicht) an en neien Dësch opzemaachen.",
+	"term.conflict.learn":  "-learn (d’Partie ass kee begleet Spill)",
+	"term.conflict.humans": "-humans %d (d’Partie gouf mat -humans %d ugefaang)",
+	"term.conflict.option": "%s (d’Partie huet %s)",
 	"term.fresh":           "Déi onfäerdeg Partie hei ass gestoppt (si bleift an der Geschicht); en neien Dësch geet op.",
 	"term.over":            "Dës Partie ass eriwwer. Tippt /rematch fir nach eng Kéier ze spillen, /rematch rotate fir nei Partner, oder /new fir en neien Dësch.",
 	"term.over_new":        "Déi lescht Partie hei ass eriwwer (si bleift an der Geschicht); en neien Dësch geet op.",
+
+	// league and coach (issue 21)
+	"hint.card.draws":    "🎓 Spillt %s: an de Kaartverdeelungen, déi zu deem passen, wat Dir gesinn hutt, gewënnt Dir d’Spill an ongeféier %d%%, a bei ongeféier %d%% gëtt et e Stänner (20–20) (Punkten am Duerchschnëtt: %d).",
+	"hint.trump.draws":   "🎓 Maacht %s Tromp: mat dësen dräi Kaarte gewënnt d’Tromp-Ekipp an ongeféier %d%% vun de Kaartverdeelungen, a bei ongeféier %d%% gëtt et e Stänner (20–20).",
+	"review.card.chance": "Streech %d: %s huet ongeféier %d%% Gewënnchance kascht; %s wier besser gewiescht.",
+	"review.draws":       "(An enger Gewënnchance zielt e Stänner (20–20) als en halleft gewonnent Spill.)",
 }
 
 var de = map[string]string{
@@ -816,8 +821,8 @@ var de = map[string]string{
 	"stats.rating":          "Wertung %s (Mittel %s, Unsicherheit %s)",
 	"stats.rank":            "Platz %d von %d",
 	"stats.provisional":     "vorläufig",
-	"stats.matches.one":     "%[1]d Partie · gewonnen: %[2]d (%[3]d%% ± %[4]d%%)",
-	"stats.matches.other":   "%[1]d Partien · gewonnen: %[2]d (%[3]d%% ± %[4]d%%)",
+	"stats.matches.one":     "%[1]d Partie · gewonnen: %[2]d (%[3]d%%, wahrscheinlich %[4]d–%[5]d%%)",
+	"stats.matches.other":   "%[1]d Partien · gewonnen: %[2]d (%[3]d%%, wahrscheinlich %[4]d–%[5]d%%)",
 	"stats.games.one":       "%[1]d Spiel · gewonnen: %[2]d · Gleichstände: %[3]d",
 	"stats.games.other":     "%[1]d Spiele · gewonnen: %[2]d · Gleichstände: %[3]d",
 	"stats.partner":         "Bester Partner: %s (zusammen %d von %d gewonnen)",
@@ -1006,6 +1011,12 @@ var de = map[string]string{
 	"term.fresh":           "Die unfertige Partie hier ist beendet (sie bleibt im Verlauf); ein neuer Tisch wird eröffnet.",
 	"term.over":            "Diese Partie ist vorbei. Gib /rematch ein, um noch einmal zu spielen, /rematch rotate für neue Partner oder /new für einen neuen Tisch.",
 	"term.over_new":        "Die letzte Partie hier ist vorbei (sie bleibt im Verlauf); ein neuer Tisch wird eröffnet.",
+
+	// league and coach (issue 21)
+	"hint.card.draws":    "🎓 Spiel %s: In den Verteilungen, die zu dem passen, was du gesehen hast, gewinnst du das Spiel in etwa %d%% und spielst in %d%% unentschieden (20–20) (Punkte im Schnitt: %d).",
+	"hint.trump.draws":   "🎓 Wähle %s: Mit diesen drei Karten gewinnt das Trumpfteam etwa %d%% der Verteilungen, %d%% enden unentschieden (20–20).",
+	"review.card.chance": "Stich %d: %s hat etwa %d%% Gewinnchance gekostet; %s wäre besser gewesen.",
+	"review.draws":       "(In der Gewinnchance zählt ein Unentschieden (20–20) als halbes gewonnenes Spiel.)",
 }
 
 var fr = map[string]string{
@@ -1309,8 +1320,8 @@ var fr = map[string]string{
 	"stats.rating":          "Cote %s (moyenne %s, incertitude %s)",
 	"stats.rank":            "rang %d sur %d",
 	"stats.provisional":     "provisoire",
-	"stats.matches.one":     "%[1]d partie · gagnées\u00a0: %[2]d (%[3]d\u202f%% ± %[4]d\u202f%%)",
-	"stats.matches.other":   "%[1]d parties · gagnées\u00a0: %[2]d (%[3]d\u202f%% ± %[4]d\u202f%%)",
+	"stats.matches.one":     "%[1]d partie · gagnées\u00a0: %[2]d (%[3]d\u202f%%, probablement entre %[4]d et %[5]d\u202f%%)",
+	"stats.matches.other":   "%[1]d parties · gagnées\u00a0: %[2]d (%[3]d\u202f%%, probablement entre %[4]d et %[5]d\u202f%%)",
 	"stats.games.one":       "%[1]d donne · gagnées\u00a0: %[2]d · égalités\u00a0: %[3]d",
 	"stats.games.other":     "%[1]d donnes · gagnées\u00a0: %[2]d · égalités\u00a0: %[3]d",
 	"stats.partner":         "Meilleur partenaire\u00a0: %s (%d sur %d gagnées ensemble)",
@@ -1491,13 +1502,18 @@ var fr = map[string]string{
 	"web.session_over":   "Votre session à cette table est terminée. Rouvrez la table depuis la discussion.",
 	"web.left_activity":  "Vous n’êtes plus dans l’activité de ce salon\u00a0: la table se ferme ici. Relancez l’activité dans le salon pour revenir.",
 
-	"learn.call": "Vous avez %s : vous pouvez annoncer %s maintenant, avant votre première carte (seulement au premier pli) — /announce %s. Cela augmente la mise d'un trait : les gagnants en barrent un de plus, et une équipe d'atout qui perd en reçoit aussi un de plus.",
 	// The terminal and the command line (issue 21).
-	"term.conflict":        "Une partie inachevée est enregistrée ici, et elle ne correspond pas à ce que vous avez demandé : %s. Lancez sans cela pour reprendre la partie, ou ajoutez -new pour l'arrêter (elle reste dans l'historique) et ouvrir une nouvelle table.",
-	"term.conflict.learn":  "-learn (la partie n'est pas une partie guidée)",
+	"term.conflict":        "Une partie inachevée est enregistrée ici, et elle ne correspond pas à ce que vous avez demandé\u00a0: %s. Lancez sans cela pour reprendre la partie, ou ajoutez -new pour l’arrêter (elle reste dans l’historique) et ouvrir une nouvelle table.",
+	"term.conflict.learn":  "-learn (la partie n’est pas une partie guidée)",
 	"term.conflict.humans": "-humans %d (la partie a été lancée avec -humans %d)",
 	"term.conflict.option": "%s (la partie a %s)",
-	"term.fresh":           "La partie inachevée ici est arrêtée (elle reste dans l'historique) ; une nouvelle table s'ouvre.",
+	"term.fresh":           "La partie inachevée ici est arrêtée (elle reste dans l’historique)\u202f; une nouvelle table s’ouvre.",
 	"term.over":            "Cette partie est terminée. Tapez /rematch pour rejouer, /rematch rotate pour changer de partenaires, ou /new pour une nouvelle table.",
-	"term.over_new":        "La dernière partie ici est terminée (elle reste dans l'historique) ; une nouvelle table s'ouvre.",
+	"term.over_new":        "La dernière partie ici est terminée (elle reste dans l’historique)\u202f; une nouvelle table s’ouvre.",
+
+	// league and coach (issue 21)
+	"hint.card.draws":    "🎓 Jouez %s\u00a0: dans les distributions compatibles avec ce que vous avez vu, vous gagnez la donne dans environ %d\u202f%% et faites égalité (20–20) dans %d\u202f%% (points en moyenne\u00a0: %d).",
+	"hint.trump.draws":   "🎓 Prenez %s\u00a0: avec ces trois cartes, l’équipe qui fait l’atout gagne environ %d\u202f%% des donnes et fait égalité (20–20) dans %d\u202f%%.",
+	"review.card.chance": "Pli %d\u00a0: %s a coûté environ %d\u202f%% de chance de gagner\u202f; %s aurait été meilleur.",
+	"review.draws":       "(Dans une chance de gagner, une égalité 20–20 compte pour une demi-donne gagnée.)",
 }

@@ -8,9 +8,12 @@
 //     for the games its players played, not as a match played or won.
 //   - A computer player is rated as the fixed anchor of its level: it moves its opponents'
 //     ratings, and its own never moves, so a group's numbers mean the same in every group.
-//   - A person a computer was playing for at the end of the match (they were away, or left) is
-//     not rated for that match: the computer sits in their seat as its anchor; their games up to
-//     then still count in their statistics.
+//   - A person who was not at the table when a team won the match — they left it, or a computer
+//     was playing for them (away) — forfeited it: they lost it, whatever their team did, and are
+//     rated so; the others are rated against the computer that finished in that seat, as its
+//     level's anchor. (Records kept before forfeits were written: an away person is not rated.)
+//   - A person is credited with the games they made a move of, not with those a computer played
+//     entirely for them.
 //   - A match played with hints on (or a guided game) moves no rating, and counts for the games
 //     its players played, not as a match played or won.
 package league
@@ -20,7 +23,9 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"time"
+	_ "time/tzdata" // Zone's rules, where the host has none
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/rating"
@@ -63,18 +68,35 @@ type Match struct {
 	Hints bool
 }
 
+// Rated reports whether the match moves ratings: a team won it, without hints.
+func (m Match) Rated() bool { return m.Winner >= 0 && !m.Hints }
+
 // Seat is who sat in a seat at the end of a match.
 type Seat struct {
 	ID, Name string // a person; ID empty for a computer player
 	Robot    string // a computer player's level, or the one that played for an absent person
 	Away     bool   // a computer was playing for this person at the end
+	Left     bool   // the person left during the match; the computer finished it for them
+	// Forfeit says the person was not at the table when the match was won (they left, or were
+	// away) and lost it, whatever their team's result. Records kept before it was written lack
+	// it: an away person of such a record is not rated for the match, as then.
+	Forfeit bool
+	Absent  []int // the games (numbered from 1) a computer played entirely for the person
 }
 
-// rated reports whether the seat's person is rated for the match.
-func (s Seat) rated() bool { return s.ID != "" && !s.Away }
+// present reports whether the seat's person was at the table at the end: they are rated for
+// the match as it was played.
+func (s Seat) present() bool { return s.ID != "" && !s.Away && !s.Left }
+
+// forfeits reports whether the seat's person lost the match for not being at the table.
+func (s Seat) forfeits() bool { return s.ID != "" && s.Forfeit && !s.present() }
+
+// counts reports whether the match counts as played for the seat's person, once it is rated.
+func (s Seat) counts() bool { return s.present() || s.forfeits() }
 
 // Game is one finished game's facts.
 type Game struct {
+	No        int // its number in the match, from 1
 	Forehand  int
 	TrumpTeam int
 	Outcome   core.Outcome
@@ -86,12 +108,12 @@ type Game struct {
 // FromCore reads a match's facts from the engine's match.
 func FromCore(key, place string, end time.Time, seats [4]Seat, m *core.Match) Match {
 	out := Match{Key: key, Place: place, End: end, Seats: seats, Winner: -1}
-	for _, g := range m.Games() {
+	for i, g := range m.Games() {
 		if g.Phase() != core.PhaseOver {
 			continue
 		}
 		r := g.Result()
-		out.Games = append(out.Games, Game{Forehand: int(g.Forehand()), TrumpTeam: int(g.TrumpTeam()),
+		out.Games = append(out.Games, Game{No: i + 1, Forehand: int(g.Forehand()), TrumpTeam: int(g.TrumpTeam()),
 			Outcome: r.Outcome, Points: r.Points, TricksWon: r.TricksWon, Calls: g.Announcements()})
 	}
 	if w, ok := m.Winner(); ok {
@@ -180,12 +202,15 @@ func NewPlace(key string) *Place {
 // Season key of a time: its calendar month where the league keeps time.
 func SeasonOf(t time.Time) string { return t.In(Zone).Format("2006-01") }
 
-// Zone is where a season's month begins and ends: Luxembourg's, the game's home.
+// Zone is where a season's month begins and ends: Luxembourg's, the game's home. Its rules come
+// with the program (time/tzdata) where the host has no zone data of its own, so the seasons
+// never silently become UTC's.
 var Zone = func() *time.Location {
-	if l, err := time.LoadLocation("Europe/Luxembourg"); err == nil {
-		return l
+	l, err := time.LoadLocation("Europe/Luxembourg")
+	if err != nil {
+		panic("league: the seasons' time zone: " + err.Error()) // cannot happen with time/tzdata
 	}
-	return time.UTC
+	return l
 }()
 
 func (p *Place) player(s Seat) *Player {
@@ -212,7 +237,9 @@ func (p *Place) Add(m Match, global map[string]rating.Rating) {
 		team := i % 2
 		pl := p.player(s)
 		for _, g := range m.Games {
-			pl.countGame(g, i, team)
+			if !slices.Contains(s.Absent, g.No) {
+				pl.countGame(g, i, team)
+			}
 		}
 	}
 	line := Line{Key: m.Key, End: m.End, Winner: m.Winner, Board: m.Board, Games: len(m.Games),
@@ -221,15 +248,15 @@ func (p *Place) Add(m Match, global map[string]rating.Rating) {
 	if len(p.Recent) >= 2*MaxRecent { // trimmed now and then, not at every match
 		p.Recent = slices.Clone(p.Recent[len(p.Recent)-MaxRecent:])
 	}
-	if m.Winner < 0 || m.Hints {
+	if !m.Rated() {
 		return // stopped, or played with hints: its games count, the match does not
 	}
 	for i, s := range m.Seats {
-		if !s.rated() {
+		if !s.counts() {
 			continue
 		}
 		pl := p.player(s)
-		won := i%2 == m.Winner
+		won := s.present() && i%2 == m.Winner
 		pl.Matches++
 		if won {
 			pl.MatchesWon++
@@ -238,8 +265,11 @@ func (p *Place) Add(m Match, global map[string]rating.Rating) {
 		} else {
 			pl.Run = 0
 		}
+		if !s.present() {
+			continue // partners and opponents are those who finished the match together
+		}
 		for j, o := range m.Seats {
-			if j == i || !o.rated() {
+			if j == i || !o.present() {
 				continue
 			}
 			book := &pl.Against
@@ -276,7 +306,7 @@ func (p *Place) Add(m Match, global map[string]rating.Rating) {
 		p.Seasons[SeasonOf(m.End)] = season
 	}
 	for i, s := range m.Seats {
-		if !s.rated() {
+		if !s.counts() {
 			continue
 		}
 		sp := season.Players[s.ID]
@@ -286,7 +316,7 @@ func (p *Place) Add(m Match, global map[string]rating.Rating) {
 		}
 		sp.Name = s.Name
 		sp.Matches++
-		if i%2 == m.Winner {
+		if s.present() && i%2 == m.Winner {
 			sp.Won++
 		}
 	}
@@ -347,12 +377,14 @@ func (pl *Player) countGame(g Game, seat, team int) {
 	}
 }
 
-// rate updates, through get and set, the ratings of a finished match's rated people; computer
-// players and the absent play as their level's anchor, which does not move.
+// rate updates, through get and set, the ratings of a finished match's people. The match is
+// rated as it was played: the people at the table at the end with their ratings, computer players
+// and the absent as their level's anchor, which does not move. A person who forfeited is rated
+// as if their team had lost that same match, with their own rating in their seat.
 func rate(m Match, get func(Seat) rating.Rating, set func(Seat, rating.Rating)) {
 	teams := [][]rating.Rating{make([]rating.Rating, 2), make([]rating.Rating, 2)}
 	for i, s := range m.Seats {
-		if s.rated() {
+		if s.present() {
 			teams[i%2][i/2] = get(s)
 		} else {
 			teams[i%2][i/2] = anchor(s.Robot)
@@ -361,8 +393,31 @@ func rate(m Match, get func(Seat) rating.Rating, set func(Seat, rating.Rating)) 
 	ranks := []int{1, 1}
 	ranks[m.Winner] = 0
 	out := Model.Rate(teams, ranks)
+	for team := range 2 {
+		var forfeited [][]rating.Rating
+		for i, s := range m.Seats {
+			if i%2 != team || !s.forfeits() {
+				continue
+			}
+			if forfeited == nil {
+				forfeited = [][]rating.Rating{slices.Clone(teams[0]), slices.Clone(teams[1])}
+			}
+			forfeited[team][i/2] = get(s)
+		}
+		if forfeited == nil {
+			continue
+		}
+		lost := []int{0, 0}
+		lost[team] = 1
+		fout := Model.Rate(forfeited, lost)
+		for i, s := range m.Seats {
+			if i%2 == team && s.forfeits() {
+				out[team][i/2] = fout[team][i/2]
+			}
+		}
+	}
 	for i, s := range m.Seats {
-		if s.rated() {
+		if s.counts() {
 			set(s, out[i%2][i/2])
 		}
 	}
@@ -385,23 +440,25 @@ type Standing struct {
 }
 
 // Rank orders a table: established players before provisional ones, each by ordinal, then by
-// matches won. hidden are people who asked not to be ranked.
+// matches won, then by fewer matches played (the same wins in fewer matches), then by name (case
+// aside) and last by ID, so that rows that tie on every number — partners who always play
+// together do — come out in the same order every time. hidden are people who asked not to be
+// ranked.
 func Rank(rows []Standing, hidden func(id string) bool) []Standing {
 	out := slices.DeleteFunc(slices.Clone(rows), func(s Standing) bool { return hidden != nil && hidden(s.ID) })
 	for i := range out {
 		out[i].Provisional = out[i].Rating.Sigma > Provisional
 	}
-	slices.SortStableFunc(out, func(a, b Standing) int {
+	slices.SortFunc(out, func(a, b Standing) int {
 		if a.Provisional != b.Provisional {
 			if a.Provisional {
 				return 1
 			}
 			return -1
 		}
-		if c := cmp.Compare(b.Rating.Ordinal(), a.Rating.Ordinal()); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.Won, a.Won)
+		return cmp.Or(cmp.Compare(b.Rating.Ordinal(), a.Rating.Ordinal()), cmp.Compare(b.Won, a.Won),
+			cmp.Compare(a.Matches, b.Matches), cmp.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)),
+			cmp.Compare(a.ID, b.ID))
 	})
 	return out
 }
@@ -431,14 +488,20 @@ func (p *Place) SeasonTable(month string) []Standing {
 	return rows
 }
 
-// Share is a win share with its 95% margin (a normal approximation, bounded to 0..1).
-func Share(won, played int) (share, margin float64) {
+// Share is a win share with its 95% interval, Wilson's score interval: unlike the normal
+// approximation's "share ± margin" it stays inside 0..1 and is never of width 0 (9 of 10 is 0.90
+// in 0.60..0.98, 10 of 10 is 1 in 0.72..1). With no match played it is 0 in 0..1.
+func Share(won, played int) (share, lo, hi float64) {
 	if played == 0 {
-		return 0, 0
+		return 0, 0, 1
 	}
-	share = float64(won) / float64(played)
-	margin = 1.96 * math.Sqrt(share*(1-share)/float64(played))
-	return share, math.Min(margin, math.Max(share, 1-share))
+	const z = 1.96
+	n := float64(played)
+	share = float64(won) / n
+	d := 1 + z*z/n
+	center := (share + z*z/(2*n)) / d
+	half := z / d * math.Sqrt(share*(1-share)/n+z*z/(4*n*n))
+	return share, max(0, center-half), min(1, center+half)
 }
 
 // Best is the company a player did best with (or, with worst, worst against) among those they

@@ -2,7 +2,11 @@ package league
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"os/exec"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -200,8 +204,28 @@ func TestBestCompany(t *testing.T) {
 	if id, _ := Best(map[string]*Company{"b": book["b"]}, false); id != "" {
 		t.Errorf("with fewer than three matches: %q", id)
 	}
-	if s, m := Share(3, 4); s != 0.75 || m <= 0 || m > 0.75 {
-		t.Errorf("share %v ± %v", s, m)
+}
+
+// A win share's 95% interval is Wilson's: inside 0..1 however few the matches or lopsided the
+// share, and never of width 0 (the values from Wilson's formula worked by hand).
+func TestShareInterval(t *testing.T) {
+	for _, c := range []struct {
+		won, played   int
+		share, lo, hi float64
+	}{
+		{9, 10, 0.9, 0.5958, 0.9821},
+		{10, 10, 1, 0.7225, 1},
+		{0, 5, 0, 0, 0.4345},
+		{3, 4, 0.75, 0.3006, 0.9544},
+		{0, 0, 0, 0, 1},
+	} {
+		share, lo, hi := Share(c.won, c.played)
+		if math.Abs(share-c.share) > 1e-9 || math.Abs(lo-c.lo) > 5e-5 || math.Abs(hi-c.hi) > 5e-5 {
+			t.Errorf("%d of %d: %.4f in %.4f..%.4f, want %.4f in %.4f..%.4f", c.won, c.played, share, lo, hi, c.share, c.lo, c.hi)
+		}
+		if lo < 0 || hi > 1 || lo > share || share > hi || lo == hi {
+			t.Errorf("%d of %d: %v outside %v..%v", c.won, c.played, share, lo, hi)
+		}
 	}
 }
 
@@ -250,5 +274,148 @@ func TestAnchorsMatchTheDuels(t *testing.T) {
 			t.Errorf("%s against %s: the anchors give %.3f, the duel measured %.3f ± %.3f", d.a, d.b, got, d.share, d.margin)
 		}
 		t.Logf("%s against %s: model %.3f, measured %.4f ± %.4f", d.a, d.b, got, d.share, d.margin)
+	}
+}
+
+// Tied rows come out in one order, whatever order they came in (a map's): by ordinal, matches
+// won, fewer matches played, name (case aside) and ID. Partners who always play together tie
+// exactly, so a place's own table shows it too.
+func TestTiesAreBrokenTheSameWay(t *testing.T) {
+	r := rating.Rating{Mu: 25, Sigma: 5}
+	want := []Standing{
+		{ID: "z", Name: "Zoe", Rating: rating.Rating{Mu: 30, Sigma: 5}, Matches: 9, Won: 5},
+		{ID: "e", Name: "Eve", Rating: r, Matches: 8, Won: 6},
+		{ID: "d", Name: "Dan", Rating: r, Matches: 7, Won: 5},
+		{ID: "c2", Name: "ann", Rating: r, Matches: 8, Won: 5},
+		{ID: "b", Name: "Ann", Rating: r, Matches: 8, Won: 5},
+		{ID: "c1", Name: "ann", Rating: r, Matches: 8, Won: 5},
+		{ID: "a", Name: "Bob", Rating: r, Matches: 8, Won: 5},
+	}
+	// "Ann" and "ann" are the same name case aside: their IDs decide.
+	want[3], want[4], want[5] = want[4], want[5], want[3]
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20 {
+		rows := slices.Clone(want)
+		rng.Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+		got := Rank(rows, nil)
+		for i := range got {
+			if got[i].ID != want[i].ID {
+				t.Fatalf("ranked %v, want %v", ids(got), ids(want))
+			}
+		}
+	}
+	p := NewPlace("test:club")
+	for i := range 6 {
+		p.Add(FromCore(fmt.Sprint("t/m", i), p.Key, time.Now(), people("Ann", "Bob", "Cy", "Dee"), playMatch(rand.New(rand.NewPCG(3, uint64(i))), 1, 0)), nil)
+	}
+	first := ids(Rank(p.AllTime(), nil))
+	for range 20 {
+		if got := ids(Rank(p.AllTime(), nil)); !slices.Equal(got, first) {
+			t.Fatalf("the same table ranked %v, then %v", first, got)
+		}
+	}
+	if a, c := p.Players["id:Ann"].Rating, p.Players["id:Cy"].Rating; a != c {
+		t.Fatalf("partners Ann and Cy do not tie: %v, %v", a, c)
+	}
+}
+
+func ids(rows []Standing) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, r.ID)
+	}
+	return out
+}
+
+// The seasons' zone comes with the program (time/tzdata): a host without time-zone data (a
+// distroless or scratch image) still has Luxembourg's months, not UTC's.
+func TestZoneDataIsEmbedded(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("no go tool to list the package's dependencies: %v", err)
+	}
+	out, err := exec.Command(goTool, "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	if !slices.Contains(strings.Fields(string(out)), "time/tzdata") {
+		t.Error("the league does not embed time/tzdata: without the host's zone data its seasons would be UTC's")
+	}
+	if Zone.String() != "Europe/Luxembourg" {
+		t.Errorf("the seasons' zone is %s", Zone)
+	}
+}
+
+// A person is credited only with the games they played a move of: not with those a computer
+// played entirely for them (Absent). A person not at the table when the match was won (left, or
+// away: Forfeit) lost it, whatever their team did, and is rated so; the others are rated against
+// the computer that finished in that seat. An away seat of an older record (no Forfeit) is not
+// rated, as it was then.
+func TestAbsentGamesAndForfeits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 12))
+	var m *core.Match
+	for m == nil || len(m.Games()) < 2 {
+		m = playMatch(rng, 2, 0)
+	}
+	w, _ := m.Winner()
+	winner := int(w)
+	// Seats: Ann (a winner) left after game 1 and forfeits; Bob her partner; Cy and Dee the others.
+	seats := [4]Seat{}
+	names := [4]string{"Ann", "Cy", "Bob", "Dee"}
+	if winner == 1 {
+		names = [4]string{"Cy", "Ann", "Dee", "Bob"}
+	}
+	annSeat := slices.Index(names[:], "Ann")
+	for i, n := range names {
+		seats[i] = Seat{ID: "id:" + n, Name: n}
+	}
+	seats[annSeat] = Seat{ID: "id:Ann", Name: "Ann", Robot: "strong", Left: true, Forfeit: true}
+	for g := 2; g <= len(m.Games()); g++ {
+		seats[annSeat].Absent = append(seats[annSeat].Absent, g)
+	}
+	p := NewPlace("test:club")
+	global := map[string]rating.Rating{}
+	p.Add(FromCore("t/m1", p.Key, time.Date(2026, 11, 3, 20, 0, 0, 0, time.UTC), seats, m), global)
+	ann, bob := p.Players["id:Ann"], p.Players["id:Bob"]
+	if ann.Games != 1 || bob.Games != len(m.Games()) {
+		t.Errorf("Ann played 1 game, credited %d; Bob %d of %d", ann.Games, bob.Games, len(m.Games()))
+	}
+	if ann.Matches != 1 || ann.MatchesWon != 0 || bob.MatchesWon != 1 {
+		t.Errorf("Ann: %d matches, %d won (she forfeited); Bob won %d", ann.Matches, ann.MatchesWon, bob.MatchesWon)
+	}
+	if ann.With != nil || ann.Against != nil || bob.With["id:Ann"] != nil {
+		t.Errorf("Ann, who left, counts as company: %v %v %v", ann.With, ann.Against, bob.With)
+	}
+	// The match as it was played: Ann's seat is the strong anchor for the others.
+	teams := [][]rating.Rating{make([]rating.Rating, 2), make([]rating.Rating, 2)}
+	for i := range seats {
+		teams[i%2][i/2] = Model.New()
+	}
+	teams[annSeat%2][annSeat/2] = Anchors["strong"]
+	ranks := []int{1, 1}
+	ranks[winner] = 0
+	played := Model.Rate(teams, ranks)
+	bobSeat := slices.Index(names[:], "Bob")
+	if bob.Rating != played[bobSeat%2][bobSeat/2] {
+		t.Errorf("Bob %v, want %v", bob.Rating, played[bobSeat%2][bobSeat/2])
+	}
+	// Ann's own: her team lost, with her own rating in her seat.
+	teams[annSeat%2][annSeat/2] = Model.New()
+	lost := []int{0, 0}
+	lost[winner] = 1
+	want := Model.Rate(teams, lost)[annSeat%2][annSeat/2]
+	if ann.Rating != want || global["id:Ann"] != want || ann.Rating.Mu >= Model.New().Mu {
+		t.Errorf("Ann %v (global %v), want the loss %v", ann.Rating, global["id:Ann"], want)
+	}
+	if sp := p.Seasons["2026-11"].Players["id:Ann"]; sp == nil || sp.Matches != 1 || sp.Won != 0 || sp.Rating != want {
+		t.Errorf("Ann in November: %+v", sp)
+	}
+	// An older record's away seat, no Forfeit: not rated, as then.
+	q := NewPlace("test:old")
+	old := seats
+	old[annSeat] = Seat{ID: "id:Ann", Name: "Ann", Robot: "normal", Away: true}
+	q.Add(FromCore("t/m2", q.Key, time.Now(), old, m), nil)
+	if a := q.Players["id:Ann"]; a.Matches != 0 || a.Rating != Model.New() || a.Games != len(m.Games()) {
+		t.Errorf("Ann away in an older record: %+v", a)
 	}
 }

@@ -1,6 +1,7 @@
 package robot
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"time"
@@ -36,8 +37,12 @@ type Judgement struct {
 	Call        core.Call
 	CallStripes float64
 	CallWorth   float64
-	Worlds      int  // deals solved (0 for the trump choice, which comes from the trump table)
-	Match       bool // Worth is a match chance
+	Worlds      int    // deals solved (0 for the trump choice, which comes from the trump table)
+	Nodes       uint64 // solver nodes searched
+	Match       bool   // Worth is a match chance
+	// Cut says the time cap or the context ended the search before its budget did: its numbers
+	// come from fewer deals than the budget gives, and would differ on a faster machine.
+	Cut bool
 }
 
 // Best is the best choice.
@@ -71,13 +76,33 @@ func (j Judgement) ShouldCall() bool {
 // DefaultJudgeWorlds caps the deals Judge solves.
 const DefaultJudgeWorlds = 400
 
+// DefaultJudgeNodes is Judge's default budget in solver nodes: about 300 ms of one core (a node
+// costs some 90 ns, the deals' drawing included); a first card solves a dozen deals with it, a
+// card in the fourth trick hundreds.
+const DefaultJudgeNodes = 3_000_000
+
+// Effort bounds a judgement. Its budget is work, not time — solver nodes and deals — so that the
+// same view and seed give the same judgement on any machine, however busy; the clock only caps
+// it for safety.
+type Effort struct {
+	// Nodes is the solver nodes to search (0: DefaultJudgeNodes), checked after each deal: the
+	// deal that reaches it is the last, so at least one is always solved.
+	Nodes uint64
+	// Worlds caps the deals (0: DefaultJudgeWorlds); late in a game, when at most 2,000 deals
+	// fit the view, every one of them is solved instead, as the nodes allow.
+	Worlds int
+	// Cap is the longest the judgement may take (0: no cap but the context's). A judgement it
+	// ends early says so (Judgement.Cut).
+	Cap time.Duration
+}
+
 // Judge judges the decision the view is at (naming trump, or playing a card with its
 // announcement) the way Strong decides, but measuring every option: the trump choice from the
 // trump table, a card by solving each sampled (or, late in the game, every) deal exactly, for
-// the card points and the game's chances. It stops at budget, the context's deadline or after
-// worlds deals (0: DefaultJudgeWorlds); ok is false when it solved none in time. It is
-// deterministic for a view and seed when the deal cap binds first.
-func Judge(ctx context.Context, v core.View, seed uint64, budget time.Duration, worlds int) (Judgement, bool) {
+// the card points and the game's chances, within the effort. ok is false when it solved no deal
+// before the cap or the context's deadline. The same view, seed and effort give the same
+// judgement unless the cap or the context cut it.
+func Judge(ctx context.Context, v core.View, seed uint64, e Effort) (Judgement, bool) {
 	j := Judgement{Match: v.Open != [2]int{}}
 	if v.Phase == core.PhaseTrump {
 		for _, x := range core.Suits {
@@ -95,14 +120,14 @@ func Judge(ctx context.Context, v core.View, seed uint64, budget time.Duration, 
 	if v.Phase != core.PhasePlay || v.Legal.Empty() {
 		return j, false
 	}
-	if worlds <= 0 {
-		worlds = DefaultJudgeWorlds
-	}
-	s := newSearcher(Strong, seed, Options{Threads: 1, Budget: budget, Worlds: worlds})
+	o := Options{Threads: 1, Worlds: cmp.Or(e.Worlds, DefaultJudgeWorlds), Nodes: cmp.Or(e.Nodes, DefaultJudgeNodes),
+		Budget: cmp.Or(e.Cap, 24*time.Hour)}
+	s := newSearcher(Strong, seed, o)
 	live := v.Hand | v.Unseen() | core.SetOf(v.Trick.Played()...)
 	cands := dd.Distinct(v.Trump, v.Legal, live).Cards()
 	ws := s.source(v)
-	stats, wsum, n := s.cardSearch(ctx, deadline(ctx, budget), v, ws, cands, true, false)
+	stats, wsum, n, cut := s.cardSearch(ctx, deadline(ctx, o.Budget), v, ws, cands, true, false)
+	j.Nodes, j.Cut = s.solvers[0].Nodes(), cut
 	if n == 0 || wsum == 0 {
 		return j, false
 	}

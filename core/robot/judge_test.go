@@ -3,10 +3,13 @@ package robot
 import (
 	"context"
 	"math/rand/v2"
+	"reflect"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/robot/robottest"
 )
 
 // Judge ranks the cards best first, gives the same choice for equivalent cards, and finds the
@@ -20,7 +23,7 @@ func TestJudgeRanksCards(t *testing.T) {
 		if v.Legal.Len() < 2 || v.Phase != core.PhasePlay {
 			continue
 		}
-		j, ok := Judge(context.Background(), v, 1, time.Minute, 40)
+		j, ok := Judge(context.Background(), v, 1, Effort{Worlds: 40, Nodes: 1 << 40})
 		if !ok || j.Worlds == 0 {
 			t.Fatalf("seed %d case %d: nothing judged", seed, i)
 		}
@@ -51,11 +54,37 @@ func TestJudgeRanksCards(t *testing.T) {
 		t.Fatalf("only %d positions judged", checked)
 	}
 	v, _ := randomView(r, -1)
-	j, ok := Judge(context.Background(), v, 1, time.Minute, 0)
+	j, ok := Judge(context.Background(), v, 1, Effort{})
 	if !ok || len(j.Choices) != 4 || j.Choices[0].Move.Kind != core.MoveTrump || j.Choices[0].Worth < j.Choices[3].Worth {
 		t.Fatalf("trump judgement %+v, %v", j, ok)
 	}
 	if m := NewWith(Strong, 1, quick).Decide(context.Background(), v); m.Suit != j.Best().Move.Suit {
 		t.Errorf("Strong names %v, the judgement's best is %v", m.Suit, j.Best().Move.Suit)
+	}
+}
+
+// A judgement's budget is work, not time: the same view and seed give the same judgement on a
+// machine whose every core is busy with something else. The time cap is only a safety bound,
+// and a judgement it cuts says so.
+func TestJudgeIsTheSameOnABusyMachine(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 0))
+	var v core.View
+	for v.Legal.Len() < 3 || len(v.Calls) > 0 {
+		v, _ = randomView(r, 5) // in the second trick
+	}
+	e := Effort{Nodes: 100_000}
+	want, ok := Judge(context.Background(), v, 7, e)
+	if !ok || want.Cut || want.Worlds < 1 || want.Nodes < e.Nodes {
+		t.Fatalf("judged %+v, %v", want, ok)
+	}
+	stop := robottest.Busy(2 * runtime.GOMAXPROCS(0))
+	busy, _ := Judge(context.Background(), v, 7, e)
+	stop()
+	if !reflect.DeepEqual(busy, want) {
+		t.Errorf("on a busy machine %+v\nalone %+v", busy, want)
+	}
+	cut, _ := Judge(context.Background(), v, 7, Effort{Nodes: 1 << 40, Cap: time.Millisecond})
+	if !cut.Cut {
+		t.Errorf("a judgement the cap ended does not say so: %+v", cut)
 	}
 }

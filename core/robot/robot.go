@@ -69,6 +69,10 @@ type Options struct {
 	Budget time.Duration
 	// Worlds caps the deals sampled per decision; 0 means the level's cap.
 	Worlds int
+	// Nodes caps the solver nodes one decision searches, checked after each deal (so it always
+	// solves at least one); 0 means no cap. With one thread a decision bounded by Nodes or Worlds
+	// rather than by its time is the same on any machine, however busy.
+	Nodes uint64
 }
 
 // New makes a player of the level with its own seeded randomness (math/rand/v2 PCG).

@@ -19,6 +19,7 @@ type searcher struct {
 	seed    uint64
 	budget  time.Duration
 	worlds  int
+	nodes   uint64 // solver nodes per decision at most (0: no cap)
 	threads int
 	solvers []*dd.Solver
 
@@ -35,7 +36,7 @@ func newSearcher(level Level, seed uint64, o Options) *searcher {
 	if o.Worlds > 0 {
 		worlds = o.Worlds
 	}
-	s := &searcher{level: level, seed: seed, budget: budget, worlds: worlds, threads: o.threads()}
+	s := &searcher{level: level, seed: seed, budget: budget, worlds: worlds, nodes: o.Nodes, threads: o.threads()}
 	for range s.threads {
 		s.solvers = append(s.solvers, dd.NewSolver())
 	}
@@ -247,18 +248,25 @@ func (w *worldSource) likelihood(h [4]core.CardSet) float64 {
 	return trumpLR[0][k]
 }
 
-// run solves worlds 0, 1, ... on the searcher's threads until the cap, the deadline or stop
-// says enough; eval solves one world with a solver and reports false if it was cut short. merge
-// is called under a lock with each finished world's result and returns true to stop early.
+// run solves worlds 0, 1, ... on the searcher's threads until the deal cap, the node cap, the
+// deadline or stop says enough; eval solves one world with a solver and reports false if it was
+// cut short. merge is called under a lock with each finished world's result and returns true to
+// stop early. cut reports that the deadline or the context ended it before the caps did: its
+// result then depends on the machine's speed.
 func (s *searcher) run(ctx context.Context, until time.Time, ws *worldSource,
-	eval func(sv *dd.Solver, hands [4]core.CardSet) ([]int, bool), merge func([]int, float64) bool) int {
+	eval func(sv *dd.Solver, hands [4]core.CardSet) ([]int, bool), merge func([]int, float64) bool) (done int, cut bool) {
 	var next atomic.Int64
-	var stop atomic.Bool
+	var stop, timeUp atomic.Bool
 	var mu sync.Mutex
-	done := 0
-	stopFn := func() bool {
-		return stop.Load() || ctx.Err() != nil || time.Now().After(until)
+	var nodes uint64
+	late := func() bool {
+		if ctx.Err() != nil || time.Now().After(until) {
+			timeUp.Store(true)
+			return true
+		}
+		return false
 	}
+	stopFn := func() bool { return stop.Load() || late() }
 	worker := func(sv *dd.Solver) {
 		sv.SetStop(stopFn)
 		for !stopFn() {
@@ -267,13 +275,15 @@ func (s *searcher) run(ctx context.Context, until time.Time, ws *worldSource,
 				return
 			}
 			hands, weight := ws.world(i)
+			before := sv.Nodes()
 			res, ok := eval(sv, hands)
 			if !ok {
 				return
 			}
 			mu.Lock()
 			done++
-			if merge(res, weight) {
+			nodes += sv.Nodes() - before
+			if merge(res, weight) || s.nodes > 0 && nodes >= s.nodes {
 				stop.Store(true)
 			}
 			mu.Unlock()
@@ -281,14 +291,14 @@ func (s *searcher) run(ctx context.Context, until time.Time, ws *worldSource,
 	}
 	if s.threads == 1 {
 		worker(s.solvers[0])
-		return done
+	} else {
+		var wg sync.WaitGroup
+		for _, sv := range s.solvers {
+			wg.Go(func() { worker(sv) })
+		}
+		wg.Wait()
 	}
-	var wg sync.WaitGroup
-	for _, sv := range s.solvers {
-		wg.Go(func() { worker(sv) })
-	}
-	wg.Wait()
-	return done
+	return done, timeUp.Load() && !stop.Load()
 }
 
 // class says how a team with `have` points and `got` more points from here ends: win, draw, loss.
@@ -311,9 +321,9 @@ type cardStats struct {
 
 // cardSearch solves the deals of ws for each candidate card. Exactly, it finds every deal's
 // points (which give the class); otherwise only the class, which is much cheaper. It gives the
-// stats per card, the total weight and the deals solved.
+// stats per card, the total weight, the deals solved and whether the time cut it (see run).
 func (s *searcher) cardSearch(ctx context.Context, until time.Time, v core.View, ws *worldSource,
-	cands []core.Card, exact, stopEarly bool) ([]cardStats, float64, int) {
+	cands []core.Card, exact, stopEarly bool) ([]cardStats, float64, int, bool) {
 	team := v.Seat.Team()
 	have := v.Points[team]
 	pos := dd.Position{Trump: v.Trump, Leader: v.Trick.Leader, Trick: v.Trick.Played()}
@@ -354,8 +364,8 @@ func (s *searcher) cardSearch(ctx context.Context, until time.Time, v core.View,
 		// deals agree, stop (listed deals are few: solve them all).
 		return stopEarly && allSame && n >= 24 && ws.all == nil
 	}
-	s.run(ctx, until, ws, eval, merge)
-	return stats, wsum, n
+	_, cut := s.run(ctx, until, ws, eval, merge)
+	return stats, wsum, n, cut
 }
 
 // decideCard chooses a card (or the card to play after announcing) for the view, with the
@@ -382,7 +392,7 @@ func (s *searcher) decideCard(ctx context.Context, v core.View) (card core.Card,
 	}
 	ws := s.source(v)
 	exact := ws.all != nil
-	stats, wsum, n := s.cardSearch(ctx, until, v, ws, cands, exact, true)
+	stats, wsum, n, _ := s.cardSearch(ctx, until, v, ws, cands, exact, true)
 	if n == 0 || wsum == 0 {
 		return core.NoCard, 0, 0, 0, false
 	}

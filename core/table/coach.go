@@ -27,16 +27,24 @@ const (
 	VerbLearn  Verb = "learn"  // a guided solo game against three computer players
 )
 
-// CoachConfig sizes the coach. Reviews run off the command path on a few workers with a CPU
-// budget per player and game; when the queue is full a review is dropped, with a note to its
-// player.
+// CoachConfig sizes the coach. Reviews run off the command path on a few workers with a budget
+// of work per player and game; when the queue is full a review is dropped, with a note to its
+// player. Budgets are solver nodes, not time, so that a review or a hint of the same game says
+// the same on any machine, however busy; the caps in time only keep an overloaded machine from
+// waiting for ever, and every review or hint they cut is logged.
 type CoachConfig struct {
-	Workers int           // reviews judged at once; default 1
-	Queue   int           // reviews waiting; default 8
-	Budget  time.Duration // one player's review of one game; default 2 s (of one core)
-	Worlds  int           // deals judged per decision at most; default robot.DefaultJudgeWorlds
-	// HintBudget bounds a hint, judged while its player waits; default 300 ms.
-	HintBudget time.Duration
+	Workers int // reviews judged at once; default 1
+	Queue   int // reviews waiting; default 8
+	// Nodes is one player's review of one game, in solver nodes shared by its decisions;
+	// default 20,000,000 (about 2 s of one core). Cap bounds its time; default 10 s.
+	Nodes  uint64
+	Cap    time.Duration
+	Worlds int // deals judged per decision at most; default robot.DefaultJudgeWorlds
+	// HintNodes is one hint, judged while its player waits; default robot.DefaultJudgeNodes
+	// (3,000,000: about 300 ms).
+	// HintCap bounds its time; default 2 s.
+	HintNodes uint64
+	HintCap   time.Duration
 
 	// hold, when a test sets it, keeps the workers from taking any review until it is closed:
 	// the queue then fills as on a busy machine.
@@ -50,11 +58,17 @@ func (c CoachConfig) withDefaults() CoachConfig {
 	if c.Queue <= 0 {
 		c.Queue = 8
 	}
-	if c.Budget <= 0 {
-		c.Budget = 2 * time.Second
+	if c.Nodes == 0 {
+		c.Nodes = 20_000_000
 	}
-	if c.HintBudget <= 0 {
-		c.HintBudget = 300 * time.Millisecond
+	if c.Cap <= 0 {
+		c.Cap = 10 * time.Second
+	}
+	if c.HintNodes == 0 {
+		c.HintNodes = robot.DefaultJudgeNodes
+	}
+	if c.HintCap <= 0 {
+		c.HintCap = 2 * time.Second
 	}
 	return c
 }
@@ -231,15 +245,27 @@ func (s *Service) hintText(t *tbl, v core.View, lang string) string {
 	if v.Phase == core.PhasePlay && v.Legal.Len() == 1 && len(v.Calls) == 0 {
 		return i18n.T(lang, "hint.only", v.Legal.First().Chat())
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, s.coach.cfg.HintBudget)
-	defer cancel()
-	j, ok := robot.Judge(ctx, v, t.st.Seed, s.coach.cfg.HintBudget, s.coach.cfg.Worlds)
+	cfg := s.coach.cfg
+	j, ok := robot.Judge(s.ctx, v, t.st.Seed, robot.Effort{Nodes: cfg.HintNodes, Worlds: cfg.Worlds, Cap: cfg.HintCap})
+	if j.Cut && s.ctx.Err() == nil {
+		s.cfg.Log.Warn("the coach's time cap cut a hint short: the machine is too busy for its budget, and the hint's numbers come from fewer deals",
+			"table", t.st.ID, "cap", cfg.HintCap, "deals", j.Worlds, "nodes", j.Nodes, "budget", cfg.HintNodes)
+	}
 	if !ok {
 		return i18n.T(lang, "hint.none")
 	}
+	return renderHint(lang, v, j)
+}
+
+// renderHint writes the judged strong choice for the view. The chances said are the game's own:
+// wins, and 20–20 draws apart (a draw is no half win: it costs the trump team a stripe).
+func renderHint(lang string, v core.View, j robot.Judgement) string {
 	best := j.Best()
 	if v.Phase == core.PhaseTrump {
 		text := i18n.T(lang, "hint.trump", i18n.SuitLabel(lang, best.Move.Suit), percent(best.Win))
+		if d := percent(best.Draw); d >= 1 {
+			text = i18n.T(lang, "hint.trump.draws", i18n.SuitLabel(lang, best.Move.Suit), percent(best.Win), d)
+		}
 		if len(j.Choices) > 1 {
 			next := j.Choices[1]
 			text += " " + i18n.T(lang, "hint.next", i18n.SuitLabel(lang, next.Move.Suit), percent(next.Win))
@@ -254,10 +280,14 @@ func (s *Service) hintText(t *tbl, v core.View, lang string) string {
 		b.WriteString(i18n.T(lang, "hint.decided", best.Move.Card.Chat(), int(math.Round(best.Points))))
 		return b.String()
 	}
-	b.WriteString(i18n.T(lang, "hint.card", best.Move.Card.Chat(), percent(best.Win+best.Draw/2), int(math.Round(best.Points))))
+	if d := percent(best.Draw); d >= 1 {
+		b.WriteString(i18n.T(lang, "hint.card.draws", best.Move.Card.Chat(), percent(best.Win), d, int(math.Round(best.Points))))
+	} else {
+		b.WriteString(i18n.T(lang, "hint.card", best.Move.Card.Chat(), percent(best.Win), int(math.Round(best.Points))))
+	}
 	if len(j.Choices) > 1 {
 		next := j.Choices[1]
-		b.WriteString(" " + i18n.T(lang, "hint.next", next.Move.Card.Chat(), percent(next.Win+next.Draw/2)))
+		b.WriteString(" " + i18n.T(lang, "hint.next", next.Move.Card.Chat(), percent(next.Win)))
 	}
 	return b.String()
 }
@@ -360,7 +390,7 @@ func (s *Service) deliverAt(ctx context.Context, t *tbl, msgs []Message) {
 
 // runReview judges one review and sends it (on a coach worker).
 func (s *Service) runReview(j reviewJob) {
-	ctx, cancel := context.WithTimeout(s.ctx, s.coach.cfg.Budget)
+	ctx, cancel := context.WithTimeout(s.ctx, s.coach.cfg.Cap)
 	text := s.reviewText(ctx, j)
 	cancel()
 	if s.ctx.Err() != nil {
@@ -443,34 +473,40 @@ func reviewDecisions(g core.Game, seat core.Seat, open [2]int) []decision {
 	return out
 }
 
-// reviewText judges a player's decisions in a finished game, within the context's time, and
-// writes the review: how many matched the strong choice and the costliest ones.
+// reviewText judges a player's decisions in a finished game, within the coach's budget (and the
+// context's time), and writes the review: how many matched the strong choice and the costliest
+// ones.
 func (s *Service) reviewText(ctx context.Context, j reviewJob) string {
 	return renderReview(j, s.judgeDecisions(ctx, j))
 }
 
-// judgeDecisions judges the player's decisions, sharing the context's time between them.
+// judgeDecisions judges the player's decisions, sharing the review's budget of solver nodes
+// between them as their positions' sizes ask (early cards have the most deals to judge). The
+// last decisions are judged first: what the small ones leave of their share goes to the earlier,
+// bigger ones. Everything here depends on the game alone, so a review is the same on any
+// machine unless the context's time cuts it, which is logged.
 func (s *Service) judgeDecisions(ctx context.Context, j reviewJob) []decision {
 	ds := reviewDecisions(j.game, j.seat, j.open)
-	// The budget is shared by the decisions as their positions' sizes ask: early cards have the
-	// most deals to judge.
-	total := 0.0
+	weight := 0.0
 	for _, d := range ds {
-		total += weightOf(d)
+		weight += weightOf(d)
 	}
-	start := time.Now()
-	budget := s.coach.cfg.Budget
-	if dl, ok := ctx.Deadline(); ok {
-		budget = time.Until(dl)
-	}
-	spent := 0.0
-	for i := range ds {
+	left := float64(s.coach.cfg.Nodes)
+	cut := 0
+	for i := len(ds) - 1; i >= 0; i-- {
 		d := &ds[i]
-		spent += weightOf(*d)
-		until := start.Add(time.Duration(float64(budget) * spent / max(total, 1)))
-		dctx, cancel := context.WithDeadline(ctx, until)
-		d.judged, d.ok = robot.Judge(dctx, d.view, uint64(i)+1, time.Until(until), s.coach.cfg.Worlds)
-		cancel()
+		w := weightOf(*d)
+		share := left * w / max(weight, w)
+		d.judged, d.ok = robot.Judge(ctx, d.view, uint64(i)+1, robot.Effort{Nodes: max(uint64(share), 1), Worlds: s.coach.cfg.Worlds})
+		weight -= w
+		left = max(left-float64(d.judged.Nodes), 0)
+		if d.judged.Cut {
+			cut++
+		}
+	}
+	if cut > 0 && s.ctx.Err() == nil {
+		s.cfg.Log.Warn("the coach's time cap cut a review short: the machine is too busy for its budget, and the review's numbers come from fewer deals",
+			"table", j.table, "game", j.gameNo, "cap", s.coach.cfg.Cap, "decisions", len(ds), "cut", cut, "budget", s.coach.cfg.Nodes)
 	}
 	return ds
 }
@@ -479,11 +515,14 @@ func (s *Service) judgeDecisions(ctx context.Context, j reviewJob) []decision {
 func renderReview(j reviewJob, ds []decision) string {
 	lang := j.lang
 	type finding struct {
-		cost float64 // in win chance, for the order
-		text string
+		cost   float64 // in win chance, for the order
+		text   string
+		chance bool // it says a win chance
 	}
 	var found []finding
 	judged, matched := 0, 0
+	// The win chance a finding gives counts a 20–20 draw as half a game won (the review says so).
+	chance := func(c robot.Choice) float64 { return c.Win + c.Draw/2 }
 	for _, d := range ds {
 		if !d.ok {
 			continue
@@ -495,21 +534,27 @@ func renderReview(j reviewJob, ds []decision) string {
 			if !ok {
 				continue
 			}
-			winCost := (best.Win + best.Draw/2) - (chosen.Win + chosen.Draw/2)
+			winCost := chance(best) - chance(chosen)
+			// Worth, not points, orders the cards: the better card may keep fewer card points on
+			// average than the one played (it gives up a trick for a surer 21), and then no
+			// points were lost — ptsCost is negative and is not said.
 			ptsCost := best.Points - chosen.Points
 			if rank == 0 || (chosen.Worth >= best.Worth-1e-9 && (best.Points < 0 || ptsCost < 0.05)) {
 				matched++
 			} else if d.move.Kind == core.MoveTrump {
 				if winCost >= 0.005 {
 					found = append(found, finding{winCost, i18n.T(lang, "review.trump", i18n.SuitLabel(lang, chosen.Move.Suit),
-						percent(winCost), i18n.SuitLabel(lang, best.Move.Suit))})
+						percent(winCost), i18n.SuitLabel(lang, best.Move.Suit)), true})
 				}
-			} else if percent(winCost) >= 1 {
+			} else if percent(winCost) >= 1 && ptsCost >= 0.05 {
 				found = append(found, finding{winCost + ptsCost/100, i18n.T(lang, "review.card", d.trick, d.move.Card.Chat(),
-					pointsText(lang, ptsCost), percent(winCost), best.Move.Card.Chat())})
+					pointsText(lang, ptsCost), percent(winCost), best.Move.Card.Chat()), true})
+			} else if percent(winCost) >= 1 {
+				found = append(found, finding{winCost, i18n.T(lang, "review.card.chance", d.trick, d.move.Card.Chat(),
+					percent(winCost), best.Move.Card.Chat()), true})
 			} else if ptsCost >= 0.5 {
 				found = append(found, finding{ptsCost / 100, i18n.T(lang, "review.card.points", d.trick, d.move.Card.Chat(),
-					pointsText(lang, ptsCost), best.Move.Card.Chat())})
+					pointsText(lang, ptsCost), best.Move.Card.Chat()), false})
 			}
 		}
 		if d.judged.Call != 0 {
@@ -519,10 +564,10 @@ func renderReview(j reviewJob, ds []decision) string {
 				matched++
 			case should:
 				found = append(found, finding{0.5 * math.Abs(d.judged.CallStripes) / 2, i18n.T(lang, "review.could_call",
-					d.judged.Call.Title(), stripesText(lang, d.judged.CallStripes))})
+					d.judged.Call.Title(), stripesText(lang, d.judged.CallStripes)), false})
 			default:
 				found = append(found, finding{0.5 * math.Abs(d.judged.CallStripes) / 2, i18n.T(lang, "review.called",
-					d.judged.Call.Title(), stripesText(lang, d.judged.CallStripes))})
+					d.judged.Call.Title(), stripesText(lang, d.judged.CallStripes)), false})
 			}
 		}
 	}
@@ -547,6 +592,9 @@ func renderReview(j reviewJob, ds []decision) string {
 		b.WriteString("\n" + i18n.T(lang, "review.clean"))
 	}
 	b.WriteString("\n" + i18n.T(lang, "review.how"))
+	if slices.ContainsFunc(found[:min(len(found), 3)], func(f finding) bool { return f.chance }) {
+		b.WriteString(" " + i18n.T(lang, "review.draws"))
+	}
 	return b.String()
 }
 

@@ -1,20 +1,25 @@
 package table
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/robot"
+	"github.com/kontermatt/kontermatt/core/robot/robottest"
 )
 
-// quickCoach judges few deals, so that reviews and hints are quick and repeat exactly (inside a
-// synctest bubble the clock stands still while the search runs: the deal cap binds).
+// quickCoach judges few deals, so that reviews and hints are quick (they repeat exactly anyway:
+// their budget is work, not time).
 func quickCoach(c *Config) { c.Coach = CoachConfig{Worlds: 6} }
 
 // reviews are the review messages delivered to a player.
@@ -406,8 +411,8 @@ func TestReviewDecisions(t *testing.T) {
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 3)) }
 
 // BenchmarkReview is one player's review of one game between Normal players, at the default
-// budget (2 s) and deal cap: what a review costs one core. It logs the review of the first game
-// as a player would read it (go test -bench Review -v).
+// budget (20,000,000 solver nodes) and deal cap: what a review costs one core. It logs the review
+// of the first game as a player would read it (go test -bench Review -v).
 func BenchmarkReview(b *testing.B) {
 	svc := New(Config{Store: NewMemStore()})
 	defer svc.Close()
@@ -427,13 +432,31 @@ func BenchmarkReview(b *testing.B) {
 	var text string
 	cpu0 := cpuTime()
 	for b.Loop() {
-		ctx, cancel := context.WithTimeout(context.Background(), svc.coach.cfg.Budget)
+		ctx, cancel := context.WithTimeout(context.Background(), svc.coach.cfg.Cap)
 		text = svc.reviewText(ctx, job)
 		cancel()
 	}
 	b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 	b.ReportMetric(float64(len(reviewDecisions(*g, 1, job.open))), "decisions")
-	b.Logf("review of seat 2 (budget %v):\n%s", svc.coach.cfg.Budget, text)
+	b.Logf("review of seat 2 (budget %d nodes):\n%s", svc.coach.cfg.Nodes, text)
+}
+
+// BenchmarkHint is a hint at the first card of a fresh deal, the costliest one, at the default
+// budget: what a hint costs one core while its player waits.
+func BenchmarkHint(b *testing.B) {
+	svc := New(Config{Store: NewMemStore()})
+	defer svc.Close()
+	m, _ := core.NewMatch(core.DefaultRules(), 0)
+	g, _ := m.Deal(core.DealHands(newRand(5), 0))
+	_ = g.NameTrump(g.Forehand(), core.Hearts)
+	tb := &tbl{st: &state{ID: "t1", Seed: 3}}
+	var text string
+	cpu0 := cpuTime()
+	for b.Loop() {
+		text = svc.hintText(tb, g.View(g.ToMove()), "en")
+	}
+	b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+	b.Logf("hint (budget %d nodes): %s", svc.coach.cfg.HintNodes, text)
 }
 
 // boardSeer records the boards its views show.
@@ -564,5 +587,128 @@ func TestReviewFindings(t *testing.T) {
 	}
 	if got := renderReview(reviewJob{lang: "en", gameNo: 1}, nil); !strings.Contains(got, i18n.T("en", "review.nothing")) {
 		t.Errorf("no decisions: %q", got)
+	}
+}
+
+// randomGame is a finished game of seeded random legal moves.
+func randomGame(t *testing.T, seed uint64) *core.Game {
+	t.Helper()
+	m, _ := core.NewMatch(core.DefaultRules(), 0)
+	g, _ := m.Deal(core.DealHands(newRand(seed), 0))
+	r := newRand(seed + 100)
+	for g.Phase() != core.PhaseOver {
+		v := g.View(g.ToMove())
+		var mv core.Move
+		if v.Phase == core.PhaseTrump {
+			mv = core.NameTrump(v.Seat, core.Suits[r.IntN(4)])
+		} else {
+			mv = core.Play(v.Seat, v.Legal.Nth(r.IntN(v.Legal.Len())))
+		}
+		if err := g.Apply(mv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return g
+}
+
+// TestCoachIsTheSameOnABusyMachine: a review and a hint are judged within a budget of work, not
+// of time, so the same game gives the same words and numbers on a machine whose every core is
+// busy with something else; the time caps only bound an overloaded machine, and what they cut
+// is logged.
+func TestCoachIsTheSameOnABusyMachine(t *testing.T) {
+	// Caps far above what the budgets take, even with -race on a loaded machine.
+	svc := New(Config{Store: NewMemStore(), Coach: CoachConfig{Nodes: 60_000, HintNodes: 30_000, Cap: time.Hour, HintCap: time.Hour}})
+	defer svc.Close()
+	g := randomGame(t, 4)
+	job := reviewJob{seat: 1, game: *g, open: [2]int{9, 9}, gameNo: 1, lang: "en"}
+	// A hint in the second trick of a fresh deal.
+	m, _ := core.NewMatch(core.DefaultRules(), 0)
+	fresh, _ := m.Deal(core.DealHands(newRand(5), 0))
+	_ = fresh.NameTrump(fresh.Forehand(), core.Hearts)
+	for range 5 {
+		_ = fresh.Play(fresh.ToMove(), fresh.LegalCards(fresh.ToMove()).First())
+	}
+	tb := &tbl{st: &state{ID: "t1", Seed: 3}}
+	judge := func() (review, hint string) {
+		ctx, cancel := context.WithTimeout(context.Background(), svc.coach.cfg.Cap)
+		defer cancel()
+		return svc.reviewText(ctx, job), svc.hintText(tb, fresh.View(fresh.ToMove()), "en")
+	}
+	review, hint := judge()
+	t.Logf("alone:\n%s\n%s", review, hint)
+	stop := robottest.Busy(runtime.GOMAXPROCS(0))
+	busyReview, busyHint := judge()
+	stop()
+	if busyReview != review || busyHint != hint {
+		t.Errorf("on a busy machine:\n%s\n%s\nalone:\n%s\n%s", busyReview, busyHint, review, hint)
+	}
+
+	var logged bytes.Buffer
+	tight := New(Config{Store: NewMemStore(), Log: slog.New(slog.NewTextHandler(&logged, nil)),
+		Coach: CoachConfig{Nodes: 1 << 40, Cap: time.Millisecond, HintNodes: 1 << 40, HintCap: time.Millisecond}})
+	defer tight.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), tight.coach.cfg.Cap)
+	tight.reviewText(ctx, job)
+	cancel()
+	tight.hintText(tb, fresh.View(fresh.ToMove()), "en")
+	for _, want := range []string{"cut a review short", "cut a hint short"} {
+		if !strings.Contains(logged.String(), want) {
+			t.Errorf("the log does not say %q:\n%s", want, logged.String())
+		}
+	}
+}
+
+// A hint says the game's own chances: wins, and 20–20 draws apart — never a draw counted as half
+// a win without saying so.
+func TestHintSaysWinsAndDrawsApart(t *testing.T) {
+	ks, as := core.NewCard(core.Spades, core.King), core.NewCard(core.Spades, core.Ace)
+	play := core.View{Phase: core.PhasePlay, Legal: core.SetOf(ks, as)}
+	cards := robot.Judgement{Choices: []robot.Choice{{Move: core.Play(0, as), Win: 0.5, Draw: 0.2, Points: 24},
+		{Move: core.Play(0, ks), Win: 0.45, Points: 22}}}
+	trump := robot.Judgement{Choices: []robot.Choice{{Move: core.NameTrump(0, core.Hearts), Win: 0.55, Draw: 0.08, Points: -1},
+		{Move: core.NameTrump(0, core.Clubs), Win: 0.5, Points: -1}}}
+	for _, lang := range i18n.Languages {
+		got := renderHint(lang, play, cards)
+		want := i18n.T(lang, "hint.card.draws", as.Chat(), 50, 20, 24) + " " + i18n.T(lang, "hint.next", ks.Chat(), 45)
+		if got != want {
+			t.Errorf("%s: %q, want %q", lang, got, want)
+		}
+		if strings.Contains(got, "60") {
+			t.Errorf("%s: a draw counted as half a win: %q", lang, got)
+		}
+		got = renderHint(lang, core.View{Phase: core.PhaseTrump}, trump)
+		if want := i18n.T(lang, "hint.trump.draws", i18n.SuitLabel(lang, core.Hearts), 55, 8) + " " +
+			i18n.T(lang, "hint.next", i18n.SuitLabel(lang, core.Clubs), 50); got != want {
+			t.Errorf("%s: %q, want %q", lang, got, want)
+		}
+		cards.Choices[0].Draw = 0 // no draws: nothing said of them
+		if got, want := renderHint(lang, play, cards), i18n.T(lang, "hint.card", as.Chat(), 50, 24); !strings.HasPrefix(got, want) {
+			t.Errorf("%s: %q, want %q", lang, got, want)
+		}
+		cards.Choices[0].Draw = 0.2
+	}
+}
+
+// A card that cost win chance but no card points (the better card keeps fewer points on average:
+// it gives up a trick for a surer 21) is said without a negative "points lost"; a review that
+// gives a win chance says a draw counts half in it.
+func TestReviewSaysNoNegativeLoss(t *testing.T) {
+	ks, as := core.NewCard(core.Spades, core.King), core.NewCard(core.Spades, core.Ace)
+	ds := []decision{{trick: 2, move: core.Play(0, ks), view: core.View{Legal: core.SetOf(ks, as)}, ok: true,
+		judged: robot.Judgement{Choices: []robot.Choice{
+			{Move: core.Play(0, as), Win: 0.6, Draw: 0.1, Points: 23.9, Worth: 0.6},
+			{Move: core.Play(0, ks), Win: 0.5, Draw: 0.1, Points: 24, Worth: 0.5}}}}}
+	for _, lang := range i18n.Languages {
+		text := renderReview(reviewJob{seat: 0, gameNo: 1, lang: lang}, ds)
+		lines := strings.Split(text, "\n")
+		if want := "· " + i18n.T(lang, "review.card.chance", 2, ks.Chat(), 10, as.Chat()); len(lines) < 3 || lines[2] != want {
+			t.Errorf("%s:\n%s\nwant the finding %q", lang, text, want)
+		}
+		if strings.Contains(text, "−") || strings.Contains(text, "-0") {
+			t.Errorf("%s: a negative loss:\n%s", lang, text)
+		}
+		if !strings.HasSuffix(text, i18n.T(lang, "review.how")+" "+i18n.T(lang, "review.draws")) {
+			t.Errorf("%s: the review does not say how a draw counts:\n%s", lang, text)
+		}
 	}
 }

@@ -22,7 +22,7 @@ import (
 const (
 	BucketLeague  = "league.place"  // place key → league.Place
 	BucketRatings = "league.person" // player ID → rating.Rating across all places
-	BucketMonths  = "league.month"  // "2026-11" → []place key: the places where a match was won that month
+	BucketMonths  = "league.month"  // "2026-11" → []place key: the places where a rated match was won that month
 	bucketPosted  = "league.posted" // "2026-11" → when that month's tables were posted
 )
 
@@ -30,7 +30,8 @@ const (
 func LeagueMatch(key string, rec StoredMatch, m *core.Match) league.Match {
 	var seats [4]league.Seat
 	for i, s := range rec.Seats {
-		seats[i] = league.Seat{ID: s.ID, Name: s.Name, Robot: s.Robot, Away: s.Away}
+		seats[i] = league.Seat{ID: s.ID, Name: s.Name, Robot: s.Robot, Away: s.Away, Left: s.Left, Forfeit: s.Forfeit,
+			Absent: s.Absent}
 		if s.Away && s.Robot == "" {
 			seats[i].Robot = "normal" // kept before the level was kept with an absent seat
 		}
@@ -38,6 +39,26 @@ func LeagueMatch(key string, rec StoredMatch, m *core.Match) league.Match {
 	lm := league.FromCore(key, rec.Place, time.UnixMilli(rec.End), seats, m)
 	lm.Hints = rec.Hints
 	return lm
+}
+
+// leftSeat is a seat whose person leaves during the match: a computer player finishes it for
+// them, and the record keeps that they left (they forfeit the match: docs/league.md).
+func leftSeat(at core.Seat, seat SeatState) SeatState {
+	robot := robotSeat(at)
+	robot.Left, robot.Moved, robot.Absent = seat.Player, seat.Moved, seat.Absent
+	return robot
+}
+
+// noteAbsent marks game n, just finished, in the seats of the people who made none of its moves
+// themselves: a computer played all of it for them (they were away, or had left), and it does
+// not count in their statistics (table lock held).
+func (t *tbl) noteAbsent(n int) {
+	for i := range t.st.Seats {
+		seat := &t.st.Seats[i]
+		if (seat.Player != nil || seat.Left != nil) && !seat.Moved {
+			seat.Absent = append(seat.Absent, n)
+		}
+	}
 }
 
 // leagues caches the league's KV entries in front of the KV. Its lock is held from a match end's
@@ -151,7 +172,7 @@ func (l *leagues) learn(m league.Match) (*update, error) {
 	}
 	u.month = league.SeasonOf(m.End)
 	months := l.month(u.month)
-	if m.Winner >= 0 && !contains(months, m.Place) {
+	if m.Rated() && !contains(months, m.Place) {
 		u.months = append(append([]string(nil), months...), m.Place)
 		b, _ := json.Marshal(u.months)
 		u.kv = append(u.kv, KVEntry{Bucket: BucketMonths, Key: u.month, Value: b})
@@ -224,7 +245,7 @@ func Rebuild(records func(fn func(key string, data []byte) error) error) (entrie
 			places[k.m.Place] = p
 		}
 		p.Add(k.m, people)
-		if mo := league.SeasonOf(k.m.End); k.m.Winner >= 0 && !contains(months[mo], k.m.Place) {
+		if mo := league.SeasonOf(k.m.End); k.m.Rated() && !contains(months[mo], k.m.Place) {
 			months[mo] = append(months[mo], k.m.Place)
 		}
 	}
@@ -247,9 +268,10 @@ func Rebuild(records func(fn func(key string, data []byte) error) error) (entrie
 // down on the first posts it when it is back, but not weeks later.
 const seasonPostDays = 7
 
-// postSeasons posts last month's final table, once, to every place where a match was won that
-// month. It is marked posted before it is sent: a crash between the two loses one post rather
-// than sending it twice.
+// postSeasons posts last month's final table, once, to every place where a rated match was won
+// that month and that has someone to rank (a month of hinted matches has nobody, nor has one
+// whose players all asked not to be ranked). It is marked posted before it is sent: a crash
+// between the two loses one post rather than sending it twice.
 func (s *Service) postSeasons(ctx context.Context) {
 	now := s.cfg.Now().In(league.Zone)
 	if now.Day() > seasonPostDays {
@@ -268,15 +290,17 @@ func (s *Service) postSeasons(ctx context.Context) {
 		s.cfg.Log.Error("marking a season posted; trying again later", "month", month, "err", err)
 		return
 	}
+	sent := 0
 	for _, key := range places {
 		p, ok := ParsePlaceKey(key)
-		if !ok {
+		if !ok || len(s.standings(key, month)) == 0 {
 			continue
 		}
+		sent++
 		lang := cmp.Or(s.placeSettings(key).Lang, i18n.Pick())
 		text := i18n.T(lang, "season.final", monthName(lang, month)) + s.standingsRows(key, month, lang)
 		s.deliver(ctx, p.Platform, []Message{{Target: Target{Kind: ToPlace, Place: p}, Kind: KindNotice,
 			Text: text, Picture: PictureStandings, Season: month, Lang: lang}})
 	}
-	s.cfg.Log.Info("posted last month's tables", "month", month, "places", len(places))
+	s.cfg.Log.Info("posted last month's tables", "month", month, "places", sent)
 }

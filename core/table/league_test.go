@@ -2,6 +2,7 @@ package table
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,9 +12,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/league"
 	"github.com/kontermatt/kontermatt/core/rating"
 )
@@ -33,11 +36,22 @@ type tally struct {
 	last                []string             // "Ann & Cid beat Bob & Dan", newest first
 }
 
+var shareRange = regexp.MustCompile(`won: \d+ \((\d+)%, likely (\d+)–(\d+)%\)`)
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
 var matchWon = regexp.MustCompile(`Team ([AB]) \(.*\) wins the match after (\d+) games?!`)
 
 // playSeason plays n matches of four people drawn from people at the harness's place, one a day
 // from start, each to its end with random legal moves, and counts what the summaries say.
 func playSeason(t *testing.T, h *harness, clk *clock, people []Player, n int, seed uint64) *tally {
+	t.Helper()
+	return playSeasonWith(t, h, clk, people, n, seed)
+}
+
+// playSeasonWith is playSeason at tables opened with more options (its counts of ratings assume
+// rated matches).
+func playSeasonWith(t *testing.T, h *harness, clk *clock, people []Player, n int, seed uint64, options ...string) *tally {
 	t.Helper()
 	t.Logf("season seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 15))
@@ -53,7 +67,7 @@ func playSeason(t *testing.T, h *harness, clk *clock, people []Player, n int, se
 		seats := slices.Clone(people)
 		rng.Shuffle(len(seats), func(a, b int) { seats[a], seats[b] = seats[b], seats[a] })
 		seats = seats[:4]
-		if e := errText(h.do(seats[0], VerbNew, "stripes=1", "timer=none")); e != "" {
+		if e := errText(h.do(seats[0], VerbNew, append([]string{"stripes=1", "timer=none"}, options...)...)); e != "" {
 			t.Fatalf("match %d: new: %s", i, e)
 		}
 		for s, p := range seats[1:] {
@@ -174,6 +188,12 @@ func TestASeasonThroughTheService(t *testing.T) {
 				t.Errorf("stats of %s lacks %q:\n%s", p.Name, w, text)
 			}
 		}
+		// The win share's 95% interval (Wilson's) is a range inside 0–100%, around the share.
+		if g := shareRange.FindStringSubmatch(text); g == nil {
+			t.Errorf("stats of %s shows no win share range:\n%s", p.Name, text)
+		} else if share, lo, hi := atoi(g[1]), atoi(g[2]), atoi(g[3]); lo < 0 || hi > 100 || lo > share || share > hi || lo == hi {
+			t.Errorf("stats of %s: share %d%% in %d–%d%%", p.Name, share, lo, hi)
+		}
 		// The best partner: most matches won together in share, among three or more.
 		best, share := "", -1.0
 		for pair, c := range tl.together {
@@ -193,9 +213,10 @@ func TestASeasonThroughTheService(t *testing.T) {
 		}
 	}
 
-	// The all-time table: established players by ordinal, then provisional ones.
+	// The all-time table: established players by ordinal, then provisional ones; ties by matches
+	// won, fewer matches played, then name (docs/league.md).
 	order := slices.Clone(people)
-	slices.SortStableFunc(order, func(a, b Player) int {
+	slices.SortFunc(order, func(a, b Player) int {
 		ra, rb := tl.rating[a.ID], tl.rating[b.ID]
 		if pa, pb := ra.Sigma > league.Provisional, rb.Sigma > league.Provisional; pa != pb {
 			if pa {
@@ -203,13 +224,8 @@ func TestASeasonThroughTheService(t *testing.T) {
 			}
 			return -1
 		}
-		switch {
-		case ra.Ordinal() > rb.Ordinal():
-			return -1
-		case ra.Ordinal() < rb.Ordinal():
-			return 1
-		}
-		return 0
+		return cmp.Or(cmp.Compare(rb.Ordinal(), ra.Ordinal()), cmp.Compare(tl.won[b.ID], tl.won[a.ID]),
+			cmp.Compare(tl.matches[a.ID], tl.matches[b.ID]), cmp.Compare(a.Name, b.Name))
 	})
 	top := replyText(t, h.do(people[0], VerbTop, "all"))
 	lines := strings.Split(top, "\n")
@@ -262,6 +278,16 @@ func TestASeasonThroughTheService(t *testing.T) {
 	}
 	if _, err := core.Replay(rec[0].File.Data); err != nil {
 		t.Errorf("the record does not replay: %v", err)
+	}
+	// It names the people as the chat saw them, never their platform IDs.
+	var file ExportedMatch
+	if err := json.Unmarshal(rec[0].File.Data, &file); err != nil || file.Seats[0].Name == "" || file.Key == "" {
+		t.Errorf("the record file lacks its seats: %v\n%s", err, rec[0].File.Data)
+	}
+	for _, p := range people {
+		if bytes.Contains(rec[0].File.Data, []byte(`"`+p.ID+`"`)) {
+			t.Errorf("the record file in the chat holds %s's ID", p.Name)
+		}
 	}
 	board := h.press(people[2], hist[0].Buttons[0][0])
 	if len(board) != 1 || board[0].Picture != PictureBoard || board[0].Record == "" {
@@ -429,8 +455,13 @@ func TestStatsOffHidesAPerson(t *testing.T) {
 	if text := replyText(t, h.do(people[1], VerbStats, "ann")); text != "Ann asked not to be ranked." {
 		t.Errorf("Bob asks for Ann's stats: %q", text)
 	}
-	if text := replyText(t, h.do(ann, VerbStats)); !strings.Contains(text, "📊 Ann in Café Konter") {
+	// Her own statistics are still hers to see, privately: never posted in the group.
+	own := h.do(ann, VerbStats)
+	if text := replyText(t, own); !strings.Contains(text, "📊 Ann in Café Konter") {
 		t.Errorf("Ann's own stats: %q", text)
+	}
+	if !own[0].Secret || own[0].Public != i18n.T("en", "league.private") {
+		t.Errorf("Ann's own stats, hidden, are posted in the group: secret %v, public %q", own[0].Secret, own[0].Public)
 	}
 	if text := replyText(t, h.do(ann, VerbMyData)); !strings.Contains(text, "you are not ranked") || !strings.Contains(text, "ID u1") {
 		t.Errorf("Ann's data: %q", text)
@@ -523,5 +554,180 @@ func TestLastMonthsTableIsPostedOnce(t *testing.T) {
 	h2.svc.postSeasons(context.Background())
 	if n := len(h2.out.all()); n != 0 {
 		t.Errorf("posted again after a restart: %d messages", n)
+	}
+}
+
+// TestAMonthOfHintsIsNotPosted: a month whose only matches were played with hints has nothing to
+// rank, and no table is posted for it — not even where the league once listed the place (before
+// hinted matches were left out of that list).
+func TestAMonthOfHintsIsNotPosted(t *testing.T) {
+	clk := &clock{now: time.Date(2026, 10, 27, 20, 0, 0, 0, league.Zone)}
+	store := NewMemStore()
+	h, people := leagueHarness(t, store, clk)
+	playSeasonWith(t, h, clk, people, 3, 5, "hints=on") // 27–29 October
+	clk.now = time.Date(2026, 11, 1, 0, 30, 0, 0, league.Zone)
+	posted := func() int {
+		t.Helper()
+		from := len(h.out.all())
+		h.svc.postSeasons(context.Background())
+		n := 0
+		for _, m := range h.out.all()[from:] {
+			if m.Picture == PictureStandings {
+				n++
+				t.Logf("posted:\n%s", m.Text)
+			}
+		}
+		return n
+	}
+	if n := posted(); n != 0 {
+		t.Fatalf("%d tables posted for a month of hinted matches", n)
+	}
+	if months, _ := leagueKV(store)[BucketMonths+" 2026-10"]; months != "" {
+		t.Errorf("October lists places where a match was won without hints: %s", months)
+	}
+	// A league kept by an older version lists the place: still nothing to rank, nothing posted.
+	h2 := newHarness(t, store, withKV, func(c *Config) { c.Now = clk.Now })
+	t.Cleanup(h2.svc.Close)
+	if err := store.Put(BucketMonths, "2026-10", []byte(`["`+h.place.Key()+`"]`)); err != nil {
+		t.Fatal(err)
+	}
+	h2.svc.postSeasons(context.Background())
+	for _, m := range h2.out.all() {
+		if m.Picture == PictureStandings {
+			t.Errorf("posted a table with nothing to rank:\n%s", m.Text)
+		}
+	}
+}
+
+// playWithAbsent plays a match at a table of the given level where Ann (seat 1) plays her turns
+// of the first annGames games and then no more: she goes silent (and is marked away, a computer
+// playing for her), or with leave she leaves the table at her first turn after them. Bob (seat
+// 3, her partner) plays every turn of his; the others are computers. It gives the kept match.
+func playWithAbsent(t *testing.T, h *harness, level string, annGames int, leave bool) StoredMatch {
+	t.Helper()
+	ann, bob := player(1), player(2)
+	for _, e := range []string{errText(h.do(ann, VerbNew, "timer=fast", "stripes=2", "level="+level)),
+		errText(h.do(bob, VerbJoin, "3")), errText(h.do(ann, VerbDeal))} {
+		if e != "" {
+			t.Fatal(e)
+		}
+	}
+	id := h.svc.TableAt(h.place)
+	play := func(p Player, legal []core.Card, trump bool) {
+		if trump {
+			h.do(p, VerbTrump, "H")
+		} else {
+			h.do(p, VerbPlay, legal[0].String())
+		}
+	}
+	for i := 0; !h.over(); i++ {
+		if i > 100000 {
+			t.Fatal("the match does not end")
+		}
+		synctest.Wait()
+		who, legal, trump := h.svc.Turn(id)
+		game, _ := h.svc.HeldCards(id)
+		switch {
+		case who == bob.ID:
+			play(bob, legal, trump)
+		case who == ann.ID && game <= annGames:
+			play(ann, legal, trump)
+		case who == ann.ID && leave:
+			if e := errText(h.do(ann, VerbLeave)); e != "" {
+				t.Fatal(e)
+			}
+			leave = false
+		default: // Ann's turn as she stays silent, or a computer's: let the time run
+			time.Sleep(time.Second)
+		}
+	}
+	var kept []StoredMatch
+	_ = h.store.Records(func(key string, data []byte) error {
+		rec, _, err := ParseStoredMatch(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept = append(kept, rec)
+		return nil
+	})
+	if len(kept) != 1 {
+		t.Fatalf("%d matches kept", len(kept))
+	}
+	return kept[0]
+}
+
+// TestAnAbsentSeatIsRatedAtTheTablesLevel: the computer that played for an absent person is the
+// table's level, kept as such in the record, and the others are rated against that level's
+// anchor — not always against normal's.
+func TestAnAbsentSeatIsRatedAtTheTablesLevel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, NewMemStore(), withKV)
+		defer h.svc.Close()
+		rec := playWithAbsent(t, h, "strong", 0, false)
+		if s := rec.Seats[0]; s.ID != player(1).ID || !s.Away || s.Robot != "strong" {
+			t.Fatalf("Ann's seat is kept as %+v, want away with the strong computer playing for her", s)
+		}
+		_, m, _ := ParseStoredMatch(mustJSON(rec))
+		w, ok := m.Winner()
+		if !ok {
+			t.Fatal("no winner")
+		}
+		strong := league.Anchors["strong"]
+		teams := [][]rating.Rating{{strong, league.Model.New()}, {strong, strong}}
+		ranks := []int{1, 1}
+		ranks[w] = 0
+		want := league.Model.Rate(teams, ranks)[0][1]
+		if got := h.svc.PlaceLeague(h.place.Key()).Players[player(2).ID].Rating; got != want {
+			t.Errorf("Bob's rating %v, want %v (his partner's seat rated as the strong anchor)", got, want)
+		}
+	})
+}
+
+// TestWhoWasNotThereLostTheMatch: Ann plays the first game, then leaves (or goes silent and is
+// marked away) and a computer finishes the match for her. She is credited with the one game she
+// played, not with those the computer played for her; she lost the match, whatever her team did,
+// and is rated so; the record says all of it (docs/records.md).
+func TestWhoWasNotThereLostTheMatch(t *testing.T) {
+	for _, leave := range []bool{true, false} {
+		t.Run(map[bool]string{true: "left", false: "away"}[leave], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, NewMemStore(), withKV)
+				defer h.svc.Close()
+				rec := playWithAbsent(t, h, "easy", 1, leave)
+				_, m, _ := ParseStoredMatch(mustJSON(rec))
+				n := len(m.Games())
+				if n < 2 {
+					t.Fatalf("a match of %d game", n)
+				}
+				var absent []int
+				for g := 2; g <= n; g++ {
+					absent = append(absent, g)
+				}
+				s := rec.Seats[0]
+				if s.ID != player(1).ID || s.Left != leave || s.Away == leave || !s.Forfeit || s.Robot != "easy" || !slices.Equal(s.Absent, absent) {
+					t.Fatalf("Ann's seat is kept as %+v, want the computer's games %v", s, absent)
+				}
+				if b := rec.Seats[2]; b.Forfeit || b.Absent != nil || b.Left || b.Away {
+					t.Errorf("Bob's seat is kept as %+v", b)
+				}
+				pl := h.svc.PlaceLeague(h.place.Key())
+				ann := pl.Players[player(1).ID]
+				if ann == nil || ann.Games != 1 || ann.Matches != 1 || ann.MatchesWon != 0 {
+					t.Fatalf("Ann: %+v, want 1 game and 1 match lost", ann)
+				}
+				w, _ := m.Winner()
+				easy := league.Anchors["easy"]
+				ranks := []int{1, 1}
+				ranks[w] = 0
+				bobWant := league.Model.Rate([][]rating.Rating{{easy, league.Model.New()}, {easy, easy}}, ranks)[0][1]
+				annWant := league.Model.Rate([][]rating.Rating{{league.Model.New(), league.Model.New()}, {easy, easy}}, []int{1, 0})[0][0]
+				if ann.Rating != annWant {
+					t.Errorf("Ann %v, want %v (a loss)", ann.Rating, annWant)
+				}
+				if bob := pl.Players[player(2).ID]; bob.Rating != bobWant || bob.Games != n {
+					t.Errorf("Bob %v in %d games, want %v in %d (his partner's seat the easy anchor)", bob.Rating, bob.Games, bobWant, n)
+				}
+			})
+		})
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -120,8 +119,8 @@ func (s *Service) statsVerb(cmd Command, lang string) []Message {
 			line += " · " + i18n.T(lang, "stats.provisional")
 		}
 		b.WriteString("\n" + line)
-		share, margin := league.Share(pl.MatchesWon, pl.Matches)
-		b.WriteString("\n" + i18n.N(lang, "stats.matches", pl.Matches, pl.MatchesWon, int(math.Round(share*100)), int(math.Round(margin*100))))
+		share, lo, hi := league.Share(pl.MatchesWon, pl.Matches)
+		b.WriteString("\n" + i18n.N(lang, "stats.matches", pl.Matches, pl.MatchesWon, percent(share), percent(lo), percent(hi)))
 	}
 	b.WriteString("\n" + i18n.N(lang, "stats.games", pl.Games, pl.GamesWon, pl.Draws))
 	if _, c := league.Best(s.shown(pl.With), false); c != nil {
@@ -133,7 +132,12 @@ func (s *Service) statsVerb(cmd Command, lang string) []Message {
 	b.WriteString("\n" + i18n.T(lang, "stats.calls", pl.KonterCalled, pl.KonterWon, pl.MattCalled, pl.MattWon,
 		pl.TrumpNamed, pl.TrumpWon))
 	b.WriteString("\n" + i18n.T(lang, "stats.tricks", pl.AllTricks, pl.NoTricks, pl.BestRun))
-	return []Message{reply(cmd, lang, KindReply, b.String())}
+	m := reply(cmd, lang, KindReply, b.String())
+	if id == cmd.Actor.ID && s.users.get(id).Hidden {
+		// Someone who is not ranked sees their statistics alone, never in the group.
+		m.Secret, m.Public = true, i18n.T(lang, "league.private")
+	}
+	return []Message{m}
 }
 
 // hidden reports whether a person asked not to be ranked, or is a forgotten person's placeholder
@@ -329,7 +333,7 @@ func (s *Service) historyItem(cmd Command, lang, what, key string) []Message {
 		return []Message{s.errorReply(cmd, lang, refuse("history.gone"))}
 	}
 	m.Text = i18n.T(lang, "history.record")
-	m.File = &File{Name: strings.ReplaceAll(key, "/", "-") + ".json", Data: mustJSON(recs[key+"/match"])}
+	m.File = &File{Name: strings.ReplaceAll(key, "/", "-") + ".json", Data: mustJSON(recs[key+"/match"].(ExportedMatch).Public())}
 	return []Message{m}
 }
 

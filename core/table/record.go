@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kontermatt/kontermatt/core"
 )
@@ -14,8 +15,8 @@ const StoredMatchFormat = "kontermatt-stored/1"
 
 // StoredMatch is how a finished or stopped match is kept for ever: who sat where, the rules, and
 // the games in the compact form the table state uses (about 80 bytes a game). Everything else —
-// the RECORDS.md match and game records, the score sheet, statistics — is derived from it by
-// replaying the games through the engine, so it can never disagree with them.
+// the match and game records of docs/records.md, the score sheet, statistics — is derived from it
+// by replaying the games through the engine, so it can never disagree with them.
 type StoredMatch struct {
 	Format  string            `json:"format"`
 	Table   string            `json:"table"`
@@ -34,10 +35,21 @@ type StoredMatch struct {
 
 // StoredSeat is who sat in a seat at the end of the match.
 type StoredSeat struct {
-	ID    string `json:"id,omitempty"` // the player; empty for a computer player
-	Name  string `json:"name,omitempty"`
-	Robot string `json:"robot,omitempty"` // a computer player's level
-	Away  bool   `json:"away,omitempty"`  // a computer was playing for the absent player
+	ID   string `json:"id,omitempty"` // the player; empty for a computer player
+	Name string `json:"name,omitempty"`
+	// Robot is a computer player's level, or for an absent player the level of the computer that
+	// played for them. Records kept before it was written for absent players lack it: they were
+	// rated with normal's anchor, and still are.
+	Robot string `json:"robot,omitempty"`
+	Away  bool   `json:"away,omitempty"` // a computer was playing for the absent player
+	Left  bool   `json:"left,omitempty"` // the player left during the match; the computer finished it
+	// Forfeit says the player was not at the table when a team won the match (Away or Left) and
+	// lost it, whatever their team did. Written since forfeits count: an older record's away
+	// player is not rated for the match, as then.
+	Forfeit bool `json:"forfeit,omitempty"`
+	// Absent lists the games (from 1) a computer played entirely for the player: they are not
+	// credited with them. An older record lacks it and credits every game.
+	Absent []int `json:"absent,omitempty"`
 }
 
 // StoredKey is the record key of a table's match.
@@ -52,10 +64,18 @@ func (s *Service) matchRecord(t *tbl) Record {
 	for i, seat := range st.Seats {
 		switch {
 		case seat.Player != nil:
-			rec.Seats[i] = StoredSeat{ID: seat.Player.ID, Name: seat.Player.Name, Away: seat.Away}
+			rec.Seats[i] = StoredSeat{ID: seat.Player.ID, Name: seat.Player.Name, Away: seat.Away, Absent: seat.Absent}
+			if seat.Away {
+				rec.Seats[i].Robot = t.opts.Level
+			}
+		case seat.Left != nil:
+			rec.Seats[i] = StoredSeat{ID: seat.Left.ID, Name: seat.Left.Name, Robot: t.opts.Level, Left: true, Absent: seat.Absent}
 		default:
 			rec.Seats[i] = StoredSeat{Robot: t.opts.Level}
 		}
+		// Not at the table when a team won: the match is lost for them (docs/league.md).
+		s := &rec.Seats[i]
+		s.Forfeit = s.ID != "" && (s.Away || s.Left) && t.match.Over()
 	}
 	for _, g := range t.match.Games() {
 		rec.Games = append(rec.Games, encodeGame(g))
@@ -88,15 +108,42 @@ func ParseStoredMatch(data []byte) (StoredMatch, *core.Match, error) {
 	return rec, m, nil
 }
 
-// Export gives a kept match as RECORDS.md records: the match record, then each game's record,
-// keyed by the names export files take ("<table>/m1/match", "<table>/m1/g1", ...).
+// ExportedMatch is a kept match as export writes it (docs/records.md): the kontermatt-match/1
+// record, which replay reads, with the extra fields the format allows that say the rest of what
+// was kept — the record's key, the place, when the match began and ended, whether it was stopped,
+// and who sat where — so that the league can be made anew from an export alone.
+type ExportedMatch struct {
+	core.MatchRecord
+	Key     string        `json:"key"`
+	Table   string        `json:"table"`
+	Match   int           `json:"match"`
+	Place   string        `json:"place,omitempty"`
+	Start   string        `json:"start,omitempty"` // RFC 3339 in UTC, to the millisecond
+	End     string        `json:"end,omitempty"`
+	Stopped bool          `json:"stopped,omitempty"`
+	Seats   [4]StoredSeat `json:"seats"`
+}
+
+// exportTime is a kept unix-ms time as an export writes it: RFC 3339 in UTC, to the millisecond
+// ("" for none).
+func exportTime(ms int64) string {
+	if ms == 0 {
+		return ""
+	}
+	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+// Export gives a kept match as the records docs/records.md describes: the match record (an
+// ExportedMatch), then each game's kontermatt-game/1 record, keyed by the names export files take
+// ("<table>/m1/match", "<table>/m1/g1", ...).
 func Export(data []byte) (map[string]any, error) {
 	rec, m, err := ParseStoredMatch(data)
 	if err != nil {
 		return nil, err
 	}
 	base := StoredKey(rec.Table, rec.Match)
-	mr := m.Record()
+	mr := ExportedMatch{MatchRecord: m.Record(), Key: base, Table: rec.Table, Match: rec.Match, Place: rec.Place,
+		Start: exportTime(rec.Start), End: exportTime(rec.End), Stopped: rec.Stopped, Seats: rec.Seats}
 	mr.Hints = rec.Hints
 	out := map[string]any{base + "/match": mr}
 	for i, g := range m.Games() {
@@ -105,7 +152,17 @@ func Export(data []byte) (map[string]any, error) {
 	return out, nil
 }
 
-// CompactRecord turns a match kept by schema 1 — a full RECORDS.md match record under
+// Public is the exported match as a chat may see it (history's record button): the people's
+// names as the chat showed them, without their platform IDs or the place's key.
+func (e ExportedMatch) Public() ExportedMatch {
+	e.Place = ""
+	for i := range e.Seats {
+		e.Seats[i].ID = ""
+	}
+	return e
+}
+
+// CompactRecord turns a match kept by schema 1 — a full docs/records.md match record under
 // "<table>/m<n>/match" — into a StoredMatch under its new key. The table's state, if it is still
 // kept and at that match, names the seats; otherwise they stay unnamed.
 func CompactRecord(oldKey string, full, tableState []byte) (key string, data []byte, err error) {

@@ -904,6 +904,9 @@ func (s *Service) dealNext(t *tbl) {
 	rng := rand.New(rand.NewPCG(t.st.Seed, t.st.Deals))
 	t.st.Deals++
 	t.st.GameFrom = t.st.Seq + 1
+	for i := range t.st.Seats {
+		t.st.Seats[i].Moved = false
+	}
 	hands := core.DealHands(rng, t.match.NextDealer())
 	if _, err := t.match.Deal(hands); err != nil {
 		panic(fmt.Sprintf("table %s: dealing: %v", t.st.ID, err)) // the service checked the match can go on
@@ -916,6 +919,9 @@ func (s *Service) startMatch(t *tbl) {
 	t.st.First = rng.IntN(4)
 	t.st.Games = nil
 	t.st.MatchAt = s.cfg.Now().UnixMilli()
+	for i := range t.st.Seats { // who left or was absent in the last match
+		t.st.Seats[i].Left, t.st.Seats[i].Absent = nil, nil
+	}
 	t.match, _ = core.NewMatch(t.opts.Rules, core.Seat(t.st.First))
 	t.st.Status = StatusPlaying
 	t.st.Votes = nil

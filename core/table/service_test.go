@@ -247,7 +247,7 @@ func TestWholeMatchOneHumanThreeComputers(t *testing.T) {
 		if !h.over() {
 			t.Fatalf("match not over after %d moves", moves)
 		}
-		// The kept match, exported as a RECORDS.md record, replays through the engine to the
+		// The kept match, exported as a docs/records.md record, replays through the engine to the
 		// same winner.
 		var rec []byte
 		store.Records(func(key string, data []byte) error {

@@ -28,6 +28,12 @@ type SeatState struct {
 	// when seats change (rematch rotate), so that new partners show. 0 in states written before:
 	// then the seat's number.
 	No int `json:"no,omitempty"`
+	// Left is the person who left the seat during the match; a computer player finishes it.
+	Left *Player `json:"left,omitempty"`
+	// Moved says the seat's person made a move of the current game themselves; Absent lists the
+	// match's games (from 1) a computer played entirely for them (see noteAbsent).
+	Moved  bool  `json:"moved,omitempty"`
+	Absent []int `json:"absent,omitempty"`
 }
 
 // robotSeat is a computer player sitting down in seat.
@@ -52,7 +58,7 @@ const stateVersion = 1
 
 // state is everything about a table that must survive a restart. The match is stored compactly
 // (one short string per game) so that writing the state on every command stays cheap; the full
-// RECORDS.md form is derived from it by replaying through the engine.
+// docs/records.md form is derived from it by replaying through the engine.
 type state struct {
 	V        int               `json:"v"`
 	ID       string            `json:"id"`

@@ -200,7 +200,7 @@ func (s *Service) leave(t *tbl, c *call) *userError {
 		// Said while the player still sits there, so that the reader of a personal screen is told
 		// "you left". Then a computer player takes over the seat so the others can finish.
 		c.out.public = append(c.out.public, s.notice(t, "note.left_robot", seatRef(c.seat)))
-		st.Seats[c.seat] = robotSeat(c.seat)
+		st.Seats[c.seat] = leftSeat(c.seat, st.Seats[c.seat])
 	} else {
 		st.Seats[c.seat] = SeatState{}
 	}
@@ -352,6 +352,9 @@ func (s *Service) move(t *tbl, c *call) *userError {
 		}
 		m = core.Play(c.seat, card)
 	}
+	if g.Check(m) == nil {
+		t.st.Seats[c.seat].Moved = true // the person plays this game themselves
+	}
 	return s.applyMove(t, g, m, c.out)
 }
 
@@ -372,6 +375,7 @@ func (s *Service) applyMove(t *tbl, g *core.Game, m core.Move, out *outcome) *us
 	out.public = append(out.public, s.finalMessages(t, g, n)...)
 	out.public = append(out.public, s.gameSummary(t, g, n))
 	s.coachGameOver(t, g, n, out)
+	t.noteAbsent(n)
 	if t.match.Over() {
 		t.st.Status = StatusOver
 		s.keepMatch(t, out)
