@@ -422,7 +422,7 @@ func TestRefusedPresses(t *testing.T) {
 		if applied(r1) {
 			refused = r2
 		}
-		if refused.Type != 4 || refused.Flags&64 == 0 || refused.Content != ephemeralText("en", "err.stale") {
+		if refused.Type != 4 || refused.Flags&64 == 0 || refused.Content != ephemeralText(i18n.Pick(mover.u.Locale), "err.stale") {
 			t.Errorf("the second click answered %+v", refused)
 		}
 		log := store.Log(id)
@@ -432,7 +432,7 @@ func TestRefusedPresses(t *testing.T) {
 	})
 	t.Run("stale card", func(t *testing.T) {
 		// The mover's hand as it was before naming trump: its buttons are old now.
-		if r := f.press(mover.u, view, trump.CustomID); r.Type != 4 || r.Content != ephemeralText("en", "err.stale") {
+		if r := f.press(mover.u, view, trump.CustomID); r.Type != 4 || r.Content != ephemeralText(i18n.Pick(mover.u.Locale), "err.stale") {
 			t.Errorf("an old button: %+v", r)
 		}
 	})

@@ -60,12 +60,9 @@ func (m *Main) Open(ctx context.Context) error {
 		return err
 	}
 	m.Store = store
-	seed := cfg.Seed
+	seed := cfg.Seed // 0: every table's secret from crypto/rand
 	if m.Seed != 0 {
 		seed = m.Seed
-	}
-	if seed == 0 {
-		seed = randomSeed()
 	}
 	outboxes := map[string]table.Outbox{}
 	deciders := robots

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"flag"
 	"fmt"
 	"io"
@@ -59,12 +57,6 @@ func newLogger(w io.Writer, level, format string) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
-}
-
-func randomSeed() uint64 {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return binary.LittleEndian.Uint64(b[:])
 }
 
 // openStore opens the database; its error is the one line for the screen (see dbError).

@@ -233,7 +233,7 @@ func (s *Service) hintText(t *tbl, v core.View, lang string) string {
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.coach.cfg.HintBudget)
 	defer cancel()
-	j, ok := robot.Judge(ctx, v, t.st.Seed, s.coach.cfg.HintBudget, s.coach.cfg.Worlds)
+	j, ok := robot.Judge(ctx, v, t.st.seed64(useHint, 0), s.coach.cfg.HintBudget, s.coach.cfg.Worlds)
 	if !ok {
 		return i18n.T(lang, "hint.none")
 	}

@@ -572,11 +572,11 @@ func (s *Service) Forget(id string) (int, error) {
 // LeagueBuckets are the KV buckets made from the records alone (Rebuild's).
 var LeagueBuckets = []string{BucketLeague, BucketRatings, BucketMonths}
 
-// randomID draws a number from the service's seeded source (s.mu taken).
+// randomID draws a number from the service's source of randomness (s.mu taken).
 func (s *Service) randomID() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.rng.Uint64()
+	return s.randomUint64()
 }
 
 // decimal writes a rating with one decimal as lang writes numbers: 21.4, or 21,4 outside English.
