@@ -2,6 +2,7 @@ package storage_test
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -181,4 +182,85 @@ func (k *keepLast) Commit(c table.Change) error {
 	}
 	k.mu.Unlock()
 	return k.MemStore.Commit(c)
+}
+
+// BenchmarkDiskPerMatch plays whole matches of four humans through the service on bbolt and
+// reports what each finished match leaves on disk: the pages in use that the file gained per
+// match (B/match), and the bytes of command log among them (log-B/match). "rematch" is one table
+// that keeps rematching, which retention never prunes; "new" opens a new table at the place each
+// time, closing the finished one (kept until the retention period is over).
+//
+//	go test -run '^$' -bench DiskPerMatch -benchtime 40x ./storage
+func BenchmarkDiskPerMatch(b *testing.B) {
+	for _, mode := range []string{"rematch", "new"} {
+		b.Run(mode, func(b *testing.B) {
+			store, err := storage.Open(filepath.Join(b.TempDir(), "kontermatt.db"), storage.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer store.Close()
+			clk := tabletest.NewClock(time.Date(2026, 1, 1, 18, 0, 0, 0, time.UTC))
+			svc := table.New(table.Config{Store: store, KV: store, Seed: 1, Now: clk.Now})
+			defer svc.Close()
+			tt, err := tabletest.Open(svc, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var tables []string
+			play := func() { // one whole match, from its deal to its end
+				switch st, _ := svc.Status(tt.ID); {
+				case st == table.StatusOver && mode == "rematch":
+					if _, err := tabletest.Step(svc, tt); err != nil { // the rematch
+						b.Fatal(err)
+					}
+				case st == table.StatusOver:
+					if tt, err = tabletest.Open(svc, 0); err != nil {
+						b.Fatal(err)
+					}
+				}
+				tables = append(tables, tt.ID)
+				for {
+					if st, _ := svc.Status(tt.ID); st != table.StatusPlaying {
+						return
+					}
+					clk.Add(2 * time.Second)
+					if _, err := tabletest.Step(svc, tt); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			for range 3 { // the places' league, the buckets: what the first matches make once
+				play()
+			}
+			_, before, _ := store.Space()
+			logBefore := logBytes(b, store, tables)
+			for b.Loop() {
+				play()
+			}
+			_, after, _ := store.Space()
+			n := float64(b.N)
+			b.ReportMetric(float64(after-before)/n, "B/match")
+			b.ReportMetric(float64(logBytes(b, store, tables)-logBefore)/n, "log-B/match")
+		})
+	}
+}
+
+// logBytes adds up the JSON of every log entry the tables keep.
+func logBytes(b *testing.B, store *storage.Store, tables []string) int {
+	total := 0
+	seen := map[string]bool{}
+	for _, id := range tables {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		if err := store.Log(id, func(e table.LogEntry) error {
+			j, _ := json.Marshal(e)
+			total += len(j)
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return total
 }

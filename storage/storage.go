@@ -10,7 +10,8 @@
 //
 //	meta     "schema" → big-endian uint64 schema version
 //	tables   table id → state bytes
-//	logs     table id → nested bucket: big-endian uint64 seq → JSON table.LogEntry
+//	logs     table id → nested bucket: big-endian uint64 seq → JSON table.LogEntry; the running
+//	         match's commands and the one that ended the last match (Change.PruneLog)
 //	records  record key → record bytes
 //	kv       adapter bucket → nested bucket: key → value
 package storage

@@ -365,6 +365,9 @@ type Change struct {
 	// Closed says the table is closed for good: the store keeps its state apart from the live
 	// tables, stamped with Log.Time, until Prune removes it.
 	Closed bool
+	// PruneLog says a match ended with this change and is kept in Records: the table's log before
+	// this change's entry is deleted. The entry itself is written, so the log still only grows.
+	PruneLog bool
 }
 
 // LogEntry is one accepted command in a table's log.

@@ -51,6 +51,9 @@ func (m *MemStore) Commit(c Change) error {
 		}
 		return err
 	}
+	if c.PruneLog && c.State != nil && c.Log.Verb != "" {
+		delete(m.logs, c.TableID)
+	}
 	switch {
 	case c.State == nil:
 		delete(m.tables, c.TableID)

@@ -591,7 +591,8 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome,
 	}
 	data, err := json.Marshal(st)
 	if err == nil {
-		err = s.store(Change{TableID: st.ID, State: data, Records: out.records, Closed: st.Status == StatusClosed,
+		// A match that ends is kept in its record: its commands' log goes with this change.
+		err = s.store(Change{TableID: st.ID, State: data, Records: out.records, Closed: st.Status == StatusClosed, PruneLog: len(out.records) > 0,
 			Log: LogEntry{Seq: st.Seq, Time: now.UnixMilli(), Actor: cmd.Actor.ID, Verb: cmd.Verb, Args: cmd.Args, EventID: cmd.EventID}},
 			out.league)
 	}
