@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -94,7 +95,9 @@ type Options struct {
 
 // Store is the bbolt-backed store. It is safe for concurrent use.
 type Store struct {
+	mu    sync.RWMutex // held shared around every use of db
 	db    *bolt.DB
+	path  string
 	batch bool
 }
 
@@ -142,7 +145,7 @@ func Open(path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("storage: open %s: %w", path, err)
 	}
-	return &Store{db: db, batch: opts.Batch}, nil
+	return &Store{db: db, path: path, batch: opts.Batch}, nil
 }
 
 // checkVersion is what a read-only Open does instead of migrating: the file must have the current
@@ -164,17 +167,21 @@ func checkVersion(tx *bolt.Tx) error {
 // Close closes the database, waiting for running transactions. Later calls fail with bbolt's
 // ErrDatabaseNotOpen.
 func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return s.db.Close()
 }
 
 // Path is the database file's path.
 func (s *Store) Path() string {
-	return s.db.Path()
+	return s.path
 }
 
 // update runs one read-write transaction, batched if the Store was opened with Options.Batch.
 // fn must be idempotent (Batch may run it twice) and must not call back into the Store.
 func (s *Store) update(fn func(*bolt.Tx) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	if s.batch {
 		return s.db.Batch(fn)
 	}
