@@ -5,10 +5,64 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/kontermatt/kontermatt/core/table"
 )
+
+// TestForgetCompactsWhileCommitting: Forget swaps a compacted file in while other goroutines
+// commit and read; every commit that returned is in the new file, and the store reopens.
+func TestForgetCompactsWhileCommitting(t *testing.T) {
+	for _, batch := range []bool{false, true} {
+		t.Run(fmt.Sprint("batch=", batch), func(t *testing.T) {
+			s, _ := openTemp(t, Options{Batch: batch})
+			var last [4]atomic.Uint64
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			for w := range last {
+				id := fmt.Sprint("busy-", w)
+				wg.Go(func() {
+					for seq := uint64(1); ; seq++ {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						if err := s.Commit(table.Change{TableID: id, State: []byte(fmt.Sprint(seq)), Log: entry(seq, table.VerbPlay)}); err != nil {
+							t.Error(err)
+							return
+						}
+						last[w].Store(seq)
+						if _, _, err := s.Get("kv", "k"); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				})
+			}
+			for range 5 {
+				if err := s.Forget(table.Forgetting{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			close(stop)
+			wg.Wait()
+			s = reopen(t, s)
+			tables := allTables(t, s)
+			for w := range last {
+				id := fmt.Sprint("busy-", w)
+				if want := fmt.Sprint(last[w].Load()); tables[id] != want {
+					t.Errorf("%s: state %q after the compactions, last commit %s", id, tables[id], want)
+				}
+				if n := len(allLog(t, s, id)); uint64(n) != last[w].Load() {
+					t.Errorf("%s: %d log entries, %d commits", id, n, last[w].Load())
+				}
+			}
+		})
+	}
+}
 
 // TestBackupHoldsOnlyLiveData: a value deleted or replaced before a backup is not in the backup
 // (bbolt leaves it in the page it freed, and tx.WriteTo, which Backup used before, copies free

@@ -4,7 +4,8 @@
 //
 // Every write is one bbolt read-write transaction, committed (and fsynced) before the call returns.
 // Callbacks (Tables, Records, Log) run outside any transaction, so they may call back into the
-// Store, for example to Commit a repaired table.
+// Store, for example to Commit a repaired table. A backup, and the file after Forget, hold only the
+// live data: nothing deleted or replaced before can be read from them (backup.go).
 //
 // Layout (schema version 1):
 //
@@ -95,10 +96,13 @@ type Options struct {
 
 // Store is the bbolt-backed store. It is safe for concurrent use.
 type Store struct {
-	mu    sync.RWMutex // held shared around every use of db
-	db    *bolt.DB
-	path  string
-	batch bool
+	// mu is held shared around every use of db, and alone while Forget swaps a compacted file
+	// in (forget.go).
+	mu       sync.RWMutex
+	db       *bolt.DB
+	path     string
+	batch    bool
+	readOnly bool
 }
 
 // Open opens (creating if needed) the database at path, brings its schema to the current version
@@ -145,7 +149,12 @@ func Open(path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("storage: open %s: %w", path, err)
 	}
-	return &Store{db: db, path: path, batch: opts.Batch}, nil
+	if !opts.ReadOnly {
+		// A compaction this process's predecessor did not finish: the database is the file
+		// at path, and this process holds its lock.
+		_ = os.Remove(compactPath(path))
+	}
+	return &Store{db: db, path: path, batch: opts.Batch, readOnly: opts.ReadOnly}, nil
 }
 
 // checkVersion is what a read-only Open does instead of migrating: the file must have the current

@@ -12,6 +12,8 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/kontermatt/kontermatt/adapters/discord"
+	"github.com/kontermatt/kontermatt/adapters/telegram"
 	"github.com/kontermatt/kontermatt/adapters/terminal"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/storage"
@@ -95,7 +97,9 @@ func (m *Main) Open(ctx context.Context) error {
 	met := newMetrics()
 	m.Service = table.New(table.Config{Store: store, KV: store, Outboxes: outboxes, Robots: deciders, Seed: seed,
 		Log: m.Log, RulesURL: cfg.RulesURL, Think: cfg.Think, Retention: cfg.Retention, Observe: met,
-		Surfaces: map[string]table.Surface{terminal.Platform: terminal.Surface}})
+		Surfaces: map[string]table.Surface{terminal.Platform: terminal.Surface},
+		// Every adapter's, running or not: a person is forgotten from a platform served before too.
+		People: []table.People{telegram.People, discord.People}})
 	met.watch(m.Service, m.chats)
 	// Live backups, health and metrics. The bot holds the database's lock by now, so a socket file
 	// beside the database can only be a crashed bot's.

@@ -60,6 +60,8 @@ type Config struct {
 	Observe Observer
 	// Coach sizes the reviews and hints (coach.go).
 	Coach CoachConfig
+	// People are what each platform's adapter keeps about people, for Forget to reach.
+	People []People
 }
 
 // Observer hears what the service does, for metrics. Its methods must be quick and safe to call
