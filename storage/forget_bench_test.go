@@ -2,7 +2,6 @@ package storage_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
-	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
 )
 
@@ -34,22 +32,16 @@ func BenchmarkForget(b *testing.B) {
 	}
 	defer store.Close()
 	// One real match, its last state and its record, copied with other people at other places.
-	mem := &keepLast{MemStore: table.NewMemStore()}
-	clk := tabletest.NewClock(time.Now())
-	svc := table.New(table.Config{Store: mem, Seed: 1, Now: clk.Now})
-	playMatches(b, svc, clk, 1, 1)
-	svc.Handle(context.Background(), table.Command{Place: table.Place{Platform: "bench", Chat: "0"},
-		Actor: table.Player{ID: "admin"}, Verb: table.VerbStop, Admin: true})
-	svc.Close()
+	closed, record := oneClosedMatch(b)
 	var rec table.StoredMatch
-	if err := json.Unmarshal(mem.record, &rec); err != nil {
+	if err := json.Unmarshal(record, &rec); err != nil {
 		b.Fatal(err)
 	}
 	person := func(n int) (id, name string) {
 		return fmt.Sprintf("tg:5000%05d", n%200), fmt.Sprintf("Person %03d", n%200)
 	}
 	for i := range *forgetMatches {
-		c := mem.closed
+		c := closed
 		c.TableID = fmt.Sprintf("c%06d", i)
 		state := c.State
 		r := rec
@@ -77,7 +69,7 @@ func BenchmarkForget(b *testing.B) {
 	if err := store.Rewrite(nil, table.LeagueBuckets, entries); err != nil {
 		b.Fatal(err)
 	}
-	svc = table.New(table.Config{Store: store, KV: store, Seed: 2})
+	svc := table.New(table.Config{Store: store, KV: store, Seed: 2})
 	defer svc.Close()
 	named, n := 0, 0
 	var took time.Duration

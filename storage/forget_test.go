@@ -171,8 +171,8 @@ func hits(t testing.TB, path string) map[string]int {
 // holds Eve's name or her numeric ID anywhere — not her finished matches' records, the closed
 // table and its log, the tables she was sitting at, the adapter's notes about her, her settings,
 // nor the pages bbolt freed when all that was rewritten. Everyone else's results, notes and
-// tables stay. (Before, the file and every backup still held her ID 89 times: freed pages, the
-// closed table, the adapter's buckets, the tables she sat at.)
+// tables stay. (Before, the file and every backup still held her ID 45 times and her name 15:
+// freed pages, the closed table, the adapter's buckets, the tables she sat at.)
 func TestForgetLeavesNoCopy(t *testing.T) {
 	w := newForgetWorld(t)
 	if h := hits(t, w.path); h[eveKey] == 0 || h[eveName] == 0 {

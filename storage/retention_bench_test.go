@@ -115,25 +115,16 @@ func BenchmarkStartup(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// One real match, its last state and its record, copied under many table IDs.
-	mem := &keepLast{MemStore: table.NewMemStore()}
-	// Closed now, so within the retention period when the service resumes on the real clock:
-	// start-up loads none of them and prunes none.
-	clk := tabletest.NewClock(time.Now())
-	svc := table.New(table.Config{Store: mem, Seed: 1, Now: clk.Now})
-	playMatches(b, svc, clk, 1, 1)
-	svc.Handle(context.Background(), table.Command{Place: table.Place{Platform: "bench", Chat: "0"},
-		Actor: table.Player{ID: "admin"}, Verb: table.VerbStop, Admin: true})
-	svc.Close()
-	if mem.closed.TableID == "" || len(mem.record) == 0 {
-		b.Fatal("no closed table or record to copy")
-	}
+	// One real match, its last state and its record, copied under many table IDs. Closed now, so
+	// within the retention period when the service resumes on the real clock: start-up loads
+	// none of them and prunes none.
+	closed, record := oneClosedMatch(b)
 	const batch = 1000
 	for i := 0; i < *startupClosed; i += batch {
 		for j := i; j < min(i+batch, *startupClosed); j++ {
-			c := mem.closed
+			c := closed
 			c.TableID = fmt.Sprintf("c%06d", j)
-			c.Records = []table.Record{{Key: table.StoredKey(c.TableID, 1), Data: mem.record}}
+			c.Records = []table.Record{{Key: table.StoredKey(c.TableID, 1), Data: record}}
 			if j%10 != 0 {
 				c.State, c.Closed = nil, false // pruned long ago: only the record is left
 			}
@@ -161,6 +152,22 @@ func BenchmarkStartup(b *testing.B) {
 	}
 	b.ReportMetric(float64(took.Microseconds())/float64(b.N)/1000, "startup-ms")
 	b.ReportMetric(float64(info.Size())/(1<<20), "file-MB")
+}
+
+// oneClosedMatch plays one match of four in memory, closes its table now, and gives the change
+// that closed it (without its records) and the match's record, for benchmarks to copy.
+func oneClosedMatch(b *testing.B) (table.Change, []byte) {
+	mem := &keepLast{MemStore: table.NewMemStore()}
+	clk := tabletest.NewClock(time.Now())
+	svc := table.New(table.Config{Store: mem, Seed: 1, Now: clk.Now})
+	playMatches(b, svc, clk, 1, 1)
+	svc.Handle(context.Background(), table.Command{Place: table.Place{Platform: "bench", Chat: "0"},
+		Actor: table.Player{ID: "admin"}, Verb: table.VerbStop, Admin: true})
+	svc.Close()
+	if mem.closed.TableID == "" || len(mem.record) == 0 {
+		b.Fatal("no closed table or record to copy")
+	}
+	return mem.closed, mem.record
 }
 
 // keepLast keeps the last closing change and the last record the service commits.
