@@ -154,17 +154,7 @@ func (w *forgetWorld) forget(t testing.TB) string {
 // hits counts where a file shows Eve's name or her numeric ID.
 func hits(t testing.TB, path string) map[string]int {
 	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int{}
-	for _, s := range []string{eveKey, eveName, "Quarendon"} {
-		if n := bytes.Count(raw, []byte(s)); n > 0 {
-			out[s] = n
-		}
-	}
-	return out
+	return tabletest.Traces(t, path, eveKey, eveName, "Quarendon")
 }
 
 // TestForgetLeavesNoCopy: after "forget yes", neither the database file nor a backup taken then

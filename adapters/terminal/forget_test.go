@@ -1,16 +1,15 @@
 package terminal
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
 )
 
@@ -53,13 +52,7 @@ func TestForgetAtTheTerminal(t *testing.T) {
 	if !strings.Contains(out.String(), "wins the match") || !strings.Contains(out.String(), "your name is gone from 1 match") {
 		t.Fatalf("no match, or no forgetting:\n%s", out.String())
 	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range []string{name, "Evangeline", term.player(1).ID} {
-		if n := bytes.Count(raw, []byte(s)); n > 0 {
-			t.Errorf("the database still holds %q %d times", s, n)
-		}
+	if found := tabletest.Traces(t, path, name, "Evangeline", term.player(1).ID); len(found) > 0 {
+		t.Errorf("the database still holds %v", found)
 	}
 }
