@@ -43,7 +43,7 @@ func TestForgetCompactsWhileCommitting(t *testing.T) {
 				})
 			}
 			for range 5 {
-				if err := s.Forget(table.Forgetting{}); err != nil {
+				if err := forgetOne(s); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -101,5 +101,40 @@ func TestBackupHoldsOnlyLiveData(t *testing.T) {
 		if !bytes.Contains(b, []byte("state now")) {
 			t.Errorf("%s lacks what is kept", name)
 		}
+	}
+}
+
+// forgetOne makes Forget delete one entry about a person, which makes it compact the file.
+func forgetOne(s *Store) error {
+	if err := s.Put("test.people", "p1", []byte("1")); err != nil {
+		return err
+	}
+	return s.Forget(table.Forgetting{KV: []table.KVEntry{{Bucket: "test.people", Key: "p1"}}})
+}
+
+// TestForgetCompactsOnlyWhatItChanged: a Forget that finds nothing of the person leaves the file
+// as it is (a "forget yes" repeated costs no compaction); one that deletes something swaps a
+// compacted file in.
+func TestForgetCompactsOnlyWhatItChanged(t *testing.T) {
+	s, path := openTemp(t, Options{})
+	commit(t, s, table.Change{TableID: "t1", State: []byte("state"), Log: entry(1, table.VerbNew)})
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Forget(table.Forgetting{Actor: "tg:9", As: "forgotten:x", KV: []table.KVEntry{{Bucket: "test.people", Key: "9"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.Stat(path); !os.SameFile(before, after) {
+		t.Error("a Forget that changed nothing compacted the file")
+	}
+	if err := forgetOne(s); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.Stat(path); os.SameFile(before, after) {
+		t.Error("a Forget that deleted something left the file as it was")
+	}
+	if got := allTables(t, s); got["t1"] != "state" {
+		t.Errorf("tables after the compaction: %v", got)
 	}
 }

@@ -31,8 +31,9 @@ func (s *Store) ClosedTables(fn func(id string, state []byte) error) error {
 // data is written beside the file, synced, and renamed over it, and the Store goes on in it. Every
 // other use of the Store waits meanwhile (about a second for 100 MB). The old file's blocks go
 // back to the file system as they are; overwriting them is the disk's business, not the file's.
-// If the compaction fails, the changes are made all the same and Forget says so: calling it again
-// compacts again.
+// A Forgetting that finds nothing of the person to replace or delete (the KV entries it writes
+// aside) leaves the file as it is. If the compaction fails, the changes are made all the same and
+// Forget says so: calling it again compacts again.
 func (s *Store) Forget(f table.Forgetting) error {
 	if s.readOnly {
 		return fmt.Errorf("storage: forget: %w", berrors.ErrDatabaseReadOnly)
@@ -47,7 +48,9 @@ func (s *Store) Forget(f table.Forgetting) error {
 			return err
 		}
 	}
+	var changed bool // something that named the person was replaced or deleted
 	err := s.update(func(tx *bolt.Tx) error {
+		changed = len(f.Records) > 0
 		for _, r := range f.Records {
 			if err := tx.Bucket(bucketRecords).Put([]byte(r.Key), r.Data); err != nil {
 				return err
@@ -59,11 +62,13 @@ func (s *Store) Forget(f table.Forgetting) error {
 			if len(v) < 8 {
 				continue // pruned meanwhile
 			}
+			changed = true
 			if err := closed.Put([]byte(id), append(bytes.Clone(v[:8]), state...)); err != nil {
 				return err
 			}
 		}
-		if err := renameActor(tx.Bucket(bucketLogs), f.Actor, f.As); err != nil {
+		renamed, err := renameActor(tx.Bucket(bucketLogs), f.Actor, f.As)
+		if err != nil {
 			return err
 		}
 		kv := tx.Bucket(bucketKV)
@@ -72,13 +77,23 @@ func (s *Store) Forget(f table.Forgetting) error {
 				return err
 			}
 		}
-		if err := deletePersonKeys(kv, f); err != nil {
+		deleted, err := deletePersonKeys(kv, f)
+		if err != nil {
 			return err
 		}
+		for _, e := range f.KV {
+			if b := kv.Bucket([]byte(e.Bucket)); e.Value == nil && b != nil && b.Get([]byte(e.Key)) != nil {
+				deleted++
+			}
+		}
+		changed = changed || renamed+deleted > 0 || len(f.Drop) > 0
 		return rewriteKV(tx, f.Emptied, f.KV)
 	})
 	if err != nil {
 		return fmt.Errorf("storage: forget: %w", err)
+	}
+	if !changed {
+		return nil
 	}
 	if err := s.compact(); err != nil {
 		return fmt.Errorf("storage: forget: the changes are made, but the file was not compacted: %w", err)
@@ -86,13 +101,14 @@ func (s *Store) Forget(f table.Forgetting) error {
 	return nil
 }
 
-// renameActor rewrites every log entry by actor as by as.
-func renameActor(logs *bolt.Bucket, actor, as string) error {
+// renameActor rewrites every log entry by actor as by as, and counts them.
+func renameActor(logs *bolt.Bucket, actor, as string) (int, error) {
 	if actor == "" {
-		return nil
+		return 0, nil
 	}
 	want := []byte(`"actor":` + string(mustJSON(actor)))
-	return logs.ForEachBucket(func(id []byte) error {
+	n := 0
+	err := logs.ForEachBucket(func(id []byte) error {
 		log := logs.Bucket(id)
 		changed := map[string][]byte{}
 		err := log.ForEach(func(k, v []byte) error {
@@ -119,8 +135,10 @@ func renameActor(logs *bolt.Bucket, actor, as string) error {
 				return err
 			}
 		}
+		n += len(changed)
 		return nil
 	})
+	return n, err
 }
 
 func mustJSON(s string) []byte {
@@ -128,15 +146,17 @@ func mustJSON(s string) []byte {
 	return b
 }
 
-// deletePersonKeys deletes, in every adapter bucket, the keys of f.Tables that name the person.
-func deletePersonKeys(kv *bolt.Bucket, f table.Forgetting) error {
+// deletePersonKeys deletes, in every adapter bucket, the keys of f.Tables that name the person,
+// and counts them.
+func deletePersonKeys(kv *bolt.Bucket, f table.Forgetting) (int, error) {
 	if len(f.Tables) == 0 {
-		return nil
+		return 0, nil
 	}
 	var buckets [][]byte
 	if err := kv.ForEachBucket(func(name []byte) error { buckets = append(buckets, bytes.Clone(name)); return nil }); err != nil {
-		return err
+		return 0, err
 	}
+	n := 0
 	for _, name := range buckets {
 		b := kv.Bucket(name)
 		var doomed [][]byte
@@ -151,11 +171,12 @@ func deletePersonKeys(kv *bolt.Bucket, f table.Forgetting) error {
 		}
 		for _, k := range doomed {
 			if err := b.Delete(k); err != nil {
-				return err
+				return n, err
 			}
 		}
+		n += len(doomed)
 	}
-	return nil
+	return n, nil
 }
 
 // rewriteKV empties adapter buckets, then writes the entries.

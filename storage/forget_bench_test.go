@@ -85,8 +85,12 @@ func BenchmarkForget(b *testing.B) {
 		named += got
 	}
 	b.StopTimer()
+	// The compaction alone: a Forget that deletes one entry about someone.
+	if err := store.Put("bench.people", "p", []byte("1")); err != nil {
+		b.Fatal(err)
+	}
 	start := time.Now()
-	if err := store.Forget(table.Forgetting{}); err != nil { // the compaction alone
+	if err := store.Forget(table.Forgetting{KV: []table.KVEntry{{Bucket: "bench.people", Key: "p"}}}); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(time.Since(start).Microseconds())/1000, "compact-ms")

@@ -51,6 +51,8 @@ func (f *forgetting) privately(p Place) {
 // Forget removes a person from what the bot keeps (see above). It gives how many kept matches
 // named them.
 func (s *Service) Forget(id string) (int, error) {
+	s.forgetMu.Lock()
+	defer s.forgetMu.Unlock()
 	suffix := strconv.FormatUint(s.randomID(), 36)
 	f := forgetting{id: id, as: forgottenPrefix + suffix, suffix: suffix, private: map[string]Place{}}
 	out := Forgetting{Actor: id, As: f.as, Names: []string{id}, Closed: map[string][]byte{}}

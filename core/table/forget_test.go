@@ -3,8 +3,12 @@ package table
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core/league"
 )
 
 // TestForgetLeavesEveryTable: the person forgotten leaves the tables they sit at — a computer
@@ -114,4 +118,36 @@ func TestForgetLeavesEveryTable(t *testing.T) {
 			t.Errorf("the game after Eve was forgotten: %s", e)
 		}
 	})
+}
+
+// TestForgetsAtOnceForgetBoth: two people forgotten at the same moment are both gone from every
+// record (each Forget writes back the records it read: run together, the second put the first's
+// name back).
+func TestForgetsAtOnceForgetBoth(t *testing.T) {
+	clk := &clock{now: time.Date(2026, 11, 2, 20, 0, 0, 0, league.Zone)}
+	store := NewMemStore()
+	h, people := leagueHarness(t, store, clk)
+	playSeason(t, h, clk, people, 12, 5)
+	for round := range 20 {
+		a, b := people[round%5], people[(round+1)%5]
+		var wg sync.WaitGroup
+		for _, p := range []Player{a, b} {
+			wg.Go(func() {
+				if _, err := h.svc.Forget(p.ID); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		_ = store.Records(func(key string, data []byte) error {
+			for _, p := range []Player{a, b} {
+				if strings.Contains(string(data), `"`+p.ID+`"`) {
+					t.Fatalf("round %d: record %s names %s again", round, key, p.Name)
+				}
+			}
+			return nil
+		})
+		// They play again, to be forgotten again in a later round.
+		playSeason(t, h, clk, people, 1, uint64(round))
+	}
 }

@@ -112,6 +112,9 @@ type Service struct {
 	// proposals are the changes of places' settings people at their tables asked for.
 	proposals map[string]*proposal
 
+	// forgetMu lets one Forget run at a time: each writes back the records it read.
+	forgetMu sync.Mutex
+
 	users  users   // each person's own settings
 	league leagues // every place's league, derived from the kept matches
 	coach  coach   // the reviews' workers and the reviews made
