@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,25 +9,74 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Backup writes a consistent copy of the whole database to w while the Store stays in use: it runs
-// in one read transaction, so commits go on meanwhile and are not in the copy. It returns the
-// number of bytes written. The copy is a bbolt file that Open accepts. A file that turns out shorter
-// than its pages (truncated while open) fails with ErrDamaged.
-//
-// The read transaction lasts until w has taken the last byte, and while it lasts a commit that
-// grows the file waits (bbolt remaps the file only without readers): give Backup a writer that
-// cannot stall, such as a local file, never a network client.
-func (s *Store) Backup(w io.Writer) (int64, error) {
-	var n int64
-	err := s.view(func(tx *bolt.Tx) error {
-		var err error
-		n, err = tx.WriteTo(w)
-		if errors.Is(err, io.EOF) {
-			// WriteTo copies tx.Size() bytes from the file; an EOF means it is not that long.
-			return fmt.Errorf("%w: the file ends before its last page", ErrDamaged)
-		}
+// bbolt never overwrites a page it frees: what a transaction replaced or deleted stays in the
+// file, readable, until a later write happens to reuse the page, and tx.WriteTo copies the whole
+// file, free pages and all. So a backup here is a compacted copy — bbolt's Compact writes every
+// bucket, key and value in use into a fresh file, and nothing else — and Forget, after its
+// transaction, swaps a compacted copy in for the file itself (compact.go).
+
+// compactTxSize bounds one transaction of a compaction: a large database is copied in several,
+// so the copy never holds the whole database in memory.
+const compactTxSize = 32 << 20
+
+// copyLive writes what src holds into dst, a new, empty database opened with NoSync, and makes it
+// durable. src's pages are read behind the damage guard.
+func copyLive(dst, src *bolt.DB) (err error) {
+	func() {
+		defer guardPages(&err)()
+		err = bolt.Compact(dst, src, compactTxSize)
+	}()
+	if err != nil {
 		return err
-	})
+	}
+	dst.NoSync = false
+	return dst.Sync()
+}
+
+// compactTo writes the live data into a new bbolt file at path (created, or an empty file) and
+// gives its size. The copy comes from one read transaction: commits go on meanwhile and are not in
+// it (while it lasts, a commit that grows the file waits: bbolt remaps only without readers).
+func (s *Store) compactTo(path string) (int64, error) {
+	dst, err := bolt.Open(path, 0o600, &bolt.Options{NoSync: true})
+	if err != nil {
+		return 0, err
+	}
+	s.mu.RLock()
+	err = copyLive(dst, s.db)
+	s.mu.RUnlock()
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, err
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
+// Backup writes a consistent copy of the database to w while the Store stays in use, and gives the
+// number of bytes written. The copy is a bbolt file that Open accepts, holding only what the
+// database holds now: nothing deleted or replaced before (see above). It is first compacted into a
+// temporary file beside the database, so w taking its time holds no transaction open. A damaged
+// file fails with ErrDamaged.
+func (s *Store) Backup(w io.Writer) (int64, error) {
+	dir, base := filepath.Split(s.path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".backup-*")
+	if err != nil {
+		return 0, fmt.Errorf("storage: backup: %w", err)
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	if _, err := s.compactTo(f.Name()); err != nil {
+		return 0, fmt.Errorf("storage: backup: %w", err)
+	}
+	n, err := io.Copy(w, f)
 	if err != nil {
 		return n, fmt.Errorf("storage: backup: %w", err)
 	}
@@ -47,31 +95,30 @@ func (s *Store) BackupFile(path string) (err error) {
 		return fmt.Errorf("storage: backup: %w", err)
 	}
 	tmp := f.Name()
+	f.Close()
 	defer func() {
 		if err != nil {
-			f.Close()
 			os.Remove(tmp)
 		}
 	}()
-	if _, err = s.Backup(f); err != nil {
-		return err
-	}
-	if err = f.Chmod(0o600); err != nil {
+	if _, err = s.compactTo(tmp); err != nil {
 		return fmt.Errorf("storage: backup: %w", err)
 	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("storage: backup: %w", err)
-	}
-	if err = f.Close(); err != nil {
+	if err = os.Chmod(tmp, 0o600); err != nil {
 		return fmt.Errorf("storage: backup: %w", err)
 	}
 	if err = os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("storage: backup: %w", err)
 	}
-	// Make the rename durable; not every system can sync a directory, so this is best effort.
-	if d, derr := os.Open(dir); derr == nil {
+	syncDir(dir)
+	return nil
+}
+
+// syncDir makes a rename in dir durable; not every system can sync a directory, so this is best
+// effort.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
 		d.Sync()
 		d.Close()
 	}
-	return nil
 }

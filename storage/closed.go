@@ -49,7 +49,7 @@ func unclose(tx *bolt.Tx, id []byte) error {
 }
 
 // Rewrite writes kept records again, empties the given adapter buckets and writes the entries, in
-// one transaction: forgetting a person, and making anew what is derived from the records.
+// one transaction: making anew what is derived from the records.
 func (s *Store) Rewrite(records []table.Record, emptied []string, entries []table.KVEntry) error {
 	for _, r := range records {
 		if err := checkKey("record key", r.Key); err != nil {
@@ -67,18 +67,7 @@ func (s *Store) Rewrite(records []table.Record, emptied []string, entries []tabl
 				return err
 			}
 		}
-		kv := tx.Bucket(bucketKV)
-		for _, b := range emptied {
-			if err := kv.DeleteBucket([]byte(b)); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
-				return err
-			}
-		}
-		for _, e := range entries {
-			if err := kvWrite(tx, e.Bucket, e.Key, e.Value); err != nil {
-				return err
-			}
-		}
-		return nil
+		return rewriteKV(tx, emptied, entries)
 	})
 	if err != nil {
 		return fmt.Errorf("storage: rewrite: %w", err)

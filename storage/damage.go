@@ -49,6 +49,8 @@ func view(db *bolt.DB, fn func(*bolt.Tx) error) (err error) {
 
 // view runs a read transaction behind guardPages.
 func (s *Store) view(fn func(*bolt.Tx) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	return view(s.db, fn)
 }
 

@@ -13,7 +13,7 @@ func (s *Store) Get(bucket, key string) ([]byte, bool, error) {
 	}
 	var val []byte
 	var ok bool
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketKV).Bucket([]byte(bucket))
 		if b == nil {
 			return nil

@@ -92,11 +92,15 @@ func TestPropertyModel(t *testing.T) {
 					e.Args = append(e.Args, randText(4))
 				}
 				c.Log = e
+				c.PruneLog = r.IntN(8) == 0 // a match ended
 			}
 			if err := s.Commit(c); err != nil {
 				t.Fatalf("step %d: Commit(%q): %v", step, id, err)
 			}
 			m.tables[id] = string(c.State)
+			if c.PruneLog {
+				m.logs[id] = nil
+			}
 			if c.Log.Verb != "" {
 				m.logs[id] = append(m.logs[id], c.Log)
 			}

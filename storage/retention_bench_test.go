@@ -2,6 +2,7 @@ package storage_test
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -114,25 +115,16 @@ func BenchmarkStartup(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// One real match, its last state and its record, copied under many table IDs.
-	mem := &keepLast{MemStore: table.NewMemStore()}
-	// Closed now, so within the retention period when the service resumes on the real clock:
-	// start-up loads none of them and prunes none.
-	clk := tabletest.NewClock(time.Now())
-	svc := table.New(table.Config{Store: mem, Seed: 1, Now: clk.Now})
-	playMatches(b, svc, clk, 1, 1)
-	svc.Handle(context.Background(), table.Command{Place: table.Place{Platform: "bench", Chat: "0"},
-		Actor: table.Player{ID: "admin"}, Verb: table.VerbStop, Admin: true})
-	svc.Close()
-	if mem.closed.TableID == "" || len(mem.record) == 0 {
-		b.Fatal("no closed table or record to copy")
-	}
+	// One real match, its last state and its record, copied under many table IDs. Closed now, so
+	// within the retention period when the service resumes on the real clock: start-up loads
+	// none of them and prunes none.
+	closed, record := oneClosedMatch(b)
 	const batch = 1000
 	for i := 0; i < *startupClosed; i += batch {
 		for j := i; j < min(i+batch, *startupClosed); j++ {
-			c := mem.closed
+			c := closed
 			c.TableID = fmt.Sprintf("c%06d", j)
-			c.Records = []table.Record{{Key: table.StoredKey(c.TableID, 1), Data: mem.record}}
+			c.Records = []table.Record{{Key: table.StoredKey(c.TableID, 1), Data: record}}
 			if j%10 != 0 {
 				c.State, c.Closed = nil, false // pruned long ago: only the record is left
 			}
@@ -162,6 +154,22 @@ func BenchmarkStartup(b *testing.B) {
 	b.ReportMetric(float64(info.Size())/(1<<20), "file-MB")
 }
 
+// oneClosedMatch plays one match of four in memory, closes its table now, and gives the change
+// that closed it (without its records) and the match's record, for benchmarks to copy.
+func oneClosedMatch(b *testing.B) (table.Change, []byte) {
+	mem := &keepLast{MemStore: table.NewMemStore()}
+	clk := tabletest.NewClock(time.Now())
+	svc := table.New(table.Config{Store: mem, Seed: 1, Now: clk.Now})
+	playMatches(b, svc, clk, 1, 1)
+	svc.Handle(context.Background(), table.Command{Place: table.Place{Platform: "bench", Chat: "0"},
+		Actor: table.Player{ID: "admin"}, Verb: table.VerbStop, Admin: true})
+	svc.Close()
+	if mem.closed.TableID == "" || len(mem.record) == 0 {
+		b.Fatal("no closed table or record to copy")
+	}
+	return mem.closed, mem.record
+}
+
 // keepLast keeps the last closing change and the last record the service commits.
 type keepLast struct {
 	*table.MemStore
@@ -181,4 +189,85 @@ func (k *keepLast) Commit(c table.Change) error {
 	}
 	k.mu.Unlock()
 	return k.MemStore.Commit(c)
+}
+
+// BenchmarkDiskPerMatch plays whole matches of four humans through the service on bbolt and
+// reports what each finished match leaves on disk: the pages in use that the file gained per
+// match (B/match), and the bytes of command log among them (log-B/match). "rematch" is one table
+// that keeps rematching, which retention never prunes; "new" opens a new table at the place each
+// time, closing the finished one (kept until the retention period is over).
+//
+//	go test -run '^$' -bench DiskPerMatch -benchtime 40x ./storage
+func BenchmarkDiskPerMatch(b *testing.B) {
+	for _, mode := range []string{"rematch", "new"} {
+		b.Run(mode, func(b *testing.B) {
+			store, err := storage.Open(filepath.Join(b.TempDir(), "kontermatt.db"), storage.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer store.Close()
+			clk := tabletest.NewClock(time.Date(2026, 1, 1, 18, 0, 0, 0, time.UTC))
+			svc := table.New(table.Config{Store: store, KV: store, Seed: 1, Now: clk.Now})
+			defer svc.Close()
+			tt, err := tabletest.Open(svc, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var tables []string
+			play := func() { // one whole match, from its deal to its end
+				switch st, _ := svc.Status(tt.ID); {
+				case st == table.StatusOver && mode == "rematch":
+					if _, err := tabletest.Step(svc, tt); err != nil { // the rematch
+						b.Fatal(err)
+					}
+				case st == table.StatusOver:
+					if tt, err = tabletest.Open(svc, 0); err != nil {
+						b.Fatal(err)
+					}
+				}
+				tables = append(tables, tt.ID)
+				for {
+					if st, _ := svc.Status(tt.ID); st != table.StatusPlaying {
+						return
+					}
+					clk.Add(2 * time.Second)
+					if _, err := tabletest.Step(svc, tt); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			for range 3 { // the places' league, the buckets: what the first matches make once
+				play()
+			}
+			_, before, _ := store.Space()
+			logBefore := logBytes(b, store, tables)
+			for b.Loop() {
+				play()
+			}
+			_, after, _ := store.Space()
+			n := float64(b.N)
+			b.ReportMetric(float64(after-before)/n, "B/match")
+			b.ReportMetric(float64(logBytes(b, store, tables)-logBefore)/n, "log-B/match")
+		})
+	}
+}
+
+// logBytes adds up the JSON of every log entry the tables keep.
+func logBytes(b *testing.B, store *storage.Store, tables []string) int {
+	total := 0
+	seen := map[string]bool{}
+	for _, id := range tables {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		if err := store.Log(id, func(e table.LogEntry) error {
+			j, _ := json.Marshal(e)
+			total += len(j)
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return total
 }

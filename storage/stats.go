@@ -6,6 +6,8 @@ import bolt "go.etcd.io/bbolt"
 // never shrinks its file: pages freed by pruning are reused by later writes, so the file stays
 // at its high-water mark while the space in use follows what is kept.
 func (s *Store) Space() (file, inUse int64, err error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	err = s.db.View(func(tx *bolt.Tx) error {
 		st := s.db.Stats()
 		file = tx.Size()

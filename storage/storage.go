@@ -4,13 +4,15 @@
 //
 // Every write is one bbolt read-write transaction, committed (and fsynced) before the call returns.
 // Callbacks (Tables, Records, Log) run outside any transaction, so they may call back into the
-// Store, for example to Commit a repaired table.
+// Store, for example to Commit a repaired table. A backup, and the file after Forget, hold only the
+// live data: nothing deleted or replaced before can be read from them (backup.go).
 //
 // Layout (schema version 1):
 //
 //	meta     "schema" → big-endian uint64 schema version
 //	tables   table id → state bytes
-//	logs     table id → nested bucket: big-endian uint64 seq → JSON table.LogEntry
+//	logs     table id → nested bucket: big-endian uint64 seq → JSON table.LogEntry; the running
+//	         match's commands and the one that ended the last match (Change.PruneLog)
 //	records  record key → record bytes
 //	kv       adapter bucket → nested bucket: key → value
 package storage
@@ -20,6 +22,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -93,8 +96,13 @@ type Options struct {
 
 // Store is the bbolt-backed store. It is safe for concurrent use.
 type Store struct {
-	db    *bolt.DB
-	batch bool
+	// mu is held shared around every use of db, and alone while Forget swaps a compacted file
+	// in (forget.go).
+	mu       sync.RWMutex
+	db       *bolt.DB
+	path     string
+	batch    bool
+	readOnly bool
 }
 
 // Open opens (creating if needed) the database at path, brings its schema to the current version
@@ -141,7 +149,12 @@ func Open(path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("storage: open %s: %w", path, err)
 	}
-	return &Store{db: db, batch: opts.Batch}, nil
+	if !opts.ReadOnly {
+		// A compaction this process's predecessor did not finish: the database is the file
+		// at path, and this process holds its lock.
+		_ = os.Remove(compactPath(path))
+	}
+	return &Store{db: db, path: path, batch: opts.Batch, readOnly: opts.ReadOnly}, nil
 }
 
 // checkVersion is what a read-only Open does instead of migrating: the file must have the current
@@ -163,17 +176,21 @@ func checkVersion(tx *bolt.Tx) error {
 // Close closes the database, waiting for running transactions. Later calls fail with bbolt's
 // ErrDatabaseNotOpen.
 func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return s.db.Close()
 }
 
 // Path is the database file's path.
 func (s *Store) Path() string {
-	return s.db.Path()
+	return s.path
 }
 
 // update runs one read-write transaction, batched if the Store was opened with Options.Batch.
 // fn must be idempotent (Batch may run it twice) and must not call back into the Store.
 func (s *Store) update(fn func(*bolt.Tx) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	if s.batch {
 		return s.db.Batch(fn)
 	}

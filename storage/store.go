@@ -34,8 +34,10 @@ func (e *TableError) Unwrap() error { return e.Err }
 // moves the table's state among the closed tables, stamped with the log entry's time, where
 // Tables no longer lists it and Prune finds it. A Log with an empty Verb writes no log entry. The
 // log only grows: a Seq not greater than the table's last logged Seq fails with ErrLogSeq and
-// nothing of the change is written. The log entry is stored as JSON, so its strings must be valid
-// UTF-8 (invalid bytes come back as U+FFFD). When Commit returns nil the change is on disk.
+// nothing of the change is written. A PruneLog change deletes the table's log before its own
+// entry (a finished match: its record is what is kept). The log entry is stored as JSON, so its
+// strings must be valid UTF-8 (invalid bytes come back as U+FFFD). When Commit returns nil the
+// change is on disk.
 func (s *Store) Commit(c table.Change) error {
 	entry, err := prepare(c)
 	if err != nil {
@@ -112,6 +114,16 @@ func apply(tx *bolt.Tx, c table.Change, entry []byte) error {
 					return fmt.Errorf("%w: got %d, last is %d", ErrLogSeq, c.Log.Seq, prev)
 				}
 			}
+			if c.PruneLog {
+				if err := logs.DeleteBucket(id); err != nil {
+					return err
+				}
+				if log, err = logs.CreateBucket(id); err != nil {
+					return err
+				}
+			}
+			// Entries only ever come at the end: full pages, not bbolt's half-full splits.
+			log.FillPercent = 1
 			if err := log.Put(seqKey(c.Log.Seq), entry); err != nil {
 				return err
 			}

@@ -99,9 +99,11 @@ func TestLearnInADM(t *testing.T) {
 	if r := f.slash(bob, "dm-bob", "learn"); r.Type != 4 || !strings.HasPrefix(r.Content, i18n.T("de", "learn.welcome.other", 9)[:30]) {
 		t.Fatalf("/km learn in a DM answered %+v", r)
 	}
+	// Explained: naming trump with the tip about /km hint, or a card with the trumps' order.
+	order, _, _ := strings.Cut(i18n.T("de", "learn.order", "\x00", ""), "\x00")
 	f.waitForOr("a hand to play in the DM, its turn explained", func() bool {
 		msgs := f.channelLocked("dm-bob")
-		if !anyContains(contents(msgs), "/km hint") {
+		if !anyContains(contents(msgs), "/km hint") && !anyContains(contents(msgs), order) {
 			return false
 		}
 		_, _, ok := lastWith(msgs, table.VerbPlay)

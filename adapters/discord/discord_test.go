@@ -222,16 +222,34 @@ func TestMatchFourHumans(t *testing.T) {
 	if !matchOver(msgs) {
 		t.Errorf("no rematch buttons after the match")
 	}
-	var entries int
-	for _, e := range store.Log(id) {
-		if e.Verb == table.VerbPlay && strings.HasPrefix(e.Actor, "robot:") {
-			t.Errorf("a computer played at a table of four people: %+v", e)
+	// The finished match's commands are in its record now (its log went when it ended).
+	if people, robots := movesOf(t, store, id); robots > 0 || people < n {
+		t.Errorf("the record has %d moves by people and %d by computers for %d presses", people, robots, n)
+	}
+}
+
+// movesOf counts the moves of a table's first match, as its record keeps them, by people and by
+// computers (a computer's seat, or a person's while a computer played for them).
+func movesOf(t *testing.T, store *table.MemStore, id string) (people, robots int) {
+	t.Helper()
+	data, ok, err := store.Record(table.StoredKey(id, 1))
+	if !ok || err != nil {
+		t.Fatalf("no record of table %s's match (%v)", id, err)
+	}
+	rec, m, err := table.ParseStoredMatch(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range m.Games() {
+		for _, mv := range g.Moves() {
+			if seat := rec.Seats[mv.Seat]; seat.Robot != "" || seat.Away {
+				robots++
+			} else {
+				people++
+			}
 		}
-		entries++
 	}
-	if entries < n {
-		t.Errorf("%d log entries for %d moves", entries, n)
-	}
+	return people, robots
 }
 
 func TestMatchTwoHumansTwoComputers(t *testing.T) {
@@ -242,12 +260,7 @@ func TestMatchTwoHumansTwoComputers(t *testing.T) {
 	id := openTable(t, f, alice, []fakeUser{carla}, opt("stripes", 4, 1), opt("timer", 3, "none"), opt("level", 3, "easy"))
 	n := playMatch(t, f, []seatPlayer{{u: alice}, {u: carla}}, rand.New(rand.NewPCG(3, 4)))
 	h.a.Flush(context.Background())
-	robots := 0
-	for _, e := range store.Log(id) {
-		if strings.HasPrefix(e.Actor, "robot:") {
-			robots++
-		}
-	}
+	_, robots := movesOf(t, store, id)
 	if robots == 0 || n == 0 {
 		t.Fatalf("%d human and %d computer moves", n, robots)
 	}
@@ -422,7 +435,7 @@ func TestRefusedPresses(t *testing.T) {
 		if applied(r1) {
 			refused = r2
 		}
-		if refused.Type != 4 || refused.Flags&64 == 0 || refused.Content != ephemeralText("en", "err.stale") {
+		if refused.Type != 4 || refused.Flags&64 == 0 || refused.Content != ephemeralText(i18n.Pick(mover.u.Locale), "err.stale") {
 			t.Errorf("the second click answered %+v", refused)
 		}
 		log := store.Log(id)
@@ -432,7 +445,7 @@ func TestRefusedPresses(t *testing.T) {
 	})
 	t.Run("stale card", func(t *testing.T) {
 		// The mover's hand as it was before naming trump: its buttons are old now.
-		if r := f.press(mover.u, view, trump.CustomID); r.Type != 4 || r.Content != ephemeralText("en", "err.stale") {
+		if r := f.press(mover.u, view, trump.CustomID); r.Type != 4 || r.Content != ephemeralText(i18n.Pick(mover.u.Locale), "err.stale") {
 			t.Errorf("an old button: %+v", r)
 		}
 	})

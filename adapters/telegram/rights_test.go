@@ -33,7 +33,12 @@ func TestRemovedFromGroup(t *testing.T) {
 					f.mu.Lock()
 					f.left[group] = true // removed, the update lost
 					f.mu.Unlock()
-					d.playUntil(humans, time.Hour, func() bool { return d.moves >= 5 })
+					// Until a send is refused: the table closes then, whatever the deal made of the
+					// moves so far.
+					d.playUntil(humans, time.Hour, func() bool {
+						_, open := e.svc.Status(tableID)
+						return d.moves >= 5 || !open
+					})
 				}
 				settle(time.Second)
 				known := len(f.Calls())

@@ -330,7 +330,8 @@ func TestWatchingEndsWithTheMatch(t *testing.T) {
 // The end of a game reads: the last trick, the result, the board — each line once.
 func TestTheEndOfAGameInOrder(t *testing.T) {
 	out := &syncBuffer{}
-	term := New(Config{In: strings.NewReader(""), Out: out, Humans: 0, Options: []string{"timer=none", "stripes=2"}})
+	// Five stripes: more than one game can take, so there is a second game whatever the deals.
+	term := New(Config{In: strings.NewReader(""), Out: out, Humans: 0, Options: []string{"timer=none", "stripes=5"}})
 	svc := newService(table.NewMemStore(), term)
 	defer svc.Close()
 	if err := term.Run(context.Background(), svc); err != nil {

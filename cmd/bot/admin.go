@@ -272,6 +272,9 @@ func (a *admin) serveBackup(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		a.Log.Error("live backup failed", "err", err)
+		if errors.Is(err, storage.ErrDamaged) { // found while the copy was compacted
+			w.Header().Set(damagedHeader, "1")
+		}
 		http.Error(w, "backup failed (see the bot's log)", http.StatusInternalServerError)
 		return
 	}
@@ -338,6 +341,9 @@ func listenSocket(path string) (net.Listener, error) {
 	return listenPrivate(path)
 }
 
+// damagedHeader marks a live backup that failed because the database is damaged.
+const damagedHeader = "Kontermatt-Damaged"
+
 // fetchBackup gets a live backup from the running bot that holds cfg.Database: through the
 // socket beside it, or, when there is none and admin_addr is set, over TCP with the token. The
 // copy is checked (it must open) before it replaces out. It says which way it went.
@@ -362,6 +368,11 @@ func fetchBackup(cfg Config, out string) (via string, err error) {
 	case http.StatusOK:
 	case http.StatusUnauthorized:
 		return "", fmt.Errorf("the running bot on %s refused the admin token (%s): check admin_token", peer.via, resp.Status)
+	case http.StatusInternalServerError:
+		if resp.Header.Get(damagedHeader) != "" {
+			return "", dbError(cfg.Database, storage.ErrDamaged)
+		}
+		fallthrough
 	default:
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
 		return "", fmt.Errorf("the running bot on %s answered %s: %s", peer.via, resp.Status, strings.TrimSpace(string(body)))

@@ -12,6 +12,8 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/kontermatt/kontermatt/adapters/discord"
+	"github.com/kontermatt/kontermatt/adapters/telegram"
 	"github.com/kontermatt/kontermatt/adapters/terminal"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/storage"
@@ -72,12 +74,9 @@ func (m *Main) Open(ctx context.Context) error {
 		return err
 	}
 	m.Store = store
-	seed := cfg.Seed
+	seed := cfg.Seed // 0: every table's secret from crypto/rand
 	if m.Seed != 0 {
 		seed = m.Seed
-	}
-	if seed == 0 {
-		seed = randomSeed()
 	}
 	outboxes := map[string]table.Outbox{}
 	deciders := robots
@@ -101,7 +100,9 @@ func (m *Main) Open(ctx context.Context) error {
 	met := newMetrics()
 	m.Service = table.New(table.Config{Store: store, KV: store, Outboxes: outboxes, Robots: deciders, Seed: seed,
 		Log: m.Log, RulesURL: cfg.RulesURL, Think: cfg.Think, Retention: cfg.Retention, Observe: met,
-		Surfaces: map[string]table.Surface{terminal.Platform: terminal.Surface}})
+		Surfaces: map[string]table.Surface{terminal.Platform: terminal.Surface},
+		// Every adapter's, running or not: a person is forgotten from a platform served before too.
+		People: []table.People{telegram.People, discord.People}})
 	met.watch(m.Service, m.chats)
 	// Live backups, health and metrics. A file at the socket's path that is not this bot's own
 	// stale socket stops the start.

@@ -27,7 +27,7 @@ type Config struct {
 	Database  string        `yaml:"database"`   // bbolt file; default kontermatt.db
 	LogLevel  string        `yaml:"log_level"`  // debug, info, warn, error
 	LogFormat string        `yaml:"log_format"` // text or json
-	Seed      uint64        `yaml:"seed"`       // 0: a random seed at every start
+	Seed      uint64        `yaml:"seed"`       // 0: each table's secret from crypto/rand
 	RulesURL  string        `yaml:"rules_url"`
 	Think     time.Duration `yaml:"think"` // longest computer decision
 	// Retention is how long a closed table's state and command log are kept; finished matches'

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
@@ -27,12 +25,6 @@ func robots(level string, seed uint64) table.Decider {
 		l = robot.Normal
 	}
 	return robot.New(l, seed)
-}
-
-func randomSeed() uint64 {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return binary.LittleEndian.Uint64(b[:])
 }
 
 // openStore opens the database; its error is the one line for the screen (see dbError).

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -352,8 +353,68 @@ type Store interface {
 	// deleted.
 	Prune(before time.Time) (int, error)
 	// Rewrite writes kept records again, empties the given KV buckets and writes the entries, in
-	// one transaction: forgetting a person, and making anew what is derived from the records.
+	// one transaction: making anew what is derived from the records.
 	Rewrite(records []Record, emptied []string, entries []KVEntry) error
+	// ClosedTables calls fn for every closed table not yet pruned: its ID and its last state.
+	ClosedTables(fn func(id string, state []byte) error) error
+	// Forget makes the changes that forget a person in one transaction, and then leaves no copy of
+	// what it replaced or deleted where it can still be read: not in the store's file, and so not
+	// in a backup taken later.
+	Forget(f Forgetting) error
+}
+
+// Forgetting is what Store.Forget changes to forget a person.
+type Forgetting struct {
+	// Records are the kept matches that named the person, written again with their seat
+	// anonymous.
+	Records []Record
+	// Closed are the closed tables that named the person, by ID: their states written again the
+	// same way (still closed, since the same time).
+	Closed map[string][]byte
+	// Actor is the person's player ID and As the anonymous one their seats have now: every
+	// table's log entries by Actor become As's.
+	Actor, As string
+	// Drop are closed tables whose KV entries (see KV) all go now rather than when Prune comes:
+	// their messages are final.
+	Drop []string
+	// At the tables in Tables (still played), a KV key of theirs that has one of Names (the
+	// person's player ID, their key on their platform) as a later "/"-separated part names the
+	// person there ("<table>/hand/m1/2/tg:42", "<table>/42"): it goes, in every bucket.
+	Tables, Names []string
+	// Emptied are KV buckets emptied (the league, made anew from the records), and KV entries
+	// then written; a nil Value deletes (the person's settings, what adapters keep about them).
+	Emptied []string
+	KV      []KVEntry
+}
+
+// NamesPersonAt reports whether key, a KV key of the table id (one of Tables), names the person:
+// a "/"-separated part after the table ID is one of Names.
+func (f Forgetting) NamesPersonAt(id, key string) bool {
+	rest, ok := strings.CutPrefix(key, id+"/")
+	if !ok {
+		return false
+	}
+	for part := range strings.SplitSeq(rest, "/") {
+		if slices.Contains(f.Names, part) {
+			return true
+		}
+	}
+	return false
+}
+
+// People is how a platform's adapter keeps people in the KV, so that forgetting a person deletes
+// what it keeps about them (Config.People). Keys that name a person at a table follow the KV
+// convention and need no entry here.
+type People struct {
+	Platform string   // the platform of its places ("telegram")
+	Prefix   string   // its player IDs begin with it ("tg:"); what follows is the person's key
+	Buckets  []string // KV buckets keyed by the person's key alone
+}
+
+// Key gives the person's key on this platform, and false for a player ID of another platform.
+func (p People) Key(playerID string) (string, bool) {
+	key, ok := strings.CutPrefix(playerID, p.Prefix)
+	return key, ok && key != "" && p.Prefix != ""
 }
 
 // Change is one atomic write.
@@ -368,6 +429,9 @@ type Change struct {
 	// Closed says the table is closed for good: the store keeps its state apart from the live
 	// tables, stamped with Log.Time, until Prune removes it.
 	Closed bool
+	// PruneLog says a match ended with this change and is kept in Records: the table's log before
+	// this change's entry is deleted. The entry itself is written, so the log still only grows.
+	PruneLog bool
 }
 
 // LogEntry is one accepted command in a table's log.
@@ -395,7 +459,9 @@ type KVEntry struct {
 // KV is a small durable key-value space for adapters and the service's per-person settings:
 // which platform message shows which message Key, which users cannot be sent private messages.
 // Buckets and keys are their owner's. A key that is a table ID, or begins with a table ID and
-// "/", belongs to that table: Store.Prune deletes it with the table.
+// "/", belongs to that table: Store.Prune deletes it with the table. Such a key that has a
+// person's player ID or platform key as a later "/"-separated part is about that person at that
+// table: forgetting the person deletes it. A bucket keyed by people is registered with People.
 type KV interface {
 	Get(bucket, key string) ([]byte, bool, error)
 	Put(bucket, key string, value []byte) error

@@ -246,7 +246,7 @@ func (s *Service) hintText(t *tbl, v core.View, lang string) string {
 		return i18n.T(lang, "hint.only", v.Legal.First().Chat())
 	}
 	cfg := s.coach.cfg
-	j, ok := robot.Judge(s.ctx, v, t.st.Seed, robot.Effort{Nodes: cfg.HintNodes, Worlds: cfg.Worlds, Cap: cfg.HintCap})
+	j, ok := robot.Judge(s.ctx, v, t.st.seed64(useHint, 0), robot.Effort{Nodes: cfg.HintNodes, Worlds: cfg.Worlds, Cap: cfg.HintCap})
 	if j.Cut && s.ctx.Err() == nil {
 		s.cfg.Log.Warn("the coach's time cap cut a hint short: the machine is too busy for its budget, and the hint's numbers come from fewer deals",
 			"table", t.st.ID, "cap", cfg.HintCap, "deals", j.Worlds, "nodes", j.Nodes, "budget", cfg.HintNodes)

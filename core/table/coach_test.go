@@ -449,7 +449,7 @@ func BenchmarkHint(b *testing.B) {
 	m, _ := core.NewMatch(core.DefaultRules(), 0)
 	g, _ := m.Deal(core.DealHands(newRand(5), 0))
 	_ = g.NameTrump(g.Forehand(), core.Hearts)
-	tb := &tbl{st: &state{ID: "t1", Seed: 3}}
+	tb := &tbl{st: &state{ID: "t1", Secret: make([]byte, secretSize)}}
 	var text string
 	cpu0 := cpuTime()
 	for b.Loop() {
@@ -628,7 +628,7 @@ func TestCoachIsTheSameOnABusyMachine(t *testing.T) {
 	for range 5 {
 		_ = fresh.Play(fresh.ToMove(), fresh.LegalCards(fresh.ToMove()).First())
 	}
-	tb := &tbl{st: &state{ID: "t1", Seed: 3}}
+	tb := &tbl{st: &state{ID: "t1", Secret: make([]byte, secretSize)}}
 	judge := func() (review, hint string) {
 		ctx, cancel := context.WithTimeout(context.Background(), svc.coach.cfg.Cap)
 		defer cancel()

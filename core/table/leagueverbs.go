@@ -507,13 +507,6 @@ func (s *Service) myData(cmd Command, lang string) string {
 	return b.String()
 }
 
-// Forgotten is the name a forgotten person has in the kept matches; their ID there begins with
-// forgottenPrefix.
-const (
-	Forgotten       = "—"
-	forgottenPrefix = "forgotten:"
-)
-
 func (s *Service) forgetVerb(cmd Command, lang string) []Message {
 	if strings.ToLower(strings.TrimSpace(strings.Join(cmd.Args, " "))) != "yes" {
 		m := reply(cmd, lang, KindReply, i18n.T(lang, "forget.ask"))
@@ -530,68 +523,14 @@ func (s *Service) forgetVerb(cmd Command, lang string) []Message {
 	return []Message{m}
 }
 
-// Forget removes a person from what is kept for ever: in every kept match their seat gets a
-// placeholder of its own (so the others' results, partners and opponents stay right, and two
-// forgotten people stay two), their ratings and settings go, and every league is made anew from
-// the records. It gives how many matches named them.
-func (s *Service) Forget(id string) (int, error) {
-	placeholder := forgottenPrefix + strconv.FormatUint(s.randomID(), 36)
-	var changed []Record
-	err := s.cfg.Store.Records(func(key string, data []byte) error {
-		var rec StoredMatch
-		if json.Unmarshal(data, &rec) != nil {
-			return nil
-		}
-		touched := false
-		for i := range rec.Seats {
-			if rec.Seats[i].ID == id {
-				rec.Seats[i].ID, rec.Seats[i].Name = placeholder, Forgotten
-				touched = true
-			}
-		}
-		if touched {
-			changed = append(changed, recordOf(key, rec))
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	s.league.mu.Lock()
-	defer s.league.mu.Unlock()
-	// The league is made from the records as they will be after the change.
-	rewritten := map[string][]byte{}
-	for _, r := range changed {
-		rewritten[r.Key] = r.Data
-	}
-	entries, _, _, err := Rebuild(func(fn func(string, []byte) error) error {
-		return s.cfg.Store.Records(func(key string, data []byte) error {
-			if d, ok := rewritten[key]; ok {
-				data = d
-			}
-			return fn(key, data)
-		})
-	})
-	if err != nil {
-		return 0, err
-	}
-	entries = append(entries, KVEntry{Bucket: bucketUsers, Key: id})
-	if err := s.cfg.Store.Rewrite(changed, LeagueBuckets, entries); err != nil {
-		return 0, err
-	}
-	s.league.init(s.cfg.KV, s.cfg.Log) // the cache is older than the store now
-	s.users.forget(id)
-	return len(changed), nil
-}
-
 // LeagueBuckets are the KV buckets made from the records alone (Rebuild's).
 var LeagueBuckets = []string{BucketLeague, BucketRatings, BucketMonths}
 
-// randomID draws a number from the service's seeded source (s.mu taken).
+// randomID draws a number from the service's source of randomness (s.mu taken).
 func (s *Service) randomID() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.rng.Uint64()
+	return s.randomUint64()
 }
 
 // decimal writes a rating with one decimal as lang writes numbers: 21.4, or 21,4 outside English.

@@ -53,7 +53,7 @@ func (s *Service) learn(ctx context.Context, cmd Command, lang string) []Message
 	}
 	id := s.newID()
 	st := &state{V: stateVersion, ID: id, Place: cmd.Place, Lang: lang, Options: opts.state(), Status: StatusLobby,
-		Seed: s.rng.Uint64(), MatchNo: 1, Created: s.cfg.Now().UnixMilli(), Learn: true}
+		Secret: s.newSecret(), MatchNo: 1, Created: s.cfg.Now().UnixMilli(), Learn: true}
 	st.Seats[0] = SeatState{Player: &Player{ID: cmd.Actor.ID, Name: cmd.Actor.Name, Locale: cmd.Actor.Locale}}
 	for i := 1; i < 4; i++ {
 		st.Seats[i] = robotSeat(core.Seat(i))

@@ -51,6 +51,9 @@ func (m *MemStore) Commit(c Change) error {
 		}
 		return err
 	}
+	if c.PruneLog && c.State != nil && c.Log.Verb != "" {
+		delete(m.logs, c.TableID)
+	}
 	switch {
 	case c.State == nil:
 		delete(m.tables, c.TableID)
@@ -98,6 +101,61 @@ func (m *MemStore) Rewrite(records []Record, emptied []string, entries []KVEntry
 	for _, r := range records {
 		m.records[r.Key] = slices.Clone(r.Data)
 	}
+	m.rewriteKV(emptied, entries)
+	return nil
+}
+
+// ClosedTables calls fn for every closed table in ID order.
+func (m *MemStore) ClosedTables(fn func(id string, state []byte) error) error {
+	m.mu.Lock()
+	snapshot := maps.Clone(m.closed)
+	m.mu.Unlock()
+	for _, id := range slices.Sorted(maps.Keys(snapshot)) {
+		if err := fn(id, snapshot[id].state); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Forget makes the changes at once; nothing is left in memory of what they replaced.
+func (m *MemStore) Forget(f Forgetting) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range f.Records {
+		m.records[r.Key] = slices.Clone(r.Data)
+	}
+	for id, st := range f.Closed {
+		if c, ok := m.closed[id]; ok {
+			m.closed[id] = closedTable{state: slices.Clone(st), at: c.at}
+		}
+	}
+	for _, log := range m.logs {
+		for i := range log {
+			if log[i].Actor == f.Actor {
+				log[i].Actor = f.As
+			}
+		}
+	}
+	for k := range m.kv {
+		_, key, _ := strings.Cut(k, "\x00")
+		for _, id := range f.Drop {
+			if key == id || strings.HasPrefix(key, id+"/") {
+				delete(m.kv, k)
+			}
+		}
+		for _, id := range f.Tables {
+			if f.NamesPersonAt(id, key) {
+				delete(m.kv, k)
+			}
+		}
+	}
+	m.rewriteKV(f.Emptied, f.KV)
+	return nil
+}
+
+// rewriteKV empties buckets and writes entries (m.mu held).
+func (m *MemStore) rewriteKV(emptied []string, entries []KVEntry) {
 	for _, b := range emptied {
 		for k := range m.kv {
 			if strings.HasPrefix(k, b+"\x00") {
@@ -112,7 +170,6 @@ func (m *MemStore) Rewrite(records []Record, emptied []string, entries []KVEntry
 			m.kv[e.Bucket+"\x00"+e.Key] = slices.Clone(e.Value)
 		}
 	}
-	return nil
 }
 
 // Prune deletes the tables closed before the given time, their logs and their KV keys.

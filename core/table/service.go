@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,8 +38,13 @@ type Config struct {
 	// Robots makes a computer player of a level ("easy", "normal", "strong").
 	Robots func(level string, seed uint64) Decider
 	// Now is the clock; timers use the runtime's timers, so tests run them in testing/synctest.
-	Now      func() time.Time
-	Seed     uint64 // seeds table IDs and every table's deals
+	Now func() time.Time
+	// Random is where table IDs and each table's secret (its deals, its computer players' seeds)
+	// come from; nil: crypto/rand, or ChaCha8 from Seed when Seed is not 0 (see random.go).
+	Random io.Reader
+	// Seed, when not 0 and Random is nil, makes the service deterministic: the same seed opens the
+	// same tables and deals the same games (tests, tools, a host's -seed).
+	Seed     uint64
 	Log      *slog.Logger
 	RulesURL string
 	// Think bounds one computer decision (the level's own budget may be smaller).
@@ -55,6 +60,8 @@ type Config struct {
 	Observe Observer
 	// Coach sizes the reviews and hints (coach.go).
 	Coach CoachConfig
+	// People are what each platform's adapter keeps about people, for Forget to reach.
+	People []People
 }
 
 // Observer hears what the service does, for metrics. Its methods must be quick and safe to call
@@ -98,12 +105,15 @@ const (
 type Service struct {
 	cfg Config
 
-	mu      sync.Mutex // guards the maps and rng
+	mu      sync.Mutex // guards the maps and src
 	tables  map[string]*tbl
 	byPlace map[string]string // place key → the place's current table
-	rng     *rand.Rand
+	src     io.Reader         // randomness for table IDs and secrets (random.go)
 	// proposals are the changes of places' settings people at their tables asked for.
 	proposals map[string]*proposal
+
+	// forgetMu lets one Forget run at a time: each writes back the records it read.
+	forgetMu sync.Mutex
 
 	users  users   // each person's own settings
 	league leagues // every place's league, derived from the kept matches
@@ -168,7 +178,7 @@ func New(cfg Config) *Service {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Service{cfg: cfg, tables: map[string]*tbl{}, byPlace: map[string]string{}, proposals: map[string]*proposal{},
-		rng: rand.New(rand.NewPCG(cfg.Seed, 0x6b6d)), ctx: ctx, cancel: cancel}
+		src: randomSource(cfg), ctx: ctx, cancel: cancel}
 	s.users.init(cfg.KV, cfg.Log)
 	s.league.init(cfg.KV, cfg.Log)
 	s.coach.init(s)
@@ -236,10 +246,18 @@ func (s *Service) load(data []byte) (*tbl, error) {
 		s.users.adopt(id, l)
 	}
 	st.Langs = nil
-	t := &tbl{st: st, opts: opts, match: m, committed: data, sent: map[string]uint64{}}
-	s.makeRobots(t)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(st.Secret) != secretSize {
+		// Stored before tables had secrets (a 64-bit seed then): its games so far are in its state,
+		// its next ones come from a secret of its own. A rollback returns to the state with it.
+		st.Secret = s.newSecret()
+		if data, err = json.Marshal(st); err != nil {
+			return nil, err
+		}
+	}
+	t := &tbl{st: st, opts: opts, match: m, committed: data, sent: map[string]uint64{}}
+	s.makeRobots(t)
 	s.tables[st.ID] = t
 	if cur, ok := s.byPlace[st.Place.Key()]; !ok || s.tables[cur].st.Created <= st.Created {
 		s.byPlace[st.Place.Key()] = st.ID
@@ -303,7 +321,7 @@ func (s *Service) makeRobots(t *tbl) {
 	for i := range t.robots {
 		t.robots[i] = nil
 		if s.cfg.Robots != nil {
-			t.robots[i] = s.cfg.Robots(t.opts.Level, t.st.Seed^uint64(i+1)*0x9e3779b97f4a7c15)
+			t.robots[i] = s.cfg.Robots(t.opts.Level, t.st.seed64(useRobot, uint64(i)))
 		}
 	}
 }
@@ -590,7 +608,8 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome,
 	}
 	data, err := json.Marshal(st)
 	if err == nil {
-		err = s.store(Change{TableID: st.ID, State: data, Records: out.records, Closed: st.Status == StatusClosed,
+		// A match that ends is kept in its record: its commands' log goes with this change.
+		err = s.store(Change{TableID: st.ID, State: data, Records: out.records, Closed: st.Status == StatusClosed, PruneLog: len(out.records) > 0,
 			Log: LogEntry{Seq: st.Seq, Time: now.UnixMilli(), Actor: cmd.Actor.ID, Verb: cmd.Verb, Args: cmd.Args, EventID: cmd.EventID}},
 			out.league)
 	}
@@ -797,7 +816,7 @@ func (s *Service) open(ctx context.Context, cmd Command) []Message {
 	}
 	id := s.newID()
 	st := &state{V: stateVersion, ID: id, Place: cmd.Place, Lang: tableLang, Options: opts.state(),
-		Status: StatusLobby, Seed: s.rng.Uint64(), MatchNo: 1, Created: s.cfg.Now().UnixMilli()}
+		Status: StatusLobby, Secret: s.newSecret(), MatchNo: 1, Created: s.cfg.Now().UnixMilli()}
 	st.Seats[0] = SeatState{Player: &Player{ID: cmd.Actor.ID, Name: cmd.Actor.Name, Locale: cmd.Actor.Locale}}
 	t := &tbl{st: st, opts: opts, sent: map[string]uint64{}}
 	s.makeRobots(t)
@@ -822,7 +841,7 @@ func (s *Service) open(ctx context.Context, cmd Command) []Message {
 // newID makes a short table ID (s.mu held).
 func (s *Service) newID() string {
 	for {
-		id := strconv.FormatUint(s.rng.Uint64()%(36*36*36*36*36*36), 36)
+		id := strconv.FormatUint(s.randomUint64()%(36*36*36*36*36*36), 36)
 		if _, taken := s.tables[id]; !taken && len(id) >= 4 {
 			return id
 		}
@@ -898,10 +917,10 @@ func (s *Service) notice(t *tbl, key string, args ...any) Message {
 		Text: s.say(t, t.st.Lang, key, args...), Lang: t.st.Lang}
 }
 
-// dealNext deals the match's next game from the table's seeded deck. Game buttons made before
-// the command that deals it (its sequence number is the next one) belong to an earlier game.
+// dealNext deals the match's next game from the table's secret. Game buttons made before the
+// command that deals it (its sequence number is the next one) belong to an earlier game.
 func (s *Service) dealNext(t *tbl) {
-	rng := rand.New(rand.NewPCG(t.st.Seed, t.st.Deals))
+	rng := t.st.rng(useDeal, t.st.Deals)
 	t.st.Deals++
 	t.st.GameFrom = t.st.Seq + 1
 	for i := range t.st.Seats {
@@ -913,9 +932,9 @@ func (s *Service) dealNext(t *tbl) {
 	}
 }
 
-// startMatch begins a match: the first dealer is drawn from the table's seed.
+// startMatch begins a match: the first dealer is drawn from the table's secret.
 func (s *Service) startMatch(t *tbl) {
-	rng := rand.New(rand.NewPCG(t.st.Seed, 1<<63|uint64(t.st.MatchNo)))
+	rng := t.st.rng(useFirst, uint64(t.st.MatchNo))
 	t.st.First = rng.IntN(4)
 	t.st.Games = nil
 	t.st.MatchAt = s.cfg.Now().UnixMilli()

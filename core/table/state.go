@@ -68,8 +68,8 @@ type state struct {
 	Seats    [4]SeatState      `json:"seats"`
 	Status   Status            `json:"status"`
 	Seq      uint64            `json:"seq"`
-	Seed     uint64            `json:"seed"`  // deal k of this table is shuffled by PCG(Seed, k)
-	Deals    uint64            `json:"deals"` // deals made so far
+	Secret   []byte            `json:"secret"` // secretSize bytes: every deal and seed of the table comes from it (random.go)
+	Deals    uint64            `json:"deals"`  // deals made so far
 	MatchNo  int               `json:"match_no"`
 	Games    []string          `json:"games,omitempty"` // this match's games, compact form
 	First    int               `json:"first_dealer"`

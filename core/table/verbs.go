@@ -2,7 +2,6 @@ package table
 
 import (
 	"encoding/json"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 
@@ -273,7 +272,7 @@ func (s *Service) moveSeat(t *tbl, c *call) *userError {
 
 func (s *Service) shuffle(t *tbl, c *call) *userError {
 	st := t.st
-	rng := rand.New(rand.NewPCG(st.Seed, st.Seq))
+	rng := st.rng(useShuffle, st.Seq)
 	rng.Shuffle(4, func(i, j int) { st.Seats[i], st.Seats[j] = st.Seats[j], st.Seats[i] })
 	c.out.changed = true
 	return nil

@@ -4,9 +4,11 @@
 package tabletest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -198,4 +200,21 @@ func SeatMove(v table.SeatView) (verb, arg string) {
 		}
 	}
 	return "play", ""
+}
+
+// Traces counts how often each of words appears anywhere in the file at path — a database whose
+// freed pages, too, must not show a forgotten person — and gives the words it found.
+func Traces(tb testing.TB, path string, words ...string) map[string]int {
+	tb.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	found := map[string]int{}
+	for _, w := range words {
+		if n := bytes.Count(raw, []byte(w)); n > 0 {
+			found[w] = n
+		}
+	}
+	return found
 }

@@ -1,0 +1,81 @@
+package telegram
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage"
+)
+
+// TestForgetReachesTheAdaptersBuckets: Evangeline never pressed Start, so the adapter keeps her
+// as blocked, holds her hands back and notes the deep link it showed the group. She plays a
+// match (a computer for her while she is away) and the rematch's first tricks, then types
+// /forget yes in the group. Afterwards the database file holds neither her name nor her Telegram
+// ID: not in the adapter's buckets (registered with People), not at the table, not in the
+// record, not in freed pages.
+func TestForgetReachesTheAdaptersBuckets(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		eve := tgUser{ID: 7770001234, First: "Evangeline", Last: "Quist", Lang: "en"}
+		path := filepath.Join(t.TempDir(), "kontermatt.db")
+		st, err := storage.Open(path, storage.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, logs := newFake(testToken), &logBuf{}
+		f.setStarted(alice.ID)
+		cfg := testConfig(f, nil, logs)
+		cfg.KV = st
+		a, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc := table.New(table.Config{Store: st, KV: st, Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots,
+			Seed: 7, Log: cfg.Log, Think: time.Second, People: []table.People{People}})
+		a.Attach(svc)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- a.Run(ctx) }()
+		synctest.Wait()
+
+		f.command(alice, group, 0, "/new@"+botUsername+" timer=fast stripes=1")
+		settle(2 * time.Second)
+		f.command(eve, group, 0, "/join")
+		settle(5 * time.Second)
+		mustPress(t, f, alice, group, table.VerbDeal, "")
+		settle(5 * time.Second)
+		d := newDriver(t, f, 3)
+		d.playUntil([]tgUser{alice}, 2*time.Hour, func() bool { return over(f) })
+		mustPress(t, f, alice, group, table.VerbRematch, "")
+		d.playUntil([]tgUser{alice}, time.Hour, func() bool { return d.moves >= 2 })
+		key := strconv.FormatInt(eve.ID, 10)
+		for _, b := range People.Buckets {
+			if _, ok, _ := st.Get(b, key); !ok {
+				t.Fatalf("the adapter keeps nothing in %s about Evangeline: the test shows nothing", b)
+			}
+		}
+
+		f.command(eve, group, 0, "/forget yes")
+		settle(5 * time.Second)
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		svc.Close()
+		a.Close()
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if found := tabletest.Traces(t, path, key, eve.First, eve.Last); len(found) > 0 {
+			t.Errorf("the database still holds %v", found)
+		}
+		if len(tabletest.Traces(t, path, "Alice")) == 0 {
+			t.Error("Alice is gone too")
+		}
+	})
+}

@@ -1,0 +1,240 @@
+package table
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kontermatt/kontermatt/core"
+)
+
+// Forgetting a person ("forget yes") reaches everything the bot keeps that names them:
+//
+//   - the tables they sit at: they leave (a computer takes their seat in a game; a table with no
+//     other person closes), and no table remembers their presses or votes;
+//   - the kept matches and the closed tables (until pruned) that name them, and every table's
+//     command log: their seat gets a placeholder of its own (so the others' results, partners and
+//     opponents stay right, and two forgotten people stay two), their commands its ID;
+//   - their private chat, where a guided game was played: its key gives way to a placeholder;
+//   - their settings and ratings, and every league, made anew from the rewritten records;
+//   - what the adapters keep: the keys of the buckets each registered (Config.People), the keys
+//     that name them at a table still played, and every KV key of the closed tables they sat at
+//     (those tables' messages are final);
+//
+// and the store then leaves no copy of what was replaced in its file (Store.Forget), so a backup
+// taken afterwards holds none either.
+
+// Forgotten is the name a forgotten person has in the kept matches; their ID there begins with
+// forgottenPrefix, and a private chat of theirs becomes a place whose chat begins with
+// forgottenChat.
+const (
+	Forgotten       = "—"
+	forgottenPrefix = "forgotten:"
+	forgottenChat   = "forgotten-"
+)
+
+// forgetting is one person being forgotten: who, what they become, where they were.
+type forgetting struct {
+	id, as, suffix string
+	// private maps the keys of the person's private chats to the placeholders they become.
+	private map[string]Place
+}
+
+// privately notes a place as the person's private chat.
+func (f *forgetting) privately(p Place) {
+	f.private[p.Key()] = Place{Platform: p.Platform, Chat: forgottenChat + f.suffix}
+}
+
+// Forget removes a person from what the bot keeps (see above). It gives how many kept matches
+// named them.
+func (s *Service) Forget(id string) (int, error) {
+	s.forgetMu.Lock()
+	defer s.forgetMu.Unlock()
+	suffix := strconv.FormatUint(s.randomID(), 36)
+	f := forgetting{id: id, as: forgottenPrefix + suffix, suffix: suffix, private: map[string]Place{}}
+	out := Forgetting{Actor: id, As: f.as, Names: []string{id}, Closed: map[string][]byte{}}
+	out.KV = append(out.KV, KVEntry{Bucket: bucketUsers, Key: id})
+	for _, p := range s.cfg.People {
+		key, ok := p.Key(id)
+		if !ok {
+			continue
+		}
+		out.Names = append(out.Names, key)
+		for _, b := range p.Buckets {
+			out.KV = append(out.KV, KVEntry{Bucket: b, Key: key})
+		}
+		// A chat whose ID is the person's own is their private chat (Telegram's are).
+		f.privately(Place{Platform: p.Platform, Chat: key})
+	}
+
+	// The tables in memory: the person leaves them, and they forget the person.
+	for _, t := range s.all() {
+		t.mu.Lock()
+		at, err := s.forgetAt(t, &f)
+		t.mu.Unlock()
+		if err != nil {
+			return 0, err
+		}
+		if at {
+			out.Tables = append(out.Tables, t.st.ID)
+		}
+	}
+	// The closed tables the store still keeps.
+	err := s.cfg.Store.ClosedTables(func(tid string, data []byte) error {
+		st := new(state)
+		if json.Unmarshal(data, st) != nil || !f.scrub(st) {
+			return nil
+		}
+		b, err := json.Marshal(st)
+		out.Closed[tid] = b
+		out.Drop = append(out.Drop, tid)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	// The kept matches.
+	err = s.cfg.Store.Records(func(key string, data []byte) error {
+		var rec StoredMatch
+		if json.Unmarshal(data, &rec) != nil {
+			return nil
+		}
+		touched := false
+		for i := range rec.Seats {
+			if rec.Seats[i].ID == id {
+				rec.Seats[i].ID, rec.Seats[i].Name = f.as, Forgotten
+				touched = true
+			}
+		}
+		if p, ok := f.private[rec.Place]; ok && touched {
+			rec.Place = p.Key()
+		}
+		if touched {
+			out.Records = append(out.Records, recordOf(key, rec))
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	// The settings of the person's private chats go with them.
+	for _, key := range slices.Sorted(maps.Keys(f.private)) {
+		out.KV = append(out.KV, KVEntry{Bucket: bucketPlaces, Key: key})
+	}
+
+	s.league.mu.Lock()
+	defer s.league.mu.Unlock()
+	// The league is made from the records as they will be after the change.
+	rewritten := map[string][]byte{}
+	for _, r := range out.Records {
+		rewritten[r.Key] = r.Data
+	}
+	entries, _, _, err := Rebuild(func(fn func(string, []byte) error) error {
+		return s.cfg.Store.Records(func(key string, data []byte) error {
+			if d, ok := rewritten[key]; ok {
+				data = d
+			}
+			return fn(key, data)
+		})
+	})
+	if err != nil {
+		return 0, err
+	}
+	out.Emptied, out.KV = LeagueBuckets, append(entries, out.KV...)
+	if err := s.cfg.Store.Forget(out); err != nil {
+		return 0, err
+	}
+	s.league.init(s.cfg.KV, s.cfg.Log) // the cache is older than the store now
+	s.users.forget(id)
+	s.mu.Lock()
+	for _, p := range s.proposals {
+		p.votes = slices.DeleteFunc(p.votes, func(v string) bool { return v == id })
+	}
+	s.mu.Unlock()
+	return len(out.Records), nil
+}
+
+// forgetAt makes a table in memory forget the person (table lock held): they leave their seat,
+// as /leave would (a table with no other person closes), and their presses and votes go. It
+// reports whether the table named them.
+func (s *Service) forgetAt(t *tbl, f *forgetting) (bool, error) {
+	st := t.st
+	if st.Status == StatusClosed { // closing: the store has it among the closed tables
+		return false, nil
+	}
+	seat := seatOf(st, f.id)
+	if seat == core.NoSeat && !f.mentioned(st) {
+		return false, nil
+	}
+	if st.Learn {
+		f.privately(st.Place) // a guided game is played in private
+	}
+	out := outcome{changed: true}
+	if seat != core.NoSeat {
+		others := 0
+		for i, o := range st.Seats {
+			if core.Seat(i) != seat && o.Human() {
+				others++
+			}
+		}
+		switch {
+		case others == 0:
+			s.close(t, &out) // the match so far is kept, and rewritten below with the others
+		case st.Status == StatusPlaying:
+			out.public = append(out.public, s.notice(t, "note.left_robot", seatRef(seat)))
+			st.Seats[seat] = SeatState{Robot: true}
+		default:
+			st.Seats[seat] = SeatState{}
+		}
+	}
+	f.unmention(st)
+	cmd := Command{Place: st.Place, Table: st.ID, Actor: Player{ID: f.as}, Verb: VerbForget}
+	if uerr := s.commit(s.ctx, t, cmd, &out, actedNone, true); uerr != nil {
+		return false, fmt.Errorf("table %s could not forget a person", st.ID)
+	}
+	return true, nil
+}
+
+// mentioned reports whether a table remembers the person's presses, votes or language.
+func (f *forgetting) mentioned(st *state) bool {
+	for k := range st.Acted {
+		if strings.HasPrefix(k, f.id+"/") {
+			return true
+		}
+	}
+	_, lang := st.Langs[f.id]
+	return lang || slices.Contains(st.Votes, f.id)
+}
+
+// unmention drops the person's presses, votes and language from a table.
+func (f *forgetting) unmention(st *state) {
+	maps.DeleteFunc(st.Acted, func(k string, _ uint64) bool { return strings.HasPrefix(k, f.id+"/") })
+	st.Votes = slices.DeleteFunc(st.Votes, func(v string) bool { return v == f.id })
+	delete(st.Langs, f.id)
+}
+
+// scrub makes a closed table's state forget the person: their seat gets the placeholder, and a
+// private chat of theirs its own. It reports whether the table named them.
+func (f *forgetting) scrub(st *state) bool {
+	named := f.mentioned(st)
+	for i, seat := range st.Seats {
+		if seat.Player != nil && seat.Player.ID == f.id {
+			st.Seats[i].Player = &Player{ID: f.as, Name: Forgotten}
+			named = true
+		}
+	}
+	if !named {
+		return false
+	}
+	f.unmention(st)
+	if st.Learn {
+		f.privately(st.Place)
+	}
+	if p, ok := f.private[st.Place.Key()]; ok {
+		st.Place = p
+	}
+	return true
+}

@@ -1,0 +1,153 @@
+package table
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core/league"
+)
+
+// TestForgetLeavesEveryTable: the person forgotten leaves the tables they sit at — a computer
+// takes their seat in a game, a lobby seat is freed, a guided game of theirs closes — and no
+// table, closed or not, remembers their presses; what an adapter registered about them goes, as
+// do their keys at a table still played, and every key of the closed tables they sat at. Others'
+// keys stay.
+func TestForgetLeavesEveryTable(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := NewMemStore()
+		people := People{Platform: "test", Prefix: "p", Buckets: []string{"test.blocked"}}
+		h := newHarness(t, store, withKV, func(c *Config) { c.People = []People{people} })
+		defer h.svc.Close()
+		ann, eve := player(1), player(2) // eve's key on the platform is "2"
+		do := func(place Place, p Player, v Verb, args ...string) {
+			t.Helper()
+			if e := errText(h.svc.Handle(context.Background(), Command{Place: place, Actor: p, Verb: v, Args: args})); e != "" {
+				t.Fatalf("%s %s: %s", p.Name, v, e)
+			}
+		}
+		game, lobby, closed := Place{Platform: "test", Chat: "g1"}, Place{Platform: "test", Chat: "g2"}, Place{Platform: "test", Chat: "g3"}
+		do(closed, ann, VerbNew, "timer=none")
+		do(closed, eve, VerbJoin)
+		closedID := h.svc.TableAt(closed)
+		do(closed, ann, VerbStop) // Ann alone votes; Eve's vote is needed too
+		do(closed, eve, VerbStop)
+		do(game, ann, VerbNew, "timer=none")
+		do(game, eve, VerbJoin)
+		do(game, ann, VerbDeal)
+		gameID := h.svc.TableAt(game)
+		do(lobby, ann, VerbNew, "timer=none")
+		do(lobby, eve, VerbJoin)
+		lobbyID := h.svc.TableAt(lobby)
+		private := Place{Platform: "test", Chat: "2"}
+		if e := errText(h.svc.Handle(context.Background(), Command{Place: private, Actor: eve, Verb: VerbLearn, Private: true})); e != "" {
+			t.Fatal(e)
+		}
+		learnID := h.svc.TableAt(private)
+		synctest.Wait()
+		for _, e := range []KVEntry{
+			{Bucket: "test.blocked", Key: "2", Value: []byte("1")},
+			{Bucket: "test.blocked", Key: "1", Value: []byte("1")},
+			{Bucket: "test.hand", Key: gameID + "/2", Value: []byte("k")},
+			{Bucket: "test.msg", Key: gameID + "/hand/m1/1/p2", Value: []byte("k")},
+			{Bucket: "test.hand", Key: gameID + "/1", Value: []byte("k")},
+			{Bucket: "test.msg", Key: gameID + "/live/m1/1", Value: []byte("k")},
+			{Bucket: "test.told", Key: closedID + "/1", Value: []byte("1")},
+		} {
+			_ = store.Put(e.Bucket, e.Key, e.Value)
+		}
+
+		if _, err := h.svc.Forget(eve.ID); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		seats := func(id string) [4]SeatState {
+			tb, ok := h.svc.table(id)
+			if !ok {
+				t.Fatalf("table %s is not in memory", id)
+			}
+			tb.mu.Lock()
+			defer tb.mu.Unlock()
+			for k := range tb.st.Acted {
+				if strings.HasPrefix(k, eve.ID+"/") {
+					t.Errorf("table %s remembers Eve's presses: %v", id, tb.st.Acted)
+				}
+			}
+			return tb.st.Seats
+		}
+		if s := seats(gameID); !s[1].Robot || s[1].Player != nil {
+			t.Errorf("Eve's seat in the game: %+v, want a computer", s[1])
+		}
+		if s := seats(lobbyID); !s[1].Empty() {
+			t.Errorf("Eve's lobby seat: %+v, want free", s[1])
+		}
+		if _, ok := h.svc.Status(learnID); ok {
+			t.Error("Eve's guided game is still open")
+		}
+		_ = store.ClosedTables(func(id string, data []byte) error {
+			if strings.Contains(string(data), eve.ID) || strings.Contains(string(data), eve.Name) {
+				t.Errorf("closed table %s still names Eve: %s", id, data)
+			}
+			return nil
+		})
+		for _, id := range []string{closedID, gameID, lobbyID, learnID} {
+			for _, l := range store.Log(id) {
+				if l.Actor == eve.ID {
+					t.Errorf("table %s's log names Eve: %+v", id, l)
+				}
+			}
+		}
+		for _, k := range []struct {
+			bucket, key string
+			kept        bool
+		}{
+			{"test.blocked", "2", false}, {"test.blocked", "1", true},
+			{"test.hand", gameID + "/2", false}, {"test.msg", gameID + "/hand/m1/1/p2", false},
+			{"test.hand", gameID + "/1", true}, {"test.msg", gameID + "/live/m1/1", true},
+			{"test.told", closedID + "/1", false}, // the closed table's keys go with it
+		} {
+			if _, ok, _ := store.Get(k.bucket, k.key); ok != k.kept {
+				t.Errorf("%s %s: kept %v, want %v", k.bucket, k.key, ok, k.kept)
+			}
+		}
+		// The game goes on without her.
+		if e := errText(h.do(ann, VerbBoard)); e != "" {
+			t.Errorf("the game after Eve was forgotten: %s", e)
+		}
+	})
+}
+
+// TestForgetsAtOnceForgetBoth: two people forgotten at the same moment are both gone from every
+// record (each Forget writes back the records it read: run together, the second put the first's
+// name back).
+func TestForgetsAtOnceForgetBoth(t *testing.T) {
+	clk := &clock{now: time.Date(2026, 11, 2, 20, 0, 0, 0, league.Zone)}
+	store := NewMemStore()
+	h, people := leagueHarness(t, store, clk)
+	playSeason(t, h, clk, people, 12, 5)
+	for round := range 20 {
+		a, b := people[round%5], people[(round+1)%5]
+		var wg sync.WaitGroup
+		for _, p := range []Player{a, b} {
+			wg.Go(func() {
+				if _, err := h.svc.Forget(p.ID); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		_ = store.Records(func(key string, data []byte) error {
+			for _, p := range []Player{a, b} {
+				if strings.Contains(string(data), `"`+p.ID+`"`) {
+					t.Fatalf("round %d: record %s names %s again", round, key, p.Name)
+				}
+			}
+			return nil
+		})
+		// They play again, to be forgotten again in a later round.
+		playSeason(t, h, clk, people, 1, uint64(round))
+	}
+}
