@@ -54,9 +54,12 @@ func TestForgetReachesTheAdaptersBuckets(t *testing.T) {
 		mustPress(t, f, alice, group, table.VerbRematch, "")
 		d.playUntil([]tgUser{alice}, time.Hour, func() bool { return d.moves >= 2 })
 		key := strconv.FormatInt(eve.ID, 10)
-		for _, b := range People.Buckets {
-			if _, ok, _ := st.Get(b, key); !ok {
-				t.Fatalf("the adapter keeps nothing in %s about Evangeline: the test shows nothing", b)
+		// Her blocked mark is hers (registered with People); her held-back hands are the table's
+		// ("<table>/<user>", pruned with it), and forgetting reaches them by the KV convention.
+		tableID := svc.TableAt(table.Place{Platform: Platform, Chat: strconv.FormatInt(group, 10)})
+		for _, e := range []struct{ bucket, key string }{{bucketBlocked, key}, {bucketPending, userTable(eve.ID, tableID)}} {
+			if _, ok, _ := st.Get(e.bucket, e.key); !ok {
+				t.Fatalf("the adapter keeps nothing in %s about Evangeline: the test shows nothing", e.bucket)
 			}
 		}
 
