@@ -143,7 +143,7 @@ func TestExportRecomputesTheLeague(t *testing.T) {
 		playPlanned(t, svc, a, []string{"level=normal"}, away, 0)
 		playPlanned(t, svc, b, []string{"hints=on"}, all(p[0], p[1], p[2], p[3]), 0)
 		next(time.Date(2026, 11, 3, 19, 0, 0, 0, time.UTC))
-		playPlanned(t, svc, b, nil, all(p[0], p[1], p[2], p[3]), 1)
+		playPlanned(t, svc, b, []string{"stripes=7"}, all(p[0], p[1], p[2], p[3]), 1) // long enough to be stopped after its first game
 		next(time.Date(2026, 11, 4, 19, 0, 0, 0, time.UTC))
 		playPlanned(t, svc, b, nil, all(p[2], p[3], p[4], p[5]), 0)
 		next(time.Date(2026, 11, 5, 19, 0, 0, 0, time.UTC))
