@@ -113,7 +113,7 @@ func TestExportRecomputesTheLeague(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		offset := time.Date(2026, 10, 30, 19, 0, 0, 0, time.UTC).Sub(time.Now())
+		offset := time.Until(time.Date(2026, 10, 30, 19, 0, 0, 0, time.UTC))
 		now := func() time.Time { return time.Now().Add(offset) }
 		svc := table.New(table.Config{Store: st, KV: st, Seed: 11, Now: now, Robots: tabletest.RandomRobots})
 		var p [6]table.Player
