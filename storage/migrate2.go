@@ -17,10 +17,10 @@ import (
 // period starts at the upgrade); a variable so tests can fix it.
 var migrateNow = time.Now
 
-// Schema 1 kept closed tables among the live ones, a full RECORDS.md record for every game and
+// Schema 1 kept closed tables among the live ones, a full record (docs/records.md) for every game and
 // match (about 31 KB a match), and adapter KV keys that named the table in the middle
 // ("live/<table>/m1/2") or last ("hand|<user>|<table>"). Schema 2 files closed tables apart,
-// keeps a match as a table.StoredMatch (the compact games and the seats, about 2 KB; the RECORDS.md
+// keeps a match as a table.StoredMatch (the compact games and the seats, about 2 KB; the docs/records.md
 // records are derived from it on export), and puts the table ID first in every table-scoped key,
 // so pruning a table can find its keys.
 func migrateClosedAndCompact(tx *bolt.Tx) error {
