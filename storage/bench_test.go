@@ -90,11 +90,11 @@ func BenchmarkCommit(b *testing.B) {
 	}
 }
 
-// BenchmarkCommitBatch is BenchmarkCommit with Options.Batch: concurrent commits share
-// transactions.
-func BenchmarkCommitBatch(b *testing.B) {
+// BenchmarkCommitNoGroup is BenchmarkCommit with Options.NoGroupCommit: a transaction per
+// commit.
+func BenchmarkCommitNoGroup(b *testing.B) {
 	for _, n := range []int{1, 16, 256} {
-		b.Run(fmt.Sprint("tables=", n), func(b *testing.B) { benchCommit(b, Options{Batch: true}, n) })
+		b.Run(fmt.Sprint("tables=", n), func(b *testing.B) { benchCommit(b, Options{NoGroupCommit: true}, n) })
 	}
 }
 
