@@ -79,9 +79,11 @@ func (m *MemStore) Commit(c Change) error {
 	case c.Closed:
 		delete(m.tables, c.TableID)
 		m.closed[c.TableID] = closedTable{state: slices.Clone(c.State), at: c.Log.Time}
-		m.logs[c.TableID] = append(m.logs[c.TableID], c.Log)
 	default:
+		delete(m.closed, c.TableID) // a closed table written again is live again
 		m.tables[c.TableID] = slices.Clone(c.State)
+	}
+	if logged { // a change without a Verb writes no log entry, as on disk
 		m.logs[c.TableID] = append(m.logs[c.TableID], c.Log)
 	}
 	for _, r := range c.Records {
