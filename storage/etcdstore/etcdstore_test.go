@@ -2,8 +2,8 @@ package etcdstore_test
 
 import (
 	"errors"
-	"log/slog"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
