@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -102,21 +103,30 @@ func benchCommit(b *testing.B, opts Options, tables int) {
 	s, _ := openTemp(b, opts)
 	var done atomic.Int64
 	var wg sync.WaitGroup
+	took := make([][]time.Duration, tables)
 	b.SetBytes(int64(len(benchState)) + 150)
 	b.ResetTimer()
 	for g := range tables {
 		wg.Go(func() {
 			id := fmt.Sprintf("dc:1234567890123%05d", g)
 			for seq := uint64(1); done.Add(1) <= int64(b.N); seq++ {
+				start := time.Now()
 				if err := s.Commit(table.Change{TableID: id, State: benchState, Log: benchLog(seq)}); err != nil {
 					b.Error(err)
 					return
 				}
+				took[g] = append(took[g], time.Since(start))
 			}
 		})
 	}
 	wg.Wait()
 	b.StopTimer()
+	all := slices.Concat(took...)
+	slices.Sort(all)
+	if len(all) > 0 {
+		b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
+		b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
+	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
 }
 

@@ -616,6 +616,9 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome,
 	if err != nil {
 		s.cfg.Log.Error("commit failed; rolling back", "table", st.ID, "err", err)
 		s.rollback(t)
+		if errors.Is(err, ErrUnavailable) {
+			return refuse("err.unavailable")
+		}
 		return refuse("err.internal")
 	}
 	t.committed = data

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
@@ -152,6 +153,8 @@ func TestQuorum(t *testing.T) {
 	start = time.Now()
 	if _, err := tabletest.Step(svc, tables[0]); err == nil {
 		t.Error("a move without quorum was accepted")
+	} else if !strings.Contains(err.Error(), i18n.T("en", "err.unavailable")) {
+		t.Errorf("the player is told %q, not that the database is unreachable", err)
 	} else if d := time.Since(start); d > timeout+time.Second {
 		t.Errorf("the refused move took %v", d)
 	}
