@@ -90,8 +90,6 @@ func (s *Store) Swap(bucket, key string, old, value []byte) ([]byte, error) {
 	return current, fmt.Errorf("etcdstore: kv swap %q/%q: %w", bucket, key, table.ErrConflict)
 }
 
-func valueOf(kv *mvccpb.KeyValue) []byte { return stored(kv) }
-
 // KVEach calls fn for every entry of a bucket in key order, as of one revision.
 func (s *Store) KVEach(bucket string, fn func(key string, value []byte) error) error {
 	if err := checkKey("kv bucket", bucket); err != nil {
