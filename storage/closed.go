@@ -68,7 +68,7 @@ func (s *Store) Rewrite(records []table.Record, emptied []string, entries []tabl
 			}
 		}
 		return rewriteKV(tx, emptied, entries)
-	})
+	}, nil)
 	if err != nil {
 		return fmt.Errorf("storage: rewrite: %w", err)
 	}
@@ -86,9 +86,9 @@ func (s *Store) Prune(before time.Time) (int, error) {
 	limit := uint64(before.UnixMilli())
 	total := 0
 	for {
-		n := 0
+		var pruned []table.TableChange
 		err := s.update(func(tx *bolt.Tx) error {
-			n = 0
+			pruned = pruned[:0]
 			index := tx.Bucket(bucketClosedAt)
 			c := index.Cursor()
 			var ids [][]byte
@@ -115,15 +115,15 @@ func (s *Store) Prune(before time.Time) (int, error) {
 				if err := deleteTableKeys(tx.Bucket(bucketKV), id); err != nil {
 					return err
 				}
-				n++
+				pruned = append(pruned, table.TableChange{TableID: string(id)})
 			}
 			return nil
-		})
+		}, func() []table.TableChange { return pruned })
 		if err != nil {
 			return total, fmt.Errorf("storage: prune: %w", err)
 		}
-		total += n
-		if n < pruneBatch {
+		total += len(pruned)
+		if len(pruned) < pruneBatch {
 			return total, nil
 		}
 	}

@@ -208,7 +208,7 @@ func TestCommitWritesKVWithTheChange(t *testing.T) {
 	if err := s.Put("league.place", "old", []byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	commit(t, s, table.Change{TableID: "t1", State: []byte("s"), Log: entry(2, table.VerbPlay),
+	commit(t, s, table.Change{TableID: "t1", State: []byte("s"), Log: entry(1, table.VerbPlay),
 		KV: []table.KVEntry{{Bucket: "league.place", Key: "p", Value: []byte("v1")}, {Bucket: "league.place", Key: "old"}}})
 	if v, ok, _ := s.Get("league.place", "p"); !ok || string(v) != "v1" {
 		t.Errorf("p = %q, %v", v, ok)

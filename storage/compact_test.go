@@ -15,9 +15,9 @@ import (
 // TestForgetCompactsWhileCommitting: Forget swaps a compacted file in while other goroutines
 // commit and read; every commit that returned is in the new file, and the store reopens.
 func TestForgetCompactsWhileCommitting(t *testing.T) {
-	for _, batch := range []bool{false, true} {
-		t.Run(fmt.Sprint("batch=", batch), func(t *testing.T) {
-			s, _ := openTemp(t, Options{Batch: batch})
+	for _, solo := range []bool{false, true} {
+		t.Run(fmt.Sprint("solo=", solo), func(t *testing.T) {
+			s, _ := openTemp(t, Options{NoGroupCommit: solo})
 			var last [4]atomic.Uint64
 			stop := make(chan struct{})
 			var wg sync.WaitGroup

@@ -88,7 +88,7 @@ func (s *Store) Forget(f table.Forgetting) error {
 		}
 		changed = changed || renamed+deleted > 0 || len(f.Drop) > 0
 		return rewriteKV(tx, f.Emptied, f.KV)
-	})
+	}, nil)
 	if err != nil {
 		return fmt.Errorf("storage: forget: %w", err)
 	}

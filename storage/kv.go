@@ -1,7 +1,10 @@
 package storage
 
 import (
+	"bytes"
 	"fmt"
+
+	"github.com/kontermatt/kontermatt/core/table"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -38,7 +41,7 @@ func (s *Store) Put(bucket, key string, value []byte) error {
 	if value == nil {
 		value = []byte{}
 	}
-	err := s.update(func(tx *bolt.Tx) error { return kvWrite(tx, bucket, key, value) })
+	err := s.do(&write{apply: func(tx *bolt.Tx) error { return kvWrite(tx, bucket, key, value) }})
 	if err != nil {
 		return fmt.Errorf("storage: kv put %q/%q: %w", bucket, key, err)
 	}
@@ -50,17 +53,40 @@ func (s *Store) Delete(bucket, key string) error {
 	if err := checkKV(bucket, key); err != nil {
 		return err
 	}
-	err := s.update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketKV).Bucket([]byte(bucket))
-		if b == nil {
-			return nil
-		}
-		return b.Delete([]byte(key))
-	})
+	err := s.do(&write{apply: func(tx *bolt.Tx) error { return kvWrite(tx, bucket, key, nil) }})
 	if err != nil {
 		return fmt.Errorf("storage: kv delete %q/%q: %w", bucket, key, err)
 	}
 	return nil
+}
+
+// Swap writes value at bucket/key (nil deletes) if the key holds old now (nil: absent), else it
+// fails with table.ErrConflict and gives what the key holds (see table.Swapper). It goes through
+// the commit queue like every write: a refused swap fails alone.
+func (s *Store) Swap(bucket, key string, old, value []byte) ([]byte, error) {
+	if err := checkKV(bucket, key); err != nil {
+		return nil, err
+	}
+	var current []byte
+	w := &write{
+		check: func(tx *bolt.Tx) error {
+			current = nil
+			var cur []byte
+			if b := tx.Bucket(bucketKV).Bucket([]byte(bucket)); b != nil {
+				cur = b.Get([]byte(key))
+			}
+			if (cur == nil) != (old == nil) || !bytes.Equal(cur, old) {
+				current = clone(cur)
+				return table.ErrConflict
+			}
+			return nil
+		},
+		apply: func(tx *bolt.Tx) error { return kvWrite(tx, bucket, key, value) },
+	}
+	if err := s.do(w); err != nil {
+		return current, fmt.Errorf("storage: kv swap %q/%q: %w", bucket, key, err)
+	}
+	return nil, nil
 }
 
 // kvWrite puts a value in an adapter bucket, making the bucket; a nil value deletes the key.

@@ -2,7 +2,8 @@
 // its command log, the finished game and match records, and small key-value buckets for the chat
 // adapters. It implements table.Store and table.KV.
 //
-// Every write is one bbolt read-write transaction, committed (and fsynced) before the call returns.
+// Every write is committed (and fsynced) before the call returns; writes that arrive together share
+// one bbolt transaction (queue.go). A change from a stale state fails with table.ErrConflict.
 // Callbacks (Tables, Records, Log) run outside any transaction, so they may call back into the
 // Store, for example to Commit a repaired table. A backup, and the file after Forget, hold only the
 // live data: nothing deleted or replaced before can be read from them (backup.go).
@@ -33,8 +34,10 @@ import (
 
 // The Store satisfies the service's interfaces.
 var (
-	_ table.Store = (*Store)(nil)
-	_ table.KV    = (*Store)(nil)
+	_ table.Store   = (*Store)(nil)
+	_ table.KV      = (*Store)(nil)
+	_ table.Swapper = (*Store)(nil)
+	_ table.Watcher = (*Store)(nil)
 )
 
 // Errors returned by the Store. They are wrapped with context (path, table id, key, versions) but
@@ -52,9 +55,11 @@ var (
 	// bucket or KV key. Nothing is written.
 	ErrBadKey = errors.New("empty or too long key")
 
-	// ErrLogSeq is returned by Commit when the log entry's Seq is not greater than the last one in
-	// the table's log: the log only grows. Nothing of the change is written.
-	ErrLogSeq = errors.New("log sequence number is not after the last one")
+	// ErrLogSeq is the name this package had for table.ErrConflict, when the guard only
+	// wanted a log that grows: it is the same error.
+	//
+	// Deprecated: use table.ErrConflict.
+	ErrLogSeq = table.ErrConflict
 
 	// ErrCorrupt is returned when stored data cannot be decoded or the layout is broken.
 	ErrCorrupt = errors.New("corrupt data")
@@ -79,12 +84,10 @@ type Options struct {
 	// DefaultTimeout. A negative value waits forever (not recommended).
 	Timeout time.Duration
 
-	// Batch makes Commit, Put and Delete use bbolt's Batch, which groups concurrent writes into one
-	// transaction (one pair of fsyncs) but waits up to 10 ms for company. Measured here
-	// (BenchmarkCommit vs BenchmarkCommitBatch, 2 CPUs): with 1 writer it falls from ~3,000 to
-	// ~90 commits/s, with 16 from ~2,500 to ~1,300, and only with 256 concurrent writers does it
-	// win (~12,000 against ~2,200). Leave it off unless hundreds of tables commit at one moment.
-	Batch bool
+	// NoGroupCommit gives every write a transaction (and two fsyncs) of its own instead of
+	// grouping the writes that arrive while one is being committed (queue.go). For the
+	// benchmarks that compare the two; there is no reason to set it otherwise.
+	NoGroupCommit bool
 
 	// ReadOnly opens the file without writing to it, under a shared lock (so it still fails with
 	// ErrLocked while a bot holds the file). A missing or empty file is not created: Open fails
@@ -98,11 +101,16 @@ type Options struct {
 type Store struct {
 	// mu is held shared around every use of db, and alone while Forget swaps a compacted file
 	// in (forget.go).
-	mu       sync.RWMutex
+	mu sync.RWMutex
+	// wmu is held from the start of a write transaction until the watches are told of it, so
+	// they hear the changes in the order they were committed.
+	wmu      sync.Mutex
 	db       *bolt.DB
 	path     string
-	batch    bool
+	solo     bool // Options.NoGroupCommit
 	readOnly bool
+	q        queue
+	feed     table.Feed
 }
 
 // Open opens (creating if needed) the database at path, brings its schema to the current version
@@ -154,7 +162,7 @@ func Open(path string, opts Options) (*Store, error) {
 		// at path, and this process holds its lock.
 		_ = os.Remove(compactPath(path))
 	}
-	return &Store{db: db, path: path, batch: opts.Batch, readOnly: opts.ReadOnly}, nil
+	return &Store{db: db, path: path, solo: opts.NoGroupCommit, readOnly: opts.ReadOnly}, nil
 }
 
 // checkVersion is what a read-only Open does instead of migrating: the file must have the current
@@ -176,6 +184,7 @@ func checkVersion(tx *bolt.Tx) error {
 // Close closes the database, waiting for running transactions. Later calls fail with bbolt's
 // ErrDatabaseNotOpen.
 func (s *Store) Close() error {
+	s.feed.Close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.db.Close()
@@ -186,15 +195,21 @@ func (s *Store) Path() string {
 	return s.path
 }
 
-// update runs one read-write transaction, batched if the Store was opened with Options.Batch.
-// fn must be idempotent (Batch may run it twice) and must not call back into the Store.
-func (s *Store) update(fn func(*bolt.Tx) error) error {
+// update runs one read-write transaction outside the commit queue (Prune, Rewrite, Forget), and
+// then tells the watches of changes (nil: none), in commit order. fn must not call back into
+// the Store.
+func (s *Store) update(fn func(*bolt.Tx) error, changes func() []table.TableChange) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if s.batch {
-		return s.db.Batch(fn)
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.db.Update(fn); err != nil {
+		return err
 	}
-	return s.db.Update(fn)
+	if changes != nil {
+		s.feed.Publish(changes()...)
+	}
+	return nil
 }
 
 // checkKey validates a key or bucket name for bbolt.

@@ -130,15 +130,15 @@ func TestCommitRoundTrip(t *testing.T) {
 	s, _ := openTemp(t, Options{})
 	commit(t, s, table.Change{TableID: "dc:1", State: []byte("state-a1"), Log: entry(1, table.VerbNew)})
 	commit(t, s, table.Change{TableID: "dc:1", State: []byte("state-a2"), Log: entry(2, table.VerbJoin)})
-	commit(t, s, table.Change{TableID: "tg:2", State: []byte("state-b1"), Log: entry(7, table.VerbPlay, "q♠"),
+	commit(t, s, table.Change{TableID: "tg:2", State: []byte("state-b1"), Log: entry(1, table.VerbPlay, "q♠"),
 		Records: []table.Record{{Key: "tg:2/m1/g1", Data: []byte(`{"game":1}`)}, {Key: "tg:2/m1/match", Data: []byte(`{"match":1}`)}}})
-	commit(t, s, table.Change{TableID: "dc:1", State: []byte("state-a3"), Log: entry(5, table.VerbDeal)})
+	commit(t, s, table.Change{TableID: "dc:1", State: []byte("state-a3"), Log: entry(3, table.VerbDeal)})
 
 	check := func(t *testing.T, s *Store) {
 		equalJSON(t, "tables", allTables(t, s), map[string]string{"dc:1": "state-a3", "tg:2": "state-b1"})
 		equalJSON(t, "records", allRecords(t, s), map[string]string{"tg:2/m1/g1": `{"game":1}`, "tg:2/m1/match": `{"match":1}`})
-		equalJSON(t, "log dc:1", allLog(t, s, "dc:1"), []table.LogEntry{entry(1, table.VerbNew), entry(2, table.VerbJoin), entry(5, table.VerbDeal)})
-		equalJSON(t, "log tg:2", allLog(t, s, "tg:2"), []table.LogEntry{entry(7, table.VerbPlay, "q♠")})
+		equalJSON(t, "log dc:1", allLog(t, s, "dc:1"), []table.LogEntry{entry(1, table.VerbNew), entry(2, table.VerbJoin), entry(3, table.VerbDeal)})
+		equalJSON(t, "log tg:2", allLog(t, s, "tg:2"), []table.LogEntry{entry(1, table.VerbPlay, "q♠")})
 		equalJSON(t, "log of unknown table", allLog(t, s, "nope"), []table.LogEntry(nil))
 	}
 	t.Run("open", func(t *testing.T) { check(t, s) })
@@ -178,20 +178,27 @@ func TestCommitDelete(t *testing.T) {
 	})
 }
 
+// TestCommitLogSeqMustGrow: a change is guarded by its Seq, one after the table's last; any
+// other (a stale copy's, or one that skips) is ErrConflict (also matched as ErrLogSeq, its old
+// name) and writes nothing.
 func TestCommitLogSeqMustGrow(t *testing.T) {
 	s, _ := openTemp(t, Options{})
-	commit(t, s, table.Change{TableID: "a", State: []byte("a5"), Log: entry(5, table.VerbPlay, "AS")})
-	for _, seq := range []uint64{5, 4, 0} {
+	for seq := uint64(1); seq <= 5; seq++ {
+		commit(t, s, table.Change{TableID: "a", State: fmt.Appendf(nil, "a%d", seq), Log: entry(seq, table.VerbPlay, "AS")})
+	}
+	for _, seq := range []uint64{5, 4, 0, 7} {
 		t.Run(fmt.Sprint("seq ", seq), func(t *testing.T) {
 			err := s.Commit(table.Change{TableID: "a", State: []byte("bad"), Log: entry(seq, table.VerbPlay, "KH"),
 				Records: []table.Record{{Key: "a/m/g1", Data: []byte("rec")}}})
-			if !errors.Is(err, ErrLogSeq) {
-				t.Fatalf("Commit with seq %d after 5: got %v, want ErrLogSeq", seq, err)
+			if !errors.Is(err, table.ErrConflict) || !errors.Is(err, ErrLogSeq) {
+				t.Fatalf("Commit with seq %d after 5: got %v, want table.ErrConflict", seq, err)
 			}
 			// Nothing of the refused change is written.
 			equalJSON(t, "tables", allTables(t, s), map[string]string{"a": "a5"})
 			equalJSON(t, "records", allRecords(t, s), map[string]string{})
-			equalJSON(t, "log", allLog(t, s, "a"), []table.LogEntry{entry(5, table.VerbPlay, "AS")})
+			if log := allLog(t, s, "a"); len(log) != 5 || log[4].Seq != 5 {
+				t.Errorf("log: %+v, want 5 entries up to 5", log)
+			}
 		})
 	}
 }
@@ -517,9 +524,9 @@ func TestBackupFileMissingDir(t *testing.T) {
 }
 
 func TestConcurrentCommits(t *testing.T) {
-	for _, batch := range []bool{false, true} {
-		t.Run(fmt.Sprint("batch=", batch), func(t *testing.T) {
-			s, _ := openTemp(t, Options{Batch: batch})
+	for _, solo := range []bool{false, true} {
+		t.Run(fmt.Sprint("solo=", solo), func(t *testing.T) {
+			s, _ := openTemp(t, Options{NoGroupCommit: solo})
 			const goroutines, commits = 32, 15
 			var wg sync.WaitGroup
 			for g := range goroutines {

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -32,21 +33,72 @@ func (e *TableError) Unwrap() error { return e.Err }
 // records (a nil record Data is stored as empty). A nil State deletes the table and its whole log
 // (the change's log entry is then not written); the records are kept either way. A Closed change
 // moves the table's state among the closed tables, stamped with the log entry's time, where
-// Tables no longer lists it and Prune finds it. A Log with an empty Verb writes no log entry. The
-// log only grows: a Seq not greater than the table's last logged Seq fails with ErrLogSeq and
-// nothing of the change is written. A PruneLog change deletes the table's log before its own
-// entry (a finished match: its record is what is kept). The log entry is stored as JSON, so its
-// strings must be valid UTF-8 (invalid bytes come back as U+FFFD). When Commit returns nil the
-// change is on disk.
+// Tables no longer lists it and Prune finds it. A Log with an empty Verb writes no log entry. A
+// change with a log entry is guarded: its Seq must be one more than the table's last logged Seq (0
+// for a table without a log), else it fails with table.ErrConflict and nothing of it is written.
+// A PruneLog change deletes the table's log before its own entry (a finished match: its record is
+// what is kept). The log entry is stored as JSON, so its strings must be valid UTF-8 (invalid bytes
+// come back as U+FFFD). When Commit returns nil the change is on disk; changes committed at the
+// same time share a transaction (queue.go).
 func (s *Store) Commit(c table.Change) error {
 	entry, err := prepare(c)
 	if err != nil {
 		return err
 	}
-	if err := s.update(func(tx *bolt.Tx) error { return apply(tx, c, entry) }); err != nil {
+	w := &write{
+		check:  func(tx *bolt.Tx) error { return check(tx, c, entry) },
+		apply:  func(tx *bolt.Tx) error { return apply(tx, c, entry) },
+		change: changeOf(c, entry != nil),
+	}
+	if err := s.do(w); err != nil {
 		return fmt.Errorf("storage: commit table %q: %w", c.TableID, err)
 	}
 	return nil
+}
+
+// changeOf is what a watch hears of a committed change.
+func changeOf(c table.Change, logged bool) table.TableChange {
+	tc := table.TableChange{TableID: c.TableID, State: c.State, Closed: c.Closed && c.State != nil}
+	if logged {
+		tc.Seq = c.Log.Seq
+	}
+	return tc
+}
+
+// check refuses, before anything is written, a change whose log entry is not the one after the
+// table's last (table.ErrConflict) and a table whose stored form is broken (ErrCorrupt).
+func check(tx *bolt.Tx, c table.Change, entry []byte) error {
+	id := []byte(c.TableID)
+	if v := tx.Bucket(bucketClosed).Get(id); v != nil && len(v) < 8 {
+		return fmt.Errorf("closed table %q of %d bytes: %w", id, len(v), ErrCorrupt)
+	}
+	if entry == nil {
+		return nil
+	}
+	last, err := lastSeq(tx, id)
+	if err != nil {
+		return err
+	}
+	if c.Log.Seq != last+1 {
+		return fmt.Errorf("%w (change %d after %d)", table.ErrConflict, c.Log.Seq, last)
+	}
+	return nil
+}
+
+// lastSeq is the Seq of a table's last log entry; 0 without a log.
+func lastSeq(tx *bolt.Tx, id []byte) (uint64, error) {
+	log := tx.Bucket(bucketLogs).Bucket(id)
+	if log == nil {
+		return 0, nil
+	}
+	last, _ := log.Cursor().Last()
+	if last == nil {
+		return 0, nil
+	}
+	if len(last) != 8 {
+		return 0, fmt.Errorf("log key of %d bytes: %w", len(last), ErrCorrupt)
+	}
+	return binary.BigEndian.Uint64(last), nil
 }
 
 // prepare checks a change's keys and encodes its log entry (nil when none is to be written).
@@ -74,8 +126,8 @@ func prepare(c table.Change) ([]byte, error) {
 	return entry, nil
 }
 
-// apply writes a prepared change in tx. It only reads and writes tx, so running it again in a
-// fresh transaction (as bbolt's Batch may) gives the same result.
+// apply writes a prepared change in tx, after check. It only reads and writes tx, so running it
+// again in a fresh transaction (as the commit queue may) gives the same result.
 func apply(tx *bolt.Tx, c table.Change, entry []byte) error {
 	id := []byte(c.TableID)
 	tables, logs, records := tx.Bucket(bucketTables), tx.Bucket(bucketLogs), tx.Bucket(bucketRecords)
@@ -105,14 +157,6 @@ func apply(tx *bolt.Tx, c table.Change, entry []byte) error {
 			log, err := logs.CreateBucketIfNotExists(id)
 			if err != nil {
 				return err
-			}
-			if last, _ := log.Cursor().Last(); last != nil {
-				if len(last) != 8 {
-					return fmt.Errorf("log key of %d bytes: %w", len(last), ErrCorrupt)
-				}
-				if prev := binary.BigEndian.Uint64(last); c.Log.Seq <= prev {
-					return fmt.Errorf("%w: got %d, last is %d", ErrLogSeq, c.Log.Seq, prev)
-				}
 			}
 			if c.PruneLog {
 				if err := logs.DeleteBucket(id); err != nil {
@@ -163,6 +207,39 @@ func (s *Store) Tables(fn func(id string, state []byte) error) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// Table gives one table's last state, live or closed.
+func (s *Store) Table(id string) ([]byte, bool, error) {
+	if err := checkKey("table id", id); err != nil {
+		return nil, false, err
+	}
+	var val []byte
+	err := s.view(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketTables).Get([]byte(id)); v != nil {
+			val = clone(v)
+		} else if v := tx.Bucket(bucketClosed).Get([]byte(id)); v != nil {
+			if len(v) < 8 {
+				return fmt.Errorf("closed table of %d bytes: %w", len(v), ErrCorrupt)
+			}
+			val = clone(v[8:])
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("storage: table %q: %w", id, err)
+	}
+	return val, val != nil, nil
+}
+
+// Revision is the revision of the last change committed since the Store was opened.
+func (s *Store) Revision() (uint64, error) { return s.feed.Revision() }
+
+// Watch tells of the table changes committed from revision from on, in commit order (see
+// table.Watcher): in this process only, which is every writer a bbolt file has. It keeps the last
+// table.FeedKeep changes for a watch that starts in the past or falls behind.
+func (s *Store) Watch(ctx context.Context, from uint64) <-chan table.TableChange {
+	return s.feed.Watch(ctx, from)
 }
 
 // Records calls fn for every kept record in key order, outside any transaction. An error from fn

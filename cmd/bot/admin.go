@@ -22,6 +22,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/adapters/httpserve"
 	"github.com/kontermatt/kontermatt/storage"
+	"github.com/kontermatt/kontermatt/storage/etcdstore"
 )
 
 // The admin door serves a running bot's live backup, its health and its metrics:
@@ -37,7 +38,7 @@ import (
 // admin token and a Host header naming the listener, which a web page cannot make a browser send
 // (DNS rebinding).
 type admin struct {
-	Store  *storage.Store
+	Store  backupSource
 	Log    *slog.Logger
 	Socket string // the unix socket's path; empty: none
 	Addr   string // a loopback TCP address; empty: none
@@ -57,6 +58,22 @@ type admin struct {
 	listeners  []net.Listener // closed by Close itself: a Serve not yet running would close them late
 	tcpAddr    net.Addr       // where the TCP listener listens (its port when Addr asks for port 0)
 	closeOnce  sync.Once
+}
+
+// backupSource is what the admin door backs up: the bbolt store, or an etcd store's snapshots.
+type backupSource interface {
+	// Backup writes a bbolt file of the data now to w.
+	Backup(w io.Writer) (int64, error)
+	// Path is where the snapshot files go beside (the database's path).
+	Path() string
+}
+
+// snapshotsOf is the admin door's view of the bot's store.
+func snapshotsOf(st botStore, cfg Config) backupSource {
+	if s, ok := st.(*storage.Store); ok {
+		return s
+	}
+	return etcdSnapshots{st: st.(*etcdstore.Store), path: cfg.Database}
 }
 
 // backupTime is generous: a minute plus a second per MiB, as slow as 1 MiB/s over loopback.

@@ -34,7 +34,7 @@ type Main struct {
 	Stderr   io.Writer
 
 	Log     *slog.Logger
-	Store   *storage.Store
+	Store   botStore // the bbolt file, or the etcd cluster (Config.Store)
 	Service *table.Service
 
 	admin *admin
@@ -69,7 +69,7 @@ func (m *Main) Open(ctx context.Context) error {
 		// otherwise start a card game nobody sees, and exit 0. Said before a database is made.
 		return errNoTerminal
 	}
-	store, err := openStore(cfg.Database, storage.Options{})
+	store, err := openConfigured(cfg, storage.Options{})
 	if err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func (m *Main) Open(ctx context.Context) error {
 	met.watch(m.Service, m.chats)
 	// Live backups, health and metrics. A file at the socket's path that is not this bot's own
 	// stale socket stops the start.
-	m.admin = &admin{Store: store, Log: m.Log, Socket: cfg.Database + ".sock", Addr: cfg.AdminAddr, Token: cfg.AdminToken,
+	m.admin = &admin{Store: snapshotsOf(store, cfg), Log: m.Log, Socket: cfg.Database + ".sock", Addr: cfg.AdminAddr, Token: cfg.AdminToken,
 		Metrics: met.handler(), Health: health(store, m.chats)}
 	if err := m.admin.Start(); err != nil {
 		return err
@@ -155,14 +155,14 @@ func (m *Main) sayStart(log *slog.Logger) {
 		if len(m.admin.Endpoints()) == 0 {
 			door = "no admin socket (the database's path is too long for one, or its folder refuses it): bot backup cannot reach this game"
 		}
-		fmt.Fprintf(m.Stderr, "no chat token set: playing in this terminal (%s; database %s; %s)\n", version(), m.Config.Database, door)
+		fmt.Fprintf(m.Stderr, "no chat token set: playing in this terminal (%s; database %s; %s)\n", version(), describeStore(m.Config), door)
 		return
 	}
 	var platforms []string
 	for _, c := range m.chats {
 		platforms = append(platforms, c.Describe())
 	}
-	log.Info("kontermatt started", "version", version(), "database", m.Config.Database,
+	log.Info("kontermatt started", "version", version(), "database", describeStore(m.Config),
 		"platforms", strings.Join(platforms, ", "), "admin", strings.Join(m.admin.Endpoints(), " "))
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/telegram"
 	"github.com/kontermatt/kontermatt/adapters/web"
 	"github.com/kontermatt/kontermatt/core/table"
-	"github.com/kontermatt/kontermatt/storage"
 )
 
 // chatAdapter is a chat platform's connection: it is the service's Outbox for that platform and
@@ -60,7 +59,7 @@ func (w webChat) Describe() string                         { return "web " + w.S
 
 // newChats makes the configured platforms' adapters and registers each as its platform's Outbox;
 // with the web table on, each platform's outbox also tells it which tables changed.
-func newChats(cfg Config, store *storage.Store, log *slog.Logger, outboxes map[string]table.Outbox) ([]chatAdapter, error) {
+func newChats(cfg Config, store table.KV, log *slog.Logger, outboxes map[string]table.Outbox) ([]chatAdapter, error) {
 	var chats []chatAdapter
 	var w *web.Server
 	if cfg.Web.Listen != "" {

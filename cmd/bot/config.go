@@ -24,6 +24,9 @@ import (
 // Config is the bot's configuration: a YAML file (config.example.yaml documents every key) with
 // environment variables on top. Tokens belong in the environment or the file, never in code.
 type Config struct {
+	// Store is where the data lives: "bbolt" (the file at database; the default) or "etcd" (the
+	// cluster at etcd.endpoints, which several copies of the bot can share).
+	Store     string        `yaml:"store"`
 	Database  string        `yaml:"database"`   // bbolt file; default kontermatt.db
 	LogLevel  string        `yaml:"log_level"`  // debug, info, warn, error
 	LogFormat string        `yaml:"log_format"` // text or json
@@ -79,6 +82,25 @@ type Config struct {
 		PublicURL string `yaml:"public_url"` // the page's public https:// address
 		LinkKey   string `yaml:"link_key"`   // signs links and sessions; empty: a new key at every start
 	} `yaml:"web"`
+
+	// Etcd is the cluster of store: etcd. User and password come from the environment only
+	// (KONTERMATT_ETCD_USERNAME, KONTERMATT_ETCD_PASSWORD).
+	Etcd struct {
+		Endpoints []string `yaml:"endpoints"` // client URLs; or KONTERMATT_ETCD_ENDPOINTS=a,b,c
+		// Prefix is put before every key, so several bots share one cluster; default
+		// "kontermatt/".
+		Prefix string `yaml:"prefix"`
+		// Cert and Key are the client's certificate and key (PEM files) for a cluster that
+		// asks for them; CA the authority the members' certificates are checked against
+		// (default: the system's).
+		Cert string `yaml:"cert"`
+		Key  string `yaml:"key"`
+		CA   string `yaml:"ca"`
+		// Timeout bounds each call to the cluster: a cluster without quorum is said after it;
+		// default 5s.
+		Timeout            time.Duration `yaml:"timeout"`
+		Username, Password string        `yaml:"-"`
+	} `yaml:"etcd"`
 
 	// Warnings are what the host should mend though the bot can start (a file with secrets that
 	// every user may read); the bot logs them when it starts.
@@ -160,6 +182,14 @@ func readConfig(path string, getenv func(string) string) (Config, configSource, 
 	for _, name := range slices.Sorted(maps.Keys(envKeys)) {
 		env(name, envField(&c, envKeys[name]))
 	}
+	if v := getenv("KONTERMATT_ETCD_ENDPOINTS"); v != "" {
+		c.Etcd.Endpoints = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
+		src.env["etcd.endpoints"] = "KONTERMATT_ETCD_ENDPOINTS"
+	}
+	c.Etcd.Username, c.Etcd.Password = getenv("KONTERMATT_ETCD_USERNAME"), getenv("KONTERMATT_ETCD_PASSWORD")
+	if err := c.checkStore(); err != nil {
+		return c, src, err
+	}
 	switch p := strings.TrimSpace(c.TrustedProxies); p {
 	case "":
 	case "none":
@@ -232,6 +262,8 @@ func readConfig(path string, getenv func(string) string) (Config, configSource, 
 // envKeys are the environment variables the bot reads, each with the config key it sets (and
 // wins over). docs/hosting.md names every one (TestHostingDocNamesEveryVariable).
 var envKeys = map[string]string{
+	"KONTERMATT_STORE":                   "store",
+	"KONTERMATT_ETCD_PREFIX":             "etcd.prefix",
 	"KONTERMATT_DATABASE":                "database",
 	"KONTERMATT_LOG_LEVEL":               "log_level",
 	"KONTERMATT_LOG_FORMAT":              "log_format",
@@ -281,6 +313,39 @@ func readableSecrets(path string, lines map[string]int) []string {
 	}
 	return []string{fmt.Sprintf("%s holds secrets (%s) and every user of this machine may read it (mode %v): chmod 600 %s, or put them in the environment",
 		path, strings.Join(held, ", "), fi.Mode().Perm(), path)}
+}
+
+// checkStore refuses a store the bot cannot open: an unknown kind, etcd without endpoints or with
+// a certificate and no key (or the reverse), a user without a password.
+func (c *Config) checkStore() error {
+	switch c.Store {
+	case "", "bbolt":
+		c.Store = "bbolt"
+		return nil
+	case "etcd":
+	default:
+		return fmt.Errorf("%w: store %q: use bbolt (the default, one file) or etcd", errConfig, c.Store)
+	}
+	e := &c.Etcd
+	switch {
+	case len(e.Endpoints) == 0:
+		return fmt.Errorf("%w: store etcd needs etcd.endpoints (or KONTERMATT_ETCD_ENDPOINTS=https://10.0.0.1:2379,...)", errConfig)
+	case (e.Cert == "") != (e.Key == ""):
+		return fmt.Errorf("%w: etcd.cert and etcd.key go together: give both, or neither", errConfig)
+	case (e.Username == "") != (e.Password == ""):
+		return fmt.Errorf("%w: KONTERMATT_ETCD_USERNAME and KONTERMATT_ETCD_PASSWORD go together: set both, or neither", errConfig)
+	case e.Timeout < 0:
+		return fmt.Errorf("%w: etcd.timeout %v: give a duration such as 5s (or leave it out: 5s)", errConfig, e.Timeout)
+	}
+	for _, u := range e.Endpoints {
+		if p, err := url.Parse(u); err != nil || p.Host == "" || p.Scheme != "http" && p.Scheme != "https" {
+			return fmt.Errorf("%w: etcd.endpoints: %q is not a client URL like https://10.0.0.1:2379", errConfig, u)
+		}
+	}
+	if e.Prefix == "" {
+		e.Prefix = "kontermatt/"
+	}
+	return nil
 }
 
 // telegramWebhook is the Telegram adapter's webhook setting.

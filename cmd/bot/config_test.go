@@ -218,7 +218,7 @@ func TestConfigMistakesSayWhere(t *testing.T) {
 		{"a nested value's line", "telegram:\n  token: x\nweb:\n  listen: 127.0.0.1\n  public_url: https://t.example\n", "config.yaml line 4: web.listen"},
 		{"a key twice", "database: a.db\nlog_level: info\ndatabase: b.db\n", "line 3: database is given twice (first on line 1): keep one"},
 		{"a nested key twice", "telegram:\n  token: a\n  token: b\n", "line 3: telegram.token is given twice (first on line 2): keep one"},
-		{"an unknown section", "frobnicate:\n  bar: 1\n", `line 1: unknown key "frobnicate"; the keys are admin_addr, admin_token, database, discord, log_format, log_level, retention, rules_url, seed, telegram, think, trusted_proxies, web`},
+		{"an unknown section", "frobnicate:\n  bar: 1\n", `line 1: unknown key "frobnicate"; the keys are admin_addr, admin_token, database, discord, etcd, log_format, log_level, retention, rules_url, seed, store, telegram, think, trusted_proxies, web`},
 		{"an unknown key in a section", "web:\n  xyzzy: 1\n", `line 2: unknown key "web.xyzzy"; web's keys are link_key, listen, public_url`},
 		{"a negative think", "think: -5s\n", "config.yaml line 1: think -5s: a computer player needs time to decide"},
 		{"a zero think", "think: 0s\n", "config.yaml line 1: think 0s"},

@@ -68,6 +68,16 @@ func checkNode(n *yaml.Node, t reflect.Type, path string, problems *[]string) {
 		}
 		return
 	}
+	if t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode {
+		for _, item := range n.Content {
+			checkNode(item, t.Elem(), name, problems)
+		}
+		return
+	}
+	if t.Kind() == reflect.Slice && n.Tag != "!!null" {
+		say("%s should be a list, like [a, b]", name)
+		return
+	}
 	if n.Kind != yaml.ScalarNode {
 		say("%s should be a single value, not a list or keys", name)
 		return

@@ -11,7 +11,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/kontermatt/kontermatt/core/table"
-	"github.com/kontermatt/kontermatt/storage"
 )
 
 // metrics are the bot's Prometheus metrics, on its own registry: what the service does (it is
@@ -134,7 +133,7 @@ type connectedReporter interface {
 
 // health answers /healthz: 200 when the database takes a write and every platform is
 // connected, else 503; the body says each part's state.
-func health(store *storage.Store, chats []chatAdapter) http.Handler {
+func health(store table.KV, chats []chatAdapter) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		state := map[string]string{}
 		ok := true

@@ -23,19 +23,30 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bot stats: unknown %q; the one stats command is: bot stats rebuild\n", what)
 		return 2
 	}
-	// Rebuilding writes, but never creates a database where there is none.
-	if fi, err := os.Stat(cfg.Database); err != nil || fi.Size() == 0 {
-		fmt.Fprintf(stderr, "no database at %s\n", cfg.Database)
-		return 1
-	}
-	store, err := storage.Open(cfg.Database, storage.Options{Timeout: 200 * time.Millisecond})
-	if errors.Is(err, storage.ErrLocked) {
-		fmt.Fprintf(stderr, "%v; stop it, then rebuild (the running bot keeps its league in memory)\n", dbError(cfg.Database, err))
-		return 1
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, dbError(cfg.Database, err))
-		return 1
+	var store botStore
+	if cfg.Store == "etcd" {
+		st, err := openEtcd(cfg)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		store = st
+	} else {
+		// Rebuilding writes, but never creates a database where there is none.
+		if fi, err := os.Stat(cfg.Database); err != nil || fi.Size() == 0 {
+			fmt.Fprintf(stderr, "no database at %s\n", cfg.Database)
+			return 1
+		}
+		st, err := storage.Open(cfg.Database, storage.Options{Timeout: 200 * time.Millisecond})
+		if errors.Is(err, storage.ErrLocked) {
+			fmt.Fprintf(stderr, "%v; stop it, then rebuild (the running bot keeps its league in memory)\n", dbError(cfg.Database, err))
+			return 1
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, dbError(cfg.Database, err))
+			return 1
+		}
+		store = st
 	}
 	defer store.Close()
 	start := time.Now()
@@ -71,7 +82,7 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 
 // leagueDiffers counts the league entries that are kept but not rebuilt, rebuilt but not kept, or
 // kept with other contents.
-func leagueDiffers(store *storage.Store, entries []table.KVEntry) (int, error) {
+func leagueDiffers(store botStore, entries []table.KVEntry) (int, error) {
 	rebuilt := map[string]string{}
 	for _, e := range entries {
 		rebuilt[e.Bucket+"\x00"+e.Key] = string(e.Value)

@@ -72,6 +72,9 @@ func runBackup(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if done {
 		return code
 	}
+	if cfg.Store == "etcd" {
+		return backupEtcd(cfg, out, stdout, stderr)
+	}
 	// Read-only: a backup never creates a database where there is none, nor writes into one.
 	store, err := storage.Open(cfg.Database, storage.Options{Timeout: 200 * time.Millisecond, ReadOnly: true})
 	if errors.Is(err, storage.ErrLocked) {
@@ -106,7 +109,7 @@ func runExport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if done {
 		return code
 	}
-	store, err := openStore(cfg.Database, storage.Options{ReadOnly: true})
+	store, err := openConfigured(cfg, storage.Options{ReadOnly: true})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1

@@ -516,4 +516,7 @@ var en = map[string]string{
 	"hint.trump.draws":   "🎓 Name %s: with these three cards the trump team wins about %d%% of the deals and draws %d%% (20–20).",
 	"review.card.chance": "Trick %d: %s cost about %d%% of win chance; %s was better.",
 	"review.draws":       "(In a win chance a 20–20 draw counts as half a game won.)",
+
+	// the etcd store (issue 24)
+	"err.unavailable": "The database cannot be reached right now, so this could not be done. Please try again in a moment.",
 }

@@ -1,6 +1,9 @@
 package table
 
 import (
+	"bytes"
+	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -9,9 +12,11 @@ import (
 )
 
 // MemStore keeps everything in memory: for tests, benchmarks of the service's own cost, and
-// trying the bot without a database file. It satisfies Store and KV.
+// trying the bot without a database file. It satisfies Store, KV, Swapper and Watcher, and
+// guards commits as every store does (ErrConflict).
 type MemStore struct {
 	mu      sync.Mutex
+	feed    Feed
 	tables  map[string][]byte
 	closed  map[string]closedTable
 	logs    map[string][]LogEntry
@@ -35,11 +40,13 @@ func NewMemStore() *MemStore {
 }
 
 var (
-	_ Store = (*MemStore)(nil)
-	_ KV    = (*MemStore)(nil)
+	_ Store   = (*MemStore)(nil)
+	_ KV      = (*MemStore)(nil)
+	_ Swapper = (*MemStore)(nil)
+	_ Watcher = (*MemStore)(nil)
 )
 
-// Commit stores a change atomically.
+// Commit stores a change atomically; a stale one fails with ErrConflict.
 func (m *MemStore) Commit(c Change) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -51,7 +58,17 @@ func (m *MemStore) Commit(c Change) error {
 		}
 		return err
 	}
-	if c.PruneLog && c.State != nil && c.Log.Verb != "" {
+	logged := c.State != nil && c.Log.Verb != ""
+	if logged {
+		var last uint64
+		if l := m.logs[c.TableID]; len(l) > 0 {
+			last = l[len(l)-1].Seq
+		}
+		if c.Log.Seq != last+1 {
+			return fmt.Errorf("table %q: change %d after %d: %w", c.TableID, c.Log.Seq, last, ErrConflict)
+		}
+	}
+	if c.PruneLog && logged {
 		delete(m.logs, c.TableID)
 	}
 	switch {
@@ -62,9 +79,11 @@ func (m *MemStore) Commit(c Change) error {
 	case c.Closed:
 		delete(m.tables, c.TableID)
 		m.closed[c.TableID] = closedTable{state: slices.Clone(c.State), at: c.Log.Time}
-		m.logs[c.TableID] = append(m.logs[c.TableID], c.Log)
 	default:
+		delete(m.closed, c.TableID) // a closed table written again is live again
 		m.tables[c.TableID] = slices.Clone(c.State)
+	}
+	if logged { // a change without a Verb writes no log entry, as on disk
 		m.logs[c.TableID] = append(m.logs[c.TableID], c.Log)
 	}
 	for _, r := range c.Records {
@@ -77,7 +96,53 @@ func (m *MemStore) Commit(c Change) error {
 			m.kv[e.Bucket+"\x00"+e.Key] = slices.Clone(e.Value)
 		}
 	}
+	change := TableChange{TableID: c.TableID, State: c.State, Closed: c.Closed && c.State != nil}
+	if logged {
+		change.Seq = c.Log.Seq
+	}
+	m.feed.Publish(change)
 	return nil
+}
+
+// Table gives one table's state, live or closed.
+func (m *MemStore) Table(id string) ([]byte, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if st, ok := m.tables[id]; ok {
+		return slices.Clone(st), true, nil
+	}
+	if c, ok := m.closed[id]; ok {
+		return slices.Clone(c.state), true, nil
+	}
+	return nil, false, nil
+}
+
+// Revision is the revision of the last commit.
+func (m *MemStore) Revision() (uint64, error) { return m.feed.Revision() }
+
+// Watch tells of the commits from revision from on (see Watcher and Feed).
+func (m *MemStore) Watch(ctx context.Context, from uint64) <-chan TableChange {
+	return m.feed.Watch(ctx, from)
+}
+
+// Swap writes value at bucket/key if it holds old (see Swapper).
+func (m *MemStore) Swap(bucket, key string, old, value []byte) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := bucket + "\x00" + key
+	cur, ok := m.kv[k]
+	if ok != (old != nil) || ok && !bytes.Equal(cur, old) {
+		if !ok {
+			return nil, ErrConflict
+		}
+		return slices.Clone(cur), ErrConflict
+	}
+	if value == nil {
+		delete(m.kv, k)
+	} else {
+		m.kv[k] = slices.Clone(value)
+	}
+	return nil, nil
 }
 
 // Tables calls fn for every table in ID order, going on past tables fn cannot read.
@@ -184,6 +249,7 @@ func (m *MemStore) Prune(before time.Time) (int, error) {
 		n++
 		delete(m.closed, id)
 		delete(m.logs, id)
+		m.feed.Publish(TableChange{TableID: id})
 		for k := range m.kv {
 			_, key, _ := strings.Cut(k, "\x00")
 			if key == id || strings.HasPrefix(key, id+"/") {
@@ -240,7 +306,7 @@ func (m *MemStore) Log(id string) []LogEntry {
 func (m *MemStore) Put(bucket, key string, value []byte) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.kv[bucket+"\x00"+key] = slices.Clone(value)
+	m.kv[bucket+"\x00"+key] = append([]byte{}, value...) // nil is stored as empty, as on disk
 	return nil
 }
 

@@ -616,6 +616,9 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome,
 	if err != nil {
 		s.cfg.Log.Error("commit failed; rolling back", "table", st.ID, "err", err)
 		s.rollback(t)
+		if errors.Is(err, ErrUnavailable) {
+			return refuse("err.unavailable")
+		}
 		return refuse("err.internal")
 	}
 	t.committed = data
@@ -838,14 +841,23 @@ func (s *Service) open(ctx context.Context, cmd Command) []Message {
 	return out.replies
 }
 
-// newID makes a short table ID (s.mu held).
+// newID makes a short table ID (s.mu held) that no table in memory or in the store has, nor
+// any kept match (a seeded service draws the IDs of its earlier runs again).
 func (s *Service) newID() string {
 	for {
 		id := strconv.FormatUint(s.randomUint64()%(36*36*36*36*36*36), 36)
-		if _, taken := s.tables[id]; !taken && len(id) >= 4 {
+		if _, taken := s.tables[id]; !taken && len(id) >= 4 && !s.storeHas(id) {
 			return id
 		}
 	}
+}
+
+// storeHas tells whether the store keeps a table or a first match under id; a store it cannot
+// read says no, and the commit then decides.
+func (s *Service) storeHas(id string) bool {
+	_, table, _ := s.cfg.Store.Table(id)
+	_, record, _ := s.cfg.Store.Record(StoredKey(id, 1))
+	return table || record
 }
 
 // langFor is the language for a person's texts away from a table: their own choice, else their

@@ -1,0 +1,308 @@
+// Package etcdstore keeps the table service's data in an etcd cluster (go.etcd.io/etcd/client/v3):
+// the same data as the bbolt store, for a bot whose copies share one database. It implements
+// table.Store, table.KV, table.Swapper and table.Watcher.
+//
+// Every Commit is one etcd transaction guarded by the table's Seq (table.ErrConflict): its If
+// compares the table's sequence key with the Seq the change was made from, as Kubernetes' storage
+// compares a resource version, so of two copies writing the same table from the same state exactly
+// one wins and the other writes nothing. Every call has a timeout and asks for a member with a
+// leader: a cluster without quorum answers table.ErrUnavailable within it, never a hang.
+//
+// Keys, under a prefix of the host's (several bots share a cluster), "\x00" separating a name from
+// what follows it:
+//
+//	schema                      the layout version ("1")
+//	tables/live/<id>            a live table's state
+//	tables/closed/<id>          a closed table: big-endian uint64 unix ms it closed, then its state
+//	tables/seq/<id>             the Seq of the table's last logged change (decimal): the guard
+//	closed_at/<%016x ms>/<id>   the closed tables in time order (Prune)
+//	logs/<id>\x00<%016x seq>    a log entry (JSON table.LogEntry)
+//	records/<key>               a kept match
+//	kv/<bucket>\x00<key>        a KV entry
+//
+// etcd bounds a transaction (--max-txn-ops, 128 operations by default; --max-request-bytes, 1.5
+// MiB): a Commit must fit in one (it always has, by far: a state and a few records), or it fails
+// with ErrTooLarge and writes nothing. Prune, Rewrite, Forget and Load are split into transactions
+// that fit: each of those is atomic, and each of them leaves the data consistent (a table is
+// pruned whole, in one transaction, after its KV entries; a KV entry changes from its old value
+// to its new one, never through a moment of absence), so a call cut short is completed by calling
+// it again. What forget leaves on etcd's disks is said at Forget.
+package etcdstore
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage"
+)
+
+// The Store satisfies the service's interfaces and moves data with the bbolt store.
+var (
+	_ table.Store    = (*Store)(nil)
+	_ table.KV       = (*Store)(nil)
+	_ table.Swapper  = (*Store)(nil)
+	_ table.Watcher  = (*Store)(nil)
+	_ storage.Dumper = (*Store)(nil)
+	_ storage.Loader = (*Store)(nil)
+)
+
+// ErrTooLarge is a Commit larger than one etcd transaction may be (more operations than
+// --max-txn-ops, or more bytes than --max-request-bytes): nothing of it is written.
+var ErrTooLarge = errors.New("the change is larger than one etcd transaction may be")
+
+// Defaults of the Options.
+const (
+	DefaultPrefix          = "kontermatt/"
+	DefaultTimeout         = 5 * time.Second
+	DefaultMaxTxnOps       = 128               // etcd's --max-txn-ops
+	DefaultMaxRequestBytes = 3 * (1 << 20) / 2 // etcd's --max-request-bytes, 1.5 MiB
+	schemaVersion          = "1"
+)
+
+// Options tell Open where the cluster is and how to talk to it.
+type Options struct {
+	Endpoints []string // client URLs of the members
+	// Prefix is put before every key, so several bots share one cluster; default DefaultPrefix.
+	Prefix string
+	TLS    *tls.Config // nil: plain connections
+	// Username and Password, when set, authenticate with etcd's own users (etcdctl user add).
+	Username, Password string
+	// Timeout bounds every call to the cluster; default DefaultTimeout. Defragmenting after a
+	// Forget gets ten times as long per member.
+	Timeout time.Duration
+	// MaxTxnOps and MaxRequestBytes are the cluster's limits (--max-txn-ops,
+	// --max-request-bytes); defaults etcd's.
+	MaxTxnOps, MaxRequestBytes int
+	// Page is how many keys one read of a listing fetches; default 256.
+	Page int64
+}
+
+// Store is the etcd-backed store. It is safe for concurrent use, by many processes at once.
+type Store struct {
+	cli      *clientv3.Client
+	p        string
+	timeout  time.Duration
+	maxOps   int
+	maxBytes int
+	page     int64
+}
+
+// Open connects to the cluster and checks (or, on an empty prefix, writes) the layout version. A
+// cluster that cannot be reached fails with table.ErrUnavailable after opts.Timeout; a layout
+// newer than this binary's with storage.ErrNewerSchema.
+func Open(opts Options) (*Store, error) {
+	if len(opts.Endpoints) == 0 {
+		return nil, errors.New("etcdstore: no endpoints")
+	}
+	s := &Store{p: opts.Prefix, timeout: opts.Timeout, maxOps: opts.MaxTxnOps, maxBytes: opts.MaxRequestBytes, page: opts.Page}
+	if s.p == "" {
+		s.p = DefaultPrefix
+	}
+	if s.timeout <= 0 {
+		s.timeout = DefaultTimeout
+	}
+	if s.maxOps <= 0 {
+		s.maxOps = DefaultMaxTxnOps
+	}
+	if s.maxBytes <= 0 {
+		s.maxBytes = DefaultMaxRequestBytes
+	}
+	if s.page <= 0 {
+		s.page = 256
+	}
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints: opts.Endpoints, TLS: opts.TLS, Username: opts.Username, Password: opts.Password,
+		DialTimeout: s.timeout, DialKeepAliveTime: 10 * time.Second, DialKeepAliveTimeout: s.timeout,
+		// Room for a request as large as the cluster takes, and for a page of large states.
+		MaxCallSendMsgSize: s.maxBytes + 64<<10, MaxCallRecvMsgSize: 256 << 20,
+		Logger: zap.NewNop(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("etcdstore: connect to %s: %w", strings.Join(opts.Endpoints, ","), s.classify(err))
+	}
+	s.cli = cli
+	if err := s.checkSchema(); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("etcdstore: open %s (prefix %q): %w", strings.Join(opts.Endpoints, ","), s.p, err)
+	}
+	return s, nil
+}
+
+// checkSchema writes the layout version under an empty prefix, and refuses a newer one.
+func (s *Store) checkSchema() error {
+	key := s.p + "schema"
+	resp, _, err := s.txn([]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(key), "=", 0)},
+		[]clientv3.Op{clientv3.OpPut(key, schemaVersion)}, []clientv3.Op{clientv3.OpGet(key)})
+	if err != nil || resp.Succeeded {
+		return err
+	}
+	kvs := resp.Responses[0].GetResponseRange().Kvs
+	have, _ := strconv.Atoi(string(kvs[0].Value))
+	if want, _ := strconv.Atoi(schemaVersion); have > want {
+		return fmt.Errorf("%w: the cluster has layout %d, this binary knows up to %d", storage.ErrNewerSchema, have, want)
+	}
+	return nil
+}
+
+// Close closes the connection; watches end.
+func (s *Store) Close() error { return s.cli.Close() }
+
+// Prefix is the prefix of the Store's keys.
+func (s *Store) Prefix() string { return s.p }
+
+// Client is the connection, for what the bot builds on it (sessions, elections).
+func (s *Store) Client() *clientv3.Client { return s.cli }
+
+// The keys.
+func (s *Store) liveKey(id string) string   { return s.p + "tables/live/" + id }
+func (s *Store) closedKey(id string) string { return s.p + "tables/closed/" + id }
+func (s *Store) seqKey(id string) string    { return s.p + "tables/seq/" + id }
+func (s *Store) logPrefix(id string) string { return s.p + "logs/" + id + "\x00" }
+func (s *Store) logKey(id string, seq uint64) string {
+	return s.logPrefix(id) + fmt.Sprintf("%016x", seq)
+}
+func (s *Store) closedAtKey(at int64, id string) string {
+	return s.p + "closed_at/" + fmt.Sprintf("%016x", uint64(at)) + "/" + id
+}
+func (s *Store) recordKey(key string) string       { return s.p + "records/" + key }
+func (s *Store) bucketPrefix(bucket string) string { return s.p + "kv/" + bucket + "\x00" }
+func (s *Store) kvKey(bucket, key string) string   { return s.bucketPrefix(bucket) + key }
+
+// call runs fn until it succeeds, fails for a reason other than the cluster being out of reach
+// (a member that died under the request, an election under way, no quorum), or the timeout has
+// passed: then it fails with table.ErrUnavailable. Each attempt gets a third of the timeout, so a
+// member that stopped answering costs one attempt, not the call. again tells fn that an earlier
+// attempt's outcome is unknown: a write may have been applied.
+func (s *Store) call(fn func(ctx context.Context, again bool) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	wait := 25 * time.Millisecond
+	for again := false; ; again = true {
+		attempt, cancelAttempt := context.WithTimeout(ctx, max(s.timeout/3, 500*time.Millisecond))
+		err := s.classify(fn(clientv3.WithRequireLeader(attempt), again))
+		cancelAttempt()
+		if !errors.Is(err, table.ErrUnavailable) || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return err
+		}
+		wait = min(2*wait, 400*time.Millisecond)
+	}
+}
+
+// txn runs one transaction (see call); again says an earlier attempt's outcome was unknown.
+func (s *Store) txn(cmps []clientv3.Cmp, then, els []clientv3.Op) (resp *clientv3.TxnResponse, again bool, err error) {
+	err = s.call(func(ctx context.Context, retry bool) error {
+		var err error
+		resp, err = s.cli.Txn(ctx).If(cmps...).Then(then...).Else(els...).Commit()
+		again = retry
+		return err
+	})
+	return resp, again, err
+}
+
+// get reads (see call).
+func (s *Store) get(key string, opts ...clientv3.OpOption) (resp *clientv3.GetResponse, err error) {
+	err = s.call(func(ctx context.Context, _ bool) error {
+		var err error
+		resp, err = s.cli.Get(ctx, key, opts...)
+		return err
+	})
+	return resp, err
+}
+
+// classify gives the table's sentinel for what the cluster's answer means: no quorum, no member
+// reached in time (table.ErrUnavailable), history compacted (table.ErrCompacted), or a transaction
+// over the cluster's limits (ErrTooLarge). The cause stays wrapped.
+func (s *Store) classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	code := status.Code(err)
+	var ee rpctypes.EtcdError
+	if errors.As(err, &ee) {
+		code = ee.Code()
+	}
+	switch {
+	case errors.Is(err, table.ErrUnavailable):
+		return err
+	case errors.Is(err, context.DeadlineExceeded), code == codes.Unavailable, code == codes.DeadlineExceeded,
+		// A member stopping under the request answers with raft's own error, which gRPC carries
+		// as Unknown with its text alone.
+		code == codes.Unknown && strings.Contains(status.Convert(err).Message(), "raft: stopped"):
+		return fmt.Errorf("%w (no answer with a quorum within %v): %w", table.ErrUnavailable, s.timeout, err)
+	case errors.Is(err, rpctypes.ErrCompacted), code == codes.OutOfRange:
+		return fmt.Errorf("%w: %w", table.ErrCompacted, err)
+	case errors.Is(err, rpctypes.ErrTooManyOps), errors.Is(err, rpctypes.ErrRequestTooLarge):
+		return fmt.Errorf("%w: %w", ErrTooLarge, err)
+	}
+	return err
+}
+
+// scan calls fn for every key under prefix (or from key to end when end is not ""), a page at a
+// time, every page read at the revision of the first: what fn sees is one moment's. fn runs
+// between the reads, outside any call's timeout. It gives the revision read.
+func (s *Store) scan(from, end string, keysOnly bool, fn func(kv *mvccpb.KeyValue) error) (int64, error) {
+	var rev int64
+	for {
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(s.page)}
+		if keysOnly {
+			opts = append(opts, clientv3.WithKeysOnly())
+		}
+		if rev > 0 {
+			opts = append(opts, clientv3.WithRev(rev))
+		}
+		resp, err := s.get(from, opts...)
+		if err != nil {
+			return rev, err
+		}
+		if rev == 0 {
+			rev = resp.Header.Revision
+		}
+		for _, kv := range resp.Kvs {
+			if err := fn(kv); err != nil {
+				return rev, err
+			}
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			return rev, nil
+		}
+		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+}
+
+// scanPrefix is scan of every key under prefix.
+func (s *Store) scanPrefix(prefix string, keysOnly bool, fn func(kv *mvccpb.KeyValue) error) (int64, error) {
+	return s.scan(prefix, clientv3.GetPrefixRangeEnd(prefix), keysOnly, fn)
+}
+
+// checkKey refuses what the bbolt store refuses, so the two take the same keys.
+func checkKey(what, k string) error {
+	if k == "" || len(k) > 32768 {
+		return fmt.Errorf("etcdstore: %s of %d bytes: %w", what, len(k), storage.ErrBadKey)
+	}
+	return nil
+}
+
+func checkKV(bucket, key string) error {
+	if err := checkKey("kv bucket", bucket); err != nil {
+		return err
+	}
+	return checkKey("kv key", key)
+}

@@ -1,0 +1,194 @@
+// Package etcdtest starts etcd clusters inside the test process (go.etcd.io/etcd/server/v3/embed):
+// members on loopback ports, quiet, that a test may stop and start again, for the tests of the
+// etcd store and of the bot on it.
+package etcdtest
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+	"google.golang.org/grpc/grpclog"
+)
+
+// Options tune Start. The zero value is three members that skip fsync (fast, for tests).
+type Options struct {
+	Members int // 0: 3
+	// Durable makes the members fsync as a real cluster does: for benchmarks of durable writes.
+	Durable bool
+}
+
+// Cluster is a running in-process etcd cluster.
+type Cluster struct {
+	tb      testing.TB
+	opts    Options
+	initial string // the initial cluster: name=peer URL, ...
+	Members []*Member
+}
+
+// Member is one etcd member of a Cluster.
+type Member struct {
+	Name      string
+	Dir       string // its data directory: member/snap/db is its bbolt file, member/wal its log
+	ClientURL string
+	peerURL   string
+	mu        sync.Mutex
+	e         *embed.Etcd // nil while stopped
+}
+
+var quietGRPC sync.Once
+
+// Start starts a cluster and waits until it has a leader; it is stopped when the test ends.
+func Start(tb testing.TB, opts Options) *Cluster {
+	tb.Helper()
+	quietGRPC.Do(func() { grpclog.SetLoggerV2(grpclog.NewLoggerV2(io.Discard, io.Discard, io.Discard)) })
+	if opts.Members == 0 {
+		opts.Members = 3
+	}
+	c := &Cluster{tb: tb, opts: opts}
+	root := tb.TempDir()
+	var initial []string
+	for i := range opts.Members {
+		m := &Member{Name: fmt.Sprintf("m%d", i), Dir: filepath.Join(root, fmt.Sprintf("m%d", i)),
+			ClientURL: "http://" + freeAddr(tb), peerURL: "http://" + freeAddr(tb)}
+		c.Members = append(c.Members, m)
+		initial = append(initial, m.Name+"="+m.peerURL)
+	}
+	c.initial = strings.Join(initial, ",")
+	tb.Cleanup(c.Close)
+	errs := make(chan error, len(c.Members))
+	for _, m := range c.Members {
+		go func() { errs <- c.start(m) }()
+	}
+	for range c.Members {
+		if err := <-errs; err != nil {
+			tb.Fatalf("etcdtest: %v", err)
+		}
+	}
+	return c
+}
+
+// freeAddr finds a loopback port nobody listens on.
+func freeAddr(tb testing.TB) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("etcdtest: %v", err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func mustURL(s string) url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return *u
+}
+
+// start starts m (again) and waits until it serves.
+func (c *Cluster) start(m *Member) error {
+	cfg := embed.NewConfig()
+	cfg.Name, cfg.Dir = m.Name, m.Dir
+	cfg.ListenPeerUrls = []url.URL{mustURL(m.peerURL)}
+	cfg.AdvertisePeerUrls = cfg.ListenPeerUrls
+	cfg.ListenClientUrls = []url.URL{mustURL(m.ClientURL)}
+	cfg.AdvertiseClientUrls = cfg.ListenClientUrls
+	cfg.InitialCluster = c.initial
+	cfg.InitialClusterToken = "kontermatt-test"
+	if _, err := os.Stat(filepath.Join(m.Dir, "member")); err == nil {
+		cfg.ClusterState = embed.ClusterStateFlagExisting
+	}
+	// Quick elections, so a test that stops members waits little for the survivors to decide.
+	cfg.TickMs, cfg.ElectionMs = 50, 500
+	cfg.UnsafeNoFsync = !c.opts.Durable
+	cfg.Logger = "zap"
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+	cfg.Metrics = "basic"
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return fmt.Errorf("member %s: %w", m.Name, err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		e.Close()
+		return fmt.Errorf("member %s: %w", m.Name, err)
+	case <-time.After(30 * time.Second):
+		e.Close()
+		return fmt.Errorf("member %s did not become ready in 30 s", m.Name)
+	}
+	m.mu.Lock()
+	m.e = e
+	m.mu.Unlock()
+	return nil
+}
+
+// Endpoints are the members' client URLs, stopped ones included.
+func (c *Cluster) Endpoints() []string {
+	var out []string
+	for _, m := range c.Members {
+		out = append(out, m.ClientURL)
+	}
+	return out
+}
+
+// Stop stops member i at once, as a crash would from the others' view (its files stay).
+func (c *Cluster) Stop(i int) {
+	m := c.Members[i]
+	m.mu.Lock()
+	e := m.e
+	m.e = nil
+	m.mu.Unlock()
+	if e != nil {
+		e.Server.HardStop()
+		e.Close()
+	}
+}
+
+// Restart starts the stopped member i again on its files. With a quorum of members running it
+// waits until it serves; starting the member that restores a quorum returns once it does.
+func (c *Cluster) Restart(i int) {
+	c.tb.Helper()
+	if err := c.start(c.Members[i]); err != nil {
+		c.tb.Fatalf("etcdtest: %v", err)
+	}
+}
+
+// RestartAll starts every stopped member at once (they may need each other for a quorum).
+func (c *Cluster) RestartAll() {
+	c.tb.Helper()
+	var stopped []*Member
+	for _, m := range c.Members {
+		m.mu.Lock()
+		if m.e == nil {
+			stopped = append(stopped, m)
+		}
+		m.mu.Unlock()
+	}
+	errs := make(chan error, len(stopped))
+	for _, m := range stopped {
+		go func() { errs <- c.start(m) }()
+	}
+	for range stopped {
+		if err := <-errs; err != nil {
+			c.tb.Fatalf("etcdtest: %v", err)
+		}
+	}
+}
+
+// Close stops every member.
+func (c *Cluster) Close() {
+	for i := range c.Members {
+		c.Stop(i)
+	}
+}

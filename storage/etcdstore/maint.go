@@ -1,0 +1,326 @@
+package etcdstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage"
+)
+
+// Prune deletes the tables closed before the given time: their last state, their sequence key,
+// their log and their KV entries (the table ID, or the ID and "/" and more, in every bucket).
+// Each table goes in one transaction with others, guarded by its closed state being unchanged
+// since it was listed; its KV entries go first, in the same transaction or, if they are more than
+// one holds, before it. It gives how many tables it deleted.
+func (s *Store) Prune(before time.Time) (int, error) {
+	total := 0
+	for range 10 { // a table written again while being pruned: list once more
+		type doomed struct {
+			id string
+			at int64
+		}
+		var tables []doomed
+		root := s.p + "closed_at/"
+		rev, err := s.scan(root, root+fmt.Sprintf("%016x", uint64(before.UnixMilli())), true, func(kv *mvccpb.KeyValue) error {
+			rest := string(kv.Key[len(root):])
+			hex, id, ok := strings.Cut(rest, "/")
+			at, err := strconv.ParseUint(hex, 16, 64)
+			if !ok || err != nil {
+				return fmt.Errorf("closed_at key %q: %w", kv.Key, storage.ErrCorrupt)
+			}
+			tables = append(tables, doomed{id, int64(at)})
+			return nil
+		})
+		if err != nil {
+			return total, fmt.Errorf("etcdstore: prune: %w", err)
+		}
+		if len(tables) == 0 {
+			return total, nil
+		}
+		buckets, err := s.buckets()
+		if err != nil {
+			return total, fmt.Errorf("etcdstore: prune: %w", err)
+		}
+		var units []*batch
+		for _, t := range tables {
+			b := &batch{}
+			for _, bucket := range buckets {
+				b.del(s.kvKey(bucket, t.id))
+				b.delPrefix(s.kvKey(bucket, t.id+"/"))
+			}
+			b.delPrefix(s.logPrefix(t.id))
+			b.del(s.seqKey(t.id))
+			b.del(s.closedAtKey(t.at, t.id))
+			b.del(s.closedKey(t.id))
+			closed := s.closedKey(t.id)
+			b.guard(clientv3.Compare(clientv3.Version(closed), ">", 0), len(closed))
+			b.guard(clientv3.Compare(clientv3.ModRevision(closed), "<", rev+1), len(closed))
+			units = append(units, b)
+		}
+		err = s.run(units)
+		switch {
+		case err == nil:
+			return total + len(tables), nil
+		case !errors.Is(err, errGuard):
+			return total, fmt.Errorf("etcdstore: prune: %w", err)
+		}
+		// Some went before their table changed: count what is gone, list again.
+		for _, t := range tables {
+			if _, ok, err := s.Table(t.id); err == nil && !ok {
+				total++
+			}
+		}
+	}
+	return total, fmt.Errorf("etcdstore: prune: the closed tables kept changing: %w", table.ErrConflict)
+}
+
+// Rewrite writes records again and makes each emptied bucket hold exactly the entries given for
+// it: a key not among them is deleted, the others written, so no reader ever finds a bucket empty
+// that is only being made anew. Split into transactions as the limits want (see the package).
+func (s *Store) Rewrite(records []table.Record, emptied []string, entries []table.KVEntry) error {
+	for _, r := range records {
+		if err := checkKey("record key", r.Key); err != nil {
+			return err
+		}
+	}
+	for _, e := range entries {
+		if err := checkKV(e.Bucket, e.Key); err != nil {
+			return err
+		}
+	}
+	units, err := s.rewriteUnits(records, emptied, entries)
+	if err == nil {
+		err = s.run(units)
+	}
+	if err != nil {
+		return fmt.Errorf("etcdstore: rewrite: %w", err)
+	}
+	return nil
+}
+
+// rewriteUnits are Rewrite's operations, one unit each.
+func (s *Store) rewriteUnits(records []table.Record, emptied []string, entries []table.KVEntry) ([]*batch, error) {
+	var units []*batch
+	for _, r := range records {
+		b := &batch{}
+		b.put(s.recordKey(r.Key), r.Data)
+		units = append(units, b)
+	}
+	written := map[string]bool{}
+	for _, e := range entries {
+		written[s.kvKey(e.Bucket, e.Key)] = e.Value != nil
+	}
+	for _, bucket := range emptied {
+		_, err := s.scanPrefix(s.bucketPrefix(bucket), true, func(kv *mvccpb.KeyValue) error {
+			if _, ok := written[string(kv.Key)]; !ok {
+				b := &batch{}
+				b.del(string(kv.Key))
+				units = append(units, b)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	seen := map[string]bool{}
+	for i := len(entries) - 1; i >= 0; i-- { // the last write of a key wins
+		e := entries[i]
+		k := s.kvKey(e.Bucket, e.Key)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		b := &batch{}
+		if e.Value == nil {
+			b.del(k)
+		} else {
+			b.put(k, e.Value)
+		}
+		units = append(units, b)
+	}
+	return units, nil
+}
+
+// Forget makes the changes that forget a person (see table.Forgetting), in transactions that fit
+// the cluster's limits; calling it again completes one cut short. Then, if anything was replaced
+// or deleted, it leaves no copy readable in the cluster's keyspace or its members' database
+// files: it compacts etcd's history to the current revision (every older version of every key
+// goes, for every client: a watch behind it ends with table.ErrCompacted) and defragments each
+// member, which writes its bbolt file anew with the live keys alone. The members' write-ahead logs
+// (member/wal) still hold the requests themselves until etcd cuts them after its next snapshots
+// (--snapshot-count, --max-wals): that part is the etcd host's to bound (docs/hosting.md).
+func (s *Store) Forget(f table.Forgetting) error {
+	for _, r := range f.Records {
+		if err := checkKey("record key", r.Key); err != nil {
+			return err
+		}
+	}
+	for _, e := range f.KV {
+		if err := checkKV(e.Bucket, e.Key); err != nil {
+			return err
+		}
+	}
+	units, changed, err := s.forgetUnits(f)
+	if err == nil {
+		err = s.run(units)
+	}
+	if err != nil {
+		return fmt.Errorf("etcdstore: forget: %w", err)
+	}
+	if !changed {
+		return nil
+	}
+	if err := s.Compact(); err != nil {
+		return fmt.Errorf("etcdstore: forget: the changes are made, but the cluster was not compacted: %w", err)
+	}
+	return nil
+}
+
+// forgetUnits are Forget's operations, and whether any replaces or deletes something that named
+// the person.
+func (s *Store) forgetUnits(f table.Forgetting) ([]*batch, bool, error) {
+	var units []*batch
+	changed := len(f.Records) > 0 || len(f.Drop) > 0
+	for _, r := range f.Records {
+		b := &batch{}
+		b.put(s.recordKey(r.Key), r.Data)
+		units = append(units, b)
+	}
+	for id, state := range f.Closed {
+		resp, err := s.get(s.closedKey(id))
+		if err != nil {
+			return nil, false, err
+		}
+		if len(resp.Kvs) == 0 || len(resp.Kvs[0].Value) < 8 {
+			continue // pruned meanwhile
+		}
+		changed = true
+		b := &batch{}
+		b.put(s.closedKey(id), closedValue(int64(binary.BigEndian.Uint64(resp.Kvs[0].Value)), state))
+		units = append(units, b)
+	}
+	if f.Actor != "" {
+		want := []byte(`"actor":` + string(mustJSON(f.Actor)))
+		_, err := s.scanPrefix(s.p+"logs/", false, func(kv *mvccpb.KeyValue) error {
+			if !bytes.Contains(kv.Value, want) {
+				return nil
+			}
+			var e table.LogEntry
+			if err := json.Unmarshal(kv.Value, &e); err != nil {
+				return fmt.Errorf("log entry %q: %w", kv.Key, storage.ErrCorrupt)
+			}
+			if e.Actor != f.Actor {
+				return nil
+			}
+			e.Actor = f.As
+			v, err := json.Marshal(e)
+			if err != nil {
+				return err
+			}
+			changed = true
+			b := &batch{}
+			b.put(string(kv.Key), v)
+			units = append(units, b)
+			return nil
+		})
+		if err != nil {
+			return nil, false, err
+		}
+	}
+	buckets, err := s.buckets()
+	if err != nil {
+		return nil, false, err
+	}
+	for _, bucket := range buckets {
+		for _, id := range f.Drop {
+			b := &batch{}
+			b.del(s.kvKey(bucket, id))
+			b.delPrefix(s.kvKey(bucket, id+"/"))
+			units = append(units, b)
+		}
+		for _, id := range f.Tables {
+			_, err := s.scanPrefix(s.kvKey(bucket, id+"/"), true, func(kv *mvccpb.KeyValue) error {
+				if f.NamesPersonAt(id, string(kv.Key[len(s.bucketPrefix(bucket)):])) {
+					changed = true
+					b := &batch{}
+					b.del(string(kv.Key))
+					units = append(units, b)
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, false, err
+			}
+		}
+	}
+	for _, e := range f.KV {
+		if e.Value == nil {
+			if _, ok, err := s.Get(e.Bucket, e.Key); err != nil {
+				return nil, false, err
+			} else if ok {
+				changed = true
+			}
+		}
+	}
+	kv, err := s.rewriteUnits(nil, f.Emptied, f.KV)
+	if err != nil {
+		return nil, false, err
+	}
+	return append(units, kv...), changed, nil
+}
+
+func mustJSON(s string) []byte {
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// Compact drops etcd's history up to the current revision and defragments every member, so what
+// was replaced or deleted is in no member's database file any more (see Forget). Each member is
+// defragmented in turn; one that is down is skipped and said in the error.
+func (s *Store) Compact() error {
+	resp, err := s.get(s.p + "schema")
+	if err != nil {
+		return err
+	}
+	err = s.call(func(ctx context.Context, _ bool) error {
+		_, err := s.cli.Compact(ctx, resp.Header.Revision, clientv3.WithCompactPhysical())
+		return err
+	})
+	if err != nil && !errors.Is(err, table.ErrCompacted) {
+		return fmt.Errorf("compact to revision %d: %w", resp.Header.Revision, err)
+	}
+	var members *clientv3.MemberListResponse
+	err = s.call(func(ctx context.Context, _ bool) error {
+		var err error
+		members, err = s.cli.MemberList(ctx)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("list the members: %w", err)
+	}
+	var errs []error
+	for _, m := range members.Members {
+		if len(m.ClientURLs) == 0 {
+			continue // a learner not started yet
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*s.timeout)
+		_, err := s.cli.Defragment(ctx, m.ClientURLs[0])
+		cancel()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("defragment member %s (%s): %w", m.Name, m.ClientURLs[0], s.classify(err)))
+		}
+	}
+	return errors.Join(errs...)
+}
