@@ -5,26 +5,22 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
-	"slices"
-	"strconv"
-	"sync"
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/league"
-	"github.com/kontermatt/kontermatt/core/rating"
 )
 
-// The league's KV buckets. They are derived from the kept matches and written in the same
-// transaction as the match that changes them; `stats rebuild` makes them anew from the records.
+// The league's KV buckets (league.BucketPlaces and the others), named here for the store's tools.
 const (
-	BucketLeague  = "league.place"  // place key → league.Place
-	BucketRatings = "league.person" // player ID → rating.Rating across all places
-	BucketMonths  = "league.month"  // "2026-11" → []place key: the places where a rated match was won that month
-	bucketPosted  = "league.posted" // "2026-11" → when that month's tables were posted
+	BucketLeague  = league.BucketPlaces
+	BucketRatings = league.BucketRatings
+	BucketMonths  = league.BucketMonths
 )
+
+// LeagueBuckets are the KV buckets made from the records alone (Rebuild's).
+var LeagueBuckets = league.Buckets
 
 // LeagueMatch is what the league learns from a kept match.
 func LeagueMatch(key string, rec StoredMatch, m *core.Match) league.Match {
@@ -61,138 +57,6 @@ func (t *tbl) noteAbsent(n int) {
 	}
 }
 
-// leagues caches the league's KV entries in front of the KV. Its lock is held from a match end's
-// change until that change is stored, so the cache only ever holds what the store holds.
-type leagues struct {
-	mu     sync.Mutex
-	kv     KV
-	log    *slog.Logger
-	places map[string]*league.Place
-	people map[string]rating.Rating
-	months map[string][]string
-}
-
-func (l *leagues) init(kv KV, log *slog.Logger) {
-	l.kv, l.log = kv, log
-	l.places, l.people, l.months = map[string]*league.Place{}, map[string]rating.Rating{}, map[string][]string{}
-}
-
-// get reads a bucket's JSON entry into v; false when there is none (or no KV).
-func (l *leagues) get(bucket, key string, v any) bool {
-	if l.kv == nil {
-		return false
-	}
-	data, ok, err := l.kv.Get(bucket, key)
-	if err != nil {
-		l.log.Error("reading the league", "bucket", bucket, "err", err)
-		return false
-	}
-	if ok {
-		if err := json.Unmarshal(data, v); err != nil {
-			l.log.Error("a league entry does not decode; stats rebuild makes it anew", "bucket", bucket, "key", key, "err", err)
-			return false
-		}
-	}
-	return ok
-}
-
-// place gives a place's league (l.mu held).
-func (l *leagues) place(key string) *league.Place {
-	if p, ok := l.places[key]; ok {
-		return p
-	}
-	p := league.NewPlace(key)
-	if l.get(BucketLeague, key, p) && p.Players == nil {
-		p = league.NewPlace(key)
-	}
-	l.places[key] = p
-	return p
-}
-
-// person gives a person's rating across places (l.mu held).
-func (l *leagues) person(id string) (rating.Rating, bool) {
-	if r, ok := l.people[id]; ok {
-		return r, true
-	}
-	var r rating.Rating
-	if !l.get(BucketRatings, id, &r) {
-		return r, false
-	}
-	l.people[id] = r
-	return r, true
-}
-
-func (l *leagues) month(m string) []string {
-	if ps, ok := l.months[m]; ok {
-		return ps
-	}
-	var ps []string
-	l.get(BucketMonths, m, &ps)
-	l.months[m] = ps
-	return ps
-}
-
-// update is a match end's change to the league, to be written with the match.
-type update struct {
-	place  *league.Place
-	people map[string]rating.Rating
-	month  string
-	months []string
-	kv     []KVEntry
-}
-
-// learn works out, on copies, what a finished or stopped match changes (l.mu held).
-func (l *leagues) learn(m league.Match) (*update, error) {
-	cur := l.place(m.Place)
-	data, err := json.Marshal(cur)
-	if err != nil {
-		return nil, err
-	}
-	next := league.NewPlace(m.Place)
-	if err := json.Unmarshal(data, next); err != nil {
-		return nil, err
-	}
-	people := map[string]rating.Rating{}
-	for _, s := range m.Seats {
-		if s.ID != "" {
-			if r, ok := l.person(s.ID); ok {
-				people[s.ID] = r
-			}
-		}
-	}
-	next.Add(m, people)
-	u := &update{place: next, people: people}
-	if data, err = json.Marshal(next); err != nil {
-		return nil, err
-	}
-	u.kv = append(u.kv, KVEntry{Bucket: BucketLeague, Key: m.Place, Value: data})
-	for id, r := range people {
-		b, _ := json.Marshal(r)
-		u.kv = append(u.kv, KVEntry{Bucket: BucketRatings, Key: id, Value: b})
-	}
-	u.month = league.SeasonOf(m.End)
-	months := l.month(u.month)
-	if m.Rated() && !contains(months, m.Place) {
-		u.months = append(append([]string(nil), months...), m.Place)
-		b, _ := json.Marshal(u.months)
-		u.kv = append(u.kv, KVEntry{Bucket: BucketMonths, Key: u.month, Value: b})
-	}
-	return u, nil
-}
-
-// keep takes a stored update into the cache (l.mu held).
-func (l *leagues) keep(u *update) {
-	l.places[u.place.Key] = u.place
-	for id, r := range u.people {
-		l.people[id] = r
-	}
-	if u.months != nil {
-		l.months[u.month] = u.months
-	}
-}
-
-func contains(list []string, s string) bool { return slices.Contains(list, s) }
-
 // leagueMatch is the league's view of the table's match as it ends (table lock held).
 func (s *Service) leagueMatch(t *tbl, rec Record) league.Match {
 	var sm StoredMatch
@@ -203,65 +67,56 @@ func (s *Service) leagueMatch(t *tbl, rec Record) league.Match {
 }
 
 // PlaceLeague gives a copy of a place's league, for tools and tests.
-func (s *Service) PlaceLeague(placeKey string) *league.Place {
-	s.league.mu.Lock()
-	defer s.league.mu.Unlock()
-	data, _ := json.Marshal(s.league.place(placeKey))
-	p := league.NewPlace(placeKey)
-	_ = json.Unmarshal(data, p)
-	return p
-}
+func (s *Service) PlaceLeague(placeKey string) *league.Place { return s.league.Place(placeKey).Clone() }
 
-// Rebuild makes every league entry anew from the kept matches, in the order they ended, and gives
-// the KV entries to write (every place's league, every person's rating, the months). Stopped and
-// finished matches alike; records that do not read are skipped and counted.
+// Rebuild makes every league entry anew from the kept matches (league.Rebuild) and gives the KV
+// entries to write; records that do not read are skipped and counted.
 func Rebuild(records func(fn func(key string, data []byte) error) error) (entries []KVEntry, matches, skipped int, err error) {
-	type kept struct {
-		at  int64
-		key string
-		m   league.Match
-	}
-	var all []kept
-	err = records(func(key string, data []byte) error {
+	es, matches, skipped, err := league.Rebuild(records, func(key string, data []byte) (league.Match, error) {
 		rec, m, err := ParseStoredMatch(data)
 		if err != nil {
-			skipped++
-			return nil
+			return league.Match{}, err
 		}
-		all = append(all, kept{rec.End, key, LeagueMatch(key, rec, m)})
-		return nil
+		return LeagueMatch(key, rec, m), nil
 	})
+	return kvEntries(es), matches, skipped, err
+}
+
+// kvEntries are the league's entries as a Change writes them.
+func kvEntries(es []league.Entry) []KVEntry {
+	out := make([]KVEntry, len(es))
+	for i, e := range es {
+		out[i] = KVEntry{Bucket: e.Bucket, Key: e.Key, Value: e.Value}
+	}
+	return out
+}
+
+// keepMatch keeps the table's match as it ends (finished or stopped): its record, and what the
+// league learns from it.
+func (s *Service) keepMatch(t *tbl, out *outcome) {
+	rec := s.matchRecord(t)
+	out.records = append(out.records, rec)
+	m := s.leagueMatch(t, rec)
+	out.league = &m
+}
+
+// store writes a change; the league learns a match that ended in the same transaction, and its
+// cache takes the update in once the change is stored. No lock is held while the store writes:
+// another place's /stats answers meanwhile, and only a match end that changes the same entries
+// waits for this one (league.Cache).
+func (s *Service) store(c Change, ended *league.Match) error {
+	if ended == nil {
+		return s.timedCommit(c)
+	}
+	u, err := s.league.Learn(*ended)
 	if err != nil {
-		return nil, 0, skipped, err
+		s.cfg.Log.Error("the league could not learn a match; stats rebuild repairs it", "table", c.TableID, "err", err)
+		return s.timedCommit(c)
 	}
-	slices.SortFunc(all, func(a, b kept) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.key, b.key)) })
-	places := map[string]*league.Place{}
-	people := map[string]rating.Rating{}
-	months := map[string][]string{}
-	for _, k := range all {
-		p := places[k.m.Place]
-		if p == nil {
-			p = league.NewPlace(k.m.Place)
-			places[k.m.Place] = p
-		}
-		p.Add(k.m, people)
-		if mo := league.SeasonOf(k.m.End); k.m.Rated() && !contains(months[mo], k.m.Place) {
-			months[mo] = append(months[mo], k.m.Place)
-		}
-	}
-	for key, p := range places {
-		data, _ := json.Marshal(p)
-		entries = append(entries, KVEntry{Bucket: BucketLeague, Key: key, Value: data})
-	}
-	for id, r := range people {
-		data, _ := json.Marshal(r)
-		entries = append(entries, KVEntry{Bucket: BucketRatings, Key: id, Value: data})
-	}
-	for mo, ps := range months {
-		data, _ := json.Marshal(ps)
-		entries = append(entries, KVEntry{Bucket: BucketMonths, Key: mo, Value: data})
-	}
-	return entries, len(all), skipped, nil
+	c.KV = kvEntries(u.Entries)
+	err = s.timedCommit(c)
+	s.league.Done(u, err == nil)
+	return err
 }
 
 // seasonPostDays is how long into a month last month's table is still posted: a bot that was
@@ -278,15 +133,11 @@ func (s *Service) postSeasons(ctx context.Context) {
 		return
 	}
 	month := league.SeasonOf(firstOfMonth(now).Add(-time.Hour))
-	var posted string
-	s.league.mu.Lock()
-	done := s.league.get(bucketPosted, month, &posted)
-	places := slices.Clone(s.league.month(month))
-	s.league.mu.Unlock()
-	if done || len(places) == 0 {
+	places := s.league.Month(month)
+	if len(places) == 0 || s.league.Posted(month) {
 		return
 	}
-	if err := s.cfg.KV.Put(bucketPosted, month, []byte(strconv.Quote(now.Format(time.RFC3339)))); err != nil {
+	if err := s.league.MarkPosted(month, now); err != nil {
 		s.cfg.Log.Error("marking a season posted; trying again later", "month", month, "err", err)
 		return
 	}

@@ -77,9 +77,7 @@ func (s *Service) statsVerb(cmd Command, lang string) []Message {
 		}
 		return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "stats."+word))}
 	}
-	s.league.mu.Lock()
-	defer s.league.mu.Unlock()
-	p := s.league.place(cmd.Place.Key())
+	p := s.league.Place(cmd.Place.Key())
 	id := cmd.Actor.ID
 	if arg != "" && strings.ToLower(arg) != "me" {
 		// Of two people with the name, the one who played more here (then the smaller ID).
@@ -209,13 +207,11 @@ func (s *Service) standingsText(placeKey, title, month, lang string) string {
 
 // standings is a place's ranked table of a month ("" all time), hidden people left out.
 func (s *Service) standings(placeKey, month string) []league.Standing {
-	s.league.mu.Lock()
-	p := s.league.place(placeKey)
+	p := s.league.Place(placeKey)
 	rows := p.AllTime()
 	if month != "" {
 		rows = p.SeasonTable(month)
 	}
-	s.league.mu.Unlock()
 	return league.Rank(rows, s.hidden)
 }
 
@@ -253,9 +249,7 @@ func monthName(lang, month string) string {
 const maxHistory = 8
 
 func (s *Service) historyVerb(cmd Command, lang string) []Message {
-	s.league.mu.Lock()
-	recent := slices.Clone(s.league.place(cmd.Place.Key()).Recent)
-	s.league.mu.Unlock()
+	recent := slices.Clone(s.league.Place(cmd.Place.Key()).Recent)
 	recent = recent[max(0, len(recent)-maxHistory):]
 	slices.Reverse(recent)
 	// A button names its match by key ("b:KEY"); typed, it is its number in the list ("board 2").
@@ -307,9 +301,7 @@ func (s *Service) historyVerb(cmd Command, lang string) []Message {
 // historyItem sends one kept match of the place: its board picture, or its record as a file in
 // the replay format.
 func (s *Service) historyItem(cmd Command, lang, what, key string) []Message {
-	s.league.mu.Lock()
-	known := slices.ContainsFunc(s.league.place(cmd.Place.Key()).Recent, func(l league.Line) bool { return l.Key == key })
-	s.league.mu.Unlock()
+	known := slices.ContainsFunc(s.league.Place(cmd.Place.Key()).Recent, func(l league.Line) bool { return l.Key == key })
 	var data []byte
 	found := false
 	if known {
@@ -356,7 +348,7 @@ const bucketPlaces = "table.place"
 
 func (s *Service) placeSettings(placeKey string) placeSettings {
 	var ps placeSettings
-	s.league.get(bucketPlaces, placeKey, &ps)
+	s.getJSON(bucketPlaces, placeKey, &ps)
 	return ps
 }
 
@@ -493,10 +485,8 @@ func (s *Service) myData(cmd Command, lang string) string {
 	} else {
 		b.WriteString("\n" + i18n.T(lang, "mydata.shown"))
 	}
-	s.league.mu.Lock()
-	pl, here := s.league.place(cmd.Place.Key()).Players[id]
-	global, rated := s.league.person(id)
-	s.league.mu.Unlock()
+	pl, here := s.league.Place(cmd.Place.Key()).Players[id]
+	global, rated := s.league.Person(id)
 	if here {
 		b.WriteString("\n" + i18n.T(lang, "mydata.here", placeTitle(cmd, lang), pl.Games, decimal(lang, pl.Rating.Ordinal())))
 	}
@@ -522,9 +512,6 @@ func (s *Service) forgetVerb(cmd Command, lang string) []Message {
 	m.Secret, m.Public = true, i18n.T(lang, "league.private")
 	return []Message{m}
 }
-
-// LeagueBuckets are the KV buckets made from the records alone (Rebuild's).
-var LeagueBuckets = []string{BucketLeague, BucketRatings, BucketMonths}
 
 // randomID draws a number from the service's source of randomness (s.mu taken).
 func (s *Service) randomID() uint64 {

@@ -31,52 +31,30 @@ func (s *Service) learn(ctx context.Context, cmd Command, lang string) []Message
 	if oe := (*OptionError)(nil); errors.As(err, &oe) {
 		return []Message{s.errorReply(cmd, lang, optionRefusal(oe))}
 	}
-	key := cmd.Place.Key()
-	s.mu.Lock()
-	if prev, ok := s.byPlace[key]; ok {
-		old := s.tables[prev]
-		old.mu.Lock() // lock order: service, then table
-		var uerr *userError
-		switch old.st.Status {
-		case StatusLobby, StatusPlaying:
-			uerr = refuse("err.table_exists")
-		case StatusOver:
-			var out outcome
-			s.close(old, &out)
-			uerr = s.commit(ctx, old, Command{Place: old.st.Place, Table: prev, Actor: cmd.Actor, Verb: VerbLearn}, &out, actedNone, false)
+	t, uerr, dup := s.claimPlace(ctx, cmd, func(id string, secret []byte) *tbl {
+		st := &state{V: stateVersion, ID: id, Place: cmd.Place, Lang: lang, Options: opts.state(), Status: StatusLobby,
+			Secret: secret, MatchNo: 1, Created: s.cfg.Now().UnixMilli(), Learn: true}
+		st.Seats[0] = SeatState{Player: &Player{ID: cmd.Actor.ID, Name: cmd.Actor.Name, Locale: cmd.Actor.Locale}}
+		for i := 1; i < 4; i++ {
+			st.Seats[i] = robotSeat(core.Seat(i))
 		}
-		old.mu.Unlock()
-		if uerr != nil {
-			s.mu.Unlock()
-			return []Message{s.errorReply(cmd, lang, uerr)}
-		}
+		return &tbl{st: st, opts: opts, sent: map[string]uint64{}}
+	})
+	switch {
+	case dup:
+		return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate"))}
+	case uerr != nil:
+		return []Message{s.errorReply(cmd, lang, uerr)}
 	}
-	id := s.newID()
-	st := &state{V: stateVersion, ID: id, Place: cmd.Place, Lang: lang, Options: opts.state(), Status: StatusLobby,
-		Secret: s.newSecret(), MatchNo: 1, Created: s.cfg.Now().UnixMilli(), Learn: true}
-	st.Seats[0] = SeatState{Player: &Player{ID: cmd.Actor.ID, Name: cmd.Actor.Name, Locale: cmd.Actor.Locale}}
-	for i := 1; i < 4; i++ {
-		st.Seats[i] = robotSeat(core.Seat(i))
-	}
-	t := &tbl{st: st, opts: opts, sent: map[string]uint64{}}
-	s.makeRobots(t)
-	t.mu.Lock()
 	defer t.mu.Unlock()
-	s.tables[id], s.byPlace[key] = t, id
-	s.mu.Unlock()
-
 	s.startMatch(t)
 	welcome := reply(cmd, lang, KindNotice, i18n.N(lang, "learn.welcome", opts.Rules.Stripes))
 	out := outcome{changed: true, replies: []Message{welcome}}
 	if uerr := s.commit(ctx, t, cmd, &out, actedTable, true); uerr != nil {
-		s.mu.Lock()
-		delete(s.tables, id)
-		if s.byPlace[key] == id {
-			delete(s.byPlace, key)
-		}
-		s.mu.Unlock()
+		s.unclaim(t)
 		return []Message{s.errorReply(cmd, lang, uerr)}
 	}
+	id := t.st.ID
 	for i := range out.replies {
 		out.replies[i].Table = id
 	}

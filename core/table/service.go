@@ -115,9 +115,9 @@ type Service struct {
 	// forgetMu lets one Forget run at a time: each writes back the records it read.
 	forgetMu sync.Mutex
 
-	users  users   // each person's own settings
-	league leagues // every place's league, derived from the kept matches
-	coach  coach   // the reviews' workers and the reviews made
+	users  users         // each person's own settings
+	league *league.Cache // every place's league, derived from the kept matches
+	coach  coach         // the reviews' workers and the reviews made
 
 	// onPublish, when set (by this package's tests), sees each batch of messages with its table,
 	// under the table's lock, before delivery.
@@ -180,7 +180,7 @@ func New(cfg Config) *Service {
 	s := &Service{cfg: cfg, tables: map[string]*tbl{}, byPlace: map[string]string{}, proposals: map[string]*proposal{},
 		src: randomSource(cfg), ctx: ctx, cancel: cancel}
 	s.users.init(cfg.KV, cfg.Log)
-	s.league.init(cfg.KV, cfg.Log)
+	s.league = league.NewCache(cfg.KV, cfg.Log)
 	s.coach.init(s)
 	return s
 }
@@ -494,15 +494,6 @@ type outcome struct {
 	reviews []reviewJob   // reviews of a game that ended, started once the change is stored
 }
 
-// keepMatch keeps the table's match as it ends (finished or stopped): its record, and what the
-// league learns from it.
-func (s *Service) keepMatch(t *tbl, out *outcome) {
-	rec := s.matchRecord(t)
-	out.records = append(out.records, rec)
-	m := s.leagueMatch(t, rec)
-	out.league = &m
-}
-
 func (s *Service) exec(ctx context.Context, t *tbl, cmd Command) []Message {
 	lang := s.langOf(t, cmd.Actor)
 	st := t.st
@@ -631,31 +622,6 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome,
 	return nil
 }
 
-// commitBackground commits what a computer player or a timer did. No one is waiting for an
-// answer, so a failed commit (a passing disk error) is tried again later instead of leaving the
-// table stalled until a restart: the state rolled back, so the retry decides afresh.
-// store writes a change; the league learns a match that ended in the same transaction. Its lock
-// is held until the change is stored, so its cache holds what the store holds whichever match ends
-// at the same time elsewhere.
-func (s *Service) store(c Change, ended *league.Match) error {
-	if ended == nil {
-		return s.timedCommit(c)
-	}
-	s.league.mu.Lock()
-	defer s.league.mu.Unlock()
-	learned, err := s.league.learn(*ended)
-	if err != nil {
-		s.cfg.Log.Error("the league could not learn a match; stats rebuild repairs it", "table", c.TableID, "err", err)
-		return s.timedCommit(c)
-	}
-	c.KV = learned.kv
-	if err := s.timedCommit(c); err != nil {
-		return err
-	}
-	s.league.keep(learned)
-	return nil
-}
-
 func (s *Service) timedCommit(c Change) error {
 	start := time.Now()
 	err := s.cfg.Store.Commit(c)
@@ -663,6 +629,9 @@ func (s *Service) timedCommit(c Change) error {
 	return err
 }
 
+// commitBackground commits what a computer player or a timer did. No one is waiting for an
+// answer, so a failed commit (a passing disk error) is tried again later instead of leaving the
+// table stalled until a restart: the state rolled back, so the retry decides afresh.
 func (s *Service) commitBackground(t *tbl, cmd Command, out *outcome, acted actedKind, restart bool) {
 	if s.commit(s.ctx, t, cmd, out, acted, restart) == nil {
 		return
@@ -785,57 +754,83 @@ func (s *Service) open(ctx context.Context, cmd Command) []Message {
 		return []Message{s.errorReply(cmd, lang, optionRefusal(oe))}
 	}
 	tableLang := cmp.Or(house.Lang, lang)
-	// The place is reserved under the service lock, so two /new at once open one table; the
-	// new table's own lock keeps others waiting until it is stored.
-	key := cmd.Place.Key()
-	s.mu.Lock()
-	prev, hadPrev := s.byPlace[key]
-	if hadPrev {
-		old := s.tables[prev]
-		old.mu.Lock() // lock order: service, then table
-		status, dup := old.st.Status, cmd.EventID != "" && slices.Contains(old.st.Events, cmd.EventID)
-		var uerr *userError
-		switch {
-		case dup: // the platform delivered the same /new again
-		case status == StatusLobby || status == StatusPlaying:
-			uerr = refuse("err.table_exists")
-		case status == StatusOver:
-			var out outcome
-			s.close(old, &out)
-			uerr = s.commit(ctx, old, Command{Place: old.st.Place, Table: prev, Actor: cmd.Actor, Verb: VerbNew}, &out, actedNone, false)
-		}
-		old.mu.Unlock()
-		if dup {
-			s.mu.Unlock()
-			return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate"))}
-		}
-		if uerr != nil {
-			s.mu.Unlock()
-			return []Message{s.errorReply(cmd, lang, uerr)}
-		}
+	t, uerr, dup := s.claimPlace(ctx, cmd, func(id string, secret []byte) *tbl {
+		st := &state{V: stateVersion, ID: id, Place: cmd.Place, Lang: tableLang, Options: opts.state(),
+			Status: StatusLobby, Secret: secret, MatchNo: 1, Created: s.cfg.Now().UnixMilli()}
+		st.Seats[0] = SeatState{Player: &Player{ID: cmd.Actor.ID, Name: cmd.Actor.Name, Locale: cmd.Actor.Locale}}
+		return &tbl{st: st, opts: opts, sent: map[string]uint64{}}
+	})
+	switch {
+	case dup:
+		return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate"))}
+	case uerr != nil:
+		return []Message{s.errorReply(cmd, lang, uerr)}
 	}
-	id := s.newID()
-	st := &state{V: stateVersion, ID: id, Place: cmd.Place, Lang: tableLang, Options: opts.state(),
-		Status: StatusLobby, Secret: s.newSecret(), MatchNo: 1, Created: s.cfg.Now().UnixMilli()}
-	st.Seats[0] = SeatState{Player: &Player{ID: cmd.Actor.ID, Name: cmd.Actor.Name, Locale: cmd.Actor.Locale}}
-	t := &tbl{st: st, opts: opts, sent: map[string]uint64{}}
-	s.makeRobots(t)
-	t.mu.Lock()
 	defer t.mu.Unlock()
-	s.tables[id], s.byPlace[key] = t, id
-	s.mu.Unlock()
-
 	out := outcome{changed: true, replies: []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.opened"))}}
 	if uerr := s.commit(ctx, t, cmd, &out, actedTable, true); uerr != nil {
-		s.mu.Lock()
-		delete(s.tables, id)
-		if s.byPlace[key] == id {
-			delete(s.byPlace, key)
-		}
-		s.mu.Unlock()
+		s.unclaim(t)
 		return []Message{s.errorReply(cmd, lang, uerr)}
 	}
 	return out.replies
+}
+
+// claimPlace makes room at the command's place and puts a new table there, made by newTable with
+// the ID and secret it draws: a finished match still waiting for a rematch is closed first; a
+// lobby or a match in progress stays, and the command is refused. The old table is stored closed
+// under its own lock alone, never the service's, so that finding any other table does not wait
+// for that commit; the place is taken under the service's lock, so two /new at once open one
+// table, and if another took the place meanwhile, claimPlace starts again with that one. It
+// gives the new table locked, to be stored by the caller (unclaim takes it back if that fails);
+// or the refusal, or dup when the platform delivered the same command again.
+func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id string, secret []byte) *tbl) (t *tbl, uerr *userError, dup bool) {
+	key := cmd.Place.Key()
+	for {
+		s.mu.Lock()
+		prev, had := s.byPlace[key]
+		old := s.tables[prev]
+		s.mu.Unlock()
+		if had {
+			old.mu.Lock()
+			switch status := old.st.Status; {
+			case cmd.EventID != "" && slices.Contains(old.st.Events, cmd.EventID):
+				dup = true
+			case status == StatusLobby || status == StatusPlaying:
+				uerr = refuse("err.table_exists")
+			case status == StatusOver:
+				var out outcome
+				s.close(old, &out)
+				uerr = s.commit(ctx, old, Command{Place: old.st.Place, Table: prev, Actor: cmd.Actor, Verb: cmd.Verb}, &out, actedNone, false)
+			}
+			old.mu.Unlock()
+			if dup || uerr != nil {
+				return nil, uerr, dup
+			}
+		}
+		s.mu.Lock()
+		if cur, ok := s.byPlace[key]; ok && cur != prev {
+			s.mu.Unlock()
+			continue // another table took the place meanwhile
+		}
+		id := s.newID()
+		t = newTable(id, s.newSecret())
+		s.makeRobots(t)
+		t.mu.Lock() // lock order: service, then table
+		s.tables[id], s.byPlace[key] = t, id
+		s.mu.Unlock()
+		return t, nil, false
+	}
+}
+
+// unclaim takes a table claimPlace made out of memory again: it could not be stored.
+func (s *Service) unclaim(t *tbl) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id, key := t.st.ID, t.st.Place.Key()
+	delete(s.tables, id)
+	if s.byPlace[key] == id {
+		delete(s.byPlace, key)
+	}
 }
 
 // newID makes a short table ID (s.mu held).

@@ -102,3 +102,20 @@ func (u *users) adopt(id, lang string) {
 		}
 	}
 }
+
+// getJSON reads a KV entry of the service's into v; false when there is none, or it does not
+// read (which is logged).
+func (s *Service) getJSON(bucket, key string, v any) bool {
+	data, ok, err := s.cfg.KV.Get(bucket, key)
+	if err != nil {
+		s.cfg.Log.Error("reading a setting", "bucket", bucket, "err", err)
+		return false
+	}
+	if ok {
+		if err := json.Unmarshal(data, v); err != nil {
+			s.cfg.Log.Error("a setting does not decode; using the defaults", "bucket", bucket, "key", key, "err", err)
+			return false
+		}
+	}
+	return ok
+}
