@@ -15,6 +15,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/discord"
 	"github.com/kontermatt/kontermatt/adapters/telegram"
 	"github.com/kontermatt/kontermatt/adapters/terminal"
+	"github.com/kontermatt/kontermatt/core/coach"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/storage"
 )
@@ -99,7 +100,7 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	met := newMetrics()
 	m.Service = table.New(table.Config{Store: store, KV: store, Outboxes: outboxes, Robots: deciders, Seed: seed,
-		Log: m.Log, RulesURL: cfg.RulesURL, Think: cfg.Think, Retention: cfg.Retention, Observe: met,
+		Coach: coach.New(coach.Config{Log: m.Log}), Log: m.Log, RulesURL: cfg.RulesURL, Think: cfg.Think, Retention: cfg.Retention, Observe: met,
 		Surfaces: map[string]table.Surface{terminal.Platform: terminal.Surface},
 		// Every adapter's, running or not: a person is forgotten from a platform served before too.
 		People: []table.People{telegram.People, discord.People}})

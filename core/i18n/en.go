@@ -516,4 +516,7 @@ var en = map[string]string{
 	"hint.trump.draws":   "🎓 Name %s: with these three cards the trump team wins about %d%% of the deals and draws %d%% (20–20).",
 	"review.card.chance": "Trick %d: %s cost about %d%% of win chance; %s was better.",
 	"review.draws":       "(In a win chance a 20–20 draw counts as half a game won.)",
+
+	// the coach behind an interface (issue 22)
+	"coach.none": "This bot runs without a coach: there are no hints or reviews here.",
 }

@@ -518,6 +518,9 @@ var lb = map[string]string{
 	"hint.trump.draws":   "🎓 Maacht %s Tromp: mat dësen dräi Kaarte gewënnt d’Tromp-Ekipp an ongeféier %d%% vun de Kaartverdeelungen, a bei ongeféier %d%% gëtt et e Stänner (20–20).",
 	"review.card.chance": "Streech %d: %s huet ongeféier %d%% Gewënnchance kascht; %s wier besser gewiescht.",
 	"review.draws":       "(An enger Gewënnchance zielt e Stänner (20–20) als en halleft gewonnent Spill.)",
+
+	// the coach behind an interface (issue 22)
+	"coach.none": "Dëse Bot leeft ouni Coach: hei gëtt et keng Tipps a keng Analysen.",
 }
 
 var de = map[string]string{
@@ -1017,6 +1020,9 @@ var de = map[string]string{
 	"hint.trump.draws":   "🎓 Wähle %s: Mit diesen drei Karten gewinnt das Trumpfteam etwa %d%% der Verteilungen, %d%% enden unentschieden (20–20).",
 	"review.card.chance": "Stich %d: %s hat etwa %d%% Gewinnchance gekostet; %s wäre besser gewesen.",
 	"review.draws":       "(In der Gewinnchance zählt ein Unentschieden (20–20) als halbes gewonnenes Spiel.)",
+
+	// the coach behind an interface (issue 22)
+	"coach.none": "Dieser Bot läuft ohne Coach: Hier gibt es keine Tipps und keine Auswertungen.",
 }
 
 var fr = map[string]string{
@@ -1516,4 +1522,7 @@ var fr = map[string]string{
 	"hint.trump.draws":   "🎓 Prenez %s\u00a0: avec ces trois cartes, l’équipe qui fait l’atout gagne environ %d\u202f%% des donnes et fait égalité (20–20) dans %d\u202f%%.",
 	"review.card.chance": "Pli %d\u00a0: %s a coûté environ %d\u202f%% de chance de gagner\u202f; %s aurait été meilleur.",
 	"review.draws":       "(Dans une chance de gagner, une égalité 20–20 compte pour une demi-donne gagnée.)",
+
+	// the coach behind an interface (issue 22)
+	"coach.none": "Ce bot fonctionne sans coach\u00a0: il n’y a ici ni conseils ni analyses.",
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,16 +14,6 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/league"
-)
-
-// The league's verbs answer about a place, not a table: they work with no table there.
-const (
-	VerbStats    Verb = "stats"    // a person's statistics here; "stats off|on" hides or shows them
-	VerbTop      Verb = "top"      // this place's table: of the month, a month (2026-11) or all time
-	VerbHistory  Verb = "history"  // the last matches here, each with its board and its record
-	VerbSettings Verb = "settings" // this place's defaults for new tables
-	VerbMyData   Verb = "mydata"   // what is kept about the person
-	VerbForget   Verb = "forget"   // remove the person's name and ratings ("forget yes")
 )
 
 // placeVerb answers the league's verbs (and settings, mydata, forget); false when cmd is not one.
@@ -520,14 +511,8 @@ func (s *Service) randomID() uint64 {
 	return s.randomUint64()
 }
 
-// decimal writes a rating with one decimal as lang writes numbers: 21.4, or 21,4 outside English.
-func decimal(lang string, x float64) string {
-	out := strconv.FormatFloat(x, 'f', 1, 64)
-	if out == "-0.0" {
-		out = "0.0"
-	}
-	if lang != "en" {
-		out = strings.Replace(out, ".", ",", 1)
-	}
-	return strings.Replace(out, "-", "−", 1)
-}
+// decimal writes a rating with one decimal as lang writes numbers (i18n.Decimal).
+func decimal(lang string, x float64) string { return i18n.Decimal(lang, x) }
+
+// percent is a chance as a whole percentage.
+func percent(p float64) int { return int(math.Round(100 * p)) }

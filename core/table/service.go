@@ -58,8 +58,9 @@ type Config struct {
 	Retention, PruneEvery time.Duration
 	// Observe hears what the service does, for metrics; default: nothing.
 	Observe Observer
-	// Coach sizes the reviews and hints (coach.go).
-	Coach CoachConfig
+	// Coach gives hints, reviews and a guided game's lessons (coach.go; core/coach makes one); nil:
+	// none. The service closes it when it closes.
+	Coach Coach
 	// People are what each platform's adapter keeps about people, for Forget to reach.
 	People []People
 }
@@ -117,7 +118,6 @@ type Service struct {
 
 	users  users         // each person's own settings
 	league *league.Cache // every place's league, derived from the kept matches
-	coach  coach         // the reviews' workers and the reviews made
 
 	// onPublish, when set (by this package's tests), sees each batch of messages with its table,
 	// under the table's lock, before delivery.
@@ -181,7 +181,6 @@ func New(cfg Config) *Service {
 		src: randomSource(cfg), ctx: ctx, cancel: cancel}
 	s.users.init(cfg.KV, cfg.Log)
 	s.league = league.NewCache(cfg.KV, cfg.Log)
-	s.coach.init(s)
 	return s
 }
 
@@ -200,6 +199,9 @@ func (s *Service) Close() {
 		t.mu.Unlock()
 	}
 	s.mu.Unlock()
+	if s.cfg.Coach != nil {
+		s.cfg.Coach.Close()
+	}
 	s.wg.Wait()
 }
 
@@ -491,7 +493,7 @@ type outcome struct {
 	public  []Message // one-off messages (summaries, notices) sent with the table's update
 	records []Record
 	league  *league.Match // a match that ended: the league learns it with the change
-	reviews []reviewJob   // reviews of a game that ended, started once the change is stored
+	reviews []review      // reviews of a game that ended, asked for once the change is stored
 }
 
 func (s *Service) exec(ctx context.Context, t *tbl, cmd Command) []Message {

@@ -64,6 +64,15 @@ func (u *users) put(id string, p userPrefs) error {
 	return nil
 }
 
+// setCoach keeps a person's choice to have their games reviewed.
+func (u *users) setCoach(id string, on bool) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	p := u.getLocked(id)
+	p.Coach = on
+	return u.put(id, p)
+}
+
 // lang is the person's own language, or "".
 func (u *users) lang(id string) string { return u.get(id).Lang }
 
