@@ -517,6 +517,7 @@ var en = map[string]string{
 	"review.card.chance": "Trick %d: %s cost about %d%% of win chance; %s was better.",
 	"review.draws":       "(In a win chance a 20–20 draw counts as half a game won.)",
 
-	// the coach behind an interface (issue 22)
+	// the coach behind an interface, hints off the table lock (issue 22)
 	"coach.none": "This bot runs without a coach: there are no hints or reviews here.",
+	"hint.moved": "The table moved on while the coach was thinking; ask again if it is still your turn.",
 }

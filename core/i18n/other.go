@@ -519,8 +519,9 @@ var lb = map[string]string{
 	"review.card.chance": "Streech %d: %s huet ongeféier %d%% Gewënnchance kascht; %s wier besser gewiescht.",
 	"review.draws":       "(An enger Gewënnchance zielt e Stänner (20–20) als en halleft gewonnent Spill.)",
 
-	// the coach behind an interface (issue 22)
+	// the coach behind an interface, hints off the table lock (issue 22)
 	"coach.none": "Dëse Bot leeft ouni Coach: hei gëtt et keng Tipps a keng Analysen.",
+	"hint.moved": "Den Dësch ass weidergaang, wärend de Coach nogeduecht huet; frot nach eng Kéier, wann Dir nach ëmmer dru sidd.",
 }
 
 var de = map[string]string{
@@ -1021,8 +1022,9 @@ var de = map[string]string{
 	"review.card.chance": "Stich %d: %s hat etwa %d%% Gewinnchance gekostet; %s wäre besser gewesen.",
 	"review.draws":       "(In der Gewinnchance zählt ein Unentschieden (20–20) als halbes gewonnenes Spiel.)",
 
-	// the coach behind an interface (issue 22)
+	// the coach behind an interface, hints off the table lock (issue 22)
 	"coach.none": "Dieser Bot läuft ohne Coach: Hier gibt es keine Tipps und keine Auswertungen.",
+	"hint.moved": "Der Tisch ist weitergegangen, während der Coach nachgedacht hat; frag noch einmal, wenn du noch dran bist.",
 }
 
 var fr = map[string]string{
@@ -1523,6 +1525,7 @@ var fr = map[string]string{
 	"review.card.chance": "Pli %d\u00a0: %s a coûté environ %d\u202f%% de chance de gagner\u202f; %s aurait été meilleur.",
 	"review.draws":       "(Dans une chance de gagner, une égalité 20–20 compte pour une demi-donne gagnée.)",
 
-	// the coach behind an interface (issue 22)
+	// the coach behind an interface, hints off the table lock (issue 22)
 	"coach.none": "Ce bot fonctionne sans coach\u00a0: il n’y a ici ni conseils ni analyses.",
+	"hint.moved": "La table a avancé pendant que le coach réfléchissait\u202f; redemandez si c’est toujours votre tour.",
 }

@@ -52,20 +52,11 @@ type review struct {
 	gameNo int
 }
 
-// coachVerb answers coach, and learn; false when cmd is neither.
-func (s *Service) coachVerb(ctx context.Context, cmd Command, lang string) ([]Message, bool) {
-	switch cmd.Verb {
-	case VerbLearn:
-		return s.learn(ctx, cmd, lang), true
-	case VerbCoach:
-	default:
-		return nil, false
-	}
-	if cmd.Anonymous {
-		return []Message{s.errorReply(cmd, lang, refuse("err.anonymous"))}, true
-	}
+// coachVerb sets whether the actor's games are reviewed (coach on|off), or says it.
+func (s *Service) coachVerb(_ context.Context, _ *tbl, c *call) *userError {
+	cmd, lang := c.Command, c.lang
 	if s.cfg.Coach == nil {
-		return []Message{s.errorReply(cmd, lang, refuse("coach.none"))}, true
+		return refuse("coach.none")
 	}
 	arg := strings.ToLower(strings.TrimSpace(strings.Join(cmd.Args, " ")))
 	on := s.users.get(cmd.Actor.ID).Coach
@@ -73,33 +64,30 @@ func (s *Service) coachVerb(ctx context.Context, cmd Command, lang string) ([]Me
 		o, _ := OptionNamed("hints")
 		v, ok := o.Value(arg) // on and off, with their aliases in every language
 		if !ok {
-			return []Message{s.errorReply(cmd, lang, refuse("coach.usage"))}, true
+			return refuse("coach.usage")
 		}
 		on = v.Key == "on"
 		if err := s.users.setCoach(cmd.Actor.ID, on); err != nil {
 			s.cfg.Log.Error("saving a coach choice", "err", err)
-			return []Message{s.errorReply(cmd, lang, refuse("err.internal"))}, true
+			return refuse("err.internal")
 		}
 	}
 	key := "coach.off"
 	if on {
 		key = "coach.on"
 	}
-	return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, key))}, true
-}
-
-// addCoachVerbs adds the coach's table verbs to verbs.
-func addCoachVerbs() {
-	verbs[VerbHint] = verbSpec{run: (*Service).hint, seated: true, allowed: in(StatusPlaying), notAllowed: "err.no_game"}
-	verbs[VerbReview] = verbSpec{run: (*Service).reviewVerb, seated: true, allowed: in(StatusPlaying, StatusOver),
-		notAllowed: "err.no_game"}
+	return c.answer(reply(cmd, lang, KindNotice, i18n.T(lang, key)))
 }
 
 // hintsOn reports whether the table gives hints: its option, or a guided game.
 func (t *tbl) hintsOn() bool { return t.opts.Hints || t.st.Learn }
 
-// hint answers the player to move with the strong choice and a reason, privately.
-func (s *Service) hint(t *tbl, c *call) *userError {
+// hint answers the player to move with the strong choice and a reason, privately. The search
+// runs once the table's lock is released, on the command's context (ended early by the
+// service's closing too), over a View taken under the lock: the others play on meanwhile, and
+// a hint whose turn is over by the time it is found is not given (see exec). One search at a
+// time runs for a table, and a hint asked for again at the same turn is the one found.
+func (s *Service) hint(_ context.Context, t *tbl, c *call) *userError {
 	if s.cfg.Coach == nil {
 		return refuse("coach.none")
 	}
@@ -110,15 +98,36 @@ func (s *Service) hint(t *tbl, c *call) *userError {
 	if g == nil || g.ToMove() != c.seat {
 		return refuse("hint.not_turn")
 	}
-	text := s.cfg.Coach.Hint(s.ctx, t.match.View(c.seat), t.st.seed64(useHint, 0), c.lang)
-	m := reply(c.Command, c.lang, KindReply, text)
-	m.Secret, m.Public = true, s.pressHand(c.Place, c.lang, "hand.private")
-	c.out.replies = append(c.out.replies, m)
+	asked := lastHint{seq: t.st.Seq, lang: c.lang}
+	v, seed := t.match.View(c.seat), t.st.seed64(useHint, 0)
+	c.out.think = func(ctx context.Context) Message {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(s.ctx, cancel)()
+		t.hinting.Lock()
+		defer t.hinting.Unlock()
+		text := t.hinted.text
+		if t.hinted.seq != asked.seq || t.hinted.lang != asked.lang || text == "" {
+			text = s.cfg.Coach.Hint(ctx, v, seed, c.lang)
+			if ctx.Err() == nil { // one cut short is not kept
+				asked.text, t.hinted = text, asked
+			}
+		}
+		m := reply(c.Command, c.lang, KindReply, text)
+		m.Secret, m.Public = true, s.pressHand(c.Place, c.lang, "hand.private")
+		return m
+	}
 	return nil
 }
 
+// lastHint is the last hint found at a table: at which sequence number, in which language.
+type lastHint struct {
+	seq        uint64
+	lang, text string
+}
+
 // reviewVerb sends the player the review of the match's last finished game (or of game N).
-func (s *Service) reviewVerb(t *tbl, c *call) *userError {
+func (s *Service) reviewVerb(_ context.Context, t *tbl, c *call) *userError {
 	if s.cfg.Coach == nil {
 		return refuse("coach.none")
 	}
@@ -243,16 +252,14 @@ var learnDefaults = []string{"level=easy", "timer=none", "hints=on"}
 // the actor against three computer players, dealt at once. At each of their turns they are told
 // privately which cards they may play and why, what an announcement needs, and after each game
 // how the stripes moved. It counts for no rating.
-func (s *Service) learn(ctx context.Context, cmd Command, lang string) []Message {
-	if cmd.Anonymous {
-		return []Message{s.errorReply(cmd, lang, refuse("err.anonymous"))}
-	}
+func (s *Service) learn(ctx context.Context, _ *tbl, c *call) *userError {
+	cmd, lang := c.Command, c.lang
 	if !cmd.Private && !s.surface(cmd.Place).Personal {
-		return []Message{s.errorReply(cmd, lang, refuse("learn.where"))}
+		return refuse("learn.where")
 	}
 	opts, err := ParseOptions(append(slices.Clone(learnDefaults), cmd.Args...))
 	if oe := (*OptionError)(nil); errors.As(err, &oe) {
-		return []Message{s.errorReply(cmd, lang, optionRefusal(oe))}
+		return optionRefusal(oe)
 	}
 	t, uerr, dup := s.claimPlace(ctx, cmd, func(id string, secret []byte) *tbl {
 		st := &state{V: stateVersion, ID: id, Place: cmd.Place, Lang: lang, Options: opts.state(), Status: StatusLobby,
@@ -265,9 +272,9 @@ func (s *Service) learn(ctx context.Context, cmd Command, lang string) []Message
 	})
 	switch {
 	case dup:
-		return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate"))}
+		return c.answer(reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate")))
 	case uerr != nil:
-		return []Message{s.errorReply(cmd, lang, uerr)}
+		return uerr
 	}
 	defer t.mu.Unlock()
 	s.startMatch(t)
@@ -275,13 +282,12 @@ func (s *Service) learn(ctx context.Context, cmd Command, lang string) []Message
 	out := outcome{changed: true, replies: []Message{welcome}}
 	if uerr := s.commit(ctx, t, cmd, &out, actedTable, true); uerr != nil {
 		s.unclaim(t)
-		return []Message{s.errorReply(cmd, lang, uerr)}
+		return uerr
 	}
-	id := t.st.ID
 	for i := range out.replies {
-		out.replies[i].Table = id
+		out.replies[i].Table = t.st.ID
 	}
-	return out.replies
+	return c.answer(out.replies...)
 }
 
 // learnMessages is the lesson for the learner's turn, once per turn (table lock held).

@@ -16,31 +16,6 @@ import (
 	"github.com/kontermatt/kontermatt/core/league"
 )
 
-// placeVerb answers the league's verbs (and settings, mydata, forget); false when cmd is not one.
-func (s *Service) placeVerb(ctx context.Context, cmd Command, lang string) ([]Message, bool) {
-	var text string
-	var m Message
-	switch cmd.Verb {
-	case VerbStats:
-		return s.statsVerb(cmd, lang), true
-	case VerbTop:
-		return s.topVerb(cmd, lang), true
-	case VerbHistory:
-		return s.historyVerb(cmd, lang), true
-	case VerbSettings:
-		return s.settingsVerb(ctx, cmd, lang), true
-	case VerbMyData:
-		text = s.myData(cmd, lang)
-	case VerbForget:
-		return s.forgetVerb(cmd, lang), true
-	default:
-		return nil, false
-	}
-	m = reply(cmd, lang, KindReply, text)
-	m.Secret, m.Public = true, i18n.T(lang, "league.private")
-	return []Message{m}, true
-}
-
 // sayAbout gives the text for key about the person id, named by its first argument; but when
 // that person is the one reading their own screen (Surface.Personal), the text's second-person
 // variant (key.you) with the other arguments, as say does for a seat: "You have not finished a
@@ -60,13 +35,14 @@ func placeTitle(cmd Command, lang string) string {
 	return i18n.T(lang, "league.here")
 }
 
-func (s *Service) statsVerb(cmd Command, lang string) []Message {
+func (s *Service) statsVerb(_ context.Context, _ *tbl, c *call) *userError {
+	cmd, lang := c.Command, c.lang
 	arg := strings.TrimSpace(strings.Join(cmd.Args, " "))
 	if word := strings.ToLower(arg); word == "off" || word == "on" {
 		if err := s.users.setHidden(cmd.Actor.ID, word == "off"); err != nil {
-			return []Message{s.errorReply(cmd, lang, refuse("err.internal"))}
+			return refuse("err.internal")
 		}
-		return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "stats."+word))}
+		return c.answer(reply(cmd, lang, KindNotice, i18n.T(lang, "stats."+word)))
 	}
 	p := s.league.Place(cmd.Place.Key())
 	id := cmd.Actor.ID
@@ -81,7 +57,7 @@ func (s *Service) statsVerb(cmd Command, lang string) []Message {
 			}
 		}
 		if id == "" {
-			return []Message{s.errorReply(cmd, lang, refuse("stats.nobody", lit(arg)))}
+			return refuse("stats.nobody", lit(arg))
 		}
 	}
 	pl, ok := p.Players[id]
@@ -91,9 +67,9 @@ func (s *Service) statsVerb(cmd Command, lang string) []Message {
 	}
 	switch {
 	case id != cmd.Actor.ID && s.users.get(id).Hidden:
-		return []Message{reply(cmd, lang, KindReply, i18n.T(lang, "stats.hidden", name))}
+		return c.answer(reply(cmd, lang, KindReply, i18n.T(lang, "stats.hidden", name)))
 	case !ok || pl.Games == 0:
-		return []Message{reply(cmd, lang, KindReply, s.sayAbout(cmd, id, lang, "stats.none", name, placeTitle(cmd, lang)))}
+		return c.answer(reply(cmd, lang, KindReply, s.sayAbout(cmd, id, lang, "stats.none", name, placeTitle(cmd, lang))))
 	}
 	var b strings.Builder
 	b.WriteString(s.sayAbout(cmd, id, lang, "stats.title", name, placeTitle(cmd, lang)))
@@ -126,7 +102,7 @@ func (s *Service) statsVerb(cmd Command, lang string) []Message {
 		// Someone who is not ranked sees their statistics alone, never in the group.
 		m.Secret, m.Public = true, i18n.T(lang, "league.private")
 	}
-	return []Message{m}
+	return c.answer(m)
 }
 
 // hidden reports whether a person asked not to be ranked, or is a forgotten person's placeholder
@@ -170,14 +146,15 @@ func firstOfMonth(now time.Time) time.Time {
 	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, league.Zone)
 }
 
-func (s *Service) topVerb(cmd Command, lang string) []Message {
+func (s *Service) topVerb(_ context.Context, _ *tbl, c *call) *userError {
+	cmd, lang := c.Command, c.lang
 	month, ok := s.season(strings.Join(cmd.Args, " "))
 	if !ok {
-		return []Message{s.errorReply(cmd, lang, refuse("top.usage"))}
+		return refuse("top.usage")
 	}
 	m := reply(cmd, lang, KindReply, s.standingsText(cmd.Place.Key(), placeTitle(cmd, lang), month, lang))
 	m.Picture, m.Season = PictureStandings, seasonArg(month)
-	return []Message{m}
+	return c.answer(m)
 }
 
 func seasonArg(month string) string {
@@ -239,7 +216,8 @@ func monthName(lang, month string) string {
 // maxHistory is how many matches history lists: two buttons each fit every platform's limits.
 const maxHistory = 8
 
-func (s *Service) historyVerb(cmd Command, lang string) []Message {
+func (s *Service) historyVerb(_ context.Context, _ *tbl, c *call) *userError {
+	cmd, lang := c.Command, c.lang
 	recent := slices.Clone(s.league.Place(cmd.Place.Key()).Recent)
 	recent = recent[max(0, len(recent)-maxHistory):]
 	slices.Reverse(recent)
@@ -247,17 +225,17 @@ func (s *Service) historyVerb(cmd Command, lang string) []Message {
 	switch arg := strings.TrimSpace(strings.Join(cmd.Args, " ")); {
 	case arg == "":
 	case strings.HasPrefix(arg, "b:"), strings.HasPrefix(arg, "r:"):
-		return s.historyItem(cmd, lang, arg[:1], arg[2:])
+		return s.historyItem(c, arg[:1], arg[2:])
 	default:
 		what, n, _ := strings.Cut(strings.ToLower(arg), " ")
 		i, err := strconv.Atoi(strings.TrimSpace(n))
 		if (what != "board" && what != "record") || err != nil || i < 1 || i > len(recent) {
-			return []Message{s.errorReply(cmd, lang, refuse("history.bad"))}
+			return refuse("history.bad")
 		}
-		return s.historyItem(cmd, lang, what[:1], recent[i-1].Key)
+		return s.historyItem(c, what[:1], recent[i-1].Key)
 	}
 	if len(recent) == 0 {
-		return []Message{reply(cmd, lang, KindReply, i18n.T(lang, "history.empty", placeTitle(cmd, lang)))}
+		return c.answer(reply(cmd, lang, KindReply, i18n.T(lang, "history.empty", placeTitle(cmd, lang))))
 	}
 	var b strings.Builder
 	b.WriteString(i18n.T(lang, "history.title", placeTitle(cmd, lang)))
@@ -286,12 +264,13 @@ func (s *Service) historyVerb(cmd Command, lang string) []Message {
 	}
 	m := reply(cmd, lang, KindReply, b.String())
 	m.Buttons = rows
-	return []Message{m}
+	return c.answer(m)
 }
 
 // historyItem sends one kept match of the place: its board picture, or its record as a file in
 // the replay format.
-func (s *Service) historyItem(cmd Command, lang, what, key string) []Message {
+func (s *Service) historyItem(c *call, what, key string) *userError {
+	cmd, lang := c.Command, c.lang
 	known := slices.ContainsFunc(s.league.Place(cmd.Place.Key()).Recent, func(l league.Line) bool { return l.Key == key })
 	var data []byte
 	found := false
@@ -299,25 +278,25 @@ func (s *Service) historyItem(cmd Command, lang, what, key string) []Message {
 		var err error
 		if data, found, err = s.cfg.Store.Record(key); err != nil {
 			s.cfg.Log.Error("reading a kept match", "record", key, "err", err)
-			return []Message{s.errorReply(cmd, lang, refuse("err.internal"))}
+			return refuse("err.internal")
 		}
 	}
 	if !found { // a match of another place, or one pruned since: not this place's to show
-		return []Message{s.errorReply(cmd, lang, refuse("history.gone"))}
+		return refuse("history.gone")
 	}
 	m := reply(cmd, lang, KindReply, i18n.T(lang, "history.board"))
 	m.Record = key
 	if what == "b" {
 		m.Picture = PictureBoard
-		return []Message{m}
+		return c.answer(m)
 	}
 	recs, err := Export(data)
 	if err != nil {
-		return []Message{s.errorReply(cmd, lang, refuse("history.gone"))}
+		return refuse("history.gone")
 	}
 	m.Text = i18n.T(lang, "history.record")
 	m.File = &File{Name: strings.ReplaceAll(key, "/", "-") + ".json", Data: mustJSON(recs[key+"/match"].(ExportedMatch).Public())}
-	return []Message{m}
+	return c.answer(m)
 }
 
 func mustJSON(v any) []byte {
@@ -361,9 +340,10 @@ type proposal struct {
 	votes  []string
 }
 
-func (s *Service) settingsVerb(ctx context.Context, cmd Command, lang string) []Message {
+func (s *Service) settingsVerb(ctx context.Context, _ *tbl, c *call) *userError {
+	cmd, lang := c.Command, c.lang
 	if cmd.Private {
-		return []Message{s.errorReply(cmd, lang, refuse("settings.private"))}
+		return refuse("settings.private")
 	}
 	key := cmd.Place.Key()
 	cur := s.placeSettings(key)
@@ -373,7 +353,7 @@ func (s *Service) settingsVerb(ctx context.Context, cmd Command, lang string) []
 		if cur.Lang != "" {
 			text += "\n" + i18n.T(lang, "settings.lang", i18n.T(cur.Lang, "lang.name"))
 		}
-		return []Message{reply(cmd, lang, KindReply, text+"\n"+i18n.T(lang, "settings.how"))}
+		return c.answer(reply(cmd, lang, KindReply, text+"\n"+i18n.T(lang, "settings.how")))
 	}
 	next := placeSettings{Options: map[string]string{}, Lang: cur.Lang}
 	for k, v := range cur.Options {
@@ -385,7 +365,7 @@ func (s *Service) settingsVerb(ctx context.Context, cmd Command, lang string) []
 		if i18n.Fold(k) == "lang" || i18n.Fold(k) == "language" {
 			l := i18n.Match(v)
 			if l == "" {
-				return []Message{s.errorReply(cmd, lang, refuse("err.bad_lang", lit(v)))}
+				return refuse("err.bad_lang", lit(v))
 			}
 			next.Lang = l
 			continue
@@ -394,7 +374,7 @@ func (s *Service) settingsVerb(ctx context.Context, cmd Command, lang string) []
 	}
 	parsed, err := ParseOptions(optArgs)
 	if oe := (*OptionError)(nil); errors.As(err, &oe) {
-		return []Message{s.errorReply(cmd, lang, optionRefusal(oe))}
+		return optionRefusal(oe)
 	}
 	for _, a := range optArgs {
 		k, _, _ := strings.Cut(a, "=")
@@ -406,19 +386,19 @@ func (s *Service) settingsVerb(ctx context.Context, cmd Command, lang string) []
 	if !cmd.Admin {
 		votes, need, uerr := s.voteSettings(cmd, change)
 		if uerr != nil {
-			return []Message{s.errorReply(cmd, lang, uerr)}
+			return uerr
 		}
 		if votes < need {
-			return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "settings.vote", cmd.Actor.Name, votes, need))}
+			return c.answer(reply(cmd, lang, KindNotice, i18n.T(lang, "settings.vote", cmd.Actor.Name, votes, need)))
 		}
 	}
 	data, _ := json.Marshal(next)
 	if err := s.cfg.KV.Put(bucketPlaces, key, data); err != nil {
 		s.cfg.Log.Error("saving a place's settings", "err", err)
-		return []Message{s.errorReply(cmd, lang, refuse("err.internal"))}
+		return refuse("err.internal")
 	}
 	opts, _ := ParseOptions(next.args())
-	return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "settings.saved")+"\n"+optionsLine(lang, opts))}
+	return c.answer(reply(cmd, lang, KindNotice, i18n.T(lang, "settings.saved")+"\n"+optionsLine(lang, opts)))
 }
 
 // voteSettings counts a seated person's vote for a change of the place's settings: every person
@@ -462,6 +442,13 @@ func (s *Service) voteSettings(cmd Command, change string) (votes, need int, uer
 	return n, len(humans), nil
 }
 
+// myDataVerb tells the person who asks, privately, what is kept about them.
+func (s *Service) myDataVerb(_ context.Context, _ *tbl, c *call) *userError {
+	m := reply(c.Command, c.lang, KindReply, s.myData(c.Command, c.lang))
+	m.Secret, m.Public = true, i18n.T(c.lang, "league.private")
+	return c.answer(m)
+}
+
 // myData says what is kept about the person who asks, and how to change it.
 func (s *Service) myData(cmd Command, lang string) string {
 	id := cmd.Actor.ID
@@ -488,20 +475,21 @@ func (s *Service) myData(cmd Command, lang string) string {
 	return b.String()
 }
 
-func (s *Service) forgetVerb(cmd Command, lang string) []Message {
+func (s *Service) forgetVerb(_ context.Context, _ *tbl, c *call) *userError {
+	cmd, lang := c.Command, c.lang
 	if strings.ToLower(strings.TrimSpace(strings.Join(cmd.Args, " "))) != "yes" {
 		m := reply(cmd, lang, KindReply, i18n.T(lang, "forget.ask"))
 		m.Secret, m.Public = true, i18n.T(lang, "league.private")
-		return []Message{m}
+		return c.answer(m)
 	}
 	n, err := s.Forget(cmd.Actor.ID)
 	if err != nil {
 		s.cfg.Log.Error("forgetting a person", "err", err)
-		return []Message{s.errorReply(cmd, lang, refuse("err.internal"))}
+		return refuse("err.internal")
 	}
 	m := reply(cmd, lang, KindNotice, i18n.N(lang, "forget.done", n))
 	m.Secret, m.Public = true, i18n.T(lang, "league.private")
-	return []Message{m}
+	return c.answer(m)
 }
 
 // randomID draws a number from the service's source of randomness (s.mu taken).

@@ -141,6 +141,10 @@ type tbl struct {
 	learnSaid string            // a guided game: the turn the learner was last told about
 	sent      map[string]uint64 // editable message key → Digest of the last content sent
 	handSig   [4]handSig        // what each seat's hand message was last built from
+	// hinting lets one hint's search run at a time for the table, and hinted is the last one
+	// found (coach.go); neither needs the table's lock.
+	hinting sync.Mutex
+	hinted  lastHint
 	// failures counts the background commits (a computer's move, a timeout) that failed in a row;
 	// retry is the timer that tries again, later each time.
 	failures int
@@ -343,43 +347,53 @@ func (s *Service) Handle(ctx context.Context, cmd Command) []Message {
 	return replies
 }
 
+// handle dispatches a command by its verb's scope (verbs): a table verb is applied to the
+// table the command is for, under its lock; the others are answered without one.
 func (s *Service) handle(ctx context.Context, cmd Command) []Message {
 	lang := s.langFor(cmd.Actor)
 	if s.ctx.Err() != nil {
 		return []Message{s.errorReply(cmd, lang, refuse("err.shutting_down"))}
 	}
-	switch cmd.Verb {
-	case VerbHelp:
-		return []Message{reply(cmd, lang, KindReply, helpText(lang, s.surface(cmd.Place)))}
-	case VerbRules:
-		return []Message{reply(cmd, lang, KindReply, i18n.T(lang, "rules.text", s.cfg.RulesURL))}
-	case VerbNew:
-		return s.open(ctx, cmd)
-	case VerbTimeout, VerbMove, VerbClose, VerbPause:
+	spec, ok := verbs[cmd.Verb]
+	if !ok {
+		return []Message{s.errorReply(cmd, lang, unknownVerb(cmd.Verb))}
+	}
+	if spec.personal != nil && spec.personal(cmd.Args) {
+		spec.scope, spec.person = scopeNone, true
+	}
+	switch spec.scope {
+	case scopeInternal:
 		return nil // only the table's own timer, and the platform through the service's methods, say that
-	case VerbLang:
-		if !forTable(cmd.Args) {
-			if cmd.Anonymous {
-				return []Message{s.errorReply(cmd, lang, refuse("err.anonymous"))}
-			}
-			return s.personalLang(ctx, cmd)
-		}
+	case scopeTable:
+		return s.atTable(ctx, spec, cmd)
 	}
-	if replies, ok := s.coachVerb(ctx, cmd, lang); ok {
-		return replies
+	if cmd.Anonymous && spec.person {
+		return []Message{s.errorReply(cmd, lang, refuse("err.anonymous"))}
 	}
-	if replies, ok := s.placeVerb(ctx, cmd, lang); ok {
-		return replies
-	}
-	t, uerr := s.find(cmd)
-	if uerr != nil {
+	var out outcome
+	c := &call{Command: cmd, seat: core.NoSeat, arg: strings.TrimSpace(strings.Join(cmd.Args, " ")), lang: lang, out: &out}
+	if uerr := spec.run(s, ctx, nil, c); uerr != nil {
 		return []Message{s.errorReply(cmd, lang, uerr)}
 	}
+	return out.replies
+}
+
+// atTable applies a table verb to the table the command is for. What the verb leaves to think
+// about (a hint's search) is done once the table's lock is released.
+func (s *Service) atTable(ctx context.Context, spec verbSpec, cmd Command) []Message {
+	t, uerr := s.find(cmd)
+	if uerr != nil {
+		return []Message{s.errorReply(cmd, s.langFor(cmd.Actor), uerr)}
+	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	replies := s.exec(ctx, t, cmd)
+	replies, think := s.exec(ctx, t, spec, cmd)
+	id := t.st.ID
+	t.mu.Unlock()
+	if think != nil {
+		replies = append(replies, think(ctx)...)
+	}
 	for i := range replies {
-		replies[i].Table = t.st.ID // a typed command names no table; its answer does
+		replies[i].Table = id // a typed command names no table; its answer does
 	}
 	return replies
 }
@@ -494,28 +508,30 @@ type outcome struct {
 	records []Record
 	league  *league.Match // a match that ended: the league learns it with the change
 	reviews []review      // reviews of a game that ended, asked for once the change is stored
+	// think is work a table verb leaves for after the table's lock is released (a hint's
+	// search): it runs on the command's context and gives the reply, which the actor gets only
+	// if the table has not moved on meanwhile (else "hint.moved").
+	think func(ctx context.Context) Message
 }
 
-func (s *Service) exec(ctx context.Context, t *tbl, cmd Command) []Message {
+// exec applies a command of a table verb (table lock held): it gives the replies, and the
+// verb's thinking to do once the lock is released (see outcome.think).
+func (s *Service) exec(ctx context.Context, t *tbl, spec verbSpec, cmd Command) ([]Message, func(context.Context) []Message) {
 	lang := s.langOf(t, cmd.Actor)
 	st := t.st
 	if st.Status == StatusClosed { // closing, not yet out of memory
-		return []Message{s.errorReply(cmd, lang, refuse("err.closed"))}
+		return []Message{s.errorReply(cmd, lang, refuse("err.closed"))}, nil
 	}
 	if cmd.EventID != "" && slices.Contains(st.Events, cmd.EventID) {
-		return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate"))}
-	}
-	spec, ok := verbs[cmd.Verb]
-	if !ok {
-		return []Message{s.errorReply(cmd, lang, unknownVerb(cmd.Verb))}
+		return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate"))}, nil
 	}
 	if spec.stale(st, cmd) {
-		return []Message{s.errorReply(cmd, lang, refuse("err.stale"))}
+		return []Message{s.errorReply(cmd, lang, refuse("err.stale"))}, nil
 	}
 	// Someone who speaks for the chat has no seat and may take none; what an admin may do without
 	// a seat stays open to them.
-	if cmd.Anonymous && (cmd.Verb == VerbJoin || spec.seated && !(spec.admin && cmd.Admin && cmd.Place.Key() == st.Place.Key())) {
-		return []Message{s.errorReply(cmd, lang, refuse("err.anonymous"))}
+	if cmd.Anonymous && (spec.person || spec.seated && !(spec.admin && cmd.Admin && cmd.Place.Key() == st.Place.Key())) {
+		return []Message{s.errorReply(cmd, lang, refuse("err.anonymous"))}, nil
 	}
 	// Administering a chat counts in that chat only (find already keeps group commands to their
 	// place; a private command carries no admin right).
@@ -545,20 +561,34 @@ func (s *Service) exec(ctx context.Context, t *tbl, cmd Command) []Message {
 	c := &call{Command: cmd, seat: seat, arg: strings.TrimSpace(strings.Join(cmd.Args, " ")), lang: lang, out: &out}
 	uerr := spec.check(st, c)
 	if uerr == nil {
-		uerr = spec.run(s, t, c)
+		uerr = spec.run(s, ctx, t, c)
 	}
 	if uerr != nil {
 		if out.changed { // only the return from away: keep it
 			s.commit(ctx, t, cmd, &outcome{changed: true, public: out.public}, spec.acted, restart)
 		}
-		return []Message{s.errorReply(cmd, lang, uerr)}
+		return []Message{s.errorReply(cmd, lang, uerr)}, nil
 	}
 	if out.changed {
 		if uerr := s.commit(ctx, t, cmd, &out, spec.acted, restart); uerr != nil {
-			return []Message{s.errorReply(cmd, lang, uerr)}
+			return []Message{s.errorReply(cmd, lang, uerr)}, nil
 		}
 	}
-	return out.replies
+	if out.think == nil {
+		return out.replies, nil
+	}
+	// What the verb thought holds for the table as it is now: if it moves on meanwhile, the
+	// actor is told so instead.
+	seq, think := t.st.Seq, out.think
+	return out.replies, func(ctx context.Context) []Message {
+		m := think(ctx)
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.st.Seq != seq {
+			return []Message{s.errorReply(cmd, lang, refuse("hint.moved"))}
+		}
+		return []Message{m}
+	}
 }
 
 // commit stores the table's new state with its log entry in one transaction, then (and only
@@ -735,13 +765,10 @@ func (s *Service) publish(ctx context.Context, t *tbl, extra []Message) {
 
 // open handles new: a table at the place, in the lobby, with the actor seated. A finished match
 // still waiting for a rematch is closed to make room; a lobby or a match in progress is not.
-func (s *Service) open(ctx context.Context, cmd Command) []Message {
-	lang := s.langFor(cmd.Actor)
+func (s *Service) open(ctx context.Context, _ *tbl, c *call) *userError {
+	cmd, lang := c.Command, c.lang
 	if cmd.Private {
-		return []Message{s.errorReply(cmd, lang, refuse("err.new_in_private"))}
-	}
-	if cmd.Anonymous { // the one who opens a table takes its first seat
-		return []Message{s.errorReply(cmd, lang, refuse("err.anonymous"))}
+		return refuse("err.new_in_private")
 	}
 	// The place's own settings come first; what new says overrides them.
 	house := s.placeSettings(cmd.Place.Key())
@@ -753,7 +780,7 @@ func (s *Service) open(ctx context.Context, cmd Command) []Message {
 	}
 	opts, err := ParseOptions(append(houseArgs, cmd.Args...))
 	if oe := (*OptionError)(nil); errors.As(err, &oe) {
-		return []Message{s.errorReply(cmd, lang, optionRefusal(oe))}
+		return optionRefusal(oe)
 	}
 	tableLang := cmp.Or(house.Lang, lang)
 	t, uerr, dup := s.claimPlace(ctx, cmd, func(id string, secret []byte) *tbl {
@@ -764,17 +791,17 @@ func (s *Service) open(ctx context.Context, cmd Command) []Message {
 	})
 	switch {
 	case dup:
-		return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate"))}
+		return c.answer(reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate")))
 	case uerr != nil:
-		return []Message{s.errorReply(cmd, lang, uerr)}
+		return uerr
 	}
 	defer t.mu.Unlock()
 	out := outcome{changed: true, replies: []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.opened"))}}
 	if uerr := s.commit(ctx, t, cmd, &out, actedTable, true); uerr != nil {
 		s.unclaim(t)
-		return []Message{s.errorReply(cmd, lang, uerr)}
+		return uerr
 	}
-	return out.replies
+	return c.answer(out.replies...)
 }
 
 // claimPlace makes room at the command's place and puts a new table there, made by newTable with
@@ -865,14 +892,15 @@ func (s *Service) langOf(t *tbl, p Player) string {
 
 // personalLang sets the language a person is spoken to in ("lang xx"): their own setting, kept
 // apart from every table. Their private messages at the tables they sit at follow at once.
-func (s *Service) personalLang(ctx context.Context, cmd Command) []Message {
+func (s *Service) personalLang(ctx context.Context, c *call) *userError {
+	cmd := c.Command
 	l, uerr := parseLangArgs(cmd.Args)
 	if uerr != nil {
-		return []Message{s.errorReply(cmd, s.langFor(cmd.Actor), uerr)}
+		return uerr
 	}
 	if err := s.users.setLang(cmd.Actor.ID, l); err != nil {
 		s.cfg.Log.Error("saving a language choice", "err", err)
-		return []Message{s.errorReply(cmd, l, refuse("err.internal"))}
+		return c.answer(s.errorReply(cmd, l, refuse("err.internal")))
 	}
 	for _, t := range s.all() {
 		t.mu.Lock()
@@ -881,7 +909,7 @@ func (s *Service) personalLang(ctx context.Context, cmd Command) []Message {
 		}
 		t.mu.Unlock()
 	}
-	return []Message{reply(cmd, l, KindNotice, i18n.T(l, "note.lang_player"))}
+	return c.answer(reply(cmd, l, KindNotice, i18n.T(l, "note.lang_player")))
 }
 
 func reply(cmd Command, lang string, kind Kind, text string) Message {
