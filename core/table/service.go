@@ -872,46 +872,6 @@ func (s *Service) newID() string {
 	}
 }
 
-// langFor is the language for a person's texts away from a table: their own choice, else their
-// platform's locale.
-func (s *Service) langFor(p Player) string {
-	if l := s.users.lang(p.ID); l != "" {
-		return l
-	}
-	return i18n.Pick(p.Locale)
-}
-
-// langOf is the language for a player's private texts at a table: their own choice, their
-// platform locale, then the table's language.
-func (s *Service) langOf(t *tbl, p Player) string {
-	if l := s.users.lang(p.ID); l != "" {
-		return l
-	}
-	return i18n.Pick(p.Locale, t.st.Lang)
-}
-
-// personalLang sets the language a person is spoken to in ("lang xx"): their own setting, kept
-// apart from every table. Their private messages at the tables they sit at follow at once.
-func (s *Service) personalLang(ctx context.Context, c *call) *userError {
-	cmd := c.Command
-	l, uerr := parseLangArgs(cmd.Args)
-	if uerr != nil {
-		return uerr
-	}
-	if err := s.users.setLang(cmd.Actor.ID, l); err != nil {
-		s.cfg.Log.Error("saving a language choice", "err", err)
-		return c.answer(s.errorReply(cmd, l, refuse("err.internal")))
-	}
-	for _, t := range s.all() {
-		t.mu.Lock()
-		if t.st.Status != StatusClosed && seatOf(t.st, cmd.Actor.ID) != core.NoSeat {
-			s.publish(ctx, t, nil)
-		}
-		t.mu.Unlock()
-	}
-	return c.answer(reply(cmd, l, KindNotice, i18n.T(l, "note.lang_player")))
-}
-
 func reply(cmd Command, lang string, kind Kind, text string) Message {
 	return Message{Target: Target{Kind: ToActor, Place: cmd.Place, Player: cmd.Actor}, Kind: kind, Text: text,
 		Lang: lang, Table: cmd.Table}
