@@ -180,8 +180,10 @@ func (m *Main) Run(ctx context.Context) error {
 	return runChats(ctx, m.chats, m.Log)
 }
 
-// Close stops what Open started, in order; it may be called after a failed Open.
-func (m *Main) Close() {
+// Close stops what Open started, in order; it may be called after a failed Open. Its error is
+// the database's, as a line for the screen: a database that did not close cleanly may not hold
+// what was written last.
+func (m *Main) Close() error {
 	if m.Service != nil {
 		m.Service.Close()
 	}
@@ -190,6 +192,9 @@ func (m *Main) Close() {
 		m.admin.Close()
 	}
 	if m.Store != nil {
-		m.Store.Close()
+		if err := m.Store.Close(); err != nil {
+			return fmt.Errorf("the database %s did not close cleanly: %w", m.Config.Database, err)
+		}
 	}
+	return nil
 }
