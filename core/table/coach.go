@@ -67,7 +67,7 @@ func (s *Service) coachVerb(_ context.Context, _ *tbl, c *call) *userError {
 			return refuse("coach.usage")
 		}
 		on = v.Key == "on"
-		if err := s.users.setCoach(cmd.Actor.ID, on); err != nil {
+		if err := s.users.change(cmd.Actor.ID, func(p *userPrefs) { p.Coach = on }); err != nil {
 			s.cfg.Log.Error("saving a coach choice", "err", err)
 			return refuse("err.internal")
 		}
@@ -261,33 +261,18 @@ func (s *Service) learn(ctx context.Context, _ *tbl, c *call) *userError {
 	if oe := (*OptionError)(nil); errors.As(err, &oe) {
 		return optionRefusal(oe)
 	}
-	t, uerr, dup := s.claimPlace(ctx, cmd, func(id string, secret []byte) *tbl {
-		st := &state{V: stateVersion, ID: id, Place: cmd.Place, Lang: lang, Options: opts.state(), Status: StatusLobby,
-			Secret: secret, MatchNo: 1, Created: s.cfg.Now().UnixMilli(), Learn: true}
-		st.Seats[0] = SeatState{Player: &Player{ID: cmd.Actor.ID, Name: cmd.Actor.Name, Locale: cmd.Actor.Locale}}
+	id, uerr := s.openTable(ctx, c, i18n.N(lang, "learn.welcome", opts.Rules.Stripes), opts, func(st *state) {
+		st.Learn = true
 		for i := 1; i < 4; i++ {
 			st.Seats[i] = robotSeat(core.Seat(i))
 		}
-		return &tbl{st: st, opts: opts, sent: map[string]uint64{}}
 	})
-	switch {
-	case dup:
-		return c.answer(reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate")))
-	case uerr != nil:
-		return uerr
+	if id != "" {
+		for i := range c.out.replies {
+			c.out.replies[i].Table = id
+		}
 	}
-	defer t.mu.Unlock()
-	s.startMatch(t)
-	welcome := reply(cmd, lang, KindNotice, i18n.N(lang, "learn.welcome", opts.Rules.Stripes))
-	out := outcome{changed: true, replies: []Message{welcome}}
-	if uerr := s.commit(ctx, t, cmd, &out, actedTable, true); uerr != nil {
-		s.unclaim(t)
-		return uerr
-	}
-	for i := range out.replies {
-		out.replies[i].Table = t.st.ID
-	}
-	return c.answer(out.replies...)
+	return uerr
 }
 
 // learnMessages is the lesson for the learner's turn, once per turn (table lock held).

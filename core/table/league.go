@@ -184,7 +184,7 @@ func (s *Service) statsVerb(_ context.Context, _ *tbl, c *call) *userError {
 	cmd, lang := c.Command, c.lang
 	arg := strings.TrimSpace(strings.Join(cmd.Args, " "))
 	if word := strings.ToLower(arg); word == "off" || word == "on" {
-		if err := s.users.setHidden(cmd.Actor.ID, word == "off"); err != nil {
+		if err := s.users.change(cmd.Actor.ID, func(p *userPrefs) { p.Hidden = word == "off" }); err != nil {
 			return refuse("err.internal")
 		}
 		return c.answer(reply(cmd, lang, KindNotice, i18n.T(lang, "stats."+word)))

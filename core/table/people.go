@@ -76,33 +76,18 @@ func (u *users) put(id string, p userPrefs) error {
 	return nil
 }
 
-// setCoach keeps a person's choice to have their games reviewed.
-func (u *users) setCoach(id string, on bool) error {
+// change keeps a change of a person's settings: their language, whether they are ranked,
+// whether their games are reviewed.
+func (u *users) change(id string, f func(*userPrefs)) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	p := u.getLocked(id)
-	p.Coach = on
+	f(&p)
 	return u.put(id, p)
 }
 
 // lang is the person's own language, or "".
 func (u *users) lang(id string) string { return u.get(id).Lang }
-
-func (u *users) setLang(id, lang string) error {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	p := u.getLocked(id)
-	p.Lang = lang
-	return u.put(id, p)
-}
-
-func (u *users) setHidden(id string, hidden bool) error {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	p := u.getLocked(id)
-	p.Hidden = hidden
-	return u.put(id, p)
-}
 
 // forget drops what is cached of a person (the KV entry is deleted by the caller).
 func (u *users) forget(id string) {
@@ -167,7 +152,7 @@ func (s *Service) personalLang(ctx context.Context, c *call) *userError {
 	if uerr != nil {
 		return uerr
 	}
-	if err := s.users.setLang(cmd.Actor.ID, l); err != nil {
+	if err := s.users.change(cmd.Actor.ID, func(p *userPrefs) { p.Lang = l }); err != nil {
 		s.cfg.Log.Error("saving a language choice", "err", err)
 		return c.answer(s.errorReply(cmd, l, refuse("err.internal")))
 	}

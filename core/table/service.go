@@ -782,26 +782,39 @@ func (s *Service) open(ctx context.Context, _ *tbl, c *call) *userError {
 	if oe := (*OptionError)(nil); errors.As(err, &oe) {
 		return optionRefusal(oe)
 	}
-	tableLang := cmp.Or(house.Lang, lang)
+	_, uerr := s.openTable(ctx, c, i18n.T(lang, "note.opened"), opts, func(st *state) { st.Lang = cmp.Or(house.Lang, lang) })
+	return uerr
+}
+
+// openTable opens a table at the command's place (claimPlace), with the actor in its first seat,
+// made as set says, stores it and tells the actor welcome. It gives the new table's ID ("" when
+// the platform sent the same command again, which the actor is told).
+func (s *Service) openTable(ctx context.Context, c *call, welcome string, opts Options, set func(st *state)) (string, *userError) {
+	cmd := c.Command
 	t, uerr, dup := s.claimPlace(ctx, cmd, func(id string, secret []byte) *tbl {
-		st := &state{V: stateVersion, ID: id, Place: cmd.Place, Lang: tableLang, Options: opts.state(),
+		st := &state{V: stateVersion, ID: id, Place: cmd.Place, Lang: c.lang, Options: opts.state(),
 			Status: StatusLobby, Secret: secret, MatchNo: 1, Created: s.cfg.Now().UnixMilli()}
 		st.Seats[0] = SeatState{Player: &Player{ID: cmd.Actor.ID, Name: cmd.Actor.Name, Locale: cmd.Actor.Locale}}
+		set(st)
 		return &tbl{st: st, opts: opts, sent: map[string]uint64{}}
 	})
 	switch {
 	case dup:
-		return c.answer(reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate")))
+		return "", c.answer(reply(cmd, c.lang, KindNotice, i18n.T(c.lang, "note.duplicate")))
 	case uerr != nil:
-		return uerr
+		return "", uerr
 	}
 	defer t.mu.Unlock()
-	out := outcome{changed: true, replies: []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.opened"))}}
+	if t.st.Learn {
+		s.startMatch(t) // a guided game is dealt at once
+	}
+	out := outcome{changed: true, replies: []Message{reply(cmd, c.lang, KindNotice, welcome)}}
 	if uerr := s.commit(ctx, t, cmd, &out, actedTable, true); uerr != nil {
 		s.unclaim(t)
-		return uerr
+		return "", uerr
 	}
-	return c.answer(out.replies...)
+	c.answer(out.replies...)
+	return t.st.ID, nil
 }
 
 // claimPlace makes room at the command's place and puts a new table there, made by newTable with
