@@ -112,7 +112,8 @@ const (
 	VerbPause Verb = "pause" // the place cannot be written to, or can again
 )
 
-// Verbs lists the verbs players may type, in help order.
+// Verbs lists the verbs players may type, in help order: every verb of the registry (verbs.go)
+// but the internal ones.
 var Verbs = []Verb{VerbNew, VerbJoin, VerbLeave, VerbBot, VerbSeat, VerbShuffle, VerbDeal, VerbTrump,
 	VerbAnnounce, VerbPlay, VerbHand, VerbBoard, VerbLast, VerbStop, VerbRematch,
 	VerbStats, VerbTop, VerbHistory, VerbSettings, VerbLang, VerbRules, VerbMyData, VerbForget,
