@@ -5,12 +5,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kontermatt/kontermatt/core/coach"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
 // quickCoach keeps the reviews small: a few deals per decision.
-var quickCoach = harnessOpt{table: func(c *table.Config) { c.Coach = table.CoachConfig{Worlds: 6} }}
+var quickCoach = harnessOpt{table: func(c *table.Config) { c.Coach = coach.New(coach.Config{Worlds: 6}) }}
 
 func contents(msgs []fakeMessage) []string {
 	var out []string

@@ -18,6 +18,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/coach"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
@@ -116,7 +117,7 @@ func startEnv(t *testing.T, f *fakeAPI, store *table.MemStore, logs *logBuf, twe
 		t.Fatalf("New: %v", err)
 	}
 	svc := table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots,
-		Seed: 7, Log: cfg.Log, Think: time.Second, Coach: table.CoachConfig{Worlds: 6}})
+		Seed: 7, Log: cfg.Log, Think: time.Second, Coach: coach.New(coach.Config{Worlds: 6})})
 	a.Attach(svc)
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := svc.Resume(ctx); err != nil {

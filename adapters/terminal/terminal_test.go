@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/coach"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 )
@@ -82,7 +83,7 @@ func (p *player) Read(b []byte) (int, error) {
 // for the terminal's go-ahead, and people's settings are kept in the store.
 func newService(store *table.MemStore, term *Terminal) *table.Service {
 	return table.New(table.Config{Store: store, KV: store, Outboxes: map[string]table.Outbox{Platform: term},
-		Surfaces: map[string]table.Surface{Platform: Surface}, Robots: term.Robots(robots), Seed: 3})
+		Surfaces: map[string]table.Surface{Platform: Surface}, Robots: term.Robots(robots), Seed: 3, Coach: coach.New(coach.Config{})})
 }
 
 func TestOneHumanPlaysAWholeMatchAndResumes(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/discord"
 	"github.com/kontermatt/kontermatt/adapters/telegram"
 	"github.com/kontermatt/kontermatt/adapters/terminal"
+	"github.com/kontermatt/kontermatt/core/coach"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/storage"
 )
@@ -99,7 +100,7 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	met := newMetrics()
 	m.Service = table.New(table.Config{Store: store, KV: store, Outboxes: outboxes, Robots: deciders, Seed: seed,
-		Log: m.Log, RulesURL: cfg.RulesURL, Think: cfg.Think, Retention: cfg.Retention, Observe: met,
+		Coach: coach.New(coach.Config{Log: m.Log}), Log: m.Log, RulesURL: cfg.RulesURL, Think: cfg.Think, Retention: cfg.Retention, Observe: met,
 		Surfaces: map[string]table.Surface{terminal.Platform: terminal.Surface},
 		// Every adapter's, running or not: a person is forgotten from a platform served before too.
 		People: []table.People{telegram.People, discord.People}})
@@ -179,8 +180,10 @@ func (m *Main) Run(ctx context.Context) error {
 	return runChats(ctx, m.chats, m.Log)
 }
 
-// Close stops what Open started, in order; it may be called after a failed Open.
-func (m *Main) Close() {
+// Close stops what Open started, in order; it may be called after a failed Open. Its error is
+// the database's, as a line for the screen: a database that did not close cleanly may not hold
+// what was written last.
+func (m *Main) Close() error {
 	if m.Service != nil {
 		m.Service.Close()
 	}
@@ -189,6 +192,9 @@ func (m *Main) Close() {
 		m.admin.Close()
 	}
 	if m.Store != nil {
-		m.Store.Close()
+		if err := m.Store.Close(); err != nil {
+			return fmt.Errorf("the database %s did not close cleanly: %w", m.Config.Database, err)
+		}
 	}
+	return nil
 }

@@ -62,7 +62,7 @@ func serveFlags(m *Main) (fs *flag.FlagSet, configPath, dbPath *string) {
 }
 
 // serve runs the bot: the configured chat platforms, or with no tokens a table in the terminal.
-func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	m := &Main{Stdin: stdin, Stdout: stdout, Stderr: stderr}
 	fs, configPath, dbPath := serveFlags(m)
 	if code, ok := parseFlags(fs, args, 0, stdout, stderr); !ok {
@@ -110,7 +110,14 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	m.Config = cfg
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	defer m.Close()
+	defer func() {
+		// A database that does not close cleanly may not hold the last moves: the host hears of
+		// it, and the exit status says it.
+		if err := m.Close(); err != nil {
+			fmt.Fprintln(stderr, err)
+			code = max(code, 1)
+		}
+	}()
 	if err := m.Open(ctx); err != nil {
 		fmt.Fprintln(stderr, err)
 		if errors.Is(err, errNoTerminal) {

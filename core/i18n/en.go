@@ -519,4 +519,8 @@ var en = map[string]string{
 
 	// the etcd store (issue 24)
 	"err.unavailable": "The database cannot be reached right now, so this could not be done. Please try again in a moment.",
+
+	// the coach behind an interface, hints off the table lock (issue 22)
+	"coach.none": "This bot runs without a coach: there are no hints or reviews here.",
+	"hint.moved": "The table moved on while the coach was thinking; ask again if it is still your turn.",
 }

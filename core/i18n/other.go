@@ -521,6 +521,10 @@ var lb = map[string]string{
 
 	// the etcd store (issue 24)
 	"err.unavailable": "D’Datebank ass grad net z’erreechen, dofir konnt dat net gemaach ginn. Probéiert w.e.g. gläich nach eng Kéier.",
+
+	// the coach behind an interface, hints off the table lock (issue 22)
+	"coach.none": "Dëse Bot leeft ouni Coach: hei gëtt et keng Tipps a keng Analysen.",
+	"hint.moved": "Den Dësch ass weidergaang, wärend de Coach nogeduecht huet; frot nach eng Kéier, wann Dir nach ëmmer dru sidd.",
 }
 
 var de = map[string]string{
@@ -1023,6 +1027,10 @@ var de = map[string]string{
 
 	// the etcd store (issue 24)
 	"err.unavailable": "Die Datenbank ist gerade nicht erreichbar, deshalb ging das nicht. Bitte versuch es gleich noch einmal.",
+
+	// the coach behind an interface, hints off the table lock (issue 22)
+	"coach.none": "Dieser Bot läuft ohne Coach: Hier gibt es keine Tipps und keine Auswertungen.",
+	"hint.moved": "Der Tisch ist weitergegangen, während der Coach nachgedacht hat; frag noch einmal, wenn du noch dran bist.",
 }
 
 var fr = map[string]string{
@@ -1525,4 +1533,8 @@ var fr = map[string]string{
 
 	// the etcd store (issue 24)
 	"err.unavailable": "La base de données est injoignable pour le moment, cela n’a donc pas pu être fait. Veuillez réessayer dans un instant.",
+
+	// the coach behind an interface, hints off the table lock (issue 22)
+	"coach.none": "Ce bot fonctionne sans coach\u00a0: il n’y a ici ni conseils ni analyses.",
+	"hint.moved": "La table a avancé pendant que le coach réfléchissait\u202f; redemandez si c’est toujours votre tour.",
 }

@@ -93,14 +93,27 @@ const (
 	VerbLang     Verb = "lang"
 	VerbRules    Verb = "rules"
 	VerbHelp     Verb = "help"
-	VerbTimeout  Verb = "timeout" // internal: a deadline passed
+	// The league's verbs answer about a place, not a table: they work with no table there.
+	VerbStats    Verb = "stats"    // a person's statistics here; "stats off|on" hides or shows them
+	VerbTop      Verb = "top"      // this place's table: of the month, a month (2026-11) or all time
+	VerbHistory  Verb = "history"  // the last matches here, each with its board and its record
+	VerbSettings Verb = "settings" // this place's defaults for new tables
+	VerbMyData   Verb = "mydata"   // what is kept about the person
+	VerbForget   Verb = "forget"   // remove the person's name and ratings ("forget yes")
+	// The coach's (coach.go).
+	VerbCoach   Verb = "coach"   // coach on|off: a private review after each game one plays
+	VerbReview  Verb = "review"  // the review of the last game (or "review 2") now, privately
+	VerbHint    Verb = "hint"    // the strong choice for one's turn, with a reason (hints on)
+	VerbLearn   Verb = "learn"   // a guided solo game against three computer players
+	VerbTimeout Verb = "timeout" // internal: a deadline passed
 	// Internal: what the platform did to the table's place (see move.go), logged like commands.
 	VerbMove  Verb = "move"  // the place got a new ID
 	VerbClose Verb = "close" // the bot was removed from the place, or the place is gone
 	VerbPause Verb = "pause" // the place cannot be written to, or can again
 )
 
-// Verbs lists the verbs players may type, in help order.
+// Verbs lists the verbs players may type, in help order: every verb of the registry (verbs.go)
+// but the internal ones.
 var Verbs = []Verb{VerbNew, VerbJoin, VerbLeave, VerbBot, VerbSeat, VerbShuffle, VerbDeal, VerbTrump,
 	VerbAnnounce, VerbPlay, VerbHand, VerbBoard, VerbLast, VerbStop, VerbRematch,
 	VerbStats, VerbTop, VerbHistory, VerbSettings, VerbLang, VerbRules, VerbMyData, VerbForget,

@@ -125,8 +125,10 @@ func (s *Service) Forget(id string) (int, error) {
 		out.KV = append(out.KV, KVEntry{Bucket: bucketPlaces, Key: key})
 	}
 
-	s.league.mu.Lock()
-	defer s.league.mu.Unlock()
+	// No match end learns from the league while it is made anew; release empties the cache,
+	// which is older than the store by then.
+	release := s.league.Hold()
+	defer release()
 	// The league is made from the records as they will be after the change.
 	rewritten := map[string][]byte{}
 	for _, r := range out.Records {
@@ -147,7 +149,6 @@ func (s *Service) Forget(id string) (int, error) {
 	if err := s.cfg.Store.Forget(out); err != nil {
 		return 0, err
 	}
-	s.league.init(s.cfg.KV, s.cfg.Log) // the cache is older than the store now
 	s.users.forget(id)
 	s.mu.Lock()
 	for _, p := range s.proposals {

@@ -80,33 +80,6 @@ func TestAboutTheReaderOnlyOnTheirOwnScreen(t *testing.T) {
 	})
 }
 
-// TestGuidedGameNamesTheRaise reads what the guided game says of a call: Konter and Matt raise the
-// stake by one stripe, Konter a Matt (which counts as both) by two, in every language.
-func TestGuidedGameNamesTheRaise(t *testing.T) {
-	hand := core.SetOf(core.MustCards("QS QH QD AH KH 9C")...)
-	for _, tc := range []struct {
-		calls []core.Call
-		raise int
-		en    string
-	}{
-		{[]core.Call{core.CallKonter, core.CallMatt, core.CallKonterAMatt}, 2, "It raises the stake by 2 stripes"},
-		{[]core.Call{core.CallKonter}, 1, "It raises the stake by 1 stripe:"},
-		{[]core.Call{core.CallMatt}, 1, "It raises the stake by 1 stripe:"},
-	} {
-		v := core.View{Phase: core.PhasePlay, Trump: core.Hearts, Hand: hand, Legal: hand, Calls: tc.calls, Stake: 1}
-		if got := learnText("en", v); !strings.Contains(got, tc.en) {
-			t.Errorf("%v: %q\nwant it to say %q", tc.calls, got, tc.en)
-		}
-		for _, lang := range i18n.Languages {
-			c := tc.calls[len(tc.calls)-1]
-			want := i18n.N(lang, "learn.call", tc.raise, chatCards(c.Queens()), c.Title(), c.String())
-			if got := learnText(lang, v); !strings.Contains(got, want) {
-				t.Errorf("%s %v: %q\nwant %q", lang, tc.calls, got, want)
-			}
-		}
-	}
-}
-
 // TestMonthsReadAsTheCatalogWritesThem checks the league's month titles: French elides its "de"
 // before a vowel ("Classement d’avril"), which only the catalog can know.
 func TestMonthsReadAsTheCatalogWritesThem(t *testing.T) {

@@ -5,26 +5,27 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
+	"maps"
+	"math"
 	"slices"
 	"strconv"
-	"sync"
+	"strings"
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/league"
-	"github.com/kontermatt/kontermatt/core/rating"
 )
 
-// The league's KV buckets. They are derived from the kept matches and written in the same
-// transaction as the match that changes them; `stats rebuild` makes them anew from the records.
+// The league's KV buckets (league.BucketPlaces and the others), named here for the store's tools.
 const (
-	BucketLeague  = "league.place"  // place key → league.Place
-	BucketRatings = "league.person" // player ID → rating.Rating across all places
-	BucketMonths  = "league.month"  // "2026-11" → []place key: the places where a rated match was won that month
-	bucketPosted  = "league.posted" // "2026-11" → when that month's tables were posted
+	BucketLeague  = league.BucketPlaces
+	BucketRatings = league.BucketRatings
+	BucketMonths  = league.BucketMonths
 )
+
+// LeagueBuckets are the KV buckets made from the records alone (Rebuild's).
+var LeagueBuckets = league.Buckets
 
 // LeagueMatch is what the league learns from a kept match.
 func LeagueMatch(key string, rec StoredMatch, m *core.Match) league.Match {
@@ -61,138 +62,6 @@ func (t *tbl) noteAbsent(n int) {
 	}
 }
 
-// leagues caches the league's KV entries in front of the KV. Its lock is held from a match end's
-// change until that change is stored, so the cache only ever holds what the store holds.
-type leagues struct {
-	mu     sync.Mutex
-	kv     KV
-	log    *slog.Logger
-	places map[string]*league.Place
-	people map[string]rating.Rating
-	months map[string][]string
-}
-
-func (l *leagues) init(kv KV, log *slog.Logger) {
-	l.kv, l.log = kv, log
-	l.places, l.people, l.months = map[string]*league.Place{}, map[string]rating.Rating{}, map[string][]string{}
-}
-
-// get reads a bucket's JSON entry into v; false when there is none (or no KV).
-func (l *leagues) get(bucket, key string, v any) bool {
-	if l.kv == nil {
-		return false
-	}
-	data, ok, err := l.kv.Get(bucket, key)
-	if err != nil {
-		l.log.Error("reading the league", "bucket", bucket, "err", err)
-		return false
-	}
-	if ok {
-		if err := json.Unmarshal(data, v); err != nil {
-			l.log.Error("a league entry does not decode; stats rebuild makes it anew", "bucket", bucket, "key", key, "err", err)
-			return false
-		}
-	}
-	return ok
-}
-
-// place gives a place's league (l.mu held).
-func (l *leagues) place(key string) *league.Place {
-	if p, ok := l.places[key]; ok {
-		return p
-	}
-	p := league.NewPlace(key)
-	if l.get(BucketLeague, key, p) && p.Players == nil {
-		p = league.NewPlace(key)
-	}
-	l.places[key] = p
-	return p
-}
-
-// person gives a person's rating across places (l.mu held).
-func (l *leagues) person(id string) (rating.Rating, bool) {
-	if r, ok := l.people[id]; ok {
-		return r, true
-	}
-	var r rating.Rating
-	if !l.get(BucketRatings, id, &r) {
-		return r, false
-	}
-	l.people[id] = r
-	return r, true
-}
-
-func (l *leagues) month(m string) []string {
-	if ps, ok := l.months[m]; ok {
-		return ps
-	}
-	var ps []string
-	l.get(BucketMonths, m, &ps)
-	l.months[m] = ps
-	return ps
-}
-
-// update is a match end's change to the league, to be written with the match.
-type update struct {
-	place  *league.Place
-	people map[string]rating.Rating
-	month  string
-	months []string
-	kv     []KVEntry
-}
-
-// learn works out, on copies, what a finished or stopped match changes (l.mu held).
-func (l *leagues) learn(m league.Match) (*update, error) {
-	cur := l.place(m.Place)
-	data, err := json.Marshal(cur)
-	if err != nil {
-		return nil, err
-	}
-	next := league.NewPlace(m.Place)
-	if err := json.Unmarshal(data, next); err != nil {
-		return nil, err
-	}
-	people := map[string]rating.Rating{}
-	for _, s := range m.Seats {
-		if s.ID != "" {
-			if r, ok := l.person(s.ID); ok {
-				people[s.ID] = r
-			}
-		}
-	}
-	next.Add(m, people)
-	u := &update{place: next, people: people}
-	if data, err = json.Marshal(next); err != nil {
-		return nil, err
-	}
-	u.kv = append(u.kv, KVEntry{Bucket: BucketLeague, Key: m.Place, Value: data})
-	for id, r := range people {
-		b, _ := json.Marshal(r)
-		u.kv = append(u.kv, KVEntry{Bucket: BucketRatings, Key: id, Value: b})
-	}
-	u.month = league.SeasonOf(m.End)
-	months := l.month(u.month)
-	if m.Rated() && !contains(months, m.Place) {
-		u.months = append(append([]string(nil), months...), m.Place)
-		b, _ := json.Marshal(u.months)
-		u.kv = append(u.kv, KVEntry{Bucket: BucketMonths, Key: u.month, Value: b})
-	}
-	return u, nil
-}
-
-// keep takes a stored update into the cache (l.mu held).
-func (l *leagues) keep(u *update) {
-	l.places[u.place.Key] = u.place
-	for id, r := range u.people {
-		l.people[id] = r
-	}
-	if u.months != nil {
-		l.months[u.month] = u.months
-	}
-}
-
-func contains(list []string, s string) bool { return slices.Contains(list, s) }
-
 // leagueMatch is the league's view of the table's match as it ends (table lock held).
 func (s *Service) leagueMatch(t *tbl, rec Record) league.Match {
 	var sm StoredMatch
@@ -203,65 +72,56 @@ func (s *Service) leagueMatch(t *tbl, rec Record) league.Match {
 }
 
 // PlaceLeague gives a copy of a place's league, for tools and tests.
-func (s *Service) PlaceLeague(placeKey string) *league.Place {
-	s.league.mu.Lock()
-	defer s.league.mu.Unlock()
-	data, _ := json.Marshal(s.league.place(placeKey))
-	p := league.NewPlace(placeKey)
-	_ = json.Unmarshal(data, p)
-	return p
-}
+func (s *Service) PlaceLeague(placeKey string) *league.Place { return s.league.Place(placeKey).Clone() }
 
-// Rebuild makes every league entry anew from the kept matches, in the order they ended, and gives
-// the KV entries to write (every place's league, every person's rating, the months). Stopped and
-// finished matches alike; records that do not read are skipped and counted.
+// Rebuild makes every league entry anew from the kept matches (league.Rebuild) and gives the KV
+// entries to write; records that do not read are skipped and counted.
 func Rebuild(records func(fn func(key string, data []byte) error) error) (entries []KVEntry, matches, skipped int, err error) {
-	type kept struct {
-		at  int64
-		key string
-		m   league.Match
-	}
-	var all []kept
-	err = records(func(key string, data []byte) error {
+	es, matches, skipped, err := league.Rebuild(records, func(key string, data []byte) (league.Match, error) {
 		rec, m, err := ParseStoredMatch(data)
 		if err != nil {
-			skipped++
-			return nil
+			return league.Match{}, err
 		}
-		all = append(all, kept{rec.End, key, LeagueMatch(key, rec, m)})
-		return nil
+		return LeagueMatch(key, rec, m), nil
 	})
+	return kvEntries(es), matches, skipped, err
+}
+
+// kvEntries are the league's entries as a Change writes them.
+func kvEntries(es []league.Entry) []KVEntry {
+	out := make([]KVEntry, len(es))
+	for i, e := range es {
+		out[i] = KVEntry{Bucket: e.Bucket, Key: e.Key, Value: e.Value}
+	}
+	return out
+}
+
+// keepMatch keeps the table's match as it ends (finished or stopped): its record, and what the
+// league learns from it.
+func (s *Service) keepMatch(t *tbl, out *outcome) {
+	rec := s.matchRecord(t)
+	out.records = append(out.records, rec)
+	m := s.leagueMatch(t, rec)
+	out.league = &m
+}
+
+// store writes a change; the league learns a match that ended in the same transaction, and its
+// cache takes the update in once the change is stored. No lock is held while the store writes:
+// another place's /stats answers meanwhile, and only a match end that changes the same entries
+// waits for this one (league.Cache).
+func (s *Service) store(c Change, ended *league.Match) error {
+	if ended == nil {
+		return s.timedCommit(c)
+	}
+	u, err := s.league.Learn(*ended)
 	if err != nil {
-		return nil, 0, skipped, err
+		s.cfg.Log.Error("the league could not learn a match; stats rebuild repairs it", "table", c.TableID, "err", err)
+		return s.timedCommit(c)
 	}
-	slices.SortFunc(all, func(a, b kept) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.key, b.key)) })
-	places := map[string]*league.Place{}
-	people := map[string]rating.Rating{}
-	months := map[string][]string{}
-	for _, k := range all {
-		p := places[k.m.Place]
-		if p == nil {
-			p = league.NewPlace(k.m.Place)
-			places[k.m.Place] = p
-		}
-		p.Add(k.m, people)
-		if mo := league.SeasonOf(k.m.End); k.m.Rated() && !contains(months[mo], k.m.Place) {
-			months[mo] = append(months[mo], k.m.Place)
-		}
-	}
-	for key, p := range places {
-		data, _ := json.Marshal(p)
-		entries = append(entries, KVEntry{Bucket: BucketLeague, Key: key, Value: data})
-	}
-	for id, r := range people {
-		data, _ := json.Marshal(r)
-		entries = append(entries, KVEntry{Bucket: BucketRatings, Key: id, Value: data})
-	}
-	for mo, ps := range months {
-		data, _ := json.Marshal(ps)
-		entries = append(entries, KVEntry{Bucket: BucketMonths, Key: mo, Value: data})
-	}
-	return entries, len(all), skipped, nil
+	c.KV = kvEntries(u.Entries)
+	err = s.timedCommit(c)
+	s.league.Done(u, err == nil)
+	return err
 }
 
 // seasonPostDays is how long into a month last month's table is still posted: a bot that was
@@ -278,15 +138,11 @@ func (s *Service) postSeasons(ctx context.Context) {
 		return
 	}
 	month := league.SeasonOf(firstOfMonth(now).Add(-time.Hour))
-	var posted string
-	s.league.mu.Lock()
-	done := s.league.get(bucketPosted, month, &posted)
-	places := slices.Clone(s.league.month(month))
-	s.league.mu.Unlock()
-	if done || len(places) == 0 {
+	places := s.league.Month(month)
+	if len(places) == 0 || s.league.Posted(month) {
 		return
 	}
-	if err := s.cfg.KV.Put(bucketPosted, month, []byte(strconv.Quote(now.Format(time.RFC3339)))); err != nil {
+	if err := s.league.MarkPosted(month, now); err != nil {
 		s.cfg.Log.Error("marking a season posted; trying again later", "month", month, "err", err)
 		return
 	}
@@ -304,3 +160,300 @@ func (s *Service) postSeasons(ctx context.Context) {
 	}
 	s.cfg.Log.Info("posted last month's tables", "month", month, "places", sent)
 }
+
+// sayAbout gives the text for key about the person id, named by its first argument; but when
+// that person is the one reading their own screen (Surface.Personal), the text's second-person
+// variant (key.you) with the other arguments, as say does for a seat: "You have not finished a
+// game", not "You has …" with the terminal's "You" as a name.
+func (s *Service) sayAbout(cmd Command, id, lang, key string, name string, args ...any) string {
+	if id == cmd.Actor.ID && s.surface(cmd.Place).Personal {
+		return i18n.T(lang, key+".you", args...)
+	}
+	return i18n.T(lang, key, append([]any{name}, args...)...)
+}
+
+// placeTitle is how the place is named in the league's texts.
+func placeTitle(cmd Command, lang string) string {
+	if cmd.Place.Title != "" {
+		return cmd.Place.Title
+	}
+	return i18n.T(lang, "league.here")
+}
+
+func (s *Service) statsVerb(_ context.Context, _ *tbl, c *call) *userError {
+	cmd, lang := c.Command, c.lang
+	arg := strings.TrimSpace(strings.Join(cmd.Args, " "))
+	if word := strings.ToLower(arg); word == "off" || word == "on" {
+		if err := s.users.change(cmd.Actor.ID, func(p *userPrefs) { p.Hidden = word == "off" }); err != nil {
+			return refuse("err.internal")
+		}
+		return c.answer(reply(cmd, lang, KindNotice, i18n.T(lang, "stats."+word)))
+	}
+	p := s.league.Place(cmd.Place.Key())
+	id := cmd.Actor.ID
+	if arg != "" && strings.ToLower(arg) != "me" {
+		// Of two people with the name, the one who played more here (then the smaller ID).
+		id = ""
+		for _, pid := range slices.Sorted(maps.Keys(p.Players)) {
+			pl := p.Players[pid]
+			if i18n.Fold(pl.Name) == i18n.Fold(arg) && !strings.HasPrefix(pid, forgottenPrefix) &&
+				(id == "" || pl.Games > p.Players[id].Games) {
+				id = pid
+			}
+		}
+		if id == "" {
+			return refuse("stats.nobody", lit(arg))
+		}
+	}
+	pl, ok := p.Players[id]
+	name := cmd.Actor.Name
+	if ok {
+		name = pl.Name
+	}
+	switch {
+	case id != cmd.Actor.ID && s.users.get(id).Hidden:
+		return c.answer(reply(cmd, lang, KindReply, i18n.T(lang, "stats.hidden", name)))
+	case !ok || pl.Games == 0:
+		return c.answer(reply(cmd, lang, KindReply, s.sayAbout(cmd, id, lang, "stats.none", name, placeTitle(cmd, lang))))
+	}
+	var b strings.Builder
+	b.WriteString(s.sayAbout(cmd, id, lang, "stats.title", name, placeTitle(cmd, lang)))
+	ranked := league.Rank(p.AllTime(), s.hidden)
+	rank := slices.IndexFunc(ranked, func(r league.Standing) bool { return r.ID == id })
+	if pl.Matches > 0 {
+		line := i18n.T(lang, "stats.rating", decimal(lang, pl.Rating.Ordinal()), decimal(lang, pl.Rating.Mu), decimal(lang, pl.Rating.Sigma))
+		if rank >= 0 {
+			line += " · " + i18n.T(lang, "stats.rank", rank+1, len(ranked))
+		}
+		if pl.Rating.Sigma > league.Provisional {
+			line += " · " + i18n.T(lang, "stats.provisional")
+		}
+		b.WriteString("\n" + line)
+		share, lo, hi := league.Share(pl.MatchesWon, pl.Matches)
+		b.WriteString("\n" + i18n.N(lang, "stats.matches", pl.Matches, pl.MatchesWon, percent(share), percent(lo), percent(hi)))
+	}
+	b.WriteString("\n" + i18n.N(lang, "stats.games", pl.Games, pl.GamesWon, pl.Draws))
+	if _, c := league.Best(s.shown(pl.With), false); c != nil {
+		b.WriteString("\n" + i18n.T(lang, "stats.partner", c.Name, c.Won, c.Matches))
+	}
+	if _, c := league.Best(s.shown(pl.Against), true); c != nil {
+		b.WriteString("\n" + i18n.T(lang, "stats.opponent", c.Name, c.Won, c.Matches))
+	}
+	b.WriteString("\n" + i18n.T(lang, "stats.calls", pl.KonterCalled, pl.KonterWon, pl.MattCalled, pl.MattWon,
+		pl.TrumpNamed, pl.TrumpWon))
+	b.WriteString("\n" + i18n.T(lang, "stats.tricks", pl.AllTricks, pl.NoTricks, pl.BestRun))
+	m := reply(cmd, lang, KindReply, b.String())
+	if id == cmd.Actor.ID && s.users.get(id).Hidden {
+		// Someone who is not ranked sees their statistics alone, never in the group.
+		m.Secret, m.Public = true, i18n.T(lang, "league.private")
+	}
+	return c.answer(m)
+}
+
+// hidden reports whether a person asked not to be ranked, or is a forgotten person's placeholder
+// (rated, so that the others' ratings stay as they were, and never shown).
+func (s *Service) hidden(id string) bool {
+	return strings.HasPrefix(id, forgottenPrefix) || s.users.get(id).Hidden
+}
+
+// shown is a player's book of partners or opponents without those never shown.
+func (s *Service) shown(book map[string]*league.Company) map[string]*league.Company {
+	out := make(map[string]*league.Company, len(book))
+	for id, c := range book {
+		if !s.hidden(id) {
+			out[id] = c
+		}
+	}
+	return out
+}
+
+// season reads top's argument: "" or "month" is this month, "all" all time, "2026-11" that
+// month, "last" the month before.
+func (s *Service) season(arg string) (string, bool) {
+	now := s.cfg.Now()
+	switch strings.ToLower(strings.TrimSpace(arg)) {
+	case "", "month", "mount", "monat", "mois":
+		return league.SeasonOf(now), true
+	case "last":
+		return league.SeasonOf(firstOfMonth(now).Add(-time.Hour)), true
+	case "all", "alles", "tout":
+		return "", true
+	}
+	if t, err := time.Parse("2006-01", strings.TrimSpace(arg)); err == nil {
+		return t.Format("2006-01"), true
+	}
+	return "", false
+}
+
+// firstOfMonth is midnight of the first of now's month where the league keeps time.
+func firstOfMonth(now time.Time) time.Time {
+	t := now.In(league.Zone)
+	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, league.Zone)
+}
+
+func (s *Service) topVerb(_ context.Context, _ *tbl, c *call) *userError {
+	cmd, lang := c.Command, c.lang
+	month, ok := s.season(strings.Join(cmd.Args, " "))
+	if !ok {
+		return refuse("top.usage")
+	}
+	m := reply(cmd, lang, KindReply, s.standingsText(cmd.Place.Key(), placeTitle(cmd, lang), month, lang))
+	m.Picture, m.Season = PictureStandings, seasonArg(month)
+	return c.answer(m)
+}
+
+func seasonArg(month string) string {
+	if month == "" {
+		return "all"
+	}
+	return month
+}
+
+// standingsText is a place's table of a month ("" all time) as text.
+func (s *Service) standingsText(placeKey, title, month, lang string) string {
+	head := i18n.T(lang, "top.all", title)
+	if month != "" {
+		head = i18n.T(lang, "top.month", title, monthName(lang, month))
+	}
+	return head + s.standingsRows(placeKey, month, lang)
+}
+
+// standings is a place's ranked table of a month ("" all time), hidden people left out.
+func (s *Service) standings(placeKey, month string) []league.Standing {
+	p := s.league.Place(placeKey)
+	rows := p.AllTime()
+	if month != "" {
+		rows = p.SeasonTable(month)
+	}
+	return league.Rank(rows, s.hidden)
+}
+
+// standingsRows are the table's lines, each after a line break.
+func (s *Service) standingsRows(placeKey, month, lang string) string {
+	ranked := s.standings(placeKey, month)
+	if len(ranked) == 0 {
+		return "\n" + i18n.T(lang, "top.empty")
+	}
+	var b strings.Builder
+	for i, r := range ranked {
+		line := i18n.T(lang, "top.row", i+1, r.Name, decimal(lang, r.Rating.Ordinal()), r.Won, r.Matches)
+		if r.Provisional {
+			line += " " + i18n.T(lang, "top.provisional")
+		}
+		b.WriteString("\n" + line)
+	}
+	return b.String()
+}
+
+// monthName is "November 2026" in lang.
+func monthName(lang, month string) string {
+	t, err := time.Parse("2006-01", month)
+	if err != nil {
+		return month
+	}
+	names := strings.Split(i18n.T(lang, "months"), ",")
+	if len(names) != 12 {
+		return month
+	}
+	return names[t.Month()-1] + " " + strconv.Itoa(t.Year())
+}
+
+// maxHistory is how many matches history lists: two buttons each fit every platform's limits.
+const maxHistory = 8
+
+func (s *Service) historyVerb(_ context.Context, _ *tbl, c *call) *userError {
+	cmd, lang := c.Command, c.lang
+	recent := slices.Clone(s.league.Place(cmd.Place.Key()).Recent)
+	recent = recent[max(0, len(recent)-maxHistory):]
+	slices.Reverse(recent)
+	// A button names its match by key ("b:KEY"); typed, it is its number in the list ("board 2").
+	switch arg := strings.TrimSpace(strings.Join(cmd.Args, " ")); {
+	case arg == "":
+	case strings.HasPrefix(arg, "b:"), strings.HasPrefix(arg, "r:"):
+		return s.historyItem(c, arg[:1], arg[2:])
+	default:
+		what, n, _ := strings.Cut(strings.ToLower(arg), " ")
+		i, err := strconv.Atoi(strings.TrimSpace(n))
+		if (what != "board" && what != "record") || err != nil || i < 1 || i > len(recent) {
+			return refuse("history.bad")
+		}
+		return s.historyItem(c, what[:1], recent[i-1].Key)
+	}
+	if len(recent) == 0 {
+		return c.answer(reply(cmd, lang, KindReply, i18n.T(lang, "history.empty", placeTitle(cmd, lang))))
+	}
+	var b strings.Builder
+	b.WriteString(i18n.T(lang, "history.title", placeTitle(cmd, lang)))
+	var rows [][]Button
+	for i, l := range recent {
+		when := l.End.In(league.Zone).Format("2006-01-02 15:04")
+		var line string
+		switch w := l.Winner; w {
+		case -1:
+			line = i18n.T(lang, "history.stopped", i+1, when, l.Teams[0], l.Teams[1], l.Board[0], l.Board[1])
+		default: // the winners first, their stripes too
+			line = i18n.N(lang, "history.line", l.Games, i+1, when, l.Teams[w], l.Teams[1-w], l.Board[w], l.Board[1-w])
+		}
+		b.WriteString("\n" + line)
+		n := strconv.Itoa(i + 1)
+		rows = append(rows, []Button{
+			{Label: "📋 " + n, Action: Action{Verb: VerbHistory, Arg: "b:" + l.Key}, Style: StyleSecondary},
+			{Label: "📄 " + n, Action: Action{Verb: VerbHistory, Arg: "r:" + l.Key}, Style: StyleSecondary},
+		})
+	}
+	if s.surface(cmd.Place).Typed {
+		b.WriteString("\n" + i18n.T(lang, "history.buttons.typed"))
+		rows = nil
+	} else {
+		b.WriteString("\n" + i18n.T(lang, "history.buttons"))
+	}
+	m := reply(cmd, lang, KindReply, b.String())
+	m.Buttons = rows
+	return c.answer(m)
+}
+
+// historyItem sends one kept match of the place: its board picture, or its record as a file in
+// the replay format.
+func (s *Service) historyItem(c *call, what, key string) *userError {
+	cmd, lang := c.Command, c.lang
+	known := slices.ContainsFunc(s.league.Place(cmd.Place.Key()).Recent, func(l league.Line) bool { return l.Key == key })
+	var data []byte
+	found := false
+	if known {
+		var err error
+		if data, found, err = s.cfg.Store.Record(key); err != nil {
+			s.cfg.Log.Error("reading a kept match", "record", key, "err", err)
+			return refuse("err.internal")
+		}
+	}
+	if !found { // a match of another place, or one pruned since: not this place's to show
+		return refuse("history.gone")
+	}
+	m := reply(cmd, lang, KindReply, i18n.T(lang, "history.board"))
+	m.Record = key
+	if what == "b" {
+		m.Picture = PictureBoard
+		return c.answer(m)
+	}
+	recs, err := Export(data)
+	if err != nil {
+		return refuse("history.gone")
+	}
+	m.Text = i18n.T(lang, "history.record")
+	m.File = &File{Name: strings.ReplaceAll(key, "/", "-") + ".json", Data: mustJSON(recs[key+"/match"].(ExportedMatch).Public())}
+	return c.answer(m)
+}
+
+func mustJSON(v any) []byte {
+	data, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		panic(fmt.Sprintf("a record does not encode: %v", err)) // records are plain data
+	}
+	return data
+}
+
+// decimal writes a rating with one decimal as lang writes numbers (i18n.Decimal).
+func decimal(lang string, x float64) string { return i18n.Decimal(lang, x) }
+
+// percent is a chance as a whole percentage.
+func percent(p float64) int { return int(math.Round(100 * p)) }

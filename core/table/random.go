@@ -87,3 +87,10 @@ func (st *state) seed64(use string, n uint64) uint64 {
 	d := derive(st.Secret, use, n)
 	return binary.LittleEndian.Uint64(d[:8])
 }
+
+// randomID draws a number from the service's source of randomness (s.mu taken).
+func (s *Service) randomID() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.randomUint64()
+}

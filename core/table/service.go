@@ -58,8 +58,9 @@ type Config struct {
 	Retention, PruneEvery time.Duration
 	// Observe hears what the service does, for metrics; default: nothing.
 	Observe Observer
-	// Coach sizes the reviews and hints (coach.go).
-	Coach CoachConfig
+	// Coach gives hints, reviews and a guided game's lessons (coach.go; core/coach makes one); nil:
+	// none. The service closes it when it closes.
+	Coach Coach
 	// People are what each platform's adapter keeps about people, for Forget to reach.
 	People []People
 }
@@ -115,9 +116,8 @@ type Service struct {
 	// forgetMu lets one Forget run at a time: each writes back the records it read.
 	forgetMu sync.Mutex
 
-	users  users   // each person's own settings
-	league leagues // every place's league, derived from the kept matches
-	coach  coach   // the reviews' workers and the reviews made
+	users  users         // each person's own settings
+	league *league.Cache // every place's league, derived from the kept matches
 
 	// onPublish, when set (by this package's tests), sees each batch of messages with its table,
 	// under the table's lock, before delivery.
@@ -141,6 +141,10 @@ type tbl struct {
 	learnSaid string            // a guided game: the turn the learner was last told about
 	sent      map[string]uint64 // editable message key → Digest of the last content sent
 	handSig   [4]handSig        // what each seat's hand message was last built from
+	// hinting lets one hint's search run at a time for the table, and hinted is the last one
+	// found (coach.go); neither needs the table's lock.
+	hinting sync.Mutex
+	hinted  lastHint
 	// failures counts the background commits (a computer's move, a timeout) that failed in a row;
 	// retry is the timer that tries again, later each time.
 	failures int
@@ -180,8 +184,7 @@ func New(cfg Config) *Service {
 	s := &Service{cfg: cfg, tables: map[string]*tbl{}, byPlace: map[string]string{}, proposals: map[string]*proposal{},
 		src: randomSource(cfg), ctx: ctx, cancel: cancel}
 	s.users.init(cfg.KV, cfg.Log)
-	s.league.init(cfg.KV, cfg.Log)
-	s.coach.init(s)
+	s.league = league.NewCache(cfg.KV, cfg.Log)
 	return s
 }
 
@@ -200,6 +203,9 @@ func (s *Service) Close() {
 		t.mu.Unlock()
 	}
 	s.mu.Unlock()
+	if s.cfg.Coach != nil {
+		s.cfg.Coach.Close()
+	}
 	s.wg.Wait()
 }
 
@@ -341,43 +347,53 @@ func (s *Service) Handle(ctx context.Context, cmd Command) []Message {
 	return replies
 }
 
+// handle dispatches a command by its verb's scope (verbs): a table verb is applied to the
+// table the command is for, under its lock; the others are answered without one.
 func (s *Service) handle(ctx context.Context, cmd Command) []Message {
 	lang := s.langFor(cmd.Actor)
 	if s.ctx.Err() != nil {
 		return []Message{s.errorReply(cmd, lang, refuse("err.shutting_down"))}
 	}
-	switch cmd.Verb {
-	case VerbHelp:
-		return []Message{reply(cmd, lang, KindReply, helpText(lang, s.surface(cmd.Place)))}
-	case VerbRules:
-		return []Message{reply(cmd, lang, KindReply, i18n.T(lang, "rules.text", s.cfg.RulesURL))}
-	case VerbNew:
-		return s.open(ctx, cmd)
-	case VerbTimeout, VerbMove, VerbClose, VerbPause:
+	spec, ok := verbs[cmd.Verb]
+	if !ok {
+		return []Message{s.errorReply(cmd, lang, unknownVerb(cmd.Verb))}
+	}
+	if spec.personal != nil && spec.personal(cmd.Args) {
+		spec.scope, spec.person = scopeNone, true
+	}
+	switch spec.scope {
+	case scopeInternal:
 		return nil // only the table's own timer, and the platform through the service's methods, say that
-	case VerbLang:
-		if !forTable(cmd.Args) {
-			if cmd.Anonymous {
-				return []Message{s.errorReply(cmd, lang, refuse("err.anonymous"))}
-			}
-			return s.personalLang(ctx, cmd)
-		}
+	case scopeTable:
+		return s.atTable(ctx, spec, cmd)
 	}
-	if replies, ok := s.coachVerb(ctx, cmd, lang); ok {
-		return replies
+	if cmd.Anonymous && spec.person {
+		return []Message{s.errorReply(cmd, lang, refuse("err.anonymous"))}
 	}
-	if replies, ok := s.placeVerb(ctx, cmd, lang); ok {
-		return replies
-	}
-	t, uerr := s.find(cmd)
-	if uerr != nil {
+	var out outcome
+	c := &call{Command: cmd, seat: core.NoSeat, arg: strings.TrimSpace(strings.Join(cmd.Args, " ")), lang: lang, out: &out}
+	if uerr := spec.run(s, ctx, nil, c); uerr != nil {
 		return []Message{s.errorReply(cmd, lang, uerr)}
 	}
+	return out.replies
+}
+
+// atTable applies a table verb to the table the command is for. What the verb leaves to think
+// about (a hint's search) is done once the table's lock is released.
+func (s *Service) atTable(ctx context.Context, spec verbSpec, cmd Command) []Message {
+	t, uerr := s.find(cmd)
+	if uerr != nil {
+		return []Message{s.errorReply(cmd, s.langFor(cmd.Actor), uerr)}
+	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	replies := s.exec(ctx, t, cmd)
+	replies, think := s.exec(ctx, t, spec, cmd)
+	id := t.st.ID
+	t.mu.Unlock()
+	if think != nil {
+		replies = append(replies, think(ctx)...)
+	}
 	for i := range replies {
-		replies[i].Table = t.st.ID // a typed command names no table; its answer does
+		replies[i].Table = id // a typed command names no table; its answer does
 	}
 	return replies
 }
@@ -491,38 +507,31 @@ type outcome struct {
 	public  []Message // one-off messages (summaries, notices) sent with the table's update
 	records []Record
 	league  *league.Match // a match that ended: the league learns it with the change
-	reviews []reviewJob   // reviews of a game that ended, started once the change is stored
+	reviews []review      // reviews of a game that ended, asked for once the change is stored
+	// think is work a table verb leaves for after the table's lock is released (a hint's
+	// search): it runs on the command's context and gives the reply, which the actor gets only
+	// if the table has not moved on meanwhile (else "hint.moved").
+	think func(ctx context.Context) Message
 }
 
-// keepMatch keeps the table's match as it ends (finished or stopped): its record, and what the
-// league learns from it.
-func (s *Service) keepMatch(t *tbl, out *outcome) {
-	rec := s.matchRecord(t)
-	out.records = append(out.records, rec)
-	m := s.leagueMatch(t, rec)
-	out.league = &m
-}
-
-func (s *Service) exec(ctx context.Context, t *tbl, cmd Command) []Message {
+// exec applies a command of a table verb (table lock held): it gives the replies, and the
+// verb's thinking to do once the lock is released (see outcome.think).
+func (s *Service) exec(ctx context.Context, t *tbl, spec verbSpec, cmd Command) ([]Message, func(context.Context) []Message) {
 	lang := s.langOf(t, cmd.Actor)
 	st := t.st
 	if st.Status == StatusClosed { // closing, not yet out of memory
-		return []Message{s.errorReply(cmd, lang, refuse("err.closed"))}
+		return []Message{s.errorReply(cmd, lang, refuse("err.closed"))}, nil
 	}
 	if cmd.EventID != "" && slices.Contains(st.Events, cmd.EventID) {
-		return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate"))}
-	}
-	spec, ok := verbs[cmd.Verb]
-	if !ok {
-		return []Message{s.errorReply(cmd, lang, unknownVerb(cmd.Verb))}
+		return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate"))}, nil
 	}
 	if spec.stale(st, cmd) {
-		return []Message{s.errorReply(cmd, lang, refuse("err.stale"))}
+		return []Message{s.errorReply(cmd, lang, refuse("err.stale"))}, nil
 	}
 	// Someone who speaks for the chat has no seat and may take none; what an admin may do without
 	// a seat stays open to them.
-	if cmd.Anonymous && (cmd.Verb == VerbJoin || spec.seated && !(spec.admin && cmd.Admin && cmd.Place.Key() == st.Place.Key())) {
-		return []Message{s.errorReply(cmd, lang, refuse("err.anonymous"))}
+	if cmd.Anonymous && (spec.person || spec.seated && !(spec.admin && cmd.Admin && cmd.Place.Key() == st.Place.Key())) {
+		return []Message{s.errorReply(cmd, lang, refuse("err.anonymous"))}, nil
 	}
 	// Administering a chat counts in that chat only (find already keeps group commands to their
 	// place; a private command carries no admin right).
@@ -552,20 +561,34 @@ func (s *Service) exec(ctx context.Context, t *tbl, cmd Command) []Message {
 	c := &call{Command: cmd, seat: seat, arg: strings.TrimSpace(strings.Join(cmd.Args, " ")), lang: lang, out: &out}
 	uerr := spec.check(st, c)
 	if uerr == nil {
-		uerr = spec.run(s, t, c)
+		uerr = spec.run(s, ctx, t, c)
 	}
 	if uerr != nil {
 		if out.changed { // only the return from away: keep it
 			s.commit(ctx, t, cmd, &outcome{changed: true, public: out.public}, spec.acted, restart)
 		}
-		return []Message{s.errorReply(cmd, lang, uerr)}
+		return []Message{s.errorReply(cmd, lang, uerr)}, nil
 	}
 	if out.changed {
 		if uerr := s.commit(ctx, t, cmd, &out, spec.acted, restart); uerr != nil {
-			return []Message{s.errorReply(cmd, lang, uerr)}
+			return []Message{s.errorReply(cmd, lang, uerr)}, nil
 		}
 	}
-	return out.replies
+	if out.think == nil {
+		return out.replies, nil
+	}
+	// What the verb thought holds for the table as it is now: if it moves on meanwhile, the
+	// actor is told so instead.
+	seq, think := t.st.Seq, out.think
+	return out.replies, func(ctx context.Context) []Message {
+		m := think(ctx)
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.st.Seq != seq {
+			return []Message{s.errorReply(cmd, lang, refuse("hint.moved"))}
+		}
+		return []Message{m}
+	}
 }
 
 // commit stores the table's new state with its log entry in one transaction, then (and only
@@ -634,31 +657,6 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome,
 	return nil
 }
 
-// commitBackground commits what a computer player or a timer did. No one is waiting for an
-// answer, so a failed commit (a passing disk error) is tried again later instead of leaving the
-// table stalled until a restart: the state rolled back, so the retry decides afresh.
-// store writes a change; the league learns a match that ended in the same transaction. Its lock
-// is held until the change is stored, so its cache holds what the store holds whichever match ends
-// at the same time elsewhere.
-func (s *Service) store(c Change, ended *league.Match) error {
-	if ended == nil {
-		return s.timedCommit(c)
-	}
-	s.league.mu.Lock()
-	defer s.league.mu.Unlock()
-	learned, err := s.league.learn(*ended)
-	if err != nil {
-		s.cfg.Log.Error("the league could not learn a match; stats rebuild repairs it", "table", c.TableID, "err", err)
-		return s.timedCommit(c)
-	}
-	c.KV = learned.kv
-	if err := s.timedCommit(c); err != nil {
-		return err
-	}
-	s.league.keep(learned)
-	return nil
-}
-
 func (s *Service) timedCommit(c Change) error {
 	start := time.Now()
 	err := s.cfg.Store.Commit(c)
@@ -666,6 +664,9 @@ func (s *Service) timedCommit(c Change) error {
 	return err
 }
 
+// commitBackground commits what a computer player or a timer did. No one is waiting for an
+// answer, so a failed commit (a passing disk error) is tried again later instead of leaving the
+// table stalled until a restart: the state rolled back, so the retry decides afresh.
 func (s *Service) commitBackground(t *tbl, cmd Command, out *outcome, acted actedKind, restart bool) {
 	if s.commit(s.ctx, t, cmd, out, acted, restart) == nil {
 		return
@@ -767,13 +768,10 @@ func (s *Service) publish(ctx context.Context, t *tbl, extra []Message) {
 
 // open handles new: a table at the place, in the lobby, with the actor seated. A finished match
 // still waiting for a rematch is closed to make room; a lobby or a match in progress is not.
-func (s *Service) open(ctx context.Context, cmd Command) []Message {
-	lang := s.langFor(cmd.Actor)
+func (s *Service) open(ctx context.Context, _ *tbl, c *call) *userError {
+	cmd, lang := c.Command, c.lang
 	if cmd.Private {
-		return []Message{s.errorReply(cmd, lang, refuse("err.new_in_private"))}
-	}
-	if cmd.Anonymous { // the one who opens a table takes its first seat
-		return []Message{s.errorReply(cmd, lang, refuse("err.anonymous"))}
+		return refuse("err.new_in_private")
 	}
 	// The place's own settings come first; what new says overrides them.
 	house := s.placeSettings(cmd.Place.Key())
@@ -785,68 +783,115 @@ func (s *Service) open(ctx context.Context, cmd Command) []Message {
 	}
 	opts, err := ParseOptions(append(houseArgs, cmd.Args...))
 	if oe := (*OptionError)(nil); errors.As(err, &oe) {
-		return []Message{s.errorReply(cmd, lang, optionRefusal(oe))}
+		return optionRefusal(oe)
 	}
-	tableLang := cmp.Or(house.Lang, lang)
-	// The place is reserved under the service lock, so two /new at once open one table; the
-	// new table's own lock keeps others waiting until it is stored.
-	key := cmd.Place.Key()
-	s.mu.Lock()
-	prev, hadPrev := s.byPlace[key]
-	if hadPrev {
-		old := s.tables[prev]
-		old.mu.Lock() // lock order: service, then table
-		status, dup := old.st.Status, cmd.EventID != "" && slices.Contains(old.st.Events, cmd.EventID)
-		var uerr *userError
-		switch {
-		case dup: // the platform delivered the same /new again
-		case status == StatusLobby || status == StatusPlaying:
-			uerr = refuse("err.table_exists")
-		case status == StatusOver:
-			var out outcome
-			s.close(old, &out)
-			uerr = s.commit(ctx, old, Command{Place: old.st.Place, Table: prev, Actor: cmd.Actor, Verb: VerbNew}, &out, actedNone, false)
-		}
-		old.mu.Unlock()
-		if dup {
-			s.mu.Unlock()
-			return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate"))}
-		}
-		if uerr != nil {
-			s.mu.Unlock()
-			return []Message{s.errorReply(cmd, lang, uerr)}
-		}
-	}
-	id := s.newID()
-	st := &state{V: stateVersion, ID: id, Place: cmd.Place, Lang: tableLang, Options: opts.state(),
-		Status: StatusLobby, Secret: s.newSecret(), MatchNo: 1, Created: s.cfg.Now().UnixMilli()}
-	st.Seats[0] = SeatState{Player: &Player{ID: cmd.Actor.ID, Name: cmd.Actor.Name, Locale: cmd.Actor.Locale}}
-	t := &tbl{st: st, opts: opts, sent: map[string]uint64{}}
-	s.makeRobots(t)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s.tables[id], s.byPlace[key] = t, id
-	s.mu.Unlock()
-
-	out := outcome{changed: true, replies: []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.opened"))}}
-	if uerr := s.commit(ctx, t, cmd, &out, actedTable, true); uerr != nil {
-		s.mu.Lock()
-		delete(s.tables, id)
-		if s.byPlace[key] == id {
-			delete(s.byPlace, key)
-		}
-		s.mu.Unlock()
-		return []Message{s.errorReply(cmd, lang, uerr)}
-	}
-	return out.replies
+	_, uerr := s.openTable(ctx, c, i18n.T(lang, "note.opened"), opts, func(st *state) { st.Lang = cmp.Or(house.Lang, lang) })
+	return uerr
 }
 
-// newID makes a short table ID (s.mu held) that no table in memory or in the store has, nor
-// any kept match (a seeded service draws the IDs of its earlier runs again).
-func (s *Service) newID() string {
+// openTable opens a table at the command's place (claimPlace), with the actor in its first seat,
+// made as set says, stores it and tells the actor welcome. It gives the new table's ID ("" when
+// the platform sent the same command again, which the actor is told).
+func (s *Service) openTable(ctx context.Context, c *call, welcome string, opts Options, set func(st *state)) (string, *userError) {
+	cmd := c.Command
+	t, uerr, dup := s.claimPlace(ctx, cmd, func(id string, secret []byte) *tbl {
+		st := &state{V: stateVersion, ID: id, Place: cmd.Place, Lang: c.lang, Options: opts.state(),
+			Status: StatusLobby, Secret: secret, MatchNo: 1, Created: s.cfg.Now().UnixMilli()}
+		st.Seats[0] = SeatState{Player: &Player{ID: cmd.Actor.ID, Name: cmd.Actor.Name, Locale: cmd.Actor.Locale}}
+		set(st)
+		return &tbl{st: st, opts: opts, sent: map[string]uint64{}}
+	})
+	switch {
+	case dup:
+		return "", c.answer(reply(cmd, c.lang, KindNotice, i18n.T(c.lang, "note.duplicate")))
+	case uerr != nil:
+		return "", uerr
+	}
+	defer t.mu.Unlock()
+	if t.st.Learn {
+		s.startMatch(t) // a guided game is dealt at once
+	}
+	out := outcome{changed: true, replies: []Message{reply(cmd, c.lang, KindNotice, welcome)}}
+	if uerr := s.commit(ctx, t, cmd, &out, actedTable, true); uerr != nil {
+		s.unclaim(t)
+		return "", uerr
+	}
+	c.answer(out.replies...)
+	return t.st.ID, nil
+}
+
+// claimPlace makes room at the command's place and puts a new table there, made by newTable with
+// the ID and secret it draws: a finished match still waiting for a rematch is closed first; a
+// lobby or a match in progress stays, and the command is refused. The old table is stored closed
+// under its own lock alone, never the service's, so that finding any other table does not wait
+// for that commit; the place is taken under the service's lock, so two /new at once open one
+// table, and if another took the place meanwhile, claimPlace starts again with that one. It
+// gives the new table locked, to be stored by the caller (unclaim takes it back if that fails);
+// or the refusal, or dup when the platform delivered the same command again.
+func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id string, secret []byte) *tbl) (t *tbl, uerr *userError, dup bool) {
+	key := cmd.Place.Key()
 	for {
+		s.mu.Lock()
+		prev, had := s.byPlace[key]
+		old := s.tables[prev]
+		s.mu.Unlock()
+		if had {
+			old.mu.Lock()
+			switch status := old.st.Status; {
+			case cmd.EventID != "" && slices.Contains(old.st.Events, cmd.EventID):
+				dup = true
+			case status == StatusLobby || status == StatusPlaying:
+				uerr = refuse("err.table_exists")
+			case status == StatusOver:
+				var out outcome
+				s.close(old, &out)
+				uerr = s.commit(ctx, old, Command{Place: old.st.Place, Table: prev, Actor: cmd.Actor, Verb: cmd.Verb}, &out, actedNone, false)
+			}
+			old.mu.Unlock()
+			if dup || uerr != nil {
+				return nil, uerr, dup
+			}
+		}
+		id := s.unusedID() // asks the store: before the service's lock
+		s.mu.Lock()
+		if cur, ok := s.byPlace[key]; ok && cur != prev {
+			s.mu.Unlock()
+			continue // another table took the place meanwhile
+		}
+		if _, taken := s.tables[id]; taken {
+			s.mu.Unlock()
+			continue
+		}
+		t = newTable(id, s.newSecret())
+		s.makeRobots(t)
+		t.mu.Lock() // lock order: service, then table
+		s.tables[id], s.byPlace[key] = t, id
+		s.mu.Unlock()
+		return t, nil, false
+	}
+}
+
+// unclaim takes a table claimPlace made out of memory again: it could not be stored.
+func (s *Service) unclaim(t *tbl) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id, key := t.st.ID, t.st.Place.Key()
+	delete(s.tables, id)
+	if s.byPlace[key] == id {
+		delete(s.byPlace, key)
+	}
+}
+
+// unusedID draws a short table ID that the store keeps no table and no kept match under (a
+// seeded service draws the IDs of its earlier runs again, and six letters may meet by chance in a
+// bot's years). The store is asked outside the service's lock, which spans no I/O; the caller
+// checks the tables in memory under it.
+func (s *Service) unusedID() string {
+	for {
+		s.mu.Lock()
 		id := strconv.FormatUint(s.randomUint64()%(36*36*36*36*36*36), 36)
-		if _, taken := s.tables[id]; !taken && len(id) >= 4 && !s.storeHas(id) {
+		s.mu.Unlock()
+		if len(id) >= 4 && !s.storeHas(id) {
 			return id
 		}
 	}
@@ -858,45 +903,6 @@ func (s *Service) storeHas(id string) bool {
 	_, table, _ := s.cfg.Store.Table(id)
 	_, record, _ := s.cfg.Store.Record(StoredKey(id, 1))
 	return table || record
-}
-
-// langFor is the language for a person's texts away from a table: their own choice, else their
-// platform's locale.
-func (s *Service) langFor(p Player) string {
-	if l := s.users.lang(p.ID); l != "" {
-		return l
-	}
-	return i18n.Pick(p.Locale)
-}
-
-// langOf is the language for a player's private texts at a table: their own choice, their
-// platform locale, then the table's language.
-func (s *Service) langOf(t *tbl, p Player) string {
-	if l := s.users.lang(p.ID); l != "" {
-		return l
-	}
-	return i18n.Pick(p.Locale, t.st.Lang)
-}
-
-// personalLang sets the language a person is spoken to in ("lang xx"): their own setting, kept
-// apart from every table. Their private messages at the tables they sit at follow at once.
-func (s *Service) personalLang(ctx context.Context, cmd Command) []Message {
-	l, uerr := parseLangArgs(cmd.Args)
-	if uerr != nil {
-		return []Message{s.errorReply(cmd, s.langFor(cmd.Actor), uerr)}
-	}
-	if err := s.users.setLang(cmd.Actor.ID, l); err != nil {
-		s.cfg.Log.Error("saving a language choice", "err", err)
-		return []Message{s.errorReply(cmd, l, refuse("err.internal"))}
-	}
-	for _, t := range s.all() {
-		t.mu.Lock()
-		if t.st.Status != StatusClosed && seatOf(t.st, cmd.Actor.ID) != core.NoSeat {
-			s.publish(ctx, t, nil)
-		}
-		t.mu.Unlock()
-	}
-	return []Message{reply(cmd, l, KindNotice, i18n.T(l, "note.lang_player"))}
 }
 
 func reply(cmd Command, lang string, kind Kind, text string) Message {

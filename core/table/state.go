@@ -81,7 +81,7 @@ type state struct {
 	GameFrom uint64            `json:"game_from,omitempty"` // the first seq of the current game: older game buttons are stale
 	MatchAt  int64             `json:"match_at,omitempty"`  // unix ms the current match began
 	Paused   bool              `json:"paused,omitempty"`    // the place cannot be written to: no timers, no computer moves (see Pause)
-	Learn    bool              `json:"learn,omitempty"`     // a guided solo game (learn.go)
+	Learn    bool              `json:"learn,omitempty"`     // a guided solo game (learn, coach.go)
 	Created  int64             `json:"created"`
 	// Langs is read from states written before people's languages became their own settings
 	// (see users); it is never written.

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -57,15 +58,38 @@ func (st Status) bit() statuses {
 	return 8
 }
 
-// verbSpec is what the service knows about a verb: how to run it and what it needs. Commands are
-// checked against it before the verb runs, so each handler holds only the verb's own logic.
+// scope is what a verb acts on, and so how a command of it is dispatched (see handle).
+type scope uint8
+
+const (
+	// scopeInternal: said only by the table's own timer, or by the platform through the
+	// service's methods (MovePlace, ClosePlace, Pause); a command with it is ignored.
+	scopeInternal scope = iota
+	scopeNone           // answered for the actor alone: no place or table needed
+	scopePlace          // about the place the command was sent in, with a table there or not
+	scopeTable          // applied to a table, under its lock (see exec)
+)
+
+// verbSpec is what the service knows about a verb: what it acts on, how to run it and what it
+// needs. Commands are checked against it before the verb runs, so each handler holds only the
+// verb's own logic.
 type verbSpec struct {
-	run   func(s *Service, t *tbl, c *call) *userError
+	scope scope
+	// run does the verb on the command's context: it returns a refusal, or leaves its answers
+	// and changes in c.out. t is the table, locked, for scope table; nil for the others.
+	run func(s *Service, ctx context.Context, t *tbl, c *call) *userError
+	// personal, when set, says a command of a table verb is the actor's own instead (lang xx,
+	// against lang table xx): it is then answered with scope none, and needs a person.
+	personal func(args []string) bool
+	// person: refused to someone who speaks for the chat (Command.Anonymous).
+	person bool
+
+	// What a table verb needs.
 	acted actedKind
 	// move: a game move, valid only in the game its button was made in.
 	move bool
 	// seated: refused to someone without a seat (unless admin is set and they administer the
-	// place).
+	// place). admin also marks a verb an admin may do more with (AdminMatters).
 	seated, admin bool
 	// allowed: the statuses it works in (0: any); elsewhere it is refused with notAllowed.
 	allowed    statuses
@@ -75,8 +99,8 @@ type verbSpec struct {
 	turns bool
 }
 
-// call is one command being applied: the command, the actor's seat and language, and what the
-// verb did.
+// call is one command being applied: the command, the actor's seat (NoSeat away from a table)
+// and language, and what the verb did.
 type call struct {
 	Command
 	seat core.Seat
@@ -85,44 +109,79 @@ type call struct {
 	out  *outcome
 }
 
-// verbs are the verbs applied to a table. New, help, rules and the personal lang are answered
-// before a table is looked up (see Handle); timeout only comes from the table's own timer.
-var verbs map[Verb]verbSpec
+// verbs is every verb the service knows; Verbs lists those players type, in help order
+// (TestVerbsAreTheRegistry).
+var verbs = map[Verb]verbSpec{
+	VerbHelp:   {scope: scopeNone, run: (*Service).help},
+	VerbRules:  {scope: scopeNone, run: (*Service).rules},
+	VerbCoach:  {scope: scopeNone, run: (*Service).coachVerb, person: true},
+	VerbForget: {scope: scopeNone, run: (*Service).forgetVerb},
 
-func init() {
-	lobby := func(run func(*Service, *tbl, *call) *userError, seated, admin bool) verbSpec {
-		return verbSpec{run: run, acted: actedTable, seated: seated, admin: admin, allowed: in(StatusLobby),
-			notAllowed: "err.not_in_lobby", turns: true}
-	}
-	move := func(kind actedKind) verbSpec {
-		return verbSpec{run: (*Service).move, acted: kind, move: true, seated: true, allowed: in(StatusPlaying),
-			notAllowed: "err.no_game", turns: true}
-	}
-	verbs = map[Verb]verbSpec{
-		VerbJoin:     lobby((*Service).join, false, false),
-		VerbBot:      lobby((*Service).bot, true, true),
-		VerbSeat:     lobby((*Service).moveSeat, true, false),
-		VerbShuffle:  lobby((*Service).shuffle, true, true),
-		VerbDeal:     lobby((*Service).deal, true, true),
-		VerbLeave:    {run: (*Service).leave, acted: actedTable, seated: true, turns: true},
-		VerbTrump:    move(actedGame),
-		VerbPlay:     move(actedGame),
-		VerbAnnounce: move(actedCall),
-		VerbHand:     {run: (*Service).hand, seated: true, allowed: in(StatusPlaying), notAllowed: "err.no_game"},
-		VerbBoard:    {run: (*Service).board},
-		VerbLast:     {run: (*Service).last},
-		VerbStop:     {run: (*Service).stop, acted: actedTable, seated: true, admin: true},
-		VerbRematch: {run: (*Service).rematch, acted: actedTable, seated: true, allowed: in(StatusOver),
-			notAllowed: "err.not_over", turns: true},
-		VerbLang: {run: (*Service).tableLang, acted: actedTable, seated: true, admin: true},
-	}
-	addCoachVerbs()
+	VerbNew:      {scope: scopePlace, run: (*Service).open, person: true},
+	VerbLearn:    {scope: scopePlace, run: (*Service).learn, person: true},
+	VerbStats:    {scope: scopePlace, run: (*Service).statsVerb},
+	VerbTop:      {scope: scopePlace, run: (*Service).topVerb},
+	VerbHistory:  {scope: scopePlace, run: (*Service).historyVerb},
+	VerbSettings: {scope: scopePlace, run: (*Service).settingsVerb, admin: true},
+	VerbMyData:   {scope: scopePlace, run: (*Service).myDataVerb},
+
+	VerbJoin: {scope: scopeTable, run: (*Service).join, person: true, acted: actedTable, allowed: in(StatusLobby),
+		notAllowed: "err.not_in_lobby", turns: true},
+	VerbBot:      lobbyVerb((*Service).bot, true),
+	VerbSeat:     lobbyVerb((*Service).moveSeat, false),
+	VerbShuffle:  lobbyVerb((*Service).shuffle, true),
+	VerbDeal:     lobbyVerb((*Service).deal, true),
+	VerbLeave:    {scope: scopeTable, run: (*Service).leave, acted: actedTable, seated: true, turns: true},
+	VerbTrump:    moveVerb(actedGame),
+	VerbPlay:     moveVerb(actedGame),
+	VerbAnnounce: moveVerb(actedCall),
+	VerbHand:     {scope: scopeTable, run: (*Service).hand, seated: true, allowed: in(StatusPlaying), notAllowed: "err.no_game"},
+	VerbBoard:    {scope: scopeTable, run: (*Service).board},
+	VerbLast:     {scope: scopeTable, run: (*Service).last},
+	VerbStop:     {scope: scopeTable, run: (*Service).stop, acted: actedTable, seated: true, admin: true},
+	VerbRematch: {scope: scopeTable, run: (*Service).rematch, acted: actedTable, seated: true, allowed: in(StatusOver),
+		notAllowed: "err.not_over", turns: true},
+	VerbLang: {scope: scopeTable, run: (*Service).lang, personal: notForTable, acted: actedTable, seated: true, admin: true},
+	VerbHint: {scope: scopeTable, run: (*Service).hint, seated: true, allowed: in(StatusPlaying), notAllowed: "err.no_game"},
+	VerbReview: {scope: scopeTable, run: (*Service).reviewVerb, seated: true, allowed: in(StatusPlaying, StatusOver),
+		notAllowed: "err.no_game"},
+
+	VerbTimeout: {scope: scopeInternal},
+	VerbMove:    {scope: scopeInternal},
+	VerbClose:   {scope: scopeInternal},
+	VerbPause:   {scope: scopeInternal},
+}
+
+// answer gives the actor the messages, and reports nothing refused.
+func (c *call) answer(msgs ...Message) *userError {
+	c.out.replies = append(c.out.replies, msgs...)
+	return nil
+}
+
+func (s *Service) help(_ context.Context, _ *tbl, c *call) *userError {
+	return c.answer(reply(c.Command, c.lang, KindReply, helpText(c.lang, s.surface(c.Place))))
+}
+
+func (s *Service) rules(_ context.Context, _ *tbl, c *call) *userError {
+	return c.answer(reply(c.Command, c.lang, KindReply, i18n.T(c.lang, "rules.text", s.cfg.RulesURL)))
+}
+
+// lobbyVerb is a verb of the lobby for the people seated there: it changes who sits where.
+func lobbyVerb(run func(*Service, context.Context, *tbl, *call) *userError, admin bool) verbSpec {
+	return verbSpec{scope: scopeTable, run: run, acted: actedTable, seated: true, admin: admin, allowed: in(StatusLobby),
+		notAllowed: "err.not_in_lobby", turns: true}
+}
+
+// moveVerb is a game move of a kind.
+func moveVerb(kind actedKind) verbSpec {
+	return verbSpec{scope: scopeTable, run: (*Service).move, acted: kind, move: true, seated: true, allowed: in(StatusPlaying),
+		notAllowed: "err.no_game", turns: true}
 }
 
 // AdminMatters reports whether a chat admin may do more with the verb than others (act without a
 // seat, stop at once, set the house rules): a platform where asking costs a request (Telegram's
 // getChatMember) asks only for these, before the command reaches the service.
-func AdminMatters(v Verb) bool { return verbs[v].admin || v == VerbSettings }
+func AdminMatters(v Verb) bool { return verbs[v].admin }
 
 // stale reports whether a button press comes too late: made before its presser's last accepted
 // command of its kind, or (for a game move) in an earlier game.
@@ -152,7 +211,7 @@ func parseSeatArg(arg string) (core.Seat, bool) {
 	return core.Seat(n - 1), true // people count seats from 1
 }
 
-func (s *Service) join(t *tbl, c *call) *userError {
+func (s *Service) join(_ context.Context, t *tbl, c *call) *userError {
 	st := t.st
 	if c.seat != core.NoSeat {
 		return refuse("err.already_seated")
@@ -193,7 +252,7 @@ func (s *Service) join(t *tbl, c *call) *userError {
 	return nil
 }
 
-func (s *Service) leave(t *tbl, c *call) *userError {
+func (s *Service) leave(_ context.Context, t *tbl, c *call) *userError {
 	st := t.st
 	if st.Status == StatusPlaying {
 		// Said while the player still sits there, so that the reader of a personal screen is told
@@ -209,7 +268,7 @@ func (s *Service) leave(t *tbl, c *call) *userError {
 	return nil
 }
 
-func (s *Service) bot(t *tbl, c *call) *userError {
+func (s *Service) bot(_ context.Context, t *tbl, c *call) *userError {
 	st := t.st
 	fields := strings.Fields(strings.ToLower(c.arg))
 	if len(fields) > 0 && (fields[0] == "remove" || fields[0] == "rm" || fields[0] == "-") {
@@ -256,7 +315,7 @@ func (s *Service) bot(t *tbl, c *call) *userError {
 	return nil
 }
 
-func (s *Service) moveSeat(t *tbl, c *call) *userError {
+func (s *Service) moveSeat(_ context.Context, t *tbl, c *call) *userError {
 	st := t.st
 	n, ok := parseSeatArg(c.arg)
 	if !ok {
@@ -270,7 +329,7 @@ func (s *Service) moveSeat(t *tbl, c *call) *userError {
 	return nil
 }
 
-func (s *Service) shuffle(t *tbl, c *call) *userError {
+func (s *Service) shuffle(_ context.Context, t *tbl, c *call) *userError {
 	st := t.st
 	rng := st.rng(useShuffle, st.Seq)
 	rng.Shuffle(4, func(i, j int) { st.Seats[i], st.Seats[j] = st.Seats[j], st.Seats[i] })
@@ -278,7 +337,7 @@ func (s *Service) shuffle(t *tbl, c *call) *userError {
 	return nil
 }
 
-func (s *Service) deal(t *tbl, c *call) *userError {
+func (s *Service) deal(_ context.Context, t *tbl, c *call) *userError {
 	st := t.st
 	for i := range st.Seats {
 		if st.Seats[i].Empty() {
@@ -292,7 +351,7 @@ func (s *Service) deal(t *tbl, c *call) *userError {
 	return nil
 }
 
-func (s *Service) hand(t *tbl, c *call) *userError {
+func (s *Service) hand(_ context.Context, t *tbl, c *call) *userError {
 	m := s.handMessage(t, c.seat, c.lang)
 	m.Target, m.Kind, m.Key = Target{Kind: ToActor, Place: c.Place, Player: c.Actor}, KindReply, ""
 	m.Version, m.Table = t.st.Seq, t.st.ID
@@ -301,7 +360,7 @@ func (s *Service) hand(t *tbl, c *call) *userError {
 	return nil
 }
 
-func (s *Service) board(t *tbl, c *call) *userError {
+func (s *Service) board(_ context.Context, t *tbl, c *call) *userError {
 	m := s.boardMessage(t, c.lang)
 	m.Target = Target{Kind: ToActor, Place: c.Place, Player: c.Actor}
 	m.Table, m.Version = t.st.ID, t.st.Seq
@@ -309,7 +368,7 @@ func (s *Service) board(t *tbl, c *call) *userError {
 	return nil
 }
 
-func (s *Service) last(t *tbl, c *call) *userError {
+func (s *Service) last(_ context.Context, t *tbl, c *call) *userError {
 	g := t.lastGame()
 	if g == nil {
 		return refuse("err.no_trick")
@@ -325,7 +384,7 @@ func (s *Service) last(t *tbl, c *call) *userError {
 }
 
 // move applies trump, announce or play for the actor's seat.
-func (s *Service) move(t *tbl, c *call) *userError {
+func (s *Service) move(_ context.Context, t *tbl, c *call) *userError {
 	g := t.game()
 	if c.arg == "" {
 		return refuse(map[Verb]string{VerbTrump: "err.no_suit", VerbAnnounce: "err.no_call", VerbPlay: "err.no_card"}[c.Verb])
@@ -401,7 +460,7 @@ func (t *tbl) lastGame() *core.Game {
 	return t.match.Current()
 }
 
-func (s *Service) stop(t *tbl, c *call) *userError {
+func (s *Service) stop(_ context.Context, t *tbl, c *call) *userError {
 	st := t.st
 	if !c.Admin {
 		for _, v := range st.Votes {
@@ -445,7 +504,7 @@ func (s *Service) close(t *tbl, out *outcome) {
 	out.changed = true
 }
 
-func (s *Service) rematch(t *tbl, c *call) *userError {
+func (s *Service) rematch(_ context.Context, t *tbl, c *call) *userError {
 	st := t.st
 	switch strings.ToLower(c.arg) {
 	case "", "same":
@@ -465,9 +524,12 @@ func (s *Service) rematch(t *tbl, c *call) *userError {
 	return nil
 }
 
-// tableLang sets the language the table speaks in public ("lang table xx"). A person's own
-// language is theirs, not the table's: Handle answers "lang xx" without a table.
-func (s *Service) tableLang(t *tbl, c *call) *userError {
+// lang sets the language the table speaks in public ("lang table xx"), or without a table the
+// actor's own (personalLang): a person's own language is theirs, not the table's.
+func (s *Service) lang(ctx context.Context, t *tbl, c *call) *userError {
+	if t == nil {
+		return s.personalLang(ctx, c)
+	}
 	l, uerr := parseLangArgs(c.Args)
 	if uerr != nil {
 		return uerr
@@ -491,14 +553,15 @@ func parseLangArgs(args []string) (string, *userError) {
 	return l, nil
 }
 
-// forTable reports whether "lang" arguments are about the table ("lang table de").
-func forTable(args []string) bool {
+// notForTable reports whether "lang" arguments are the actor's own language, not the table's
+// ("lang de", against "lang table de").
+func notForTable(args []string) bool {
 	if len(args) == 0 {
-		return false
+		return true
 	}
 	switch strings.ToLower(args[0]) {
 	case "table", "channel", "chat", "group":
-		return true
+		return false
 	}
-	return false
+	return true
 }

@@ -98,6 +98,8 @@ type Store struct {
 	maxOps   int
 	maxBytes int
 	page     int64
+	// conf is how cli was made: Compact dials each member alone with it.
+	conf clientv3.Config
 }
 
 // Open connects to the cluster and checks (or, on an empty prefix, writes) the layout version. A
@@ -123,13 +125,14 @@ func Open(opts Options) (*Store, error) {
 	if s.page <= 0 {
 		s.page = 256
 	}
-	cli, err := clientv3.New(clientv3.Config{
+	s.conf = clientv3.Config{
 		Endpoints: opts.Endpoints, TLS: opts.TLS, Username: opts.Username, Password: opts.Password,
 		DialTimeout: s.timeout, DialKeepAliveTime: 10 * time.Second, DialKeepAliveTimeout: s.timeout,
 		// Room for a request as large as the cluster takes, and for a page of large states.
 		MaxCallSendMsgSize: s.maxBytes + 64<<10, MaxCallRecvMsgSize: 256 << 20,
 		Logger: zap.NewNop(),
-	})
+	}
+	cli, err := clientv3.New(s.conf)
 	if err != nil {
 		return nil, fmt.Errorf("etcdstore: connect to %s: %w", strings.Join(opts.Endpoints, ","), s.classify(err))
 	}

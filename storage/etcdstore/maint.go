@@ -287,22 +287,15 @@ func mustJSON(s string) []byte {
 }
 
 // Compact drops etcd's history up to the current revision and defragments every member, so what
-// was replaced or deleted is in no member's database file any more (see Forget). Each member is
-// defragmented in turn; one that is down is skipped and said in the error.
+// was replaced or deleted is in no member's database file any more (see Forget). A compaction is
+// applied by each member on its own, in the background, and only the member that serves the
+// request waits for it ("physical"): so each member in turn gets a compaction of its own, at a
+// revision moved on by a marker write, through a client that reaches that member alone, and is
+// defragmented once its own compaction is done (compactions run in order, so the forget's is
+// done too). A member that is down is skipped and said in the error.
 func (s *Store) Compact() error {
-	resp, err := s.get(s.p + "schema")
-	if err != nil {
-		return err
-	}
-	err = s.call(func(ctx context.Context, _ bool) error {
-		_, err := s.cli.Compact(ctx, resp.Header.Revision, clientv3.WithCompactPhysical())
-		return err
-	})
-	if err != nil && !errors.Is(err, table.ErrCompacted) {
-		return fmt.Errorf("compact to revision %d: %w", resp.Header.Revision, err)
-	}
 	var members *clientv3.MemberListResponse
-	err = s.call(func(ctx context.Context, _ bool) error {
+	err := s.call(func(ctx context.Context, _ bool) error {
 		var err error
 		members, err = s.cli.MemberList(ctx)
 		return err
@@ -315,12 +308,45 @@ func (s *Store) Compact() error {
 		if len(m.ClientURLs) == 0 {
 			continue // a learner not started yet
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*s.timeout)
-		_, err := s.cli.Defragment(ctx, m.ClientURLs[0])
-		cancel()
-		if err != nil {
-			errs = append(errs, fmt.Errorf("defragment member %s (%s): %w", m.Name, m.ClientURLs[0], s.classify(err)))
+		if err := s.compactMember(m.ClientURLs[0]); err != nil {
+			errs = append(errs, fmt.Errorf("compact member %s (%s): %w", m.Name, m.ClientURLs[0], err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// compactMember compacts the history to a fresh revision through the member at url alone, waits
+// until that member has applied it physically, then defragments it.
+func (s *Store) compactMember(url string) error {
+	conf := s.conf
+	conf.Endpoints = []string{url}
+	cli, err := clientv3.New(conf)
+	if err != nil {
+		return s.classify(err)
+	}
+	defer cli.Close()
+	var rev int64
+	err = s.call(func(ctx context.Context, _ bool) error {
+		resp, err := cli.Put(ctx, s.p+"compacted", time.Now().UTC().Format(time.RFC3339Nano))
+		if err == nil {
+			rev = resp.Header.Revision
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("mark the revision: %w", err)
+	}
+	err = s.call(func(ctx context.Context, _ bool) error {
+		_, err := cli.Compact(ctx, rev, clientv3.WithCompactPhysical())
+		return err
+	})
+	if err != nil && !errors.Is(err, table.ErrCompacted) {
+		return fmt.Errorf("compact to revision %d: %w", rev, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*s.timeout)
+	defer cancel()
+	if _, err := cli.Defragment(ctx, url); err != nil {
+		return fmt.Errorf("defragment: %w", s.classify(err))
+	}
+	return nil
 }

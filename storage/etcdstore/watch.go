@@ -161,12 +161,12 @@ func (s *Store) Dump(fn func(storage.Item) error) error {
 // (storage.ErrNotEmpty otherwise), in transactions that fit the limits; each table's sequence key
 // comes from its last log entry, as the bbolt store reads it. It gives how many items it wrote.
 func (s *Store) Load(from storage.Dumper) (int, error) {
-	resp, err := s.get(s.p, clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithLimit(2))
+	resp, err := s.get(s.p, clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithLimit(3))
 	if err != nil {
 		return 0, fmt.Errorf("etcdstore: load: %w", err)
 	}
 	for _, kv := range resp.Kvs {
-		if string(kv.Key) != s.p+"schema" {
+		if k := string(kv.Key); k != s.p+"schema" && k != s.p+"compacted" { // Compact's marker holds no data
 			return 0, fmt.Errorf("etcdstore: load under %q: %w", s.p, storage.ErrNotEmpty)
 		}
 	}

@@ -48,9 +48,21 @@ func Open(svc *table.Service, i int) (Table, error) {
 	return t, nil
 }
 
-// Step makes the player to move act (name hearts trump, or play the first legal card; a rematch
-// when the match is over) and says how long the durable command took.
+// Step makes the player to move act (Next) and says how long the durable command took.
 func Step(svc *table.Service, t Table) (time.Duration, error) {
+	cmd := Next(svc, t)
+	start := time.Now()
+	r := svc.Handle(context.Background(), cmd)
+	d := time.Since(start)
+	if len(r) > 0 && r[0].Kind == table.KindError {
+		return d, fmt.Errorf("%s %v: %s", cmd.Verb, cmd.Args, r[0].Text)
+	}
+	return d, nil
+}
+
+// Next is the command of the player to move: name hearts trump, or play the first legal card; a
+// rematch when the match is over.
+func Next(svc *table.Service, t Table) table.Command {
 	who, legal, trump := svc.Turn(t.ID)
 	cmd := table.Command{Place: t.Place, Verb: table.VerbPlay}
 	for _, p := range t.Players {
@@ -66,13 +78,7 @@ func Step(svc *table.Service, t Table) (time.Duration, error) {
 	default:
 		cmd.Args = []string{legal[0].String()}
 	}
-	start := time.Now()
-	r := svc.Handle(context.Background(), cmd)
-	d := time.Since(start)
-	if len(r) > 0 && r[0].Kind == table.KindError {
-		return d, fmt.Errorf("%s %v: %s", cmd.Verb, cmd.Args, r[0].Text)
-	}
-	return d, nil
+	return cmd
 }
 
 // RunTables drives n tables from n goroutines for b.N commands in all, and reports commands per

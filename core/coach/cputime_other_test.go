@@ -1,6 +1,6 @@
 //go:build !unix
 
-package table
+package coach
 
 import "time"
 

@@ -1,0 +1,155 @@
+package table_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
+)
+
+// stuckStore is a MemStore whose commits of one table wait until released: a disk that hangs on
+// that table's fsync while the others' go through.
+type stuckStore struct {
+	*table.MemStore
+	mu      sync.Mutex
+	table   string        // the table whose commits wait; "" none
+	stuck   chan struct{} // gets a value when a commit starts waiting
+	release chan struct{} // closed to let the waiting commits through
+}
+
+func newStuckStore() *stuckStore {
+	return &stuckStore{MemStore: table.NewMemStore(), stuck: make(chan struct{}, 1), release: make(chan struct{})}
+}
+
+// stickAt makes the commits of table id wait from now on.
+func (s *stuckStore) stickAt(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.table = id
+}
+
+func (s *stuckStore) Commit(c table.Change) error {
+	s.mu.Lock()
+	stick := s.table != "" && c.TableID == s.table
+	s.mu.Unlock()
+	if stick {
+		select {
+		case s.stuck <- struct{}{}:
+		default:
+		}
+		<-s.release
+	}
+	return s.MemStore.Commit(c)
+}
+
+// stuckFor is how long a test lets a commit hang before it gives up waiting for the others: far
+// more than an answer from memory takes, even with -race on a loaded machine.
+const stuckFor = 2 * time.Second
+
+// answersWhileStuck runs cmd while the store's stuck commit waits, and fails the test if the
+// answer waits for that commit. It releases the commit in the end and gives how long cmd took.
+func answersWhileStuck(t *testing.T, svc *table.Service, store *stuckStore, what string, cmd table.Command) time.Duration {
+	t.Helper()
+	took := make(chan time.Duration, 1)
+	go func() {
+		start := time.Now()
+		if r := svc.Handle(context.Background(), cmd); len(r) > 0 && r[0].Kind == table.KindError {
+			t.Errorf("%s: %s", what, r[0].Text)
+		}
+		took <- time.Since(start)
+	}()
+	select {
+	case d := <-took:
+		t.Logf("%s answered in %v while another table's commit was stuck", what, d)
+		return d
+	case <-time.After(stuckFor):
+		t.Errorf("%s did not answer in %v while another table's commit was stuck", what, stuckFor)
+		close(store.release)
+		d := <-took
+		t.Logf("%s answered %v after it was asked, once the stuck commit was let through", what, d)
+		return d
+	}
+}
+
+// TestNoLockWaitsForAnotherTablesCommit: a commit that hangs (a disk stuck on one table's fsync)
+// holds up that table alone. While the match that ends at one table is being stored, /stats at
+// another place and a command at another table answer; while a new table's /new waits for the
+// finished table it replaces to be stored closed, commands at the other tables answer too.
+func TestNoLockWaitsForAnotherTablesCommit(t *testing.T) {
+	stats := table.Command{Place: table.Place{Platform: "bench", Chat: "stats"}, Actor: table.Player{ID: "s1", Name: "Sam"},
+		Verb: table.VerbStats}
+	t.Run("a match that ends", func(t *testing.T) {
+		store := newStuckStore()
+		svc := table.New(table.Config{Store: store, KV: store.MemStore, Seed: 1})
+		defer svc.Close()
+		ending, err := tabletest.Open(svc, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := tabletest.Open(svc, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		move := tabletest.Next(svc, other)
+		// An admin stops the match: it is kept, and the league learns it with the same commit.
+		store.stickAt(ending.ID)
+		stopped := make(chan struct{})
+		go func() {
+			defer close(stopped)
+			svc.Handle(context.Background(), table.Command{Place: ending.Place, Actor: ending.Players[0], Verb: table.VerbStop, Admin: true})
+		}()
+		<-store.stuck
+		answersWhileStuck(t, svc, store, "/stats at another place", stats)
+		answersWhileStuck(t, svc, store, "a move at another table", move)
+		select {
+		case <-store.release:
+		default:
+			close(store.release)
+		}
+		<-stopped
+		if st, _ := svc.Status(ending.ID); st != table.StatusClosed && st != "" {
+			t.Errorf("the stopped table is %q", st)
+		}
+	})
+	t.Run("a new table replaces a finished one", func(t *testing.T) {
+		store := newStuckStore()
+		svc := table.New(table.Config{Store: store, KV: store.MemStore, Seed: 1})
+		defer svc.Close()
+		finished, err := tabletest.Open(svc, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for st, _ := svc.Status(finished.ID); st != table.StatusOver; st, _ = svc.Status(finished.ID) {
+			if _, err := tabletest.Step(svc, finished); err != nil {
+				t.Fatal(err)
+			}
+		}
+		other, err := tabletest.Open(svc, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		move := tabletest.Next(svc, other)
+		store.stickAt(finished.ID)
+		opened := make(chan []table.Message, 1)
+		go func() {
+			opened <- svc.Handle(context.Background(), table.Command{Place: finished.Place, Actor: finished.Players[0], Verb: table.VerbNew})
+		}()
+		<-store.stuck
+		answersWhileStuck(t, svc, store, "a move at another table", move)
+		answersWhileStuck(t, svc, store, "/stats at another place", stats)
+		select {
+		case <-store.release:
+		default:
+			close(store.release)
+		}
+		if r := <-opened; len(r) == 0 || r[0].Kind == table.KindError {
+			t.Errorf("new at the finished table's place: %+v", r)
+		}
+		if id := svc.TableAt(finished.Place); id == finished.ID || id == "" {
+			t.Errorf("the place's table is %q after new", id)
+		}
+	})
+}

@@ -1,0 +1,352 @@
+package table
+
+// People and places: what each person chose for themselves (their language, whether they are
+// ranked, the coach's reviews), what they may ask about themselves (mydata) and how they are
+// forgotten (forget, forget.go), and each place's own defaults for new tables (settings), which
+// the people at its table change together.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/i18n"
+)
+
+// bucketUsers is the service's KV bucket of people's own settings: player ID → userPrefs.
+const bucketUsers = "table.user"
+
+// userPrefs are what a person chose for themselves, whatever table they sit at.
+type userPrefs struct {
+	Lang   string `json:"lang,omitempty"`
+	Hidden bool   `json:"hidden,omitempty"` // not ranked, and their statistics shown to them alone
+	Coach  bool   `json:"coach,omitempty"`  // a private review after each game they play
+}
+
+// users caches people's settings in front of the KV; without a KV it is all there is.
+type users struct {
+	mu    sync.Mutex
+	kv    KV
+	log   *slog.Logger
+	prefs map[string]userPrefs // loaded on first use; a missing entry reads as the zero value
+}
+
+func (u *users) init(kv KV, log *slog.Logger) {
+	u.kv, u.log, u.prefs = kv, log, map[string]userPrefs{}
+}
+
+func (u *users) get(id string) userPrefs {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.getLocked(id)
+}
+
+func (u *users) getLocked(id string) userPrefs {
+	if p, ok := u.prefs[id]; ok || u.kv == nil || id == "" {
+		return p
+	}
+	var p userPrefs
+	data, ok, err := u.kv.Get(bucketUsers, id)
+	switch {
+	case err != nil:
+		u.log.Error("reading a person's settings", "err", err)
+		return p // not cached: read again next time
+	case ok:
+		if err := json.Unmarshal(data, &p); err != nil {
+			u.log.Error("a person's settings do not decode; using the defaults", "err", err)
+		}
+	}
+	u.prefs[id] = p
+	return p
+}
+
+func (u *users) put(id string, p userPrefs) error {
+	if u.kv != nil {
+		data, _ := json.Marshal(p)
+		if err := u.kv.Put(bucketUsers, id, data); err != nil {
+			return err
+		}
+	}
+	u.prefs[id] = p
+	return nil
+}
+
+// change keeps a change of a person's settings: their language, whether they are ranked,
+// whether their games are reviewed.
+func (u *users) change(id string, f func(*userPrefs)) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	p := u.getLocked(id)
+	f(&p)
+	return u.put(id, p)
+}
+
+// lang is the person's own language, or "".
+func (u *users) lang(id string) string { return u.get(id).Lang }
+
+// forget drops what is cached of a person (the KV entry is deleted by the caller).
+func (u *users) forget(id string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	delete(u.prefs, id)
+}
+
+// adopt takes over a language choice an older table state kept, unless the person has chosen
+// since.
+func (u *users) adopt(id, lang string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if p := u.getLocked(id); p.Lang == "" {
+		p.Lang = lang
+		if err := u.put(id, p); err != nil {
+			u.log.Error("keeping a language choice", "err", err)
+		}
+	}
+}
+
+// getJSON reads a KV entry of the service's into v; false when there is none, or it does not
+// read (which is logged).
+func (s *Service) getJSON(bucket, key string, v any) bool {
+	data, ok, err := s.cfg.KV.Get(bucket, key)
+	if err != nil {
+		s.cfg.Log.Error("reading a setting", "bucket", bucket, "err", err)
+		return false
+	}
+	if ok {
+		if err := json.Unmarshal(data, v); err != nil {
+			s.cfg.Log.Error("a setting does not decode; using the defaults", "bucket", bucket, "key", key, "err", err)
+			return false
+		}
+	}
+	return ok
+}
+
+// langFor is the language for a person's texts away from a table: their own choice, else their
+// platform's locale.
+func (s *Service) langFor(p Player) string {
+	if l := s.users.lang(p.ID); l != "" {
+		return l
+	}
+	return i18n.Pick(p.Locale)
+}
+
+// langOf is the language for a player's private texts at a table: their own choice, their
+// platform locale, then the table's language.
+func (s *Service) langOf(t *tbl, p Player) string {
+	if l := s.users.lang(p.ID); l != "" {
+		return l
+	}
+	return i18n.Pick(p.Locale, t.st.Lang)
+}
+
+// personalLang sets the language a person is spoken to in ("lang xx"): their own setting, kept
+// apart from every table. Their private messages at the tables they sit at follow at once.
+func (s *Service) personalLang(ctx context.Context, c *call) *userError {
+	cmd := c.Command
+	l, uerr := parseLangArgs(cmd.Args)
+	if uerr != nil {
+		return uerr
+	}
+	if err := s.users.change(cmd.Actor.ID, func(p *userPrefs) { p.Lang = l }); err != nil {
+		s.cfg.Log.Error("saving a language choice", "err", err)
+		return c.answer(s.errorReply(cmd, l, refuse("err.internal")))
+	}
+	for _, t := range s.all() {
+		t.mu.Lock()
+		if t.st.Status != StatusClosed && seatOf(t.st, cmd.Actor.ID) != core.NoSeat {
+			s.publish(ctx, t, nil)
+		}
+		t.mu.Unlock()
+	}
+	return c.answer(reply(cmd, l, KindNotice, i18n.T(l, "note.lang_player")))
+}
+
+// placeSettings are a place's defaults for new tables: option keys and values as new takes them,
+// and the language its tables speak. Kept in the KV (bucket table.place), per place.
+type placeSettings struct {
+	Options map[string]string `json:"options,omitempty"`
+	Lang    string            `json:"lang,omitempty"`
+}
+
+const bucketPlaces = "table.place"
+
+func (s *Service) placeSettings(placeKey string) placeSettings {
+	var ps placeSettings
+	s.getJSON(bucketPlaces, placeKey, &ps)
+	return ps
+}
+
+// args are the settings as arguments of new, in the options' order.
+func (ps placeSettings) args() []string {
+	var out []string
+	for _, o := range TableOptions {
+		if v, ok := ps.Options[o.Key]; ok {
+			out = append(out, o.Key+"="+v)
+		}
+	}
+	return out
+}
+
+// proposal is a change to a place's settings some of the people at its table asked for; it is
+// made when all of them have.
+type proposal struct {
+	change string
+	votes  []string
+}
+
+func (s *Service) settingsVerb(ctx context.Context, _ *tbl, c *call) *userError {
+	cmd, lang := c.Command, c.lang
+	if cmd.Private {
+		return refuse("settings.private")
+	}
+	key := cmd.Place.Key()
+	cur := s.placeSettings(key)
+	if len(cmd.Args) == 0 {
+		opts, _ := ParseOptions(cur.args())
+		text := i18n.T(lang, "settings.title", placeTitle(cmd, lang)) + "\n" + optionsLine(lang, opts)
+		if cur.Lang != "" {
+			text += "\n" + i18n.T(lang, "settings.lang", i18n.T(cur.Lang, "lang.name"))
+		}
+		return c.answer(reply(cmd, lang, KindReply, text+"\n"+i18n.T(lang, "settings.how")))
+	}
+	next := placeSettings{Options: map[string]string{}, Lang: cur.Lang}
+	for k, v := range cur.Options {
+		next.Options[k] = v
+	}
+	var optArgs []string
+	for _, a := range cmd.Args {
+		k, v, _ := strings.Cut(a, "=")
+		if i18n.Fold(k) == "lang" || i18n.Fold(k) == "language" {
+			l := i18n.Match(v)
+			if l == "" {
+				return refuse("err.bad_lang", lit(v))
+			}
+			next.Lang = l
+			continue
+		}
+		optArgs = append(optArgs, a)
+	}
+	parsed, err := ParseOptions(optArgs)
+	if oe := (*OptionError)(nil); errors.As(err, &oe) {
+		return optionRefusal(oe)
+	}
+	for _, a := range optArgs {
+		k, _, _ := strings.Cut(a, "=")
+		if o, ok := OptionNamed(strings.TrimSpace(k)); ok {
+			next.Options[o.Key] = o.get(parsed)
+		}
+	}
+	change := strings.Join(append(next.args(), "lang="+next.Lang), " ")
+	if !cmd.Admin {
+		votes, need, uerr := s.voteSettings(cmd, change)
+		if uerr != nil {
+			return uerr
+		}
+		if votes < need {
+			return c.answer(reply(cmd, lang, KindNotice, i18n.T(lang, "settings.vote", cmd.Actor.Name, votes, need)))
+		}
+	}
+	data, _ := json.Marshal(next)
+	if err := s.cfg.KV.Put(bucketPlaces, key, data); err != nil {
+		s.cfg.Log.Error("saving a place's settings", "err", err)
+		return refuse("err.internal")
+	}
+	opts, _ := ParseOptions(next.args())
+	return c.answer(reply(cmd, lang, KindNotice, i18n.T(lang, "settings.saved")+"\n"+optionsLine(lang, opts)))
+}
+
+// voteSettings counts a seated person's vote for a change of the place's settings: every person
+// at the place's table must ask for the same change.
+func (s *Service) voteSettings(cmd Command, change string) (votes, need int, uerr *userError) {
+	t, ok := s.table(s.TableAt(cmd.Place))
+	if !ok {
+		return 0, 0, refuse("settings.who")
+	}
+	t.mu.Lock()
+	var humans []string
+	for _, seat := range t.st.Seats {
+		if seat.Human() && !seat.Away {
+			humans = append(humans, seat.Player.ID)
+		}
+	}
+	t.mu.Unlock()
+	if !slices.Contains(humans, cmd.Actor.ID) {
+		return 0, 0, refuse("settings.who")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := cmd.Place.Key()
+	p := s.proposals[key]
+	if p == nil || p.change != change {
+		p = &proposal{change: change}
+		s.proposals[key] = p
+	}
+	if !slices.Contains(p.votes, cmd.Actor.ID) {
+		p.votes = append(p.votes, cmd.Actor.ID)
+	}
+	n := 0
+	for _, v := range p.votes {
+		if slices.Contains(humans, v) {
+			n++
+		}
+	}
+	if n >= len(humans) {
+		delete(s.proposals, key)
+	}
+	return n, len(humans), nil
+}
+
+// myDataVerb tells the person who asks, privately, what is kept about them.
+func (s *Service) myDataVerb(_ context.Context, _ *tbl, c *call) *userError {
+	m := reply(c.Command, c.lang, KindReply, s.myData(c.Command, c.lang))
+	m.Secret, m.Public = true, i18n.T(c.lang, "league.private")
+	return c.answer(m)
+}
+
+// myData says what is kept about the person who asks, and how to change it.
+func (s *Service) myData(cmd Command, lang string) string {
+	id := cmd.Actor.ID
+	prefs := s.users.get(id)
+	var b strings.Builder
+	b.WriteString(s.sayAbout(cmd, id, lang, "mydata.title", cmd.Actor.Name, id))
+	if prefs.Lang != "" {
+		b.WriteString("\n" + i18n.T(lang, "mydata.lang", i18n.T(prefs.Lang, "lang.name")))
+	}
+	if prefs.Hidden {
+		b.WriteString("\n" + i18n.T(lang, "mydata.hidden"))
+	} else {
+		b.WriteString("\n" + i18n.T(lang, "mydata.shown"))
+	}
+	pl, here := s.league.Place(cmd.Place.Key()).Players[id]
+	global, rated := s.league.Person(id)
+	if here {
+		b.WriteString("\n" + i18n.T(lang, "mydata.here", placeTitle(cmd, lang), pl.Games, decimal(lang, pl.Rating.Ordinal())))
+	}
+	if rated {
+		b.WriteString("\n" + i18n.T(lang, "mydata.global", decimal(lang, global.Ordinal())))
+	}
+	b.WriteString("\n" + i18n.N(lang, "mydata.kept", int(s.cfg.Retention.Hours()/24)))
+	return b.String()
+}
+
+func (s *Service) forgetVerb(_ context.Context, _ *tbl, c *call) *userError {
+	cmd, lang := c.Command, c.lang
+	if strings.ToLower(strings.TrimSpace(strings.Join(cmd.Args, " "))) != "yes" {
+		m := reply(cmd, lang, KindReply, i18n.T(lang, "forget.ask"))
+		m.Secret, m.Public = true, i18n.T(lang, "league.private")
+		return c.answer(m)
+	}
+	n, err := s.Forget(cmd.Actor.ID)
+	if err != nil {
+		s.cfg.Log.Error("forgetting a person", "err", err)
+		return refuse("err.internal")
+	}
+	m := reply(cmd, lang, KindNotice, i18n.N(lang, "forget.done", n))
+	m.Secret, m.Public = true, i18n.T(lang, "league.private")
+	return c.answer(m)
+}

@@ -1,0 +1,33 @@
+package table
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestVerbsAreTheRegistry: Verbs, the help order, lists every verb of the registry a player may
+// type, once, and nothing else; every verb but the internal ones has a help line.
+func TestVerbsAreTheRegistry(t *testing.T) {
+	for _, v := range Verbs {
+		spec, ok := verbs[v]
+		switch {
+		case !ok:
+			t.Errorf("%s is in Verbs, not in the registry", v)
+		case spec.scope == scopeInternal:
+			t.Errorf("%s is internal, yet in Verbs", v)
+		case spec.run == nil:
+			t.Errorf("%s has nothing to run", v)
+		}
+		if n := len(slices.DeleteFunc(slices.Clone(Verbs), func(w Verb) bool { return w != v })); n != 1 {
+			t.Errorf("%s is %d times in Verbs", v, n)
+		}
+	}
+	for v, spec := range verbs {
+		if spec.scope != scopeInternal && !slices.Contains(Verbs, v) {
+			t.Errorf("%s is in the registry, not in Verbs", v)
+		}
+		if spec.scope != scopeTable && (spec.seated || spec.acted != actedNone || spec.allowed != 0 || spec.personal != nil) {
+			t.Errorf("%s has table needs without scope table", v)
+		}
+	}
+}
