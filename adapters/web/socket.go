@@ -328,6 +328,7 @@ type hub struct {
 	s     *Server
 	mu    sync.Mutex
 	rooms map[string]*room
+	wg    sync.WaitGroup // the rooms' refreshers: Close waits for them
 }
 
 // room is one table's sockets, one per player, and its refresher.
@@ -352,6 +353,7 @@ func (h *hub) join(k *sock) {
 	if r == nil {
 		r = &room{id: k.table, socks: map[string]*sock{}, dirty: make(chan struct{}, 1), done: make(chan struct{})}
 		h.rooms[k.table] = r
+		h.wg.Add(1)
 		go h.refresh(r)
 	}
 	if old := r.socks[k.player.ID]; old != nil {
@@ -389,11 +391,14 @@ func (h *hub) changed(tableID string) {
 }
 
 // refresh gives every socket of the room its new view each time the table changes, until the
-// room empties. Changes that come while it works are taken together.
+// room empties or the server closes. Changes that come while it works are taken together.
 func (h *hub) refresh(r *room) {
+	defer h.wg.Done()
 	for {
 		select {
 		case <-r.done:
+			return
+		case <-h.s.life.Done():
 			return
 		case <-r.dirty:
 		}

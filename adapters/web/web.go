@@ -282,7 +282,8 @@ func (s *Server) Run(ctx context.Context) error {
 	return nil
 }
 
-// Close ends every socket and waits for their handlers. Call it after the service's Close.
+// Close ends every socket and waits for their handlers and for the goroutines that bring them
+// new views. Call it after the service's Close.
 func (s *Server) Close() error {
 	s.closeSockets()
 	return nil
@@ -291,6 +292,7 @@ func (s *Server) Close() error {
 func (s *Server) closeSockets() {
 	s.stop()
 	s.wg.Wait()
+	s.hub.wg.Wait()
 }
 
 // Tee is next with the web table listening in: each batch of messages the service delivers for
