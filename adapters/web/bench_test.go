@@ -131,7 +131,8 @@ func BenchmarkMoveToFourSockets(b *testing.B) {
 // test binary again, see TestMain), so that only the server's side is counted.
 func BenchmarkIdleSockets(b *testing.B) {
 	const tables, sockets = 250, 1000
-	e := newEnv(b, func(c *Config) { c.HTTP.MaxConns = 2 * sockets })
+	// The pages' process says nothing after its hello: no heartbeat ends their sockets meanwhile.
+	e := newEnv(b, func(c *Config) { c.HTTP.MaxConns, c.Heartbeat = 2*sockets, time.Hour })
 	var sessions []string
 	for i := range tables {
 		id, ps, _ := e.fourTable(i)

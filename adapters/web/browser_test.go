@@ -189,9 +189,6 @@ func tapMove(t *testing.T, e *env, tb *tab, id string, p table.Player, v table.S
 	t.Fatalf("the tap at seq %s made no move; the server said %v; the page says:\n%s", seq, said, body)
 }
 
-// fastPlayer lets a test tap faster than any person: the move-rate limit has its own test.
-func fastPlayer(c *Config) { c.MoveRate, c.MoveBurst = 1000, 1000 }
-
 // One person plays a whole game by tapping cards in the page, with three computer players.
 func TestBrowserWholeGame(t *testing.T) {
 	e := newEnv(t, fastPlayer)
