@@ -289,6 +289,12 @@ func TestBrowserSecondTabSeesOnlyItsOwnCards(t *testing.T) {
 				}
 			}
 		}
+		if x := v.Ended; x != nil { // the last trick of the game before, played in the open
+			for _, pl := range x.Last.Plays {
+				c, _ := core.ParseCard(pl.Card.Card)
+				public = public.Add(c)
+			}
+		}
 		own := core.CardSet(0)
 		for _, h := range v.Hand {
 			c, _ := core.ParseCard(h.Card)

@@ -516,4 +516,15 @@ var en = map[string]string{
 	"hint.trump.draws":   "🎓 Name %s: with these three cards the trump team wins about %d%% of the deals and draws %d%% (20–20).",
 	"review.card.chance": "Trick %d: %s cost about %d%% of win chance; %s was better.",
 	"review.draws":       "(In a win chance a 20–20 draw counts as half a game won.)",
+
+	// the web table as a place to follow the game (issue 25)
+	"web.take_back":  "Opened elsewhere — tap to take it back",
+	"web.back":       "I'm back",
+	"web.clock":      "⏱ %[1]s: %[2]s left",
+	"web.clock_mine": "⏱ Your time: %s left",
+	"web.continue":   "Tap to go on",
+	"web.rank.J":     "J",
+	"web.rank.Q":     "Q",
+	"web.rank.K":     "K",
+	"web.rank.A":     "A",
 }

@@ -518,6 +518,17 @@ var lb = map[string]string{
 	"hint.trump.draws":   "🎓 Maacht %s Tromp: mat dësen dräi Kaarte gewënnt d’Tromp-Ekipp an ongeféier %d%% vun de Kaartverdeelungen, a bei ongeféier %d%% gëtt et e Stänner (20–20).",
 	"review.card.chance": "Streech %d: %s huet ongeféier %d%% Gewënnchance kascht; %s wier besser gewiescht.",
 	"review.draws":       "(An enger Gewënnchance zielt e Stänner (20–20) als en halleft gewonnent Spill.)",
+
+	// the web table as a place to follow the game (issue 25)
+	"web.take_back":  "An enger anerer Fënster op — tippt, fir en zréckzehuelen",
+	"web.back":       "Ech si rëm do",
+	"web.clock":      "⏱ %[1]s: nach %[2]s",
+	"web.clock_mine": "⏱ Dir hutt nach %s",
+	"web.continue":   "Tippt, fir weiderzemaachen",
+	"web.rank.J":     "B",
+	"web.rank.Q":     "D",
+	"web.rank.K":     "K",
+	"web.rank.A":     "A",
 }
 
 var de = map[string]string{
@@ -1017,6 +1028,17 @@ var de = map[string]string{
 	"hint.trump.draws":   "🎓 Wähle %s: Mit diesen drei Karten gewinnt das Trumpfteam etwa %d%% der Verteilungen, %d%% enden unentschieden (20–20).",
 	"review.card.chance": "Stich %d: %s hat etwa %d%% Gewinnchance gekostet; %s wäre besser gewesen.",
 	"review.draws":       "(In der Gewinnchance zählt ein Unentschieden (20–20) als halbes gewonnenes Spiel.)",
+
+	// the web table as a place to follow the game (issue 25)
+	"web.take_back":  "In einem anderen Fenster geöffnet — tippe, um ihn zurückzuholen",
+	"web.back":       "Ich bin wieder da",
+	"web.clock":      "⏱ %[1]s: noch %[2]s",
+	"web.clock_mine": "⏱ Du hast noch %s",
+	"web.continue":   "Tippe, um weiterzumachen",
+	"web.rank.J":     "B",
+	"web.rank.Q":     "D",
+	"web.rank.K":     "K",
+	"web.rank.A":     "A",
 }
 
 var fr = map[string]string{
@@ -1516,4 +1538,15 @@ var fr = map[string]string{
 	"hint.trump.draws":   "🎓 Prenez %s\u00a0: avec ces trois cartes, l’équipe qui fait l’atout gagne environ %d\u202f%% des donnes et fait égalité (20–20) dans %d\u202f%%.",
 	"review.card.chance": "Pli %d\u00a0: %s a coûté environ %d\u202f%% de chance de gagner\u202f; %s aurait été meilleur.",
 	"review.draws":       "(Dans une chance de gagner, une égalité 20–20 compte pour une demi-donne gagnée.)",
+
+	// the web table as a place to follow the game (issue 25)
+	"web.take_back":  "Ouverte ailleurs — touchez pour la reprendre",
+	"web.back":       "Je suis de retour",
+	"web.clock":      "⏱ %[1]s\u00a0: encore %[2]s",
+	"web.clock_mine": "⏱ Il vous reste %s",
+	"web.continue":   "Touchez pour continuer",
+	"web.rank.J":     "V",
+	"web.rank.Q":     "D",
+	"web.rank.K":     "R",
+	"web.rank.A":     "A",
 }
