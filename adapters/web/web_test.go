@@ -298,8 +298,12 @@ func TestPageHeadersAndStrings(t *testing.T) {
 	}
 	json.NewDecoder(resp.Body).Decode(&got)
 	resp.Body.Close()
-	if got.Lang != "lb" || got.Strings["web.your_cards"] != i18n.T("lb", "web.your_cards") || len(got.Strings) != len(pageKeys) {
+	if got.Lang != "lb" || got.Strings["web.your_cards"] != i18n.T("lb", "web.your_cards") || len(got.Strings) != len(pageKeys)+10 {
 		t.Fatalf("strings: %s, %d texts", got.Lang, len(got.Strings))
+	}
+	// Cards in words and letters, the catalog's: "Rauten Damm", D for a Damm.
+	if got.Strings["rank.Q"] != "Damm" || got.Strings["suit.D"] != "Rauten" || got.Strings["web.rank.Q"] != "D" {
+		t.Fatalf("the card words: %q %q %q", got.Strings["rank.Q"], got.Strings["suit.D"], got.Strings["web.rank.Q"])
 	}
 	if resp, _ := http.Get(e.url + "/secret.txt"); resp.StatusCode != 404 {
 		t.Fatalf("an unknown file: %d", resp.StatusCode)
