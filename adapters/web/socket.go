@@ -143,9 +143,9 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	k := &sock{s: s, conn: c, t: t, player: t.player(), table: t.Table, ctx: ctx, cancel: cancel,
 		wake: make(chan struct{}, 1)}
+	k.send(outbound{T: "ping", Beat: s.cfg.Heartbeat.Milliseconds()}) // the first word, before any view
 	s.hub.join(k)
 	defer s.hub.leave(k)
-	k.send(outbound{T: "ping", Beat: s.cfg.Heartbeat.Milliseconds()})
 	k.push(v)
 	go k.writer()
 	k.read()

@@ -25,6 +25,9 @@
   let retry = 0;
   let stopped = false;
   let moveNo = 0;
+  // A move's ID is the platform's event ID of a button press: unique to this page load, so that a
+  // reload's or another tab's first move is not taken for one the table already applied.
+  const pageID = "m" + Math.random().toString(36).slice(2, 10) + "-";
   let sentAt = -1; // the view a move was sent from: no second move until a newer view comes
 
   const t = (key) => T[key] || key;
@@ -288,14 +291,14 @@
 
   function send(verb, arg) {
     if (!$("overlay").hidden || !view || sentAt === view.seq) return;
-    if (!speak({ t: "move", verb, arg: arg || "", seq: view.seq, id: "m" + (moveNo + 1) })) return;
+    if (!speak({ t: "move", verb, arg: arg || "", seq: view.seq, id: pageID + (moveNo + 1) })) return;
     sentAt = view.seq;
     moveNo++;
     if (verb === "play" || verb === "trump") haptic({ type: "impact", impact_style: "light" });
   }
 
   // Following the game: what the page holds on the felt, and what the live region says.
-  let held = null; // {trick, ended, until}: a finished trick (and game) on the felt
+  let held = null; // {trick, ended, ms}: a finished trick (and game) on the felt
   let heldTimer = 0;
   let shownTrick = ""; // the newest finished trick the page has shown: "game/no"
   let announced = new Set(); // the plays said aloud: "game/trick/seat"
@@ -325,7 +328,7 @@
       if (old) {
         lines.push(f.trick.won);
         if (f.ended) lines.push(f.ended.text);
-        hold({ trick: f.trick, ended: f.ended, until: Date.now() + (f.ended ? HOLD_GAME : HOLD_TRICK) });
+        hold({ trick: f.trick, ended: f.ended, ms: f.ended ? HOLD_GAME : HOLD_TRICK });
       }
     }
     if (g && g.phase === "play") sayPlays(g.no, g.trick);
@@ -351,20 +354,25 @@
     while (box.childElementCount > 4) box.firstElementChild.remove();
   }
 
+  // hold puts a finished trick on the felt for its time; one that comes while another is held
+  // waits its turn, so that each is seen however fast the player taps.
+  const queue = [];
   function hold(h) {
-    held = h;
+    queue.push(h);
+    if (!held) next();
+  }
+
+  function next() {
+    held = queue.shift() || null;
     clearTimeout(heldTimer);
-    heldTimer = setTimeout(release, h.until - Date.now());
-    telegramBack(true);
+    telegramBack(!!held);
+    if (held) heldTimer = setTimeout(release, held.ms);
+    if (view) drawTable(view);
   }
 
   // release ends the hold: its time is up, or the player tapped it away.
   function release() {
-    if (!held) return;
-    held = null;
-    clearTimeout(heldTimer);
-    telegramBack(false);
-    if (view) drawTable(view);
+    if (held) next();
   }
 
   // Drawing.
@@ -543,8 +551,12 @@
     hand.classList.toggle("choosing", !!g && g.phase === "trump");
     hand.setAttribute("aria-label", t("web.your_cards"));
     (v.hand || []).forEach((c, i) => {
+      // A button named by its words, said in its content (a hidden line) rather than a label,
+      // so that the name holds what the card shows; the face is drawn for the eyes alone.
       const e = cardEl(c, "div");
       e.setAttribute("role", "button");
+      e.removeAttribute("aria-label");
+      e.append(el("span", "sr-only", cardName(c) + (c.trump ? ", " + t("pic.Trump") : "")));
       if (i > 0 && c.trump !== v.hand[i - 1].trump) e.classList.add("group");
       if (c.legal) {
         e.classList.add("legal");

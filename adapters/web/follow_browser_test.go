@@ -1,0 +1,402 @@
+//go:build browser
+
+package web
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// watchHolds makes the page note, for each finished trick its felt shows (four cards, one marked
+// the winner), how long it stayed and whether the game's result showed with it.
+const watchHolds = `(() => {
+	window.holds = [];
+	let cur = null;
+	const look = () => {
+		const cards = [...document.querySelectorAll("#trick .card")];
+		const won = cards.filter(c => c.classList.contains("winner")).length;
+		const key = cards.length === 4 && won === 1 ? cards.map(c => c.dataset.card).join(" ") : "";
+		const now = performance.now();
+		if (cur && cur.key !== key) { cur.ms = now - cur.from; window.holds.push(cur); cur = null; }
+		if (key && !cur) cur = {key, from: now, result: !document.getElementById("result").hidden, ms: 0};
+		if (cur && !document.getElementById("result").hidden) cur.result = true;
+	};
+	new MutationObserver(look).observe(document.getElementById("table"), {subtree: true, childList: true, attributes: true});
+	look();
+})()`
+
+type held struct {
+	Key    string
+	Ms     float64
+	Result bool
+}
+
+// Against computer players that answer at once, each finished trick stays on the felt at least
+// a second with its winner marked, and the game's last trick with its result, while the person
+// plays a whole game by tapping. Before, the computer that took a trick led within milliseconds.
+func TestBrowserFinishedTrickStays(t *testing.T) {
+	e := newEnv(t, fastPlayer)
+	b := browser(t)
+	id, p, _ := e.soloTable(1)
+	tb := newTab(t, b, false)
+	tb.run(chromedp.Navigate(e.link(p, id)))
+	tb.waitJS("the hand", `document.querySelectorAll("#hand .card").length > 0`)
+	tb.eval(watchHolds, nil)
+	for {
+		v, mine := waitTurn(t, e, id, p, 1)
+		if !mine {
+			break
+		}
+		tapMove(t, e, tb, id, p, v)
+	}
+	tb.waitJS("the felt past the game's end", `window.holds.some(h => h.result)`)
+	var holds []held
+	tb.eval(`window.holds`, &holds)
+	results := 0
+	for _, h := range holds {
+		if h.Ms < 1000 {
+			t.Errorf("the finished trick %s stayed %.0f ms", h.Key, h.Ms)
+		}
+		if h.Result {
+			results++
+		}
+	}
+	if len(holds) < 6 || results != 1 {
+		t.Fatalf("a whole game showed %d finished tricks, %d with the game's result: %+v", len(holds), results, holds)
+	}
+	t.Logf("%d finished tricks held, the shortest %.0f ms", len(holds), shortest(holds))
+}
+
+func shortest(hs []held) float64 {
+	m := 1e9
+	for _, h := range hs {
+		m = min(m, h.Ms)
+	}
+	return m
+}
+
+// freezer is a TCP proxy between the browser and the web server that can stop passing bytes
+// either way, as a server that hangs or a network that drops everything would: connections stay
+// open, nothing arrives, new ones are accepted and then hang too.
+type freezer struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	cond   *sync.Cond
+	frozen bool
+	conns  []net.Conn
+}
+
+func newFreezer(t *testing.T) *freezer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &freezer{ln: ln}
+	f.cond = sync.NewCond(&f.mu)
+	t.Cleanup(func() {
+		f.freeze(false)
+		ln.Close()
+		f.mu.Lock()
+		for _, c := range f.conns {
+			c.Close()
+		}
+		f.mu.Unlock()
+	})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go f.serve(c)
+		}
+	}()
+	return f
+}
+
+func (f *freezer) url() string { return "http://" + f.ln.Addr().String() }
+
+// to sets the address the proxy passes to.
+func (f *freezer) to(addr string) {
+	f.mu.Lock()
+	f.target = addr
+	f.mu.Unlock()
+}
+
+func (f *freezer) freeze(on bool) {
+	f.mu.Lock()
+	f.frozen = on
+	f.mu.Unlock()
+	f.cond.Broadcast()
+}
+
+func (f *freezer) wait() {
+	f.mu.Lock()
+	for f.frozen {
+		f.cond.Wait()
+	}
+	f.mu.Unlock()
+}
+
+func (f *freezer) serve(c net.Conn) {
+	f.wait()
+	f.mu.Lock()
+	target := f.target
+	f.mu.Unlock()
+	s, err := net.Dial("tcp", target)
+	if err != nil {
+		c.Close()
+		return
+	}
+	f.mu.Lock()
+	f.conns = append(f.conns, c, s)
+	f.mu.Unlock()
+	pass := func(dst, src net.Conn) {
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := src.Read(buf)
+			if n > 0 {
+				f.wait()
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					break
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+		dst.Close()
+		src.Close()
+	}
+	go pass(s, c)
+	go pass(c, s)
+}
+
+// With the server frozen the page shows the overlay within 10 s, and nothing under it can be
+// tapped; once the server answers again the page is back by itself within a few seconds, and a
+// tap makes a move. Before, the page showed nothing wrong and a tap went nowhere.
+func TestBrowserFrozenServerShowsTheOverlay(t *testing.T) {
+	f := newFreezer(t)
+	e := newEnv(t, fastPlayer, func(c *Config) { c.PublicURL = f.url() })
+	f.to(strings.TrimPrefix(e.url, "http://"))
+	b := browser(t)
+	id, p, _ := e.soloTable(1)
+	tb := newTab(t, b, false)
+	tb.run(chromedp.Navigate(e.link(p, id)))
+	v, _ := waitTurn(t, e, id, p, 1)
+	tb.waitJS("the page at the player's turn", fmt.Sprintf(`document.getElementById("app").dataset.seq === "%d"`, v.Seq))
+	f.freeze(true)
+	frozen := time.Now()
+	deadline := frozen.Add(10 * time.Second)
+	for {
+		var shown bool
+		tb.eval(`!document.getElementById("overlay").hidden`, &shown)
+		if shown {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("10 s after the server froze the page shows no overlay")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	took := time.Since(frozen)
+	var under struct {
+		Inert   bool
+		Covered bool
+	}
+	tb.eval(`(() => { const c = document.querySelector("#hand .card"); const r = c.getBoundingClientRect();
+		const at = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+		return {Inert: document.getElementById("app").inert, Covered: !!at && !!at.closest("#overlay")}; })()`, &under)
+	if !under.Inert || !under.Covered {
+		t.Fatalf("under the overlay the table can be used: %+v", under)
+	}
+	f.freeze(false)
+	thawed := time.Now()
+	tb.waitJS("the overlay gone", `document.getElementById("overlay").hidden`)
+	t.Logf("the overlay showed %v after the freeze, and went %v after the server answered again", took.Round(100*time.Millisecond),
+		time.Since(thawed).Round(100*time.Millisecond))
+	if back := time.Since(thawed); back > 8*time.Second {
+		t.Errorf("the page took %v to come back", back)
+	}
+	v, _ = waitTurn(t, e, id, p, 1)
+	tapMove(t, e, tb, id, p, v)
+}
+
+// A second tab of the same player takes the seat: the first shows "Opened elsewhere — tap to
+// take it back" over the table, and a tap there takes it back.
+func TestBrowserOpenedElsewhere(t *testing.T) {
+	e := newEnv(t, fastPlayer)
+	b := browser(t)
+	id, p, _ := e.soloTable(1)
+	first, second := newTab(t, b, false), newTab(t, b, true)
+	first.run(chromedp.Navigate(e.link(p, id)))
+	first.waitJS("the hand", `document.querySelectorAll("#hand .card").length > 0`)
+	second.run(chromedp.Navigate(e.link(p, id)))
+	second.waitJS("the hand", `document.querySelectorAll("#hand .card").length > 0`)
+	first.waitJS("the overlay", `!document.getElementById("overlay").hidden`)
+	var text string
+	first.eval(`document.getElementById("overlay-text").textContent`, &text)
+	if text != "Opened elsewhere — tap to take it back" {
+		t.Fatalf("the replaced tab says %q", text)
+	}
+	first.run(chromedp.Click(`#overlay-text`, chromedp.ByQuery))
+	first.waitJS("the table taken back", `document.getElementById("overlay").hidden`)
+	second.waitJS("the other tab's overlay", `!document.getElementById("overlay").hidden`)
+}
+
+// The turn's clock counts down on the page; a player whom the timer marked away sees it, with
+// "I'm back", which gives them the seat again. The table is four people's, so that it waits for
+// the next one once a computer has played for the absent player.
+func TestBrowserClockAndImBack(t *testing.T) {
+	e := newEnv(t, fastPlayer)
+	b := browser(t)
+	place := table.Place{Platform: benchPlatform, Chat: "clock"}
+	var ps []table.Player
+	for i := range 4 {
+		ps = append(ps, table.Player{ID: fmt.Sprintf("tg:%d", 50+i), Name: fmt.Sprintf("Player %d", i+1), Locale: "en"})
+	}
+	e.do(place, ps[0], table.VerbNew, "timer=fast", "stripes=3")
+	for _, q := range ps[1:] {
+		e.do(place, q, table.VerbJoin)
+	}
+	e.do(place, ps[0], table.VerbDeal)
+	id := e.svc.TableAt(place)
+	p := ps[0]
+	tb := newTab(t, b, false)
+	tb.run(chromedp.Navigate(e.link(p, id)))
+	tb.waitJS("the clock", `!document.getElementById("clock").hidden`)
+	// The others play (as from the chat) until it is the page's player's turn.
+	for i := 0; i < 20; i++ {
+		v, _ := e.svc.SeatView(id, p)
+		if v.Game.ToMove == v.You {
+			break
+		}
+		q := ps[v.Game.ToMove]
+		qv, _ := e.svc.SeatView(id, q)
+		e.act(q, qv)
+	}
+	v, _ := e.svc.SeatView(id, p)
+	tb.waitJS("the page at the player's turn", fmt.Sprintf(`document.getElementById("app").dataset.seq === "%d"`, v.Seq))
+	var clock struct {
+		Text string
+		Left int
+	}
+	tb.eval(`({Text: document.getElementById("clock").textContent, Left: Number(document.getElementById("clock").dataset.left)})`, &clock)
+	if !strings.HasPrefix(clock.Text, "⏱ Your time: 0:4") || clock.Left < 40 || clock.Left > 45 {
+		t.Fatalf("the clock at the player's turn: %+v", clock)
+	}
+	tb.waitJS("the clock counting down", fmt.Sprintf(`Number(document.getElementById("clock").dataset.left) < %d`, clock.Left))
+	e.restartAfter(50 * time.Second) // the bot was down longer than the turn's time
+	tb.waitJS("the away notice", `!document.getElementById("away").hidden`)
+	var away string
+	tb.eval(`document.getElementById("away").textContent`, &away)
+	if !strings.Contains(away, "computer plays for you") || !strings.Contains(away, "I'm back") {
+		t.Fatalf("the away notice: %q", away)
+	}
+	tb.run(chromedp.Click(`#back`, chromedp.ByQuery))
+	tb.waitJS("the seat taken back", `document.getElementById("away").hidden`)
+	if v, _ := e.svc.SeatView(id, p); v.Seats[v.You].Away {
+		t.Fatal("the page shows the player back, the table does not")
+	}
+}
+
+// axe is axe-core's script, from the file $KONTERMATT_AXE names (.ci/run installs a pinned
+// axe-core with npm outside the repository and sets it).
+func axe(t *testing.T) string {
+	t.Helper()
+	path := os.Getenv("KONTERMATT_AXE")
+	if path == "" {
+		t.Fatal("KONTERMATT_AXE is not set: the browser tests need axe-core's axe.min.js " +
+			"(npm install --prefix DIR axe-core@4.14.1, then KONTERMATT_AXE=DIR/node_modules/axe-core/axe.min.js; .ci/run does so)")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("KONTERMATT_AXE: %v", err)
+	}
+	defer f.Close()
+	src, err := io.ReadAll(f)
+	if err != nil || !strings.Contains(string(src), "axe") {
+		t.Fatalf("KONTERMATT_AXE=%s is not axe-core's script: %v", path, err)
+	}
+	return string(src)
+}
+
+type violation struct {
+	ID, Impact, Help string
+	Nodes            []string
+}
+
+// runAxe runs axe-core in the tab and gives its serious and critical violations.
+func runAxe(tb *tab, src string) []violation {
+	tb.t.Helper()
+	tb.eval(src+";true", nil)
+	var out []violation
+	await := func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }
+	tb.run(chromedp.Evaluate(`axe.run(document, {resultTypes: ["violations"]}).then(r => r.violations
+		.filter(v => v.impact === "serious" || v.impact === "critical")
+		.map(v => ({ID: v.id, Impact: v.impact, Help: v.help, Nodes: v.nodes.map(n => n.html.slice(0, 160))})))`, &out, await))
+	return out
+}
+
+// axe-core finds no serious or critical violation on the table in either theme: in play, with a
+// finished trick and a game's result held, under the overlay.
+func TestBrowserAxe(t *testing.T) {
+	src := axe(t)
+	e := newEnv(t, fastPlayer)
+	b := browser(t)
+	id, p, _ := e.soloTable(1)
+	for _, dark := range []bool{false, true} {
+		tb := newTab(t, b, dark)
+		tb.run(chromedp.Navigate(e.link(p, id)))
+		v, _ := waitTurn(t, e, id, p, 1)
+		tb.waitJS("the player's turn", fmt.Sprintf(`document.getElementById("app").dataset.seq === "%d"`, v.Seq))
+		for _, x := range runAxe(tb, src) {
+			t.Errorf("dark %v, in play: %s (%s): %s %q", dark, x.ID, x.Impact, x.Help, x.Nodes)
+		}
+		// Play on until the felt holds a finished trick; then to the game's end, whose result
+		// shows once the tricks before it were held.
+		for i := 0; ; i++ {
+			var now bool
+			tb.eval(`!!document.querySelector("#trick.held")`, &now)
+			if now {
+				break
+			}
+			v, mine := waitTurn(t, e, id, p, len(v.Board.Games)+1)
+			if !mine || i > 20 {
+				t.Fatal("no finished trick came")
+			}
+			tapMove(t, e, tb, id, p, v)
+		}
+		for _, x := range runAxe(tb, src) {
+			t.Errorf("dark %v, a trick held: %s (%s): %s %q", dark, x.ID, x.Impact, x.Help, x.Nodes)
+		}
+		for {
+			v, mine := waitTurn(t, e, id, p, len(v.Board.Games)+1)
+			if !mine {
+				break
+			}
+			tapMove(t, e, tb, id, p, v)
+		}
+		tb.waitJS("the game's result", `!document.getElementById("result").hidden`)
+		for _, x := range runAxe(tb, src) {
+			t.Errorf("dark %v, a game's result: %s (%s): %s %q", dark, x.ID, x.Impact, x.Help, x.Nodes)
+		}
+		tb.eval(`document.getElementById("overlay").hidden = false; document.getElementById("overlay-text").textContent = "…"; true`, nil)
+		for _, x := range runAxe(tb, src) {
+			t.Errorf("dark %v, the overlay: %s (%s): %s %q", dark, x.ID, x.Impact, x.Help, x.Nodes)
+		}
+	}
+}
