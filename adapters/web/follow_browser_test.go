@@ -3,15 +3,19 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
@@ -398,5 +402,87 @@ func TestBrowserAxe(t *testing.T) {
 		for _, x := range runAxe(tb, src) {
 			t.Errorf("dark %v, the overlay: %s (%s): %s %q", dark, x.ID, x.Impact, x.Help, x.Nodes)
 		}
+	}
+}
+
+// measureLatency makes the page note, for each tap on a legal card or a trump button, the time
+// until the view the move made arrives (click → view) and until the frame after it was drawn is
+// painted (click → paint). It runs before the page's own script, so its socket listener comes
+// first: the view's time is taken before the page draws it.
+const measureLatency = `(() => {
+	window.lat = [];
+	let pending = null;
+	document.addEventListener("click", (ev) => {
+		if (ev.target.closest("#hand .card.legal, #choices button.trump"))
+			pending = {t0: performance.now(), seq: Number(document.getElementById("app").dataset.seq)};
+	}, true);
+	const WS = window.WebSocket;
+	function Measured(url, protocols) {
+		const ws = protocols ? new WS(url, protocols) : new WS(url);
+		ws.addEventListener("message", (ev) => {
+			if (!pending || !ev.data.startsWith('{"t":"view"')) return;
+			if (JSON.parse(ev.data).view.seq <= pending.seq) return;
+			const p = pending;
+			pending = null;
+			p.view = performance.now() - p.t0;
+			requestAnimationFrame(() => {
+				const ch = new MessageChannel();
+				ch.port1.onmessage = () => { p.paint = performance.now() - p.t0; window.lat.push(p); };
+				ch.port2.postMessage(0);
+			});
+		});
+		return ws;
+	}
+	Measured.prototype = WS.prototype;
+	for (const k of ["CONNECTING", "OPEN", "CLOSING", "CLOSED"]) Measured[k] = WS[k];
+	window.WebSocket = Measured;
+})()`
+
+// BenchmarkBrowserClickToPaint plays a whole match by tapping in the page, at the phone's size,
+// with the CPU as it is and slowed four times (CDP's Emulation.setCPUThrottlingRate), and
+// reports the p50 and p99 of click → view and click → paint over the match's taps.
+//
+//	go test -tags browser -run '^$' -bench BrowserClickToPaint -benchtime 1x ./adapters/web/
+func BenchmarkBrowserClickToPaint(b *testing.B) {
+	for _, rate := range []float64{1, 4} {
+		b.Run(fmt.Sprintf("cpu=%gx", rate), func(b *testing.B) {
+			e := newEnv(b, fastPlayer)
+			br := browser(b)
+			var views, paints []float64
+			n := 0
+			for b.Loop() {
+				n++
+				id, p, _ := e.soloTable(n)
+				tb := newTab(b, br, false)
+				// In front, as the phone shows it: a hidden tab draws no frames.
+				tb.run(cdppage.BringToFront(), emulation.SetCPUThrottlingRate(rate), chromedp.ActionFunc(func(ctx context.Context) error {
+					_, err := cdppage.AddScriptToEvaluateOnNewDocument(measureLatency).Do(ctx)
+					return err
+				}))
+				tb.run(chromedp.Navigate(e.link(p, id)))
+				for {
+					v, mine := waitTurn(b, e, id, p, 99)
+					if !mine {
+						break
+					}
+					tapMove(b, e, tb, id, p, v)
+				}
+				var lat []struct{ View, Paint float64 }
+				tb.waitJS("the last tap's paint", `window.lat.length > 0`)
+				time.Sleep(200 * time.Millisecond)
+				tb.eval(`window.lat`, &lat)
+				for _, l := range lat {
+					views, paints = append(views, l.View), append(paints, l.Paint)
+				}
+			}
+			slices.Sort(views)
+			slices.Sort(paints)
+			at := func(xs []float64, q float64) float64 { return xs[min(len(xs)-1, int(q*float64(len(xs))))] }
+			b.ReportMetric(at(views, .5), "view-p50-ms")
+			b.ReportMetric(at(views, .99), "view-p99-ms")
+			b.ReportMetric(at(paints, .5), "paint-p50-ms")
+			b.ReportMetric(at(paints, .99), "paint-p99-ms")
+			b.ReportMetric(float64(len(views))/float64(n), "taps/match")
+		})
 	}
 }
