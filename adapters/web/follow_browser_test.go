@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -485,4 +486,129 @@ func BenchmarkBrowserClickToPaint(b *testing.B) {
 			b.ReportMetric(float64(len(views))/float64(n), "taps/match")
 		})
 	}
+}
+
+// From the keyboard: Space on a legal card plays it without scrolling the page, the focus stays
+// on the hand after the move, the cards are buttons named in words with the unplayable ones
+// marked so, and the live region says the turn, the plays and who took the trick.
+func TestBrowserKeyboardAndLiveRegion(t *testing.T) {
+	e := newEnv(t, fastPlayer)
+	b := browser(t)
+	id, p, _ := e.soloTable(1)
+	tb := newTabSized(t, b, false, 320, 568)
+	tb.run(chromedp.Navigate(e.link(p, id)))
+	var played int
+	for i := 0; i < 30 && played < 3; i++ {
+		v, mine := waitTurn(t, e, id, p, 1)
+		if !mine {
+			break
+		}
+		if len(v.Trumps) > 0 {
+			tapMove(t, e, tb, id, p, v)
+			continue
+		}
+		tb.waitJS("the view", fmt.Sprintf(`document.getElementById("app").dataset.seq === "%d" && document.querySelector("#hand .card.legal")`, v.Seq))
+		var before struct {
+			Y     float64
+			Names []string
+			Off   []string
+		}
+		tb.eval(`window.scrollTo(0, 40); document.querySelector("#hand .card.legal").focus(); ({Y: window.scrollY,
+			Names: [...document.querySelectorAll("#hand .card")].map(c => c.getAttribute("role") + ": " + c.textContent),
+			Off: [...document.querySelectorAll("#hand .card[aria-disabled=true]")].map(c => c.dataset.card)})`, &before)
+		var legal, off int
+		for _, c := range v.Hand {
+			if c.Legal {
+				legal++
+			} else {
+				off++
+			}
+		}
+		if len(before.Off) != off || !strings.Contains(strings.Join(before.Names, "|"), "button: ") ||
+			!strings.Contains(strings.Join(before.Names, "|"), " of ") {
+			t.Fatalf("the hand's cards: %q, unplayable %q (%d legal, %d not)", before.Names, before.Off, legal, off)
+		}
+		tb.run(chromedp.KeyEvent(" "))
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			nv, _ := e.svc.SeatView(id, p)
+			if nv.Seq > v.Seq {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("Space on a legal card made no move")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		nv, _ := e.svc.SeatView(id, p)
+		tb.waitJS("the next view", fmt.Sprintf(`Number(document.getElementById("app").dataset.seq) >= %d`, nv.Seq))
+		var after struct {
+			Y      float64
+			InHand bool
+		}
+		tb.eval(`({Y: window.scrollY, InHand: document.getElementById("hand").contains(document.activeElement)})`, &after)
+		if after.Y != before.Y || !after.InHand {
+			t.Fatalf("after Space: scrolled from %.0f to %.0f, focus on the hand %v", before.Y, after.Y, after.InHand)
+		}
+		played++
+	}
+	if played < 3 {
+		t.Fatalf("%d cards played from the keyboard", played)
+	}
+	tb.waitJS("a trick taken said aloud", `/wins \d+ point|You win/.test(document.getElementById("said").textContent)`)
+	var said string
+	tb.eval(`document.getElementById("said").textContent`, &said)
+	if !strings.Contains(said, "Computer") || !strings.Contains(said, " of ") {
+		t.Fatalf("the live region says %q", said)
+	}
+}
+
+// In Telegram the page asks for haptic feedback on a play and on the player's turn, and shows
+// Telegram's back button while a finished trick is held; pressing it lets the trick go.
+func TestBrowserTelegramHapticsAndBack(t *testing.T) {
+	const token = "123456:TEST-token-for-the-mini-app"
+	e := newEnv(t, fastPlayer, func(c *Config) { c.Telegram = tgCheck{token} })
+	b := browser(t)
+	id, p, _ := e.soloTable(1)
+	data := signInitData(token, url.Values{"auth_date": {fmt.Sprint(e.clock.Now().Unix())}, "start_param": {id},
+		"user": {`{"id":101,"first_name":"Jang","last_name":"1","language_code":"en"}`}})
+	tb := newTab(t, b, false)
+	// Telegram's apps give the page window.TelegramWebviewProxy; this one notes what it is told.
+	tb.run(chromedp.ActionFunc(func(ctx context.Context) error {
+		_, err := cdppage.AddScriptToEvaluateOnNewDocument(`window.told = [];
+			window.TelegramWebviewProxy = {postEvent: (type, data) => window.told.push(type + " " + data)};`).Do(ctx)
+		return err
+	}))
+	tb.run(chromedp.Navigate(e.url + "/#" + url.Values{"tgWebAppData": {data}, "tgWebAppVersion": {"8.0"}}.Encode()))
+	for i := 0; ; i++ {
+		var held bool
+		tb.eval(`!!document.querySelector("#trick.held")`, &held)
+		if held {
+			break
+		}
+		v, mine := waitTurn(t, e, id, p, 1)
+		if !mine || i > 20 {
+			t.Fatal("no finished trick came")
+		}
+		tapMove(t, e, tb, id, p, v)
+	}
+	// Telegram's back button lets the held trick go at once, not when its time is up.
+	var keys []string
+	tb.eval(`(() => { const key = () => [...document.querySelectorAll("#trick .card")].map(c => c.dataset.card).join(" ") +
+		(document.querySelector("#trick.held") ? " held" : "");
+		const before = key(); window.Telegram.WebView.receiveEvent("back_button_pressed", null); return [before, key()]; })()`, &keys)
+	if keys[0] == keys[1] {
+		t.Fatalf("the back button did not let the held trick go: %q", keys)
+	}
+	var told []string
+	tb.eval(`window.told`, &told)
+	all := strings.Join(told, "\n")
+	for _, want := range []string{"web_app_ready", `web_app_trigger_haptic_feedback {"type":"impact"`,
+		`web_app_trigger_haptic_feedback {"type":"notification","notification_type":"success"}`,
+		`web_app_setup_back_button {"is_visible":true}`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("Telegram was not told %s; it was told:\n%s", want, all)
+		}
+	}
+	tb.waitJS("the back button hidden again", `window.told.some(x => x === 'web_app_setup_back_button {"is_visible":false}')`)
 }
