@@ -597,6 +597,15 @@ func TestBrowserTelegramMiniApp(t *testing.T) {
 	if theme != "dark" || lang != "de" {
 		t.Fatalf("the Mini App's theme %q, language %q", theme, lang)
 	}
+	// Cards and computer players in German, from the catalog: B(auer), D(ame), K(önig), A(ss).
+	var letters, names []string
+	tb.eval(`[...document.querySelectorAll("#hand .rank")].map(e => e.textContent)`, &letters)
+	tb.eval(`[...document.querySelectorAll("#hand .card .sr-only")].map(e => e.textContent)`, &names)
+	for i, l := range letters {
+		if !slices.Contains([]string{"9", "10", "B", "D", "K", "A"}, l) || !strings.Contains(names[i], " ") {
+			t.Fatalf("a German hand shows %q, named %q", letters, names)
+		}
+	}
 	v, _ := e.svc.SeatView(id, p)
 	var cards int
 	tb.eval(`document.querySelectorAll("#hand .card").length`, &cards)

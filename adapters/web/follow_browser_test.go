@@ -612,3 +612,31 @@ func TestBrowserTelegramHapticsAndBack(t *testing.T) {
 	}
 	tb.waitJS("the back button hidden again", `window.told.some(x => x === 'web_app_setup_back_button {"is_visible":false}')`)
 }
+
+// The three cards forehand names trump from are there to look at: none is greyed as unplayable.
+func TestBrowserTrumpChoiceNotGreyed(t *testing.T) {
+	e := newEnv(t, fastPlayer)
+	b := browser(t)
+	id, ps, _ := e.fourTable(1)
+	p := ps[0]
+	for i := 0; ; i++ {
+		v, _ := e.svc.SeatView(id, p)
+		if v.Game.ToMove == v.You && len(v.Trumps) > 0 {
+			break
+		}
+		if i > 200 {
+			t.Fatal("the person never named trump")
+		}
+		q := ps[v.Game.ToMove]
+		qv, _ := e.svc.SeatView(id, q)
+		e.act(q, qv)
+	}
+	tb := newTab(t, b, false)
+	tb.run(chromedp.Navigate(e.link(p, id)))
+	tb.waitJS("the trump buttons", `document.querySelector("#choices button.trump") && document.querySelectorAll("#hand .card").length === 3`)
+	var greyed []string
+	tb.eval(`[...document.querySelectorAll("#hand .card")].filter(c => getComputedStyle(c).backgroundColor !== "rgb(255, 255, 255)" || getComputedStyle(c).opacity !== "1").map(c => c.dataset.card)`, &greyed)
+	if len(greyed) > 0 {
+		t.Fatalf("while trump is named the cards %v are greyed", greyed)
+	}
+}
