@@ -33,6 +33,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/telegram"
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
 // chromium finds the browser: $KONTERMATT_CHROMIUM, else Debian's chromium on the PATH.
@@ -165,6 +166,18 @@ func waitTurn(t testing.TB, e *env, id string, p table.Player, game int) (table.
 	}
 	t.Fatal("the table does not come to the player")
 	return table.SeatView{}, false
+}
+
+// act makes p's move from the view v through the service, as a chat button would.
+func (e *env) act(p table.Player, v table.SeatView) {
+	e.t.Helper()
+	verb, arg := tabletest.SeatMove(v)
+	for _, r := range e.svc.Handle(context.Background(), table.Command{Place: table.Place{Platform: Platform, Chat: p.ID},
+		Table: v.Table, Actor: p, Verb: table.Verb(verb), Args: []string{arg}, Seq: v.Seq, Private: true}) {
+		if r.Kind == table.KindError {
+			e.t.Fatalf("%s %s %s: %s", p.ID, verb, arg, r.Text)
+		}
+	}
 }
 
 // tapMove makes p's move by tapping the page: a trump button or a legal card, then waits until

@@ -135,18 +135,6 @@ func (e *env) fourTable(n int) (string, []table.Player, table.Place) {
 	return e.svc.TableAt(place), ps, place
 }
 
-// act makes p's move from the view v through the service, as a chat button would.
-func (e *env) act(p table.Player, v table.SeatView) {
-	e.t.Helper()
-	verb, arg := tabletest.SeatMove(v)
-	for _, r := range e.svc.Handle(context.Background(), table.Command{Place: table.Place{Platform: Platform, Chat: p.ID},
-		Table: v.Table, Actor: p, Verb: table.Verb(verb), Args: []string{arg}, Seq: v.Seq, Private: true}) {
-		if r.Kind == table.KindError {
-			e.t.Fatalf("%s %s %s: %s", p.ID, verb, arg, r.Text)
-		}
-	}
-}
-
 // link makes the one-time link of a player's hand, as a chat adapter would.
 func (e *env) link(p table.Player, tableID string) string {
 	e.t.Helper()
