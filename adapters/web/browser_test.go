@@ -182,6 +182,67 @@ func (e *env) act(p table.Player, v table.SeatView) {
 
 // tapMove makes p's move by tapping the page: a trump button or a legal card, then waits until
 // the service has it.
+// moved waits up to 10 s until the table is past seq.
+func moved(e *env, id string, p table.Player, seq uint64) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if nv, _ := e.svc.SeatView(id, p); nv.Seq > seq {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
+
+// tapGame taps p's moves in the page until the game no is over (or the match), and gives how
+// many it made.
+func tapGame(t testing.TB, e *env, tb *tab, id string, p table.Player, game int) int {
+	t.Helper()
+	moves := 0
+	for {
+		v, mine := waitTurn(t, e, id, p, game)
+		if !mine {
+			return moves
+		}
+		tapMove(t, e, tb, id, p, v)
+		moves++
+	}
+}
+
+// tapUntil taps p's moves in the page until the page's expression js is true, within game.
+func tapUntil(t testing.TB, e *env, tb *tab, id string, p table.Player, game int, what, js string) {
+	t.Helper()
+	for {
+		var now bool
+		tb.eval("!!("+js+")", &now)
+		if now {
+			return
+		}
+		v, mine := waitTurn(t, e, id, p, game)
+		if !mine {
+			t.Fatalf("game %d is over and the page shows no %s", game, what)
+		}
+		tapMove(t, e, tb, id, p, v)
+	}
+}
+
+// actUntil makes the move of whoever is to move, as from the chat, until p is to move and ready
+// says p's view is the one wanted.
+func (e *env) actUntil(id string, ps []table.Player, p table.Player, ready func(table.SeatView) bool) table.SeatView {
+	e.t.Helper()
+	for i := 0; i < 400; i++ {
+		v, _ := e.svc.SeatView(id, p)
+		if v.Game.ToMove == v.You && ready(v) {
+			return v
+		}
+		q := ps[v.Game.ToMove]
+		qv, _ := e.svc.SeatView(id, q)
+		e.act(q, qv)
+	}
+	e.t.Fatal("the view wanted never came")
+	return table.SeatView{}
+}
+
 func tapMove(t testing.TB, e *env, tb *tab, id string, p table.Player, v table.SeatView) {
 	t.Helper()
 	seq := fmt.Sprint(v.Seq)
@@ -194,13 +255,8 @@ func tapMove(t testing.TB, e *env, tb *tab, id string, p table.Player, v table.S
 		tb.waitJS("a legal card", `document.querySelector("#hand .card.legal")`)
 		tb.run(chromedp.Click(`#hand .card.legal`, chromedp.ByQuery))
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		nv, _ := e.svc.SeatView(id, p)
-		if nv.Seq > v.Seq {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+	if moved(e, id, p, v.Seq) {
+		return
 	}
 	var body string
 	tb.eval(`document.body.innerText`, &body)
@@ -213,24 +269,22 @@ func tapMove(t testing.TB, e *env, tb *tab, id string, p table.Player, v table.S
 	t.Fatalf("the tap at seq %s made no move; the server said %v; the page says:\n%s", seq, said, body)
 }
 
+// soloPage is a table of one person and three computer players, and the person's page opened in
+// a phone's tab.
+func soloPage(t *testing.T) (*env, *tab, string, table.Player) {
+	t.Helper()
+	e := newEnv(t, fastPlayer)
+	id, p, _ := e.soloTable(1)
+	tb := newTab(t, browser(t), false)
+	tb.run(chromedp.Navigate(e.link(p, id)))
+	return e, tb, id, p
+}
+
 // One person plays a whole game by tapping cards in the page, with three computer players.
 func TestBrowserWholeGame(t *testing.T) {
-	e := newEnv(t, fastPlayer)
-	b := browser(t)
-	id, p, _ := e.soloTable(1)
-	tb := newTab(t, b, false)
-	tb.run(chromedp.Navigate(e.link(p, id)))
+	e, tb, id, p := soloPage(t)
 	tb.waitJS("the table", `!document.getElementById("table").hidden && document.querySelectorAll("#hand .card").length > 0`)
-	moves := 0
-	for {
-		v, mine := waitTurn(t, e, id, p, 1)
-		if !mine {
-			break
-		}
-		tapMove(t, e, tb, id, p, v)
-		moves++
-	}
-	if moves < 6 {
+	if moves := tapGame(t, e, tb, id, p, 1); moves < 6 {
 		t.Fatalf("a whole game with %d moves of the person", moves)
 	}
 	tb.waitJS("the board with the game", `document.querySelectorAll("#board table tr").length >= 2`)
@@ -363,11 +417,7 @@ func TestBrowserSecondTabSeesOnlyItsOwnCards(t *testing.T) {
 
 // A reload in the middle of a trick comes back to the table as it stands, and play goes on.
 func TestBrowserReloadMidTrick(t *testing.T) {
-	e := newEnv(t, fastPlayer)
-	b := browser(t)
-	id, p, _ := e.soloTable(1)
-	tb := newTab(t, b, false)
-	tb.run(chromedp.Navigate(e.link(p, id)))
+	e, tb, id, p := soloPage(t)
 	tb.waitJS("the hand", `document.querySelectorAll("#hand .card").length > 0`)
 	// Play until a trick is under way on the table when it is the person's turn.
 	for i := 0; ; i++ {
@@ -585,16 +635,24 @@ func signInitData(token string, v url.Values) string {
 	return v.Encode()
 }
 
+// miniAppTable is a table of one person and three computer players whose page opens as a
+// Telegram Mini App, with the initData Telegram would sign for the person speaking lang.
+func miniAppTable(t *testing.T, lang string) (*env, string, table.Player, string) {
+	t.Helper()
+	const token = "123456:TEST-token-for-the-mini-app"
+	e := newEnv(t, fastPlayer, func(c *Config) { c.Telegram = tgCheck{token} })
+	id, p, _ := e.soloTable(1)
+	data := signInitData(token, url.Values{"auth_date": {fmt.Sprint(e.clock.Now().Unix())}, "start_param": {id},
+		"user": {`{"id":101,"first_name":"Jang","last_name":"1","language_code":"` + lang + `"}`}})
+	return e, id, p, data
+}
+
 // The page opened as a Telegram Mini App from the group's direct link: it proves who opens it
 // with Telegram's initData (the table in its start parameter), follows Telegram's dark theme,
 // and shows the player's hand; a tampered initData gets the refusal.
 func TestBrowserTelegramMiniApp(t *testing.T) {
-	const token = "123456:TEST-token-for-the-mini-app"
-	e := newEnv(t, fastPlayer, func(c *Config) { c.Telegram = tgCheck{token} })
+	e, id, p, data := miniAppTable(t, "de")
 	b := browser(t)
-	id, p, _ := e.soloTable(1)
-	data := signInitData(token, url.Values{"auth_date": {fmt.Sprint(e.clock.Now().Unix())}, "start_param": {id},
-		"user": {`{"id":101,"first_name":"Jang","last_name":"1","language_code":"de"}`}})
 	open := func(initData string) *tab {
 		tb := newTab(t, b, false)
 		frag := url.Values{"tgWebAppData": {initData}, "tgWebAppVersion": {"8.0"},

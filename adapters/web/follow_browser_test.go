@@ -51,20 +51,10 @@ type held struct {
 // a second with its winner marked, and the game's last trick with its result, while the person
 // plays a whole game by tapping. Before, the computer that took a trick led within milliseconds.
 func TestBrowserFinishedTrickStays(t *testing.T) {
-	e := newEnv(t, fastPlayer)
-	b := browser(t)
-	id, p, _ := e.soloTable(1)
-	tb := newTab(t, b, false)
-	tb.run(chromedp.Navigate(e.link(p, id)))
+	e, tb, id, p := soloPage(t)
 	tb.waitJS("the hand", `document.querySelectorAll("#hand .card").length > 0`)
 	tb.eval(watchHolds, nil)
-	for {
-		v, mine := waitTurn(t, e, id, p, 1)
-		if !mine {
-			break
-		}
-		tapMove(t, e, tb, id, p, v)
-	}
+	tapGame(t, e, tb, id, p, 1)
 	tb.waitJS("the felt past the game's end", `window.holds.some(h => h.result)`)
 	var holds []held
 	tb.eval(`window.holds`, &holds)
@@ -284,16 +274,7 @@ func TestBrowserClockAndImBack(t *testing.T) {
 	tb.run(chromedp.Navigate(e.link(p, id)))
 	tb.waitJS("the clock", `!document.getElementById("clock").hidden`)
 	// The others play (as from the chat) until it is the page's player's turn.
-	for i := 0; i < 20; i++ {
-		v, _ := e.svc.SeatView(id, p)
-		if v.Game.ToMove == v.You {
-			break
-		}
-		q := ps[v.Game.ToMove]
-		qv, _ := e.svc.SeatView(id, q)
-		e.act(q, qv)
-	}
-	v, _ := e.svc.SeatView(id, p)
+	v := e.actUntil(id, ps, p, func(table.SeatView) bool { return true })
 	tb.waitJS("the page at the player's turn", fmt.Sprintf(`document.getElementById("app").dataset.seq === "%d"`, v.Seq))
 	var clock struct {
 		Text string
@@ -373,28 +354,12 @@ func TestBrowserAxe(t *testing.T) {
 		}
 		// Play on until the felt holds a finished trick; then to the game's end, whose result
 		// shows once the tricks before it were held.
-		for i := 0; ; i++ {
-			var now bool
-			tb.eval(`!!document.querySelector("#trick.held")`, &now)
-			if now {
-				break
-			}
-			v, mine := waitTurn(t, e, id, p, len(v.Board.Games)+1)
-			if !mine || i > 20 {
-				t.Fatal("no finished trick came")
-			}
-			tapMove(t, e, tb, id, p, v)
-		}
+		game := len(v.Board.Games) + 1
+		tapUntil(t, e, tb, id, p, game, "finished trick held", `document.querySelector("#trick.held")`)
 		for _, x := range runAxe(tb, src) {
 			t.Errorf("dark %v, a trick held: %s (%s): %s %q", dark, x.ID, x.Impact, x.Help, x.Nodes)
 		}
-		for {
-			v, mine := waitTurn(t, e, id, p, len(v.Board.Games)+1)
-			if !mine {
-				break
-			}
-			tapMove(t, e, tb, id, p, v)
-		}
+		tapGame(t, e, tb, id, p, game)
 		tb.waitJS("the game's result", `!document.getElementById("result").hidden`)
 		for _, x := range runAxe(tb, src) {
 			t.Errorf("dark %v, a game's result: %s (%s): %s %q", dark, x.ID, x.Impact, x.Help, x.Nodes)
@@ -461,13 +426,7 @@ func BenchmarkBrowserClickToPaint(b *testing.B) {
 					return err
 				}))
 				tb.run(chromedp.Navigate(e.link(p, id)))
-				for {
-					v, mine := waitTurn(b, e, id, p, 99)
-					if !mine {
-						break
-					}
-					tapMove(b, e, tb, id, p, v)
-				}
+				tapGame(b, e, tb, id, p, 99)
 				var lat []struct{ View, Paint float64 }
 				tb.waitJS("the last tap's paint", `window.lat.length > 0`)
 				time.Sleep(200 * time.Millisecond)
@@ -529,16 +488,8 @@ func TestBrowserKeyboardAndLiveRegion(t *testing.T) {
 			t.Fatalf("the hand's cards: %q, unplayable %q (%d legal, %d not)", before.Names, before.Off, legal, off)
 		}
 		tb.run(chromedp.KeyEvent(" "))
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			nv, _ := e.svc.SeatView(id, p)
-			if nv.Seq > v.Seq {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("Space on a legal card made no move")
-			}
-			time.Sleep(10 * time.Millisecond)
+		if !moved(e, id, p, v.Seq) {
+			t.Fatal("Space on a legal card made no move")
 		}
 		nv, _ := e.svc.SeatView(id, p)
 		tb.waitJS("the next view", fmt.Sprintf(`Number(document.getElementById("app").dataset.seq) >= %d`, nv.Seq))
@@ -566,12 +517,8 @@ func TestBrowserKeyboardAndLiveRegion(t *testing.T) {
 // In Telegram the page asks for haptic feedback on a play and on the player's turn, and shows
 // Telegram's back button while a finished trick is held; pressing it lets the trick go.
 func TestBrowserTelegramHapticsAndBack(t *testing.T) {
-	const token = "123456:TEST-token-for-the-mini-app"
-	e := newEnv(t, fastPlayer, func(c *Config) { c.Telegram = tgCheck{token} })
+	e, id, p, data := miniAppTable(t, "en")
 	b := browser(t)
-	id, p, _ := e.soloTable(1)
-	data := signInitData(token, url.Values{"auth_date": {fmt.Sprint(e.clock.Now().Unix())}, "start_param": {id},
-		"user": {`{"id":101,"first_name":"Jang","last_name":"1","language_code":"en"}`}})
 	tb := newTab(t, b, false)
 	// Telegram's apps give the page window.TelegramWebviewProxy; this one notes what it is told.
 	tb.run(chromedp.ActionFunc(func(ctx context.Context) error {
@@ -580,18 +527,7 @@ func TestBrowserTelegramHapticsAndBack(t *testing.T) {
 		return err
 	}))
 	tb.run(chromedp.Navigate(e.url + "/#" + url.Values{"tgWebAppData": {data}, "tgWebAppVersion": {"8.0"}}.Encode()))
-	for i := 0; ; i++ {
-		var held bool
-		tb.eval(`!!document.querySelector("#trick.held")`, &held)
-		if held {
-			break
-		}
-		v, mine := waitTurn(t, e, id, p, 1)
-		if !mine || i > 20 {
-			t.Fatal("no finished trick came")
-		}
-		tapMove(t, e, tb, id, p, v)
-	}
+	tapUntil(t, e, tb, id, p, 1, "finished trick held", `document.querySelector("#trick.held")`)
 	// Telegram's back button lets the held trick go at once, not when its time is up.
 	var keys []string
 	tb.eval(`(() => { const key = () => [...document.querySelectorAll("#trick .card")].map(c => c.dataset.card).join(" ") +
@@ -619,18 +555,7 @@ func TestBrowserTrumpChoiceNotGreyed(t *testing.T) {
 	b := browser(t)
 	id, ps, _ := e.fourTable(1)
 	p := ps[0]
-	for i := 0; ; i++ {
-		v, _ := e.svc.SeatView(id, p)
-		if v.Game.ToMove == v.You && len(v.Trumps) > 0 {
-			break
-		}
-		if i > 200 {
-			t.Fatal("the person never named trump")
-		}
-		q := ps[v.Game.ToMove]
-		qv, _ := e.svc.SeatView(id, q)
-		e.act(q, qv)
-	}
+	e.actUntil(id, ps, p, func(v table.SeatView) bool { return len(v.Trumps) > 0 })
 	tb := newTab(t, b, false)
 	tb.run(chromedp.Navigate(e.link(p, id)))
 	tb.waitJS("the trump buttons", `document.querySelector("#choices button.trump") && document.querySelectorAll("#hand .card").length === 3`)
