@@ -28,6 +28,7 @@ import (
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/kontermatt/kontermatt/adapters/telegram"
@@ -106,7 +107,8 @@ func newTabSized(t testing.TB, b context.Context, dark bool, w, h int64) *tab {
 	if w >= 600 {
 		viewport = chromedp.EmulateViewport(w, h)
 	}
-	tb.run(network.Enable(), viewport,
+	// In front: a hidden tab draws no frames (so a screenshot may wait for one) and slows timers.
+	tb.run(network.Enable(), cdppage.BringToFront(), viewport,
 		emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}))
 	return tb
 }

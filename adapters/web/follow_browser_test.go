@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -420,8 +421,7 @@ func BenchmarkBrowserClickToPaint(b *testing.B) {
 				n++
 				id, p, _ := e.soloTable(n)
 				tb := newTab(b, br, false)
-				// In front, as the phone shows it: a hidden tab draws no frames.
-				tb.run(cdppage.BringToFront(), emulation.SetCPUThrottlingRate(rate), chromedp.ActionFunc(func(ctx context.Context) error {
+				tb.run(emulation.SetCPUThrottlingRate(rate), chromedp.ActionFunc(func(ctx context.Context) error {
 					_, err := cdppage.AddScriptToEvaluateOnNewDocument(measureLatency).Do(ctx)
 					return err
 				}))
@@ -498,7 +498,8 @@ func TestBrowserKeyboardAndLiveRegion(t *testing.T) {
 			InHand bool
 		}
 		tb.eval(`({Y: window.scrollY, InHand: document.getElementById("hand").contains(document.activeElement)})`, &after)
-		if after.Y != before.Y || !after.InHand {
+		// Space would scroll by most of a screen; a few pixels are the page's own height changing.
+		if math.Abs(after.Y-before.Y) > 40 || !after.InHand {
 			t.Fatalf("after Space: scrolled from %.0f to %.0f, focus on the hand %v", before.Y, after.Y, after.InHand)
 		}
 		played++
