@@ -19,6 +19,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
 )
 
@@ -131,7 +132,8 @@ func BenchmarkMoveToFourSockets(b *testing.B) {
 // test binary again, see TestMain), so that only the server's side is counted.
 func BenchmarkIdleSockets(b *testing.B) {
 	const tables, sockets = 250, 1000
-	e := newEnv(b, func(c *Config) { c.HTTP.MaxConns = 2 * sockets })
+	// The pages' process says nothing after its hello: no heartbeat ends their sockets meanwhile.
+	e := newEnv(b, func(c *Config) { c.HTTP.MaxConns, c.Heartbeat = 2*sockets, time.Hour })
 	var sessions []string
 	for i := range tables {
 		id, ps, _ := e.fourTable(i)
@@ -237,4 +239,53 @@ func memInUse() (total, stacks int64) {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapInuse + m.StackInuse), int64(m.StackInuse)
+}
+
+// BenchmarkBytesPerMove plays whole matches of one person (from their socket) and three computer
+// players, and reports what the socket carried from the server: bytes per change of the table
+// (every move, of any seat, and every timer's), per move of the person, and per view.
+func BenchmarkBytesPerMove(b *testing.B) {
+	e := newEnv(b, fastPlayer)
+	var bytes, changes, own, views int
+	n := 0
+	for b.Loop() {
+		n++
+		id, p, _ := e.soloTable(n)
+		k, err := e.dial(e.session(p, id), "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		first := uint64(0)
+		moved := uint64(0)
+		for k.view.Status != table.StatusOver {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_, data, err := k.c.Read(ctx)
+			cancel()
+			if err != nil {
+				b.Fatal(err)
+			}
+			bytes += len(data)
+			var m outbound
+			if json.Unmarshal(data, &m) != nil || m.View == nil {
+				continue
+			}
+			views++
+			k.view = *m.View
+			if first == 0 {
+				first = m.View.Seq
+			}
+			if v := k.view; v.Status == table.StatusPlaying && v.Game.ToMove == v.You && v.Seq > moved {
+				verb, arg := tabletest.SeatMove(v)
+				k.move(verb, arg, v.Seq, fmt.Sprint("b", v.Seq))
+				moved = v.Seq
+				own++
+			}
+		}
+		changes += int(k.view.Seq - first)
+		k.c.CloseNow()
+	}
+	b.ReportMetric(float64(bytes)/float64(changes), "B/change")
+	b.ReportMetric(float64(bytes)/float64(own), "B/own-move")
+	b.ReportMetric(float64(bytes)/float64(views), "B/view")
+	b.ReportMetric(float64(views)/float64(n), "views/match")
 }

@@ -28,15 +28,17 @@ import (
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/kontermatt/kontermatt/adapters/telegram"
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
 // chromium finds the browser: $KONTERMATT_CHROMIUM, else Debian's chromium on the PATH.
-func chromium(t *testing.T) string {
+func chromium(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("KONTERMATT_CHROMIUM"); p != "" {
 		return p
@@ -52,7 +54,7 @@ func chromium(t *testing.T) string {
 }
 
 // browser starts a headless Chromium for the test; each tab is a new context of it.
-func browser(t *testing.T) context.Context {
+func browser(t testing.TB) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)),
 		chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true), chromedp.WindowSize(390, 844))
@@ -68,13 +70,20 @@ func browser(t *testing.T) context.Context {
 
 // tab is one page of the browser, as a phone shows it, with every socket frame it received.
 type tab struct {
-	t      *testing.T
+	t      testing.TB
 	ctx    context.Context
 	mu     sync.Mutex
 	frames []string
 }
 
-func newTab(t *testing.T, b context.Context, dark bool) *tab {
+// newTab is a tab as a phone of 390×844 shows it.
+func newTab(t testing.TB, b context.Context, dark bool) *tab {
+	t.Helper()
+	return newTabSized(t, b, dark, 390, 844)
+}
+
+// newTabSized is a tab of w×h CSS pixels: a phone's (at scale 2) below 600 px, else a desktop's.
+func newTabSized(t testing.TB, b context.Context, dark bool, w, h int64) *tab {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(b)
 	t.Cleanup(cancel)
@@ -94,7 +103,12 @@ func newTab(t *testing.T, b context.Context, dark bool) *tab {
 	if dark {
 		scheme = "dark"
 	}
-	tb.run(network.Enable(), chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile),
+	viewport := chromedp.EmulateViewport(w, h, chromedp.EmulateScale(2), chromedp.EmulateMobile)
+	if w >= 600 {
+		viewport = chromedp.EmulateViewport(w, h)
+	}
+	// In front: a hidden tab draws no frames (so a screenshot may wait for one) and slows timers.
+	tb.run(network.Enable(), cdppage.BringToFront(), viewport,
 		emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}))
 	return tb
 }
@@ -139,7 +153,7 @@ func (tb *tab) received() []string {
 }
 
 // turn waits until the service says p is to act at the table, or the game no is over.
-func waitTurn(t *testing.T, e *env, id string, p table.Player, game int) (table.SeatView, bool) {
+func waitTurn(t testing.TB, e *env, id string, p table.Player, game int) (table.SeatView, bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
@@ -156,9 +170,82 @@ func waitTurn(t *testing.T, e *env, id string, p table.Player, game int) (table.
 	return table.SeatView{}, false
 }
 
+// act makes p's move from the view v through the service, as a chat button would.
+func (e *env) act(p table.Player, v table.SeatView) {
+	e.t.Helper()
+	verb, arg := tabletest.SeatMove(v)
+	for _, r := range e.svc.Handle(context.Background(), table.Command{Place: table.Place{Platform: Platform, Chat: p.ID},
+		Table: v.Table, Actor: p, Verb: table.Verb(verb), Args: []string{arg}, Seq: v.Seq, Private: true}) {
+		if r.Kind == table.KindError {
+			e.t.Fatalf("%s %s %s: %s", p.ID, verb, arg, r.Text)
+		}
+	}
+}
+
 // tapMove makes p's move by tapping the page: a trump button or a legal card, then waits until
 // the service has it.
-func tapMove(t *testing.T, e *env, tb *tab, id string, p table.Player, v table.SeatView) {
+// moved waits up to 10 s until the table is past seq.
+func moved(e *env, id string, p table.Player, seq uint64) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if nv, _ := e.svc.SeatView(id, p); nv.Seq > seq {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
+
+// tapGame taps p's moves in the page until the game no is over (or the match), and gives how
+// many it made.
+func tapGame(t testing.TB, e *env, tb *tab, id string, p table.Player, game int) int {
+	t.Helper()
+	moves := 0
+	for {
+		v, mine := waitTurn(t, e, id, p, game)
+		if !mine {
+			return moves
+		}
+		tapMove(t, e, tb, id, p, v)
+		moves++
+	}
+}
+
+// tapUntil taps p's moves in the page until the page's expression js is true, within game.
+func tapUntil(t testing.TB, e *env, tb *tab, id string, p table.Player, game int, what, js string) {
+	t.Helper()
+	for {
+		var now bool
+		tb.eval("!!("+js+")", &now)
+		if now {
+			return
+		}
+		v, mine := waitTurn(t, e, id, p, game)
+		if !mine {
+			t.Fatalf("game %d is over and the page shows no %s", game, what)
+		}
+		tapMove(t, e, tb, id, p, v)
+	}
+}
+
+// actUntil makes the move of whoever is to move, as from the chat, until p is to move and ready
+// says p's view is the one wanted.
+func (e *env) actUntil(id string, ps []table.Player, p table.Player, ready func(table.SeatView) bool) table.SeatView {
+	e.t.Helper()
+	for i := 0; i < 400; i++ {
+		v, _ := e.svc.SeatView(id, p)
+		if v.Game.ToMove == v.You && ready(v) {
+			return v
+		}
+		q := ps[v.Game.ToMove]
+		qv, _ := e.svc.SeatView(id, q)
+		e.act(q, qv)
+	}
+	e.t.Fatal("the view wanted never came")
+	return table.SeatView{}
+}
+
+func tapMove(t testing.TB, e *env, tb *tab, id string, p table.Player, v table.SeatView) {
 	t.Helper()
 	seq := fmt.Sprint(v.Seq)
 	// The page must show this very view before the tap.
@@ -170,13 +257,8 @@ func tapMove(t *testing.T, e *env, tb *tab, id string, p table.Player, v table.S
 		tb.waitJS("a legal card", `document.querySelector("#hand .card.legal")`)
 		tb.run(chromedp.Click(`#hand .card.legal`, chromedp.ByQuery))
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		nv, _ := e.svc.SeatView(id, p)
-		if nv.Seq > v.Seq {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+	if moved(e, id, p, v.Seq) {
+		return
 	}
 	var body string
 	tb.eval(`document.body.innerText`, &body)
@@ -189,27 +271,22 @@ func tapMove(t *testing.T, e *env, tb *tab, id string, p table.Player, v table.S
 	t.Fatalf("the tap at seq %s made no move; the server said %v; the page says:\n%s", seq, said, body)
 }
 
-// fastPlayer lets a test tap faster than any person: the move-rate limit has its own test.
-func fastPlayer(c *Config) { c.MoveRate, c.MoveBurst = 1000, 1000 }
+// soloPage is a table of one person and three computer players, and the person's page opened in
+// a phone's tab.
+func soloPage(t *testing.T) (*env, *tab, string, table.Player) {
+	t.Helper()
+	e := newEnv(t, fastPlayer)
+	id, p, _ := e.soloTable(1)
+	tb := newTab(t, browser(t), false)
+	tb.run(chromedp.Navigate(e.link(p, id)))
+	return e, tb, id, p
+}
 
 // One person plays a whole game by tapping cards in the page, with three computer players.
 func TestBrowserWholeGame(t *testing.T) {
-	e := newEnv(t, fastPlayer)
-	b := browser(t)
-	id, p, _ := e.soloTable(1)
-	tb := newTab(t, b, false)
-	tb.run(chromedp.Navigate(e.link(p, id)))
+	e, tb, id, p := soloPage(t)
 	tb.waitJS("the table", `!document.getElementById("table").hidden && document.querySelectorAll("#hand .card").length > 0`)
-	moves := 0
-	for {
-		v, mine := waitTurn(t, e, id, p, 1)
-		if !mine {
-			break
-		}
-		tapMove(t, e, tb, id, p, v)
-		moves++
-	}
-	if moves < 6 {
+	if moves := tapGame(t, e, tb, id, p, 1); moves < 6 {
 		t.Fatalf("a whole game with %d moves of the person", moves)
 	}
 	tb.waitJS("the board with the game", `document.querySelectorAll("#board table tr").length >= 2`)
@@ -292,6 +369,12 @@ func TestBrowserSecondTabSeesOnlyItsOwnCards(t *testing.T) {
 				}
 			}
 		}
+		if x := v.Ended; x != nil { // the last trick of the game before, played in the open
+			for _, pl := range x.Last.Plays {
+				c, _ := core.ParseCard(pl.Card.Card)
+				public = public.Add(c)
+			}
+		}
 		own := core.CardSet(0)
 		for _, h := range v.Hand {
 			c, _ := core.ParseCard(h.Card)
@@ -336,11 +419,7 @@ func TestBrowserSecondTabSeesOnlyItsOwnCards(t *testing.T) {
 
 // A reload in the middle of a trick comes back to the table as it stands, and play goes on.
 func TestBrowserReloadMidTrick(t *testing.T) {
-	e := newEnv(t, fastPlayer)
-	b := browser(t)
-	id, p, _ := e.soloTable(1)
-	tb := newTab(t, b, false)
-	tb.run(chromedp.Navigate(e.link(p, id)))
+	e, tb, id, p := soloPage(t)
 	tb.waitJS("the hand", `document.querySelectorAll("#hand .card").length > 0`)
 	// Play until a trick is under way on the table when it is the person's turn.
 	for i := 0; ; i++ {
@@ -371,8 +450,19 @@ func (a box) overlaps(b box) bool {
 	return a.X < b.X+b.W-0.5 && b.X < a.X+a.W-0.5 && a.Y < b.Y+b.H-0.5 && b.Y < a.Y+a.H-0.5
 }
 
-// Screenshots of the table in both themes, checked for layout: the six cards fit the phone's
-// width side by side, large enough to tap, the seats do not overlap, the theme's colours hold.
+// rects gives the boxes of the elements a selector finds, in CSS pixels of the viewport.
+func (tb *tab) rects(sel string) []box {
+	tb.t.Helper()
+	var out []box
+	tb.eval(`[...document.querySelectorAll(`+"`"+sel+"`"+`)].map(e => { const r = e.getBoundingClientRect(); return {X: r.x, Y: r.y, W: r.width, H: r.height} })`, &out)
+	return out
+}
+
+// Screenshots of the table at a small phone (320×568), a large one (390×844) and a desktop
+// (1280×800), in both themes, checked for layout: the six cards in one row, large enough to tap
+// and above the fold; the seats and the trick's cards apart, each order badge in sight; names on
+// one line (a long one cut short, "Computer 2" whole); nothing wider than the screen; on the
+// desktop the board beside the table, in view; the theme's colours.
 func TestBrowserScreenshots(t *testing.T) {
 	e := newEnv(t, fastPlayer)
 	b := browser(t)
@@ -380,7 +470,11 @@ func TestBrowserScreenshots(t *testing.T) {
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	id, p, _ := e.soloTable(1)
+	place := table.Place{Platform: benchPlatform, Chat: "shots", Title: "Café Konter"}
+	p := table.Player{ID: "tg:7", Name: "Marie-Thérèse Wagner-Schmit-Hoffmann", Locale: "en"}
+	e.do(place, p, table.VerbNew, "timer=none", "stripes=3")
+	e.do(place, p, table.VerbDeal)
+	id := e.svc.TableAt(place)
 	// Bring the person's turn in the play phase, with cards on the table.
 	for i := 0; i < 40; i++ {
 		v, mine := waitTurn(t, e, id, p, 1)
@@ -390,94 +484,129 @@ func TestBrowserScreenshots(t *testing.T) {
 		if v.Game.Phase == "play" && len(v.Game.Trick.Plays) > 0 {
 			break
 		}
-		arg, verb := "", "trump"
-		if len(v.Trumps) > 0 {
-			arg = v.Trumps[1].Arg
-		} else {
-			verb = "play"
-			for _, c := range v.Hand {
-				if c.Legal {
-					arg = c.Card
-				}
+		e.act(p, v)
+	}
+	v, _ := e.svc.SeatView(id, p)
+	for _, size := range []struct{ w, h int64 }{{320, 568}, {390, 844}, {1280, 800}} {
+		for _, dark := range []bool{false, true} {
+			name := fmt.Sprintf("%dx%d-light", size.w, size.h)
+			if dark {
+				name = strings.Replace(name, "light", "dark", 1)
+			}
+			tb := newTabSized(t, b, dark, size.w, size.h)
+			tb.run(chromedp.Navigate(e.link(p, id)))
+			tb.waitJS("the table", `document.querySelectorAll("#hand .card").length > 0 && document.querySelectorAll("#trick .card").length > 0`)
+			var shot []byte
+			tb.run(chromedp.CaptureScreenshot(&shot))
+			file := filepath.Join(dir, "table-"+name+".png")
+			if err := os.WriteFile(file, shot, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			checkLayout(t, tb, name, shot, size.w, size.h, dark, v)
+			t.Logf("%s: %s, %d bytes", name, file, len(shot))
+		}
+	}
+}
+
+// checkLayout holds one screenshot of the table at w×h to the layout's rules (see
+// TestBrowserScreenshots).
+func checkLayout(t *testing.T, tb *tab, name string, shot []byte, w, h int64, dark bool, v table.SeatView) {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scale := int64(2)
+	if w >= 600 {
+		scale = 1
+	}
+	bounds := img.Bounds()
+	if int64(bounds.Dx()) != w*scale || int64(bounds.Dy()) != h*scale {
+		t.Errorf("%s: the screenshot is %dx%d, want %dx%d", name, bounds.Dx(), bounds.Dy(), w*scale, h*scale)
+	}
+	var sum float64
+	n := 0
+	for y := bounds.Min.Y; y < bounds.Max.Y; y += 7 {
+		for x := bounds.Min.X; x < bounds.Max.X; x += 7 {
+			r, g, b, _ := img.At(x, y).RGBA()
+			sum += (0.299*float64(r) + 0.587*float64(g) + 0.114*float64(b)) / 65535
+			n++
+		}
+	}
+	if lum := sum / float64(n); dark && lum > 0.4 || !dark && lum < 0.6 {
+		t.Errorf("%s: the screenshot's mean luminance is %.2f", name, lum)
+	}
+	fw, fh := float64(w), float64(h)
+	hand, seats, trick := tb.rects("#hand .card"), tb.rects("#table .seat"), tb.rects("#trick .card")
+	if len(hand) != len(v.Hand) || len(seats) != 4 || len(trick) != len(v.Game.Trick.Plays) {
+		t.Fatalf("%s: %d hand cards, %d seats, %d trick cards drawn", name, len(hand), len(seats), len(trick))
+	}
+	for i, c := range hand {
+		if c.W < 44 || c.H < 60 || c.X < 0 || c.X+c.W > fw {
+			t.Errorf("%s: hand card %d is %.0f×%.0f at x %.0f: too small to tap, or off the screen", name, i, c.W, c.H, c.X)
+		}
+		if c.Y+c.H > fh {
+			t.Errorf("%s: hand card %d ends at y %.0f, below the fold (%d)", name, i, c.Y+c.H, h)
+		}
+		for j := range i {
+			if c.overlaps(hand[j]) {
+				t.Errorf("%s: hand cards %d and %d overlap", name, j, i)
 			}
 		}
-		for _, r := range e.svc.Handle(context.Background(), table.Command{Place: table.Place{Platform: Platform, Chat: p.ID},
-			Table: id, Actor: p, Verb: table.Verb(verb), Args: []string{arg}, Seq: v.Seq, Private: true}) {
-			if r.Kind == table.KindError {
-				t.Fatal(r.Text)
+		if c.Y-hand[0].Y > c.H/2 { // a legal card stands a little higher
+			t.Errorf("%s: the hand wraps to a second row", name)
+		}
+	}
+	for i, s := range seats {
+		for j := range i {
+			if s.overlaps(seats[j]) {
+				t.Errorf("%s: seats %d and %d overlap", name, j, i)
+			}
+		}
+		for _, c := range trick {
+			if s.overlaps(c) {
+				t.Errorf("%s: a trick card covers seat %d", name, i)
 			}
 		}
 	}
-	for _, dark := range []bool{false, true} {
-		name := "light"
-		if dark {
-			name = "dark"
-		}
-		tb := newTab(t, b, dark)
-		tb.run(chromedp.Navigate(e.link(p, id)))
-		tb.waitJS("the table", `document.querySelectorAll("#hand .card").length > 0 && document.querySelectorAll("#trick .card").length > 0`)
-		var shot []byte
-		tb.run(chromedp.FullScreenshot(&shot, 100))
-		file := filepath.Join(dir, "table-"+name+".png")
-		if err := os.WriteFile(file, shot, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		img, err := png.Decode(bytes.NewReader(shot))
-		if err != nil {
-			t.Fatal(err)
-		}
-		bounds := img.Bounds()
-		if bounds.Dx() != 780 {
-			t.Errorf("%s: the screenshot is %d px wide, want 780 (390 at scale 2)", name, bounds.Dx())
-		}
-		// The theme: the page's background far from the other theme's.
-		var sum float64
-		n := 0
-		for y := bounds.Min.Y; y < bounds.Max.Y; y += 7 {
-			for x := bounds.Min.X; x < bounds.Max.X; x += 7 {
-				r, g, b, _ := img.At(x, y).RGBA()
-				sum += (0.299*float64(r) + 0.587*float64(g) + 0.114*float64(b)) / 65535
-				n++
+	for i, c := range trick {
+		for j := range i {
+			if c.overlaps(trick[j]) {
+				t.Errorf("%s: trick cards %d and %d overlap", name, j, i)
 			}
 		}
-		lum := sum / float64(n)
-		if dark && lum > 0.4 || !dark && lum < 0.6 {
-			t.Errorf("%s: the screenshot's mean luminance is %.2f", name, lum)
+	}
+	// Each order badge is what the screen shows at its centre: no card covers it.
+	var hidden []int
+	tb.eval(`[...document.querySelectorAll("#trick .order")].flatMap((o, i) => { const r = o.getBoundingClientRect();
+		const at = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2); return at === o ? [] : [i] })`, &hidden)
+	if len(hidden) > 0 {
+		t.Errorf("%s: the order badges %v are covered", name, hidden)
+	}
+	var page struct {
+		Wide    float64
+		Wrapped []string
+		Cut     []string
+	}
+	tb.eval(`({Wide: document.documentElement.scrollWidth,
+		Wrapped: [...document.querySelectorAll("#table .seat .name")].filter(e => e.getBoundingClientRect().height > 1.6 * parseFloat(getComputedStyle(e).lineHeight)).map(e => e.textContent),
+		Cut: [...document.querySelectorAll("#table .seat .name")].filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)})`, &page)
+	if page.Wide > fw+0.5 {
+		t.Errorf("%s: the page is %.0f px wide on a screen of %d", name, page.Wide, w)
+	}
+	if len(page.Wrapped) > 0 {
+		t.Errorf("%s: names break over lines: %q", name, page.Wrapped)
+	}
+	for _, cut := range page.Cut {
+		if strings.HasPrefix(cut, "Computer") {
+			t.Errorf("%s: %q is cut short", name, cut)
 		}
-		var hand, seats, trick []box
-		tb.eval(`[...document.querySelectorAll("#hand .card")].map(e => { const r = e.getBoundingClientRect(); return {X: r.x, Y: r.y, W: r.width, H: r.height} })`, &hand)
-		tb.eval(`[...document.querySelectorAll("#table .seat")].map(e => { const r = e.getBoundingClientRect(); return {X: r.x, Y: r.y, W: r.width, H: r.height} })`, &seats)
-		tb.eval(`[...document.querySelectorAll("#trick .card")].map(e => { const r = e.getBoundingClientRect(); return {X: r.x, Y: r.y, W: r.width, H: r.height} })`, &trick)
-		v, _ := e.svc.SeatView(id, p)
-		if len(hand) != len(v.Hand) || len(seats) != 4 || len(trick) != len(v.Game.Trick.Plays) {
-			t.Fatalf("%s: %d hand cards, %d seats, %d trick cards drawn", name, len(hand), len(seats), len(trick))
+	}
+	if w >= 900 {
+		tbl, extra := tb.rects("#table")[0], tb.rects("#extra")[0]
+		if extra.X < tbl.X+tbl.W || extra.Y > fh-40 || extra.Y+extra.H > fh {
+			t.Errorf("%s: the board at %+v is not beside the table at %+v, in view", name, extra, tbl)
 		}
-		for i, c := range hand {
-			if c.W < 44 || c.H < 60 || c.X < 0 || c.X+c.W > 390 {
-				t.Errorf("%s: hand card %d is %.0f×%.0f at x %.0f: too small to tap, or off the screen", name, i, c.W, c.H, c.X)
-			}
-			for j := range i {
-				if c.overlaps(hand[j]) {
-					t.Errorf("%s: hand cards %d and %d overlap", name, j, i)
-				}
-			}
-			if c.Y-hand[0].Y > c.H/2 { // a legal card stands a little higher
-				t.Errorf("%s: the hand wraps to a second row", name)
-			}
-		}
-		for i, s := range seats {
-			for j := range i {
-				if s.overlaps(seats[j]) {
-					t.Errorf("%s: seats %d and %d overlap", name, j, i)
-				}
-			}
-			for _, c := range trick {
-				if s.overlaps(c) {
-					t.Errorf("%s: a trick card covers seat %d", name, i)
-				}
-			}
-		}
-		t.Logf("%s: %s, %d bytes, %dx%d", name, file, len(shot), bounds.Dx(), bounds.Dy())
 	}
 }
 
@@ -508,16 +637,24 @@ func signInitData(token string, v url.Values) string {
 	return v.Encode()
 }
 
+// miniAppTable is a table of one person and three computer players whose page opens as a
+// Telegram Mini App, with the initData Telegram would sign for the person speaking lang.
+func miniAppTable(t *testing.T, lang string) (*env, string, table.Player, string) {
+	t.Helper()
+	const token = "123456:TEST-token-for-the-mini-app"
+	e := newEnv(t, fastPlayer, func(c *Config) { c.Telegram = tgCheck{token} })
+	id, p, _ := e.soloTable(1)
+	data := signInitData(token, url.Values{"auth_date": {fmt.Sprint(e.clock.Now().Unix())}, "start_param": {id},
+		"user": {`{"id":101,"first_name":"Jang","last_name":"1","language_code":"` + lang + `"}`}})
+	return e, id, p, data
+}
+
 // The page opened as a Telegram Mini App from the group's direct link: it proves who opens it
 // with Telegram's initData (the table in its start parameter), follows Telegram's dark theme,
 // and shows the player's hand; a tampered initData gets the refusal.
 func TestBrowserTelegramMiniApp(t *testing.T) {
-	const token = "123456:TEST-token-for-the-mini-app"
-	e := newEnv(t, fastPlayer, func(c *Config) { c.Telegram = tgCheck{token} })
+	e, id, p, data := miniAppTable(t, "de")
 	b := browser(t)
-	id, p, _ := e.soloTable(1)
-	data := signInitData(token, url.Values{"auth_date": {fmt.Sprint(e.clock.Now().Unix())}, "start_param": {id},
-		"user": {`{"id":101,"first_name":"Jang","last_name":"1","language_code":"de"}`}})
 	open := func(initData string) *tab {
 		tb := newTab(t, b, false)
 		frag := url.Values{"tgWebAppData": {initData}, "tgWebAppVersion": {"8.0"},
@@ -532,6 +669,15 @@ func TestBrowserTelegramMiniApp(t *testing.T) {
 	tb.eval(`document.documentElement.lang`, &lang)
 	if theme != "dark" || lang != "de" {
 		t.Fatalf("the Mini App's theme %q, language %q", theme, lang)
+	}
+	// Cards and computer players in German, from the catalog: B(auer), D(ame), K(önig), A(ss).
+	var letters, names []string
+	tb.eval(`[...document.querySelectorAll("#hand .rank")].map(e => e.textContent)`, &letters)
+	tb.eval(`[...document.querySelectorAll("#hand .card .sr-only")].map(e => e.textContent)`, &names)
+	for i, l := range letters {
+		if !slices.Contains([]string{"9", "10", "B", "D", "K", "A"}, l) || !strings.Contains(names[i], " ") {
+			t.Fatalf("a German hand shows %q, named %q", letters, names)
+		}
 	}
 	v, _ := e.svc.SeatView(id, p)
 	var cards int

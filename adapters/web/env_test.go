@@ -28,6 +28,9 @@ type nullOutbox struct{}
 
 func (nullOutbox) Deliver(context.Context, []table.Message) {}
 
+// fastPlayer lets a test tap faster than any person: the move-rate limit has its own test.
+func fastPlayer(c *Config) { c.MoveRate, c.MoveBurst = 1000, 1000 }
+
 // randomRobots play a random legal move each.
 var randomRobots = tabletest.RandomRobots
 
@@ -87,12 +90,31 @@ func (e *env) do(place table.Place, p table.Player, v table.Verb, args ...string
 	}
 }
 
+// restartAfter stops the service and starts it again on the same store with its clock d later,
+// as a bot that was down for d: the turn's timers are armed again from the stored state (what
+// was due meanwhile is due at once). The web server and its sockets stay.
+func (e *env) restartAfter(d time.Duration) {
+	e.t.Helper()
+	e.svc.Close()
+	later := func() time.Time { return time.Now().Add(d) }
+	e.svc = table.New(table.Config{Store: e.store, KV: e.store, Robots: randomRobots, Seed: 11, Now: later,
+		Outboxes: map[string]table.Outbox{benchPlatform: e.web.Tee(nullOutbox{})}})
+	e.web.Attach(e.svc)
+	if err := e.svc.Resume(context.Background()); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(e.svc.Close)
+}
+
 // soloTable opens a table for one person and three computer players, and deals.
-func (e *env) soloTable(n int) (string, table.Player, table.Place) {
+func (e *env) soloTable(n int, opts ...string) (string, table.Player, table.Place) {
 	e.t.Helper()
 	place := table.Place{Platform: benchPlatform, Chat: fmt.Sprint("g", n), Title: "Café Konter"}
 	p := table.Player{ID: fmt.Sprintf("tg:%d", 100+n), Name: fmt.Sprintf("Jang %d", n), Locale: "en"}
-	e.do(place, p, table.VerbNew, "timer=none", "stripes=3")
+	if len(opts) == 0 {
+		opts = []string{"timer=none", "stripes=3"}
+	}
+	e.do(place, p, table.VerbNew, opts...)
 	e.do(place, p, table.VerbDeal)
 	return e.svc.TableAt(place), p, place
 }

@@ -24,11 +24,19 @@ import (
 //
 //	page:   {"t":"hello","session":"…","seq":41}
 //	page:   {"t":"move","verb":"play","arg":"QS","seq":41,"id":"m7"}
+//	page:   {"t":"move","verb":"back","seq":41,"id":"m8"}   (I'm back: the seat is the player's again)
+//	page:   {"t":"ping"}
+//	server: {"t":"ping","beat":4000}                       (first, then {"t":"ping"} while idle)
 //	server: {"t":"view","view":{…table.SeatView…}}
 //	server: {"t":"strings","lang":"de","strings":{…}}
 //	server: {"t":"refused","id":"m7","text":"…"}
 //	server: {"t":"note","text":"…"}
-//	server: {"t":"bye","text":"…"}              (with "renew":true: the session is over, get a new one)
+//	server: {"t":"bye","text":"…"}              (with "renew":true: the session is over, get a new one;
+//	                                              with "why":"elsewhere": another tab took the seat)
+//
+// Heartbeats go both ways: each side sends a ping after Config.Heartbeat without sending
+// anything else. The page counts the server lost after two beats without a word and shows so;
+// the server ends a socket whose page said nothing for pageSilence beats.
 
 type inbound struct {
 	T       string `json:"t"`
@@ -47,12 +55,19 @@ type outbound struct {
 	ID      string            `json:"id,omitempty"`
 	Text    string            `json:"text,omitempty"`
 	Renew   bool              `json:"renew,omitempty"`
+	Why     string            `json:"why,omitempty"`  // a bye's reason the page acts on: "elsewhere"
+	Beat    int64             `json:"beat,omitempty"` // the first ping: the heartbeat in ms
 }
 
+// pageSilence is how many heartbeats a page may say nothing before its socket is ended.
+const pageSilence = 8
+
 // moveVerbs are the commands the page may send; join only from a place the platform vouched for
-// (a Discord Activity's channel).
+// (a Discord Activity's channel). "back" is the page's "I'm back": any command from a player
+// marked away gives them their seat again, and the board is one that changes nothing else (its
+// answer, the board's text, is not shown: the page shows the board).
 var moveVerbs = map[string]table.Verb{"play": table.VerbPlay, "trump": table.VerbTrump, "announce": table.VerbAnnounce,
-	"deal": table.VerbDeal, "rematch": table.VerbRematch, "join": table.VerbJoin}
+	"deal": table.VerbDeal, "rematch": table.VerbRematch, "join": table.VerbJoin, "back": table.VerbBoard}
 
 var moveID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 
@@ -128,6 +143,7 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	k := &sock{s: s, conn: c, t: t, player: t.player(), table: t.Table, ctx: ctx, cancel: cancel,
 		wake: make(chan struct{}, 1)}
+	k.send(outbound{T: "ping", Beat: s.cfg.Heartbeat.Milliseconds()}) // the first word, before any view
 	s.hub.join(k)
 	defer s.hub.leave(k)
 	k.push(v)
@@ -213,19 +229,27 @@ func (k *sock) signal() {
 	}
 }
 
-// writer writes what is queued until the socket ends; a write that takes longer than
-// Config.WriteTimeout ends it.
+// ping is the heartbeat a side sends when it has said nothing for a beat.
+var ping = []byte(`{"t":"ping"}`)
+
+// writer writes what is queued until the socket ends, and a ping after a heartbeat of silence;
+// a write that takes longer than Config.WriteTimeout ends it.
 func (k *sock) writer() {
 	defer k.cancel()
+	beat := time.NewTimer(k.s.cfg.Heartbeat)
+	defer beat.Stop()
 	for {
+		var msgs [][]byte
 		select {
 		case <-k.ctx.Done():
 			k.conn.Close(websocket.StatusGoingAway, "the bot restarts")
 			return
+		case <-beat.C:
+			msgs = append(msgs, ping)
 		case <-k.wake:
 		}
 		k.mu.Lock()
-		msgs, view, bye := k.msgs, k.view, k.bye
+		msgs, view, bye := append(msgs, k.msgs...), k.view, k.bye
 		k.msgs, k.view = nil, nil
 		k.mu.Unlock()
 		if view != nil {
@@ -244,6 +268,7 @@ func (k *sock) writer() {
 			k.conn.Close(code, "bye")
 			return
 		}
+		beat.Reset(k.s.cfg.Heartbeat)
 	}
 }
 
@@ -254,11 +279,14 @@ func (k *sock) write(data []byte) error {
 }
 
 // read takes the page's moves until the socket ends. A message too big closes the socket (the
-// library's read limit); one that is not a move is refused.
+// library's read limit); one that is not a move is refused; a page silent for pageSilence
+// heartbeats is gone (the library closes the connection when the read's context ends).
 func (k *sock) read() {
 	defer k.cancel()
 	for {
-		typ, data, err := k.conn.Read(k.ctx)
+		ctx, cancel := context.WithTimeout(k.ctx, pageSilence*k.s.cfg.Heartbeat)
+		typ, data, err := k.conn.Read(ctx)
+		cancel()
 		if err != nil {
 			if k.ctx.Err() == nil && !closedNormally(err) {
 				k.s.log.Debug("socket read", "err", err)
@@ -269,6 +297,9 @@ func (k *sock) read() {
 			continue // the last word is on its way; the writer closes the socket
 		}
 		var m inbound
+		if typ == websocket.MessageText && json.Unmarshal(data, &m) == nil && m.T == "ping" {
+			continue // the page is there
+		}
 		if typ != websocket.MessageText || json.Unmarshal(data, &m) != nil || m.T != "move" {
 			k.send(outbound{T: "refused", Text: i18n.T(k.langNow(), "web.bad_message")})
 			continue
@@ -314,10 +345,11 @@ func (k *sock) move(m inbound) {
 		cmd.Args = []string{a}
 	}
 	for _, r := range k.s.service().Handle(k.ctx, cmd) {
-		switch r.Kind {
-		case table.KindError:
+		switch {
+		case r.Kind == table.KindError:
 			refuse(r.Text)
-		case table.KindNotice, table.KindReply:
+		case m.Verb == "back":
+		case r.Kind == table.KindNotice, r.Kind == table.KindReply:
 			k.send(outbound{T: "note", ID: m.ID, Text: r.Text})
 		}
 	}
@@ -328,6 +360,7 @@ type hub struct {
 	s     *Server
 	mu    sync.Mutex
 	rooms map[string]*room
+	wg    sync.WaitGroup // the rooms' refreshers: Close waits for them
 }
 
 // room is one table's sockets, one per player, and its refresher.
@@ -352,10 +385,11 @@ func (h *hub) join(k *sock) {
 	if r == nil {
 		r = &room{id: k.table, socks: map[string]*sock{}, dirty: make(chan struct{}, 1), done: make(chan struct{})}
 		h.rooms[k.table] = r
+		h.wg.Add(1)
 		go h.refresh(r)
 	}
 	if old := r.socks[k.player.ID]; old != nil {
-		old.goodbye(outbound{Text: i18n.T(old.langNow(), "web.elsewhere")}, websocket.StatusNormalClosure)
+		old.goodbye(outbound{Text: i18n.T(old.langNow(), "web.elsewhere"), Why: "elsewhere"}, websocket.StatusNormalClosure)
 	}
 	r.socks[k.player.ID] = k
 }
@@ -389,11 +423,14 @@ func (h *hub) changed(tableID string) {
 }
 
 // refresh gives every socket of the room its new view each time the table changes, until the
-// room empties. Changes that come while it works are taken together.
+// room empties or the server closes. Changes that come while it works are taken together.
 func (h *hub) refresh(r *room) {
+	defer h.wg.Done()
 	for {
 		select {
 		case <-r.done:
+			return
+		case <-h.s.life.Done():
 			return
 		case <-r.dirty:
 		}

@@ -1,6 +1,9 @@
 package web
 
-import "github.com/kontermatt/kontermatt/core/i18n"
+import (
+	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/i18n"
+)
 
 // pageKeys are the catalog's texts the page shows by itself (labels, states); everything about
 // the table comes in its view, said by the service. The page has no texts of its own but the
@@ -8,17 +11,28 @@ import "github.com/kontermatt/kontermatt/core/i18n"
 var pageKeys = []string{
 	"web.title", "web.connecting", "web.reconnecting", "web.open_from_chat", "web.your_cards", "web.watching",
 	"web.dealer", "web.stake", "web.you", "web.choose_trump", "web.calls",
+	"web.take_back", "web.back", "web.clock", "web.clock_mine", "web.continue",
+	"web.rank.J", "web.rank.Q", "web.rank.K", "web.rank.A",
 	"pic.Trump", "pic.Trick", "pic.LastTrick", "pic.Points", "pic.Stripes", "pic.Game", "pic.TeamA", "pic.TeamB",
 	"pic.Open", "pic.NoGames", "pic.Cards", "pic.Winner", "pic.Calls",
 	"btn.deal", "btn.join", "btn.rematch", "btn.rotate", "btn.board", "seat.away",
+	"hand.your_turn", "note.reminder", "note.away.you",
+	"card.name",   // a card in words: "%[1]s of %[2]s" with the names below
 	"label.colon", // between a label and its value: the page writes no punctuation of its own
 }
 
-// pageStrings are the page's texts in lang.
+// pageStrings are the page's texts in lang, with the names of the ranks and suits the page
+// names cards with ("rank.Q": "queen", "suit.D": "diamonds").
 func pageStrings(lang string) map[string]string {
-	out := make(map[string]string, len(pageKeys))
+	out := make(map[string]string, len(pageKeys)+10)
 	for _, k := range pageKeys {
 		out[k] = i18n.T(lang, k)
+	}
+	for r := core.Nine; r <= core.Ace; r++ {
+		out["rank."+r.String()] = i18n.Rank(lang, r)
+	}
+	for _, s := range core.Suits {
+		out["suit."+s.String()] = i18n.Suit(lang, s)
 	}
 	return out
 }

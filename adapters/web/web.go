@@ -114,6 +114,10 @@ type Config struct {
 	// WriteTimeout bounds one write to a socket (default 10 s): a page that reads nothing is
 	// closed.
 	WriteTimeout time.Duration
+	// Heartbeat is how long a socket may be silent before its side sends a ping (default 4 s):
+	// the page shows the connection lost after two beats without a word from the server, and
+	// the server ends a socket whose page said nothing for eight.
+	Heartbeat time.Duration
 }
 
 //go:embed page
@@ -196,6 +200,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = 10 * time.Second
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = 4 * time.Second
 	}
 	key := cfg.LinkKey
 	if len(key) == 0 {
@@ -282,7 +289,8 @@ func (s *Server) Run(ctx context.Context) error {
 	return nil
 }
 
-// Close ends every socket and waits for their handlers. Call it after the service's Close.
+// Close ends every socket and waits for their handlers and for the goroutines that bring them
+// new views. Call it after the service's Close.
 func (s *Server) Close() error {
 	s.closeSockets()
 	return nil
@@ -291,6 +299,7 @@ func (s *Server) Close() error {
 func (s *Server) closeSockets() {
 	s.stop()
 	s.wg.Wait()
+	s.hub.wg.Wait()
 }
 
 // Tee is next with the web table listening in: each batch of messages the service delivers for

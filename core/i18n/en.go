@@ -523,4 +523,15 @@ var en = map[string]string{
 	// the coach behind an interface, hints off the table lock (issue 22)
 	"coach.none": "This bot runs without a coach: there are no hints or reviews here.",
 	"hint.moved": "The table moved on while the coach was thinking; ask again if it is still your turn.",
+
+	// the web table as a place to follow the game (issue 25)
+	"web.take_back":  "Opened elsewhere — tap to take it back",
+	"web.back":       "I'm back",
+	"web.clock":      "⏱ %[1]s: %[2]s left",
+	"web.clock_mine": "⏱ Your time: %s left",
+	"web.continue":   "Tap to go on",
+	"web.rank.J":     "J",
+	"web.rank.Q":     "Q",
+	"web.rank.K":     "K",
+	"web.rank.A":     "A",
 }

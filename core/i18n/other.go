@@ -525,6 +525,17 @@ var lb = map[string]string{
 	// the coach behind an interface, hints off the table lock (issue 22)
 	"coach.none": "Dëse Bot leeft ouni Coach: hei gëtt et keng Tipps a keng Analysen.",
 	"hint.moved": "Den Dësch ass weidergaang, wärend de Coach nogeduecht huet; frot nach eng Kéier, wann Dir nach ëmmer dru sidd.",
+
+	// the web table as a place to follow the game (issue 25)
+	"web.take_back":  "An enger anerer Fënster op — tippt, fir en zréckzehuelen",
+	"web.back":       "Ech si rëm do",
+	"web.clock":      "⏱ %[1]s: nach %[2]s",
+	"web.clock_mine": "⏱ Dir hutt nach %s",
+	"web.continue":   "Tippt, fir weiderzemaachen",
+	"web.rank.J":     "B",
+	"web.rank.Q":     "D",
+	"web.rank.K":     "K",
+	"web.rank.A":     "A",
 }
 
 var de = map[string]string{
@@ -1031,6 +1042,17 @@ var de = map[string]string{
 	// the coach behind an interface, hints off the table lock (issue 22)
 	"coach.none": "Dieser Bot läuft ohne Coach: Hier gibt es keine Tipps und keine Auswertungen.",
 	"hint.moved": "Der Tisch ist weitergegangen, während der Coach nachgedacht hat; frag noch einmal, wenn du noch dran bist.",
+
+	// the web table as a place to follow the game (issue 25)
+	"web.take_back":  "In einem anderen Fenster geöffnet — tippe, um ihn zurückzuholen",
+	"web.back":       "Ich bin wieder da",
+	"web.clock":      "⏱ %[1]s: noch %[2]s",
+	"web.clock_mine": "⏱ Du hast noch %s",
+	"web.continue":   "Tippe, um weiterzumachen",
+	"web.rank.J":     "B",
+	"web.rank.Q":     "D",
+	"web.rank.K":     "K",
+	"web.rank.A":     "A",
 }
 
 var fr = map[string]string{
@@ -1537,4 +1559,15 @@ var fr = map[string]string{
 	// the coach behind an interface, hints off the table lock (issue 22)
 	"coach.none": "Ce bot fonctionne sans coach\u00a0: il n’y a ici ni conseils ni analyses.",
 	"hint.moved": "La table a avancé pendant que le coach réfléchissait\u202f; redemandez si c’est toujours votre tour.",
+
+	// the web table as a place to follow the game (issue 25)
+	"web.take_back":  "Ouverte ailleurs — touchez pour la reprendre",
+	"web.back":       "Je suis de retour",
+	"web.clock":      "⏱ %[1]s\u00a0: encore %[2]s",
+	"web.clock_mine": "⏱ Il vous reste %s",
+	"web.continue":   "Touchez pour continuer",
+	"web.rank.J":     "V",
+	"web.rank.Q":     "D",
+	"web.rank.K":     "R",
+	"web.rank.A":     "A",
 }

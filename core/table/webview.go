@@ -1,6 +1,9 @@
 package table
 
 import (
+	"slices"
+	"time"
+
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 )
@@ -8,6 +11,12 @@ import (
 // The web table (adapters/web) shows a table as one page per person: the public table, and the
 // reader's own hand when they sit there. SeatView builds it from the public view and that one
 // seat's core.View, as handMessage does, so no other seat's cards can be in it.
+//
+// A view is the table as it stands, and the page may get only the newest of several (the hub
+// takes changes together). So each view also carries what a player must still see of what just
+// happened: the trick taken last (Game.Last) and, until the next game's first trick is taken,
+// the game that ended (Ended) with its last trick and result. Names are in the reader's language
+// ("Ordinateur 2" for a French reader at a Luxembourgish table).
 
 // SeatView is what one person may see of a table, in their language.
 type SeatView struct {
@@ -26,6 +35,12 @@ type SeatView struct {
 	Calls   []ViewChoice `json:"calls,omitempty"`  // the calls the reader may make now
 	Board   ViewBoard    `json:"board"`
 	Say     string       `json:"say"` // one line for the reader: what happens now, or what to do
+	// Ended is the game that ended last, while the next one has no trick taken yet (or the match
+	// is over): its last trick and its result, which the page holds until the players saw them.
+	Ended *ViewEnded `json:"ended,omitempty"`
+	// Clock is the turn's time while it runs: whose it is and how long until a computer plays
+	// for them; nil without a timer, while a computer is to move, or while the table is paused.
+	Clock *ViewClock `json:"clock,omitempty"`
 	// What the reader may do now besides the game's moves.
 	CanDeal    bool `json:"can_deal,omitempty"`
 	CanJoin    bool `json:"can_join,omitempty"`
@@ -45,6 +60,8 @@ type ViewSeat struct {
 }
 
 // ViewCard is a card with how it is drawn: Card is its code ("QS"), Label its chat form ("Q♠").
+// The page names it in words and draws its rank's letter in the reader's language from the
+// catalog (pageStrings).
 type ViewCard struct {
 	Card  string `json:"card"`
 	Label string `json:"label"`
@@ -52,6 +69,27 @@ type ViewCard struct {
 	Suit  string `json:"suit"` // S, H, D, C
 	Red   bool   `json:"red,omitempty"`
 	Legal bool   `json:"legal,omitempty"` // the reader may play it now
+	// Trump marks a trump in the reader's hand: the trump suit's cards and the three permanent
+	// queens (those also while trump is being named). The hand lists its trumps first.
+	Trump bool `json:"trump,omitempty"`
+}
+
+// ViewClock is the turn's time.
+type ViewClock struct {
+	Seat     int   `json:"seat"`               // whose time runs
+	Left     int64 `json:"left_ms"`            // until a computer plays for them, in ms (0 when due)
+	Total    int64 `json:"total_ms"`           // the turn's whole time, in ms
+	Reminded bool  `json:"reminded,omitempty"` // they were reminded: the time is nearly up
+}
+
+// ViewEnded is a game that ended: its last trick and its result, as the chat's summary says it.
+type ViewEnded struct {
+	No      int       `json:"no"`
+	Last    ViewTrick `json:"last"`
+	Winner  string    `json:"winner,omitempty"` // "A" or "B"; "" for a draw
+	Points  [2]int    `json:"points"`
+	Stripes [2]int    `json:"stripes"` // the change each team's open stripes took
+	Text    string    `json:"text"`    // "🏁 Game 3: team A (…) wins 25 to 15."
 }
 
 // ViewChoice is a move the reader may make: its argument and its label.
@@ -68,10 +106,11 @@ type ViewPlay struct {
 
 // ViewTrick is a trick in play order; Winner is -1 until it is complete.
 type ViewTrick struct {
+	No     int        `json:"no"` // the trick's number in its game, from 1
 	Plays  []ViewPlay `json:"plays"`
 	Winner int        `json:"winner"`
 	Points int        `json:"points"`
-	Text   string     `json:"text,omitempty"` // as the chat says it
+	Won    string     `json:"won,omitempty"` // who took it, as the chat says it: "Anna wins 14 points"
 }
 
 // ViewCall is an announcement.
@@ -144,7 +183,7 @@ func (s *Service) seatView(t *tbl, p Player) SeatView {
 		pub = g.View(core.NoSeat)
 	}
 	for i, ss := range st.Seats {
-		vs := ViewSeat{Name: seatName(t, core.Seat(i)), Team: core.Seat(i).Team().String(), Human: ss.Human(),
+		vs := ViewSeat{Name: seatNameIn(t, lang, core.Seat(i)), Team: core.Seat(i).Team().String(), Human: ss.Human(),
 			Robot: ss.Robot, Away: ss.Away}
 		if ss.Empty() {
 			vs.Name = i18n.T(lang, "seat.empty")
@@ -156,7 +195,7 @@ func (s *Service) seatView(t *tbl, p Player) SeatView {
 		}
 		v.Seats[i] = vs
 	}
-	v.Board = s.viewBoard(t)
+	v.Board = s.viewBoard(t, lang)
 	switch st.Status {
 	case StatusLobby:
 		v.Say = i18n.T(lang, "lobby.title")
@@ -168,24 +207,27 @@ func (s *Service) seatView(t *tbl, p Player) SeatView {
 	case StatusOver:
 		v.CanRematch = seat != core.NoSeat
 		if w, ok := t.match.Winner(); ok {
-			v.Say = i18n.N(lang, "summary.match", t.match.NumGames(), w.String(), s.teamNames(t, w))
+			v.Say = i18n.N(lang, "summary.match", t.match.NumGames(), w.String(), teamNamesIn(t, lang, w))
 		}
 	}
 	if g == nil {
 		return v
 	}
-	v.Game = s.viewGame(t, lang, pub)
+	v.Game = viewGame(t, lang, seat, pub)
+	v.Ended = viewEnded(t, lang, seat, len(pub.Tricks))
 	if st.Status != StatusPlaying || g.Phase() == core.PhaseOver {
 		return v
 	}
+	v.Clock = s.viewClock(t, pub.ToMove)
 	if !seat.Valid() {
-		v.Say = s.publicSay(t, lang, pub)
+		v.Say = publicSay(t, lang, pub)
 		return v
 	}
 	mine := g.View(seat)
-	for _, c := range mine.Hand.Cards() {
+	for _, c := range handOrder(mine.Hand, mine.Trump) {
 		vc := viewCard(c)
 		vc.Legal = mine.Legal.Has(c)
+		vc.Trump = isTrump(c, mine.Trump)
 		v.Hand = append(v.Hand, vc)
 	}
 	switch {
@@ -197,7 +239,7 @@ func (s *Service) seatView(t *tbl, p Player) SeatView {
 	case mine.ToMove == seat:
 		v.Say = i18n.T(lang, "hand.your_turn")
 	default:
-		v.Say = s.publicSay(t, lang, pub)
+		v.Say = publicSay(t, lang, pub)
 	}
 	if mine.Phase == core.PhasePlay {
 		for _, c := range mine.Calls {
@@ -208,35 +250,91 @@ func (s *Service) seatView(t *tbl, p Player) SeatView {
 }
 
 // publicSay is the line everyone reads: who chooses trump, or whose turn it is.
-func (s *Service) publicSay(t *tbl, lang string, pub core.View) string {
+func publicSay(t *tbl, lang string, pub core.View) string {
 	if pub.Phase == core.PhaseTrump {
-		return i18n.T(lang, "live.choosing", seatName(t, pub.ToMove))
+		return i18n.T(lang, "live.choosing", seatNameIn(t, lang, pub.ToMove))
 	}
-	return i18n.T(lang, "live.turn", seatName(t, pub.ToMove))
+	return i18n.T(lang, "live.turn", seatNameIn(t, lang, pub.ToMove))
+}
+
+// seatNameIn is a seat's name for a reader of lang: a person's own name, a computer player's
+// "Computer 2" in the reader's language.
+func seatNameIn(t *tbl, lang string, seat core.Seat) string {
+	if !seat.Valid() {
+		return "?"
+	}
+	if st := t.st.Seats[seat]; st.Player == nil {
+		return i18n.T(lang, "seat.robot", st.robotNo(seat))
+	}
+	return seatName(t, seat)
+}
+
+func teamNamesIn(t *tbl, lang string, team core.Team) string {
+	seats := team.Seats()
+	return seatNameIn(t, lang, seats[0]) + " & " + seatNameIn(t, lang, seats[1])
+}
+
+// isTrump: the trump suit's cards and the permanent queens, these also before trump is named.
+func isTrump(c core.Card, trump core.Suit) bool {
+	if !trump.Valid() {
+		return c == core.QueenSpades || c == core.QueenHearts || c == core.QueenDiamonds
+	}
+	return core.IsTrump(c, trump)
+}
+
+// handOrder lists a hand as a player holds it: the trumps first, highest first, then each other
+// suit from the ace down.
+func handOrder(hand core.CardSet, trump core.Suit) []core.Card {
+	order := core.TrumpOrder(trump)
+	if !trump.Valid() {
+		order = []core.Card{core.QueenSpades, core.QueenHearts, core.QueenDiamonds}
+	}
+	var out []core.Card
+	for _, c := range order {
+		if hand.Has(c) {
+			out = append(out, c)
+		}
+	}
+	var rest []core.Card
+	for _, c := range hand.Cards() {
+		if !slices.Contains(out, c) {
+			rest = append(rest, c)
+		}
+	}
+	slices.SortStableFunc(rest, func(a, b core.Card) int {
+		if a.Suit() != b.Suit() {
+			return int(a.Suit()) - int(b.Suit())
+		}
+		return int(b.Rank()) - int(a.Rank())
+	})
+	return append(out, rest...)
 }
 
 func viewCard(c core.Card) ViewCard {
 	return ViewCard{Card: c.String(), Label: c.Chat(), Rank: c.Rank().String(), Suit: c.Suit().String(), Red: c.Suit().Red()}
 }
 
-func (s *Service) viewTrick(t *tbl, lang string, tr core.Trick, titleKey string) ViewTrick {
-	vt := ViewTrick{Winner: -1, Points: tr.Points()}
+// viewTrick is trick number no of a game; who took it is said to reader as "You win …".
+func viewTrick(t *tbl, lang string, reader core.Seat, no int, tr core.Trick) ViewTrick {
+	vt := ViewTrick{No: no, Winner: -1, Points: tr.Points()}
 	for i := 0; i < tr.N; i++ {
 		vt.Plays = append(vt.Plays, ViewPlay{Seat: int(tr.SeatOf(i)), Card: viewCard(tr.Cards[i])})
 	}
 	if tr.Winner.Valid() {
 		vt.Winner = int(tr.Winner)
-	}
-	if tr.N > 0 {
-		vt.Text = s.trickText(t, lang, tr, titleKey)
+		if tr.Winner == reader {
+			vt.Won = i18n.N(lang, "trick.won.you", tr.Points())
+		} else {
+			vt.Won = i18n.N(lang, "trick.won", tr.Points(), seatNameIn(t, lang, tr.Winner))
+		}
 	}
 	return vt
 }
 
-func (s *Service) viewGame(t *tbl, lang string, pub core.View) *ViewGame {
+func viewGame(t *tbl, lang string, reader core.Seat, pub core.View) *ViewGame {
 	vg := &ViewGame{No: t.match.NumGames(), Phase: pub.Phase.String(), Dealer: int(pub.Dealer), Forehand: int(pub.Forehand),
 		ToMove: int(pub.ToMove), TrumpTeam: pub.TrumpTeam.String(), Stake: pub.Stake, Points: pub.Points, Tricks: pub.TricksWon,
-		Trick: s.viewTrick(t, lang, pub.Trick, "live.trick"),
+		Trick: viewTrick(t, lang, reader, len(pub.Tricks)+1, pub.Trick),
 		Score: i18n.T(lang, "live.score", pub.TricksWon[0], pub.TricksWon[1], pub.Points[0], pub.Points[1])}
 	if !pub.ToMove.Valid() {
 		vg.ToMove = -1
@@ -245,7 +343,7 @@ func (s *Service) viewGame(t *tbl, lang string, pub core.View) *ViewGame {
 		vg.Trump, vg.TrumpLabel = pub.Trump.String(), i18n.SuitLabel(lang, pub.Trump)
 	}
 	if n := len(pub.Tricks); n > 0 {
-		last := s.viewTrick(t, lang, pub.Tricks[n-1], "last.title")
+		last := viewTrick(t, lang, reader, n, pub.Tricks[n-1])
 		vg.Last = &last
 	}
 	for _, a := range pub.Announcements {
@@ -254,9 +352,44 @@ func (s *Service) viewGame(t *tbl, lang string, pub core.View) *ViewGame {
 	return vg
 }
 
-func (s *Service) viewBoard(t *tbl) ViewBoard {
+// viewEnded is the game that ended last while the players are still to see it: the match's last
+// game once it is over, or the game before the current one while the current has no trick
+// taken (taken is how many it has).
+func viewEnded(t *tbl, lang string, reader core.Seat, taken int) *ViewEnded {
+	games := t.match.Games()
+	n := len(games)
+	if n > 1 && games[n-1].Phase() != core.PhaseOver && taken == 0 {
+		n--
+	}
+	g := games[n-1]
+	tricks := g.Tricks()
+	if g.Phase() != core.PhaseOver || len(tricks) == 0 {
+		return nil
+	}
+	r := g.Result()
+	ve := &ViewEnded{No: n, Last: viewTrick(t, lang, reader, len(tricks), tricks[len(tricks)-1]), Points: r.Points,
+		Stripes: t.match.History()[n-1].Applied, Text: i18n.T(lang, "summary.draw", n)}
+	if w, ok := r.Outcome.Winner(); ok {
+		ve.Winner = w.String()
+		ve.Text = i18n.T(lang, "summary.won", n, w.String(), teamNamesIn(t, lang, w), r.Points[w], r.Points[w.Other()])
+	}
+	return ve
+}
+
+// viewClock is the turn's time of the seat to move, or nil when none runs for it: no timer, a
+// computer to move (or one playing for an absent person), a paused table.
+func (s *Service) viewClock(t *tbl, seat core.Seat) *ViewClock {
+	_, timeout, _ := t.opts.Timer.Durations()
+	if timeout == 0 || t.st.Paused || !seat.Valid() || t.actsForItself(seat) {
+		return nil
+	}
+	left := time.UnixMilli(t.st.TurnAt).Add(timeout).Sub(s.cfg.Now())
+	return &ViewClock{Seat: int(seat), Left: max(left, 0).Milliseconds(), Total: timeout.Milliseconds(), Reminded: t.st.Reminded}
+}
+
+func (s *Service) viewBoard(t *tbl, lang string) ViewBoard {
 	b := core.Board{Start: t.opts.Rules.Stripes}
-	vb := ViewBoard{Start: b.Start, Teams: [2]string{s.teamNames(t, core.TeamA), s.teamNames(t, core.TeamB)}}
+	vb := ViewBoard{Start: b.Start, Teams: [2]string{teamNamesIn(t, lang, core.TeamA), teamNamesIn(t, lang, core.TeamB)}}
 	if t.match != nil {
 		b = t.match.Board()
 		for i, h := range t.match.History() {

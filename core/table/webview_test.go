@@ -3,17 +3,22 @@ package table
 import (
 	"encoding/json"
 	"regexp"
+	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/kontermatt/kontermatt/core"
 )
 
 var cardField = regexp.MustCompile(`"card":"([^"]*)"`)
 
-// checkSeatView fails if the view shows a card that is still held by anyone but its reader.
+// checkSeatView fails if the view shows a card that is still held by anyone but its reader. The
+// game that ended (Ended) is left out: its cards were dealt in an earlier game, and its last
+// trick was played in the open.
 func checkSeatView(t *testing.T, h *harness, p Player, v SeatView) {
 	t.Helper()
+	v.Ended = nil
 	_, held := h.svc.HeldCards(v.Table)
 	var own core.CardSet
 	for _, c := range v.Hand {
@@ -127,5 +132,136 @@ func TestSeatViewLobby(t *testing.T) {
 	}
 	if _, ok := h.svc.SeatView("nope", me); ok {
 		t.Fatal("a view of a table that does not exist")
+	}
+}
+
+// A view carries what its reader must still see of what just happened, however many changes
+// the page was not sent: the trick taken last, with its winner, and the game that ended, with
+// its last trick and result, until the next game's first trick is taken.
+func TestSeatViewKeepsWhatEnded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, NewMemStore())
+		defer h.svc.Close()
+		ps := fourHumans(t, h, "timer=none", "stripes=3")
+		id := h.svc.TableAt(h.place)
+		games := 0
+		for moves := 0; moves < 2000; moves++ {
+			synctest.Wait()
+			v, _ := h.svc.SeatView(id, ps[0])
+			if v.Status != StatusPlaying {
+				if v.Ended == nil || v.Ended.No != v.Game.No || len(v.Ended.Last.Plays) != 4 {
+					t.Fatalf("the match is over and the view shows its last game as %+v", v.Ended)
+				}
+				break
+			}
+			g := v.Game
+			taken := g.Tricks[0] + g.Tricks[1]
+			switch {
+			case g.No == 1 && taken == 0 && v.Ended != nil:
+				t.Fatalf("game 1 has no trick taken and the view shows an ended game %d", v.Ended.No)
+			case g.No > 1 && taken == 0:
+				e := v.Ended
+				if e == nil || e.No != g.No-1 || len(e.Last.Plays) != 4 || e.Last.Winner < 0 || e.Last.No != 6 || e.Text == "" {
+					t.Fatalf("game %d has begun; the view shows the game before as %+v", g.No, e)
+				}
+				if e.Last.Won == "" || e.Winner != "" && !strings.Contains(e.Text, e.Winner) {
+					t.Fatalf("the ended game's words: %q, %q (winner %q)", e.Last.Won, e.Text, e.Winner)
+				}
+				if games < g.No-1 {
+					games = g.No - 1
+				}
+			case taken > 0 && v.Ended != nil:
+				t.Fatalf("game %d has %d tricks taken and the view still shows game %d", g.No, taken, v.Ended.No)
+			}
+			if taken > 0 && (g.Last == nil || g.Last.No != taken || len(g.Last.Plays) != 4 || g.Last.Winner < 0) {
+				t.Fatalf("game %d, %d tricks taken: the last trick shown is %+v", g.No, taken, g.Last)
+			}
+			mover := ps[g.ToMove]
+			mv, _ := h.svc.SeatView(id, mover)
+			verb, arg := VerbPlay, ""
+			if len(mv.Trumps) > 0 {
+				verb, arg = VerbTrump, mv.Trumps[moves%4].Arg
+			}
+			for _, c := range mv.Hand {
+				if c.Legal {
+					arg = c.Card
+				}
+			}
+			if e := errText(h.do(mover, verb, arg)); e != "" {
+				t.Fatalf("%s %s: %s", verb, arg, e)
+			}
+		}
+		if games == 0 {
+			t.Fatal("no game ended")
+		}
+	})
+}
+
+// The turn's clock: whose time runs and how long is left, the reminder, and none once a
+// computer plays for the absent player, who is back with any command.
+func TestSeatViewClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, NewMemStore())
+		defer h.svc.Close()
+		ps := fourHumans(t, h, "stripes=3") // the normal timer: a reminder at 90 s, a computer at 3 min
+		id := h.svc.TableAt(h.place)
+		v, _ := h.svc.SeatView(id, ps[0])
+		to := v.Game.ToMove
+		c := v.Clock
+		if c == nil || c.Seat != to || c.Left != 180_000 || c.Total != 180_000 || c.Reminded {
+			t.Fatalf("the clock at the deal: %+v (seat %d to move)", c, to)
+		}
+		time.Sleep(30 * time.Second)
+		if v, _ = h.svc.SeatView(id, ps[1]); v.Clock == nil || v.Clock.Left != 150_000 || v.Clock.Seat != to {
+			t.Fatalf("30 s later: %+v", v.Clock)
+		}
+		time.Sleep(61 * time.Second)
+		synctest.Wait()
+		if v, _ = h.svc.SeatView(id, ps[to]); v.Clock == nil || !v.Clock.Reminded || v.Clock.Left != 89_000 {
+			t.Fatalf("after the reminder: %+v", v.Clock)
+		}
+		time.Sleep(90 * time.Second)
+		synctest.Wait()
+		v, _ = h.svc.SeatView(id, ps[to])
+		if !v.Seats[to].Away || v.Clock != nil && v.Clock.Seat == to {
+			t.Fatalf("after the timeout: away %v, clock %+v", v.Seats[to].Away, v.Clock)
+		}
+		if e := errText(h.do(ps[to], VerbBoard)); e != "" {
+			t.Fatal(e)
+		}
+		if v, _ = h.svc.SeatView(id, ps[to]); v.Seats[to].Away {
+			t.Fatal("a command did not bring the absent player back")
+		}
+	})
+}
+
+// Computer players are named in the reader's language, and the hand lists its trumps first.
+func TestSeatViewNamesAndHandOrder(t *testing.T) {
+	h, me := soloTable(t)
+	defer h.svc.Close()
+	id := h.svc.TableAt(h.place)
+	v, _ := h.svc.SeatView(id, Player{ID: "w", Name: "Watcher", Locale: "fr"})
+	if v.Seats[1].Name != "Ordinateur 2" {
+		t.Fatalf("a French reader sees seat 2 as %q", v.Seats[1].Name)
+	}
+	if v, _ := h.svc.SeatView(id, me); v.Seats[1].Name != "Computer 2" {
+		t.Fatalf("an English reader sees seat 2 as %q", v.Seats[1].Name)
+	}
+	for _, tc := range []struct {
+		hand  string
+		trump core.Suit
+		want  string
+	}{
+		{"QC 9H AH QS KD 10S", core.Hearts, "AH QS 9H 10S KD QC"},
+		{"QC 9H AH QS KD 10S", core.Clubs, "QS QC 10S AH 9H KD"},
+		{"KD QD 9S", core.NoSuit, "QD 9S KD"},
+	} {
+		var got []string
+		for _, c := range handOrder(core.SetOf(core.MustCards(tc.hand)...), tc.trump) {
+			got = append(got, c.String())
+		}
+		if s := strings.Join(got, " "); s != tc.want {
+			t.Errorf("%s with trump %v: %s, want %s", tc.hand, tc.trump, s, tc.want)
+		}
 	}
 }

@@ -2,6 +2,12 @@
 // socket, and draws each view the server sends. It holds no game logic: the server says which
 // cards are legal, and refuses what is not. Every text comes from the server's catalog; names are
 // set as text, never as markup.
+//
+// It is a place to follow the game: a trick just taken stays on the felt with its winner marked
+// (HOLD_TRICK, or until tapped), and a game's last trick with its result (HOLD_GAME), while the
+// hand below already shows the next view. A live region says turns, plays and who took each
+// trick. The socket's heartbeat tells a dead connection within two beats; an overlay then covers
+// the table until it is back.
 "use strict";
 
 (function () {
@@ -11,6 +17,7 @@
   // Inside a Discord Activity every request passes Discord's proxy under /.proxy.
   const inDiscord = query.has("frame_id") && query.has("instance_id");
   const base = (inDiscord ? "/.proxy" : "") + location.pathname.replace(/\/(index\.html)?$/, "").replace(/^\/\.proxy/, "");
+  const HOLD_TRICK = 1500, HOLD_GAME = 2200; // ms a finished trick, a game's end, stay on the felt
   let T = {}; // the catalog's texts for the page
   let view = null; // the newest view
   let session = null;
@@ -18,9 +25,22 @@
   let retry = 0;
   let stopped = false;
   let moveNo = 0;
+  // A move's ID is the platform's event ID of a button press: unique to this page load, so that a
+  // reload's or another tab's first move is not taken for one the table already applied.
+  const pageID = "m" + Math.random().toString(36).slice(2, 10) + "-";
   let sentAt = -1; // the view a move was sent from: no second move until a newer view comes
 
   const t = (key) => T[key] || key;
+  // fmt fills a catalog text's %s, %d and %[n]s with args, as Go's fmt does for these verbs.
+  function fmt(text, ...args) {
+    let next = 0;
+    return text.replace(/%(?:\[(\d+)\])?([sd%])/g, (all, n, verb) => {
+      if (verb === "%") return "%";
+      const i = n ? Number(n) - 1 : next;
+      next = i + 1;
+      return String(args[i]);
+    });
+  }
   // label joins a label and its value with the catalog's mark ("Pli : …" in French).
   const label = (text, value) => text + (T["label.colon"] || ": ") + value;
 
@@ -51,8 +71,11 @@
     }
   }
 
-  // Telegram Mini Apps: tell the app the page is ready, and follow its theme.
+  // Telegram Mini Apps: tell the app the page is ready, follow its theme, give haptic feedback on
+  // a play and on one's turn, and show its back button while a finished trick or game is held.
+  const inTelegram = hash.has("tgWebAppData");
   function telegramEvent(type, data) {
+    if (!inTelegram) return;
     const payload = JSON.stringify(data || {});
     if (window.TelegramWebviewProxy && window.TelegramWebviewProxy.postEvent) {
       window.TelegramWebviewProxy.postEvent(type, payload);
@@ -71,6 +94,28 @@
         document.documentElement.dataset.theme = lum < 128 ? "dark" : "light";
       }
     } catch (e) { /* the default theme */ }
+  }
+
+  function haptic(data) { telegramEvent("web_app_trigger_haptic_feedback", data); }
+  let backShown = false;
+  function telegramBack(visible) {
+    if (visible === backShown) return;
+    backShown = visible;
+    telegramEvent("web_app_setup_back_button", { is_visible: visible });
+  }
+  // Telegram's events reach the page as a call (its apps) or as a message (Telegram Web).
+  function onTelegramEvent(type) {
+    if (type === "back_button_pressed") release();
+  }
+  if (inTelegram) {
+    const receiver = { receiveEvent: onTelegramEvent };
+    window.Telegram = window.Telegram || {};
+    window.Telegram.WebView = window.Telegram.WebView || receiver;
+    window.TelegramGameProxy = window.TelegramGameProxy || receiver;
+    window.addEventListener("message", (ev) => {
+      if (ev.origin !== "https://web.telegram.org" || typeof ev.data !== "string") return;
+      try { const m = JSON.parse(ev.data); onTelegramEvent(m.eventType, m.eventData); } catch (e) { /* not Telegram's */ }
+    });
   }
 
   // The Discord Embedded App SDK's handshake and authorize command, spoken directly over
@@ -130,27 +175,45 @@
     return j.session;
   }
 
+  // The connection. Each side pings after a beat of silence; two beats without a word from the
+  // server mean the connection is lost: the overlay shows and the page connects again, waiting
+  // longer after each failure but never more than MAX_RETRY.
+  const MAX_RETRY = 4000, OPEN_WITHIN = 5000;
+  let beat = 4000;
+  let heard = 0, said = 0; // when the page last heard from and spoke to the server
+  let opened = 0; // when the socket now connecting was opened
+
   function connect() {
     if (stopped) return;
     const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + base + "/ws");
     socket = ws;
+    opened = Date.now();
     ws.onopen = () => {
-      retry = 0;
-      ws.send(JSON.stringify({ t: "hello", session, seq: view ? view.seq : 0 }));
+      heard = Date.now();
+      speak({ t: "hello", session, seq: view ? view.seq : 0 });
     };
     ws.onmessage = (ev) => {
+      if (socket !== ws) return;
+      heard = Date.now();
       let m;
       try { m = JSON.parse(ev.data); } catch (e) { return; }
       switch (m.t) {
+        case "ping":
+          if (m.beat) beat = m.beat;
+          break;
         case "strings":
           T = m.strings || T;
           document.documentElement.lang = m.lang || "en";
           if (view) draw(view);
           break;
         case "view":
+          retry = 0;
+          overlay(null);
           if (!view || m.view.seq >= view.seq || m.view.table !== view.table) {
+            const old = view;
             view = m.view;
             status("");
+            follow(old, view);
             draw(view);
           }
           break;
@@ -164,7 +227,12 @@
         case "bye":
           stopped = true;
           if (m.renew) sessionStorage.removeItem("km.session"); // over: opening the page again gets a new one
-          status(m.text, true);
+          if (m.why === "elsewhere") {
+            overlay(t("web.take_back"), () => { stopped = false; overlay(t("web.connecting")); connect(); });
+          } else {
+            overlay(m.text);
+            status(m.text, true);
+          }
           break;
       }
     };
@@ -172,17 +240,139 @@
       if (socket !== ws) return;
       if (stopped && ev.code !== 1001) return;
       stopped = false;
-      status(t("web.reconnecting"));
-      retry = Math.min(retry + 1, 6);
-      setTimeout(connect, 250 * (1 << retry) * (0.5 + Math.random() / 2));
+      lost();
     };
   }
 
+  // lost gives up the socket (a dead one may never say it closed) and connects again soon.
+  function lost() {
+    const old = socket;
+    socket = null;
+    if (old) { old.onclose = null; try { old.close(); } catch (e) { /* already gone */ } }
+    overlay(t("web.reconnecting"));
+    retry = Math.min(retry + 1, 8);
+    const wait = Math.min(MAX_RETRY, 250 * (1 << retry)) * (0.5 + Math.random() / 2);
+    setTimeout(connect, wait);
+  }
+
+  function speak(m) {
+    if (!socket || socket.readyState !== WebSocket.OPEN) return false;
+    socket.send(JSON.stringify(m));
+    said = Date.now();
+    return true;
+  }
+
+  setInterval(() => {
+    if (!socket || stopped) return;
+    const now = Date.now();
+    if (socket.readyState === WebSocket.CONNECTING) {
+      if (now - opened > OPEN_WITHIN) lost();
+      return;
+    }
+    if (socket.readyState !== WebSocket.OPEN) return;
+    if (now - heard > 2 * beat + 1000) { lost(); return; }
+    if (now - said >= beat) speak({ t: "ping" });
+  }, 500);
+
+  // The overlay covers the page while the table cannot be played from it: the connection is
+  // lost, or another tab took the seat (then a tap takes it back). Nothing under it can be used.
+  let onOverlayTap = null;
+  function overlay(text, onTap) {
+    const o = $("overlay"), b = $("overlay-text");
+    onOverlayTap = onTap || null;
+    o.hidden = !text;
+    $("app").inert = !!text;
+    if (!text) return;
+    b.textContent = text;
+    b.disabled = !onTap;
+    if (onTap) b.focus();
+  }
+  $("overlay-text").addEventListener("click", () => { if (onOverlayTap) onOverlayTap(); });
+
   function send(verb, arg) {
-    if (!socket || socket.readyState !== WebSocket.OPEN || !view || sentAt === view.seq) return;
+    if (!$("overlay").hidden || !view || sentAt === view.seq) return;
+    if (!speak({ t: "move", verb, arg: arg || "", seq: view.seq, id: pageID + (moveNo + 1) })) return;
     sentAt = view.seq;
     moveNo++;
-    socket.send(JSON.stringify({ t: "move", verb, arg: arg || "", seq: view.seq, id: "m" + moveNo }));
+    if (verb === "play" || verb === "trump") haptic({ type: "impact", impact_style: "light" });
+  }
+
+  // Following the game: what the page holds on the felt, and what the live region says.
+  let held = null; // {trick, ended, ms}: a finished trick (and game) on the felt
+  let heldTimer = 0;
+  let shownTrick = ""; // the newest finished trick the page has shown: "game/no"
+  let announced = new Set(); // the plays said aloud: "game/trick/seat"
+  let myTurn = false, reminded = false;
+
+  // finished is the newest finished trick a view carries: the ended game's last, else its own.
+  function finished(v) {
+    if (v.ended) return { key: v.ended.no + "/" + v.ended.last.no, trick: v.ended.last, game: v.ended.no, ended: v.ended };
+    const g = v.game;
+    if (g && g.last) return { key: g.no + "/" + g.last.no, trick: g.last, game: g.no, ended: null };
+    return null;
+  }
+
+  function follow(old, v) {
+    const f = finished(v);
+    const g = v.game;
+    const lines = [];
+    const sayPlays = (game, tr) => (tr.plays || []).forEach((p) => {
+      const k = game + "/" + tr.no + "/" + p.seat;
+      if (announced.has(k)) return;
+      announced.add(k);
+      if (old) lines.push(label(v.seats[p.seat].name, cardName(p.card)));
+    });
+    if (f && f.key !== shownTrick) {
+      shownTrick = f.key;
+      sayPlays(f.game, f.trick);
+      if (old) {
+        lines.push(f.trick.won);
+        if (f.ended) lines.push(f.ended.text);
+        hold({ trick: f.trick, ended: f.ended, ms: f.ended ? HOLD_GAME : HOLD_TRICK });
+      }
+    }
+    if (g && g.phase === "play") sayPlays(g.no, g.trick);
+    const mine = !!g && v.status === "playing" && g.to_move === v.you && v.you >= 0;
+    if (mine && !myTurn) {
+      lines.push(t("hand.your_turn"));
+      haptic({ type: "notification", notification_type: "success" });
+    }
+    myTurn = mine;
+    const r = !!(v.clock && v.clock.reminded && v.clock.seat === v.you);
+    if (r && !reminded) {
+      lines.push(t("note.reminder"));
+      haptic({ type: "notification", notification_type: "warning" });
+    }
+    reminded = r;
+    if (lines.length) announce(lines.join(" "));
+  }
+
+  function announce(text) {
+    const box = $("said");
+    const p = el("p", "", text);
+    box.append(p);
+    while (box.childElementCount > 4) box.firstElementChild.remove();
+  }
+
+  // hold puts a finished trick on the felt for its time; one that comes while another is held
+  // waits its turn, so that each is seen however fast the player taps.
+  const queue = [];
+  function hold(h) {
+    queue.push(h);
+    if (!held) next();
+  }
+
+  function next() {
+    held = queue.shift() || null;
+    clearTimeout(heldTimer);
+    telegramBack(!!held);
+    if (held) heldTimer = setTimeout(release, held.ms);
+    if (view) drawTable(view);
+  }
+
+  // release ends the hold: its time is up, or the player tapped it away.
+  function release() {
+    if (held) next();
   }
 
   // Drawing.
@@ -193,11 +383,20 @@
     return e;
   }
 
-  function cardEl(c) {
-    const e = el("div", "card" + (c.red ? " red" : ""));
+  const suitSymbol = { S: "♠", H: "♥", D: "♦", C: "♣" };
+  // rankLetter is the rank as the reader's language writes it on a card: "D" for a German Dame.
+  const rankLetter = (r) => (T["web.rank." + r] || r);
+  const cardName = (c) => fmt(t("card.name"), T["rank." + c.rank] || c.rank, T["suit." + c.suit] || c.suit);
+
+  function cardEl(c, tag) {
+    const e = el(tag || "div", "card" + (c.red ? " red" : "") + (c.trump ? " trump" : ""));
     e.dataset.card = c.card;
-    e.setAttribute("aria-label", c.label);
-    e.append(el("span", "rank", c.rank), el("span", "suit", { S: "♠", H: "♥", D: "♦", C: "♣" }[c.suit] || "?"));
+    e.setAttribute("role", "img");
+    e.setAttribute("aria-label", cardName(c) + (c.trump ? ", " + t("pic.Trump") : ""));
+    const face = el("span", "face");
+    face.setAttribute("aria-hidden", "true");
+    face.append(el("span", "rank", rankLetter(c.rank)), el("span", "suit", suitSymbol[c.suit] || "?"));
+    e.append(face);
     return e;
   }
 
@@ -209,6 +408,7 @@
 
   function button(text, onClick, cls) {
     const b = el("button", cls || "", text);
+    b.type = "button";
     b.addEventListener("click", onClick);
     return b;
   }
@@ -230,42 +430,97 @@
     $("info").textContent = info.join(" · ");
     $("say").textContent = v.say || "";
     if (v.you < 0 && v.status === "playing") $("say").textContent = (v.say || "") + " — " + t("web.watching");
-    drawSeats(v);
+    const away = v.you >= 0 && v.seats[v.you].away && v.status === "playing";
+    $("away").hidden = !away;
+    $("away-text").textContent = t("note.away.you");
+    $("back").textContent = t("web.back");
+    drawTable(v);
+    drawClock();
     drawChoices(v);
     drawHand(v);
     drawExtra(v);
   }
 
-  function drawSeats(v) {
+  $("back").addEventListener("click", () => send("back"));
+
+  function drawTable(v) {
     const tbl = $("table");
     tbl.hidden = false;
     for (const s of tbl.querySelectorAll(".seat")) s.replaceChildren();
+    const g = v.game;
+    // The felt shows a held trick, else the trick in play, else the one just taken.
+    let shown = held ? held.trick : g && (g.trick.plays && g.trick.plays.length ? g.trick : g.last);
+    if (held && held.ended) shown = held.ended.last;
+    const winner = shown && shown.winner >= 0 ? shown.winner : -1;
     v.seats.forEach((s, i) => {
       const box = tbl.querySelector('.seat[data-pos="' + pos(v, i) + '"]');
       box.dataset.seat = String(i);
-      box.classList.toggle("to-move", !!s.to_move);
+      box.classList.toggle("to-move", !!s.to_move && !held);
       box.classList.toggle("you", i === v.you);
-      box.append(el("span", "name", s.name + (i === v.you ? " (" + t("web.you") + ")" : "") + (s.away ? " " + t("seat.away") : "")));
+      box.classList.toggle("won", i === winner);
+      const name = el("span", "name", s.name);
+      name.title = s.name;
+      box.append(name);
+      const tags = [];
+      if (i === v.you) tags.push(t("web.you"));
+      if (s.away) tags.push(t("seat.away"));
+      if (tags.length) box.append(el("span", "tag", tags.join(" ")));
       const meta = [t("pic.Team" + s.team)];
       if (s.dealer) meta.push(t("web.dealer"));
-      if (v.game && v.status === "playing") meta.push(s.cards + " " + t("pic.Cards"));
+      if (g && v.status === "playing") meta.push(s.cards + " " + t("pic.Cards"));
       box.append(el("span", "meta", meta.join(" · ")));
     });
     const trick = $("trick");
     trick.replaceChildren();
-    const g = v.game;
-    // Between tricks the table shows the one just taken, as players would look at it.
-    const shown = g && (g.trick.plays && g.trick.plays.length ? g.trick : g.last);
+    trick.classList.toggle("held", !!held);
+    const words = [];
     if (shown && shown.plays) {
       shown.plays.forEach((p, n) => {
         const c = cardEl(p.card);
         c.dataset.pos = String(pos(v, p.seat));
         c.dataset.trickCard = p.card.card;
-        c.append(el("span", "order", String(n + 1)));
+        if (p.seat === winner) c.classList.add("winner");
+        const order = el("span", "order", String(n + 1));
+        order.setAttribute("aria-hidden", "true");
+        c.append(order);
+        c.setAttribute("aria-label", label(v.seats[p.seat].name, cardName(p.card)));
         trick.append(c);
+        words.push(label(v.seats[p.seat].name, cardName(p.card)));
       });
     }
-    trick.setAttribute("aria-label", shown && shown.text ? shown.text : t("pic.Trick"));
+    if (shown && shown.won) words.push(shown.won);
+    trick.setAttribute("aria-label", t("pic.Trick") + (words.length ? ": " + words.join(", ") : ""));
+    const result = $("result");
+    result.hidden = !(held && held.ended);
+    if (held && held.ended) {
+      result.replaceChildren(el("span", "text", held.ended.text), el("span", "hint", t("web.continue")));
+    } else if (held) {
+      result.hidden = true;
+    }
+  }
+
+  $("result").addEventListener("click", release);
+  $("trick").addEventListener("click", release);
+
+  // The turn's clock: counted down on the page from the view's time left.
+  let clockEnds = 0, clockTimer = 0;
+  function drawClock() {
+    const c = view && view.clock;
+    const box = $("clock");
+    clearTimeout(clockTimer);
+    if (!c) { box.hidden = true; clockEnds = 0; return; }
+    if (!clockEnds || box.dataset.seq !== String(view.seq)) {
+      clockEnds = Date.now() + c.left_ms;
+      box.dataset.seq = String(view.seq);
+    }
+    const left = Math.max(0, clockEnds - Date.now());
+    const secs = Math.ceil(left / 1000);
+    const time = Math.floor(secs / 60) + ":" + String(secs % 60).padStart(2, "0");
+    box.hidden = false;
+    box.dataset.left = String(secs);
+    box.textContent = c.seat === view.you ? fmt(t("web.clock_mine"), time) : fmt(t("web.clock"), view.seats[c.seat].name, time);
+    box.classList.toggle("urgent", !!c.reminded || left < 15000);
+    if (left > 0) clockTimer = setTimeout(drawClock, (left % 1000) || 1000);
   }
 
   function drawChoices(v) {
@@ -285,21 +540,44 @@
 
   function drawHand(v) {
     const hand = $("hand");
+    // The focus stays on the hand after a move: on the card it was on, or the hand's first
+    // legal card, or the hand itself.
+    const focused = hand.contains(document.activeElement) ? [...hand.children].indexOf(document.activeElement) : -2;
     hand.replaceChildren();
-    const myTurn = v.game && v.game.to_move === v.you;
-    hand.classList.toggle("waiting", !myTurn);
+    const g = v.game;
+    const mine = !!g && g.to_move === v.you;
+    hand.classList.toggle("waiting", !mine);
+    // While trump is named the three cards are there to look at: none is dimmed.
+    hand.classList.toggle("choosing", !!g && g.phase === "trump");
     hand.setAttribute("aria-label", t("web.your_cards"));
-    (v.hand || []).forEach((c) => {
-      const e = cardEl(c);
+    (v.hand || []).forEach((c, i) => {
+      // A button named by its words, said in its content (a hidden line) rather than a label,
+      // so that the name holds what the card shows; the face is drawn for the eyes alone.
+      const e = cardEl(c, "div");
+      e.setAttribute("role", "button");
+      e.removeAttribute("aria-label");
+      e.append(el("span", "sr-only", cardName(c) + (c.trump ? ", " + t("pic.Trump") : "")));
+      if (i > 0 && c.trump !== v.hand[i - 1].trump) e.classList.add("group");
       if (c.legal) {
         e.classList.add("legal");
-        e.setAttribute("role", "button");
         e.tabIndex = 0;
         e.addEventListener("click", () => send("play", c.card));
-        e.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") send("play", c.card); });
+      } else {
+        e.setAttribute("aria-disabled", "true");
+        e.tabIndex = -1;
       }
+      e.addEventListener("keydown", (ev) => {
+        if (ev.key !== "Enter" && ev.key !== " ") return;
+        ev.preventDefault(); // Space would scroll the page
+        if (c.legal) send("play", c.card);
+      });
       hand.append(e);
     });
+    if (focused >= -1) {
+      const cards = [...hand.children];
+      const next = cards[focused] && cards[focused].tabIndex === 0 ? cards[focused] : cards.find((c) => c.tabIndex === 0);
+      (next || hand).focus({ preventScroll: true });
+    }
   }
 
   function tally(n) {
@@ -313,10 +591,11 @@
     $("score").textContent = g ? g.score : v.options;
     const last = $("last");
     last.replaceChildren();
-    if (g && g.last) {
+    const f = finished(v);
+    if (f) {
       last.append(el("strong", "", label(t("pic.LastTrick"), "")));
-      g.last.plays.forEach((p) => last.append(cardEl(p.card)));
-      if (g.last.text) last.append(el("div", "", g.last.text));
+      f.trick.plays.forEach((p) => last.append(cardEl(p.card)));
+      if (f.trick.won) last.append(el("div", "", f.trick.won));
     }
     const board = $("board");
     board.replaceChildren();
@@ -356,7 +635,7 @@
     telegramTheme();
     const boot = await loadStrings(navigator.language);
     status(t("web.connecting"));
-    if (hash.has("tgWebAppData")) telegramEvent("web_app_ready");
+    telegramEvent("web_app_ready");
     try {
       session = await getSession(boot);
     } catch (e) {
