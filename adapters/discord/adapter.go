@@ -110,7 +110,7 @@ type Adapter struct {
 	gateway  gatewayState // each shard's connection, for the health check
 	inflight sync.WaitGroup
 
-	out   *outbox.Engine
+	out   *outbox.Engine[mention]
 	limit *rate.Limiter // the outbox's share of the global rate limit
 
 	usersMu  sync.Mutex
@@ -154,7 +154,7 @@ func New(cfg Config) (*Adapter, error) {
 		actors: map[string]*responder{}, permsFresh: defaultPermsFresh, dmOpenWait: dmOpenFirstWait}
 	a.client = &http.Client{Timeout: 20 * time.Second, Transport: &clockTransport{clock: a.clock, next: newRewriter(cfg.APIURL)}}
 	a.limit = rate.NewLimiter(rate.Limit(cfg.MaxRate), 10)
-	a.out = outbox.New(outbox.Config{Platform: platform{a}, KV: a.kv, Bucket: bucketMessages, Log: a.log,
+	a.out = outbox.New(outbox.Config[mention]{Platform: platform{a}, KV: a.kv, Bucket: bucketMessages, Log: a.log,
 		Backoff: func(n int) time.Duration { return 500 * time.Millisecond << (n - 1) }})
 	register(a)
 	a.rest = a.session()

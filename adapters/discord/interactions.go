@@ -224,7 +224,7 @@ func (a *Adapter) onComponent(r *responder, i *discordgo.Interaction) {
 	}
 	cmd := act.Command(placeOf(i), actor, "dc:"+i.ID, isPrivate(i))
 	cmd.Admin = admin
-	var hold *outbox.Hold
+	var hold *outbox.Hold[mention]
 	if u := userOf(i); i.Message != nil && (act.Verb == table.VerbPlay || act.Verb == table.VerbTrump || act.Verb == table.VerbAnnounce) {
 		// The move will change the presser's hand: keep it in their queue until the answer can
 		// show it in the message that was pressed.
@@ -249,7 +249,7 @@ func (a *Adapter) onComponent(r *responder, i *discordgo.Interaction) {
 // updateInPlace answers a move made from a hand message (in DMs or ephemeral) by updating that
 // message with the hand the move produced (response type 7), taken from the user's held queue:
 // the player sees the result at once, and the outbox saves an edit. It reports whether it did.
-func (a *Adapter) updateInPlace(r *responder, i *discordgo.Interaction, act table.Action, hold *outbox.Hold) bool {
+func (a *Adapter) updateInPlace(r *responder, i *discordgo.Interaction, act table.Action, hold *outbox.Hold[mention]) bool {
 	ephemeral := i.Message.Flags&discordgo.MessageFlagsEphemeral != 0
 	u := userOf(i)
 	it, ok := a.takeHandUpdate(hold, u.ID, i.Message.ID, act.Table, ephemeral)

@@ -48,7 +48,7 @@ func (a *Adapter) enqueue(dest string, m table.Message, ping string) {
 	if mark := a.appMark(); mark != "" && strings.HasPrefix(dest, "ch:") {
 		sum = outbox.Digest(m, ping, mark)
 	}
-	a.out.Enqueue(&outbox.Item{Dest: dest, Msg: m, Key: m.Key, Version: m.Version, Sum: sum, Data: mention(ping)})
+	a.out.Enqueue(&outbox.Item[mention]{Dest: dest, Msg: m, Key: m.Key, Version: m.Version, Sum: sum, Data: mention(ping)})
 }
 
 // Deliver queues the service's messages; it never waits for Discord. Editable messages already
@@ -67,7 +67,7 @@ func (a *Adapter) Deliver(_ context.Context, msgs []table.Message) {
 // takeHandUpdate takes the user's queued hand for a table from their held DM queue, if the
 // response may show it instead: in the DM message messageID that shows it (unless the user also
 // has an ephemeral hand to update), or in the ephemeral hand (unless it must also go by DM).
-func (a *Adapter) takeHandUpdate(h *outbox.Hold, userID, messageID, tableID string, ephemeral bool) (*outbox.Item, bool) {
+func (a *Adapter) takeHandUpdate(h *outbox.Hold[mention], userID, messageID, tableID string, ephemeral bool) (*outbox.Item[mention], bool) {
 	refused := a.dmRefused(userID)
 	a.usersMu.Lock()
 	eh, hasHand := a.hands[userID]
@@ -76,7 +76,7 @@ func (a *Adapter) takeHandUpdate(h *outbox.Hold, userID, messageID, tableID stri
 	if ephemeral && !refused || !ephemeral && hasHand {
 		return nil, false // the hand must go two ways: the outbox does both
 	}
-	return h.Take(func(it *outbox.Item) bool {
+	return h.Take(func(it *outbox.Item[mention]) bool {
 		if it.Msg.Kind != table.KindHand || it.Msg.Table != tableID {
 			return false
 		}
@@ -117,9 +117,9 @@ func (p platform) Wait(ctx context.Context, _ string) error { return p.a.limit.W
 var errSkip = errors.New("not sent")
 
 // Show posts or edits a message in a channel, or by DM.
-func (p platform) Show(_ context.Context, it *outbox.Item, rec *outbox.Record) (string, string, error) {
+func (p platform) Show(_ context.Context, it *outbox.Item[mention], rec *outbox.Record) (string, string, error) {
 	a := p.a
-	ping := string(it.Data.(mention))
+	ping := string(it.Data)
 	if ch, ok := strings.CutPrefix(it.Dest, "ch:"); ok {
 		id, err := a.toChannel(ch, it.Msg, ping, rec)
 		return ch, id, err
@@ -229,7 +229,7 @@ const errCodeNoMutualGuild = 50278
 
 // Refused handles a user who refuses DMs: remembered, the channel told once, and what was queued
 // for them tried again the way such users get their messages.
-func (p platform) Refused(dest string, items []*outbox.Item, _ error) {
+func (p platform) Refused(dest string, items []*outbox.Item[mention], _ error) {
 	a := p.a
 	userID := strings.TrimPrefix(dest, "dm:")
 	a.refuseDM(userID, items[0].Msg)

@@ -154,7 +154,7 @@ func TestThreadTheBotCannotPostIn(t *testing.T) {
 		f.mu.Unlock()
 		// Locked while nobody looks: the next message there is refused, and what that taught
 		// stands for the messages after it.
-		h.a.out.Enqueue(&outbox.Item{Dest: "ch:" + thread, Msg: table.Message{Target: table.Target{Kind: table.ToPlace,
+		h.a.out.Enqueue(&outbox.Item[mention]{Dest: "ch:" + thread, Msg: table.Message{Target: table.Target{Kind: table.ToPlace,
 			Place: table.Place{Platform: Platform, Chat: thread}}, Kind: table.KindNotice, Text: "a notice"}, Data: mention("")})
 		h.a.Flush(context.Background())
 		if got := f.refusals(thread); !slices.Equal(got, []int{160005}) {
@@ -165,7 +165,7 @@ func TestThreadTheBotCannotPostIn(t *testing.T) {
 				t.Errorf("/km board in the locked thread answered %q", r.Content)
 			}
 		}
-		h.a.out.Enqueue(&outbox.Item{Dest: "ch:" + thread, Msg: table.Message{Target: table.Target{Kind: table.ToPlace,
+		h.a.out.Enqueue(&outbox.Item[mention]{Dest: "ch:" + thread, Msg: table.Message{Target: table.Target{Kind: table.ToPlace,
 			Place: table.Place{Platform: Platform, Chat: thread}}, Kind: table.KindNotice, Text: "another notice"}, Data: mention("")})
 		h.a.Flush(context.Background())
 		if got := f.refusals(thread); len(got) != 1 {

@@ -161,7 +161,7 @@ func TestHeldHandsAreTheTables(t *testing.T) {
 		f.mu.Lock()
 		f.started[ursula.ID] = false
 		f.mu.Unlock()
-		e.a.setBlocked(ursula.ID, true)
+		e.a.reach.Set(userKey(ursula.ID), true)
 		f.command(alice, group, 0, "/board@"+botUsername) // anything that changes the table's messages
 		d := newDriver(t, f, 8)
 		d.playUntil([]tgUser{alice}, time.Hour, func() bool { mine, _ := held(); return mine })
