@@ -74,6 +74,9 @@ const maxCached = 4096
 // that forgetting a person deletes it) and the places told in the bucket told, keyed by table
 // (pruned with it).
 func NewUnreachable(kv table.KV, people, told string, log *slog.Logger) *Unreachable {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	return &Unreachable{kv: kv, people: people, told: told, log: log, known: map[string]bool{}, toldCache: map[string]bool{}}
 }
 
