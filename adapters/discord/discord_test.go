@@ -705,3 +705,83 @@ func (p panicky) Handle(ctx context.Context, cmd table.Command) []table.Message 
 
 // handOnly hides every method of the service but Handle.
 type handOnly struct{ chat.Service }
+
+// A hand that changes while "My hand" is being answered: the adapter learns of the ephemeral
+// hand only once the answer is out, so a newer version the outbox handled meanwhile must still
+// reach it, or the player, whose DMs are closed, is left looking at an old hand. TestClosedDMs
+// failed so under load (Bob never saw that it was his turn: "Du bist noch nicht dran"); here the
+// game is played on to Bob's turn between the service's answer and the response, every time.
+func TestEphemeralHandCatchesUp(t *testing.T) {
+	f := newFakeDiscord(t)
+	f.blocked[bob.ID] = true
+	store := table.NewMemStore()
+	var ad *Adapter
+	once := sync.Once{}
+	startHarness(t, f, store, store, harnessOpt{
+		adapter: func(a *Adapter) { ad = a },
+		wrap: func(s chat.Service) chat.Service {
+			return handThenChange{Service: s, after: func(ctx context.Context, cmd table.Command) {
+				if cmd.Verb == table.VerbHand && cmd.Actor.ID == "dc:"+bob.ID {
+					once.Do(func() {
+						playToTurnOf(t, s, s.TableAt(cmd.Place), cmd.Actor.ID, table.Player{ID: "dc:" + alice.ID, Name: alice.Name})
+						ad.Flush(ctx) // Bob's new hand is handled before his answer goes out
+					})
+				}
+			}}
+		},
+	})
+	openTable(t, f, alice, []fakeUser{bob}, opt("timer", 3, "none"))
+	live, hand := liveMessage(f)
+	if r := f.press(bob, live, hand.CustomID); r.Type != 4 || r.Flags&64 == 0 {
+		t.Fatalf("My hand answered %+v", r)
+	}
+	f.waitForOr("Bob's ephemeral hand to show his turn", func() bool {
+		m, ok := f.handViewLocked(seatPlayer{u: bob, noDM: true})
+		return ok && len(moves(m)) > 0
+	}, func() string {
+		var b strings.Builder
+		for _, id := range f.ephemeral[bob.ID] {
+			fmt.Fprintf(&b, "\n%d edits: %q", f.msgs[id].Edits, f.msgs[id].Content)
+		}
+		return b.String()
+	})
+}
+
+// playToTurnOf plays a table on until it is who's turn: human is the other person there (who
+// names hearts, or plays the first legal card), the computers move by themselves.
+func playToTurnOf(t *testing.T, s chat.Service, id, who string, human table.Player) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		p, legal, trump := s.Turn(id)
+		switch {
+		case p == who:
+			return
+		case time.Now().After(deadline):
+			t.Errorf("it is never %s's turn", who)
+			return
+		case p == human.ID:
+			verb, args := table.VerbPlay, []string{""}
+			if trump {
+				verb, args[0] = table.VerbTrump, "H"
+			} else {
+				args[0] = legal[0].String()
+			}
+			place, _ := s.PlaceOf(id)
+			s.Handle(context.Background(), table.Command{Place: place, Table: id, Actor: human, Verb: verb, Args: args})
+		default:
+			time.Sleep(20 * time.Millisecond) // a computer thinks
+		}
+	}
+}
+
+// handThenChange runs after once the service has answered, before the adapter answers.
+type handThenChange struct {
+	chat.Service
+	after func(context.Context, table.Command)
+}
+
+func (h handThenChange) Handle(ctx context.Context, cmd table.Command) []table.Message {
+	r := h.Service.Handle(ctx, cmd)
+	h.after(ctx, cmd)
+	return r
+}

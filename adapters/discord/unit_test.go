@@ -14,6 +14,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
@@ -217,7 +218,8 @@ func TestRedact(t *testing.T) {
 }
 
 // Private messages for a player who refuses DMs: a notice is said in the channel with a ping,
-// a hand is not sent anywhere (it reaches the player through "My hand"), and no DM is tried.
+// a hand is not sent anywhere (it reaches the player through "My hand"), the channel is told so
+// once for the table (a refusal learnt at another table says nothing here), and no DM is tried.
 func TestPrivateMessagesForClosedDMs(t *testing.T) {
 	f := newFakeDiscord(t)
 	kv := table.NewMemStore()
@@ -235,8 +237,14 @@ func TestPrivateMessagesForClosedDMs(t *testing.T) {
 	if err := a.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	a.Deliver(context.Background(), []table.Message{{Target: table.Target{Kind: table.ToPlayer, Place: place, Player: player},
+		Kind: table.KindHand, Key: "hand/t/m1/1/dc:" + bob.ID, Version: 4, Table: "t", Text: "Q♠"}})
+	if err := a.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	msgs := f.channel(guildChannel)
-	if len(msgs) != 1 || msgs[0].Content != "<@"+bob.ID+"> ⏰ It's your turn" || len(msgs[0].Mentions) != 1 {
+	told := "<@" + bob.ID + "> " + escape(i18n.T("en", "discord.dm_refused", i18n.T("en", "btn.hand")))
+	if len(msgs) != 2 || msgs[0].Content != told || msgs[1].Content != "<@"+bob.ID+"> ⏰ It's your turn" || len(msgs[1].Mentions) != 1 {
 		t.Errorf("channel: %+v", msgs)
 	}
 	if calls := f.callCounts(); calls["POST users/@me/channels"] != 0 || len(f.dms) != 0 {
