@@ -71,6 +71,7 @@ type harnessOpt struct {
 	adapter func(*Adapter) // before Run
 	table   func(*table.Config)
 	wrap    func(chat.Service) chat.Service
+	run     func(context.Context) context.Context // Run's context
 }
 
 // mustNew makes an adapter or fails the test; it is closed when the test ends.
@@ -123,6 +124,12 @@ func startHarness(t testing.TB, f *fakeDiscord, store table.Store, kv table.KV, 
 	if err := svc.Resume(ctx); err != nil {
 		t.Fatalf("Resume: %v", err)
 	}
+	runCtx := ctx
+	for _, o := range opts {
+		if o.run != nil {
+			runCtx = o.run(runCtx)
+		}
+	}
 	hs := &harness{t: t, f: f, a: a, svc: svc, cancel: cancel, done: make(chan error, 1), logs: logs}
 	// Every text shown to a whole channel is checked, as it arrives, against the cards still held
 	// at the channel's table.
@@ -135,7 +142,7 @@ func startHarness(t testing.TB, f *fakeDiscord, store table.Store, kv table.KV, 
 	}
 	f.mu.Unlock()
 	registered := f.callCounts()["PUT applications/{id}/guilds/{id}/commands"]
-	go func() { hs.done <- a.Run(ctx) }()
+	go func() { hs.done <- a.Run(runCtx) }()
 	t.Cleanup(hs.stop)
 	f.waitFor("the commands to be registered and every shard connected", func() bool {
 		return f.connected() && f.calls["PUT applications/{id}/guilds/{id}/commands"] > registered

@@ -8,12 +8,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode"
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 )
@@ -437,4 +439,59 @@ func discordShows(out string) (shown, markdown string) {
 		}
 	}
 	return b.String(), markdown
+}
+
+// runKey marks Run's context in TestInteractionsDeriveFromRun.
+type runKey struct{}
+
+// ctxSpy notes whether the commands came with Run's context.
+type ctxSpy struct {
+	chat.Service
+	fromRun *atomic.Bool
+}
+
+func (c ctxSpy) Handle(ctx context.Context, cmd table.Command) []table.Message {
+	c.fromRun.Store(ctx.Value(runKey{}) == "run")
+	return c.Service.Handle(ctx, cmd)
+}
+
+// An interaction is handled within a context derived from Run's, as net/http's requests are
+// from its BaseContext: what Run's context carries reaches the service with each command.
+func TestInteractionsDeriveFromRun(t *testing.T) {
+	f := newFakeDiscord(t)
+	store := table.NewMemStore()
+	var fromRun atomic.Bool
+	startHarness(t, f, store, store, harnessOpt{
+		run:  func(ctx context.Context) context.Context { return context.WithValue(ctx, runKey{}, "run") },
+		wrap: func(s chat.Service) chat.Service { return ctxSpy{s, &fromRun} },
+	})
+	if r := f.slash(alice, guildChannel, "rules"); r.Type != 4 {
+		t.Fatalf("/km rules answered %+v", r)
+	}
+	if !fromRun.Load() {
+		t.Error("the command was not handled within Run's context")
+	}
+}
+
+// Show gives up when its context ends (the outbox gives up what it holds at Close): no DM
+// channel is opened and nothing is posted.
+func TestShowHonoursItsContext(t *testing.T) {
+	f := newFakeDiscord(t)
+	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: table.NewMemStore()})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	place := table.Place{Platform: Platform, Chat: guildChannel}
+	for _, it := range []*item{
+		{Dest: "dm:" + bob.ID, Msg: table.Message{Target: table.Target{Kind: table.ToPlayer, Place: place,
+			Player: table.Player{ID: "dc:" + bob.ID}}, Kind: table.KindNotice, Text: "a DM"}},
+		{Dest: "ch:" + guildChannel, Msg: table.Message{Target: table.Target{Kind: table.ToPlace, Place: place},
+			Kind: table.KindNotice, Text: "a post"}},
+	} {
+		if _, _, err := (platform{a}).Show(ctx, it, nil); err == nil {
+			t.Errorf("%s: shown with its context ended", it.Dest)
+		}
+	}
+	if calls := f.callCounts(); calls["POST users/@me/channels"] != 0 || calls["POST channels/{id}/messages"] != 0 {
+		t.Errorf("requests made with the context ended: %v", calls)
+	}
 }
