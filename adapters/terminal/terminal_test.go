@@ -873,3 +873,29 @@ func TestAStoredTableAndTheFlags(t *testing.T) {
 		}
 	})
 }
+
+// At a hot seat the screen is everyone's: an answer that shows what its actor holds shows only
+// to the one at the keyboard. Player 2 sits there when Player 1's "hand" is answered (nobody to
+// move types as Player 1): the screen gets the answer's public text, never the hand.
+func TestHotSeatSecretAnswerShowsOnlyAtTheKeyboard(t *testing.T) {
+	out := &syncBuffer{}
+	term := New(Config{In: strings.NewReader(""), Out: out, Humans: 2, Options: []string{"timer=none"}})
+	svc := newService(table.NewMemStore(), term)
+	defer svc.Close()
+	if err := term.Run(context.Background(), svc); err != nil {
+		t.Fatal(err)
+	}
+	hand := func(seen string) string {
+		before := len(out.String())
+		term.seen = seen
+		term.send(context.Background(), table.Command{Actor: term.player(1), Verb: table.VerbHand})
+		return out.String()[before:]
+	}
+	title := strings.Fields(i18n.T("en", "hand.title", 1))[0] // "🂠"
+	if got := hand("local:2"); strings.Contains(got, title) || strings.TrimSpace(got) == "" {
+		t.Errorf("Player 1's hand answered with Player 2 at the keyboard: %q", got)
+	}
+	if got := hand("local:1"); !strings.Contains(got, title) {
+		t.Errorf("Player 1's hand answered with Player 1 at the keyboard: %q", got)
+	}
+}
