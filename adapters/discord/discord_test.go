@@ -15,6 +15,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
 func TestRegistersLocalizedCommands(t *testing.T) {
@@ -499,7 +500,7 @@ func waitLobby(f *fakeDiscord) (fakeMessage, fakeButton) {
 func TestRateLimitedChannel(t *testing.T) {
 	f := newFakeDiscord(t)
 	kv := table.NewMemStore()
-	logs := &logBuffer{}
+	logs := &tabletest.Buffer{}
 	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: kv, Log: slogTo(logs)})
 	t.Cleanup(func() { unregister(a) })
 	const slow, fast = "600000000000000001", "600000000000000002"
@@ -748,7 +749,7 @@ func TestEphemeralHandCatchesUp(t *testing.T) {
 }
 
 // playToTurnOf plays a table on until it is who's turn: human is the other person there (who
-// names hearts, or plays the first legal card), the computers move by themselves.
+// makes tabletest's move), the computers move by themselves.
 func playToTurnOf(t *testing.T, s chat.Service, id, who string, human table.Player) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -760,12 +761,7 @@ func playToTurnOf(t *testing.T, s chat.Service, id, who string, human table.Play
 			t.Errorf("it is never %s's turn", who)
 			return
 		case p == human.ID:
-			verb, args := table.VerbPlay, []string{""}
-			if trump {
-				verb, args[0] = table.VerbTrump, "H"
-			} else {
-				args[0] = legal[0].String()
-			}
+			verb, args := tabletest.Move(legal, trump)
 			place, _ := s.PlaceOf(id)
 			s.Handle(context.Background(), table.Command{Place: place, Table: id, Actor: human, Verb: verb, Args: args})
 		default:

@@ -1,7 +1,6 @@
 package discord
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -36,23 +34,6 @@ var (
 // randomRobots play a random legal move each.
 var randomRobots = tabletest.RandomRobots
 
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 type harness struct {
 	t       testing.TB
 	f       *fakeDiscord
@@ -60,7 +41,7 @@ type harness struct {
 	svc     *table.Service
 	cancel  context.CancelFunc
 	done    chan error
-	logs    *logBuffer
+	logs    *tabletest.Buffer
 	stopped bool
 	// allowErrors are log lines at level ERROR the test provokes.
 	allowErrors []string
@@ -89,7 +70,7 @@ func mustNew(t testing.TB, cfg Config) *Adapter {
 // adapter until the test ends (or stop).
 func startHarness(t testing.TB, f *fakeDiscord, store table.Store, kv table.KV, opts ...harnessOpt) *harness {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &tabletest.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	// The outbox's global rate has its own test; here it would only pace the matches.
 	cfg := Config{Token: f.Token, GuildID: f.GuildID, APIURL: f.srv.URL, Log: log, KV: kv, Verbose: true, MaxRate: 2000}
