@@ -247,11 +247,7 @@ func playOne(t *testing.T, f *fakeDiscord, players []seatPlayer, rng *rand.Rand,
 // what is missing, so the new message is not even tried. With the permission back, the next
 // interaction there shows it: the summary goes out and play resumes.
 func TestSendMessagesTakenAwayPausesAtANewMessage(t *testing.T) {
-	f := newFakeDiscord(t)
-	store := table.NewMemStore()
-	h := startHarness(t, f, store, store)
-	id := openTable(t, f, alice, []fakeUser{carla}, opt("timer", 3, "none"), opt("level", 3, "easy"))
-	live, hand := liveMessage(f)
+	f, h, id, live, hand := aliceAndCarla(t)
 	posted := len(f.channel(guildChannel))
 	f.setPerms(guildChannel, permViewChannel|permAttachFiles)
 	want := ephemeralText("fr", "discord.missing", permissionNames("fr", []int64{permSendMessages}))
@@ -293,11 +289,7 @@ func TestSendMessagesTakenAwayPausesAtANewMessage(t *testing.T) {
 // table message's edits. The players are told privately, nothing is tried again while the
 // refusal stands, and the next interaction that shows the permission back resumes play.
 func TestViewChannelTakenAwayPausesAtOnce(t *testing.T) {
-	f := newFakeDiscord(t)
-	store := table.NewMemStore()
-	h := startHarness(t, f, store, store)
-	id := openTable(t, f, alice, []fakeUser{carla}, opt("timer", 3, "none"), opt("level", 3, "easy"))
-	live, hand := liveMessage(f)
+	f, h, id, live, hand := aliceAndCarla(t)
 	f.mu.Lock()
 	edits := f.msgs[live.ID].Edits
 	f.mu.Unlock()
@@ -332,6 +324,17 @@ func TestViewChannelTakenAwayPausesAtOnce(t *testing.T) {
 	f.waitFor("the table to go on", func() bool { return !h.svc.Paused(id) })
 	f.waitFor("the table message edited again", func() bool { return f.msgs[live.ID].Edits > edits })
 	toldPrivately(t, f, "note.unpaused", alice, carla)
+}
+
+// aliceAndCarla deals a table to Alice, Carla and two computers, and gives the harness, the
+// table and its live message with the "My hand" button.
+func aliceAndCarla(t *testing.T) (*fakeDiscord, *harness, string, fakeMessage, fakeButton) {
+	f := newFakeDiscord(t)
+	store := table.NewMemStore()
+	h := startHarness(t, f, store, store)
+	id := openTable(t, f, alice, []fakeUser{carla}, opt("timer", 3, "none"), opt("level", 3, "easy"))
+	live, hand := liveMessage(f)
+	return f, h, id, live, hand
 }
 
 // playUnless makes the next move of whoever has one, after seq, and gives its sequence number;
