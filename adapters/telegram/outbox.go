@@ -20,8 +20,9 @@ import (
 
 // The adapter's messages go through the shared outbox engine (adapters/internal/outbox): one
 // queue per chat, keyed messages merged so an edit that waited is sent with the newest content,
-// records of what each Telegram message shows. This file holds only what is Telegram's: its
-// limits, how to send and edit, and what its errors mean.
+// records of what each Telegram message shows, a paused queue for a place that refuses the bot.
+// This file holds only what is Telegram's: its limits, how to send and edit, and which class of
+// the engine each of its refusals (problems.go) is.
 
 // KV buckets. Keys that begin with a table ID and "/" are that table's, and are pruned with it.
 const (
