@@ -7,17 +7,18 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/kontermatt/kontermatt/adapters/internal/chattest"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
 // activityAdapter is an adapter with the Activity on, its application known (as after Run),
 // logging into logs.
-func activityAdapter(t *testing.T, f *fakeDiscord, secret string, logs *logBuffer) *Adapter {
+func activityAdapter(t *testing.T, f *fakeDiscord, secret string, logs *tabletest.Buffer) *Adapter {
 	t.Helper()
 	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: table.NewMemStore(), ClientSecret: secret,
 		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
@@ -33,7 +34,7 @@ func activityAdapter(t *testing.T, f *fakeDiscord, secret string, logs *logBuffe
 func TestActivityUser(t *testing.T) {
 	f := newFakeDiscord(t)
 	f.Activities = true
-	logs := &logBuffer{}
+	logs := &tabletest.Buffer{}
 	a := activityAdapter(t, f, f.ClientSecret, logs)
 	f.mu.Lock()
 	f.codes["code-alice"], f.codes["code-bob"], f.codes["code-carla"] = alice, bob, carla
@@ -87,7 +88,7 @@ func TestActivityUser(t *testing.T) {
 func TestActivityRateLimitAndPlayers(t *testing.T) {
 	f := newFakeDiscord(t)
 	f.Activities = true
-	a := activityAdapter(t, f, f.ClientSecret, &logBuffer{})
+	a := activityAdapter(t, f, f.ClientSecret, &tabletest.Buffer{})
 	f.mu.Lock()
 	f.codes["code-alice"] = alice
 	f.instances["i-1"] = fakeInstance{Channel: guildChannel, Guild: f.GuildID, Users: []string{alice.ID, carla.ID}}
@@ -115,7 +116,7 @@ func TestActivityRateLimitAndPlayers(t *testing.T) {
 func TestCommandsKeepTheEntryPoint(t *testing.T) {
 	f := newFakeDiscord(t)
 	f.Activities = true
-	a := activityAdapter(t, f, f.ClientSecret, &logBuffer{})
+	a := activityAdapter(t, f, f.ClientSecret, &tabletest.Buffer{})
 	if err := a.registerCommands(f.AppID); err != nil {
 		t.Fatalf("registering: %v", err)
 	}
@@ -141,27 +142,12 @@ func TestCommandsKeepTheEntryPoint(t *testing.T) {
 	}
 }
 
-// fakeWeb stands for the web table: the links it would make.
-type fakeWeb struct {
-	mu    sync.Mutex
-	links []string
-}
-
-func (w *fakeWeb) Link(p table.Player, tableID string) (string, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.links = append(w.links, p.ID+"@"+tableID)
-	return "https://table.example/#link=" + tableID + "-" + p.ID, nil
-}
-
-func (w *fakeWeb) AppURL(string) string { return "" }
-
 // The table's messages carry "Play in app", answered with LAUNCH_ACTIVITY; the answer to "My
 // hand" carries a one-time link to the web table, for the presser alone.
 func TestPlayInApp(t *testing.T) {
 	f := newFakeDiscord(t)
 	f.Activities = true
-	w := &fakeWeb{}
+	w := chattest.Web{}
 	h := startHarness(t, f, table.NewMemStore(), table.NewMemStore(), harnessOpt{cfg: func(c *Config) {
 		c.ClientSecret, c.Web = f.ClientSecret, w
 	}})

@@ -101,8 +101,9 @@ type Adapter struct {
 
 	chat.Slot // the service commands go to
 
-	mu       sync.Mutex // guards the fields below; orders inflight.Add before inflight.Wait
-	closed   bool       // not taking interactions (stopping, or not started)
+	mu       sync.Mutex      // guards the fields below; orders inflight.Add before inflight.Wait
+	base     context.Context // Run's context without its end: every interaction's context derives from it
+	closed   bool            // not taking interactions (stopping, or not started)
 	running  bool
 	shut     bool // Close was called
 	appID    string
@@ -110,13 +111,14 @@ type Adapter struct {
 	gateway  gatewayState // each shard's connection, for the health check
 	inflight sync.WaitGroup
 
-	out   *outbox.Engine
-	limit *rate.Limiter // the outbox's share of the global rate limit
+	out   *outbox.Engine[extra]
+	limit *rate.Limiter     // the outbox's share of the global rate limit
+	reach *chat.Unreachable // users who refuse DMs
 
 	usersMu  sync.Mutex
 	dmChan   map[string]string        // Discord user ID → DM channel ID
-	noDM     map[string]bool          // Discord user ID → refuses DMs (cache of the KV)
 	hands    map[string]ephemeralHand // Discord user ID → the latest ephemeral hand shown
+	lastHand map[string]newestHand    // Discord user ID → the newest hand the outbox had
 	channels map[string]channelInfo   // channel ID → what the bot may do there, as last seen
 	actors   map[string]*responder    // guild channel ID → the latest interaction there
 	dmPause  dmPause                  // while Discord says DMs are opened too fast
@@ -150,12 +152,13 @@ func New(cfg Config) (*Adapter, error) {
 	}
 	a := &Adapter{cfg: cfg, log: cfg.Log.With("platform", Platform), token: strings.TrimPrefix(cfg.Token, "Bot "),
 		kv: cfg.KV, clock: &discordClock{}, identifyWindow: 5 * time.Second, closed: true,
-		dmChan: map[string]string{}, noDM: map[string]bool{}, hands: map[string]ephemeralHand{}, channels: map[string]channelInfo{},
+		dmChan: map[string]string{}, hands: map[string]ephemeralHand{}, lastHand: map[string]newestHand{}, channels: map[string]channelInfo{},
 		actors: map[string]*responder{}, permsFresh: defaultPermsFresh, dmOpenWait: dmOpenFirstWait}
 	a.client = &http.Client{Timeout: 20 * time.Second, Transport: &clockTransport{clock: a.clock, next: newRewriter(cfg.APIURL)}}
 	a.limit = rate.NewLimiter(rate.Limit(cfg.MaxRate), 10)
-	a.out = outbox.New(outbox.Config{Platform: platform{a}, KV: a.kv, Bucket: bucketMessages, Log: a.log,
-		Backoff: func(n int) time.Duration { return 500 * time.Millisecond << (n - 1) }})
+	a.reach = chat.NewUnreachable(a.kv, bucketNoDM, bucketTold, a.log)
+	a.out = outbox.New(outbox.Config[extra]{Platform: platform{a}, KV: a.kv, Bucket: bucketMessages, Log: a.log,
+		Backoff: func(n int) time.Duration { return 500 * time.Millisecond << (n - 1) }, Paused: a.pauseChannel})
 	register(a)
 	a.rest = a.session()
 	a.tokens = newTokenSessions(a.session, tokenLife)
@@ -213,6 +216,10 @@ func (a *Adapter) run(ctx context.Context) error {
 		return errors.New("discord: Run while running, or after Close")
 	}
 	a.running = true
+	// As net/http's BaseContext: what an interaction does is done within a context derived from
+	// Run's, with its values; not ended with it, since Run waits for the interactions in flight
+	// before it returns (a move acknowledged is a move stored).
+	a.base = context.WithoutCancel(ctx)
 	a.mu.Unlock()
 	defer func() {
 		a.mu.Lock()
@@ -306,6 +313,17 @@ func (a *Adapter) startError(what string, err error) error {
 func refusedToken(err error) bool {
 	var re *discordgo.RESTError
 	return errors.As(err, &re) && re.Response != nil && re.Response.StatusCode == http.StatusUnauthorized
+}
+
+// baseContext is the context an interaction's starts from: Run's (see run), or before Run the
+// background.
+func (a *Adapter) baseContext() context.Context {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.base == nil {
+		return context.Background()
+	}
+	return a.base
 }
 
 // applicationID gives the application's ID once Run has looked it up.

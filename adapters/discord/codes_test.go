@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kontermatt/kontermatt/adapters/internal/outbox"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
@@ -47,8 +46,8 @@ func TestAutoModBlocksAMessageNobodyCaused(t *testing.T) {
 	f.setChannel(fakeChannel{ID: guildChannel, Perms: Permissions, AutoMod: "voldemort"})
 	store := table.NewMemStore()
 	h := startHarness(t, f, store, store)
-	h.a.out.Enqueue(&outbox.Item{Dest: "ch:" + guildChannel, Msg: table.Message{Target: table.Target{Kind: table.ToPlace,
-		Place: table.Place{Platform: Platform, Chat: guildChannel}}, Kind: table.KindNotice, Text: "Voldemort's turn"}, Data: mention("")})
+	h.a.out.Enqueue(&item{Dest: "ch:" + guildChannel, Msg: table.Message{Target: table.Target{Kind: table.ToPlace,
+		Place: table.Place{Platform: Platform, Chat: guildChannel}}, Kind: table.KindNotice, Text: "Voldemort's turn"}})
 	h.a.Flush(context.Background())
 	if got := f.refusals(guildChannel); len(got) != 1 || got[0] != 200000 {
 		t.Fatalf("refusals %v, want one 200000", got)

@@ -15,6 +15,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
 func TestRegistersLocalizedCommands(t *testing.T) {
@@ -499,7 +500,7 @@ func waitLobby(f *fakeDiscord) (fakeMessage, fakeButton) {
 func TestRateLimitedChannel(t *testing.T) {
 	f := newFakeDiscord(t)
 	kv := table.NewMemStore()
-	logs := &logBuffer{}
+	logs := &tabletest.Buffer{}
 	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: kv, Log: slogTo(logs)})
 	t.Cleanup(func() { unregister(a) })
 	const slow, fast = "600000000000000001", "600000000000000002"
@@ -705,3 +706,78 @@ func (p panicky) Handle(ctx context.Context, cmd table.Command) []table.Message 
 
 // handOnly hides every method of the service but Handle.
 type handOnly struct{ chat.Service }
+
+// A hand that changes while "My hand" is being answered: the adapter learns of the ephemeral
+// hand only once the answer is out, so a newer version the outbox handled meanwhile must still
+// reach it, or the player, whose DMs are closed, is left looking at an old hand. TestClosedDMs
+// failed so under load (Bob never saw that it was his turn: "Du bist noch nicht dran"); here the
+// game is played on to Bob's turn between the service's answer and the response, every time.
+func TestEphemeralHandCatchesUp(t *testing.T) {
+	f := newFakeDiscord(t)
+	f.blocked[bob.ID] = true
+	store := table.NewMemStore()
+	var ad *Adapter
+	once := sync.Once{}
+	startHarness(t, f, store, store, harnessOpt{
+		adapter: func(a *Adapter) { ad = a },
+		wrap: func(s chat.Service) chat.Service {
+			return handThenChange{Service: s, after: func(ctx context.Context, cmd table.Command) {
+				if cmd.Verb == table.VerbHand && cmd.Actor.ID == "dc:"+bob.ID {
+					once.Do(func() {
+						playToTurnOf(t, s, s.TableAt(cmd.Place), cmd.Actor.ID, table.Player{ID: "dc:" + alice.ID, Name: alice.Name})
+						ad.Flush(ctx) // Bob's new hand is handled before his answer goes out
+					})
+				}
+			}}
+		},
+	})
+	openTable(t, f, alice, []fakeUser{bob}, opt("timer", 3, "none"))
+	live, hand := liveMessage(f)
+	if r := f.press(bob, live, hand.CustomID); r.Type != 4 || r.Flags&64 == 0 {
+		t.Fatalf("My hand answered %+v", r)
+	}
+	f.waitForOr("Bob's ephemeral hand to show his turn", func() bool {
+		m, ok := f.handViewLocked(seatPlayer{u: bob, noDM: true})
+		return ok && len(moves(m)) > 0
+	}, func() string {
+		var b strings.Builder
+		for _, id := range f.ephemeral[bob.ID] {
+			fmt.Fprintf(&b, "\n%d edits: %q", f.msgs[id].Edits, f.msgs[id].Content)
+		}
+		return b.String()
+	})
+}
+
+// playToTurnOf plays a table on until it is who's turn: human is the other person there (who
+// makes tabletest's move), the computers move by themselves.
+func playToTurnOf(t *testing.T, s chat.Service, id, who string, human table.Player) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		p, legal, trump := s.Turn(id)
+		switch {
+		case p == who:
+			return
+		case time.Now().After(deadline):
+			t.Errorf("it is never %s's turn", who)
+			return
+		case p == human.ID:
+			verb, args := tabletest.Move(legal, trump)
+			place, _ := s.PlaceOf(id)
+			s.Handle(context.Background(), table.Command{Place: place, Table: id, Actor: human, Verb: verb, Args: args})
+		default:
+			time.Sleep(20 * time.Millisecond) // a computer thinks
+		}
+	}
+}
+
+// handThenChange runs after once the service has answered, before the adapter answers.
+type handThenChange struct {
+	chat.Service
+	after func(context.Context, table.Command)
+}
+
+func (h handThenChange) Handle(ctx context.Context, cmd table.Command) []table.Message {
+	r := h.Service.Handle(ctx, cmd)
+	h.after(ctx, cmd)
+	return r
+}

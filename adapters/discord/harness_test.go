@@ -1,7 +1,6 @@
 package discord
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -36,23 +34,6 @@ var (
 // randomRobots play a random legal move each.
 var randomRobots = tabletest.RandomRobots
 
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 type harness struct {
 	t       testing.TB
 	f       *fakeDiscord
@@ -60,7 +41,7 @@ type harness struct {
 	svc     *table.Service
 	cancel  context.CancelFunc
 	done    chan error
-	logs    *logBuffer
+	logs    *tabletest.Buffer
 	stopped bool
 	// allowErrors are log lines at level ERROR the test provokes.
 	allowErrors []string
@@ -71,6 +52,7 @@ type harnessOpt struct {
 	adapter func(*Adapter) // before Run
 	table   func(*table.Config)
 	wrap    func(chat.Service) chat.Service
+	run     func(context.Context) context.Context // Run's context
 }
 
 // mustNew makes an adapter or fails the test; it is closed when the test ends.
@@ -88,7 +70,7 @@ func mustNew(t testing.TB, cfg Config) *Adapter {
 // adapter until the test ends (or stop).
 func startHarness(t testing.TB, f *fakeDiscord, store table.Store, kv table.KV, opts ...harnessOpt) *harness {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &tabletest.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	// The outbox's global rate has its own test; here it would only pace the matches.
 	cfg := Config{Token: f.Token, GuildID: f.GuildID, APIURL: f.srv.URL, Log: log, KV: kv, Verbose: true, MaxRate: 2000}
@@ -123,6 +105,12 @@ func startHarness(t testing.TB, f *fakeDiscord, store table.Store, kv table.KV, 
 	if err := svc.Resume(ctx); err != nil {
 		t.Fatalf("Resume: %v", err)
 	}
+	runCtx := ctx
+	for _, o := range opts {
+		if o.run != nil {
+			runCtx = o.run(runCtx)
+		}
+	}
 	hs := &harness{t: t, f: f, a: a, svc: svc, cancel: cancel, done: make(chan error, 1), logs: logs}
 	// Every text shown to a whole channel is checked, as it arrives, against the cards still held
 	// at the channel's table.
@@ -135,7 +123,7 @@ func startHarness(t testing.TB, f *fakeDiscord, store table.Store, kv table.KV, 
 	}
 	f.mu.Unlock()
 	registered := f.callCounts()["PUT applications/{id}/guilds/{id}/commands"]
-	go func() { hs.done <- a.Run(ctx) }()
+	go func() { hs.done <- a.Run(runCtx) }()
 	t.Cleanup(hs.stop)
 	f.waitFor("the commands to be registered and every shard connected", func() bool {
 		return f.connected() && f.calls["PUT applications/{id}/guilds/{id}/commands"] > registered

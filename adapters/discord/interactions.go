@@ -55,7 +55,9 @@ func (a *Adapter) onInteraction(i *discordgo.Interaction, x interactionExtras) {
 	defer a.inflight.Done()
 
 	start := time.Now()
-	r := &responder{a: a, i: i, rest: a.tokens.get(), x: x, component: i.Type == discordgo.InteractionMessageComponent, start: start}
+	ctx, cancel := context.WithCancel(a.baseContext())
+	defer cancel() // as net/http ends a request's context when its handler returns
+	r := &responder{a: a, ctx: ctx, i: i, rest: a.tokens.get(), x: x, component: i.Type == discordgo.InteractionMessageComponent, start: start}
 	defer func() {
 		a.log.Debug("interaction", "id", i.ID, "type", int(i.Type), "took", time.Since(start), "handle", r.handled)
 	}()
@@ -69,10 +71,11 @@ func (a *Adapter) onInteraction(i *discordgo.Interaction, x interactionExtras) {
 		}
 	}()
 	if u := userOf(i); u != nil && isPrivate(i) {
-		a.dmWorks(u.ID) // the user talks to the bot in private: DMs reach them
+		a.reach.Set(u.ID, false) // the user talks to the bot in private: DMs reach them
 	}
 	if i.GuildID != "" {
 		a.seeChannel(i.ChannelID, i.AppPermissions, x)
+		a.probe(i.ChannelID) // a paused channel that this interaction shows may be back is tried again
 		if i.Type != discordgo.InteractionApplicationCommandAutocomplete {
 			a.usersMu.Lock()
 			a.actors[i.ChannelID] = r
@@ -113,7 +116,7 @@ func (a *Adapter) refuseClosing(i *discordgo.Interaction) {
 	if i.Type == discordgo.InteractionApplicationCommandAutocomplete {
 		return
 	}
-	r := &responder{a: a, i: i, rest: a.tokens.get()}
+	r := &responder{a: a, ctx: a.baseContext(), i: i, rest: a.tokens.get()}
 	r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(i18n.Pick(string(i.Locale)), "err.shutting_down")}})
 }
 
@@ -224,7 +227,7 @@ func (a *Adapter) onComponent(r *responder, i *discordgo.Interaction) {
 	}
 	cmd := act.Command(placeOf(i), actor, "dc:"+i.ID, isPrivate(i))
 	cmd.Admin = admin
-	var hold *outbox.Hold
+	var hold *outbox.Hold[extra]
 	if u := userOf(i); i.Message != nil && (act.Verb == table.VerbPlay || act.Verb == table.VerbTrump || act.Verb == table.VerbAnnounce) {
 		// The move will change the presser's hand: keep it in their queue until the answer can
 		// show it in the message that was pressed.
@@ -249,7 +252,7 @@ func (a *Adapter) onComponent(r *responder, i *discordgo.Interaction) {
 // updateInPlace answers a move made from a hand message (in DMs or ephemeral) by updating that
 // message with the hand the move produced (response type 7), taken from the user's held queue:
 // the player sees the result at once, and the outbox saves an edit. It reports whether it did.
-func (a *Adapter) updateInPlace(r *responder, i *discordgo.Interaction, act table.Action, hold *outbox.Hold) bool {
+func (a *Adapter) updateInPlace(r *responder, i *discordgo.Interaction, act table.Action, hold *outbox.Hold[extra]) bool {
 	ephemeral := i.Message.Flags&discordgo.MessageFlagsEphemeral != 0
 	u := userOf(i)
 	it, ok := a.takeHandUpdate(hold, u.ID, i.Message.ID, act.Table, ephemeral)
@@ -277,7 +280,7 @@ func (a *Adapter) handle(r *responder, cmd table.Command) []table.Message {
 	defer t.Stop()
 	start := time.Now()
 	defer func() { r.handled = time.Since(start) }()
-	return a.Service().Handle(context.Background(), cmd)
+	return a.Service().Handle(r.ctx, cmd)
 }
 
 // rememberHandReply notes the interaction whose original response is the actor's hand.
@@ -290,6 +293,9 @@ func (a *Adapter) rememberHandReply(r *responder, replies []table.Message) {
 	}
 }
 
+// The adapter learns of an ephemeral hand only once its answer is out, and the outbox may have
+// had a newer hand meanwhile, which found no ephemeral hand to edit: that one is queued again,
+// to edit it now (in the user's queue, so the edits keep their order).
 func (a *Adapter) rememberHand(r *responder, tableID string, version uint64) {
 	i := r.i
 	u := userOf(i)
@@ -297,8 +303,12 @@ func (a *Adapter) rememberHand(r *responder, tableID string, version uint64) {
 		return
 	}
 	a.usersMu.Lock()
-	defer a.usersMu.Unlock()
 	a.hands[u.ID] = ephemeralHand{appID: i.AppID, token: i.Token, rest: r.rest, table: tableID, version: version, at: time.Now()}
+	newer, ok := a.lastHand[u.ID]
+	a.usersMu.Unlock()
+	if ok && newer.m.Table == tableID && newer.m.Version > version {
+		a.out.Enqueue(&item{Dest: "dm:" + u.ID, Msg: newer.m, Version: newer.m.Version, Data: extra{ephemeral: true}})
+	}
 }
 
 // onAutocomplete offers the caller's legal cards for /km play, filtered by what they typed.
@@ -312,7 +322,7 @@ func (a *Adapter) onAutocomplete(r *responder, i *discordgo.Interaction) {
 				typed = optionString(o)
 			}
 		}
-		for _, c := range a.legalCards(i) {
+		for _, c := range a.legalCards(r.ctx, i) {
 			if matches(typed, c.label, c.value) && len(choices) < 25 {
 				choices = append(choices, &discordgo.ApplicationCommandOptionChoice{Name: c.label, Value: c.value})
 			}
@@ -337,7 +347,7 @@ type cardChoice struct{ label, value string }
 // legalCards are the cards the caller may play now: from the service's Turn query for the
 // channel's table, else (in a DM, or a service without the query) from the caller's hand, whose
 // playable card buttons are marked Legal.
-func (a *Adapter) legalCards(i *discordgo.Interaction) []cardChoice {
+func (a *Adapter) legalCards(ctx context.Context, i *discordgo.Interaction) []cardChoice {
 	actor, admin, ok := actorOf(i)
 	if !ok {
 		return nil
@@ -353,7 +363,7 @@ func (a *Adapter) legalCards(i *discordgo.Interaction) []cardChoice {
 		}
 		return out
 	}
-	replies := svc.Handle(context.Background(), table.Command{Place: placeOf(i), Actor: actor,
+	replies := svc.Handle(ctx, table.Command{Place: placeOf(i), Actor: actor,
 		Verb: table.VerbHand, Admin: admin, Private: isPrivate(i)})
 	for _, m := range replies {
 		for _, row := range m.Buttons {
@@ -382,6 +392,7 @@ func matches(typed, label, value string) bool {
 // responder answers one interaction once: at once, or deferred and then completed.
 type responder struct {
 	a         *Adapter
+	ctx       context.Context // the interaction's, derived from Run's; ended when its handler returns
 	i         *discordgo.Interaction
 	rest      *discordgo.Session // the session of the token's generation
 	x         interactionExtras
@@ -410,7 +421,9 @@ func (r *responder) notShown(lang string) string {
 
 // closeUnseen closes the table the actor's /km new opened, once: its channel refused the lobby,
 // so nobody could see it (as /km new opens none where the bot is known to be unable to post).
-// It stops it as its opener would.
+// It stops it as its opener would, and what the table's channel was still to get goes: nobody is
+// to see a closed table's lobby later. It may run after the interaction's handler (an outbox
+// worker learns of the refusal), so within Run's context.
 func (a *Adapter) closeUnseen(r *responder) {
 	r.mu.Lock()
 	id := r.opened
@@ -424,7 +437,7 @@ func (a *Adapter) closeUnseen(r *responder) {
 	if !ok {
 		return
 	}
-	replies := a.Service().Handle(context.Background(), table.Command{Place: placeOf(r.i), Table: id, Actor: actor,
+	replies := a.Service().Handle(a.baseContext(), table.Command{Place: placeOf(r.i), Table: id, Actor: actor,
 		Verb: table.VerbStop, EventID: "dc:" + r.i.ID + "/unseen", Admin: admin})
 	for _, m := range replies {
 		if m.Kind == table.KindError {
@@ -433,7 +446,9 @@ func (a *Adapter) closeUnseen(r *responder) {
 			return
 		}
 	}
-	a.log.Info("closed a table its channel refused to show", "table", id, "channel", r.i.ChannelID)
+	dest := "ch:" + r.i.ChannelID
+	n := a.out.Discard(func(it *item) bool { return it.Dest == dest && it.Msg.Table == id })
+	a.log.Info("closed a table its channel refused to show", "table", id, "channel", r.i.ChannelID, "dropped", n)
 }
 
 // actorFresh is how long after an interaction a refusal in its channel is told to its actor:
@@ -484,7 +499,7 @@ func (r *responder) tell(text string) error {
 	}
 	content, i := render(table.Message{Text: text}, ""), r.i
 	if r.bare || r.opened != "" && r.unseen {
-		return editOriginal(r.rest, i.AppID, i.Token, &discordgo.WebhookEdit{Content: &content, AllowedMentions: noMentions()})
+		return editOriginal(r.a.baseContext(), r.rest, i.AppID, i.Token, &discordgo.WebhookEdit{Content: &content, AllowedMentions: noMentions()})
 	}
 	_, err := r.rest.FollowupMessageCreate(i, true, &discordgo.WebhookParams{Content: content, Components: []discordgo.MessageComponent{},
 		Flags: discordgo.MessageFlagsEphemeral | noPreviews, AllowedMentions: noMentions()})
@@ -497,21 +512,21 @@ func (r *responder) tell(text string) error {
 // v0.29.0's WebhookEdit has no flags; Edit Webhook Message takes them. The route's own rate-limit
 // bucket keeps one token's edits from holding back everyone's (discordgo puts every webhook
 // message edit without files in one).
-func editOriginal(rest *discordgo.Session, appID, token string, e *discordgo.WebhookEdit) error {
+func editOriginal(ctx context.Context, rest *discordgo.Session, appID, token string, e *discordgo.WebhookEdit) error {
 	body := struct {
 		*discordgo.WebhookEdit
 		Flags discordgo.MessageFlags `json:"flags"`
 	}{e, noPreviews}
 	uri := discordgo.EndpointWebhookMessage(appID, token, "@original")
 	if len(e.Files) == 0 {
-		_, err := rest.RequestWithBucketID("PATCH", uri, body, uri)
+		_, err := rest.RequestWithBucketID("PATCH", uri, body, uri, discordgo.WithContext(ctx))
 		return err
 	}
 	contentType, data, err := discordgo.MultipartBodyWithJSON(body, e.Files)
 	if err != nil {
 		return err
 	}
-	_, err = rest.RequestRaw("PATCH", uri, contentType, data, uri, 0)
+	_, err = rest.RequestRaw("PATCH", uri, contentType, data, uri, 0, discordgo.WithContext(ctx))
 	return err
 }
 
@@ -622,7 +637,7 @@ func (r *responder) send(replies []table.Message, attach bool) (original bool, e
 			Data: &discordgo.InteractionResponseData{Content: content, Components: comps, Files: files,
 				Flags: discordgo.MessageFlagsEphemeral | noPreviews, AllowedMentions: noMentions()}})
 	case !r.component: // deferred command: the "thinking" message becomes the answer
-		return true, editOriginal(r.rest, i.AppID, i.Token, &discordgo.WebhookEdit{Content: &content, Components: &comps,
+		return true, editOriginal(r.ctx, r.rest, i.AppID, i.Token, &discordgo.WebhookEdit{Content: &content, Components: &comps,
 			Files: files, AllowedMentions: noMentions()})
 	case len(replies) > 0: // deferred button: the answer is a follow-up only the actor sees
 		_, err = r.rest.FollowupMessageCreate(i, true, &discordgo.WebhookParams{Content: content, Components: comps,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/adapters/internal/outbox"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
@@ -22,7 +23,10 @@ import (
 // KV buckets of the adapter.
 const (
 	bucketMessages = "discord.msg"  // message Key → outbox.Record (channel, message ID, version, content sum)
-	bucketNoDM     = "discord.nodm" // Discord user ID → present if the user refuses DMs
+	bucketNoDM     = "discord.nodm" // Discord user ID → since when the user refuses DMs
+	// bucketTold: "<table>/<user>" → the table's channel was told how the user, who refuses
+	// DMs, sees their hand (pruned with the table).
+	bucketTold = "discord.told"
 )
 
 const (
@@ -34,11 +38,19 @@ const (
 // The adapter's messages go through the shared outbox engine (adapters/internal/outbox): one
 // queue per destination — a channel ("ch:<id>") or a user's DMs ("dm:<id>") — so a rate limit on
 // one channel's route holds back only that channel (discordgo waits out 429s per route bucket).
-// This file holds only what is Discord's: how to post and edit, DMs and ephemeral hands, and what
-// its errors mean.
+// A channel that refuses the bot is a paused destination (see toChannel). This file holds only
+// what is Discord's: how to post and edit, DMs and ephemeral hands, and what its errors mean.
 
-// mention is an item's Data: a Discord user ID the message may ping.
-type mention string
+// item is a message on its way, with what Discord needs beyond it (extra).
+type item = outbox.Item[extra]
+
+// extra is an item's data: the Discord user ID the message may ping, and whether the item only
+// brings the user's ephemeral hand up to date (it shows a hand the outbox had before the
+// ephemeral hand was known: see rememberHand).
+type extra struct {
+	ping      string
+	ephemeral bool
+}
 
 func (a *Adapter) enqueue(dest string, m table.Message, ping string) {
 	sum := outbox.Digest(m)
@@ -48,7 +60,7 @@ func (a *Adapter) enqueue(dest string, m table.Message, ping string) {
 	if mark := a.appMark(); mark != "" && strings.HasPrefix(dest, "ch:") {
 		sum = outbox.Digest(m, ping, mark)
 	}
-	a.out.Enqueue(&outbox.Item{Dest: dest, Msg: m, Key: m.Key, Version: m.Version, Sum: sum, Data: mention(ping)})
+	a.out.Enqueue(&item{Dest: dest, Msg: m, Key: m.Key, Version: m.Version, Sum: sum, Data: extra{ping: ping}})
 }
 
 // Deliver queues the service's messages; it never waits for Discord. Editable messages already
@@ -67,8 +79,8 @@ func (a *Adapter) Deliver(_ context.Context, msgs []table.Message) {
 // takeHandUpdate takes the user's queued hand for a table from their held DM queue, if the
 // response may show it instead: in the DM message messageID that shows it (unless the user also
 // has an ephemeral hand to update), or in the ephemeral hand (unless it must also go by DM).
-func (a *Adapter) takeHandUpdate(h *outbox.Hold, userID, messageID, tableID string, ephemeral bool) (*outbox.Item, bool) {
-	refused := a.dmRefused(userID)
+func (a *Adapter) takeHandUpdate(h *outbox.Hold[extra], userID, messageID, tableID string, ephemeral bool) (*item, bool) {
+	refused := a.reach.Is(userID)
 	a.usersMu.Lock()
 	eh, hasHand := a.hands[userID]
 	a.usersMu.Unlock()
@@ -76,8 +88,8 @@ func (a *Adapter) takeHandUpdate(h *outbox.Hold, userID, messageID, tableID stri
 	if ephemeral && !refused || !ephemeral && hasHand {
 		return nil, false // the hand must go two ways: the outbox does both
 	}
-	return h.Take(func(it *outbox.Item) bool {
-		if it.Msg.Kind != table.KindHand || it.Msg.Table != tableID {
+	return h.Take(func(it *item) bool {
+		if it.Msg.Kind != table.KindHand || it.Data.ephemeral || it.Msg.Table != tableID {
 			return false
 		}
 		if ephemeral {
@@ -112,19 +124,54 @@ type platform struct{ a *Adapter }
 // Wait keeps the outbox under its share of Discord's global rate limit.
 func (p platform) Wait(ctx context.Context, _ string) error { return p.a.limit.Wait(ctx) }
 
-// errSkip says a message was not sent on purpose (a channel where the bot may not post it, a DM
-// turned into a channel notice).
-var errSkip = errors.New("not sent")
+// Errors Show gives instead of asking Discord, when it knows better.
+var (
+	// errSkip says a message was not sent on purpose (AutoMod blocked it, a DM turned into a
+	// channel notice, a table nobody could see was closed).
+	errSkip = errors.New("not sent")
+	// errPaused says the channel refuses the bot for now (see toChannel).
+	errPaused = errors.New("the channel refuses the bot's messages for now")
+)
 
-// Show posts or edits a message in a channel, or by DM.
-func (p platform) Show(_ context.Context, it *outbox.Item, rec *outbox.Record) (string, string, error) {
+// Show posts or edits a message in a channel, or by DM, within ctx.
+func (p platform) Show(ctx context.Context, it *item, rec *outbox.Record) (string, string, error) {
 	a := p.a
-	ping := string(it.Data.(mention))
 	if ch, ok := strings.CutPrefix(it.Dest, "ch:"); ok {
-		id, err := a.toChannel(ch, it.Msg, ping, rec)
+		id, err := a.toChannel(ctx, ch, it.Msg, it.Data.ping, rec)
+		if err == nil {
+			a.Reached(ctx, table.Place{Platform: Platform, Chat: ch}, it.Msg.Table)
+		}
 		return ch, id, err
 	}
-	return a.toUser(strings.TrimPrefix(it.Dest, "dm:"), it.Msg, rec)
+	user := strings.TrimPrefix(it.Dest, "dm:")
+	if it.Data.ephemeral {
+		a.editEphemeralHand(ctx, user, it.Msg)
+		return "", "", errSkip
+	}
+	return a.toUser(ctx, user, it.Msg, rec)
+}
+
+// pauseChannel has the service pause the table of a channel whose queue the outbox paused
+// (outbox.Config.Paused, in the queue's worker): its players are told privately, and it goes on
+// when a message reaches the channel again (Show, chat.Slot.Reached).
+func (a *Adapter) pauseChannel(dest string, _ *item) {
+	ch, ok := strings.CutPrefix(dest, "ch:")
+	if !ok {
+		return
+	}
+	place := table.Place{Platform: Platform, Chat: ch}
+	if err := a.Service().Pause(a.baseContext(), place, true); err != nil {
+		a.log.Warn("pausing a table", "channel", ch, "err", err)
+	}
+}
+
+// probe has a paused channel try its waiting messages again, if what the bot knows of it says it
+// may see it now (a refusal is believed for permsFresh, unless the interactions' app_permissions
+// show a clear sign it changed): an interaction came from it, or the sweep found it paused.
+func (a *Adapter) probe(ch string) {
+	if a.may(ch, toSee) {
+		a.out.ProbeNow("ch:" + ch) // nothing, unless the channel is paused
+	}
 }
 
 // toChannel shows a message in a guild channel as far as the bot's permissions there allow: an
@@ -133,22 +180,30 @@ func (p platform) Show(_ context.Context, it *outbox.Item, rec *outbox.Record) (
 // the board as text) goes alone. A refusal teaches what is lacking, so the next messages of that
 // kind are sent as they can be without being refused again, and the one who just acted there is
 // told why the table does not show; a request that works shows what it needed is there again.
-func (a *Adapter) toChannel(ch string, m table.Message, ping string, rec *outbox.Record) (string, error) {
+//
+// A channel the bot cannot see, or where it may not post the new message its table needs, pauses
+// (errPaused): its messages wait, and its table with them. Discord's own rule decides when:
+// losing Send Messages stops new messages but "does not prevent existing messages from being
+// updated or deleted" (a Discord engineer, discord-api-docs#3096), so a channel that loses only
+// Send Messages keeps its table by editing the message it has and pauses when a new one is
+// needed; a channel out of sight (View Channel lost, or a private thread the bot left) pauses at
+// once.
+func (a *Adapter) toChannel(ctx context.Context, ch string, m table.Message, ping string, rec *outbox.Record) (string, error) {
 	edit := rec != nil && rec.Chat == ch
 	switch {
 	case !a.may(ch, toSee):
-		return "", errSkip
+		return "", errPaused
 	case !edit && !a.may(ch, toPost):
-		a.log.Debug("no permission to post in the channel: message not sent", "channel", ch, "kind", m.Kind)
-		return "", errSkip
+		a.log.Debug("no permission to post in the channel: its messages wait", "channel", ch, "kind", m.Kind)
+		return "", errPaused
 	}
 	pictures := m.Picture != table.PictureNone && a.may(ch, toAttach)
-	id, err := a.post(ch, m, ping, rec, pictures)
+	id, err := a.post(ctx, ch, m, ping, rec, pictures)
 	if restCode(err) == discordgo.ErrCodeMissingPermissions && pictures {
 		a.lacks(ch, permAttachFiles, discordgo.ErrCodeMissingPermissions)
 		a.log.Info("no permission to attach files in the channel: pictures go as text", "channel", ch)
 		pictures = false
-		id, err = a.post(ch, m, ping, rec, false)
+		id, err = a.post(ctx, ch, m, ping, rec, false)
 	}
 	why := func(lang string) string { return a.whyNotShown(ch, lang) }
 	switch code := restCode(err); {
@@ -164,16 +219,19 @@ func (a *Adapter) toChannel(ch string, m table.Message, ping string, rec *outbox
 	case code == discordgo.ErrCodeMissingAccess:
 		a.lacks(ch, permViewChannel, code)
 		a.tellActor(ch, why, !edit)
-		a.log.Warn("the channel is out of the bot's sight: its messages are not sent for a while", "channel", ch,
-			"for", a.freshFor(), "err", a.redact(err.Error()))
-		return "", errSkip
+		a.log.Warn("the channel is out of the bot's sight: its messages wait and its table pauses", "channel", ch,
+			"err", a.redact(err.Error()))
+		return "", a.unlessClosed(m, errPaused)
 	case code == discordgo.ErrCodeMissingPermissions, code == discordgo.ErrCodeThreadIsLocked:
 		if !edit {
 			a.lacks(ch, permSendMessages|permSendInThreads, code)
 			a.tellActor(ch, why, true)
+			a.log.Warn("no permission to post in the channel: its messages wait and its table pauses", "channel", ch,
+				"kind", m.Kind, "err", a.redact(err.Error()))
+			return "", a.unlessClosed(m, errPaused)
 		}
-		a.log.Warn("no permission for this message in the channel: not sent", "channel", ch, "kind", m.Kind,
-			"edit", edit, "err", a.redact(err.Error()))
+		a.log.Warn("no permission for this edit in the channel: not sent", "channel", ch, "kind", m.Kind,
+			"err", a.redact(err.Error()))
 		return "", errSkip
 	case code == errCodeAutoModBlocked:
 		// The server's AutoMod blocks the text (a player's name, most likely): sent again as it
@@ -187,6 +245,15 @@ func (a *Adapter) toChannel(ch string, m table.Message, ping string, rec *outbox
 		return "", errSkip
 	}
 	return id, err
+}
+
+// unlessClosed is err, unless the message's table is closed now (the one who opened it was told
+// that nobody can see it, and it was closed): such a message is dropped, not kept for later.
+func (a *Adapter) unlessClosed(m table.Message, err error) error {
+	if _, live := a.Service().PlaceOf(m.Table); m.Table != "" && !live {
+		return errSkip
+	}
+	return err
 }
 
 // errCodeAutoModBlocked is Discord's code for a message AutoMod blocked (developer docs, Opcodes
@@ -205,6 +272,8 @@ func (p platform) Classify(err error) *outbox.Error {
 	switch code := restCode(err); {
 	case errors.Is(err, errSkip):
 		return &outbox.Error{Class: outbox.Drop, Err: err}
+	case errors.Is(err, errPaused):
+		return &outbox.Error{Class: outbox.Paused, Err: err}
 	case code == discordgo.ErrCodeCannotSendMessagesToThisUser, code == errCodeNoMutualGuild:
 		// Closed DMs, or no server in common (a user who left every server the bot is in):
 		// either way no DM reaches them, and asking again is a refused request each time.
@@ -216,8 +285,8 @@ func (p platform) Classify(err error) *outbox.Error {
 		// posted in the thread, which unarchives it (developer docs, Threads: Active & Archived
 		// Threads). Either way the table goes on in a new message.
 		return &outbox.Error{Class: outbox.Gone, Err: safe}
-	case transient(err):
-		return &outbox.Error{Class: outbox.Transient, Err: safe}
+	case transient(err), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return &outbox.Error{Class: outbox.Transient, Err: safe} // a send cut short at shutdown is not tried again
 	}
 	return &outbox.Error{Class: outbox.BadRequest, Err: safe}
 }
@@ -227,44 +296,59 @@ func (p platform) Classify(err error) *outbox.Error {
 // having no mutual guilds"), which discordgo v0.29.0 does not name.
 const errCodeNoMutualGuild = 50278
 
-// Refused handles a user who refuses DMs: remembered, the channel told once, and what was queued
-// for them tried again the way such users get their messages.
-func (p platform) Refused(dest string, items []*outbox.Item, _ error) {
+// Refused handles a user who refuses DMs: remembered, so that the bot stops asking, and what was
+// queued for them goes as the delivery policy says (unreached): the refused message now, the
+// others through their queue again, as every message for such a user goes (a hand also to the
+// ephemeral hand, in order).
+func (p platform) Refused(dest string, items []*item, _ error) {
 	a := p.a
 	userID := strings.TrimPrefix(dest, "dm:")
-	a.refuseDM(userID, items[0].Msg)
+	if a.reach.Set(userID, true) {
+		a.log.Info("user refuses DMs; hands go to ephemeral replies", "user", userID)
+	}
+	a.unreached(userID, items[0].Msg)
 	for _, it := range items[1:] {
-		a.enqueue(dest, it.Msg, "")
+		a.out.Enqueue(it)
 	}
 }
 
 // toUser sends a private message by DM; a hand also updates the user's ephemeral hand, if any.
-func (a *Adapter) toUser(userID string, m table.Message, rec *outbox.Record) (string, string, error) {
+func (a *Adapter) toUser(ctx context.Context, userID string, m table.Message, rec *outbox.Record) (string, string, error) {
 	if m.Kind == table.KindHand {
-		a.editEphemeralHand(userID, m)
+		a.editEphemeralHand(ctx, userID, m)
 	}
-	if a.dmRefused(userID) {
-		// A hand went to the ephemeral view (if any). A notice (the turn reminder) is said in the
-		// table's channel instead, pinging the player; a secret one (a review, a lesson) only by
-		// its public text, which shows nothing of it.
-		if place := m.Target.Place; m.Kind == table.KindNotice && place.Platform == Platform && place.Chat != "" {
-			if m.Secret {
-				if m.Public == "" {
-					return "", "", errSkip
-				}
-				m.Text, m.Secret, m.Public, m.Picture = m.Public, false, "", table.PictureNone
-			}
-			m.Target = table.Target{Kind: table.ToPlace, Place: place}
-			a.enqueue("ch:"+place.Chat, m, userID)
-		}
+	if a.reach.Is(userID) {
+		a.unreached(userID, m)
 		return "", "", errSkip
 	}
-	ch, err := a.dmChannel(userID)
+	ch, err := a.dmChannel(ctx, userID)
 	if err != nil {
 		return "", "", err
 	}
-	id, err := a.post(ch, m, "", rec, m.Picture != table.PictureNone)
+	id, err := a.post(ctx, ch, m, "", rec, m.Picture != table.PictureNone)
 	return ch, id, err
+}
+
+// unreached is what becomes of a private message for a user who refuses DMs, as the delivery
+// policy says (adapters/internal/chat): a hand reaches them through "My hand" (the ephemeral hand,
+// kept up to date), and the table's channel is told so, once per user and table; a notice is said
+// in the table's channel by its public form (chat.Public), pinging them; anything else goes
+// nowhere.
+func (a *Adapter) unreached(userID string, m table.Message) {
+	place := m.Target.Place
+	if place.Platform != Platform || place.Chat == "" {
+		return
+	}
+	lang := i18n.Pick(m.Lang, m.Target.Player.Locale)
+	switch pub, ok := chat.Public(m); {
+	case m.Kind == table.KindHand && a.reach.TellOnce(m.Table, userID):
+		notice := table.Message{Target: table.Target{Kind: table.ToPlace, Place: place}, Kind: table.KindNotice,
+			Table: m.Table, Lang: lang, Text: i18n.T(lang, "discord.dm_refused", i18n.T(lang, "btn.hand"))}
+		a.enqueue("ch:"+place.Chat, notice, userID)
+	case m.Kind == table.KindNotice && ok:
+		pub.Target = table.Target{Kind: table.ToPlace, Place: place}
+		a.enqueue("ch:"+place.Chat, pub, userID)
+	}
 }
 
 // Discord refuses to open DM channels for a while when the bot opens them too fast (developer
@@ -291,7 +375,7 @@ func (e *dmsTooFast) Error() string {
 	return fmt.Sprintf("opening direct messages too fast (Discord code 40003): waiting %v", e.after)
 }
 
-func (a *Adapter) dmChannel(userID string) (string, error) {
+func (a *Adapter) dmChannel(ctx context.Context, userID string) (string, error) {
 	a.usersMu.Lock()
 	ch, ok := a.dmChan[userID]
 	wait := time.Until(a.dmPause.until)
@@ -302,8 +386,10 @@ func (a *Adapter) dmChannel(userID string) (string, error) {
 	case wait > 0:
 		return "", &dmsTooFast{wait}
 	}
-	a.limit.Wait(context.Background())
-	c, err := a.rest.UserChannelCreate(userID)
+	if err := a.limit.Wait(ctx); err != nil {
+		return "", err // shutting down: the engine gives the message up
+	}
+	c, err := a.rest.UserChannelCreate(userID, discordgo.WithContext(ctx))
 	a.usersMu.Lock()
 	defer a.usersMu.Unlock()
 	if restCode(err) == discordgo.ErrCodeOpeningDirectMessagesTooFast {
@@ -323,61 +409,14 @@ func (a *Adapter) dmChannel(userID string) (string, error) {
 	return c.ID, nil
 }
 
-// dmRefused reports whether the user is known to refuse DMs (remembered in the KV).
-func (a *Adapter) dmRefused(userID string) bool {
+// editEphemeralHand brings the user's ephemeral hand up to date, while its token lasts. It
+// notes the hand as the newest the user has, so that an ephemeral hand shown later, older than
+// it, is brought up to date too (rememberHand).
+func (a *Adapter) editEphemeralHand(ctx context.Context, userID string, m table.Message) {
 	a.usersMu.Lock()
-	v, ok := a.noDM[userID]
-	a.usersMu.Unlock()
-	if ok {
-		return v
+	if l, ok := a.lastHand[userID]; !ok || l.m.Table != m.Table || l.m.Version <= m.Version {
+		a.lastHand[userID] = newestHand{m: m, at: time.Now()}
 	}
-	_, found, err := a.kv.Get(bucketNoDM, userID)
-	if err != nil {
-		a.log.Warn("reading the KV", "bucket", bucketNoDM, "err", err)
-		return false
-	}
-	a.usersMu.Lock()
-	a.noDM[userID] = found
-	a.usersMu.Unlock()
-	return found
-}
-
-// refuseDM remembers that the user refuses DMs, so the bot stops trying (Discord counts failed
-// requests against the bot), and tells the table's channel once how that player sees their cards.
-func (a *Adapter) refuseDM(userID string, m table.Message) {
-	a.usersMu.Lock()
-	a.noDM[userID] = true
-	a.usersMu.Unlock()
-	if err := a.kv.Put(bucketNoDM, userID, []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
-		a.log.Warn("writing the KV", "bucket", bucketNoDM, "err", err)
-	}
-	a.log.Info("user refuses DMs; hands go to ephemeral replies", "user", userID)
-	place := m.Target.Place
-	if place.Platform != Platform || place.Chat == "" {
-		return
-	}
-	lang := i18n.Pick(m.Lang, m.Target.Player.Locale)
-	notice := table.Message{Target: table.Target{Kind: table.ToPlace, Place: place}, Kind: table.KindNotice,
-		Table: m.Table, Lang: lang, Text: i18n.T(lang, "discord.dm_refused", i18n.T(lang, "btn.hand"))}
-	a.enqueue("ch:"+place.Chat, notice, userID)
-}
-
-// dmWorks forgets a refusal: the user has just written to the bot in private.
-func (a *Adapter) dmWorks(userID string) {
-	if !a.dmRefused(userID) {
-		return
-	}
-	a.usersMu.Lock()
-	a.noDM[userID] = false
-	a.usersMu.Unlock()
-	if err := a.kv.Delete(bucketNoDM, userID); err != nil {
-		a.log.Warn("writing the KV", "bucket", bucketNoDM, "err", err)
-	}
-}
-
-// editEphemeralHand brings the user's ephemeral hand up to date, while its token lasts.
-func (a *Adapter) editEphemeralHand(userID string, m table.Message) {
-	a.usersMu.Lock()
 	h, ok := a.hands[userID]
 	if ok && time.Since(h.at) > a.handTTL() {
 		delete(a.hands, userID)
@@ -388,7 +427,7 @@ func (a *Adapter) editEphemeralHand(userID string, m table.Message) {
 		return
 	}
 	content, comps := render(m, ""), components(m.Buttons)
-	err := editOriginal(h.rest, h.appID, h.token, &discordgo.WebhookEdit{Content: &content, Components: &comps,
+	err := editOriginal(ctx, h.rest, h.appID, h.token, &discordgo.WebhookEdit{Content: &content, Components: &comps,
 		AllowedMentions: noMentions()})
 	a.usersMu.Lock()
 	defer a.usersMu.Unlock()
@@ -405,9 +444,15 @@ func (a *Adapter) editEphemeralHand(userID string, m table.Message) {
 	}
 }
 
+// newestHand is the newest hand the outbox had for a user, and when.
+type newestHand struct {
+	m  table.Message
+	at time.Time
+}
+
 // post shows a message in a channel: the edit of the message rec names, if it is in this
 // channel, else a new message; with its picture if pictures. It gives the message's ID.
-func (a *Adapter) post(channelID string, m table.Message, ping string, rec *outbox.Record, pictures bool) (string, error) {
+func (a *Adapter) post(ctx context.Context, channelID string, m table.Message, ping string, rec *outbox.Record, pictures bool) (string, error) {
 	content, comps := render(m, ping), components(m.Buttons)
 	if m.Target.Kind == table.ToPlace {
 		comps = a.appComponents(m)
@@ -423,13 +468,13 @@ func (a *Adapter) post(channelID string, m table.Message, ping string, rec *outb
 		if files != nil {
 			edit.Files, edit.Attachments = files, &[]*discordgo.MessageAttachment{}
 		}
-		if _, err := a.rest.ChannelMessageEditComplex(edit); err != nil {
+		if _, err := a.rest.ChannelMessageEditComplex(edit, discordgo.WithContext(ctx)); err != nil {
 			return "", err
 		}
 		return rec.ID, nil
 	}
 	msg, err := a.rest.ChannelMessageSendComplex(channelID, &discordgo.MessageSend{Content: content, Components: comps,
-		Files: files, AllowedMentions: mentions(ping), Flags: noPreviews})
+		Files: files, AllowedMentions: mentions(ping), Flags: noPreviews}, discordgo.WithContext(ctx))
 	if err != nil {
 		return "", err
 	}

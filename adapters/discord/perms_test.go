@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
+	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
@@ -237,4 +238,152 @@ func playOne(t *testing.T, f *fakeDiscord, players []seatPlayer, rng *rand.Rand,
 		t.Fatalf("move: %+v", r)
 	}
 	return actionOf(b).Seq
+}
+
+// A channel that loses only Send Messages keeps its table by editing the message it has — an
+// edit needs no Send Messages (a Discord engineer, discord-api-docs#3096) — and pauses when a
+// new message is needed (the game's summary): its messages wait, the computers stop, and the
+// players are told privately. Carla looks at her hand in the channel: its app_permissions show
+// what is missing, so the new message is not even tried. With the permission back, the next
+// interaction there shows it: the summary goes out and play resumes.
+func TestSendMessagesTakenAwayPausesAtANewMessage(t *testing.T) {
+	f, h, id, live, hand := aliceAndCarla(t)
+	posted := len(f.channel(guildChannel))
+	f.setPerms(guildChannel, permViewChannel|permAttachFiles)
+	want := ephemeralText("fr", "discord.missing", permissionNames("fr", []int64{permSendMessages}))
+	if r := f.press(carla, live, hand.CustomID); !strings.HasSuffix(r.Content, want) {
+		t.Errorf("My hand in a channel without Send Messages answered %q, want it to end with %q", r.Content, want)
+	}
+	players := []seatPlayer{{u: alice}, {u: carla}}
+	rng := rand.New(rand.NewPCG(71, 72))
+	paused := func() bool { return h.svc.Paused(id) }
+	moves := 0
+	for seq := uint64(0); ; moves++ {
+		if seq = playUnless(t, f, players, rng, seq, paused); seq == 0 {
+			break
+		}
+	}
+	h.a.Flush(context.Background())
+	f.mu.Lock()
+	edits := f.msgs[live.ID].Edits - live.Edits
+	f.mu.Unlock()
+	if moves == 0 || edits == 0 {
+		t.Errorf("%d moves, %d edits of the table message before the pause: the table did not go on by editing", moves, edits)
+	}
+	if n := len(f.channel(guildChannel)); n != posted {
+		t.Errorf("%d new messages in a channel without Send Messages", n-posted)
+	}
+	if got := f.refusals(guildChannel); len(got) > 0 {
+		t.Errorf("refusals %v: what app_permissions said is lacking was tried", got)
+	}
+	toldPrivately(t, f, "note.paused", alice, carla)
+
+	f.setPerms(guildChannel, Permissions)
+	f.press(carla, live, hand.CustomID) // its app_permissions show Send Messages is back
+	f.waitFor("the table to go on", func() bool { return !h.svc.Paused(id) })
+	f.waitFor("the message that waited", func() bool { return len(f.channelLocked(guildChannel)) > posted })
+	toldPrivately(t, f, "note.unpaused", alice, carla)
+}
+
+// A channel that loses View Channel pauses at once: nothing there can be seen, not even the
+// table message's edits. The players are told privately, nothing is tried again while the
+// refusal stands, and the next interaction that shows the permission back resumes play.
+func TestViewChannelTakenAwayPausesAtOnce(t *testing.T) {
+	f, h, id, live, hand := aliceAndCarla(t)
+	f.mu.Lock()
+	edits := f.msgs[live.ID].Edits
+	f.mu.Unlock()
+	f.setPerms(guildChannel, Permissions&^permViewChannel)
+	players := []seatPlayer{{u: alice}, {u: carla}}
+	rng := rand.New(rand.NewPCG(73, 74))
+	paused := func() bool { return h.svc.Paused(id) }
+	for seq := uint64(0); seq != 0 || !paused(); {
+		seq = playUnless(t, f, players, rng, seq, paused)
+	}
+	h.a.Flush(context.Background())
+	f.mu.Lock()
+	edited := f.msgs[live.ID].Edits - edits
+	f.mu.Unlock()
+	if edited > 0 {
+		t.Errorf("the table message was edited %d times after View Channel was taken away", edited)
+	}
+	toldPrivately(t, f, "note.paused", alice, carla)
+	for range 3 {
+		want := ephemeralText("fr", "discord.missing", permissionNames("fr", []int64{permViewChannel}))
+		if r := f.press(carla, live, hand.CustomID); !strings.HasSuffix(r.Content, want) {
+			t.Errorf("My hand in a channel out of the bot's sight answered %q, want it to end with %q", r.Content, want)
+		}
+	}
+	h.a.Flush(context.Background())
+	if got := f.refusals(guildChannel); len(got) > 1 {
+		t.Errorf("refusals %v: a channel out of sight is tried again and again", got)
+	}
+
+	f.setPerms(guildChannel, Permissions)
+	f.press(carla, live, hand.CustomID)
+	f.waitFor("the table to go on", func() bool { return !h.svc.Paused(id) })
+	f.waitFor("the table message edited again", func() bool { return f.msgs[live.ID].Edits > edits })
+	toldPrivately(t, f, "note.unpaused", alice, carla)
+}
+
+// aliceAndCarla deals a table to Alice, Carla and two computers, and gives the harness, the
+// table and its live message with the "My hand" button.
+func aliceAndCarla(t *testing.T) (*fakeDiscord, *harness, string, fakeMessage, fakeButton) {
+	f := newFakeDiscord(t)
+	store := table.NewMemStore()
+	h := startHarness(t, f, store, store)
+	id := openTable(t, f, alice, []fakeUser{carla}, opt("timer", 3, "none"), opt("level", 3, "easy"))
+	live, hand := liveMessage(f)
+	return f, h, id, live, hand
+}
+
+// playUnless makes the next move of whoever has one, after seq, and gives its sequence number;
+// 0 if stop comes first.
+func playUnless(t *testing.T, f *fakeDiscord, players []seatPlayer, rng *rand.Rand, seq uint64, stop func() bool) uint64 {
+	t.Helper()
+	var who seatPlayer
+	var view fakeMessage
+	stopped := false
+	f.waitFor("a move", func() bool {
+		if stop() {
+			stopped = true
+			return true
+		}
+		for _, p := range players {
+			if m, ok := f.handViewLocked(p); ok && len(moves(m)) > 0 && actionOf(moves(m)[0]).Seq > seq {
+				who, view = p, m
+				return true
+			}
+		}
+		return false
+	})
+	if stopped {
+		return 0
+	}
+	mv := moves(view)
+	b := mv[rng.IntN(len(mv))]
+	if r := f.press(who.u, view, b.CustomID); !applied(r) {
+		t.Fatalf("move: %+v", r)
+	}
+	return actionOf(b).Seq
+}
+
+// toldPrivately checks that each user got the notice by DM, in their language, once.
+func toldPrivately(t *testing.T, f *fakeDiscord, key string, users ...fakeUser) {
+	t.Helper()
+	for _, u := range users {
+		want := escape(i18n.T(i18n.Pick(u.Locale), key))
+		f.waitFor(u.Name+" to be told "+key, func() bool {
+			return slices.ContainsFunc(f.channelLocked(f.dms[u.ID]), func(m fakeMessage) bool { return strings.Contains(m.Content, want) })
+		})
+		n := 0
+		for _, m := range f.dm(u.ID) {
+			if strings.Contains(m.Content, want) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s was told %s %d times, want once", u.Name, key, n)
+		}
+	}
 }

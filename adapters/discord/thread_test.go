@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kontermatt/kontermatt/adapters/internal/outbox"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
@@ -53,8 +52,9 @@ func TestArchivedThreadGetsANewTableMessage(t *testing.T) {
 // A thread the bot cannot post in, though app_permissions say it may: what the refusal taught
 // stands, whatever the next interactions' app_permissions say, so the presses that follow make
 // no request Discord refuses (each would count towards the ban for invalid requests), /km new
-// says why no table shows instead of ✅, and the thread is tried again only once what was
-// refused may have changed: a post tried after a while, or the thread's own metadata.
+// says why no table shows instead of ✅, a table there pauses, and the thread is tried again
+// only once what was refused may have changed: a post tried after a while, or the thread's own
+// metadata.
 func TestThreadTheBotCannotPostIn(t *testing.T) {
 	const thread = "510000000000000002"
 	t.Run("private thread the bot is not in", func(t *testing.T) {
@@ -81,22 +81,26 @@ func TestThreadTheBotCannotPostIn(t *testing.T) {
 	})
 	t.Run("bot removed from a private thread mid-match", func(t *testing.T) {
 		f, h := harnessWith(t, fakeChannel{ID: guildChannel, Thread: true, Private: true, Joined: true, Perms: Permissions})
-		openTable(t, f, alice, []fakeUser{bob}, opt("timer", 3, "none"))
+		id := openTable(t, f, alice, []fakeUser{bob}, opt("timer", 3, "none"))
 		live, hand := liveMessage(f)
 		f.mu.Lock()
 		f.channels[guildChannel].Joined = false
+		edits := f.msgs[live.ID].Edits
 		f.mu.Unlock()
 		players := []seatPlayer{{u: alice}, {u: bob}}
 		rng := rand.New(rand.NewPCG(61, 62))
-		var seq uint64
+		paused := func() bool { return h.svc.Paused(id) }
+		// The table message's next edit is refused: the thread is out of the bot's sight, and the
+		// table pauses at once; its players are told privately.
+		for seq := uint64(0); seq != 0 || !paused(); {
+			seq = playUnless(t, f, players, rng, seq, paused)
+		}
+		toldPrivately(t, f, "note.paused", alice, bob)
 		want := ephemeralText("de", "discord.thread_private")
-		for i := range 4 {
-			seq = playOne(t, f, players, rng, seq) // the table message's edit: refused
-			h.a.Flush(context.Background())
+		for range 3 {
 			// Bob looks at his hand in the thread: his interaction's app_permissions say all is
 			// well; what the refusal taught stands.
-			r := f.press(bob, live, hand.CustomID)
-			if i > 0 && !strings.HasSuffix(r.Content, want) {
+			if r := f.press(bob, live, hand.CustomID); !strings.HasSuffix(r.Content, want) {
 				t.Errorf("My hand in the thread answered %q, want it to end with %q", r.Content, want)
 			}
 		}
@@ -104,17 +108,19 @@ func TestThreadTheBotCannotPostIn(t *testing.T) {
 		if got := f.refusals(guildChannel); !slices.Equal(got, []int{50001}) {
 			t.Errorf("refusals %v, want one 50001: every press would add one", got)
 		}
-		// Someone adds the bot again. No interaction says so: once the refusal is old, the next
-		// edit is tried, works, and the table shows again.
+		// Someone adds the bot again. No interaction's app_permissions say so: once the refusal
+		// is old, the next interaction there tries the thread again; the edit works, the table
+		// shows again and goes on.
 		f.mu.Lock()
 		f.channels[guildChannel].Joined = true
-		edits := f.msgs[live.ID].Edits
 		f.mu.Unlock()
 		h.a.usersMu.Lock()
 		h.a.permsFresh = time.Nanosecond
 		h.a.usersMu.Unlock()
-		playOne(t, f, players, rng, seq)
+		f.press(bob, live, hand.CustomID)
 		f.waitFor("the table message edited again", func() bool { return f.msgs[live.ID].Edits > edits })
+		f.waitFor("the table to go on", func() bool { return !h.svc.Paused(id) })
+		toldPrivately(t, f, "note.unpaused", alice, bob)
 		h.a.Flush(context.Background()) // the adapter has seen the edit work
 		h.a.usersMu.Lock()
 		h.a.permsFresh = defaultPermsFresh
@@ -154,8 +160,8 @@ func TestThreadTheBotCannotPostIn(t *testing.T) {
 		f.mu.Unlock()
 		// Locked while nobody looks: the next message there is refused, and what that taught
 		// stands for the messages after it.
-		h.a.out.Enqueue(&outbox.Item{Dest: "ch:" + thread, Msg: table.Message{Target: table.Target{Kind: table.ToPlace,
-			Place: table.Place{Platform: Platform, Chat: thread}}, Kind: table.KindNotice, Text: "a notice"}, Data: mention("")})
+		h.a.out.Enqueue(&item{Dest: "ch:" + thread, Msg: table.Message{Target: table.Target{Kind: table.ToPlace,
+			Place: table.Place{Platform: Platform, Chat: thread}}, Kind: table.KindNotice, Text: "a notice"}})
 		h.a.Flush(context.Background())
 		if got := f.refusals(thread); !slices.Equal(got, []int{160005}) {
 			t.Fatalf("refusals %v, want one 160005", got)
@@ -165,8 +171,8 @@ func TestThreadTheBotCannotPostIn(t *testing.T) {
 				t.Errorf("/km board in the locked thread answered %q", r.Content)
 			}
 		}
-		h.a.out.Enqueue(&outbox.Item{Dest: "ch:" + thread, Msg: table.Message{Target: table.Target{Kind: table.ToPlace,
-			Place: table.Place{Platform: Platform, Chat: thread}}, Kind: table.KindNotice, Text: "another notice"}, Data: mention("")})
+		h.a.out.Enqueue(&item{Dest: "ch:" + thread, Msg: table.Message{Target: table.Target{Kind: table.ToPlace,
+			Place: table.Place{Platform: Platform, Chat: thread}}, Kind: table.KindNotice, Text: "another notice"}})
 		h.a.Flush(context.Background())
 		if got := f.refusals(thread); len(got) != 1 {
 			t.Errorf("refusals %v: the lock learnt is tried again", got)

@@ -1,6 +1,7 @@
 package discord
 
 import (
+	"strings"
 	"sync"
 	"time"
 
@@ -75,11 +76,21 @@ func (t *tokenSessions) sessions() []*discordgo.Session {
 // longer of use. Run calls it every minute.
 func (a *Adapter) sweep() {
 	a.tokens.sweep()
+	// A paused channel that no interaction shows to be back is tried again once what its
+	// refusal taught is old (permsFresh).
+	for _, d := range a.out.Paused(func(d string) bool { return strings.HasPrefix(d, "ch:") }) {
+		a.probe(strings.TrimPrefix(d, "ch:"))
+	}
 	a.usersMu.Lock()
 	defer a.usersMu.Unlock()
 	for u, h := range a.hands {
 		if time.Since(h.at) > a.tokens.life {
 			delete(a.hands, u)
+		}
+	}
+	for u, h := range a.lastHand {
+		if time.Since(h.at) > a.tokens.life {
+			delete(a.lastHand, u)
 		}
 	}
 	for ch, c := range a.channels {

@@ -8,12 +8,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode"
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/kontermatt/kontermatt/adapters/internal/chat"
+	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
@@ -217,7 +220,8 @@ func TestRedact(t *testing.T) {
 }
 
 // Private messages for a player who refuses DMs: a notice is said in the channel with a ping,
-// a hand is not sent anywhere (it reaches the player through "My hand"), and no DM is tried.
+// a hand is not sent anywhere (it reaches the player through "My hand"), the channel is told so
+// once for the table (a refusal learnt at another table says nothing here), and no DM is tried.
 func TestPrivateMessagesForClosedDMs(t *testing.T) {
 	f := newFakeDiscord(t)
 	kv := table.NewMemStore()
@@ -235,8 +239,14 @@ func TestPrivateMessagesForClosedDMs(t *testing.T) {
 	if err := a.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	a.Deliver(context.Background(), []table.Message{{Target: table.Target{Kind: table.ToPlayer, Place: place, Player: player},
+		Kind: table.KindHand, Key: "hand/t/m1/1/dc:" + bob.ID, Version: 4, Table: "t", Text: "Q♠"}})
+	if err := a.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	msgs := f.channel(guildChannel)
-	if len(msgs) != 1 || msgs[0].Content != "<@"+bob.ID+"> ⏰ It's your turn" || len(msgs[0].Mentions) != 1 {
+	told := "<@" + bob.ID + "> " + escape(i18n.T("en", "discord.dm_refused", i18n.T("en", "btn.hand")))
+	if len(msgs) != 2 || msgs[0].Content != told || msgs[1].Content != "<@"+bob.ID+"> ⏰ It's your turn" || len(msgs[1].Mentions) != 1 {
 		t.Errorf("channel: %+v", msgs)
 	}
 	if calls := f.callCounts(); calls["POST users/@me/channels"] != 0 || len(f.dms) != 0 {
@@ -429,4 +439,59 @@ func discordShows(out string) (shown, markdown string) {
 		}
 	}
 	return b.String(), markdown
+}
+
+// runKey marks Run's context in TestInteractionsDeriveFromRun.
+type runKey struct{}
+
+// ctxSpy notes whether the commands came with Run's context.
+type ctxSpy struct {
+	chat.Service
+	fromRun *atomic.Bool
+}
+
+func (c ctxSpy) Handle(ctx context.Context, cmd table.Command) []table.Message {
+	c.fromRun.Store(ctx.Value(runKey{}) == "run")
+	return c.Service.Handle(ctx, cmd)
+}
+
+// An interaction is handled within a context derived from Run's, as net/http's requests are
+// from its BaseContext: what Run's context carries reaches the service with each command.
+func TestInteractionsDeriveFromRun(t *testing.T) {
+	f := newFakeDiscord(t)
+	store := table.NewMemStore()
+	var fromRun atomic.Bool
+	startHarness(t, f, store, store, harnessOpt{
+		run:  func(ctx context.Context) context.Context { return context.WithValue(ctx, runKey{}, "run") },
+		wrap: func(s chat.Service) chat.Service { return ctxSpy{s, &fromRun} },
+	})
+	if r := f.slash(alice, guildChannel, "rules"); r.Type != 4 {
+		t.Fatalf("/km rules answered %+v", r)
+	}
+	if !fromRun.Load() {
+		t.Error("the command was not handled within Run's context")
+	}
+}
+
+// Show gives up when its context ends (the outbox gives up what it holds at Close): no DM
+// channel is opened and nothing is posted.
+func TestShowHonoursItsContext(t *testing.T) {
+	f := newFakeDiscord(t)
+	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: table.NewMemStore()})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	place := table.Place{Platform: Platform, Chat: guildChannel}
+	for _, it := range []*item{
+		{Dest: "dm:" + bob.ID, Msg: table.Message{Target: table.Target{Kind: table.ToPlayer, Place: place,
+			Player: table.Player{ID: "dc:" + bob.ID}}, Kind: table.KindNotice, Text: "a DM"}},
+		{Dest: "ch:" + guildChannel, Msg: table.Message{Target: table.Target{Kind: table.ToPlace, Place: place},
+			Kind: table.KindNotice, Text: "a post"}},
+	} {
+		if _, _, err := (platform{a}).Show(ctx, it, nil); err == nil {
+			t.Errorf("%s: shown with its context ended", it.Dest)
+		}
+	}
+	if calls := f.callCounts(); calls["POST users/@me/channels"] != 0 || calls["POST channels/{id}/messages"] != 0 {
+		t.Errorf("requests made with the context ended: %v", calls)
+	}
 }

@@ -88,11 +88,11 @@ type Adapter struct {
 	started  atomic.Bool
 	stopping atomic.Bool // Run's context ended
 
-	in     serial         // updates, one chat at a time
-	bg     sync.WaitGroup // the adapter's own calls into the service, off the handlers' path
-	groups groups         // what the adapter knows of the groups it writes to
-	out    *outbox.Engine
-	global *rate.Limiter // all messages together
+	in     serial // updates, one chat at a time
+	groups groups // what the adapter knows of the groups it writes to
+	out    *outbox.Engine[extra]
+	reach  *chat.Unreachable // users who cannot get private messages (never pressed Start, or blocked the bot)
+	global *rate.Limiter     // all messages together
 	limMu  sync.Mutex
 	lims   map[int64]*limits // each chat's
 	born   time.Time         // when this process began sending
@@ -171,8 +171,9 @@ func New(cfg Config) (*Adapter, error) {
 	// asks on its own.
 	a.bot = &tgbotapi.BotAPI{Token: cfg.Token, Client: a.client, Buffer: 100}
 	a.bot.SetAPIEndpoint(cfg.APIURL + "/bot%s/%s")
-	a.out = outbox.New(outbox.Config{Platform: platform{a}, KV: cfg.KV, Bucket: bucketMsg, Log: a.log, Merge: mergeItems,
-		Moved: a.sendsMoved})
+	a.reach = chat.NewUnreachable(cfg.KV, bucketBlocked, bucketTold, a.log)
+	a.out = outbox.New(outbox.Config[extra]{Platform: platform{a}, KV: cfg.KV, Bucket: bucketMsg, Log: a.log, Merge: mergeItems,
+		Moved: a.sendsMoved, Paused: a.pausePlace, ProbeEvery: probeEvery})
 	if err := a.whoAmI(); err != nil && !refusedStart(err) {
 		// A refused token is said once, as the reason the platform cannot start.
 		a.log.Warn("Telegram does not answer yet; the bot asks again when it starts receiving updates", "err", err)
@@ -263,7 +264,6 @@ func (a *Adapter) Run(ctx context.Context) error {
 // Close sends what is queued, for at most CloseTimeout, and stops. Call it after the service's
 // Close: messages delivered later are dropped.
 func (a *Adapter) Close() error {
-	a.bg.Wait()
 	a.out.Close(a.cfg.CloseTimeout)
 	theLibLogger.unregister(a)
 	return nil

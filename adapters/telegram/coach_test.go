@@ -100,3 +100,23 @@ func TestLearnInAPrivateChat(t *testing.T) {
 		checkClean(t, f, logs)
 	})
 }
+
+// TestNoticeWithoutPrivateChat: Bob never pressed Start. The reminder that it is his turn cannot
+// reach him privately, so the group gets it, for him, as the delivery policy says (on Discord a
+// player whose DMs are closed gets it so too); a secret notice would show only its public text
+// (chat.Public).
+func TestNoticeWithoutPrivateChat(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, _, logs, e := startedEnv(t, alice) // not Bob
+		seatAll(t, f, "timer=fast", alice, bob)
+		reminder := addressed(i18n.T("en", "term.for", bob.First)+" "+i18n.T("en", "note.reminder"), botUsername)
+		told := func() bool { return anyHas(texts(f, group), reminder) }
+		d := newDriver(t, f, 6)
+		d.playUntil([]tgUser{alice}, 2*time.Hour, func() bool { return told() || overIn(f, group) })
+		if !told() {
+			t.Errorf("the group did not get Bob's reminder:\n%s", strings.Join(texts(f, group), "\n---\n"))
+		}
+		e.close()
+		checkClean(t, f, logs)
+	})
+}

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -57,30 +56,12 @@ func randomRobots(_ string, seed uint64) table.Decider {
 	return &randomRobot{rng: rand.New(rand.NewPCG(seed, 99))}
 }
 
-// logBuf collects every log line of a test, to scan for the token.
-type logBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // env is one running bot: adapter and service over a store, talking to the fake.
 type env struct {
 	t      *testing.T
 	f      *fakeAPI
 	store  *table.MemStore
-	logs   *logBuf
+	logs   *tabletest.Buffer
 	a      *Adapter
 	svc    *table.Service
 	net    *memTransport // this process's network
@@ -89,7 +70,7 @@ type env struct {
 	closed bool
 }
 
-func testConfig(f *fakeAPI, store *table.MemStore, logs *logBuf) Config {
+func testConfig(f *fakeAPI, store *table.MemStore, logs *tabletest.Buffer) Config {
 	return Config{Token: testToken, APIURL: "http://api.fake", Client: &http.Client{Transport: f.Transport()}, KV: store,
 		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 }
@@ -97,16 +78,16 @@ func testConfig(f *fakeAPI, store *table.MemStore, logs *logBuf) Config {
 // startEnv starts a bot inside the calling synctest bubble and waits until it polls.
 // startedEnv starts a fake Bot API, a store and the bot, with the given users having pressed
 // Start (so they can get private messages).
-func startedEnv(t *testing.T, humans ...tgUser) (*fakeAPI, *table.MemStore, *logBuf, *env) {
+func startedEnv(t *testing.T, humans ...tgUser) (*fakeAPI, *table.MemStore, *tabletest.Buffer, *env) {
 	t.Helper()
-	f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+	f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
 	for _, u := range humans {
 		f.setStarted(u.ID)
 	}
 	return f, store, logs, startEnv(t, f, store, logs)
 }
 
-func startEnv(t *testing.T, f *fakeAPI, store *table.MemStore, logs *logBuf, tweak ...func(*Config)) *env {
+func startEnv(t *testing.T, f *fakeAPI, store *table.MemStore, logs *tabletest.Buffer, tweak ...func(*Config)) *env {
 	t.Helper()
 	cfg := testConfig(f, store, logs)
 	for _, fn := range tweak {
@@ -171,7 +152,7 @@ func settle(d time.Duration) {
 
 // checkClean asserts what must hold after any test: no token in the logs, every press answered,
 // no hand ever shown in a group, and the group flood limit never hit.
-func checkClean(t *testing.T, f *fakeAPI, logs *logBuf) {
+func checkClean(t *testing.T, f *fakeAPI, logs *tabletest.Buffer) {
 	t.Helper()
 	if s := logs.String(); strings.Contains(s, testToken) || strings.Contains(s, testSecret) {
 		t.Errorf("the token appears in the logs")
@@ -622,7 +603,7 @@ func TestTwoHumansTwoComputers(t *testing.T) {
 
 func TestPressesRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
 		f.setStarted(alice.ID)
 		f.setStarted(bob.ID)
 		e := startEnv(t, f, store, logs)
@@ -733,7 +714,7 @@ func TestPressesRefused(t *testing.T) {
 
 func TestNeverPressedStart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
 		f.setStarted(alice.ID) // Ursula never pressed Start
 		e := startEnv(t, f, store, logs)
 		f.command(alice, group, 0, "/new@"+botUsername+" timer=fast stripes=3")
@@ -912,7 +893,7 @@ func alertCards(text string) core.CardSet {
 
 func TestRetryAfter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
 		e := startEnv(t, f, store, logs)
 		f.failNext("sendMessage", group, 1, 429, "Too Many Requests: retry after 5", 5)
 		f.command(alice, group, 0, "/new@"+botUsername)
@@ -992,7 +973,7 @@ func TestRestartMidGame(t *testing.T) {
 
 func TestStopNeedsSeatOrAdmin(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
 		e := startEnv(t, f, store, logs)
 		f.command(alice, group, 0, "/new@"+botUsername)
 		f.command(bob, group, 0, "/join")
@@ -1028,7 +1009,7 @@ func TestStopNeedsSeatOrAdmin(t *testing.T) {
 
 func TestForumTopicAndPicture(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
 		e := startEnv(t, f, store, logs)
 		f.command(alice, group, 77, "/new@"+botUsername)
 		settle(3 * time.Second)
@@ -1076,7 +1057,7 @@ func TestForumTopicAndPicture(t *testing.T) {
 
 func TestHandTypedInGroupGoesPrivate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
 		f.setStarted(alice.ID)
 		e := startEnv(t, f, store, logs)
 		seatAll(t, f, "timer=none", alice)
@@ -1123,7 +1104,7 @@ func updateFromJSON(t *testing.T, v map[string]any) tgbotapi.Update {
 // TestBoardPicture: /board goes out as a PNG photo the service renders.
 func TestBoardPicture(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
 		e := startEnv(t, f, store, logs)
 		f.command(alice, group, 0, "/new@"+botUsername)
 		settle(3 * time.Second)

@@ -27,7 +27,7 @@ func TestForgetReachesTheAdaptersBuckets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, logs := newFake(testToken), &logBuf{}
+		f, logs := newFake(testToken), &tabletest.Buffer{}
 		f.setStarted(alice.ID)
 		cfg := testConfig(f, nil, logs)
 		cfg.KV = st

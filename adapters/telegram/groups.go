@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -28,11 +26,11 @@ import (
 //   - Removed or banned (my_chat_member "left"/"kicked", or a send refused with 403): the chat's
 //     tables close, nothing more goes there and nothing is retried.
 //   - No right to post there, or the forum topic closed (a send refused with 400 "not enough
-//     rights ..." or TOPIC_CLOSED, or my_chat_member "restricted" without can_send_messages):
-//     the place's messages wait (parked here), the service pauses its table and tells its
-//     players privately. When the rights come back (my_chat_member), or anything is heard from
-//     the place (a reopened topic's service message, a command), the waiting messages are tried
-//     again; the first that gets through resumes the table.
+//     rights ..." or TOPIC_CLOSED): the place is a paused destination of the outbox (its
+//     messages wait there), and the service pauses its table and tells its players privately.
+//     When the rights come back (my_chat_member), the waiting messages are tried again at once;
+//     when anything is heard from the place (a reopened topic's service message, a command), at
+//     most once a minute. The first that gets through resumes the table (chat.Slot.Reached).
 //   - No right to send photos: pictures go as their text.
 //   - A deleted forum topic (a send refused with 400 "message thread not found": the reference
 //     server, Client.cpp, when it cannot find the topic) never comes back, and no update says
@@ -44,18 +42,14 @@ type groups struct {
 	mu       sync.Mutex
 	moved    map[int64]int64 // old chat → new (cached from bucketMoved)
 	gone     map[int64]bool  // cached from bucketGone
-	muted    map[int64]bool  // the whole chat refuses the bot's messages
-	closed   map[string]bool // place key → its topic is closed
-	parked   map[string][]*item
-	refusing map[int64]media      // what beyond text the chat refuses from the bot
-	probed   map[string]time.Time // place key → when its parked messages were last tried again
-	deleted  map[string]bool      // place key → its forum topic was deleted
+	muted    map[int64]bool  // the whole chat refused the bot's text lately: activity anywhere probes all its places
+	refusing map[int64]media // what beyond text the chat refuses from the bot
+	deleted  map[string]bool // place key → its forum topic was deleted
 }
 
 func (g *groups) init() {
-	g.moved, g.gone, g.muted, g.closed = map[int64]int64{}, map[int64]bool{}, map[int64]bool{}, map[string]bool{}
-	g.parked, g.refusing, g.probed = map[string][]*item{}, map[int64]media{}, map[string]time.Time{}
-	g.deleted = map[string]bool{}
+	g.moved, g.gone, g.muted = map[int64]int64{}, map[int64]bool{}, map[int64]bool{}
+	g.refusing, g.deleted = map[int64]media{}, map[string]bool{}
 }
 
 // KV buckets of groups, keyed by chat ID; never pruned (a few bytes per group).
@@ -65,11 +59,8 @@ const (
 	bucketAnon  = "telegram.anon"  // "<table>/anon" or "anon/<chat>" → "1": the anonymous note was given
 )
 
-// maxParked bounds the one-off messages a place keeps while it cannot be written to; keyed
-// messages keep only their newest version and never count twice.
-const maxParked = 32
-
-// probeEvery bounds how often activity in a place that refuses the bot makes it try again.
+// probeEvery bounds how often activity in a place that refuses the bot makes it try again
+// (outbox.Config.ProbeEvery).
 const probeEvery = time.Minute
 
 // chatNow is the chat's current ID: the new one of a group that became a supergroup.
@@ -124,16 +115,6 @@ func (a *Adapter) migrate(ctx context.Context, from, to int64) error {
 	a.groups.mu.Lock()
 	known := a.groups.moved[from] == to
 	a.groups.moved[from] = to
-	for key, items := range a.groups.parked { // parked messages of the old chat follow too
-		if chat, thread, ok := chatOf(parsePlaceKey(key)); ok && chat == from {
-			delete(a.groups.parked, key)
-			for _, it := range items {
-				it.chat = to
-			}
-			nk := placeOf(to, thread).Key()
-			a.groups.parked[nk] = append(a.groups.parked[nk], items...)
-		}
-	}
 	a.groups.mu.Unlock()
 	a.followLimits(from, to)
 	if !known {
@@ -142,7 +123,7 @@ func (a *Adapter) migrate(ctx context.Context, from, to int64) error {
 		}
 		a.log.Info("the group became a supergroup; following it", "from", from, "to", to)
 	}
-	a.out.Move(dest(from), dest(to))
+	a.out.Move(dest(from), dest(to)) // a basic group has no topics: one queue
 	if err := a.Service().MovePlace(ctx, placeOf(from, 0), placeOf(to, 0)); err != nil {
 		a.log.Error("moving the table to the supergroup", "from", from, "to", to, "err", err)
 		if !errors.Is(err, table.ErrPlaceTaken) { // that one no retry mends
@@ -154,25 +135,12 @@ func (a *Adapter) migrate(ctx context.Context, from, to int64) error {
 
 // sendsMoved is told by the outbox that a send found its group upgraded (and moved the queue).
 func (a *Adapter) sendsMoved(from, to string) {
-	f, err1 := strconv.ParseInt(from, 10, 64)
-	t, err2 := strconv.ParseInt(to, 10, 64)
-	if err1 != nil || err2 != nil {
+	f, _ := chatOfQueue(from)
+	t, _ := chatOfQueue(to)
+	if f == 0 || t == 0 {
 		return
 	}
 	_ = a.migrate(context.Background(), f, t) // logged; the service message, when it comes, moves it again
-}
-
-// parsePlaceKey reads what table.Place.Key wrote for a Telegram place.
-func parsePlaceKey(key string) table.Place {
-	parts := strings.Split(key, ":")
-	p := table.Place{Platform: parts[0]}
-	if len(parts) > 1 {
-		p.Chat = parts[1]
-	}
-	if len(parts) > 2 {
-		p.Thread = parts[2]
-	}
-	return p
 }
 
 func (a *Adapter) isGone(chat int64) bool {
@@ -221,14 +189,8 @@ func (a *Adapter) removed(ctx context.Context, chat int64) error {
 		return err
 	}
 	a.setGone(chat, true)
-	n := a.out.Discard(dest(chat))
+	n := a.out.Discard(func(it *item) bool { c, _ := chatOfQueue(it.Dest); return c == chat })
 	a.groups.mu.Lock()
-	for key := range a.groups.parked {
-		if c, _, ok := chatOf(parsePlaceKey(key)); ok && c == chat {
-			n += len(a.groups.parked[key])
-			delete(a.groups.parked, key)
-		}
-	}
 	delete(a.groups.muted, chat)
 	a.groups.mu.Unlock()
 	closed, err := a.Service().CloseChat(ctx, Platform, dest(chat))
@@ -256,10 +218,9 @@ func (a *Adapter) deleteTopic(chat int64, thread int) {
 	place := placeOf(chat, thread)
 	a.groups.mu.Lock()
 	a.groups.deleted[place.Key()] = true
-	n := len(a.groups.parked[place.Key()])
-	delete(a.groups.parked, place.Key())
-	delete(a.groups.closed, place.Key())
 	a.groups.mu.Unlock()
+	q := queueOf(chat, thread)
+	n := a.out.Discard(func(it *item) bool { return it.Dest == q })
 	closed, err := a.Service().ClosePlace(context.Background(), place)
 	if err != nil {
 		a.log.Error("closing the table of a deleted topic", "place", place.Key(), "err", err)
@@ -267,147 +228,75 @@ func (a *Adapter) deleteTopic(chat int64, thread int) {
 	a.log.Info("a forum topic was deleted: its table is closed", "place", place.Key(), "tables", closed, "dropped", n)
 }
 
-// park keeps a message for a place that refuses the bot's messages now; false if the place takes
-// them. The first message parked pauses the place's table.
-func (a *Adapter) park(it *item) bool {
-	key := placeOf(it.chat, it.thread).Key()
-	a.groups.mu.Lock()
-	if !a.groups.muted[it.chat] && !a.groups.closed[key] {
-		a.groups.mu.Unlock()
-		return false
-	}
-	list := a.groups.parked[key]
-	first := len(list) == 0
-	i := slices.IndexFunc(list, func(p *item) bool { return it.key != "" && p.key == it.key })
-	switch {
-	case i >= 0 && list[i].version <= it.version:
-		list[i] = it
-	case i >= 0: // an older version came late
-	default:
-		if it.key == "" && len(list) >= maxParked {
-			j := slices.IndexFunc(list, func(p *item) bool { return p.key == "" })
-			list = slices.Delete(list, j, j+1)
-			a.log.Warn("a group that refuses the bot keeps only its newest messages; one dropped", "chat", it.chat)
-		}
-		list = append(list, it)
-	}
-	a.groups.parked[key] = list
-	a.groups.mu.Unlock()
-	if first {
-		a.pauseLater(placeOf(it.chat, it.thread), true)
-	}
-	return true
-}
-
-// pauseLater has the service pause or resume a place's table, outside the call that found it
-// out (a Deliver holds the table's lock).
-func (a *Adapter) pauseLater(p table.Place, paused bool) {
-	a.bg.Add(1)
-	go func() {
-		defer a.bg.Done()
-		if err := a.Service().Pause(context.Background(), p, paused); err != nil {
-			a.log.Warn("pausing a table", "place", p.Key(), "paused", paused, "err", err)
-		}
-	}()
-}
-
-// refused handles a group that refuses the bot's messages: a place whose topic is closed, or the
-// whole chat (no right to post). The refused items wait with the place's later ones; items for
-// the chat's other topics go on.
-func (a *Adapter) refused(chat int64, items []*item, err error) {
-	if len(items) == 0 {
+// pausePlace has the service pause the table of a place whose queue the outbox paused: the place
+// refuses the bot's messages for now (outbox.Config.Paused, in the queue's worker).
+func (a *Adapter) pausePlace(q string, _ *item) {
+	chat, thread := chatOfQueue(q)
+	if chat > 0 {
 		return
 	}
-	key := placeOf(chat, items[0].thread).Key()
-	a.groups.mu.Lock()
-	switch {
-	case errors.Is(err, errParked): // found waiting as it was sent: nothing new is known
-	case topicClosed(err):
-		a.groups.closed[key] = true
-	default:
-		a.groups.muted[chat] = true
-	}
-	a.groups.mu.Unlock()
-	a.log.Warn("a group refuses the bot's messages: they wait, and its table pauses", "place", key, "err", a.red.Err(err))
-	for _, it := range items {
-		a.enqueue(it)
+	place := placeOf(chat, thread)
+	a.log.Warn("a group refuses the bot's messages: they wait, and its table pauses", "place", place.Key())
+	if err := a.Service().Pause(context.Background(), place, true); err != nil {
+		a.log.Warn("pausing a table", "place", place.Key(), "err", err)
 	}
 }
 
-// unmute tries the waiting messages of a chat's places again (thread < 0: of all its places).
-// They are sent; a refusal makes them wait once more, without pausing anything twice.
-// rightsBack says the bot's rights came back (photos too).
-func (a *Adapter) unmute(chat int64, thread int, rightsBack bool) {
+// rightsBack tries the waiting messages of all a chat's places again at once: the bot's rights
+// there came back (photos and documents too, unless the update says otherwise).
+func (a *Adapter) rightsBack(chat int64) {
 	a.groups.mu.Lock()
-	var again []*item
-	for key, items := range a.groups.parked {
-		c, th, ok := chatOf(parsePlaceKey(key))
-		if ok && c == chat && (thread < 0 || th == thread) {
-			again = append(again, items...)
-			delete(a.groups.parked, key)
-		}
-	}
-	for key := range a.groups.closed {
-		if c, th, ok := chatOf(parsePlaceKey(key)); ok && c == chat && (thread < 0 || th == thread) {
-			delete(a.groups.closed, key)
-		}
-	}
-	if thread < 0 {
-		delete(a.groups.muted, chat)
-		a.groups.probed[dest(chat)] = time.Now()
-	} else {
-		a.groups.probed[placeOf(chat, thread).Key()] = time.Now()
-	}
-	if rightsBack {
-		delete(a.groups.refusing, chat)
-	}
+	delete(a.groups.muted, chat)
+	delete(a.groups.refusing, chat)
 	a.groups.mu.Unlock()
-	if len(again) > 0 {
-		a.log.Info("trying a group's waiting messages again", "chat", chat, "count", len(again))
-	}
-	for _, it := range again {
-		a.enqueue(it)
+	for _, q := range a.pausedIn(chat, -1) {
+		a.log.Info("trying a group's waiting messages again", "queue", q)
+		a.out.ProbeNow(q)
 	}
 }
 
-// heard notes activity in a group: if the place refuses the bot's messages, they are tried
-// again, at most once a minute. A reopened topic says so with a service message, which every
-// bot gets (Bot FAQ: "All bots, regardless of settings, will receive all service messages").
+// pausedIn lists the paused queues of a chat's places (thread < 0: of all of them).
+func (a *Adapter) pausedIn(chat int64, thread int) []string {
+	return a.out.Paused(func(q string) bool {
+		c, th := chatOfQueue(q)
+		return c == chat && (thread < 0 || th == thread)
+	})
+}
+
+// heard notes activity in a group: if the place refuses the bot's messages (or the whole chat
+// did), they are tried again, at most once a minute each. A reopened topic says so with a service
+// message, which every bot gets (Bot FAQ: "All bots, regardless of settings, will receive all
+// service messages").
 func (a *Adapter) heard(chat int64, thread int) {
 	if chat > 0 {
 		return
 	}
-	key := placeOf(chat, thread).Key()
 	a.groups.mu.Lock()
-	whole := a.groups.muted[chat] && time.Since(a.groups.probed[dest(chat)]) >= probeEvery
-	topic := a.groups.closed[key] && time.Since(a.groups.probed[key]) >= probeEvery
+	whole := a.groups.muted[chat]
 	a.groups.mu.Unlock()
-	switch {
-	case whole:
-		a.unmute(chat, -1, false)
-	case topic:
-		a.unmute(chat, thread, false)
+	if !whole {
+		a.out.Probe(queueOf(chat, thread))
+		return
+	}
+	for _, q := range a.pausedIn(chat, -1) {
+		a.out.Probe(q)
 	}
 }
 
-// gotThrough notes that a message reached a group: a table paused because its place refused the
-// bot goes on.
-func (a *Adapter) gotThrough(it *item) {
-	if it.msg.Table == "" || !a.Service().Paused(it.msg.Table) {
-		return
+// gotThrough notes that a message reached a chat: a table paused because its place refused the
+// bot goes on (after a restart too: the pause is stored, the outbox's is not).
+func (a *Adapter) gotThrough(chat int64, thread int, m table.Message) {
+	if chat < 0 {
+		a.Reached(context.Background(), placeOf(chat, thread), m.Table)
 	}
-	place := placeOf(it.chat, it.thread)
-	if a.Service().TableAt(place) != it.msg.Table {
-		return
-	}
-	a.pauseLater(place, false)
 }
 
-// media are what a group may refuse beyond text.
+// media are what a group may refuse the bot: text, and beyond it photos and documents.
 type media uint8
 
 const (
-	photos media = 1 << iota
+	text media = 1 << iota
+	photos
 	documents
 )
 
@@ -444,6 +333,8 @@ func (a *Adapter) onGroupMember(ctx context.Context, c *tgbotapi.ChatMemberUpdat
 		a.log.Info("the bot left a group", "chat", chat, "status", now.Status)
 		return a.removed(ctx, chat)
 	case now.Status == "restricted" && !now.CanSendMessages:
+		// The next message there is refused, and its place pauses (one request: a message may
+		// be on its way anyway).
 		a.groups.mu.Lock()
 		a.groups.muted[chat] = true
 		a.groups.mu.Unlock()
@@ -451,7 +342,7 @@ func (a *Adapter) onGroupMember(ctx context.Context, c *tgbotapi.ChatMemberUpdat
 	default:
 		back := a.isGone(chat) || !in(was)
 		a.setGone(chat, false)
-		a.unmute(chat, -1, true)
+		a.rightsBack(chat)
 		// ChatMemberRestricted says can_send_photos and can_send_documents (Bot API 6.5); the
 		// library reads only can_send_media_messages, which the Bot API no longer sends.
 		if now.Status == "restricted" && !media.Photos {
@@ -475,41 +366,10 @@ func (a *Adapter) onGroupMember(ctx context.Context, c *tgbotapi.ChatMemberUpdat
 func (a *Adapter) welcome(chat int64, thread int, locale string) {
 	lang := i18n.Pick(locale)
 	btn := i18n.T(lang, "btn.new")
-	a.enqueue(&item{chat: chat, thread: thread, msg: table.Message{Kind: table.KindNotice, Lang: lang,
-		Text:    tr(lang, "welcome", btn),
-		Buttons: [][]table.Button{{{Label: btn, Action: table.Action{Verb: table.VerbNew}, Style: table.StyleSuccess}}}},
-		link: a.cfg.RulesURL, label: i18n.T(lang, "btn.rules")})
-}
-
-// The errors a send gets, as Telegram words them (Bot API error descriptions; the same words in
-// the reference server, telegram-bot-api/Client.cpp).
-func topicClosed(err error) bool {
-	var te *tgbotapi.Error
-	return errors.As(err, &te) && strings.Contains(strings.ToUpper(te.Message), "TOPIC_CLOSED")
-}
-
-// threadGone reports a send to a forum topic that is not there (any more).
-func threadGone(err error) bool {
-	var te *tgbotapi.Error
-	return errors.As(err, &te) && te.Code == 400 && strings.Contains(strings.ToLower(te.Message), "message thread not found")
-}
-
-// mayNotPost reports a group's refusal to take the bot's messages while it stays a member.
-func mayNotPost(e *tgbotapi.Error) bool {
-	m := strings.ToLower(e.Message)
-	return e.Code == 400 && (strings.Contains(m, "not enough rights to send text") || strings.Contains(m, "topic_closed") ||
-		strings.Contains(m, "chat_write_forbidden") || strings.Contains(m, "have no rights to send a message"))
-}
-
-// noPhotoRights reports a group that takes text but not photos from the bot.
-func noPhotoRights(err error) bool {
-	var te *tgbotapi.Error
-	return errors.As(err, &te) && strings.Contains(strings.ToLower(te.Message), "not enough rights to send photos")
-}
-
-func noDocumentRights(err error) bool {
-	var te *tgbotapi.Error
-	return errors.As(err, &te) && strings.Contains(strings.ToLower(te.Message), "not enough rights to send documents")
+	it := newItem(chat, thread, table.Message{Kind: table.KindNotice, Lang: lang, Text: tr(lang, "welcome", btn),
+		Buttons: [][]table.Button{{{Label: btn, Action: table.Action{Verb: table.VerbNew}, Style: table.StyleSuccess}}}})
+	it.Data.link, it.Data.label = a.cfg.RulesURL, i18n.T(lang, "btn.rules")
+	a.enqueue(it)
 }
 
 // anonymousNote reports whether the note that an anonymous admin cannot sit down is due: once

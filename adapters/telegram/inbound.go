@@ -6,6 +6,7 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
+	chatpolicy "github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 )
@@ -134,7 +135,7 @@ func (a *Adapter) onStart(ctx context.Context, m *tgbotapi.Message, cmd table.Co
 	user := m.From.ID
 	lang := i18n.Pick(m.From.LanguageCode)
 	if len(cmd.Args) == 0 {
-		a.enqueue(&item{chat: user, user: user, msg: table.Message{Kind: table.KindNotice, Text: tr(lang, "start.hi")}})
+		a.enqueue(newItem(user, 0, table.Message{Kind: table.KindNotice, Text: tr(lang, "start.hi")}))
 		return
 	}
 	cmd.Table, cmd.Verb, cmd.Args = cmd.Args[0], table.VerbHand, nil
@@ -146,42 +147,57 @@ func (a *Adapter) onStart(ctx context.Context, m *tgbotapi.Message, cmd table.Co
 		}
 	}
 	if !sent { // no game yet, or no seat: the hand comes by itself when there is one
-		a.enqueue(&item{chat: user, user: user, msg: table.Message{Kind: table.KindNotice, Text: tr(lang, "start.ok")}})
+		a.enqueue(newItem(user, 0, table.Message{Kind: table.KindNotice, Text: tr(lang, "start.ok")}))
 	}
 }
 
 // replyTyped sends the replies to a typed command: in a private chat there, in a group as a reply
 // to the command. A secret reply (a hand, a refusal that names the sender's cards) goes to the
-// sender's private chat; where that is closed to the bot, the group gets its public text and the
-// link that opens the private chat.
+// sender's private chat; where that is closed to the bot, the group gets its public form
+// (chat.Public) and the link that opens the private chat.
 func (a *Adapter) replyTyped(cmd table.Command, m *tgbotapi.Message, chat int64, thread int, replies []table.Message) {
 	user := m.From.ID
 	for _, r := range replies {
-		inGroup := &item{chat: chat, thread: thread, replyTo: m.MessageID, msg: r}
 		switch {
 		case cmd.Private:
-			it := &item{chat: chat, user: user, msg: r}
+			it := newItem(chat, 0, r)
 			if cmd.Verb == table.VerbHand {
 				a.browserLink(it, r)
 			}
 			a.enqueue(it)
 		case !r.Secret:
+			inGroup := newItem(chat, thread, r)
+			inGroup.Data.replyTo = m.MessageID
 			a.enqueue(inGroup)
 		default:
-			lang := i18n.Pick(r.Lang, m.From.LanguageCode)
-			inGroup.msg = table.Message{Kind: table.KindNotice, Table: r.Table, Text: r.Public, Lang: lang}
-			inGroup.link, inGroup.label = a.deepLink(r.Table), tr(lang, "dm.button")
+			inGroup := a.publicReply(r, m, chat, thread)
 			switch {
 			case a.isBlocked(user):
 				a.enqueue(inGroup)
 			case cmd.Verb == table.VerbHand && r.Kind == table.KindReply:
 				a.sendHand(user, r)
 			default:
-				// If the private chat turns out to be closed, the group gets the public text.
-				a.enqueue(&item{chat: user, user: user, msg: r, fallback: inGroup})
+				// If the private chat turns out to be closed, the group gets the public form.
+				it := newItem(user, 0, r)
+				it.Data.fallback = inGroup
+				a.enqueue(it)
 			}
 		}
 	}
+}
+
+// publicReply is a secret reply to a typed command as the group may see it: its public text,
+// with the link that opens the private chat, as a reply to the command.
+func (a *Adapter) publicReply(r table.Message, m *tgbotapi.Message, chat int64, thread int) *item {
+	lang := i18n.Pick(r.Lang, m.From.LanguageCode)
+	text := "" // without a public text, the link alone
+	if pub, ok := chatpolicy.Public(r); ok {
+		text = pub.Text
+	}
+	it := newItem(chat, thread, table.Message{Kind: table.KindNotice, Table: r.Table, Text: text, Lang: lang})
+	it.Data.replyTo = m.MessageID
+	it.Data.link, it.Data.label = a.deepLink(r.Table), tr(lang, "dm.button")
+	return it
 }
 
 // onCallback handles a button press: the presser comes from the update, the button's data is only
@@ -249,14 +265,14 @@ func (a *Adapter) onCallback(ctx context.Context, u update) (failed error) {
 			// alert, a message in the chat the button is in. (The live board answers as an alert,
 			// as a press at the table should not add to the group's messages.)
 			if private {
-				a.enqueue(&item{chat: user, user: user, msg: r})
+				a.enqueue(newItem(user, 0, r))
 			} else {
-				a.enqueue(&item{chat: chat, thread: thread, msg: r})
+				a.enqueue(newItem(chat, thread, r))
 			}
 		case r.Kind == table.KindReply:
 			lines, alert = append(lines, r.Text), true
 			if len16(r.Text) > alertMax && !a.isBlocked(user) {
-				a.enqueue(&item{chat: user, user: user, msg: r}) // the whole text, privately
+				a.enqueue(newItem(user, 0, r)) // the whole text, privately
 			}
 		case r.Kind == table.KindError:
 			lines, alert = append(lines, r.Text), true
@@ -306,7 +322,7 @@ func (a *Adapter) onMyChatMember(ctx context.Context, u update) error {
 	}
 	switch c.NewChatMember.Status {
 	case "kicked":
-		a.setBlocked(c.From.ID, true)
+		a.reach.Set(userKey(c.From.ID), true)
 	case "member":
 		a.reachable(c.From.ID)
 	}

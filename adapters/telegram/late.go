@@ -76,17 +76,16 @@ func (a *Adapter) refuseLate(cmd table.Command, m *tgbotapi.Message, chat int64,
 		return
 	}
 	lang := i18n.Pick(m.From.LanguageCode)
-	public := &item{chat: chat, thread: thread, replyTo: m.MessageID, msg: table.Message{Kind: table.KindNotice, Lang: lang,
-		Text: tr(lang, "late.public", cmd.Actor.Name)}}
-	private := &item{chat: sender, user: sender, msg: table.Message{Kind: table.KindNotice, Lang: lang,
-		Text: tr(lang, "late", string(cmd.Verb))}}
+	public := newItem(chat, thread, table.Message{Kind: table.KindNotice, Lang: lang, Text: tr(lang, "late.public", cmd.Actor.Name)})
+	public.Data.replyTo = m.MessageID
+	private := newItem(sender, 0, table.Message{Kind: table.KindNotice, Lang: lang, Text: tr(lang, "late", string(cmd.Verb))})
 	switch {
 	case cmd.Private:
 		a.enqueue(private)
 	case cmd.Anonymous || a.isBlocked(sender):
 		a.enqueue(public)
 	default:
-		private.fallback = public
+		private.Data.fallback = public
 		a.enqueue(private)
 	}
 }

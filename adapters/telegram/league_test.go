@@ -10,6 +10,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
 var teamWon = regexp.MustCompile(`🏆 Team ([AB]) \(`)
@@ -123,7 +124,7 @@ func newest(f *fakeAPI, chat int64) fmsg {
 // starts from them.
 func TestAdminsChangeHouseRules(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
 		e := startEnv(t, f, store, logs)
 		f.command(olga, group, 0, "/settings@"+botUsername+" stripes=3")
 		settle(3 * time.Second)

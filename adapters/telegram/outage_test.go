@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
 // lastUpdateID is the ID of the update the fake queued last.
@@ -127,7 +128,7 @@ func TestStaleUpdatesAfterAnOutage(t *testing.T) {
 // alone, sent when the player writes to the bot, and gone with the table.
 func TestHeldHandsAreTheTables(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
 		f.setStarted(alice.ID) // Ursula never pressed Start
 		e := startEnv(t, f, store, logs)
 		f.command(alice, group, 0, "/new@"+botUsername+" timer=none")
@@ -161,7 +162,7 @@ func TestHeldHandsAreTheTables(t *testing.T) {
 		f.mu.Lock()
 		f.started[ursula.ID] = false
 		f.mu.Unlock()
-		e.a.setBlocked(ursula.ID, true)
+		e.a.reach.Set(userKey(ursula.ID), true)
 		f.command(alice, group, 0, "/board@"+botUsername) // anything that changes the table's messages
 		d := newDriver(t, f, 8)
 		d.playUntil([]tgUser{alice}, time.Hour, func() bool { mine, _ := held(); return mine })

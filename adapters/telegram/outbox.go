@@ -20,8 +20,9 @@ import (
 
 // The adapter's messages go through the shared outbox engine (adapters/internal/outbox): one
 // queue per chat, keyed messages merged so an edit that waited is sent with the newest content,
-// records of what each Telegram message shows. This file holds only what is Telegram's: its
-// limits, how to send and edit, and what its errors mean.
+// records of what each Telegram message shows, a paused queue for a place that refuses the bot.
+// This file holds only what is Telegram's: its limits, how to send and edit, and which class of
+// the engine each of its refusals (problems.go) is.
 
 // KV buckets. Keys that begin with a table ID and "/" are that table's, and are pruned with it.
 const (
@@ -34,14 +35,13 @@ const (
 	bucketRecent  = "telegram.recent"  // group → unix ms until which its minute window may hold our messages
 )
 
-// item is one message for a chat, with what Telegram needs beyond the message itself.
-type item struct {
-	chat    int64
-	thread  int
-	user    int64 // a private chat's user (== chat); 0 for groups
-	key     string
-	version uint64
-	msg     table.Message
+// item is one message on its way to a chat: the engine's item, with what Telegram needs beyond
+// the message (extra). Its destination names the chat and the forum topic (queueOf), one queue
+// each, so that a closed topic holds back only its own messages.
+type item = outbox.Item[extra]
+
+// extra is what a Telegram message needs beyond the message itself.
+type extra struct {
 	replyTo int    // reply to this message (typed commands in groups)
 	link    string // a URL button below the text (the deep link, the Mini App's direct link)
 	label   string
@@ -49,7 +49,6 @@ type item struct {
 	// a one-time link to it for any browser.
 	app, appLabel         string
 	browser, browserLabel string
-	repost                bool // show the keyed message anew at the bottom of the chat, deleting the old one
 	hand                  bool // a hand the user asked for: if it cannot be sent, the group gets the deep link
 	// fallback goes out instead if this private message cannot be sent because the user never
 	// pressed Start or blocked the bot.
@@ -58,28 +57,49 @@ type item struct {
 
 func dest(chat int64) string { return strconv.FormatInt(chat, 10) }
 
-// enqueue hands an item to the engine. A group's item goes to the group's current ID, waits while
-// the place refuses the bot's messages, and is dropped for a group the bot was removed from.
+// queueOf names the outbox queue of a chat, or of a forum topic in it ("<chat>/<topic>").
+func queueOf(chat int64, thread int) string {
+	if thread == 0 {
+		return dest(chat)
+	}
+	return dest(chat) + "/" + strconv.Itoa(thread)
+}
+
+// chatOfQueue reads a queue's name back.
+func chatOfQueue(q string) (chat int64, thread int) {
+	c, t, _ := strings.Cut(q, "/")
+	chat, _ = strconv.ParseInt(c, 10, 64)
+	thread, _ = strconv.Atoi(t)
+	return chat, thread
+}
+
+// newItem is a message for a chat (and forum topic); a private chat's thread is 0.
+func newItem(chat int64, thread int, m table.Message) *item {
+	return &item{Dest: queueOf(chat, thread), Msg: m, Key: m.Key, Version: m.Version}
+}
+
+// enqueue hands an item to the engine. A group's item goes to the group's current ID; it is
+// dropped for a group the bot was removed from, or a deleted topic. Both are known from the
+// adapter's caches; nothing here writes to the KV, so the service may deliver holding a table's
+// lock (table.Outbox).
 func (a *Adapter) enqueue(it *item) {
-	if it.chat < 0 {
-		it.chat = a.chatNow(it.chat)
-		if a.isGone(it.chat) || a.topicDeleted(it.chat, it.thread) {
-			a.log.Debug("message for a group the bot left, or a deleted topic, dropped", "chat", it.chat, "kind", it.msg.Kind)
+	if chat, thread := chatOfQueue(it.Dest); chat < 0 {
+		chat = a.chatNow(chat)
+		if a.isGone(chat) || a.topicDeleted(chat, thread) {
+			a.log.Debug("message for a group the bot left, or a deleted topic, dropped", "chat", chat, "kind", it.Msg.Kind)
 			return
 		}
-		if a.park(it) {
-			return
-		}
+		it.Dest = queueOf(chat, thread)
 	}
 	a.webButtons(it)
-	a.out.Enqueue(&outbox.Item{Dest: dest(it.chat), Msg: it.msg, Key: it.key, Version: it.version,
-		Sum: outbox.Digest(it.msg, it.link, it.app, it.browser), Repost: it.repost, Data: it})
+	it.Sum = outbox.Digest(it.Msg, it.Data.link, it.Data.app, it.Data.browser)
+	a.out.Enqueue(it)
 }
 
 // Errors Show gives instead of calling Telegram, when it knows better.
 var (
 	errLeftGroup = errors.New("the bot was removed from the group")
-	errParked    = errors.New("the group refuses the bot's messages for now")
+	errBlocked   = errors.New("the user cannot get private messages from the bot")
 )
 
 // movedError is a send to a group known to have become a supergroup.
@@ -88,12 +108,12 @@ type movedError struct{ to int64 }
 func (e *movedError) Error() string { return "the group is now supergroup " + dest(e.to) }
 
 // mergeItems keeps what a newer queued version of a Key adds to an older one.
-func mergeItems(queued, newer *outbox.Item) {
-	q, n := queued.Data.(*item), newer.Data.(*item)
-	q.hand = q.hand || n.hand
+func mergeItems(queued, newer *item) {
+	queued.Data.hand = queued.Data.hand || newer.Data.hand
 }
 
-// Deliver implements table.Outbox: it queues the messages and returns at once.
+// Deliver implements table.Outbox: it queues the messages and returns at once. What it learns
+// (a user's newest hand) is kept in memory here and written to the KV from the outbox's worker.
 func (a *Adapter) Deliver(_ context.Context, msgs []table.Message) {
 	for _, m := range msgs {
 		switch m.Target.Kind {
@@ -103,7 +123,7 @@ func (a *Adapter) Deliver(_ context.Context, msgs []table.Message) {
 				a.log.Warn("message for a place that is not a Telegram chat", "place", m.Target.Place.Key())
 				continue
 			}
-			a.enqueue(&item{chat: chat, thread: thread, key: m.Key, version: m.Version, msg: m})
+			a.enqueue(newItem(chat, thread, m))
 		case table.ToPlayer, table.ToActor:
 			user, ok := userOf(m.Target.Player)
 			if !ok {
@@ -112,11 +132,9 @@ func (a *Adapter) Deliver(_ context.Context, msgs []table.Message) {
 			if m.Kind == table.KindHand && m.Key != "" && m.Table != "" {
 				a.noteHand(user, m.Table, m.Key)
 			}
-			if a.isBlocked(user) {
-				a.holdBack(user, m)
-				continue
-			}
-			a.enqueue(&item{chat: user, user: user, key: m.Key, version: m.Version, msg: m})
+			// A user known to be unreachable is refused by Show without a request, and their
+			// messages go where the delivery policy says (see blocked).
+			a.enqueue(newItem(user, 0, m))
 		}
 	}
 }
@@ -192,14 +210,6 @@ func (a *Adapter) newLimits(chat int64) *limits {
 	return l
 }
 
-// upgraded has the new ID of a group that a refused send found upgraded take the group's budget,
-// before its queue moves there.
-func (a *Adapter) upgraded(chat int64, err error) {
-	if te := (*tgbotapi.Error)(nil); errors.As(err, &te) && te.MigrateToChatID != 0 {
-		a.followLimits(chat, te.MigrateToChatID)
-	}
-}
-
 // followLimits gives a group that became a supergroup the group's budget: Telegram counts the
 // two IDs apart, but they are one chat to its people, and the table is published anew in the new
 // one at once, so 20 a minute hold for the two together. It is called before anything is sent to
@@ -260,7 +270,10 @@ func (a *Adapter) recentUntil(chat int64) time.Time {
 // for a busy group and survives a crash right after the send.
 func (p platform) Wait(ctx context.Context, d string) error {
 	a := p.a
-	chat, _ := strconv.ParseInt(d, 10, 64)
+	chat, _ := chatOfQueue(d)
+	if chat > 0 && a.isBlocked(chat) {
+		return nil // Show refuses without a request
+	}
 	l := a.chatLimits(chat)
 	for _, r := range l.lims {
 		if err := r.Wait(ctx); err != nil {
@@ -277,71 +290,83 @@ func (p platform) Wait(ctx context.Context, d string) error {
 		return nil
 	}
 	l.busyUntil = now.Add(2 * time.Minute)
-	if err := a.kv.Put(bucketRecent, d, []byte(strconv.FormatInt(l.busyUntil.UnixMilli(), 10))); err != nil {
+	if err := a.kv.Put(bucketRecent, dest(chat), []byte(strconv.FormatInt(l.busyUntil.UnixMilli(), 10))); err != nil {
 		a.log.Error("saving a group's recent sends", "chat", chat, "err", err)
 	}
 	return nil
 }
 
 // Show sends an item anew, or edits the message its record names.
-func (p platform) Show(_ context.Context, oi *outbox.Item, rec *outbox.Record) (string, string, error) {
-	a, it := p.a, oi.Data.(*item)
-	it.msg = oi.Msg // the newest content merged into it
+func (p platform) Show(ctx context.Context, it *item, rec *outbox.Record) (string, string, error) {
+	a := p.a
 	// The item goes where the engine has it now: a moved queue carries the group's new ID.
-	it.chat, _ = strconv.ParseInt(oi.Dest, 10, 64)
-	if it.chat < 0 {
-		if to, ok := a.movedTo(it.chat); ok {
+	chat, thread := chatOfQueue(it.Dest)
+	if chat > 0 {
+		if a.isBlocked(chat) {
+			return "", "", errBlocked
+		}
+		a.saveHand(chat, it.Msg)
+	} else {
+		if to, ok := a.movedTo(chat); ok {
 			return "", "", &movedError{to}
 		}
-		if a.isGone(it.chat) || a.topicDeleted(it.chat, it.thread) {
+		if a.isGone(chat) || a.topicDeleted(chat, thread) {
 			return "", "", errLeftGroup
 		}
-		if a.parkedPlace(it) {
-			return "", "", errParked
-		}
 	}
-	text := messageText(it.msg)
-	if it.chat < 0 {
-		text = a.rewriteCommands(text)
-	}
-	kb, err := markup(it.msg.Buttons, urlButton{it.link, it.label}, urlButton{it.browser, it.browserLabel}, webAppButton{it.app, it.appLabel})
-	if err != nil {
-		a.log.Error("buttons dropped", "key", it.key, "err", err)
-	}
-	// A message of another chat (the group before its upgrade) cannot be edited from this one.
-	if rec != nil && rec.Chat != dest(it.chat) {
-		rec = nil
-	}
-	if rec != nil && !oi.Repost {
-		id, _ := strconv.Atoi(rec.ID)
-		if err := a.edit(it.chat, id, text, kb); err != nil && !notModified(err) {
-			a.upgraded(it.chat, err)
-			return "", "", err
-		}
-		a.gotThrough(it)
-		return rec.Chat, rec.ID, nil
-	}
-	id, err := a.sendNew(it, text, kb)
-	if err != nil {
-		a.upgraded(it.chat, err)
+	if err := ctx.Err(); err != nil {
 		return "", "", err
 	}
-	a.gotThrough(it)
-	if rec != nil && oi.Repost && rec.ID != strconv.Itoa(id) {
+	text := messageText(it.Msg)
+	if chat < 0 {
+		text = a.rewriteCommands(text)
+	}
+	x := it.Data
+	kb, err := markup(it.Msg.Buttons, urlButton{x.link, x.label}, urlButton{x.browser, x.browserLabel}, webAppButton{x.app, x.appLabel})
+	if err != nil {
+		a.log.Error("buttons dropped", "key", it.Key, "err", err)
+	}
+	// A message of another chat (the group before its upgrade) cannot be edited from this one.
+	if rec != nil && rec.Chat != dest(chat) {
+		rec = nil
+	}
+	if rec != nil && !it.Repost {
+		id, _ := strconv.Atoi(rec.ID)
+		if err := a.edit(chat, id, text, kb); err != nil && problemOf(err).kind != notModified {
+			return "", "", a.refusedBy(chat, thread, err)
+		}
+		a.gotThrough(chat, thread, it.Msg)
+		return rec.Chat, rec.ID, nil
+	}
+	id, err := a.sendNew(chat, thread, it, text, kb)
+	if err != nil {
+		return "", "", a.refusedBy(chat, thread, err)
+	}
+	a.gotThrough(chat, thread, it.Msg)
+	if rec != nil && it.Repost && rec.ID != strconv.Itoa(id) {
 		old, _ := strconv.Atoi(rec.ID)
-		a.retire(it.chat, old)
+		a.retire(chat, old)
 	}
-	if it.key != "" {
-		a.shown(it)
+	if it.Key != "" {
+		a.shown(chat, it)
 	}
-	return dest(it.chat), strconv.Itoa(id), nil
+	return dest(chat), strconv.Itoa(id), nil
 }
 
-// parkedPlace reports whether the item's place refuses the bot's messages right now.
-func (a *Adapter) parkedPlace(it *item) bool {
-	a.groups.mu.Lock()
-	defer a.groups.mu.Unlock()
-	return a.groups.muted[it.chat] || a.groups.closed[placeOf(it.chat, it.thread).Key()]
+// refusedBy learns what a refused request says of the chat before the engine classifies it: a
+// group that became a supergroup takes the group's budget along, and a group that refuses text
+// from the bot is noted, so that activity anywhere in it probes every place it refused.
+func (a *Adapter) refusedBy(chat int64, thread int, err error) error {
+	p := problemOf(err)
+	switch {
+	case p.kind == migrated:
+		a.followLimits(chat, p.to)
+	case p.kind == noRights && p.lacks&text != 0 && chat < 0:
+		a.groups.mu.Lock()
+		a.groups.muted[chat] = true
+		a.groups.mu.Unlock()
+	}
+	return err
 }
 
 // retire takes an old message out of use: deleted, or where Telegram no longer deletes it (after
@@ -349,131 +374,90 @@ func (a *Adapter) parkedPlace(it *item) bool {
 // hours ago"), edited so that its buttons are gone; editing has no such limit.
 func (a *Adapter) retire(chat int64, id int) {
 	_, err := a.bot.Request(tgbotapi.NewDeleteMessage(chat, id))
-	if err == nil || deleteGone(err) {
+	if err == nil || problemOf(err).kind == messageGone {
 		return
 	}
 	a.log.Debug("deleting an old message failed; taking its buttons away", "chat", chat, "err", a.red.Err(err))
 	none := tgbotapi.InlineKeyboardMarkup{InlineKeyboard: [][]tgbotapi.InlineKeyboardButton{}}
-	if _, err := a.bot.Request(tgbotapi.NewEditMessageReplyMarkup(chat, id, none)); err != nil && !notModified(err) {
+	if _, err := a.bot.Request(tgbotapi.NewEditMessageReplyMarkup(chat, id, none)); err != nil && problemOf(err).kind != notModified {
 		a.log.Debug("taking an old message's buttons away failed", "chat", chat, "err", a.red.Err(err))
 	}
 }
 
-// deleteGone reports a delete of a message that is not there (any more).
-func deleteGone(err error) bool {
-	var te *tgbotapi.Error
-	return errors.As(err, &te) && strings.Contains(strings.ToLower(te.Message), "message to delete not found")
-}
-
-// Classify reads the library's errors, and the adapter's own.
+// Classify reads what a refusal means (problemOf), and the adapter's own errors.
 func (p platform) Classify(err error) *outbox.Error {
-	var te *tgbotapi.Error
 	var me *movedError
 	switch {
 	case errors.As(err, &me):
 		return &outbox.Error{Class: outbox.Moved, To: dest(me.to), Err: err}
 	case errors.Is(err, errLeftGroup):
 		return &outbox.Error{Class: outbox.Drop, Err: err}
-	case errors.Is(err, errParked):
+	case errors.Is(err, errBlocked):
 		return &outbox.Error{Class: outbox.Forbidden, Err: err}
-	case !errors.As(err, &te):
+	}
+	switch pr := problemOf(err); pr.kind {
+	case notTelegrams:
 		return &outbox.Error{Class: outbox.Transient, Err: errors.New(p.a.red.Err(err))} // the network or the server; the library does not retry
-	case te.MigrateToChatID != 0:
-		// Bot API, ResponseParameters: "The group has been migrated to a supergroup with the
-		// specified identifier."
-		return &outbox.Error{Class: outbox.Moved, To: dest(te.MigrateToChatID), Err: err}
-	case mayNotPost(te), threadGone(err):
+	case migrated:
+		return &outbox.Error{Class: outbox.Moved, To: dest(pr.to), Err: err}
+	case noRights, topicClosed:
+		// A member that may not post there now (no right to send text, a closed topic): the
+		// place's messages wait, and its table pauses, until it takes them again.
+		return &outbox.Error{Class: outbox.Paused, Err: err}
+	case kicked, threadGone:
 		return &outbox.Error{Class: outbox.Forbidden, Err: err}
-	case te.RetryAfter > 0:
-		return &outbox.Error{Class: outbox.RetryAfter, After: time.Duration(te.RetryAfter) * time.Second, Err: err}
-	case cannotMessage(te):
-		return &outbox.Error{Class: outbox.Forbidden, Err: err}
-	case editGone(err):
+	case retryAfter:
+		return &outbox.Error{Class: outbox.RetryAfter, After: pr.after, Err: err}
+	case messageGone:
 		return &outbox.Error{Class: outbox.Gone, Err: err}
 	}
 	return &outbox.Error{Class: outbox.BadRequest, Err: err}
 }
 
-// Refused handles a chat that refuses the bot: a user who never pressed Start or blocked it (their
-// keyed messages wait, and the group gets its deep link), or a group the bot may not write to.
-func (p platform) Refused(d string, items []*outbox.Item, err error) {
+// Refused handles a chat that refuses the bot for good: a user who never pressed Start or
+// blocked it (see blocked), a deleted forum topic, or a group the bot was removed from.
+func (p platform) Refused(d string, items []*item, err error) {
 	a := p.a
-	chat, _ := strconv.ParseInt(d, 10, 64)
-	its := make([]*item, 0, len(items))
-	for _, oi := range items {
-		it := oi.Data.(*item)
-		it.msg, it.version, it.repost = oi.Msg, oi.Version, oi.Repost
-		it.chat, _ = strconv.ParseInt(oi.Dest, 10, 64)
-		its = append(its, it)
-	}
-	var te *tgbotapi.Error
+	chat, thread := chatOfQueue(d)
 	switch {
 	case chat > 0:
 		a.log.Info("user cannot get private messages", "user", chat, "reason", a.red.Err(err))
-		a.blocked(chat, its)
-	case threadGone(err):
-		a.deleteTopic(chat, its[0].thread)
-		for _, it := range its { // the chat's other topics' messages go on
-			a.enqueue(it)
-		}
-	case errors.As(err, &te) && (te.Code == 403 || strings.Contains(strings.ToLower(te.Message), "chat not found")):
+		a.blocked(chat, items)
+	case problemOf(err).kind == threadGone:
+		a.deleteTopic(chat, thread)
+	default:
 		// Kicked, no longer a member, or the group is gone (403 "bot was kicked from the group
 		// chat", "bot is not a member of the supergroup chat", 400 "chat not found"): as when
 		// my_chat_member says so.
 		_ = a.removed(context.Background(), chat) // logged; a later refusal or my_chat_member closes what is left
-	default:
-		a.refused(chat, its, err)
 	}
-}
-
-// cannotMessage reports the errors that mean a user cannot get private messages from the bot.
-func cannotMessage(e *tgbotapi.Error) bool {
-	m := strings.ToLower(e.Message)
-	return e.Code == 403 || strings.Contains(m, "forbidden") || strings.Contains(m, "chat not found")
-}
-
-func notModified(err error) bool {
-	var te *tgbotapi.Error
-	return errors.As(err, &te) && strings.Contains(strings.ToLower(te.Message), "message is not modified")
-}
-
-// editGone reports an edit that failed because the message is gone or may no longer be edited.
-// (Also a message of the group before its upgrade, should an edit reach the new chat.)
-func editGone(err error) bool {
-	var te *tgbotapi.Error
-	if !errors.As(err, &te) {
-		return false
-	}
-	m := strings.ToLower(te.Message)
-	return strings.Contains(m, "message to edit not found") || strings.Contains(m, "message can't be edited") ||
-		strings.Contains(m, "message_id_invalid")
 }
 
 // shown notes that a new live or hand message took the place of the previous game's, whose
 // record is no longer needed: nothing edits a finished game's messages. The previous game's hand
 // is deleted from the private chat: it would keep its last buttons and "your turn" forever.
-func (a *Adapter) shown(it *item) {
+func (a *Adapter) shown(chat int64, it *item) {
 	var slot string
-	switch it.msg.Kind {
+	switch it.Msg.Kind {
 	case table.KindLive:
-		slot = it.msg.Table + "/live"
+		slot = it.Msg.Table + "/live"
 	case table.KindHand:
-		slot = it.msg.Table + "/hand/" + userKey(it.user)
+		slot = it.Msg.Table + "/hand/" + userKey(chat)
 	default:
 		return
 	}
 	prev, ok, err := a.kv.Get(bucketSlot, slot)
-	if err != nil || (ok && string(prev) == it.key) {
+	if err != nil || (ok && string(prev) == it.Key) {
 		return
 	}
-	if err := a.kv.Put(bucketSlot, slot, []byte(it.key)); err != nil {
+	if err := a.kv.Put(bucketSlot, slot, []byte(it.Key)); err != nil {
 		a.log.Error("saving slot", "slot", slot, "err", err)
 		return
 	}
 	if !ok {
 		return
 	}
-	if old, found := a.out.Record(string(prev)); found && it.msg.Kind == table.KindHand {
+	if old, found := a.out.Record(string(prev)); found && it.Msg.Kind == table.KindHand {
 		chat, _ := strconv.ParseInt(old.Chat, 10, 64)
 		id, _ := strconv.Atoi(old.ID)
 		a.retire(chat, id)
@@ -482,12 +466,12 @@ func (a *Adapter) shown(it *item) {
 }
 
 // sendNew sends a new message (or photo) and gives its message ID.
-func (a *Adapter) sendNew(it *item, text string, kb *keyboard) (int, error) {
+func (a *Adapter) sendNew(chat int64, thread int, it *item, text string, kb *keyboard) (int, error) {
 	p := tgbotapi.Params{}
-	p.AddNonZero64("chat_id", it.chat)
-	p.AddNonZero("message_thread_id", it.thread)
-	if it.replyTo != 0 {
-		if err := p.AddInterface("reply_parameters", replyParameters{MessageID: it.replyTo, AllowSendingWithoutReply: true}); err != nil {
+	p.AddNonZero64("chat_id", chat)
+	p.AddNonZero("message_thread_id", thread)
+	if it.Data.replyTo != 0 {
+		if err := p.AddInterface("reply_parameters", replyParameters{MessageID: it.Data.replyTo, AllowSendingWithoutReply: true}); err != nil {
 			return 0, err
 		}
 	}
@@ -496,34 +480,35 @@ func (a *Adapter) sendNew(it *item, text string, kb *keyboard) (int, error) {
 			return 0, err
 		}
 	}
-	if it.key == "" && it.msg.File != nil && !a.refuses(it.chat, documents) {
+	m := it.Msg
+	if it.Key == "" && m.File != nil && !a.refuses(chat, documents) {
 		doc := maps.Clone(p)
 		doc["caption"] = clip16(text, 1024)
 		resp, err := a.bot.UploadFiles("sendDocument", doc, []tgbotapi.RequestFile{{Name: "document",
-			Data: tgbotapi.FileBytes{Name: it.msg.File.Name, Bytes: it.msg.File.Data}}})
-		if !noDocumentRights(err) {
+			Data: tgbotapi.FileBytes{Name: m.File.Name, Bytes: m.File.Data}}})
+		if !lacks(err, documents) {
 			return messageID(resp, err)
 		}
 		// A group that takes no files from the bot gets the text alone, now and from now on.
-		a.refuse(it.chat, documents)
-		a.log.Info("the group refuses documents; sending the text only", "chat", it.chat)
+		a.refuse(chat, documents)
+		a.log.Info("the group refuses documents; sending the text only", "chat", chat)
 	}
-	if it.key == "" && it.msg.Picture != table.PictureNone && !a.refuses(it.chat, photos) {
-		png, _, err := a.Service().Picture(it.msg, false)
+	if it.Key == "" && m.Picture != table.PictureNone && !a.refuses(chat, photos) {
+		png, _, err := a.Service().Picture(m, false)
 		if err == nil {
 			photo := maps.Clone(p)
 			photo["caption"] = clip16(text, 1024)
 			resp, err := a.bot.UploadFiles("sendPhoto", photo, []tgbotapi.RequestFile{{Name: "photo",
-				Data: tgbotapi.FileBytes{Name: string(it.msg.Picture) + ".png", Bytes: png}}})
-			if !noPhotoRights(err) {
+				Data: tgbotapi.FileBytes{Name: string(m.Picture) + ".png", Bytes: png}}})
+			if !lacks(err, photos) {
 				return messageID(resp, err)
 			}
 			// A group may take text but not photos from the bot (a restricted member): the
 			// picture's text goes instead, now and from now on.
-			a.refuse(it.chat, photos)
-			a.log.Info("the group refuses photos; sending pictures as text", "chat", it.chat)
+			a.refuse(chat, photos)
+			a.log.Info("the group refuses photos; sending pictures as text", "chat", chat)
 		} else {
-			a.log.Warn("picture failed; sending text only", "picture", it.msg.Picture, "err", err)
+			a.log.Warn("picture failed; sending text only", "picture", m.Picture, "err", err)
 		}
 	}
 	p["text"] = text

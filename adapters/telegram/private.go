@@ -8,21 +8,25 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
 // Telegram lets a bot write to a user privately only after the user pressed Start. Until then
-// (or after they block the bot) the adapter remembers them as blocked and sends them nothing: their
-// keyed messages (hands) wait in KV, and the group is shown, once per table, a deep link whose
-// /start delivers the hand. Any private message from the user ends the wait.
+// (or after they block the bot) the adapter remembers them as unreachable (chat.Unreachable) and
+// sends them nothing, as the delivery policy says (adapters/internal/chat): their keyed messages
+// (hands) wait in KV, and the group is shown, once per table, a deep link whose /start delivers
+// the hand; a notice goes to the group by its public form. Any private message from the user
+// ends the wait.
 
-// users caches what KV knows about users.
+// users caches what KV knows about users' hands and held-back messages.
 type users struct {
-	mu      sync.Mutex
-	blocked map[int64]bool    // loaded from bucketBlocked on first use
-	hands   map[string]string // "user|table" → newest hand Key
-	pendMu  sync.Mutex        // held while reading and writing bucketPending and held
+	mu    sync.Mutex
+	hands map[string]string // "table/user" → newest hand Key
+	saved map[string]string // "table/user" → the hand Key last written to bucketHand
+	// pendMu is held while reading and writing bucketPending and held.
+	pendMu sync.Mutex
 	// held are the tables whose messages wait in bucketPending for a user. It needs no store:
 	// at every start the service delivers each live table's messages again (table.Outbox), and
 	// a blocked user's are held back anew.
@@ -30,8 +34,8 @@ type users struct {
 }
 
 func (u *users) init() {
-	u.blocked = map[int64]bool{}
 	u.hands = map[string]string{}
+	u.saved = map[string]string{}
 	u.held = map[int64]map[string]bool{}
 }
 
@@ -42,52 +46,34 @@ func userKey(user int64) string { return strconv.FormatInt(user, 10) }
 func userTable(user int64, tableID string) string { return tableID + "/" + userKey(user) }
 
 // isBlocked reports whether private messages to the user are known to fail.
-func (a *Adapter) isBlocked(user int64) bool {
-	a.users.mu.Lock()
-	defer a.users.mu.Unlock()
-	if b, ok := a.users.blocked[user]; ok {
-		return b
-	}
-	_, b, err := a.kv.Get(bucketBlocked, userKey(user))
-	if err != nil {
-		a.log.Error("reading blocked user", "user", user, "err", err)
-		return false
-	}
-	a.users.blocked[user] = b
-	return b
-}
+func (a *Adapter) isBlocked(user int64) bool { return a.reach.Is(userKey(user)) }
 
-func (a *Adapter) setBlocked(user int64, b bool) (changed bool) {
-	if a.isBlocked(user) == b {
-		return false
-	}
-	a.users.mu.Lock()
-	a.users.blocked[user] = b
-	a.users.mu.Unlock()
-	var err error
-	if b {
-		err = a.kv.Put(bucketBlocked, userKey(user), []byte("1"))
-	} else {
-		err = a.kv.Delete(bucketBlocked, userKey(user))
-	}
-	if err != nil {
-		a.log.Error("saving blocked user", "user", user, "err", err)
-	}
-	return true
-}
-
-// blocked handles a private message that failed because the user cannot get one: the user is
-// remembered, the keyed messages wait, and the group gets its deep link.
+// blocked handles private messages that failed because the user cannot get one (from the
+// outbox's worker): the user is remembered, and each message goes as the delivery policy says.
+// A reply with a public form made for it (its fallback) sends that to the group; a hand waits,
+// and the group gets its deep link; a notice goes to its table's group by its public form,
+// naming the user; anything else is dropped.
 func (a *Adapter) blocked(user int64, items []*item) {
-	a.setBlocked(user, true)
+	a.reach.Set(userKey(user), true)
 	for _, it := range items {
+		m := it.Msg
 		switch {
-		case it.fallback != nil:
-			a.enqueue(it.fallback)
-		case it.key != "":
-			a.holdBack(user, it.msg)
-		case it.hand:
-			a.tell(user, it.msg)
+		case it.Data.fallback != nil:
+			a.enqueue(it.Data.fallback)
+		case it.Key != "":
+			a.holdBack(user, m)
+		case it.Data.hand:
+			a.tell(user, m)
+		case m.Kind == table.KindNotice:
+			group, thread, ok := chatOf(m.Target.Place)
+			pub, shown := chat.Public(m)
+			if !ok || !shown || group > 0 {
+				continue
+			}
+			lang := i18n.Pick(m.Lang, m.Target.Player.Locale)
+			pub.Text = i18n.T(lang, "term.for", m.Target.Player.Name) + " " + pub.Text
+			pub.Target = table.Target{Kind: table.ToPlace, Place: m.Target.Place}
+			a.enqueue(newItem(group, thread, pub))
 		}
 	}
 }
@@ -172,26 +158,16 @@ func (a *Adapter) takePending(user int64) []table.Message {
 // tell posts, once per user and table, the deep link to the bot's private chat in the table's
 // group. Only a hand that could not be sent calls for it.
 func (a *Adapter) tell(user int64, m table.Message) {
-	if m.Table == "" {
-		return
-	}
 	chat, thread, ok := chatOf(m.Target.Place)
-	if !ok || chat == user {
+	if !ok || chat == user || !a.reach.TellOnce(m.Table, userKey(user)) {
 		return
-	}
-	k := userTable(user, m.Table)
-	_, told, err := a.kv.Get(bucketTold, k)
-	if err != nil || told {
-		return
-	}
-	if err := a.kv.Put(bucketTold, k, []byte("1")); err != nil {
-		a.log.Error("saving deep-link notice", "err", err)
 	}
 	lang := i18n.Pick(m.Lang, m.Target.Player.Locale)
 	name := m.Target.Player.Name
-	a.enqueue(&item{chat: chat, thread: thread, msg: table.Message{Kind: table.KindNotice, Table: m.Table,
-		Text: tr(lang, "dm.needed", name, i18n.T(lang, "btn.hand")), Lang: lang},
-		link: a.deepLink(m.Table), label: tr(lang, "dm.button")})
+	it := newItem(chat, thread, table.Message{Kind: table.KindNotice, Table: m.Table,
+		Text: tr(lang, "dm.needed", name, i18n.T(lang, "btn.hand")), Lang: lang})
+	it.Data.link, it.Data.label = a.deepLink(m.Table), tr(lang, "dm.button")
+	a.enqueue(it)
 }
 
 // deepLink opens the bot's private chat; pressing Start there sends "/start <table>".
@@ -202,25 +178,42 @@ func (a *Adapter) deepLink(tableID string) string {
 // reachable notes that the user can get private messages (they wrote to the bot privately) and
 // sends what was held back.
 func (a *Adapter) reachable(user int64) {
-	if !a.setBlocked(user, false) {
+	if !a.reach.Set(userKey(user), false) {
 		return
 	}
 	pending := a.takePending(user)
 	a.log.Info("user can get private messages again", "user", user, "held_back", len(pending))
 	for _, m := range pending {
-		a.enqueue(&item{chat: user, user: user, key: m.Key, version: m.Version, msg: m})
+		a.enqueue(newItem(user, 0, m))
 	}
 }
 
 // noteHand remembers the user's newest hand message Key at a table, so a request for the hand
-// can bring that very message to the bottom of the private chat.
+// can bring that very message to the bottom of the private chat. It only notes it in memory:
+// the service delivers holding the table's lock; saveHand writes it to the KV later.
 func (a *Adapter) noteHand(user int64, tableID, key string) {
-	k := userTable(user, tableID)
 	a.users.mu.Lock()
-	same := a.users.hands[k] == key
-	a.users.hands[k] = key
+	a.users.hands[userTable(user, tableID)] = key
 	a.users.mu.Unlock()
-	if same {
+}
+
+// saveHand writes the newest hand Key noted for a user's hand message to the KV, if it is not
+// there yet (from the outbox's worker, with the message on its way).
+func (a *Adapter) saveHand(user int64, m table.Message) {
+	if m.Kind != table.KindHand || m.Key == "" || m.Table == "" {
+		return
+	}
+	k := userTable(user, m.Table)
+	a.users.mu.Lock()
+	key, due := a.users.hands[k], false
+	if key != "" && a.users.saved[k] != key {
+		if len(a.users.saved) >= 4096 { // a bound: one that was forgotten is written once more
+			clear(a.users.saved)
+		}
+		a.users.saved[k], due = key, true
+	}
+	a.users.mu.Unlock()
+	if !due {
 		return
 	}
 	if err := a.kv.Put(bucketHand, k, []byte(key)); err != nil {
@@ -242,6 +235,7 @@ func (a *Adapter) handKey(user int64, tableID string) string {
 	}
 	a.users.mu.Lock()
 	a.users.hands[k] = string(b)
+	a.users.saved[k] = string(b)
 	a.users.mu.Unlock()
 	return string(b)
 }
@@ -250,11 +244,12 @@ func (a *Adapter) handKey(user int64, tableID string) string {
 // same text and buttons as the user's keyed hand message, so it is sent as that message, anew at
 // the bottom of the chat (the old one is deleted): one set of live buttons, where the user looks.
 func (a *Adapter) sendHand(user int64, r table.Message) {
-	it := &item{chat: user, user: user, msg: r, version: r.Version, hand: true}
+	it := newItem(user, 0, r)
+	it.Data.hand = true
 	a.browserLink(it, r)
 	if key := a.handKey(user, r.Table); key != "" {
-		it.key, it.repost = key, true
-		it.msg.Key, it.msg.Kind = key, table.KindHand
+		it.Key, it.Repost = key, true
+		it.Msg.Key, it.Msg.Kind = key, table.KindHand
 	}
 	a.enqueue(it)
 }
@@ -271,5 +266,5 @@ func (a *Adapter) browserLink(it *item, r table.Message) {
 		a.log.Warn("no web table link for a hand", "err", err)
 		return
 	}
-	it.browser, it.browserLabel = link, i18n.T(i18n.Pick(r.Lang), "web.open_browser")
+	it.Data.browser, it.Data.browserLabel = link, i18n.T(i18n.Pick(r.Lang), "web.open_browser")
 }

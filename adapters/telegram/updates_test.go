@@ -11,6 +11,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
 // An update fetched but not yet handled when the bot dies is not lost: it was not confirmed, so
@@ -100,7 +101,7 @@ func TestNextPollWaitsForTheBatch(t *testing.T) {
 // fine while Telegram answers, the (redacted) error while it does not, and fine again after.
 func TestConnectedFollowsThePolls(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
 		a, err := New(testConfig(f, store, logs))
 		if err != nil {
 			t.Fatal(err)
@@ -167,7 +168,7 @@ func TestSlowChatDoesNotHoldOthers(t *testing.T) {
 func TestTwoProcessesOneToken(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f, _, logs, e := startedEnv(t)
-		logs2 := &logBuf{}
+		logs2 := &tabletest.Buffer{}
 		e2 := startEnv(t, f, table.NewMemStore(), logs2)
 		for range 10 {
 			settle(30 * time.Second)
@@ -177,7 +178,7 @@ func TestTwoProcessesOneToken(t *testing.T) {
 				}
 			}
 		}
-		for i, l := range []*logBuf{logs, logs2} {
+		for i, l := range []*tabletest.Buffer{logs, logs2} {
 			lines := 0
 			for line := range strings.SplitSeq(l.String(), "\n") {
 				if strings.Contains(line, "Conflict") || strings.Contains(line, "another process") {

@@ -112,19 +112,20 @@ func (a *Adapter) appLink(tableID string) string {
 // button (and, on the answer to a request for the hand, a one-time link for any browser); in a
 // group the table's messages get the Mini App's direct link.
 func (a *Adapter) webButtons(it *item) {
-	w := a.cfg.Web
-	if w == nil || it.msg.Table == "" {
+	w, m := a.cfg.Web, it.Msg
+	if w == nil || m.Table == "" {
 		return
 	}
-	lang := it.msg.Lang
+	lang := m.Lang
+	chat, _ := chatOfQueue(it.Dest)
 	switch {
-	case it.chat > 0 && it.msg.Kind == table.KindHand && len(it.msg.Buttons) > 0:
-		if u := w.AppURL(it.msg.Table); u != "" {
-			it.app, it.appLabel = u, i18n.T(i18n.Pick(lang), "web.play_in_app")
+	case chat > 0 && m.Kind == table.KindHand && len(m.Buttons) > 0:
+		if u := w.AppURL(m.Table); u != "" {
+			it.Data.app, it.Data.appLabel = u, i18n.T(i18n.Pick(lang), "web.play_in_app")
 		}
-	case it.chat < 0 && (it.msg.Kind == table.KindLive || it.msg.Kind == table.KindLobby) && len(it.msg.Buttons) > 0:
-		if u := a.appLink(it.msg.Table); u != "" {
-			it.link, it.label = u, i18n.T(i18n.Pick(lang), "web.play_in_app")
+	case chat < 0 && (m.Kind == table.KindLive || m.Kind == table.KindLobby) && len(m.Buttons) > 0:
+		if u := a.appLink(m.Table); u != "" {
+			it.Data.link, it.Data.label = u, i18n.T(i18n.Pick(lang), "web.play_in_app")
 		}
 	}
 }

@@ -8,14 +8,15 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
+	"github.com/kontermatt/kontermatt/adapters/internal/chattest"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
 // A published initData and the bot token it was signed with (the Telegram Mini Apps
@@ -95,29 +96,14 @@ func TestCheckInitData(t *testing.T) {
 	}
 }
 
-// fakeWeb stands for the web table: the addresses it would give, and who asked for links.
-type fakeWeb struct {
-	mu    sync.Mutex
-	links []string
-}
-
-func (w *fakeWeb) Link(p table.Player, tableID string) (string, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.links = append(w.links, p.ID+"@"+tableID)
-	return "https://table.example/#link=" + tableID + "-" + p.ID, nil
-}
-
-func (w *fakeWeb) AppURL(tableID string) string { return "https://table.example/?table=" + tableID }
-
 // With the web table on, a private hand carries the Mini App's web_app button, the answer to
 // /hand a one-time link for any browser, and the group's table message the Mini App's direct
 // link (a web_app button there would be refused).
 func TestMiniAppButtons(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
 		f.setStarted(alice.ID)
-		w := &fakeWeb{}
+		w := chattest.Web{HTTPS: true}
 		e := startEnv(t, f, store, logs, func(c *Config) { c.Web, c.MiniApp = w, "table" })
 		seatAll(t, f, "timer=none", alice)
 		settle(5 * time.Second)
@@ -156,7 +142,7 @@ func itoa(n int64) string { return dest(n) }
 // not https.
 func TestFakeRefusesWebAppButtons(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
 		f.setStarted(alice.ID)
 		e := startEnv(t, f, store, logs)
 		for _, c := range []struct {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
 // The webhook's server is built with the bot's HTTP limits (adapters/httpserve): a post whose
@@ -17,7 +18,7 @@ import (
 // connections; Telegram's own posts are answered meanwhile.
 func TestWebhookCutsSlowPosts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
 		ln := newMemListener()
 		f.hookClient = ln.client()
 		t.Cleanup(f.stopWebhook)

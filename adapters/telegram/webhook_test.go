@@ -18,6 +18,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
 // memListener is a network listener in memory: the webhook's server accepts the fake's
@@ -206,9 +207,9 @@ func TestWebhookConfig(t *testing.T) {
 
 // webhookEnv starts a bot in webhook mode inside the calling synctest bubble, with alice and bob
 // able to get private messages.
-func webhookEnv(t *testing.T, tweak ...func(*Config)) (*fakeAPI, *table.MemStore, *logBuf, *env, *memListener) {
+func webhookEnv(t *testing.T, tweak ...func(*Config)) (*fakeAPI, *table.MemStore, *tabletest.Buffer, *env, *memListener) {
 	t.Helper()
-	f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+	f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
 	f.setStarted(alice.ID)
 	f.setStarted(bob.ID)
 	ln := newMemListener()
@@ -368,7 +369,7 @@ func TestWebhookNotStoredIsSentAgain(t *testing.T) {
 // waited while the bot was down is not applied.
 func TestWebhookSettings(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &logBuf{}
+		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
 		ln := newMemListener()
 		f.hookClient = ln.client()
 		t.Cleanup(f.stopWebhook)

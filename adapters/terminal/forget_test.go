@@ -36,7 +36,7 @@ func TestForgetAtTheTerminal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := &syncBuffer{}
+	out := &tabletest.Buffer{}
 	const name = "Evangeline Quist"
 	term := New(Config{Out: out, Humans: 1, Name: name, Options: []string{"timer=none", "stripes=1"}})
 	term.cfg.In = &thenForget{player: &player{term: term, rng: rand.New(rand.NewPCG(2, 2)), max: 40}}

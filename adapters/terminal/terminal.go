@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
@@ -205,12 +206,11 @@ func (t *Terminal) Deliver(ctx context.Context, msgs []table.Message) {
 			// the language asked for; notices of the last run are old news.
 		case m.Target.Kind == table.ToPlayer && t.cfg.Humans > 1:
 			// At a hot seat a private notice (a reminder) says whom it is for; one that shows
-			// what its player holds (a review) shows its public text, the screen being shared.
-			text := m.Text
-			if m.Secret {
-				text = m.Public
+			// what its player holds (a review) shows its public form, the screen being shared
+			// (the delivery policy: chat.Public).
+			if pub, ok := chat.Public(m); ok {
+				t.println(i18n.T(t.lang(), "term.for", m.Target.Player.Name) + " " + pub.Text)
 			}
-			t.println(i18n.T(t.lang(), "term.for", m.Target.Player.Name) + " " + text)
 		case m.Kind == table.KindSummary:
 			for _, l := range strings.Split(m.Text, "\n") {
 				if !slices.Contains(said, l) {
@@ -590,10 +590,19 @@ func (t *Terminal) command(ctx context.Context, line string) (goOn bool) {
 	return goOn
 }
 
-// send hands a command of a local player to the service and prints the answers.
+// send hands a command of a local player to the service and prints the answers. At a hot seat
+// an answer that shows what its actor holds is theirs alone: it shows only if they are the one
+// at the keyboard, else its public form (the delivery policy: chat.Public), as in a chat's group.
 func (t *Terminal) send(ctx context.Context, cmd table.Command) bool {
 	cmd.Place = t.place
 	for _, r := range t.svc.Handle(ctx, cmd) {
+		if r.Secret && t.cfg.Humans > 1 && cmd.Actor.ID != t.seen {
+			pub, ok := chat.Public(r)
+			if !ok {
+				continue
+			}
+			r = pub
+		}
 		t.mu.Lock()
 		t.println(r.Text)
 		if r.File != nil {

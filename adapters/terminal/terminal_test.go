@@ -1,7 +1,6 @@
 package terminal
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -20,6 +18,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/coach"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
 // firstLegal is a computer player for tests: the first legal card, the first packet's first suit.
@@ -33,24 +32,6 @@ func (firstLegal) Decide(_ context.Context, v core.View) core.Move {
 }
 
 func robots(string, uint64) table.Decider { return firstLegal{} }
-
-// syncBuffer is an output both the terminal and the service's goroutines write to.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // player types, line by line, one of the moves the terminal offers the player to move, as a
 // person reading the screen would; it stops after max lines.
@@ -88,7 +69,7 @@ func newService(store *table.MemStore, term *Terminal) *table.Service {
 
 func TestOneHumanPlaysAWholeMatchAndResumes(t *testing.T) {
 	store := table.NewMemStore()
-	out := &syncBuffer{}
+	out := &tabletest.Buffer{}
 	term := New(Config{Out: out, Humans: 1, Options: []string{"timer=none", "stripes=3"}})
 	term.cfg.In = &player{term: term, rng: rand.New(rand.NewPCG(1, 1)), max: 5}
 	svc := newService(store, term)
@@ -101,7 +82,7 @@ func TestOneHumanPlaysAWholeMatchAndResumes(t *testing.T) {
 	}
 
 	// Start again on the same database: the match goes on where it was, to its end.
-	out2 := &syncBuffer{}
+	out2 := &tabletest.Buffer{}
 	term2 := New(Config{Out: out2, Humans: 1})
 	term2.cfg.In = &player{term: term2, rng: rand.New(rand.NewPCG(1, 2)), max: 1000}
 	svc2 := newService(store, term2)
@@ -134,7 +115,7 @@ func TestOneHumanPlaysAWholeMatchAndResumes(t *testing.T) {
 }
 
 func TestHotSeatFourHumans(t *testing.T) {
-	out := &syncBuffer{}
+	out := &tabletest.Buffer{}
 	term := New(Config{Out: out, Humans: 4, Options: []string{"timer=none", "stripes=2"}})
 	term.cfg.In = &player{term: term, rng: rand.New(rand.NewPCG(2, 2)), max: 2000}
 	svc := newService(table.NewMemStore(), term)
@@ -182,7 +163,7 @@ func TestHotSeatFourHumans(t *testing.T) {
 }
 
 func TestWatchFourComputers(t *testing.T) {
-	out := &syncBuffer{}
+	out := &tabletest.Buffer{}
 	term := New(Config{In: strings.NewReader(""), Out: out, Humans: 0, Options: []string{"timer=none"}})
 	svc := newService(table.NewMemStore(), term)
 	defer svc.Close()
@@ -195,7 +176,7 @@ func TestWatchFourComputers(t *testing.T) {
 }
 
 func TestBadLinesAreAnsweredAndChangeNothing(t *testing.T) {
-	out := &syncBuffer{}
+	out := &tabletest.Buffer{}
 	in := strings.NewReader("frobnicate\nplay ZZ\ntrump purple\njoin 9\n\n")
 	term := New(Config{In: in, Out: out, Humans: 1, Options: []string{"timer=none"}})
 	svc := newService(table.NewMemStore(), term)
@@ -213,7 +194,7 @@ func TestBadLinesAreAnsweredAndChangeNothing(t *testing.T) {
 // TestHelpAndRulesAreTyped reads the help and the rules as the terminal prints them: commands
 // without the chats' slash, the rules link intact.
 func TestHelpAndRulesAreTyped(t *testing.T) {
-	out := &syncBuffer{}
+	out := &tabletest.Buffer{}
 	term := New(Config{In: strings.NewReader("help\nrules\n"), Out: out, Humans: 1, Options: []string{"timer=none"}})
 	svc := newService(table.NewMemStore(), term)
 	defer svc.Close()
@@ -252,19 +233,19 @@ func (p *typist) Read(b []byte) (int, error) {
 }
 
 // overMatch reports whether the terminal shows a finished match.
-func overMatch(out *syncBuffer) bool { return strings.Contains(out.String(), "wins the match") }
+func overMatch(screen string) bool { return strings.Contains(screen, "wins the match") }
 
 // After a match, new typed here opens a table with the terminal's settings (no timer); stop asks
 // once more before it ends a match; unknown commands get the one meant; play alone says what to
 // type.
 func TestTypedCommands(t *testing.T) {
-	out := &syncBuffer{}
+	out := &tabletest.Buffer{}
 	term := New(Config{Out: out, Humans: 1, Options: []string{"timer=none", "stripes=1"}})
 	rng := rand.New(rand.NewPCG(7, 7))
 	script := []string{"plya", "play", "new", "stop", "hand", "stop", "stop"}
 	step := 0
 	term.cfg.In = &typist{next: func() (string, bool) {
-		if !overMatch(out) {
+		if !overMatch(out.String()) {
 			if step < 2 { // the typo and the bare play, while the match is on
 				step++
 				return script[step-1], true
@@ -314,7 +295,7 @@ func TestTypedCommands(t *testing.T) {
 
 // Watching four computers, the program ends when the match does, though nobody closes its input.
 func TestWatchingEndsWithTheMatch(t *testing.T) {
-	out := &syncBuffer{}
+	out := &tabletest.Buffer{}
 	in, w := io.Pipe()
 	defer w.Close()
 	term := New(Config{In: in, Out: out, Humans: 0, Options: []string{"timer=none", "stripes=2"}})
@@ -323,14 +304,14 @@ func TestWatchingEndsWithTheMatch(t *testing.T) {
 	if err := term.Run(context.Background(), svc); err != nil {
 		t.Fatal(err)
 	}
-	if !overMatch(out) {
+	if !overMatch(out.String()) {
 		t.Errorf("Run returned before the match ended:\n%s", out)
 	}
 }
 
 // The end of a game reads: the last trick, the result, the board — each line once.
 func TestTheEndOfAGameInOrder(t *testing.T) {
-	out := &syncBuffer{}
+	out := &tabletest.Buffer{}
 	// Five stripes: more than one game can take, so there is a second game whatever the deals.
 	term := New(Config{In: strings.NewReader(""), Out: out, Humans: 0, Options: []string{"timer=none", "stripes=5"}})
 	svc := newService(table.NewMemStore(), term)
@@ -366,14 +347,14 @@ func TestTheEndOfAGameInOrder(t *testing.T) {
 // -lang de, table texts and the player's own alike.
 func TestLangAppliesToTheWholeScreen(t *testing.T) {
 	store := table.NewMemStore()
-	out := &syncBuffer{}
+	out := &tabletest.Buffer{}
 	term := New(Config{In: strings.NewReader(""), Out: out, Humans: 1, Options: []string{"timer=none"}})
 	svc := newService(store, term)
 	if err := term.Run(context.Background(), svc); err != nil {
 		t.Fatal(err)
 	}
 	svc.Close()
-	out2 := &syncBuffer{}
+	out2 := &tabletest.Buffer{}
 	term2 := New(Config{In: strings.NewReader("board\n"), Out: out2, Humans: 1, Lang: "de"})
 	svc2 := newService(store, term2)
 	defer svc2.Close()
@@ -398,7 +379,7 @@ func TestLangAppliesToTheWholeScreen(t *testing.T) {
 // The league at the terminal: after two matches, stats, top and history say what the screen
 // showed, and a match's record is saved as a file that replays.
 func TestLeagueAtTheTerminal(t *testing.T) {
-	out := &syncBuffer{}
+	out := &tabletest.Buffer{}
 	dir := t.TempDir()
 	term := New(Config{Out: out, Humans: 1, Options: []string{"timer=none", "stripes=1"}, Dir: dir})
 	rng := rand.New(rand.NewPCG(15, 15))
@@ -473,7 +454,7 @@ func TestLeagueAtTheTerminal(t *testing.T) {
 // -learn opens a guided game: the welcome, then at each turn what may be played and why, and a
 // hint when asked for one.
 func TestLearnAtTheTerminal(t *testing.T) {
-	out := &syncBuffer{}
+	out := &tabletest.Buffer{}
 	term := New(Config{Out: out, Humans: 1, Learn: true})
 	term.cfg.In = &player{term: term, rng: rand.New(rand.NewPCG(2, 2)), max: 40, buf: []byte("help\nhint\n")}
 	svc := newService(table.NewMemStore(), term)
@@ -495,7 +476,7 @@ func TestLearnAtTheTerminal(t *testing.T) {
 // At a hot seat the handover clears the scrollback too (ESC [3J, as xterm and its kin take it),
 // not only the visible screen: scrolling up would otherwise show the last player's hand.
 func TestHotSeatClearsTheScrollback(t *testing.T) {
-	out := &syncBuffer{}
+	out := &tabletest.Buffer{}
 	term := New(Config{Out: out, Humans: 4, Options: []string{"timer=none", "stripes=1"}})
 	term.cfg.In = &player{term: term, rng: rand.New(rand.NewPCG(4, 4)), max: 40}
 	svc := newService(table.NewMemStore(), term)
@@ -551,7 +532,7 @@ func TestTheEndOfTheMatchInOrder(t *testing.T) {
 // has started, not a lobby that asks to type join and deal; its options line says each setting
 // once ("timer unlimited", not "timer no timer").
 func TestTheOpeningScreen(t *testing.T) {
-	out := &syncBuffer{}
+	out := &tabletest.Buffer{}
 	term := New(Config{In: strings.NewReader(""), Out: out, Humans: 1, Options: []string{"timer=none"}})
 	svc := newService(table.NewMemStore(), term)
 	defer svc.Close()
@@ -574,7 +555,7 @@ func TestTheOpeningScreen(t *testing.T) {
 // (seeded), then types line, and gives the screen.
 func playThenType(t *testing.T, seed uint64, options []string, line string) string {
 	t.Helper()
-	out := &syncBuffer{}
+	out := &tabletest.Buffer{}
 	term := New(Config{Out: out, Humans: 1, Options: options})
 	rng := rand.New(rand.NewPCG(seed, seed))
 	typed := false
@@ -583,7 +564,7 @@ func playThenType(t *testing.T, seed uint64, options []string, line string) stri
 			moves := legalMoves(m)
 			return moves[rng.IntN(len(moves))], true
 		}
-		if overMatch(out) && !typed {
+		if overMatch(out.String()) && !typed {
 			typed = true
 			return line, true
 		}
@@ -648,7 +629,7 @@ func session(t *testing.T, store *table.MemStore, cfg Config, max int) (string, 
 // sessionUntil is a session that ends with ctx, as when the program is interrupted.
 func sessionUntil(t *testing.T, ctx context.Context, store *table.MemStore, cfg Config, max int) (string, error) {
 	t.Helper()
-	out := &syncBuffer{}
+	out := &tabletest.Buffer{}
 	cfg.Out = out
 	term := New(cfg)
 	if cfg.In == nil {
@@ -827,7 +808,7 @@ func TestAStoredTableAndTheFlags(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(screen, "Resuming") || !strings.Contains(screen, "Pass the keyboard to Player 2") || !overMatch(&syncBuffer{b: *bytes.NewBufferString(screen)}) {
+		if !strings.Contains(screen, "Resuming") || !strings.Contains(screen, "Pass the keyboard to Player 2") || !overMatch(screen) {
 			t.Errorf("the hot seat did not play on to the match's end:\n%s", screen[max(0, len(screen)-1500):])
 		}
 	})
@@ -873,4 +854,30 @@ func TestAStoredTableAndTheFlags(t *testing.T) {
 			t.Errorf("a finished match does not offer the rematch:\n%s", screen)
 		}
 	})
+}
+
+// At a hot seat the screen is everyone's: an answer that shows what its actor holds shows only
+// to the one at the keyboard. Player 2 sits there when Player 1's "hand" is answered (nobody to
+// move types as Player 1): the screen gets the answer's public text, never the hand.
+func TestHotSeatSecretAnswerShowsOnlyAtTheKeyboard(t *testing.T) {
+	out := &tabletest.Buffer{}
+	term := New(Config{In: strings.NewReader(""), Out: out, Humans: 2, Options: []string{"timer=none"}})
+	svc := newService(table.NewMemStore(), term)
+	defer svc.Close()
+	if err := term.Run(context.Background(), svc); err != nil {
+		t.Fatal(err)
+	}
+	hand := func(seen string) string {
+		before := len(out.String())
+		term.seen = seen
+		term.send(context.Background(), table.Command{Actor: term.player(1), Verb: table.VerbHand})
+		return out.String()[before:]
+	}
+	title := strings.Fields(i18n.T("en", "hand.title", 1))[0] // "🂠"
+	if got := hand("local:2"); strings.Contains(got, title) || strings.TrimSpace(got) == "" {
+		t.Errorf("Player 1's hand answered with Player 2 at the keyboard: %q", got)
+	}
+	if got := hand("local:1"); !strings.Contains(got, title) {
+		t.Errorf("Player 1's hand answered with Player 1 at the keyboard: %q", got)
+	}
 }

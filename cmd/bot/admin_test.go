@@ -15,52 +15,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
 )
-
-// logBuffer collects a logger's output and lets a test wait for a line.
-type logBuffer struct {
-	mu      sync.Mutex
-	b       bytes.Buffer
-	changed chan struct{}
-}
-
-func newLogBuffer() *logBuffer { return &logBuffer{changed: make(chan struct{}, 1)} }
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	select {
-	case l.changed <- struct{}{}:
-	default:
-	}
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// waitFor waits until the log holds s.
-func (l *logBuffer) waitFor(t *testing.T, s string, within time.Duration) {
-	t.Helper()
-	timeout := time.After(within)
-	for !strings.Contains(l.String(), s) {
-		select {
-		case <-l.changed:
-		case <-timeout:
-			t.Fatalf("no %q in the log within %v:\n%s", s, within, l.String())
-		}
-	}
-}
 
 // openMarked opens a new database that says whose it is, in a KV entry a backup must carry.
 func openMarked(t *testing.T, path, owner string) *storage.Store {
@@ -91,9 +53,9 @@ func ownerOf(t *testing.T, path string) string {
 }
 
 // startAdmin starts an admin door for st as serve does, logging into the returned buffer.
-func startAdmin(t *testing.T, a *admin) *logBuffer {
+func startAdmin(t *testing.T, a *admin) *tabletest.Buffer {
 	t.Helper()
-	logs := newLogBuffer()
+	logs := &tabletest.Buffer{}
 	a.Log = slog.New(slog.NewTextHandler(logs, nil))
 	if err := a.Start(); err != nil {
 		t.Fatal(err)
@@ -293,9 +255,9 @@ func TestAdminSocketPathTooLongServe(t *testing.T) {
 }
 
 // startBotOut is startBot that also gives the bot's output, and waits on it without polling.
-func startBotOut(t *testing.T, bin, db string) (*logBuffer, func()) {
+func startBotOut(t *testing.T, bin, db string) (*tabletest.Buffer, func()) {
 	t.Helper()
-	out := newLogBuffer()
+	out := &tabletest.Buffer{}
 	cmd := exec.Command(bin, "-db", db, "-level", "easy", "-seed", "5")
 	cmd.Env = hostEnv()
 	stdin, err := cmd.StdinPipe()
@@ -313,7 +275,7 @@ func startBotOut(t *testing.T, bin, db string) (*logBuffer, func()) {
 			cmd.Wait()
 		}
 	})
-	out.waitFor(t, "Type one of", 20*time.Second)
+	out.WaitFor(t, "Type one of", 20*time.Second)
 	return out, func() {
 		stopped = true
 		stdin.Close()
@@ -574,7 +536,7 @@ func TestAdminBackupDeadline(t *testing.T) {
 		BackupTime: func(int64) time.Duration { return 200 * time.Millisecond }}
 	logs := startAdmin(t, a)
 	stallBackup(t, db+".sock")
-	logs.waitFor(t, "live backup not fully sent", 30*time.Second)
+	logs.WaitFor(t, "live backup not fully sent", 30*time.Second)
 	// net/http closes the connection on the failed write, before the handler's cleanup runs, so
 	// the client's view cannot tell when the backup ended; Close can.
 	closed := make(chan struct{})

@@ -12,12 +12,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
 )
 
@@ -188,7 +188,7 @@ func startBot(t *testing.T, bin, db string, env ...string) (stop func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := &lockedBuffer{}
+	out := &tabletest.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -206,23 +206,6 @@ func startBot(t *testing.T, bin, db string, env ...string) (stop func()) {
 			t.Errorf("bot exited with %v:\n%s", err, out.String())
 		}
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func freeAddr(t *testing.T) string {
@@ -283,7 +266,7 @@ func TestChatStartupErrorHidesToken(t *testing.T) {
 	} {
 		cmd := exec.Command(bin, "-db", filepath.Join(t.TempDir(), "k.db"))
 		cmd.Env = append(os.Environ(), append(tc.env, "KONTERMATT_ADMIN_ADDR=off")...)
-		var out syncBuffer
+		var out tabletest.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -296,7 +279,7 @@ func TestChatStartupErrorHidesToken(t *testing.T) {
 			if tc.retry {
 				t.Errorf("%v: the bot stopped instead of trying again: %v", tc.env[0], err)
 			}
-		case <-out.seen("trying again", 60*time.Second):
+		case <-out.Seen("trying again", 60*time.Second):
 			if !tc.retry {
 				t.Errorf("%v: the bot keeps trying a platform it cannot build", tc.env[0])
 			}
@@ -323,36 +306,4 @@ func TestChatStartupErrorHidesToken(t *testing.T) {
 		}
 		t.Logf("%s → %s", strings.SplitN(tc.env[0], "=", 2)[0], strings.TrimSpace(out.String()))
 	}
-}
-
-// syncBuffer collects a child's output and tells when a text shows up in it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// seen gives a channel closed once text is in the output (never, if not within d).
-func (s *syncBuffer) seen(text string, d time.Duration) <-chan struct{} {
-	ch := make(chan struct{})
-	go func() {
-		for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			if strings.Contains(s.String(), text) {
-				close(ch)
-				return
-			}
-		}
-	}()
-	return ch
 }

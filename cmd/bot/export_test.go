@@ -73,11 +73,8 @@ func playPlanned(t *testing.T, svc *table.Service, place table.Place, options []
 		case i < 0: // a computer's turn, or nobody's
 			time.Sleep(time.Second)
 		case seats[i].upTo == 0 || game <= seats[i].upTo:
-			if trump {
-				do(seats[i].p, table.VerbTrump, "H")
-			} else {
-				do(seats[i].p, table.VerbPlay, legal[0].String())
-			}
+			verb, args := tabletest.Move(legal, trump)
+			do(seats[i].p, verb, args...)
 		case seats[i].leave:
 			do(seats[i].p, table.VerbLeave)
 			left[who] = true

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
 )
 
@@ -42,7 +43,7 @@ func TestTheStartLog(t *testing.T) {
 	cmd := exec.Command(bin, "-db", filepath.Join(t.TempDir(), "k.db"), "-config", config)
 	cmd.Env = hostEnv("KONTERMATT_LOG_FORMAT=json", "KONTERMATT_TELEGRAM_API_URL="+tg.URL,
 		"KONTERMATT_DISCORD_TOKEN=SECRET.discord.token", "KONTERMATT_DISCORD_API_URL="+dead)
-	var out syncBuffer
+	var out tabletest.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -50,7 +51,7 @@ func TestTheStartLog(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
-	case <-out.seen("trying again", 60*time.Second):
+	case <-out.Seen("trying again", 60*time.Second):
 	case err := <-done:
 		t.Fatalf("the bot stopped: %v\n%s", err, out.String())
 	}
@@ -154,7 +155,7 @@ func TestALiveBackupIsLogged(t *testing.T) {
 	if code, _, stderr := backupCmd(t, db, filepath.Join(t.TempDir(), "b.db")); code != 0 {
 		t.Fatalf("backup: %d %s", code, stderr)
 	}
-	logs.waitFor(t, "live backup sent", 5*time.Second)
+	logs.WaitFor(t, "live backup sent", 5*time.Second)
 	if !strings.Contains(logs.String(), "bytes=") || !strings.Contains(logs.String(), "via="+db+".sock") {
 		t.Errorf("the line: %s", logs.String())
 	}

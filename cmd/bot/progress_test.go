@@ -6,13 +6,15 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
 // Piped, a long command says every few seconds how far it is: done of total, the time taken, an
 // estimate of what is left; with -q it says nothing.
 func TestProgressLines(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var w lockedBuffer
+		var w tabletest.Buffer
 		p := startProgress(&w, false, "duel", "deals", 100)
 		time.Sleep(progressEvery)
 		synctest.Wait()
@@ -27,7 +29,7 @@ func TestProgressLines(t *testing.T) {
 			t.Errorf("got %q, want %q", w.String(), want)
 		}
 
-		var q lockedBuffer
+		var q tabletest.Buffer
 		p = startProgress(&q, true, "duel", "deals", 100)
 		p.add()
 		time.Sleep(3 * progressEvery)

@@ -214,7 +214,7 @@ type Message struct {
 	// Secret marks a reply whose text shows what its actor holds (their hand, the cards they may
 	// play, the queens they lack). It goes to the actor alone: a private chat, a pop-up or an
 	// ephemeral reply. Where a surface can reach the actor only in public, it shows Public instead,
-	// a text that reveals nothing.
+	// a text that reveals nothing (the surfaces' one delivery policy: adapters/internal/chat).
 	Secret bool
 	Public string
 	// Reason is the catalog key of a refusal (KindError): a surface may treat some refusals apart
@@ -342,7 +342,8 @@ func (a Action) Command(place Place, actor Player, eventID string, private bool)
 
 // Outbox delivers messages for one platform. The service calls Deliver after the change behind the
 // messages is stored, with the table's lock held: Deliver must only queue (adapters rate-limit and
-// send from their own goroutines) and must not call back into the Service. After a restart
+// send from their own goroutines, and do what they write to their KV there: a write is an fsync
+// the table would wait for) and must not call back into the Service. After a restart
 // (Resume) the service delivers every editable message once more, as it stands: an adapter that
 // remembers what it last showed under a Key can skip an edit whose text and buttons are unchanged
 // (button sequence numbers aside).

@@ -4,12 +4,19 @@
 // newest version winning, and a record of which platform message shows which Key lets an edit
 // replace a send, and lets a send that would change nothing be skipped before it waits for any
 // rate limit (a restart publishes everything again). Failures are handled by class — wait and
-// retry, retry a few times, send anew, give up on the destination, drop — so no adapter matches
-// error strings. A queue can be held while an interaction shows one of its messages itself, and
-// Flush drains every queue without polling.
+// retry, retry a few times, send anew, pause the destination, give up on it, drop — so no
+// adapter matches error strings. A queue can be held while an interaction shows one of its
+// messages itself, and Flush drains every queue without polling.
+//
+// A destination that refuses the bot for now (it lost the right to post, a forum topic was
+// closed, a channel went out of its sight) is paused, next to held: its messages wait there, the
+// newest version of each Key and the newest one-off messages, and nothing is sent until a probe
+// tries the first of them again; the first that goes through ends the pause. Both chat adapters
+// pause the table of such a place (Config.Paused), so that nobody plays on where nobody sees it.
 //
 // An adapter supplies a Platform: its rate limits (Wait), how to show a message (Show) and what
-// its library's errors mean (Classify).
+// its library's errors mean (Classify). Its own data for each message (a reply-to, a mention)
+// is the engine's type parameter D: one item, typed, with no copy of the engine's fields.
 package outbox
 
 import (
@@ -24,15 +31,15 @@ import (
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
-// Item is one message on its way to a destination.
-type Item struct {
+// Item is one message on its way to a destination, with the adapter's data D.
+type Item[D any] struct {
 	Dest    string        // the adapter's name of the destination; one queue each
 	Msg     table.Message // what to show
 	Key     string        // the record key: Msg.Key for editable messages, "" for a new message every time
 	Version uint64        // rises with the content; an older version never replaces a newer one
 	Sum     uint64        // what it shows (see Digest): a keyed message already showing it is not sent
 	Repost  bool          // show it anew at the bottom of the chat, the old message going
-	Data    any           // the adapter's own (a reply-to, a mention, ...)
+	Data    D             // the adapter's own (a reply-to, a mention, ...)
 	tries   int
 }
 
@@ -53,8 +60,12 @@ const (
 	RetryAfter              // rate limited: wait Error.After, then try again
 	Gone                    // the message to edit is gone or may not be edited: send it anew
 	Forbidden               // the destination refuses the bot: give its queue to Platform.Refused
-	BadRequest              // the platform refuses this message: drop it and say so
-	Drop                    // nothing to send after all (the adapter decided): drop it quietly
+	// Paused: the destination refuses the bot for now and may take its messages later (no right
+	// to post, a closed topic, a channel out of sight). The item goes back to the head of its
+	// queue, the queue pauses and Config.Paused is told; nothing is sent there until Probe.
+	Paused
+	BadRequest // the platform refuses this message: drop it and say so
+	Drop       // nothing to send after all (the adapter decided): drop it quietly
 	// Moved: the destination has a new name (a Telegram group became a supergroup). The item and
 	// its queue go to Error.To, and Config.Moved is told.
 	Moved
@@ -71,23 +82,23 @@ type Error struct {
 func (e *Error) Error() string { return e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
-// Platform is what an adapter provides.
-type Platform interface {
+// Platform is what an adapter provides, for items with its data D.
+type Platform[D any] interface {
 	// Wait blocks until one more message may go to dest under the platform's limits, or ctx ends.
 	Wait(ctx context.Context, dest string) error
 	// Show makes the item visible and gives the chat and ID of the message that shows it: an
 	// edit of rec's message, or (rec nil, or the item a Repost) a new message.
-	Show(ctx context.Context, it *Item, rec *Record) (chat, id string, err error)
+	Show(ctx context.Context, it *Item[D], rec *Record) (chat, id string, err error)
 	// Classify tells what an error of Show means.
 	Classify(err error) *Error
 	// Refused gets the items of a destination that refuses the bot (the failed one first); the
 	// queue is empty afterwards. The adapter may remember the refusal and queue other messages.
-	Refused(dest string, items []*Item, err error)
+	Refused(dest string, items []*Item[D], err error)
 }
 
 // Config sets an Engine up. Platform, KV and Bucket are required.
-type Config struct {
-	Platform Platform
+type Config[D any] struct {
+	Platform Platform[D]
 	KV       table.KV
 	Bucket   string // the KV bucket of the records
 	Log      *slog.Logger
@@ -101,23 +112,33 @@ type Config struct {
 	Backoff func(n int) time.Duration
 	// Merge takes a newer item into a queued one of the same Key (both locked); the default
 	// keeps the newer content. Adapters with their own Data merge it here.
-	Merge func(queued, newer *Item)
+	Merge func(queued, newer *Item[D])
 	// WriteBack is how often edited records are written to the KV; a crash loses at most that
 	// much of them (the messages are then edited once more). Default 30 s.
 	WriteBack time.Duration
 	// Moved, if set, is told when a send found its destination moved (class Moved), after the
 	// destination's queue went to the new one. It runs in the queue's worker.
 	Moved func(from, to string)
+	// Paused, if set, is told when a destination pauses (a send classed Paused), with the item
+	// that was refused; not again while it stays paused. It runs in the queue's worker, outside
+	// the engine's locks, so it may call the table service (to pause the place's table).
+	Paused func(dest string, it *Item[D])
+	// MaxPaused bounds the one-off messages a paused destination keeps: beyond it the oldest
+	// goes (keyed messages keep their newest version and never count). Default 32.
+	MaxPaused int
+	// ProbeEvery is how often at most Probe tries a paused destination again: each try the
+	// destination refuses is a request the platform counts against the bot. Default 1 min.
+	ProbeEvery time.Duration
 }
 
-// Engine runs the queues.
-type Engine struct {
-	cfg  Config
+// Engine runs the queues of items with the adapter's data D.
+type Engine[D any] struct {
+	cfg  Config[D]
 	recs records
 
 	mu      sync.Mutex
 	changed *sync.Cond // queue state changed: for Flush, Take and Close
-	queues  map[string]*queue
+	queues  map[string]*queue[D]
 	closing bool
 	running int // workers
 
@@ -133,16 +154,24 @@ type Stats struct {
 	Sent, Skipped, Dropped, Failed, RateLimited uint64
 }
 
-type queue struct {
+type queue[D any] struct {
 	dest     string
-	items    []*Item
+	items    []*Item[D]
 	running  bool
 	held     bool
 	inflight string // the Key being sent, or ""
+	// paused: the destination refuses the bot for now (class Paused); probing: a probe lets the
+	// worker try its first item again; probed: when the last probe began.
+	paused, probing bool
+	probed          time.Time
 }
 
+// waiting reports whether the queue's items wait for something other than their turn: a hold,
+// or a pause that no probe is trying (e.mu held).
+func (q *queue[D]) waiting() bool { return q.held || q.paused && !q.probing }
+
 // New makes an engine; its records are written back every Config.WriteBack until Close.
-func New(cfg Config) *Engine {
+func New[D any](cfg Config[D]) *Engine[D] {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
@@ -156,12 +185,18 @@ func New(cfg Config) *Engine {
 		cfg.Backoff = func(n int) time.Duration { return time.Second << min(n-1, 6) }
 	}
 	if cfg.Merge == nil {
-		cfg.Merge = func(queued, newer *Item) {}
+		cfg.Merge = func(queued, newer *Item[D]) {}
 	}
 	if cfg.WriteBack <= 0 {
 		cfg.WriteBack = 30 * time.Second
 	}
-	e := &Engine{cfg: cfg, queues: map[string]*queue{}, stopTick: make(chan struct{})}
+	if cfg.MaxPaused <= 0 {
+		cfg.MaxPaused = 32
+	}
+	if cfg.ProbeEvery <= 0 {
+		cfg.ProbeEvery = time.Minute
+	}
+	e := &Engine[D]{cfg: cfg, queues: map[string]*queue[D]{}, stopTick: make(chan struct{})}
 	e.changed = sync.NewCond(&e.mu)
 	e.life, e.lifeStop = context.WithCancel(context.Background())
 	e.recs.init(cfg.KV, cfg.Bucket, cfg.Log)
@@ -169,7 +204,7 @@ func New(cfg Config) *Engine {
 	return e
 }
 
-func (e *Engine) tick() {
+func (e *Engine[D]) tick() {
 	t := time.NewTicker(e.cfg.WriteBack)
 	defer t.Stop()
 	for {
@@ -196,7 +231,7 @@ func Digest(m table.Message, extra ...string) uint64 {
 
 // Enqueue adds an item to its destination's queue, merging it into a queued item of the same
 // Key (the newer version's content wins).
-func (e *Engine) Enqueue(it *Item) {
+func (e *Engine[D]) Enqueue(it *Item[D]) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closing {
@@ -212,6 +247,16 @@ func (e *Engine) Enqueue(it *Item) {
 				return
 			}
 		}
+	} else if q.paused && e.oneOffs(q) >= e.cfg.MaxPaused {
+		// A destination that refuses the bot keeps its newest messages: the oldest one-off goes.
+		for i, old := range q.items {
+			if old.Key == "" {
+				q.items = append(q.items[:i:i], q.items[i+1:]...)
+				break
+			}
+		}
+		e.stats.Dropped++
+		e.cfg.Log.Warn("a paused destination keeps only its newest messages: the oldest dropped", "dest", it.Dest)
 	} else if len(q.items) >= e.cfg.MaxQueue {
 		e.stats.Dropped++
 		e.cfg.Log.Warn("queue full: message dropped", "dest", it.Dest, "kind", it.Msg.Kind, "queued", len(q.items))
@@ -221,7 +266,18 @@ func (e *Engine) Enqueue(it *Item) {
 	e.start(q)
 }
 
-func (e *Engine) merge(old, it *Item) {
+// oneOffs counts a queue's items without a Key (e.mu held).
+func (e *Engine[D]) oneOffs(q *queue[D]) int {
+	n := 0
+	for _, it := range q.items {
+		if it.Key == "" {
+			n++
+		}
+	}
+	return n
+}
+
+func (e *Engine[D]) merge(old, it *Item[D]) {
 	if it.Version >= old.Version {
 		old.Msg, old.Version, old.Sum = it.Msg, it.Version, it.Sum
 	}
@@ -230,30 +286,34 @@ func (e *Engine) merge(old, it *Item) {
 }
 
 // queue gives dest's queue, making it (e.mu held).
-func (e *Engine) queue(dest string) *queue {
+func (e *Engine[D]) queue(dest string) *queue[D] {
 	q := e.queues[dest]
 	if q == nil {
-		q = &queue{dest: dest}
+		q = &queue[D]{dest: dest}
 		e.queues[dest] = q
 	}
 	return q
 }
 
-// start runs the queue's worker if it has work and may run; it forgets an idle queue (e.mu held).
-func (e *Engine) start(q *queue) {
+// start runs the queue's worker if it has work and may run; it forgets an idle queue, but not a
+// paused one (e.mu held).
+func (e *Engine[D]) start(q *queue[D]) {
 	switch {
-	case q.running || q.held:
+	case q.running || q.waiting():
 	case len(q.items) > 0:
 		q.running = true
 		e.running++
 		go e.work(q)
+	case q.paused: // a probe found nothing to try: the next message will
+		q.paused, q.probing = false, false
+		fallthrough
 	default:
 		delete(e.queues, q.dest)
 	}
 }
 
-// work sends a queue's items in order until it is empty or held.
-func (e *Engine) work(q *queue) {
+// work sends a queue's items in order until it is empty, held or paused.
+func (e *Engine[D]) work(q *queue[D]) {
 	defer func() {
 		if p := recover(); p != nil {
 			e.cfg.Log.Error("outbox worker panicked; its queue is dropped", "dest", q.dest, "panic", fmt.Sprint(p))
@@ -266,7 +326,7 @@ func (e *Engine) work(q *queue) {
 	for {
 		e.mu.Lock()
 		e.skipShown(q)
-		if len(q.items) == 0 || q.held {
+		if len(q.items) == 0 || q.waiting() {
 			e.stop(q)
 			e.mu.Unlock()
 			return
@@ -284,7 +344,7 @@ func (e *Engine) work(q *queue) {
 			return
 		}
 		e.mu.Lock()
-		if len(q.items) == 0 || q.held { // taken by a hold while the limit was waited for
+		if len(q.items) == 0 || q.waiting() { // taken by a hold, or paused, while the limit was waited for
 			e.mu.Unlock()
 			continue
 		}
@@ -302,7 +362,7 @@ func (e *Engine) work(q *queue) {
 }
 
 // stop ends a queue's worker (e.mu held).
-func (e *Engine) stop(q *queue) {
+func (e *Engine[D]) stop(q *queue[D]) {
 	q.running = false
 	e.running--
 	e.start(q) // a hold released meanwhile may want it again; else the queue is forgotten
@@ -312,7 +372,7 @@ func (e *Engine) stop(q *queue) {
 // skipShown drops the keyed items at the head of a queue that would change nothing: their
 // message already shows this content or a newer version. They cost no request, so they wait for
 // no limit (e.mu held).
-func (e *Engine) skipShown(q *queue) {
+func (e *Engine[D]) skipShown(q *queue[D]) {
 	for len(q.items) > 0 {
 		it := q.items[0]
 		if it.Key == "" || it.Repost {
@@ -328,7 +388,7 @@ func (e *Engine) skipShown(q *queue) {
 }
 
 // send shows one item and deals with the outcome.
-func (e *Engine) send(q *queue, it *Item) {
+func (e *Engine[D]) send(q *queue[D], it *Item[D]) {
 	var rec *Record
 	if it.Key != "" {
 		if r, ok := e.recs.get(it.Key); ok {
@@ -347,6 +407,13 @@ func (e *Engine) send(q *queue, it *Item) {
 			}
 		}
 	}
+	e.mu.Lock()
+	if q.paused && (err == nil || ce.Class != Paused) {
+		// The destination answered otherwise than with a refusal of the bot: the pause is over.
+		q.paused, q.probing = false, false
+		e.cfg.Log.Info("a paused destination takes messages again", "dest", it.Dest)
+	}
+	e.mu.Unlock()
 	if err == nil {
 		e.count(func(s *Stats) { s.Sent++ })
 		if it.Key != "" {
@@ -378,12 +445,24 @@ func (e *Engine) send(q *queue, it *Item) {
 		rest := q.items
 		q.items = nil
 		e.mu.Unlock()
-		e.cfg.Platform.Refused(it.Dest, append([]*Item{it}, rest...), err)
+		e.cfg.Platform.Refused(it.Dest, append([]*Item[D]{it}, rest...), err)
+	case Paused:
+		e.requeue(q, it)
+		e.mu.Lock()
+		first := !q.paused
+		q.paused, q.probing = true, false
+		e.mu.Unlock()
+		if first {
+			e.cfg.Log.Warn("the destination refuses the bot for now: its messages wait", "dest", it.Dest, "err", err)
+			if e.cfg.Paused != nil {
+				e.cfg.Paused(it.Dest, it)
+			}
+		}
 	case Moved:
 		from := it.Dest
 		e.cfg.Log.Info("the destination moved; its queue follows", "dest", from, "to", ce.To)
 		e.mu.Lock()
-		items := append([]*Item{it}, q.items...)
+		items := append([]*Item[D]{it}, q.items...)
 		q.items = nil
 		e.moveLocked(items, ce.To)
 		e.mu.Unlock()
@@ -396,20 +475,20 @@ func (e *Engine) send(q *queue, it *Item) {
 	}
 }
 
-func (e *Engine) count(f func(*Stats)) {
+func (e *Engine[D]) count(f func(*Stats)) {
 	e.mu.Lock()
 	f(&e.stats)
 	e.mu.Unlock()
 }
 
-func (e *Engine) failed(it *Item, err error) {
+func (e *Engine[D]) failed(it *Item[D], err error) {
 	e.count(func(s *Stats) { s.Failed++ })
 	e.cfg.Log.Warn("message dropped", "dest", it.Dest, "kind", it.Msg.Kind, "key", it.Key, "err", err)
 }
 
 // requeue puts an item that failed back at the head of its queue, or into a newer queued version
 // of its Key.
-func (e *Engine) requeue(q *queue, it *Item) {
+func (e *Engine[D]) requeue(q *queue[D], it *Item[D]) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if it.Key != "" {
@@ -421,7 +500,7 @@ func (e *Engine) requeue(q *queue, it *Item) {
 			}
 		}
 	}
-	q.items = append([]*Item{it}, q.items...)
+	q.items = append([]*Item[D]{it}, q.items...)
 }
 
 func sleep(ctx context.Context, d time.Duration) {
@@ -433,10 +512,10 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
-// Hold pauses a destination's queue while an interaction shows one of its messages itself: nothing
+// Hold holds a destination's queue while an interaction shows one of its messages itself: nothing
 // is sent meanwhile, so no older version can overtake a newer one. It gives nil if the queue is
 // held already (a double click).
-func (e *Engine) Hold(dest string) *Hold {
+func (e *Engine[D]) Hold(dest string) *Hold[D] {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	q := e.queue(dest)
@@ -444,14 +523,14 @@ func (e *Engine) Hold(dest string) *Hold {
 		return nil
 	}
 	q.held = true
-	return &Hold{e: e, q: q}
+	return &Hold[D]{e: e, q: q}
 }
 
-// Hold is a paused queue.
-type Hold struct {
-	e        *Engine
-	q        *queue
-	back     *Item
+// Hold is a held queue.
+type Hold[D any] struct {
+	e        *Engine[D]
+	q        *queue[D]
+	back     *Item[D]
 	released bool
 }
 
@@ -461,7 +540,7 @@ const maxTakeWait = 100 * time.Millisecond
 // Take removes the first queued item that match accepts, to be shown by the caller. If an
 // older version of its Key is being sent right now, it waits a moment for that send to end (the
 // held queue sends nothing after it), and gives up if it takes too long.
-func (h *Hold) Take(match func(*Item) bool) (*Item, bool) {
+func (h *Hold[D]) Take(match func(*Item[D]) bool) (*Item[D], bool) {
 	if h == nil {
 		return nil, false
 	}
@@ -506,11 +585,11 @@ func (h *Hold) Take(match func(*Item) bool) (*Item, bool) {
 }
 
 // GiveBack returns a taken item the caller could not show: it is sent after all at Release.
-func (h *Hold) GiveBack(it *Item) { h.back = it }
+func (h *Hold[D]) GiveBack(it *Item[D]) { h.back = it }
 
 // Release ends the hold (once; a nil hold is none). An item given back goes to the front of the
 // queue, unless a newer version of it is waiting.
-func (h *Hold) Release() {
+func (h *Hold[D]) Release() {
 	if h == nil || h.released {
 		return
 	}
@@ -527,18 +606,54 @@ func (h *Hold) Release() {
 			}
 		}
 		if !merged {
-			q.items = append([]*Item{it}, q.items...)
+			q.items = append([]*Item[D]{it}, q.items...)
 		}
 	}
 	e.start(q) // a held queue is never forgotten, so q is still the destination's
 	e.changed.Broadcast()
 }
 
+// Probe has a paused destination try its first waiting message again, unless it was tried less
+// than Config.ProbeEvery ago: the adapter heard from the place, so it may take messages again.
+// If it does, the pause ends and the rest follows; if it refuses, the destination stays paused
+// (Config.Paused is not told again). It reports whether a try began.
+func (e *Engine[D]) Probe(dest string) bool { return e.probe(dest, false) }
+
+// ProbeNow is Probe at once, however recent the last try: the platform said the destination
+// takes the bot's messages again (its rights came back).
+func (e *Engine[D]) ProbeNow(dest string) bool { return e.probe(dest, true) }
+
+func (e *Engine[D]) probe(dest string, now bool) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	q, ok := e.queues[dest]
+	if !ok || !q.paused || q.probing || !now && time.Since(q.probed) < e.cfg.ProbeEvery {
+		return false
+	}
+	q.probing, q.probed = true, time.Now()
+	e.start(q)
+	e.changed.Broadcast()
+	return true
+}
+
+// Paused lists the paused destinations that match.
+func (e *Engine[D]) Paused(match func(dest string) bool) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	for d, q := range e.queues {
+		if q.paused && match(d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // Move sends what waits for one destination to another from now on, in its order and ahead of
 // what waits there already (it is older); a Key queued at both is sent once, in its newer
 // version. An item being sent to from right now is not moved: its send fails, and is classified,
 // as the platform decides. It gives how many items moved.
-func (e *Engine) Move(from, to string) int {
+func (e *Engine[D]) Move(from, to string) int {
 	if from == to {
 		return 0
 	}
@@ -558,7 +673,7 @@ func (e *Engine) Move(from, to string) int {
 }
 
 // moveLocked puts items at the head of dest's queue (e.mu held).
-func (e *Engine) moveLocked(items []*Item, dest string) {
+func (e *Engine[D]) moveLocked(items []*Item[D], dest string) {
 	tq := e.queue(dest)
 	rest := tq.items
 	for _, it := range items {
@@ -579,37 +694,45 @@ func (e *Engine) moveLocked(items []*Item, dest string) {
 	e.changed.Broadcast()
 }
 
-// Discard drops what waits for a destination that will never take it (the bot was removed from
-// a group). It gives how many items were dropped.
-func (e *Engine) Discard(dest string) int {
+// Discard drops the waiting items that match, in every queue: those for a destination that will
+// never take them (the bot was removed from a group), or of a table nobody will see. An item
+// being sent is not dropped. A paused destination stays paused. It gives how many it dropped.
+func (e *Engine[D]) Discard(match func(*Item[D]) bool) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	q, ok := e.queues[dest]
-	if !ok {
-		return 0
+	n := 0
+	for dest, q := range e.queues {
+		kept := q.items[:0]
+		for _, it := range q.items {
+			if match(it) {
+				n++
+			} else {
+				kept = append(kept, it)
+			}
+		}
+		clear(q.items[len(kept):])
+		q.items = kept
+		if len(q.items) == 0 && !q.running && !q.held && !q.paused {
+			delete(e.queues, dest)
+		}
 	}
-	n := len(q.items)
-	q.items = nil
 	e.stats.Dropped += uint64(n)
-	if !q.running && !q.held {
-		delete(e.queues, dest)
-	}
 	e.changed.Broadcast()
 	return n
 }
 
 // Record gives the record of a Key.
-func (e *Engine) Record(key string) (Record, bool) { return e.recs.get(key) }
+func (e *Engine[D]) Record(key string) (Record, bool) { return e.recs.get(key) }
 
 // Shown records that a Key's message shows this content now, shown by someone else than the
 // engine (an interaction's response).
-func (e *Engine) Shown(key string, rec Record) { e.recs.put(key, rec, false) }
+func (e *Engine[D]) Shown(key string, rec Record) { e.recs.put(key, rec, false) }
 
 // Forget drops a Key's record: nothing will edit its message any more.
-func (e *Engine) Forget(key string) { e.recs.forget(key) }
+func (e *Engine[D]) Forget(key string) { e.recs.forget(key) }
 
 // Queued gives how many items wait in all queues, and how many queues there are.
-func (e *Engine) Queued() (items, queues int) {
+func (e *Engine[D]) Queued() (items, queues int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, q := range e.queues {
@@ -619,18 +742,18 @@ func (e *Engine) Queued() (items, queues int) {
 }
 
 // NoteRateLimited counts a rate limit the platform's library waited out by itself.
-func (e *Engine) NoteRateLimited() { e.count(func(s *Stats) { s.RateLimited++ }) }
+func (e *Engine[D]) NoteRateLimited() { e.count(func(s *Stats) { s.RateLimited++ }) }
 
 // Stats gives the counters.
-func (e *Engine) Stats() Stats {
+func (e *Engine[D]) Stats() Stats {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.stats
 }
 
-// Flush waits until every queue is empty and its worker done (held queues aside), then writes the
-// edited records to the KV; or gives up when ctx ends.
-func (e *Engine) Flush(ctx context.Context) error {
+// Flush waits until every queue is empty and its worker done (held and paused queues aside), then
+// writes the edited records to the KV; or gives up when ctx ends.
+func (e *Engine[D]) Flush(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() {
 		e.mu.Lock()
 		e.changed.Broadcast()
@@ -647,12 +770,12 @@ func (e *Engine) Flush(ctx context.Context) error {
 }
 
 // idle reports whether nothing is queued or being sent (e.mu held).
-func (e *Engine) idle() bool {
+func (e *Engine[D]) idle() bool {
 	if e.running > 0 {
 		return false
 	}
 	for _, q := range e.queues {
-		if len(q.items) > 0 && !q.held {
+		if len(q.items) > 0 && !q.waiting() {
 			return false
 		}
 	}
@@ -661,7 +784,7 @@ func (e *Engine) idle() bool {
 
 // Close stops taking items, sends what is queued for at most d, gives up on the rest and writes
 // the records back. Later calls do nothing.
-func (e *Engine) Close(d time.Duration) {
+func (e *Engine[D]) Close(d time.Duration) {
 	e.mu.Lock()
 	if e.closing {
 		e.mu.Unlock()
@@ -674,6 +797,18 @@ func (e *Engine) Close(d time.Duration) {
 	if err := e.Flush(ctx); err != nil {
 		items, _ := e.Queued()
 		e.cfg.Log.Warn("closing with messages still queued", "count", items)
+	}
+	e.mu.Lock()
+	paused := 0
+	for _, q := range e.queues {
+		if q.paused {
+			paused += len(q.items)
+		}
+	}
+	e.mu.Unlock()
+	if paused > 0 {
+		// The service delivers every editable message again at the next start.
+		e.cfg.Log.Info("closing with messages waiting for destinations that refuse the bot", "count", paused)
 	}
 	e.lifeStop()
 	e.mu.Lock()

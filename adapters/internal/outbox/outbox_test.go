@@ -21,7 +21,7 @@ type fakePlatform struct {
 	waits   int
 	fail    []error // the next Show calls fail with these, in order (nil: succeed)
 	block   chan struct{}
-	refused [][]*Item
+	refused [][]*Item[string]
 	nextID  int
 }
 
@@ -32,6 +32,7 @@ var (
 	errForbidden = errors.New("403")
 	errBad       = errors.New("400")
 	errMoved     = errors.New("moved to b")
+	errNoRights  = errors.New("not enough rights to send text messages")
 )
 
 func (p *fakePlatform) Wait(ctx context.Context, dest string) error {
@@ -41,7 +42,7 @@ func (p *fakePlatform) Wait(ctx context.Context, dest string) error {
 	return ctx.Err()
 }
 
-func (p *fakePlatform) Show(ctx context.Context, it *Item, rec *Record) (string, string, error) {
+func (p *fakePlatform) Show(ctx context.Context, it *Item[string], rec *Record) (string, string, error) {
 	p.mu.Lock()
 	block := p.block
 	p.mu.Unlock()
@@ -80,11 +81,13 @@ func (p *fakePlatform) Classify(err error) *Error {
 		return &Error{Class: BadRequest, Err: err}
 	case errors.Is(err, errMoved):
 		return &Error{Class: Moved, To: "b", Err: err}
+	case errors.Is(err, errNoRights):
+		return &Error{Class: Paused, Err: err}
 	}
 	return &Error{Class: Transient, Err: err}
 }
 
-func (p *fakePlatform) Refused(dest string, items []*Item, err error) {
+func (p *fakePlatform) Refused(dest string, items []*Item[string], err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.refused = append(p.refused, items)
@@ -110,13 +113,13 @@ func (p *fakePlatform) got() []string {
 	return append([]string(nil), p.shown...)
 }
 
-func msg(dest, key string, v uint64, text string) *Item {
+func msg(dest, key string, v uint64, text string) *Item[string] {
 	m := table.Message{Key: key, Version: v, Text: text}
-	return &Item{Dest: dest, Msg: m, Key: key, Version: v, Sum: Digest(m)}
+	return &Item[string]{Dest: dest, Msg: m, Key: key, Version: v, Sum: Digest(m)}
 }
 
-func newEngine(t *testing.T, p *fakePlatform, kv *table.MemStore, tweak ...func(*Config)) *Engine {
-	cfg := Config{Platform: p, KV: kv, Bucket: "test.msg"}
+func newEngine(t *testing.T, p *fakePlatform, kv *table.MemStore, tweak ...func(*Config[string])) *Engine[string] {
+	cfg := Config[string]{Platform: p, KV: kv, Bucket: "test.msg"}
 	for _, f := range tweak {
 		f(&cfg)
 	}
@@ -125,7 +128,7 @@ func newEngine(t *testing.T, p *fakePlatform, kv *table.MemStore, tweak ...func(
 	return e
 }
 
-func flush(t *testing.T, e *Engine) {
+func flush(t *testing.T, e *Engine[string]) {
 	t.Helper()
 	if err := e.Flush(context.Background()); err != nil {
 		t.Fatal(err)
@@ -283,7 +286,7 @@ func TestHold(t *testing.T) {
 			t.Fatal("a queue held twice")
 		}
 		e.Enqueue(msg("dm", "hand", 2, "v2"))
-		it, ok := h.Take(func(it *Item) bool { return it.Key == "hand" })
+		it, ok := h.Take(func(it *Item[string]) bool { return it.Key == "hand" })
 		if !ok || it.Version != 2 {
 			t.Fatalf("took %+v, %v", it, ok)
 		}
@@ -307,7 +310,7 @@ func TestHold(t *testing.T) {
 		e.Enqueue(msg("dm", "hand", 5, "v5"))
 		took := make(chan bool)
 		go func() {
-			_, ok := h.Take(func(it *Item) bool { return it.Key == "hand" })
+			_, ok := h.Take(func(it *Item[string]) bool { return it.Key == "hand" })
 			took <- ok
 		}()
 		synctest.Wait()
@@ -328,7 +331,7 @@ func TestHold(t *testing.T) {
 func TestFlushBoundAndClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := &fakePlatform{block: make(chan struct{})}
-		e := newEngine(t, p, table.NewMemStore(), func(c *Config) { c.MaxQueue = 3 })
+		e := newEngine(t, p, table.NewMemStore(), func(c *Config[string]) { c.MaxQueue = 3 })
 		for i := range 5 {
 			e.Enqueue(msg("a", "", 0, strconv.Itoa(i)))
 		}
@@ -426,7 +429,7 @@ func TestMove(t *testing.T) {
 		}
 
 		var moved []string
-		e2 := newEngine(t, &fakePlatform{}, table.NewMemStore(), func(c *Config) {
+		e2 := newEngine(t, &fakePlatform{}, table.NewMemStore(), func(c *Config[string]) {
 			c.Moved = func(from, to string) { moved = append(moved, from+">"+to) }
 		})
 		p2 := e2.cfg.Platform.(*fakePlatform)
@@ -449,7 +452,7 @@ func TestDiscard(t *testing.T) {
 		e.Enqueue(msg("a", "k", 1, "a2"))
 		e.Enqueue(msg("b", "", 0, "b1"))
 		synctest.Wait()
-		if n := e.Discard("a"); n != 2 {
+		if n := e.Discard(func(it *Item[string]) bool { return it.Dest == "a" }); n != 2 {
 			t.Errorf("discarded %d, want 2", n)
 		}
 		unblock := p.block
@@ -460,5 +463,67 @@ func TestDiscard(t *testing.T) {
 		if len(got) != 2 || fmt.Sprint(got) != fmt.Sprint([]string{"a in flight v0 new", "b b1 v0 new"}) && fmt.Sprint(got) != fmt.Sprint([]string{"b b1 v0 new", "a in flight v0 new"}) {
 			t.Errorf("shown %q", got)
 		}
+	})
+}
+
+// A destination that refuses the bot for now pauses: what comes meanwhile waits there (the newest
+// version of a Key, the newest one-off messages), Flush does not wait for it, and the adapter is
+// told once. A probe tries the first waiting message again, at most every ProbeEvery unless it
+// must be now; a refusal keeps the pause without telling again, and the first send that works
+// ends it and sends the rest in order. A pause whose messages were all discarded ends at the
+// next probe.
+func TestPausedDestination(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &fakePlatform{}
+		var told []string
+		e := newEngine(t, p, table.NewMemStore(), func(c *Config[string]) {
+			c.MaxPaused = 2
+			c.ProbeEvery = time.Minute
+			c.Paused = func(dest string, it *Item[string]) { told = append(told, dest+" "+it.Msg.Text) }
+		})
+		p.setFail(errNoRights)
+		e.Enqueue(msg("g", "k", 1, "v1"))
+		flush(t, e)
+		e.Enqueue(msg("g", "k", 2, "v2"))
+		for _, text := range []string{"n1", "n2", "n3"} {
+			e.Enqueue(msg("g", "", 0, text))
+		}
+		e.Enqueue(msg("other", "", 0, "goes on"))
+		flush(t, e)
+		equal(t, "shown while paused", p.got(), []string{"other goes on v0 new"})
+		equal(t, "told", told, []string{"g v1"})
+		equal(t, "paused", e.Paused(func(string) bool { return true }), []string{"g"})
+
+		p.setFail(errNoRights)
+		if !e.Probe("g") {
+			t.Fatal("the first probe did not begin")
+		}
+		flush(t, e)
+		if e.Probe("g") {
+			t.Error("a second probe within ProbeEvery began")
+		}
+		equal(t, "told after a refused probe", told, []string{"g v1"})
+		time.Sleep(time.Minute)
+		if !e.Probe("g") {
+			t.Fatal("no probe after ProbeEvery")
+		}
+		flush(t, e)
+		equal(t, "shown after the pause", p.got()[1:], []string{"g v2 v2 new", "g n2 v0 new", "g n3 v0 new"})
+		if got := e.Paused(func(string) bool { return true }); len(got) != 0 {
+			t.Errorf("still paused: %v", got)
+		}
+
+		p.setFail(errNoRights)
+		e.Enqueue(msg("h", "", 0, "lost"))
+		flush(t, e)
+		e.Discard(func(it *Item[string]) bool { return it.Dest == "h" })
+		if !e.ProbeNow("h") {
+			t.Fatal("ProbeNow did not begin")
+		}
+		flush(t, e)
+		e.Enqueue(msg("h", "", 0, "next"))
+		flush(t, e)
+		equal(t, "after an empty probe", p.got()[4:], []string{"h next v0 new"})
+		equal(t, "told", told, []string{"g v1", "h lost"})
 	})
 }

@@ -70,15 +70,21 @@ func Next(svc *table.Service, t Table) table.Command {
 			cmd.Actor = p
 		}
 	}
-	switch {
-	case who == "":
+	if who == "" {
 		cmd.Actor, cmd.Verb = t.Players[0], table.VerbRematch
-	case trump:
-		cmd.Verb, cmd.Args = table.VerbTrump, []string{"H"}
-	default:
-		cmd.Args = []string{legal[0].String()}
+	} else {
+		cmd.Verb, cmd.Args = Move(legal, trump)
 	}
 	return cmd
+}
+
+// Move is the move a player to act makes in tests, from what the service's Turn says: hearts
+// as trump, or the first legal card.
+func Move(legal []core.Card, trump bool) (table.Verb, []string) {
+	if trump {
+		return table.VerbTrump, []string{"H"}
+	}
+	return table.VerbPlay, []string{legal[0].String()}
 }
 
 // RunTables drives n tables from n goroutines for b.N commands in all, and reports commands per

@@ -1,0 +1,67 @@
+package chat
+
+import (
+	"context"
+	"testing"
+
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// What a message for one person shows where others see it: a hand nothing; a secret text its
+// public text alone, without what could show what its person holds; anything else as it is.
+func TestPublic(t *testing.T) {
+	buttons := [][]table.Button{{{Label: "Q♠", Action: table.Action{Verb: table.VerbPlay, Arg: "QS"}}}}
+	file := &table.File{Name: "m1.json", Data: []byte("{}")}
+	for _, tc := range []struct {
+		name string
+		in   table.Message
+		ok   bool
+		want table.Message
+	}{
+		{"hand", table.Message{Kind: table.KindHand, Text: "Q♠ K♥", Buttons: buttons}, false, table.Message{}},
+		{"secret without a public text", table.Message{Kind: table.KindNotice, Text: "you hold Q♠", Secret: true}, false, table.Message{}},
+		{"secret", table.Message{Kind: table.KindNotice, Text: "you hold Q♠", Secret: true, Public: "see your DMs",
+			Buttons: buttons, Picture: table.PictureBoard, File: file, Table: "t1"},
+			true, table.Message{Kind: table.KindNotice, Text: "see your DMs", Table: "t1"}},
+		{"plain", table.Message{Kind: table.KindNotice, Text: "your turn", Buttons: buttons, Picture: table.PictureBoard},
+			true, table.Message{Kind: table.KindNotice, Text: "your turn", Buttons: buttons, Picture: table.PictureBoard}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := Public(tc.in)
+			if ok != tc.ok {
+				t.Fatalf("shown %v, want %v", ok, tc.ok)
+			}
+			if ok && (got.Text != tc.want.Text || got.Secret || got.Public != "" || got.Picture != tc.want.Picture ||
+				got.File != tc.want.File || len(got.Buttons) != len(tc.want.Buttons) || got.Table != tc.want.Table) {
+				t.Errorf("got %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// Who refuses private messages is remembered in the KV, for the next process too; a place is
+// told how they get their hand once per person and table.
+func TestUnreachable(t *testing.T) {
+	kv := table.NewMemStore()
+	u := NewUnreachable(kv, "x.people", "x.told", nil)
+	if u.Is("42") || !u.Set("42", true) || u.Set("42", true) || !u.Is("42") {
+		t.Fatal("a refusal is not remembered once")
+	}
+	if !NewUnreachable(kv, "x.people", "x.told", nil).Is("42") {
+		t.Error("the refusal is not in the KV")
+	}
+	if !u.TellOnce("t1", "42") || u.TellOnce("t1", "42") || !u.TellOnce("t2", "42") || u.TellOnce("", "42") {
+		t.Error("not told once per table")
+	}
+	if NewUnreachable(kv, "x.people", "x.told", nil).TellOnce("t1", "42") {
+		t.Error("what was told is not in the KV")
+	}
+	if !u.Set("42", false) || u.Is("42") {
+		t.Error("a person who wrote to the bot is still unreachable")
+	}
+	if _, ok, _ := kv.Get("x.people", "42"); ok {
+		t.Error("the refusal is still in the KV")
+	}
+	var s Slot
+	s.Reached(context.Background(), table.Place{}, "t1") // no service yet: nothing to resume
+}
