@@ -161,13 +161,6 @@ func (a *Adapter) may(ch string, perm func(thread bool) int64) bool {
 	return have&p == p
 }
 
-// freshFor is how long a lack learnt is believed, for a log line.
-func (a *Adapter) freshFor() time.Duration {
-	a.usersMu.Lock()
-	defer a.usersMu.Unlock()
-	return a.permsFresh
-}
-
 // automodBlocked notes that AutoMod blocked a message in a channel and nobody was told.
 func (a *Adapter) automodBlocked(ch string) {
 	a.usersMu.Lock()
