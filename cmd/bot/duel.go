@@ -234,45 +234,60 @@ func (w *duelWorker) analyze(g *core.Game, m core.Move) {
 func duel(cfg duelConfig) (*duelResult, error) {
 	start := time.Now()
 	res := &duelResult{Config: cfg, Pairs: make([][2]gameOutcome, cfg.Deals)}
+	workers, err := eachPair(cfg, cfg.Deals, func(w *duelWorker, i, k int, aTeam core.Team) error {
+		dealer, hands := dealFor(cfg.Seed, i)
+		o, err := w.play(cfg, dealer, hands, aTeam)
+		res.Pairs[i][k] = o
+		if err != nil {
+			return fmt.Errorf("deal %d: %w", i, err)
+		}
+		return nil
+	})
+	for _, w := range workers {
+		res.Times = w.addTimes(res.Times)
+		res.Analysis.add(w.an)
+	}
+	res.Elapsed = time.Since(start)
+	return res, err
+}
+
+// eachPair calls play for every i below n twice, A in team A (k 0) and then in team B (k 1), on
+// cfg.Workers workers with a duelWorker each, and gives the workers, for what they measured,
+// and every error joined. play writes only its own i's results.
+func eachPair(cfg duelConfig, n int, play func(w *duelWorker, i, k int, aTeam core.Team) error) ([]*duelWorker, error) {
 	jobs := make(chan int)
-	var mu sync.Mutex
-	var firstErr error
+	workers := make([]*duelWorker, max(cfg.Workers, 1))
+	errs := make([]error, len(workers))
 	var wg sync.WaitGroup
-	for range max(cfg.Workers, 1) {
+	for j := range workers {
+		workers[j] = newDuelWorker(cfg)
 		wg.Go(func() {
-			w := newDuelWorker(cfg)
 			for i := range jobs {
-				dealer, hands := dealFor(cfg.Seed, i)
 				for k, aTeam := range []core.Team{core.TeamA, core.TeamB} {
-					o, err := w.play(cfg, dealer, hands, aTeam)
-					if err != nil {
-						mu.Lock()
-						firstErr = errors.Join(firstErr, fmt.Errorf("deal %d: %w", i, err))
-						mu.Unlock()
-					}
-					res.Pairs[i][k] = o
+					errs[j] = errors.Join(errs[j], play(workers[j], i, k, aTeam))
 				}
 				if cfg.Done != nil {
 					cfg.Done()
 				}
 			}
-			mu.Lock()
-			for side := range w.times {
-				for k := range w.times[side] {
-					res.Times[side][k] = append(res.Times[side][k], w.times[side][k]...)
-				}
-			}
-			res.Analysis.add(w.an)
-			mu.Unlock()
 		})
 	}
-	for i := range cfg.Deals {
+	for i := range n {
 		jobs <- i
 	}
 	close(jobs)
 	wg.Wait()
-	res.Elapsed = time.Since(start)
-	return res, firstErr
+	return workers, errors.Join(errs...)
+}
+
+// addTimes gives times with the worker's decision times appended.
+func (w *duelWorker) addTimes(times [2][nKinds][]float64) [2][nKinds][]float64 {
+	for side := range w.times {
+		for k := range w.times[side] {
+			times[side][k] = append(times[side][k], w.times[side][k]...)
+		}
+	}
+	return times
 }
 
 // meanCI is the mean of xs and the half-width of its 95% confidence interval.
@@ -381,20 +396,16 @@ func runDuel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		Options: robot.Options{Threads: max(*threads, 1), Budget: *budget, Worlds: *worlds}, Analyze: *an,
 		Matches: *matches, Stripes: *stripes}
 	if cfg.Matches > 0 {
-		p := startProgress(stderr, *quiet, "duel", "matches", cfg.Matches)
-		cfg.Done = p.add
-		res, err := matchDuel(cfg)
-		p.finish()
-		if err != nil {
-			fmt.Fprintf(stderr, "duel: %v\n", err)
-			return 1
-		}
-		res.print(stdout)
-		return 0
+		return playDuel(stdout, stderr, *quiet, cfg, "matches", cfg.Matches, matchDuel)
 	}
-	p := startProgress(stderr, *quiet, "duel", "deals", cfg.Deals)
+	return playDuel(stdout, stderr, *quiet, cfg, "deals", cfg.Deals, duel)
+}
+
+// playDuel plays n deals or matches with progress lines, and prints the result: the exit status.
+func playDuel[R interface{ print(io.Writer) }](stdout, stderr io.Writer, quiet bool, cfg duelConfig, what string, n int, play func(duelConfig) (R, error)) int {
+	p := startProgress(stderr, quiet, "duel", what, n)
 	cfg.Done = p.add
-	res, err := duel(cfg)
+	res, err := play(cfg)
 	p.finish()
 	if err != nil {
 		fmt.Fprintf(stderr, "duel: %v\n", err)

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
@@ -81,47 +79,20 @@ func matchDuel(cfg duelConfig) (*matchResult, error) {
 	start := time.Now()
 	res := &matchResult{Config: cfg, Pairs: make([][2]matchOutcome, cfg.Matches)}
 	gamesOf := make([][]gameOutcome, cfg.Matches)
-	jobs := make(chan int)
-	var mu sync.Mutex
-	var firstErr error
-	var wg sync.WaitGroup
-	for range max(cfg.Workers, 1) {
-		wg.Go(func() {
-			w := newDuelWorker(cfg)
-			for i := range jobs {
-				for k, aTeam := range []core.Team{core.TeamA, core.TeamB} {
-					o, games, err := w.playMatch(cfg, i, aTeam)
-					if err != nil {
-						mu.Lock()
-						firstErr = errors.Join(firstErr, err)
-						mu.Unlock()
-					}
-					res.Pairs[i][k] = o
-					gamesOf[i] = append(gamesOf[i], games...)
-				}
-				if cfg.Done != nil {
-					cfg.Done()
-				}
-			}
-			mu.Lock()
-			for side := range w.times {
-				for k := range w.times[side] {
-					res.Times[side][k] = append(res.Times[side][k], w.times[side][k]...)
-				}
-			}
-			mu.Unlock()
-		})
+	workers, err := eachPair(cfg, cfg.Matches, func(w *duelWorker, i, k int, aTeam core.Team) error {
+		o, games, err := w.playMatch(cfg, i, aTeam)
+		res.Pairs[i][k] = o
+		gamesOf[i] = append(gamesOf[i], games...)
+		return err
+	})
+	for _, w := range workers {
+		res.Times = w.addTimes(res.Times)
 	}
-	for i := range cfg.Matches {
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
 	for _, g := range gamesOf {
 		res.Games = append(res.Games, g...)
 	}
 	res.Elapsed = time.Since(start)
-	return res, firstErr
+	return res, err
 }
 
 // MatchShare is A's match win share averaged over the pairs, with its 95% interval.

@@ -153,24 +153,17 @@ func layoutStripes(b core.Board, t core.Team, w float32) ([]mark, int) {
 
 // Board draws the stripe board ("Lee") as a PNG: a panel per team with its players, stripes and
 // open count, then a table of the games so far.
-func Board(in BoardInput, th Theme) ([]byte, error) {
-	c, err := drawBoard(in, th)
-	if err != nil {
-		return nil, err
-	}
-	return c.png()
-}
+func Board(in BoardInput, th Theme) ([]byte, error) { return pngOf(drawBoard(in, th)) }
 
 func drawBoard(in BoardInput, th Theme) (*canvas, error) {
 	in, err := in.prepare()
 	if err != nil {
 		return nil, err
 	}
-	fs, err := loadFonts()
+	fs, err := fontsFor(&in.Names)
 	if err != nil {
 		return nil, err
 	}
-	in.Names = readableNames(fs[regular], in.Names)
 	pal := th.palette()
 	l := in.Labels
 	panelW := float32(boardW - 2*margin)

@@ -88,24 +88,17 @@ func placeOf(s core.Seat, d core.Direction) place {
 
 // Table draws the table as a PNG: the four players around it, the trick in progress (or the last
 // trick) with each card in front of its player, trump, the calls and whose turn it is.
-func Table(in TableInput, th Theme) ([]byte, error) {
-	c, err := drawTable(in, th)
-	if err != nil {
-		return nil, err
-	}
-	return c.png()
-}
+func Table(in TableInput, th Theme) ([]byte, error) { return pngOf(drawTable(in, th)) }
 
 func drawTable(in TableInput, th Theme) (*canvas, error) {
 	in, err := in.prepare()
 	if err != nil {
 		return nil, err
 	}
-	fs, err := loadFonts()
+	fs, err := fontsFor(&in.Names)
 	if err != nil {
 		return nil, err
 	}
-	in.Names = readableNames(fs[regular], in.Names)
 	pal := th.palette()
 	v, l := in.View, in.Labels
 	c := newCanvas(tableW, tableH, pal.bg)

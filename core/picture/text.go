@@ -303,6 +303,25 @@ func readable(f *ttFont, s string) string {
 	return strings.Join(strings.Fields(b.String()), " ")
 }
 
+// pngOf encodes a drawn picture.
+func pngOf(c *canvas, err error) ([]byte, error) {
+	if err != nil {
+		return nil, err
+	}
+	return c.png()
+}
+
+// fontsFor loads the fonts and makes the names readable in them: what every picture of the
+// players does first.
+func fontsFor(names *[4]string) ([2]*ttFont, error) {
+	fs, err := loadFonts()
+	if err != nil {
+		return fs, err
+	}
+	*names = readableNames(fs[regular], *names)
+	return fs, nil
+}
+
 // readableNames are the seats' names as the picture draws them (see readable).
 func readableNames(f *ttFont, names [4]string) [4]string {
 	for i, n := range names {
