@@ -1,0 +1,157 @@
+package etcdstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// DefaultLeaseTTL is how long a copy that stopped answering keeps its leases: within it, another
+// copy takes them over.
+const DefaultLeaseTTL = 5 * time.Second
+
+// Leases are table.Leases held in the cluster: each lease is an etcd election (the concurrency
+// package's, as etcd's own lock and election services are built) under prefix+"leases/<name>/",
+// campaigned for with one etcd lease per copy, kept alive while the copy runs. A copy that is
+// killed or cut off stops keeping it alive: the cluster deletes its keys when its time to live
+// runs out, and the next copy in line holds the lease. The copy that lost it learns so from its
+// session's end, which its held contexts follow.
+type Leases struct {
+	s     *Store
+	ttl   time.Duration
+	id    string            // what a held lease's key holds: which copy holds it
+	local table.LocalLeases // one holder of a name in this copy at a time
+	mu    sync.Mutex
+	sess  *concurrency.Session // nil until the first Hold, or after it ended
+}
+
+var _ table.Leases = (*Leases)(nil)
+
+// Leases gives the copy's leases in the cluster. copyID names the copy in the keys it holds (its
+// host and process, say); ttl is rounded up to whole seconds, as etcd's leases count; 0 is
+// DefaultLeaseTTL.
+func (s *Store) Leases(copyID string, ttl time.Duration) *Leases {
+	if ttl <= 0 {
+		ttl = DefaultLeaseTTL
+	}
+	return &Leases{s: s, ttl: ttl, id: copyID}
+}
+
+// session gives the copy's live session, making a new one when there is none or the last ended.
+func (l *Leases) session(ctx context.Context) (*concurrency.Session, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.sess != nil {
+		select {
+		case <-l.sess.Done():
+			l.sess = nil
+		default:
+			return l.sess, nil
+		}
+	}
+	ttl := int64((l.ttl + time.Second - 1) / time.Second)
+	// The lease is granted here, within the timeout, rather than by NewSession, whose context
+	// is the one that keeps the lease alive afterwards.
+	grantCtx, cancel := context.WithTimeout(clientv3.WithRequireLeader(ctx), l.s.timeout)
+	defer cancel()
+	grant, err := l.s.cli.Grant(grantCtx, ttl)
+	if err != nil {
+		return nil, l.s.classify(err)
+	}
+	sess, err := concurrency.NewSession(l.s.cli, concurrency.WithLease(grant.ID))
+	if err != nil {
+		return nil, l.s.classify(err)
+	}
+	l.sess = sess
+	return sess, nil
+}
+
+// Hold waits until this copy holds the lease name: campaigns for it, and after the cluster was
+// out of reach campaigns again, until ctx ends.
+func (l *Leases) Hold(ctx context.Context, name string) (context.Context, func(), error) {
+	localHeld, localRelease, err := l.local.Hold(ctx, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	wait := 50 * time.Millisecond
+	for {
+		e, sess, err := l.campaign(localHeld, name)
+		if err == nil {
+			held, cancel := context.WithCancel(localHeld)
+			var once sync.Once
+			release := func() {
+				once.Do(func() {
+					cancel()
+					resign, done := context.WithTimeout(context.Background(), l.s.timeout)
+					defer done()
+					_ = e.Resign(resign) // failing, the key goes with the session's lease
+					localRelease()
+				})
+			}
+			go func() {
+				select {
+				case <-sess.Done(): // lost: the cluster may have given it to another copy
+				case <-held.Done():
+				}
+				release()
+			}()
+			return held, release, nil
+		}
+		if ctx.Err() != nil {
+			localRelease()
+			return nil, nil, ctx.Err()
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			localRelease()
+			return nil, nil, ctx.Err()
+		}
+		wait = min(2*wait, time.Second)
+	}
+}
+
+// campaign waits to lead the election of name once, with the copy's session now.
+func (l *Leases) campaign(ctx context.Context, name string) (*concurrency.Election, *concurrency.Session, error) {
+	sess, err := l.session(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	e := concurrency.NewElection(sess, l.s.p+"leases/"+name)
+	if err := e.Campaign(clientv3.WithRequireLeader(ctx), l.id); err != nil {
+		return nil, nil, fmt.Errorf("etcdstore: lease %s: %w", name, l.s.classify(err))
+	}
+	// The session may have ended while the campaign waited: its key is gone then, and another
+	// copy may lead.
+	select {
+	case <-sess.Done():
+		return nil, nil, fmt.Errorf("etcdstore: lease %s: %w", name, errSessionEnded)
+	default:
+	}
+	return e, sess, nil
+}
+
+var errSessionEnded = errors.New("the copy's session ended while it campaigned")
+
+// Held lists the leases this copy holds.
+func (l *Leases) Held() []string { return l.local.Held() }
+
+// Close gives up every lease of this copy at once (its session's lease is revoked), so that
+// another copy need not wait out the time to live: for a copy that stops on purpose.
+func (l *Leases) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.sess == nil {
+		return nil
+	}
+	err := l.sess.Close()
+	l.sess = nil
+	return l.s.classify(err)
+}
