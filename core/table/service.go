@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
@@ -63,6 +64,13 @@ type Config struct {
 	Coach Coach
 	// People are what each platform's adapter keeps about people, for Forget to reach.
 	People []People
+	// Leases, when set, say when this copy fires the timers (see timerLease): several copies of
+	// the bot on one store each have their own, held in the store (etcd); LocalLeases for the
+	// only copy. Nil: the service fires its timers from its start, as the only copy.
+	Leases Leases
+	// Shared says other copies of the bot use the same store and KV: what the service keeps of
+	// the KV in memory (people's settings, the leagues) is read again rather than trusted.
+	Shared bool
 }
 
 // Observer hears what the service does, for metrics. Its methods must be quick and safe to call
@@ -110,8 +118,6 @@ type Service struct {
 	tables  map[string]*tbl
 	byPlace map[string]string // place key → the place's current table
 	src     io.Reader         // randomness for table IDs and secrets (random.go)
-	// proposals are the changes of places' settings people at their tables asked for.
-	proposals map[string]*proposal
 
 	// forgetMu lets one Forget run at a time: each writes back the records it read.
 	forgetMu sync.Mutex
@@ -122,6 +128,9 @@ type Service struct {
 	// onPublish, when set (by this package's tests), sees each batch of messages with its table,
 	// under the table's lock, before delivery.
 	onPublish func(t *tbl, msgs []Message)
+
+	// timersHeld says this copy holds timerLease (see owns).
+	timersHeld atomic.Bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -136,8 +145,8 @@ type tbl struct {
 	// (a rollback, a reload from the store).
 	placeKey string
 	// tableID and created are st.ID and st.Created, which never change: read under either lock.
-	tableID string
-	created int64
+	tableID   string
+	created   int64
 	st        *state
 	opts      Options
 	match     *core.Match // nil in a lobby before the first deal
@@ -191,10 +200,14 @@ func New(cfg Config) *Service {
 		cfg.KV = NewMemStore() // the settings and the leagues last until the service stops
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Service{cfg: cfg, tables: map[string]*tbl{}, byPlace: map[string]string{}, proposals: map[string]*proposal{},
+	s := &Service{cfg: cfg, tables: map[string]*tbl{}, byPlace: map[string]string{},
 		src: randomSource(cfg), ctx: ctx, cancel: cancel}
 	s.users.init(cfg.KV, cfg.Log)
 	s.league = league.NewCache(cfg.KV, cfg.Log)
+	if cfg.Shared {
+		s.users.maxAge, s.users.now = sharedPrefsAge, cfg.Now
+		s.league.Shared()
+	}
 	return s
 }
 
@@ -251,8 +264,13 @@ func (s *Service) Resume(ctx context.Context) error {
 		s.scheduleRobot(t)
 		t.mu.Unlock()
 	}
-	s.prune()
-	s.postSeasons(ctx)
+	if s.cfg.Leases == nil {
+		s.prune()
+		s.postSeasons(ctx)
+	} else {
+		s.wg.Add(1)
+		go s.keepTimers() // which prunes and posts once it holds their lease
+	}
 	s.wg.Add(1)
 	go s.janitor()
 	if watching {
@@ -307,8 +325,10 @@ func (s *Service) janitor() {
 		case <-s.ctx.Done():
 			return
 		case <-tick.C:
-			s.prune()
-			s.postSeasons(s.ctx)
+			if s.owns() {
+				s.prune()
+				s.postSeasons(s.ctx)
+			}
 		}
 	}
 }
