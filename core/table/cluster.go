@@ -432,10 +432,11 @@ func (s *Service) rearmAll() {
 	}
 }
 
-// Leases are the leases this copy holds now (Config.Leases'), for /healthz; nil without any.
+// Leases are the leases the service holds now (of Config.Leases; the adapters may hold others
+// there); nil without any.
 func (s *Service) Leases() []string {
-	if s.cfg.Leases == nil {
+	if s.cfg.Leases == nil || !s.timersHeld.Load() {
 		return nil
 	}
-	return s.cfg.Leases.Held()
+	return []string{timerLease}
 }

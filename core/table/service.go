@@ -580,13 +580,39 @@ type outcome struct {
 func (s *Service) exec(ctx context.Context, t *tbl, spec verbSpec, cmd Command) ([]Message, func(context.Context) []Message) {
 	for attempt := 1; ; attempt++ {
 		replies, think, conflict := s.execOnce(ctx, t, spec, cmd)
-		if !conflict || attempt == maxAttempts {
+		if attempt == maxAttempts {
 			return replies, think
+		}
+		if !conflict {
+			// Refused by this copy's state, which may be behind another copy's commit not heard
+			// of yet ("not your turn" for the one whose turn it is now): with other copies on
+			// the store, a refusal is given only from the table as stored.
+			if !s.cfg.Shared || !refused(replies) || !s.behind(t) {
+				return replies, think
+			}
 		}
 		if uerr := s.reload(ctx, t, "conflict"); uerr != nil {
 			return []Message{s.errorReply(cmd, s.langOf(t, cmd.Actor), uerr)}, nil
 		}
 	}
+}
+
+// refused reports whether the replies refuse the command.
+func refused(replies []Message) bool {
+	return slices.ContainsFunc(replies, func(m Message) bool { return m.Kind == KindError })
+}
+
+// behind reports whether the store holds a newer state of the table than this copy (table lock
+// held); a store that cannot say is taken as not.
+func (s *Service) behind(t *tbl) bool {
+	data, ok, err := s.cfg.Store.Table(t.id())
+	if err != nil || !ok {
+		return ok
+	}
+	var st struct {
+		Seq uint64 `json:"seq"`
+	}
+	return json.Unmarshal(data, &st) == nil && st.Seq > t.st.Seq
 }
 
 // execOnce is one attempt of exec; conflict says its commit lost to another copy's.
@@ -943,13 +969,17 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 			case ct != nil:
 				prev, had, old = claim.Table, true, ct
 			case s.cfg.Now().Sub(time.UnixMilli(claim.At)) < claimPending:
-				// Not live: closed (the place is free), or not stored yet.
-				_, stored, err := s.cfg.Store.Table(claim.Table)
+				// Not live when asked: closed (the place is free), or not stored yet.
+				data, stored, err := s.cfg.Store.Table(claim.Table)
 				if err != nil {
 					return nil, storeRefusal(err), false
 				}
 				if !stored {
 					return nil, refuse("err.table_exists"), false // being opened by another copy
+				}
+				var st struct{ Status Status }
+				if json.Unmarshal(data, &st) == nil && st.Status != StatusClosed {
+					continue // stored just now: it is loaded next time round
 				}
 			}
 		}
