@@ -85,63 +85,24 @@ func TestCopiesTakeTurns(t *testing.T) {
 	}
 }
 
-// TestDoublePressIsAppliedOnce: the player to move presses their card's button twice at once,
-// each press reaching another copy: one is applied, the other refused, at every table.
+// TestDoublePressIsAppliedOnce: the player to move presses their move's button twice at once,
+// each press reaching another copy: one is applied, the other refused, at every table and turn.
 func TestDoublePressIsAppliedOnce(t *testing.T) {
 	ledger := tabletest.NewLedger(table.NewMemStore())
 	svcs := copies(t, ledger, 2, nil)
-	applied := doublePresses(t, svcs, 100)
-	if applied != 100 {
-		t.Errorf("%d of 100 double presses applied one press", applied)
-	}
-	ledger.Check(t)
-}
-
-// doublePresses opens n tables and presses, at each, the button of the player to move at the
-// same sequence number on two copies at once; it gives at how many tables exactly one of the two
-// presses was applied, and fails the test where both were.
-func doublePresses(t testing.TB, svcs []*table.Service, n int) int {
-	tables := make([]tabletest.Table, n)
-	for i := range n {
-		var err error
-		if tables[i], err = tabletest.Open(svcs[i%len(svcs)], i); err != nil {
+	var tables []tabletest.Table
+	for i := range 20 {
+		tb, err := tabletest.Open(svcs[i%2], i)
+		if err != nil {
 			t.Fatal(err)
 		}
+		tables = append(tables, tb)
 	}
-	var wg sync.WaitGroup
-	ok := make([]int, n)
-	var mu sync.Mutex
-	for i, tb := range tables {
-		cmd := tabletest.Next(svcs[i%len(svcs)], tb)
-		// The button of the player's hand message: its sequence number is the table's now.
-		cmd.Seq = seqAt(svcs[i%len(svcs)], tb.ID)
-		cmd.Table = tb.ID
-		for c := range 2 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				press := cmd
-				press.EventID = fmt.Sprintf("press-%d-%d", i, c)
-				r := svcs[c].Handle(context.Background(), press)
-				if len(r) == 0 || r[0].Kind != table.KindError {
-					mu.Lock()
-					ok[i]++
-					mu.Unlock()
-				}
-			}()
-		}
+	once, err := tabletest.DoublePresses(svcs, tables, 10)
+	if err != nil || once != 200 {
+		t.Errorf("%d of 200 double presses applied one press: %v", once, err)
 	}
-	wg.Wait()
-	once := 0
-	for i, k := range ok {
-		switch k {
-		case 1:
-			once++
-		case 2:
-			t.Errorf("table %d: both presses applied", i)
-		}
-	}
-	return once
+	ledger.Check(t)
 }
 
 // TestOneTableAtAPlace: two copies asked at once to open a table at one place open one; the

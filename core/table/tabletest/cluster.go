@@ -1,6 +1,7 @@
 package tabletest
 
 import (
+	"errors"
 	"time"
 
 	"context"
@@ -159,4 +160,56 @@ func OpenRobots(tb testing.TB, svc *table.Service, place table.Place, opts ...st
 		}
 	}
 	return svc.TableAt(place)
+}
+
+// DoublePresses makes, at each table in parallel and rounds times, the player to move press
+// their move's button twice at once, each press at another copy (of the first two): both presses
+// carry the table's sequence number, as two clicks on one button do. It gives how many double
+// presses had exactly one press applied; one with both applied, or none, is an error.
+func DoublePresses(svcs []*table.Service, tables []Table, rounds int) (once int, err error) {
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for ti, t := range tables {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			last := svcs[ti%2]
+			for r := range rounds {
+				cmd := Next(last, t)
+				v, _ := last.SeatView(t.ID, table.Player{ID: "nobody"})
+				cmd.Table, cmd.Seq = t.ID, v.Seq
+				applied := make([]bool, 2)
+				var pair sync.WaitGroup
+				for c := range 2 {
+					pair.Go(func() {
+						press := cmd
+						press.EventID = fmt.Sprintf("press-%d-%d-%d", ti, r, c)
+						rs := svcs[c].Handle(context.Background(), press)
+						applied[c] = len(rs) == 0 || rs[0].Kind != table.KindError
+					})
+				}
+				pair.Wait()
+				mu.Lock()
+				switch {
+				case applied[0] && applied[1]:
+					errs = append(errs, fmt.Errorf("table %d round %d: both presses applied", ti, r))
+				case !applied[0] && !applied[1]:
+					errs = append(errs, fmt.Errorf("table %d round %d: neither press applied (%s %v)", ti, r, cmd.Verb, cmd.Args))
+				default:
+					once++
+				}
+				mu.Unlock()
+				if applied[1] {
+					last = svcs[1]
+				} else if applied[0] {
+					last = svcs[0]
+				} else {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return once, errors.Join(errs...)
 }
