@@ -121,14 +121,15 @@ func TestTwoCopiesPlayAMatch(t *testing.T) {
 	})
 }
 
-// TestDoublePressesOnEtcd: 10,000 double presses (100 tables, 100 turns each, in parallel), each
-// press of a pair at another copy: exactly one of each pair is applied.
+// TestDoublePressesOnEtcd: 10,000 double presses (100 tables, 100 turns each, in parallel; 2,000
+// under the race detector: pressRounds), each press of a pair at another copy: exactly one of
+// each pair is applied.
 func TestDoublePressesOnEtcd(t *testing.T) {
 	c := etcdtest.Start(t, etcdtest.Options{})
 	a := startCopy(t, c, "presses/", "a", tabletest.RandomRobots)
 	b := startCopy(t, c, "presses/", "b", tabletest.RandomRobots)
 	svcs := []*table.Service{a.svc, b.svc}
-	const tables, rounds = 100, 100
+	const tables, rounds = 100, pressRounds
 	var tbs []tabletest.Table
 	var ids []string
 	for i := range tables {
