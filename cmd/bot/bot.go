@@ -42,7 +42,7 @@ type Main struct {
 	admin  *admin
 	leases *etcdstore.Leases // with etcd: this copy's leases in the cluster
 	term   *terminal.Terminal
-	chats []chatAdapter
+	chats  []chatAdapter
 }
 
 // TerminalFlags are the terminal table's settings from the command line.
