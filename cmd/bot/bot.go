@@ -18,6 +18,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/coach"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/storage"
+	"github.com/kontermatt/kontermatt/storage/etcdstore"
 )
 
 // Main is the running bot: what it was told and the pieces it wired. Open makes them, Run serves
@@ -38,9 +39,10 @@ type Main struct {
 	Store   botStore // the bbolt file, or the etcd cluster (Config.Store)
 	Service *table.Service
 
-	admin *admin
-	term  *terminal.Terminal
-	chats []chatAdapter
+	admin  *admin
+	leases *etcdstore.Leases // with etcd: this copy's leases in the cluster
+	term   *terminal.Terminal
+	chats  []chatAdapter
 }
 
 // TerminalFlags are the terminal table's settings from the command line.
@@ -99,7 +101,17 @@ func (m *Main) Open(ctx context.Context) error {
 		return err
 	}
 	met := newMetrics()
+	// Which copy fires the timers: with etcd, the one holding their lease in the cluster; with
+	// bbolt, this one, the only copy.
+	var leases table.Leases = &table.LocalLeases{}
+	etcd, shared := store.(*etcdstore.Store)
+	if shared {
+		host, _ := os.Hostname()
+		m.leases = etcd.Leases(fmt.Sprintf("%s/%d", host, os.Getpid()), 0)
+		leases = m.leases
+	}
 	m.Service = table.New(table.Config{Store: store, KV: store, Outboxes: outboxes, Robots: deciders, Seed: seed,
+		Leases: leases, Shared: shared,
 		Coach: coach.New(coach.Config{Log: m.Log}), Log: m.Log, RulesURL: cfg.RulesURL, Think: cfg.Think, Retention: cfg.Retention, Observe: met,
 		Surfaces: map[string]table.Surface{terminal.Platform: terminal.Surface},
 		// Every adapter's, running or not: a person is forgotten from a platform served before too.
@@ -108,7 +120,7 @@ func (m *Main) Open(ctx context.Context) error {
 	// Live backups, health and metrics. A file at the socket's path that is not this bot's own
 	// stale socket stops the start.
 	m.admin = &admin{Store: snapshotsOf(store, cfg), Log: m.Log, Socket: cfg.Database + ".sock", Addr: cfg.AdminAddr, Token: cfg.AdminToken,
-		Metrics: met.handler(), Health: health(store, m.chats)}
+		Metrics: met.handler(), Health: health(store, m.chats, storeHealth(cfg, store, leases))}
 	if err := m.admin.Start(); err != nil {
 		return err
 	}
@@ -186,6 +198,9 @@ func (m *Main) Run(ctx context.Context) error {
 func (m *Main) Close() error {
 	if m.Service != nil {
 		m.Service.Close()
+	}
+	if m.leases != nil {
+		_ = m.leases.Close() // another copy takes the timers at once, not after the time to live
 	}
 	closeChats(m.chats, m.Log)
 	if m.admin != nil {

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
@@ -220,4 +224,48 @@ func TestEtcdConfig(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHealthNamesTheStore: /healthz of a bot on etcd names the store, says the cluster has a
+// quorum and which leases the copy holds (the timers', once it took them); with two members of
+// three stopped it says the quorum is lost and is not healthy. A bot on bbolt names its file and
+// holds the timers' lease alone.
+func TestHealthNamesTheStore(t *testing.T) {
+	c := etcdtest.Start(t, etcdtest.Options{})
+	useEtcd(t, c, "health/")
+	db := filepath.Join(t.TempDir(), "k.db")
+	cfg, err := loadConfig("", os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Database = db
+	m := &Main{Config: cfg, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
+	if err := m.Open(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	get := func() (int, map[string]string) {
+		rec := httptest.NewRecorder()
+		m.admin.Health.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+		var state map[string]string
+		if err := json.Unmarshal(rec.Body.Bytes(), &state); err != nil {
+			t.Fatalf("/healthz: %v: %s", err, rec.Body)
+		}
+		return rec.Code, state
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	code, state := get()
+	for state["leases"] != "timers" && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		code, state = get()
+	}
+	if code != 200 || !strings.HasPrefix(state["store"], "etcd ") || state["quorum"] != "ok" || state["leases"] != "timers" {
+		t.Errorf("/healthz: %d %v", code, state)
+	}
+	c.Stop(1)
+	c.Stop(2)
+	if code, state := get(); code != 503 || !strings.HasPrefix(state["quorum"], "lost") {
+		t.Errorf("/healthz without a quorum: %d %v", code, state)
+	}
+	c.RestartAll()
 }

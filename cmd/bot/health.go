@@ -11,6 +11,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/etcdstore"
 )
 
 // healthTimeout bounds one health question: a container's health check gives up after its own
@@ -66,11 +69,36 @@ func askHealth(cfg Config) (line string, healthy bool) {
 	var bad, good []string
 	for _, k := range slices.Sorted(maps.Keys(state)) {
 		part := k + " " + state[k]
-		if state[k] == "ok" || state[k] == "connected" || state[k] == "running" {
+		if state[k] == "ok" || state[k] == "connected" || state[k] == "running" || k == "store" || k == "leases" {
 			good = append(good, part)
 		} else {
 			bad = append(bad, part)
 		}
 	}
 	return strings.Join(append(bad, good...), "; "), resp.StatusCode == http.StatusOK
+}
+
+// storeHealth adds the store's parts to /healthz: which store it is, whether the etcd cluster
+// has a quorum (a member with a leader answers), and the leases this copy holds. It reports
+// whether they are fine.
+func storeHealth(cfg Config, store botStore, leases table.Leases) func(state map[string]string) bool {
+	return func(state map[string]string) bool {
+		held := leases.Held()
+		state["leases"] = strings.Join(held, ",")
+		if len(held) == 0 {
+			state["leases"] = "none (another copy holds them)"
+		}
+		st, ok := store.(*etcdstore.Store)
+		if !ok {
+			state["store"] = "bbolt " + cfg.Database
+			return true
+		}
+		state["store"] = describeStore(cfg)
+		if _, err := st.Revision(); err != nil { // asked of a member with a leader
+			state["quorum"] = "lost: " + err.Error()
+			return false
+		}
+		state["quorum"] = "ok"
+		return true
+	}
 }

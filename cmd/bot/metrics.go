@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -22,9 +23,12 @@ type metrics struct {
 	commits   *prometheus.CounterVec
 	commitDur prometheus.Histogram
 	decisions *prometheus.HistogramVec
+	reloads   *prometheus.CounterVec
+	leases    *prometheus.CounterVec
+	leaseHeld *prometheus.GaugeVec
 }
 
-var _ table.Observer = (*metrics)(nil)
+var _ table.ClusterObserver = (*metrics)(nil)
 
 // outboxReporter is an adapter whose outbox can be counted.
 type outboxReporter interface {
@@ -39,16 +43,23 @@ func newMetrics() *metrics {
 		Help: "Time to handle a command, the durable commit included.", Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 12)},
 		[]string{"verb"})
 	m.commits = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kontermatt_commits_total",
-		Help: "Writes of a table's change to the database, by result (ok or failed)."}, []string{"result"})
+		Help: "Writes of a table's change to the database, by result: ok, conflict (another copy wrote the table first: the compare-and-swap failed), unavailable (no quorum) or failed."}, []string{"result"})
 	m.commitDur = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "kontermatt_commit_seconds",
 		Help: "Time of one durable commit.", Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 12)})
 	m.decisions = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "kontermatt_decision_seconds",
 		Help: "Time of one computer player's decision, by level.", Buckets: prometheus.ExponentialBuckets(0.0001, 3, 12)},
 		[]string{"level"})
+	m.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kontermatt_table_reloads_total",
+		Help: "Tables read again from the database, by why: conflict (a commit lost to another copy's: compare-and-swap failed, the command was applied again), watch (another copy's change taken in), compacted."},
+		[]string{"why"})
+	m.leases = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kontermatt_lease_changes_total",
+		Help: "Leases this copy took (held) or lost (lost), by lease."}, []string{"lease", "change"})
+	m.leaseHeld = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kontermatt_lease_held",
+		Help: "1 while this copy holds the lease (timers: it fires the tables' timers), else 0."}, []string{"lease"})
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kontermatt_build_info",
 		Help: "Always 1: the version, source revision and Go version of the running binary."}, []string{"version", "revision", "goversion"})
 	info.WithLabelValues(buildLabels()).Set(1)
-	m.reg.MustRegister(m.commands, m.latency, m.commits, m.commitDur, m.decisions, info,
+	m.reg.MustRegister(m.commands, m.latency, m.commits, m.commitDur, m.decisions, m.reloads, m.leases, m.leaseHeld, info,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -60,7 +71,12 @@ func (m *metrics) Command(verb table.Verb, outcome string, took time.Duration) {
 
 func (m *metrics) Commit(took time.Duration, err error) {
 	result := "ok"
-	if err != nil {
+	switch {
+	case errors.Is(err, table.ErrConflict):
+		result = "conflict" // another copy committed the table first
+	case errors.Is(err, table.ErrUnavailable):
+		result = "unavailable"
+	case err != nil:
 		result = "failed"
 	}
 	m.commits.WithLabelValues(result).Inc()
@@ -69,6 +85,17 @@ func (m *metrics) Commit(took time.Duration, err error) {
 
 func (m *metrics) Decision(level string, took time.Duration) {
 	m.decisions.WithLabelValues(level).Observe(took.Seconds())
+}
+
+func (m *metrics) Reloaded(why string) { m.reloads.WithLabelValues(why).Inc() }
+
+func (m *metrics) Lease(name string, held bool) {
+	change, v := "lost", 0.0
+	if held {
+		change, v = "held", 1
+	}
+	m.leases.WithLabelValues(name, change).Inc()
+	m.leaseHeld.WithLabelValues(name).Set(v)
 }
 
 // watch adds what is read at each scrape: the tables by status and each platform's outbox.
@@ -131,12 +158,13 @@ type connectedReporter interface {
 	Connected() error
 }
 
-// health answers /healthz: 200 when the database takes a write and every platform is
-// connected, else 503; the body says each part's state.
-func health(store table.KV, chats []chatAdapter) http.Handler {
+// health answers /healthz: 200 when the database takes a write, more's parts are fine (the
+// store's: storeHealth) and every platform is connected, else 503; the body says each part's
+// state.
+func health(store table.KV, chats []chatAdapter, more func(state map[string]string) bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		state := map[string]string{}
-		ok := true
+		ok := more == nil || more(state)
 		if err := store.Put("health", "probe", []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
 			state["database"], ok = "not writable: "+err.Error(), false
 		} else {

@@ -75,7 +75,15 @@ type Cache struct {
 	held chan struct{}
 	// gen counts the times the cache was emptied: an entry read from the KV before is not kept.
 	gen uint64
+	// shared: other processes write the KV too (copies of the bot on one store), so nothing read
+	// is kept: every reading, and every match end's update, starts from what the KV holds.
+	shared bool
 }
+
+// Shared makes the cache keep nothing it reads: other processes write the same KV (copies of
+// the bot on one store). A match end then learns from the entries as stored, not as this
+// process last saw them. Call it before the cache is used.
+func (c *Cache) Shared() { c.shared = true }
 
 // NewCache makes an empty cache in front of kv; log hears what cannot be read.
 func NewCache(kv KV, log *slog.Logger) *Cache {
@@ -110,6 +118,9 @@ func (c *Cache) get(bucket, key string, v any) bool {
 // has none yet; false when the KV has none either. An entry read while an update or an emptying
 // took the key's place is not kept.
 func cached[V any](c *Cache, m func() map[string]V, key string, read func() (V, bool)) (V, bool) {
+	if c.shared {
+		return read()
+	}
 	c.mu.Lock()
 	v, ok := m()[key]
 	gen := c.gen

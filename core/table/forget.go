@@ -71,15 +71,18 @@ func (s *Service) Forget(id string) (int, error) {
 	}
 
 	// The tables in memory: the person leaves them, and they forget the person.
+	var seatedAt []string // the places of those tables
 	for _, t := range s.all() {
 		t.mu.Lock()
+		key := t.st.Place.Key()
 		at, err := s.forgetAt(t, &f)
 		t.mu.Unlock()
 		if err != nil {
 			return 0, err
 		}
 		if at {
-			out.Tables = append(out.Tables, t.st.ID)
+			out.Tables = append(out.Tables, t.id())
+			seatedAt = append(seatedAt, key)
 		}
 	}
 	// The closed tables the store still keeps.
@@ -146,15 +149,22 @@ func (s *Service) Forget(id string) (int, error) {
 		return 0, err
 	}
 	out.Emptied, out.KV = LeagueBuckets, append(entries, out.KV...)
+	// Which table a private chat of theirs had names the chat, which is the person's.
+	for key := range f.private {
+		out.KV = append(out.KV, KVEntry{Bucket: bucketClaims, Key: key})
+	}
 	if err := s.cfg.Store.Forget(out); err != nil {
 		return 0, err
 	}
 	s.users.forget(id)
-	s.mu.Lock()
-	for _, p := range s.proposals {
-		p.votes = slices.DeleteFunc(p.votes, func(v string) bool { return v == id })
+	// A vote is given at a table one sits at: the person's are at the places of those tables.
+	for _, key := range seatedAt {
+		if err := s.changeProposal(key, func(p *proposal) {
+			p.Votes = slices.DeleteFunc(p.Votes, func(v string) bool { return v == id })
+		}); err != nil {
+			s.cfg.Log.Error("forgetting a vote on a place's settings", "err", err)
+		}
 	}
-	s.mu.Unlock()
 	return len(out.Records), nil
 }
 

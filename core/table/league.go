@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -142,9 +143,11 @@ func (s *Service) postSeasons(ctx context.Context) {
 	if len(places) == 0 || s.league.Posted(month) {
 		return
 	}
-	if err := s.league.MarkPosted(month, now); err != nil {
-		s.cfg.Log.Error("marking a season posted; trying again later", "month", month, "err", err)
-		return
+	if err := s.markPosted(month, now); err != nil {
+		if !errors.Is(err, ErrConflict) {
+			s.cfg.Log.Error("marking a season posted; trying again later", "month", month, "err", err)
+		}
+		return // or another copy marked it first, and posts it
 	}
 	sent := 0
 	for _, key := range places {
@@ -159,6 +162,17 @@ func (s *Service) postSeasons(ctx context.Context) {
 			Text: text, Picture: PictureStandings, Season: month, Lang: lang}})
 	}
 	s.cfg.Log.Info("posted last month's tables", "month", month, "places", sent)
+}
+
+// markPosted marks the month's tables posted, by compare-and-swap where the KV can (ErrConflict:
+// another copy marked them first): of two copies posting at once, one does.
+func (s *Service) markPosted(month string, now time.Time) error {
+	sw, ok := s.claims()
+	if !ok {
+		return s.league.MarkPosted(month, now)
+	}
+	_, err := sw.Swap(league.BucketPosted, month, nil, []byte(strconv.Quote(now.Format(time.RFC3339))))
+	return err
 }
 
 // sayAbout gives the text for key about the person id, named by its first argument; but when

@@ -44,25 +44,51 @@ func (s *Service) MovePlace(ctx context.Context, from, to Place) error {
 	t := s.tables[id]
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.st.Status == StatusClosed {
+	for attempt := 1; ; attempt++ {
+		if t.st.Status == StatusClosed || t.st.Place.Key() != from.Key() {
+			return nil // closed, or moved by another copy meanwhile
+		}
+		old := t.st.Place
+		if to.Title == "" {
+			to.Title = old.Title
+		}
+		t.st.Place = to
+		// Every message is new at the new place: nothing the old place showed counts as sent.
+		clear(t.sent)
+		t.handSig = [4]handSig{}
+		cmd := Command{Place: to, Table: id, Verb: VerbMove, Args: []string{old.Key()}}
+		uerr := s.commit(ctx, t, cmd, &outcome{changed: true}, actedNone, false)
+		if uerr == errConflicted && attempt < maxAttempts && s.reload(ctx, t, "conflict") == nil {
+			continue
+		}
+		if uerr != nil {
+			return errStore // the state rolled back to the old place
+		}
+		delete(s.byPlace, from.Key())
+		s.byPlace[to.Key()] = id
+		t.placeKey = to.Key()
+		s.claimMoved(to.Key(), id)
+		s.unswapClaim(from.Key(), id, nil)
+		s.cfg.Log.Info("table moved", "table", id, "from", old.Key(), "to", to.Key())
 		return nil
 	}
-	old := t.st.Place
-	if to.Title == "" {
-		to.Title = old.Title
+}
+
+// claimMoved claims the new place of a table that moved, whatever claimed it before: the platform
+// says the place is the table's old one under a new ID.
+func (s *Service) claimMoved(placeKey, id string) {
+	for range maxAttempts {
+		raw, _, err := s.readClaim(placeKey)
+		if err == nil {
+			err = s.swapClaim(placeKey, raw, id)
+		}
+		if !errors.Is(err, ErrConflict) {
+			if err != nil {
+				s.cfg.Log.Warn("claiming a moved table's place", "place", placeKey, "err", err)
+			}
+			return
+		}
 	}
-	t.st.Place = to
-	// Every message is new at the new place: nothing the old place showed counts as sent.
-	clear(t.sent)
-	t.handSig = [4]handSig{}
-	cmd := Command{Place: to, Table: id, Verb: VerbMove, Args: []string{old.Key()}}
-	if uerr := s.commit(ctx, t, cmd, &outcome{changed: true}, actedNone, false); uerr != nil {
-		return errStore // the state rolled back to the old place
-	}
-	delete(s.byPlace, from.Key())
-	s.byPlace[to.Key()] = id
-	s.cfg.Log.Info("table moved", "table", id, "from", old.Key(), "to", to.Key())
-	return nil
 }
 
 // CloseChat closes every live table in a chat of a platform, in any of its threads: the bot was
@@ -97,16 +123,24 @@ func (s *Service) closeWhere(ctx context.Context, match func(Place) bool, reason
 	var failed error
 	for _, t := range s.all() {
 		t.mu.Lock()
-		p := t.st.Place
-		if match(p) && t.st.Status != StatusClosed {
+		for attempt := 1; ; attempt++ {
+			p := t.st.Place
+			if !match(p) || t.st.Status == StatusClosed {
+				break
+			}
 			var out outcome
 			s.close(t, &out)
 			cmd := Command{Place: p, Table: t.st.ID, Verb: VerbClose, Args: []string{reason}}
-			if uerr := s.commit(ctx, t, cmd, &out, actedNone, false); uerr != nil {
+			uerr := s.commit(ctx, t, cmd, &out, actedNone, false)
+			if uerr == errConflicted && attempt < maxAttempts && s.reload(ctx, t, "conflict") == nil {
+				continue
+			}
+			if uerr != nil {
 				failed = errStore
 			} else {
 				n++
 			}
+			break
 		}
 		t.mu.Unlock()
 	}
@@ -134,7 +168,20 @@ func (s *Service) Pause(ctx context.Context, p Place, paused bool) error {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	st := t.st
+	for attempt := 1; ; attempt++ {
+		err := s.pause(ctx, t, p, paused)
+		if err != errConflicted || attempt == maxAttempts || s.reload(ctx, t, "conflict") != nil {
+			if err != nil {
+				return errStore
+			}
+			return nil
+		}
+	}
+}
+
+// pause is one attempt of Pause (table lock held).
+func (s *Service) pause(ctx context.Context, t *tbl, p Place, paused bool) *userError {
+	st, id := t.st, t.id()
 	if st.Status == StatusClosed || st.Paused == paused || st.Place.Key() != p.Key() {
 		return nil
 	}
@@ -155,7 +202,7 @@ func (s *Service) Pause(ctx context.Context, p Place, paused bool) error {
 	cmd := Command{Place: st.Place, Table: id, Verb: VerbPause, Args: []string{arg}}
 	// Resuming starts the turn's time again: the pause was nobody's delay.
 	if uerr := s.commit(ctx, t, cmd, &out, actedNone, !paused); uerr != nil {
-		return errStore
+		return uerr
 	}
 	s.cfg.Log.Info("table pause", "table", id, "paused", paused)
 	return nil

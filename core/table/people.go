@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
@@ -34,10 +35,21 @@ type users struct {
 	kv    KV
 	log   *slog.Logger
 	prefs map[string]userPrefs // loaded on first use; a missing entry reads as the zero value
+	// With maxAge (copies of the bot on one KV: Config.Shared), an entry is read again once it
+	// is older: a choice made at another copy holds here within maxAge.
+	maxAge time.Duration
+	now    func() time.Time
+	read   map[string]time.Time // when each entry of prefs was read
 }
 
+// sharedPrefsAge is how long a copy trusts what it read of a person's settings when other copies
+// may change them (Config.Shared): they are read at every command otherwise, and a person who
+// just chose a language at one copy and presses a button at another within it is rare.
+const sharedPrefsAge = time.Second
+
 func (u *users) init(kv KV, log *slog.Logger) {
-	u.kv, u.log, u.prefs = kv, log, map[string]userPrefs{}
+	u.kv, u.log, u.prefs, u.read = kv, log, map[string]userPrefs{}, map[string]time.Time{}
+	u.now = time.Now
 }
 
 func (u *users) get(id string) userPrefs {
@@ -47,10 +59,14 @@ func (u *users) get(id string) userPrefs {
 }
 
 func (u *users) getLocked(id string) userPrefs {
-	if p, ok := u.prefs[id]; ok || u.kv == nil || id == "" {
+	p, ok := u.prefs[id]
+	if ok && u.maxAge > 0 && u.now().Sub(u.read[id]) >= u.maxAge {
+		ok = false // another copy may have changed it
+	}
+	if ok || u.kv == nil || id == "" {
 		return p
 	}
-	var p userPrefs
+	p = userPrefs{}
 	data, ok, err := u.kv.Get(bucketUsers, id)
 	switch {
 	case err != nil:
@@ -61,7 +77,7 @@ func (u *users) getLocked(id string) userPrefs {
 			u.log.Error("a person's settings do not decode; using the defaults", "err", err)
 		}
 	}
-	u.prefs[id] = p
+	u.prefs[id], u.read[id] = p, u.now()
 	return p
 }
 
@@ -72,7 +88,7 @@ func (u *users) put(id string, p userPrefs) error {
 			return err
 		}
 	}
-	u.prefs[id] = p
+	u.prefs[id], u.read[id] = p, u.now()
 	return nil
 }
 
@@ -94,6 +110,7 @@ func (u *users) forget(id string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	delete(u.prefs, id)
+	delete(u.read, id)
 }
 
 // adopt takes over a language choice an older table state kept, unless the person has chosen
@@ -195,8 +212,8 @@ func (ps placeSettings) args() []string {
 // proposal is a change to a place's settings some of the people at its table asked for; it is
 // made when all of them have.
 type proposal struct {
-	change string
-	votes  []string
+	Change string   `json:"change"`
+	Votes  []string `json:"votes,omitempty"` // the player IDs of those who asked for it
 }
 
 func (s *Service) settingsVerb(ctx context.Context, _ *tbl, c *call) *userError {
@@ -278,27 +295,67 @@ func (s *Service) voteSettings(cmd Command, change string) (votes, need int, uer
 	if !slices.Contains(humans, cmd.Actor.ID) {
 		return 0, 0, refuse("settings.who")
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	key := cmd.Place.Key()
-	p := s.proposals[key]
-	if p == nil || p.change != change {
-		p = &proposal{change: change}
-		s.proposals[key] = p
-	}
-	if !slices.Contains(p.votes, cmd.Actor.ID) {
-		p.votes = append(p.votes, cmd.Actor.ID)
-	}
 	n := 0
-	for _, v := range p.votes {
-		if slices.Contains(humans, v) {
-			n++
+	err := s.changeProposal(cmd.Place.Key(), func(p *proposal) {
+		if p.Change != change {
+			*p = proposal{Change: change}
 		}
-	}
-	if n >= len(humans) {
-		delete(s.proposals, key)
+		if !slices.Contains(p.Votes, cmd.Actor.ID) {
+			p.Votes = append(p.Votes, cmd.Actor.ID)
+		}
+		n = 0
+		for _, v := range p.Votes {
+			if slices.Contains(humans, v) {
+				n++
+			}
+		}
+		if n >= len(humans) {
+			*p = proposal{} // made: the proposal goes
+		}
+	})
+	if err != nil {
+		s.cfg.Log.Error("counting a vote on a place's settings", "err", err)
+		return 0, 0, storeRefusal(err)
 	}
 	return n, len(humans), nil
+}
+
+// bucketProposals is the service's KV bucket of the changes of places' settings being voted on:
+// place key → proposal. It is in the store, not in a copy's memory, so that votes given at
+// several copies count together; it moves by compare-and-swap where the KV can (Swapper).
+const bucketProposals = "table.proposal"
+
+// changeProposal changes the place's proposal as f says (an empty proposal is none), from the
+// one stored now, again if another copy changed it meanwhile.
+func (s *Service) changeProposal(placeKey string, f func(p *proposal)) error {
+	for attempt := 1; ; attempt++ {
+		raw, found, err := s.cfg.KV.Get(bucketProposals, placeKey)
+		if err != nil {
+			return err
+		}
+		var p proposal
+		if found && json.Unmarshal(raw, &p) != nil {
+			p = proposal{} // one that does not read is started anew
+		}
+		if !found {
+			raw = nil
+		}
+		f(&p)
+		var next []byte
+		if p.Change != "" {
+			next, _ = json.Marshal(p)
+		}
+		sw, ok := s.claims()
+		switch {
+		case !ok && next == nil:
+			return s.cfg.KV.Delete(bucketProposals, placeKey)
+		case !ok:
+			return s.cfg.KV.Put(bucketProposals, placeKey, next)
+		}
+		if _, err = sw.Swap(bucketProposals, placeKey, raw, next); !errors.Is(err, ErrConflict) || attempt == 4*maxAttempts {
+			return err
+		}
+	}
 }
 
 // myDataVerb tells the person who asks, privately, what is kept about them.

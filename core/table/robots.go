@@ -19,7 +19,7 @@ func (t *tbl) actsForItself(seat core.Seat) bool {
 // off the command path: the human command that led here has already been stored and answered.
 func (s *Service) scheduleRobot(t *tbl) {
 	g := t.game()
-	if g == nil || t.thinking || t.st.Paused || s.ctx.Err() != nil {
+	if g == nil || t.thinking || t.st.Paused || s.ctx.Err() != nil || !s.owns() {
 		return
 	}
 	seat := g.ToMove()
@@ -44,8 +44,8 @@ func (s *Service) scheduleRobot(t *tbl) {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		t.thinking = false
-		if t.st.Seq != seq || s.ctx.Err() != nil {
-			s.scheduleRobot(t) // the table moved on meanwhile; think again about the new position
+		if t.st.Seq != seq || s.ctx.Err() != nil || !s.owns() {
+			s.scheduleRobot(t) // the table moved on meanwhile (or the lease): think again about the new position
 			return
 		}
 		s.robotMove(t, seat, m)
@@ -135,8 +135,8 @@ func (s *Service) arm(t *tbl) {
 		t.timer = nil
 	}
 	at, _ := s.deadline(t)
-	if at.IsZero() || s.ctx.Err() != nil {
-		return
+	if at.IsZero() || s.ctx.Err() != nil || !s.owns() {
+		return // no deadline; or the copy holding the timers' lease fires it
 	}
 	seq := t.st.Seq
 	t.timer = time.AfterFunc(max(at.Sub(s.cfg.Now()), 0), func() { s.fire(t, seq) })
@@ -147,7 +147,7 @@ func (s *Service) arm(t *tbl) {
 func (s *Service) fire(t *tbl, seq uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.st.Seq != seq || s.ctx.Err() != nil {
+	if t.st.Seq != seq || s.ctx.Err() != nil || !s.owns() {
 		return
 	}
 	st := t.st

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
@@ -63,6 +64,13 @@ type Config struct {
 	Coach Coach
 	// People are what each platform's adapter keeps about people, for Forget to reach.
 	People []People
+	// Leases, when set, say when this copy fires the timers (see timerLease): several copies of
+	// the bot on one store each have their own, held in the store (etcd); LocalLeases for the
+	// only copy. Nil: the service fires its timers from its start, as the only copy.
+	Leases Leases
+	// Shared says other copies of the bot use the same store and KV: what the service keeps of
+	// the KV in memory (people's settings, the leagues) is read again rather than trusted.
+	Shared bool
 }
 
 // Observer hears what the service does, for metrics. Its methods must be quick and safe to call
@@ -110,8 +118,6 @@ type Service struct {
 	tables  map[string]*tbl
 	byPlace map[string]string // place key → the place's current table
 	src     io.Reader         // randomness for table IDs and secrets (random.go)
-	// proposals are the changes of places' settings people at their tables asked for.
-	proposals map[string]*proposal
 
 	// forgetMu lets one Forget run at a time: each writes back the records it read.
 	forgetMu sync.Mutex
@@ -123,6 +129,9 @@ type Service struct {
 	// under the table's lock, before delivery.
 	onPublish func(t *tbl, msgs []Message)
 
+	// timersHeld says this copy holds timerLease (see owns).
+	timersHeld atomic.Bool
+
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // computer players, timers and the janitor in flight
@@ -130,7 +139,14 @@ type Service struct {
 
 // tbl is a table in memory: its stored state plus what is derived from it.
 type tbl struct {
-	mu        sync.Mutex
+	mu sync.Mutex
+	// placeKey is the Key of the table's place, guarded by the service's lock (not the table's):
+	// find reads it without the table's lock, while t.st may be replaced under that lock alone
+	// (a rollback, a reload from the store).
+	placeKey string
+	// tableID and created are st.ID and st.Created, which never change: read under either lock.
+	tableID   string
+	created   int64
 	st        *state
 	opts      Options
 	match     *core.Match // nil in a lobby before the first deal
@@ -149,6 +165,9 @@ type tbl struct {
 	// retry is the timer that tries again, later each time.
 	failures int
 	retry    *time.Timer
+	// claimed is the place's claim as it was before claimPlace claimed the place for this new
+	// table: unclaim gives it back if the table cannot be stored.
+	claimed []byte
 }
 
 // New makes a service; call Resume to load stored tables.
@@ -181,10 +200,14 @@ func New(cfg Config) *Service {
 		cfg.KV = NewMemStore() // the settings and the leagues last until the service stops
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Service{cfg: cfg, tables: map[string]*tbl{}, byPlace: map[string]string{}, proposals: map[string]*proposal{},
+	s := &Service{cfg: cfg, tables: map[string]*tbl{}, byPlace: map[string]string{},
 		src: randomSource(cfg), ctx: ctx, cancel: cancel}
 	s.users.init(cfg.KV, cfg.Log)
 	s.league = league.NewCache(cfg.KV, cfg.Log)
+	if cfg.Shared {
+		s.users.maxAge, s.users.now = sharedPrefsAge, cfg.Now
+		s.league.Shared()
+	}
 	return s
 }
 
@@ -213,6 +236,15 @@ func (s *Service) Close() {
 // lets computer players continue; then it prunes what has outlived the retention period, now and
 // every PruneEvery. A table that cannot be read is logged and skipped.
 func (s *Service) Resume(ctx context.Context) error {
+	// The revision before the tables are read: watching from the one after it, no change another
+	// copy commits is missed (one may come twice; the table's Seq tells).
+	w, watching := s.cfg.Store.(Watcher)
+	var from uint64
+	if watching {
+		if rev, err := w.Revision(); err == nil {
+			from = rev + 1
+		}
+	}
 	var loaded []*tbl
 	err := s.cfg.Store.Tables(func(id string, data []byte) error {
 		t, err := s.load(data)
@@ -232,10 +264,19 @@ func (s *Service) Resume(ctx context.Context) error {
 		s.scheduleRobot(t)
 		t.mu.Unlock()
 	}
-	s.prune()
-	s.postSeasons(ctx)
+	if s.cfg.Leases == nil {
+		s.prune()
+		s.postSeasons(ctx)
+	} else {
+		s.wg.Add(1)
+		go s.keepTimers() // which prunes and posts once it holds their lease
+	}
 	s.wg.Add(1)
 	go s.janitor()
+	if watching {
+		s.wg.Add(1)
+		go s.follow(w, from)
+	}
 	return err
 }
 
@@ -262,11 +303,14 @@ func (s *Service) load(data []byte) (*tbl, error) {
 			return nil, err
 		}
 	}
-	t := &tbl{st: st, opts: opts, match: m, committed: data, sent: map[string]uint64{}}
+	if have, ok := s.tables[st.ID]; ok {
+		return have, nil // loaded meanwhile (the watch, a command naming it): that one stays
+	}
+	t := &tbl{placeKey: st.Place.Key(), tableID: st.ID, created: st.Created, st: st, opts: opts, match: m, committed: data, sent: map[string]uint64{}}
 	s.makeRobots(t)
 	s.tables[st.ID] = t
-	if cur, ok := s.byPlace[st.Place.Key()]; !ok || s.tables[cur].st.Created <= st.Created {
-		s.byPlace[st.Place.Key()] = st.ID
+	if cur, ok := s.byPlace[t.placeKey]; !ok || s.tables[cur].created <= st.Created {
+		s.byPlace[t.placeKey] = st.ID
 	}
 	return t, nil
 }
@@ -281,8 +325,10 @@ func (s *Service) janitor() {
 		case <-s.ctx.Done():
 			return
 		case <-tick.C:
-			s.prune()
-			s.postSeasons(s.ctx)
+			if s.owns() {
+				s.prune()
+				s.postSeasons(s.ctx)
+			}
 		}
 	}
 }
@@ -319,7 +365,8 @@ func (s *Service) PlaceOf(tableID string) (Place, bool) {
 	if !ok {
 		return Place{}, false
 	}
-	// A table's place changes only under the service's lock too (MovePlace).
+	t.mu.Lock() // lock order: service, then table
+	defer t.mu.Unlock()
 	return t.st.Place, true
 }
 
@@ -402,16 +449,17 @@ func (s *Service) atTable(ctx context.Context, spec verbSpec, cmd Command) []Mes
 // current table of the place, else the only table the actor sits at. A command sent in a group
 // or channel acts only on that place's table, whatever its button says.
 func (s *Service) find(cmd Command) (*tbl, *userError) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if cmd.Table != "" {
-		t, ok := s.tables[cmd.Table]
-		if !ok {
-			return nil, refuse("err.closed")
+		// Another copy may have opened it: then it is read from the store now.
+		t, uerr := s.lookup(cmd.Table)
+		if t == nil || uerr != nil {
+			return nil, cmp.Or(uerr, refuse("err.closed"))
 		}
-		// A table's place changes only under the service's lock too (MovePlace): it may be read
-		// here without the table's.
-		key := t.st.Place.Key()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		// A table's place key is kept under the service's lock: it may be read here without the
+		// table's.
+		key := t.placeKey
 		switch {
 		case !cmd.Private && key != cmd.Place.Key():
 			return nil, refuse("err.other_place")
@@ -420,9 +468,20 @@ func (s *Service) find(cmd Command) (*tbl, *userError) {
 		}
 		return t, nil
 	}
-	if id, ok := s.byPlace[cmd.Place.Key()]; ok {
-		return s.tables[id], nil
+	s.mu.Lock()
+	id, ok := s.byPlace[cmd.Place.Key()]
+	s.mu.Unlock()
+	if ok {
+		if t, ok := s.table(id); ok {
+			return t, nil
+		}
 	}
+	// The place's table may be one another copy opened, that this one has not heard of yet.
+	if t, uerr := s.claimedTable(cmd.Place.Key()); t != nil || uerr != nil {
+		return t, uerr
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if cmd.Private {
 		var found []*tbl
 		for _, t := range s.tables {
@@ -515,23 +574,64 @@ type outcome struct {
 }
 
 // exec applies a command of a table verb (table lock held): it gives the replies, and the
-// verb's thinking to do once the lock is released (see outcome.think).
+// verb's thinking to do once the lock is released (see outcome.think). When another copy
+// committed the table first, the command is applied again to the table as read back from the
+// store, a few times at most: a button it made stale is then refused as any stale button is.
 func (s *Service) exec(ctx context.Context, t *tbl, spec verbSpec, cmd Command) ([]Message, func(context.Context) []Message) {
+	for attempt := 1; ; attempt++ {
+		replies, think, conflict := s.execOnce(ctx, t, spec, cmd)
+		if attempt == maxAttempts {
+			return replies, think
+		}
+		if !conflict {
+			// Refused by this copy's state, which may be behind another copy's commit not heard
+			// of yet ("not your turn" for the one whose turn it is now): with other copies on
+			// the store, a refusal is given only from the table as stored.
+			if !s.cfg.Shared || !refused(replies) || !s.behind(t) {
+				return replies, think
+			}
+		}
+		if uerr := s.reload(ctx, t, "conflict"); uerr != nil {
+			return []Message{s.errorReply(cmd, s.langOf(t, cmd.Actor), uerr)}, nil
+		}
+	}
+}
+
+// refused reports whether the replies refuse the command.
+func refused(replies []Message) bool {
+	return slices.ContainsFunc(replies, func(m Message) bool { return m.Kind == KindError })
+}
+
+// behind reports whether the store holds a newer state of the table than this copy (table lock
+// held); a store that cannot say is taken as not.
+func (s *Service) behind(t *tbl) bool {
+	data, ok, err := s.cfg.Store.Table(t.id())
+	if err != nil || !ok {
+		return ok
+	}
+	var st struct {
+		Seq uint64 `json:"seq"`
+	}
+	return json.Unmarshal(data, &st) == nil && st.Seq > t.st.Seq
+}
+
+// execOnce is one attempt of exec; conflict says its commit lost to another copy's.
+func (s *Service) execOnce(ctx context.Context, t *tbl, spec verbSpec, cmd Command) (_ []Message, _ func(context.Context) []Message, conflict bool) {
 	lang := s.langOf(t, cmd.Actor)
 	st := t.st
 	if st.Status == StatusClosed { // closing, not yet out of memory
-		return []Message{s.errorReply(cmd, lang, refuse("err.closed"))}, nil
+		return []Message{s.errorReply(cmd, lang, refuse("err.closed"))}, nil, false
 	}
 	if cmd.EventID != "" && slices.Contains(st.Events, cmd.EventID) {
-		return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate"))}, nil
+		return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate"))}, nil, false
 	}
 	if spec.stale(st, cmd) {
-		return []Message{s.errorReply(cmd, lang, refuse("err.stale"))}, nil
+		return []Message{s.errorReply(cmd, lang, refuse("err.stale"))}, nil, false
 	}
 	// Someone who speaks for the chat has no seat and may take none; what an admin may do without
 	// a seat stays open to them.
 	if cmd.Anonymous && (spec.person || spec.seated && !(spec.admin && cmd.Admin && cmd.Place.Key() == st.Place.Key())) {
-		return []Message{s.errorReply(cmd, lang, refuse("err.anonymous"))}, nil
+		return []Message{s.errorReply(cmd, lang, refuse("err.anonymous"))}, nil, false
 	}
 	// Administering a chat counts in that chat only (find already keeps group commands to their
 	// place; a private command carries no admin right).
@@ -565,17 +665,19 @@ func (s *Service) exec(ctx context.Context, t *tbl, spec verbSpec, cmd Command) 
 	}
 	if uerr != nil {
 		if out.changed { // only the return from away: keep it
-			s.commit(ctx, t, cmd, &outcome{changed: true, public: out.public}, spec.acted, restart)
+			if s.commit(ctx, t, cmd, &outcome{changed: true, public: out.public}, spec.acted, restart) == errConflicted {
+				return []Message{s.errorReply(cmd, lang, errConflicted)}, nil, true
+			}
 		}
-		return []Message{s.errorReply(cmd, lang, uerr)}, nil
+		return []Message{s.errorReply(cmd, lang, uerr)}, nil, false
 	}
 	if out.changed {
 		if uerr := s.commit(ctx, t, cmd, &out, spec.acted, restart); uerr != nil {
-			return []Message{s.errorReply(cmd, lang, uerr)}, nil
+			return []Message{s.errorReply(cmd, lang, uerr)}, nil, uerr == errConflicted
 		}
 	}
 	if out.think == nil {
-		return out.replies, nil
+		return out.replies, nil, false
 	}
 	// What the verb thought holds for the table as it is now: if it moves on meanwhile, the
 	// actor is told so instead.
@@ -588,7 +690,7 @@ func (s *Service) exec(ctx context.Context, t *tbl, spec verbSpec, cmd Command) 
 			return []Message{s.errorReply(cmd, lang, refuse("hint.moved"))}
 		}
 		return []Message{m}
-	}
+	}, false
 }
 
 // commit stores the table's new state with its log entry in one transaction, then (and only
@@ -637,12 +739,13 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome,
 			out.league)
 	}
 	if err != nil {
-		s.cfg.Log.Error("commit failed; rolling back", "table", st.ID, "err", err)
 		s.rollback(t)
-		if errors.Is(err, ErrUnavailable) {
-			return refuse("err.unavailable")
+		if errors.Is(err, ErrConflict) {
+			s.cfg.Log.Info("another copy changed the table first; reading it again", "table", st.ID, "seq", st.Seq)
+			return errConflicted
 		}
-		return refuse("err.internal")
+		s.cfg.Log.Error("commit failed; rolling back", "table", st.ID, "err", err)
+		return storeRefusal(err)
 	}
 	t.committed = data
 	t.failures = 0
@@ -668,7 +771,13 @@ func (s *Service) timedCommit(c Change) error {
 // answer, so a failed commit (a passing disk error) is tried again later instead of leaving the
 // table stalled until a restart: the state rolled back, so the retry decides afresh.
 func (s *Service) commitBackground(t *tbl, cmd Command, out *outcome, acted actedKind, restart bool) {
-	if s.commit(s.ctx, t, cmd, out, acted, restart) == nil {
+	uerr := s.commit(s.ctx, t, cmd, out, acted, restart)
+	if uerr == nil {
+		return
+	}
+	// Another copy moved the table on: what is due now follows from its state (reload re-arms
+	// the timer and lets the computer players think again).
+	if uerr == errConflicted && s.reload(s.ctx, t, "conflict") == nil {
 		return
 	}
 	t.failures++
@@ -716,7 +825,7 @@ func (s *Service) forget(t *tbl) {
 	if t.retry != nil {
 		t.retry.Stop()
 	}
-	id, key := t.st.ID, t.st.Place.Key()
+	id := t.id()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -725,8 +834,8 @@ func (s *Service) forget(t *tbl) {
 		if s.tables[id] == t {
 			delete(s.tables, id)
 		}
-		if s.byPlace[key] == id {
-			delete(s.byPlace, key)
+		if s.byPlace[t.placeKey] == id {
+			delete(s.byPlace, t.placeKey)
 		}
 	}()
 }
@@ -742,7 +851,11 @@ func (s *Service) deliver(ctx context.Context, platform string, msgs []Message) 
 }
 
 // publish sends the table's editable messages whose content changed, and the one-off messages.
-func (s *Service) publish(ctx context.Context, t *tbl, extra []Message) {
+func (s *Service) publish(ctx context.Context, t *tbl, extra []Message) { s.send(ctx, t, extra, true) }
+
+// send is publish; without lessons, a guided game's lesson for the turn is not said (another
+// copy, whose change this copy took in, said it), only noted as said.
+func (s *Service) send(ctx context.Context, t *tbl, extra []Message, lessons bool) {
 	// One-off messages first: a game's summary belongs before the next game's table message.
 	msgs := append([]Message(nil), extra...)
 	for _, m := range s.render(t) {
@@ -753,7 +866,9 @@ func (s *Service) publish(ctx context.Context, t *tbl, extra []Message) {
 		t.sent[m.Key] = fp
 		msgs = append(msgs, m)
 	}
-	msgs = append(msgs, s.learnMessages(t)...)
+	if said := s.learnMessages(t); lessons {
+		msgs = append(msgs, said...)
+	}
 	for i := range msgs {
 		msgs[i].Version, msgs[i].Table = t.st.Seq, t.st.ID
 		if msgs[i].Target.Place == (Place{}) {
@@ -824,17 +939,50 @@ func (s *Service) openTable(ctx context.Context, c *call, welcome string, opts O
 // the ID and secret it draws: a finished match still waiting for a rematch is closed first; a
 // lobby or a match in progress stays, and the command is refused. The old table is stored closed
 // under its own lock alone, never the service's, so that finding any other table does not wait
-// for that commit; the place is taken under the service's lock, so two /new at once open one
-// table, and if another took the place meanwhile, claimPlace starts again with that one. It
-// gives the new table locked, to be stored by the caller (unclaim takes it back if that fails);
-// or the refusal, or dup when the platform delivered the same command again.
+// for that commit. The place is claimed in the store by compare-and-swap (bucketClaims) and then
+// taken under the service's lock, so two /new at once, on one copy or two, open one table: if
+// another took the place meanwhile, claimPlace starts again with that one. It gives the new table
+// locked, to be stored by the caller (unclaim takes it back if that fails); or the refusal, or
+// dup when the platform delivered the same command again.
 func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id string, secret []byte) *tbl) (t *tbl, uerr *userError, dup bool) {
 	key := cmd.Place.Key()
-	for {
+	for attempt := 0; ; attempt++ {
+		if attempt == 4*maxAttempts {
+			return nil, errConflicted, false // the place's claim kept moving under this copy
+		}
+		raw, claim, err := s.readClaim(key)
+		if err != nil {
+			s.cfg.Log.Error("reading a place's table", "place", key, "err", err)
+			return nil, storeRefusal(err), false
+		}
 		s.mu.Lock()
 		prev, had := s.byPlace[key]
 		old := s.tables[prev]
 		s.mu.Unlock()
+		if claim.Table != "" && claim.Table != prev {
+			// Another copy opened a table here that this one has not heard of yet, or is
+			// storing it now.
+			ct, uerr := s.lookup(claim.Table)
+			switch {
+			case uerr != nil:
+				return nil, uerr, false
+			case ct != nil:
+				prev, had, old = claim.Table, true, ct
+			case s.cfg.Now().Sub(time.UnixMilli(claim.At)) < claimPending:
+				// Not live when asked: closed (the place is free), or not stored yet.
+				data, stored, err := s.cfg.Store.Table(claim.Table)
+				if err != nil {
+					return nil, storeRefusal(err), false
+				}
+				if !stored {
+					return nil, refuse("err.table_exists"), false // being opened by another copy
+				}
+				var st struct{ Status Status }
+				if json.Unmarshal(data, &st) == nil && st.Status != StatusClosed {
+					continue // stored just now: it is loaded next time round
+				}
+			}
+		}
 		if had {
 			old.mu.Lock()
 			switch status := old.st.Status; {
@@ -846,6 +994,14 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 				var out outcome
 				s.close(old, &out)
 				uerr = s.commit(ctx, old, Command{Place: old.st.Place, Table: prev, Actor: cmd.Actor, Verb: cmd.Verb}, &out, actedNone, false)
+				if uerr == errConflicted {
+					// Another copy changed it first (a rematch, or closed it itself): decide again.
+					uerr = s.reload(ctx, old, "conflict")
+					if uerr == nil {
+						old.mu.Unlock()
+						continue
+					}
+				}
 			}
 			old.mu.Unlock()
 			if dup || uerr != nil {
@@ -853,16 +1009,26 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 			}
 		}
 		id := s.unusedID() // asks the store: before the service's lock
+		switch err := s.swapClaim(key, raw, id); {
+		case errors.Is(err, ErrConflict):
+			continue // another copy claimed the place meanwhile
+		case err != nil:
+			s.cfg.Log.Error("claiming a place for a new table", "place", key, "err", err)
+			return nil, storeRefusal(err), false
+		}
 		s.mu.Lock()
 		if cur, ok := s.byPlace[key]; ok && cur != prev {
 			s.mu.Unlock()
+			s.unswapClaim(key, id, raw)
 			continue // another table took the place meanwhile
 		}
 		if _, taken := s.tables[id]; taken {
 			s.mu.Unlock()
+			s.unswapClaim(key, id, raw)
 			continue
 		}
 		t = newTable(id, s.newSecret())
+		t.placeKey, t.tableID, t.created, t.claimed = key, id, t.st.Created, raw
 		s.makeRobots(t)
 		t.mu.Lock() // lock order: service, then table
 		s.tables[id], s.byPlace[key] = t, id
@@ -871,11 +1037,26 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 	}
 }
 
-// unclaim takes a table claimPlace made out of memory again: it could not be stored.
+// unswapClaim gives the place's claim back from the table id to what it was before (raw), if no
+// other copy moved it since.
+func (s *Service) unswapClaim(placeKey, id string, raw []byte) {
+	cur, c, err := s.readClaim(placeKey)
+	if err != nil || c.Table != id {
+		return
+	}
+	sw, _ := s.claims()
+	if _, err := sw.Swap(bucketClaims, placeKey, cur, raw); err != nil && !errors.Is(err, ErrConflict) {
+		s.cfg.Log.Warn("giving a place's claim back", "place", placeKey, "err", err)
+	}
+}
+
+// unclaim takes a table claimPlace made out of memory again, and the place's claim back: it
+// could not be stored.
 func (s *Service) unclaim(t *tbl) {
+	s.unswapClaim(t.st.Place.Key(), t.id(), t.claimed)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	id, key := t.st.ID, t.st.Place.Key()
+	id, key := t.id(), t.placeKey
 	delete(s.tables, id)
 	if s.byPlace[key] == id {
 		delete(s.byPlace, key)

@@ -159,12 +159,15 @@ type ViewScore struct {
 // SeatView gives what the person p sees of a table now: the public table, and their own hand if
 // they sit there. false when the table is not in memory (unknown, or closed and gone).
 func (s *Service) SeatView(tableID string, p Player) (SeatView, bool) {
-	t, ok := s.table(tableID)
-	if !ok {
+	t, _ := s.lookup(tableID) // a socket may come to this copy for a table another opened
+	if t == nil {
 		return SeatView{}, false
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.st.Status == StatusClosed {
+		return SeatView{}, false
+	}
 	return s.seatView(t, p), true
 }
 

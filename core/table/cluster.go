@@ -1,0 +1,442 @@
+package table
+
+// Several copies of the bot on one store (issue 24): none is special. Each holds the live tables
+// in memory, as one bot alone does, and each may take any command for any table, so what a copy
+// holds may be behind what another committed. Three things keep them one bot:
+//
+//   - A commit is guarded by the table's Seq (Store.Commit, ErrConflict): a copy whose table is
+//     behind writes nothing, reads the table back (reload) and applies the command again from
+//     there, up to maxAttempts times. A button pressed on two copies at once is applied once: the
+//     second finds it stale, or its event already taken, in the state the first committed.
+//   - The copy hears every table change any copy commits (Watcher, follow) and takes a newer
+//     state in at once: its timers, computer players and the adapters' editable messages follow
+//     the table as it stands, and a table another copy opened appears (as it does when a command
+//     or a web socket names it first: lookup).
+//   - What belongs to a place across tables, which table it has, is claimed in the store by
+//     compare-and-swap (Swapper): of two copies opening a table at one place, one does.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// maxAttempts is how many times a command is applied, from a state read anew each time, before
+// it is refused: each conflict means another copy's commit was applied meanwhile, so a few
+// suffice even at a table pressed from everywhere at once.
+const maxAttempts = 5
+
+// errConflicted is commit's answer when another copy committed the table first (ErrConflict):
+// the table rolled back, and its caller reads it again (reload) and decides afresh. A command
+// that keeps losing gets its text, "something went wrong, nothing was changed".
+var errConflicted = &userError{key: "err.internal"}
+
+// ClusterObserver is an Observer that also hears what keeps copies of the bot on one store in
+// step: the service's Observe may have these methods too. They are called like Observer's.
+type ClusterObserver interface {
+	Observer
+	// Reloaded is a table read again from the store or taken in from another copy's change; why
+	// is "conflict" (a commit lost to another copy's: the command is applied again), "watch"
+	// (another copy's change heard) or "compacted" (the watch fell behind; every table read).
+	Reloaded(why string)
+	// Lease is a lease of this copy's taken (held) or lost.
+	Lease(name string, held bool)
+}
+
+// observeReload tells a ClusterObserver of a reload.
+func (s *Service) observeReload(why string) {
+	if o, ok := s.cfg.Observe.(ClusterObserver); ok {
+		o.Reloaded(why)
+	}
+}
+
+// lookup gives a table by ID: the one in memory, or else the store's, loaded now (another copy
+// opened it, and this one has not heard of it yet). Nil, with no refusal, when the store has no
+// live table by that ID.
+func (s *Service) lookup(id string) (*tbl, *userError) {
+	if t, ok := s.table(id); ok {
+		return t, nil
+	}
+	data, ok, err := s.cfg.Store.Table(id)
+	if err != nil {
+		s.cfg.Log.Error("reading a table", "table", id, "err", err)
+		return nil, storeRefusal(err)
+	}
+	if !ok {
+		return nil, nil
+	}
+	t, err := s.load(data)
+	if err != nil {
+		s.cfg.Log.Error("a stored table does not read", "table", id, "err", err)
+		return nil, refuse("err.internal")
+	}
+	if t != nil {
+		t.mu.Lock()
+		s.caughtUp(s.ctx, t)
+		t.mu.Unlock()
+	}
+	return t, nil
+}
+
+// storeRefusal is what a player is told when the store failed.
+func storeRefusal(err error) *userError {
+	if errors.Is(err, ErrUnavailable) {
+		return refuse("err.unavailable")
+	}
+	return refuse("err.internal")
+}
+
+// reload reads the table back from the store and takes its state in (table lock held): another
+// copy committed it since this one's state. A table the store no longer keeps live leaves memory.
+func (s *Service) reload(ctx context.Context, t *tbl, why string) *userError {
+	data, ok, err := s.cfg.Store.Table(t.st.ID)
+	if err != nil {
+		s.cfg.Log.Warn("reading a table again", "table", t.st.ID, "err", err)
+		return storeRefusal(err)
+	}
+	s.observeReload(why)
+	if !ok {
+		s.gone(t)
+		return nil
+	}
+	if err := s.replace(t, data, true); err != nil {
+		s.cfg.Log.Error("a stored table does not read", "table", t.st.ID, "err", err)
+		return refuse("err.internal")
+	}
+	s.caughtUp(ctx, t)
+	return nil
+}
+
+// replace takes a stored state of the table in (table lock held): when it is newer than the
+// one in memory, or always with force. It reports whether it did.
+func (s *Service) replace(t *tbl, data []byte, force bool) error {
+	st, opts, m, err := decodeState(data)
+	if err != nil {
+		return err
+	}
+	if st.ID != t.st.ID {
+		return errors.New("table: the stored state is another table's")
+	}
+	if !force && st.Seq <= t.st.Seq {
+		return nil
+	}
+	if len(st.Secret) != secretSize {
+		return errors.New("table: a stored state without its secret") // every copy stores it since it loaded it
+	}
+	old := t.st.Place.Key()
+	t.st, t.opts, t.match, t.committed = st, opts, m, data
+	t.failures = 0
+	s.makeRobots(t)
+	if key := st.Place.Key(); key != old {
+		s.movedTo(t, key) // another copy moved the table (MovePlace)
+	}
+	return nil
+}
+
+// movedTo notes in the service's index that the table's place is key now (table lock held): the
+// index is the service's and its lock comes first, so it changes in a goroutine of its own.
+func (s *Service) movedTo(t *tbl, key string) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.tables[t.id()] != t {
+			return
+		}
+		if s.byPlace[t.placeKey] == t.id() {
+			delete(s.byPlace, t.placeKey)
+		}
+		t.placeKey = key
+		if cur, ok := s.byPlace[key]; !ok || s.tables[cur].created <= t.created {
+			s.byPlace[key] = t.id()
+		}
+	}()
+}
+
+// caughtUp brings what follows from a table's state taken in from the store up to date (table
+// lock held): its messages (the adapters' and the web table's), its timer and its computer
+// players; a closed table leaves memory.
+func (s *Service) caughtUp(ctx context.Context, t *tbl) {
+	s.send(ctx, t, nil, false)
+	if t.st.Status == StatusClosed {
+		s.forget(t)
+		return
+	}
+	s.arm(t)
+	s.scheduleRobot(t)
+}
+
+// gone takes a table the store no longer keeps (deleted, or pruned) out of memory (table lock
+// held).
+func (s *Service) gone(t *tbl) {
+	t.st.Status = StatusClosed
+	s.forget(t)
+}
+
+// follow hears every table change committed by any copy, from revision from on, and takes the
+// newer states in (heard), until the service closes. A watch that ends early is started again:
+// from where it stopped after a pause when the store was unreachable, and after reading every
+// table again (reloadAll) when the changes since are no longer kept.
+func (s *Service) follow(w Watcher, from uint64) {
+	defer s.wg.Done()
+	const firstPause, longestPause = 100 * time.Millisecond, 5 * time.Second
+	pause := firstPause
+	for s.ctx.Err() == nil {
+		var ended error
+		for c := range w.Watch(s.ctx, from) {
+			if c.Err != nil {
+				ended = c.Err
+				break
+			}
+			from, pause = c.Rev+1, firstPause
+			s.heard(c)
+		}
+		if s.ctx.Err() != nil {
+			return
+		}
+		if errors.Is(ended, ErrCompacted) || from == 0 {
+			rev, err := w.Revision()
+			if err == nil {
+				s.cfg.Log.Warn("the store no longer keeps the changes since this copy's last; reading every table again", "err", ended)
+				s.observeReload("compacted")
+				s.reloadAll()
+				from = rev + 1
+				continue
+			}
+			ended = err
+		}
+		s.cfg.Log.Warn("the watch of the store's changes ended; watching again", "in", pause, "err", ended)
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, longestPause)
+	}
+}
+
+// heard takes in one table change heard from the store: a newer state of a table in memory, or
+// a live table this copy did not hold.
+func (s *Service) heard(c TableChange) {
+	t, ok := s.table(c.TableID)
+	if !ok {
+		if c.State == nil || c.Closed {
+			return // never held here, or out of memory already
+		}
+		nt, err := s.load(c.State)
+		if err != nil {
+			s.cfg.Log.Error("a table another copy stored does not read", "table", c.TableID, "err", err)
+			return
+		}
+		if nt != nil {
+			nt.mu.Lock()
+			s.caughtUp(s.ctx, nt)
+			nt.mu.Unlock()
+		}
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c.Seq != 0 && c.Seq <= t.st.Seq {
+		return // this copy's own commit, or one it took in already
+	}
+	if c.State == nil {
+		s.gone(t)
+		return
+	}
+	before := t.st.Seq
+	if err := s.replace(t, c.State, false); err != nil {
+		s.cfg.Log.Error("a table another copy stored does not read", "table", c.TableID, "err", err)
+		return
+	}
+	if t.st.Seq != before {
+		s.observeReload("watch")
+		s.caughtUp(s.ctx, t)
+	}
+}
+
+// reloadAll reads every live table again, after the watch fell too far behind: newer states are
+// taken in, new tables loaded, and the tables in memory the store no longer lists as live are
+// read one by one (closed, or gone).
+func (s *Service) reloadAll() {
+	listed := map[string]bool{}
+	err := s.cfg.Store.Tables(func(id string, data []byte) error {
+		listed[id] = true
+		s.heard(TableChange{TableID: id, State: data})
+		return nil
+	})
+	if err != nil {
+		s.cfg.Log.Error("reading the tables again", "err", err)
+		return
+	}
+	for _, t := range s.all() {
+		if listed[t.id()] {
+			continue
+		}
+		t.mu.Lock()
+		if t.st.Status != StatusClosed {
+			s.reload(s.ctx, t, "compacted")
+		}
+		t.mu.Unlock()
+	}
+}
+
+// id is the table's ID, which never changes.
+func (t *tbl) id() string { return t.tableID }
+
+// bucketClaims is the service's KV bucket of which table each place has: place key → placeClaim.
+// It moves by compare-and-swap (Swapper), so of two copies opening a table at one place at once,
+// one does.
+const bucketClaims = "table.claim"
+
+// placeClaim is a place's entry in bucketClaims: its table, and since when it claims the place.
+type placeClaim struct {
+	Table string `json:"table"`
+	At    int64  `json:"at"` // unix ms
+}
+
+// claimPending is how long a claim stands for a table that is not stored yet: its copy is storing
+// it (a commit gives up within the store's timeout, seconds), or died before it did.
+const claimPending = 30 * time.Second
+
+// claims gives the KV as a Swapper, if it is one (every store of the repository is).
+func (s *Service) claims() (Swapper, bool) {
+	sw, ok := s.cfg.KV.(Swapper)
+	return sw, ok
+}
+
+// readClaim gives a place's claim as stored (raw, for the swap) and decoded; a nil raw: none.
+func (s *Service) readClaim(placeKey string) (raw []byte, c placeClaim, err error) {
+	sw, ok := s.claims()
+	if !ok {
+		return nil, c, nil
+	}
+	raw, found, err := sw.Get(bucketClaims, placeKey)
+	if err != nil || !found {
+		return nil, c, err
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		s.cfg.Log.Warn("a place's claim does not read; it is taken anew", "place", placeKey, "err", err)
+		return raw, placeClaim{}, nil
+	}
+	return raw, c, nil
+}
+
+// swapClaim moves a place's claim from old (as read) to the table id (none: ""); ErrConflict
+// when another copy moved it meanwhile.
+func (s *Service) swapClaim(placeKey string, old []byte, id string) error {
+	sw, ok := s.claims()
+	if !ok {
+		return nil
+	}
+	var value []byte
+	if id != "" {
+		value, _ = json.Marshal(placeClaim{Table: id, At: s.cfg.Now().UnixMilli()})
+	}
+	_, err := sw.Swap(bucketClaims, placeKey, old, value)
+	return err
+}
+
+// claimedTable gives the live table the store says the place has, loaded into memory if this
+// copy did not hold it; nil when the place has none.
+func (s *Service) claimedTable(placeKey string) (*tbl, *userError) {
+	_, c, err := s.readClaim(placeKey)
+	if err != nil {
+		s.cfg.Log.Error("reading a place's table", "place", placeKey, "err", err)
+		return nil, storeRefusal(err)
+	}
+	if c.Table == "" {
+		return nil, nil
+	}
+	t, uerr := s.lookup(c.Table)
+	if t == nil || uerr != nil {
+		return nil, uerr
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t.placeKey != placeKey || s.byPlace[placeKey] != t.id() {
+		return nil, nil // the table moved away (MovePlace), or a newer one took the place
+	}
+	return t, nil
+}
+
+// timerLease is the lease under which a copy fires the timers: every table's turn timer, lobby
+// expiry and end of a finished match, the computer players' moves, retries of what a timer did,
+// and the janitor's retention and the month's tables. One lease for all of them, not one per
+// group of tables: what the timers do costs little next to what the copies' commands do, one
+// holder makes a take-over one event that is easy to see and to measure, and leases held by
+// elections would all go to the copy that asks first anyway (groups spread work only with a
+// policy that hands some over). The store's guard (ErrConflict) stays what makes each happen at
+// most once: a copy that lost the lease but fires before it knows writes nothing.
+const timerLease = "timers"
+
+// owns reports whether this copy fires the timers now: always without Config.Leases (the only
+// copy, as before there were leases), else while it holds timerLease.
+func (s *Service) owns() bool { return s.cfg.Leases == nil || s.timersHeld.Load() }
+
+// keepTimers holds timerLease whenever it can until the service closes: on taking it the copy
+// arms every table's timer and lets the computer players think, and runs the janitor once; on
+// losing it (its store out of reach past the lease's time to live) it stops them until it holds
+// the lease again.
+func (s *Service) keepTimers() {
+	defer s.wg.Done()
+	for {
+		held, release, err := s.cfg.Leases.Hold(s.ctx, timerLease)
+		if err != nil {
+			if s.ctx.Err() != nil {
+				return
+			}
+			s.cfg.Log.Warn("waiting for the timers' lease", "err", err)
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		s.timersHeld.Store(true)
+		s.observeLease(timerLease, true)
+		s.cfg.Log.Info("this copy fires the timers now", "lease", timerLease)
+		s.rearmAll()
+		s.prune()
+		s.postSeasons(s.ctx)
+		<-held.Done()
+		release()
+		s.timersHeld.Store(false)
+		s.observeLease(timerLease, false)
+		if s.ctx.Err() != nil {
+			return
+		}
+		s.cfg.Log.Warn("this copy lost the timers' lease; another copy fires them", "lease", timerLease)
+		s.rearmAll() // stops them: arm does nothing without the lease
+	}
+}
+
+// observeLease tells a ClusterObserver of a lease taken or lost.
+func (s *Service) observeLease(name string, held bool) {
+	if o, ok := s.cfg.Observe.(ClusterObserver); ok {
+		o.Lease(name, held)
+	}
+}
+
+// rearmAll arms every table's timer and schedules its computer players as this copy's lease now
+// says.
+func (s *Service) rearmAll() {
+	for _, t := range s.all() {
+		t.mu.Lock()
+		s.arm(t)
+		s.scheduleRobot(t)
+		t.mu.Unlock()
+	}
+}
+
+// Leases are the leases the service holds now (of Config.Leases; the adapters may hold others
+// there); nil without any.
+func (s *Service) Leases() []string {
+	if s.cfg.Leases == nil || !s.timersHeld.Load() {
+		return nil
+	}
+	return []string{timerLease}
+}

@@ -1,0 +1,204 @@
+package table_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
+)
+
+// copies starts n services on one store and KV, as n copies of the bot on one database, each
+// resumed (watching the store); they close when the test ends.
+func copies(t *testing.T, st tabletest.SharedStore, n int, tweak func(i int, c *table.Config)) []*table.Service {
+	t.Helper()
+	var out []*table.Service
+	for i := range n {
+		cfg := table.Config{Store: st, KV: st, Seed: uint64(i + 1), Shared: true, Robots: tabletest.RandomRobots}
+		if tweak != nil {
+			tweak(i, &cfg)
+		}
+		svc := table.New(cfg)
+		t.Cleanup(svc.Close)
+		if err := svc.Resume(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, svc)
+	}
+	return out
+}
+
+// seqAt is a table's sequence number as a copy holds it (0: not held).
+func seqAt(svc *table.Service, id string) uint64 {
+	v, ok := svc.SeatView(id, table.Player{ID: "nobody"})
+	if !ok {
+		return 0
+	}
+	return v.Seq
+}
+
+// converge waits until every copy holds the table at the same sequence number.
+func converge(t *testing.T, svcs []*table.Service, id string) uint64 {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		seqs := make([]uint64, len(svcs))
+		same := true
+		for i, s := range svcs {
+			seqs[i] = seqAt(s, id)
+			same = same && seqs[i] == seqs[0]
+		}
+		if same {
+			return seqs[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the copies hold table %s at %v", id, seqs)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestCopiesTakeTurns: two copies on one store play a table with every command sent to the copy
+// that did not apply the one before (which may not have heard of it yet): every command is
+// applied, once, in order, and both copies end with the same table.
+func TestCopiesTakeTurns(t *testing.T) {
+	ledger := tabletest.NewLedger(table.NewMemStore())
+	svcs := copies(t, ledger, 2, nil)
+	tb, err := tabletest.Open(svcs[0], 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tabletest.Alternate(svcs, tb, 300, "e"); err != nil {
+		t.Fatal(err)
+	}
+	ledger.Check(t)
+	for i := range 300 {
+		if !ledger.Applied(tb.ID, fmt.Sprint("e", i)) {
+			t.Errorf("command %d was answered but is not stored", i)
+		}
+	}
+	if seq := converge(t, svcs, tb.ID); seq != uint64(len(ledger.Entries(tb.ID))) {
+		t.Errorf("the copies hold seq %d, the store %d changes", seq, len(ledger.Entries(tb.ID)))
+	}
+}
+
+// TestDoublePressIsAppliedOnce: the player to move presses their move's button twice at once,
+// each press reaching another copy: one is applied, the other refused, at every table and turn.
+func TestDoublePressIsAppliedOnce(t *testing.T) {
+	ledger := tabletest.NewLedger(table.NewMemStore())
+	svcs := copies(t, ledger, 2, nil)
+	var tables []tabletest.Table
+	for i := range 20 {
+		tb, err := tabletest.Open(svcs[i%2], i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables = append(tables, tb)
+	}
+	once, err := tabletest.DoublePresses(svcs, tables, 10)
+	if err != nil || once != 200 {
+		t.Errorf("%d of 200 double presses applied one press: %v", once, err)
+	}
+	ledger.Check(t)
+}
+
+// TestOneTableAtAPlace: two copies asked at once to open a table at one place open one; the
+// other copy refuses, and both then know the table.
+func TestOneTableAtAPlace(t *testing.T) {
+	ledger := tabletest.NewLedger(table.NewMemStore())
+	svcs := copies(t, ledger, 2, nil)
+	for i := range 50 {
+		place := table.Place{Platform: "test", Chat: fmt.Sprint("g", i)}
+		var wg sync.WaitGroup
+		opened := make([]bool, 2)
+		for c := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p := table.Player{ID: fmt.Sprintf("p%d-%d", i, c), Name: "P"}
+				r := svcs[c].Handle(context.Background(), table.Command{Place: place, Actor: p, Verb: table.VerbNew})
+				opened[c] = len(r) > 0 && r[0].Kind != table.KindError
+			}()
+		}
+		wg.Wait()
+		if opened[0] == opened[1] {
+			t.Fatalf("place %d: opened at copy 0 %v, at copy 1 %v", i, opened[0], opened[1])
+		}
+		for c := range 2 {
+			if id := svcs[c].TableAt(place); id == "" {
+				// Not heard of yet: a command there finds it in the store.
+				p := table.Player{ID: "x", Name: "X"}
+				r := svcs[c].Handle(context.Background(), table.Command{Place: place, Actor: p, Verb: table.VerbBoard})
+				if len(r) == 0 || r[0].Kind == table.KindError && r[0].Reason == "err.no_table" {
+					t.Errorf("place %d: copy %d does not find the table: %v", i, c, r)
+				}
+			}
+		}
+	}
+}
+
+// TestAnotherCopysChangeIsShown: a copy that holds a table shows what another copy applied to
+// it (its outbox gets the table's new live message, so the web table's hub hears of it too), and
+// a table another copy opened appears at it.
+func TestAnotherCopysChangeIsShown(t *testing.T) {
+	ledger := tabletest.NewLedger(table.NewMemStore())
+	outs := []*tabletest.Outbox{{}, {}}
+	svcs := copies(t, ledger, 2, func(i int, c *table.Config) {
+		c.Outboxes = map[string]table.Outbox{"bench": outs[i]}
+	})
+	tb, err := tabletest.Open(svcs[0], 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	converge(t, svcs, tb.ID)
+	if svcs[1].TableAt(tb.Place) != tb.ID {
+		t.Fatalf("the table opened at copy 0 is not at copy 1")
+	}
+	if _, err := tabletest.Step(svcs[0], tb); err != nil {
+		t.Fatal(err)
+	}
+	seq := converge(t, svcs, tb.ID)
+	if m, ok := outs[1].Latest(table.KindLive); !ok || m.Version != seq {
+		t.Errorf("copy 1 showed the live message at version %d (found %v), the table is at %d", m.Version, ok, seq)
+	}
+}
+
+// TestTimersMoveToTheCopyWithTheLease: of two copies, the one holding the timers' lease plays the
+// computer players; when it stops, the other takes the lease and the match goes on there to its
+// end, each change applied once.
+func TestTimersMoveToTheCopyWithTheLease(t *testing.T) {
+	ledger := tabletest.NewLedger(table.NewMemStore())
+	var leases table.LocalLeases // one process: as one lease service for both copies
+	first := table.New(table.Config{Store: ledger, KV: ledger, Seed: 1, Shared: true, Leases: &leases,
+		Robots: tabletest.SlowRobots(time.Millisecond)})
+	if err := first.Resume(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return len(first.Leases()) == 1 })
+	second := copies(t, ledger, 1, func(_ int, c *table.Config) {
+		c.Leases, c.Robots = &leases, tabletest.SlowRobots(time.Millisecond)
+	})[0]
+	if got := second.Leases(); len(got) != 0 {
+		t.Fatalf("both copies hold the timers' lease: %v", got)
+	}
+	id := tabletest.OpenRobots(t, second, table.Place{Platform: "test", Chat: "robots"}, "stripes=3")
+	waitFor(t, func() bool { return len(ledger.Entries(id)) > 20 })
+	first.Close() // its computer players stop; the second copy takes over
+	waitFor(t, func() bool { return len(second.Leases()) == 1 })
+	waitFor(t, func() bool { st, _ := second.Status(id); return st == table.StatusOver })
+	ledger.Check(t)
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("gave up waiting")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}

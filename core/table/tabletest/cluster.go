@@ -1,0 +1,215 @@
+package tabletest
+
+import (
+	"errors"
+	"time"
+
+	"context"
+	"fmt"
+	"github.com/kontermatt/kontermatt/core"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// SharedStore is a store several copies of the bot can share: every store of the repository.
+type SharedStore interface {
+	table.Store
+	table.Swapper
+	table.Watcher
+}
+
+// Ledger is a SharedStore that notes every log entry it committed, from any copy: what the
+// tests of several copies check against (Check).
+type Ledger struct {
+	SharedStore
+	mu      sync.Mutex
+	entries map[string][]table.LogEntry // by table, in commit order
+}
+
+// NewLedger notes what is committed to st.
+func NewLedger(st SharedStore) *Ledger {
+	return &Ledger{SharedStore: st, entries: map[string][]table.LogEntry{}}
+}
+
+// Commit commits and notes the entry of a change that was written.
+func (l *Ledger) Commit(c table.Change) error {
+	err := l.SharedStore.Commit(c)
+	if err == nil && c.State != nil && c.Log.Verb != "" {
+		l.mu.Lock()
+		l.entries[c.TableID] = append(l.entries[c.TableID], c.Log)
+		l.mu.Unlock()
+	}
+	return err
+}
+
+// Entries gives the entries committed for a table, in commit order.
+func (l *Ledger) Entries(id string) []table.LogEntry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.entries[id])
+}
+
+// Check fails the test if a table's committed entries are not one per sequence number, each the
+// next, or if a platform event was applied twice: each change applied once, none lost between.
+func (l *Ledger) Check(tb testing.TB) {
+	tb.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for id, es := range l.entries {
+		events := map[string]uint64{}
+		for i, e := range es {
+			if i > 0 && e.Seq != es[i-1].Seq+1 {
+				tb.Errorf("table %s: change %d committed after %d", id, e.Seq, es[i-1].Seq)
+			}
+			if e.EventID == "" {
+				continue
+			}
+			if at, twice := events[e.EventID]; twice {
+				tb.Errorf("table %s: event %s applied at %d and again at %d", id, e.EventID, at, e.Seq)
+			}
+			events[e.EventID] = e.Seq
+		}
+	}
+}
+
+// Applied reports whether the event was committed at the table.
+func (l *Ledger) Applied(id, eventID string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.ContainsFunc(l.entries[id], func(e table.LogEntry) bool { return e.EventID == eventID })
+}
+
+// Alternate plays n commands at a table through the copies in turn: each command is the one the
+// copy that applied the last one says is next, sent to the following copy, which may not have
+// heard of that last one yet. Every command must be applied; its event ID is "<prefix><i>".
+func Alternate(svcs []*table.Service, t Table, n int, prefix string) error {
+	from := svcs[0]
+	for i := range n {
+		to := svcs[(i+1)%len(svcs)]
+		cmd := Next(from, t)
+		cmd.EventID = fmt.Sprintf("%s%d", prefix, i)
+		if r := to.Handle(context.Background(), cmd); len(r) > 0 && r[0].Kind == table.KindError {
+			return fmt.Errorf("command %d (%s %v) at copy %d: %s", i, cmd.Verb, cmd.Args, (i+1)%len(svcs), r[0].Text)
+		}
+		from = to
+	}
+	return nil
+}
+
+// Outbox keeps what a service delivers, for tests.
+type Outbox struct {
+	mu   sync.Mutex
+	msgs []table.Message
+}
+
+// Deliver keeps the messages.
+func (o *Outbox) Deliver(_ context.Context, msgs []table.Message) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.msgs = append(o.msgs, msgs...)
+}
+
+// Latest gives the newest message of a kind delivered.
+func (o *Outbox) Latest(kind table.Kind) (table.Message, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for i := len(o.msgs) - 1; i >= 0; i-- {
+		if o.msgs[i].Kind == kind {
+			return o.msgs[i], true
+		}
+	}
+	return table.Message{}, false
+}
+
+// SlowRobots makes random players (RandomRobots) that take d for each decision, as real ones
+// think: a match of them lasts long enough to stop a copy in its middle.
+func SlowRobots(d time.Duration) func(level string, seed uint64) table.Decider {
+	return func(level string, seed uint64) table.Decider {
+		return slowPlayer{RandomRobots(level, seed), d}
+	}
+}
+
+type slowPlayer struct {
+	table.Decider
+	d time.Duration
+}
+
+func (p slowPlayer) Decide(ctx context.Context, v core.View) core.Move {
+	select {
+	case <-time.After(p.d):
+	case <-ctx.Done():
+	}
+	return p.Decider.Decide(ctx, v)
+}
+
+// OpenRobots opens a table of four computer players at place (with the options, e.g.
+// "stripes=3"): a person opens it with three computer players, deals and leaves, and a computer
+// finishes the seat. It gives the table's ID.
+func OpenRobots(tb testing.TB, svc *table.Service, place table.Place, opts ...string) string {
+	tb.Helper()
+	p := table.Player{ID: "host:" + place.Chat, Name: "Host"}
+	cmds := []table.Command{{Verb: table.VerbNew, Args: append([]string{"timer=none"}, opts...)},
+		{Verb: table.VerbBot}, {Verb: table.VerbBot}, {Verb: table.VerbBot}, {Verb: table.VerbDeal}, {Verb: table.VerbLeave}}
+	for i, c := range cmds {
+		c.Place, c.Actor, c.EventID = place, p, fmt.Sprintf("open-%s-%d", place.Chat, i)
+		if r := svc.Handle(context.Background(), c); len(r) > 0 && r[0].Kind == table.KindError {
+			tb.Fatalf("%s: %s", c.Verb, r[0].Text)
+		}
+	}
+	return svc.TableAt(place)
+}
+
+// DoublePresses makes, at each table in parallel and rounds times, the player to move press
+// their move's button twice at once, each press at another copy (of the first two): both presses
+// carry the table's sequence number, as two clicks on one button do. It gives how many double
+// presses had exactly one press applied; one with both applied, or none, is an error.
+func DoublePresses(svcs []*table.Service, tables []Table, rounds int) (once int, err error) {
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for ti, t := range tables {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			last := svcs[ti%2]
+			for r := range rounds {
+				cmd := Next(last, t)
+				v, _ := last.SeatView(t.ID, table.Player{ID: "nobody"})
+				cmd.Table, cmd.Seq = t.ID, v.Seq
+				applied := make([]bool, 2)
+				var pair sync.WaitGroup
+				for c := range 2 {
+					pair.Go(func() {
+						press := cmd
+						press.EventID = fmt.Sprintf("press-%d-%d-%d", ti, r, c)
+						rs := svcs[c].Handle(context.Background(), press)
+						applied[c] = len(rs) == 0 || rs[0].Kind != table.KindError
+					})
+				}
+				pair.Wait()
+				mu.Lock()
+				switch {
+				case applied[0] && applied[1]:
+					errs = append(errs, fmt.Errorf("table %d round %d: both presses applied", ti, r))
+				case !applied[0] && !applied[1]:
+					errs = append(errs, fmt.Errorf("table %d round %d: neither press applied (%s %v)", ti, r, cmd.Verb, cmd.Args))
+				default:
+					once++
+				}
+				mu.Unlock()
+				if applied[1] {
+					last = svcs[1]
+				} else if applied[0] {
+					last = svcs[0]
+				} else {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return once, errors.Join(errs...)
+}

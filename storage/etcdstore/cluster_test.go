@@ -1,0 +1,229 @@
+package etcdstore_test
+
+// The table service as several copies of the bot run it on one etcd cluster (issue 24): each
+// copy its own connection, its own leases, one store.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage/etcdstore"
+	"github.com/kontermatt/kontermatt/storage/etcdstore/etcdtest"
+)
+
+// botCopy is one copy of the bot: its connection to the cluster (noted by a Ledger), its leases
+// and its service.
+type botCopy struct {
+	st     *etcdstore.Store
+	ledger *tabletest.Ledger
+	leases *etcdstore.Leases
+	svc    *table.Service
+}
+
+// startCopy starts a copy on the cluster under prefix; it stops when the test ends.
+func startCopy(tb testing.TB, c *etcdtest.Cluster, prefix, name string, robots func(string, uint64) table.Decider) *botCopy {
+	tb.Helper()
+	st, err := etcdstore.Open(etcdstore.Options{Endpoints: c.Endpoints(), Prefix: prefix, Timeout: 2 * time.Second})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	bc := &botCopy{st: st, ledger: tabletest.NewLedger(st), leases: st.Leases(name, 2*time.Second)}
+	bc.svc = table.New(table.Config{Store: bc.ledger, KV: bc.ledger, Leases: bc.leases, Shared: true, Robots: robots,
+		Seed: uint64(len(name)) + uint64(name[0])})
+	tb.Cleanup(bc.stop)
+	if err := bc.svc.Resume(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	return bc
+}
+
+// stop stops the copy as a host does: its leases given up at once.
+func (bc *botCopy) stop() {
+	bc.svc.Close()
+	bc.leases.Close()
+	bc.st.Close()
+}
+
+// kill stops the copy as kill -9 does, from the cluster's view: its connection is gone and its
+// leases are left to run out. The service is closed afterwards only to end its goroutines; it
+// can reach the cluster no more.
+func (bc *botCopy) kill() {
+	bc.st.Close()
+}
+
+// checkLedgers fails the test unless the changes the copies committed to each table, all
+// together, are one per sequence number without a gap, and each platform event is applied once.
+func checkLedgers(t *testing.T, ids []string, copies ...*botCopy) {
+	t.Helper()
+	for _, id := range ids {
+		var all []table.LogEntry
+		for _, bc := range copies {
+			all = append(all, bc.ledger.Entries(id)...)
+		}
+		slices.SortFunc(all, func(a, b table.LogEntry) int { return int(a.Seq) - int(b.Seq) })
+		events := map[string]bool{}
+		for i, e := range all {
+			if e.Seq != uint64(i+1) {
+				t.Fatalf("table %s: change %d where %d belongs (a change applied twice, or one lost)", id, e.Seq, i+1)
+			}
+			if e.EventID != "" && events[e.EventID] {
+				t.Fatalf("table %s: event %s applied twice", id, e.EventID)
+			}
+			events[e.EventID] = true
+		}
+	}
+}
+
+func waitUntil(tb testing.TB, within time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("not within %v: %s", within, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestTwoCopiesPlayAMatch: two copies on a three-member cluster play a table with every command
+// sent to the copy that did not apply the one before; one etcd member is stopped in the middle of
+// the match, which goes on; every command is applied once, and both copies end with the table as
+// stored.
+func TestTwoCopiesPlayAMatch(t *testing.T) {
+	c := etcdtest.Start(t, etcdtest.Options{})
+	a := startCopy(t, c, "match/", "a", tabletest.RandomRobots)
+	b := startCopy(t, c, "match/", "b", tabletest.RandomRobots)
+	svcs := []*table.Service{a.svc, b.svc}
+	tb, err := tabletest.Open(a.svc, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tabletest.Alternate(svcs, tb, 60, "before"); err != nil {
+		t.Fatal(err)
+	}
+	c.Stop(0)
+	if err := tabletest.Alternate(svcs, tb, 60, "after"); err != nil {
+		t.Fatalf("with a member stopped: %v", err)
+	}
+	c.Restart(0)
+	checkLedgers(t, []string{tb.ID}, a, b)
+	stored := uint64(len(a.ledger.Entries(tb.ID)) + len(b.ledger.Entries(tb.ID)))
+	waitUntil(t, 10*time.Second, "both copies hold the table as stored", func() bool {
+		va, _ := a.svc.SeatView(tb.ID, table.Player{})
+		vb, _ := b.svc.SeatView(tb.ID, table.Player{})
+		return va.Seq == stored && vb.Seq == stored
+	})
+}
+
+// TestDoublePressesOnEtcd: 10,000 double presses (100 tables, 100 turns each, in parallel; 2,000
+// under the race detector: pressRounds), each press of a pair at another copy: exactly one of
+// each pair is applied.
+func TestDoublePressesOnEtcd(t *testing.T) {
+	c := etcdtest.Start(t, etcdtest.Options{})
+	a := startCopy(t, c, "presses/", "a", tabletest.RandomRobots)
+	b := startCopy(t, c, "presses/", "b", tabletest.RandomRobots)
+	svcs := []*table.Service{a.svc, b.svc}
+	const tables, rounds = 100, pressRounds
+	var tbs []tabletest.Table
+	var ids []string
+	for i := range tables {
+		tb, err := tabletest.Open(svcs[i%2], i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tbs, ids = append(tbs, tb), append(ids, tb.ID)
+	}
+	start := time.Now()
+	once, err := tabletest.DoublePresses(svcs, tbs, rounds)
+	if err != nil || once != tables*rounds {
+		t.Fatalf("%d of %d double presses applied one press: %v", once, tables*rounds, err)
+	}
+	t.Logf("%d double presses in %v", once, time.Since(start).Round(time.Millisecond))
+	checkLedgers(t, ids, a, b)
+}
+
+// TestKilledCopysTimersMove: the copy that fires the timers (it plays the computer players of a
+// table of four) is killed in the middle of the match; the other copy takes the timers' lease
+// within its time to live and plays the match to its end. Every change is stored once, none
+// that was stored is lost.
+func TestKilledCopysTimersMove(t *testing.T) {
+	c := etcdtest.Start(t, etcdtest.Options{})
+	took := takeOver(t, c, "killed/")
+	if took > 2*time.Second+3*time.Second {
+		t.Errorf("the timers moved %v after the holder died; its lease lives 2 s", took)
+	}
+}
+
+// takeOver runs TestKilledCopysTimersMove under prefix and gives how long after the kill the
+// surviving copy made its first move.
+func takeOver(tb testing.TB, c *etcdtest.Cluster, prefix string) time.Duration {
+	robots := tabletest.SlowRobots(5 * time.Millisecond)
+	a := startCopy(tb, c, prefix, "a", robots)
+	waitUntil(tb, 10*time.Second, "copy a holds the timers", func() bool { return len(a.svc.Leases()) == 1 })
+	b := startCopy(tb, c, prefix, "b", robots)
+	id := tabletest.OpenRobots(tb, b.svc, table.Place{Platform: "test", Chat: "robots"}, "stripes=3")
+	waitUntil(tb, 20*time.Second, "copy a plays", func() bool { return len(a.ledger.Entries(id)) > 10 })
+	if n := len(b.ledger.Entries(id)); n != 6 {
+		tb.Fatalf("copy b, without the timers, made %d changes, want the 6 of opening the table", n)
+	}
+	a.kill()
+	killed := time.Now()
+	waitUntil(tb, 20*time.Second, "copy b plays on", func() bool { return len(b.ledger.Entries(id)) > 6 })
+	took := time.Since(killed)
+	waitUntil(tb, 60*time.Second, "the match ends", func() bool { st, _ := b.svc.Status(id); return st == table.StatusOver })
+	if t, ok := tb.(*testing.T); ok {
+		checkLedgers(t, []string{id}, a, b)
+	}
+	return took
+}
+
+// TestQuorumLostAndBack: without a quorum a move is refused with the localized message that the
+// database cannot be reached, and nothing changes; the computer players stop. When the quorum is
+// back the move is taken, and the table plays on by itself.
+func TestQuorumLostAndBack(t *testing.T) {
+	c := etcdtest.Start(t, etcdtest.Options{})
+	a := startCopy(t, c, "quorum/", "a", tabletest.SlowRobots(time.Millisecond))
+	tb, err := tabletest.Open(a.svc, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	robots := tabletest.OpenRobots(t, a.svc, table.Place{Platform: "test", Chat: "robots"}, "stripes=5")
+	before := len(a.ledger.Entries(tb.ID))
+	c.Stop(1)
+	c.Stop(2)
+	cmd := tabletest.Next(a.svc, tb)
+	cmd.EventID = "no-quorum"
+	r := a.svc.Handle(context.Background(), cmd)
+	if len(r) == 0 || r[0].Reason != "err.unavailable" || !strings.Contains(r[0].Text, "database cannot be reached") {
+		t.Fatalf("a move without a quorum: %+v", r)
+	}
+	if len(a.ledger.Entries(tb.ID)) != before {
+		t.Fatal("a refused move was stored")
+	}
+	c.RestartAll()
+	waitUntil(t, 30*time.Second, "the move is taken again", func() bool {
+		r := a.svc.Handle(context.Background(), cmd)
+		return len(r) == 0 || r[0].Kind != table.KindError
+	})
+	moved := len(a.ledger.Entries(robots))
+	waitUntil(t, 30*time.Second, "the computer players play on", func() bool { return len(a.ledger.Entries(robots)) > moved+5 })
+	checkLedgers(t, []string{tb.ID, robots}, a)
+}
+
+// BenchmarkTakeOver measures how long after the copy firing the timers dies (kill -9: its
+// connection gone, its lease left to run out; 2 s to live) the other copy makes the next
+// computer move. Aim: under 15 s.
+func BenchmarkTakeOver(b *testing.B) {
+	c := etcdtest.Start(b, etcdtest.Options{})
+	var total time.Duration
+	for i := 0; b.Loop(); i++ {
+		total += takeOver(b, c, fmt.Sprintf("takeover%d/", i))
+	}
+	b.ReportMetric(total.Seconds()/float64(b.N), "takeover-s")
+}
