@@ -18,6 +18,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/coach"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/storage"
+	"github.com/kontermatt/kontermatt/storage/etcdstore"
 )
 
 // Main is the running bot: what it was told and the pieces it wired. Open makes them, Run serves
@@ -38,9 +39,10 @@ type Main struct {
 	Store   botStore // the bbolt file, or the etcd cluster (Config.Store)
 	Service *table.Service
 
-	admin *admin
-	term  *terminal.Terminal
-	chats []chatAdapter
+	admin  *admin
+	leases *etcdstore.Leases // with etcd: this copy's leases in the cluster
+	term   *terminal.Terminal
+	chats  []chatAdapter
 }
 
 // TerminalFlags are the terminal table's settings from the command line.
@@ -75,6 +77,7 @@ func (m *Main) Open(ctx context.Context) error {
 		return err
 	}
 	m.Store = store
+	m.leases = copyLeases(store)
 	seed := cfg.Seed // 0: every table's secret from crypto/rand
 	if m.Seed != 0 {
 		seed = m.Seed
@@ -95,7 +98,7 @@ func (m *Main) Open(ctx context.Context) error {
 		outboxes[terminal.Platform] = m.term
 		m.Log = newLogger(m.Stderr, "error", cfg.LogFormat) // the screen is the game's: only failures go to stderr
 		deciders = m.term.Robots(robots)
-	} else if m.chats, err = newChats(cfg, store, m.Log, outboxes); err != nil {
+	} else if m.chats, err = newChats(cfg, store, m.Log, outboxes, m.leases); err != nil {
 		return err
 	}
 	met := newMetrics()
@@ -186,6 +189,9 @@ func (m *Main) Run(ctx context.Context) error {
 func (m *Main) Close() error {
 	if m.Service != nil {
 		m.Service.Close()
+	}
+	if m.leases != nil {
+		_ = m.leases.Close() // another copy takes the leases at once, not after their time to live
 	}
 	closeChats(m.chats, m.Log)
 	if m.admin != nil {
