@@ -78,6 +78,11 @@ type Config struct {
 	// for the hand then carries a one-time link to it.
 	ClientSecret string
 	Web          chat.Web
+
+	// Shared says several copies of the bot deliver through KV (store: etcd): the records of what
+	// each message shows move by compare-and-swap (KV must be a table.Swapper), so that no copy
+	// posts a message another posted or edits it back (adapters/internal/outbox).
+	Shared bool
 }
 
 // Adapter is the bot's Discord connection: every shard, one REST client, one outbox. It is the
@@ -150,6 +155,9 @@ func New(cfg Config) (*Adapter, error) {
 	if cfg.ShardCount < 0 {
 		return nil, errors.New("discord: negative shard count")
 	}
+	if _, ok := cfg.KV.(table.Swapper); cfg.Shared && !ok {
+		return nil, errors.New("discord: several copies (Config.Shared) need a store with compare-and-swap")
+	}
 	a := &Adapter{cfg: cfg, log: cfg.Log.With("platform", Platform), token: strings.TrimPrefix(cfg.Token, "Bot "),
 		kv: cfg.KV, clock: &discordClock{}, identifyWindow: 5 * time.Second, closed: true,
 		dmChan: map[string]string{}, hands: map[string]ephemeralHand{}, lastHand: map[string]newestHand{}, channels: map[string]channelInfo{},
@@ -158,7 +166,8 @@ func New(cfg Config) (*Adapter, error) {
 	a.limit = rate.NewLimiter(rate.Limit(cfg.MaxRate), 10)
 	a.reach = chat.NewUnreachable(a.kv, bucketNoDM, bucketTold, a.log)
 	a.out = outbox.New(outbox.Config[extra]{Platform: platform{a}, KV: a.kv, Bucket: bucketMessages, Log: a.log,
-		Backoff: func(n int) time.Duration { return 500 * time.Millisecond << (n - 1) }, Paused: a.pauseChannel})
+		Backoff: func(n int) time.Duration { return 500 * time.Millisecond << (n - 1) }, Paused: a.pauseChannel,
+		Shared: cfg.Shared, ClaimTTL: a.client.Timeout + 15*time.Second})
 	register(a)
 	a.rest = a.session()
 	a.tokens = newTokenSessions(a.session, tokenLife)

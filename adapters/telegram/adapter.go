@@ -73,7 +73,19 @@ type Config struct {
 	// then link to it (t.me/<bot>/<MiniApp>?startapp=<table>).
 	Web     chat.Web
 	MiniApp string
+
+	// Cluster, when set, says this is one of several copies of the bot on one store (store:
+	// etcd), with the copies' leases. The records of what each message shows move by
+	// compare-and-swap (KV must be a table.Swapper), so that no copy posts a message another
+	// posted or edits it back; a group's 20 messages a minute are counted in the store, for all
+	// copies together; and long polling, which one process at a time may do, runs only in the
+	// copy that holds the lease PollerLease (a webhook needs none: any copy takes any post).
+	// nil: the only copy.
+	Cluster table.Leases
 }
+
+// PollerLease is the lease the copy that long-polls holds (Config.Cluster).
+const PollerLease = "telegram/poller"
 
 // Adapter is one bot: it receives updates for the service and is the service's Telegram Outbox.
 type Adapter struct {
@@ -91,6 +103,7 @@ type Adapter struct {
 	in     serial // updates, one chat at a time
 	groups groups // what the adapter knows of the groups it writes to
 	out    *outbox.Engine[extra]
+	window *chat.Window      // the groups' budget shared by the copies (Config.Cluster); nil: the only copy
 	reach  *chat.Unreachable // users who cannot get private messages (never pressed Start, or blocked the bot)
 	global *rate.Limiter     // all messages together
 	limMu  sync.Mutex
@@ -160,6 +173,10 @@ func New(cfg Config) (*Adapter, error) {
 	if err := cfg.Webhook.Check(); err != nil {
 		return nil, err
 	}
+	sw, swaps := cfg.KV.(table.Swapper)
+	if cfg.Cluster != nil && !swaps {
+		return nil, errors.New("telegram: several copies (Config.Cluster) need a store with compare-and-swap")
+	}
 	a := &Adapter{cfg: cfg, link: chat.NewLink(), log: cfg.Log.With("platform", Platform), red: newRedactor(cfg.Token, cfg.Webhook.SecretToken), kv: cfg.KV,
 		global: rate.NewLimiter(rate.Limit(cfg.GlobalPerSecond), max(1, int(cfg.GlobalPerSecond))),
 		lims:   map[int64]*limits{}, born: time.Now()}
@@ -173,7 +190,13 @@ func New(cfg Config) (*Adapter, error) {
 	a.bot.SetAPIEndpoint(cfg.APIURL + "/bot%s/%s")
 	a.reach = chat.NewUnreachable(cfg.KV, bucketBlocked, bucketTold, a.log)
 	a.out = outbox.New(outbox.Config[extra]{Platform: platform{a}, KV: cfg.KV, Bucket: bucketMsg, Log: a.log, Merge: mergeItems,
-		Moved: a.sendsMoved, Paused: a.pausePlace, ProbeEvery: probeEvery})
+		Moved: a.sendsMoved, Paused: a.pausePlace, ProbeEvery: probeEvery,
+		Shared: cfg.Cluster != nil, ClaimTTL: cfg.RequestTimeout + 15*time.Second})
+	if cfg.Cluster != nil {
+		// Bot FAQ, "My bot is hitting limits": no more than 20 messages a minute to one group,
+		// and about one a second in one chat.
+		a.window = &chat.Window{KV: sw, Bucket: bucketWindow, N: cfg.GroupPerMinute, Per: time.Minute, Gap: time.Second}
+	}
 	if err := a.whoAmI(); err != nil && !refusedStart(err) {
 		// A refused token is said once, as the reason the platform cannot start.
 		a.log.Warn("Telegram does not answer yet; the bot asks again when it starts receiving updates", "err", err)
@@ -250,15 +273,60 @@ func (a *Adapter) Run(ctx context.Context) error {
 	a.link.Up() // Telegram answered; the polls say from now on
 	a.setCommands()
 
-	pollCtx, stopPoll := context.WithCancel(ctx)
-	defer stopPoll()
-	a.client.setPollContext(pollCtx)
-	a.log.Info("polling for updates")
-	a.poll(pollCtx, hctx)
+	if a.cfg.Cluster != nil {
+		a.pollUnderLease(ctx, hctx)
+	} else {
+		pollCtx, stopPoll := context.WithCancel(ctx)
+		defer stopPoll()
+		a.client.setPollContext(pollCtx)
+		a.log.Info("polling for updates")
+		a.poll(pollCtx, hctx, func() bool { return true })
+	}
 	a.stopping.Store(true)
 	a.in.wait()
 	a.log.Info("stopped polling")
 	return nil
+}
+
+// pollUnderLease long-polls while this copy holds PollerLease, until ctx ends: Telegram gives a
+// bot's updates to one poll at a time (see conflict.go), so of several copies one polls and the
+// others wait to take over, within the lease's time to live of the holder's death. The lease is
+// kept until the last updates taken are confirmed, so the next holder starts after them; a
+// copy that lost it stops at once and confirms nothing (the next holder gets again what it had
+// not confirmed, and the service applies each update once: Command.EventID).
+func (a *Adapter) pollUnderLease(ctx, hctx context.Context) {
+	for ctx.Err() == nil {
+		// The lease outlives ctx, so that a copy that stops confirms before it hands over;
+		// only waiting for it ends with ctx.
+		holdCtx, drop := context.WithCancel(context.WithoutCancel(ctx))
+		stopWaiting := context.AfterFunc(ctx, drop)
+		held, release, err := a.cfg.Cluster.Hold(holdCtx, PollerLease)
+		if !stopWaiting() || err != nil {
+			drop()
+			if release != nil {
+				release()
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			a.log.Warn("the poller lease cannot be had now; trying again", "in", pollRetry, "err", err)
+			sleep(ctx, pollRetry)
+			continue
+		}
+		a.log.Info("this copy holds the poller lease: polling for updates", "lease", PollerLease)
+		pollCtx, stopPoll := context.WithCancel(held)
+		stop := context.AfterFunc(ctx, stopPoll)
+		a.client.setPollContext(pollCtx)
+		a.poll(pollCtx, hctx, func() bool { return held.Err() == nil })
+		stop()
+		stopPoll()
+		lost := held.Err() != nil
+		release()
+		drop()
+		if lost && ctx.Err() == nil {
+			a.log.Warn("this copy lost the poller lease (the store was out of reach): another copy polls now; this one waits to take over", "lease", PollerLease)
+		}
+	}
 }
 
 // Close sends what is queued, for at most CloseTimeout, and stops. Call it after the service's

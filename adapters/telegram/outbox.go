@@ -33,6 +33,7 @@ const (
 	bucketPending = "telegram.pending" // "table/user" → []table.Message: the table's messages held back while the user is blocked
 	bucketTold    = "telegram.told"    // "table/user" → "1": the group was shown the deep link
 	bucketRecent  = "telegram.recent"  // group → unix ms until which its minute window may hold our messages
+	bucketWindow  = "telegram.window"  // group → the unix ms of its recent sends, by every copy (Config.Cluster)
 )
 
 // item is one message on its way to a chat: the engine's item, with what Telegram needs beyond
@@ -216,6 +217,11 @@ func (a *Adapter) newLimits(chat int64) *limits {
 // the new ID (when a send finds the group upgraded, before its queue moves); the new chat's
 // messages sent already, if any, count in the shared bucket too.
 func (a *Adapter) followLimits(from, to int64) {
+	if a.window != nil {
+		if err := a.window.Follow(dest(from), dest(to)); err != nil {
+			a.log.Error("moving a group's shared budget to its supergroup", "chat", to, "err", err)
+		}
+	}
 	old := a.chatLimits(from)
 	a.limMu.Lock()
 	defer a.limMu.Unlock()
@@ -268,11 +274,25 @@ func (a *Adapter) recentUntil(chat int64) time.Time {
 // group it then records, before the message goes out, that the group's minute window holds
 // messages of this process: stored ahead for two minutes at a time, so it costs one write a minute
 // for a busy group and survives a crash right after the send.
+//
+// With several copies of the bot (Config.Cluster) a group's budget is theirs together: the
+// group's window of recent sends is in the store (chat.Window), and durable by itself. Should
+// the store fail, the copy falls back to its own limits for that message.
 func (p platform) Wait(ctx context.Context, d string) error {
 	a := p.a
 	chat, _ := chatOfQueue(d)
 	if chat > 0 && a.isBlocked(chat) {
 		return nil // Show refuses without a request
+	}
+	if a.window != nil && chat < 0 {
+		err := a.window.Wait(ctx, dest(chat))
+		if err == nil {
+			return a.global.Wait(ctx)
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		a.log.Warn("the group's shared budget cannot be read; this copy keeps its own for now", "chat", chat, "err", err)
 	}
 	l := a.chatLimits(chat)
 	for _, r := range l.lims {

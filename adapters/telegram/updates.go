@@ -92,9 +92,9 @@ const pollRetry = 3 * time.Second
 const busyPoll = time.Second
 
 // poll long-polls for updates until ctx ends, handing each to its chat's queue (handled with
-// hctx, which outlives ctx). On the way out it waits for what it took and confirms it, so a clean
-// restart does not get those updates again.
-func (a *Adapter) poll(ctx, hctx context.Context) {
+// hctx, which outlives ctx). On the way out it waits for what it took and, if mayConfirm still
+// says so, confirms it, so a clean restart does not get those updates again.
+func (a *Adapter) poll(ctx, hctx context.Context, mayConfirm func() bool) {
 	w := newWindow()
 	var c conflict
 	failed := false
@@ -141,7 +141,7 @@ func (a *Adapter) poll(ctx, hctx context.Context) {
 	}
 	a.in.wait()
 	offset, _, _ := w.offset()
-	if offset == 0 {
+	if offset == 0 || !mayConfirm() {
 		return
 	}
 	// A short getUpdates with the next offset confirms what was handled; what it returns is not

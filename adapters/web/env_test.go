@@ -48,7 +48,13 @@ type env struct {
 // web's config before New.
 func newEnv(t testing.TB, cfg ...func(*Config)) *env {
 	t.Helper()
-	e := &env{t: t, store: table.NewMemStore(), clock: tabletest.NewClock(time.Date(2026, 5, 1, 20, 0, 0, 0, time.UTC))}
+	return newEnvOn(t, table.NewMemStore(), cfg...)
+}
+
+// newEnvOn is newEnv on a given store: another copy of the bot, when an env runs on it already.
+func newEnvOn(t testing.TB, store *table.MemStore, cfg ...func(*Config)) *env {
+	t.Helper()
+	e := &env{t: t, store: store, clock: tabletest.NewClock(time.Date(2026, 5, 1, 20, 0, 0, 0, time.UTC))}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -249,13 +249,26 @@ var instanceID = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,200}$`)
 const bucketLinks = "web.links"
 
 // redeem checks a one-time link and marks it used; false for a link that is forged, expired or
-// used.
+// used already. Marking it is one compare-and-swap in the store (a link not yet used becomes
+// used), so a link used at one copy of the bot is used at every copy, and of two copies redeeming
+// it at once one wins; a store without it (none in this repository) is asked under a lock.
 func (s *Server) redeem(link string, now time.Time) (ticket, bool) {
 	t, err := s.sign.open(purposeLink, link, now)
 	if err != nil || t.Nonce == "" || !tableID.MatchString(t.Table) {
 		return ticket{}, false
 	}
 	key := t.Table + "/" + t.Nonce
+	if sw, ok := s.cfg.KV.(table.Swapper); ok {
+		_, err := sw.Swap(bucketLinks, key, nil, []byte("1"))
+		if errors.Is(err, table.ErrConflict) {
+			return ticket{}, false // used
+		}
+		if err != nil {
+			s.log.Error("saving a used link", "err", err)
+			return ticket{}, false
+		}
+		return t, true
+	}
 	s.linkMu.Lock()
 	defer s.linkMu.Unlock()
 	_, used, err := s.cfg.KV.Get(bucketLinks, key)

@@ -77,6 +77,7 @@ func (m *Main) Open(ctx context.Context) error {
 		return err
 	}
 	m.Store = store
+	m.leases = copyLeases(store)
 	seed := cfg.Seed // 0: every table's secret from crypto/rand
 	if m.Seed != 0 {
 		seed = m.Seed
@@ -97,17 +98,15 @@ func (m *Main) Open(ctx context.Context) error {
 		outboxes[terminal.Platform] = m.term
 		m.Log = newLogger(m.Stderr, "error", cfg.LogFormat) // the screen is the game's: only failures go to stderr
 		deciders = m.term.Robots(robots)
-	} else if m.chats, err = newChats(cfg, store, m.Log, outboxes); err != nil {
+	} else if m.chats, err = newChats(cfg, store, m.Log, outboxes, m.leases); err != nil {
 		return err
 	}
 	met := newMetrics()
 	// Which copy fires the timers: with etcd, the one holding their lease in the cluster; with
 	// bbolt, this one, the only copy.
 	var leases table.Leases = &table.LocalLeases{}
-	etcd, shared := store.(*etcdstore.Store)
+	shared := m.leases != nil
 	if shared {
-		host, _ := os.Hostname()
-		m.leases = etcd.Leases(fmt.Sprintf("%s/%d", host, os.Getpid()), 0)
 		leases = m.leases
 	}
 	m.Service = table.New(table.Config{Store: store, KV: store, Outboxes: outboxes, Robots: deciders, Seed: seed,
@@ -200,7 +199,7 @@ func (m *Main) Close() error {
 		m.Service.Close()
 	}
 	if m.leases != nil {
-		_ = m.leases.Close() // another copy takes the timers at once, not after the time to live
+		_ = m.leases.Close() // another copy takes the leases at once, not after their time to live
 	}
 	closeChats(m.chats, m.Log)
 	if m.admin != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/telegram"
 	"github.com/kontermatt/kontermatt/adapters/web"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/etcdstore"
 )
 
 // chatAdapter is a chat platform's connection: it is the service's Outbox for that platform and
@@ -58,8 +59,14 @@ func (w webChat) Name() string                             { return "web" }
 func (w webChat) Describe() string                         { return "web " + w.Server.PublicURL() }
 
 // newChats makes the configured platforms' adapters and registers each as its platform's Outbox;
-// with the web table on, each platform's outbox also tells it which tables changed.
-func newChats(cfg Config, store table.KV, log *slog.Logger, outboxes map[string]table.Outbox) ([]chatAdapter, error) {
+// with the web table on, each platform's outbox also tells it which tables changed. leases are
+// this copy's in the cluster (store etcd), nil for the only copy: then the adapters share what
+// they say with the other copies, and hold what only one copy may do (the Telegram poller).
+func newChats(cfg Config, store table.KV, log *slog.Logger, outboxes map[string]table.Outbox, leases *etcdstore.Leases) ([]chatAdapter, error) {
+	var cluster table.Leases // nil, not a nil *etcdstore.Leases: the only copy
+	if leases != nil {
+		cluster = leases
+	}
 	var chats []chatAdapter
 	var w *web.Server
 	if cfg.Web.Listen != "" {
@@ -79,7 +86,7 @@ func newChats(cfg Config, store table.KV, log *slog.Logger, outboxes map[string]
 	var dc *discord.Adapter
 	if cfg.Telegram.Token != "" {
 		tcfg := telegram.Config{Token: cfg.Telegram.Token, APIURL: cfg.Telegram.APIURL, KV: store,
-			Log: log, RulesURL: cfg.RulesURL, Webhook: *cfg.telegramWebhook()}
+			Log: log, RulesURL: cfg.RulesURL, Webhook: *cfg.telegramWebhook(), Cluster: cluster}
 		if w != nil {
 			tcfg.Web, tcfg.MiniApp = w, cfg.Telegram.MiniApp
 		}
@@ -93,7 +100,7 @@ func newChats(cfg Config, store table.KV, log *slog.Logger, outboxes map[string]
 	}
 	if cfg.Discord.Token != "" {
 		dcfg := discord.Config{Token: cfg.Discord.Token, GuildID: cfg.Discord.GuildID, APIURL: cfg.Discord.APIURL,
-			ShardCount: cfg.Discord.ShardCount, KV: store, Log: log}
+			ShardCount: cfg.Discord.ShardCount, KV: store, Log: log, Shared: cluster != nil}
 		if w != nil {
 			dcfg.Web, dcfg.ClientSecret = w, cfg.Discord.ClientSecret
 		}

@@ -389,6 +389,10 @@ func (c Config) checkWeb() error {
 		return fmt.Errorf("%w: web.link_key (or KONTERMATT_WEB_LINK_KEY) needs at least %d characters, e.g. from `openssl rand -hex 32`", errConfig, minAdminToken)
 	case c.Telegram.Token == "" && c.Discord.Token == "":
 		return fmt.Errorf("%w: the web table shows the tables of Telegram or Discord: set a chat token too", errConfig)
+	case w.LinkKey == "" && c.Store == "etcd":
+		// Each copy would make a key of its own at start: a link or session signed at one copy
+		// would be refused at the next (docs/cluster.md).
+		return fmt.Errorf("%w: with store etcd (several copies of the bot) the web table needs web.link_key (or KONTERMATT_WEB_LINK_KEY), the same on every copy", errConfig)
 	}
 	return nil
 }

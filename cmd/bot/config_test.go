@@ -160,6 +160,7 @@ func TestConfig(t *testing.T) {
 		{"web without a chat", "web:\n  listen: :8480\n  public_url: https://t.example\n", "chat token"},
 		{"mini app without the web", "telegram:\n  token: x\n  mini_app: table\n", "web"},
 		{"client secret without the web", "discord:\n  token: x\n  client_secret: SECRET-c\n", "web"},
+		{"several copies without a link key", "store: etcd\netcd:\n  endpoints: [\"http://127.0.0.1:2379\"]\ntelegram:\n  token: x\nweb:\n  listen: :8480\n  public_url: https://t.example\n", "web.link_key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := loadConfig(writeConfig(t, tc.text), noEnv)

@@ -37,7 +37,7 @@ func TestWebTableWiring(t *testing.T) {
 		t.Fatal(err)
 	}
 	outboxes := map[string]table.Outbox{}
-	chats, err := newChats(cfg, st, slog.New(slog.NewTextHandler(io.Discard, nil)), outboxes)
+	chats, err := newChats(cfg, st, slog.New(slog.NewTextHandler(io.Discard, nil)), outboxes, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,21 +86,29 @@ func (l *Leases) Hold(ctx context.Context, name string) (context.Context, func()
 		if err == nil {
 			held, cancel := context.WithCancel(localHeld)
 			var once sync.Once
-			release := func() {
+			end := func(resign bool) {
 				once.Do(func() {
 					cancel()
-					resign, done := context.WithTimeout(context.Background(), l.s.timeout)
-					defer done()
-					_ = e.Resign(resign) // failing, the key goes with the session's lease
+					if resign {
+						ctx, done := context.WithTimeout(context.Background(), l.s.timeout)
+						defer done()
+						_ = e.Resign(ctx) // failing, the key goes with the session's lease
+					}
 					localRelease()
 				})
 			}
+			release := func() { end(true) }
 			go func() {
 				select {
-				case <-sess.Done(): // lost: the cluster may have given it to another copy
+				case <-sess.Done():
+					// Lost: the cluster may have given it to another copy already. Nothing is
+					// said to the cluster, as a copy that died says nothing: the key goes with
+					// the session's lease, and a copy whose connection was closed is taken
+					// over only when that lease runs out.
+					end(false)
 				case <-held.Done():
+					end(true)
 				}
-				release()
 			}()
 			return held, release, nil
 		}

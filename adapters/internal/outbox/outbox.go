@@ -14,6 +14,14 @@
 // tries the first of them again; the first that goes through ends the pause. Both chat adapters
 // pause the table of such a place (Config.Paused), so that nobody plays on where nobody sees it.
 //
+// Several copies of the bot on one store (Config.Shared) each run an engine, and the same keyed
+// message may reach two of them (each delivers every editable message at its start, a table's
+// moves may be committed at either). Their records are then the store's, not the engine's: each
+// send of a keyed message first claims the record by compare-and-swap (table.Swapper), sends
+// under the claim and settles the record with what it showed, so a message is posted once (a
+// copy that finds a claim waits for it, then edits what the claimer posted) and never edited
+// back to an older version (it skips a version older than the record's).
+//
 // An adapter supplies a Platform: its rate limits (Wait), how to show a message (Show) and what
 // its library's errors mean (Classify). Its own data for each message (a reply-to, a mention)
 // is the engine's type parameter D: one item, typed, with no copy of the engine's fields.
@@ -129,6 +137,17 @@ type Config[D any] struct {
 	// ProbeEvery is how often at most Probe tries a paused destination again: each try the
 	// destination refuses is a request the platform counts against the bot. Default 1 min.
 	ProbeEvery time.Duration
+	// Shared says several copies of the bot deliver through this KV (store: etcd): every record
+	// is read from it afresh and moves by compare-and-swap (KV must be a table.Swapper), a send
+	// of a keyed message under a claim of its record. Off, the engine is the only writer of its
+	// records and keeps them in memory in front of the KV.
+	Shared bool
+	// ClaimTTL is how long a shared record's claim holds: a copy that died while sending leaves
+	// its claim, and another copy takes the message over after this long. Longer than a send may
+	// take (the adapter's request timeout). Default 45 s.
+	ClaimTTL time.Duration
+	// Now is the clock of the claims; default time.Now.
+	Now func() time.Time
 }
 
 // Engine runs the queues of items with the adapter's data D.
@@ -196,10 +215,23 @@ func New[D any](cfg Config[D]) *Engine[D] {
 	if cfg.ProbeEvery <= 0 {
 		cfg.ProbeEvery = time.Minute
 	}
+	if cfg.ClaimTTL <= 0 {
+		cfg.ClaimTTL = 45 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	e := &Engine[D]{cfg: cfg, queues: map[string]*queue[D]{}, stopTick: make(chan struct{})}
 	e.changed = sync.NewCond(&e.mu)
 	e.life, e.lifeStop = context.WithCancel(context.Background())
 	e.recs.init(cfg.KV, cfg.Bucket, cfg.Log)
+	if cfg.Shared {
+		sw, ok := cfg.KV.(table.Swapper)
+		if !ok {
+			panic("outbox: Config.Shared needs a KV that is a table.Swapper")
+		}
+		e.recs.share(sw, cfg.ClaimTTL, cfg.Now)
+	}
 	go e.tick()
 	return e
 }
@@ -332,7 +364,20 @@ func (e *Engine[D]) work(q *queue[D]) {
 			return
 		}
 		dest := q.dest
+		head := q.items[0]
+		key, version, sum, repost := head.Key, head.Version, head.Sum, head.Repost
 		e.mu.Unlock()
+		if e.recs.shared() && key != "" && !repost && e.recs.stale(key, version, sum) {
+			// Another copy showed it already: skipped before it waits for any limit (each
+			// copy delivers every editable message at its start).
+			e.mu.Lock()
+			if len(q.items) > 0 && q.items[0] == head && head.Version == version {
+				q.items = q.items[1:]
+				e.stats.Skipped++
+			}
+			e.mu.Unlock()
+			continue
+		}
 		if err := e.cfg.Platform.Wait(e.life, dest); err != nil {
 			e.mu.Lock()
 			n := len(q.items)
@@ -378,8 +423,12 @@ func (e *Engine[D]) skipShown(q *queue[D]) {
 		if it.Key == "" || it.Repost {
 			return
 		}
-		rec, ok := e.recs.get(it.Key)
-		if !ok || it.Version >= rec.Version && it.Sum != rec.Sum {
+		if e.recs.shared() {
+			// The cache is only what this copy saw last: only an older version is surely stale.
+			if rec, ok := e.recs.cached(it.Key); !ok || it.Version >= rec.Version {
+				return
+			}
+		} else if rec, ok := e.recs.get(it.Key); !ok || it.Version >= rec.Version && it.Sum != rec.Sum {
 			return
 		}
 		q.items = q.items[1:]
@@ -390,7 +439,21 @@ func (e *Engine[D]) skipShown(q *queue[D]) {
 // send shows one item and deals with the outcome.
 func (e *Engine[D]) send(q *queue[D], it *Item[D]) {
 	var rec *Record
-	if it.Key != "" {
+	var cl *claimed
+	if it.Key != "" && e.recs.shared() {
+		var skip bool
+		var err error
+		cl, skip, err = e.recs.claim(e.life, it.Key, it.Version, it.Sum, it.Repost)
+		switch {
+		case skip:
+			e.count(func(s *Stats) { s.Skipped++ })
+			return
+		case err != nil:
+			e.storeFailed(q, it, err)
+			return
+		}
+		rec = cl.shown
+	} else if it.Key != "" {
 		if r, ok := e.recs.get(it.Key); ok {
 			rec = &r
 		}
@@ -414,9 +477,16 @@ func (e *Engine[D]) send(q *queue[D], it *Item[D]) {
 		e.cfg.Log.Info("a paused destination takes messages again", "dest", it.Dest)
 	}
 	e.mu.Unlock()
+	if cl != nil {
+		if err == nil {
+			e.recs.settle(cl, Record{Chat: chat, ID: id, Version: it.Version, Sum: it.Sum})
+		} else {
+			e.recs.unclaim(cl)
+		}
+	}
 	if err == nil {
 		e.count(func(s *Stats) { s.Sent++ })
-		if it.Key != "" {
+		if it.Key != "" && cl == nil {
 			moved := rec == nil || rec.Chat != chat || rec.ID != id
 			// A new message's record must survive a crash, or the message would be posted twice;
 			// an edit's can wait for the next write-back.
@@ -473,6 +543,19 @@ func (e *Engine[D]) send(q *queue[D], it *Item[D]) {
 	default:
 		e.failed(it, err)
 	}
+}
+
+// storeFailed handles a send whose record could not be claimed (the store is unreachable): the
+// item is tried again a few times, as after a transient failure.
+func (e *Engine[D]) storeFailed(q *queue[D], it *Item[D], err error) {
+	it.tries++
+	if it.tries < e.cfg.Tries && e.life.Err() == nil {
+		e.cfg.Log.Warn("claiming a message record failed; retrying", "dest", it.Dest, "key", it.Key, "try", it.tries, "err", err)
+		e.requeue(q, it)
+		sleep(e.life, e.cfg.Backoff(it.tries))
+		return
+	}
+	e.failed(it, err)
 }
 
 func (e *Engine[D]) count(f func(*Stats)) {
@@ -721,12 +804,23 @@ func (e *Engine[D]) Discard(match func(*Item[D]) bool) int {
 	return n
 }
 
-// Record gives the record of a Key.
-func (e *Engine[D]) Record(key string) (Record, bool) { return e.recs.get(key) }
+// Record gives the record of a Key (shared: as the store has it now).
+func (e *Engine[D]) Record(key string) (Record, bool) {
+	if e.recs.shared() {
+		return e.recs.fresh(key)
+	}
+	return e.recs.get(key)
+}
 
 // Shown records that a Key's message shows this content now, shown by someone else than the
-// engine (an interaction's response).
-func (e *Engine[D]) Shown(key string, rec Record) { e.recs.put(key, rec, false) }
+// engine (an interaction's response). Shared, a record of a newer version is kept.
+func (e *Engine[D]) Shown(key string, rec Record) {
+	if e.recs.shared() {
+		e.recs.shownShared(key, rec)
+		return
+	}
+	e.recs.put(key, rec, false)
+}
 
 // Forget drops a Key's record: nothing will edit its message any more.
 func (e *Engine[D]) Forget(key string) { e.recs.forget(key) }
@@ -830,6 +924,12 @@ type records struct {
 	log    *slog.Logger
 	recs   map[string]Record
 	dirty  map[string]bool
+	// Shared records (shared.go): the store's compare-and-swap, how long a claim holds, the
+	// claims' clock, and this engine's name in its claims.
+	sw    table.Swapper
+	ttl   time.Duration
+	now   func() time.Time
+	owner string
 }
 
 // maxCached bounds the records kept in memory; beyond it the clean ones are dropped at the next

@@ -1,0 +1,88 @@
+package chat
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// TestWindowHoldsAcrossCopies: two copies of the bot send to one group through one store, 15
+// messages each, as fast as they may. Together they never send more than 20 in any minute, nor
+// two within a second, and all 30 go out within the second minute.
+func TestWindowHoldsAcrossCopies(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		kv := table.NewMemStore()
+		var mu sync.Mutex
+		var sent []time.Time
+		start := time.Now()
+		var wg sync.WaitGroup
+		for range 2 {
+			w := &Window{KV: kv, Bucket: "telegram.window", N: 20, Per: time.Minute, Gap: time.Second}
+			wg.Go(func() {
+				for range 15 {
+					if err := w.Wait(t.Context(), "-100"); err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					sent = append(sent, time.Now())
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		slices.SortFunc(sent, func(a, b time.Time) int { return a.Compare(b) })
+		if len(sent) != 30 {
+			t.Fatalf("%d sent", len(sent))
+		}
+		for i := range sent {
+			if i > 0 && sent[i].Sub(sent[i-1]) < time.Second {
+				t.Errorf("sends %d and %d %v apart", i-1, i, sent[i].Sub(sent[i-1]))
+			}
+			if i >= 20 && sent[i].Sub(sent[i-20]) < time.Minute {
+				t.Errorf("21 sends within %v", sent[i].Sub(sent[i-20]))
+			}
+		}
+		if took := sent[29].Sub(start); took > 2*time.Minute {
+			t.Errorf("30 sends took %v", took)
+		}
+	})
+}
+
+// TestWindowFollowsAMovedGroup: a group that became a supergroup keeps its minute's budget.
+func TestWindowFollowsAMovedGroup(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		kv := table.NewMemStore()
+		w := &Window{KV: kv, Bucket: "telegram.window", N: 3, Per: time.Minute}
+		for range 3 {
+			if err := w.Wait(t.Context(), "-1"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Follow("-1", "-1001"); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if err := w.Wait(t.Context(), "-1001"); err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(start); waited < time.Minute {
+			t.Fatalf("the supergroup's first send waited %v: the group's minute did not count", waited)
+		}
+		for range 2 {
+			if err := w.Wait(t.Context(), "-1001"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		if err := w.Wait(ctx, "-1001"); err == nil {
+			t.Fatal("a full window let a cancelled wait through")
+		}
+	})
+}

@@ -1,0 +1,382 @@
+package telegram
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage/etcdstore"
+	"github.com/kontermatt/kontermatt/storage/etcdstore/etcdtest"
+)
+
+// Several copies of the bot on one store (Config.Cluster): what they say is said once, a
+// group's budget is theirs together, and one of them polls at a time.
+
+// copyTransport is one copy's network to the fake: it notes each getUpdates the copy makes (when
+// it began and ended, and whether Telegram answered 409) and can be cut, as the copy's death.
+type copyTransport struct {
+	name string
+	net  *memTransport
+	log  *pollLog
+}
+
+// pollLog is every copy's getUpdates, in the order they began.
+type pollLog struct {
+	mu    sync.Mutex
+	polls []poll
+}
+
+type poll struct {
+	copy       string
+	begin, end time.Time
+	status     int // 0: no answer (cut, cancelled)
+}
+
+func (c copyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !strings.HasSuffix(req.URL.Path, "/getUpdates") {
+		return c.net.RoundTrip(req)
+	}
+	c.log.mu.Lock()
+	i := len(c.log.polls)
+	c.log.polls = append(c.log.polls, poll{copy: c.name, begin: time.Now()})
+	c.log.mu.Unlock()
+	resp, err := c.net.RoundTrip(req)
+	c.log.mu.Lock()
+	c.log.polls[i].end = time.Now()
+	if err == nil {
+		c.log.polls[i].status = resp.StatusCode
+	}
+	c.log.mu.Unlock()
+	return resp, err
+}
+
+// firstBy is when the copy's first getUpdates after t began (zero: none).
+func (l *pollLog) firstBy(copy string, after time.Time) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, p := range l.polls {
+		if p.copy == copy && p.begin.After(after) {
+			return p.begin
+		}
+	}
+	return time.Time{}
+}
+
+// check fails the test for two copies' polls at once, or a poll Telegram ended with 409.
+func (l *pollLog) check(t *testing.T) (byCopy map[string]int) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	byCopy = map[string]int{}
+	for i, p := range l.polls {
+		byCopy[p.copy]++
+		if p.status == http.StatusConflict {
+			t.Errorf("copy %s's getUpdates at %v was answered 409: two copies polled at once", p.copy, p.begin.Format("15:04:05.000"))
+		}
+		for _, q := range l.polls[:i] {
+			if q.copy != p.copy && (q.end.IsZero() || q.end.After(p.begin)) {
+				t.Errorf("copy %s polled from %v while copy %s's poll of %v was open", p.copy, p.begin.Format("15:04:05.000"), q.copy, q.begin.Format("15:04:05.000"))
+			}
+		}
+	}
+	return byCopy
+}
+
+// wire is a copy's connection to the etcd members: a TCP proxy per member, which cut drops at
+// once, as the death of the copy's process does from the cluster's view (its connections reset,
+// nothing said on them first: its leases run out rather than being given up).
+type wire struct {
+	mu    sync.Mutex
+	lns   []net.Listener
+	conns []net.Conn
+	cut   bool
+}
+
+// endpoints gives a proxy's address for each of the members'.
+func (w *wire) endpoints(t *testing.T, members []string) []string {
+	var out []string
+	for _, m := range members {
+		target := strings.TrimPrefix(m, "http://")
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.lns = append(w.lns, ln)
+		out = append(out, "http://"+ln.Addr().String())
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				up, err := net.Dial("tcp", target)
+				if err != nil {
+					c.Close()
+					continue
+				}
+				w.mu.Lock()
+				if w.cut {
+					w.mu.Unlock()
+					c.Close()
+					up.Close()
+					return
+				}
+				w.conns = append(w.conns, c, up)
+				w.mu.Unlock()
+				go func() { _, _ = io.Copy(up, c); up.Close() }()
+				go func() { _, _ = io.Copy(c, up); c.Close() }()
+			}
+		}()
+	}
+	t.Cleanup(w.drop)
+	return out
+}
+
+// drop cuts every connection and takes no new ones.
+func (w *wire) drop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.cut = true
+	for _, ln := range w.lns {
+		ln.Close()
+	}
+	for _, c := range w.conns {
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0) // a reset, as after kill -9
+		}
+		c.Close()
+	}
+}
+
+// botCopy is one copy of the bot: its store client, its leases, its service and its adapter.
+type botCopy struct {
+	name  string
+	net   *memTransport
+	wire  *wire
+	store *etcdstore.Store
+	a     *Adapter
+	svc   *table.Service
+	stop  context.CancelFunc
+	done  chan error
+}
+
+// startCopy starts a copy of the bot on the cluster, polling (or waiting to) at once.
+func startCopy(t *testing.T, name string, f *fakeAPI, c *etcdtest.Cluster, log *pollLog, logs *tabletest.Buffer) *botCopy {
+	t.Helper()
+	w := &wire{}
+	st, err := etcdstore.Open(etcdstore.Options{Endpoints: w.endpoints(t, c.Endpoints()), Prefix: "bot/", Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	net := f.Transport()
+	lg := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("copy", name)
+	a, err := New(Config{Token: testToken, APIURL: "http://api.fake", KV: st, Log: lg,
+		Client:  &http.Client{Transport: copyTransport{name: name, net: net, log: log}},
+		Cluster: st.Leases(name, etcdstore.DefaultLeaseTTL), PollTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := table.New(table.Config{Store: st, Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots, Log: lg})
+	a.Attach(svc)
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := svc.Resume(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b := &botCopy{name: name, net: net, wire: w, store: st, a: a, svc: svc, stop: cancel, done: make(chan error, 1)}
+	go func() { b.done <- a.Run(ctx) }()
+	t.Cleanup(func() {
+		b.stop()
+		<-b.done
+		b.svc.Close()
+		b.a.Close()
+		b.store.Close()
+	})
+	return b
+}
+
+// kill ends the copy as kill -9 would: its network to Telegram and its connections to etcd go at
+// once, and it gives up no lease (the cluster lets its lease run out).
+func (b *botCopy) kill() {
+	b.net.cut.Store(true)
+	b.wire.drop()
+}
+
+// waitFor polls cond until it holds or d passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, d)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestOneCopyPollsAndAStandbyTakesOver: two copies of the bot on a 3-member etcd cluster, one
+// bot token. Only the copy holding the poller lease calls getUpdates (Telegram would end the
+// other's poll with 409), the other waits. The holder is killed: the standby polls within 15 s,
+// and every command sent meanwhile is answered once.
+func TestOneCopyPollsAndAStandbyTakesOver(t *testing.T) {
+	c := etcdtest.Start(t, etcdtest.Options{})
+	f := newFake(testToken)
+	log, logs := &pollLog{}, &tabletest.Buffer{}
+	a := startCopy(t, "a", f, c, log, logs)
+	waitFor(t, 10*time.Second, "copy a polls", func() bool { return !log.firstBy("a", time.Time{}).IsZero() })
+	b := startCopy(t, "b", f, c, log, logs)
+	users := make([]tgUser, 8)
+	for i := range users {
+		users[i] = tgUser{ID: int64(201 + i), First: "User" + strconv.Itoa(i), Lang: "en"}
+		f.setStarted(users[i].ID)
+	}
+	answered := func(u tgUser) int { return len(f.messages(u.ID)) }
+	// While a polls, b waits: a answers everything.
+	for _, u := range users[:4] {
+		f.command(u, u.ID, 0, "/help@"+botUsername)
+	}
+	waitFor(t, 10*time.Second, "the first commands answered", func() bool {
+		for _, u := range users[:4] {
+			if answered(u) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	// a confirms what it handled with its next poll: wait for it, so that b does not get those
+	// updates again (that they would be applied once even then is the service's EventID).
+	waitFor(t, 5*time.Second, "a confirmed the updates", func() bool { return len(f.pending()) == 0 })
+	time.Sleep(300 * time.Millisecond)
+	if n := log.firstBy("b", time.Time{}); !n.IsZero() {
+		t.Fatalf("copy b polled at %v while a held the lease", n)
+	}
+
+	died := time.Now()
+	a.kill()
+	for _, u := range users[4:] {
+		f.command(u, u.ID, 0, "/help@"+botUsername) // while nobody polls: Telegram keeps them
+	}
+	waitFor(t, 15*time.Second, "copy b polls after a died", func() bool { return !log.firstBy("b", died).IsZero() })
+	tookOver := log.firstBy("b", died).Sub(died)
+	t.Logf("copy b polled %v after copy a died (lease time to live %v)", tookOver.Round(10*time.Millisecond), etcdstore.DefaultLeaseTTL)
+	if tookOver < etcdstore.DefaultLeaseTTL/3 {
+		t.Errorf("copy b polled %v after a died: before a's lease could run out", tookOver)
+	}
+	waitFor(t, 10*time.Second, "the commands sent meanwhile answered", func() bool {
+		for _, u := range users[4:] {
+			if answered(u) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	time.Sleep(500 * time.Millisecond) // time for a second answer, if one were coming
+	for _, u := range users {
+		if n := answered(u); n != 1 {
+			t.Errorf("user %d's /help answered %d times", u.ID, n)
+		}
+	}
+	byCopy := log.check(t)
+	if byCopy["a"] == 0 || byCopy["b"] == 0 {
+		t.Errorf("polls by copy: %v", byCopy)
+	}
+	if !strings.Contains(logs.String(), "copy=b") || strings.Contains(logs.String(), testSecret) {
+		t.Error("the copies' logs are missing, or hold the token")
+	}
+	_ = b
+}
+
+// TestCopiesShareAGroupsBudget: two copies of the bot send to one group at once, 15 messages
+// each. Together they keep Telegram's 20 messages a minute: no flood 429, and all 30 go out.
+func TestCopiesShareAGroupsBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
+		copies := twoCopies(t, f, store, logs)
+		for i := range 15 {
+			for n, e := range copies {
+				e.a.Deliver(context.Background(), []table.Message{{Target: table.Target{Kind: table.ToPlace, Place: placeOf(group, 0)},
+					Kind: table.KindNotice, Text: fmt.Sprintf("notice %d from copy %d", i, n)}})
+			}
+		}
+		settle(3 * time.Minute)
+		got := len(f.messages(group))
+		t.Logf("%d messages, at most %d in a minute, %d floods", got, f.maxPerMinute(group), f.floodCount())
+		if got != 30 {
+			t.Errorf("%d of 30 messages reached the group", got)
+		}
+		if n := f.maxPerMinute(group); n > 20 || f.floodCount() > 0 {
+			t.Errorf("%d messages in a minute, %d refused by the flood limit", n, f.floodCount())
+		}
+	})
+}
+
+// TestCopiesPostATableMessageOnce: two copies deliver the same table messages (each delivers
+// every editable message at its start, and either may commit a table's moves): the group gets
+// one message for each, edited to its last version.
+func TestCopiesPostATableMessageOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
+		copies := twoCopies(t, f, store, logs)
+		live := func(v uint64) []table.Message {
+			return []table.Message{{Target: table.Target{Kind: table.ToPlace, Place: placeOf(group, 0)}, Kind: table.KindLive,
+				Key: "t1/live/1", Version: v, Table: "t1", Text: fmt.Sprintf("the table, version %d", v)}}
+		}
+		// The first post is slow: both copies want to send while it is on its way.
+		release := f.stallCalls("sendMessage")
+		for _, e := range copies {
+			e.a.Deliver(context.Background(), live(1))
+		}
+		settle(5 * time.Second)
+		release()
+		for v := uint64(2); v <= 5; v++ {
+			for _, e := range copies {
+				e.a.Deliver(context.Background(), live(v))
+			}
+		}
+		settle(time.Minute)
+		msgs := f.messages(group)
+		if len(msgs) != 1 {
+			t.Fatalf("%d messages for one table message: %+v", len(msgs), msgs)
+		}
+		if !strings.HasSuffix(msgs[0].Text, "version 5") {
+			t.Errorf("the message shows %q, not the last version", msgs[0].Text)
+		}
+		var shown []string
+		last := 0
+		for _, c := range f.Calls() {
+			if c.Method == "sendMessage" || c.Method == "editMessageText" {
+				v, _ := strconv.Atoi(c.Params["text"][strings.LastIndex(c.Params["text"], " ")+1:])
+				shown = append(shown, c.Method+" v"+strconv.Itoa(v))
+				if v < last {
+					t.Errorf("edited back to version %d after %d", v, last)
+				}
+				last = max(last, v)
+			}
+		}
+		t.Logf("requests: %v", shown)
+	})
+}
+
+// twoCopies starts two copies of the bot on one store, as on etcd: their leases are one
+// process's here (LocalLeases), so one of them polls.
+func twoCopies(t *testing.T, f *fakeAPI, store *table.MemStore, logs *tabletest.Buffer) []*env {
+	leases := &table.LocalLeases{}
+	var copies []*env
+	for range 2 {
+		copies = append(copies, startEnv(t, f, store, logs, func(c *Config) {
+			c.Client = &http.Client{Transport: f.Transport()}
+			c.Cluster = leases
+		}))
+	}
+	return copies
+}
