@@ -78,6 +78,11 @@ type Config struct {
 	// for the hand then carries a one-time link to it.
 	ClientSecret string
 	Web          chat.Web
+
+	// Interactions, when on, has Discord post the interactions to the bot's own HTTP server
+	// (the Interactions Endpoint URL) instead of sending them over the gateway: Run then opens
+	// no gateway connection at all.
+	Interactions Interactions
 }
 
 // Adapter is the bot's Discord connection: every shard, one REST client, one outbox. It is the
@@ -109,6 +114,7 @@ type Adapter struct {
 	appID    string
 	shards   []*discordgo.Session
 	gateway  gatewayState // each shard's connection, for the health check
+	endpoint endpoint     // the interactions endpoint, in HTTP mode
 	inflight sync.WaitGroup
 
 	out   *outbox.Engine[extra]
@@ -150,6 +156,9 @@ func New(cfg Config) (*Adapter, error) {
 	if cfg.ShardCount < 0 {
 		return nil, errors.New("discord: negative shard count")
 	}
+	if err := cfg.Interactions.Check(); err != nil {
+		return nil, fmt.Errorf("discord: %w", err)
+	}
 	a := &Adapter{cfg: cfg, log: cfg.Log.With("platform", Platform), token: strings.TrimPrefix(cfg.Token, "Bot "),
 		kv: cfg.KV, clock: &discordClock{}, identifyWindow: 5 * time.Second, closed: true,
 		dmChan: map[string]string{}, hands: map[string]ephemeralHand{}, lastHand: map[string]newestHand{}, channels: map[string]channelInfo{},
@@ -159,6 +168,9 @@ func New(cfg Config) (*Adapter, error) {
 	a.reach = chat.NewUnreachable(a.kv, bucketNoDM, bucketTold, a.log)
 	a.out = outbox.New(outbox.Config[extra]{Platform: platform{a}, KV: a.kv, Bucket: bucketMessages, Log: a.log,
 		Backoff: func(n int) time.Duration { return 500 * time.Millisecond << (n - 1) }, Paused: a.pauseChannel})
+	if cfg.Interactions.On() {
+		a.endpoint.key, _ = parsePublicKey(cfg.Interactions.PublicKey) // Check parsed it
+	}
 	register(a)
 	a.rest = a.session()
 	a.tokens = newTokenSessions(a.session, tokenLife)
@@ -191,8 +203,8 @@ func (a *Adapter) Close() error {
 	return nil
 }
 
-// Run registers the slash commands, connects every shard and serves interactions until ctx is
-// done; then it closes the gateway connections, waits for the interactions in flight and for the
+// Run registers the slash commands, connects every shard (or in HTTP mode serves the
+// interactions endpoint instead) and serves interactions until ctx is done; then it closes the gateway connections, waits for the interactions in flight and for the
 // queued messages (at most DrainTimeout). If it cannot start it returns a *chat.StartError,
 // having closed what it opened, and may be called again.
 func (a *Adapter) Run(ctx context.Context) error {
@@ -238,6 +250,15 @@ func (a *Adapter) run(ctx context.Context) error {
 	a.mu.Unlock()
 	if err := a.registerCommands(app.ID); err != nil {
 		return a.startError("registering the slash commands", err)
+	}
+	if a.cfg.Interactions.On() {
+		a.mu.Lock()
+		a.closed = false
+		a.mu.Unlock()
+		if err := a.runEndpoint(ctx); err != nil {
+			return err
+		}
+		return nil
 	}
 	gw, err := a.rest.GatewayBot()
 	if err != nil {

@@ -182,8 +182,9 @@ func TestRegistersLocalizedCommands(t *testing.T) {
 
 // A whole match between four people, every move a button press from the right user; it
 // measures what a match costs in REST calls and how fast interactions are answered.
-func TestMatchFourHumans(t *testing.T) {
-	f := newFakeDiscord(t)
+func TestMatchFourHumans(t *testing.T) { eachMode(t, testMatchFourHumans) }
+
+func testMatchFourHumans(t *testing.T, f *fakeDiscord) {
 	store := table.NewMemStore()
 	h := startHarness(t, f, store, store)
 	f.takeLatencies()

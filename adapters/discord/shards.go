@@ -155,22 +155,7 @@ func (a *Adapter) onEvent(_ *discordgo.Session, e *discordgo.Event) {
 	if !ok || ic.Interaction == nil {
 		return
 	}
-	var ch struct {
-		Type     discordgo.ChannelType `json:"type"`
-		Metadata *struct {
-			Locked bool `json:"locked"`
-		} `json:"thread_metadata"`
-	}
-	var x interactionExtras
-	if jsonField(e.RawData, "channel", &ch) {
-		x.thread = ch.Type == discordgo.ChannelTypeGuildPublicThread || ch.Type == discordgo.ChannelTypeGuildPrivateThread ||
-			ch.Type == discordgo.ChannelTypeGuildNewsThread
-		x.private = ch.Type == discordgo.ChannelTypeGuildPrivateThread
-		if x.metadata = x.thread && ch.Metadata != nil; x.metadata {
-			x.locked = ch.Metadata.Locked
-		}
-	}
-	a.onInteraction(ic.Interaction, x)
+	a.onInteraction(ic.Interaction, extrasOf(e.RawData), nil)
 }
 
 // gatewayState follows each shard's gateway connection for the health check: a shard is up from
@@ -204,6 +189,17 @@ func (a *Adapter) Connected() error {
 	g := &a.gateway
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if a.cfg.Interactions.On() {
+		// No gateway: the endpoint is connected once Discord has reached it.
+		serving, err := a.endpointConnected()
+		switch {
+		case !serving && g.start != nil:
+			return g.start
+		case !serving:
+			return chat.ErrNotYet
+		}
+		return err
+	}
 	switch {
 	case g.n == 0 && g.start != nil:
 		return g.start
