@@ -525,6 +525,8 @@ func (f *fakeDiscord) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		f.activityInstance(w, parts[1], parts[3])
 	case r.Method == "POST" && len(parts) == 4 && parts[0] == "interactions" && parts[3] == "callback":
 		f.callback(w, parts[1], parts[2], body, files)
+	case r.Method == "GET" && len(parts) == 5 && parts[0] == "webhooks" && parts[3] == "messages":
+		f.getWebhookMessage(w, parts[1], parts[2], parts[4])
 	case r.Method == "PATCH" && len(parts) == 5 && parts[0] == "webhooks" && parts[3] == "messages":
 		f.editWebhookMessage(w, parts[1], parts[2], parts[4], body, files)
 	case r.Method == "POST" && len(parts) == 3 && parts[0] == "webhooks":
@@ -1106,6 +1108,24 @@ func (f *fakeDiscord) webhookToken(w http.ResponseWriter, app, token string) (*f
 		return in, true
 	}
 	return nil, false
+}
+
+// getWebhookMessage answers Get Original Interaction Response: "Returns the initial Interaction
+// response" (docs: Receiving and Responding), the message as it is now.
+func (f *fakeDiscord) getWebhookMessage(w http.ResponseWriter, app, token, which string) {
+	f.awaitHTTPAnswer(token)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	in, ok := f.webhookToken(w, app, token)
+	if !ok {
+		return
+	}
+	msg, found := f.msgs[in.Original]
+	if which != "@original" || !found {
+		discordError(w, 404, 10008, "Unknown Message")
+		return
+	}
+	writeJSON(w, 200, map[string]any{"id": msg.ID, "channel_id": msg.ChannelID, "content": msg.Content})
 }
 
 func (f *fakeDiscord) editWebhookMessage(w http.ResponseWriter, app, token, which string, body []byte, files []fakeFile) {

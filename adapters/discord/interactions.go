@@ -268,6 +268,7 @@ func (a *Adapter) updateInPlace(r *responder, i *discordgo.Interaction, act tabl
 	case shown && ephemeral:
 		a.rememberHand(r, m.Table, m.Version)
 	case shown:
+		r.confirmAnswer()
 		a.out.Shown(it.Key, outbox.Record{Chat: i.ChannelID, ID: i.Message.ID, Version: it.Version, Sum: it.Sum})
 	default:
 		hold.GiveBack(it) // the outbox sends it after all
@@ -548,6 +549,20 @@ func (r *responder) respond(resp *discordgo.InteractionResponse) error {
 		return err
 	}
 	return r.http.deliver(b)
+}
+
+// confirmAnswer waits, for an interaction that came by HTTP, until Discord has taken its answer,
+// by asking for the interaction's original response (GET .../messages/@original, which is the
+// updated message). An HTTP answer and a REST request have no order between them: an edit of the
+// message the answer updated, sent by the outbox at once, could reach Discord first and be
+// overwritten with the older hand. Over the gateway the callback's own answer says it was taken.
+func (r *responder) confirmAnswer() {
+	if r.http == nil {
+		return
+	}
+	if _, err := r.rest.WebhookMessage(r.i.AppID, r.i.Token, "@original", discordgo.WithContext(r.ctx)); err != nil {
+		r.a.log.Debug("asking for an answered interaction's message", "interaction", r.i.ID, "err", r.a.redact(err.Error()))
+	}
 }
 
 // respondJSON is respond for an answer discordgo's types cannot say (see onAutocomplete).

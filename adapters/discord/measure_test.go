@@ -28,8 +28,9 @@ func openBolt(t testing.TB) *storage.Store {
 
 // A match of four people on the bbolt store: how long from a dispatched interaction to its
 // answer, and what the match costs in REST calls.
-func TestLatencyWithBolt(t *testing.T) {
-	f := newFakeDiscord(t)
+func TestLatencyWithBolt(t *testing.T) { eachMode(t, testLatencyWithBolt) }
+
+func testLatencyWithBolt(t *testing.T, f *fakeDiscord) {
 	st := openBolt(t)
 	h := startHarness(t, f, st, st)
 	before := f.callCounts()
