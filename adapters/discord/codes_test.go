@@ -42,7 +42,9 @@ func testAutoModBlocksATableMessage(t *testing.T, f *fakeDiscord) {
 }
 
 // Blocked while nobody has just acted there: the next one to act in the channel is told, once.
-func TestAutoModBlocksAMessageNobodyCaused(t *testing.T) { eachMode(t, testAutoModBlocksAMessageNobodyCaused) }
+func TestAutoModBlocksAMessageNobodyCaused(t *testing.T) {
+	eachMode(t, testAutoModBlocksAMessageNobodyCaused)
+}
 
 func testAutoModBlocksAMessageNobodyCaused(t *testing.T, f *fakeDiscord) {
 	f.setChannel(fakeChannel{ID: guildChannel, Perms: Permissions, AutoMod: "voldemort"})

@@ -402,4 +402,3 @@ func extrasOf(raw []byte) interactionExtras {
 	}
 	return x
 }
-

@@ -59,7 +59,9 @@ func newFakeDiscordVia(t testing.TB, m receiveMode) *fakeDiscord {
 }
 
 // publicKey is the application's public key as the portal shows it.
-func (f *fakeDiscord) publicKey() string { return hex.EncodeToString(f.signKey.Public().(ed25519.PublicKey)) }
+func (f *fakeDiscord) publicKey() string {
+	return hex.EncodeToString(f.signKey.Public().(ed25519.PublicKey))
+}
 
 // signed makes a post of body to the endpoint signed with key at the time given, as Discord
 // signs it: Ed25519 over X-Signature-Timestamp (Unix seconds) followed by the body, the signature
