@@ -113,8 +113,12 @@ type Adapter struct {
 	shut     bool // Close was called
 	appID    string
 	shards   []*discordgo.Session
-	gateway  gatewayState // each shard's connection, for the health check
-	endpoint endpoint     // the interactions endpoint, in HTTP mode
+	gateway  gatewayState          // each shard's connection, for the health check
+	endpoint endpoint              // the interactions endpoint, in HTTP mode
+	gate     *identifyGate         // paces every shard's IDENTIFYs
+	redo     map[int]bool          // shards whose session is to start anew (see gatedConn)
+	down     map[int]chan struct{} // a shard's session dropped (see keepShard)
+	keepers  sync.WaitGroup
 	inflight sync.WaitGroup
 
 	out   *outbox.Engine[extra]
@@ -162,7 +166,7 @@ func New(cfg Config) (*Adapter, error) {
 	a := &Adapter{cfg: cfg, log: cfg.Log.With("platform", Platform), token: strings.TrimPrefix(cfg.Token, "Bot "),
 		kv: cfg.KV, clock: &discordClock{}, identifyWindow: 5 * time.Second, closed: true,
 		dmChan: map[string]string{}, hands: map[string]ephemeralHand{}, lastHand: map[string]newestHand{}, channels: map[string]channelInfo{},
-		actors: map[string]*responder{}, permsFresh: defaultPermsFresh, dmOpenWait: dmOpenFirstWait}
+		actors: map[string]*responder{}, redo: map[int]bool{}, gate: newIdentifyGate(5 * time.Second), permsFresh: defaultPermsFresh, dmOpenWait: dmOpenFirstWait}
 	a.client = &http.Client{Timeout: 20 * time.Second, Transport: &clockTransport{clock: a.clock, next: newRewriter(cfg.APIURL)}}
 	a.limit = rate.NewLimiter(rate.Limit(cfg.MaxRate), 10)
 	a.reach = chat.NewUnreachable(a.kv, bucketNoDM, bucketTold, a.log)
@@ -271,6 +275,10 @@ func (a *Adapter) run(ctx context.Context) error {
 	if err := checkSessionStarts(gw.SessionStartLimit, n); err != nil {
 		return err
 	}
+	a.gate.mu.Lock()
+	a.gate.window = a.identifyWindow
+	a.gate.mu.Unlock()
+	a.gate.learn(gw.SessionStartLimit, n)
 	a.mu.Lock()
 	a.closed = false
 	a.mu.Unlock()
@@ -286,6 +294,9 @@ func (a *Adapter) run(ctx context.Context) error {
 	if ctx.Err() == nil {
 		a.log.Info("connected", "application", app.Name, "id", app.ID, "guild", a.cfg.GuildID, "shards", n,
 			"session_starts_left", gw.SessionStartLimit.Remaining-n)
+	}
+	for id := range shards {
+		a.keepers.Go(func() { a.keepShard(ctx, id, n) })
 	}
 	sweep := time.NewTicker(time.Minute)
 	defer sweep.Stop()
@@ -309,6 +320,7 @@ func (a *Adapter) stop() {
 	a.shards = nil
 	a.mu.Unlock()
 	closeShards(shards, a.log, a.redact)
+	a.keepers.Wait() // they see closed, and close what they were opening
 	a.inflight.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.DrainTimeout)
 	defer cancel()
@@ -456,6 +468,9 @@ func libraryLog(level, _ int, format string, args ...any) {
 	switch {
 	case strings.Contains(msg, "websocket: close sent"):
 		// The heartbeat goroutine racing our own Close: nothing is wrong.
+	case strings.Contains(msg, errReidentify.Error()):
+		// The gate closed a connection an Invalid Session came on (gate.go); the shard's keeper
+		// says what it does next.
 	case level == discordgo.LogError:
 		lvl = slog.LevelError
 	case level == discordgo.LogWarning:

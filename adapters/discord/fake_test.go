@@ -264,6 +264,8 @@ type fakeDiscord struct {
 	shardSession                       map[int]*fakeSession // shard → its live session
 	identifies                         []map[string]any
 	identifiedAt                       map[int]time.Time // rate_limit_key → last IDENTIFY
+	identifiedAtList                   []time.Time       // when each IDENTIFY came
+	invalidSessions                    int               // IDENTIFYs still to answer with an Invalid Session
 	resumes                            []string          // the address each RESUME came to
 	dispatched                         map[int]int       // shard → interactions sent on it
 	latencies                          []time.Duration
@@ -1213,13 +1215,23 @@ func (f *fakeDiscord) serveWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var sess *fakeSession
+	invalid := false
 	switch first.Op {
 	case 2:
-		sess = f.identify(conn, r, first.D)
+		sess, invalid = f.identify(conn, r, first.D)
 	case 6:
 		sess = f.resume(conn, r, first.D)
 	default:
 		f.fail("expected IDENTIFY or RESUME, got op %d", first.Op)
+	}
+	if invalid {
+		// The connection stays; after an Invalid Session "your app should disconnect", then
+		// identify on a new connection (docs: Gateway, Resuming).
+		var next gatewayOp
+		if err := c.ReadJSON(&next); err == nil && next.Op == 2 {
+			f.fail("an IDENTIFY on the connection its Invalid Session came on")
+		}
+		return
 	}
 	if sess == nil {
 		return
@@ -1253,13 +1265,13 @@ func (f *fakeDiscord) serveWS(w http.ResponseWriter, r *http.Request) {
 // an IDENTIFY over max_concurrency gets an Invalid Session (docs: Gateway, Max Concurrency), and
 // the day's last session start is a test failure: Discord would reset the token (docs: Gateway,
 // Session Start Limit).
-func (f *fakeDiscord) identify(conn *fakeConn, r *http.Request, raw json.RawMessage) *fakeSession {
+func (f *fakeDiscord) identify(conn *fakeConn, r *http.Request, raw json.RawMessage) (sess *fakeSession, invalid bool) {
 	var d map[string]any
 	json.Unmarshal(raw, &d)
 	if d["token"] != "Bot "+f.Token && d["token"] != f.Token {
 		f.fail("IDENTIFY without the token")
 		conn.c.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(4004, "Authentication failed."))
-		return nil
+		return nil, false
 	}
 	shard, shards := 0, 1
 	if s, ok := d["shard"].([]any); ok && len(s) == 2 {
@@ -1269,6 +1281,7 @@ func (f *fakeDiscord) identify(conn *fakeConn, r *http.Request, raw json.RawMess
 	}
 	f.mu.Lock()
 	f.identifies = append(f.identifies, d)
+	f.identifiedAtList = append(f.identifiedAtList, time.Now())
 	f.StartsLeft--
 	left := f.StartsLeft
 	key := shard % max(f.MaxConcurrency, 1)
@@ -1280,24 +1293,33 @@ func (f *fakeDiscord) identify(conn *fakeConn, r *http.Request, raw json.RawMess
 	case left < 0:
 		f.fail("the day's session starts are used up: Discord resets the bot token")
 		conn.c.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(4004, "Authentication failed."))
-		return nil
+		return nil, false
 	case seen && time.Since(last) < f.IdentifyWindow:
 		f.fail("shard %d identified %v after another of its bucket, within %v", shard, time.Since(last), f.IdentifyWindow)
 		conn.send(map[string]any{"op": 9, "d": false})
-		return nil
+		return nil, false
+	case f.invalidSessions > 0:
+		// A gateway incident: the IDENTIFY is answered with an Invalid Session (docs: Gateway
+		// Events, Invalid Session: "the gateway could not initialize a session"), and the
+		// session start is spent all the same.
+		f.mu.Lock()
+		f.invalidSessions--
+		f.mu.Unlock()
+		conn.send(map[string]any{"op": 9, "d": false})
+		return nil, true
 	case shards < f.Shards:
 		conn.c.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(4011, "Sharding required."))
-		return nil
+		return nil, false
 	}
 	f.mu.Lock()
-	sess := &fakeSession{ID: "session-" + f.nextID(), Shard: shard, Shards: shards, conn: conn, valid: true}
+	sess = &fakeSession{ID: "session-" + f.nextID(), Shard: shard, Shards: shards, conn: conn, valid: true}
 	f.sessions[sess.ID], f.shardSession[shard] = sess, sess
 	f.mu.Unlock()
 	f.send(sess, "READY", map[string]any{"v": 10, "session_id": sess.ID,
 		"resume_gateway_url": "ws://" + r.Host + "/ws-resume", "shard": []int{shard, shards},
 		"user":        map[string]any{"id": f.BotID, "username": "kontermatt", "bot": true},
 		"application": map[string]any{"id": f.AppID, "flags": 0}, "guilds": []any{}, "private_channels": []any{}})
-	return sess
+	return sess, false
 }
 
 // resume continues a session: the dispatches after the client's seq again, then RESUMED.
@@ -1351,6 +1373,18 @@ func (f *fakeDiscord) connected() bool {
 		}
 	}
 	return true
+}
+
+// invalidate ends a shard's session as the gateway may ("the gateway has invalidated an active
+// session and is requesting client action": docs: Gateway Events, Invalid Session), with d false:
+// it cannot be resumed.
+func (f *fakeDiscord) invalidate(shard int) {
+	f.mu.Lock()
+	sess := f.shardSession[shard]
+	sess.valid = false
+	conn := sess.conn
+	f.mu.Unlock()
+	conn.send(map[string]any{"op": 9, "d": false})
 }
 
 // dropConnection breaks a shard's connection as a network failure would: no close frame, so
