@@ -376,7 +376,7 @@ func (a *Adapter) endpointConnected() (serving bool, err error) {
 	case !e.running:
 		return false, nil
 	case e.reached.IsZero():
-		return true, fmt.Errorf("Discord has not reached the interactions endpoint yet (is %s the Interactions Endpoint URL in the developer portal, and does the proxy forward it?)",
+		return true, fmt.Errorf("no post from Discord has reached the interactions endpoint yet (is %s the Interactions Endpoint URL in the developer portal, and does the proxy forward it?)",
 			a.cfg.Interactions.URL)
 	}
 	return true, nil

@@ -69,7 +69,7 @@ func TestInteractionsEndpoint(t *testing.T) {
 		}
 	}
 	// The endpoint serves (it refused the posts above), but Discord has not reached it yet.
-	if err := a.Connected(); err == nil || !strings.Contains(err.Error(), "has not reached the interactions endpoint") {
+	if err := a.Connected(); err == nil || !strings.Contains(err.Error(), "reached the interactions endpoint yet") {
 		t.Errorf("after refused posts only, Connected says %v", err)
 	}
 	// What the portal checks when the URL is saved: a PING, bad signatures.
