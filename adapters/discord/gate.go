@@ -92,8 +92,9 @@ func (g *identifyGate) take(ctx context.Context, shard int) error {
 			return err
 		}
 		// Discord counts the window when an IDENTIFY arrives, which may be a little later than
-		// when it left, and a little earlier for the next one: a tenth more keeps clear of it.
-		now, window := time.Now(), g.window+g.window/10
+		// when it left, and a little earlier for the next one: a tenth more (a tenth of a second
+		// at least) keeps clear of it.
+		now, window := time.Now(), g.window+max(g.window/10, 100*time.Millisecond)
 		at := g.last[shard%g.maxConcurrency].Add(window)
 		if n := g.tries[shard]; n > 0 {
 			// IDENTIFYs that got no READY: each waits twice as long as the one before.
