@@ -48,7 +48,7 @@ func (a *Adapter) launch(r *responder) {
 		r.mu.Unlock()
 		return
 	}
-	err := r.rest.InteractionRespond(r.i, &discordgo.InteractionResponse{Type: interactionLaunchActivity})
+	err := r.respond(&discordgo.InteractionResponse{Type: interactionLaunchActivity})
 	if err == nil {
 		r.done = true
 		r.mu.Unlock()

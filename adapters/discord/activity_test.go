@@ -144,8 +144,9 @@ func TestCommandsKeepTheEntryPoint(t *testing.T) {
 
 // The table's messages carry "Play in app", answered with LAUNCH_ACTIVITY; the answer to "My
 // hand" carries a one-time link to the web table, for the presser alone.
-func TestPlayInApp(t *testing.T) {
-	f := newFakeDiscord(t)
+func TestPlayInApp(t *testing.T) { eachMode(t, testPlayInApp) }
+
+func testPlayInApp(t *testing.T, f *fakeDiscord) {
 	f.Activities = true
 	w := chattest.Web{}
 	h := startHarness(t, f, table.NewMemStore(), table.NewMemStore(), harnessOpt{cfg: func(c *Config) {
@@ -188,7 +189,17 @@ func TestPlayInApp(t *testing.T) {
 	f.mu.Lock()
 	f.Activities = false
 	f.mu.Unlock()
-	if r := f.press(bob, live, extras[0].CustomID); r.Type != 4 || r.Flags&64 == 0 || !strings.Contains(r.Content, escape(i18n.T("de", "web.no_activity"))) {
+	in := f.pressAsync(bob, live, extras[0].CustomID)
+	if f.viaHTTP {
+		// Discord refuses the launch, and an answer in the HTTP response gets no answer of its
+		// own: the press fails ("This interaction failed"), and the bot cannot say why.
+		f.waitFor("Discord to refuse the launch", func() bool { return !in.posting && in.Failed != 0 })
+		if in.Failed != 50035 || in.Resp != nil {
+			t.Fatalf("Play in app without Activities by HTTP: failed %d, answer %+v", in.Failed, in.Resp)
+		}
+		return
+	}
+	if r := f.response(in); r.Type != 4 || r.Flags&64 == 0 || !strings.Contains(r.Content, escape(i18n.T("de", "web.no_activity"))) {
 		t.Fatalf("Play in app without Activities answered %+v", r)
 	}
 	h.allowErrors = append(h.allowErrors, "launching the Activity")
@@ -196,8 +207,9 @@ func TestPlayInApp(t *testing.T) {
 
 // An Entry Point command whose handler is the app (APP_HANDLER) sends its interaction to the
 // bot, which launches the Activity; without the Activity configured it says so, in words.
-func TestEntryPointWithAppHandler(t *testing.T) {
-	f := newFakeDiscord(t)
+func TestEntryPointWithAppHandler(t *testing.T) { eachMode(t, testEntryPointWithAppHandler) }
+
+func testEntryPointWithAppHandler(t *testing.T, f *fakeDiscord) {
 	f.Activities, f.EntryHandler = true, 1
 	h := startHarness(t, f, table.NewMemStore(), table.NewMemStore(), harnessOpt{cfg: func(c *Config) {
 		c.ClientSecret = f.ClientSecret

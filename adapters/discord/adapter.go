@@ -83,6 +83,11 @@ type Config struct {
 	// each message shows move by compare-and-swap (KV must be a table.Swapper), so that no copy
 	// posts a message another posted or edits it back (adapters/internal/outbox).
 	Shared bool
+
+	// Interactions, when on, has Discord post the interactions to the bot's own HTTP server
+	// (the Interactions Endpoint URL) instead of sending them over the gateway: Run then opens
+	// no gateway connection at all.
+	Interactions Interactions
 }
 
 // Adapter is the bot's Discord connection: every shard, one REST client, one outbox. It is the
@@ -113,7 +118,12 @@ type Adapter struct {
 	shut     bool // Close was called
 	appID    string
 	shards   []*discordgo.Session
-	gateway  gatewayState // each shard's connection, for the health check
+	gateway  gatewayState          // each shard's connection, for the health check
+	endpoint endpoint              // the interactions endpoint, in HTTP mode
+	gate     *identifyGate         // paces every shard's IDENTIFYs
+	redo     map[int]bool          // shards whose session is to start anew (see gatedConn)
+	down     map[int]chan struct{} // a shard's session dropped (see keepShard)
+	keepers  sync.WaitGroup
 	inflight sync.WaitGroup
 
 	out   *outbox.Engine[extra]
@@ -158,16 +168,22 @@ func New(cfg Config) (*Adapter, error) {
 	if _, ok := cfg.KV.(table.Swapper); cfg.Shared && !ok {
 		return nil, errors.New("discord: several copies (Config.Shared) need a store with compare-and-swap")
 	}
+	if err := cfg.Interactions.Check(); err != nil {
+		return nil, fmt.Errorf("discord: %w", err)
+	}
 	a := &Adapter{cfg: cfg, log: cfg.Log.With("platform", Platform), token: strings.TrimPrefix(cfg.Token, "Bot "),
 		kv: cfg.KV, clock: &discordClock{}, identifyWindow: 5 * time.Second, closed: true,
 		dmChan: map[string]string{}, hands: map[string]ephemeralHand{}, lastHand: map[string]newestHand{}, channels: map[string]channelInfo{},
-		actors: map[string]*responder{}, permsFresh: defaultPermsFresh, dmOpenWait: dmOpenFirstWait}
+		actors: map[string]*responder{}, redo: map[int]bool{}, gate: newIdentifyGate(5 * time.Second), permsFresh: defaultPermsFresh, dmOpenWait: dmOpenFirstWait}
 	a.client = &http.Client{Timeout: 20 * time.Second, Transport: &clockTransport{clock: a.clock, next: newRewriter(cfg.APIURL)}}
 	a.limit = rate.NewLimiter(rate.Limit(cfg.MaxRate), 10)
 	a.reach = chat.NewUnreachable(a.kv, bucketNoDM, bucketTold, a.log)
 	a.out = outbox.New(outbox.Config[extra]{Platform: platform{a}, KV: a.kv, Bucket: bucketMessages, Log: a.log,
 		Backoff: func(n int) time.Duration { return 500 * time.Millisecond << (n - 1) }, Paused: a.pauseChannel,
 		Shared: cfg.Shared, ClaimTTL: a.client.Timeout + 15*time.Second})
+	if cfg.Interactions.On() {
+		a.endpoint.key, _ = parsePublicKey(cfg.Interactions.PublicKey) // Check parsed it
+	}
 	register(a)
 	a.rest = a.session()
 	a.tokens = newTokenSessions(a.session, tokenLife)
@@ -200,8 +216,8 @@ func (a *Adapter) Close() error {
 	return nil
 }
 
-// Run registers the slash commands, connects every shard and serves interactions until ctx is
-// done; then it closes the gateway connections, waits for the interactions in flight and for the
+// Run registers the slash commands, connects every shard (or in HTTP mode serves the
+// interactions endpoint instead) and serves interactions until ctx is done; then it closes the gateway connections, waits for the interactions in flight and for the
 // queued messages (at most DrainTimeout). If it cannot start it returns a *chat.StartError,
 // having closed what it opened, and may be called again.
 func (a *Adapter) Run(ctx context.Context) error {
@@ -248,6 +264,15 @@ func (a *Adapter) run(ctx context.Context) error {
 	if err := a.registerCommands(app.ID); err != nil {
 		return a.startError("registering the slash commands", err)
 	}
+	if a.cfg.Interactions.On() {
+		a.mu.Lock()
+		a.closed = false
+		a.mu.Unlock()
+		if err := a.runEndpoint(ctx); err != nil {
+			return err
+		}
+		return nil
+	}
 	gw, err := a.rest.GatewayBot()
 	if err != nil {
 		return a.startError("asking for the gateway", err)
@@ -259,6 +284,10 @@ func (a *Adapter) run(ctx context.Context) error {
 	if err := checkSessionStarts(gw.SessionStartLimit, n); err != nil {
 		return err
 	}
+	a.gate.mu.Lock()
+	a.gate.window = a.identifyWindow
+	a.gate.mu.Unlock()
+	a.gate.learn(gw.SessionStartLimit, n)
 	a.mu.Lock()
 	a.closed = false
 	a.mu.Unlock()
@@ -274,6 +303,9 @@ func (a *Adapter) run(ctx context.Context) error {
 	if ctx.Err() == nil {
 		a.log.Info("connected", "application", app.Name, "id", app.ID, "guild", a.cfg.GuildID, "shards", n,
 			"session_starts_left", gw.SessionStartLimit.Remaining-n)
+	}
+	for id := range shards {
+		a.keepers.Go(func() { a.keepShard(ctx, id, n) })
 	}
 	sweep := time.NewTicker(time.Minute)
 	defer sweep.Stop()
@@ -297,6 +329,7 @@ func (a *Adapter) stop() {
 	a.shards = nil
 	a.mu.Unlock()
 	closeShards(shards, a.log, a.redact)
+	a.keepers.Wait() // they see closed, and close what they were opening
 	a.inflight.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.DrainTimeout)
 	defer cancel()
@@ -444,6 +477,9 @@ func libraryLog(level, _ int, format string, args ...any) {
 	switch {
 	case strings.Contains(msg, "websocket: close sent"):
 		// The heartbeat goroutine racing our own Close: nothing is wrong.
+	case strings.Contains(msg, errReidentify.Error()):
+		// The gate closed a connection an Invalid Session came on (gate.go); the shard's keeper
+		// says what it does next.
 	case level == discordgo.LogError:
 		lvl = slog.LevelError
 	case level == discordgo.LogWarning:

@@ -33,8 +33,9 @@ func anyContains(texts []string, sub string) bool {
 // TestCoachInAChannel: /km coach mode:on, then a match in the channel: Alice's reviews arrive in
 // her DMs, Carla (coach off) gets none, and the channel never shows one (its texts are checked
 // against every card still held, as in every test). /km review asks for one again.
-func TestCoachInAChannel(t *testing.T) {
-	f := newFakeDiscord(t)
+func TestCoachInAChannel(t *testing.T) { eachMode(t, testCoachInAChannel) }
+
+func testCoachInAChannel(t *testing.T, f *fakeDiscord) {
 	store := table.NewMemStore()
 	startHarness(t, f, store, store, quickCoach)
 	if r := f.slash(alice, guildChannel, "coach", opt("mode", 3, "on")); r.Flags&64 == 0 || r.Content != i18n.T("en", "coach.on") {
@@ -61,8 +62,9 @@ func TestCoachInAChannel(t *testing.T) {
 // TestCoachWithClosedDMs: Bob's DMs are closed and his coach is on. His review cannot reach
 // him privately, so the channel gets only the neutral pointer (never the review), and
 // /km review answers him with it in an ephemeral reply.
-func TestCoachWithClosedDMs(t *testing.T) {
-	f := newFakeDiscord(t)
+func TestCoachWithClosedDMs(t *testing.T) { eachMode(t, testCoachWithClosedDMs) }
+
+func testCoachWithClosedDMs(t *testing.T, f *fakeDiscord) {
 	f.blocked[bob.ID] = true
 	store := table.NewMemStore()
 	startHarness(t, f, store, store, quickCoach)
@@ -86,8 +88,9 @@ func TestCoachWithClosedDMs(t *testing.T) {
 
 // TestLearnInADM: /km learn in a channel points to the DMs; in a DM it deals a guided game there
 // whose turns are explained, and /km hint answers.
-func TestLearnInADM(t *testing.T) {
-	f := newFakeDiscord(t)
+func TestLearnInADM(t *testing.T) { eachMode(t, testLearnInADM) }
+
+func testLearnInADM(t *testing.T, f *fakeDiscord) {
 	store := table.NewMemStore()
 	startHarness(t, f, store, store, quickCoach)
 	if r := f.slash(bob, guildChannel, "learn"); r.Flags&64 == 0 || !strings.Contains(r.Content, "/km learn") {

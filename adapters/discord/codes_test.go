@@ -13,8 +13,9 @@ import (
 
 // The server's AutoMod blocks a table message (it names a player whose name is on its list): the
 // message is dropped, not tried again as it was, and the one who just acted is told why.
-func TestAutoModBlocksATableMessage(t *testing.T) {
-	f := newFakeDiscord(t)
+func TestAutoModBlocksATableMessage(t *testing.T) { eachMode(t, testAutoModBlocksATableMessage) }
+
+func testAutoModBlocksATableMessage(t *testing.T, f *fakeDiscord) {
 	f.setChannel(fakeChannel{ID: guildChannel, Perms: Permissions, AutoMod: "voldemort"})
 	store := table.NewMemStore()
 	h := startHarness(t, f, store, store)
@@ -42,7 +43,10 @@ func TestAutoModBlocksATableMessage(t *testing.T) {
 
 // Blocked while nobody has just acted there: the next one to act in the channel is told, once.
 func TestAutoModBlocksAMessageNobodyCaused(t *testing.T) {
-	f := newFakeDiscord(t)
+	eachMode(t, testAutoModBlocksAMessageNobodyCaused)
+}
+
+func testAutoModBlocksAMessageNobodyCaused(t *testing.T, f *fakeDiscord) {
 	f.setChannel(fakeChannel{ID: guildChannel, Perms: Permissions, AutoMod: "voldemort"})
 	store := table.NewMemStore()
 	h := startHarness(t, f, store, store)
@@ -63,8 +67,9 @@ func TestAutoModBlocksAMessageNobodyCaused(t *testing.T) {
 
 // Opening DMs too fast (40003): the hands wait and then come, by DM; nobody is taken for someone
 // who refuses DMs, and the bot does not ask again and again meanwhile.
-func TestDMsOpenedTooFast(t *testing.T) {
-	f := newFakeDiscord(t)
+func TestDMsOpenedTooFast(t *testing.T) { eachMode(t, testDMsOpenedTooFast) }
+
+func testDMsOpenedTooFast(t *testing.T, f *fakeDiscord) {
 	f.DMOpenLimit = 1
 	store := table.NewMemStore()
 	startHarness(t, f, store, store, harnessOpt{adapter: func(a *Adapter) { a.dmOpenWait = 300 * time.Millisecond }})
@@ -97,8 +102,9 @@ func TestDMsOpenedTooFast(t *testing.T) {
 
 // A user who shares no server with the bot (50278) cannot get DMs from it: as with closed DMs,
 // that is remembered, their table's channel is told once, and the bot stops trying.
-func TestNoMutualServer(t *testing.T) {
-	f := newFakeDiscord(t)
+func TestNoMutualServer(t *testing.T) { eachMode(t, testNoMutualServer) }
+
+func testNoMutualServer(t *testing.T, f *fakeDiscord) {
 	f.noMutual[bob.ID] = true
 	store := table.NewMemStore()
 	h := startHarness(t, f, store, store)

@@ -182,8 +182,9 @@ func TestRegistersLocalizedCommands(t *testing.T) {
 
 // A whole match between four people, every move a button press from the right user; it
 // measures what a match costs in REST calls and how fast interactions are answered.
-func TestMatchFourHumans(t *testing.T) {
-	f := newFakeDiscord(t)
+func TestMatchFourHumans(t *testing.T) { eachMode(t, testMatchFourHumans) }
+
+func testMatchFourHumans(t *testing.T, f *fakeDiscord) {
 	store := table.NewMemStore()
 	h := startHarness(t, f, store, store)
 	f.takeLatencies()
@@ -253,8 +254,9 @@ func movesOf(t *testing.T, store *table.MemStore, id string) (people, robots int
 	return people, robots
 }
 
-func TestMatchTwoHumansTwoComputers(t *testing.T) {
-	f := newFakeDiscord(t)
+func TestMatchTwoHumansTwoComputers(t *testing.T) { eachMode(t, testMatchTwoHumansTwoComputers) }
+
+func testMatchTwoHumansTwoComputers(t *testing.T, f *fakeDiscord) {
 	store := table.NewMemStore()
 	var pictures sync.Map
 	h := startHarness(t, f, store, store, harnessOpt{wrap: func(s chat.Service) chat.Service { return pictureSpy{s, &pictures} }})
@@ -289,8 +291,9 @@ func TestMatchTwoHumansTwoComputers(t *testing.T) {
 
 // A player whose DMs are closed: the refusal is remembered, the channel is told once, and the
 // player plays from the ephemeral hand, which the adapter keeps up to date.
-func TestClosedDMs(t *testing.T) {
-	f := newFakeDiscord(t)
+func TestClosedDMs(t *testing.T) { eachMode(t, testClosedDMs) }
+
+func testClosedDMs(t *testing.T, f *fakeDiscord) {
 	f.blocked[bob.ID] = true
 	store := table.NewMemStore()
 	// Without the service's Turn query, autocomplete falls back to the hand's buttons.
@@ -360,8 +363,9 @@ func TestClosedDMs(t *testing.T) {
 
 // Presses that must change nothing: by someone not seated, on an old button, and the second of
 // a double click.
-func TestRefusedPresses(t *testing.T) {
-	f := newFakeDiscord(t)
+func TestRefusedPresses(t *testing.T) { eachMode(t, testRefusedPresses) }
+
+func testRefusedPresses(t *testing.T, f *fakeDiscord) {
 	store := table.NewMemStore()
 	startHarness(t, f, store, store)
 	r := f.slash(alice, guildChannel, "new", opt("timer", 3, "none"))
@@ -497,8 +501,9 @@ func waitLobby(f *fakeDiscord) (fakeMessage, fakeButton) {
 
 // A 429 on one channel's route is waited out and retried without losing the message, while
 // other channels' messages go on; edits queued meanwhile collapse to the latest.
-func TestRateLimitedChannel(t *testing.T) {
-	f := newFakeDiscord(t)
+func TestRateLimitedChannel(t *testing.T) { eachMode(t, testRateLimitedChannel) }
+
+func testRateLimitedChannel(t *testing.T, f *fakeDiscord) {
 	kv := table.NewMemStore()
 	logs := &tabletest.Buffer{}
 	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: kv, Log: slogTo(logs)})
@@ -558,8 +563,9 @@ func TestRateLimitedChannel(t *testing.T) {
 
 // A restart in the middle of a game: a new session and a new service over the same store go on
 // with the same messages (edited, not posted again) and finish the match.
-func TestRestartMidGame(t *testing.T) {
-	f := newFakeDiscord(t)
+func TestRestartMidGame(t *testing.T) { eachMode(t, testRestartMidGame) }
+
+func testRestartMidGame(t *testing.T, f *fakeDiscord) {
 	store := table.NewMemStore()
 	h := startHarness(t, f, store, store)
 	openTable(t, f, alice, []fakeUser{bob, carla, dan}, opt("stripes", 4, 1), opt("timer", 3, "none"))
@@ -626,8 +632,9 @@ func TestRestartMidGame(t *testing.T) {
 }
 
 // A slow service: the interaction is acknowledged in time and the answer follows.
-func TestSlowServiceIsAcknowledged(t *testing.T) {
-	f := newFakeDiscord(t)
+func TestSlowServiceIsAcknowledged(t *testing.T) { eachMode(t, testSlowServiceIsAcknowledged) }
+
+func testSlowServiceIsAcknowledged(t *testing.T, f *fakeDiscord) {
 	store := table.NewMemStore()
 	startHarness(t, f, store, store, harnessOpt{
 		cfg:  func(c *Config) { c.AckAfter = 30 * time.Millisecond },
@@ -677,8 +684,9 @@ func (s slowHandler) Handle(ctx context.Context, cmd table.Command) []table.Mess
 }
 
 // A panic while handling one interaction is answered and logged; the next one works.
-func TestPanicIsRecovered(t *testing.T) {
-	f := newFakeDiscord(t)
+func TestPanicIsRecovered(t *testing.T) { eachMode(t, testPanicIsRecovered) }
+
+func testPanicIsRecovered(t *testing.T, f *fakeDiscord) {
 	store := table.NewMemStore()
 	h := startHarness(t, f, store, store, harnessOpt{wrap: func(h chat.Service) chat.Service { return panicky{h} }})
 	r := f.slash(bob, guildChannel, "rules")
@@ -712,8 +720,9 @@ type handOnly struct{ chat.Service }
 // reach it, or the player, whose DMs are closed, is left looking at an old hand. TestClosedDMs
 // failed so under load (Bob never saw that it was his turn: "Du bist noch nicht dran"); here the
 // game is played on to Bob's turn between the service's answer and the response, every time.
-func TestEphemeralHandCatchesUp(t *testing.T) {
-	f := newFakeDiscord(t)
+func TestEphemeralHandCatchesUp(t *testing.T) { eachMode(t, testEphemeralHandCatchesUp) }
+
+func testEphemeralHandCatchesUp(t *testing.T, f *fakeDiscord) {
 	f.blocked[bob.ID] = true
 	store := table.NewMemStore()
 	var ad *Adapter

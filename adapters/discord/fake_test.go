@@ -2,6 +2,7 @@ package discord
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -132,6 +133,10 @@ type fakeInteraction struct {
 	Late       int      // answers refused because the answer window had passed
 	Perms      int64    // app_permissions as the payload said
 	Refused    []int    // codes of the answers refused for what they held
+	// By HTTP: the post is in flight (its answer not read yet), and the status of an answer that
+	// was no interaction response (the user saw "This interaction failed").
+	posting bool
+	Failed  int
 }
 
 type fakeLimit struct {
@@ -259,6 +264,8 @@ type fakeDiscord struct {
 	shardSession                       map[int]*fakeSession // shard → its live session
 	identifies                         []map[string]any
 	identifiedAt                       map[int]time.Time // rate_limit_key → last IDENTIFY
+	identifiedAtList                   []time.Time       // when each IDENTIFY came
+	invalidSessions                    int               // IDENTIFYs still to answer with an Invalid Session
 	resumes                            []string          // the address each RESUME came to
 	dispatched                         map[int]int       // shard → interactions sent on it
 	latencies                          []time.Duration
@@ -282,6 +289,13 @@ type fakeDiscord struct {
 	// said so.
 	noMutual                             map[string]bool
 	DMOpenLimit, dmOpened, dmOpenRefused int
+	// HTTP mode (fake_http_test.go): interactions are posted, signed with signKey, to Endpoint,
+	// the bot's interactions server, and answered in the response; there is no gateway.
+	viaHTTP  bool
+	signKey  ed25519.PrivateKey
+	Endpoint string
+	poster   *http.Client
+	posts    sync.WaitGroup // posts whose answer is being read
 	// tokenLimited, when set, answers the next code exchange with a 429 that says to wait that
 	// many seconds (docs: Rate Limits, "Exceeding A Rate Limit": the body's retry_after and
 	// global, the Retry-After header).
@@ -452,6 +466,10 @@ func (f *fakeDiscord) failRoute(rt string, statuses ...int) {
 }
 
 func (f *fakeDiscord) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if f.viaHTTP && (strings.HasPrefix(r.URL.Path, "/ws") || strings.HasSuffix(r.URL.Path, "/gateway/bot") || strings.HasSuffix(r.URL.Path, "/gateway")) {
+		// With an Interactions Endpoint URL the bot needs no gateway, and opens none (issue 23).
+		f.fail("the bot asked for the gateway while interactions come by HTTP: %s %s", r.Method, r.URL.Path)
+	}
 	if strings.HasPrefix(r.URL.Path, "/ws") {
 		f.serveWS(w, r)
 		return
@@ -509,6 +527,8 @@ func (f *fakeDiscord) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		f.activityInstance(w, parts[1], parts[3])
 	case r.Method == "POST" && len(parts) == 4 && parts[0] == "interactions" && parts[3] == "callback":
 		f.callback(w, parts[1], parts[2], body, files)
+	case r.Method == "GET" && len(parts) == 5 && parts[0] == "webhooks" && parts[3] == "messages":
+		f.getWebhookMessage(w, parts[1], parts[2], parts[4])
 	case r.Method == "PATCH" && len(parts) == 5 && parts[0] == "webhooks" && parts[3] == "messages":
 		f.editWebhookMessage(w, parts[1], parts[2], parts[4], body, files)
 	case r.Method == "POST" && len(parts) == 3 && parts[0] == "webhooks":
@@ -674,12 +694,17 @@ const maxRequest = 25 << 20
 // readBody reads a JSON body, or the payload_json of a multipart body and its files; a file named
 // .png must be a whole PNG.
 func readBody(t testing.TB, r *http.Request) ([]byte, []fakeFile) {
-	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return readParts(t, r.Header, r.Body)
+}
+
+// readParts is readBody of a request's or a response's header and body.
+func readParts(t testing.TB, h http.Header, body io.Reader) ([]byte, []fakeFile) {
+	mt, params, _ := mime.ParseMediaType(h.Get("Content-Type"))
 	if mt != "multipart/form-data" {
-		b, _ := io.ReadAll(r.Body)
+		b, _ := io.ReadAll(body)
 		return b, nil
 	}
-	mr := multipart.NewReader(io.LimitReader(r.Body, maxRequest+1), params["boundary"])
+	mr := multipart.NewReader(io.LimitReader(body, maxRequest+1), params["boundary"])
 	var payload []byte
 	var files []fakeFile
 	size := 0
@@ -939,16 +964,46 @@ func (f *fakeDiscord) editMessage(w http.ResponseWriter, channel, id string, bod
 // answerAllows refuses an answer of in that the interaction's app_permissions do not allow (f.mu
 // held).
 func (f *fakeDiscord) answerAllows(w http.ResponseWriter, in *fakeInteraction, files []fakeFile) bool {
-	if len(files) > 0 && in.Perms&permAttachFiles == 0 {
-		in.Refused = append(in.Refused, 50013)
-		f.notify()
-		discordError(w, http.StatusForbidden, 50013, "Missing Permissions")
+	if r := f.answerRefusal(in, files); r != nil {
+		discordError(w, r.status, r.code, r.msg)
 		return false
 	}
 	return true
 }
 
+// answerRefusal is answerAllows's verdict, nil if the answer may go (f.mu held).
+func (f *fakeDiscord) answerRefusal(in *fakeInteraction, files []fakeFile) *fakeRefusal {
+	if len(files) > 0 && in.Perms&permAttachFiles == 0 {
+		in.Refused = append(in.Refused, 50013)
+		f.notify()
+		return &fakeRefusal{http.StatusForbidden, 50013, "Missing Permissions"}
+	}
+	return nil
+}
+
+// fakeRefusal is an error answer of Discord's: its HTTP status, its code and message.
+type fakeRefusal struct {
+	status, code int
+	msg          string
+}
+
+// callback takes an interaction's first answer at its callback route (gateway mode).
 func (f *fakeDiscord) callback(w http.ResponseWriter, id, token string, body []byte, files []fakeFile) {
+	if f.viaHTTP {
+		// "These two methods are mutually exclusive" (docs: Interactions, Receiving and
+		// Responding): the answer goes in the HTTP response, issue 23 says, not here.
+		f.fail("interaction %s answered at its callback route while it came by HTTP", id)
+	}
+	if r := f.takeAnswer(id, token, body, files); r != nil {
+		discordError(w, r.status, r.code, r.msg)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// takeAnswer records an interaction's first answer, from its callback route or its HTTP
+// response, or gives Discord's refusal.
+func (f *fakeDiscord) takeAnswer(id, token string, body []byte, files []fakeFile) *fakeRefusal {
 	var req struct {
 		Type int         `json:"type"`
 		Data wireMessage `json:"data"`
@@ -967,13 +1022,11 @@ func (f *fakeDiscord) callback(w http.ResponseWriter, id, token string, body []b
 	defer f.mu.Unlock()
 	in, ok := f.inter[id]
 	if !ok || in.Token != token {
-		discordError(w, 404, 10062, "Unknown interaction")
-		return
+		return &fakeRefusal{404, 10062, "Unknown interaction"}
 	}
 	if in.Resp != nil {
 		f.fail("interaction %s answered twice", id)
-		discordError(w, 400, 40060, "Interaction has already been acknowledged.")
-		return
+		return &fakeRefusal{400, 40060, "Interaction has already been acknowledged."}
 	}
 	now := time.Now()
 	if in.Replayed && now.Sub(in.Made) > answerWindow {
@@ -981,11 +1034,10 @@ func (f *fakeDiscord) callback(w http.ResponseWriter, id, token string, body []b
 		// Interactions, Receiving and Responding).
 		in.Late++
 		f.notify()
-		discordError(w, 404, 10062, "Unknown interaction")
-		return
+		return &fakeRefusal{404, 10062, "Unknown interaction"}
 	}
-	if !f.answerAllows(w, in, files) {
-		return
+	if r := f.answerRefusal(in, files); r != nil {
+		return r
 	}
 	in.Responded = now
 	lat := in.Responded.Sub(in.Dispatched)
@@ -1034,8 +1086,7 @@ func (f *fakeDiscord) callback(w http.ResponseWriter, id, token string, body []b
 		// enabled" (docs: Interactions, Interaction Callback Type); not for autocomplete.
 		if !f.Activities || in.Type == 4 {
 			in.Resp = nil
-			discordError(w, 400, 50035, "Invalid Form Body: Activities are not enabled for this application")
-			return
+			return &fakeRefusal{400, 50035, "Invalid Form Body: Activities are not enabled for this application"}
 		}
 		in.Original = in.Message
 		f.launched++
@@ -1043,7 +1094,7 @@ func (f *fakeDiscord) callback(w http.ResponseWriter, id, token string, body []b
 		f.fail("interaction response type %d", req.Type)
 	}
 	f.notify()
-	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // webhookToken finds the interaction of a follow-up or edit; its token works 15 minutes (docs:
@@ -1061,7 +1112,26 @@ func (f *fakeDiscord) webhookToken(w http.ResponseWriter, app, token string) (*f
 	return nil, false
 }
 
+// getWebhookMessage answers Get Original Interaction Response: "Returns the initial Interaction
+// response" (docs: Receiving and Responding), the message as it is now.
+func (f *fakeDiscord) getWebhookMessage(w http.ResponseWriter, app, token, which string) {
+	f.awaitHTTPAnswer(token)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	in, ok := f.webhookToken(w, app, token)
+	if !ok {
+		return
+	}
+	msg, found := f.msgs[in.Original]
+	if which != "@original" || !found {
+		discordError(w, 404, 10008, "Unknown Message")
+		return
+	}
+	writeJSON(w, 200, map[string]any{"id": msg.ID, "channel_id": msg.ChannelID, "content": msg.Content})
+}
+
 func (f *fakeDiscord) editWebhookMessage(w http.ResponseWriter, app, token, which string, body []byte, files []fakeFile) {
+	f.awaitHTTPAnswer(token)
 	var wm wireMessage
 	json.Unmarshal(body, &wm)
 	f.check("webhook edit", wm)
@@ -1087,6 +1157,7 @@ func (f *fakeDiscord) editWebhookMessage(w http.ResponseWriter, app, token, whic
 }
 
 func (f *fakeDiscord) followup(w http.ResponseWriter, app, token string, body []byte, files []fakeFile) {
+	f.awaitHTTPAnswer(token)
 	var wm wireMessage
 	json.Unmarshal(body, &wm)
 	f.check("follow-up", wm)
@@ -1144,13 +1215,23 @@ func (f *fakeDiscord) serveWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var sess *fakeSession
+	invalid := false
 	switch first.Op {
 	case 2:
-		sess = f.identify(conn, r, first.D)
+		sess, invalid = f.identify(conn, r, first.D)
 	case 6:
 		sess = f.resume(conn, r, first.D)
 	default:
 		f.fail("expected IDENTIFY or RESUME, got op %d", first.Op)
+	}
+	if invalid {
+		// The connection stays; after an Invalid Session "your app should disconnect", then
+		// identify on a new connection (docs: Gateway, Resuming).
+		var next gatewayOp
+		if err := c.ReadJSON(&next); err == nil && next.Op == 2 {
+			f.fail("an IDENTIFY on the connection its Invalid Session came on")
+		}
+		return
 	}
 	if sess == nil {
 		return
@@ -1184,13 +1265,13 @@ func (f *fakeDiscord) serveWS(w http.ResponseWriter, r *http.Request) {
 // an IDENTIFY over max_concurrency gets an Invalid Session (docs: Gateway, Max Concurrency), and
 // the day's last session start is a test failure: Discord would reset the token (docs: Gateway,
 // Session Start Limit).
-func (f *fakeDiscord) identify(conn *fakeConn, r *http.Request, raw json.RawMessage) *fakeSession {
+func (f *fakeDiscord) identify(conn *fakeConn, r *http.Request, raw json.RawMessage) (sess *fakeSession, invalid bool) {
 	var d map[string]any
 	json.Unmarshal(raw, &d)
 	if d["token"] != "Bot "+f.Token && d["token"] != f.Token {
 		f.fail("IDENTIFY without the token")
 		conn.c.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(4004, "Authentication failed."))
-		return nil
+		return nil, false
 	}
 	shard, shards := 0, 1
 	if s, ok := d["shard"].([]any); ok && len(s) == 2 {
@@ -1200,6 +1281,7 @@ func (f *fakeDiscord) identify(conn *fakeConn, r *http.Request, raw json.RawMess
 	}
 	f.mu.Lock()
 	f.identifies = append(f.identifies, d)
+	f.identifiedAtList = append(f.identifiedAtList, time.Now())
 	f.StartsLeft--
 	left := f.StartsLeft
 	key := shard % max(f.MaxConcurrency, 1)
@@ -1211,24 +1293,33 @@ func (f *fakeDiscord) identify(conn *fakeConn, r *http.Request, raw json.RawMess
 	case left < 0:
 		f.fail("the day's session starts are used up: Discord resets the bot token")
 		conn.c.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(4004, "Authentication failed."))
-		return nil
+		return nil, false
 	case seen && time.Since(last) < f.IdentifyWindow:
 		f.fail("shard %d identified %v after another of its bucket, within %v", shard, time.Since(last), f.IdentifyWindow)
 		conn.send(map[string]any{"op": 9, "d": false})
-		return nil
+		return nil, false
+	case f.invalidSessions > 0:
+		// A gateway incident: the IDENTIFY is answered with an Invalid Session (docs: Gateway
+		// Events, Invalid Session: "the gateway could not initialize a session"), and the
+		// session start is spent all the same.
+		f.mu.Lock()
+		f.invalidSessions--
+		f.mu.Unlock()
+		conn.send(map[string]any{"op": 9, "d": false})
+		return nil, true
 	case shards < f.Shards:
 		conn.c.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(4011, "Sharding required."))
-		return nil
+		return nil, false
 	}
 	f.mu.Lock()
-	sess := &fakeSession{ID: "session-" + f.nextID(), Shard: shard, Shards: shards, conn: conn, valid: true}
+	sess = &fakeSession{ID: "session-" + f.nextID(), Shard: shard, Shards: shards, conn: conn, valid: true}
 	f.sessions[sess.ID], f.shardSession[shard] = sess, sess
 	f.mu.Unlock()
 	f.send(sess, "READY", map[string]any{"v": 10, "session_id": sess.ID,
 		"resume_gateway_url": "ws://" + r.Host + "/ws-resume", "shard": []int{shard, shards},
 		"user":        map[string]any{"id": f.BotID, "username": "kontermatt", "bot": true},
 		"application": map[string]any{"id": f.AppID, "flags": 0}, "guilds": []any{}, "private_channels": []any{}})
-	return sess
+	return sess, false
 }
 
 // resume continues a session: the dispatches after the client's seq again, then RESUMED.
@@ -1282,6 +1373,18 @@ func (f *fakeDiscord) connected() bool {
 		}
 	}
 	return true
+}
+
+// invalidate ends a shard's session as the gateway may ("the gateway has invalidated an active
+// session and is requesting client action": docs: Gateway Events, Invalid Session), with d false:
+// it cannot be resumed.
+func (f *fakeDiscord) invalidate(shard int) {
+	f.mu.Lock()
+	sess := f.shardSession[shard]
+	sess.valid = false
+	conn := sess.conn
+	f.mu.Unlock()
+	conn.send(map[string]any{"op": 9, "d": false})
 }
 
 // dropConnection breaks a shard's connection as a network failure would: no close frame, so
@@ -1361,6 +1464,9 @@ func (f *fakeDiscord) interaction(u fakeUser, typ int, channel string, data any,
 // dispatch sends an INTERACTION_CREATE on the channel's shard and returns its record.
 func (f *fakeDiscord) dispatch(u fakeUser, typ int, channel string, data any, on *fakeMessage) *fakeInteraction {
 	f.t.Helper()
+	if f.viaHTTP {
+		return f.post(u, typ, channel, data, on)
+	}
 	var sess *fakeSession
 	f.waitFor("a gateway connection", func() bool {
 		sess = f.shardSession[f.shardOf(channel)]

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"slices"
 	"sort"
 	"strconv"
@@ -74,6 +75,16 @@ func startHarness(t testing.TB, f *fakeDiscord, store table.Store, kv table.KV, 
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	// The outbox's global rate has its own test; here it would only pace the matches.
 	cfg := Config{Token: f.Token, GuildID: f.GuildID, APIURL: f.srv.URL, Log: log, KV: kv, Verbose: true, MaxRate: 2000}
+	if f.viaHTTP {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Interactions = Interactions{URL: fakeEndpointURL, Listener: ln, PublicKey: f.publicKey()}
+		f.mu.Lock()
+		f.Endpoint = "http://" + ln.Addr().String() + "/discord/interactions"
+		f.mu.Unlock()
+	}
 	for _, o := range opts {
 		if o.cfg != nil {
 			o.cfg(&cfg)
@@ -126,8 +137,13 @@ func startHarness(t testing.TB, f *fakeDiscord, store table.Store, kv table.KV, 
 	go func() { hs.done <- a.Run(runCtx) }()
 	t.Cleanup(hs.stop)
 	f.waitFor("the commands to be registered and every shard connected", func() bool {
-		return f.connected() && f.calls["PUT applications/{id}/guilds/{id}/commands"] > registered
+		return (f.viaHTTP || f.connected()) && f.calls["PUT applications/{id}/guilds/{id}/commands"] > registered
 	})
+	if f.viaHTTP {
+		if err := f.checkEndpoint(); err != nil {
+			t.Fatalf("the portal would not save the Interactions Endpoint URL: %v", err)
+		}
+	}
 	return hs
 }
 
@@ -152,7 +168,9 @@ func (h *harness) stop() {
 	if strings.Contains(logs, h.f.Token) || strings.Contains(logs, "s3cr3t") {
 		h.t.Errorf("the bot token appears in the logs")
 	}
-	if !strings.Contains(logs, "Identify Packet") {
+	if identified := strings.Contains(logs, "Identify Packet"); h.f.viaHTTP && identified {
+		h.t.Errorf("the bot identified on the gateway while interactions come by HTTP")
+	} else if !identified && !h.f.viaHTTP {
 		h.t.Errorf("discordgo's debug lines (identify included) are missing from the log: the token check proves nothing")
 	}
 	for _, line := range strings.Split(logs, "\n") {

@@ -37,7 +37,9 @@ type ephemeralHand struct {
 func (a *Adapter) handTTL() time.Duration { return a.tokens.life * 14 / 15 }
 
 // onInteraction handles one interaction. discordgo runs each in its own goroutine.
-func (a *Adapter) onInteraction(i *discordgo.Interaction, x interactionExtras) {
+// ans is where the first answer goes when the interaction came by HTTP; nil: over the gateway,
+// answered at its callback route.
+func (a *Adapter) onInteraction(i *discordgo.Interaction, x interactionExtras, ans *httpAnswer) {
 	if age := a.clock.age(i.ID); age > answerWindow {
 		// Replayed after a reconnect, its window long past: its user saw it fail.
 		a.log.Info("interaction older than its answer window (replayed after a reconnect?): not applied",
@@ -47,7 +49,7 @@ func (a *Adapter) onInteraction(i *discordgo.Interaction, x interactionExtras) {
 	a.mu.Lock()
 	if a.closed {
 		a.mu.Unlock()
-		a.refuseClosing(i)
+		a.refuseClosing(i, ans)
 		return
 	}
 	a.inflight.Add(1)
@@ -57,7 +59,7 @@ func (a *Adapter) onInteraction(i *discordgo.Interaction, x interactionExtras) {
 	start := time.Now()
 	ctx, cancel := context.WithCancel(a.baseContext())
 	defer cancel() // as net/http ends a request's context when its handler returns
-	r := &responder{a: a, ctx: ctx, i: i, rest: a.tokens.get(), x: x, component: i.Type == discordgo.InteractionMessageComponent, start: start}
+	r := &responder{a: a, ctx: ctx, i: i, rest: a.tokens.get(), http: ans, x: x, component: i.Type == discordgo.InteractionMessageComponent, start: start}
 	defer func() {
 		a.log.Debug("interaction", "id", i.ID, "type", int(i.Type), "took", time.Since(start), "handle", r.handled)
 	}()
@@ -112,11 +114,12 @@ func (a *Adapter) memberHere(i *discordgo.Interaction) bool {
 	return i.AppPermissions&^responsePermissions != 0
 }
 
-func (a *Adapter) refuseClosing(i *discordgo.Interaction) {
+func (a *Adapter) refuseClosing(i *discordgo.Interaction, ans *httpAnswer) {
 	if i.Type == discordgo.InteractionApplicationCommandAutocomplete {
 		return
 	}
-	r := &responder{a: a, ctx: a.baseContext(), i: i, rest: a.tokens.get()}
+	r := &responder{a: a, ctx: a.baseContext(), i: i, rest: a.tokens.get(), http: ans,
+		component: i.Type == discordgo.InteractionMessageComponent}
 	r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(i18n.Pick(string(i.Locale)), "err.shutting_down")}})
 }
 
@@ -265,6 +268,7 @@ func (a *Adapter) updateInPlace(r *responder, i *discordgo.Interaction, act tabl
 	case shown && ephemeral:
 		a.rememberHand(r, m.Table, m.Version)
 	case shown:
+		r.confirmAnswer()
 		a.out.Shown(it.Key, outbox.Record{Chat: i.ChannelID, ID: i.Message.ID, Version: it.Version, Sum: it.Sum})
 	default:
 		hold.GiveBack(it) // the outbox sends it after all
@@ -336,8 +340,7 @@ func (a *Adapter) onAutocomplete(r *responder, i *discordgo.Interaction) {
 		} `json:"data"`
 	}{Type: discordgo.InteractionApplicationCommandAutocompleteResult}
 	body.Data.Choices = choices
-	uri := discordgo.EndpointInteractionResponse(i.ID, i.Token)
-	if _, err := r.rest.RequestWithBucketID("POST", uri, body, uri); err != nil {
+	if err := r.respondJSON(body); err != nil {
 		a.log.Warn("answering autocomplete", "interaction", i.ID, "err", a.redact(err.Error()))
 	}
 }
@@ -395,6 +398,7 @@ type responder struct {
 	ctx       context.Context // the interaction's, derived from Run's; ended when its handler returns
 	i         *discordgo.Interaction
 	rest      *discordgo.Session // the session of the token's generation
+	http      *httpAnswer        // the HTTP request the interaction came in, if it did
 	x         interactionExtras
 	component bool
 	start     time.Time
@@ -530,6 +534,51 @@ func editOriginal(ctx context.Context, rest *discordgo.Session, appID, token str
 	return err
 }
 
+// respond sends the interaction's first answer: in the HTTP response when it came by HTTP, else
+// to its callback route (POST /interactions/{id}/{token}/callback).
+func (r *responder) respond(resp *discordgo.InteractionResponse) error {
+	if r.http == nil {
+		return r.rest.InteractionRespond(r.i, resp)
+	}
+	var files []*discordgo.File
+	if resp.Data != nil {
+		files = resp.Data.Files
+	}
+	b, err := encodeResponse(resp, files)
+	if err != nil {
+		return err
+	}
+	return r.http.deliver(b)
+}
+
+// confirmAnswer waits, for an interaction that came by HTTP, until Discord has taken its answer,
+// by asking for the interaction's original response (GET .../messages/@original, which is the
+// updated message). An HTTP answer and a REST request have no order between them: an edit of the
+// message the answer updated, sent by the outbox at once, could reach Discord first and be
+// overwritten with the older hand. Over the gateway the callback's own answer says it was taken.
+func (r *responder) confirmAnswer() {
+	if r.http == nil {
+		return
+	}
+	if _, err := r.rest.WebhookMessage(r.i.AppID, r.i.Token, "@original", discordgo.WithContext(r.ctx)); err != nil {
+		r.a.log.Debug("asking for an answered interaction's message", "interaction", r.i.ID, "err", r.a.redact(err.Error()))
+	}
+}
+
+// respondJSON is respond for an answer discordgo's types cannot say (see onAutocomplete).
+func (r *responder) respondJSON(body any) error {
+	if r.http == nil {
+		uri := discordgo.EndpointInteractionResponse(r.i.ID, r.i.Token)
+		_, err := r.rest.RequestWithBucketID("POST", uri, body, uri)
+		return err
+	}
+	b, err := encodeResponse(body, nil)
+	if err != nil {
+		return err
+	}
+	return r.http.deliver(b)
+}
+
 // deferNow acknowledges the interaction before the answer is ready: "thinking" (ephemeral) for
 // a command, a deferred update for a button.
 func (r *responder) deferNow() {
@@ -543,7 +592,7 @@ func (r *responder) deferNow() {
 	if r.component {
 		resp = &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate}
 	}
-	if err := r.rest.InteractionRespond(r.i, resp); err != nil {
+	if err := r.respond(resp); err != nil {
 		r.a.log.Warn("deferring an interaction", "interaction", r.i.ID, "err", r.a.redact(err.Error()))
 		return
 	}
@@ -559,7 +608,7 @@ func (r *responder) update(content string, comps []discordgo.MessageComponent) b
 		return false
 	}
 	flags := noPreviews | r.i.Message.Flags&discordgo.MessageFlagsEphemeral // an ephemeral message stays one
-	err := r.rest.InteractionRespond(r.i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseUpdateMessage,
+	err := r.respond(&discordgo.InteractionResponse{Type: discordgo.InteractionResponseUpdateMessage,
 		Data: &discordgo.InteractionResponseData{Content: content, Components: comps, AllowedMentions: noMentions(), Flags: flags}})
 	if err != nil {
 		r.a.log.Warn("answering an interaction", "interaction", r.i.ID, "err", r.a.redact(err.Error()))
@@ -631,9 +680,9 @@ func (r *responder) send(replies []table.Message, attach bool) (original bool, e
 	}
 	switch {
 	case !r.deferred && r.component && len(replies) == 0:
-		return true, r.rest.InteractionRespond(i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate})
+		return true, r.respond(&discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate})
 	case !r.deferred:
-		return true, r.rest.InteractionRespond(i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
+		return true, r.respond(&discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
 			Data: &discordgo.InteractionResponseData{Content: content, Components: comps, Files: files,
 				Flags: discordgo.MessageFlagsEphemeral | noPreviews, AllowedMentions: noMentions()}})
 	case !r.component: // deferred command: the "thinking" message becomes the answer

@@ -16,8 +16,9 @@ var teamWon = regexp.MustCompile(`🏆 Team ([AB]) \(`)
 // TestLeagueInAChannel: two matches in a channel, then /km league stats, top and history,
 // checked against the match summaries the channel was shown; history's buttons answer with the
 // match's board as a picture and its record as a file that replays.
-func TestLeagueInAChannel(t *testing.T) {
-	f := newFakeDiscord(t)
+func TestLeagueInAChannel(t *testing.T) { eachMode(t, testLeagueInAChannel) }
+
+func testLeagueInAChannel(t *testing.T, f *fakeDiscord) {
 	store := table.NewMemStore()
 	startHarness(t, f, store, store)
 	players := []seatPlayer{{u: alice}, {u: carla}}

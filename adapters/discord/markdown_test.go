@@ -11,8 +11,9 @@ import (
 
 // Players with hostile names sit down: every channel message shows their names as written, and
 // nothing of them formats the table (no masked link, heading, timestamp or mention).
-func TestHostileNamesAtTheTable(t *testing.T) {
-	f := newFakeDiscord(t)
+func TestHostileNamesAtTheTable(t *testing.T) { eachMode(t, testHostileNamesAtTheTable) }
+
+func testHostileNamesAtTheTable(t *testing.T, f *fakeDiscord) {
 	store := table.NewMemStore()
 	startHarness(t, f, store, store)
 	nitro := fakeUser{ID: "100000000000000011", Name: "[Free Nitro](https://evil.example/nitro)", Locale: "en-US"}
@@ -60,8 +61,9 @@ func TestRulesLinkWorks(t *testing.T) {
 
 // A player named after a web address hangs no preview of that site under the table, even where
 // the bot may embed links.
-func TestNoLinkPreviewsFromNames(t *testing.T) {
-	f := newFakeDiscord(t)
+func TestNoLinkPreviewsFromNames(t *testing.T) { eachMode(t, testNoLinkPreviewsFromNames) }
+
+func testNoLinkPreviewsFromNames(t *testing.T, f *fakeDiscord) {
 	f.setPerms(guildChannel, Permissions|permEmbedLinks)
 	store := table.NewMemStore()
 	startHarness(t, f, store, store)

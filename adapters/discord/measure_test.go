@@ -1,10 +1,16 @@
 package discord
 
 import (
+	"bytes"
 	"context"
+	"crypto/ed25519"
+	"io"
 	"math/rand/v2"
+	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,8 +34,9 @@ func openBolt(t testing.TB) *storage.Store {
 
 // A match of four people on the bbolt store: how long from a dispatched interaction to its
 // answer, and what the match costs in REST calls.
-func TestLatencyWithBolt(t *testing.T) {
-	f := newFakeDiscord(t)
+func TestLatencyWithBolt(t *testing.T) { eachMode(t, testLatencyWithBolt) }
+
+func testLatencyWithBolt(t *testing.T, f *fakeDiscord) {
 	st := openBolt(t)
 	h := startHarness(t, f, st, st)
 	before := f.callCounts()
@@ -90,4 +97,87 @@ func BenchmarkCommand(b *testing.B) {
 			b.ReportMetric(float64(percentile(lat, .99).Microseconds())/1000, "p99-ms")
 		})
 	}
+}
+
+// BenchmarkMatchByHTTP plays whole matches of four people whose interactions come by HTTP (one
+// match an iteration, each at a table of its own), and measures each interaction from its post
+// to the bot's HTTP answer (p50, p99 over the matches), while a stranger posts badly signed
+// interactions to the endpoint as fast as it refuses them: how many it refuses a second beside
+// the match.
+func BenchmarkMatchByHTTP(b *testing.B) {
+	for _, attack := range []bool{false, true} {
+		b.Run(map[bool]string{false: "quiet", true: "bad-signatures"}[attack], func(b *testing.B) {
+			var lat []time.Duration
+			var refused, other atomic.Int64
+			var playing time.Duration
+			b.StopTimer()
+			for i := range b.N {
+				f := newFakeDiscordVia(b, viaHTTP)
+				store := table.NewMemStore()
+				h := startHarness(b, f, store, store)
+				stop := make(chan struct{})
+				var wg sync.WaitGroup
+				if attack {
+					wg.Go(func() { badSignatures(f, stop, &refused, &other) })
+				}
+				f.takeLatencies()
+				start := time.Now()
+				b.StartTimer()
+				openTable(b, f, alice, []fakeUser{bob, carla, dan}, opt("stripes", 4, 2), opt("timer", 3, "none"))
+				playMatch(b, f, []seatPlayer{{u: alice}, {u: bob}, {u: carla}, {u: dan}}, rand.New(rand.NewPCG(21, uint64(i))))
+				b.StopTimer()
+				playing += time.Since(start)
+				close(stop)
+				wg.Wait()
+				lat = append(lat, f.takeLatencies()...)
+				h.stop()
+			}
+			b.ReportMetric(float64(len(lat))/float64(b.N), "interactions/match")
+			b.ReportMetric(float64(percentile(lat, .5).Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(percentile(lat, .99).Microseconds())/1000, "p99-ms")
+			if attack {
+				b.ReportMetric(float64(refused.Load())/playing.Seconds(), "refused/s")
+				if other.Load() > 0 {
+					b.Errorf("%d badly signed posts were not answered 401", other.Load())
+				}
+			}
+		})
+	}
+}
+
+// badSignatures posts interactions signed with a stranger's key to the endpoint, four at a time,
+// until stop, counting the 401s and anything else.
+func badSignatures(f *fakeDiscord, stop <-chan struct{}, refused, other *atomic.Int64) {
+	f.mu.Lock()
+	endpoint := f.Endpoint
+	f.mu.Unlock()
+	stranger := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{3}, ed25519.SeedSize))
+	body := []byte(`{"id":"1577490628684546060","application_id":"900000000000000001","type":2,"token":"x","version":1}`)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	defer client.CloseIdleConnections()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				resp, err := client.Do(signed(endpoint, body, stranger, time.Now()))
+				if err != nil {
+					other.Add(1)
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusUnauthorized {
+					refused.Add(1)
+				} else {
+					other.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -62,8 +62,9 @@ func TestNoTableWhereTheBotMayNotPost(t *testing.T) {
 
 // A channel without Attach Files plays as any other; the board comes as text, the one who opens
 // the table is told which permission would add pictures, and nothing is refused.
-func TestChannelWithoutAttachFiles(t *testing.T) {
-	f := newFakeDiscord(t)
+func TestChannelWithoutAttachFiles(t *testing.T) { eachMode(t, testChannelWithoutAttachFiles) }
+
+func testChannelWithoutAttachFiles(t *testing.T, f *fakeDiscord) {
 	f.setPerms(guildChannel, Permissions&^permAttachFiles)
 	store := table.NewMemStore()
 	h := startHarness(t, f, store, store)
@@ -124,8 +125,9 @@ func TestChannelWithoutAttachFiles(t *testing.T) {
 
 // The same when the answer is late: the deferred answer's edit and a button's follow-up carry no
 // file where app_permissions lack Attach Files.
-func TestLateAnswersWithoutAttachFiles(t *testing.T) {
-	f := newFakeDiscord(t)
+func TestLateAnswersWithoutAttachFiles(t *testing.T) { eachMode(t, testLateAnswersWithoutAttachFiles) }
+
+func testLateAnswersWithoutAttachFiles(t *testing.T, f *fakeDiscord) {
 	f.setPerms(guildChannel, Permissions&^permAttachFiles)
 	store := table.NewMemStore()
 	startHarness(t, f, store, store, harnessOpt{
@@ -164,8 +166,9 @@ func answerOrRefusal(t *testing.T, f *fakeDiscord, in *fakeInteraction) fakeResp
 // degrades that kind only. Without Attach Files the summaries go as text, after one refusal;
 // without Send Messages the table message is still edited (an edit needs no Send Messages) and
 // the players asking in the channel are told what is missing.
-func TestPermissionsTakenAwayMidMatch(t *testing.T) {
-	f := newFakeDiscord(t)
+func TestPermissionsTakenAwayMidMatch(t *testing.T) { eachMode(t, testPermissionsTakenAwayMidMatch) }
+
+func testPermissionsTakenAwayMidMatch(t *testing.T, f *fakeDiscord) {
 	store := table.NewMemStore()
 	h := startHarness(t, f, store, store)
 	openTable(t, f, alice, []fakeUser{carla}, opt("timer", 3, "none"), opt("level", 3, "easy"))

@@ -95,12 +95,19 @@ func (a *Adapter) openShard(ctx context.Context, id, n int) (*discordgo.Session,
 	if n > 1 {
 		s.ShardID, s.ShardCount = id, n
 	}
+	// The adapter reconnects (keepShard), and every IDENTIFY waits for the gate (gate.go).
+	s.ShouldReconnectOnError = false
+	s.Dialer = a.dialer(ctx, id, func() { a.setRedo(id, true) })
+	a.setRedo(id, false)
 	ready := make(chan struct{}, 1)
 	s.AddHandlerOnce(func(*discordgo.Session, *discordgo.Ready) { ready <- struct{}{} })
 	s.AddHandler(a.onEvent)
-	s.AddHandler(func(*discordgo.Session, *discordgo.Ready) { a.gateway.set(id, true) })
+	s.AddHandler(func(*discordgo.Session, *discordgo.Ready) { a.gate.ready(id); a.gateway.set(id, true) })
 	s.AddHandler(func(*discordgo.Session, *discordgo.Resumed) { a.gateway.set(id, true) })
-	s.AddHandler(func(*discordgo.Session, *discordgo.Disconnect) { a.gateway.set(id, false) })
+	s.AddHandler(func(s *discordgo.Session, _ *discordgo.Disconnect) {
+		a.gateway.set(id, false)
+		a.shardDown(id, s)
+	})
 	if err := s.Open(); err != nil {
 		return nil, fmt.Errorf("shard %d: %w", id, err)
 	}
@@ -117,17 +124,104 @@ func (a *Adapter) openShard(ctx context.Context, id, n int) (*discordgo.Session,
 	}
 }
 
+// Reconnecting. A shard's session that drops is resumed on a new connection (discordgo's Open
+// sends a RESUME for a session it knows), or, after an Invalid Session, replaced by a new one
+// whose IDENTIFY waits for the gate; tries that fail wait longer each time.
+
+// reconnectBackoffMax bounds the wait between tries to reconnect a shard.
+const reconnectBackoffMax = time.Minute
+
+func (a *Adapter) setRedo(id int, redo bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.redo[id] = redo
+}
+
+// shardDown tells the shard's keeper that its session s dropped.
+func (a *Adapter) shardDown(id int, s *discordgo.Session) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed || id >= len(a.shards) || a.shards[id] != s {
+		return // stopping, or a session that is no longer the shard's
+	}
+	if a.down == nil {
+		a.down = map[int]chan struct{}{}
+	}
+	if a.down[id] == nil {
+		a.down[id] = make(chan struct{}, 1)
+	}
+	select {
+	case a.down[id] <- struct{}{}:
+	default:
+	}
+}
+
+func (a *Adapter) downChan(id int) chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.down == nil {
+		a.down = map[int]chan struct{}{}
+	}
+	if a.down[id] == nil {
+		a.down[id] = make(chan struct{}, 1)
+	}
+	return a.down[id]
+}
+
+// keepShard reconnects shard id of n whenever its session drops, until ctx ends.
+func (a *Adapter) keepShard(ctx context.Context, id, n int) {
+	down := a.downChan(id)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-down:
+		}
+		for try := 1; ; try++ {
+			a.mu.Lock()
+			closed, redo, s := a.closed, a.redo[id], a.shards[id]
+			a.mu.Unlock()
+			if closed || ctx.Err() != nil {
+				return
+			}
+			var err error
+			if redo {
+				var ns *discordgo.Session
+				if ns, err = a.openShard(ctx, id, n); err == nil {
+					a.mu.Lock()
+					if a.closed {
+						a.mu.Unlock()
+						closeShards([]*discordgo.Session{ns}, a.log, a.redact)
+						return
+					}
+					a.shards[id] = ns
+					a.mu.Unlock()
+				}
+			} else if err = s.Open(); errors.Is(err, discordgo.ErrWSAlreadyOpen) {
+				err = nil
+			}
+			if err == nil {
+				break
+			}
+			wait := min(a.identifyWindow/5<<min(try-1, 10), reconnectBackoffMax) // 1 s, 2 s, 4 s…
+			a.log.Warn("reconnecting to the gateway", "shard", id, "try", try, "again_in", wait, "err", a.redact(err.Error()))
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+	}
+}
+
 // closeShards closes gateway sessions, all at once: discordgo's Close waits a second each.
 func closeShards(shards []*discordgo.Session, log *slog.Logger, redact func(string) string) {
 	var wg sync.WaitGroup
 	for _, s := range shards {
 		wg.Go(func() {
-			// discordgo's heartbeat goroutine may hit the closing connection and start a
-			// reconnect loop that outlives the session (seen when stopping right after
-			// connecting): forbid it first.
-			s.Lock()
-			s.ShouldReconnectOnError = false
-			s.Unlock()
+			// Its reconnect loop, which could outlive the session, is off (openShard).
 			if err := s.Close(); err != nil {
 				log.Warn("closing the gateway", "shard", s.ShardID, "err", redact(err.Error()))
 			}
@@ -155,22 +249,7 @@ func (a *Adapter) onEvent(_ *discordgo.Session, e *discordgo.Event) {
 	if !ok || ic.Interaction == nil {
 		return
 	}
-	var ch struct {
-		Type     discordgo.ChannelType `json:"type"`
-		Metadata *struct {
-			Locked bool `json:"locked"`
-		} `json:"thread_metadata"`
-	}
-	var x interactionExtras
-	if jsonField(e.RawData, "channel", &ch) {
-		x.thread = ch.Type == discordgo.ChannelTypeGuildPublicThread || ch.Type == discordgo.ChannelTypeGuildPrivateThread ||
-			ch.Type == discordgo.ChannelTypeGuildNewsThread
-		x.private = ch.Type == discordgo.ChannelTypeGuildPrivateThread
-		if x.metadata = x.thread && ch.Metadata != nil; x.metadata {
-			x.locked = ch.Metadata.Locked
-		}
-	}
-	a.onInteraction(ic.Interaction, x)
+	a.onInteraction(ic.Interaction, extrasOf(e.RawData), nil)
 }
 
 // gatewayState follows each shard's gateway connection for the health check: a shard is up from
@@ -204,6 +283,17 @@ func (a *Adapter) Connected() error {
 	g := &a.gateway
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if a.cfg.Interactions.On() {
+		// No gateway: the endpoint is connected once Discord has reached it.
+		serving, err := a.endpointConnected()
+		switch {
+		case !serving && g.start != nil:
+			return g.start
+		case !serving:
+			return chat.ErrNotYet
+		}
+		return err
+	}
 	switch {
 	case g.n == 0 && g.start != nil:
 		return g.start

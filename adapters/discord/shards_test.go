@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -116,4 +117,74 @@ func TestRunAgainAfterAFailedStart(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("second Run: %v", err)
 	}
+}
+
+// An Invalid Session storm (a gateway incident: the session is invalidated, and every IDENTIFY
+// for a while answered with another Invalid Session) is ridden out at the adapter's pace: each
+// new session on a new connection, never an IDENTIFY on the connection the Invalid Session came
+// on, each IDENTIFY after one that got no READY waiting twice as long as the one before, and the
+// shard serves again once the storm is over.
+func TestInvalidSessionStormIsPaced(t *testing.T) {
+	f := newFakeDiscord(t)
+	store := table.NewMemStore()
+	h := startHarness(t, f, store, store)
+	const storm = 3
+	f.mu.Lock()
+	f.invalidSessions = storm
+	startsBefore, identifiesBefore := f.StartsLeft, len(f.identifies)
+	f.mu.Unlock()
+	f.invalidate(0)
+	f.waitFor("the shard back after the storm", func() bool {
+		return f.invalidSessions == 0 && f.connected() && len(f.identifies) == identifiesBefore+storm+1
+	})
+	if r := f.slash(alice, guildChannel, "help"); r.Type != 4 {
+		t.Errorf("help after the storm: %+v", r)
+	}
+	f.mu.Lock()
+	at := slices.Clone(f.identifiedAtList[identifiesBefore:])
+	spent := startsBefore - f.StartsLeft
+	f.mu.Unlock()
+	if spent != storm+1 {
+		t.Errorf("%d session starts spent for a storm of %d Invalid Sessions", spent, storm)
+	}
+	// The first IDENTIFY waits for its bucket only (the last was long ago); each after one that
+	// got no READY waits the window, then twice, four times as long.
+	for k := 1; k < len(at); k++ {
+		want := f.IdentifyWindow << (k - 1)
+		if gap := at[k].Sub(at[k-1]); gap < want-10*time.Millisecond {
+			t.Errorf("IDENTIFY %d came %v after the one before, want at least %v", k+1, gap, want)
+		}
+	}
+	if err := h.a.Connected(); err != nil {
+		t.Errorf("after the storm: %v", err)
+	}
+}
+
+// A storm that does not end stops at the reserve of the day's session starts: the shard stays
+// down, the health check says so, and enough starts are left to start the bot by hand (one for
+// the shard, and the reserve that start keeps itself).
+func TestInvalidSessionStormKeepsTheReserve(t *testing.T) {
+	f := newFakeDiscord(t)
+	f.StartsLeft = minSessionStartsLeft + 4 // the start spends one, the storm may spend two more
+	store := table.NewMemStore()
+	h := startHarness(t, f, store, store)
+	f.mu.Lock()
+	f.invalidSessions = 1000
+	f.mu.Unlock()
+	f.invalidate(0)
+	f.waitFor("the IDENTIFYs to stop at the reserve", func() bool {
+		return f.StartsLeft == minSessionStartsLeft+1
+	})
+	// The next IDENTIFY would leave fewer than the reserve: none comes.
+	time.Sleep(4 * f.IdentifyWindow)
+	f.mu.Lock()
+	left := f.StartsLeft
+	f.mu.Unlock()
+	if left < minSessionStartsLeft+1 {
+		t.Errorf("%d session starts left, want %d kept", left, minSessionStartsLeft+1)
+	}
+	if err := h.a.Connected(); err == nil {
+		t.Errorf("the shard is down and the health check says nothing")
+	}
+	h.allowErrors = append(h.allowErrors, "session starts")
 }

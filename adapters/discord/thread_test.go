@@ -14,7 +14,10 @@ import (
 // A table in a thread that gets archived mid-match: the table message can no longer be edited
 // (50083), so the table goes on in a new message, whose posting unarchives the thread.
 func TestArchivedThreadGetsANewTableMessage(t *testing.T) {
-	f := newFakeDiscord(t)
+	eachMode(t, testArchivedThreadGetsANewTableMessage)
+}
+
+func testArchivedThreadGetsANewTableMessage(t *testing.T, f *fakeDiscord) {
 	f.setChannel(fakeChannel{ID: guildChannel, Thread: true, Perms: Permissions})
 	store := table.NewMemStore()
 	h := startHarness(t, f, store, store)

@@ -14,6 +14,8 @@ import (
 // What is kept per interaction token goes with the token: the ephemeral hands the adapter edits,
 // and discordgo's rate-limit buckets, one per token's routes, which discordgo keeps for ever.
 // (Tokens last 15 minutes; here 2 s.)
+// Over the gateway only: by HTTP the first answers make no REST request, so the tokens' routes
+// get buckets only from later edits, which this test's interactions do not need.
 func TestTokenStateIsForgotten(t *testing.T) {
 	f := newFakeDiscord(t)
 	f.blocked[bob.ID] = true // Bob plays from ephemeral hands

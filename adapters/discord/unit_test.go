@@ -457,8 +457,9 @@ func (c ctxSpy) Handle(ctx context.Context, cmd table.Command) []table.Message {
 
 // An interaction is handled within a context derived from Run's, as net/http's requests are
 // from its BaseContext: what Run's context carries reaches the service with each command.
-func TestInteractionsDeriveFromRun(t *testing.T) {
-	f := newFakeDiscord(t)
+func TestInteractionsDeriveFromRun(t *testing.T) { eachMode(t, testInteractionsDeriveFromRun) }
+
+func testInteractionsDeriveFromRun(t *testing.T, f *fakeDiscord) {
 	store := table.NewMemStore()
 	var fromRun atomic.Bool
 	startHarness(t, f, store, store, harnessOpt{

@@ -100,7 +100,7 @@ func newChats(cfg Config, store table.KV, log *slog.Logger, outboxes map[string]
 	}
 	if cfg.Discord.Token != "" {
 		dcfg := discord.Config{Token: cfg.Discord.Token, GuildID: cfg.Discord.GuildID, APIURL: cfg.Discord.APIURL,
-			ShardCount: cfg.Discord.ShardCount, KV: store, Log: log, Shared: cluster != nil}
+			ShardCount: cfg.Discord.ShardCount, Interactions: cfg.discordInteractions(), KV: store, Log: log, Shared: cluster != nil}
 		if w != nil {
 			dcfg.Web, dcfg.ClientSecret = w, cfg.Discord.ClientSecret
 		}

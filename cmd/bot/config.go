@@ -16,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/kontermatt/kontermatt/adapters/discord"
 	"github.com/kontermatt/kontermatt/adapters/httpserve"
 	"github.com/kontermatt/kontermatt/adapters/telegram"
 	"github.com/kontermatt/kontermatt/core/table"
@@ -58,6 +59,15 @@ type Config struct {
 		// ClientSecret is the application's OAuth2 client secret: with the web table on, it
 		// makes the table the app's Activity. Prefer the environment.
 		ClientSecret string `yaml:"client_secret"`
+		// PublicKey is the application's public key (hex, from the developer portal): the
+		// interactions endpoint checks every post's signature with it.
+		PublicKey string `yaml:"public_key"`
+		// Interactions has Discord post the interactions to the bot (the Interactions Endpoint
+		// URL) instead of the gateway: with listen set, no gateway connection is opened.
+		Interactions struct {
+			URL    string `yaml:"url"`    // the public https:// address set in the portal
+			Listen string `yaml:"listen"` // where the reverse proxy forwards it
+		} `yaml:"interactions"`
 	} `yaml:"discord"`
 	Telegram struct {
 		Token  string `yaml:"token"`
@@ -248,6 +258,12 @@ func readConfig(path string, getenv func(string) string) (Config, configSource, 
 	if c.Discord.ShardCount < 0 {
 		return c, src, fmt.Errorf("%w: discord.shard_count must be 0 (as Discord recommends) or more", errConfig)
 	}
+	if err := c.discordInteractions().Check(); err != nil {
+		return c, src, fmt.Errorf("%w: %v", errConfig, err)
+	}
+	if c.discordInteractions().On() && c.Discord.Token == "" {
+		return c, src, fmt.Errorf("%w: discord.interactions.listen needs discord.token (or KONTERMATT_DISCORD_TOKEN): the bot registers its commands and answers with it", errConfig)
+	}
 	if err := c.checkWeb(); err != nil {
 		return c, src, err
 	}
@@ -273,6 +289,7 @@ var envKeys = map[string]string{
 	"KONTERMATT_DISCORD_GUILD_ID":        "discord.guild_id",
 	"KONTERMATT_DISCORD_API_URL":         "discord.api_url",
 	"KONTERMATT_DISCORD_CLIENT_SECRET":   "discord.client_secret",
+	"KONTERMATT_DISCORD_PUBLIC_KEY":      "discord.public_key",
 	"KONTERMATT_TELEGRAM_TOKEN":          "telegram.token",
 	"KONTERMATT_TELEGRAM_API_URL":        "telegram.api_url",
 	"KONTERMATT_TELEGRAM_WEBHOOK_URL":    "telegram.webhook.url",
@@ -353,6 +370,12 @@ func (c Config) telegramWebhook() *telegram.Webhook {
 	w := c.Telegram.Webhook
 	return &telegram.Webhook{URL: w.URL, Listen: w.Listen, SecretToken: w.SecretToken,
 		MaxConnections: w.MaxConnections, DropPendingUpdates: w.DropPendingUpdates, HTTP: httpserve.Limits{Proxies: c.proxies}}
+}
+
+// discordInteractions is the Discord adapter's interactions endpoint setting.
+func (c Config) discordInteractions() discord.Interactions {
+	i := c.Discord.Interactions
+	return discord.Interactions{URL: i.URL, Listen: i.Listen, PublicKey: c.Discord.PublicKey, HTTP: httpserve.Limits{Proxies: c.proxies}}
 }
 
 // checkWeb refuses a web table that cannot work: listen without a public address or the reverse,

@@ -66,7 +66,7 @@ func TestConfig(t *testing.T) {
 		{"a nested typo", "telegram:\n  tokn: x\n", `line 2: unknown key "telegram.tokn" (did you mean telegram.token?)`},
 		{"not a duration", "think: abc\n", `line 1: think: "abc" is not a duration (write it like 2s, 90m or 720h)`},
 		{"not a number", "discord:\n  shard_id: two\n", `line 2: discord.shard_id: "two" is not a whole number`},
-		{"a value for a section", "discord: x\n", "line 1: discord should hold keys (api_url, client_secret, guild_id, shard_count, shard_id, token), not a single value"},
+		{"a value for a section", "discord: x\n", "line 1: discord should hold keys (api_url, client_secret, guild_id, interactions, public_key, shard_count, shard_id, token), not a single value"},
 		{"a list for a value", "database: [a, b]\n", "line 1: database should be a single value, not a list or keys"},
 		{"a token one level too high", "telegram: 123:SECRET-TOKEN\n", "telegram should hold keys"},
 		{"broken YAML", "a: [\n", "is not YAML: line 1"},
@@ -139,6 +139,33 @@ func TestConfig(t *testing.T) {
 			_, err := loadConfig(writeConfig(t, tc.text), noEnv)
 			if !errors.Is(err, errConfig) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "SECRET") {
 				t.Errorf("got %v, want a config error naming %q and not the secret", err, tc.want)
+			}
+		})
+	}
+	t.Run("discord interactions by HTTP from the file, the public key from the environment", func(t *testing.T) {
+		p := writeConfig(t, "discord:\n  token: x\n  interactions:\n    url: https://bot.example.org/discord/interactions\n    listen: 127.0.0.1:8444\n")
+		const key = "1d8ea3e46c0b24e8b0ab6d2d8c42e2f5e0fa2a7a4a2b1b0ffbc7d1e1a2b3c4d5"
+		c, err := loadConfig(p, func(k string) string {
+			if k == "KONTERMATT_DISCORD_PUBLIC_KEY" {
+				return key
+			}
+			return ""
+		})
+		i := c.discordInteractions()
+		if err != nil || !i.On() || i.URL != "https://bot.example.org/discord/interactions" || i.Listen != "127.0.0.1:8444" || i.PublicKey != key {
+			t.Errorf("interactions %+v, err %v", i, err)
+		}
+	})
+	for _, tc := range []struct{ name, text, want string }{
+		{"discord interactions without a public key", "discord:\n  token: x\n  interactions:\n    url: https://bot.example.org/i\n    listen: 127.0.0.1:8444\n", "discord.public_key"},
+		{"discord interactions without a url", "discord:\n  token: x\n  public_key: 1d8ea3e46c0b24e8b0ab6d2d8c42e2f5e0fa2a7a4a2b1b0ffbc7d1e1a2b3c4d5\n  interactions:\n    listen: 127.0.0.1:8444\n", "discord.interactions.url"},
+		{"discord interactions url without listen", "discord:\n  token: x\n  interactions:\n    url: https://bot.example.org/i\n", "discord.interactions.listen"},
+		{"discord interactions without a token", "discord:\n  public_key: 1d8ea3e46c0b24e8b0ab6d2d8c42e2f5e0fa2a7a4a2b1b0ffbc7d1e1a2b3c4d5\n  interactions:\n    url: https://bot.example.org/i\n    listen: 127.0.0.1:8444\n", "discord.token"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := loadConfig(writeConfig(t, tc.text), noEnv)
+			if !errors.Is(err, errConfig) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want a config error naming %q", err, tc.want)
 			}
 		})
 	}
