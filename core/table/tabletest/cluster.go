@@ -1,16 +1,15 @@
 package tabletest
 
 import (
-	"errors"
-	"time"
-
 	"context"
+	"errors"
 	"fmt"
-	"github.com/kontermatt/kontermatt/core"
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
@@ -27,22 +26,53 @@ type Ledger struct {
 	SharedStore
 	mu      sync.Mutex
 	entries map[string][]table.LogEntry // by table, in commit order
+	// unknown are the entries of commits that failed with ErrUnavailable: the cluster may
+	// still have applied them (see there).
+	unknown map[string][]table.LogEntry
 }
 
 // NewLedger notes what is committed to st.
 func NewLedger(st SharedStore) *Ledger {
-	return &Ledger{SharedStore: st, entries: map[string][]table.LogEntry{}}
+	return &Ledger{SharedStore: st, entries: map[string][]table.LogEntry{}, unknown: map[string][]table.LogEntry{}}
 }
 
 // Commit commits and notes the entry of a change that was written.
 func (l *Ledger) Commit(c table.Change) error {
 	err := l.SharedStore.Commit(c)
-	if err == nil && c.State != nil && c.Log.Verb != "" {
-		l.mu.Lock()
+	if c.State == nil || c.Log.Verb == "" {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case err == nil:
 		l.entries[c.TableID] = append(l.entries[c.TableID], c.Log)
-		l.mu.Unlock()
+	case errors.Is(err, table.ErrUnavailable):
+		l.unknown[c.TableID] = append(l.unknown[c.TableID], c.Log)
 	}
 	return err
+}
+
+// AppliedEntries gives, of the entries the ledgers noted for a table, those applied in the order of
+// their Seq: every committed one, and where there is none for a Seq, one whose commit's outcome
+// was unknown (ErrUnavailable: the cluster applied it later, as the next Seq shows). A Seq no
+// entry fills is missing from the result, so the order shows the gap.
+func AppliedEntries(id string, ledgers ...*Ledger) []table.LogEntry {
+	var all, unknown []table.LogEntry
+	for _, l := range ledgers {
+		l.mu.Lock()
+		all = append(all, l.entries[id]...)
+		unknown = append(unknown, l.unknown[id]...)
+		l.mu.Unlock()
+	}
+	for _, u := range unknown {
+		if !slices.ContainsFunc(all, func(e table.LogEntry) bool { return e.Seq == u.Seq }) &&
+			slices.ContainsFunc(all, func(e table.LogEntry) bool { return e.Seq > u.Seq }) {
+			all = append(all, u)
+		}
+	}
+	slices.SortStableFunc(all, func(a, b table.LogEntry) int { return int(a.Seq) - int(b.Seq) })
+	return all
 }
 
 // Entries gives the entries committed for a table, in commit order.
