@@ -209,7 +209,7 @@ type Update struct {
 	// Empty for a cache of its own, which is what the store holds already.
 	Expect []Entry
 	claims []string
-	done    chan struct{}
+	done   chan struct{}
 }
 
 // claim waits until no update in flight writes any of keys, then marks them as written by u
