@@ -203,27 +203,6 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 }
 
-// raceTables opens, for EndTogether, two tables at two places through two copies: one person
-// sits at both (their rating is one across places), the others at one each, and both places
-// are new in the month (its list of places is one entry).
-func raceTables(t *testing.T, svcs []*table.Service) []tabletest.Table {
-	t.Helper()
-	both := table.Player{ID: "both", Name: "Both"}
-	var tables []tabletest.Table
-	for i := range 2 {
-		players := []table.Player{both}
-		for s := range 3 {
-			players = append(players, table.Player{ID: fmt.Sprintf("only%d-%d", i, s), Name: fmt.Sprintf("P%d%d", i, s)})
-		}
-		tb, err := tabletest.OpenWith(svcs[i], table.Place{Platform: "test", Chat: fmt.Sprint("race", i)}, players, "stripes=1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		tables = append(tables, tb)
-	}
-	return tables
-}
-
 // TestLeagueAcrossCopies: two copies end matches of one person at two tables at the same
 // instant, each copy's league worked out before the other's is stored, round after round: the
 // league the copies stored is exactly what stats rebuild makes from the records, no rating
@@ -233,7 +212,10 @@ func TestLeagueAcrossCopies(t *testing.T) {
 	gate := tabletest.NewTogether(tabletest.NewLedger(table.NewMemStore()))
 	clock := tabletest.NewTicking(time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC))
 	svcs := copies(t, gate, 2, func(_ int, c *table.Config) { c.Now = clock.Now })
-	tables := raceTables(t, svcs)
+	tables, err := tabletest.OnePersonTwoTables(svcs)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := tabletest.EndTogether(svcs, gate, tables, rounds); err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,11 @@ import (
 // is stored. Other commits, and match ends while it is not armed, go through at once.
 type Together struct {
 	SharedStore
+	*pairs
+}
+
+// pairs is what the Togethers around the copies' stores share.
+type pairs struct {
 	// Wait is how long a match end waits for its pair before it goes on alone (a test whose
 	// second match never ends); 10 s when 0.
 	Wait time.Duration
@@ -29,17 +34,21 @@ type Together struct {
 }
 
 // NewTogether holds match ends committed to st, once armed.
-func NewTogether(st SharedStore) *Together { return &Together{SharedStore: st} }
+func NewTogether(st SharedStore) *Together { return &Together{SharedStore: st, pairs: &pairs{}} }
+
+// With is a Together around st (another copy's connection to the store) that pairs match ends
+// with g's.
+func (g *Together) With(st SharedStore) *Together { return &Together{SharedStore: st, pairs: g.pairs} }
 
 // Arm makes the next two match ends go together.
-func (g *Together) Arm() {
+func (g *pairs) Arm() {
 	g.mu.Lock()
 	g.armed = true
 	g.mu.Unlock()
 }
 
 // Paired gives how many pairs of match ends went together.
-func (g *Together) Paired() int {
+func (g *pairs) Paired() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.paired
@@ -114,10 +123,30 @@ func OpenWith(svc *table.Service, place table.Place, players []table.Player, opt
 	return t, nil
 }
 
+// OnePersonTwoTables opens, for EndTogether, a table at each of two places, table i through copy
+// i: one person sits at both (their rating is one across places), three others at each, and
+// both places are new in the month (its list of places is one entry).
+func OnePersonTwoTables(svcs []*table.Service) ([]Table, error) {
+	both := table.Player{ID: "both", Name: "Both"}
+	var tables []Table
+	for i := range 2 {
+		players := []table.Player{both}
+		for s := range 3 {
+			players = append(players, table.Player{ID: fmt.Sprintf("only%d-%d", i, s), Name: fmt.Sprintf("P%d%d", i, s)})
+		}
+		t, err := OpenWith(svcs[i%len(svcs)], table.Place{Platform: "test", Chat: fmt.Sprint("race", i)}, players, "stripes=1")
+		if err != nil {
+			return nil, err
+		}
+		tables = append(tables, t)
+	}
+	return tables, nil
+}
+
 // EndTogether plays rounds matches at each table, table i through copy i alone, the two
 // matches' last commands stored at the same instant (gate): each round both tables play their
 // match to its end at once, and then a rematch.
-func EndTogether(svcs []*table.Service, gate *Together, tables []Table, rounds int) error {
+func EndTogether(svcs []*table.Service, gate interface{ Arm() }, tables []Table, rounds int) error {
 	for r := range rounds {
 		gate.Arm()
 		errs := make([]error, len(tables))
