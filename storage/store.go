@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -66,11 +67,20 @@ func changeOf(c table.Change, logged bool) table.TableChange {
 }
 
 // check refuses, before anything is written, a change whose log entry is not the one after the
-// table's last (table.ErrConflict) and a table whose stored form is broken (ErrCorrupt).
+// table's last or whose Expect entries changed (table.ErrConflict) and a table whose stored form is broken (ErrCorrupt).
 func check(tx *bolt.Tx, c table.Change, entry []byte) error {
 	id := []byte(c.TableID)
 	if v := tx.Bucket(bucketClosed).Get(id); v != nil && len(v) < 8 {
 		return fmt.Errorf("closed table %q of %d bytes: %w", id, len(v), ErrCorrupt)
+	}
+	for _, e := range c.Expect {
+		var cur []byte
+		if b := tx.Bucket(bucketKV).Bucket([]byte(e.Bucket)); b != nil {
+			cur = b.Get([]byte(e.Key))
+		}
+		if (cur == nil) != (e.Value == nil) || !bytes.Equal(cur, e.Value) {
+			return fmt.Errorf("%w (kv %q/%q changed)", table.ErrConflict, e.Bucket, e.Key)
+		}
 	}
 	if entry == nil {
 		return nil
@@ -111,7 +121,7 @@ func prepare(c table.Change) ([]byte, error) {
 			return nil, err
 		}
 	}
-	for _, e := range c.KV {
+	for _, e := range slices.Concat(c.KV, c.Expect) {
 		if err := checkKV(e.Bucket, e.Key); err != nil {
 			return nil, err
 		}

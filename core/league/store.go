@@ -99,8 +99,11 @@ func (c *Cache) empty() {
 }
 
 // get reads a bucket's JSON entry into v; false when there is none, or it does not read.
-func (c *Cache) get(bucket, key string, v any) bool {
-	data, ok, err := c.kv.Get(bucket, key)
+func (c *Cache) get(bucket, key string, v any) bool { return c.getFrom(c.kv, bucket, key, v) }
+
+// getFrom is get from kv (c's, or a reading that notes what it read).
+func (c *Cache) getFrom(kv KV, bucket, key string, v any) bool {
+	data, ok, err := kv.Get(bucket, key)
 	if err != nil {
 		c.log.Error("reading the league", "bucket", bucket, "err", err)
 		return false
@@ -143,10 +146,13 @@ func cached[V any](c *Cache, m func() map[string]V, key string, read func() (V, 
 }
 
 // Place gives a place's league (an empty one for a place without matches).
-func (c *Cache) Place(key string) *Place {
+func (c *Cache) Place(key string) *Place { return c.place(c.kv, key) }
+
+// place is Place, read from kv when it is not cached.
+func (c *Cache) place(kv KV, key string) *Place {
 	p, _ := cached(c, func() map[string]*Place { return c.places }, key, func() (*Place, bool) {
 		p := NewPlace(key)
-		if c.get(BucketPlaces, key, p) && p.Players == nil {
+		if c.getFrom(kv, BucketPlaces, key, p) && p.Players == nil {
 			p = NewPlace(key)
 		}
 		return p, true
@@ -155,18 +161,22 @@ func (c *Cache) Place(key string) *Place {
 }
 
 // Person gives a person's rating across places; false when they have none.
-func (c *Cache) Person(id string) (rating.Rating, bool) {
+func (c *Cache) Person(id string) (rating.Rating, bool) { return c.person(c.kv, id) }
+
+func (c *Cache) person(kv KV, id string) (rating.Rating, bool) {
 	return cached(c, func() map[string]rating.Rating { return c.people }, id, func() (rating.Rating, bool) {
 		var r rating.Rating
-		return r, c.get(BucketRatings, id, &r)
+		return r, c.getFrom(kv, BucketRatings, id, &r)
 	})
 }
 
 // Month gives the places where a rated match was won in the month ("2026-11").
-func (c *Cache) Month(m string) []string {
+func (c *Cache) Month(m string) []string { return c.month(c.kv, m) }
+
+func (c *Cache) month(kv KV, m string) []string {
 	ps, _ := cached(c, func() map[string][]string { return c.months }, m, func() ([]string, bool) {
 		var ps []string
-		c.get(BucketMonths, m, &ps)
+		c.getFrom(kv, BucketMonths, m, &ps)
 		return ps, true
 	})
 	return ps
@@ -192,8 +202,14 @@ type Update struct {
 	months []string // the month's new list; nil: unchanged
 	// Entries are the KV writes to make with the match.
 	Entries []Entry
-	claims  []string
-	done    chan struct{}
+	// Expect are the entries Entries were worked out from, as read (a nil Value: there was
+	// none), when other processes write the KV too (Shared): the store is to write Entries only
+	// while each still holds that, so that of two copies of the bot learning a match of one
+	// person at once, the second learns again from the first's update rather than overwrite it.
+	// Empty for a cache of its own, which is what the store holds already.
+	Expect []Entry
+	claims []string
+	done   chan struct{}
 }
 
 // claim waits until no update in flight writes any of keys, then marks them as written by u
@@ -239,11 +255,18 @@ func (c *Cache) Learn(m Match) (*Update, error) {
 	c.claim(u, keys...)
 	c.mu.Unlock()
 	// The entries are the update's own now: what the cache or the KV says of them is what the
-	// store holds.
-	next := c.Place(m.Place).Clone()
+	// store holds, unless another process writes it too (then what was read is noted, for
+	// Expect).
+	var kv KV = c.kv
+	var read *reading
+	if c.shared {
+		read = &reading{KV: c.kv}
+		kv = read
+	}
+	next := c.place(kv, m.Place).Clone()
 	for _, s := range m.Seats {
 		if s.ID != "" {
-			if r, ok := c.Person(s.ID); ok {
+			if r, ok := c.person(kv, s.ID); ok {
 				u.people[s.ID] = r
 			}
 		}
@@ -262,17 +285,57 @@ func (c *Cache) Learn(m Match) (*Update, error) {
 	}
 	// A place, once in a month's list, stays there: the month is claimed only to add one, and
 	// after the other claims so that no two match ends wait for each other.
-	if m.Rated() && !slices.Contains(c.Month(u.month), m.Place) {
+	if m.Rated() && !slices.Contains(c.month(kv, u.month), m.Place) {
 		c.mu.Lock()
 		c.claim(u, "m:"+u.month)
 		c.mu.Unlock()
-		if months := c.Month(u.month); !slices.Contains(months, m.Place) {
+		if months := c.month(kv, u.month); !slices.Contains(months, m.Place) {
 			u.months = append(slices.Clone(months), m.Place)
 			b, _ := json.Marshal(u.months)
 			u.Entries = append(u.Entries, Entry{Bucket: BucketMonths, Key: u.month, Value: b})
 		}
 	}
+	if read != nil {
+		u.Expect = read.of(u.Entries)
+	}
 	return u, nil
+}
+
+// reading is a KV that notes the last value it read of each key (nil: none), for Expect.
+type reading struct {
+	KV
+	seen map[[2]string][]byte
+}
+
+func (r *reading) Get(bucket, key string) ([]byte, bool, error) {
+	v, ok, err := r.KV.Get(bucket, key)
+	if err != nil {
+		return v, ok, err
+	}
+	if r.seen == nil {
+		r.seen = map[[2]string][]byte{}
+	}
+	switch {
+	case !ok:
+		r.seen[[2]string{bucket, key}] = nil
+	case v == nil:
+		r.seen[[2]string{bucket, key}] = []byte{} // found, and empty
+	default:
+		r.seen[[2]string{bucket, key}] = v
+	}
+	return v, ok, nil
+}
+
+// of gives what was read of the entries' keys: only the entries written need to be as read (a
+// month's list that already names the place is left as it is, whatever another copy adds).
+func (r *reading) of(entries []Entry) []Entry {
+	var out []Entry
+	for _, e := range entries {
+		if v, ok := r.seen[[2]string{e.Bucket, e.Key}]; ok {
+			out = append(out, Entry{Bucket: e.Bucket, Key: e.Key, Value: v})
+		}
+	}
+	return out
 }
 
 // Done ends a match end's update: stored, the cache takes it in; either way the entries it wrote

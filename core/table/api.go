@@ -357,7 +357,8 @@ var (
 	// committed first; nothing was written. A Change that writes a log entry (State not nil, a
 	// Log.Verb) is guarded by its Log.Seq, the table's own revision: it must be exactly one more
 	// than the Seq of the table's last logged change (0 for a table never stored, deleted or
-	// pruned). Read the table again (Store.Table) and decide afresh.
+	// pruned). A Change with Expect is guarded by those KV entries too: each must hold what the
+	// change was made from. Read the table (and the entries) again and decide afresh.
 	ErrConflict = errors.New("the table changed since the state this change was made from: another copy committed first; nothing was written")
 
 	// ErrUnavailable is the store cannot be reached now: the database cluster lost its quorum,
@@ -466,6 +467,13 @@ type Change struct {
 	// KV entries written in the same transaction: what is derived from the records (a place's
 	// league) stays in step with them, whatever crashes when.
 	KV []KVEntry
+	// Expect are KV entries as they were read to make this change (the league's entries a match
+	// end learned from): each key must hold its Value when the change is written (a nil Value:
+	// the key is absent; an empty one: an empty value), checked in the same transaction, or the
+	// change fails with ErrConflict and writes nothing. Of two copies of the bot that change one
+	// entry at once (two matches of one person ending), the second then reads it again and learns
+	// from the first's update instead of overwriting it.
+	Expect []KVEntry
 	// Closed says the table is closed for good: the store keeps its state apart from the live
 	// tables, stamped with Log.Time, until Prune removes it.
 	Closed bool

@@ -3,6 +3,7 @@ package table_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -200,5 +201,137 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("gave up waiting")
 		}
 		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// TestLeagueAcrossCopies: two copies end matches of one person at two tables at the same
+// instant, each copy's league worked out before the other's is stored, round after round: the
+// league the copies stored is exactly what stats rebuild makes from the records, no rating
+// update lost.
+func TestLeagueAcrossCopies(t *testing.T) {
+	const rounds = 12
+	gate := tabletest.NewTogether(tabletest.NewLedger(table.NewMemStore()))
+	clock := tabletest.NewTicking(time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC))
+	svcs := copies(t, gate, 2, func(_ int, c *table.Config) { c.Now = clock.Now })
+	tables, err := tabletest.OnePersonTwoTables(svcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tabletest.EndTogether(svcs, gate, tables, rounds); err != nil {
+		t.Fatal(err)
+	}
+	if gate.Paired() != rounds {
+		t.Fatalf("%d of %d pairs of match ends went together", gate.Paired(), rounds)
+	}
+	n, err := tabletest.LeagueAsRebuilt(gate)
+	if err != nil {
+		t.Error(err)
+	}
+	if n != 2*rounds {
+		t.Errorf("%d records, want %d", n, 2*rounds)
+	}
+	gate.SharedStore.(*tabletest.Ledger).Check(t)
+}
+
+// forgetsTogether is a store whose first Forget waits for a second one (or a moment, wait) and
+// then both are written: two copies' forgets, each made from the records as they were before the
+// other was written.
+type forgetsTogether struct {
+	tabletest.SharedStore
+	wait   time.Duration
+	mu     sync.Mutex
+	first  chan struct{}
+	paired int
+}
+
+func (g *forgetsTogether) Forget(f table.Forgetting) error {
+	g.mu.Lock()
+	if g.first == nil {
+		held := make(chan struct{})
+		g.first = held
+		g.mu.Unlock()
+		select {
+		case <-held:
+		case <-time.After(g.wait):
+			g.mu.Lock()
+			if g.first == held {
+				g.first = nil
+			}
+			g.mu.Unlock()
+		}
+	} else {
+		close(g.first)
+		g.first = nil
+		g.paired++
+		g.mu.Unlock()
+	}
+	return g.SharedStore.Forget(f)
+}
+
+// TestForgetsOnTwoCopies: two people who played a match together are forgotten at the same
+// moment, each at another copy (a store that would write both forgets together if both were
+// made at once): both are gone from the record and the league, and the table they sat at
+// forgets both. The forgets take turns under the lease "forget", the second made from what the
+// first wrote.
+func TestForgetsOnTwoCopies(t *testing.T) {
+	store := table.NewMemStore()
+	gate := &forgetsTogether{SharedStore: store, wait: 300 * time.Millisecond}
+	var leases table.LocalLeases // one process: as one lease service for both copies
+	svcs := copies(t, gate, 2, func(_ int, c *table.Config) { c.Leases = &leases })
+	var players []table.Player
+	for _, id := range []string{"x", "y", "z", "w"} {
+		players = append(players, table.Player{ID: id, Name: "Name-" + id})
+	}
+	tb, err := tabletest.OpenWith(svcs[0], table.Place{Platform: "test", Chat: "forget"}, players, "stripes=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := tabletest.Step(svcs[0], tb); err != nil {
+			t.Fatal(err)
+		}
+		if who, _, _ := svcs[0].Turn(tb.ID); who == "" {
+			break
+		}
+	}
+	converge(t, svcs, tb.ID)
+	var wg sync.WaitGroup
+	for i, id := range []string{"x", "y"} {
+		wg.Go(func() {
+			if n, err := svcs[i].Forget(id); err != nil || n != 1 {
+				t.Errorf("copy %d forgetting %s: %d records, %v", i, id, n, err)
+			}
+		})
+	}
+	wg.Wait()
+	if gate.paired != 0 {
+		t.Errorf("%d pairs of forgets were made at once", gate.paired)
+	}
+	n := 0
+	_ = store.Records(func(key string, data []byte) error {
+		n++
+		for _, p := range players[:2] {
+			if strings.Contains(string(data), `"`+p.ID+`"`) || strings.Contains(string(data), p.Name) {
+				t.Errorf("record %s names %s: %s", key, p.ID, data)
+			}
+		}
+		return nil
+	})
+	if n != 1 {
+		t.Errorf("%d records, want 1", n)
+	}
+	if _, err := tabletest.LeagueAsRebuilt(store); err != nil {
+		t.Error(err)
+	}
+	for _, id := range []string{"x", "y"} {
+		if _, ok, _ := store.Get(table.BucketRatings, id); ok {
+			t.Errorf("%s still has a rating", id)
+		}
+	}
+	st, _, _ := store.Table(tb.ID)
+	for _, id := range []string{"x", "y"} {
+		if strings.Contains(string(st), `"`+id+`"`) {
+			t.Errorf("the table still names %s", id)
+		}
 	}
 }

@@ -1,7 +1,9 @@
 package table
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -48,11 +50,36 @@ func (f *forgetting) privately(p Place) {
 	f.private[p.Key()] = Place{Platform: p.Platform, Chat: forgottenChat + f.suffix}
 }
 
+// forgetLease is the lease a copy holds while it forgets someone (Config.Leases): a Forget reads
+// every kept record and writes back those that name the person, so two at once, on two copies,
+// would each write back the other's person as they read them, not forgotten. One at a time,
+// the second reads what the first wrote.
+const forgetLease = "forget"
+
+// errForgetLease is a Forget given up because the lease was lost before it was written.
+var errForgetLease = errors.New("table: the lease to forget someone was lost; nothing was forgotten, try again")
+
 // Forget removes a person from what the bot keeps (see above). It gives how many kept matches
-// named them.
+// named them. With other copies on the store it first waits for the lease forgetLease.
 func (s *Service) Forget(id string) (int, error) {
 	s.forgetMu.Lock()
 	defer s.forgetMu.Unlock()
+	held := context.Background()
+	if s.cfg.Leases != nil {
+		h, release, err := s.cfg.Leases.Hold(s.ctx, forgetLease)
+		if err != nil {
+			return 0, fmt.Errorf("table: waiting to forget someone: %w", err)
+		}
+		defer release()
+		s.observeLease(forgetLease, true)
+		defer s.observeLease(forgetLease, false)
+		held = h
+	}
+	return s.forget1(id, held)
+}
+
+// forget1 is Forget under its lease, held while held lasts.
+func (s *Service) forget1(id string, held context.Context) (int, error) {
 	suffix := strconv.FormatUint(s.randomID(), 36)
 	f := forgetting{id: id, as: forgottenPrefix + suffix, suffix: suffix, private: map[string]Place{}}
 	out := Forgetting{Actor: id, As: f.as, Names: []string{id}, Closed: map[string][]byte{}}
@@ -153,6 +180,9 @@ func (s *Service) Forget(id string) (int, error) {
 	for key := range f.private {
 		out.KV = append(out.KV, KVEntry{Bucket: bucketClaims, Key: key})
 	}
+	if held.Err() != nil {
+		return 0, errForgetLease // another copy may be forgetting someone now, from the records as they were
+	}
 	if err := s.cfg.Store.Forget(out); err != nil {
 		return 0, err
 	}
@@ -172,6 +202,20 @@ func (s *Service) Forget(id string) (int, error) {
 // as /leave would (a table with no other person closes), and their presses and votes go. It
 // reports whether the table named them.
 func (s *Service) forgetAt(t *tbl, f *forgetting) (bool, error) {
+	for attempt := 1; ; attempt++ {
+		at, uerr := s.forgetAtOnce(t, f)
+		if uerr == errConflicted && attempt < maxAttempts && s.reload(s.ctx, t, "conflict") == nil {
+			continue // another copy changed the table meanwhile: forget it there as it is now
+		}
+		if uerr != nil {
+			return false, fmt.Errorf("table %s could not forget a person", t.st.ID)
+		}
+		return at, nil
+	}
+}
+
+// forgetAtOnce is one attempt of forgetAt.
+func (s *Service) forgetAtOnce(t *tbl, f *forgetting) (bool, *userError) {
 	st := t.st
 	if st.Status == StatusClosed { // closing: the store has it among the closed tables
 		return false, nil
@@ -204,7 +248,7 @@ func (s *Service) forgetAt(t *tbl, f *forgetting) (bool, error) {
 	f.unmention(st)
 	cmd := Command{Place: st.Place, Table: st.ID, Actor: Player{ID: f.as}, Verb: VerbForget}
 	if uerr := s.commit(s.ctx, t, cmd, &out, actedNone, true); uerr != nil {
-		return false, fmt.Errorf("table %s could not forget a person", st.ID)
+		return false, uerr
 	}
 	return true, nil
 }

@@ -107,7 +107,10 @@ func (s *Service) keepMatch(t *tbl, out *outcome) {
 }
 
 // store writes a change; the league learns a match that ended in the same transaction, and its
-// cache takes the update in once the change is stored. No lock is held while the store writes:
+// cache takes the update in once the change is stored. With other copies on the store, the
+// change expects the league's entries as the update read them (Change.Expect): if another copy
+// changed one meanwhile, the commit fails with ErrConflict and the command is applied again, so
+// the match is learned from that copy's update instead of overwriting it. No lock is held while the store writes:
 // another place's /stats answers meanwhile, and only a match end that changes the same entries
 // waits for this one (league.Cache).
 func (s *Service) store(c Change, ended *league.Match) error {
@@ -120,6 +123,9 @@ func (s *Service) store(c Change, ended *league.Match) error {
 		return s.timedCommit(c)
 	}
 	c.KV = kvEntries(u.Entries)
+	if len(u.Expect) > 0 {
+		c.Expect = kvEntries(u.Expect)
+	}
 	err = s.timedCommit(c)
 	s.league.Done(u, err == nil)
 	return err

@@ -141,3 +141,51 @@ func BenchmarkStatsTop10000(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMatchEnd measures the command that ends a match at a place whose league holds 10,000
+// kept matches: the league learns the match and is written with the table in one commit. Its
+// time is reported as end-µs (the other commands of each match are played untimed): "single" is
+// one copy alone on its store, "shared" a copy that knows others share it (Config.Shared: the
+// league is read from the store at each match end, and the commit is guarded by what was read).
+func BenchmarkMatchEnd(b *testing.B) {
+	recs := history(b, 10_000, 1, 12)
+	entries, _, _, err := table.Rebuild(each(recs))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, shared := range []bool{false, true} {
+		name := "single"
+		if shared {
+			name = "shared"
+		}
+		b.Run(name, func(b *testing.B) {
+			store := table.NewMemStore()
+			if err := store.Rewrite(recs, table.LeagueBuckets, entries); err != nil {
+				b.Fatal(err)
+			}
+			svc := table.New(table.Config{Store: store, KV: store, Seed: 1, Shared: shared})
+			defer svc.Close()
+			tt, err := tabletest.Open(svc, 0) // at bench:0, the place of the history
+			if err != nil {
+				b.Fatal(err)
+			}
+			var ends time.Duration
+			for b.Loop() {
+				for {
+					d, err := tabletest.Step(svc, tt)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if who, _, _ := svc.Turn(tt.ID); who == "" {
+						ends += d
+						break
+					}
+				}
+				if _, err := tabletest.Step(svc, tt); err != nil { // the rematch
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(ends.Microseconds())/float64(b.N), "end-µs")
+		})
+	}
+}

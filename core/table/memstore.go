@@ -68,6 +68,12 @@ func (m *MemStore) Commit(c Change) error {
 			return fmt.Errorf("table %q: change %d after %d: %w", c.TableID, c.Log.Seq, last, ErrConflict)
 		}
 	}
+	for _, e := range c.Expect {
+		cur, ok := m.kv[e.Bucket+"\x00"+e.Key]
+		if ok != (e.Value != nil) || !bytes.Equal(cur, e.Value) {
+			return fmt.Errorf("table %q: kv %q/%q changed: %w", c.TableID, e.Bucket, e.Key, ErrConflict)
+		}
+	}
 	if c.PruneLog && logged {
 		delete(m.logs, c.TableID)
 	}

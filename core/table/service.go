@@ -119,7 +119,8 @@ type Service struct {
 	byPlace map[string]string // place key → the place's current table
 	src     io.Reader         // randomness for table IDs and secrets (random.go)
 
-	// forgetMu lets one Forget run at a time: each writes back the records it read.
+	// forgetMu lets one Forget of this copy run at a time: each writes back the records it read
+	// (across copies, the lease forgetLease does).
 	forgetMu sync.Mutex
 
 	users  users         // each person's own settings

@@ -27,14 +27,22 @@ type botCopy struct {
 
 // startCopy starts a copy on the cluster under prefix; it stops when the test ends.
 func startCopy(tb testing.TB, c *etcdtest.Cluster, prefix, name string, robots func(string, uint64) table.Decider) *botCopy {
+	return startCopyWith(tb, c, prefix, name, func(cfg *table.Config) { cfg.Robots = robots })
+}
+
+// startCopyWith starts a copy as startCopy does, its configuration changed by tweak (which may
+// put something around the store: it finds the Ledger as Store and KV).
+func startCopyWith(tb testing.TB, c *etcdtest.Cluster, prefix, name string, tweak func(*table.Config)) *botCopy {
 	tb.Helper()
 	st, err := etcdstore.Open(etcdstore.Options{Endpoints: c.Endpoints(), Prefix: prefix, Timeout: 2 * time.Second})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	bc := &botCopy{st: st, ledger: tabletest.NewLedger(st), leases: st.Leases(name, 2*time.Second)}
-	bc.svc = table.New(table.Config{Store: bc.ledger, KV: bc.ledger, Leases: bc.leases, Shared: true, Robots: robots,
-		Seed: uint64(len(name)) + uint64(name[0])})
+	cfg := table.Config{Store: bc.ledger, KV: bc.ledger, Leases: bc.leases, Shared: true,
+		Seed: uint64(len(name)) + uint64(name[0])}
+	tweak(&cfg)
+	bc.svc = table.New(cfg)
 	tb.Cleanup(bc.stop)
 	if err := bc.svc.Resume(context.Background()); err != nil {
 		tb.Fatal(err)
@@ -216,6 +224,49 @@ func TestQuorumLostAndBack(t *testing.T) {
 	moved := len(a.ledger.Entries(robots))
 	waitUntil(t, 30*time.Second, "the computer players play on", func() bool { return len(a.ledger.Entries(robots)) > moved+5 })
 	checkLedgers(t, []string{tb.ID, robots}, a)
+}
+
+// TestLeagueOnEtcd: two copies on a three-member cluster end matches of one person at two
+// tables at the same instant, each copy's league worked out before the other's is stored, round
+// after round: the league stored is exactly what stats rebuild makes from the records.
+func TestLeagueOnEtcd(t *testing.T) {
+	const rounds = 10
+	c := etcdtest.Start(t, etcdtest.Options{})
+	clock := tabletest.NewTicking(time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC))
+	var gate *tabletest.Together
+	together := func(cfg *table.Config) {
+		if gate == nil {
+			gate = tabletest.NewTogether(cfg.Store.(tabletest.SharedStore))
+		} else {
+			gate = gate.With(cfg.Store.(tabletest.SharedStore))
+		}
+		cfg.Store, cfg.KV, cfg.Now = gate, gate, clock.Now
+	}
+	a := startCopyWith(t, c, "league/", "a", together)
+	b := startCopyWith(t, c, "league/", "b", together)
+	svcs := []*table.Service{a.svc, b.svc}
+	tables, err := tabletest.OnePersonTwoTables(svcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, tb := range tables {
+		ids = append(ids, tb.ID)
+	}
+	if err := tabletest.EndTogether(svcs, gate, tables, rounds); err != nil {
+		t.Fatal(err)
+	}
+	if gate.Paired() != rounds {
+		t.Fatalf("%d of %d pairs of match ends went together", gate.Paired(), rounds)
+	}
+	n, err := tabletest.LeagueAsRebuilt(a.st)
+	if err != nil {
+		t.Error(err)
+	}
+	if n != 2*rounds {
+		t.Errorf("%d records, want %d", n, 2*rounds)
+	}
+	checkLedgers(t, ids, a, b)
 }
 
 // BenchmarkTakeOver measures how long after the copy firing the timers dies (kill -9: its

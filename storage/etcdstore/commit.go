@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -19,8 +20,9 @@ import (
 // nil State deletes the table and its log, Closed files it among the closed tables, PruneLog
 // drops the log before its entry, no Verb writes no log entry). A change with a log entry is
 // guarded: its If compares the table's sequence key with Log.Seq-1 (for Seq 1: the key must not
-// exist), and fails with table.ErrConflict, writing nothing, when another commit came first. A
-// change larger than a transaction fails with ErrTooLarge; a cluster without quorum with
+// exist), and its Expect entries each compare their key's value (or, for a nil Value, that the
+// key does not exist); it fails with table.ErrConflict, writing nothing, when another commit came
+// first. A change larger than a transaction fails with ErrTooLarge; a cluster without quorum with
 // table.ErrUnavailable (see there for what a timed-out commit may still do).
 func (s *Store) Commit(c table.Change) error {
 	if err := checkKey("table id", c.TableID); err != nil {
@@ -31,7 +33,7 @@ func (s *Store) Commit(c table.Change) error {
 			return err
 		}
 	}
-	for _, e := range c.KV {
+	for _, e := range slices.Concat(c.KV, c.Expect) {
 		if err := checkKV(e.Bucket, e.Key); err != nil {
 			return err
 		}
@@ -117,6 +119,15 @@ func (s *Store) commitBatch(c table.Change, entry []byte, closedAt *int64) *batc
 		} else {
 			prev := strconv.FormatUint(c.Log.Seq-1, 10)
 			b.guard(clientv3.Compare(clientv3.Value(seq), "=", prev), len(seq)+len(prev))
+		}
+	}
+	for _, e := range c.Expect {
+		// As Swap compares: a missing key by its creation, a value by its bytes.
+		k := s.kvKey(e.Bucket, e.Key)
+		if e.Value == nil {
+			b.guard(clientv3.Compare(clientv3.CreateRevision(k), "=", 0), len(k))
+		} else {
+			b.guard(clientv3.Compare(clientv3.Value(k), "=", string(e.Value)), len(k)+len(e.Value))
 		}
 	}
 	if c.State == nil {

@@ -47,6 +47,8 @@ func (su Suite) Run(t *testing.T) {
 		{"kv", testKV},
 		{"swap", testSwap},
 		{"racing swaps", testRacingSwaps},
+		{"expect", testExpect},
+		{"racing expects", testRacingExpects},
 		{"watch", testWatch},
 		{"forget", testForget},
 	} {
@@ -454,6 +456,105 @@ func testRacingSwaps(t *testing.T, _ Suite, s Store) {
 	}
 	wg.Wait()
 	if v, _ := kv(t, s, "c", "n"); v != strconv.Itoa(writers*each) {
+		t.Errorf("counter = %s, want %d", v, writers*each)
+	}
+}
+
+// A change with Expect is written only while each of those KV entries holds what it was made
+// from (a nil Value: absent, an empty one: empty); otherwise it fails with ErrConflict and writes
+// nothing, the table's Seq guard included: the same change then goes through once it expects
+// what is there.
+func testExpect(t *testing.T, su Suite, s Store) {
+	if err := s.Put("league.place", "p", []byte("v1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put("league.person", "empty", nil); err != nil {
+		t.Fatal(err)
+	}
+	change := func(seq uint64, expect ...table.KVEntry) table.Change {
+		return table.Change{TableID: "t", State: fmt.Appendf(nil, "s%d", seq), Log: entry(seq, table.VerbPlay, "a"),
+			Records: []table.Record{{Key: fmt.Sprintf("t/m%d", seq), Data: []byte("rec")}},
+			KV:      []table.KVEntry{{Bucket: "league.place", Key: "p", Value: fmt.Appendf(nil, "after %d", seq)}},
+			Expect:  expect}
+	}
+	place := func(v string) table.KVEntry { return table.KVEntry{Bucket: "league.place", Key: "p", Value: []byte(v)} }
+	absent := func(bucket, key string) table.KVEntry { return table.KVEntry{Bucket: bucket, Key: key} }
+	empty := table.KVEntry{Bucket: "league.person", Key: "empty", Value: []byte{}}
+	commit(t, s, change(1, place("v1"), absent("league.person", "new"), empty))
+	for _, tc := range []struct {
+		name   string
+		expect []table.KVEntry
+	}{
+		{"an old value", []table.KVEntry{place("v1")}},
+		{"an absent key that holds a value", []table.KVEntry{absent("league.place", "p")}},
+		{"a value of an absent key", []table.KVEntry{place("after 1"), {Bucket: "league.person", Key: "new", Value: []byte("x")}}},
+		{"an empty value of an absent key", []table.KVEntry{place("after 1"), {Bucket: "league.person", Key: "new", Value: []byte{}}}},
+		{"an absent key that holds an empty value", []table.KVEntry{place("after 1"), absent("league.person", "empty")}},
+		{"one of several changed", []table.KVEntry{empty, place("v1"), absent("league.month", "2026-01")}},
+	} {
+		if err := s.Commit(change(2, tc.expect...)); !errors.Is(err, table.ErrConflict) {
+			t.Errorf("expecting %s: %v, want ErrConflict", tc.name, err)
+		}
+	}
+	if st, _ := table1(t, s, "t"); st != "s1" {
+		t.Errorf("state after the refused changes: %q", st)
+	}
+	if v, _ := kv(t, s, "league.place", "p"); v != "after 1" {
+		t.Errorf("a refused change wrote its KV entry: %q", v)
+	}
+	same(t, "records", records(t, s), map[string]string{"t/m1": "rec"})
+	if got := seqs(su.Log(t, s, "t")); !slices.Equal(got, []uint64{1}) {
+		t.Errorf("log: %v", got)
+	}
+	commit(t, s, change(2, place("after 1"), empty, absent("league.month", "2026-01")))
+	// A change without a log entry is guarded by Expect alone.
+	unlogged := table.Change{TableID: "u", State: []byte("u"), Expect: []table.KVEntry{place("after 1")}}
+	if err := s.Commit(unlogged); !errors.Is(err, table.ErrConflict) {
+		t.Errorf("an unlogged change expecting an old value: %v, want ErrConflict", err)
+	}
+	if _, ok := table1(t, s, "u"); ok {
+		t.Error("a refused unlogged change made its table")
+	}
+	unlogged.Expect = []table.KVEntry{place("after 2")}
+	commit(t, s, unlogged)
+}
+
+// Writers at tables of their own each add to one shared counter in the commits of their tables,
+// each commit expecting the counter as it was read, reading it again after each conflict (as
+// copies of the bot do with the league of a person who plays at two tables): no addition is lost.
+func testRacingExpects(t *testing.T, _ Suite, s Store) {
+	const writers, each = 6, 10
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			id := fmt.Sprint("w", w)
+			for seq := uint64(1); seq <= each; seq++ {
+				for {
+					cur, found, err := s.Get("league.person", "shared")
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					n, _ := strconv.Atoi(string(cur))
+					expect := table.KVEntry{Bucket: "league.person", Key: "shared"}
+					if found {
+						expect.Value = cur
+					}
+					err = s.Commit(table.Change{TableID: id, State: []byte("s"), Log: entry(seq, table.VerbPlay, id),
+						KV: []table.KVEntry{{Bucket: "league.person", Key: "shared", Value: []byte(strconv.Itoa(n + 1))}}, Expect: []table.KVEntry{expect}})
+					if err == nil {
+						break
+					}
+					if !errors.Is(err, table.ErrConflict) {
+						t.Error(err)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if v, _ := kv(t, s, "league.person", "shared"); v != strconv.Itoa(writers*each) {
 		t.Errorf("counter = %s, want %d", v, writers*each)
 	}
 }
