@@ -212,18 +212,6 @@ func (b *botCopy) kill() {
 	b.wire.drop()
 }
 
-// waitFor polls cond until it holds or d passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, d)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // TestOneCopyPollsAndAStandbyTakesOver: two copies of the bot on a 3-member etcd cluster, one
 // bot token. Only the copy holding the poller lease calls getUpdates (Telegram would end the
 // other's poll with 409), the other waits. The holder is killed: the standby polls within 15 s,
@@ -233,7 +221,7 @@ func TestOneCopyPollsAndAStandbyTakesOver(t *testing.T) {
 	f := newFake(testToken)
 	log, logs := &pollLog{}, &tabletest.Buffer{}
 	a := startCopy(t, "a", f, c, log, logs)
-	waitFor(t, 10*time.Second, "copy a polls", func() bool { return !log.firstBy("a", time.Time{}).IsZero() })
+	tabletest.WaitUntil(t, 10*time.Second, "copy a polls", func() bool { return !log.firstBy("a", time.Time{}).IsZero() })
 	b := startCopy(t, "b", f, c, log, logs)
 	users := make([]tgUser, 8)
 	for i := range users {
@@ -245,7 +233,7 @@ func TestOneCopyPollsAndAStandbyTakesOver(t *testing.T) {
 	for _, u := range users[:4] {
 		f.command(u, u.ID, 0, "/help@"+botUsername)
 	}
-	waitFor(t, 10*time.Second, "the first commands answered", func() bool {
+	tabletest.WaitUntil(t, 10*time.Second, "the first commands answered", func() bool {
 		for _, u := range users[:4] {
 			if answered(u) == 0 {
 				return false
@@ -255,7 +243,7 @@ func TestOneCopyPollsAndAStandbyTakesOver(t *testing.T) {
 	})
 	// a confirms what it handled with its next poll: wait for it, so that b does not get those
 	// updates again (that they would be applied once even then is the service's EventID).
-	waitFor(t, 5*time.Second, "a confirmed the updates", func() bool { return len(f.pending()) == 0 })
+	tabletest.WaitUntil(t, 5*time.Second, "a confirmed the updates", func() bool { return len(f.pending()) == 0 })
 	time.Sleep(300 * time.Millisecond)
 	if n := log.firstBy("b", time.Time{}); !n.IsZero() {
 		t.Fatalf("copy b polled at %v while a held the lease", n)
@@ -266,13 +254,13 @@ func TestOneCopyPollsAndAStandbyTakesOver(t *testing.T) {
 	for _, u := range users[4:] {
 		f.command(u, u.ID, 0, "/help@"+botUsername) // while nobody polls: Telegram keeps them
 	}
-	waitFor(t, 15*time.Second, "copy b polls after a died", func() bool { return !log.firstBy("b", died).IsZero() })
+	tabletest.WaitUntil(t, 15*time.Second, "copy b polls after a died", func() bool { return !log.firstBy("b", died).IsZero() })
 	tookOver := log.firstBy("b", died).Sub(died)
 	t.Logf("copy b polled %v after copy a died (lease time to live %v)", tookOver.Round(10*time.Millisecond), etcdstore.DefaultLeaseTTL)
 	if tookOver < etcdstore.DefaultLeaseTTL/3 {
 		t.Errorf("copy b polled %v after a died: before a's lease could run out", tookOver)
 	}
-	waitFor(t, 10*time.Second, "the commands sent meanwhile answered", func() bool {
+	tabletest.WaitUntil(t, 10*time.Second, "the commands sent meanwhile answered", func() bool {
 		for _, u := range users[4:] {
 			if answered(u) == 0 {
 				return false

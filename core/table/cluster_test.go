@@ -178,7 +178,7 @@ func TestTimersMoveToTheCopyWithTheLease(t *testing.T) {
 	if err := first.Resume(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return len(first.Leases()) == 1 })
+	tabletest.WaitUntil(t, 20*time.Second, "the first copy holds the timers", func() bool { return len(first.Leases()) == 1 })
 	second := copies(t, ledger, 1, func(_ int, c *table.Config) {
 		c.Leases, c.Robots = &leases, tabletest.SlowRobots(time.Millisecond)
 	})[0]
@@ -186,22 +186,11 @@ func TestTimersMoveToTheCopyWithTheLease(t *testing.T) {
 		t.Fatalf("both copies hold the timers' lease: %v", got)
 	}
 	id := tabletest.OpenRobots(t, second, table.Place{Platform: "test", Chat: "robots"}, "stripes=3")
-	waitFor(t, func() bool { return len(ledger.Entries(id)) > 20 })
+	tabletest.WaitUntil(t, 20*time.Second, "the computer players play", func() bool { return len(ledger.Entries(id)) > 20 })
 	first.Close() // its computer players stop; the second copy takes over
-	waitFor(t, func() bool { return len(second.Leases()) == 1 })
-	waitFor(t, func() bool { st, _ := second.Status(id); return st == table.StatusOver })
+	tabletest.WaitUntil(t, 20*time.Second, "the second copy holds the timers", func() bool { return len(second.Leases()) == 1 })
+	tabletest.WaitUntil(t, 20*time.Second, "the match ends at the second copy", func() bool { st, _ := second.Status(id); return st == table.StatusOver })
 	ledger.Check(t)
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("gave up waiting")
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 // TestLeagueAcrossCopies: two copies end matches of one person at two tables at the same

@@ -88,17 +88,6 @@ func checkLedgers(t *testing.T, ids []string, copies ...*botCopy) {
 	}
 }
 
-func waitUntil(tb testing.TB, within time.Duration, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("not within %v: %s", within, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // TestTwoCopiesPlayAMatch: two copies on a three-member cluster play a table with every command
 // sent to the copy that did not apply the one before; one etcd member is stopped in the middle of
 // the match, which goes on; every command is applied once, and both copies end with the table as
@@ -122,7 +111,7 @@ func TestTwoCopiesPlayAMatch(t *testing.T) {
 	c.Restart(0)
 	checkLedgers(t, []string{tb.ID}, a, b)
 	stored := uint64(len(a.ledger.Entries(tb.ID)) + len(b.ledger.Entries(tb.ID)))
-	waitUntil(t, 10*time.Second, "both copies hold the table as stored", func() bool {
+	tabletest.WaitUntil(t, 10*time.Second, "both copies hold the table as stored", func() bool {
 		va, _ := a.svc.SeatView(tb.ID, table.Player{})
 		vb, _ := b.svc.SeatView(tb.ID, table.Player{})
 		return va.Seq == stored && vb.Seq == stored
@@ -173,18 +162,18 @@ func TestKilledCopysTimersMove(t *testing.T) {
 func takeOver(tb testing.TB, c *etcdtest.Cluster, prefix string) time.Duration {
 	robots := tabletest.SlowRobots(5 * time.Millisecond)
 	a := startCopy(tb, c, prefix, "a", robots)
-	waitUntil(tb, 10*time.Second, "copy a holds the timers", func() bool { return len(a.svc.Leases()) == 1 })
+	tabletest.WaitUntil(tb, 10*time.Second, "copy a holds the timers", func() bool { return len(a.svc.Leases()) == 1 })
 	b := startCopy(tb, c, prefix, "b", robots)
 	id := tabletest.OpenRobots(tb, b.svc, table.Place{Platform: "test", Chat: "robots"}, "stripes=3")
-	waitUntil(tb, 20*time.Second, "copy a plays", func() bool { return len(a.ledger.Entries(id)) > 10 })
+	tabletest.WaitUntil(tb, 20*time.Second, "copy a plays", func() bool { return len(a.ledger.Entries(id)) > 10 })
 	if n := len(b.ledger.Entries(id)); n != 6 {
 		tb.Fatalf("copy b, without the timers, made %d changes, want the 6 of opening the table", n)
 	}
 	a.kill()
 	killed := time.Now()
-	waitUntil(tb, 20*time.Second, "copy b plays on", func() bool { return len(b.ledger.Entries(id)) > 6 })
+	tabletest.WaitUntil(tb, 20*time.Second, "copy b plays on", func() bool { return len(b.ledger.Entries(id)) > 6 })
 	took := time.Since(killed)
-	waitUntil(tb, 60*time.Second, "the match ends", func() bool { st, _ := b.svc.Status(id); return st == table.StatusOver })
+	tabletest.WaitUntil(tb, 60*time.Second, "the match ends", func() bool { st, _ := b.svc.Status(id); return st == table.StatusOver })
 	if t, ok := tb.(*testing.T); ok {
 		checkLedgers(t, []string{id}, a, b)
 	}
@@ -217,12 +206,12 @@ func TestQuorumLostAndBack(t *testing.T) {
 		t.Fatal("a refused move was stored")
 	}
 	c.RestartAll()
-	waitUntil(t, 30*time.Second, "the move is taken again", func() bool {
+	tabletest.WaitUntil(t, 30*time.Second, "the move is taken again", func() bool {
 		r := a.svc.Handle(context.Background(), cmd)
 		return len(r) == 0 || r[0].Kind != table.KindError
 	})
 	moved := len(a.ledger.Entries(robots))
-	waitUntil(t, 30*time.Second, "the computer players play on", func() bool { return len(a.ledger.Entries(robots)) > moved+5 })
+	tabletest.WaitUntil(t, 30*time.Second, "the computer players play on", func() bool { return len(a.ledger.Entries(robots)) > moved+5 })
 	checkLedgers(t, []string{tb.ID, robots}, a)
 }
 

@@ -79,3 +79,16 @@ func (b *Buffer) await(text string, d time.Duration) bool {
 		}
 	}
 }
+
+// WaitUntil polls cond every few milliseconds until it holds, and fails the test, saying what it
+// waited for, when within passes first.
+func WaitUntil(tb testing.TB, within time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("not within %v: %s", within, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

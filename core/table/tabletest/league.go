@@ -85,25 +85,6 @@ func (g *Together) Commit(c table.Change) error {
 	return g.SharedStore.Commit(c)
 }
 
-// Ticking is a clock that moves on by a millisecond each time it is read, shared by copies of
-// the bot: no two matches end at the same millisecond, so the order the league learns them in
-// is the order of their ends, as Rebuild takes them.
-type Ticking struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// NewTicking is a Ticking clock from t.
-func NewTicking(t time.Time) *Ticking { return &Ticking{now: t} }
-
-// Now is the clock's time, and it moves on.
-func (c *Ticking) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(time.Millisecond)
-	return c.now
-}
-
 // OpenWith opens a table of four people at place, with the options ("stripes=1"; timer=none is
 // added), and deals.
 func OpenWith(svc *table.Service, place table.Place, players []table.Player, opts ...string) (Table, error) {

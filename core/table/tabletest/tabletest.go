@@ -179,17 +179,24 @@ func RandomRobots(_ string, seed uint64) table.Decider {
 // Clock is a clock a test moves by hand (a table.Config's Now is its Now), safe to read from
 // the service's goroutines.
 type Clock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu   sync.Mutex
+	now  time.Time
+	tick time.Duration // how far each reading moves it on
 }
 
 // NewClock is a Clock showing t.
 func NewClock(t time.Time) *Clock { return &Clock{now: t} }
 
+// NewTicking is a Clock from t that moves on by a millisecond each time it is read, shared by
+// copies of the bot: no two matches end at the same millisecond, so the order the league learns
+// them in is the order of their ends, as Rebuild takes them.
+func NewTicking(t time.Time) *Clock { return &Clock{now: t, tick: time.Millisecond} }
+
 // Now is the clock's time.
 func (c *Clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.now = c.now.Add(c.tick)
 	return c.now
 }
 
