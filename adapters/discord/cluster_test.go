@@ -3,6 +3,7 @@ package discord
 import (
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -86,13 +87,13 @@ func (w *storeWire) drop() {
 type clusterCopy struct {
 	name   string
 	wire   *storeWire
+	store  *etcdstore.Store
 	leases *etcdstore.Leases
 	h      *harness
 }
 
-// startClusterCopy starts a copy of the bot on the cluster; it returns once every shard is
-// connected (at whichever copy).
-func startClusterCopy(t *testing.T, name string, f *fakeDiscord, c *etcdtest.Cluster) *clusterCopy {
+// newClusterCopy connects a copy of the bot to the cluster, not started yet.
+func newClusterCopy(t *testing.T, name string, c *etcdtest.Cluster) *clusterCopy {
 	t.Helper()
 	w := &storeWire{}
 	st, err := etcdstore.Open(etcdstore.Options{Endpoints: w.endpoints(t, c.Endpoints()), Prefix: "bot/", Timeout: 2 * time.Second})
@@ -100,12 +101,25 @@ func startClusterCopy(t *testing.T, name string, f *fakeDiscord, c *etcdtest.Clu
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() }) // after the harness stops
-	leases := st.Leases(name, etcdstore.DefaultLeaseTTL)
-	h := startHarness(t, f, st, st, harnessOpt{cfg: func(c *Config) {
-		c.Cluster = leases
-		c.Log = c.Log.With("copy", name)
+	return &clusterCopy{name: name, wire: w, store: st, leases: st.Leases(name, etcdstore.DefaultLeaseTTL)}
+}
+
+// start runs the copy; with wait it returns once every shard is connected (at whichever copy).
+func (cp *clusterCopy) start(t *testing.T, f *fakeDiscord, wait bool) {
+	t.Helper()
+	cp.h = startHarness(t, f, cp.store, cp.store, harnessOpt{noWait: !wait, cfg: func(c *Config) {
+		c.Cluster = cp.leases
+		c.Log = c.Log.With("copy", cp.name)
 	}})
-	return &clusterCopy{name: name, wire: w, leases: leases, h: h}
+}
+
+// startClusterCopy starts a copy of the bot on the cluster; it returns once every shard is
+// connected (at whichever copy).
+func startClusterCopy(t *testing.T, name string, f *fakeDiscord, c *etcdtest.Cluster) *clusterCopy {
+	t.Helper()
+	cp := newClusterCopy(t, name, c)
+	cp.start(t, f, true)
+	return cp
 }
 
 func (c *clusterCopy) holds(shard int) bool {
@@ -144,6 +158,11 @@ func TestEachShardAtOneCopyAndAStandbyTakesOver(t *testing.T) {
 	}
 	lobby, join := waitButton(f, "the lobby", table.VerbJoin)
 
+	// What the holder posted is recorded before it goes (a copy that dies between a post and its
+	// record leaves a claim the others wait out: the outbox's own tests).
+	if err := holder.h.a.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	died := time.Now()
 	holder.wire.drop()
 	holder.h.allowErrors = append(holder.h.allowErrors, "etcd", "store") // it is cut off: what it says of that is its own
@@ -178,6 +197,67 @@ func TestEachShardAtOneCopyAndAStandbyTakesOver(t *testing.T) {
 	if n := len(f.order[guildChannel]); n != 1 {
 		t.Errorf("%d messages in the channel, want the one lobby", n)
 	}
+	for shard := range f.Shards {
+		if n := f.mostOpen[shard]; n != 1 {
+			t.Errorf("shard %d had %d sessions open at once at most, want 1", shard, n)
+		}
+	}
+}
+
+// TestShardsSpreadOverCopiesKeepTheWindow: two copies each win one of two shards of one IDENTIFY
+// bucket at the same moment (the test held the leases, and gives them up together). Their
+// IDENTIFYs are a window apart all the same (the fake refuses one within the window of the
+// bucket's last, as Discord answers it with an Invalid Session), each shard has one session,
+// and each copy answers the interactions of its own shard.
+func TestShardsSpreadOverCopiesKeepTheWindow(t *testing.T) {
+	c := etcdtest.Start(t, etcdtest.Options{})
+	f := newFakeDiscord(t)
+	f.Shards, f.MaxConcurrency = 2, 1
+	a, b := newClusterCopy(t, "a", c), newClusterCopy(t, "b", c)
+	// Each copy holds the shard the other is to run, so that each wins its own when they go.
+	var releases []func()
+	for _, h := range []struct {
+		cp    *clusterCopy
+		shard int
+	}{{a, 1}, {b, 0}} {
+		_, release, err := h.cp.leases.Hold(t.Context(), ShardLease(h.shard))
+		if err != nil {
+			t.Fatal(err)
+		}
+		releases = append(releases, release)
+	}
+	a.start(t, f, false)
+	b.start(t, f, false)
+	time.Sleep(500 * time.Millisecond) // both campaign for every shard
+	for _, release := range releases {
+		go release()
+	}
+	f.waitFor("both shards connected", f.connected)
+	if !a.holds(0) || !b.holds(1) || a.holds(1) || b.holds(0) {
+		t.Errorf("a holds %v, b holds %v; want shard 0 at a, shard 1 at b", a.leases.Held(), b.leases.Held())
+	}
+	f.mu.Lock()
+	at := slices.Clone(f.identifiedAtList)
+	f.mu.Unlock()
+	if len(at) != 2 {
+		t.Fatalf("%d IDENTIFYs for two shards", len(at))
+	}
+	t.Logf("the IDENTIFYs came %v apart (window %v)", at[1].Sub(at[0]).Round(time.Millisecond), f.IdentifyWindow)
+	// The server's shard is b's: /km help there is answered once (the fake fails a second
+	// answer), by b.
+	if r := f.slash(alice, guildChannel, "help"); r.Type != 4 {
+		t.Errorf("/km help: %+v", r)
+	}
+	waitLog := func(cp *clusterCopy) bool { return strings.Contains(cp.h.logs.String(), "msg=interaction ") }
+	deadline := time.Now().Add(5 * time.Second)
+	for !waitLog(b) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if waitLog(a) || !waitLog(b) {
+		t.Errorf("the guild's interaction was handled at a %v, at b %v; want b only", waitLog(a), waitLog(b))
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	for shard := range f.Shards {
 		if n := f.mostOpen[shard]; n != 1 {
 			t.Errorf("shard %d had %d sessions open at once at most, want 1", shard, n)
