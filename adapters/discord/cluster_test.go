@@ -152,6 +152,16 @@ func TestEachShardAtOneCopyAndAStandbyTakesOver(t *testing.T) {
 		t.Fatalf("no copy holds shard %d: a %v, b %v", server, a.leases.Held(), b.leases.Held())
 	}
 	t.Logf("before: a holds %v, b holds %v", a.leases.Held(), b.leases.Held())
+	// The health check speaks for the shards a copy holds: the standby, holding none, is fine.
+	for _, cp := range []*clusterCopy{a, b} {
+		err := cp.h.a.Connected()
+		for deadline := time.Now().Add(5 * time.Second); err != nil && time.Now().Before(deadline); err = cp.h.a.Connected() {
+			time.Sleep(20 * time.Millisecond) // the copy may still be asking for the gateway
+		}
+		if err != nil {
+			t.Errorf("copy %s's health: %v", cp.name, err)
+		}
+	}
 
 	if r := f.slash(alice, guildChannel, "new"); r.Type != 4 {
 		t.Fatalf("/km new: %+v", r)
