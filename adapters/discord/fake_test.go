@@ -266,16 +266,16 @@ type fakeDiscord struct {
 	// mostOpen is the most sessions of each shard connected at one moment: Discord takes several
 	// (docs: Gateway, Sharding: "You can establish multiple sessions with the same [shard_id,
 	// num_shards]") and routes the shard's events to each of them.
-	mostOpen map[int]int
-	identifies                         []map[string]any
-	identifiedAt                       map[int]time.Time // rate_limit_key → last IDENTIFY
-	identifiedAtList                   []time.Time       // when each IDENTIFY came
-	invalidSessions                    int               // IDENTIFYs still to answer with an Invalid Session
-	resumes                            []string          // the address each RESUME came to
-	dispatched                         map[int]int       // shard → interactions sent on it
-	latencies                          []time.Duration
-	dmAttempts                         map[string]int // user → message POSTs to their DM channel
-	updates                            int            // interactions answered by updating their message
+	mostOpen         map[int]int
+	identifies       []map[string]any
+	identifiedAt     map[int]time.Time // rate_limit_key → last IDENTIFY
+	identifiedAtList []time.Time       // when each IDENTIFY came
+	invalidSessions  int               // IDENTIFYs still to answer with an Invalid Session
+	resumes          []string          // the address each RESUME came to
+	dispatched       map[int]int       // shard → interactions sent on it
+	latencies        []time.Duration
+	dmAttempts       map[string]int // user → message POSTs to their DM channel
+	updates          int            // interactions answered by updating their message
 	// onPublic sees every text the bot shows in a channel to everyone (not ephemeral, not a DM),
 	// with f.mu held.
 	onPublic func(channel, content string)

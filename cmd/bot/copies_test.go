@@ -47,7 +47,6 @@ type botMsg struct {
 	Chat   int64
 	Text   string
 	Markup string // reply_markup as sent
-	data   []string
 }
 
 func newFakeBotAPI(t *testing.T, token string) *fakeBotAPI {
