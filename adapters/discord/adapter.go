@@ -83,6 +83,12 @@ type Config struct {
 	// each message shows move by compare-and-swap (KV must be a table.Swapper), so that no copy
 	// posts a message another posted or edits it back (adapters/internal/outbox).
 	Shared bool
+	// Cluster, when set, says this is one of several copies of the bot on one store (store:
+	// etcd), with the copies' leases; it implies Shared. In gateway mode each shard's session is
+	// open at one copy at a time, the one holding the lease ShardLease(id) (see holdShard), and
+	// the IDENTIFYs of all copies are paced together. nil: the only copy, which runs every
+	// shard. HTTP interactions need no lease: any copy answers any post.
+	Cluster table.Leases
 
 	// Interactions, when on, has Discord post the interactions to the bot's own HTTP server
 	// (the Interactions Endpoint URL) instead of sending them over the gateway: Run then opens
@@ -164,6 +170,9 @@ func New(cfg Config) (*Adapter, error) {
 	}
 	if cfg.ShardCount < 0 {
 		return nil, errors.New("discord: negative shard count")
+	}
+	if cfg.Cluster != nil {
+		cfg.Shared = true
 	}
 	if _, ok := cfg.KV.(table.Swapper); cfg.Shared && !ok {
 		return nil, errors.New("discord: several copies (Config.Shared) need a store with compare-and-swap")
@@ -286,11 +295,18 @@ func (a *Adapter) run(ctx context.Context) error {
 	}
 	a.gate.mu.Lock()
 	a.gate.window = a.identifyWindow
+	a.gate.leases = a.cfg.Cluster
 	a.gate.mu.Unlock()
 	a.gate.learn(gw.SessionStartLimit, n)
 	a.mu.Lock()
 	a.closed = false
 	a.mu.Unlock()
+	if a.cfg.Cluster != nil {
+		a.runShardsUnderLeases(ctx, n)
+		a.log.Info("connected; this copy runs the shards whose leases it holds", "application", app.Name, "id", app.ID,
+			"guild", a.cfg.GuildID, "shards", n)
+		return a.serve(ctx)
+	}
 	shards, err := a.openShards(ctx, n, gw.SessionStartLimit.MaxConcurrency)
 	if err != nil {
 		a.stop()
@@ -307,6 +323,11 @@ func (a *Adapter) run(ctx context.Context) error {
 	for id := range shards {
 		a.keepers.Go(func() { a.keepShard(ctx, id, n) })
 	}
+	return a.serve(ctx)
+}
+
+// serve sweeps what the adapter remembers until ctx ends, then stops.
+func (a *Adapter) serve(ctx context.Context) error {
 	sweep := time.NewTicker(time.Minute)
 	defer sweep.Stop()
 	for done := false; !done; {

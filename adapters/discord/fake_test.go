@@ -230,6 +230,7 @@ type fakeSession struct {
 	conn          *fakeConn
 	events        []map[string]any // every dispatch, in seq order; seq = index+1
 	valid         bool
+	Began         time.Time // its READY
 }
 
 type fakeDiscord struct {
@@ -261,16 +262,20 @@ type fakeDiscord struct {
 	Shards, StartsLeft, MaxConcurrency int
 	IdentifyWindow                     time.Duration
 	sessions                           map[string]*fakeSession
-	shardSession                       map[int]*fakeSession // shard → its live session
-	identifies                         []map[string]any
-	identifiedAt                       map[int]time.Time // rate_limit_key → last IDENTIFY
-	identifiedAtList                   []time.Time       // when each IDENTIFY came
-	invalidSessions                    int               // IDENTIFYs still to answer with an Invalid Session
-	resumes                            []string          // the address each RESUME came to
-	dispatched                         map[int]int       // shard → interactions sent on it
-	latencies                          []time.Duration
-	dmAttempts                         map[string]int // user → message POSTs to their DM channel
-	updates                            int            // interactions answered by updating their message
+	shardSession                       map[int]*fakeSession // shard → its live session (the newest)
+	// mostOpen is the most sessions of each shard connected at one moment: Discord takes several
+	// (docs: Gateway, Sharding: "You can establish multiple sessions with the same [shard_id,
+	// num_shards]") and routes the shard's events to each of them.
+	mostOpen         map[int]int
+	identifies       []map[string]any
+	identifiedAt     map[int]time.Time // rate_limit_key → last IDENTIFY
+	identifiedAtList []time.Time       // when each IDENTIFY came
+	invalidSessions  int               // IDENTIFYs still to answer with an Invalid Session
+	resumes          []string          // the address each RESUME came to
+	dispatched       map[int]int       // shard → interactions sent on it
+	latencies        []time.Duration
+	dmAttempts       map[string]int // user → message POSTs to their DM channel
+	updates          int            // interactions answered by updating their message
 	// onPublic sees every text the bot shows in a channel to everyone (not ephemeral, not a DM),
 	// with f.mu held.
 	onPublic func(channel, content string)
@@ -330,7 +335,7 @@ func newFakeDiscord(t testing.TB) *fakeDiscord {
 		failures: map[string][]int{}, inter: map[string]*fakeInteraction{}, byToken: map[string]*fakeInteraction{},
 		calls: map[string]int{}, refused: map[string][]int{}, dmAttempts: map[string]int{},
 		Shards: 1, StartsLeft: 1000, MaxConcurrency: 1, IdentifyWindow: fakeIdentifyWindow,
-		sessions: map[string]*fakeSession{}, shardSession: map[int]*fakeSession{}, identifiedAt: map[int]time.Time{},
+		sessions: map[string]*fakeSession{}, shardSession: map[int]*fakeSession{}, mostOpen: map[int]int{}, identifiedAt: map[int]time.Time{},
 		dispatched: map[int]int{}, ClientSecret: "fake-client-secret-QQQQQQQQ", codes: map[string]fakeUser{},
 		tokens: map[string]fakeUser{}, instances: map[string]fakeInstance{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serveHTTP))
@@ -1312,8 +1317,9 @@ func (f *fakeDiscord) identify(conn *fakeConn, r *http.Request, raw json.RawMess
 		return nil, false
 	}
 	f.mu.Lock()
-	sess = &fakeSession{ID: "session-" + f.nextID(), Shard: shard, Shards: shards, conn: conn, valid: true}
+	sess = &fakeSession{ID: "session-" + f.nextID(), Shard: shard, Shards: shards, conn: conn, valid: true, Began: time.Now()}
 	f.sessions[sess.ID], f.shardSession[shard] = sess, sess
+	f.countOpen(shard)
 	f.mu.Unlock()
 	f.send(sess, "READY", map[string]any{"v": 10, "session_id": sess.ID,
 		"resume_gateway_url": "ws://" + r.Host + "/ws-resume", "shard": []int{shard, shards},
@@ -1344,6 +1350,7 @@ func (f *fakeDiscord) resume(conn *fakeConn, r *http.Request, raw json.RawMessag
 	}
 	sess.conn = conn
 	f.shardSession[sess.Shard] = sess
+	f.countOpen(sess.Shard)
 	missed := slices.Clone(sess.events[min(d.Seq, len(sess.events)):])
 	f.notify()
 	f.mu.Unlock()
@@ -1363,6 +1370,22 @@ func (f *fakeDiscord) send(sess *fakeSession, typ string, d any) {
 	if conn != nil {
 		conn.send(map[string]any{"op": 0, "s": seq, "t": typ, "d": d})
 	}
+}
+
+// openSessions are the shard's sessions connected now (f.mu held).
+func (f *fakeDiscord) openSessions(shard int) []*fakeSession {
+	var open []*fakeSession
+	for _, s := range f.sessions {
+		if s.Shard == shard && s.conn != nil {
+			open = append(open, s)
+		}
+	}
+	return open
+}
+
+// countOpen notes how many sessions of the shard are connected now (f.mu held).
+func (f *fakeDiscord) countOpen(shard int) {
+	f.mostOpen[shard] = max(f.mostOpen[shard], len(f.openSessions(shard)))
 }
 
 // connected reports whether every shard has a live connection (f.mu held).
@@ -1476,8 +1499,14 @@ func (f *fakeDiscord) dispatch(u fakeUser, typ int, channel string, data any, on
 	in, payload := f.interaction(u, typ, channel, data, on, time.Now())
 	in.Dispatched = time.Now()
 	f.dispatched[sess.Shard]++
+	open := f.openSessions(sess.Shard) // every session of the shard gets its events
+	if len(open) == 0 {
+		open = []*fakeSession{sess} // dropped meanwhile: kept for its RESUME
+	}
 	f.mu.Unlock()
-	f.send(sess, "INTERACTION_CREATE", payload)
+	for _, s := range open {
+		f.send(s, "INTERACTION_CREATE", payload)
+	}
 	return in
 }
 

@@ -13,6 +13,8 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/gorilla/websocket"
+
+	"github.com/kontermatt/kontermatt/core/table"
 )
 
 // Pacing the IDENTIFYs. discordgo v0.29.0 answers an Invalid Session (op 9) with an IDENTIFY at
@@ -39,8 +41,17 @@ var (
 )
 
 // identifyGate paces the IDENTIFYs of every shard of an adapter.
+//
+// With several copies (Config.Cluster) the window is the application's, not a copy's (Discord
+// counts max_concurrency per bot token): an IDENTIFY first takes the bucket's lease
+// IdentifyLease(bucket), and the copy keeps it for a window after the IDENTIFY went out, so
+// that no copy identifies in that bucket within the window. The day's session starts are
+// Discord's count for the token too; each copy knows it as of its last GET /gateway/bot (at its
+// start and whenever it takes a shard over: runHeldShard) less its own IDENTIFYs since, so
+// between those a copy does not see the others' starts, and the reserve it keeps is its own.
 type identifyGate struct {
 	window time.Duration // Discord's window per bucket, 5 s
+	leases table.Leases  // the copies' leases (Config.Cluster); nil: the only copy
 
 	mu             sync.Mutex
 	maxConcurrency int
@@ -77,8 +88,34 @@ func (g *identifyGate) ready(shard int) {
 	delete(g.tries, shard)
 }
 
-// take waits until shard may IDENTIFY, and counts it; or says why it may not.
+// IdentifyLease is the lease a copy holds from an IDENTIFY in bucket (shard_id %
+// max_concurrency) until the bucket's window after it is over (Config.Cluster).
+func IdentifyLease(bucket int) string { return fmt.Sprintf("discord/identify/%d", bucket) }
+
+// take waits until shard may IDENTIFY, and counts it; or says why it may not. With several
+// copies it holds the bucket's lease first, and gives it up a window after the IDENTIFY.
 func (g *identifyGate) take(ctx context.Context, shard int) error {
+	g.mu.Lock()
+	leases, bucket := g.leases, shard%g.maxConcurrency
+	window := g.window + max(g.window/10, 100*time.Millisecond) // as in takeLocal
+	g.mu.Unlock()
+	if leases == nil {
+		return g.takeLocal(ctx, shard)
+	}
+	held, release, err := leases.Hold(ctx, IdentifyLease(bucket))
+	if err != nil {
+		return errIdentifyStopped // Hold waits for the lease until ctx ends
+	}
+	if err := g.takeLocal(held, shard); err != nil {
+		release()
+		return err
+	}
+	time.AfterFunc(window, release)
+	return nil
+}
+
+// takeLocal waits until shard may IDENTIFY as far as this copy knows, and counts it.
+func (g *identifyGate) takeLocal(ctx context.Context, shard int) error {
 	g.mu.Lock()
 	for {
 		if g.left >= 0 && time.Now().After(g.renew) {

@@ -54,6 +54,8 @@ type harnessOpt struct {
 	table   func(*table.Config)
 	wrap    func(chat.Service) chat.Service
 	run     func(context.Context) context.Context // Run's context
+	// noWait returns once Run is started, without waiting for every shard to connect.
+	noWait bool
 }
 
 // mustNew makes an adapter or fails the test; it is closed when the test ends.
@@ -136,6 +138,9 @@ func startHarness(t testing.TB, f *fakeDiscord, store table.Store, kv table.KV, 
 	registered := f.callCounts()["PUT applications/{id}/guilds/{id}/commands"]
 	go func() { hs.done <- a.Run(runCtx) }()
 	t.Cleanup(hs.stop)
+	if slices.ContainsFunc(opts, func(o harnessOpt) bool { return o.noWait }) {
+		return hs
+	}
 	f.waitFor("the commands to be registered and every shard connected", func() bool {
 		return (f.viaHTTP || f.connected()) && f.calls["PUT applications/{id}/guilds/{id}/commands"] > registered
 	})

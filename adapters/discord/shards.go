@@ -216,10 +216,128 @@ func (a *Adapter) keepShard(ctx context.Context, id, n int) {
 	}
 }
 
+// Several copies (Config.Cluster). Discord lets any number of sessions identify as one shard and
+// routes the shard's events to each of them ("You can establish multiple sessions with the same
+// [shard_id, num_shards]", developer docs, Gateway: Sharding), so two copies running one shard
+// would both answer each interaction in it. Each shard is therefore held under a lease: a copy
+// campaigns for every shard, opens the session of each it wins, and closes it when the lease is
+// lost; a standby waiting in Hold takes a shard over when the holder dies (its lease's time to
+// live, 5 s on etcd, and shardTakeoverGrace). Shards spread over the copies as the campaigns
+// go; IDENTIFYs of all copies share each bucket's window (identifyGate.leases).
+
+// ShardLease is the lease a copy holds while it runs shard id's gateway session.
+func ShardLease(id int) string { return fmt.Sprintf("discord/shard/%d", id) }
+
+// shardTakeoverGrace is how long a copy that won a shard's lease waits before it identifies: the
+// copy that lost it (cut off from the store, still connected to Discord) learns so from its etcd
+// client, which looks at its leases' deadlines once a second (go.etcd.io/etcd/client/v3,
+// lessor.deadlineLoop) while the cluster revokes an expired lease within half a second; it then
+// closes its session at once. Waiting this long keeps the two sessions from overlapping.
+const shardTakeoverGrace = 2 * time.Second
+
+// shardLeaseRetry is the wait before campaigning again after Hold failed.
+const shardLeaseRetry = time.Second
+
+// runShardsUnderLeases starts a keeper for each of the n shards that runs it while this copy
+// holds its lease, until ctx ends.
+func (a *Adapter) runShardsUnderLeases(ctx context.Context, n int) {
+	a.mu.Lock()
+	a.shards = make([]*discordgo.Session, n)
+	a.mu.Unlock()
+	a.gateway.clustered(n)
+	for id := range n {
+		a.keepers.Go(func() { a.holdShard(ctx, id, n) })
+	}
+}
+
+// holdShard runs shard id of n whenever this copy holds its lease, until ctx ends. The lease is
+// kept until the session is closed, so that the next holder starts after it.
+func (a *Adapter) holdShard(ctx context.Context, id, n int) {
+	name := ShardLease(id)
+	for ctx.Err() == nil {
+		holdCtx, drop := context.WithCancel(context.WithoutCancel(ctx))
+		stopWaiting := context.AfterFunc(ctx, drop)
+		held, release, err := a.cfg.Cluster.Hold(holdCtx, name)
+		if !stopWaiting() || err != nil {
+			drop()
+			if release != nil {
+				release()
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			a.log.Warn("the shard's lease cannot be had now; trying again", "shard", id, "lease", name, "in", shardLeaseRetry, "err", err)
+			sleep(ctx, shardLeaseRetry)
+			continue
+		}
+		runCtx, stopRun := context.WithCancel(held)
+		stop := context.AfterFunc(ctx, stopRun)
+		a.runHeldShard(runCtx, id, n)
+		stop()
+		stopRun()
+		lost := held.Err() != nil
+		release()
+		drop()
+		if lost && ctx.Err() == nil {
+			a.log.Warn("this copy lost the shard's lease (the store was out of reach): its session is closed, another copy runs it; this one waits to take over",
+				"shard", id, "lease", name)
+		}
+	}
+}
+
+// runHeldShard opens shard id's session, keeps it and closes it when ctx (the lease) ends.
+func (a *Adapter) runHeldShard(ctx context.Context, id, n int) {
+	a.log.Info("this copy holds the shard's lease: opening its gateway session", "shard", id, "lease", ShardLease(id))
+	a.gateway.hold(id, true)
+	defer a.gateway.hold(id, false)
+	if !sleep(ctx, shardTakeoverGrace) {
+		return
+	}
+	// Discord counts the day's session starts per bot token, for every copy: what it says now
+	// includes the other copies' starts, which this copy's own count since its start does not.
+	if gw, err := a.rest.GatewayBot(); err == nil {
+		a.gate.learn(gw.SessionStartLimit, n)
+	}
+	// The keeper opens the session (a new one), with its backoff, and keeps it.
+	down := a.downChan(id)
+	a.setRedo(id, true)
+	select {
+	case <-down: // a stale word from a session of an earlier hold
+	default:
+	}
+	down <- struct{}{}
+	a.keepShard(ctx, id, n)
+	a.mu.Lock()
+	var s *discordgo.Session
+	if id < len(a.shards) {
+		s, a.shards[id] = a.shards[id], nil
+	}
+	a.mu.Unlock()
+	a.gateway.set(id, false)
+	if s != nil {
+		closeShards([]*discordgo.Session{s}, a.log, a.redact)
+	}
+}
+
+// sleep waits d or until ctx ends; it reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
 // closeShards closes gateway sessions, all at once: discordgo's Close waits a second each.
 func closeShards(shards []*discordgo.Session, log *slog.Logger, redact func(string) string) {
 	var wg sync.WaitGroup
 	for _, s := range shards {
+		if s == nil {
+			continue // a shard another copy runs (Config.Cluster)
+		}
 		wg.Go(func() {
 			// Its reconnect loop, which could outlive the session, is off (openShard).
 			if err := s.Close(); err != nil {
@@ -259,6 +377,27 @@ type gatewayState struct {
 	up    map[int]bool
 	n     int   // shards running; 0 before Run has them
 	start error // why the last start failed
+	// With several copies (Config.Cluster), this copy answers for the shards it holds only.
+	cluster bool
+	held    map[int]bool
+}
+
+// clustered records a start of n shards that run where their leases are held.
+func (g *gatewayState) clustered(n int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.n, g.start, g.cluster, g.held = n, nil, true, map[int]bool{}
+}
+
+// hold notes whether this copy holds the shard's lease.
+func (g *gatewayState) hold(shard int, held bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if held {
+		g.held[shard] = true
+	} else {
+		delete(g.held, shard)
+	}
 }
 
 func (g *gatewayState) set(shard int, up bool) {
@@ -277,8 +416,8 @@ func (g *gatewayState) running(n int, err error) {
 	g.n, g.start = n, err
 }
 
-// Connected is nil while every shard is connected to Discord's gateway, else why not: the
-// health check's view.
+// Connected is nil while every shard is connected to Discord's gateway (with several copies:
+// every shard this copy holds), else why not: the health check's view.
 func (a *Adapter) Connected() error {
 	g := &a.gateway
 	g.mu.Lock()
@@ -301,6 +440,9 @@ func (a *Adapter) Connected() error {
 		return chat.ErrNotYet
 	}
 	for id := range g.n {
+		if g.cluster && !g.held[id] {
+			continue // another copy runs it; /healthz names the leases this copy holds
+		}
 		if !g.up[id] {
 			return fmt.Errorf("shard %d of %d is not connected to the gateway", id, g.n)
 		}

@@ -61,7 +61,8 @@ func (w webChat) Describe() string                         { return "web " + w.S
 // newChats makes the configured platforms' adapters and registers each as its platform's Outbox;
 // with the web table on, each platform's outbox also tells it which tables changed. leases are
 // this copy's in the cluster (store etcd), nil for the only copy: then the adapters share what
-// they say with the other copies, and hold what only one copy may do (the Telegram poller).
+// they say with the other copies, and hold what only one copy may do (the Telegram poller,
+// each Discord shard).
 func newChats(cfg Config, store table.KV, log *slog.Logger, outboxes map[string]table.Outbox, leases *etcdstore.Leases) ([]chatAdapter, error) {
 	var cluster table.Leases // nil, not a nil *etcdstore.Leases: the only copy
 	if leases != nil {
@@ -100,7 +101,7 @@ func newChats(cfg Config, store table.KV, log *slog.Logger, outboxes map[string]
 	}
 	if cfg.Discord.Token != "" {
 		dcfg := discord.Config{Token: cfg.Discord.Token, GuildID: cfg.Discord.GuildID, APIURL: cfg.Discord.APIURL,
-			ShardCount: cfg.Discord.ShardCount, Interactions: cfg.discordInteractions(), KV: store, Log: log, Shared: cluster != nil}
+			ShardCount: cfg.Discord.ShardCount, Interactions: cfg.discordInteractions(), KV: store, Log: log, Cluster: cluster}
 		if w != nil {
 			dcfg.Web, dcfg.ClientSecret = w, cfg.Discord.ClientSecret
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -30,6 +32,10 @@ type Leases struct {
 	local table.LocalLeases // one holder of a name in this copy at a time
 	mu    sync.Mutex
 	sess  *concurrency.Session // nil until the first Hold, or after it ended
+	// held are the names won in the cluster and not yet ended (local has those campaigning
+	// too); under their own lock, which session's network calls never hold.
+	heldMu sync.Mutex
+	held   map[string]bool
 }
 
 var _ table.Leases = (*Leases)(nil)
@@ -85,9 +91,11 @@ func (l *Leases) Hold(ctx context.Context, name string) (context.Context, func()
 		e, sess, err := l.campaign(localHeld, name)
 		if err == nil {
 			held, cancel := context.WithCancel(localHeld)
+			l.mark(name, true)
 			var once sync.Once
 			end := func(resign bool) {
 				once.Do(func() {
+					l.mark(name, false)
 					cancel()
 					if resign {
 						ctx, done := context.WithTimeout(context.Background(), l.s.timeout)
@@ -148,8 +156,26 @@ func (l *Leases) campaign(ctx context.Context, name string) (*concurrency.Electi
 
 var errSessionEnded = errors.New("the copy's session ended while it campaigned")
 
-// Held lists the leases this copy holds.
-func (l *Leases) Held() []string { return l.local.Held() }
+// mark notes that this copy holds name in the cluster, or no longer does.
+func (l *Leases) mark(name string, held bool) {
+	l.heldMu.Lock()
+	defer l.heldMu.Unlock()
+	if l.held == nil {
+		l.held = map[string]bool{}
+	}
+	if held {
+		l.held[name] = true
+	} else {
+		delete(l.held, name)
+	}
+}
+
+// Held lists the leases this copy holds in the cluster, sorted; not those it campaigns for.
+func (l *Leases) Held() []string {
+	l.heldMu.Lock()
+	defer l.heldMu.Unlock()
+	return slices.Sorted(maps.Keys(l.held))
+}
 
 // Close gives up every lease of this copy at once (its session's lease is revoked), so that
 // another copy need not wait out the time to live: for a copy that stops on purpose.

@@ -55,6 +55,9 @@ func TestLeasesMoveToTheCopyThatWaits(t *testing.T) {
 		t.Fatal("the holder lost its lease when one member of three stopped")
 	case <-time.After(2 * ttl):
 	}
+	if got := lb.Held(); len(got) != 0 {
+		t.Errorf("copy b, waiting for the lease, says it holds %v", got) // /healthz would name it
+	}
 	c.Restart(0)
 
 	releaseA()
