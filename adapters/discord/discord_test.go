@@ -509,7 +509,9 @@ func testRateLimitedChannel(t *testing.T, f *fakeDiscord) {
 	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: kv, Log: slogTo(logs)})
 	t.Cleanup(func() { unregister(a) })
 	const slow, fast = "600000000000000001", "600000000000000002"
-	retry := 700 * time.Millisecond
+	// Long enough that the other channel is served, and the newer versions queued, well within
+	// it on a busy machine (at 700 ms the suite under load once saw it pass first).
+	retry := 2 * time.Second
 	f.limits[slow] = &fakeLimit{count: 1, after: retry}
 	to := func(ch, key string, v uint64, text string) table.Message {
 		return table.Message{Target: table.Target{Kind: table.ToPlace, Place: table.Place{Platform: Platform, Chat: ch}},
