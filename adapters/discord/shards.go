@@ -253,36 +253,10 @@ func (a *Adapter) runShardsUnderLeases(ctx context.Context, n int) {
 // holdShard runs shard id of n whenever this copy holds its lease, until ctx ends. The lease is
 // kept until the session is closed, so that the next holder starts after it.
 func (a *Adapter) holdShard(ctx context.Context, id, n int) {
-	name := ShardLease(id)
-	for ctx.Err() == nil {
-		holdCtx, drop := context.WithCancel(context.WithoutCancel(ctx))
-		stopWaiting := context.AfterFunc(ctx, drop)
-		held, release, err := a.cfg.Cluster.Hold(holdCtx, name)
-		if !stopWaiting() || err != nil {
-			drop()
-			if release != nil {
-				release()
-			}
-			if ctx.Err() != nil {
-				return
-			}
-			a.log.Warn("the shard's lease cannot be had now; trying again", "shard", id, "lease", name, "in", shardLeaseRetry, "err", err)
-			sleep(ctx, shardLeaseRetry)
-			continue
-		}
-		runCtx, stopRun := context.WithCancel(held)
-		stop := context.AfterFunc(ctx, stopRun)
-		a.runHeldShard(runCtx, id, n)
-		stop()
-		stopRun()
-		lost := held.Err() != nil
-		release()
-		drop()
-		if lost && ctx.Err() == nil {
-			a.log.Warn("this copy lost the shard's lease (the store was out of reach): its session is closed, another copy runs it; this one waits to take over",
-				"shard", id, "lease", name)
-		}
-	}
+	chat.Lease{Leases: a.cfg.Cluster, Name: ShardLease(id), Retry: shardLeaseRetry, Log: a.log.With("shard", id),
+		Waiting: "the shard's lease cannot be had now; trying again",
+		Lost:    "this copy lost the shard's lease (the store was out of reach): its session is closed, another copy runs it; this one waits to take over",
+	}.Run(ctx, func(run context.Context, _ func() bool) { a.runHeldShard(run, id, n) })
 }
 
 // runHeldShard opens shard id's session, keeps it and closes it when ctx (the lease) ends.

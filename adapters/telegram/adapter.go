@@ -295,38 +295,14 @@ func (a *Adapter) Run(ctx context.Context) error {
 // copy that lost it stops at once and confirms nothing (the next holder gets again what it had
 // not confirmed, and the service applies each update once: Command.EventID).
 func (a *Adapter) pollUnderLease(ctx, hctx context.Context) {
-	for ctx.Err() == nil {
-		// The lease outlives ctx, so that a copy that stops confirms before it hands over;
-		// only waiting for it ends with ctx.
-		holdCtx, drop := context.WithCancel(context.WithoutCancel(ctx))
-		stopWaiting := context.AfterFunc(ctx, drop)
-		held, release, err := a.cfg.Cluster.Hold(holdCtx, PollerLease)
-		if !stopWaiting() || err != nil {
-			drop()
-			if release != nil {
-				release()
-			}
-			if ctx.Err() != nil {
-				return
-			}
-			a.log.Warn("the poller lease cannot be had now; trying again", "in", pollRetry, "err", err)
-			sleep(ctx, pollRetry)
-			continue
-		}
+	chat.Lease{Leases: a.cfg.Cluster, Name: PollerLease, Retry: pollRetry, Log: a.log,
+		Waiting: "the poller lease cannot be had now; trying again",
+		Lost:    "this copy lost the poller lease (the store was out of reach): another copy polls now; this one waits to take over",
+	}.Run(ctx, func(pollCtx context.Context, holding func() bool) {
 		a.log.Info("this copy holds the poller lease: polling for updates", "lease", PollerLease)
-		pollCtx, stopPoll := context.WithCancel(held)
-		stop := context.AfterFunc(ctx, stopPoll)
 		a.client.setPollContext(pollCtx)
-		a.poll(pollCtx, hctx, func() bool { return held.Err() == nil })
-		stop()
-		stopPoll()
-		lost := held.Err() != nil
-		release()
-		drop()
-		if lost && ctx.Err() == nil {
-			a.log.Warn("this copy lost the poller lease (the store was out of reach): another copy polls now; this one waits to take over", "lease", PollerLease)
-		}
-	}
+		a.poll(pollCtx, hctx, holding)
+	})
 }
 
 // Close sends what is queued, for at most CloseTimeout, and stops. Call it after the service's
