@@ -1,11 +1,8 @@
 package discord
 
 import (
-	"io"
-	"net"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,76 +14,10 @@ import (
 // Several copies of the bot on one etcd cluster (Config.Cluster): each shard's gateway session
 // is open at one copy at a time, and a standby takes a shard over when its holder dies.
 
-// storeWire is a copy's connection to the etcd members: a TCP proxy per member, which cut drops
-// at once, as a network that fails between the copy and the cluster does (nothing said on the
-// connections first: the copy's leases run out rather than being given up).
-type storeWire struct {
-	mu    sync.Mutex
-	lns   []net.Listener
-	conns []net.Conn
-	cut   bool
-}
-
-// endpoints gives a proxy's address for each of the members'.
-func (w *storeWire) endpoints(t *testing.T, members []string) []string {
-	var out []string
-	for _, m := range members {
-		target := strings.TrimPrefix(m, "http://")
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.lns = append(w.lns, ln)
-		out = append(out, "http://"+ln.Addr().String())
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				up, err := net.Dial("tcp", target)
-				if err != nil {
-					c.Close()
-					continue
-				}
-				w.mu.Lock()
-				if w.cut {
-					w.mu.Unlock()
-					c.Close()
-					up.Close()
-					return
-				}
-				w.conns = append(w.conns, c, up)
-				w.mu.Unlock()
-				go func() { _, _ = io.Copy(up, c); up.Close() }()
-				go func() { _, _ = io.Copy(c, up); c.Close() }()
-			}
-		}()
-	}
-	t.Cleanup(w.drop)
-	return out
-}
-
-// drop resets every connection and takes no new ones.
-func (w *storeWire) drop() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.cut = true
-	for _, ln := range w.lns {
-		ln.Close()
-	}
-	for _, c := range w.conns {
-		if tc, ok := c.(*net.TCPConn); ok {
-			_ = tc.SetLinger(0)
-		}
-		c.Close()
-	}
-}
-
 // clusterCopy is one copy of the bot on the cluster: its store client, leases and harness.
 type clusterCopy struct {
 	name   string
-	wire   *storeWire
+	wire   *etcdtest.Wire
 	store  *etcdstore.Store
 	leases *etcdstore.Leases
 	h      *harness
@@ -95,8 +26,8 @@ type clusterCopy struct {
 // newClusterCopy connects a copy of the bot to the cluster, not started yet.
 func newClusterCopy(t *testing.T, name string, c *etcdtest.Cluster) *clusterCopy {
 	t.Helper()
-	w := &storeWire{}
-	st, err := etcdstore.Open(etcdstore.Options{Endpoints: w.endpoints(t, c.Endpoints()), Prefix: "bot/", Timeout: 2 * time.Second})
+	w := c.Wire(t)
+	st, err := etcdstore.Open(etcdstore.Options{Endpoints: w.Endpoints, Prefix: "bot/", Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +105,7 @@ func TestEachShardAtOneCopyAndAStandbyTakesOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	died := time.Now()
-	holder.wire.drop()
+	holder.wire.Cut()
 	holder.h.allowErrors = append(holder.h.allowErrors, "etcd", "store") // it is cut off: what it says of that is its own
 	var took time.Time
 	f.waitForOr("the standby to open the server's shard", func() bool {

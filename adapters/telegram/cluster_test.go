@@ -3,9 +3,7 @@ package telegram
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -93,77 +91,11 @@ func (l *pollLog) check(t *testing.T) (byCopy map[string]int) {
 	return byCopy
 }
 
-// wire is a copy's connection to the etcd members: a TCP proxy per member, which cut drops at
-// once, as the death of the copy's process does from the cluster's view (its connections reset,
-// nothing said on them first: its leases run out rather than being given up).
-type wire struct {
-	mu    sync.Mutex
-	lns   []net.Listener
-	conns []net.Conn
-	cut   bool
-}
-
-// endpoints gives a proxy's address for each of the members'.
-func (w *wire) endpoints(t *testing.T, members []string) []string {
-	var out []string
-	for _, m := range members {
-		target := strings.TrimPrefix(m, "http://")
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.lns = append(w.lns, ln)
-		out = append(out, "http://"+ln.Addr().String())
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				up, err := net.Dial("tcp", target)
-				if err != nil {
-					c.Close()
-					continue
-				}
-				w.mu.Lock()
-				if w.cut {
-					w.mu.Unlock()
-					c.Close()
-					up.Close()
-					return
-				}
-				w.conns = append(w.conns, c, up)
-				w.mu.Unlock()
-				go func() { _, _ = io.Copy(up, c); up.Close() }()
-				go func() { _, _ = io.Copy(c, up); c.Close() }()
-			}
-		}()
-	}
-	t.Cleanup(w.drop)
-	return out
-}
-
-// drop cuts every connection and takes no new ones.
-func (w *wire) drop() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.cut = true
-	for _, ln := range w.lns {
-		ln.Close()
-	}
-	for _, c := range w.conns {
-		if tc, ok := c.(*net.TCPConn); ok {
-			_ = tc.SetLinger(0) // a reset, as after kill -9
-		}
-		c.Close()
-	}
-}
-
 // botCopy is one copy of the bot: its store client, its leases, its service and its adapter.
 type botCopy struct {
 	name  string
 	net   *memTransport
-	wire  *wire
+	wire  *etcdtest.Wire
 	store *etcdstore.Store
 	a     *Adapter
 	svc   *table.Service
@@ -174,8 +106,8 @@ type botCopy struct {
 // startCopy starts a copy of the bot on the cluster, polling (or waiting to) at once.
 func startCopy(t *testing.T, name string, f *fakeAPI, c *etcdtest.Cluster, log *pollLog, logs *tabletest.Buffer) *botCopy {
 	t.Helper()
-	w := &wire{}
-	st, err := etcdstore.Open(etcdstore.Options{Endpoints: w.endpoints(t, c.Endpoints()), Prefix: "bot/", Timeout: 2 * time.Second})
+	w := c.Wire(t)
+	st, err := etcdstore.Open(etcdstore.Options{Endpoints: w.Endpoints, Prefix: "bot/", Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +141,7 @@ func startCopy(t *testing.T, name string, f *fakeAPI, c *etcdtest.Cluster, log *
 // once, and it gives up no lease (the cluster lets its lease run out).
 func (b *botCopy) kill() {
 	b.net.cut.Store(true)
-	b.wire.drop()
+	b.wire.Cut()
 }
 
 // TestOneCopyPollsAndAStandbyTakesOver: two copies of the bot on a 3-member etcd cluster, one
