@@ -270,18 +270,6 @@ func (b *botCopy) post(t *testing.T, update map[string]any) {
 	}
 }
 
-// waitUntil polls cond until it holds or d passes.
-func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, d)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 type tgPlayer struct {
 	id   int64
 	name string
@@ -314,7 +302,7 @@ telegram:
 `, strings.Join(c.Endpoints(), `", "`), copiesToken, f.srv.URL, copiesSecret))
 	copies := []*botCopy{startCopy(t, bin, "a", config), startCopy(t, bin, "b", config)}
 	for _, b := range copies {
-		waitUntil(t, 30*time.Second, "copy "+b.name+" healthy", func() bool { return b.health()["quorum"] == "ok" })
+		tabletest.WaitUntil(t, 30*time.Second, "copy "+b.name+" healthy", func() bool { return b.health()["quorum"] == "ok" })
 	}
 	timersAt := func() []*botCopy {
 		var at []*botCopy
@@ -325,7 +313,7 @@ telegram:
 		}
 		return at
 	}
-	waitUntil(t, 15*time.Second, "the timers' lease held", func() bool { return len(timersAt()) == 1 })
+	tabletest.WaitUntil(t, 15*time.Second, "the timers' lease held", func() bool { return len(timersAt()) == 1 })
 	for _, b := range copies {
 		h := b.health()
 		if !strings.HasPrefix(h["store"], "etcd ") || h["quorum"] != "ok" {
@@ -369,18 +357,18 @@ telegram:
 	}
 	waitAnswer := func(id string) bool {
 		var alert, ok bool
-		waitUntil(t, 10*time.Second, "press "+id+" answered", func() bool { alert, ok = answer(id); return ok })
+		tabletest.WaitUntil(t, 10*time.Second, "press "+id+" answered", func() bool { alert, ok = answer(id); return ok })
 		return !alert
 	}
 
 	command(alice, "/new@kontermatt_bot stripes=5")
 	var lobby botMsg
 	var data []string
-	waitUntil(t, 10*time.Second, "the lobby", func() bool { lobby, data = f.newestWith(copiesGroup, table.VerbJoin); return data != nil })
+	tabletest.WaitUntil(t, 10*time.Second, "the lobby", func() bool { lobby, data = f.newestWith(copiesGroup, table.VerbJoin); return data != nil })
 	if !waitAnswer(press(bob, lobby, data[0])) {
 		t.Fatal("Bob could not join")
 	}
-	waitUntil(t, 10*time.Second, "the lobby with Bob", func() bool {
+	tabletest.WaitUntil(t, 10*time.Second, "the lobby with Bob", func() bool {
 		lobby, data = f.newestWith(copiesGroup, table.VerbDeal)
 		return data != nil && strings.Contains(lobby.Text, "Bob")
 	})
@@ -432,7 +420,7 @@ telegram:
 	<-holder.done
 	holder.done <- nil // for the cleanup
 	copies = []*botCopy{survivor}
-	waitUntil(t, 15*time.Second, "the survivor holds the timers", func() bool { return survivor.holds("timers") })
+	tabletest.WaitUntil(t, 15*time.Second, "the survivor holds the timers", func() bool { return survivor.holds("timers") })
 	t.Logf("copy %s took the timers over %v after copy %s was killed", survivor.name, time.Since(died).Round(10*time.Millisecond), holder.name)
 	// Between two moves of one human the other three seats move: the computers' among them are
 	// the survivor's timers.
