@@ -51,15 +51,8 @@ func unclose(tx *bolt.Tx, id []byte) error {
 // Rewrite writes kept records again, empties the given adapter buckets and writes the entries, in
 // one transaction: making anew what is derived from the records.
 func (s *Store) Rewrite(records []table.Record, emptied []string, entries []table.KVEntry) error {
-	for _, r := range records {
-		if err := checkKey("record key", r.Key); err != nil {
-			return err
-		}
-	}
-	for _, e := range entries {
-		if err := checkKV(e.Bucket, e.Key); err != nil {
-			return err
-		}
+	if err := CheckKeys(records, entries); err != nil {
+		return err
 	}
 	err := s.update(func(tx *bolt.Tx) error {
 		for _, r := range records {

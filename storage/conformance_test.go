@@ -25,7 +25,7 @@ func TestBoltConforms(t *testing.T) {
 				}
 				t.Cleanup(func() { s.Close() })
 				return s
-			}, Log: BoltLog}.Run(t)
+			}, Log: BoltLog, BadKey: storage.ErrBadKey}.Run(t)
 		})
 	}
 }

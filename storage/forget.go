@@ -38,15 +38,8 @@ func (s *Store) Forget(f table.Forgetting) error {
 	if s.readOnly {
 		return fmt.Errorf("storage: forget: %w", berrors.ErrDatabaseReadOnly)
 	}
-	for _, r := range f.Records {
-		if err := checkKey("record key", r.Key); err != nil {
-			return err
-		}
-	}
-	for _, e := range f.KV {
-		if err := checkKV(e.Bucket, e.Key); err != nil {
-			return err
-		}
+	if err := CheckKeys(f.Records, f.KV); err != nil {
+		return err
 	}
 	var changed bool // something that named the person was replaced or deleted
 	err := s.update(func(tx *bolt.Tx) error {

@@ -11,7 +11,7 @@ import (
 
 // Get returns a copy of the value at key in the adapter's bucket, and whether it exists.
 func (s *Store) Get(bucket, key string) ([]byte, bool, error) {
-	if err := checkKV(bucket, key); err != nil {
+	if err := CheckKV(bucket, key); err != nil {
 		return nil, false, err
 	}
 	var val []byte
@@ -35,7 +35,7 @@ func (s *Store) Get(bucket, key string) ([]byte, bool, error) {
 // Put stores value at key in the adapter's bucket, creating the bucket if needed. A nil value is
 // stored as an empty one.
 func (s *Store) Put(bucket, key string, value []byte) error {
-	if err := checkKV(bucket, key); err != nil {
+	if err := CheckKV(bucket, key); err != nil {
 		return err
 	}
 	if value == nil {
@@ -50,7 +50,7 @@ func (s *Store) Put(bucket, key string, value []byte) error {
 
 // Delete removes key from the adapter's bucket; a missing key or bucket is not an error.
 func (s *Store) Delete(bucket, key string) error {
-	if err := checkKV(bucket, key); err != nil {
+	if err := CheckKV(bucket, key); err != nil {
 		return err
 	}
 	err := s.do(&write{apply: func(tx *bolt.Tx) error { return kvWrite(tx, bucket, key, nil) }})
@@ -64,7 +64,7 @@ func (s *Store) Delete(bucket, key string) error {
 // fails with table.ErrConflict and gives what the key holds (see table.Swapper). It goes through
 // the commit queue like every write: a refused swap fails alone.
 func (s *Store) Swap(bucket, key string, old, value []byte) ([]byte, error) {
-	if err := checkKV(bucket, key); err != nil {
+	if err := CheckKV(bucket, key); err != nil {
 		return nil, err
 	}
 	var current []byte
@@ -104,17 +104,18 @@ func kvWrite(tx *bolt.Tx, bucket, key string, value []byte) error {
 	return b.Put([]byte(key), value)
 }
 
-func checkKV(bucket, key string) error {
-	if err := checkKey("kv bucket", bucket); err != nil {
+// CheckKV is CheckKey of a KV entry's bucket and key.
+func CheckKV(bucket, key string) error {
+	if err := CheckKey("kv bucket", bucket); err != nil {
 		return err
 	}
-	return checkKey("kv key", key)
+	return CheckKey("kv key", key)
 }
 
 // KVEach calls fn for every entry of a KV bucket in key order, outside any transaction; a bucket
 // never written has none. An error from fn stops the iteration and is returned.
 func (s *Store) KVEach(bucket string, fn func(key string, value []byte) error) error {
-	if err := checkKey("kv bucket", bucket); err != nil {
+	if err := CheckKey("kv bucket", bucket); err != nil {
 		return err
 	}
 	return s.each(bucketKV, []byte(bucket), func(k, v []byte) error { return fn(string(k), v) })

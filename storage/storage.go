@@ -212,10 +212,30 @@ func (s *Store) update(fn func(*bolt.Tx) error, changes func() []table.TableChan
 	return nil
 }
 
-// checkKey validates a key or bucket name for bbolt.
-func checkKey(what, k string) error {
+// CheckKey refuses, with ErrBadKey, a key or bucket name that bbolt cannot keep (empty, or
+// longer than its limit): what names a table, a record or a KV entry. Every store of the
+// repository takes the same keys, so data moves between them (migrate, backup).
+func CheckKey(what, k string) error {
 	if k == "" || len(k) > bolt.MaxKeySize {
 		return fmt.Errorf("storage: %s of %d bytes: %w", what, len(k), ErrBadKey)
+	}
+	return nil
+}
+
+// CheckKeys is CheckKey of every record's key and every KV entry's bucket and key, of all the
+// lists of entries given.
+func CheckKeys(records []table.Record, entries ...[]table.KVEntry) error {
+	for _, r := range records {
+		if err := CheckKey("record key", r.Key); err != nil {
+			return err
+		}
+	}
+	for _, list := range entries {
+		for _, e := range list {
+			if err := CheckKV(e.Bucket, e.Key); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -113,18 +112,11 @@ func lastSeq(tx *bolt.Tx, id []byte) (uint64, error) {
 
 // prepare checks a change's keys and encodes its log entry (nil when none is to be written).
 func prepare(c table.Change) ([]byte, error) {
-	if err := checkKey("table id", c.TableID); err != nil {
+	if err := CheckKey("table id", c.TableID); err != nil {
 		return nil, err
 	}
-	for _, r := range c.Records {
-		if err := checkKey("record key", r.Key); err != nil {
-			return nil, err
-		}
-	}
-	for _, e := range slices.Concat(c.KV, c.Expect) {
-		if err := checkKV(e.Bucket, e.Key); err != nil {
-			return nil, err
-		}
+	if err := CheckKeys(c.Records, c.KV, c.Expect); err != nil {
+		return nil, err
 	}
 	if c.State == nil || c.Log.Verb == "" {
 		return nil, nil
@@ -221,7 +213,7 @@ func (s *Store) Tables(fn func(id string, state []byte) error) error {
 
 // Table gives one table's last state, live or closed.
 func (s *Store) Table(id string) ([]byte, bool, error) {
-	if err := checkKey("table id", id); err != nil {
+	if err := CheckKey("table id", id); err != nil {
 		return nil, false, err
 	}
 	var val []byte
@@ -281,7 +273,7 @@ func (s *Store) Record(key string) ([]byte, bool, error) {
 // without a log has no entries. An error from fn stops the iteration and is returned; an entry
 // that does not decode fails with ErrCorrupt.
 func (s *Store) Log(tableID string, fn func(table.LogEntry) error) error {
-	if err := checkKey("table id", tableID); err != nil {
+	if err := CheckKey("table id", tableID); err != nil {
 		return err
 	}
 	return s.each(bucketLogs, []byte(tableID), func(k, v []byte) error {

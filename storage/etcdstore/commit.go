@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -25,18 +24,11 @@ import (
 // first. A change larger than a transaction fails with ErrTooLarge; a cluster without quorum with
 // table.ErrUnavailable (see there for what a timed-out commit may still do).
 func (s *Store) Commit(c table.Change) error {
-	if err := checkKey("table id", c.TableID); err != nil {
+	if err := storage.CheckKey("table id", c.TableID); err != nil {
 		return err
 	}
-	for _, r := range c.Records {
-		if err := checkKey("record key", r.Key); err != nil {
-			return err
-		}
-	}
-	for _, e := range slices.Concat(c.KV, c.Expect) {
-		if err := checkKV(e.Bucket, e.Key); err != nil {
-			return err
-		}
+	if err := storage.CheckKeys(c.Records, c.KV, c.Expect); err != nil {
+		return err
 	}
 	logged := c.State != nil && c.Log.Verb != ""
 	var entry []byte
@@ -191,7 +183,7 @@ func closedValue(at int64, state []byte) []byte {
 
 // Table gives one table's last state, live or closed, from one reading.
 func (s *Store) Table(id string) ([]byte, bool, error) {
-	if err := checkKey("table id", id); err != nil {
+	if err := storage.CheckKey("table id", id); err != nil {
 		return nil, false, err
 	}
 	resp, _, err := s.txn(nil, []clientv3.Op{clientv3.OpGet(s.liveKey(id)), clientv3.OpGet(s.closedKey(id))}, nil)
@@ -271,7 +263,7 @@ func (s *Store) Record(key string) ([]byte, bool, error) {
 
 // Log calls fn for every entry of a table's log in Seq order.
 func (s *Store) Log(tableID string, fn func(table.LogEntry) error) error {
-	if err := checkKey("table id", tableID); err != nil {
+	if err := storage.CheckKey("table id", tableID); err != nil {
 		return err
 	}
 	_, err := s.scanPrefix(s.logPrefix(tableID), false, func(kv *mvccpb.KeyValue) error {

@@ -294,18 +294,3 @@ func (s *Store) scan(from, end string, keysOnly bool, fn func(kv *mvccpb.KeyValu
 func (s *Store) scanPrefix(prefix string, keysOnly bool, fn func(kv *mvccpb.KeyValue) error) (int64, error) {
 	return s.scan(prefix, clientv3.GetPrefixRangeEnd(prefix), keysOnly, fn)
 }
-
-// checkKey refuses what the bbolt store refuses, so the two take the same keys.
-func checkKey(what, k string) error {
-	if k == "" || len(k) > 32768 {
-		return fmt.Errorf("etcdstore: %s of %d bytes: %w", what, len(k), storage.ErrBadKey)
-	}
-	return nil
-}
-
-func checkKV(bucket, key string) error {
-	if err := checkKey("kv bucket", bucket); err != nil {
-		return err
-	}
-	return checkKey("kv key", key)
-}

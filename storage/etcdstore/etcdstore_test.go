@@ -15,6 +15,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage"
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
 	"github.com/kontermatt/kontermatt/storage/etcdstore/etcdtest"
 	"github.com/kontermatt/kontermatt/storage/storagetest"
@@ -51,8 +52,9 @@ func etcdLog(t *testing.T, s storagetest.Store, id string) []table.LogEntry {
 func TestEtcdConforms(t *testing.T) {
 	c := etcdtest.Start(t, etcdtest.Options{})
 	storagetest.Suite{
-		Open: func(t *testing.T) storagetest.Store { return open(t, c, etcdstore.Options{Page: 3}) },
-		Log:  etcdLog,
+		Open:   func(t *testing.T) storagetest.Store { return open(t, c, etcdstore.Options{Page: 3}) },
+		Log:    etcdLog,
+		BadKey: storage.ErrBadKey,
 	}.Run(t)
 	t.Run("prefixes apart", func(t *testing.T) {
 		a, b := open(t, c, etcdstore.Options{}), open(t, c, etcdstore.Options{})

@@ -9,11 +9,12 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage"
 )
 
 // Get returns the value at key in the bucket, and whether it exists.
 func (s *Store) Get(bucket, key string) ([]byte, bool, error) {
-	if err := checkKV(bucket, key); err != nil {
+	if err := storage.CheckKV(bucket, key); err != nil {
 		return nil, false, err
 	}
 	resp, err := s.get(s.kvKey(bucket, key))
@@ -28,7 +29,7 @@ func (s *Store) Get(bucket, key string) ([]byte, bool, error) {
 
 // Put stores value at key in the bucket; a nil value is stored as an empty one.
 func (s *Store) Put(bucket, key string, value []byte) error {
-	if err := checkKV(bucket, key); err != nil {
+	if err := storage.CheckKV(bucket, key); err != nil {
 		return err
 	}
 	err := s.call(func(ctx context.Context, _ bool) error {
@@ -43,7 +44,7 @@ func (s *Store) Put(bucket, key string, value []byte) error {
 
 // Delete removes key from the bucket; a missing key is not an error.
 func (s *Store) Delete(bucket, key string) error {
-	if err := checkKV(bucket, key); err != nil {
+	if err := storage.CheckKV(bucket, key); err != nil {
 		return err
 	}
 	err := s.call(func(ctx context.Context, _ bool) error {
@@ -60,7 +61,7 @@ func (s *Store) Delete(bucket, key string) error {
 // transaction whose If compares the value; else it fails with table.ErrConflict and gives what the
 // key holds, read in the same transaction (see table.Swapper).
 func (s *Store) Swap(bucket, key string, old, value []byte) ([]byte, error) {
-	if err := checkKV(bucket, key); err != nil {
+	if err := storage.CheckKV(bucket, key); err != nil {
 		return nil, err
 	}
 	k := s.kvKey(bucket, key)
@@ -92,7 +93,7 @@ func (s *Store) Swap(bucket, key string, old, value []byte) ([]byte, error) {
 
 // KVEach calls fn for every entry of a bucket in key order, as of one revision.
 func (s *Store) KVEach(bucket string, fn func(key string, value []byte) error) error {
-	if err := checkKey("kv bucket", bucket); err != nil {
+	if err := storage.CheckKey("kv bucket", bucket); err != nil {
 		return err
 	}
 	prefix := s.bucketPrefix(bucket)

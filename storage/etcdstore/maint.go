@@ -89,15 +89,8 @@ func (s *Store) Prune(before time.Time) (int, error) {
 // it: a key not among them is deleted, the others written, so no reader ever finds a bucket empty
 // that is only being made anew. Split into transactions as the limits want (see the package).
 func (s *Store) Rewrite(records []table.Record, emptied []string, entries []table.KVEntry) error {
-	for _, r := range records {
-		if err := checkKey("record key", r.Key); err != nil {
-			return err
-		}
-	}
-	for _, e := range entries {
-		if err := checkKV(e.Bucket, e.Key); err != nil {
-			return err
-		}
+	if err := storage.CheckKeys(records, entries); err != nil {
+		return err
 	}
 	units, err := s.rewriteUnits(records, emptied, entries)
 	if err == nil {
@@ -162,15 +155,8 @@ func (s *Store) rewriteUnits(records []table.Record, emptied []string, entries [
 // (member/wal) still hold the requests themselves until etcd cuts them after its next snapshots
 // (--snapshot-count, --max-wals): that part is the etcd host's to bound (docs/hosting.md).
 func (s *Store) Forget(f table.Forgetting) error {
-	for _, r := range f.Records {
-		if err := checkKey("record key", r.Key); err != nil {
-			return err
-		}
-	}
-	for _, e := range f.KV {
-		if err := checkKV(e.Bucket, e.Key); err != nil {
-			return err
-		}
+	if err := storage.CheckKeys(f.Records, f.KV); err != nil {
+		return err
 	}
 	units, changed, err := s.forgetUnits(f)
 	if err == nil {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -28,15 +29,20 @@ type Suite struct {
 	Open func(t *testing.T) Store
 	// Log reads a table's log.
 	Log func(t *testing.T, s Store, id string) []table.LogEntry
+	// BadKey is the error of a key the store cannot keep (storage.ErrBadKey, which this package
+	// cannot import: the storage package's own tests use it): the durable stores refuse the same
+	// keys. Nil for a store that keeps any key (in memory), which is then not asked.
+	BadKey error
 }
 
 // Run runs every conformance test against the suite's store: what the bbolt store, the in-memory
 // store and the etcd store must do alike.
 func (su Suite) Run(t *testing.T) {
-	for _, tc := range []struct {
+	type test struct {
 		name string
 		run  func(t *testing.T, su Suite, s Store)
-	}{
+	}
+	tests := []test{
 		{"commits", testCommits},
 		{"conflicts", testConflicts},
 		{"racing writers", testRacingWriters},
@@ -51,7 +57,11 @@ func (su Suite) Run(t *testing.T) {
 		{"racing expects", testRacingExpects},
 		{"watch", testWatch},
 		{"forget", testForget},
-	} {
+	}
+	if su.BadKey != nil {
+		tests = append(tests, test{"bad keys", testBadKeys})
+	}
+	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, su, su.Open(t)) })
 	}
 }
@@ -675,4 +685,35 @@ func testForget(t *testing.T, su Suite, s Store) {
 	if n, err := s.Prune(time.UnixMilli(6)); err != nil || n != 1 {
 		t.Errorf("Prune after Forget = %d, %v", n, err)
 	}
+}
+
+// testBadKeys: every store refuses the same keys (storage.CheckKey), in every call that writes
+// one, and writes nothing: so data moves between stores (migrate, backup) whole.
+func testBadKeys(t *testing.T, su Suite, s Store) {
+	long := strings.Repeat("k", 32769) // longer than bbolt's bolt.MaxKeySize
+	ok := table.Change{TableID: "bk", State: []byte("s"), Log: entry(1, "new", "")}
+	bad := map[string]table.Change{
+		"an empty table ID":   {TableID: "", State: []byte("s"), Log: entry(1, "new", "")},
+		"a long record key":   {TableID: "bk", State: []byte("s"), Log: entry(1, "new", ""), Records: []table.Record{{Key: long, Data: []byte("r")}}},
+		"an empty KV bucket":  {TableID: "bk", State: []byte("s"), Log: entry(1, "new", ""), KV: []table.KVEntry{{Bucket: "", Key: "k", Value: []byte("v")}}},
+		"a long expected key": {TableID: "bk", State: []byte("s"), Log: entry(1, "new", ""), Expect: []table.KVEntry{{Bucket: "b", Key: long}}},
+	}
+	for what, c := range bad {
+		if err := s.Commit(c); !errors.Is(err, su.BadKey) {
+			t.Errorf("a commit with %s: %v, want ErrBadKey", what, err)
+		}
+	}
+	if err := s.Rewrite([]table.Record{{Key: "", Data: []byte("r")}}, nil, nil); !errors.Is(err, su.BadKey) {
+		t.Errorf("a rewrite with an empty record key: %v, want ErrBadKey", err)
+	}
+	if err := s.Forget(table.Forgetting{KV: []table.KVEntry{{Bucket: "b", Key: ""}}}); !errors.Is(err, su.BadKey) {
+		t.Errorf("a forget with an empty KV key: %v, want ErrBadKey", err)
+	}
+	if err := s.Put("", "k", []byte("v")); !errors.Is(err, su.BadKey) {
+		t.Errorf("a put into an empty bucket name: %v, want ErrBadKey", err)
+	}
+	if _, ok := table1(t, s, "bk"); ok {
+		t.Error("a refused commit wrote its table")
+	}
+	commit(t, s, ok) // the same change with good keys is taken
 }
