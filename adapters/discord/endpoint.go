@@ -316,17 +316,27 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		defer close(handled)
 		a.onInteraction(&i, extrasOf(body), ans)
 	}()
-	select {
-	case b := <-ans.body:
+	write := func(b answerBody) {
 		w.Header().Set("Content-Type", b.contentType)
 		_, err := w.Write(b.data)
 		if err == nil {
 			err = http.NewResponseController(w).Flush()
 		}
 		ans.sent <- err
+	}
+	select {
+	case b := <-ans.body:
+		write(b)
 	case <-handled:
-		// Not answered: an interaction past its window, or one the bot takes no part in.
-		http.Error(w, "not answered", http.StatusInternalServerError)
+		// An answer given as the handler ended (a deferral from its timer's goroutine) may be
+		// ready too: select picks either of two ready cases, and this one must not lose it.
+		select {
+		case b := <-ans.body:
+			write(b)
+		default:
+			// Not answered: an interaction past its window, or one the bot takes no part in.
+			http.Error(w, "not answered", http.StatusInternalServerError)
+		}
 	}
 	// The request's context is not waited on: the answer comes within the 3 s (handle defers
 	// it in time), and if Discord has gone by then, writing it fails and the handler hears so.
