@@ -24,6 +24,16 @@ const compactTxSize = 32 << 20
 func copyLive(dst, src *bolt.DB) (err error) {
 	func() {
 		defer guardPages(&err)()
+		// bolt.Compact commits its last batch after its read transaction has ended, from values
+		// that still point into src's memory map (Put keeps the value it is given until the
+		// commit): with commits going on, src's pages could be reused or remapped by then, and
+		// the copy held garbage (TestBackup, 2 runs in 20). A read transaction held across the
+		// whole copy keeps every page it read where it was.
+		var hold *bolt.Tx
+		if hold, err = src.Begin(false); err != nil {
+			return
+		}
+		defer hold.Rollback()
 		err = bolt.Compact(dst, src, compactTxSize)
 	}()
 	if err != nil {
