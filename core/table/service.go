@@ -169,6 +169,8 @@ type tbl struct {
 	// claimed is the place's claim as it was before claimPlace claimed the place for this new
 	// table: unclaim gives it back if the table cannot be stored.
 	claimed []byte
+	// shown is what the place's public table message shows, as its adapter reports (pace.go).
+	shown shownState
 }
 
 // New makes a service; call Resume to load stored tables.
@@ -876,6 +878,7 @@ func (s *Service) send(ctx context.Context, t *tbl, extra []Message, lessons boo
 			msgs[i].Target.Place = t.st.Place
 		}
 	}
+	s.notePublished(t, msgs)
 	if s.onPublish != nil {
 		s.onPublish(t, msgs)
 	}
