@@ -143,6 +143,10 @@ type Adapter struct {
 	channels map[string]channelInfo   // channel ID → what the bot may do there, as last seen
 	actors   map[string]*responder    // guild channel ID → the latest interaction there
 	dmPause  dmPause                  // while Discord says DMs are opened too fast
+
+	// answeredMsgs are DM hands a move's HTTP answer updated, whose next edit goes by its
+	// interaction's webhook (editAfterAnswer), by message ID.
+	answeredMsgs map[string]answeredMessage
 }
 
 var _ table.Outbox = (*Adapter)(nil)
@@ -182,7 +186,7 @@ func New(cfg Config) (*Adapter, error) {
 	}
 	a := &Adapter{cfg: cfg, log: cfg.Log.With("platform", Platform), token: strings.TrimPrefix(cfg.Token, "Bot "),
 		kv: cfg.KV, clock: &discordClock{}, identifyWindow: 5 * time.Second, closed: true,
-		dmChan: map[string]string{}, hands: map[string]ephemeralHand{}, lastHand: map[string]newestHand{}, channels: map[string]channelInfo{},
+		dmChan: map[string]string{}, hands: map[string]ephemeralHand{}, answeredMsgs: map[string]answeredMessage{}, lastHand: map[string]newestHand{}, channels: map[string]channelInfo{},
 		actors: map[string]*responder{}, redo: map[int]bool{}, gate: newIdentifyGate(5 * time.Second), permsFresh: defaultPermsFresh, dmOpenWait: dmOpenFirstWait}
 	a.client = &http.Client{Timeout: 20 * time.Second, Transport: &clockTransport{clock: a.clock, next: newRewriter(cfg.APIURL)}}
 	a.limit = rate.NewLimiter(rate.Limit(cfg.MaxRate), 10)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"mime"
 	"net/http"
 	"strconv"
@@ -113,12 +114,13 @@ func (f *fakeDiscord) readAnswer(in *fakeInteraction, req *http.Request) {
 			// requests" (docs: Receiving and Responding; Reference: HTTP API, Content-Type).
 			f.fail("interaction %s answered with Content-Type %q", in.ID, resp.Header.Get("Content-Type"))
 		default:
+			f.takeLater(in, body, files)
 			refusal = f.takeAnswer(in.ID, in.Token, body, files)
 		}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	in.posting = false
+	in.posting, in.taking = false, false
 	switch {
 	case err != nil:
 		in.Failed = -1
@@ -131,9 +133,40 @@ func (f *fakeDiscord) readAnswer(in *fakeInteraction, req *http.Request) {
 	f.notify()
 }
 
+// takeLater is the moment between the end of an HTTP answer and Discord taking it. Discord
+// processes an interaction's HTTP response after the response has ended, and nothing says when:
+// "Interaction tokens are valid for 15 minutes" once the response is processed, while a webhook
+// call on a token Discord does not hold yet is answered as for any token it does not know, 404
+// with code 10015 "Unknown Webhook" (docs: Interactions, Receiving and Responding; Topics: Opcodes
+// and Status Codes, JSON Error Codes; the API's Webhook routes in api-specs' discord-openapi.json
+// answer 404 for an unknown webhook). The fake takes each answer a randomized 2–40 ms after it
+// has read it; the webhook routes meanwhile say Unknown Webhook (webhookToken), counted in
+// early404. The message an update (type 7) changes is noted as it is now: if an edit by another
+// route reaches it in that moment, the answer, taken after, shows an older state than that edit
+// (counted in staleUpdates).
+func (f *fakeDiscord) takeLater(in *fakeInteraction, body []byte, files []fakeFile) {
+	f.mu.Lock()
+	in.posting, in.taking = false, true
+	edits := -1
+	if msg, ok := f.msgs[in.Message]; ok {
+		edits = msg.Edits
+	}
+	f.notify()
+	f.mu.Unlock()
+	time.Sleep(time.Duration(2+rand.IntN(39)) * time.Millisecond)
+	if edits < 0 || !bytes.Contains(body, []byte(`"type":7`)) {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if msg, ok := f.msgs[in.Message]; ok && msg.Edits != edits {
+		f.staleUpdates++
+	}
+}
+
 // awaitHTTPAnswer waits, before a webhook route takes a request for an interaction's token,
 // until the interaction's HTTP answer is read: the adapter sends what follows the first answer
-// only once it has written it, so Discord has it by then; the fake reads it a moment later.
+// only once it has written it. Discord takes it a moment later (takeLater).
 func (f *fakeDiscord) awaitHTTPAnswer(token string) {
 	deadline := time.After(2 * answerWindow)
 	for {

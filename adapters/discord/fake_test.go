@@ -137,6 +137,8 @@ type fakeInteraction struct {
 	// was no interaction response (the user saw "This interaction failed").
 	posting bool
 	Failed  int
+	// taking: the HTTP answer is read and Discord has not taken it yet (takeLater).
+	taking bool
 }
 
 type fakeLimit struct {
@@ -301,6 +303,10 @@ type fakeDiscord struct {
 	Endpoint string
 	poster   *http.Client
 	posts    sync.WaitGroup // posts whose answer is being read
+	// early404 counts webhook calls answered Unknown Webhook because their interaction's HTTP
+	// answer was not taken yet; staleUpdates the updates (type 7) taken after an edit of their
+	// message that was sent after them (takeLater).
+	early404, staleUpdates int
 	// tokenLimited, when set, answers the next code exchange with a 429 that says to wait that
 	// many seconds (docs: Rate Limits, "Exceeding A Rate Limit": the body's retry_after and
 	// global, the Retry-After header).
@@ -1108,6 +1114,9 @@ func (f *fakeDiscord) webhookToken(w http.ResponseWriter, app, token string) (*f
 	in, ok := f.byToken[token]
 	switch {
 	case !ok || app != f.AppID || in.Resp == nil:
+		if ok && in.taking {
+			f.early404++ // the answer is on its way in (takeLater)
+		}
 		discordError(w, 404, 10015, "Unknown Webhook")
 	case time.Since(in.Made) > tokenLife:
 		discordError(w, 401, 50027, "Invalid Webhook Token")

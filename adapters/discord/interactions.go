@@ -31,6 +31,7 @@ type ephemeralHand struct {
 	table        string
 	version      uint64
 	at           time.Time
+	answered     time.Time // when its HTTP answer was written (see untilTaken); zero over the gateway
 }
 
 // handTTL is how long an ephemeral hand is edited: a little less than its token lasts.
@@ -268,7 +269,7 @@ func (a *Adapter) updateInPlace(r *responder, i *discordgo.Interaction, act tabl
 	case shown && ephemeral:
 		a.rememberHand(r, m.Table, m.Version)
 	case shown:
-		r.confirmAnswer()
+		a.editAfterAnswer(r, i.Message.ID)
 		a.out.Shown(it.Key, outbox.Record{Chat: i.ChannelID, ID: i.Message.ID, Version: it.Version, Sum: it.Sum})
 	default:
 		hold.GiveBack(it) // the outbox sends it after all
@@ -307,7 +308,8 @@ func (a *Adapter) rememberHand(r *responder, tableID string, version uint64) {
 		return
 	}
 	a.usersMu.Lock()
-	a.hands[u.ID] = ephemeralHand{appID: i.AppID, token: i.Token, rest: r.rest, table: tableID, version: version, at: time.Now()}
+	a.hands[u.ID] = ephemeralHand{appID: i.AppID, token: i.Token, rest: r.rest, table: tableID, version: version, at: time.Now(),
+		answered: r.answered}
 	newer, ok := a.lastHand[u.ID]
 	a.usersMu.Unlock()
 	if ok && newer.m.Table == tableID && newer.m.Version > version {
@@ -412,6 +414,9 @@ type responder struct {
 	unseen   bool     // the channel refused a new message: a table opened there cannot show
 	closed   bool     // the table opened was closed, nobody seeing it
 	told     []string // notices about the channel the actor was given, or is to be given
+
+	// answered is when the HTTP answer (or deferral) was written; zero over the gateway.
+	answered time.Time
 }
 
 // notShown says why the bot cannot show a table in the interaction's channel, or ""; nothing
@@ -502,12 +507,17 @@ func (r *responder) tell(text string) error {
 		return nil
 	}
 	content, i := render(table.Message{Text: text}, ""), r.i
+	ctx := r.a.baseContext()
 	if r.bare || r.opened != "" && r.unseen {
-		return editOriginal(r.a.baseContext(), r.rest, i.AppID, i.Token, &discordgo.WebhookEdit{Content: &content, AllowedMentions: noMentions()})
+		return untilTaken(ctx, r.answered, func() error {
+			return editOriginal(ctx, r.rest, i.AppID, i.Token, &discordgo.WebhookEdit{Content: &content, AllowedMentions: noMentions()})
+		})
 	}
-	_, err := r.rest.FollowupMessageCreate(i, true, &discordgo.WebhookParams{Content: content, Components: []discordgo.MessageComponent{},
-		Flags: discordgo.MessageFlagsEphemeral | noPreviews, AllowedMentions: noMentions()})
-	return err
+	return untilTaken(ctx, r.answered, func() error {
+		_, err := r.rest.FollowupMessageCreate(i, true, &discordgo.WebhookParams{Content: content, Components: []discordgo.MessageComponent{},
+			Flags: discordgo.MessageFlagsEphemeral | noPreviews, AllowedMentions: noMentions()})
+		return err
+	})
 }
 
 // editOriginal edits an interaction's original response, with SUPPRESS_EMBEDS like every other
@@ -548,21 +558,85 @@ func (r *responder) respond(resp *discordgo.InteractionResponse) error {
 	if err != nil {
 		return err
 	}
-	return r.http.deliver(b)
+	return r.delivered(r.http.deliver(b))
 }
 
-// confirmAnswer waits, for an interaction that came by HTTP, until Discord has taken its answer,
-// by asking for the interaction's original response (GET .../messages/@original, which is the
-// updated message). An HTTP answer and a REST request have no order between them: an edit of the
-// message the answer updated, sent by the outbox at once, could reach Discord first and be
-// overwritten with the older hand. Over the gateway the callback's own answer says it was taken.
-func (r *responder) confirmAnswer() {
-	if r.http == nil {
+// delivered notes when the HTTP answer was written (err is the writing's result).
+func (r *responder) delivered(err error) error {
+	if err == nil {
+		r.answered = time.Now()
+	}
+	return err
+}
+
+// Discord takes an interaction's HTTP answer a moment after the response has ended, not as it
+// ends ("Interaction tokens are valid for 15 minutes" from when it is processed; developer docs,
+// Interactions: Receiving and Responding): until then a webhook call on the interaction's token
+// (a follow-up, an edit or a read of @original) is answered 404 with code 10015, Unknown Webhook
+// (developer docs, Topics: Opcodes and Status Codes), as for a token it never saw. Over the
+// gateway the callback's own answer (204) says the answer was taken. So a webhook call made just
+// after an HTTP answer that meets Unknown Webhook is tried again, at growing intervals, until
+// takeWithin has passed since the answer was written: the answer it follows is not lost, and
+// nothing waits on a read of @original first.
+const takeWithin = 3 * time.Second
+
+// untilTaken makes a webhook call on the token of an interaction answered by HTTP at answered
+// (zero: over the gateway, nothing to wait for), trying again while Discord has not taken the
+// answer yet. It gives the last call's error.
+func untilTaken(ctx context.Context, answered time.Time, call func() error) error {
+	wait := 10 * time.Millisecond
+	for {
+		err := call()
+		if answered.IsZero() || restCode(err) != discordgo.ErrCodeUnknownWebhook || time.Since(answered)+wait > takeWithin {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 400*time.Millisecond)
+	}
+}
+
+// answeredMessage is a DM message an interaction's HTTP answer updated (type 7): the interaction's
+// token and when the answer was written.
+type answeredMessage struct {
+	appID, token string
+	rest         *discordgo.Session
+	answered     time.Time
+}
+
+// editAfterAnswer notes, for a move answered by HTTP by updating the pressed hand in the
+// player's DMs, that the hand's next edit goes by the interaction's webhook (Edit Original
+// Interaction Response, whose @original is the message a type 7 answer updated): an edit by the
+// channel route could reach Discord before it takes the answer, and the answer, taken after,
+// would show the older hand. The webhook route cannot overtake the answer: before Discord takes
+// it the call meets Unknown Webhook and is tried again (untilTaken). Over the gateway the answer
+// was taken when the callback returned.
+func (a *Adapter) editAfterAnswer(r *responder, messageID string) {
+	if r.http == nil || r.answered.IsZero() {
 		return
 	}
-	if _, err := r.rest.WebhookMessage(r.i.AppID, r.i.Token, "@original", discordgo.WithContext(r.ctx)); err != nil {
-		r.a.log.Debug("asking for an answered interaction's message", "interaction", r.i.ID, "err", r.a.redact(err.Error()))
+	a.usersMu.Lock()
+	defer a.usersMu.Unlock()
+	for id, m := range a.answeredMsgs { // a hand never edited again (the match ended) is let go
+		if time.Since(m.answered) > a.handTTL() {
+			delete(a.answeredMsgs, id)
+		}
 	}
+	a.answeredMsgs[messageID] = answeredMessage{appID: r.i.AppID, token: r.i.Token, rest: r.rest, answered: r.answered}
+}
+
+// takeAnswered gives the interaction whose HTTP answer last updated a DM message, if its next
+// edit is to go by that interaction's webhook (editAfterAnswer), and forgets it: one edit that
+// went through shows the answer was taken.
+func (a *Adapter) takeAnswered(messageID string) (answeredMessage, bool) {
+	a.usersMu.Lock()
+	defer a.usersMu.Unlock()
+	m, ok := a.answeredMsgs[messageID]
+	delete(a.answeredMsgs, messageID)
+	return m, ok && time.Since(m.answered) < a.handTTL()
 }
 
 // respondJSON is respond for an answer discordgo's types cannot say (see onAutocomplete).
@@ -576,7 +650,7 @@ func (r *responder) respondJSON(body any) error {
 	if err != nil {
 		return err
 	}
-	return r.http.deliver(b)
+	return r.delivered(r.http.deliver(b))
 }
 
 // deferNow acknowledges the interaction before the answer is ready: "thinking" (ephemeral) for
@@ -686,12 +760,16 @@ func (r *responder) send(replies []table.Message, attach bool) (original bool, e
 			Data: &discordgo.InteractionResponseData{Content: content, Components: comps, Files: files,
 				Flags: discordgo.MessageFlagsEphemeral | noPreviews, AllowedMentions: noMentions()}})
 	case !r.component: // deferred command: the "thinking" message becomes the answer
-		return true, editOriginal(r.ctx, r.rest, i.AppID, i.Token, &discordgo.WebhookEdit{Content: &content, Components: &comps,
-			Files: files, AllowedMentions: noMentions()})
+		return true, untilTaken(r.ctx, r.answered, func() error {
+			return editOriginal(r.ctx, r.rest, i.AppID, i.Token, &discordgo.WebhookEdit{Content: &content, Components: &comps,
+				Files: files, AllowedMentions: noMentions()})
+		})
 	case len(replies) > 0: // deferred button: the answer is a follow-up only the actor sees
-		_, err = r.rest.FollowupMessageCreate(i, true, &discordgo.WebhookParams{Content: content, Components: comps,
-			Files: files, Flags: discordgo.MessageFlagsEphemeral | noPreviews, AllowedMentions: noMentions()})
-		return false, err
+		return false, untilTaken(r.ctx, r.answered, func() error {
+			_, err := r.rest.FollowupMessageCreate(i, true, &discordgo.WebhookParams{Content: content, Components: comps,
+				Files: files, Flags: discordgo.MessageFlagsEphemeral | noPreviews, AllowedMentions: noMentions()})
+			return err
+		})
 	}
 	return true, nil
 }

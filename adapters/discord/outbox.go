@@ -325,6 +325,17 @@ func (a *Adapter) toUser(ctx context.Context, userID string, m table.Message, re
 	if err != nil {
 		return "", "", err
 	}
+	if rec != nil && rec.Chat == ch {
+		if am, ok := a.takeAnswered(rec.ID); ok {
+			// The hand a move's HTTP answer updated: edited after that answer (editAfterAnswer).
+			content, comps := render(m, ""), components(m.Buttons)
+			err := untilTaken(ctx, am.answered, func() error {
+				return editOriginal(ctx, am.rest, am.appID, am.token, &discordgo.WebhookEdit{Content: &content, Components: &comps,
+					AllowedMentions: noMentions()})
+			})
+			return ch, rec.ID, err
+		}
+	}
 	id, err := a.post(ctx, ch, m, "", rec, m.Picture != table.PictureNone)
 	return ch, id, err
 }
@@ -427,8 +438,10 @@ func (a *Adapter) editEphemeralHand(ctx context.Context, userID string, m table.
 		return
 	}
 	content, comps := render(m, ""), components(m.Buttons)
-	err := editOriginal(ctx, h.rest, h.appID, h.token, &discordgo.WebhookEdit{Content: &content, Components: &comps,
-		AllowedMentions: noMentions()})
+	err := untilTaken(ctx, h.answered, func() error {
+		return editOriginal(ctx, h.rest, h.appID, h.token, &discordgo.WebhookEdit{Content: &content, Components: &comps,
+			AllowedMentions: noMentions()})
+	})
 	a.usersMu.Lock()
 	defer a.usersMu.Unlock()
 	if cur, ok := a.hands[userID]; ok && cur.token == h.token {
