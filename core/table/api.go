@@ -220,6 +220,9 @@ type Message struct {
 	// Reason is the catalog key of a refusal (KindError): a surface may treat some refusals apart
 	// (say one only once). It is not shown.
 	Reason string `json:",omitempty"`
+	// HoldFor asks a surface to keep this content of an editable message in view at least this
+	// long before an edit replaces it (a finished trick with its winner). Only a display hint.
+	HoldFor time.Duration `json:",omitempty"`
 }
 
 // Digest fingerprints what a message shows: its title, text, picture and buttons, without the

@@ -42,11 +42,13 @@ type Options struct {
 	Timer TimerPreset
 	Level string // computer player level: easy, normal, strong
 	Hints bool   // players may ask for a hint on their turn; the match counts for no rating
+	// Pace is how long computer players let each card, trick and game be seen (pace.go).
+	Pace PacePreset
 }
 
 // DefaultOptions are the defaults of RULES.md, the normal timer and normal computer players.
 func DefaultOptions() Options {
-	return Options{Rules: core.DefaultRules(), Timer: TimerNormal, Level: "normal"}
+	return Options{Rules: core.DefaultRules(), Timer: TimerNormal, Level: "normal", Pace: PaceNormal}
 }
 
 // Option is one table option, as new takes it ("stripes=7"): the one description every surface
@@ -214,6 +216,15 @@ var TableOptions = []Option{
 		Aliases: map[string][]string{"en": {"hint"}, "lb": {"tipp", "tippen"}, "de": {"tipps", "hinweise"}, "fr": {"conseils", "indices"}},
 		get:     func(o Options) string { return onOffText(o.Hints) },
 		set:     func(o *Options, v string) { o.Hints = v == "on" }},
+	{Key: "pace", Help: "cmd.opt.pace", Lobby: "lobby.opt.pace",
+		Aliases: map[string][]string{"lb": {"tempo"}, "de": {"tempo"}, "fr": {"rythme", "tempo"}},
+		Values: []OptionValue{
+			{Key: string(PaceFast), Label: "opt.pace.fast", Aliases: map[string][]string{"lb": {"séier"}, "de": {"schnell"}, "fr": {"rapide"}}},
+			{Key: string(PaceNormal), Label: "opt.pace.normal"},
+			{Key: string(PaceRelaxed), Label: "opt.pace.relaxed", Aliases: map[string][]string{"lb": {"gemittlech"}, "de": {"gemütlich"}, "fr": {"détendu"}}},
+		},
+		get: func(o Options) string { return string(o.Pace) },
+		set: func(o *Options, v string) { o.Pace = PacePreset(v) }},
 }
 
 // OptionNamed finds the option typed names (its key or an alias).

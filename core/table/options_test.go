@@ -60,7 +60,9 @@ func TestParseOptions(t *testing.T) {
 		{"niveau=facile", []string{"niveau=facile"}, with(func(o *Options) { o.Level = "easy" })},
 		{"stufe=stark", []string{"stufe=stark"}, with(func(o *Options) { o.Level = "strong" })},
 		{"all at once", strings.Fields("stripes=3 draw=flat1 bonus=off announce=off timer=none direction=anticlockwise level=easy"),
-			Options{Rules: core.Rules{Stripes: 3, DrawPenalty: core.DrawFlat1, Direction: core.Anticlockwise}, Timer: TimerNone, Level: "easy"}},
+			Options{Rules: core.Rules{Stripes: 3, DrawPenalty: core.DrawFlat1, Direction: core.Anticlockwise}, Timer: TimerNone, Level: "easy", Pace: PaceNormal}},
+		{"pace relaxed", []string{"pace=relaxed"}, with(func(o *Options) { o.Pace = PaceRelaxed })},
+		{"tempo=schnell", []string{"tempo=schnell"}, with(func(o *Options) { o.Pace = PaceFast })},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,7 +150,7 @@ func TestOptionsStringReadsBack(t *testing.T) {
 			t.Errorf("%q read back as %+v, %v; want %+v", o.String(), back, err, o)
 		}
 	}
-	if got, want := DefaultOptions().String(), "stripes=9 draw=stake bonus=on announce=on timer=normal direction=clockwise level=normal hints=off"; got != want {
+	if got, want := DefaultOptions().String(), "stripes=9 draw=stake bonus=on announce=on timer=normal direction=clockwise level=normal hints=off pace=normal"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 }
@@ -170,8 +172,8 @@ func TestBadOptionsNameTheAllowedOnes(t *testing.T) {
 		{"timer", "timer=slow", "timer must be fast, normal, relaxed or none.", "timer muss fast, normal, relaxed oder none sein."},
 		{"direction", "dir=up", "dir must be clockwise or anticlockwise.", "dir muss clockwise oder anticlockwise sein."},
 		{"level", "level=hard", "level must be easy, normal or strong.", "level muss easy, normal oder strong sein."},
-		{"unknown", "x=1", `I don't know the option “x”: the options are stripes, draw, bonus, announce, timer, direction, level, hints.`,
-			`Die Option „x“ kenne ich nicht; die Optionen sind stripes, draw, bonus, announce, timer, direction, level, hints.`},
+		{"unknown", "x=1", `I don't know the option “x”: the options are stripes, draw, bonus, announce, timer, direction, level, hints, pace.`,
+			`Die Option „x“ kenne ich nicht; die Optionen sind stripes, draw, bonus, announce, timer, direction, level, hints, pace.`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -197,11 +199,11 @@ func TestLobbyShowsTheOptions(t *testing.T) {
 		args         []string
 		want         string
 	}{
-		{"defaults", "en", nil, "9 stripes · draw costs the stake · no-trick bonus on · announcements on · timer normal · clockwise · computers normal · hints off"},
+		{"defaults", "en", nil, "9 stripes · draw costs the stake · no-trick bonus on · announcements on · timer normal · clockwise · computers normal · hints off · pace normal"},
 		{"one stripe", "en", []string{"stripes=1", "draw=flat1", "bonus=off", "dir=acw", "level=strong", "timer=fast", "hints=on"},
-			"1 stripe · draw costs 1 stripe · no-trick bonus off · announcements on · timer fast · anticlockwise · computers strong · hints on"},
-		{"luxembourgish", "lb", []string{"stripes=1"}, "1 Stréch · Stänner kascht den Asaz · Bonus fir all Streecher: un · Annoncen: un · Bedenkzäit: normal · mat der Auer · Computer: normal · Tipps: aus"},
-		{"french", "fr", []string{"stripes=2", "timer=none"}, "2 traits · égalité\u00a0: la mise · bonus capot\u00a0: oui · annonces\u00a0: oui · temps de réflexion\u00a0: illimité · sens horaire · niveau des ordinateurs\u00a0: normal · conseils\u00a0: non"},
+			"1 stripe · draw costs 1 stripe · no-trick bonus off · announcements on · timer fast · anticlockwise · computers strong · hints on · pace normal"},
+		{"luxembourgish", "lb", []string{"stripes=1"}, "1 Stréch · Stänner kascht den Asaz · Bonus fir all Streecher: un · Annoncen: un · Bedenkzäit: normal · mat der Auer · Computer: normal · Tipps: aus · Tempo: normal"},
+		{"french", "fr", []string{"stripes=2", "timer=none"}, "2 traits · égalité\u00a0: la mise · bonus capot\u00a0: oui · annonces\u00a0: oui · temps de réflexion\u00a0: illimité · sens horaire · niveau des ordinateurs\u00a0: normal · conseils\u00a0: non · rythme\u00a0: normal"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -223,7 +225,7 @@ func TestHelpListsTheOptions(t *testing.T) {
 	defer h.svc.Close()
 	help := h.do(Player{ID: "p1", Name: "Jang", Locale: "en"}, VerbHelp)[0].Text
 	want := "\n/new — open a table here; options, defaults first: stripes=9 (1–20) draw=stake|flat1 bonus=on|off " +
-		"announce=on|off timer=normal|fast|relaxed|none direction=clockwise|anticlockwise level=normal|easy|strong hints=off|on\n"
+		"announce=on|off timer=normal|fast|relaxed|none direction=clockwise|anticlockwise level=normal|easy|strong hints=off|on pace=normal|fast|relaxed\n"
 	if !strings.Contains(help, want) {
 		t.Errorf("help:\n%s\nwant the line %q", help, want)
 	}
@@ -240,6 +242,7 @@ func TestOptionsUsage(t *testing.T) {
 		"direction=clockwise|anticlockwise: Wie die Plätze gezeigt werden; die Spielreihenfolge bleibt gleich",
 		"level=normal|easy|strong: Stärke der Computerspieler",
 		"hints=off|on: Ob Spieler Tipps anfordern dürfen (die Partie wird dann nicht gewertet)",
+		"pace=normal|fast|relaxed: Wie lange die Computerspieler jeden Stich zeigen",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("OptionsUsage(de):\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -1,6 +1,64 @@
 package table
 
-import "time"
+import (
+	"time"
+
+	"github.com/kontermatt/kontermatt/core"
+)
+
+// A human pace: the game never runs ahead of what its place can show. Where an adapter reports
+// what the place's public table message shows (Shown), a computer player's move waits until the
+// place shows the table as it was before it (within Pace.Wait), and then as long as the moment
+// asks: a finished trick stays in view with its winner (Pace.Trick), a game's result before the
+// next game's first move (Pace.Game), and any card a moment (Pace.Card). A person's own move
+// never waits. A place whose adapter never reports (the terminal) is not held back.
+
+// PacePreset is how fast a table's computer players go where people watch them: the "pace"
+// option.
+type PacePreset string
+
+// The pace presets.
+const (
+	PaceFast    PacePreset = "fast"
+	PaceNormal  PacePreset = "normal"
+	PaceRelaxed PacePreset = "relaxed"
+)
+
+// Pace is what a preset means in time.
+type Pace struct {
+	// Card is how long a card (or a call) is in view before a computer plays the next one.
+	Card time.Duration
+	// Trick is how long a finished trick is in view, with its winner, before a computer plays on.
+	Trick time.Duration
+	// Game is how long a game's result is in view before a computer makes the next game's first
+	// move.
+	Game time.Duration
+	// TrickShown is how long a finished trick stays in view before anything replaces it, even a
+	// person's card: adapters hold the next edit of the table message that long
+	// (Message.HoldFor).
+	TrickShown time.Duration
+	// Wait bounds how long a computer waits for the place to show what came before: a surface
+	// that is slow or stuck does not stop the table.
+	Wait time.Duration
+}
+
+// DefaultPaces are the presets' times.
+var DefaultPaces = map[PacePreset]Pace{
+	PaceFast:    {Card: 0, Trick: time.Second, Game: 2 * time.Second, TrickShown: time.Second, Wait: 6 * time.Second},
+	PaceNormal:  {Card: 600 * time.Millisecond, Trick: 2 * time.Second, Game: 4 * time.Second, TrickShown: time.Second, Wait: 8 * time.Second},
+	PaceRelaxed: {Card: 1500 * time.Millisecond, Trick: 3 * time.Second, Game: 6 * time.Second, TrickShown: 1500 * time.Millisecond, Wait: 10 * time.Second},
+}
+
+// pace is the table's pace in time (Config.Paces, else DefaultPaces).
+func (s *Service) pace(t *tbl) Pace {
+	if p, ok := s.cfg.Paces[t.opts.Pace]; ok {
+		return p
+	}
+	if p, ok := DefaultPaces[t.opts.Pace]; ok {
+		return p
+	}
+	return DefaultPaces[PaceNormal]
+}
 
 // shownState is what the adapters have said the place's public table message shows (Shown), and
 // what the service last gave them to show there. It lives in memory: after a restart the place is
@@ -16,6 +74,17 @@ type shownState struct {
 	// shown is the highest Version an adapter reported shown, at shownAt (the report's time).
 	shown   uint64
 	shownAt time.Time
+	// held is a computer's move decided and waiting for its moment (playWhenShown).
+	held *heldMove
+}
+
+// heldMove is a computer's move for the position at seq, waiting for the place to show what
+// came before; timer plays it when its wait is over, unless Shown does so sooner.
+type heldMove struct {
+	seat  core.Seat
+	seq   uint64
+	move  core.Move
+	timer *time.Timer
 }
 
 // Shown tells the service that the public table message of place p now shows the table at seq
@@ -40,6 +109,11 @@ func (s *Service) Shown(p Place, seq uint64) {
 		return
 	}
 	t.shown.shown, t.shown.shownAt = seq, s.cfg.Now()
+	if h := t.shown.held; h != nil { // its wait may be over now, or shorter
+		h.timer.Stop()
+		t.shown.held = nil
+		s.playWhenShown(t, h.seat, h.seq, h.move)
+	}
 }
 
 // notePublished notes that msgs, handed to the outbox for the table's current state, include its
@@ -50,4 +124,84 @@ func (s *Service) notePublished(t *tbl, msgs []Message) {
 			t.shown.published, t.shown.publishedAt = m.Version, s.cfg.Now()
 		}
 	}
+}
+
+// paceWait is how long a computer's move must still wait for the place (table lock held): until
+// the place shows the last public version (at most Pace.Wait after it was published), then as
+// long as what it shows asks to stay in view.
+func (s *Service) paceWait(t *tbl) time.Duration {
+	sh := &t.shown
+	if !sh.reports || sh.published == 0 {
+		return 0
+	}
+	p, now := s.pace(t), s.cfg.Now()
+	var from time.Time // since when the place shows the table as it is
+	switch giveUp := sh.publishedAt.Add(p.Wait); {
+	case sh.shown >= sh.published:
+		from = sh.shownAt
+	case now.Before(giveUp):
+		return giveUp.Sub(now) // Shown plays it sooner
+	default:
+		from = giveUp // not shown in time: the table goes on
+	}
+	return max(from.Add(s.inView(t, p)).Sub(now), 0)
+}
+
+// inView is how long the table as it is now should be in view before a computer moves.
+func (s *Service) inView(t *tbl, p Pace) time.Duration {
+	g := t.game()
+	switch {
+	case g == nil:
+		return 0
+	case t.match.NumGames() > 1 && len(g.Moves()) == 0:
+		return p.Game // the last game's result, and the new deal
+	case g.Phase() == core.PhasePlay && g.TricksDone() > 0 && g.CurrentTrick().N == 0:
+		return p.Trick // the trick just finished, and who won it
+	}
+	return p.Card
+}
+
+// playWhenShown plays a computer's move m, decided for the position at seq, once the place has
+// shown what came before (paceWait); meanwhile the table counts as thinking, and Shown or a timer
+// tries again (table lock held).
+func (s *Service) playWhenShown(t *tbl, seat core.Seat, seq uint64, m core.Move) {
+	if t.st.Seq != seq || t.st.Paused || s.ctx.Err() != nil || !s.owns() {
+		t.thinking = false
+		s.scheduleRobot(t) // the table moved on meanwhile (or the lease): think again about the new position
+		return
+	}
+	if wait := s.paceWait(t); wait > 0 {
+		h := &heldMove{seat: seat, seq: seq, move: m}
+		h.timer = time.AfterFunc(wait, func() {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			if t.shown.held == h {
+				t.shown.held = nil
+				s.playWhenShown(t, seat, seq, m)
+			}
+		})
+		t.shown.held = h
+		return
+	}
+	t.thinking = false
+	s.robotMove(t, seat, m)
+}
+
+// dropHeld lets go of a computer's held move whose position is gone (table lock held): the
+// table's computers may think afresh.
+func (t *tbl) dropHeld() {
+	if h := t.shown.held; h != nil && h.seq != t.st.Seq {
+		h.timer.Stop()
+		t.shown.held = nil
+		t.thinking = false
+	}
+}
+
+// holdFor is how long the public table message m should stay in view before the next edit
+// replaces it (Message.HoldFor): a finished trick, Pace.TrickShown (table lock held).
+func (s *Service) holdFor(t *tbl) time.Duration {
+	if g := t.game(); g != nil && g.Phase() == core.PhasePlay && g.TricksDone() > 0 && g.CurrentTrick().N == 0 {
+		return s.pace(t).TrickShown
+	}
+	return 0
 }

@@ -1,7 +1,12 @@
 package table
 
 import (
+	"context"
+	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 )
 
 // shownOf reads what the service holds of a place's shown-ness.
@@ -42,4 +47,164 @@ func TestShownKeepsTheNewestVersionShown(t *testing.T) {
 	if st = h.shownOf(); st.shown != lobby.Version {
 		t.Fatalf("another place's report changed this one: %+v", st)
 	}
+}
+
+// showingSurface is an outbox that reports each public table message shown after delay, as an
+// adapter reports what the platform took (Shown); until stopAfter reports (0: never stops).
+type showingSurface struct {
+	*outbox
+	svc       func() *Service
+	delay     time.Duration
+	stopAfter int
+
+	mu        sync.Mutex
+	reports   int
+	delivered map[uint64]time.Time // public table version → when it was handed over
+	shownAt   map[uint64]time.Time
+}
+
+func (s *showingSurface) Deliver(ctx context.Context, msgs []Message) {
+	s.outbox.Deliver(ctx, msgs)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, m := range msgs {
+		if m.Target.Kind != ToPlace || m.Key == "" {
+			continue
+		}
+		s.delivered[m.Version] = time.Now()
+		if s.stopAfter > 0 && s.reports >= s.stopAfter {
+			continue
+		}
+		s.reports++
+		place, v := m.Target.Place, m.Version
+		time.AfterFunc(s.delay, func() {
+			s.mu.Lock()
+			s.shownAt[v] = time.Now()
+			s.mu.Unlock()
+			s.svc().Shown(place, v)
+		})
+	}
+}
+
+// pacedMatch plays a match of one person, who plays at once whenever it is their turn, and three
+// computers, at a place whose surface shows each table version after delay. It gives the public
+// table messages in order, and which versions the person made.
+func pacedMatch(t *testing.T, surface *showingSurface, stripes string) (*harness, []Message, map[uint64]bool) {
+	t.Helper()
+	var h *harness
+	h = newHarness(t, NewMemStore(), func(c *Config) {
+		surface.outbox = &outbox{}
+		surface.svc = func() *Service { return h.svc }
+		surface.delivered, surface.shownAt = map[uint64]time.Time{}, map[uint64]time.Time{}
+		c.Outboxes = map[string]Outbox{"test": surface}
+	})
+	h.out = surface.outbox
+	t.Cleanup(h.svc.Close)
+	me := player(1)
+	if e := errText(h.do(me, VerbNew, "timer=none", "stripes="+stripes)); e != "" {
+		t.Fatal(e)
+	}
+	time.Sleep(time.Second) // the lobby is shown: the place is known to report from then on
+	if e := errText(h.do(me, VerbDeal)); e != "" {
+		t.Fatal(e)
+	}
+	id := h.svc.TableAt(h.place)
+	mine := map[uint64]bool{}
+	for i := 0; ; i++ {
+		if i > 100000 {
+			t.Fatal("the match does not end")
+		}
+		synctest.Wait()
+		if h.over() {
+			break
+		}
+		if who, _, _ := h.svc.Turn(id); who != me.ID {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		m, _ := h.out.latest(KindHand, me.ID)
+		pick := legalButton(m)
+		if pick == nil {
+			t.Fatalf("no legal button in:\n%s", m.Text)
+		}
+		if e := errText(h.press(me, *pick)); e != "" {
+			t.Fatalf("pressing %s: %s", pick.Label, e)
+		}
+		live, _ := h.out.latest(KindLive, "")
+		mine[live.Version] = true
+	}
+	var public []Message
+	for _, m := range h.out.all() {
+		if m.Target.Kind == ToPlace && m.Key != "" && m.Kind == KindLive {
+			public = append(public, m)
+		}
+	}
+	return h, public, mine
+}
+
+// TestComputersWaitForThePlace: at a place whose surface shows each table version 300 ms after it
+// is published, no computer moves before the place shows the table as it was, and then not before
+// the pace's time for what it shows has passed: a card 0.6 s, a finished trick with its winner
+// 2 s, a game's result and the new deal 4 s (normal pace).
+func TestComputersWaitForThePlace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const delay = 300 * time.Millisecond
+		surface := &showingSurface{delay: delay}
+		_, public, mine := pacedMatch(t, surface, "2")
+		p := DefaultPaces[PaceNormal]
+		checked := map[string]int{}
+		for i := 1; i < len(public); i++ {
+			prev, m := public[i-1], public[i]
+			if mine[m.Version] || m.Version == prev.Version {
+				continue // the person's own move never waits; a game's last edit and the next deal come together
+			}
+			shown, ok := surface.shownAt[prev.Version]
+			if !ok {
+				t.Fatalf("version %d was never shown", prev.Version)
+			}
+			want, what := p.Card, "card"
+			switch {
+			case prev.Key != public[max(i-2, 0)].Key && i >= 2 && !strings.HasSuffix(prev.Key, "/1"):
+				want, what = p.Game, "game"
+			case prev.HoldFor > 0:
+				want, what = p.Trick, "trick"
+			}
+			if got := surface.delivered[m.Version].Sub(shown); got < want {
+				t.Errorf("a computer moved %v after version %d (a %s) was shown, want ≥ %v:\n%s\nthen:\n%s", got, prev.Version, what, want, prev.Text, m.Text)
+			}
+			checked[what]++
+		}
+		t.Logf("computer moves checked after: %v", checked)
+		if checked["card"] == 0 || checked["trick"] == 0 || checked["game"] == 0 {
+			t.Errorf("the match did not have computers move after each kind of moment: %v", checked)
+		}
+	})
+}
+
+// TestComputersGoOnWhenThePlaceFallsSilent: a surface that stops reporting holds each computer
+// move back for Pace.Wait at most, and the match ends.
+func TestComputersGoOnWhenThePlaceFallsSilent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		surface := &showingSurface{delay: 100 * time.Millisecond, stopAfter: 3}
+		_, public, mine := pacedMatch(t, surface, "1")
+		p := DefaultPaces[PaceNormal]
+		waited := 0
+		for i := 1; i < len(public); i++ {
+			prev, m := public[i-1], public[i]
+			if mine[m.Version] || m.Version == prev.Version {
+				continue
+			}
+			if _, shown := surface.shownAt[prev.Version]; shown {
+				continue
+			}
+			got := surface.delivered[m.Version].Sub(surface.delivered[prev.Version])
+			if got < p.Wait || got > p.Wait+p.Game {
+				t.Errorf("a computer moved %v after unshown version %d, want %v to %v", got, prev.Version, p.Wait, p.Wait+p.Game)
+			}
+			waited++
+		}
+		if waited == 0 {
+			t.Error("no computer waited for a version never shown")
+		}
+	})
 }

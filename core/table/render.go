@@ -321,7 +321,7 @@ func (s *Service) liveMessage(t *tbl) Message {
 	g := t.lastGame()
 	n := t.match.NumGames()
 	m := Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindLive, Key: t.key(KindLive, n, ""),
-		Lang: lang, Text: s.liveText(t, lang, g.View(core.NoSeat), n)}
+		Lang: lang, Text: s.liveText(t, lang, g.View(core.NoSeat), n), HoldFor: s.holdFor(t)}
 	switch t.st.Status {
 	case StatusPlaying:
 		m.Buttons = [][]Button{{

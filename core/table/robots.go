@@ -18,6 +18,7 @@ func (t *tbl) actsForItself(seat core.Seat) bool {
 // scheduleRobot starts a computer decision when one is due (table lock held). The decision runs
 // off the command path: the human command that led here has already been stored and answered.
 func (s *Service) scheduleRobot(t *tbl) {
+	t.dropHeld()
 	g := t.game()
 	if g == nil || t.thinking || t.st.Paused || s.ctx.Err() != nil || !s.owns() {
 		return
@@ -43,12 +44,7 @@ func (s *Service) scheduleRobot(t *tbl) {
 		cancel()
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		t.thinking = false
-		if t.st.Seq != seq || s.ctx.Err() != nil || !s.owns() {
-			s.scheduleRobot(t) // the table moved on meanwhile (or the lease): think again about the new position
-			return
-		}
-		s.robotMove(t, seat, m)
+		s.playWhenShown(t, seat, seq, m) // once the place shows what came before (pace.go)
 	}()
 }
 

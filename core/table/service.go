@@ -64,6 +64,9 @@ type Config struct {
 	Coach Coach
 	// People are what each platform's adapter keeps about people, for Forget to reach.
 	People []People
+	// Paces are the times of the pace presets (pace.go); nil, or a preset not in it:
+	// DefaultPaces. Tests shorten them.
+	Paces map[PacePreset]Pace
 	// Leases, when set, say when this copy fires the timers (see timerLease): several copies of
 	// the bot on one store each have their own, held in the store (etcd); LocalLeases for the
 	// only copy. Nil: the service fires its timers from its start, as the only copy.

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -93,15 +94,16 @@ type optionsState struct {
 	Timer TimerPreset       `json:"timer"`
 	Level string            `json:"level"`
 	Hints bool              `json:"hints,omitempty"`
+	Pace  PacePreset        `json:"pace,omitempty"` // "": normal (stored before the option)
 }
 
 func (o Options) state() optionsState {
-	return optionsState{Rules: o.Rules.Record(), Timer: o.Timer, Level: o.Level, Hints: o.Hints}
+	return optionsState{Rules: o.Rules.Record(), Timer: o.Timer, Level: o.Level, Hints: o.Hints, Pace: o.Pace}
 }
 
 func (o optionsState) options() (Options, error) {
 	r, err := o.Rules.Rules()
-	return Options{Rules: r, Timer: o.Timer, Level: o.Level, Hints: o.Hints}, err
+	return Options{Rules: r, Timer: o.Timer, Level: o.Level, Hints: o.Hints, Pace: cmp.Or(o.Pace, PaceNormal)}, err
 }
 
 // maxEvents is how many recent event IDs a table remembers to drop duplicate deliveries.
