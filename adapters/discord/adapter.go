@@ -147,6 +147,10 @@ type Adapter struct {
 	// answeredMsgs are DM hands a move's HTTP answer updated, whose next edit goes by its
 	// interaction's webhook (editAfterAnswer), by message ID.
 	answeredMsgs map[string]answeredMessage
+
+	// held says until when a table message's content is to stay in view (waitHeld), by key.
+	heldMu sync.Mutex
+	held   map[string]time.Time
 }
 
 var _ table.Outbox = (*Adapter)(nil)
@@ -186,7 +190,7 @@ func New(cfg Config) (*Adapter, error) {
 	}
 	a := &Adapter{cfg: cfg, log: cfg.Log.With("platform", Platform), token: strings.TrimPrefix(cfg.Token, "Bot "),
 		kv: cfg.KV, clock: &discordClock{}, identifyWindow: 5 * time.Second, closed: true,
-		dmChan: map[string]string{}, hands: map[string]ephemeralHand{}, answeredMsgs: map[string]answeredMessage{}, lastHand: map[string]newestHand{}, channels: map[string]channelInfo{},
+		dmChan: map[string]string{}, hands: map[string]ephemeralHand{}, answeredMsgs: map[string]answeredMessage{}, held: map[string]time.Time{}, lastHand: map[string]newestHand{}, channels: map[string]channelInfo{},
 		actors: map[string]*responder{}, redo: map[int]bool{}, gate: newIdentifyGate(5 * time.Second), permsFresh: defaultPermsFresh, dmOpenWait: dmOpenFirstWait}
 	a.client = &http.Client{Timeout: 20 * time.Second, Transport: &clockTransport{clock: a.clock, next: newRewriter(cfg.APIURL)}}
 	a.limit = rate.NewLimiter(rate.Limit(cfg.MaxRate), 10)

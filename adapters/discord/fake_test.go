@@ -52,6 +52,7 @@ type fakeRow struct {
 type fakeVersion struct {
 	Content string
 	Rows    []fakeRow
+	At      time.Time // when Discord took it
 }
 
 type fakeMessage struct {
@@ -813,7 +814,7 @@ func (f *fakeDiscord) apply(m *fakeMessage, wm wireMessage, files []fakeFile) {
 	if wm.AllowedMentions != nil {
 		m.Mentions = wm.AllowedMentions.Users
 	}
-	m.History = append(m.History, fakeVersion{m.Content, slices.Clone(m.Rows)})
+	m.History = append(m.History, fakeVersion{m.Content, slices.Clone(m.Rows), time.Now()})
 	if _, dm := f.dmUser[m.ChannelID]; !dm && m.ForUser == "" && m.Flags&64 == 0 && f.onPublic != nil {
 		f.onPublic(m.ChannelID, m.Content)
 	}

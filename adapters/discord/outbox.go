@@ -137,9 +137,13 @@ var (
 func (p platform) Show(ctx context.Context, it *item, rec *outbox.Record) (string, string, error) {
 	a := p.a
 	if ch, ok := strings.CutPrefix(it.Dest, "ch:"); ok {
+		if rec != nil && rec.Chat == ch {
+			a.waitHeld(ctx, it.Key)
+		}
 		id, err := a.toChannel(ctx, ch, it.Msg, it.Data.ping, rec)
 		if err == nil {
 			a.Reached(ctx, table.Place{Platform: Platform, Chat: ch}, it.Msg.Table)
+			a.shown(it.Key, it.Msg)
 		}
 		return ch, id, err
 	}
@@ -149,6 +153,43 @@ func (p platform) Show(ctx context.Context, it *item, rec *outbox.Record) (strin
 		return "", "", errSkip
 	}
 	return a.toUser(ctx, user, it.Msg, rec)
+}
+
+// shown tells the service that a channel shows its table's message m now (Service.Shown), and
+// notes how long that content is to stay (Message.HoldFor: a finished trick).
+func (a *Adapter) shown(key string, m table.Message) {
+	if m.Target.Kind != table.ToPlace || key == "" {
+		return
+	}
+	a.heldMu.Lock()
+	if m.HoldFor > 0 {
+		a.held[key] = time.Now().Add(m.HoldFor)
+	} else {
+		delete(a.held, key)
+	}
+	a.heldMu.Unlock()
+	a.Service().Shown(m.Target.Place, m.Version)
+}
+
+// waitHeld waits, before an edit of the message key, until what it shows has been in view as
+// long as its Message.HoldFor asked: a finished trick stays in the channel, with its winner, at
+// least that long even when a person plays on at once. Newer versions meanwhile replace the
+// queued edit (the outbox's latest wins), so the wait costs no extra edit.
+func (a *Adapter) waitHeld(ctx context.Context, key string) {
+	a.heldMu.Lock()
+	until, ok := a.held[key]
+	a.heldMu.Unlock()
+	if !ok {
+		return
+	}
+	if d := time.Until(until); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+	}
 }
 
 // pauseChannel has the service pause the table of a channel whose queue the outbox paused

@@ -37,6 +37,9 @@ type Service interface {
 	Pause(ctx context.Context, p table.Place, paused bool) error
 	// Paused reports whether a table is paused.
 	Paused(tableID string) bool
+	// Shown says that a place's public table message now shows the table at seq (the Version of
+	// the message the platform took): the table's computer players wait for it (core/table/pace.go).
+	Shown(p table.Place, seq uint64)
 }
 
 var _ Service = (*table.Service)(nil)
