@@ -99,8 +99,10 @@ func startHarness(t testing.TB, f *fakeDiscord, store table.Store, kv table.KV, 
 			o.adapter(a)
 		}
 	}
+	// The computers keep a human pace (the adapter reports what each channel shows), at a
+	// twentieth of its times: tests that play whole matches stay quick.
 	tcfg := table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots,
-		Seed: 7, Log: log, Think: time.Second}
+		Seed: 7, Log: log, Think: time.Second, Paces: scaledPaces(0.05)}
 	for _, o := range opts {
 		if o.table != nil {
 			o.table(&tcfg)

@@ -162,13 +162,21 @@ func (a *Adapter) shown(key string, m table.Message) {
 		return
 	}
 	a.heldMu.Lock()
+	now := time.Now()
+	for k, until := range a.held { // holds past, of tables that went on elsewhere or closed
+		if now.After(until) {
+			delete(a.held, k)
+		}
+	}
 	if m.HoldFor > 0 {
-		a.held[key] = time.Now().Add(m.HoldFor)
+		a.held[key] = now.Add(m.HoldFor)
 	} else {
 		delete(a.held, key)
 	}
 	a.heldMu.Unlock()
-	a.Service().Shown(m.Target.Place, m.Version)
+	if svc := a.Service(); svc != nil {
+		svc.Shown(m.Target.Place, m.Version)
+	}
 }
 
 // waitHeld waits, before an edit of the message key, until what it shows has been in view as
@@ -374,7 +382,12 @@ func (a *Adapter) toUser(ctx context.Context, userID string, m table.Message, re
 				return editOriginal(ctx, am.rest, am.appID, am.token, &discordgo.WebhookEdit{Content: &content, Components: &comps,
 					AllowedMentions: noMentions()})
 			})
-			return ch, rec.ID, err
+			if restCode(err) != discordgo.ErrCodeUnknownWebhook {
+				return ch, rec.ID, err
+			}
+			// Still not taken after takeWithin (or the token is gone): the hand is edited as any
+			// DM is, rather than left behind.
+			a.log.Info("a hand's answer was not taken in time: edited by its channel", "user", userID)
 		}
 	}
 	id, err := a.post(ctx, ch, m, "", rec, m.Picture != table.PictureNone)

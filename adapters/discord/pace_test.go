@@ -2,6 +2,7 @@ package discord
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -51,7 +52,7 @@ func playPaced(t testing.TB, f *fakeDiscord, scale float64, thinkMin, thinkMax t
 		var who seatPlayer
 		var view fakeMessage
 		over := false
-		f.waitFor("a person's turn or the end of the match", func() bool {
+		f.waitForOr("a person's turn or the end of the match", func() bool {
 			if matchOver(f.channelLocked(guildChannel)) {
 				over = true
 				return true
@@ -65,6 +66,18 @@ func playPaced(t testing.TB, f *fakeDiscord, scale float64, thinkMin, thinkMax t
 				}
 			}
 			return false
+		}, func() string {
+			var b strings.Builder
+			fmt.Fprintf(&b, "\nlast seq %d", lastSeq)
+			for _, p := range players {
+				m, ok := f.handViewLocked(p)
+				fmt.Fprintf(&b, "\n%s (view %v, %d edits): %q", p.u.Name, ok, m.Edits, m.Content)
+			}
+			msgs := f.channelLocked(guildChannel)
+			for _, m := range msgs[max(len(msgs)-3, 0):] {
+				fmt.Fprintf(&b, "\nchannel: %q", m.Content)
+			}
+			return b.String() + "\n" + h.logs.String()
 		})
 		if over {
 			break
@@ -185,7 +198,7 @@ func TestFinishedTricksStayInView(t *testing.T) {
 // next). Run: go test -run '^$' -bench PacedMatch -benchtime 1x ./adapters/discord/
 func BenchmarkPacedMatch(b *testing.B) {
 	for range b.N {
-		res := playPaced(b, newFakeDiscordVia(b, viaHTTP), 1, time.Second, 3*time.Second, 1)
+		res := playPaced(b, newFakeDiscordVia(b, viaHTTP), 1, time.Second, 3*time.Second, 2)
 		b.ReportMetric(float64(percentile(res.lags, .5).Milliseconds()), "lag-p50-ms")
 		b.ReportMetric(float64(percentile(res.lags, .95).Milliseconds()), "lag-p95-ms")
 		b.ReportMetric(float64(percentile(res.lags, 1).Milliseconds()), "lag-max-ms")

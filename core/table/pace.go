@@ -109,10 +109,10 @@ func (s *Service) Shown(p Place, seq uint64) {
 		return
 	}
 	t.shown.shown, t.shown.shownAt = seq, s.cfg.Now()
-	if h := t.shown.held; h != nil { // its wait may be over now, or shorter
-		h.timer.Stop()
-		t.shown.held = nil
-		s.playWhenShown(t, h.seat, h.seq, h.move)
+	if h := t.shown.held; h != nil {
+		// Its wait may be over now, or shorter: its timer looks again at once, in a goroutine of
+		// its own, so that the move's commit does not hold up the adapter that reported.
+		h.timer.Reset(0)
 	}
 }
 

@@ -208,3 +208,66 @@ func TestComputersGoOnWhenThePlaceFallsSilent(t *testing.T) {
 		}
 	})
 }
+
+// TestHeldMoveGivesWayToAPause: a computer's move waiting for the place is let go when the table
+// changes under it (here a pause: nobody can see the place); it is decided afresh when the table
+// goes on, and is played then.
+func TestHeldMoveGivesWayToAPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		surface := &showingSurface{delay: 100 * time.Millisecond, stopAfter: 1} // the lobby, then silence
+		var h *harness
+		h = newHarness(t, NewMemStore(), func(c *Config) {
+			surface.outbox = &outbox{}
+			surface.svc = func() *Service { return h.svc }
+			surface.delivered, surface.shownAt = map[uint64]time.Time{}, map[uint64]time.Time{}
+			c.Outboxes = map[string]Outbox{"test": surface}
+		})
+		h.out = surface.outbox
+		defer h.svc.Close()
+		me := player(1)
+		if e := errText(h.do(me, VerbNew, "timer=none")); e != "" {
+			t.Fatal(e)
+		}
+		time.Sleep(time.Second)
+		id := h.svc.TableAt(h.place)
+		// Deal until a computer moves first (the dealer is drawn).
+		if e := errText(h.do(me, VerbDeal)); e != "" {
+			t.Fatal(e)
+		}
+		synctest.Wait()
+		if who, _, _ := h.svc.Turn(id); who == me.ID {
+			t.Fatal("the person moves first: the test needs a deal (Seed 7) where a computer does")
+		}
+		p := DefaultPaces[PaceNormal]
+		seq := func() uint64 {
+			tb, _ := h.svc.table(id)
+			tb.mu.Lock()
+			defer tb.mu.Unlock()
+			return tb.st.Seq
+		}
+		dealt := seq()
+		time.Sleep(p.Wait / 2) // the computer's move is held: the deal was never shown
+		synctest.Wait()
+		if got := seq(); got != dealt {
+			t.Fatalf("a computer moved (seq %d → %d) before the place showed the deal or Pace.Wait passed", dealt, got)
+		}
+		if err := h.svc.Pause(context.Background(), h.place, true); err != nil {
+			t.Fatal(err)
+		}
+		paused := seq()
+		time.Sleep(2 * p.Wait) // the held move's time passes while paused
+		synctest.Wait()
+		if got := seq(); got != paused {
+			t.Fatalf("a computer moved while the table was paused (seq %d → %d)", paused, got)
+		}
+		if err := h.svc.Pause(context.Background(), h.place, false); err != nil {
+			t.Fatal(err)
+		}
+		resumed := seq()
+		time.Sleep(p.Wait + p.Game + time.Second)
+		synctest.Wait()
+		if got := seq(); got <= resumed {
+			t.Fatalf("no computer moved after the pause ended (seq %d)", got)
+		}
+	})
+}
