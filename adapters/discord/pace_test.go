@@ -205,5 +205,6 @@ func BenchmarkPacedMatch(b *testing.B) {
 		b.ReportMetric(float64(res.minInView.Milliseconds()), "trick-min-ms")
 		b.ReportMetric(float64(res.minRobotNext.Milliseconds()), "trick-robot-next-min-ms")
 		b.ReportMetric(float64(res.tricks), "tricks")
+		b.ReportMetric(float64(res.cards), "cards")
 	}
 }

@@ -229,6 +229,9 @@ func (s *Service) Close() {
 		if t.retry != nil {
 			t.retry.Stop()
 		}
+		if h := t.shown.held; h != nil {
+			h.timer.Stop()
+		}
 		t.mu.Unlock()
 	}
 	s.mu.Unlock()
