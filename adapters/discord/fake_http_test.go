@@ -151,9 +151,13 @@ func (f *fakeDiscord) takeLater(in *fakeInteraction, body []byte, files []fakeFi
 	if msg, ok := f.msgs[in.Message]; ok {
 		edits = msg.Edits
 	}
+	delay := f.takeDelay
+	if delay == 0 {
+		delay = time.Duration(2+rand.IntN(39)) * time.Millisecond
+	}
 	f.notify()
 	f.mu.Unlock()
-	time.Sleep(time.Duration(2+rand.IntN(39)) * time.Millisecond)
+	time.Sleep(delay)
 	if edits < 0 || !bytes.Contains(body, []byte(`"type":7`)) {
 		return
 	}

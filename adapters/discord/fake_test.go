@@ -308,6 +308,8 @@ type fakeDiscord struct {
 	// answer was not taken yet; staleUpdates the updates (type 7) taken after an edit of their
 	// message that was sent after them (takeLater).
 	early404, staleUpdates int
+	// takeDelay, when set, is how long every HTTP answer takes to be taken (else 2–40 ms).
+	takeDelay time.Duration
 	// tokenLimited, when set, answers the next code exchange with a 429 that says to wait that
 	// many seconds (docs: Rate Limits, "Exceeding A Rate Limit": the body's retry_after and
 	// global, the Retry-After header).

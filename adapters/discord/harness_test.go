@@ -56,6 +56,8 @@ type harnessOpt struct {
 	run     func(context.Context) context.Context // Run's context
 	// noWait returns once Run is started, without waiting for every shard to connect.
 	noWait bool
+	// fake sets up the fake before the harness starts (read by the tests that use it).
+	fake func(*fakeDiscord)
 }
 
 // mustNew makes an adapter or fails the test; it is closed when the test ends.

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
 )
@@ -24,13 +25,27 @@ func TestHTTPAnswersTakenLate(t *testing.T) {
 	t.Run("two people, two computers", func(t *testing.T) {
 		testHTTPAnswersTakenLate(t, []seatPlayer{{u: alice}, {u: dan, noDM: true}})
 	})
+	// Discord slow to take answers, computers with no pace of their own: a hand a move's answer
+	// updated is edited again (a computer played) well before the answer is taken.
+	t.Run("answers taken after 150 ms", func(t *testing.T) {
+		testHTTPAnswersTakenLate(t, []seatPlayer{{u: alice}, {u: dan, noDM: true}}, harnessOpt{
+			table: func(c *table.Config) {
+				c.Paces = map[table.PacePreset]table.Pace{table.PaceNormal: {Wait: time.Second}}
+			},
+			fake: func(f *fakeDiscord) { f.takeDelay = 150 * time.Millisecond }})
+	})
 }
 
-func testHTTPAnswersTakenLate(t *testing.T, players []seatPlayer) {
+func testHTTPAnswersTakenLate(t *testing.T, players []seatPlayer, opts ...harnessOpt) {
 	f := newFakeDiscordVia(t, viaHTTP)
 	f.blocked[dan.ID] = true
+	for _, o := range opts {
+		if o.fake != nil {
+			o.fake(f)
+		}
+	}
 	store := table.NewMemStore()
-	h := startHarness(t, f, store, store)
+	h := startHarness(t, f, store, store, opts...)
 	var others []fakeUser
 	for _, p := range players[1:] {
 		others = append(others, p.u)
