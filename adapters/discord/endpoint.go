@@ -197,7 +197,14 @@ func (h *httpAnswer) deliver(b answerBody) error {
 	case err := <-h.sent:
 		return err
 	case <-h.gone:
-		return errRequestGone
+		// Written just before the request ended: both cases were ready and select picked
+		// either; the answer went out, and the handler must not think it did not.
+		select {
+		case err := <-h.sent:
+			return err
+		default:
+			return errRequestGone
+		}
 	}
 }
 

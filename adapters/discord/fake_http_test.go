@@ -147,6 +147,7 @@ func (f *fakeDiscord) readAnswer(in *fakeInteraction, req *http.Request) {
 func (f *fakeDiscord) takeLater(in *fakeInteraction, body []byte, files []fakeFile) {
 	f.mu.Lock()
 	in.posting, in.taking = false, true
+	read := time.Now()
 	edits := -1
 	if msg, ok := f.msgs[in.Message]; ok {
 		edits = msg.Edits
@@ -163,7 +164,9 @@ func (f *fakeDiscord) takeLater(in *fakeInteraction, body []byte, files []fakeFi
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if msg, ok := f.msgs[in.Message]; ok && msg.Edits != edits {
+	// An edit asked for before the answer was read was sent before it, older than it: Discord
+	// applies the answer after it, rightly.
+	if msg, ok := f.msgs[in.Message]; ok && msg.Edits != edits && msg.editAsked.After(read) {
 		f.staleUpdates++
 	}
 }

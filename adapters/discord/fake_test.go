@@ -68,6 +68,7 @@ type fakeMessage struct {
 	Previews      int           // link previews Discord added (embeds of the links in it)
 	ForUser       string        // an ephemeral message: the only user who sees it
 	Interaction   string        // the interaction whose response it is
+	editAsked     time.Time     // when the request of its newest edit by the channel route came
 }
 
 func (m *fakeMessage) copy() fakeMessage {
@@ -936,6 +937,7 @@ func (f *fakeDiscord) createMessage(w http.ResponseWriter, channel string, body 
 }
 
 func (f *fakeDiscord) editMessage(w http.ResponseWriter, channel, id string, body []byte, files []fakeFile) {
+	asked := time.Now()
 	var wm wireMessage
 	json.Unmarshal(body, &wm)
 	f.check("edit message", wm)
@@ -959,6 +961,7 @@ func (f *fakeDiscord) editMessage(w http.ResponseWriter, channel, id string, bod
 		return
 	}
 	msg.Edits++
+	msg.editAsked = asked
 	f.apply(msg, wm, files)
 	f.notify()
 	writeJSON(w, 200, map[string]any{"id": msg.ID, "channel_id": channel, "content": msg.Content})
