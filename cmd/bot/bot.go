@@ -16,6 +16,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/telegram"
 	"github.com/kontermatt/kontermatt/adapters/terminal"
 	"github.com/kontermatt/kontermatt/core/coach"
+	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/storage"
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
@@ -163,11 +164,13 @@ func canPlay(in io.Reader) bool {
 func (m *Main) sayStart(log *slog.Logger) {
 	if m.term != nil {
 		// One line before the game; the admin door's own warnings stay off the game's screen.
-		door := "live backups through " + strings.Join(m.admin.Endpoints(), " ")
+		// In the screen's language when -lang gave one: it is the first line a player reads.
+		lang := i18n.Pick(m.Terminal.Lang)
+		door := i18n.T(lang, "term.start.backups", strings.Join(m.admin.Endpoints(), " "))
 		if len(m.admin.Endpoints()) == 0 {
-			door = "no admin socket (the database's path is too long for one, or its folder refuses it): bot backup cannot reach this game"
+			door = i18n.T(lang, "term.start.no_backups")
 		}
-		fmt.Fprintf(m.Stderr, "no chat token set: playing in this terminal (%s; database %s; %s)\n", version(), describeStore(m.Config), door)
+		fmt.Fprintln(m.Stderr, i18n.T(lang, "term.start", version(), describeStore(m.Config), door))
 		return
 	}
 	var platforms []string

@@ -97,3 +97,14 @@ func TestUnopenableDatabaseNamedOnce(t *testing.T) {
 		}
 	}
 }
+
+// With -lang the first line the player reads is in that language too.
+func TestFirstLineSpeaksTheScreensLanguage(t *testing.T) {
+	for lang, want := range map[string]string{"en": "no chat token set: playing in this terminal", "lb": "Keen Chat-Token: mir spillen hei am Terminal",
+		"de": "Kein Chat-Token gesetzt", "fr": "Aucun jeton de chat"} {
+		_, _, stderr := runIn("quit\n", "-db", filepath.Join(t.TempDir(), "k.db"), "-lang", lang)
+		if first, _, _ := strings.Cut(stderr, "\n"); !strings.HasPrefix(first, want) {
+			t.Errorf("-lang %s: the first line is %q; want it to start with %q", lang, first, want)
+		}
+	}
+}

@@ -503,13 +503,19 @@ var en = map[string]string{
 	"web.left_activity":  "You are no longer in this channel's Activity, so the table closes here. Start the Activity in the channel again to come back.",
 
 	// The terminal and the command line (issue 21).
-	"term.conflict":        "An unfinished match is stored here, and it is not what you asked for: %s. Start without that to resume the match, or add -new to stop it (it stays in the history) and start a new table.",
-	"term.conflict.learn":  "-learn (the match is not a guided game)",
-	"term.conflict.humans": "-humans %d (the match was started with -humans %d)",
-	"term.conflict.option": "%s (the match has %s)",
-	"term.fresh":           "The unfinished match here is stopped (it stays in the history); a new table opens.",
-	"term.over":            "This match is over. Type /rematch to play again, /rematch rotate for new partners, or /new for a new table.",
-	"term.over_new":        "The last match here is over (it stays in the history); a new table opens.",
+	"term.conflict":         "An unfinished match is stored here, and it is not what you asked for: %s. Start without that to resume the match, or add -new to stop it (it stays in the history) and start a new table.",
+	"term.conflict.learn":   "-learn (the match is not a guided game)",
+	"term.conflict.humans":  "-humans %d (the match was started with -humans %d)",
+	"term.conflict.option":  "%s (the match has %s)",
+	"term.fresh":            "The unfinished match here is stopped (it stays in the history); a new table opens.",
+	"term.over":             "This match is over. Type /rematch to play again, /rematch rotate for new partners, or /new for a new table.",
+	"term.over_new":         "The last match here is over (it stays in the history); a new table opens.",
+	"term.goal.one":         "Each team starts with %d stripe and crosses stripes out for each game it wins: fewer stripes is better, and the first team to cross out its last stripe takes the match.",
+	"term.goal.other":       "Each team starts with %d stripes and crosses stripes out for each game it wins: fewer stripes is better, and the first team to cross out its last stripe takes the match.",
+	"term.kept":             "The match is kept: start kontermatt again with the same database to play on.",
+	"term.start":            "no chat token set: playing in this terminal (%s; database %s; %s)",
+	"term.start.backups":    "live backups through %s",
+	"term.start.no_backups": "no admin socket (the database's path is too long for one, or its folder refuses it): bot backup cannot reach this game",
 
 	// league and coach (issue 21)
 	"hint.card.draws":    "🎓 Play %s: in the deals that fit what you have seen it wins the game in about %d%% and draws it 20–20 in %d%% (card points on average: %d).",
