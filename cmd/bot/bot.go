@@ -112,7 +112,7 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	m.Service = table.New(table.Config{Store: store, KV: store, Outboxes: outboxes, Robots: deciders, Seed: seed,
 		Leases: leases, Shared: shared,
-		Coach: coach.New(coach.Config{Log: m.Log}), Log: m.Log, RulesURL: cfg.RulesURL, Think: cfg.Think, Retention: cfg.Retention, Observe: met,
+		Coach: coach.New(coach.Config{Log: m.Log}), Log: m.Log, RulesURL: rulesURL(cfg), Think: cfg.Think, Retention: cfg.Retention, Observe: met,
 		Surfaces: map[string]table.Surface{terminal.Platform: terminal.Surface},
 		// Every adapter's, running or not: a person is forgotten from a platform served before too.
 		People: []table.People{telegram.People, discord.People}})
@@ -157,6 +157,16 @@ func canPlay(in io.Reader) bool {
 		return false
 	}
 	return fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) != 0 || fi.Mode().IsRegular()
+}
+
+// rulesURL is the page /rules links ("{lang}" in it is the reader's language): the host's
+// rules_url, else the web table's rules page in the reader's language, else none (the chat's
+// own text is the rules; the project's page elsewhere is English only).
+func rulesURL(cfg Config) string {
+	if cfg.RulesURL != "" || cfg.Web.PublicURL == "" {
+		return cfg.RulesURL
+	}
+	return strings.TrimSuffix(cfg.Web.PublicURL, "/") + "/rules?lang={lang}"
 }
 
 // sayStart is the one line that says what started: the version, the database, the platforms and

@@ -108,3 +108,20 @@ func TestFirstLineSpeaksTheScreensLanguage(t *testing.T) {
 		}
 	}
 }
+
+// /rules links the web table's rules page in the reader's language when the web table is on,
+// the host's rules_url when one is set, and nothing else (the project's page is English only).
+func TestRulesURL(t *testing.T) {
+	var c Config
+	if got := rulesURL(c); got != "" {
+		t.Errorf("no web table, no rules_url: %q, want no link", got)
+	}
+	c.Web.PublicURL = "https://table.example.org/km/"
+	if got := rulesURL(c); got != "https://table.example.org/km/rules?lang={lang}" {
+		t.Errorf("with the web table: %q", got)
+	}
+	c.RulesURL = "https://club.example.org/regelen"
+	if got := rulesURL(c); got != c.RulesURL {
+		t.Errorf("with rules_url: %q", got)
+	}
+}

@@ -222,7 +222,7 @@ func TestHelpListsTheOptions(t *testing.T) {
 	h := newHarness(t, NewMemStore())
 	defer h.svc.Close()
 	help := h.do(Player{ID: "p1", Name: "Jang", Locale: "en"}, VerbHelp)[0].Text
-	want := "\n/new — open a table here; options, defaults first: stripes=9 (1–20) draw=stake|flat1 bonus=on|off " +
+	want := "\n/new — open a table; options: stripes=9 (1–20) draw=stake|flat1 bonus=on|off " +
 		"announce=on|off timer=normal|fast|relaxed|none direction=clockwise|anticlockwise level=normal|easy|strong hints=off|on\n"
 	if !strings.Contains(help, want) {
 		t.Errorf("help:\n%s\nwant the line %q", help, want)

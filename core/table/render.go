@@ -2,6 +2,7 @@ package table
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -500,20 +501,54 @@ func (s *Service) matchSummary(t *tbl) Message {
 		Picture: PictureBoard, Lang: lang}
 }
 
-// helpText lists the verbs; on one person's own screen (the terminal) learn is played right
-// there, not in a private chat.
+// helpGroups are help's groups of verbs, by what people want to do, in the order help shows them
+// after its three first steps; the steps tell join, bot and deal (helpSteps). A verb in neither is
+// shown in the last group (TestHelpGroupsEveryVerb).
+var helpGroups = []struct {
+	title string // catalog key
+	verbs []Verb
+}{
+	{"help.group.table", []Verb{VerbNew, VerbLeave, VerbSeat, VerbShuffle, VerbStop, VerbRematch}},
+	{"help.group.play", []Verb{VerbTrump, VerbAnnounce, VerbPlay, VerbHand, VerbBoard, VerbLast}},
+	{"help.group.learn", []Verb{VerbRules, VerbLearn, VerbHint, VerbReview, VerbCoach}},
+	{"help.group.settings", []Verb{VerbLang, VerbSettings, VerbStats, VerbTop, VerbHistory, VerbMyData, VerbForget, VerbHelp}},
+}
+
+// helpSteps are the verbs help's three steps tell: its groups do not list them again (but new,
+// for its options).
+var helpSteps = []Verb{VerbJoin, VerbBot, VerbDeal}
+
+// helpText starts a newcomer: three steps (open a table, sit or add computers, deal), then the
+// verbs grouped by what people want to do. On one person's own screen (the terminal) learn is
+// played right there, not in a private chat.
 func helpText(lang string, sf Surface) string {
-	var b strings.Builder
-	b.WriteString(i18n.T(lang, "help.title"))
-	for _, v := range Verbs {
-		text := i18n.T(lang, "help."+string(v))
-		switch {
-		case v == VerbNew:
-			text = i18n.T(lang, "help.new", optionsSyntax())
-		case v == VerbLearn && sf.Personal:
-			text = i18n.T(lang, "help.learn.here")
-		}
-		b.WriteString("\n/" + string(v) + " — " + text)
+	lines := []string{i18n.T(lang, "help.title"), i18n.T(lang, "help.step.open"), i18n.T(lang, "help.step.seat"),
+		i18n.T(lang, "help.step.deal")}
+	shown := map[Verb]bool{}
+	for _, v := range helpSteps {
+		shown[v] = true
 	}
-	return b.String()
+	for i, g := range helpGroups {
+		verbs := g.verbs
+		if i == len(helpGroups)-1 {
+			for _, v := range Verbs {
+				if !shown[v] && !slices.Contains(verbs, v) {
+					verbs = append(slices.Clone(verbs), v)
+				}
+			}
+		}
+		lines = append(lines, "", i18n.T(lang, g.title))
+		for _, v := range verbs {
+			shown[v] = true
+			text := i18n.T(lang, "help."+string(v))
+			switch {
+			case v == VerbNew:
+				text = i18n.T(lang, "help.new", optionsSyntax(lang))
+			case v == VerbLearn && sf.Personal:
+				text = i18n.T(lang, "help.learn.here")
+			}
+			lines = append(lines, "/"+string(v)+" — "+text)
+		}
+	}
+	return strings.Join(lines, "\n")
 }

@@ -206,7 +206,7 @@ func TestPictureLabelsCount(t *testing.T) {
 	board := core.Board{Start: 2, Crossed: [2]int{1, 2}, Added: [2]int{0, 1}}
 	for _, tc := range []struct{ lang, want string }{
 		{"en", "Team A (Jang & Mia): 1 open, 1 crossed out. Team B (Luc & Zoé): 1 open, 2 crossed out, 1 added."},
-		{"fr", "Équipe A (Jang & Mia)\u00a0: 1 ouvert, 1 barré. Équipe B (Luc & Zoé)\u00a0: 1 ouvert, 2 barrés, 1 ajouté."},
+		{"fr", "Équipe A (Jang & Mia)\u00a0: 1 restant, 1 barré. Équipe B (Luc & Zoé)\u00a0: 1 restant, 2 barrés, 1 ajouté."},
 		{"de", "Team A (Jang & Mia): 1 offen, 1 gestrichen. Team B (Luc & Zoé): 1 offen, 2 gestrichen, 1 dazugekommen."},
 	} {
 		t.Run(tc.lang, func(t *testing.T) {
