@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"math/rand/v2"
+
 	"github.com/kontermatt/kontermatt/core/coach"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
@@ -119,5 +121,59 @@ func TestEndOfInputSaysTheMatchIsKept(t *testing.T) {
 	}
 	if got, _ := session(t, store, Config{Humans: 1, In: strings.NewReader("quit\n")}, 0); !strings.HasSuffix(strings.TrimSpace(got), i18n.T("en", "term.kept")) {
 		t.Errorf("quit does not say the match is kept:\n%s", got[max(0, len(got)-400):])
+	}
+}
+
+// In German the screen writes a queen D♠ and a jack B♣, the moves offered say "play DS", and
+// "play D♠", "play DS" and "play QS" are all understood: a whole match typed so ends, with no card
+// refused and no English rank letter on the screen.
+func TestGermanRankLettersAtTheTerminal(t *testing.T) {
+	out := &tabletest.Buffer{}
+	term := New(Config{Out: out, Humans: 1, Lang: "de", Options: []string{"timer=none", "stripes=1"}})
+	rng := rand.New(rand.NewPCG(5, 5))
+	forms := 0
+	term.cfg.In = &typist{next: func() (string, bool) {
+		if strings.Contains(out.String(), "🏆") {
+			return "", false
+		}
+		_, m, ok := term.toMove()
+		if !ok {
+			return "board", true
+		}
+		moves := legalMoves(m)
+		move := moves[rng.IntN(len(moves))]
+		if arg, ok := strings.CutPrefix(move, "play "); ok {
+			c, err := i18n.ParseCard(arg)
+			if err != nil {
+				t.Fatalf("the offered move %q does not parse: %v", move, err)
+			}
+			switch forms++; forms % 3 {
+			case 1:
+				move = "play " + i18n.Card("de", c) // D♠, as the hand shows it
+			case 2:
+				move = "play " + c.String() // QS, the English letters
+			}
+		}
+		return move, true
+	}}
+	svc := newService(table.NewMemStore(), term)
+	defer svc.Close()
+	if err := term.Run(context.Background(), svc); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	if !strings.Contains(got, "🏆 Team") || !strings.Contains(got, "gewinnt die Partie nach") {
+		t.Fatalf("the match did not end:\n%s", got[max(0, len(got)-1500):])
+	}
+	if strings.Contains(got, "keine Karte") {
+		t.Errorf("a card was refused:\n%s", got)
+	}
+	for _, english := range []string{"Q♠", "Q♥", "Q♦", "Q♣", "J♠", "J♥", "J♦", "J♣", "play QS", "play JC"} {
+		if strings.Contains(got, english) {
+			t.Errorf("the German screen shows %q", english)
+		}
+	}
+	if !strings.Contains(got, "D♠") && !strings.Contains(got, "D♥") || !strings.Contains(got, "play D") && !strings.Contains(got, "play B") {
+		t.Errorf("no German rank letter on the screen:\n%s", got[:min(len(got), 2000)])
 	}
 }

@@ -256,17 +256,28 @@ func (t *Terminal) toMove() (table.Player, table.Message, bool) {
 	return table.Player{}, table.Message{}, false
 }
 
-// legalMoves are the moves a hand offers now, as they are typed: "play QS", "trump H".
+// legalMoves are the moves a hand offers now, as they are typed: "play QS", "trump H"; a card
+// with the rank letter of the hand's language ("play DS" in de), as the hand shows it (D♠).
 func legalMoves(m table.Message) []string {
 	var moves []string
 	for _, row := range m.Buttons {
 		for _, b := range row {
 			if b.Legal {
-				moves = append(moves, string(b.Action.Verb)+" "+b.Action.Arg)
+				moves = append(moves, string(b.Action.Verb)+" "+typedArg(m.Lang, b.Action))
 			}
 		}
 	}
 	return moves
+}
+
+// typedArg is a move's argument as it is typed in lang: a card's rank letter is the language's,
+// its suit the letter every language reads (a keyboard has no ♠).
+func typedArg(lang string, a table.Action) string {
+	c, err := core.ParseCard(a.Arg)
+	if a.Verb != table.VerbPlay || err != nil {
+		return a.Arg
+	}
+	return strings.TrimSuffix(i18n.Card(lang, c), c.Suit().Symbol()) + c.Suit().String()
 }
 
 // showTurn prints the hand of the local player to move with the moves they may make. At a hot

@@ -60,14 +60,14 @@ func optionRefusal(e *OptionError) *userError {
 	return refuse("err.option.value", lit(e.Name), func(lang string) string { return i18n.Or(lang, keys...) })
 }
 
+// cardList is cards as the reader's language writes them (D♠ in de).
 func cardList(set core.CardSet) func(string) string {
-	return func(string) string {
-		parts := make([]string, 0, set.Len())
-		for _, c := range set.Cards() {
-			parts = append(parts, c.Chat())
-		}
-		return strings.Join(parts, " ")
-	}
+	return func(lang string) string { return i18n.Cards(lang, set.Cards(), " ") }
+}
+
+// cardArg is a card as the reader's language writes it.
+func cardArg(c core.Card) func(string) string {
+	return func(lang string) string { return i18n.Card(lang, c) }
 }
 
 // ruleMessages maps each engine sentinel to its catalog key: the one table from rule error to
@@ -102,11 +102,11 @@ func fromRule(err error, names func(core.Seat) string) *userError {
 	case core.ErrNotYourTurn:
 		return refuse(key, lit(names(me.Turn)))
 	case core.ErrCardNotInHand:
-		return refuse(key, lit(me.Card.Chat())).secret("err.public.play")
+		return refuse(key, cardArg(me.Card)).secret("err.public.play")
 	case core.ErrMustFollowSuit:
-		return refuse(key, lit(me.Card.Chat()), lit(me.Led.Chat()), cardList(me.Legal)).secret("err.public.play")
+		return refuse(key, cardArg(me.Card), cardArg(me.Led), cardList(me.Legal)).secret("err.public.play")
 	case core.ErrMustPlayTrump:
-		return refuse(key, lit(me.Card.Chat()), cardList(me.Legal)).secret("err.public.play")
+		return refuse(key, cardArg(me.Card), cardList(me.Legal)).secret("err.public.play")
 	case core.ErrAnnounceMissingCards:
 		return refuse(key, lit(me.Call.Title()), cardList(me.Need)).secret("err.public.call")
 	case core.ErrAnnounceDuplicate:

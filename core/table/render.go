@@ -274,7 +274,7 @@ func signed(n int) string {
 func (s *Service) trickText(t *tbl, lang string, tr core.Trick, titleKey string) string {
 	parts := make([]string, 0, tr.N)
 	for i := 0; i < tr.N; i++ {
-		parts = append(parts, seatName(t, tr.SeatOf(i))+" "+tr.Cards[i].Chat())
+		parts = append(parts, seatName(t, tr.SeatOf(i))+" "+i18n.Card(lang, tr.Cards[i]))
 	}
 	text := i18n.Label(lang, i18n.T(lang, titleKey), strings.Join(parts, " · "))
 	if tr.Winner.Valid() {
@@ -353,7 +353,7 @@ func (s *Service) handMessage(t *tbl, seat core.Seat, lang string) Message {
 	}
 	var cards []string
 	for _, c := range v.Hand.Cards() {
-		cards = append(cards, c.Chat())
+		cards = append(cards, i18n.Card(lang, c))
 	}
 	b.WriteString("\n" + strings.Join(cards, "  "))
 	if t.st.Seats[seat].Away {
@@ -368,7 +368,7 @@ func (s *Service) handMessage(t *tbl, seat core.Seat, lang string) Message {
 		if legal {
 			style = StylePrimary
 		}
-		cardRow = append(cardRow, Button{Label: c.Chat(), Action: t.action(VerbPlay, c.String()), Style: style, Legal: legal})
+		cardRow = append(cardRow, Button{Label: i18n.Card(lang, c), Action: t.action(VerbPlay, c.String()), Style: style, Legal: legal})
 	}
 	if len(cardRow) > 0 {
 		rows = append(rows, cardRow)
@@ -430,7 +430,7 @@ func (s *Service) finalMessages(t *tbl, g *core.Game, n int) []Message {
 		lang := s.langOf(t, *seat.Player)
 		var cards []string
 		for _, tr := range g.Tricks() {
-			cards = append(cards, tr.CardOf(core.Seat(i)).Chat())
+			cards = append(cards, i18n.Card(lang, tr.CardOf(core.Seat(i))))
 		}
 		out = append(out, Message{Target: Target{Kind: ToPlayer, Place: t.st.Place, Player: *seat.Player}, Kind: KindHand,
 			Key: t.key(KindHand, n, seat.Player.ID), Title: s.privateTitle(t, lang), Lang: lang,
@@ -455,7 +455,7 @@ func (s *Service) closedMessages(t *tbl) []Message {
 		lang := s.langOf(t, *seat.Player)
 		var cards []string
 		for _, c := range g.Hand(core.Seat(i)).Cards() {
-			cards = append(cards, c.Chat())
+			cards = append(cards, i18n.Card(lang, c))
 		}
 		out = append(out, Message{Target: Target{Kind: ToPlayer, Place: t.st.Place, Player: *seat.Player}, Kind: KindHand,
 			Key: t.key(KindHand, n, seat.Player.ID), Title: s.privateTitle(t, lang), Lang: lang,
