@@ -9,6 +9,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/picture"
 )
 
 // The platforms' limits on one message's text: Discord's content (2000 characters) and
@@ -158,5 +159,20 @@ func TestOptionNamesInEachLanguage(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The table picture writes the cards as the chat does, in its drawing and its alt text: D♥ in
+// German, V♥ in French.
+func TestPictureRankLetters(t *testing.T) {
+	v := core.View{Seat: core.NoSeat, Phase: core.PhasePlay, Trump: core.Hearts, Trick: trickOf(0, "QH JH 10H 9S")}
+	for lang, want := range map[string]string{"en": "Q♥", "de": "D♥", "fr": "D♥", "lb": "D♥"} {
+		alt := picture.TableInput{View: v, Names: [4]string{"Jang", "Mia", "Luc", "Zoé"}, Labels: Labels(lang)}.AltText()
+		if !strings.Contains(alt, "Jang "+want) || !strings.Contains(alt, "Mia "+i18n.Card(lang, core.MustCards("JH")[0])) {
+			t.Errorf("%s: the alt text does not write %s:\n%s", lang, want, alt)
+		}
+	}
+	if l := Labels("fr"); l.Ranks[core.Jack] != "V" || l.Ranks[core.King] != "R" || l.Ranks[core.Ten] != "10" {
+		t.Errorf("French picture letters: %q", l.Ranks)
 	}
 }
