@@ -61,7 +61,7 @@ func dbError(path string, err error) error {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("no database at %s", path)
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("%s cannot be opened for writing (permission denied): the bot needs to read and write its database and the directory it is in", path)
+		return fmt.Errorf("%s: permission denied: the bot must be allowed to read and write its database and the folder it is in", path)
 	}
 	// The storage's error names the path, and the system's error inside it names it again.
 	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
