@@ -41,23 +41,29 @@ func (e *userError) secret(publicKey string) *userError {
 
 func lit(s string) func(string) string { return func(string) string { return s } }
 
-// optionRefusal says what is wrong with an option at new, and what it could be instead.
+// optionRefusal says what is wrong with an option at new, and what it could be instead, with the
+// names of the reader's language.
 func optionRefusal(e *OptionError) *userError {
 	switch {
 	case e.Option == nil:
-		keys := make([]string, len(TableOptions))
-		for i, o := range TableOptions {
-			keys[i] = o.Key
-		}
-		return refuse("err.option.unknown", lit(e.Name), lit(strings.Join(keys, ", ")))
+		return refuse("err.option.unknown", lit(e.Name), func(lang string) string {
+			keys := make([]string, len(TableOptions))
+			for i, o := range TableOptions {
+				keys[i] = nameIn(lang, o.Key, o.Names)
+			}
+			return strings.Join(keys, ", ")
+		})
 	case e.Option.Number():
 		return refuse("err.option.range", lit(e.Name), lit(strconv.Itoa(e.Option.Min)), lit(strconv.Itoa(e.Option.Max)))
 	}
-	keys := make([]string, len(e.Option.Values))
-	for i, v := range e.Option.Values {
-		keys[i] = v.Key
-	}
-	return refuse("err.option.value", lit(e.Name), func(lang string) string { return i18n.Or(lang, keys...) })
+	values := e.Option.Values
+	return refuse("err.option.value", lit(e.Name), func(lang string) string {
+		keys := make([]string, len(values))
+		for i, v := range values {
+			keys[i] = nameIn(lang, v.Key, v.Names)
+		}
+		return i18n.Or(lang, keys...)
+	})
 }
 
 // cardList is cards as the reader's language writes them (D♠ in de).

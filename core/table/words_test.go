@@ -176,3 +176,19 @@ func TestPictureRankLetters(t *testing.T) {
 		t.Errorf("French picture letters: %q", l.Ranks)
 	}
 }
+
+// A refused option is answered with the names of the reader's language.
+func TestOptionRefusalSpeaksTheLanguage(t *testing.T) {
+	h := newHarness(t, NewMemStore())
+	defer h.svc.Close()
+	for _, tc := range []struct{ lang, arg, want string }{
+		{"de", "Farbe=rot", "Striche, Gleichstand, Bonus, Ansagen, Bedenkzeit, Richtung, Stufe, Tipps"},
+		{"lb", "Bedenkzäit=gëschter", "kuerz, normal, laang oder onbegrenzt"},
+		{"fr", "temps=hier", "rapide, normal, long ou illimité"},
+	} {
+		got := errText(h.do(Player{ID: "p-" + tc.lang, Name: "Jang", Locale: tc.lang}, VerbNew, tc.arg))
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%s %s: %q, want it to name %q", tc.lang, tc.arg, got, tc.want)
+		}
+	}
+}
