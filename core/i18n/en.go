@@ -96,7 +96,7 @@ var en = map[string]string{
 		"• Each team starts with 9 stripes, or as the table says. The winners cross out the stake, one more if the losers took no trick; a trump team that loses gets as many added. Fewer stripes is better.\n" +
 		"• A draw crosses nothing out; the trump team gets the stake added (or 1 stripe, by the table's rule).\n" +
 		"• The match goes to the first team with no stripes left.",
-	"rules.house": "House rules in this chat for new tables: %s",
+	"rules.house": "House rules here: %s",
 	"rules.learn": "To learn by playing: /learn is a guided game against three computers that explains every turn.",
 	"rules.link":  "On one page: %s",
 

@@ -103,16 +103,16 @@ var lb = map[string]string{
 	"rules.text": "• Véier Spiller, zwou Ekippen; d’Partner sëtze vis-à-vis. 24 Kaarten, vun all Faarf Äss, Kinnek, Damm, Bauer, Zaang an Néngchen.\n" +
 		"• Den Ausdeeler gëtt jidderengem dräi Kaarten; d’Virhand, deen nom Ausdeeler, kuckt se a mécht d’Tromp. Dann nach dräi Kaarte fir jiddereen.\n" +
 		"• D’Virhand spillt als éischt aus; wie e Streech kritt, spillt deen nächsten aus.\n" +
-		"• Bekennen oder trompen: Dir däerft ëmmer trompen, och wann Dir d’Faarf hutt; ouni se spillt Dir, wat Dir wëllt. Gëtt Tromp ausgespillt, spillt Dir Tromp, wann Dir eng hutt.\n" +
+		"• Bekennen oder trompen: Trompen däerft Dir ëmmer, och mat der Faarf; ouni se spillt Dir, wat Dir wëllt. Op Tromp spillt Dir Tromp, wann Dir eng hutt.\n" +
 		"• D’Schëppen Damm (Matt), d’Häerzer Damm an d’Rauten Damm (Konter) sinn ëmmer Tromp. Vun uewen no ënnen: Äss, D♠, D♥, D♦, Kinnek, (D♣, wa Kräizer Tromp ass), Bauer, 10, 9.\n" +
 		"• Déi héchst Tromp kritt de Streech, soss déi héchst Kaart vun der ausgespillter Faarf.\n" +
 		"• Punkten: Äss 4, Kinnek 3, Damm 2, Bauer 1 (40 am Ganzen). Mat 21 gewënnt eng Ekipp d’Spill; 20–20 ass e Stänner.\n" +
 		"• Am éischte Streech, ier Dir Är Kaart spillt, däerft Dir schwätzen: Konter (mat D♥ an D♦), Matt (mat D♠) oder Konter a Matt. Asaz: 1, +1 fir Konter, +1 fir Matt.\n" +
-		"• All Ekipp fänkt mat 9 Strécher un, oder esou vill, wéi den Dësch seet. D’Gewënner sträichen den Asaz duerch, ee méi, wann déi aner kee Streech kruten; verléiert d’Tromp-Ekipp, kritt se der esouvill derbäi. Manner Strécher ass besser.\n" +
+		"• All Ekipp fänkt mat 9 Strécher un (oder wéi den Dësch seet). D’Gewënner sträichen den Asaz duerch, ee méi, wann déi aner kee Streech kruten; verléiert d’Tromp-Ekipp, kritt se der esouvill derbäi. Manner Strécher ass besser.\n" +
 		"• Bei engem Stänner gëtt näischt duerchgestrach; d’Tromp-Ekipp kritt den Asaz derbäi (oder 1 Stréch, wann den Dësch dat seet).\n" +
 		"• Déi éischt Ekipp ouni Strécher gewënnt d’Partie.",
-	"rules.house": "Hausreegelen hei am Chat fir nei Dëscher: %s",
-	"rules.learn": "Fir et beim Spillen ze léieren: /learn ass e Spill mat Erklärunge géint dräi Computeren.",
+	"rules.house": "Hausreegelen hei am Chat: %s",
+	"rules.learn": "Beim Spille léieren: /learn ass e Spill mat Erklärunge géint dräi Computeren.",
 	"rules.link":  "Op enger Säit: %s",
 
 	"term.moves":   "Tippt ee vun dëse Befeeler: %s",
@@ -647,17 +647,17 @@ var de = map[string]string{
 
 	"rules.title": "📜 Konter a Matt kurz erklärt",
 	"rules.text": "• Vier Spieler, zwei Teams; die Partner sitzen sich gegenüber. 24 Karten: Ass, König, Dame, Bauer, Zehn und Neun jeder Farbe.\n" +
-		"• Der Geber gibt jedem drei Karten; die Vorhand, der Spieler nach ihm, sieht sie an und wählt Trumpf. Dann bekommt jeder drei weitere.\n" +
+		"• Der Geber gibt jedem drei Karten; die Vorhand (der Spieler nach ihm) sieht sie an und wählt Trumpf. Dann gibt es drei weitere.\n" +
 		"• Die Vorhand spielt zuerst aus; wer einen Stich macht, spielt den nächsten aus.\n" +
-		"• Farbe bekennen oder trumpfen: Du darfst immer trumpfen, auch wenn du die Farbe hast; ohne sie spielst du, was du willst. Wird Trumpf ausgespielt, spielst du Trumpf, wenn du einen hast.\n" +
+		"• Farbe bekennen oder trumpfen: Trumpfen darfst du immer, auch mit der Farbe; ohne sie spielst du, was du willst. Auf Trumpf gibst du Trumpf, wenn du einen hast.\n" +
 		"• Pik-Dame (Matt), Herz-Dame und Karo-Dame (Konter) sind immer Trumpf. Von hoch nach niedrig: Ass, D♠, D♥, D♦, König, (D♣, wenn Kreuz Trumpf ist), Bauer, 10, 9.\n" +
 		"• Der höchste Trumpf gewinnt den Stich, sonst die höchste Karte der ausgespielten Farbe.\n" +
 		"• Punkte: Ass 4, König 3, Dame 2, Bauer 1 (40 insgesamt). Mit 21 gewinnt ein Team das Spiel; 20–20 ist ein Gleichstand.\n" +
 		"• Im ersten Stich darfst du vor deiner Karte ansagen: Konter (mit D♥ und D♦), Matt (mit D♠) oder Konter a Matt. Einsatz: 1, +1 für Konter, +1 für Matt.\n" +
-		"• Jedes Team beginnt mit 9 Strichen, oder so vielen, wie der Tisch sagt. Die Gewinner streichen den Einsatz weg, einen mehr, wenn die anderen keinen Stich gemacht haben; verliert das Trumpfteam, bekommt es so viele dazu. Weniger Striche sind besser.\n" +
-		"• Bei Gleichstand wird nichts weggestrichen; das Trumpfteam bekommt den Einsatz dazu (oder 1 Strich, wenn der Tisch es so will).\n" +
+		"• Jedes Team beginnt mit 9 Strichen (oder wie der Tisch sagt). Die Gewinner streichen den Einsatz weg, einen mehr, wenn die anderen keinen Stich gemacht haben; verliert das Trumpfteam, bekommt es so viele dazu. Weniger Striche sind besser.\n" +
+		"• Bei Gleichstand wird nichts weggestrichen; das Trumpfteam bekommt den Einsatz dazu (oder 1 Strich, je nach Tisch).\n" +
 		"• Das erste Team ohne Striche gewinnt die Partie.",
-	"rules.house": "Hausregeln in diesem Chat für neue Tische: %s",
+	"rules.house": "Hausregeln dieses Chats: %s",
 	"rules.learn": "Lernen beim Spielen: /learn ist ein Spiel mit Erklärungen gegen drei Computer.",
 	"rules.link":  "Auf einer Seite: %s",
 
@@ -1193,7 +1193,7 @@ var fr = map[string]string{
 
 	"rules.title": "📜 Konter a Matt en bref",
 	"rules.text": "• Quatre joueurs, deux équipes\u202f; les partenaires sont face à face. 24 cartes\u00a0: as, roi, dame, valet, dix et neuf de chaque couleur.\n" +
-		"• Le donneur donne trois cartes à chacun\u202f; le joueur en main, le suivant, les regarde et choisit l’atout. Puis trois cartes de plus pour chacun.\n" +
+		"• Le donneur donne trois cartes à chacun\u202f; le joueur en main, le suivant, les regarde et choisit l’atout. Puis trois de plus chacun.\n" +
 		"• Le joueur en main entame\u202f; qui remporte un pli entame le suivant.\n" +
 		"• Fournir ou couper\u00a0: vous pouvez toujours couper, même avec la couleur demandée\u202f; sans elle, jouez ce que vous voulez. Atout demandé\u00a0: jouez atout si vous en avez.\n" +
 		"• Les dames de pique (Matt), de cœur et de carreau (Konter) sont toujours atout. Du plus fort au plus faible\u00a0: as, D♠, D♥, D♦, roi, (D♣ si trèfle est atout), valet, 10, 9.\n" +
@@ -1203,7 +1203,7 @@ var fr = map[string]string{
 		"• Chaque équipe commence avec 9 traits, ou ce que dit la table. Les gagnants barrent la mise, un de plus si les autres n’ont fait aucun pli\u202f; si l’équipe qui a choisi l’atout perd, elle en reçoit autant. Moins de traits, c’est mieux.\n" +
 		"• Égalité\u00a0: rien n’est barré\u202f; l’équipe qui a choisi l’atout reçoit la mise en traits (ou 1 trait, selon la table).\n" +
 		"• La première équipe sans trait gagne la partie.",
-	"rules.house": "Règles maison de cette conversation pour les nouvelles tables\u00a0: %s",
+	"rules.house": "Règles maison ici\u00a0: %s",
 	"rules.learn": "Pour apprendre en jouant\u00a0: /learn lance une partie guidée contre trois ordinateurs.",
 	"rules.link":  "Sur une page\u00a0: %s",
 

@@ -19,6 +19,10 @@ import (
 // parsing").
 const discordContentMax, telegramTextMax = 2000, 4096
 
+// noticeRoom is what an answer leaves for a notice the Discord adapter joins to it: the longest,
+// discord.automod, is 210 characters in German, and "\n\n" joins it.
+const noticeRoom = 215
+
 func utf16Len(s string) int { return len(utf16.Encode([]rune(s))) }
 
 // onDiscord is a text as Discord shows it: every command is "/km verb" there, the league's
@@ -41,6 +45,57 @@ var rulesWords = map[string][]string{
 	"lb": {"Virhand", "dräi", "mécht d’Tromp", "Bekennen oder trompen", "Schëppen Damm", "Äss 4", "21", "Konter", "Matt", "Asaz", "Strécher", "Manner Strécher ass besser", "20–20", "Stänner"},
 	"de": {"Vorhand", "drei", "wählt Trumpf", "Farbe bekennen oder trumpfen", "Pik-Dame", "Ass 4", "21", "Konter", "Matt", "Einsatz", "Striche", "Weniger Striche sind besser", "20–20", "Gleichstand"},
 	"fr": {"en main", "trois", "choisit l’atout", "Fournir ou couper", "dames de pique", "as 4", "21", "Konter", "Matt", "Mise", "traits", "Moins de traits, c’est mieux", "20–20", "égalité"},
+}
+
+// /rules tells the game in 8–12 short lines in each language, then the house rules of the chat it
+// is asked in, /learn, and the rules page when one is configured, in the reader's language.
+func TestRulesTellTheGame(t *testing.T) {
+	for _, lang := range i18n.Languages {
+		t.Run(lang, func(t *testing.T) {
+			h := newHarness(t, NewMemStore(), withKV, func(c *Config) { c.RulesURL = "https://t.example/rules?lang={lang}" })
+			defer h.svc.Close()
+			admin := Command{Place: h.place, Actor: Player{ID: "a", Name: "Anna", Locale: lang}, Verb: VerbSettings, Args: []string{"stripes=7"}, Admin: true}
+			if e := errText(h.svc.Handle(context.Background(), admin)); e != "" {
+				t.Fatal(e)
+			}
+			text := h.do(Player{ID: "p", Name: "Jang", Locale: lang}, VerbRules)[0].Text
+			lines := strings.Split(text, "\n")
+			rules := RulesLines(lang)
+			if len(rules) < 8 || len(rules) > 12 {
+				t.Errorf("%d lines of rules, want 8 to 12", len(rules))
+			}
+			if lines[0] != i18n.T(lang, "rules.title") || strings.Join(lines[1:1+len(rules)], "\n") != strings.Join(rules, "\n") {
+				t.Errorf("/rules does not start with the title and the rules:\n%s", text)
+			}
+			// The trump order names the three queens as the chat writes cards in the language.
+			for _, w := range append(rulesWords[lang], i18n.Card(lang, core.MustCards("QS")[0]), i18n.Card(lang, core.MustCards("QH")[0]),
+				i18n.Card(lang, core.MustCards("QD")[0])) {
+				if !strings.Contains(strings.Join(rules, "\n"), w) {
+					t.Errorf("the rules never say %q", w)
+				}
+			}
+			for _, line := range rules {
+				if n := len([]rune(line)); n > 260 {
+					t.Errorf("a line of %d characters is not short: %q", n, line)
+				}
+			}
+			seven, _ := ParseOptions([]string{"stripes=7"})
+			for _, want := range []string{i18n.T(lang, "rules.house", optionsLine(lang, seven)), "/learn",
+				i18n.T(lang, "rules.link", "https://t.example/rules?lang="+lang)} {
+				if !strings.Contains(text, want) {
+					t.Errorf("/rules does not say %q:\n%s", want, text)
+				}
+			}
+			// The Discord adapter joins a notice of its own to an answer (discord.automod, some
+			// 210 characters): /rules leaves room for it.
+			if n := utf16Len(onDiscord(text)); n > discordContentMax-noticeRoom {
+				t.Errorf("/rules is %d long on Discord, over %d", n, discordContentMax-noticeRoom)
+			}
+			if n := utf16Len(text); n > telegramTextMax {
+				t.Errorf("/rules is %d long, over Telegram's %d", n, telegramTextMax)
+			}
+		})
+	}
 }
 
 // Without a configured rules page /rules links nowhere: the project's page is English only. In a
