@@ -22,11 +22,11 @@ func RulesLink(rulesURL, lang string) string {
 // rules answers /rules: the game in short, the house rules new tables here get (not in a private
 // chat or at a terminal, which have none), how to learn by playing, and the rules page when there
 // is one.
-func (s *Service) rules(_ context.Context, _ *tbl, c *call) *userError {
+func (s *Service) rules(ctx context.Context, _ *tbl, c *call) *userError {
 	lang := c.lang
 	lines := append([]string{i18n.T(lang, "rules.title")}, RulesLines(lang)...)
 	if !c.Private && !s.surface(c.Place).Personal { // a terminal's settings are its command line's
-		opts, _ := ParseOptions(s.placeSettings(c.Place.Key()).args())
+		opts, _ := ParseOptions(s.placeSettings(ctx, c.Place.Key()).args())
 		lines = append(lines, "", i18n.T(lang, "rules.house", optionsLine(lang, opts)))
 	}
 	lines = append(lines, i18n.T(lang, "rules.learn"))

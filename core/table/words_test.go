@@ -103,8 +103,12 @@ func TestRulesTellTheGame(t *testing.T) {
 func TestRulesWithoutALink(t *testing.T) {
 	h := newHarness(t, NewMemStore(), withKV)
 	defer h.svc.Close()
-	text := h.svc.Handle(context.Background(), Command{Place: Place{Platform: "test", Chat: "dm"}, Actor: Player{ID: "p", Name: "Jang", Locale: "de"},
-		Verb: VerbRules, Private: true})[0].Text
+	msgs, err := h.svc.Handle(context.Background(), Command{Place: Place{Platform: "test", Chat: "dm"}, Actor: Player{ID: "p", Name: "Jang", Locale: "de"},
+		Verb: VerbRules, Private: true})
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("/rules: %v, %+v", err, msgs)
+	}
+	text := msgs[0].Text
 	if strings.Contains(text, "http") || strings.Contains(text, DefaultRulesURL) {
 		t.Errorf("/rules links a page though none is configured:\n%s", text)
 	}
