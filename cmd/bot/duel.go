@@ -22,10 +22,13 @@ type duelConfig struct {
 	Seed    uint64
 	Workers int           // games played at once
 	Options robot.Options // for both players' search levels
-	Analyze bool          // measure A's decisions against the open-card solver
-	Matches int           // play this many whole matches (each twice, teams swapped) instead of deals
-	Stripes int           // the matches' open stripes at the start
-	Done    func()        // called when a deal (or a match) has been played both ways; may be nil
+	// BPrevious makes B's search players draw deals with the sampler before the policy-based
+	// inference, to measure the new one against it on the same deals.
+	BPrevious bool
+	Analyze   bool   // measure A's decisions against the open-card solver
+	Matches   int    // play this many whole matches (each twice, teams swapped) instead of deals
+	Stripes   int    // the matches' open stripes at the start
+	Done      func() // called when a deal (or a match) has been played both ways; may be nil
 }
 
 // gameOutcome is one game from A's side.
@@ -85,8 +88,10 @@ func newDuelWorker(cfg duelConfig) *duelWorker {
 		// The same seed per seat for both sides: a player against itself plays both games of a
 		// pair identically.
 		seed := cfg.Seed*4 + uint64(s) + 1
+		bo := cfg.Options
+		bo.PreviousSampler = cfg.BPrevious
 		w.a[s] = robot.NewWith(cfg.A, seed, cfg.Options)
-		w.b[s] = robot.NewWith(cfg.B, seed, cfg.Options)
+		w.b[s] = robot.NewWith(cfg.B, seed, bo)
 	}
 	return w
 }
@@ -340,8 +345,8 @@ func (r *duelResult) print(w io.Writer) {
 	share, half := r.WinShare()
 	margin, mh := r.pairMeans(func(o gameOutcome) float64 { return float64(o.Margin) })
 	stripes, sh := r.pairMeans(func(o gameOutcome) float64 { return float64(o.Stripes) })
-	fmt.Fprintf(w, "duel A=%s B=%s: %d deals x 2 games (duplicate: A plays each deal in both teams), seed %d, workers %d, %s\n",
-		c.A, c.B, len(r.Pairs), c.Seed, c.Workers, r.Elapsed.Round(time.Second))
+	fmt.Fprintf(w, "duel A=%s B=%s%s: %d deals x 2 games (duplicate: A plays each deal in both teams), seed %d, workers %d, %s\n",
+		c.A, c.B, c.bNote(), len(r.Pairs), c.Seed, c.Workers, r.Elapsed.Round(time.Second))
 	fmt.Fprintf(w, "A game win share (draws half): %.4f ± %.4f (95%% CI over deal pairs)\n", share, half)
 	fmt.Fprintf(w, "A card-point margin per game:  %+.2f ± %.2f\n", margin, mh)
 	fmt.Fprintf(w, "A stripe margin per game:      %+.3f ± %.3f (B's stripe change minus A's, per game, not per match)\n", stripes, sh)
@@ -360,6 +365,14 @@ func (r *duelResult) print(w io.Writer) {
 	}
 }
 
+// bNote marks B's previous sampler in the result's first line.
+func (c duelConfig) bNote() string {
+	if c.BPrevious {
+		return " (previous sampler)"
+	}
+	return ""
+}
+
 // runDuel plays two computer levels against each other on duplicate deals.
 func runDuel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("duel")
@@ -373,6 +386,7 @@ func runDuel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	threads := fs.Int("threads", 1, "goroutines per search decision")
 	budget := fs.Duration("budget", 0, "time per search decision (0: the level's)")
 	worlds := fs.Int("worlds", 0, "deals sampled per search decision (0: the level's)")
+	bPrevious := fs.Bool("b-previous", false, "B's search draws its deals with the previous sampler (before the policy-based inference)")
 	an := fs.Bool("analyze", false, "measure A's cards and trumps against the open-card solver")
 	quiet := fs.Bool("q", false, "say nothing on stderr while it runs (else how far it is: a bar on a terminal, a line every few seconds)")
 	if code, ok := parseFlags(fs, args, 0, stdout, stderr); !ok {
@@ -394,7 +408,7 @@ func runDuel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	cfg := duelConfig{A: la, B: robot.Level(*b), Deals: *deals, Seed: *seed, Workers: max(*workers, 1),
 		Options: robot.Options{Threads: max(*threads, 1), Budget: *budget, Worlds: *worlds}, Analyze: *an,
-		Matches: *matches, Stripes: *stripes}
+		Matches: *matches, Stripes: *stripes, BPrevious: *bPrevious}
 	if cfg.Matches > 0 {
 		return playDuel(stdout, stderr, *quiet, cfg, "matches", cfg.Matches, matchDuel)
 	}

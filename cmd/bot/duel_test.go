@@ -103,3 +103,28 @@ func TestRunMatchDuel(t *testing.T) {
 		}
 	}
 }
+
+// -b-previous reaches B's players: strong against strong with the previous sampler no longer
+// mirrors every pair, and the report says which B it was.
+func TestDuelAgainstThePreviousSampler(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := runDuel([]string{"-a", "strong", "-b", "strong", "-b-previous", "-deals", "4", "-seed", "5", "-worlds", "3", "-budget", "1m"}, nil, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "A=strong B=strong (previous sampler): 4 deals") {
+		t.Errorf("report does not name B's sampler:\n%s", out.String())
+	}
+	res, err := duel(duelConfig{A: robot.Strong, B: robot.Strong, BPrevious: true, Deals: 4, Seed: 5, Workers: 1,
+		Options: robot.Options{Threads: 1, Budget: time.Minute, Worlds: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mirrored := true
+	for _, p := range res.Pairs {
+		mirrored = mirrored && p[0].Margin == -p[1].Margin
+	}
+	if mirrored {
+		t.Errorf("every pair mirrored: B played as A did, the previous sampler was not used")
+	}
+}
