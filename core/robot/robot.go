@@ -91,6 +91,15 @@ func NewWith(level Level, seed uint64, o Options) Player {
 	return &easyPlayer{seed: seed}
 }
 
+// DecisionBudget is the time a search level spends on a card decision by default (0 for Easy).
+func DecisionBudget(l Level) time.Duration {
+	if l != Normal && l != Strong {
+		return 0
+	}
+	b, _ := levelDefaults(l)
+	return b
+}
+
 // levelDefaults are each search level's budget per card decision and cap on sampled deals.
 func levelDefaults(l Level) (budget time.Duration, worlds int) {
 	if l == Strong {
