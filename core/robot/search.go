@@ -489,6 +489,11 @@ func (s *searcher) decideCard(ctx context.Context, v core.View) (card core.Card,
 	}
 	ws := s.source(v)
 	exact := ws.all != nil
+	if useEndgame && exact && !s.previous && v.Hand.Len() == endgameHand {
+		if c, win, draw, loss, ok := s.endgameCard(ctx, until, v, ws, cands); ok {
+			return c, win, draw, loss, true
+		}
+	}
 	stats, wsum, n, _ := s.cardSearch(ctx, until, v, ws, cands, exact, true)
 	if n == 0 || wsum == 0 {
 		return core.NoCard, 0, 0, 0, false
