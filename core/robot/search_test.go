@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -199,4 +200,70 @@ func TestEndgame(t *testing.T) {
 		t.Fatalf("seed %d: %d positions, %d cards worth less without fusion, %d decisions changed", seed, checked, lower, differs)
 	}
 	t.Logf("seed %d: %d positions, %d cards worth less without fusion, %d decisions changed", seed, checked, lower, differs)
+}
+
+// BenchmarkStrongDecisions times Strong's card decisions at its defaults on one thread, four
+// Strong players per game (seed 13; each op is one game), and reports the median, the 95th
+// percentile and the longest in ms, with how many went over the 100 ms budget by more than 5 ms;
+// with this search and with the previous sampler. Run it on an idle core (GOMAXPROCS=1): on a
+// busy machine the clock runs while others work (the deciding thread's CPU time, on Linux, is
+// reported beside it).
+func BenchmarkStrongDecisions(b *testing.B) {
+	for _, previous := range []bool{false, true} {
+		b.Run(map[bool]string{false: "policy", true: "previous"}[previous], func(b *testing.B) {
+			benchDecisions(b, Options{Threads: 1, PreviousSampler: previous})
+		})
+	}
+}
+
+func benchDecisions(b *testing.B, o Options) {
+	runtime.LockOSThread() // one thread decides (Threads 1), so its CPU time is the decision's
+	defer runtime.UnlockOSThread()
+	r := rand.New(rand.NewPCG(13, 0))
+	var ms, cpu []float64
+	for i := 0; b.Loop(); i++ {
+		var ps [4]Player
+		for s := range ps {
+			ps[s] = NewWith(Strong, uint64(4*i+s), o)
+		}
+		dealer := core.Seat(r.IntN(4))
+		g, err := core.NewGame(core.DefaultRules(), dealer, core.DealHands(r, dealer))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for g.Phase() != core.PhaseOver {
+			s := g.ToMove()
+			v := g.View(s)
+			c0, cpuOK := threadCPU()
+			t0 := time.Now()
+			m := ps[s].Decide(context.Background(), v)
+			if v.Phase == core.PhasePlay && v.Legal.Len() > 1 {
+				ms = append(ms, float64(time.Since(t0).Microseconds())/1000)
+				if c1, _ := threadCPU(); cpuOK {
+					cpu = append(cpu, float64((c1-c0).Microseconds())/1000)
+				}
+			}
+			if err := g.Apply(m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	slices.Sort(ms)
+	over := 0
+	for _, x := range ms {
+		if x > 105 {
+			over++
+		}
+	}
+	if len(ms) > 0 {
+		b.ReportMetric(float64(len(ms)), "decisions")
+		b.ReportMetric(ms[len(ms)/2], "p50-ms")
+		b.ReportMetric(ms[min(len(ms)-1, len(ms)*95/100)], "p95-ms")
+		b.ReportMetric(ms[len(ms)-1], "max-ms")
+		b.ReportMetric(float64(over), "over-105ms")
+	}
+	if slices.Sort(cpu); len(cpu) > 0 {
+		b.ReportMetric(cpu[len(cpu)*95/100], "cpu-p95-ms")
+		b.ReportMetric(cpu[len(cpu)-1], "cpu-max-ms")
+	}
 }
