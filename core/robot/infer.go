@@ -2,6 +2,7 @@ package robot
 
 import (
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/kontermatt/kontermatt/core"
@@ -12,34 +13,52 @@ import (
 // with the hands it gives them. Three kinds of move are read:
 //
 //   - forehand's trump choice, made from three of its six cards (which three, the others do not
-//     know: the chance is the mean over the twenty packets its hand holds), under a softmax over
-//     the trump table's chances for each suit and Easy's rule;
-//   - every card another seat led or followed, under a softmax over a cheap evaluator of the
-//     legal cards it held (the card Easy would play, winning the trick, points given to a winning
-//     partner or thrown away, trumps spent);
+//     know: the chance is the mean over the twenty packets its hand holds);
+//   - every card another seat led or followed;
 //   - announcements made, and not made by a seat that held the queens for one.
 //
-// The weights of each softmax (its temperature among them) were fitted by maximum likelihood on
-// the choices of the three levels playing each other (BenchmarkFitInference prints them), and
-// BenchmarkInference measures what they buy: how often the deals drawn put each hidden card where
-// it truly is, and the log-likelihood of the true deal, against uniform drawing.
+// Players differ, so each other seat is one of two kinds, even odds before its first move: a
+// player by rules (Easy, or a person who plays as a club player would state it), who makes the
+// rule's move but for a small chance ruleSlip of any other; or a player who reads the game
+// (Normal, Strong), whose moves follow softmax models over cheap evaluators — the trump table's
+// chances for each suit and Easy's rule; the card Easy would play, winning the trick, points given
+// to a winning partner or thrown away, trumps spent; the hand's strength. A deal's weight is, per
+// seat, the mixture of what the two kinds make of its moves, so a seat that plays by the rules
+// soon counts as one in the deals that explain its play.
+//
+// The weights of the reading kind's softmax models (their temperatures among them) were fitted
+// by maximum likelihood on the choices of Normal and Strong playing with and against every level
+// (BenchmarkFitInference prints them); the rule player's moves are deterministic, so nothing is
+// fitted there but its slip. BenchmarkInference measures what the inference buys: how often the
+// deals drawn put each hidden card where it truly is, and the log-likelihood of the true deal,
+// against uniform drawing.
+
+// ruleSlip is the chance a rule player makes any move but the rule's.
+const ruleSlip = 0.05
 
 // trumpModel: the logit of naming y from a packet is trumpValue·(the table's win chance plus half
 // the draw chance with y) + trumpEasy·(y is Easy's choice).
 const (
-	trumpValue = 28.5
-	trumpEasy  = 1.5
+	trumpValue = 41.1
+	trumpEasy  = 0.495
 )
 
 // The play model's weights per feature (playFeatures).
-var playWeights = [nPlayFeatures]float64{1.69, 0.997, 0.697, -0.371, -0.526, -0.443}
+var playWeights = [nPlayFeatures]float64{0.988, 1.17, 0.576, -0.454, -0.558, -0.392}
 
 // announceModel: the logit of announcing, when a seat can, is announceBias +
 // announceStrength·handStrength/10 + announceTrumpTeam·(the seat's team named trump).
 const (
-	announceBias      = -3.94
-	announceStrength  = 7.69
-	announceTrumpTeam = -0.069
+	announceBias      = -5.23
+	announceStrength  = 12.7
+	announceTrumpTeam = -0.629
+)
+
+// The kinds of player a seat may be.
+const (
+	kindRules = iota
+	kindReads
+	nPlayerKinds
 )
 
 // packetIndex numbers the 2,024 three-card packets (the combinatorial number system).
@@ -49,14 +68,21 @@ func packetIndex(a, b, c core.Card) int {
 	return x + y*(y-1)/2 + z*(z-1)*(z-2)/6
 }
 
-// trumpChoiceProbs[packet][suit] is the chance the model gives naming suit from the packet.
-var trumpChoiceProbs = sync.OnceValue(func() *[2024][5]float64 {
-	var out [2024][5]float64
+// trumpChoiceProbs[kind][packet][suit] is the chance the model of the kind gives naming suit
+// from the packet.
+var trumpChoiceProbs = sync.OnceValue(func() *[nPlayerKinds][2024][5]float64 {
+	var out [nPlayerKinds][2024][5]float64
 	for a := core.Card(1); a <= 24; a++ {
 		for b := a + 1; b <= 24; b++ {
 			for c := b + 1; c <= 24; c++ {
 				p := core.SetOf(a, b, c)
-				out[packetIndex(a, b, c)] = trumpProbs(p, trumpValue, trumpEasy)
+				i := packetIndex(a, b, c)
+				out[kindReads][i] = trumpProbs(p, trumpValue, trumpEasy)
+				easy := easyTrump(p)
+				for _, x := range core.Suits {
+					out[kindRules][i][x] = ruleSlip / 3
+				}
+				out[kindRules][i][easy] = 1 - ruleSlip
 			}
 		}
 	}
@@ -92,14 +118,14 @@ func trumpProbs(p core.CardSet, wValue, wEasy float64) [5]float64 {
 	return out
 }
 
-// trumpChoiceChance is the chance that a seat holding the six cards hand names x, its first
-// packet being any three of them.
-func trumpChoiceChance(hand core.CardSet, x core.Suit) float64 {
+// trumpChoiceChance is the chance that a seat of the kind holding the six cards hand names x,
+// its first packet being any three of them.
+func trumpChoiceChance(kind int, hand core.CardSet, x core.Suit) float64 {
 	cards := hand.Cards()
 	if len(cards) != 6 {
 		return 1
 	}
-	t := trumpChoiceProbs()
+	t := &trumpChoiceProbs()[kind]
 	sum := 0.0
 	for i := 0; i < 6; i++ {
 		for j := i + 1; j < 6; j++ {
@@ -169,13 +195,14 @@ func playFeatures(ov core.View, legal core.CardSet, f [][nPlayFeatures]float64) 
 	}
 }
 
-// playChance is the chance the model gives playing card among legal for view ov, with the
-// given weights.
-func playChance(ov core.View, legal core.CardSet, card core.Card, w *[nPlayFeatures]float64) float64 {
+// playChances are the chances each kind of player gives playing card among legal for view ov:
+// the reading kind's softmax with the given weights, and the rule player's.
+func playChances(ov core.View, legal core.CardSet, card core.Card, w *[nPlayFeatures]float64) [nPlayerKinds]float64 {
 	var buf [6][nPlayFeatures]float64
 	n := legal.Len()
 	playFeatures(ov, legal, buf[:n])
 	var num, sum float64
+	var out [nPlayerKinds]float64
 	i := 0
 	for m := legal; m != 0; m &= m - 1 {
 		l := 0.0
@@ -186,10 +213,15 @@ func playChance(ov core.View, legal core.CardSet, card core.Card, w *[nPlayFeatu
 		sum += e
 		if m.First() == card {
 			num = e
+			out[kindRules] = ruleSlip / float64(n-1)
+			if buf[i][featEasy] == 1 {
+				out[kindRules] = 1 - ruleSlip
+			}
 		}
 		i++
 	}
-	return num / sum
+	out[kindReads] = num / sum
+	return out
 }
 
 // announceChance is the chance the model gives a seat announcing when it can, with hand (its
@@ -206,8 +238,8 @@ func announceChance(hand core.CardSet, x core.Suit, trumpTeam bool) float64 {
 type observedWindow struct {
 	seat      core.Seat
 	announced bool
-	before    core.Call    // the calls made before its window (it could not make them again)
-	played    core.CardSet // the cards it has played since (all in its hand at the window)
+	before    []core.Announcement // the calls made before its window (it could not make them again)
+	played    core.CardSet        // the cards it has played since (all in its hand at the window)
 }
 
 // inference weighs deals for one view by the others' moves.
@@ -217,9 +249,9 @@ type inference struct {
 	fhPlayed core.CardSet // the cards forehand has played
 	plays    []observedPlay
 	windows  []observedWindow
-	// memo holds each play's log-chance by the hand it was played from: deals share hands, the
+	// memo holds each play's log-chances by the hand it was played from: deals share hands, the
 	// more so late in a game. An inference is used by one goroutine.
-	memo map[playHand]float64
+	memo map[playHand][nPlayerKinds]float64
 }
 
 type playHand struct {
@@ -229,7 +261,7 @@ type playHand struct {
 
 // newInference reads the view's public moves by the other seats.
 func newInference(v core.View) *inference {
-	in := &inference{v: v, memo: map[playHand]float64{}}
+	in := &inference{v: v, memo: map[playHand][nPlayerKinds]float64{}}
 	if v.Phase != core.PhasePlay {
 		return in
 	}
@@ -245,14 +277,14 @@ func newInference(v core.View) *inference {
 	in.plays = observedPlays(v)
 	if v.Rules.Announcements && len(tricks) > 0 {
 		first := tricks[0]
-		var made core.Call
+		var before []core.Announcement
 		for i := range first.N {
 			s := first.SeatOf(i)
-			w := observedWindow{seat: s, before: made}
+			w := observedWindow{seat: s, before: before}
 			for _, a := range v.Announcements {
 				if a.Seat == s {
 					w.announced = true
-					made |= a.Call
+					before = append(slices.Clip(before), a)
 				}
 			}
 			if s == v.Seat {
@@ -269,45 +301,66 @@ func newInference(v core.View) *inference {
 	return in
 }
 
-// logWeight is the log of how likely the others' moves are with deal h (up to a constant).
+// logWeight is the log of how likely the others' moves are with deal h (up to a constant): per
+// seat, the mixture of its two possible kinds, at even odds.
 func (in *inference) logWeight(h [4]core.CardSet) float64 {
 	v := in.v
-	lw := 0.0
+	var ll [4][nPlayerKinds]float64 // per seat and kind, the log-likelihood of its moves
 	if in.trump {
-		lw += math.Log(trumpChoiceChance(h[v.Forehand]|in.fhPlayed, v.Trump) + 1e-12)
+		for k := range nPlayerKinds {
+			ll[v.Forehand][k] += math.Log(trumpChoiceChance(k, h[v.Forehand]|in.fhPlayed, v.Trump) + 1e-12)
+		}
 	}
 	for _, w := range in.windows {
 		hand := h[w.seat] | w.played
-		canCall := false
-		for _, c := range []core.Call{core.CallKonter, core.CallMatt} {
-			if w.before&c == 0 && c.Queens()&^hand == 0 {
-				canCall = true
+		var made core.Call
+		for _, a := range w.before {
+			made |= a.Call
+		}
+		var calls []core.Call
+		for _, c := range []core.Call{core.CallKonter, core.CallMatt, core.CallKonterAMatt} {
+			if made&c == 0 && c.Queens()&^hand == 0 {
+				calls = append(calls, c)
 			}
 		}
-		if !canCall {
+		if len(calls) == 0 {
 			continue
 		}
-		p := announceChance(hand, v.Trump, w.seat.Team() == v.TrumpTeam)
-		if !w.announced {
-			p = 1 - p
+		p := [nPlayerKinds]float64{kindReads: announceChance(hand, v.Trump, w.seat.Team() == v.TrumpTeam)}
+		wv := core.View{Seat: w.seat, Hand: hand, Trump: v.Trump, TrumpTeam: v.TrumpTeam, Calls: calls, Announcements: w.before}
+		p[kindRules] = ruleSlip
+		if easyAnnounces(wv) {
+			p[kindRules] = 1 - ruleSlip
 		}
-		lw += math.Log(p)
+		for k := range p {
+			if !w.announced {
+				p[k] = 1 - p[k]
+			}
+			ll[w.seat][k] += math.Log(p[k])
+		}
 	}
 	for i, o := range in.plays {
 		hand := h[o.seat] | o.later | core.SetOf(o.card)
-		if l, ok := in.memo[playHand{i, hand}]; ok {
-			lw += l
-			continue
+		l, ok := in.memo[playHand{i, hand}]
+		if !ok {
+			l = in.playLogChances(o, hand)
+			in.memo[playHand{i, hand}] = l
 		}
-		l := in.playLogChance(o, hand)
-		in.memo[playHand{i, hand}] = l
-		lw += l
+		for k := range l {
+			ll[o.seat][k] += l[k]
+		}
+	}
+	lw := 0.0
+	for s := range ll {
+		a, b := ll[s][kindRules], ll[s][kindReads]
+		top := max(a, b)
+		lw += top + math.Log((math.Exp(a-top)+math.Exp(b-top))/2)
 	}
 	return lw
 }
 
-// playLogChance is the log of the chance of play o from hand.
-func (in *inference) playLogChance(o observedPlay, hand core.CardSet) float64 {
+// playLogChances are the logs of the chances of play o from hand, for each kind of player.
+func (in *inference) playLogChances(o observedPlay, hand core.CardSet) [nPlayerKinds]float64 {
 	v := in.v
 	led := core.NoCard
 	if o.trick.N > 0 {
@@ -315,10 +368,11 @@ func (in *inference) playLogChance(o observedPlay, hand core.CardSet) float64 {
 	}
 	legal := core.Legal(hand, led, v.Trump)
 	if legal.Len() < 2 || !legal.Has(o.card) {
-		return 0
+		return [nPlayerKinds]float64{}
 	}
 	ov := core.View{Seat: o.seat, Rules: v.Rules, Phase: core.PhasePlay, Dealer: v.Dealer, Forehand: v.Forehand,
 		Trump: v.Trump, TrumpTeam: v.TrumpTeam, ToMove: o.seat, Hand: hand, Legal: legal,
 		Trick: o.trick, Tricks: v.Tricks[:o.tricks]}
-	return math.Log(playChance(ov, legal, o.card, &playWeights))
+	p := playChances(ov, legal, o.card, &playWeights)
+	return [nPlayerKinds]float64{math.Log(p[0]), math.Log(p[1])}
 }

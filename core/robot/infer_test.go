@@ -15,6 +15,7 @@ type selfPlayGame struct {
 	dealer core.Seat
 	hands  [4][6]core.Card
 	moves  []core.Move
+	levels [4]Level
 }
 
 // replay gives the game after its first k moves.
@@ -40,12 +41,13 @@ func selfPlay(t testing.TB, seed uint64, games int, levels []Level) []selfPlayGa
 	var out []selfPlayGame
 	for i := range games {
 		var ps [4]Player
+		var ls [4]Level
 		for s := range ps {
-			l := levels[r.IntN(len(levels))]
-			ps[s] = NewWith(l, seed*16+uint64(i*4+s), Options{Threads: 1, Budget: time.Minute, Worlds: 24})
+			ls[s] = levels[r.IntN(len(levels))]
+			ps[s] = NewWith(ls[s], seed*16+uint64(i*4+s), Options{Threads: 1, Budget: time.Minute, Worlds: 24})
 		}
 		dealer := core.Seat(r.IntN(4))
-		sp := selfPlayGame{dealer: dealer, hands: core.DealHands(r, dealer)}
+		sp := selfPlayGame{dealer: dealer, hands: core.DealHands(r, dealer), levels: ls}
 		g, err := core.NewGame(core.DefaultRules(), dealer, sp.hands)
 		if err != nil {
 			t.Fatal(err)
@@ -246,10 +248,10 @@ func fitLogit(samples []choiceSample, nf int) ([]float64, float64) {
 	return w, ll / float64(len(samples))
 }
 
-// BenchmarkFitInference fits the inference's models (infer.go) to the choices of the three
-// levels playing each other: the trump choice on random first packets (Easy's rule for a third of
-// the choosers, the trump table for the rest, as the levels are), the cards and announcements on
-// self-play games (seed 21). It prints the weights; each op is one game:
+// BenchmarkFitInference fits the reading kind's models (infer.go) to the choices of Normal and
+// Strong: the trump choice on random first packets (the trump table, as they choose), the cards
+// and announcements of their seats in self-play games of the three levels (seed 21). It prints
+// the weights; each op is one game:
 //
 //	go test ./core/robot -run XXX -bench FitInference -benchtime 300x -v
 func BenchmarkFitInference(b *testing.B) {
@@ -258,11 +260,8 @@ func BenchmarkFitInference(b *testing.B) {
 	for range 20000 {
 		hands := core.DealHands(r, 0)
 		packet := core.SetOf(hands[1][:3]...)
-		x := easyTrump(packet)
-		if r.IntN(3) != 0 {
-			v := core.View{Seat: 1, Phase: core.PhaseTrump, Forehand: 1, TrumpTeam: core.TeamB, Hand: packet, Rules: core.DefaultRules()}
-			x = (&searcher{}).decideTrump(context.Background(), v)
-		}
+		v := core.View{Seat: 1, Phase: core.PhaseTrump, Forehand: 1, TrumpTeam: core.TeamB, Hand: packet, Rules: core.DefaultRules()}
+		x := (&searcher{}).decideTrump(context.Background(), v)
 		value, easy := trumpFeatures(packet)
 		s := choiceSample{}
 		for i, y := range core.Suits {
@@ -283,12 +282,13 @@ func BenchmarkFitInference(b *testing.B) {
 		atWindow := map[core.Seat]bool{}
 		for _, m := range sp.moves {
 			v := g.View(m.Seat)
-			if len(v.Calls) > 0 && !atWindow[m.Seat] {
+			reads := sp.levels[m.Seat] != Easy
+			if reads && len(v.Calls) > 0 && !atWindow[m.Seat] {
 				atWindow[m.Seat] = true
 				f := []float64{1, float64(handStrength(v.Hand, v.Trump)) / 10, b2f(m.Seat.Team() == v.TrumpTeam)}
 				calls = append(calls, choiceSample{alts: [][]float64{{0, 0, 0}, f}, chosen: b2i(m.Kind == core.MoveAnnounce)})
 			}
-			if m.Kind == core.MovePlay && v.Legal.Len() > 1 {
+			if reads && m.Kind == core.MovePlay && v.Legal.Len() > 1 {
 				var buf [6][nPlayFeatures]float64
 				n := v.Legal.Len()
 				playFeatures(v, v.Legal, buf[:n])
