@@ -32,6 +32,14 @@ import (
 // fitted there but its slip. BenchmarkInference measures what the inference buys: how often the
 // deals drawn put each hidden card where it truly is, and the log-likelihood of the true deal,
 // against uniform drawing.
+//
+// Measured (BenchmarkInference, 60 games of the levels, 481 decisions with sampled deals): the
+// true location share is 0.402 drawn with the inference, 0.350 uniformly and 0.370 with the
+// previous sampler; the true deal is e^1.26 times likelier than uniform drawing makes it. In play
+// (duels at 12,000 solver nodes per ms of budget, seeds 3401-3442) Strong with it wins 0.664 ±
+// 0.024 of games against Easy where the previous Strong wins 0.642 ± 0.025 on the same 400 deals,
+// and 0.501 ± 0.020 against the previous Strong (300 deals): finding the cards better has not yet
+// made it play much better.
 
 // ruleSlip is the chance a rule player makes any move but the rule's.
 const ruleSlip = 0.05

@@ -334,3 +334,47 @@ func BenchmarkResample(b *testing.B) {
 		resample(newInference(v), newDeals(v), rand.New(rand.NewPCG(1, uint64(i))), 160)
 	}
 }
+
+// packetIndex numbers the 2,024 packets 0..2023, each once.
+func TestPacketIndex(t *testing.T) {
+	seen := map[int]bool{}
+	for a := core.Card(1); a <= 24; a++ {
+		for b := a + 1; b <= 24; b++ {
+			for c := b + 1; c <= 24; c++ {
+				i := packetIndex(a, b, c)
+				if i < 0 || i >= 2024 || seen[i] {
+					t.Fatalf("packet %v %v %v: index %d (seen %v)", a, b, c, i, seen[i])
+				}
+				seen[i] = true
+			}
+		}
+	}
+}
+
+// A rule player's moves are the rule's but for ruleSlip; the reading kind's chances add up to 1
+// over the legal cards.
+func TestPlayChances(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 0))
+	for range 200 {
+		v, _ := randomView(r, r.IntN(20))
+		if v.Phase != core.PhasePlay || v.Legal.Len() < 2 {
+			continue
+		}
+		easy := easyCard(v, 0)
+		sum := 0.0
+		for _, c := range v.Legal.Cards() {
+			p := playChances(v, v.Legal, c, &playWeights)
+			sum += p[kindReads]
+			want := ruleSlip / float64(v.Legal.Len()-1)
+			if c == easy {
+				want = 1 - ruleSlip
+			}
+			if math.Abs(p[kindRules]-want) > 1e-12 {
+				t.Fatalf("%v from %v: rule player's chance %v, want %v", c, v.Legal, p[kindRules], want)
+			}
+		}
+		if math.Abs(sum-1) > 1e-9 {
+			t.Fatalf("the reading kind's chances over %v add up to %v", v.Legal, sum)
+		}
+	}
+}
