@@ -167,8 +167,8 @@ func trueShare(deals [][4]core.CardSet, w []float64, truth [4]core.CardSet, hidd
 // gives the true deal a higher likelihood, on games Easy plays against itself (seed 3).
 func TestInferenceFindsTheTrueDeal(t *testing.T) {
 	seed := uint64(3)
-	games := selfPlay(t, seed, 40, []Level{Easy})
-	sc := scoreInference(t, games, 160)
+	games := selfPlay(t, seed, 16, []Level{Easy})
+	sc := scoreInference(t, games, 100)
 	u, w, lr := sc.report()
 	t.Logf("seed %d: %d decisions; true location share uniform %.4f, previous sampler %.4f, weighted %.4f; log-LR of the true deal %+.3f",
 		seed, sc.decisions, u, sc.previous(), w, lr)
