@@ -404,7 +404,7 @@ func runDuel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	budget := fs.Duration("budget", 0, "time per search decision (0: the level's)")
 	worlds := fs.Int("worlds", 0, "deals sampled per search decision (0: the level's)")
 	nodesPerMs := fs.Int("nodes-per-ms", 0, "bound each search decision by this many solver nodes per ms of its level's budget instead of by time (a busy machine plays as an idle one; about 12000 is one core)")
-	bPrevious := fs.Bool("b-previous", false, "B's search draws its deals with the previous sampler (before the policy-based inference)")
+	bPrevious := fs.Bool("b-previous", false, "B's search plays as before issue 34: the previous sampler, no endgame search (for measuring, not a level)")
 	an := fs.Bool("analyze", false, "measure A's cards and trumps against the open-card solver")
 	quiet := fs.Bool("q", false, "say nothing on stderr while it runs (else how far it is: a bar on a terminal, a line every few seconds)")
 	if code, ok := parseFlags(fs, args, 0, stdout, stderr); !ok {

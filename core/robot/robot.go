@@ -74,8 +74,9 @@ type Options struct {
 	// solves at least one); 0 means no cap. With one thread a decision bounded by Nodes or Worlds
 	// rather than by its time is the same on any machine, however busy.
 	Nodes uint64
-	// PreviousSampler makes the search draw its deals as it did before the policy-based inference
-	// (infer.go). It is for duels that measure the one against the other, not a level.
+	// PreviousSampler makes the search play as it did before issue 34: its deals drawn as before
+	// the policy-based inference (infer.go), and the last cards solved deal by deal (no
+	// endgame.go). It is for duels that measure the one against the other, not a level.
 	PreviousSampler bool
 }
 
