@@ -167,9 +167,11 @@ func (s *Service) balance(sp Spread, start int) {
 	if len(mine) > share {
 		// A copy joined: the highest partitions go back, and the copies below their share take
 		// them at their next look.
+		var wg sync.WaitGroup
 		for _, i := range mine[share:] {
-			s.giveUp(i)
+			wg.Go(func() { s.giveUp(i) }) // each a call to the store: all at once
 		}
+		wg.Wait()
 		s.cfg.Log.Info("this copy gave places up to another copy", "partitions", len(mine)-share, "copies", n)
 		return
 	}
@@ -196,13 +198,11 @@ func (s *Service) balance(sp Spread, start int) {
 	var took atomic.Int32
 	var wg sync.WaitGroup
 	for _, i := range free {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			if s.tryHold(sp, i) {
 				took.Add(1)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if more := int(took.Load()); more > 0 {
