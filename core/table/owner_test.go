@@ -18,9 +18,9 @@ type leaseLog struct {
 }
 
 func (l *leaseLog) Command(table.Verb, string, time.Duration) {}
-func (l *leaseLog) Commit(time.Duration, error)                {}
-func (l *leaseLog) Decision(string, time.Duration)             {}
-func (l *leaseLog) Reloaded(string)                            {}
+func (l *leaseLog) Commit(time.Duration, error)               {}
+func (l *leaseLog) Decision(string, time.Duration)            {}
+func (l *leaseLog) Reloaded(string)                           {}
 func (l *leaseLog) Lease(name string, held bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

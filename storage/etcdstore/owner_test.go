@@ -333,3 +333,61 @@ func TestPausedOwnerIsFenced(t *testing.T) {
 	}
 	checkLedgers(t, []string{id}, a, b)
 }
+
+// BenchmarkOwners plays 200 tables of computer players on 1, 2 and 3 copies of the bot on a
+// three-member cluster: each copy plays the tables of the places it owns. An operation is one
+// computer decision, at any copy; each copy's share of the decisions is reported (share-a, ...)
+// and must be 40–60% of them with 2 copies and 25–42% with 3 (checked from 2,000 decisions on:
+// run with -benchtime=4000x). The tables are opened through the copies in turn, so where a table
+// is opened says nothing of who plays it.
+func BenchmarkOwners(b *testing.B) {
+	c := etcdtest.Start(b, etcdtest.Options{})
+	const tables = 200
+	bounds := map[int][2]float64{2: {0.40, 0.60}, 3: {0.25, 0.42}}
+	for _, n := range []int{1, 2, 3} {
+		b.Run(fmt.Sprintf("copies=%d", n), func(b *testing.B) {
+			prefix := fmt.Sprintf("owners%d/", prefixes.Add(1))
+			obs := make([]*ownerObserver, n)
+			var copies []*botCopy
+			for i := range n {
+				obs[i] = &ownerObserver{}
+				copies = append(copies, startCopyWith(b, c, prefix, string(rune('a'+i)), func(cfg *table.Config) {
+					cfg.Robots, cfg.Observe = tabletest.RandomRobots, obs[i]
+				}))
+			}
+			waitSpread(b, 30*time.Second, copies...)
+			for i := range tables {
+				tabletest.OpenRobots(b, copies[i%n].svc, table.Place{Platform: "bench", Chat: fmt.Sprintf("t%03d", i)}, "stripes=21")
+			}
+			b.ResetTimer()
+			from := make([]int64, n)
+			for i, o := range obs {
+				from[i] = o.decisions.Load()
+			}
+			made := func() (total int64, each []int64) {
+				for i, o := range obs {
+					d := o.decisions.Load() - from[i]
+					each, total = append(each, d), total+d
+				}
+				return total, each
+			}
+			deadline := time.Now().Add(5 * time.Minute)
+			for total, _ := made(); total < int64(b.N) && time.Now().Before(deadline); total, _ = made() {
+				time.Sleep(5 * time.Millisecond)
+			}
+			b.StopTimer()
+			total, each := made()
+			b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "decisions/s")
+			var shares []string
+			for i, d := range each {
+				share := float64(d) / float64(max(total, 1))
+				b.ReportMetric(100*share, "%share-"+string(rune('a'+i)))
+				shares = append(shares, fmt.Sprintf("%c %.1f%% (%d)", 'a'+i, 100*share, d))
+				if bound, ok := bounds[n]; ok && total >= 2000 && (share < bound[0] || share > bound[1]) {
+					b.Errorf("copy %c made %.1f%% of %d decisions, want %.0f–%.0f%%", 'a'+i, 100*share, total, 100*bound[0], 100*bound[1])
+				}
+			}
+			b.Logf("%d copies, %d tables: %d decisions in %v: %s", n, tables, total, b.Elapsed().Round(time.Millisecond), strings.Join(shares, ", "))
+		})
+	}
+}
