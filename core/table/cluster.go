@@ -40,7 +40,10 @@ type ClusterObserver interface {
 	// is "conflict" (a commit lost to another copy's: the command is applied again), "watch"
 	// (another copy's change heard) or "compacted" (the watch fell behind; every table read).
 	Reloaded(why string)
-	// Lease is a lease of this copy's taken (held) or lost.
+	// Lease is a lease of this copy's taken (held) or lost. The places' partitions are leases
+	// too ("places/<nn>": the copy owns the places whose PlaceLease it is; "places": every
+	// place): an adapter told of one taken starts telling those places from what it stored of
+	// them, and stops when told it is lost.
 	Lease(name string, held bool)
 }
 

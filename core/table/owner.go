@@ -64,7 +64,12 @@ type ownership struct {
 	all   atomic.Bool             // every place: allLease held
 	parts [Partitions]atomic.Bool // the partitions held (Spread)
 	mu    sync.Mutex
-	held  map[int]func() // each partition held: what gives it up
+	held  map[int]*holding // each partition held
+}
+
+// holding is one hold of a partition's lease: a partition given up and won again is another.
+type holding struct {
+	release func() // gives the lease up; may be called more than once
 }
 
 // Owns reports whether this copy owns the place now: it fires the place's timers, runs its
@@ -251,13 +256,14 @@ func (s *Service) tryHold(sp Spread, i int) bool {
 		cancel()
 		return false
 	}
+	h := &holding{release: func() { a.release(); cancel() }}
 	s.own.mu.Lock()
 	if s.own.held == nil {
-		s.own.held = map[int]func(){}
+		s.own.held = map[int]*holding{}
 	}
-	s.own.held[i] = func() { a.release(); cancel() }
-	s.own.mu.Unlock()
+	s.own.held[i] = h
 	s.own.parts[i].Store(true)
+	s.own.mu.Unlock()
 	s.observeLease(name, true)
 	s.cfg.Log.Debug("this copy owns a partition of the places", "lease", name)
 	s.rearm(inPartition(i))
@@ -269,7 +275,7 @@ func (s *Service) tryHold(sp Spread, i int) bool {
 	go func() {
 		defer s.wg.Done()
 		<-a.held.Done()
-		s.lost(i)
+		s.lost(i, h)
 	}()
 	return true
 }
@@ -277,23 +283,27 @@ func (s *Service) tryHold(sp Spread, i int) bool {
 // giveUp gives partition i's lease up (held: another copy may take it at once).
 func (s *Service) giveUp(i int) {
 	s.own.mu.Lock()
-	release := s.own.held[i]
+	h := s.own.held[i]
 	s.own.mu.Unlock()
-	if release != nil {
-		release() // its held context ends: lost follows
+	if h != nil {
+		h.release() // its held context ends: lost follows
 	}
 }
 
-// lost notes that partition i's lease ended (given up, lost with the store out of reach, or the
-// service closing): the place's timers stop and its computer players stop thinking.
-func (s *Service) lost(i int) {
-	s.own.parts[i].Store(false)
+// lost notes that hold h of partition i's lease ended (given up, lost with the store out of
+// reach, or the service closing): the place's timers stop and its computer players stop
+// thinking.
+func (s *Service) lost(i int, h *holding) {
+	h.release()
 	s.own.mu.Lock()
-	release := s.own.held[i]
-	delete(s.own.held, i)
+	current := s.own.held[i] == h
+	if current {
+		delete(s.own.held, i)
+		s.own.parts[i].Store(false)
+	}
 	s.own.mu.Unlock()
-	if release != nil {
-		release()
+	if !current {
+		return // the partition was won again meanwhile
 	}
 	name := partitionLease(i)
 	s.observeLease(name, false)
