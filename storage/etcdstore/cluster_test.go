@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +24,7 @@ type botCopy struct {
 	ledger *tabletest.Ledger
 	leases *etcdstore.Leases
 	svc    *table.Service
+	once   sync.Once // stop's
 }
 
 // startCopy starts a copy on the cluster under prefix; it stops when the test ends.
@@ -34,11 +36,18 @@ func startCopy(tb testing.TB, c *etcdtest.Cluster, prefix, name string, robots f
 // put something around the store: it finds the Ledger as Store and KV).
 func startCopyWith(tb testing.TB, c *etcdtest.Cluster, prefix, name string, tweak func(*table.Config)) *botCopy {
 	tb.Helper()
-	st, err := etcdstore.Open(etcdstore.Options{Endpoints: c.Endpoints(), Prefix: prefix, Timeout: 2 * time.Second})
+	return startCopyPatient(tb, c, prefix, name, 2*time.Second, 2*time.Second, tweak)
+}
+
+// startCopyPatient starts a copy as startCopyWith does, with the store's timeout and the time
+// to live of its leases: longer ones for benchmarks on a busy machine.
+func startCopyPatient(tb testing.TB, c *etcdtest.Cluster, prefix, name string, timeout, ttl time.Duration, tweak func(*table.Config)) *botCopy {
+	tb.Helper()
+	st, err := etcdstore.Open(etcdstore.Options{Endpoints: c.Endpoints(), Prefix: prefix, Timeout: timeout})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	bc := &botCopy{st: st, ledger: tabletest.NewLedger(st), leases: st.Leases(name, 2*time.Second)}
+	bc := &botCopy{st: st, ledger: tabletest.NewLedger(st), leases: st.Leases(name, ttl)}
 	cfg := table.Config{Store: bc.ledger, KV: bc.ledger, Leases: bc.leases, Shared: true,
 		Seed: uint64(len(name)) + uint64(name[0])}
 	tweak(&cfg)
@@ -52,9 +61,11 @@ func startCopyWith(tb testing.TB, c *etcdtest.Cluster, prefix, name string, twea
 
 // stop stops the copy as a host does: its leases given up at once.
 func (bc *botCopy) stop() {
-	bc.svc.Close()
-	bc.leases.Close()
-	bc.st.Close()
+	bc.once.Do(func() {
+		bc.svc.Close()
+		bc.leases.Close()
+		bc.st.Close()
+	})
 }
 
 // kill stops the copy as kill -9 does, from the cluster's view: its connection is gone and its

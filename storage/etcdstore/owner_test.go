@@ -338,28 +338,30 @@ func TestPausedOwnerIsFenced(t *testing.T) {
 // three-member cluster: each copy plays the tables of the places it owns. An operation is one
 // computer decision, at any copy; each copy's share of the decisions is reported (share-a, ...)
 // and must be 40–60% of them with 2 copies and 25–42% with 3 (checked from 2,000 decisions on:
-// run with -benchtime=4000x). The tables are opened through the copies in turn, so where a table
-// is opened says nothing of who plays it.
+// run with -benchtime=4000x). The tables are opened through the copies in turn, with the
+// computers held until all are open, so where a table is opened says nothing of who plays it.
 func BenchmarkOwners(b *testing.B) {
 	c := etcdtest.Start(b, etcdtest.Options{})
 	const tables = 200
 	bounds := map[int][2]float64{2: {0.40, 0.60}, 3: {0.25, 0.42}}
 	for _, n := range []int{1, 2, 3} {
+		prefix := fmt.Sprintf("owners%d/", prefixes.Add(1))
+		obs := make([]*ownerObserver, n)
+		var hold pause
+		hold.freeze()
+		var copies []*botCopy
+		for i := range n {
+			obs[i] = &ownerObserver{}
+			copies = append(copies, startCopyPatient(b, c, prefix, string(rune('a'+i)), 30*time.Second, etcdstore.DefaultLeaseTTL, func(cfg *table.Config) {
+				cfg.Robots, cfg.Observe = pausedRobots(&hold, 0), obs[i]
+			}))
+		}
+		waitSpread(b, 60*time.Second, copies...)
+		for i := range tables {
+			tabletest.OpenRobots(b, copies[i%n].svc, table.Place{Platform: "bench", Chat: fmt.Sprintf("t%03d", i)}, "stripes=20")
+		}
+		hold.thaw()
 		b.Run(fmt.Sprintf("copies=%d", n), func(b *testing.B) {
-			prefix := fmt.Sprintf("owners%d/", prefixes.Add(1))
-			obs := make([]*ownerObserver, n)
-			var copies []*botCopy
-			for i := range n {
-				obs[i] = &ownerObserver{}
-				copies = append(copies, startCopyWith(b, c, prefix, string(rune('a'+i)), func(cfg *table.Config) {
-					cfg.Robots, cfg.Observe = tabletest.RandomRobots, obs[i]
-				}))
-			}
-			waitSpread(b, 30*time.Second, copies...)
-			for i := range tables {
-				tabletest.OpenRobots(b, copies[i%n].svc, table.Place{Platform: "bench", Chat: fmt.Sprintf("t%03d", i)}, "stripes=21")
-			}
-			b.ResetTimer()
 			from := make([]int64, n)
 			for i, o := range obs {
 				from[i] = o.decisions.Load()
@@ -389,5 +391,8 @@ func BenchmarkOwners(b *testing.B) {
 			}
 			b.Logf("%d copies, %d tables: %d decisions in %v: %s", n, tables, total, b.Elapsed().Round(time.Millisecond), strings.Join(shares, ", "))
 		})
+		for _, bc := range copies {
+			bc.stop() // before the next copies start: their tables would play on
+		}
 	}
 }
