@@ -42,8 +42,11 @@ const allLease = "places"
 const spreadEvery = 500 * time.Millisecond
 
 // tryHoldFor is how long a copy waits in line for a partition it found free: another copy that
-// asked at the same moment has it then, and this one gives up its place in line.
-const tryHoldFor = time.Second
+// asked at the same moment has it then, and this one gives up its place in line. Long enough
+// for a store slow to answer (a copy that asks for many partitions at once, on a busy machine,
+// waited longer than a second for every one and gave them all up again), short enough that a
+// dead copy's partitions are taken over within 15 s.
+const tryHoldFor = 3 * time.Second
 
 // partitionOf gives the partition of a place key.
 func partitionOf(placeKey string) int {

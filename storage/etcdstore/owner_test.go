@@ -28,22 +28,29 @@ import (
 func waitSpread(tb testing.TB, within time.Duration, copies ...*botCopy) {
 	tb.Helper()
 	share := (table.Partitions + len(copies) - 1) / len(copies)
-	tabletest.WaitUntil(tb, within, fmt.Sprintf("the places spread over %d copies", len(copies)), func() bool {
+	var held []int
+	spread := func() bool {
 		seen := map[string]bool{}
+		held = held[:0]
+		fine := true
 		for _, bc := range copies {
-			held := bc.svc.Leases()
-			if len(held) > share {
-				return false
-			}
-			for _, name := range held {
-				if seen[name] {
-					return false
-				}
+			names := bc.svc.Leases()
+			held = append(held, len(names))
+			fine = fine && len(names) <= share
+			for _, name := range names {
+				fine = fine && !seen[name]
 				seen[name] = true
 			}
 		}
-		return len(seen) == table.Partitions
-	})
+		return fine && len(seen) == table.Partitions
+	}
+	deadline := time.Now().Add(within)
+	for !spread() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("not within %v: the places spread over %d copies (they hold %v of %d partitions)", within, len(copies), held, table.Partitions)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // ownerOf gives the copy that owns the place, nil if none does.
@@ -293,7 +300,7 @@ func TestPausedOwnerIsFenced(t *testing.T) {
 			break
 		}
 	}
-	id := tabletest.OpenRobots(t, b.svc, place, "stripes=20")
+	id := tabletest.OpenRobots(t, b.svc, place, "stripes=10")
 	tabletest.WaitUntil(t, 20*time.Second, "copy a plays", func() bool { return len(a.ledger.Entries(id)) > 10 })
 	p.freeze()
 	tabletest.WaitUntil(t, 10*time.Second, "copy a thinks, frozen", func() bool { return p.waiting.Load() > 0 })
@@ -324,7 +331,7 @@ func TestPausedOwnerIsFenced(t *testing.T) {
 	tabletest.WaitUntil(t, 10*time.Second, "the store refuses copy a's move", func() bool { return obs.fenced.Load() > 0 })
 	tabletest.WaitUntil(t, 10*time.Second, "copy a no longer owns the place", func() bool { return !a.svc.Owns(place) })
 	waitSpread(t, 15*time.Second, a, b)
-	tabletest.WaitUntil(t, 60*time.Second, "the match ends", func() bool { st, _ := b.svc.Status(id); return st == table.StatusOver })
+	tabletest.WaitUntil(t, 120*time.Second, "the match ends", func() bool { st, _ := b.svc.Status(id); return st == table.StatusOver })
 	if n := len(a.ledger.Entries(id)); n != byA {
 		t.Errorf("copy a committed %d changes at the place after it lost its lease", n-byA)
 	}
