@@ -127,8 +127,8 @@ func (s *Service) keepAll() {
 		s.observeLease(allLease, true)
 		s.cfg.Log.Info("this copy owns every place now", "lease", allLease)
 		s.rearm(func(*tbl) bool { return true })
-		s.prune()
-		s.postSeasons(s.ctx)
+		s.prune(held)
+		s.postSeasons(held)
 		<-held.Done()
 		release()
 		s.own.all.Store(false)
@@ -271,8 +271,8 @@ func (s *Service) tryHold(sp Spread, i int) bool {
 	s.cfg.Log.Debug("this copy owns a partition of the places", "lease", name)
 	s.rearm(inPartition(i))
 	if i == 0 {
-		s.prune()
-		s.postSeasons(s.ctx)
+		s.prune(a.held)
+		s.postSeasons(a.held)
 	}
 	s.wg.Add(1)
 	go func() {

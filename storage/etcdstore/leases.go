@@ -101,6 +101,8 @@ func (l *Leases) Hold(ctx context.Context, name string) (context.Context, func()
 					l.mark(name, nil)
 					cancel()
 					if resign {
+						// Resigning comes after the holder's ctx ended (or as it is given
+						// up): it owns its own short life, bounded by the store's timeout.
 						ctx, done := context.WithTimeout(context.Background(), l.s.timeout)
 						defer done()
 						_ = e.Resign(ctx) // failing, the key goes with the session's lease
@@ -204,7 +206,7 @@ func (l *Leases) Copies(ctx context.Context) (int, error) {
 	l.mu.Unlock()
 	if put {
 		key := fmt.Sprintf("%s%s/%x", l.membersKey(), l.id, sess.Lease())
-		err := l.s.call(func(ctx context.Context, _ bool) error {
+		err := l.s.call(ctx, func(ctx context.Context, _ bool) error {
 			_, err := l.s.cli.Put(ctx, key, "", clientv3.WithLease(sess.Lease()))
 			return err
 		})
@@ -215,7 +217,7 @@ func (l *Leases) Copies(ctx context.Context) (int, error) {
 		l.member = sess.Lease()
 		l.mu.Unlock()
 	}
-	resp, err := l.s.get(l.membersKey(), clientv3.WithPrefix(), clientv3.WithCountOnly())
+	resp, err := l.s.get(ctx, l.membersKey(), clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
 		return 0, err
 	}
@@ -226,7 +228,7 @@ func (l *Leases) Copies(ctx context.Context) (int, error) {
 // whose election has a key.
 func (l *Leases) Taken(ctx context.Context, prefix string) (map[string]bool, error) {
 	root := l.s.p + "leases/"
-	resp, err := l.s.get(root+prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	resp, err := l.s.get(ctx, root+prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	if err != nil {
 		return nil, err
 	}

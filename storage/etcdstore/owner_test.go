@@ -82,10 +82,10 @@ func TestFencedCommit(t *testing.T) {
 		return table.Change{TableID: "t1", State: []byte(fmt.Sprintf(`{"seq":%d}`, seq)),
 			Log: table.LogEntry{Seq: seq, Time: 1, Verb: table.VerbPlay}, Fence: f}
 	}
-	if err := st.Commit(change(1, fence)); err != nil {
+	if err := st.Commit(t.Context(), change(1, fence)); err != nil {
 		t.Fatalf("a commit under a held lease: %v", err)
 	}
-	if err := st.Commit(change(2, table.Fence{Key: fence.Key, Rev: fence.Rev + 1})); !errors.Is(err, table.ErrFenced) {
+	if err := st.Commit(t.Context(), change(2, table.Fence{Key: fence.Key, Rev: fence.Rev + 1})); !errors.Is(err, table.ErrFenced) {
 		t.Fatalf("a commit under another claim to the lease: %v, want ErrFenced", err)
 	}
 
@@ -97,13 +97,13 @@ func TestFencedCommit(t *testing.T) {
 	if _, err := cli.Revoke(t.Context(), clientv3.LeaseID(resp.Kvs[0].Lease)); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Commit(change(2, fence)); !errors.Is(err, table.ErrFenced) {
+	if err := st.Commit(t.Context(), change(2, fence)); !errors.Is(err, table.ErrFenced) {
 		t.Fatalf("a commit after the lease ran out: %v, want ErrFenced", err)
 	}
-	if data, _, _ := st.Table("t1"); string(data) != `{"seq":1}` {
+	if data, _, _ := st.Table(t.Context(), "t1"); string(data) != `{"seq":1}` {
 		t.Errorf("a fenced commit wrote the table: %s", data)
 	}
-	if err := st.Commit(change(2, table.Fence{})); err != nil {
+	if err := st.Commit(t.Context(), change(2, table.Fence{})); err != nil {
 		t.Errorf("a commit without a fence: %v", err)
 	}
 }
