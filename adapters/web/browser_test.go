@@ -82,8 +82,21 @@ func newTab(t testing.TB, b context.Context, dark bool) *tab {
 	return newTabSized(t, b, dark, 390, 844)
 }
 
-// newTabSized is a tab of w×h CSS pixels: a phone's (at scale 2) below 600 px, else a desktop's.
+// quickPace are the page's times for the tests that play many tricks and are not about the
+// pace: the page tells the game in the same order and under the same rules (no tap before all is
+// shown), with short waits.
+const quickPace = `window.kmPace = {card: 20, trick: 150, travel: 0, gather: 0, event: 20};`
+
+// newTabSized is a tab of w×h CSS pixels: a phone's (at scale 2) below 600 px, else a desktop's,
+// at the quick pace.
 func newTabSized(t testing.TB, b context.Context, dark bool, w, h int64) *tab {
+	t.Helper()
+	return newTabPaced(t, b, dark, w, h, quickPace)
+}
+
+// newTabPaced is a tab of w×h whose page runs the script pace first: quickPace, another
+// window.kmPace, or "" for the page's own pace.
+func newTabPaced(t testing.TB, b context.Context, dark bool, w, h int64, pace string) *tab {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(b)
 	t.Cleanup(cancel)
@@ -110,6 +123,12 @@ func newTabSized(t testing.TB, b context.Context, dark bool, w, h int64) *tab {
 	// In front: a hidden tab draws no frames (so a screenshot may wait for one) and slows timers.
 	tb.run(network.Enable(), cdppage.BringToFront(), viewport,
 		emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}))
+	if pace != "" {
+		tb.run(chromedp.ActionFunc(func(ctx context.Context) error {
+			_, err := cdppage.AddScriptToEvaluateOnNewDocument(pace).Do(ctx)
+			return err
+		}))
+	}
 	return tb
 }
 

@@ -536,6 +536,22 @@ var lb = map[string]string{
 	"web.rank.Q":     "D",
 	"web.rank.K":     "K",
 	"web.rank.A":     "A",
+	// web table (issue 33)
+	"web.cards.one":          "%d Kaart",
+	"web.cards.other":        "%d Kaarten",
+	"web.section.table":      "Dësch",
+	"web.section.moves":      "Zich",
+	"web.section.board":      "Tafel",
+	"web.choose_trump.label": "Tromp wielen:",
+	"web.calls.label":        "Schwätzen:",
+	"web.trump_named":        "%[1]s seet Tromp un: %[2]s",
+	"web.partner":            "Partner",
+	"web.rules":              "Reegelen",
+	"web.sound":              "Tounn",
+	"web.result.stake":       "Asaz %d",
+	"web.result.stripes":     "Strécher: Ekipp A %[1]s, Ekipp B %[2]s",
+	"web.last_trick":         "Leschte Streech:",
+	"web.teams":              "Ekipp %[1]s (%[2]s):",
 }
 
 var de = map[string]string{
@@ -1053,6 +1069,22 @@ var de = map[string]string{
 	"web.rank.Q":     "D",
 	"web.rank.K":     "K",
 	"web.rank.A":     "A",
+	// web table (issue 33)
+	"web.cards.one":          "%d Karte",
+	"web.cards.other":        "%d Karten",
+	"web.section.table":      "Tisch",
+	"web.section.moves":      "Züge",
+	"web.section.board":      "Tafel",
+	"web.choose_trump.label": "Trumpf wählen:",
+	"web.calls.label":        "Ansagen:",
+	"web.trump_named":        "%[1]s wählt Trumpf: %[2]s",
+	"web.partner":            "Partner",
+	"web.rules":              "Regeln",
+	"web.sound":              "Ton",
+	"web.result.stake":       "Einsatz %d",
+	"web.result.stripes":     "Striche: Team A %[1]s, Team B %[2]s",
+	"web.last_trick":         "Letzter Stich:",
+	"web.teams":              "Team %[1]s (%[2]s):",
 }
 
 var fr = map[string]string{
@@ -1570,4 +1602,20 @@ var fr = map[string]string{
 	"web.rank.Q":     "D",
 	"web.rank.K":     "R",
 	"web.rank.A":     "A",
+	// web table (issue 33)
+	"web.cards.one":          "%d carte",
+	"web.cards.other":        "%d cartes",
+	"web.section.table":      "Table",
+	"web.section.moves":      "Coups",
+	"web.section.board":      "Tableau",
+	"web.choose_trump.label": "Choisir l’atout\u00a0:",
+	"web.calls.label":        "Annoncer\u00a0:",
+	"web.trump_named":        "%[1]s choisit l’atout\u00a0: %[2]s",
+	"web.partner":            "partenaire",
+	"web.rules":              "Règles",
+	"web.sound":              "Son",
+	"web.result.stake":       "Mise %d",
+	"web.result.stripes":     "Traits\u00a0: équipe A %[1]s, équipe B %[2]s",
+	"web.last_trick":         "Dernier pli\u00a0:",
+	"web.teams":              "Équipe %[1]s (%[2]s)\u00a0:",
 }
