@@ -368,7 +368,13 @@
       felt = null;
     }
     const fresh = stepsOf(v);
-    if (!old) return; // the first view: the table as it stands, nothing to replay
+    if (!old) {
+      // The first view: the table as it stands, nothing replayed; a game's result still stays
+      // until the next deal's first card.
+      const e = v.ended, g = v.game;
+      if (e && !(g && g.no !== e.no && g.trick.plays && g.trick.plays.length)) showResult(e);
+      return;
+    }
     if (fresh.some((s) => s.kind === "take") && steps.some((s) => s.kind === "take")) {
       // More than a trick behind: the older tricks are not replayed.
       steps = steps.filter((s) => s.kind === "trump" || s.kind === "call");
@@ -706,6 +712,11 @@
   }
 
   $("trick").addEventListener("click", release);
+  // Space in the hand never scrolls the page, also while no card there takes it (the page is
+  // still telling the trick) and the focus is on the hand itself.
+  for (const type of ["keydown", "keypress"]) {
+    $("hand").addEventListener(type, (ev) => { if (ev.key === " ") ev.preventDefault(); });
+  }
 
   // The turn's clock: counted down on the page from the view's time left.
   let clockEnds = 0, clockTimer = 0;
@@ -744,9 +755,9 @@
   }
 
   // drawWaiting is the newest view while the page still tells what came before it: the hand as
-  // it is now, taking no tap, and no move offered yet.
+  // it is now, taking no tap, and the moves offered before disabled.
   function drawWaiting(v) {
-    $("choices").replaceChildren();
+    for (const b of $("choices").querySelectorAll("button")) b.disabled = true; // kept in place: nothing moves under the finger
     drawHand(v);
   }
 
