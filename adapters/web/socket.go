@@ -2,8 +2,10 @@ package web
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -31,6 +33,8 @@ import (
 //	server: {"t":"strings","lang":"de","strings":{…}}
 //	server: {"t":"refused","id":"m7","text":"…"}
 //	server: {"t":"note","text":"…"}
+//	server: {"t":"board","png":"data:image/png;base64,…","text":"…"}  (the stripe board as the chats draw
+//	                                              it, with its alt text: when a game ends, and first)
 //	server: {"t":"bye","text":"…"}              (with "renew":true: the session is over, get a new one;
 //	                                              with "why":"elsewhere": another tab took the seat)
 //
@@ -45,6 +49,7 @@ type inbound struct {
 	Arg     string `json:"arg"`
 	Seq     uint64 `json:"seq"`
 	ID      string `json:"id"`
+	Dark    bool   `json:"dark"` // hello: the page's theme, for the board's picture
 }
 
 type outbound struct {
@@ -57,6 +62,7 @@ type outbound struct {
 	Renew   bool              `json:"renew,omitempty"`
 	Why     string            `json:"why,omitempty"`  // a bye's reason the page acts on: "elsewhere"
 	Beat    int64             `json:"beat,omitempty"` // the first ping: the heartbeat in ms
+	PNG     string            `json:"png,omitempty"`  // a board: its picture as a data: URL
 }
 
 // pageSilence is how many heartbeats a page may say nothing before its socket is ended.
@@ -93,6 +99,8 @@ type sock struct {
 	lang    string // the language of the texts the page has
 	wake    chan struct{}
 	last    uint64 // the sequence number of the newest view queued
+	dark    bool   // the page's theme
+	board   string // what the board picture sent last shows: language and games
 }
 
 func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
@@ -142,7 +150,7 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	k := &sock{s: s, conn: c, t: t, player: t.player(), table: t.Table, ctx: ctx, cancel: cancel,
-		wake: make(chan struct{}, 1)}
+		wake: make(chan struct{}, 1), dark: hello.Dark}
 	k.send(outbound{T: "ping", Beat: s.cfg.Heartbeat.Milliseconds()}) // the first word, before any view
 	s.hub.join(k)
 	defer s.hub.leave(k)
@@ -161,13 +169,14 @@ func (s *Server) refuseSocket(ctx context.Context, c *websocket.Conn, lang, key 
 }
 
 // push queues a view; only the newest waiting view is written. The page's texts go first when
-// the view's language is new to it.
+// the view's language is new to it, and the board's picture when a game ended since the last.
 func (k *sock) push(v table.SeatView) {
 	data, err := json.Marshal(outbound{T: "view", View: &v})
 	if err != nil {
 		k.s.log.Error("encoding a view", "err", err)
 		return
 	}
+	board := k.boardPicture(v)
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if v.Seq < k.last {
@@ -179,8 +188,35 @@ func (k *sock) push(v table.SeatView) {
 		s, _ := json.Marshal(outbound{T: "strings", Lang: v.Lang, Strings: pageStrings(v.Lang)})
 		k.msgs = append(k.msgs, s)
 	}
+	if board != nil {
+		k.msgs = append(k.msgs, board)
+	}
 	k.view = data
 	k.signal()
+}
+
+// boardPicture is the board message for v when its picture changed since the socket's last (a
+// game ended, the language changed), else nil. Drawn here, outside every lock: it takes
+// milliseconds, and only once a game.
+func (k *sock) boardPicture(v table.SeatView) []byte {
+	key := fmt.Sprint(v.Table, " ", v.Lang, " ", len(v.Board.Games))
+	k.mu.Lock()
+	same := k.board == key
+	dark := k.dark
+	k.mu.Unlock()
+	if same {
+		return nil
+	}
+	png, alt, err := k.s.service().Picture(table.Message{Table: v.Table, Picture: table.PictureBoard, Lang: v.Lang}, dark)
+	if err != nil {
+		k.s.log.Debug("drawing the board for the page", "table", v.Table, "err", err)
+		return nil
+	}
+	data, _ := json.Marshal(outbound{T: "board", PNG: "data:image/png;base64," + base64.StdEncoding.EncodeToString(png), Text: alt})
+	k.mu.Lock()
+	k.board = key
+	k.mu.Unlock()
+	return data
 }
 
 // maxQueued bounds the refusals and notes waiting for a page that does not read.

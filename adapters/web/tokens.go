@@ -89,7 +89,8 @@ var (
 			T       string `json:"t"`
 			Session string `json:"session"`
 			Seq     uint64 `json:"seq"`
-		}{"hello", strings.Repeat("s", maxTicket), math.MaxUint64})
+			Dark    bool   `json:"dark"`
+		}{"hello", strings.Repeat("s", maxTicket), math.MaxUint64, true})
 		return len(hello)
 	}()
 )

@@ -52,6 +52,8 @@ type Service interface {
 	Handle(ctx context.Context, cmd table.Command) []table.Message
 	SeatView(tableID string, p table.Player) (table.SeatView, bool)
 	TableAt(p table.Place) string
+	// Picture draws a message's picture: the page shows the stripe board as the chats do.
+	Picture(m table.Message, dark bool) (png []byte, alt string, err error)
 }
 
 var _ Service = (*table.Service)(nil)

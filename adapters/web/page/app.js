@@ -19,6 +19,7 @@
   const inDiscord = query.has("frame_id") && query.has("instance_id");
   const base = (inDiscord ? "/.proxy" : "") + location.pathname.replace(/\/(index\.html)?$/, "").replace(/^\/\.proxy/, "");
   let T = {}; // the catalog's texts for the page
+  let sheet = null; // the stripe board as the chats draw it: {png, text}
   let view = null; // the newest view
   let session = null;
   let socket = null;
@@ -82,6 +83,13 @@
     } else if (window.parent !== window) {
       window.parent.postMessage(JSON.stringify({ eventType: type, eventData: data || {} }), "https://web.telegram.org");
     }
+  }
+
+  // dark tells the page's theme: Telegram's, else the system's.
+  function dark() {
+    const th = document.documentElement.dataset.theme;
+    if (th) return th === "dark";
+    return !!(window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches);
   }
 
   function telegramTheme() {
@@ -190,7 +198,7 @@
     opened = Date.now();
     ws.onopen = () => {
       heard = Date.now();
-      speak({ t: "hello", session, seq: view ? view.seq : 0 });
+      speak({ t: "hello", session, seq: view ? view.seq : 0, dark: dark() });
     };
     ws.onmessage = (ev) => {
       if (socket !== ws) return;
@@ -225,6 +233,10 @@
           break;
         case "note":
           toast(m.text);
+          break;
+        case "board":
+          sheet = { png: m.png, text: m.text };
+          if (view && !busy()) drawExtra(view);
           break;
         case "bye":
           stopped = true;
@@ -429,6 +441,7 @@
       case "gather":
         if (felt && felt.key === s.key) {
           felt.held = false;
+          drawFelt(view, -1);
           wait = reducedMotion.matches || quick ? 0 : PACE.gather;
           gather(view, s.trick.winner, wait);
         }
@@ -501,6 +514,12 @@
     box.replaceChildren(el("span", "text", ended.text),
       el("span", "line", fmt(t("web.result.stake"), ended.stake) + " · " + fmt(t("web.result.stripes"), signed(ended.stripes[0]), signed(ended.stripes[1]))),
       el("span", "hint", t("web.continue")));
+    if (view && view.status === "over" && view.board.winner && sheet) {
+      const img = el("img", "sheet");
+      img.src = sheet.png;
+      img.alt = sheet.text;
+      box.insertBefore(img, box.lastChild);
+    }
   }
   $("result").addEventListener("click", () => showResult(null));
 
@@ -845,6 +864,15 @@
     });
     if (!b.games || !b.games.length) {
       board.append(el("p", "", t("pic.NoGames")));
+      return;
+    }
+    if (sheet) {
+      // The score sheet as the chats draw it; its alt text says it all for a screen reader.
+      const img = el("img", "sheet");
+      img.src = sheet.png;
+      img.alt = sheet.text;
+      board.append(img);
+      if (b.winner) board.append(el("p", "", label(t("pic.Winner"), t("pic.Team" + b.winner))));
       return;
     }
     const table = el("table");
