@@ -318,3 +318,62 @@ func TestBrowserLocalTable(t *testing.T) {
 		t.Fatalf("the second start: %v, table %s (was %s)", err, e.svc.TableAt(LocalPlace), id)
 	}
 }
+
+// countFrames notes, for each animation the page starts (a card's travel, a trick gathered),
+// the frames drawn while it runs and how many were dropped: each gap between two frames longer
+// than 1.5 frames of 60 Hz counts the frames it skipped (Performance API timestamps).
+const countFrames = `(() => {
+	window.travels = [];
+	const animate = Element.prototype.animate;
+	Element.prototype.animate = function (keys, opts) {
+		const a = animate.call(this, keys, opts);
+		const rec = {Frames: 0, Dropped: 0, Ms: 0};
+		const from = performance.now();
+		let last = from;
+		const tick = (now) => {
+			const gap = now - last;
+			if (rec.Frames > 0 && gap > 1.5 * 1000 / 60) rec.Dropped += Math.round(gap / (1000 / 60)) - 1;
+			rec.Frames++;
+			last = now;
+			if (a.playState === "running") requestAnimationFrame(tick);
+			else { rec.Ms = now - from; window.travels.push(rec); }
+		};
+		requestAnimationFrame(tick);
+		return a;
+	};
+})();`
+
+// BenchmarkBrowserCardTravelFrames plays a game by tapping at the phone's size with the CPU
+// slowed four times (CDP's Emulation.setCPUThrottlingRate) and reports the frames dropped while
+// cards travel to the felt and tricks are gathered.
+//
+//	nice -n 19 go test -tags browser -run '^$' -bench BrowserCardTravelFrames -benchtime 1x ./adapters/web/
+func BenchmarkBrowserCardTravelFrames(b *testing.B) {
+	e := newEnv(b, fastPlayer)
+	br := browser(b)
+	var frames, dropped, travels int
+	worst := 0
+	n := 0
+	for b.Loop() {
+		n++
+		id, p, _ := e.soloTable(n)
+		tb := newTabPaced(b, br, false, 390, 844, `window.kmPace = {card: 400, trick: 300};`)
+		tb.run(emulation.SetCPUThrottlingRate(4))
+		tb.withScripts(countFrames)
+		tb.run(chromedp.Navigate(e.link(p, id)))
+		tapGame(b, e, tb, id, p, 1)
+		time.Sleep(time.Second)
+		var recs []struct{ Frames, Dropped int }
+		tb.eval(`window.travels`, &recs)
+		for _, r := range recs {
+			frames += r.Frames
+			dropped += r.Dropped
+			worst = max(worst, r.Dropped)
+		}
+		travels += len(recs)
+	}
+	b.ReportMetric(float64(travels)/float64(n), "animations/game")
+	b.ReportMetric(float64(dropped)/float64(max(travels, 1)), "dropped/animation")
+	b.ReportMetric(float64(worst), "worst-dropped")
+	b.ReportMetric(100*float64(dropped)/float64(max(frames+dropped, 1)), "dropped-%")
+}
