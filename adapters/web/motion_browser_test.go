@@ -377,3 +377,39 @@ func BenchmarkBrowserCardTravelFrames(b *testing.B) {
 	b.ReportMetric(float64(worst), "worst-dropped")
 	b.ReportMetric(100*float64(dropped)/float64(max(frames+dropped, 1)), "dropped-%")
 }
+
+// A page that falls behind (the others play a whole game in a moment: a timeout let the
+// computer play for the person, or quick players) skips to the newest trick rather than replay
+// the older ones at its pace: it shows the table as it stands within a few seconds, holding at
+// most two tricks. Before, each trick seen was held in turn and the page trailed the game.
+func TestBrowserNoReplayAfterFallingBehind(t *testing.T) {
+	e := newEnv(t, fastPlayer)
+	id, ps, _ := e.fourTable(1)
+	p := ps[0]
+	tb := newTabPaced(t, browser(t), false, 390, 844, "")
+	tb.run(chromedp.Navigate(e.link(p, id)))
+	tb.waitJS("the table", `!document.getElementById("table").hidden && document.querySelectorAll("#hand .card").length > 0`)
+	tb.eval(watchHolds, nil)
+	start := time.Now()
+	var v table.SeatView
+	for i := 0; i < 400; i++ {
+		v, _ = e.svc.SeatView(id, p)
+		if len(v.Board.Games) >= 1 {
+			break
+		}
+		q := ps[v.Game.ToMove]
+		qv, _ := e.svc.SeatView(id, q)
+		e.act(q, qv)
+	}
+	if len(v.Board.Games) < 1 {
+		t.Fatal("the game did not end")
+	}
+	tb.waitJS("the page at the table as it stands", fmt.Sprintf(`document.getElementById("app").dataset.seq === "%d"`, v.Seq))
+	took := time.Since(start)
+	var holds []held
+	tb.eval(`window.holds`, &holds)
+	if took > 10*time.Second || len(holds) > 2 {
+		t.Fatalf("the page took %v to come to the table as it stands, holding %d tricks: %+v", took, len(holds), holds)
+	}
+	t.Logf("caught up in %v, %d tricks held", took, len(holds))
+}

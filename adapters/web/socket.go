@@ -28,6 +28,7 @@ import (
 //	page:   {"t":"move","verb":"play","arg":"QS","seq":41,"id":"m7"}
 //	page:   {"t":"move","verb":"back","seq":41,"id":"m8"}   (I'm back: the seat is the player's again)
 //	page:   {"t":"ping"}
+//	page:   {"t":"watchlink"}                           (a seated player asks for the table's watch link)
 //	server: {"t":"ping","beat":4000}                       (first, then {"t":"ping"} while idle)
 //	server: {"t":"view","view":{…table.SeatView…}}
 //	server: {"t":"strings","lang":"de","strings":{…}}
@@ -35,6 +36,8 @@ import (
 //	server: {"t":"note","text":"…"}
 //	server: {"t":"board","png":"data:image/png;base64,…","text":"…"}  (the stripe board as the chats draw
 //	                                              it, with its alt text: when a game ends, and first)
+//	server: {"t":"watchers","n":2}                     (how many watch without a seat, when it changes)
+//	server: {"t":"watchlink","text":"https://…"}
 //	server: {"t":"bye","text":"…"}              (with "renew":true: the session is over, get a new one;
 //	                                              with "why":"elsewhere": another tab took the seat)
 //
@@ -63,6 +66,7 @@ type outbound struct {
 	Why     string            `json:"why,omitempty"`  // a bye's reason the page acts on: "elsewhere"
 	Beat    int64             `json:"beat,omitempty"` // the first ping: the heartbeat in ms
 	PNG     string            `json:"png,omitempty"`  // a board: its picture as a data: URL
+	N       int               `json:"n,omitempty"`    // watchers: how many
 }
 
 // pageSilence is how many heartbeats a page may say nothing before its socket is ended.
@@ -145,7 +149,7 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 	case !ok:
 		s.refuseSocket(ctx, c, lang, "err.closed")
 		return
-	case v.You < 0 && t.Place == "":
+	case v.You < 0 && t.Place == "" && !t.watching():
 		s.refuseSocket(ctx, c, lang, "web.not_seated")
 		return
 	}
@@ -336,6 +340,10 @@ func (k *sock) read() {
 		if typ == websocket.MessageText && json.Unmarshal(data, &m) == nil && m.T == "ping" {
 			continue // the page is there
 		}
+		if m.T == "watchlink" && !k.t.watching() {
+			k.send(outbound{T: "watchlink", Text: k.s.WatchLink(k.table)})
+			continue
+		}
 		if typ != websocket.MessageText || json.Unmarshal(data, &m) != nil || m.T != "move" {
 			k.send(outbound{T: "refused", Text: i18n.T(k.langNow(), "web.bad_message")})
 			continue
@@ -366,6 +374,10 @@ func (k *sock) move(m inbound) {
 	}
 	lang := k.langNow()
 	refuse := func(text string) { k.send(outbound{T: "refused", ID: m.ID, Text: text}) }
+	if k.t.watching() {
+		refuse(i18n.T(lang, "web.not_seated")) // a watcher makes no move
+		return
+	}
 	if ok, _ := k.s.moves.allow(k.table+" "+k.player.ID, now); !ok {
 		refuse(i18n.T(lang, "web.too_fast"))
 		return
@@ -428,6 +440,23 @@ func (h *hub) join(k *sock) {
 		old.goodbye(outbound{Text: i18n.T(old.langNow(), "web.elsewhere"), Why: "elsewhere"}, websocket.StatusNormalClosure)
 	}
 	r.socks[k.player.ID] = k
+	r.countWatchers(k.t.watching())
+}
+
+// countWatchers tells the room's sockets how many watch without a seat, when a watcher came or
+// went (changed), and a newcomer the count there is. Called under the hub's lock.
+func (r *room) countWatchers(changed bool) {
+	n := 0
+	for _, k := range r.socks {
+		if k.t.watching() {
+			n++
+		}
+	}
+	for _, k := range r.socks {
+		if changed || n > 0 {
+			k.send(outbound{T: "watchers", N: n})
+		}
+	}
 }
 
 func (h *hub) leave(k *sock) {
@@ -441,6 +470,10 @@ func (h *hub) leave(k *sock) {
 	if len(r.socks) == 0 {
 		delete(h.rooms, k.table)
 		close(r.done)
+		return
+	}
+	if k.t.watching() {
+		r.countWatchers(true)
 	}
 }
 

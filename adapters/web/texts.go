@@ -24,7 +24,7 @@ var pageKeys = []string{
 	"web.result.stake", "web.result.stripes", "web.last_trick", "web.teams",
 	// A count's forms: the page picks one with the language's plural rules (Intl.PluralRules),
 	// the catalog's CLDR forms ("0 carte" in French, "0 cards" in English).
-	"web.cards.one", "web.cards.other",
+	"web.cards.one", "web.cards.other", "web.watchers.one", "web.watchers.other", "web.watch_link",
 }
 
 // pageStrings are the page's texts in lang, with the names of the ranks and suits the page

@@ -344,6 +344,14 @@ func (s *Server) Link(p table.Player, tableID string) (string, error) {
 	return s.public.String() + "/#link=" + s.sign.sign(purposeLink, t), nil
 }
 
+// WatchLink is the signed address of the page for people without a seat at a table: they see the
+// public table (no hand, ever) and make no move. Unlike a player's link it may be shared and used
+// by many, until Config.SessionTTL.
+func (s *Server) WatchLink(tableID string) string {
+	t := ticket{Player: "watch", Table: tableID, Via: "watch", Exp: s.cfg.Now().Add(s.cfg.SessionTTL).Unix()}
+	return s.public.String() + "/#watch=" + s.sign.sign(purposeWatch, t)
+}
+
 // AppURL is the page's address for a table as a Telegram Mini App opens it from a web_app
 // button; "" when the public address is not https, which Telegram requires.
 func (s *Server) AppURL(tableID string) string {

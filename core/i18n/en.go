@@ -550,4 +550,7 @@ var en = map[string]string{
 	"web.result.stripes":     "Stripes: team A %[1]s, team B %[2]s",
 	"web.last_trick":         "Last trick:",
 	"web.teams":              "Team %[1]s (%[2]s):",
+	"web.watch_link":         "Link for watchers",
+	"web.watchers.one":       "%d watcher",
+	"web.watchers.other":     "%d watchers",
 }

@@ -552,6 +552,9 @@ var lb = map[string]string{
 	"web.result.stripes":     "Strécher: Ekipp A %[1]s, Ekipp B %[2]s",
 	"web.last_trick":         "Leschte Streech:",
 	"web.teams":              "Ekipp %[1]s (%[2]s):",
+	"web.watch_link":         "Link fir Zuschauer",
+	"web.watchers.one":       "%d kuckt zou",
+	"web.watchers.other":     "%d kucken zou",
 }
 
 var de = map[string]string{
@@ -1085,6 +1088,9 @@ var de = map[string]string{
 	"web.result.stripes":     "Striche: Team A %[1]s, Team B %[2]s",
 	"web.last_trick":         "Letzter Stich:",
 	"web.teams":              "Team %[1]s (%[2]s):",
+	"web.watch_link":         "Link für Zuschauer",
+	"web.watchers.one":       "%d schaut zu",
+	"web.watchers.other":     "%d schauen zu",
 }
 
 var fr = map[string]string{
@@ -1618,4 +1624,7 @@ var fr = map[string]string{
 	"web.result.stripes":     "Traits\u00a0: équipe A %[1]s, équipe B %[2]s",
 	"web.last_trick":         "Dernier pli\u00a0:",
 	"web.teams":              "Équipe %[1]s (%[2]s)\u00a0:",
+	"web.watch_link":         "Lien pour les spectateurs",
+	"web.watchers.one":       "%d spectateur",
+	"web.watchers.other":     "%d spectateurs",
 }

@@ -20,6 +20,7 @@
   const base = (inDiscord ? "/.proxy" : "") + location.pathname.replace(/\/(index\.html)?$/, "").replace(/^\/\.proxy/, "");
   let T = {}; // the catalog's texts for the page
   let sheet = null; // the stripe board as the chats draw it: {png, text}
+  let watchers = 0; // how many watch the table without a seat
   let view = null; // the newest view
   let session = null;
   let socket = null;
@@ -160,13 +161,15 @@
 
   async function getSession(boot) {
     const link = hash.get("link");
+    const watch = hash.get("watch");
     const initData = hash.get("tgWebAppData");
-    const src = link || initData || (inDiscord ? query.get("instance_id") : "") || "";
+    const src = link || watch || initData || (inDiscord ? query.get("instance_id") : "") || "";
     let kept = null;
     try { kept = JSON.parse(sessionStorage.getItem("km.session") || "null"); } catch (e) { kept = null; }
     if (kept && kept.session && (!src || kept.src === src)) return kept.session;
     let body = null;
     if (link) body = { link };
+    else if (watch) body = { watch };
     else if (initData) body = { telegram: initData, table: query.get("table") || "" };
     else if (inDiscord && boot.discord_client_id) {
       const code = await discordCode(boot.discord_client_id);
@@ -233,6 +236,13 @@
           break;
         case "note":
           toast(m.text);
+          break;
+        case "watchers":
+          watchers = m.n || 0;
+          drawWatchers();
+          break;
+        case "watchlink":
+          shareWatch(m.text);
           break;
         case "board":
           sheet = { png: m.png, text: m.text };
@@ -551,6 +561,23 @@
     drawSound();
     if (soundOn) cue("turn");
   });
+  // The watch link: for people without a seat (no hand, no move). A seated player asks for it;
+  // the page copies it, and shows it in case the copy is not allowed.
+  $("watch").addEventListener("click", () => speak({ t: "watchlink" }));
+  function shareWatch(url) {
+    if (!url) return;
+    const done = () => toast(url);
+    try { navigator.clipboard.writeText(url).then(done, done); } catch (e) { done(); }
+  }
+  function drawWatchers() {
+    const w = $("watchers");
+    w.hidden = watchers <= 0;
+    const n = watchers;
+    let form = "other";
+    try { form = new Intl.PluralRules(document.documentElement.lang || "en").select(n); } catch (e) { form = n === 1 ? "one" : "other"; }
+    w.textContent = "👁 " + fmt(T["web.watchers." + form] || T["web.watchers.other"] || "%d", n);
+  }
+
   function drawSound() {
     const b = $("sound");
     b.textContent = (soundOn ? "🔊 " : "🔈 ") + t("web.sound");
@@ -621,6 +648,10 @@
     rules.textContent = t("web.rules");
     rules.href = base + "/rules?lang=" + encodeURIComponent(v.lang || document.documentElement.lang || "en");
     drawSound();
+    const w = $("watch");
+    w.hidden = v.you < 0;
+    w.textContent = "🔗 " + t("web.watch_link");
+    drawWatchers();
     drawTable(v);
     drawClock();
     drawChoices(v);
