@@ -308,7 +308,7 @@ func TestBrowserWholeGame(t *testing.T) {
 	if moves := tapGame(t, e, tb, id, p, 1); moves < 6 {
 		t.Fatalf("a whole game with %d moves of the person", moves)
 	}
-	tb.waitJS("the board with the game", `document.querySelectorAll("#board table tr").length >= 2`)
+	tb.waitJS("the board with the game", `document.querySelector("#board img.sheet")`)
 	var link string
 	tb.eval(`location.href`, &link)
 	if strings.Contains(link, "link=") {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/chromedp/cdproto/network"
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/kontermatt/kontermatt/core/i18n"
@@ -23,7 +25,11 @@ func viewsTable(t *testing.T, e *env, lang, state string) (string, table.Player)
 	for i := range 4 {
 		ps = append(ps, table.Player{ID: fmt.Sprintf("dc:%s%d%d", lang, len(state), i), Name: fmt.Sprintf("Spiller %d", i+1), Locale: lang})
 	}
-	e.do(place, ps[0], table.VerbNew, "timer=none", "stripes=1")
+	stripes := "stripes=7" // a match that goes on past the states wanted
+	if state == "match-end" {
+		stripes = "stripes=1"
+	}
+	e.do(place, ps[0], table.VerbNew, "timer=none", stripes)
 	id := e.svc.TableAt(place)
 	if state == "lobby" {
 		return id, ps[0]
@@ -35,10 +41,13 @@ func viewsTable(t *testing.T, e *env, lang, state string) (string, table.Player)
 	switch state {
 	case "trump":
 		e.actUntil(id, ps, ps[0], func(v table.SeatView) bool { return len(v.Trumps) > 0 })
-	case "trick":
+	case "trick", "watch":
 		e.actUntil(id, ps, ps[0], func(v table.SeatView) bool { return v.Game.Phase == "play" && len(v.Game.Trick.Plays) > 0 })
 	case "game-end":
-		e.actUntil(id, ps, ps[0], func(v table.SeatView) bool { return v.Ended != nil && v.Status == table.StatusPlaying })
+		// The result stays until the next deal's first card: the person names trump or leads.
+		e.actUntil(id, ps, ps[0], func(v table.SeatView) bool {
+			return v.Ended != nil && v.Status == table.StatusPlaying && len(v.Game.Trick.Plays) == 0
+		})
 	case "match-end":
 		for i := 0; i < 2000; i++ {
 			v, _ := e.svc.SeatView(id, ps[0])
@@ -60,12 +69,14 @@ var viewReady = map[string]string{
 	"trump":     `document.querySelector("#choices button.trump")`,
 	"trick":     `document.querySelectorAll("#trick .card").length > 0 && document.querySelector("#hand .card.legal")`,
 	"game-end":  `!document.getElementById("result").hidden`,
+	"watch":     `document.querySelectorAll("#trick .card").length > 0 && document.querySelectorAll("#hand .card").length === 0 && !document.getElementById("watchers").hidden`,
 	"match-end": `!document.getElementById("result").hidden && document.querySelector("#choices button.rematch") && document.querySelector("#result img.sheet")`,
 }
 
 // axe-core finds no serious or critical violation on the lobby, the trump choice, a trick in
-// play, a game's end and the match's end, in all four languages, at 320 px and at 1280 px; a
-// screenshot of each is kept ($KONTERMATT_SCREENSHOTS, else the test's temporary directory).
+// play, a game's end, the match's end and the watch view (no hand), in all four languages, at
+// 320 px and at 1280 px; a screenshot of each is kept ($KONTERMATT_SCREENSHOTS, else the test's
+// temporary directory).
 func TestBrowserAxeEveryView(t *testing.T) {
 	src := axe(t)
 	e := newEnv(t, fastPlayer)
@@ -79,12 +90,25 @@ func TestBrowserAxeEveryView(t *testing.T) {
 	for i, s := range sizes {
 		tabs[i] = newTabSized(t, b, false, s.w, s.h)
 	}
+	loads := 0
 	for _, lang := range i18n.Languages {
-		for _, state := range []string{"lobby", "trump", "trick", "game-end", "match-end"} {
+		for _, state := range []string{"lobby", "trump", "trick", "game-end", "match-end", "watch"} {
 			id, p := viewsTable(t, e, lang, state)
 			for i, s := range sizes {
 				tb := tabs[i]
-				tb.run(chromedp.Navigate("about:blank"), chromedp.Navigate(e.link(p, id)))
+				link := e.link(p, id)
+				if state == "watch" {
+					// Someone without a seat, whose browser speaks lang.
+					link = e.web.WatchLink(id)
+					tb.eval(`sessionStorage.clear(); true`, nil)
+					tb.withScripts(`Object.defineProperty(navigator, "language", {get: () => "` + lang + `", configurable: true})`)
+				}
+				// In front: a hidden tab draws no frames, and a screenshot waits for one. Each page
+				// comes from an address of its own, as the reverse proxy on this machine names it:
+				// the session requests of one address are limited.
+				loads++
+				from := network.Headers{"X-Forwarded-For": fmt.Sprintf("10.9.%d.%d", loads/200, loads%200)}
+				tb.run(cdppage.BringToFront(), network.SetExtraHTTPHeaders(from), chromedp.Navigate("about:blank"), chromedp.Navigate(link))
 				tb.waitJS(lang+" "+state, viewReady[state])
 				var pageLang string
 				tb.eval(`document.documentElement.lang`, &pageLang)
