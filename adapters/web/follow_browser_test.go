@@ -303,7 +303,7 @@ func TestBrowserClockAndImBack(t *testing.T) {
 	}
 	tb.run(chromedp.Click(`#back`, chromedp.ByQuery))
 	tb.waitJS("the seat taken back", `document.getElementById("away").hidden`)
-	if v, _ := e.svc.SeatView(id, p); v.Seats[v.You].Away {
+	if v, _ := e.svc.SeatView(context.Background(), id, p); v.Seats[v.You].Away {
 		t.Fatal("the page shows the player back, the table does not")
 	}
 }
@@ -499,7 +499,7 @@ func TestBrowserKeyboardAndLiveRegion(t *testing.T) {
 		if !moved(e, id, p, v.Seq) {
 			t.Fatal("Space on a legal card made no move")
 		}
-		nv, _ := e.svc.SeatView(id, p)
+		nv, _ := e.svc.SeatView(context.Background(), id, p)
 		tb.waitJS("the next view", fmt.Sprintf(`Number(document.getElementById("app").dataset.seq) >= %d`, nv.Seq))
 		var after struct {
 			Y      float64

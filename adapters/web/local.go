@@ -22,25 +22,26 @@ func (s *Server) LocalTable(ctx context.Context, p table.Player, opts []string) 
 		return "", errors.New("web: LocalTable before Attach")
 	}
 	do := func(v table.Verb, args ...string) error {
-		for _, r := range svc.Handle(ctx, table.Command{Place: LocalPlace, Actor: p, Verb: v, Args: args, Admin: true}) {
+		replies, err := svc.Handle(ctx, table.Command{Place: LocalPlace, Actor: p, Verb: v, Args: args, Admin: true})
+		for _, r := range replies {
 			if r.Kind == table.KindError {
 				return errors.New(r.Text)
 			}
 		}
-		return nil
+		return err
 	}
 	id := svc.TableAt(LocalPlace)
 	var v table.SeatView
 	ok := false
 	if id != "" {
-		v, ok = svc.SeatView(id, p)
+		v, ok = svc.SeatView(ctx, id, p)
 	}
 	if !ok || v.Status == table.StatusClosed {
 		if err := do(table.VerbNew, opts...); err != nil {
 			return "", err
 		}
 		id = svc.TableAt(LocalPlace)
-		v, _ = svc.SeatView(id, p)
+		v, _ = svc.SeatView(ctx, id, p)
 	}
 	if v.Status == table.StatusLobby {
 		if err := do(table.VerbDeal); err != nil {

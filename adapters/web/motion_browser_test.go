@@ -85,7 +85,7 @@ func TestBrowserPaceAndNoBlindTap(t *testing.T) {
 		for time.Now().Before(deadline) {
 			var held bool
 			tb.eval(`!!document.querySelector("#trick.held")`, &held)
-			nv, _ := e.svc.SeatView(id, p)
+			nv, _ := e.svc.SeatView(context.Background(), id, p)
 			if held && nv.Game != nil && nv.Game.ToMove == nv.You && nv.Status == table.StatusPlaying {
 				var legal int
 				tb.eval(`document.querySelectorAll("#hand .card.legal").length`, &legal)
@@ -94,7 +94,7 @@ func TestBrowserPaceAndNoBlindTap(t *testing.T) {
 				}
 				tb.eval(`document.querySelector("#hand .card").click(); document.querySelector("#hand .card").dispatchEvent(new KeyboardEvent("keydown", {key: "Enter"})); true`, nil)
 				time.Sleep(500 * time.Millisecond)
-				if after, _ := e.svc.SeatView(id, p); after.Seq != nv.Seq {
+				if after, _ := e.svc.SeatView(context.Background(), id, p); after.Seq != nv.Seq {
 					t.Fatal("a tap during the held trick made a move: the page took a blind tap")
 				}
 				blind++
@@ -183,7 +183,7 @@ func TestBrowserEventsAndTheResultThatStays(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	var shown bool
 	tb.eval(`!document.getElementById("result").hidden`, &shown)
-	v, _ := e.svc.SeatView(id, p)
+	v, _ := e.svc.SeatView(context.Background(), id, p)
 	if !shown && (v.Game == nil || len(v.Game.Trick.Plays) == 0 && v.Game.Last == nil) {
 		t.Fatal("the result went before the next deal's first card and before a tap")
 	}
@@ -192,7 +192,7 @@ func TestBrowserEventsAndTheResultThatStays(t *testing.T) {
 	var said []string
 	tb.eval(`window.saidAll`, &said)
 	all := strings.Join(said, "\n")
-	v, _ = e.svc.SeatView(id, p)
+	v, _ = e.svc.SeatView(context.Background(), id, p)
 	for _, want := range []*regexp.Regexp{regexp.MustCompile(`names trump: .*(clubs|spades|hearts|diamonds)`),
 		regexp.MustCompile(`wins \d+ points?|You win`), regexp.MustCompile(`🏁 Game 1`)} {
 		if !want.MatchString(all) {
@@ -280,7 +280,7 @@ func TestBrowserRematchKeepsAnnouncing(t *testing.T) {
 	nid := id
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		v, _ := e.svc.SeatView(id, p)
+		v, _ := e.svc.SeatView(context.Background(), id, p)
 		if v.Status == table.StatusPlaying {
 			break
 		}
@@ -393,12 +393,12 @@ func TestBrowserNoReplayAfterFallingBehind(t *testing.T) {
 	start := time.Now()
 	var v table.SeatView
 	for i := 0; i < 400; i++ {
-		v, _ = e.svc.SeatView(id, p)
+		v, _ = e.svc.SeatView(context.Background(), id, p)
 		if len(v.Board.Games) >= 1 {
 			break
 		}
 		q := ps[v.Game.ToMove]
-		qv, _ := e.svc.SeatView(id, q)
+		qv, _ := e.svc.SeatView(context.Background(), id, q)
 		e.act(q, qv)
 	}
 	if len(v.Board.Games) < 1 {

@@ -211,7 +211,7 @@ func (k *sock) boardPicture(v table.SeatView) []byte {
 	if same {
 		return nil
 	}
-	png, alt, err := k.s.service().Picture(table.Message{Table: v.Table, Picture: table.PictureBoard, Lang: v.Lang}, dark)
+	png, alt, err := k.s.service().Picture(k.ctx, table.Message{Table: v.Table, Picture: table.PictureBoard, Lang: v.Lang}, dark)
 	if err != nil {
 		k.s.log.Debug("drawing the board for the page", "table", v.Table, "err", err)
 		return nil

@@ -3,6 +3,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -50,12 +51,12 @@ func viewsTable(t *testing.T, e *env, lang, state string) (string, table.Player)
 		})
 	case "match-end":
 		for i := 0; i < 2000; i++ {
-			v, _ := e.svc.SeatView(id, ps[0])
+			v, _ := e.svc.SeatView(context.Background(), id, ps[0])
 			if v.Status == table.StatusOver {
 				return id, ps[0]
 			}
 			q := ps[v.Game.ToMove]
-			qv, _ := e.svc.SeatView(id, q)
+			qv, _ := e.svc.SeatView(context.Background(), id, q)
 			e.act(q, qv)
 		}
 		t.Fatal("the match did not end")

@@ -53,7 +53,7 @@ type Service interface {
 	SeatView(ctx context.Context, tableID string, p table.Player) (table.SeatView, bool)
 	TableAt(p table.Place) string
 	// Picture draws a message's picture: the page shows the stripe board as the chats do.
-	Picture(m table.Message, dark bool) (png []byte, alt string, err error)
+	Picture(ctx context.Context, m table.Message, dark bool) (png []byte, alt string, err error)
 }
 
 var _ Service = (*table.Service)(nil)
