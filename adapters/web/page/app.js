@@ -33,6 +33,8 @@
   let sentAt = -1; // the view a move was sent from: no second move until a newer view comes
 
   const t = (key) => T[key] || key;
+  // singular: the count takes the singular in the page's language (the server's plural rules).
+  const singular = (n) => (T["plural.one"] || "1").split(",").includes(String(n));
   // fmt fills a catalog text's %s, %d and %[n]s with args, as Go's fmt does for these verbs.
   function fmt(text, ...args) {
     let next = 0;
@@ -572,10 +574,7 @@
   function drawWatchers() {
     const w = $("watchers");
     w.hidden = watchers <= 0;
-    const n = watchers;
-    let form = "other";
-    try { form = new Intl.PluralRules(document.documentElement.lang || "en").select(n); } catch (e) { form = n === 1 ? "one" : "other"; }
-    w.textContent = "👁 " + fmt(T["web.watchers." + form] || T["web.watchers.other"] || "%d", n);
+    w.textContent = "👁 " + fmt(t(singular(watchers) ? "web.watchers.one" : "web.watchers.other"), watchers);
   }
 
   function drawSound() {
@@ -683,18 +682,11 @@
       if (tags.length) box.append(el("span", "tag", tags.join(" ")));
       const meta = [t("pic.Team" + s.team)];
       if (s.dealer) meta.push(t("web.dealer"));
-      if (g && v.status === "playing") meta.push(cards(s.cards));
+      if (g && v.status === "playing") meta.push(s.cards + " " + t(singular(s.cards) ? "pic.CardsOne" : "pic.Cards"));
       box.append(el("span", "meta", meta.join(" · ")));
       calls.filter((c) => c.seat === i).forEach((c) => box.append(el("span", "call", "📣 " + c.title)));
     });
     drawFelt(v, -1);
-  }
-
-  // cards is a count of cards in the language's plural form: "1 card", "0 carte".
-  function cards(n) {
-    let form = "other";
-    try { form = new Intl.PluralRules(document.documentElement.lang || "en").select(n); } catch (e) { form = n === 1 ? "one" : "other"; }
-    return fmt(T["web.cards." + form] || T["web.cards.other"] || "%d", n);
   }
 
   // drawFelt draws the trick the felt shows: the page's own (felt) while it tells the game, else
