@@ -165,7 +165,7 @@ func (s *Service) inView(t *tbl, p Pace) time.Duration {
 // shown what came before (paceWait); meanwhile the table counts as thinking, and Shown or a timer
 // tries again (table lock held).
 func (s *Service) playWhenShown(t *tbl, seat core.Seat, seq uint64, m core.Move) {
-	if t.st.Seq != seq || t.st.Paused || s.ctx.Err() != nil || !s.owns() {
+	if t.st.Seq != seq || t.st.Paused || s.ctx.Err() != nil || !s.ownsTable(t) {
 		t.thinking = false
 		s.scheduleRobot(t) // the table moved on meanwhile (or the lease): think again about the new position
 		return
