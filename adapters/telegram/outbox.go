@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -453,9 +454,13 @@ func (p platform) Refused(d string, items []*item, err error) {
 	}
 }
 
-// shown notes that a new live or hand message took the place of the previous game's, whose
-// record is no longer needed: nothing edits a finished game's messages. The previous game's hand
-// is deleted from the private chat: it would keep its last buttons and "your turn" forever.
+// shown notes that a new live or hand message took the place of the previous game's. The
+// previous game's hand is deleted from the private chat (it would keep its last buttons and
+// "your turn" forever), and its record says so: shown with a version no message ever has, so
+// that no copy edits or posts it again. The previous game's table message keeps its record: its
+// last version (the game's result) may still be on its way, from this copy or another, after a
+// restart or a take-over, and it must edit that message, not post a new one. Records go with
+// the table (they are under its ID).
 func (a *Adapter) shown(chat int64, it *item) {
 	var slot string
 	switch it.Msg.Kind {
@@ -474,16 +479,21 @@ func (a *Adapter) shown(chat int64, it *item) {
 		a.log.Error("saving slot", "slot", slot, "err", err)
 		return
 	}
-	if !ok {
+	if !ok || it.Msg.Kind != table.KindHand {
 		return
 	}
-	if old, found := a.out.Record(string(prev)); found && it.Msg.Kind == table.KindHand {
+	if old, found := a.out.Record(string(prev)); found && old.Version != retired {
 		chat, _ := strconv.ParseInt(old.Chat, 10, 64)
 		id, _ := strconv.Atoi(old.ID)
 		a.retire(chat, id)
+		old.Version = retired
+		a.out.Shown(string(prev), old)
 	}
-	a.out.Forget(string(prev))
 }
+
+// retired is the version of a deleted message's record: newer than any the service gives, so
+// every version of its Key is older and skipped.
+const retired = math.MaxUint64
 
 // sendNew sends a new message (or photo) and gives its message ID.
 func (a *Adapter) sendNew(chat int64, thread int, it *item, text string, kb *keyboard) (int, error) {
@@ -501,7 +511,8 @@ func (a *Adapter) sendNew(chat int64, thread int, it *item, text string, kb *key
 		}
 	}
 	m := it.Msg
-	if it.Key == "" && m.File != nil && !a.refuses(chat, documents) {
+	oneOff := it.Key == "" || it.Once() // a message that is never edited may carry a file or a photo
+	if oneOff && m.File != nil && !a.refuses(chat, documents) {
 		doc := maps.Clone(p)
 		doc["caption"] = clip16(text, 1024)
 		resp, err := a.bot.UploadFiles("sendDocument", doc, []tgbotapi.RequestFile{{Name: "document",
@@ -513,7 +524,7 @@ func (a *Adapter) sendNew(chat int64, thread int, it *item, text string, kb *key
 		a.refuse(chat, documents)
 		a.log.Info("the group refuses documents; sending the text only", "chat", chat)
 	}
-	if it.Key == "" && m.Picture != table.PictureNone && !a.refuses(chat, photos) {
+	if oneOff && m.Picture != table.PictureNone && !a.refuses(chat, photos) {
 		png, _, err := a.Service().Picture(m, false)
 		if err == nil {
 			photo := maps.Clone(p)

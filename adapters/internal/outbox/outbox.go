@@ -51,6 +51,12 @@ type Item[D any] struct {
 	tries   int
 }
 
+// Once reports whether the item is a keyed message that is shown once and never edited (a game's
+// or a match's summary): its Key's record means it is out. Such messages follow from the stored
+// state like the editable ones (core/table's timeline), so they are delivered again after a
+// restart or a take-over, and the record is what tells each of them once.
+func (it *Item[D]) Once() bool { return it.Key != "" && it.Msg.Kind == table.KindSummary }
+
 // Record is the platform message that shows a Key, and what it shows.
 type Record struct {
 	Chat    string // where the message is
@@ -367,7 +373,7 @@ func (e *Engine[D]) work(q *queue[D]) {
 		head := q.items[0]
 		key, version, sum, repost := head.Key, head.Version, head.Sum, head.Repost
 		e.mu.Unlock()
-		if e.recs.shared() && key != "" && !repost && e.recs.stale(key, version, sum) {
+		if e.recs.shared() && key != "" && !repost && e.recs.stale(key, version, sum, head.Once()) {
 			// Another copy showed it already: skipped before it waits for any limit (each
 			// copy delivers every editable message at its start).
 			e.mu.Lock()
@@ -425,10 +431,10 @@ func (e *Engine[D]) skipShown(q *queue[D]) {
 		}
 		if e.recs.shared() {
 			// The cache is only what this copy saw last: only an older version is surely stale.
-			if rec, ok := e.recs.cached(it.Key); !ok || it.Version >= rec.Version {
+			if rec, ok := e.recs.cached(it.Key); !ok || it.Version >= rec.Version && !it.Once() {
 				return
 			}
-		} else if rec, ok := e.recs.get(it.Key); !ok || it.Version >= rec.Version && it.Sum != rec.Sum {
+		} else if rec, ok := e.recs.get(it.Key); !ok || it.Version >= rec.Version && it.Sum != rec.Sum && !it.Once() {
 			return
 		}
 		q.items = q.items[1:]
@@ -443,7 +449,7 @@ func (e *Engine[D]) send(q *queue[D], it *Item[D]) {
 	if it.Key != "" && e.recs.shared() {
 		var skip bool
 		var err error
-		cl, skip, err = e.recs.claim(e.life, it.Key, it.Version, it.Sum, it.Repost)
+		cl, skip, err = e.recs.claim(e.life, it.Key, it.Version, it.Sum, it.Repost, it.Once())
 		switch {
 		case skip:
 			e.count(func(s *Stats) { s.Skipped++ })
@@ -454,7 +460,10 @@ func (e *Engine[D]) send(q *queue[D], it *Item[D]) {
 		}
 		rec = cl.shown
 	} else if it.Key != "" {
-		if r, ok := e.recs.get(it.Key); ok {
+		if r, ok := e.recs.get(it.Key); ok && it.Once() {
+			e.count(func(s *Stats) { s.Skipped++ })
+			return
+		} else if ok {
 			rec = &r
 		}
 	}

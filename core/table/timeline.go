@@ -1,0 +1,35 @@
+package table
+
+import "github.com/kontermatt/kontermatt/core"
+
+// The public timeline of a match follows from its stored state: what a place must be told of
+// the games played so far is rendered from the match like the table message is, under keys of
+// its own, so that an adapter that keeps what each key shows (a message record) tells each of
+// them once, also after a crash, a stop or a take-over by another copy (the service delivers
+// every editable message again then). Summaries are keyed but shown once: a summary's record
+// means it is out, and it is never edited.
+
+// told are the messages of the match so far that follow from its state, in the order the place
+// is told them: the last version of the previous game's table message (its result, no buttons)
+// while the next game is played, each finished game's summary, and at the match's end the
+// match's summary.
+func (s *Service) told(t *tbl) []Message {
+	if t.match == nil {
+		return nil
+	}
+	games := t.match.Games()
+	var out []Message
+	if n := len(games); n >= 2 && games[n-1].Phase() != core.PhaseOver && games[n-2].Phase() == core.PhaseOver {
+		out = append(out, s.liveMessageOf(t, games[n-2], n-1))
+	}
+	for i, g := range games {
+		if g.Phase() != core.PhaseOver {
+			break
+		}
+		out = append(out, s.gameSummary(t, g, i+1))
+	}
+	if t.match.Over() {
+		out = append(out, s.matchSummary(t))
+	}
+	return out
+}
