@@ -120,6 +120,9 @@ func (a *Adapter) Deliver(_ context.Context, msgs []table.Message) {
 	for _, m := range msgs {
 		switch m.Target.Kind {
 		case table.ToPlace:
+			if m.Kind == table.KindNotice && m.Reason == "note.announced" {
+				continue // the table message lists the calls: a post of its own would spend the group's 20 a minute
+			}
 			chat, thread, ok := chatOf(m.Target.Place)
 			if !ok {
 				a.log.Warn("message for a place that is not a Telegram chat", "place", m.Target.Place.Key())

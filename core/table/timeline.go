@@ -1,6 +1,10 @@
 package table
 
-import "github.com/kontermatt/kontermatt/core"
+import (
+	"context"
+
+	"github.com/kontermatt/kontermatt/core"
+)
 
 // The public timeline of a match follows from its stored state: what a place must be told of
 // the games played so far is rendered from the match like the table message is, under keys of
@@ -32,4 +36,20 @@ func (s *Service) told(t *tbl) []Message {
 		out = append(out, s.matchSummary(t))
 	}
 	return out
+}
+
+// Retell delivers every editable message of the table at a place once more, as it stands, with
+// what follows from its state (told): for a copy of the bot that took the place over, whose
+// deliveries for it so far were another copy's to tell. An adapter that keeps what each message
+// shows sends only what was not shown. A place without a live table here has nothing to tell.
+func (s *Service) Retell(ctx context.Context, p Place) {
+	t, ok := s.table(s.TableAt(p))
+	if !ok {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	clear(t.sent)
+	t.handSig = [4]handSig{}
+	s.send(ctx, t, nil, false)
 }

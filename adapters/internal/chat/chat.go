@@ -37,6 +37,9 @@ type Service interface {
 	Pause(ctx context.Context, p table.Place, paused bool) error
 	// Paused reports whether a table is paused.
 	Paused(tableID string) bool
+	// Retell delivers the editable messages of a place's table again, as they stand (a copy
+	// that took the place over tells what the previous owner left untold: Teller).
+	Retell(ctx context.Context, p table.Place)
 }
 
 var _ Service = (*table.Service)(nil)

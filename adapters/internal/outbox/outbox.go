@@ -154,6 +154,12 @@ type Config[D any] struct {
 	ClaimTTL time.Duration
 	// Now is the clock of the claims; default time.Now.
 	Now func() time.Time
+	// Tells, if set, says whether this copy tells a message now (chat.Teller: of several copies,
+	// only a place's owner tells its timeline). A message it does not tell is dropped quietly,
+	// when it is queued and again just before it is sent (the copy may have lost the place
+	// meanwhile; the new owner tells it). A repost is not asked: it answers a request this copy
+	// took.
+	Tells func(m table.Message) bool
 }
 
 // Engine runs the queues of items with the adapter's data D.
@@ -277,6 +283,10 @@ func (e *Engine[D]) Enqueue(it *Item[D]) {
 		e.cfg.Log.Warn("message after Close dropped", "dest", it.Dest, "key", it.Key)
 		return
 	}
+	if !e.tells(it) {
+		e.stats.Skipped++
+		return
+	}
 	q := e.queue(it.Dest)
 	if it.Key != "" {
 		for _, old := range q.items {
@@ -302,6 +312,11 @@ func (e *Engine[D]) Enqueue(it *Item[D]) {
 	}
 	q.items = append(q.items, it)
 	e.start(q)
+}
+
+// tells reports whether this copy tells the item (Config.Tells).
+func (e *Engine[D]) tells(it *Item[D]) bool {
+	return e.cfg.Tells == nil || it.Repost || e.cfg.Tells(it.Msg)
 }
 
 // oneOffs counts a queue's items without a Key (e.mu held).
@@ -404,7 +419,11 @@ func (e *Engine[D]) work(q *queue[D]) {
 		q.items = q.items[1:]
 		q.inflight = it.Key
 		e.mu.Unlock()
-		e.send(q, it)
+		if !e.tells(it) { // the place went to another copy while this one waited
+			e.count(func(s *Stats) { s.Skipped++ })
+		} else {
+			e.send(q, it)
+		}
 		e.mu.Lock()
 		q.inflight = ""
 		e.changed.Broadcast()
