@@ -107,7 +107,7 @@ type Adapter struct {
 	in     serial // updates, one chat at a time
 	groups groups // what the adapter knows of the groups it writes to
 	out    *outbox.Engine[extra]
-	teller *chat.Teller // which places' timelines this copy tells (Config.Owner)
+	teller *chat.Teller      // which places' timelines this copy tells (Config.Owner)
 	window *chat.Window      // the groups' budget shared by the copies (Config.Cluster); nil: the only copy
 	reach  *chat.Unreachable // users who cannot get private messages (never pressed Start, or blocked the bot)
 	global *rate.Limiter     // all messages together
