@@ -182,6 +182,11 @@ func full(l *limits, now time.Time) bool {
 	return !l.busyUntil.After(now)
 }
 
+// groupBurst is how many messages may go to a group at once after a quiet spell; the rest of its
+// 20 a minute are spread evenly (one every 3.5 s), by this copy's limiter and by the copies'
+// shared window alike: no burst of 20 and then a silence while the table moves on.
+const groupBurst = 3
+
 // newLimits gives a new chat's limits: groups (negative IDs) at most GroupPerMinute in any minute
 // and one a second; private chats one per PrivateInterval.
 //
@@ -207,7 +212,7 @@ func (a *Adapter) newLimits(chat int64) *limits {
 		return &limits{lims: []*rate.Limiter{second(rate.NewLimiter(rate.Every(a.cfg.PrivateInterval), 1), a.cfg.PrivateInterval)}}
 	}
 	l := &limits{busyUntil: a.recentUntil(chat)}
-	minute := newLimiter(a.cfg.GroupPerMinute, time.Minute, 3)
+	minute := newLimiter(a.cfg.GroupPerMinute, time.Minute, groupBurst)
 	if l.busyUntil.After(now) {
 		empty(minute)
 	}

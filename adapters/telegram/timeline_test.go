@@ -1,15 +1,22 @@
 package telegram
 
 import (
+	"context"
+	"math/rand/v2"
+	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
 // The public timeline of a place survives the process that tells it: what a group must be shown
@@ -137,6 +144,32 @@ func (d *driver) playSingly(humans []tgUser, limit time.Duration, done func() bo
 	}
 }
 
+// playThinking is playUntil with players who think: each human move comes 1 to 3 s (seeded)
+// after the hand showed its player's turn, as people play.
+func (d *driver) playThinking(humans []tgUser, limit time.Duration, seed uint64, done func() bool) {
+	d.t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	deadline := time.Now().Add(limit)
+	for synctest.Wait(); !done(); synctest.Wait() {
+		if time.Now().After(deadline) {
+			d.t.Fatalf("not done after %v of play (%d moves)", limit, d.moves)
+		}
+		var turn []tgUser
+		for _, h := range humans {
+			if m, ok := handMessage(d.f, h.ID); ok && d.last[h.ID] != [2]int{m.ID, m.Rev} &&
+				(strings.Contains(m.Text, yourTurn) || strings.Contains(m.Text, chooseTrump)) {
+				turn = append(turn, h)
+			}
+		}
+		if len(turn) == 0 {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		time.Sleep(time.Second + time.Duration(rng.Int64N(int64(2*time.Second))))
+		d.step(turn[:1])
+	}
+}
+
 // TestKilledAfterAGamesLastCard kills the bot (as kill -9 does) right after each game's last card
 // is stored, before any message of it reaches Telegram, and starts it again on the same store:
 // every game's result, its table message's last version and the match's winner reach the group
@@ -212,6 +245,116 @@ func TestStoppedMidMatchLosesNothing(t *testing.T) {
 		}
 		checkTimeline(t, f, group, games, true, humans)
 		e.close()
+		checkClean(t, f, logs)
+	})
+}
+
+// ownedCopies starts two copies of the bot on one store and one KV, as on etcd. Copy 0 takes the
+// poller lease, so the players' presses are its to apply; copy 1 takes the timers' lease, so the
+// computer players move there, and it owns every place: the stand-in for per-place ownership
+// (chat.Owner: the copy that fires a place's timers tells its story). Both copies commit moves
+// of one table and hear the other's through the store's watch.
+func ownedCopies(t *testing.T, f *fakeAPI, store *table.MemStore, logs *tabletest.Buffer, sent *[2]atomic.Int64) []*env {
+	t.Helper()
+	pollers, timers := &table.LocalLeases{}, &table.LocalLeases{}
+	copies, runs := make([]*env, 2), make([]context.Context, 2)
+	for _, i := range []int{1, 0} { // copy 1 first: it takes the timers' lease
+		cfg := testConfig(f, store, logs)
+		net := f.Transport()
+		cfg.Client, cfg.Cluster = &http.Client{Transport: countSends{net, &sent[i]}}, pollers
+		cfg.Log = cfg.Log.With("copy", i)
+		var svc *table.Service
+		cfg.Owner = chat.OwnerFunc(func(table.Place) bool { return slices.Contains(svc.Leases(), "timers") })
+		a, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc = table.New(table.Config{Store: store, KV: store, Shared: true, Leases: timers,
+			Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots, Seed: uint64(7 + i), Log: cfg.Log, Think: time.Second})
+		a.Attach(svc)
+		ctx, cancel := context.WithCancel(context.Background())
+		if err := svc.Resume(ctx); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		e := &env{t: t, f: f, store: store, logs: logs, a: a, svc: svc, net: net, stop: cancel, done: make(chan error, 1)}
+		copies[i] = e
+		runs[i] = ctx
+		t.Cleanup(e.close)
+	}
+	watchGroups(t, f, copies[1].svc)
+	for i, e := range copies { // copy 0 first: it takes the poller lease
+		go func() { e.done <- e.a.Run(runs[i]) }()
+		synctest.Wait()
+	}
+	return copies
+}
+
+// countSends counts a copy's requests that change what a chat shows (sends).
+type countSends struct {
+	net *memTransport
+	n   *atomic.Int64
+}
+
+func (c countSends) RoundTrip(req *http.Request) (*http.Response, error) {
+	if slices.Contains(sends, req.URL.Path[strings.LastIndex(req.URL.Path, "/")+1:]) {
+		c.n.Add(1)
+	}
+	return c.net.RoundTrip(req)
+}
+
+// TestTwoCopiesTellOnce plays a whole match of two people and two computer players on two copies
+// of the bot (ownedCopies: the presses applied at one, the computer players' moves at the other),
+// and stops the owner halfway: the other copy takes the place over and tells the rest. Every
+// table message, result and hand is posted once, in order, no call to Telegram is refused, and no
+// call gets a post of its own.
+func TestTwoCopiesTellOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		humans := []tgUser{alice, bob}
+		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
+		for _, u := range humans {
+			f.setStarted(u.ID)
+		}
+		var sent [2]atomic.Int64
+		copies := ownedCopies(t, f, store, logs, &sent)
+		seatAll(t, f, "timer=fast stripes=5", humans...)
+		d := newDriver(t, f, 21)
+		d.playThinking(humans, time.Hour, 21, func() bool { return gamesIn(f, group) >= 3 || over(f) })
+		// The presses were applied at copy 0, which told none of what followed: the owner did.
+		if n := sent[0].Load(); n > 0 || sent[1].Load() == 0 {
+			t.Errorf("before the take-over copy 0 sent %d messages and edits, the owner %d", n, sent[1].Load())
+		}
+		// The owner stops (SIGTERM's order); the poller's copy takes the timers and the place.
+		owner := copies[1]
+		owner.stop()
+		owner.svc.Close()
+		owner.a.Close()
+		owner.closed = true
+		watchGroups(t, f, copies[0].svc)
+		d.playThinking(humans, 2*time.Hour, 22, func() bool { return over(f) })
+		settle(2 * time.Minute)
+		games := gamesIn(f, group)
+		checkTimeline(t, f, group, games, true, humans)
+		var refused []string
+		for _, c := range f.Calls() {
+			if c.Err != "" {
+				refused = append(refused, c.Method+": "+c.Err)
+			}
+		}
+		if len(refused) > 0 {
+			t.Errorf("%d calls refused: %v", len(refused), refused)
+		}
+		for _, m := range f.messages(group) {
+			if strings.HasPrefix(m.Text, "📣") {
+				t.Errorf("a call got a post of its own: %q", m.Text)
+			}
+		}
+		t.Logf("%d games on two copies, the owner stopped after game 2 (it sent %d messages and edits, copy 0 then %d); %d group messages, at most %d in a minute",
+			games, sent[1].Load(), sent[0].Load(), len(f.messages(group)), f.maxPerMinute(group))
+		if n := f.maxPerMinute(group); n > 20 {
+			t.Errorf("%d group messages in a minute, limit 20", n)
+		}
+		copies[0].close()
 		checkClean(t, f, logs)
 	})
 }

@@ -22,13 +22,17 @@ func (s *Service) told(t *tbl) []Message {
 		return nil
 	}
 	games := t.match.Games()
+	n := len(games)
+	// The previous game's table message, while the next game is played: its last version goes
+	// right before its result.
+	prev := n >= 2 && games[n-1].Phase() != core.PhaseOver && games[n-2].Phase() == core.PhaseOver
 	var out []Message
-	if n := len(games); n >= 2 && games[n-1].Phase() != core.PhaseOver && games[n-2].Phase() == core.PhaseOver {
-		out = append(out, s.liveMessageOf(t, games[n-2], n-1))
-	}
 	for i, g := range games {
 		if g.Phase() != core.PhaseOver {
 			break
+		}
+		if prev && i == n-2 {
+			out = append(out, s.liveMessageOf(t, g, i+1))
 		}
 		out = append(out, s.gameSummary(t, g, i+1))
 	}

@@ -62,7 +62,10 @@ type placeSeen struct {
 const maxKnown = 4096
 
 // Tells reports whether this copy tells m: a message of a place's timeline only if it owns the
-// place now. A nil Teller, or one without an Owner, tells everything.
+// place now and has told it since it took it over. A place that came to this copy since Run last
+// looked is not told piecemeal: Run has it retold whole, in order (what the copy heard of it
+// before was not its to tell, and it may lack pieces of it). A nil Teller, or one without an
+// Owner, tells everything.
 func (t *Teller) Tells(m table.Message) bool {
 	if t == nil || t.Owner == nil || !Timeline(m) {
 		return true
@@ -75,14 +78,20 @@ func (t *Teller) Tells(m table.Message) bool {
 	if t.known == nil {
 		t.known = map[string]placeSeen{}
 	}
-	if _, ok := t.known[key]; !ok && len(t.known) >= maxKnown {
+	seen, ok := t.known[key]
+	if !ok && len(t.known) >= maxKnown {
 		for k, s := range t.known {
 			if now.Sub(s.at) > time.Hour {
 				delete(t.known, k)
 			}
 		}
 	}
-	if _, ok := t.known[key]; ok || len(t.known) < maxKnown {
+	switch {
+	case ok && owned && !seen.owned:
+		seen.at = now // taken over: Run retells it
+		t.known[key] = seen
+		return false
+	case ok || len(t.known) < maxKnown:
 		t.known[key] = placeSeen{place: m.Target.Place, owned: owned, at: now}
 	}
 	return owned
@@ -113,7 +122,8 @@ func (t *Teller) Run(ctx context.Context) {
 }
 
 // takenOver gives the places heard of that this copy owns now and did not when last looked at,
-// and notes which it owns.
+// and notes which it owns: a place taken over counts as told from now on, so that what Retell
+// delivers, and everything after it, is told.
 func (t *Teller) takenOver() []table.Place {
 	t.mu.Lock()
 	places := make([]placeSeen, 0, len(t.known))
@@ -124,17 +134,18 @@ func (t *Teller) takenOver() []table.Place {
 	var out []table.Place
 	for _, s := range places {
 		owned := t.Owner.Owns(s.place) // outside the lock: an Owner may ask the store
-		if owned && !s.owned {
-			out = append(out, s.place)
+		if owned == s.owned {
+			continue
 		}
-		if owned != s.owned {
-			t.mu.Lock()
-			if cur, ok := t.known[s.place.Key()]; ok {
-				cur.owned = owned
-				t.known[s.place.Key()] = cur
+		t.mu.Lock()
+		if cur, ok := t.known[s.place.Key()]; ok && cur.owned != owned {
+			cur.owned = owned
+			t.known[s.place.Key()] = cur
+			if owned {
+				out = append(out, s.place)
 			}
-			t.mu.Unlock()
 		}
+		t.mu.Unlock()
 	}
 	return out
 }

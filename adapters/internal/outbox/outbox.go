@@ -386,9 +386,9 @@ func (e *Engine[D]) work(q *queue[D]) {
 		}
 		dest := q.dest
 		head := q.items[0]
-		key, version, sum, repost := head.Key, head.Version, head.Sum, head.Repost
+		key, version, sum, repost, once := head.Key, head.Version, head.Sum, head.Repost, head.Once()
 		e.mu.Unlock()
-		if e.recs.shared() && key != "" && !repost && e.recs.stale(key, version, sum, head.Once()) {
+		if e.recs.shared() && key != "" && !repost && e.recs.stale(key, version, sum, once) {
 			// Another copy showed it already: skipped before it waits for any limit (each
 			// copy delivers every editable message at its start).
 			e.mu.Lock()
