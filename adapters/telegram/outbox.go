@@ -15,6 +15,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 	"golang.org/x/time/rate"
 
+	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/adapters/internal/outbox"
 	"github.com/kontermatt/kontermatt/core/table"
 )
@@ -141,6 +142,17 @@ func (a *Adapter) Deliver(_ context.Context, msgs []table.Message) {
 			// messages go where the delivery policy says (see blocked).
 			a.enqueue(newItem(user, 0, m))
 		}
+	}
+}
+
+// out1 hears of each keyed message that is out (outbox Config.Out): a group's table message tells
+// the service which state the group sees now (chat.Viewer), when the service listens.
+func (a *Adapter) out1(it *item) {
+	if it.Msg.Kind != table.KindLive || it.Msg.Target.Kind != table.ToPlace {
+		return
+	}
+	if v, ok := a.Service().(chat.Viewer); ok {
+		v.Shown(it.Msg.Target.Place, it.Version)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -355,6 +356,50 @@ func TestTwoCopiesTellOnce(t *testing.T) {
 			t.Errorf("%d group messages in a minute, limit 20", n)
 		}
 		copies[0].close()
+		checkClean(t, f, logs)
+	})
+}
+
+// viewer is the table service with an ear for what the group's table message shows (chat.Viewer).
+type viewer struct {
+	*table.Service
+	mu    sync.Mutex
+	shown map[string]uint64 // by place key: the highest state reported
+	calls int
+}
+
+func (v *viewer) Shown(p table.Place, seq uint64) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.calls++
+	v.shown[p.Key()] = max(v.shown[p.Key()], seq)
+}
+
+// TestTableMessageOutIsReported: each time the group's table message is out, the service hears
+// which state it shows (chat.Viewer), up to the last one.
+func TestTableMessageOutIsReported(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		humans := []tgUser{alice, bob}
+		f, _, logs, e := startedEnv(t, humans...)
+		v := &viewer{Service: e.svc, shown: map[string]uint64{}}
+		e.a.Attach(v)
+		seatAll(t, f, "timer=none stripes=3", humans...)
+		d := newDriver(t, f, 31)
+		d.playThinking(humans, time.Hour, 31, func() bool { return d.moves >= 8 })
+		settle(time.Minute)
+		_, data, ok := lastWith(f, group, table.VerbHand, "") // the table message's "My hand"
+		act, err := table.ParseAction(data)
+		if !ok || err != nil {
+			t.Fatalf("no table message with its buttons: %v", err)
+		}
+		seq := act.Seq
+		v.mu.Lock()
+		got, calls := v.shown[placeOf(group, 0).Key()], v.calls
+		v.mu.Unlock()
+		if calls == 0 || got != seq {
+			t.Errorf("the service heard %d times, last of state %d; the group's table message shows %d", calls, got, seq)
+		}
+		e.close()
 		checkClean(t, f, logs)
 	})
 }

@@ -160,6 +160,11 @@ type Config[D any] struct {
 	// meanwhile; the new owner tells it). A repost is not asked: it answers a request this copy
 	// took.
 	Tells func(m table.Message) bool
+	// Out, if set, is told of each keyed item that is out: sent, or skipped because its message
+	// shows it already (another copy, or this one before a restart, showed it). It runs in the
+	// queue's worker, outside the engine's locks, so it may call the table service (Shown: the
+	// state a public message shows, which computer players wait for).
+	Out func(it *Item[D])
 }
 
 // Engine runs the queues of items with the adapter's data D.
@@ -378,7 +383,11 @@ func (e *Engine[D]) work(q *queue[D]) {
 	}()
 	for {
 		e.mu.Lock()
-		e.skipShown(q)
+		if skipped := e.skipShown(q); len(skipped) > 0 {
+			e.mu.Unlock()
+			e.out(skipped...)
+			continue
+		}
 		if len(q.items) == 0 || q.waiting() {
 			e.stop(q)
 			e.mu.Unlock()
@@ -392,11 +401,15 @@ func (e *Engine[D]) work(q *queue[D]) {
 			// Another copy showed it already: skipped before it waits for any limit (each
 			// copy delivers every editable message at its start).
 			e.mu.Lock()
-			if len(q.items) > 0 && q.items[0] == head && head.Version == version {
+			skipped := len(q.items) > 0 && q.items[0] == head && head.Version == version
+			if skipped {
 				q.items = q.items[1:]
 				e.stats.Skipped++
 			}
 			e.mu.Unlock()
+			if skipped {
+				e.out(head)
+			}
 			continue
 		}
 		if err := e.cfg.Platform.Wait(e.life, dest); err != nil {
@@ -442,24 +455,40 @@ func (e *Engine[D]) stop(q *queue[D]) {
 // skipShown drops the keyed items at the head of a queue that would change nothing: their
 // message already shows this content or a newer version. They cost no request, so they wait for
 // no limit (e.mu held).
-func (e *Engine[D]) skipShown(q *queue[D]) {
+func (e *Engine[D]) skipShown(q *queue[D]) (skipped []*Item[D]) {
 	for len(q.items) > 0 {
 		it := q.items[0]
 		if it.Key == "" || it.Repost {
-			return
+			return skipped
 		}
 		if e.recs.shared() {
 			// The cache is only what this copy saw last: only an older version is surely stale.
 			if rec, ok := e.recs.cached(it.Key); !ok || it.Version >= rec.Version && !it.Once() {
-				return
+				return skipped
 			}
 		} else if rec, ok := e.recs.get(it.Key); !ok || it.Version >= rec.Version && it.Sum != rec.Sum && !it.Once() {
-			return
+			return skipped
 		}
 		q.items = q.items[1:]
 		e.stats.Skipped++
+		skipped = append(skipped, it)
+	}
+	return skipped
+}
+
+// out tells Config.Out of keyed items that are out (no lock held).
+func (e *Engine[D]) out(items ...*Item[D]) {
+	if e.cfg.Out == nil {
+		return
+	}
+	for _, it := range items {
+		if it.Key != "" {
+			e.cfg.Out(it)
+		}
 	}
 }
+
+
 
 // send shows one item and deals with the outcome.
 func (e *Engine[D]) send(q *queue[D], it *Item[D]) {
@@ -472,6 +501,7 @@ func (e *Engine[D]) send(q *queue[D], it *Item[D]) {
 		switch {
 		case skip:
 			e.count(func(s *Stats) { s.Skipped++ })
+			e.out(it)
 			return
 		case err != nil:
 			e.storeFailed(q, it, err)
@@ -520,6 +550,7 @@ func (e *Engine[D]) send(q *queue[D], it *Item[D]) {
 			// an edit's can wait for the next write-back.
 			e.recs.put(it.Key, Record{Chat: chat, ID: id, Version: it.Version, Sum: it.Sum}, moved)
 		}
+		e.out(it)
 		return
 	}
 	err = ce.Err // what the adapter made of it: safe to log
