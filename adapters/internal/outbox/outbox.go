@@ -488,8 +488,6 @@ func (e *Engine[D]) out(items ...*Item[D]) {
 	}
 }
 
-
-
 // send shows one item and deals with the outcome.
 func (e *Engine[D]) send(q *queue[D], it *Item[D]) {
 	var rec *Record
