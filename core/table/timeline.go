@@ -34,6 +34,9 @@ func (s *Service) told(t *tbl) []Message {
 		if prev && i == n-2 {
 			out = append(out, s.liveMessageOf(t, g, i+1))
 		}
+		if _, done := t.sent[t.key(KindSummary, i+1, "")]; done {
+			continue // a summary never changes: once delivered, it is not made again for every move
+		}
 		out = append(out, s.gameSummary(t, g, i+1))
 	}
 	if t.match.Over() {
