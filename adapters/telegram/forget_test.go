@@ -58,7 +58,7 @@ func TestForgetReachesTheAdaptersBuckets(t *testing.T) {
 		// ("<table>/<user>", pruned with it), and forgetting reaches them by the KV convention.
 		tableID := svc.TableAt(table.Place{Platform: Platform, Chat: strconv.FormatInt(group, 10)})
 		for _, e := range []struct{ bucket, key string }{{bucketBlocked, key}, {bucketPending, userTable(eve.ID, tableID)}} {
-			if _, ok, _ := st.Get(e.bucket, e.key); !ok {
+			if _, ok, _ := st.Get(ctx, e.bucket, e.key); !ok {
 				t.Fatalf("the adapter keeps nothing in %s about Evangeline: the test shows nothing", e.bucket)
 			}
 		}

@@ -293,15 +293,10 @@ func (a *Adapter) handle(ctx context.Context, u update) (err error) {
 	return nil
 }
 
-// notStored reports replies that say the command's change could not be stored (or the service
-// stopped before it could be): the command did nothing, and may be sent again.
-func notStored(replies []table.Message) bool {
-	for _, r := range replies {
-		if r.Kind == table.KindError && (r.Reason == "err.internal" || r.Reason == "err.shutting_down") {
-			return true
-		}
-	}
-	return false
+// notStored reports a Handle error that says the command's change could not be stored (or the
+// service stopped before it could be): the command did nothing, and may be sent again.
+func notStored(err error) bool {
+	return errors.Is(err, table.ErrNotStored) || errors.Is(err, table.ErrStopped)
 }
 
 func eventID(u update) string { return "tg:" + strconv.Itoa(u.UpdateID) }

@@ -511,7 +511,11 @@ func (t *Terminal) setOpening(on bool) {
 // which it returns.
 func (t *Terminal) do(ctx context.Context, c table.Command) error {
 	c.Place = t.place
-	for _, r := range t.svc.Handle(ctx, c) {
+	replies, err := t.svc.Handle(ctx, c)
+	if err != nil {
+		return fmt.Errorf("opening the table: %w", err)
+	}
+	for _, r := range replies {
 		if r.Kind == table.KindError {
 			return fmt.Errorf("opening the table: %s", r.Text)
 		}
@@ -595,7 +599,8 @@ func (t *Terminal) command(ctx context.Context, line string) (goOn bool) {
 // at the keyboard, else its public form (the delivery policy: chat.Public), as in a chat's group.
 func (t *Terminal) send(ctx context.Context, cmd table.Command) bool {
 	cmd.Place = t.place
-	for _, r := range t.svc.Handle(ctx, cmd) {
+	replies, _ := t.svc.Handle(ctx, cmd) // a command not done is refused in its replies, shown below
+	for _, r := range replies {
 		if r.Secret && t.cfg.Humans > 1 && cmd.Actor.ID != t.seen {
 			pub, ok := chat.Public(r)
 			if !ok {

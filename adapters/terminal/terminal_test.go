@@ -689,18 +689,20 @@ func TestLangChosenBeforeStaysTheScreens(t *testing.T) {
 
 // tables is every stored table's state, by ID.
 func tables(t *testing.T, store *table.MemStore) map[string]string {
+	ctx := t.Context()
 	t.Helper()
 	out := map[string]string{}
-	if err := store.Tables(func(id string, state []byte) error { out[id] = string(state); return nil }); err != nil {
+	if err := store.Tables(ctx, func(id string, state []byte) error { out[id] = string(state); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return out
 }
 
 func records(t *testing.T, store *table.MemStore) int {
+	ctx := t.Context()
 	t.Helper()
 	n := 0
-	if err := store.Records(func(string, []byte) error { n++; return nil }); err != nil {
+	if err := store.Records(ctx, func(string, []byte) error { n++; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return n

@@ -17,6 +17,9 @@ type userError struct {
 	// public, when set, is the catalog key of what may be said in public instead: the reason
 	// tells what the actor holds (see Message.Secret).
 	public string
+	// cause, when set, is why the command could not be done at all, as Handle gives it
+	// (ErrNotStored, ErrStopped): a refusal by the rules or the table has none.
+	cause error
 }
 
 func (e *userError) Error() string { return e.key }

@@ -17,6 +17,7 @@ import (
 // do their keys at a table still played, and every key of the closed tables they sat at. Others'
 // keys stay.
 func TestForgetLeavesEveryTable(t *testing.T) {
+	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
 		store := NewMemStore()
 		people := People{Platform: "test", Prefix: "p", Buckets: []string{"test.blocked"}}
@@ -57,10 +58,10 @@ func TestForgetLeavesEveryTable(t *testing.T) {
 			{Bucket: "test.msg", Key: gameID + "/live/m1/1", Value: []byte("k")},
 			{Bucket: "test.told", Key: closedID + "/1", Value: []byte("1")},
 		} {
-			_ = store.Put(e.Bucket, e.Key, e.Value)
+			_ = store.Put(ctx, e.Bucket, e.Key, e.Value)
 		}
 
-		if _, err := h.svc.Forget(eve.ID); err != nil {
+		if _, err := h.svc.Forget(ctx, eve.ID); err != nil {
 			t.Fatal(err)
 		}
 		synctest.Wait()
@@ -87,7 +88,7 @@ func TestForgetLeavesEveryTable(t *testing.T) {
 		if _, ok := h.svc.Status(learnID); ok {
 			t.Error("Eve's guided game is still open")
 		}
-		_ = store.ClosedTables(func(id string, data []byte) error {
+		_ = store.ClosedTables(ctx, func(id string, data []byte) error {
 			if strings.Contains(string(data), eve.ID) || strings.Contains(string(data), eve.Name) {
 				t.Errorf("closed table %s still names Eve: %s", id, data)
 			}
@@ -109,7 +110,7 @@ func TestForgetLeavesEveryTable(t *testing.T) {
 			{"test.hand", gameID + "/1", true}, {"test.msg", gameID + "/live/m1/1", true},
 			{"test.told", closedID + "/1", false}, // the closed table's keys go with it
 		} {
-			if _, ok, _ := store.Get(k.bucket, k.key); ok != k.kept {
+			if _, ok, _ := store.Get(ctx, k.bucket, k.key); ok != k.kept {
 				t.Errorf("%s %s: kept %v, want %v", k.bucket, k.key, ok, k.kept)
 			}
 		}
@@ -124,6 +125,7 @@ func TestForgetLeavesEveryTable(t *testing.T) {
 // record (each Forget writes back the records it read: run together, the second put the first's
 // name back).
 func TestForgetsAtOnceForgetBoth(t *testing.T) {
+	ctx := t.Context()
 	clk := &clock{now: time.Date(2026, 11, 2, 20, 0, 0, 0, league.Zone)}
 	store := NewMemStore()
 	h, people := leagueHarness(t, store, clk)
@@ -133,13 +135,13 @@ func TestForgetsAtOnceForgetBoth(t *testing.T) {
 		var wg sync.WaitGroup
 		for _, p := range []Player{a, b} {
 			wg.Go(func() {
-				if _, err := h.svc.Forget(p.ID); err != nil {
+				if _, err := h.svc.Forget(ctx, p.ID); err != nil {
 					t.Error(err)
 				}
 			})
 		}
 		wg.Wait()
-		_ = store.Records(func(key string, data []byte) error {
+		_ = store.Records(ctx, func(key string, data []byte) error {
 			for _, p := range []Player{a, b} {
 				if strings.Contains(string(data), `"`+p.ID+`"`) {
 					t.Fatalf("round %d: record %s names %s again", round, key, p.Name)
