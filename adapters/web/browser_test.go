@@ -82,8 +82,21 @@ func newTab(t testing.TB, b context.Context, dark bool) *tab {
 	return newTabSized(t, b, dark, 390, 844)
 }
 
-// newTabSized is a tab of w×h CSS pixels: a phone's (at scale 2) below 600 px, else a desktop's.
+// quickPace are the page's times for the tests that play many tricks and are not about the
+// pace: the page tells the game in the same order and under the same rules (no tap before all is
+// shown), with short waits.
+const quickPace = `window.kmPace = {card: 20, trick: 150, travel: 0, gather: 0, event: 20};`
+
+// newTabSized is a tab of w×h CSS pixels: a phone's (at scale 2) below 600 px, else a desktop's,
+// at the quick pace.
 func newTabSized(t testing.TB, b context.Context, dark bool, w, h int64) *tab {
+	t.Helper()
+	return newTabPaced(t, b, dark, w, h, quickPace)
+}
+
+// newTabPaced is a tab of w×h whose page runs the script pace first: quickPace, another
+// window.kmPace, or "" for the page's own pace.
+func newTabPaced(t testing.TB, b context.Context, dark bool, w, h int64, pace string) *tab {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(b)
 	t.Cleanup(cancel)
@@ -110,6 +123,12 @@ func newTabSized(t testing.TB, b context.Context, dark bool, w, h int64) *tab {
 	// In front: a hidden tab draws no frames (so a screenshot may wait for one) and slows timers.
 	tb.run(network.Enable(), cdppage.BringToFront(), viewport,
 		emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}))
+	if pace != "" {
+		tb.run(chromedp.ActionFunc(func(ctx context.Context) error {
+			_, err := cdppage.AddScriptToEvaluateOnNewDocument(pace).Do(ctx)
+			return err
+		}))
+	}
 	return tb
 }
 
@@ -157,7 +176,7 @@ func waitTurn(t testing.TB, e *env, id string, p table.Player, game int) (table.
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		v, _ := e.svc.SeatView(id, p)
+		v, _ := e.svc.SeatView(context.Background(), id, p)
 		if len(v.Board.Games) >= game || v.Status != table.StatusPlaying {
 			return v, false
 		}
@@ -174,8 +193,12 @@ func waitTurn(t testing.TB, e *env, id string, p table.Player, game int) (table.
 func (e *env) act(p table.Player, v table.SeatView) {
 	e.t.Helper()
 	verb, arg := tabletest.SeatMove(v)
-	for _, r := range e.svc.Handle(context.Background(), table.Command{Place: table.Place{Platform: Platform, Chat: p.ID},
-		Table: v.Table, Actor: p, Verb: table.Verb(verb), Args: []string{arg}, Seq: v.Seq, Private: true}) {
+	replies, err := e.svc.Handle(context.Background(), table.Command{Place: table.Place{Platform: Platform, Chat: p.ID},
+		Table: v.Table, Actor: p, Verb: table.Verb(verb), Args: []string{arg}, Seq: v.Seq, Private: true})
+	if err != nil {
+		e.t.Fatalf("%s %s %s: %v", p.ID, verb, arg, err)
+	}
+	for _, r := range replies {
 		if r.Kind == table.KindError {
 			e.t.Fatalf("%s %s %s: %s", p.ID, verb, arg, r.Text)
 		}
@@ -188,7 +211,7 @@ func (e *env) act(p table.Player, v table.SeatView) {
 func moved(e *env, id string, p table.Player, seq uint64) bool {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if nv, _ := e.svc.SeatView(id, p); nv.Seq > seq {
+		if nv, _ := e.svc.SeatView(context.Background(), id, p); nv.Seq > seq {
 			return true
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -233,12 +256,12 @@ func tapUntil(t testing.TB, e *env, tb *tab, id string, p table.Player, game int
 func (e *env) actUntil(id string, ps []table.Player, p table.Player, ready func(table.SeatView) bool) table.SeatView {
 	e.t.Helper()
 	for i := 0; i < 400; i++ {
-		v, _ := e.svc.SeatView(id, p)
+		v, _ := e.svc.SeatView(context.Background(), id, p)
 		if v.Game.ToMove == v.You && ready(v) {
 			return v
 		}
 		q := ps[v.Game.ToMove]
-		qv, _ := e.svc.SeatView(id, q)
+		qv, _ := e.svc.SeatView(context.Background(), id, q)
 		e.act(q, qv)
 	}
 	e.t.Fatal("the view wanted never came")
@@ -289,7 +312,7 @@ func TestBrowserWholeGame(t *testing.T) {
 	if moves := tapGame(t, e, tb, id, p, 1); moves < 6 {
 		t.Fatalf("a whole game with %d moves of the person", moves)
 	}
-	tb.waitJS("the board with the game", `document.querySelectorAll("#board table tr").length >= 2`)
+	tb.waitJS("the board with the game", `document.querySelector("#board img.sheet")`)
 	var link string
 	tb.eval(`location.href`, &link)
 	if strings.Contains(link, "link=") {
@@ -323,7 +346,7 @@ func TestBrowserSecondTabSeesOnlyItsOwnCards(t *testing.T) {
 			p  table.Player
 			tb *tab
 		}{{a, ta}, {c, tc}} {
-			v, _ := e.svc.SeatView(id, pl.p)
+			v, _ := e.svc.SeatView(context.Background(), id, pl.p)
 			if v.Game != nil && v.Game.ToMove == v.You {
 				tapMove(t, e, pl.tb, id, pl.p, v)
 			}
@@ -393,7 +416,7 @@ func TestBrowserSecondTabSeesOnlyItsOwnCards(t *testing.T) {
 	// And what his page shows, once it shows the table as it stands: his hand.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		v, _ := e.svc.SeatView(id, c)
+		v, _ := e.svc.SeatView(context.Background(), id, c)
 		var page struct {
 			Seq   string
 			Cards []string
@@ -432,7 +455,7 @@ func TestBrowserReloadMidTrick(t *testing.T) {
 		}
 		tapMove(t, e, tb, id, p, v)
 	}
-	v, _ := e.svc.SeatView(id, p)
+	v, _ := e.svc.SeatView(context.Background(), id, p)
 	tb.run(chromedp.Reload())
 	want := len(v.Game.Trick.Plays)
 	tb.waitJS("the trick again", fmt.Sprintf(`document.querySelectorAll("#trick .card").length === %d && document.querySelectorAll("#hand .card.legal").length > 0`, want))
@@ -486,7 +509,7 @@ func TestBrowserScreenshots(t *testing.T) {
 		}
 		e.act(p, v)
 	}
-	v, _ := e.svc.SeatView(id, p)
+	v, _ := e.svc.SeatView(context.Background(), id, p)
 	for _, size := range []struct{ w, h int64 }{{320, 568}, {390, 844}, {1280, 800}} {
 		for _, dark := range []bool{false, true} {
 			name := fmt.Sprintf("%dx%d-light", size.w, size.h)
@@ -679,7 +702,7 @@ func TestBrowserTelegramMiniApp(t *testing.T) {
 			t.Fatalf("a German hand shows %q, named %q", letters, names)
 		}
 	}
-	v, _ := e.svc.SeatView(id, p)
+	v, _ := e.svc.SeatView(context.Background(), id, p)
 	var cards int
 	tb.eval(`document.querySelectorAll("#hand .card").length`, &cards)
 	if cards != len(v.Hand) {

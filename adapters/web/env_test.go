@@ -71,7 +71,7 @@ func newEnvOn(t testing.TB, store *table.MemStore, cfg ...func(*Config)) *env {
 	}
 	e.web = w
 	e.svc = table.New(table.Config{Store: e.store, KV: e.store, Robots: randomRobots, Seed: 11,
-		Outboxes: map[string]table.Outbox{benchPlatform: w.Tee(nullOutbox{})}})
+		Outboxes: map[string]table.Outbox{benchPlatform: w.Tee(nullOutbox{}), Platform: w}}) // Platform: bot -web's table
 	w.Attach(e.svc)
 	ctx, stop := context.WithCancel(context.Background())
 	ran := make(chan error, 1)

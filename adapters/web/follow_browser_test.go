@@ -42,17 +42,25 @@ const watchHolds = `(() => {
 	look();
 })()`
 
+// heldPace is the quick pace with the finished trick held 1.5 s: long enough for a test to
+// find it held between its taps.
+const heldPace = `window.kmPace = {card: 20, trick: 1500, travel: 0, gather: 0, event: 20};`
+
 type held struct {
 	Key    string
 	Ms     float64
 	Result bool
 }
 
-// Against computer players that answer at once, each finished trick stays on the felt at least
-// a second with its winner marked, and the game's last trick with its result, while the person
-// plays a whole game by tapping. Before, the computer that took a trick led within milliseconds.
+// Against computer players that answer at once, at the page's own pace, each finished trick
+// stays on the felt at least 2 s with its winner marked, and the game's last trick with its
+// result, while the person plays a whole game by tapping. Before, the computer that took a
+// trick led within milliseconds, and then the page held a trick 1.5 s.
 func TestBrowserFinishedTrickStays(t *testing.T) {
-	e, tb, id, p := soloPage(t)
+	e := newEnv(t, fastPlayer)
+	id, p, _ := e.soloTable(1)
+	tb := newTabPaced(t, browser(t), false, 390, 844, "")
+	tb.run(chromedp.Navigate(e.link(p, id)))
 	tb.waitJS("the hand", `document.querySelectorAll("#hand .card").length > 0`)
 	tb.eval(watchHolds, nil)
 	tapGame(t, e, tb, id, p, 1)
@@ -61,7 +69,7 @@ func TestBrowserFinishedTrickStays(t *testing.T) {
 	tb.eval(`window.holds`, &holds)
 	results := 0
 	for _, h := range holds {
-		if h.Ms < 1000 {
+		if h.Ms < 1990 {
 			t.Errorf("the finished trick %s stayed %.0f ms", h.Key, h.Ms)
 		}
 		if h.Result {
@@ -295,7 +303,7 @@ func TestBrowserClockAndImBack(t *testing.T) {
 	}
 	tb.run(chromedp.Click(`#back`, chromedp.ByQuery))
 	tb.waitJS("the seat taken back", `document.getElementById("away").hidden`)
-	if v, _ := e.svc.SeatView(id, p); v.Seats[v.You].Away {
+	if v, _ := e.svc.SeatView(context.Background(), id, p); v.Seats[v.You].Away {
 		t.Fatal("the page shows the player back, the table does not")
 	}
 }
@@ -346,7 +354,7 @@ func TestBrowserAxe(t *testing.T) {
 	b := browser(t)
 	id, p, _ := e.soloTable(1)
 	for _, dark := range []bool{false, true} {
-		tb := newTab(t, b, dark)
+		tb := newTabPaced(t, b, dark, 390, 844, heldPace)
 		tb.run(chromedp.Navigate(e.link(p, id)))
 		v, _ := waitTurn(t, e, id, p, 1)
 		tb.waitJS("the player's turn", fmt.Sprintf(`document.getElementById("app").dataset.seq === "%d"`, v.Seq))
@@ -491,7 +499,7 @@ func TestBrowserKeyboardAndLiveRegion(t *testing.T) {
 		if !moved(e, id, p, v.Seq) {
 			t.Fatal("Space on a legal card made no move")
 		}
-		nv, _ := e.svc.SeatView(id, p)
+		nv, _ := e.svc.SeatView(context.Background(), id, p)
 		tb.waitJS("the next view", fmt.Sprintf(`Number(document.getElementById("app").dataset.seq) >= %d`, nv.Seq))
 		var after struct {
 			Y      float64
@@ -520,7 +528,7 @@ func TestBrowserKeyboardAndLiveRegion(t *testing.T) {
 func TestBrowserTelegramHapticsAndBack(t *testing.T) {
 	e, id, p, data := miniAppTable(t, "en")
 	b := browser(t)
-	tb := newTab(t, b, false)
+	tb := newTabPaced(t, b, false, 390, 844, heldPace)
 	// Telegram's apps give the page window.TelegramWebviewProxy; this one notes what it is told.
 	tb.run(chromedp.ActionFunc(func(ctx context.Context) error {
 		_, err := cdppage.AddScriptToEvaluateOnNewDocument(`window.told = [];

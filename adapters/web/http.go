@@ -135,6 +135,7 @@ func (s *Server) serveStrings(w http.ResponseWriter, r *http.Request) {
 type sessionRequest struct {
 	Lang     string `json:"lang"` // the browser's, for the texts of a refusal
 	Link     string `json:"link"`
+	Watch    string `json:"watch"`    // a watch link's ticket
 	Telegram string `json:"telegram"` // initData
 	Table    string `json:"table"`    // the table a Mini App's button named
 	Discord  string `json:"discord"`  // the OAuth2 code
@@ -232,6 +233,22 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 		}
 		t = newTicket(p)
 		t.Place, t.Inst, t.Via = place.Key(), req.Instance, "discord"
+	case req.Watch != "":
+		w, err := s.sign.open(purposeWatch, req.Watch, now)
+		if err != nil || !tableID.MatchString(w.Table) {
+			refuse(http.StatusUnauthorized, "web.expired")
+			return
+		}
+		// Each watcher is someone of their own (the table's sockets are one per person), and
+		// no one the table knows: no seat, no hand.
+		s.randMu.Lock()
+		n, err := nonce(s.cfg.Rand)
+		s.randMu.Unlock()
+		if err != nil {
+			refuse(http.StatusServiceUnavailable, "web.busy")
+			return
+		}
+		t = ticket{Player: "watch:" + n, Locale: i18n.Match(req.Lang), Table: w.Table, Via: "watch"}
 	default:
 		refuse(http.StatusBadRequest, "web.open_from_chat")
 		return

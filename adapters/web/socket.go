@@ -2,8 +2,10 @@ package web
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -26,11 +28,16 @@ import (
 //	page:   {"t":"move","verb":"play","arg":"QS","seq":41,"id":"m7"}
 //	page:   {"t":"move","verb":"back","seq":41,"id":"m8"}   (I'm back: the seat is the player's again)
 //	page:   {"t":"ping"}
+//	page:   {"t":"watchlink"}                           (a seated player asks for the table's watch link)
 //	server: {"t":"ping","beat":4000}                       (first, then {"t":"ping"} while idle)
 //	server: {"t":"view","view":{…table.SeatView…}}
 //	server: {"t":"strings","lang":"de","strings":{…}}
 //	server: {"t":"refused","id":"m7","text":"…"}
 //	server: {"t":"note","text":"…"}
+//	server: {"t":"board","png":"data:image/png;base64,…","text":"…"}  (the stripe board as the chats draw
+//	                                              it, with its alt text: when a game ends, and first)
+//	server: {"t":"watchers","n":2}                     (how many watch without a seat, when it changes)
+//	server: {"t":"watchlink","text":"https://…"}
 //	server: {"t":"bye","text":"…"}              (with "renew":true: the session is over, get a new one;
 //	                                              with "why":"elsewhere": another tab took the seat)
 //
@@ -45,6 +52,7 @@ type inbound struct {
 	Arg     string `json:"arg"`
 	Seq     uint64 `json:"seq"`
 	ID      string `json:"id"`
+	Dark    bool   `json:"dark"` // hello: the page's theme, for the board's picture
 }
 
 type outbound struct {
@@ -57,6 +65,8 @@ type outbound struct {
 	Renew   bool              `json:"renew,omitempty"`
 	Why     string            `json:"why,omitempty"`  // a bye's reason the page acts on: "elsewhere"
 	Beat    int64             `json:"beat,omitempty"` // the first ping: the heartbeat in ms
+	PNG     string            `json:"png,omitempty"`  // a board: its picture as a data: URL
+	N       int               `json:"n,omitempty"`    // watchers: how many
 }
 
 // pageSilence is how many heartbeats a page may say nothing before its socket is ended.
@@ -93,6 +103,8 @@ type sock struct {
 	lang    string // the language of the texts the page has
 	wake    chan struct{}
 	last    uint64 // the sequence number of the newest view queued
+	dark    bool   // the page's theme
+	board   string // what the board picture sent last shows: language and games
 }
 
 func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
@@ -137,12 +149,12 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 	case !ok:
 		s.refuseSocket(ctx, c, lang, "err.closed")
 		return
-	case v.You < 0 && t.Place == "":
+	case v.You < 0 && t.Place == "" && !t.watching():
 		s.refuseSocket(ctx, c, lang, "web.not_seated")
 		return
 	}
 	k := &sock{s: s, conn: c, t: t, player: t.player(), table: t.Table, ctx: ctx, cancel: cancel,
-		wake: make(chan struct{}, 1)}
+		wake: make(chan struct{}, 1), dark: hello.Dark}
 	k.send(outbound{T: "ping", Beat: s.cfg.Heartbeat.Milliseconds()}) // the first word, before any view
 	s.hub.join(k)
 	defer s.hub.leave(k)
@@ -161,13 +173,14 @@ func (s *Server) refuseSocket(ctx context.Context, c *websocket.Conn, lang, key 
 }
 
 // push queues a view; only the newest waiting view is written. The page's texts go first when
-// the view's language is new to it.
+// the view's language is new to it, and the board's picture when a game ended since the last.
 func (k *sock) push(v table.SeatView) {
 	data, err := json.Marshal(outbound{T: "view", View: &v})
 	if err != nil {
 		k.s.log.Error("encoding a view", "err", err)
 		return
 	}
+	board := k.boardPicture(v)
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if v.Seq < k.last {
@@ -179,8 +192,35 @@ func (k *sock) push(v table.SeatView) {
 		s, _ := json.Marshal(outbound{T: "strings", Lang: v.Lang, Strings: pageStrings(v.Lang)})
 		k.msgs = append(k.msgs, s)
 	}
+	if board != nil {
+		k.msgs = append(k.msgs, board)
+	}
 	k.view = data
 	k.signal()
+}
+
+// boardPicture is the board message for v when its picture changed since the socket's last (a
+// game ended, the language changed), else nil. Drawn here, outside every lock: it takes
+// milliseconds, and only once a game.
+func (k *sock) boardPicture(v table.SeatView) []byte {
+	key := fmt.Sprint(v.Table, " ", v.Lang, " ", len(v.Board.Games))
+	k.mu.Lock()
+	same := k.board == key
+	dark := k.dark
+	k.mu.Unlock()
+	if same {
+		return nil
+	}
+	png, alt, err := k.s.service().Picture(k.ctx, table.Message{Table: v.Table, Picture: table.PictureBoard, Lang: v.Lang}, dark)
+	if err != nil {
+		k.s.log.Debug("drawing the board for the page", "table", v.Table, "err", err)
+		return nil
+	}
+	data, _ := json.Marshal(outbound{T: "board", PNG: "data:image/png;base64," + base64.StdEncoding.EncodeToString(png), Text: alt})
+	k.mu.Lock()
+	k.board = key
+	k.mu.Unlock()
+	return data
 }
 
 // maxQueued bounds the refusals and notes waiting for a page that does not read.
@@ -300,6 +340,10 @@ func (k *sock) read() {
 		if typ == websocket.MessageText && json.Unmarshal(data, &m) == nil && m.T == "ping" {
 			continue // the page is there
 		}
+		if m.T == "watchlink" && !k.t.watching() {
+			k.send(outbound{T: "watchlink", Text: k.s.WatchLink(k.table)})
+			continue
+		}
 		if typ != websocket.MessageText || json.Unmarshal(data, &m) != nil || m.T != "move" {
 			k.send(outbound{T: "refused", Text: i18n.T(k.langNow(), "web.bad_message")})
 			continue
@@ -330,6 +374,10 @@ func (k *sock) move(m inbound) {
 	}
 	lang := k.langNow()
 	refuse := func(text string) { k.send(outbound{T: "refused", ID: m.ID, Text: text}) }
+	if k.t.watching() {
+		refuse(i18n.T(lang, "web.not_seated")) // a watcher makes no move
+		return
+	}
 	if ok, _ := k.s.moves.allow(k.table+" "+k.player.ID, now); !ok {
 		refuse(i18n.T(lang, "web.too_fast"))
 		return
@@ -393,6 +441,23 @@ func (h *hub) join(k *sock) {
 		old.goodbye(outbound{Text: i18n.T(old.langNow(), "web.elsewhere"), Why: "elsewhere"}, websocket.StatusNormalClosure)
 	}
 	r.socks[k.player.ID] = k
+	r.countWatchers(k.t.watching())
+}
+
+// countWatchers tells the room's sockets how many watch without a seat, when a watcher came or
+// went (changed), and a newcomer the count there is. Called under the hub's lock.
+func (r *room) countWatchers(changed bool) {
+	n := 0
+	for _, k := range r.socks {
+		if k.t.watching() {
+			n++
+		}
+	}
+	for _, k := range r.socks {
+		if changed || n > 0 {
+			k.send(outbound{T: "watchers", N: n})
+		}
+	}
 }
 
 func (h *hub) leave(k *sock) {
@@ -406,6 +471,10 @@ func (h *hub) leave(k *sock) {
 	if len(r.socks) == 0 {
 		delete(h.rooms, k.table)
 		close(r.done)
+		return
+	}
+	if k.t.watching() {
+		r.countWatchers(true)
 	}
 }
 

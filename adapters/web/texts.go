@@ -22,6 +22,11 @@ var pageKeys = []string{
 	"hand.your_turn", "note.reminder", "note.away.you",
 	"card.name",   // a card in words: "%[1]s of %[2]s" with the names below
 	"label.colon", // between a label and its value: the page writes no punctuation of its own
+	"note.announced", "web.section.table", "web.section.moves", "web.section.board",
+	"web.choose_trump.label", "web.calls.label", "web.trump_named", "web.partner", "web.rules", "web.sound",
+	"web.result.stake", "web.result.stripes", "web.last_trick", "web.teams",
+	// A count's forms: the page picks one with plural.one (below).
+	"web.watchers.one", "web.watchers.other", "web.watch_link",
 }
 
 // pageStrings are the page's texts in lang, with the names of the ranks and suits the page

@@ -50,6 +50,9 @@ func newTicket(p table.Player) ticket {
 	return ticket{Player: p.ID, Name: name, Locale: i18n.Match(p.Locale)}
 }
 
+// watching: the session of a watch link, someone without a seat who makes no move.
+func (t ticket) watching() bool { return t.Via == "watch" }
+
 func (t ticket) player() table.Player {
 	return table.Player{ID: t.Player, Name: t.Name, Locale: t.Locale}
 }
@@ -89,7 +92,8 @@ var (
 			T       string `json:"t"`
 			Session string `json:"session"`
 			Seq     uint64 `json:"seq"`
-		}{"hello", strings.Repeat("s", maxTicket), math.MaxUint64})
+			Dark    bool   `json:"dark"`
+		}{"hello", strings.Repeat("s", maxTicket), math.MaxUint64, true})
 		return len(hello)
 	}()
 )
@@ -98,6 +102,7 @@ var (
 const (
 	purposeLink    = "kontermatt web link v1"
 	purposeSession = "kontermatt web session v1"
+	purposeWatch   = "kontermatt web watch v1" // a watch link: any number of people, no seat
 )
 
 var errBadTicket = errors.New("not a valid ticket")

@@ -52,6 +52,8 @@ type Service interface {
 	Handle(ctx context.Context, cmd table.Command) ([]table.Message, error)
 	SeatView(ctx context.Context, tableID string, p table.Player) (table.SeatView, bool)
 	TableAt(p table.Place) string
+	// Picture draws a message's picture: the page shows the stripe board as the chats do.
+	Picture(ctx context.Context, m table.Message, dark bool) (png []byte, alt string, err error)
 }
 
 var _ Service = (*table.Service)(nil)
@@ -340,6 +342,14 @@ func (s *Server) Link(p table.Player, tableID string) (string, error) {
 	t := newTicket(p)
 	t.Table, t.Via, t.Exp, t.Nonce = tableID, "link", s.cfg.Now().Add(s.cfg.LinkTTL).Unix(), n
 	return s.public.String() + "/#link=" + s.sign.sign(purposeLink, t), nil
+}
+
+// WatchLink is the signed address of the page for people without a seat at a table: they see the
+// public table (no hand, ever) and make no move. Unlike a player's link it may be shared and used
+// by many, until Config.SessionTTL.
+func (s *Server) WatchLink(tableID string) string {
+	t := ticket{Player: "watch", Table: tableID, Via: "watch", Exp: s.cfg.Now().Add(s.cfg.SessionTTL).Unix()}
+	return s.public.String() + "/#watch=" + s.sign.sign(purposeWatch, t)
 }
 
 // AppURL is the page's address for a table as a Telegram Mini App opens it from a web_app

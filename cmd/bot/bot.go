@@ -15,6 +15,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/discord"
 	"github.com/kontermatt/kontermatt/adapters/telegram"
 	"github.com/kontermatt/kontermatt/adapters/terminal"
+	"github.com/kontermatt/kontermatt/adapters/web"
 	"github.com/kontermatt/kontermatt/core/coach"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
@@ -55,6 +56,7 @@ type TerminalFlags struct {
 	Pace    time.Duration // computer players' pause before a move; negative: 1 s when watching
 	Learn   bool          // a guided game for the one player (the service's learn)
 	Fresh   bool          // -new: stop an unfinished match stored here and start a new table
+	Web     bool          // -web: play in the browser, the web table on this machine, not in the terminal
 	// Insist is what was given on the command line rather than left at its default.
 	Insist terminal.Insist
 }
@@ -68,6 +70,8 @@ func (m *Main) Open(ctx context.Context) error {
 	defer hold.release() // also when Open fails: what was said before the error is not lost
 	m.Log = slog.New(hold)
 	terminalMode := cfg.Discord.Token == "" && cfg.Telegram.Token == ""
+	webMode := terminalMode && m.Terminal.Web
+	terminalMode = terminalMode && !webMode
 	if terminalMode && m.Terminal.Humans > 0 && !canPlay(m.Stdin) {
 		// Under systemd or in a container stdin is /dev/null: a mistyped token variable would
 		// otherwise start a card game nobody sees, and exit 0. Said before a database is made.
@@ -85,6 +89,7 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	outboxes := map[string]table.Outbox{}
 	deciders := robots
+	var local *web.Server // bot -web's
 	if terminalMode {
 		tf := m.Terminal
 		// The timer waits for nobody at a keyboard: a terminal table has none unless asked.
@@ -99,6 +104,11 @@ func (m *Main) Open(ctx context.Context) error {
 		outboxes[terminal.Platform] = m.term
 		m.Log = newLogger(m.Stderr, "error", cfg.LogFormat) // the screen is the game's: only failures go to stderr
 		deciders = m.term.Robots(robots)
+	} else if webMode {
+		if local, err = localWeb(outboxes, store, m.Log); err != nil {
+			return err
+		}
+		m.chats = []chatAdapter{webChat{local}}
 	} else if m.chats, err = newChats(cfg, store, m.Log, outboxes, m.leases); err != nil {
 		return err
 	}
@@ -134,6 +144,9 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	if err := m.Service.Resume(ctx); err != nil {
 		m.Log.Error("some stored tables could not be resumed", "err", err)
+	}
+	if local != nil {
+		return m.openLocalTable(ctx, local)
 	}
 	return nil
 }

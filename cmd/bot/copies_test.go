@@ -281,8 +281,8 @@ func (p tgPlayer) json() map[string]any {
 
 // TestTwoCopiesPlayOneTable: two bot processes on a 3-member etcd cluster play one Telegram
 // table, the updates alternating between them. Each /healthz names the store and the quorum,
-// and the timers' lease is at exactly one copy. The copy holding it is killed (SIGKILL): the
-// other takes the timers over within 15 s, and the table plays on there (the computers move
+// and the lease of the group's place (its partition's) is at exactly one copy. The copy holding
+// it is killed (SIGKILL): the other takes the place over within 15 s, and the table plays on there (the computers move
 // again, the humans' presses are taken). No press is answered twice, and no message sent twice.
 func TestTwoCopiesPlayOneTable(t *testing.T) {
 	c := etcdtest.Start(t, etcdtest.Options{})
@@ -304,16 +304,18 @@ telegram:
 	for _, b := range copies {
 		tabletest.WaitUntil(t, 30*time.Second, "copy "+b.name+" healthy", func() bool { return b.health()["quorum"] == "ok" })
 	}
+	// The copy that owns the group's place fires its table's timers and plays its computers.
+	groupLease := table.PlaceLease(table.Place{Platform: "telegram", Chat: strconv.FormatInt(copiesGroup, 10)})
 	timersAt := func() []*botCopy {
 		var at []*botCopy
 		for _, b := range copies {
-			if b.holds("timers") {
+			if b.holds(groupLease) {
 				at = append(at, b)
 			}
 		}
 		return at
 	}
-	tabletest.WaitUntil(t, 15*time.Second, "the timers' lease held", func() bool { return len(timersAt()) == 1 })
+	tabletest.WaitUntil(t, 15*time.Second, "the group's place owned", func() bool { return len(timersAt()) == 1 })
 	for _, b := range copies {
 		h := b.health()
 		if !strings.HasPrefix(h["store"], "etcd ") || h["quorum"] != "ok" {
@@ -420,8 +422,8 @@ telegram:
 	<-holder.done
 	holder.done <- nil // for the cleanup
 	copies = []*botCopy{survivor}
-	tabletest.WaitUntil(t, 15*time.Second, "the survivor holds the timers", func() bool { return survivor.holds("timers") })
-	t.Logf("copy %s took the timers over %v after copy %s was killed", survivor.name, time.Since(died).Round(10*time.Millisecond), holder.name)
+	tabletest.WaitUntil(t, 15*time.Second, "the survivor owns the group's place", func() bool { return survivor.holds(groupLease) })
+	t.Logf("copy %s took the group's place over %v after copy %s was killed", survivor.name, time.Since(died).Round(10*time.Millisecond), holder.name)
 	// Between two moves of one human the other three seats move: the computers' among them are
 	// the survivor's timers.
 	play(30*time.Second, 6)

@@ -30,12 +30,12 @@ func TestHealthCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, stdout, stderr := health1("-db", db)
-	// The only copy on its file holds the timers' lease as soon as it resumed its tables.
+	// The only copy on its file holds the lease of every place as soon as it resumed its tables.
 	for i := 0; i < 100 && strings.Contains(stdout, "leases none"); i++ {
 		time.Sleep(10 * time.Millisecond)
 		code, stdout, stderr = health1("-db", db)
 	}
-	if want := "healthy: database ok; leases timers; store bbolt " + db + "\n"; code != 0 || stdout != want || stderr != "" {
+	if want := "healthy: database ok; leases places; store bbolt " + db + "\n"; code != 0 || stdout != want || stderr != "" {
 		t.Errorf("a running bot: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	m.Close()

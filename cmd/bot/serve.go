@@ -64,6 +64,7 @@ func serveFlags(m *Main) (fs *flag.FlagSet, configPath, dbPath *string) {
 	fs.BoolVar(&m.Terminal.Fresh, "new", false, "terminal: stop an unfinished match stored in the database and start a new table with these flags (the stopped match stays in the history)")
 	m.Terminal.Pace = -1
 	fs.Var(paceFlag{&m.Terminal.Pace}, "pace", "terminal: how long (a `duration`, e.g. 500ms) computer players pause before each move, so you can follow (default: 1s when watching, else none)")
+	fs.BoolVar(&m.Terminal.Web, "web", false, "with no chat token: play in the browser instead of this terminal, with three computer players (the web table on this machine; the bot prints its link)")
 	fs.Uint64Var(&m.Seed, "seed", 0, "seed for table IDs, deals and computer players (0: the config's, else random)")
 	return fs, configPath, dbPath
 }
@@ -106,6 +107,9 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) 
 		return 2
 	case tf.Learn && tf.Humans != 1:
 		fmt.Fprintln(stderr, "-learn is a game for one player: use it with -humans 1")
+		return 2
+	case tf.Web && (tf.Humans != 1 || tf.Learn):
+		fmt.Fprintln(stderr, "-web is a table for one player and three computers: use it without -humans and -learn")
 		return 2
 	case tf.Lang != "" && (i18n.Match(tf.Lang) == "" || i18n.Match(tf.Lang) != strings.ToLower(tf.Lang)):
 		fmt.Fprintf(stderr, "-lang %q: the languages are %s\n", tf.Lang, strings.Join(i18n.Languages, ", "))

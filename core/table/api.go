@@ -415,6 +415,10 @@ type Change struct {
 	// PruneLog says a match ended with this change and is kept in Records: the table's log before
 	// this change's entry is deleted. The entry itself is written, so the log still only grows.
 	PruneLog bool
+	// Fence, when set, is the lease the change is the owner's work under (a computer player's
+	// move, a timer): the store writes it only while that lease is still held as fenced, in the
+	// same transaction, and else fails with ErrFenced (see Fence).
+	Fence Fence
 }
 
 // LogEntry is one accepted command in a table's log.

@@ -41,7 +41,10 @@ type ClusterObserver interface {
 	// is "conflict" (a commit lost to another copy's: the command is applied again), "watch"
 	// (another copy's change heard) or "compacted" (the watch fell behind; every table read).
 	Reloaded(why string)
-	// Lease is a lease of this copy's taken (held) or lost.
+	// Lease is a lease of this copy's taken (held) or lost. The places' partitions are leases
+	// too ("places/<nn>": the copy owns the places whose PlaceLease it is; "places": every
+	// place): an adapter told of one taken starts telling those places from what it stored of
+	// them, and stops when told it is lost.
 	Lease(name string, held bool)
 }
 
@@ -365,81 +368,9 @@ func (s *Service) claimedTable(ctx context.Context, placeKey string) (*tbl, *use
 	return t, nil
 }
 
-// timerLease is the lease under which a copy fires the timers: every table's turn timer, lobby
-// expiry and end of a finished match, the computer players' moves, retries of what a timer did,
-// and the janitor's retention and the month's tables. One lease for all of them, not one per
-// group of tables: what the timers do costs little next to what the copies' commands do, one
-// holder makes a take-over one event that is easy to see and to measure, and leases held by
-// elections would all go to the copy that asks first anyway (groups spread work only with a
-// policy that hands some over). The store's guard (ErrConflict) stays what makes each happen at
-// most once: a copy that lost the lease but fires before it knows writes nothing.
-const timerLease = "timers"
-
-// owns reports whether this copy fires the timers now: always without Config.Leases (the only
-// copy, as before there were leases), else while it holds timerLease.
-func (s *Service) owns() bool { return s.cfg.Leases == nil || s.timersHeld.Load() }
-
-// keepTimers holds timerLease whenever it can until the service closes: on taking it the copy
-// arms every table's timer and lets the computer players think, and runs the janitor once; on
-// losing it (its store out of reach past the lease's time to live) it stops them until it holds
-// the lease again.
-func (s *Service) keepTimers() {
-	defer s.wg.Done()
-	for {
-		held, release, err := s.cfg.Leases.Hold(s.ctx, timerLease)
-		if err != nil {
-			if s.ctx.Err() != nil {
-				return
-			}
-			s.cfg.Log.Warn("waiting for the timers' lease", "err", err)
-			select {
-			case <-s.ctx.Done():
-				return
-			case <-time.After(time.Second):
-			}
-			continue
-		}
-		s.timersHeld.Store(true)
-		s.observeLease(timerLease, true)
-		s.cfg.Log.Info("this copy fires the timers now", "lease", timerLease)
-		s.rearmAll()
-		s.prune(held)
-		s.postSeasons(held)
-		<-held.Done()
-		release()
-		s.timersHeld.Store(false)
-		s.observeLease(timerLease, false)
-		if s.ctx.Err() != nil {
-			return
-		}
-		s.cfg.Log.Warn("this copy lost the timers' lease; another copy fires them", "lease", timerLease)
-		s.rearmAll() // stops them: arm does nothing without the lease
-	}
-}
-
 // observeLease tells a ClusterObserver of a lease taken or lost.
 func (s *Service) observeLease(name string, held bool) {
 	if o, ok := s.cfg.Observe.(ClusterObserver); ok {
 		o.Lease(name, held)
 	}
-}
-
-// rearmAll arms every table's timer and schedules its computer players as this copy's lease now
-// says.
-func (s *Service) rearmAll() {
-	for _, t := range s.all() {
-		t.mu.Lock()
-		s.arm(t)
-		s.scheduleRobot(t)
-		t.mu.Unlock()
-	}
-}
-
-// Leases are the leases the service holds now (of Config.Leases; the adapters may hold others
-// there); nil without any.
-func (s *Service) Leases() []string {
-	if s.cfg.Leases == nil || !s.timersHeld.Load() {
-		return nil
-	}
-	return []string{timerLease}
 }

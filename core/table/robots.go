@@ -19,7 +19,7 @@ func (t *tbl) actsForItself(seat core.Seat) bool {
 // off the command path: the human command that led here has already been stored and answered.
 func (s *Service) scheduleRobot(t *tbl) {
 	g := t.game()
-	if g == nil || t.thinking || t.st.Paused || s.ctx.Err() != nil || !s.owns() {
+	if g == nil || t.thinking || t.st.Paused || s.ctx.Err() != nil || !s.ownsTable(t) {
 		return
 	}
 	seat := g.ToMove()
@@ -44,7 +44,7 @@ func (s *Service) scheduleRobot(t *tbl) {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		t.thinking = false
-		if t.st.Seq != seq || s.ctx.Err() != nil || !s.owns() {
+		if t.st.Seq != seq || s.ctx.Err() != nil || !s.ownsTable(t) {
 			s.scheduleRobot(t) // the table moved on meanwhile (or the lease): think again about the new position
 			return
 		}
@@ -135,8 +135,8 @@ func (s *Service) arm(t *tbl) {
 		t.timer = nil
 	}
 	at, _ := s.deadline(t)
-	if at.IsZero() || s.ctx.Err() != nil || !s.owns() {
-		return // no deadline; or the copy holding the timers' lease fires it
+	if at.IsZero() || s.ctx.Err() != nil || !s.ownsTable(t) {
+		return // no deadline; or the copy owning the place fires it
 	}
 	seq := t.st.Seq
 	t.timer = time.AfterFunc(max(at.Sub(s.cfg.Now()), 0), func() { s.fire(t, seq) })
@@ -147,7 +147,7 @@ func (s *Service) arm(t *tbl) {
 func (s *Service) fire(t *tbl, seq uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.st.Seq != seq || s.ctx.Err() != nil || !s.owns() {
+	if t.st.Seq != seq || s.ctx.Err() != nil || !s.ownsTable(t) {
 		return
 	}
 	st := t.st

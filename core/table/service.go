@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
@@ -61,9 +60,9 @@ type Config struct {
 	Coach Coach
 	// People are what each platform's adapter keeps about people, for Forget to reach.
 	People []People
-	// Leases, when set, say when this copy fires the timers (see timerLease): several copies of
-	// the bot on one store each have their own, held in the store (etcd); LocalLeases for the
-	// only copy. Nil: the service fires its timers from its start, as the only copy.
+	// Leases, when set, say which places this copy owns (owner.go): several copies of the bot on
+	// one store each have their own, held in the store (etcd, a Spread); LocalLeases for the only
+	// copy. Nil: the service owns every place from its start, as the only copy.
 	Leases Leases
 	// Shared says other copies of the bot use the same store and KV: what the service keeps of
 	// the KV in memory (people's settings, the leagues) is read again rather than trusted.
@@ -129,8 +128,8 @@ type Service struct {
 	// under the table's lock, before delivery.
 	onPublish func(t *tbl, msgs []Message)
 
-	// timersHeld says this copy holds timerLease (see owns).
-	timersHeld atomic.Bool
+	// own is what this copy owns (owner.go).
+	own ownership
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -266,7 +265,7 @@ func (s *Service) Resume(ctx context.Context) error {
 		s.postSeasons(ctx)
 	} else {
 		s.wg.Add(1)
-		go s.keepTimers() // which prunes and posts once it holds their lease
+		go s.keepPlaces() // which prunes and posts once it holds partition 0
 	}
 	s.wg.Add(1)
 	go s.janitor()
@@ -322,7 +321,7 @@ func (s *Service) janitor() {
 		case <-s.ctx.Done():
 			return
 		case <-tick.C:
-			if s.owns() {
+			if s.runsJanitor() {
 				s.prune(s.ctx)
 				s.postSeasons(s.ctx)
 			}
@@ -572,6 +571,9 @@ type outcome struct {
 	// search): it runs on the command's context and gives the reply, which the actor gets only
 	// if the table has not moved on meanwhile (else "hint.moved").
 	think func(ctx context.Context) Message
+	// owner says the change is the place's owner's work (a timer's, a computer player's): it is
+	// fenced by the place's lease (Change.Fence).
+	owner bool
 }
 
 // exec applies a command of a table verb (table lock held): it gives the replies, and the
@@ -734,15 +736,23 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome,
 			}
 		}
 	}
+	var fence Fence
 	data, err := json.Marshal(st)
+	if err == nil && out.owner {
+		fence, err = s.fence(t)
+	}
 	if err == nil {
 		// A match that ends is kept in its record: its commands' log goes with this change.
 		err = s.store(ctx, Change{TableID: st.ID, State: data, Records: out.records, Closed: st.Status == StatusClosed, PruneLog: len(out.records) > 0,
-			Log: LogEntry{Seq: st.Seq, Time: now.UnixMilli(), Actor: cmd.Actor.ID, Verb: cmd.Verb, Args: cmd.Args, EventID: cmd.EventID}},
-			out.league)
+			Log:   LogEntry{Seq: st.Seq, Time: now.UnixMilli(), Actor: cmd.Actor.ID, Verb: cmd.Verb, Args: cmd.Args, EventID: cmd.EventID},
+			Fence: fence}, out.league)
 	}
 	if err != nil {
 		s.rollback(t)
+		if isFenced(err) {
+			s.fenced(t, err)
+			return errFencedRefusal
+		}
 		if errors.Is(err, ErrConflict) {
 			s.cfg.Log.Info("another copy changed the table first; reading it again", "table", st.ID, "seq", st.Seq)
 			return errConflicted
@@ -774,9 +784,10 @@ func (s *Service) timedCommit(ctx context.Context, c Change) error {
 // answer, so a failed commit (a passing disk error) is tried again later instead of leaving the
 // table stalled until a restart: the state rolled back, so the retry decides afresh.
 func (s *Service) commitBackground(t *tbl, cmd Command, out *outcome, acted actedKind, restart bool) {
+	out.owner = true
 	uerr := s.commit(s.ctx, t, cmd, out, acted, restart)
-	if uerr == nil {
-		return
+	if uerr == nil || uerr == errFencedRefusal {
+		return // stored; or refused as this copy no longer owns the place
 	}
 	// Another copy moved the table on: what is due now follows from its state (reload re-arms
 	// the timer and lets the computer players think again).

@@ -90,6 +90,7 @@ type ViewEnded struct {
 	Winner  string    `json:"winner,omitempty"` // "A" or "B"; "" for a draw
 	Points  [2]int    `json:"points"`
 	Stripes [2]int    `json:"stripes"` // the change each team's open stripes took
+	Stake   int       `json:"stake"`   // what the game was played for: 1, plus Konter, plus Matt
 	Text    string    `json:"text"`    // "🏁 Game 3: team A (…) wins 25 to 15."
 }
 
@@ -372,7 +373,7 @@ func viewEnded(t *tbl, lang string, reader core.Seat, taken int) *ViewEnded {
 	}
 	r := g.Result()
 	ve := &ViewEnded{No: n, Last: viewTrick(t, lang, reader, len(tricks), tricks[len(tricks)-1]), Points: r.Points,
-		Stripes: t.match.History()[n-1].Applied, Text: i18n.T(lang, "summary.draw", n)}
+		Stripes: t.match.History()[n-1].Applied, Stake: r.Stake, Text: i18n.T(lang, "summary.draw", n)}
 	if w, ok := r.Outcome.Winner(); ok {
 		ve.Winner = w.String()
 		ve.Text = i18n.T(lang, "summary.won", n, w.String(), teamNamesIn(t, lang, w), r.Points[w], r.Points[w.Other()])

@@ -22,8 +22,10 @@ import (
 // guarded: its If compares the table's sequence key with Log.Seq-1 (for Seq 1: the key must not
 // exist), and its Expect entries each compare their key's value (or, for a nil Value, that the
 // key does not exist); it fails with table.ErrConflict, writing nothing, when another commit came
-// first. A change larger than a transaction fails with ErrTooLarge; a cluster without quorum with
-// table.ErrUnavailable (see there for what a timed-out commit may still do).
+// first. A change with a Fence compares that its lease's key still has the creation revision
+// fenced, and fails with table.ErrFenced when it has not (the lease ran out: another copy may own
+// the table's place). A change larger than a transaction fails with ErrTooLarge; a cluster
+// without quorum with table.ErrUnavailable (see there for what a timed-out commit may still do).
 func (s *Store) Commit(ctx context.Context, c table.Change) error {
 	if err := storage.CheckKey("table id", c.TableID); err != nil {
 		return err
@@ -54,6 +56,10 @@ func (s *Store) Commit(ctx context.Context, c table.Change) error {
 		if logged {
 			els = append(els, clientv3.OpGet(s.logKey(c.TableID, c.Log.Seq)))
 		}
+		fence := len(els)
+		if c.Fence.Key != "" {
+			els = append(els, clientv3.OpGet(c.Fence.Key))
+		}
 		resp, again, err := s.txn(ctx, b.cmps, b.ops, els)
 		if err != nil {
 			return fmt.Errorf("etcdstore: commit table %q: %w", c.TableID, err)
@@ -71,6 +77,11 @@ func (s *Store) Commit(ctx context.Context, c table.Change) error {
 			// entry at this Seq is this change's own, byte for byte.
 			if kvs := resp.Responses[2].GetResponseRange().Kvs; len(kvs) > 0 && bytes.Equal(kvs[0].Value, entry) {
 				return nil
+			}
+		}
+		if c.Fence.Key != "" {
+			if kvs := resp.Responses[fence].GetResponseRange().Kvs; len(kvs) == 0 || kvs[0].CreateRevision != c.Fence.Rev {
+				return fmt.Errorf("etcdstore: commit table %q: %w (lease %s)", c.TableID, table.ErrFenced, c.Fence.Key)
 			}
 		}
 		if logged && c.Log.Seq != last+1 {
@@ -113,6 +124,10 @@ func (s *Store) commitBatch(c table.Change, entry []byte, closedAt *int64) *batc
 			prev := strconv.FormatUint(c.Log.Seq-1, 10)
 			b.guard(clientv3.Compare(clientv3.Value(seq), "=", prev), len(seq)+len(prev))
 		}
+	}
+	if c.Fence.Key != "" {
+		// The owner's lease, as it was when the copy won it (see Leases.Fence).
+		b.guard(clientv3.Compare(clientv3.CreateRevision(c.Fence.Key), "=", c.Fence.Rev), len(c.Fence.Key))
 	}
 	for _, e := range c.Expect {
 		// As Swap compares: a missing key by its creation, a value by its bytes.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,10 +36,12 @@ type Leases struct {
 	// held are the names won in the cluster and not yet ended (local has those campaigning
 	// too); under their own lock, which session's network calls never hold.
 	heldMu sync.Mutex
-	held   map[string]bool
+	held   map[string]*concurrency.Election
+	// member is the session whose lease the copy's key among the members (Copies) is put with.
+	member clientv3.LeaseID
 }
 
-var _ table.Leases = (*Leases)(nil)
+var _ table.Spread = (*Leases)(nil)
 
 // Leases gives the copy's leases in the cluster. copyID names the copy in the keys it holds (its
 // host and process, say); ttl is rounded up to whole seconds, as etcd's leases count; 0 is
@@ -91,11 +94,11 @@ func (l *Leases) Hold(ctx context.Context, name string) (context.Context, func()
 		e, sess, err := l.campaign(localHeld, name)
 		if err == nil {
 			held, cancel := context.WithCancel(localHeld)
-			l.mark(name, true)
+			l.mark(name, e)
 			var once sync.Once
 			end := func(resign bool) {
 				once.Do(func() {
-					l.mark(name, false)
+					l.mark(name, nil)
 					cancel()
 					if resign {
 						// Resigning comes after the holder's ctx ended (or as it is given
@@ -158,18 +161,85 @@ func (l *Leases) campaign(ctx context.Context, name string) (*concurrency.Electi
 
 var errSessionEnded = errors.New("the copy's session ended while it campaigned")
 
-// mark notes that this copy holds name in the cluster, or no longer does.
-func (l *Leases) mark(name string, held bool) {
+// mark notes that this copy holds name in the cluster, won in election e, or no longer does
+// (nil).
+func (l *Leases) mark(name string, e *concurrency.Election) {
 	l.heldMu.Lock()
 	defer l.heldMu.Unlock()
 	if l.held == nil {
-		l.held = map[string]bool{}
+		l.held = map[string]*concurrency.Election{}
 	}
-	if held {
-		l.held[name] = true
+	if e != nil {
+		l.held[name] = e
 	} else {
 		delete(l.held, name)
 	}
+}
+
+// Fence gives the fence of a lease this copy holds: its key in the election, and the revision
+// that created it. A commit fenced by it (table.Change.Fence) compares that key's creation in its
+// transaction: once the copy's session lease ran out (the copy paused, or cut off), the key is
+// gone, or another copy's, and the commit fails with table.ErrFenced, whatever the copy believes.
+func (l *Leases) Fence(name string) (table.Fence, bool) {
+	l.heldMu.Lock()
+	defer l.heldMu.Unlock()
+	e, ok := l.held[name]
+	if !ok {
+		return table.Fence{}, false
+	}
+	return table.Fence{Key: e.Key(), Rev: e.Rev()}, true
+}
+
+// membersKey is the prefix of the copies' keys among the members: one key per live copy, with
+// its session's lease, so that it goes when the copy dies.
+func (l *Leases) membersKey() string { return l.s.p + "members/" }
+
+// Copies counts the live copies on the cluster, this one included: the keys among the members,
+// after this copy put its own there (with its session's lease, once per session).
+func (l *Leases) Copies(ctx context.Context) (int, error) {
+	sess, err := l.session(ctx)
+	if err != nil {
+		return 0, err
+	}
+	l.mu.Lock()
+	put := l.member != sess.Lease()
+	l.mu.Unlock()
+	if put {
+		key := fmt.Sprintf("%s%s/%x", l.membersKey(), l.id, sess.Lease())
+		err := l.s.call(ctx, func(ctx context.Context, _ bool) error {
+			_, err := l.s.cli.Put(ctx, key, "", clientv3.WithLease(sess.Lease()))
+			return err
+		})
+		if err != nil {
+			return 0, err
+		}
+		l.mu.Lock()
+		l.member = sess.Lease()
+		l.mu.Unlock()
+	}
+	resp, err := l.s.get(ctx, l.membersKey(), clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return 0, err
+	}
+	return int(resp.Count), nil
+}
+
+// Taken gives the names of the leases under prefix that some copy holds or campaigns for: those
+// whose election has a key.
+func (l *Leases) Taken(ctx context.Context, prefix string) (map[string]bool, error) {
+	root := l.s.p + "leases/"
+	resp, err := l.s.get(ctx, root+prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		return nil, err
+	}
+	taken := map[string]bool{}
+	for _, kv := range resp.Kvs {
+		k := string(kv.Key[len(root):])
+		if i := strings.LastIndexByte(k, '/'); i > 0 {
+			taken[k[:i]] = true // the election's name, without the campaigner's lease ID
+		}
+	}
+	return taken, nil
 }
 
 // Held lists the leases this copy holds in the cluster, sorted; not those it campaigns for.

@@ -3,11 +3,12 @@
 // cards are legal, and refuses what is not. Every text comes from the server's catalog; names are
 // set as text, never as markup.
 //
-// It is a place to follow the game: a trick just taken stays on the felt with its winner marked
-// (HOLD_TRICK, or until tapped), and a game's last trick with its result (HOLD_GAME), while the
-// hand below already shows the next view. A live region says turns, plays and who took each
-// trick. The socket's heartbeat tells a dead connection within two beats; an overlay then covers
-// the table until it is back.
+// It is a place to follow the game: the page tells what happened one thing at a time (see
+// "Following the game"): cards travel to the felt at a readable pace, a trick just taken stays
+// with its winner marked, a game's result stays until dismissed or the next deal's first card. A
+// live region says trump, calls, turns, plays, who took each trick and each game's result. The
+// socket's heartbeat tells a dead connection within two beats; an overlay then covers the table
+// until it is back.
 "use strict";
 
 (function () {
@@ -17,8 +18,9 @@
   // Inside a Discord Activity every request passes Discord's proxy under /.proxy.
   const inDiscord = query.has("frame_id") && query.has("instance_id");
   const base = (inDiscord ? "/.proxy" : "") + location.pathname.replace(/\/(index\.html)?$/, "").replace(/^\/\.proxy/, "");
-  const HOLD_TRICK = 1500, HOLD_GAME = 2200; // ms a finished trick, a game's end, stay on the felt
   let T = {}; // the catalog's texts for the page
+  let sheet = null; // the stripe board as the chats draw it: {png, text}
+  let watchers = 0; // how many watch the table without a seat
   let view = null; // the newest view
   let session = null;
   let socket = null;
@@ -84,6 +86,13 @@
     } else if (window.parent !== window) {
       window.parent.postMessage(JSON.stringify({ eventType: type, eventData: data || {} }), "https://web.telegram.org");
     }
+  }
+
+  // dark tells the page's theme: Telegram's, else the system's.
+  function dark() {
+    const th = document.documentElement.dataset.theme;
+    if (th) return th === "dark";
+    return !!(window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches);
   }
 
   function telegramTheme() {
@@ -154,13 +163,15 @@
 
   async function getSession(boot) {
     const link = hash.get("link");
+    const watch = hash.get("watch");
     const initData = hash.get("tgWebAppData");
-    const src = link || initData || (inDiscord ? query.get("instance_id") : "") || "";
+    const src = link || watch || initData || (inDiscord ? query.get("instance_id") : "") || "";
     let kept = null;
     try { kept = JSON.parse(sessionStorage.getItem("km.session") || "null"); } catch (e) { kept = null; }
     if (kept && kept.session && (!src || kept.src === src)) return kept.session;
     let body = null;
     if (link) body = { link };
+    else if (watch) body = { watch };
     else if (initData) body = { telegram: initData, table: query.get("table") || "" };
     else if (inDiscord && boot.discord_client_id) {
       const code = await discordCode(boot.discord_client_id);
@@ -192,7 +203,7 @@
     opened = Date.now();
     ws.onopen = () => {
       heard = Date.now();
-      speak({ t: "hello", session, seq: view ? view.seq : 0 });
+      speak({ t: "hello", session, seq: view ? view.seq : 0, dark: dark() });
     };
     ws.onmessage = (ev) => {
       if (socket !== ws) return;
@@ -206,7 +217,8 @@
         case "strings":
           T = m.strings || T;
           document.documentElement.lang = m.lang || "en";
-          if (view) draw(view);
+          if (view && busy()) drawWaiting(view);
+          else if (view) draw(view);
           break;
         case "view":
           retry = 0;
@@ -215,8 +227,9 @@
             const old = view;
             view = m.view;
             status("");
-            follow(old, view);
-            draw(view);
+            follow(old, view); // draws the view once everything before it is told
+            if (busy()) drawWaiting(view);
+            else if (!old) idle();
           }
           break;
         case "refused":
@@ -225,6 +238,17 @@
           break;
         case "note":
           toast(m.text);
+          break;
+        case "watchers":
+          watchers = m.n || 0;
+          drawWatchers();
+          break;
+        case "watchlink":
+          shareWatch(m.text);
+          break;
+        case "board":
+          sheet = { png: m.png, text: m.text };
+          if (view && !busy()) drawExtra(view);
           break;
         case "bye":
           stopped = true;
@@ -292,52 +316,181 @@
   $("overlay-text").addEventListener("click", () => { if (onOverlayTap) onOverlayTap(); });
 
   function send(verb, arg) {
-    if (!$("overlay").hidden || !view || sentAt === view.seq) return;
+    // No blind tap: a move counts only from the view the page shows, with everything told.
+    if (!$("overlay").hidden || !view || sentAt === view.seq || busy()) return;
     if (!speak({ t: "move", verb, arg: arg || "", seq: view.seq, id: pageID + (moveNo + 1) })) return;
     sentAt = view.seq;
     moveNo++;
     if (verb === "play" || verb === "trump") haptic({ type: "impact", impact_style: "light" });
   }
 
-  // Following the game: what the page holds on the felt, and what the live region says.
-  let held = null; // {trick, ended, ms}: a finished trick (and game) on the felt
-  let heldTimer = 0;
-  let shownTrick = ""; // the newest finished trick the page has shown: "game/no"
-  let announced = new Set(); // the plays said aloud: "game/trick/seat"
+  // Following the game. The page tells what happened one thing at a time, from a queue of steps
+  // it makes from the views (which may come together, or all at once after a computer player's
+  // quick moves): each card travels from its player's seat to the felt, computer players' cards
+  // at least PACE.card apart; a finished trick stays with its winner marked PACE.trick (a tap
+  // lets it go), then goes to the winner's side; trump named and each call are said at the seat.
+  // While the queue runs the hand takes no tap: no move counts for a trick the page has not shown
+  // (the view it was made from is the one the page says it shows, #app's data-seq). A page that
+  // falls behind by more than a trick skips to the newest one rather than replay old tricks.
+  // window.kmPace may set other times (the browser tests' quick tables).
+  const PACE = Object.assign({ card: 700, trick: 2000, travel: 320, gather: 280, event: 900 }, window.kmPace || {});
+  const reducedMotion = window.matchMedia ? window.matchMedia("(prefers-reduced-motion: reduce)") : { matches: false };
+  let steps = []; // what the page still has to show, in order
+  let running = null; // the step on show
+  let stepTimer = 0;
+  let shownAt = 0; // when the last card was shown
+  let felt = null; // the trick the felt shows: {key, plays, winner, won, held}; null: the view's own
+  let result = null; // the ended game shown until dismissed or the next game's first card
+  let seen = new Set(); // what was told: "epoch/game/trick/seat", "…/taken", "…/trump", "…/call/i"
+  let epoch = 0; // a new match (a rematch) counts its games from 1 again
   let myTurn = false, reminded = false;
+  const busy = () => !!running || steps.length > 0;
 
   // finished is the newest finished trick a view carries: the ended game's last, else its own.
   function finished(v) {
-    if (v.ended) return { key: v.ended.no + "/" + v.ended.last.no, trick: v.ended.last, game: v.ended.no, ended: v.ended };
+    if (v.ended) return { trick: v.ended.last, game: v.ended.no, ended: v.ended };
     const g = v.game;
-    if (g && g.last) return { key: g.no + "/" + g.last.no, trick: g.last, game: g.no, ended: null };
+    if (g && g.last) return { trick: g.last, game: g.no, ended: null };
     return null;
   }
 
-  function follow(old, v) {
-    const f = finished(v);
-    const g = v.game;
-    const lines = [];
-    const sayPlays = (game, tr) => (tr.plays || []).forEach((p) => {
-      const k = game + "/" + tr.no + "/" + p.seat;
-      if (announced.has(k)) return;
-      announced.add(k);
-      if (old) lines.push(label(v.seats[p.seat].name, cardName(p.card)));
+  // stepsOf gives what v shows that the page has not told, in the order it happened, marking it
+  // told.
+  function stepsOf(v) {
+    const out = [];
+    const k = (...parts) => epoch + "/" + parts.join("/");
+    const once = (key) => !seen.has(key) && seen.add(key);
+    const plays = (game, tr) => (tr.plays || []).forEach((p) => {
+      if (once(k(game, tr.no, p.seat))) out.push({ kind: "play", key: k(game, tr.no), game, seat: p.seat, card: p.card });
     });
-    if (f && f.key !== shownTrick) {
-      shownTrick = f.key;
-      sayPlays(f.game, f.trick);
-      if (old) {
-        lines.push(f.trick.won);
-        if (f.ended) lines.push(f.ended.text);
-        hold({ trick: f.trick, ended: f.ended, ms: f.ended ? HOLD_GAME : HOLD_TRICK });
+    const g = v.game;
+    const events = () => {
+      if (!g) return;
+      if (g.trump && once(k(g.no, "trump"))) out.push({ kind: "trump", seat: g.forehand, label: g.trump_label, text: fmt(t("web.trump_named"), v.seats[g.forehand].name, g.trump_label) });
+      (g.calls || []).forEach((c, i) => {
+        if (once(k(g.no, "call", i))) out.push({ kind: "call", seat: c.seat, title: c.title, text: fmt(t("note.announced"), v.seats[c.seat].name, c.title) });
+      });
+    };
+    const f = finished(v);
+    const take = () => {
+      if (!f) return;
+      plays(f.game, f.trick);
+      if (once(k(f.game, f.trick.no, "taken"))) {
+        out.push({ kind: "take", key: k(f.game, f.trick.no), game: f.game, trick: f.trick, ended: f.ended });
+        out.push({ kind: "gather", key: k(f.game, f.trick.no), trick: f.trick });
       }
+    };
+    if (f && g && f.game !== g.no) { take(); events(); } else { events(); take(); }
+    if (g && g.phase === "play") plays(g.no, g.trick);
+    return out;
+  }
+
+  function follow(old, v) {
+    const games = (v.board.games || []).length;
+    if (old && (v.table !== old.table || games < (old.board.games || []).length)) {
+      epoch++; // a new match: its plays are new however its games are numbered
+      felt = null;
     }
-    if (g && g.phase === "play") sayPlays(g.no, g.trick);
+    const fresh = stepsOf(v);
+    if (!old) {
+      // The first view: the table as it stands, nothing replayed; a game's result still stays
+      // until the next deal's first card.
+      const e = v.ended, g = v.game;
+      if (e && !(g && g.no !== e.no && g.trick.plays && g.trick.plays.length)) showResult(e);
+      return;
+    }
+    if (fresh.some((s) => s.kind === "take") && steps.some((s) => s.kind === "take")) {
+      // More than a trick behind: the older tricks are not replayed.
+      steps = steps.filter((s) => s.kind === "trump" || s.kind === "call");
+      if (running && (running.kind === "take" || running.kind === "gather")) finishStep();
+    }
+    steps.push(...fresh);
+    pump();
+  }
+
+  // pump shows the next step when none is on show; an empty queue draws the newest view whole.
+  function pump() {
+    if (running) return;
+    const s = steps.shift();
+    if (!s) {
+      idle();
+      return;
+    }
+    running = s;
+    let before = 0;
+    if (s.kind === "play" && view && view.seats[s.seat].robot && !document.hidden) {
+      before = Math.max(0, PACE.card - (performance.now() - shownAt));
+    }
+    if (before > 0) stepTimer = setTimeout(() => showStep(s), before);
+    else showStep(s);
+  }
+
+  function showStep(s) {
+    if (running !== s) return;
+    const quick = document.hidden;
+    let wait = 0;
+    switch (s.kind) {
+      case "play":
+        if (!felt || felt.key !== s.key) felt = { key: s.key, plays: [], winner: -1, won: "", held: false };
+        if (result && s.game !== result.no) showResult(null); // the next deal's first card
+        felt.plays.push({ seat: s.seat, card: s.card });
+        shownAt = performance.now();
+        drawFelt(view, s.seat);
+        say(label(view.seats[s.seat].name, cardName(s.card)));
+        wait = reducedMotion.matches || quick ? 0 : PACE.travel;
+        break;
+      case "take":
+        felt = { key: s.key, plays: s.trick.plays.slice(), winner: s.trick.winner, won: s.trick.won, held: true };
+        drawFelt(view, -1);
+        say(s.trick.won + (s.ended ? " " + s.ended.text : ""));
+        if (s.ended) {
+          showResult(s.ended);
+          cue("game");
+        } else cue(view.you >= 0 && view.seats[s.trick.winner].team === view.seats[view.you].team ? "ours" : "trick");
+        telegramBack(true);
+        wait = quick ? 0 : PACE.trick;
+        break;
+      case "gather":
+        if (felt && felt.key === s.key) {
+          felt.held = false;
+          drawFelt(view, -1);
+          wait = reducedMotion.matches || quick ? 0 : PACE.gather;
+          gather(view, s.trick.winner, wait);
+        }
+        telegramBack(false);
+        break;
+      default: // trump, call
+        say(s.text);
+        bubble(view, s.seat, s.kind === "trump" ? s.label : "📣 " + s.title);
+        wait = quick ? 0 : PACE.event;
+    }
+    stepTimer = setTimeout(finishStep, wait);
+  }
+
+  function finishStep() {
+    clearTimeout(stepTimer);
+    const s = running;
+    running = null;
+    if (s && s.kind === "gather" && felt && felt.key === s.key) felt = null;
+    pump();
+  }
+
+  // release lets a held trick go at once: a tap on the felt, or Telegram's back button.
+  function release() {
+    if (running && running.kind === "take") finishStep();
+  }
+
+  // idle: everything told; the page shows the newest view and takes moves from it.
+  function idle() {
+    if (!view) return;
+    draw(view);
+    const v = view, g = v.game;
+    const lines = [];
     const mine = !!g && v.status === "playing" && g.to_move === v.you && v.you >= 0;
     if (mine && !myTurn) {
       lines.push(t("hand.your_turn"));
       haptic({ type: "notification", notification_type: "success" });
+      cue("turn");
     }
     myTurn = mine;
     const r = !!(v.clock && v.clock.reminded && v.clock.seat === v.you);
@@ -349,6 +502,13 @@
     if (lines.length) announce(lines.join(" "));
   }
 
+  // say shows what just happened on the line under the felt and says it in the live region.
+  function say(text) {
+    if (!text) return;
+    $("say").textContent = text;
+    announce(text);
+  }
+
   function announce(text) {
     const box = $("said");
     const p = el("p", "", text);
@@ -356,27 +516,72 @@
     while (box.childElementCount > 4) box.firstElementChild.remove();
   }
 
-  // hold puts a finished trick on the felt for its time; one that comes while another is held
-  // waits its turn, so that each is seen however fast the player taps.
-  const queue = [];
-  function hold(h) {
-    queue.push(h);
-    if (!held) next();
+  // The game's result under the felt, never over a card: points, stake, the stripes it moved.
+  function showResult(ended) {
+    result = ended;
+    const box = $("result");
+    box.hidden = !ended;
+    if (!ended) return;
+    const signed = (n) => (n > 0 ? "+" + n : String(n));
+    box.replaceChildren(el("span", "text", ended.text),
+      el("span", "line", fmt(t("web.result.stake"), ended.stake) + " · " + fmt(t("web.result.stripes"), signed(ended.stripes[0]), signed(ended.stripes[1]))),
+      el("span", "hint", t("web.continue")));
+    if (view && view.status === "over" && view.board.winner && sheet) {
+      const img = el("img", "sheet");
+      img.src = sheet.png;
+      img.alt = sheet.text;
+      box.insertBefore(img, box.lastChild);
+    }
+  }
+  $("result").addEventListener("click", () => showResult(null));
+
+  // Sound cues, off unless the player turns them on: short tones made in the page (WebAudio).
+  let audio = null;
+  let soundOn = false;
+  try { soundOn = localStorage.getItem("km.sound") === "on"; } catch (e) { soundOn = false; }
+  const tones = { turn: [660, 880], trick: [440], ours: [523, 659], game: [523, 659, 784] };
+  function cue(kind) {
+    if (!soundOn || !tones[kind]) return;
+    try {
+      audio = audio || new (window.AudioContext || window.webkitAudioContext)();
+      tones[kind].forEach((f, i) => {
+        const o = audio.createOscillator(), gain = audio.createGain();
+        const at = audio.currentTime + i * 0.12;
+        o.frequency.value = f;
+        gain.gain.setValueAtTime(0.08, at);
+        gain.gain.exponentialRampToValueAtTime(0.001, at + 0.11);
+        o.connect(gain).connect(audio.destination);
+        o.start(at);
+        o.stop(at + 0.12);
+      });
+      window.kmCues = (window.kmCues || 0) + 1; // for the tests: a cue was played
+    } catch (e) { /* no audio here */ }
+  }
+  $("sound").addEventListener("click", () => {
+    soundOn = !soundOn;
+    try { localStorage.setItem("km.sound", soundOn ? "on" : "off"); } catch (e) { /* kept for this page only */ }
+    drawSound();
+    if (soundOn) cue("turn");
+  });
+  // The watch link: for people without a seat (no hand, no move). A seated player asks for it;
+  // the page copies it, and shows it in case the copy is not allowed.
+  $("watch").addEventListener("click", () => speak({ t: "watchlink" }));
+  function shareWatch(url) {
+    if (!url) return;
+    const done = () => toast(url);
+    try { navigator.clipboard.writeText(url).then(done, done); } catch (e) { done(); }
+  }
+  function drawWatchers() {
+    const w = $("watchers");
+    w.hidden = watchers <= 0;
+    w.textContent = "👁 " + fmt(t(singular(watchers) ? "web.watchers.one" : "web.watchers.other"), watchers);
   }
 
-  function next() {
-    held = queue.shift() || null;
-    clearTimeout(heldTimer);
-    telegramBack(!!held);
-    if (held) heldTimer = setTimeout(release, held.ms);
-    if (view) drawTable(view);
+  function drawSound() {
+    const b = $("sound");
+    b.textContent = (soundOn ? "🔊 " : "🔈 ") + t("web.sound");
+    b.setAttribute("aria-pressed", String(soundOn));
   }
-
-  // release ends the hold: its time is up, or the player tapped it away.
-  function release() {
-    if (held) next();
-  }
-
   // Drawing.
   function el(tag, cls, text) {
     const e = document.createElement(tag);
@@ -436,6 +641,16 @@
     $("away").hidden = !away;
     $("away-text").textContent = t("note.away.you");
     $("back").textContent = t("web.back");
+    $("choices").setAttribute("aria-label", t("web.section.moves"));
+    $("extra").setAttribute("aria-label", t("web.section.board"));
+    const rules = $("rules");
+    rules.textContent = t("web.rules");
+    rules.href = base + "/rules?lang=" + encodeURIComponent(v.lang || document.documentElement.lang || "en");
+    drawSound();
+    const w = $("watch");
+    w.hidden = v.you < 0;
+    w.textContent = "🔗 " + t("web.watch_link");
+    drawWatchers();
     drawTable(v);
     drawClock();
     drawChoices(v);
@@ -448,61 +663,102 @@
   function drawTable(v) {
     const tbl = $("table");
     tbl.hidden = false;
+    tbl.setAttribute("aria-label", t("web.section.table"));
     for (const s of tbl.querySelectorAll(".seat")) s.replaceChildren();
     const g = v.game;
-    // The felt shows a held trick, else the trick in play, else the one just taken.
-    let shown = held ? held.trick : g && (g.trick.plays && g.trick.plays.length ? g.trick : g.last);
-    if (held && held.ended) shown = held.ended.last;
-    const winner = shown && shown.winner >= 0 ? shown.winner : -1;
+    const calls = (g && g.calls) || [];
     v.seats.forEach((s, i) => {
       const box = tbl.querySelector('.seat[data-pos="' + pos(v, i) + '"]');
       box.dataset.seat = String(i);
-      box.classList.toggle("to-move", !!s.to_move && !held);
+      box.classList.toggle("to-move", !!s.to_move && !busy());
       box.classList.toggle("you", i === v.you);
-      box.classList.toggle("won", i === winner);
       const name = el("span", "name", s.name);
       name.title = s.name;
       box.append(name);
       const tags = [];
       if (i === v.you) tags.push(t("web.you"));
+      else if (v.you >= 0 && i === (v.you + 2) % 4) tags.push(t("web.partner"));
       if (s.away) tags.push(t("seat.away"));
       if (tags.length) box.append(el("span", "tag", tags.join(" ")));
       const meta = [t("pic.Team" + s.team)];
       if (s.dealer) meta.push(t("web.dealer"));
       if (g && v.status === "playing") meta.push(s.cards + " " + t(singular(s.cards) ? "pic.CardsOne" : "pic.Cards"));
       box.append(el("span", "meta", meta.join(" · ")));
+      calls.filter((c) => c.seat === i).forEach((c) => box.append(el("span", "call", "📣 " + c.title)));
     });
+    drawFelt(v, -1);
+  }
+
+  // drawFelt draws the trick the felt shows: the page's own (felt) while it tells the game, else
+  // the view's trick in play. The card of seat travels there from the seat.
+  function drawFelt(v, travel) {
+    const tbl = $("table");
+    const g = v.game;
+    const shown = felt || (g && g.phase === "play" && g.trick.plays && g.trick.plays.length ? { plays: g.trick.plays, winner: -1, won: "", held: false } : null);
+    const winner = shown && shown.winner >= 0 ? shown.winner : -1;
+    for (const box of tbl.querySelectorAll(".seat")) box.classList.toggle("won", Number(box.dataset.seat) === winner);
     const trick = $("trick");
     trick.replaceChildren();
-    trick.classList.toggle("held", !!held);
+    trick.classList.toggle("held", !!(shown && shown.held));
+    trick.setAttribute("aria-label", t("pic.Trick"));
     const words = [];
-    if (shown && shown.plays) {
-      shown.plays.forEach((p, n) => {
-        const c = cardEl(p.card);
-        c.dataset.pos = String(pos(v, p.seat));
-        c.dataset.trickCard = p.card.card;
-        if (p.seat === winner) c.classList.add("winner");
-        const order = el("span", "order", String(n + 1));
-        order.setAttribute("aria-hidden", "true");
-        c.append(order);
-        c.setAttribute("aria-label", label(v.seats[p.seat].name, cardName(p.card)));
-        trick.append(c);
-        words.push(label(v.seats[p.seat].name, cardName(p.card)));
-      });
-    }
+    ((shown && shown.plays) || []).forEach((p, n) => {
+      const c = cardEl(p.card);
+      c.dataset.pos = String(pos(v, p.seat));
+      c.dataset.trickCard = p.card.card;
+      if (p.seat === winner) c.classList.add("winner");
+      const order = el("span", "order", String(n + 1));
+      order.setAttribute("aria-hidden", "true");
+      c.append(order);
+      c.setAttribute("aria-label", label(v.seats[p.seat].name, cardName(p.card)));
+      trick.append(c);
+      words.push(label(v.seats[p.seat].name, cardName(p.card)));
+      if (p.seat === travel) fly(c, tbl.querySelector('.seat[data-seat="' + p.seat + '"]'));
+    });
     if (shown && shown.won) words.push(shown.won);
-    trick.setAttribute("aria-label", t("pic.Trick") + (words.length ? ": " + words.join(", ") : ""));
-    const result = $("result");
-    result.hidden = !(held && held.ended);
-    if (held && held.ended) {
-      result.replaceChildren(el("span", "text", held.ended.text), el("span", "hint", t("web.continue")));
-    } else if (held) {
-      result.hidden = true;
+    if (words.length) trick.setAttribute("aria-label", label(t("pic.Trick"), words.join(", ")));
+  }
+
+  // fly moves a card from where its player sits to its place on the felt (compositor-only
+  // transform and opacity, so a slow phone drops no frames); none with reduced motion.
+  function fly(card, from) {
+    if (reducedMotion.matches || !from || !card.animate || document.hidden) return;
+    if (from.classList.contains("you")) from = $("hand");
+    const a = from.getBoundingClientRect(), b = card.getBoundingClientRect();
+    const dx = a.x + a.width / 2 - (b.x + b.width / 2), dy = a.y + a.height / 2 - (b.y + b.height / 2);
+    card.animate([{ transform: "translate(" + dx + "px," + dy + "px) scale(.8)", opacity: 0.4 }, { transform: "none", opacity: 1 }],
+      { duration: PACE.travel, easing: "cubic-bezier(.2,.7,.3,1)" });
+  }
+
+  // gather moves the finished trick to its winner's side.
+  function gather(v, winner, ms) {
+    const to = $("table").querySelector('.seat[data-seat="' + winner + '"]');
+    if (!ms || !to) return;
+    const a = to.getBoundingClientRect();
+    for (const c of $("trick").querySelectorAll(".card")) {
+      const b = c.getBoundingClientRect();
+      const dx = a.x + a.width / 2 - (b.x + b.width / 2), dy = a.y + a.height / 2 - (b.y + b.height / 2);
+      c.animate([{ transform: "none", opacity: 1 }, { transform: "translate(" + dx + "px," + dy + "px) scale(.5)", opacity: 0 }],
+        { duration: ms, easing: "ease-in", fill: "forwards" });
     }
   }
 
-  $("result").addEventListener("click", release);
+  // bubble shows an event at a seat for a moment: trump named, a call.
+  function bubble(v, seat, text) {
+    const box = $("table").querySelector('.seat[data-seat="' + seat + '"]');
+    if (!box) return;
+    const b = el("span", "bubble", text);
+    b.setAttribute("aria-hidden", "true");
+    box.append(b);
+    setTimeout(() => b.remove(), PACE.event * 2);
+  }
+
   $("trick").addEventListener("click", release);
+  // Space in the hand never scrolls the page, also while no card there takes it (the page is
+  // still telling the trick) and the focus is on the hand itself.
+  for (const type of ["keydown", "keypress"]) {
+    $("hand").addEventListener(type, (ev) => { if (ev.key === " ") ev.preventDefault(); });
+  }
 
   // The turn's clock: counted down on the page from the view's time left.
   let clockEnds = 0, clockTimer = 0;
@@ -528,9 +784,9 @@
   function drawChoices(v) {
     const box = $("choices");
     box.replaceChildren();
-    if (v.trumps && v.trumps.length) box.append(el("span", "label", t("web.choose_trump") + ":"));
+    if (v.trumps && v.trumps.length) box.append(el("span", "label", t("web.choose_trump.label")));
     (v.trumps || []).forEach((c) => box.append(button(c.label, () => send("trump", c.arg), "trump")));
-    if (v.calls && v.calls.length) box.append(el("span", "label", t("web.calls") + ":"));
+    if (v.calls && v.calls.length) box.append(el("span", "label", t("web.calls.label")));
     (v.calls || []).forEach((c) => box.append(button("📣 " + c.label, () => send("announce", c.arg), "call")));
     if (v.can_deal) box.append(button(t("btn.deal"), () => send("deal"), "deal"));
     if (v.can_join) box.append(button(t("btn.join"), () => send("join"), "join"));
@@ -540,6 +796,13 @@
     }
   }
 
+  // drawWaiting is the newest view while the page still tells what came before it: the hand as
+  // it is now, taking no tap, and the moves offered before disabled.
+  function drawWaiting(v) {
+    for (const b of $("choices").querySelectorAll("button")) b.disabled = true; // kept in place: nothing moves under the finger
+    drawHand(v);
+  }
+
   function drawHand(v) {
     const hand = $("hand");
     // The focus stays on the hand after a move: on the card it was on, or the hand's first
@@ -547,7 +810,8 @@
     const focused = hand.contains(document.activeElement) ? [...hand.children].indexOf(document.activeElement) : -2;
     hand.replaceChildren();
     const g = v.game;
-    const mine = !!g && g.to_move === v.you;
+    const live = !busy(); // while the page tells what happened, no card takes a tap
+    const mine = !!g && g.to_move === v.you && live;
     hand.classList.toggle("waiting", !mine);
     // While trump is named the three cards are there to look at: none is dimmed.
     hand.classList.toggle("choosing", !!g && g.phase === "trump");
@@ -560,7 +824,7 @@
       e.removeAttribute("aria-label");
       e.append(el("span", "sr-only", cardName(c) + (c.trump ? ", " + t("pic.Trump") : "")));
       if (i > 0 && c.trump !== v.hand[i - 1].trump) e.classList.add("group");
-      if (c.legal) {
+      if (c.legal && live) {
         e.classList.add("legal");
         e.tabIndex = 0;
         e.addEventListener("click", () => send("play", c.card));
@@ -571,7 +835,7 @@
       e.addEventListener("keydown", (ev) => {
         if (ev.key !== "Enter" && ev.key !== " ") return;
         ev.preventDefault(); // Space would scroll the page
-        if (c.legal) send("play", c.card);
+        if (c.legal && live) send("play", c.card);
       });
       hand.append(e);
     });
@@ -595,8 +859,14 @@
     last.replaceChildren();
     const f = finished(v);
     if (f) {
-      last.append(el("strong", "", label(t("pic.LastTrick"), "")));
-      f.trick.plays.forEach((p) => last.append(cardEl(p.card)));
+      last.append(el("strong", "", t("web.last_trick")));
+      const row = el("div", "plays");
+      f.trick.plays.forEach((p) => {
+        const fig = el("span", "play" + (p.seat === f.trick.winner ? " winner" : ""));
+        fig.append(cardEl(p.card), el("span", "who", v.seats[p.seat].name));
+        row.append(fig);
+      });
+      last.append(row);
       if (f.trick.won) last.append(el("div", "", f.trick.won));
     }
     const board = $("board");
@@ -611,12 +881,21 @@
     board.append(el("strong", "", t("btn.board")));
     ["A", "B"].forEach((team, i) => {
       const p = el("p", "");
-      p.append(el("span", "", t("pic.Team" + team) + " (" + b.teams[i] + "): "), el("span", "stripes", tally(b.open[i])),
+      p.append(el("span", "", fmt(t("web.teams"), team, b.teams[i]) + " "), el("span", "stripes", tally(b.open[i])),
         el("span", "", " " + b.open[i] + " " + t("pic.Open")));
       board.append(p);
     });
     if (!b.games || !b.games.length) {
       board.append(el("p", "", t("pic.NoGames")));
+      return;
+    }
+    if (sheet) {
+      // The score sheet as the chats draw it; its alt text says it all for a screen reader.
+      const img = el("img", "sheet");
+      img.src = sheet.png;
+      img.alt = sheet.text;
+      board.append(img);
+      if (b.winner) board.append(el("p", "", label(t("pic.Winner"), t("pic.Team" + b.winner))));
       return;
     }
     const table = el("table");
