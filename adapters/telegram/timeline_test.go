@@ -251,9 +251,9 @@ func TestStoppedMidMatchLosesNothing(t *testing.T) {
 }
 
 // ownedCopies starts two copies of the bot on one store and one KV, as on etcd. Copy 0 takes the
-// poller lease, so the players' presses are its to apply; copy 1 takes the timers' lease, so the
-// computer players move there, and it owns every place: the stand-in for per-place ownership
-// (chat.Owner: the copy that fires a place's timers tells its story). Both copies commit moves
+// poller lease, so the players' presses are its to apply; copy 1 starts first and takes the
+// leases of the places' partitions, so the computer players move there and it owns the place
+// (Service.Owns as the adapter's chat.Owner: the copy that fires a place's timers tells its story). Both copies commit moves
 // of one table and hear the other's through the store's watch.
 func ownedCopies(t *testing.T, f *fakeAPI, store *table.MemStore, logs *tabletest.Buffer, sent *[2]atomic.Int64) []*env {
 	t.Helper()
@@ -265,7 +265,7 @@ func ownedCopies(t *testing.T, f *fakeAPI, store *table.MemStore, logs *tabletes
 		cfg.Client, cfg.Cluster = &http.Client{Transport: countSends{net, &sent[i]}}, pollers
 		cfg.Log = cfg.Log.With("copy", i)
 		var svc *table.Service
-		cfg.Owner = chat.OwnerFunc(func(table.Place) bool { return slices.Contains(svc.Leases(), "timers") })
+		cfg.Owner = chat.OwnerFunc(func(p table.Place) bool { return svc.Owns(p) })
 		a, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)
