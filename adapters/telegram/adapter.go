@@ -82,6 +82,11 @@ type Config struct {
 	// copy that holds the lease PollerLease (a webhook needs none: any copy takes any post).
 	// nil: the only copy.
 	Cluster table.Leases
+	// Owner says which places this copy tells (chat.Owner): of several copies, a place's owner
+	// alone posts and edits its table message, its results and its players' hands, and tells
+	// again what is untold when it takes a place over. nil: the attached service's Owns with
+	// Cluster set (several copies), else this copy tells every place.
+	Owner chat.Owner
 }
 
 // PollerLease is the lease the copy that long-polls holds (Config.Cluster).
@@ -104,6 +109,7 @@ type Adapter struct {
 	in     serial // updates, one chat at a time
 	groups groups // what the adapter knows of the groups it writes to
 	out    *outbox.Engine[extra]
+	teller *chat.Teller      // which places' timelines this copy tells (Config.Owner)
 	window *chat.Window      // the groups' budget shared by the copies (Config.Cluster); nil: the only copy
 	reach  *chat.Unreachable // users who cannot get private messages (never pressed Start, or blocked the bot)
 	global *rate.Limiter     // all messages together
@@ -190,13 +196,23 @@ func New(cfg Config) (*Adapter, error) {
 	a.bot = &tgbotapi.BotAPI{Token: cfg.Token, Client: a.client, Buffer: 100}
 	a.bot.SetAPIEndpoint(cfg.APIURL + "/bot%s/%s")
 	a.reach = chat.NewUnreachable(cfg.KV, bucketBlocked, bucketTold, a.log)
+	owner := cfg.Owner
+	if owner == nil && cfg.Cluster != nil {
+		// Of several copies, the attached service's per-place ownership decides (Service.Owns);
+		// before it is attached this copy tells nothing of a shared timeline.
+		owner = chat.OwnerFunc(func(p table.Place) bool {
+			svc := a.Service()
+			return svc != nil && svc.Owns(p)
+		})
+	}
+	a.teller = &chat.Teller{Owner: owner, Retell: func(ctx context.Context, p table.Place) { a.Service().Retell(ctx, p) }}
 	a.out = outbox.New(outbox.Config[extra]{Platform: platform{a}, KV: cfg.KV, Bucket: bucketMsg, Log: a.log, Merge: mergeItems,
 		Moved: a.sendsMoved, Paused: a.pausePlace, ProbeEvery: probeEvery,
-		Shared: cfg.Cluster != nil, ClaimTTL: cfg.RequestTimeout + 15*time.Second})
+		Shared: cfg.Cluster != nil, ClaimTTL: cfg.RequestTimeout + 15*time.Second, Tells: a.teller.Tells, Out: a.out1})
 	if cfg.Cluster != nil {
 		// Bot FAQ, "My bot is hitting limits": no more than 20 messages a minute to one group,
 		// and about one a second in one chat.
-		a.window = &chat.Window{KV: sw, Bucket: bucketWindow, N: cfg.GroupPerMinute, Per: time.Minute, Gap: time.Second}
+		a.window = &chat.Window{KV: sw, Bucket: bucketWindow, N: cfg.GroupPerMinute, Per: time.Minute, Gap: time.Second, Burst: groupBurst}
 	}
 	if err := a.whoAmI(); err != nil && !refusedStart(err) {
 		// A refused token is said once, as the reason the platform cannot start.
@@ -262,6 +278,7 @@ func (a *Adapter) Run(ctx context.Context) error {
 	}
 	// Handlers finish what they started even after ctx ends.
 	hctx := context.WithoutCancel(ctx)
+	go a.teller.Run(ctx)
 	if a.cfg.Webhook.URL != "" {
 		err := a.runWebhook(ctx, hctx)
 		if err != nil && !a.stopping.Load() {

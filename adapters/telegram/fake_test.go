@@ -256,7 +256,14 @@ func (f *fakeAPI) Transport() *memTransport { return &memTransport{f: f} }
 type memTransport struct {
 	f   *fakeAPI
 	cut atomic.Bool
+	// mute fails the process's sends (new messages, edits, deletions) before they reach
+	// Telegram, while it still takes updates and answers presses: a process about to die, whose
+	// last commit is stored and whose messages of it are not out yet.
+	mute atomic.Bool
 }
+
+// sends are the Bot API methods that change what a chat shows.
+var sends = []string{"sendMessage", "sendPhoto", "sendDocument", "editMessageText", "editMessageReplyMarkup", "deleteMessage"}
 
 var errCut = errors.New("connection refused: the process is gone")
 
@@ -268,6 +275,12 @@ func (m *memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, errCut
 	}
 	method := req.URL.Path[strings.LastIndex(req.URL.Path, "/")+1:]
+	if m.mute.Load() && slices.Contains(sends, method) {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, errCut
+	}
 	m.f.mu.Lock()
 	fail := m.f.netErr[method] > 0
 	if fail {

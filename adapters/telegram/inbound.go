@@ -166,6 +166,9 @@ func (a *Adapter) replyTyped(cmd table.Command, m *tgbotapi.Message, chat int64,
 				a.browserLink(it, r)
 			}
 			a.enqueue(it)
+		case cmd.Verb == table.VerbNew && r.Kind == table.KindNotice:
+			// "Table opened": the lobby the group gets says so, with its buttons; a reply of
+			// its own would be a second post for one command.
 		case !r.Secret:
 			inGroup := newItem(chat, thread, r)
 			inGroup.Data.replyTo = m.MessageID

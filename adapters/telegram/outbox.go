@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 	"golang.org/x/time/rate"
 
+	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/adapters/internal/outbox"
 	"github.com/kontermatt/kontermatt/core/table"
 )
@@ -119,6 +121,9 @@ func (a *Adapter) Deliver(_ context.Context, msgs []table.Message) {
 	for _, m := range msgs {
 		switch m.Target.Kind {
 		case table.ToPlace:
+			if m.Kind == table.KindNotice && m.Reason == "note.announced" {
+				continue // the table message lists the calls: a post of its own would spend the group's 20 a minute
+			}
 			chat, thread, ok := chatOf(m.Target.Place)
 			if !ok {
 				a.log.Warn("message for a place that is not a Telegram chat", "place", m.Target.Place.Key())
@@ -137,6 +142,17 @@ func (a *Adapter) Deliver(_ context.Context, msgs []table.Message) {
 			// messages go where the delivery policy says (see blocked).
 			a.enqueue(newItem(user, 0, m))
 		}
+	}
+}
+
+// out1 hears of each keyed message that is out (outbox Config.Out): a group's table message tells
+// the service which state the group sees now (chat.Viewer), when the service listens.
+func (a *Adapter) out1(it *item) {
+	if it.Msg.Kind != table.KindLive || it.Msg.Target.Kind != table.ToPlace {
+		return
+	}
+	if v, ok := a.Service().(chat.Viewer); ok {
+		v.Shown(it.Msg.Target.Place, it.Version)
 	}
 }
 
@@ -178,6 +194,11 @@ func full(l *limits, now time.Time) bool {
 	return !l.busyUntil.After(now)
 }
 
+// groupBurst is how many messages may go to a group at once after a quiet spell; the rest of its
+// 20 a minute are spread evenly (one every 3.5 s), by this copy's limiter and by the copies'
+// shared window alike: no burst of 20 and then a silence while the table moves on.
+const groupBurst = 3
+
 // newLimits gives a new chat's limits: groups (negative IDs) at most GroupPerMinute in any minute
 // and one a second; private chats one per PrivateInterval.
 //
@@ -203,7 +224,7 @@ func (a *Adapter) newLimits(chat int64) *limits {
 		return &limits{lims: []*rate.Limiter{second(rate.NewLimiter(rate.Every(a.cfg.PrivateInterval), 1), a.cfg.PrivateInterval)}}
 	}
 	l := &limits{busyUntil: a.recentUntil(chat)}
-	minute := newLimiter(a.cfg.GroupPerMinute, time.Minute, 3)
+	minute := newLimiter(a.cfg.GroupPerMinute, time.Minute, groupBurst)
 	if l.busyUntil.After(now) {
 		empty(minute)
 	}
@@ -455,9 +476,13 @@ func (p platform) Refused(d string, items []*item, err error) {
 	}
 }
 
-// shown notes that a new live or hand message took the place of the previous game's, whose
-// record is no longer needed: nothing edits a finished game's messages. The previous game's hand
-// is deleted from the private chat: it would keep its last buttons and "your turn" forever.
+// shown notes that a new live or hand message took the place of the previous game's. The
+// previous game's hand is deleted from the private chat (it would keep its last buttons and
+// "your turn" forever), and its record says so: shown with a version no message ever has, so
+// that no copy edits or posts it again. The previous game's table message keeps its record: its
+// last version (the game's result) may still be on its way, from this copy or another, after a
+// restart or a take-over, and it must edit that message, not post a new one. Records go with
+// the table (they are under its ID).
 func (a *Adapter) shown(chat int64, it *item) {
 	ctx := a.baseContext() // the KV is the adapter's: it lives as long as Run
 	var slot string
@@ -477,16 +502,21 @@ func (a *Adapter) shown(chat int64, it *item) {
 		a.log.Error("saving slot", "slot", slot, "err", err)
 		return
 	}
-	if !ok {
+	if !ok || it.Msg.Kind != table.KindHand {
 		return
 	}
-	if old, found := a.out.Record(string(prev)); found && it.Msg.Kind == table.KindHand {
+	if old, found := a.out.Record(string(prev)); found && old.Version != retired {
 		chat, _ := strconv.ParseInt(old.Chat, 10, 64)
 		id, _ := strconv.Atoi(old.ID)
 		a.retire(chat, id)
+		old.Version = retired
+		a.out.Shown(string(prev), old)
 	}
-	a.out.Forget(string(prev))
 }
+
+// retired is the version of a deleted message's record: newer than any the service gives, so
+// every version of its Key is older and skipped.
+const retired = math.MaxUint64
 
 // sendNew sends a new message (or photo) and gives its message ID.
 func (a *Adapter) sendNew(chat int64, thread int, it *item, text string, kb *keyboard) (int, error) {
@@ -505,7 +535,8 @@ func (a *Adapter) sendNew(chat int64, thread int, it *item, text string, kb *key
 		}
 	}
 	m := it.Msg
-	if it.Key == "" && m.File != nil && !a.refuses(chat, documents) {
+	oneOff := it.Key == "" || it.Once() // a message that is never edited may carry a file or a photo
+	if oneOff && m.File != nil && !a.refuses(chat, documents) {
 		doc := maps.Clone(p)
 		doc["caption"] = clip16(text, 1024)
 		resp, err := a.bot.UploadFiles("sendDocument", doc, []tgbotapi.RequestFile{{Name: "document",
@@ -517,7 +548,7 @@ func (a *Adapter) sendNew(chat int64, thread int, it *item, text string, kb *key
 		a.refuse(chat, documents)
 		a.log.Info("the group refuses documents; sending the text only", "chat", chat)
 	}
-	if it.Key == "" && m.Picture != table.PictureNone && !a.refuses(chat, photos) {
+	if oneOff && m.Picture != table.PictureNone && !a.refuses(chat, photos) {
 		png, _, err := a.Service().Picture(ctx, m, false)
 		if err == nil {
 			photo := maps.Clone(p)

@@ -216,8 +216,9 @@ type Message struct {
 	// a text that reveals nothing (the surfaces' one delivery policy: adapters/internal/chat).
 	Secret bool
 	Public string
-	// Reason is the catalog key of a refusal (KindError): a surface may treat some refusals apart
-	// (say one only once). It is not shown.
+	// Reason is the catalog key of a refusal (KindError), or of a public notice: a surface may
+	// treat some apart (say a refusal only once; leave out a notice its table message shows
+	// already). It is not shown.
 	Reason string `json:",omitempty"`
 	// HoldFor asks a surface to keep this content of an editable message in view at least this
 	// long before an edit replaces it (a finished trick with its winner). Only a display hint.

@@ -123,7 +123,7 @@ func (s *Service) render(t *tbl) []Message {
 	case t.st.Status == StatusClosed:
 		return s.closedMessages(t)
 	}
-	out := []Message{s.liveMessage(t)}
+	out := append(s.told(t), s.liveMessage(t))
 	if g := t.game(); g != nil {
 		for i, seat := range t.st.Seats {
 			if !seat.Human() {
@@ -228,6 +228,12 @@ func (s *Service) boardLines(t *tbl, lang string) string {
 	if t.match != nil {
 		b = t.match.Board()
 	}
+	return s.boardLinesOf(t, lang, b)
+}
+
+// boardLinesOf is boardLines with the board b: as it stood after a finished game, so that the
+// game's summary reads the same whenever it is rendered.
+func (s *Service) boardLinesOf(t *tbl, lang string, b core.Board) string {
 	return i18n.T(lang, "board.line", "A", s.teamNames(t, core.TeamA), stripes(b, core.TeamA)) + "\n" +
 		i18n.T(lang, "board.line", "B", s.teamNames(t, core.TeamB), stripes(b, core.TeamB))
 }
@@ -318,19 +324,26 @@ func (s *Service) liveText(t *tbl, lang string, v core.View, gameNo int) string 
 }
 
 func (s *Service) liveMessage(t *tbl) Message {
+	return s.liveMessageOf(t, t.lastGame(), t.match.NumGames())
+}
+
+// liveMessageOf is the live message of the match's game n, g.
+func (s *Service) liveMessageOf(t *tbl, g *core.Game, n int) Message {
 	lang := t.st.Lang
-	g := t.lastGame()
-	n := t.match.NumGames()
 	m := Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindLive, Key: t.key(KindLive, n, ""),
-		Lang: lang, Text: s.liveText(t, lang, g.View(core.NoSeat), n), HoldFor: s.holdFor(t)}
-	switch t.st.Status {
-	case StatusPlaying:
+		Lang: lang, Text: s.liveText(t, lang, g.View(core.NoSeat), n)}
+	if g == t.lastGame() { // a finished trick of the game being played holds its message a moment
+		m.HoldFor = s.holdFor(t)
+	}
+	switch {
+	case g != t.lastGame(): // a finished game's, while the next one is played: no buttons
+	case t.st.Status == StatusPlaying:
 		m.Buttons = [][]Button{{
 			{Label: i18n.T(lang, "btn.hand"), Action: t.action(VerbHand, ""), Style: StylePrimary},
 			{Label: i18n.T(lang, "btn.board"), Action: t.action(VerbBoard, ""), Style: StyleSecondary},
 			{Label: i18n.T(lang, "btn.last"), Action: t.action(VerbLast, ""), Style: StyleSecondary},
 		}}
-	case StatusOver:
+	case t.st.Status == StatusOver:
 		m.Buttons = [][]Button{{
 			{Label: i18n.T(lang, "btn.rematch"), Action: t.action(VerbRematch, "same"), Style: StyleSuccess},
 			{Label: i18n.T(lang, "btn.rotate"), Action: t.action(VerbRematch, "rotate"), Style: StylePrimary},
@@ -414,15 +427,11 @@ func (s *Service) privateTitle(t *tbl, lang string) string {
 	return i18n.T(lang, "hand.where", t.st.Place.Title)
 }
 
-// finalMessages are the last versions of a finished game's live and hand messages: the result and
-// no buttons, so nobody is left looking at "your turn" on a game that is over.
+// finalMessages are the last versions of a finished game's hand messages: the cards played and
+// no buttons, so nobody is left looking at "your turn" on a game that is over. (The live
+// message's last version and the summary follow from the state: told.)
 func (s *Service) finalMessages(t *tbl, g *core.Game, n int) []Message {
 	var out []Message
-	if !t.match.Over() { // at the match's end the live message stays, with the rematch buttons
-		live := s.liveMessage(t)
-		live.Buttons = nil
-		out = append(out, live)
-	}
 	for i, seat := range t.st.Seats {
 		if !seat.Human() {
 			continue
@@ -483,9 +492,10 @@ func (s *Service) gameSummary(t *tbl, g *core.Game, n int) Message {
 		return i18n.T(lang, "summary.stops_at_zero", signed(applied[team]))
 	}
 	text := head + "\n" + s.say(t, lang, "summary.detail", i18n.SuitLabel(lang, g.Trump()), seatRef(g.Forehand()),
-		r.Stake, r.TricksWon[0], r.TricksWon[1], change(core.TeamA), change(core.TeamB)) + "\n" + s.boardLines(t, lang)
-	return Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindSummary, Text: text,
-		Picture: PictureBoard, Lang: lang}
+		r.Stake, r.TricksWon[0], r.TricksWon[1], change(core.TeamA), change(core.TeamB)) + "\n" +
+		s.boardLinesOf(t, lang, t.match.History()[n-1].Board)
+	return Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindSummary, Key: t.key(KindSummary, n, ""),
+		Text: text, Picture: PictureBoard, Lang: lang}
 }
 
 func (s *Service) matchSummary(t *tbl) Message {
@@ -497,8 +507,8 @@ func (s *Service) matchSummary(t *tbl) Message {
 	}
 	text := i18n.N(lang, "summary.match", t.match.NumGames(), w.String(), s.teamNames(t, w)) + "\n" + s.boardLines(t, lang) +
 		"\n" + rematch
-	return Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindSummary, Text: text,
-		Picture: PictureBoard, Lang: lang}
+	return Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindSummary, Key: t.key(KindSummary, t.match.NumGames(), "") + "/match",
+		Text: text, Picture: PictureBoard, Lang: lang}
 }
 
 // helpGroups are help's groups of verbs, by what people want to do, in the order help shows them

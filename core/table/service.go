@@ -1139,10 +1139,11 @@ func (s *Service) pressHand(p Place, lang, key string) string {
 }
 
 // notice is a one-off public message in the table's language; its arguments may name a seat
-// with seatRef (see say).
+// with seatRef (see say). Its Reason is its catalog key, so that a surface may fold it into the
+// table message instead (a call, which the table message lists).
 func (s *Service) notice(t *tbl, key string, args ...any) Message {
 	return Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindNotice,
-		Text: s.say(t, t.st.Lang, key, args...), Lang: t.st.Lang}
+		Text: s.say(t, t.st.Lang, key, args...), Lang: t.st.Lang, Reason: key}
 }
 
 // dealNext deals the match's next game from the table's secret. Game buttons made before the

@@ -426,14 +426,12 @@ func (s *Service) applyMove(t *tbl, g *core.Game, m core.Move, out *outcome) *us
 		return nil
 	}
 	n := t.match.NumGames()
-	out.public = append(out.public, s.finalMessages(t, g, n)...)
-	out.public = append(out.public, s.gameSummary(t, g, n))
+	out.public = append(out.public, s.finalMessages(t, g, n)...) // the summaries follow from the state (told)
 	s.coachGameOver(t, g, n, out)
 	t.noteAbsent(n)
 	if t.match.Over() {
 		t.st.Status = StatusOver
 		s.keepMatch(t, out)
-		out.public = append(out.public, s.matchSummary(t))
 		return nil
 	}
 	s.dealNext(t)

@@ -41,6 +41,12 @@ type Service interface {
 	// Shown says that a place's public table message now shows the table at seq (the Version of
 	// the message the platform took): the table's computer players wait for it (core/table/pace.go).
 	Shown(p table.Place, seq uint64)
+	// Owns reports whether this copy owns a place now (of several copies, its owner alone tells
+	// the place's timeline: Owner).
+	Owns(p table.Place) bool
+	// Retell delivers the editable messages of a place's table again, as they stand (a copy
+	// that took the place over tells what the previous owner left untold: Teller).
+	Retell(ctx context.Context, p table.Place)
 }
 
 var _ Service = (*table.Service)(nil)

@@ -16,12 +16,20 @@ import (
 // the place's recent sends are one KV entry, moved by compare-and-swap (table.Swapper): a copy
 // takes a slot by adding its send's time to the entry as it read it, or reads again. The times
 // are the copies' clocks, which must agree within a fraction of Gap.
+//
+// With Burst set, the window's sends are spread evenly too: after a quiet spell Burst sends may
+// go out Gap apart, and beyond them the other N-Burst of a window follow at the pace that fills
+// it, one every Per/(N-Burst). Without it, N sends could go out Gap apart and leave the place
+// silent for the rest of Per (Telegram: 20 sends in 20 s, then 40 s of nothing while the table
+// moves on); with it the longest wait between two sends while something waits is that pace
+// (3.5 s for 20 a minute with a burst of 3), and still no more than N go out in any Per.
 type Window struct {
 	KV     table.Swapper
 	Bucket string // one entry per place, under the place's key
 	N      int
 	Per    time.Duration
 	Gap    time.Duration
+	Burst  int              // 0: no spreading (N sends Gap apart, then the window's rest)
 	Now    func() time.Time // default time.Now
 }
 
@@ -84,13 +92,23 @@ func (w *Window) recent(raw []byte, now time.Time) []int64 {
 	return kept
 }
 
-// next is the earliest time one more send fits after the recent ones (in the order sent).
+// next is the earliest time one more send fits after the recent ones (in the order sent): Gap
+// after the last, the window's N, and with Burst the even pace: of the j sends before it, the
+// first is at least (j+1-Burst) paces before it.
 func (w *Window) next(times []int64) time.Time {
 	var at time.Time
-	if n := len(times); n > 0 {
-		at = time.UnixMilli(times[n-1]).Add(w.Gap)
-		if w.N > 0 && n >= w.N {
-			at = maxTime(at, time.UnixMilli(times[n-w.N]).Add(w.Per))
+	n := len(times)
+	if n == 0 {
+		return at
+	}
+	at = time.UnixMilli(times[n-1]).Add(w.Gap)
+	if w.N > 0 && n >= w.N {
+		at = maxTime(at, time.UnixMilli(times[n-w.N]).Add(w.Per))
+	}
+	if w.Burst > 0 && w.N > w.Burst {
+		pace := w.Per / time.Duration(w.N-w.Burst)
+		for j := w.Burst; j <= min(n, w.N); j++ {
+			at = maxTime(at, time.UnixMilli(times[n-j]).Add(time.Duration(j+1-w.Burst)*pace))
 		}
 	}
 	return at

@@ -87,3 +87,55 @@ func TestWindowFollowsAMovedGroup(t *testing.T) {
 		}
 	})
 }
+
+// TestWindowSpreadsEvenly: two copies of the bot send 20 messages each to one group, as fast as
+// the window lets them. With Burst the sends come evenly: three at once after the quiet, then one
+// every 3.53 s (60 s / 17), never a gap longer than that while messages wait, never more than 20
+// in any minute; not 20 in 20 s and then 40 s of silence.
+func TestWindowSpreadsEvenly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		kv := table.NewMemStore()
+		var mu sync.Mutex
+		var sent []time.Time
+		var wg sync.WaitGroup
+		for range 2 {
+			w := &Window{KV: kv, Bucket: "telegram.window", N: 20, Per: time.Minute, Gap: time.Second, Burst: 3}
+			wg.Go(func() {
+				for range 20 {
+					if err := w.Wait(t.Context(), "-100"); err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					sent = append(sent, time.Now())
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		slices.SortFunc(sent, func(a, b time.Time) int { return a.Compare(b) })
+		pace := time.Minute / 17
+		const ms = time.Millisecond // the window keeps times in milliseconds
+		longest := time.Duration(0)
+		for i := range sent {
+			if i == 0 {
+				continue
+			}
+			gap := sent[i].Sub(sent[i-1])
+			longest = max(longest, gap)
+			if gap < time.Second-ms {
+				t.Errorf("sends %d and %d %v apart", i-1, i, gap)
+			}
+			if gap > pace+ms {
+				t.Errorf("a gap of %v between sends %d and %d while messages waited", gap, i-1, i)
+			}
+			if i >= 3 && sent[i].Sub(sent[i-3]) < pace-ms {
+				t.Errorf("sends %d to %d within %v: a burst", i-3, i, sent[i].Sub(sent[i-3]))
+			}
+			if i >= 20 && sent[i].Sub(sent[i-20]) < time.Minute-ms {
+				t.Errorf("21 sends within %v", sent[i].Sub(sent[i-20]))
+			}
+		}
+		t.Logf("40 sends in %v, the longest gap %v", sent[39].Sub(sent[0]), longest)
+	})
+}

@@ -51,6 +51,12 @@ type Item[D any] struct {
 	tries   int
 }
 
+// Once reports whether the item is a keyed message that is shown once and never edited (a game's
+// or a match's summary): its Key's record means it is out. Such messages follow from the stored
+// state like the editable ones (core/table's timeline), so they are delivered again after a
+// restart or a take-over, and the record is what tells each of them once.
+func (it *Item[D]) Once() bool { return it.Key != "" && it.Msg.Kind == table.KindSummary }
+
 // Record is the platform message that shows a Key, and what it shows.
 type Record struct {
 	Chat    string // where the message is
@@ -148,6 +154,17 @@ type Config[D any] struct {
 	ClaimTTL time.Duration
 	// Now is the clock of the claims; default time.Now.
 	Now func() time.Time
+	// Tells, if set, says whether this copy tells a message now (chat.Teller: of several copies,
+	// only a place's owner tells its timeline). A message it does not tell is dropped quietly,
+	// when it is queued and again just before it is sent (the copy may have lost the place
+	// meanwhile; the new owner tells it). A repost is not asked: it answers a request this copy
+	// took.
+	Tells func(m table.Message) bool
+	// Out, if set, is told of each keyed item that is out: sent, or skipped because its message
+	// shows it already (another copy, or this one before a restart, showed it). It runs in the
+	// queue's worker, outside the engine's locks, so it may call the table service (Shown: the
+	// state a public message shows, which computer players wait for).
+	Out func(it *Item[D])
 }
 
 // Engine runs the queues of items with the adapter's data D.
@@ -271,6 +288,10 @@ func (e *Engine[D]) Enqueue(it *Item[D]) {
 		e.cfg.Log.Warn("message after Close dropped", "dest", it.Dest, "key", it.Key)
 		return
 	}
+	if !e.tells(it) {
+		e.stats.Skipped++
+		return
+	}
 	q := e.queue(it.Dest)
 	if it.Key != "" {
 		for _, old := range q.items {
@@ -296,6 +317,11 @@ func (e *Engine[D]) Enqueue(it *Item[D]) {
 	}
 	q.items = append(q.items, it)
 	e.start(q)
+}
+
+// tells reports whether this copy tells the item (Config.Tells).
+func (e *Engine[D]) tells(it *Item[D]) bool {
+	return e.cfg.Tells == nil || it.Repost || e.cfg.Tells(it.Msg)
 }
 
 // oneOffs counts a queue's items without a Key (e.mu held).
@@ -357,7 +383,11 @@ func (e *Engine[D]) work(q *queue[D]) {
 	}()
 	for {
 		e.mu.Lock()
-		e.skipShown(q)
+		if skipped := e.skipShown(q); len(skipped) > 0 {
+			e.mu.Unlock()
+			e.out(skipped...)
+			continue
+		}
 		if len(q.items) == 0 || q.waiting() {
 			e.stop(q)
 			e.mu.Unlock()
@@ -365,17 +395,21 @@ func (e *Engine[D]) work(q *queue[D]) {
 		}
 		dest := q.dest
 		head := q.items[0]
-		key, version, sum, repost := head.Key, head.Version, head.Sum, head.Repost
+		key, version, sum, repost, once := head.Key, head.Version, head.Sum, head.Repost, head.Once()
 		e.mu.Unlock()
-		if e.recs.shared() && key != "" && !repost && e.recs.stale(key, version, sum) {
+		if e.recs.shared() && key != "" && !repost && e.recs.stale(key, version, sum, once) {
 			// Another copy showed it already: skipped before it waits for any limit (each
 			// copy delivers every editable message at its start).
 			e.mu.Lock()
-			if len(q.items) > 0 && q.items[0] == head && head.Version == version {
+			skipped := len(q.items) > 0 && q.items[0] == head && head.Version == version
+			if skipped {
 				q.items = q.items[1:]
 				e.stats.Skipped++
 			}
 			e.mu.Unlock()
+			if skipped {
+				e.out(head)
+			}
 			continue
 		}
 		if err := e.cfg.Platform.Wait(e.life, dest); err != nil {
@@ -398,7 +432,11 @@ func (e *Engine[D]) work(q *queue[D]) {
 		q.items = q.items[1:]
 		q.inflight = it.Key
 		e.mu.Unlock()
-		e.send(q, it)
+		if !e.tells(it) { // the place went to another copy while this one waited
+			e.count(func(s *Stats) { s.Skipped++ })
+		} else {
+			e.send(q, it)
+		}
 		e.mu.Lock()
 		q.inflight = ""
 		e.changed.Broadcast()
@@ -417,22 +455,36 @@ func (e *Engine[D]) stop(q *queue[D]) {
 // skipShown drops the keyed items at the head of a queue that would change nothing: their
 // message already shows this content or a newer version. They cost no request, so they wait for
 // no limit (e.mu held).
-func (e *Engine[D]) skipShown(q *queue[D]) {
+func (e *Engine[D]) skipShown(q *queue[D]) (skipped []*Item[D]) {
 	for len(q.items) > 0 {
 		it := q.items[0]
 		if it.Key == "" || it.Repost {
-			return
+			return skipped
 		}
 		if e.recs.shared() {
 			// The cache is only what this copy saw last: only an older version is surely stale.
-			if rec, ok := e.recs.cached(it.Key); !ok || it.Version >= rec.Version {
-				return
+			if rec, ok := e.recs.cached(it.Key); !ok || it.Version >= rec.Version && !it.Once() {
+				return skipped
 			}
-		} else if rec, ok := e.recs.get(it.Key); !ok || it.Version >= rec.Version && it.Sum != rec.Sum {
-			return
+		} else if rec, ok := e.recs.get(it.Key); !ok || it.Version >= rec.Version && it.Sum != rec.Sum && !it.Once() {
+			return skipped
 		}
 		q.items = q.items[1:]
 		e.stats.Skipped++
+		skipped = append(skipped, it)
+	}
+	return skipped
+}
+
+// out tells Config.Out of keyed items that are out (no lock held).
+func (e *Engine[D]) out(items ...*Item[D]) {
+	if e.cfg.Out == nil {
+		return
+	}
+	for _, it := range items {
+		if it.Key != "" {
+			e.cfg.Out(it)
+		}
 	}
 }
 
@@ -443,10 +495,11 @@ func (e *Engine[D]) send(q *queue[D], it *Item[D]) {
 	if it.Key != "" && e.recs.shared() {
 		var skip bool
 		var err error
-		cl, skip, err = e.recs.claim(e.life, it.Key, it.Version, it.Sum, it.Repost)
+		cl, skip, err = e.recs.claim(e.life, it.Key, it.Version, it.Sum, it.Repost, it.Once())
 		switch {
 		case skip:
 			e.count(func(s *Stats) { s.Skipped++ })
+			e.out(it)
 			return
 		case err != nil:
 			e.storeFailed(q, it, err)
@@ -454,7 +507,10 @@ func (e *Engine[D]) send(q *queue[D], it *Item[D]) {
 		}
 		rec = cl.shown
 	} else if it.Key != "" {
-		if r, ok := e.recs.get(it.Key); ok {
+		if r, ok := e.recs.get(it.Key); ok && it.Once() {
+			e.count(func(s *Stats) { s.Skipped++ })
+			return
+		} else if ok {
 			rec = &r
 		}
 	}
@@ -492,6 +548,7 @@ func (e *Engine[D]) send(q *queue[D], it *Item[D]) {
 			// an edit's can wait for the next write-back.
 			e.recs.put(it.Key, Record{Chat: chat, ID: id, Version: it.Version, Sum: it.Sum}, moved)
 		}
+		e.out(it)
 		return
 	}
 	err = ce.Err // what the adapter made of it: safe to log

@@ -152,16 +152,18 @@ func (r *records) fresh(key string) (Record, bool) {
 	return en.rec, en.shows()
 }
 
-// stale reports whether the KV says this version of a message was shown already, or a newer one.
-func (r *records) stale(key string, version, sum uint64) bool {
+// stale reports whether the KV says this version of a message was shown already, or a newer one
+// (a message shown once: any).
+func (r *records) stale(key string, version, sum uint64, once bool) bool {
 	rec, ok := r.fresh(key)
-	return ok && (version < rec.Version || version == rec.Version && sum == rec.Sum)
+	return ok && (once || version < rec.Version || version == rec.Version && sum == rec.Sum)
 }
 
 // claim claims a shared record for showing version (with content sum) of its message, waiting
 // while another copy's claim holds. skip says there is nothing to show: the record shows this
-// content, or a newer version, already (a repost only skips an older version).
-func (r *records) claim(ctx context.Context, key string, version, sum uint64, repost bool) (cl *claimed, skip bool, err error) {
+// content, or a newer version, already (a repost only skips an older version; a message shown
+// once, any).
+func (r *records) claim(ctx context.Context, key string, version, sum uint64, repost, once bool) (cl *claimed, skip bool, err error) {
 	raw, en, err := r.read(key)
 	if err != nil {
 		return nil, false, err
@@ -179,7 +181,7 @@ func (r *records) claim(ctx context.Context, key string, version, sum uint64, re
 			}
 			continue
 		}
-		if en.shows() && (version < en.rec.Version || !repost && sum == en.rec.Sum) {
+		if en.shows() && (once || version < en.rec.Version || !repost && sum == en.rec.Sum) {
 			return nil, true, nil
 		}
 		next := entry{rec: en.rec, claim: claim{By: r.owner, Version: version, Until: now.Add(r.ttl).UnixMilli()}}

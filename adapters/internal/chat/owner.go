@@ -1,0 +1,159 @@
+package chat
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// Owner says whether this copy of the bot owns a place now: of several copies on one store, the
+// place's owner alone tells its story (its table message, its games' results, the hands of its
+// players), so that it is told once and in order; any copy still takes commands for it. The
+// table service's Owns is one (per-place ownership); a copy that is the only one owns every
+// place (Alone).
+type Owner interface {
+	Owns(p table.Place) bool
+}
+
+// Alone is the Owner of a copy that is the only one: it owns every place.
+type Alone struct{}
+
+// Owns is always true.
+func (Alone) Owns(table.Place) bool { return true }
+
+// OwnerFunc is a function as an Owner.
+type OwnerFunc func(p table.Place) bool
+
+// Owns calls f.
+func (f OwnerFunc) Owns(p table.Place) bool { return f(p) }
+
+// Timeline reports whether a message is part of a place's timeline, which its owner alone tells:
+// a keyed message (the table message, a game's result, a lobby, a hand) that follows from the
+// table's stored state, so that the owner renders it too and tells it again when it takes the
+// place over. One-off messages (a reply to whoever acted, a notice) are told by the copy that
+// made them: no other copy has them.
+func Timeline(m table.Message) bool {
+	return m.Key != "" && m.Table != "" && m.Target.Place.Platform != ""
+}
+
+// Teller decides which of a copy's messages it tells (Tells) and has a place it takes over told
+// again from its stored state (Run): what the previous owner left untold, this copy tells.
+type Teller struct {
+	Owner Owner
+	// Retell delivers every editable message of the place's table again, as it stands (the
+	// table service's Retell).
+	Retell func(ctx context.Context, p table.Place)
+	// Every is how often Run looks for places this copy took over; default 250 ms.
+	Every time.Duration
+
+	mu    sync.Mutex
+	known map[string]placeSeen // by place key: the places heard of, and whether owned then
+}
+
+type placeSeen struct {
+	place table.Place
+	owned bool
+	at    time.Time
+}
+
+// maxKnown bounds the places a Teller remembers; beyond it those not heard of for an hour go.
+const maxKnown = 4096
+
+// Tells reports whether this copy tells m: a message of a place's timeline only if it owns the
+// place now and has told it since it took it over. A place that came to this copy since Run last
+// looked is not told piecemeal: Run has it retold whole, in order (what the copy heard of it
+// before was not its to tell, and it may lack pieces of it). A nil Teller, or one without an
+// Owner, tells everything.
+func (t *Teller) Tells(m table.Message) bool {
+	if t == nil || t.Owner == nil || !Timeline(m) {
+		return true
+	}
+	owned := t.Owner.Owns(m.Target.Place)
+	key := m.Target.Place.Key()
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.known == nil {
+		t.known = map[string]placeSeen{}
+	}
+	seen, ok := t.known[key]
+	if !ok && len(t.known) >= maxKnown {
+		for k, s := range t.known {
+			if now.Sub(s.at) > time.Hour {
+				delete(t.known, k)
+			}
+		}
+	}
+	switch {
+	case ok && owned && !seen.owned:
+		seen.at = now // taken over: Run retells it
+		t.known[key] = seen
+		return false
+	case ok || len(t.known) < maxKnown:
+		t.known[key] = placeSeen{place: m.Target.Place, owned: owned, at: now}
+	}
+	return owned
+}
+
+// Run retells, until ctx ends, each place heard of whose ownership came to this copy since it
+// was last looked at (a take-over: the previous owner died, stopped or gave it up).
+func (t *Teller) Run(ctx context.Context) {
+	if t == nil || t.Owner == nil || t.Retell == nil {
+		return
+	}
+	every := t.Every
+	if every <= 0 {
+		every = 250 * time.Millisecond
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		for _, p := range t.takenOver() {
+			t.Retell(ctx, p)
+		}
+	}
+}
+
+// takenOver gives the places heard of that this copy owns now and did not when last looked at,
+// and notes which it owns: a place taken over counts as told from now on, so that what Retell
+// delivers, and everything after it, is told.
+func (t *Teller) takenOver() []table.Place {
+	t.mu.Lock()
+	places := make([]placeSeen, 0, len(t.known))
+	for _, s := range t.known {
+		places = append(places, s)
+	}
+	t.mu.Unlock()
+	var out []table.Place
+	for _, s := range places {
+		owned := t.Owner.Owns(s.place) // outside the lock: an Owner may ask the store
+		if owned == s.owned {
+			continue
+		}
+		t.mu.Lock()
+		if cur, ok := t.known[s.place.Key()]; ok && cur.owned != owned {
+			cur.owned = owned
+			t.known[s.place.Key()] = cur
+			if owned {
+				out = append(out, s.place)
+			}
+		}
+		t.mu.Unlock()
+	}
+	return out
+}
+
+// Viewer is the table service's ear for what a place's public table message shows: the state of
+// sequence number seq (computer players and the next deal wait, bounded, until the public
+// message shows the state they follow). A chat adapter tells it, when its attached service has
+// it, each time a table message is out: sent, or found showing that version already.
+type Viewer interface {
+	Shown(p table.Place, seq uint64)
+}

@@ -1,0 +1,62 @@
+package table
+
+import (
+	"context"
+
+	"github.com/kontermatt/kontermatt/core"
+)
+
+// The public timeline of a match follows from its stored state: what a place must be told of
+// the games played so far is rendered from the match like the table message is, under keys of
+// its own, so that an adapter that keeps what each key shows (a message record) tells each of
+// them once, also after a crash, a stop or a take-over by another copy (the service delivers
+// every editable message again then). Summaries are keyed but shown once: a summary's record
+// means it is out, and it is never edited.
+
+// told are the messages of the match so far that follow from its state, in the order the place
+// is told them: the last version of the previous game's table message (its result, no buttons)
+// while the next game is played, each finished game's summary, and at the match's end the
+// match's summary.
+func (s *Service) told(t *tbl) []Message {
+	if t.match == nil {
+		return nil
+	}
+	games := t.match.Games()
+	n := len(games)
+	// The previous game's table message, while the next game is played: its last version goes
+	// right before its result.
+	prev := n >= 2 && games[n-1].Phase() != core.PhaseOver && games[n-2].Phase() == core.PhaseOver
+	var out []Message
+	for i, g := range games {
+		if g.Phase() != core.PhaseOver {
+			break
+		}
+		if prev && i == n-2 {
+			out = append(out, s.liveMessageOf(t, g, i+1))
+		}
+		if _, done := t.sent[t.key(KindSummary, i+1, "")]; done {
+			continue // a summary never changes: once delivered, it is not made again for every move
+		}
+		out = append(out, s.gameSummary(t, g, i+1))
+	}
+	if t.match.Over() {
+		out = append(out, s.matchSummary(t))
+	}
+	return out
+}
+
+// Retell delivers every editable message of the table at a place once more, as it stands, with
+// what follows from its state (told): for a copy of the bot that took the place over, whose
+// deliveries for it so far were another copy's to tell. An adapter that keeps what each message
+// shows sends only what was not shown. A place without a live table here has nothing to tell.
+func (s *Service) Retell(ctx context.Context, p Place) {
+	t, ok := s.table(s.TableAt(p))
+	if !ok {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	clear(t.sent)
+	t.handSig = [4]handSig{}
+	s.send(ctx, t, nil, false)
+}
