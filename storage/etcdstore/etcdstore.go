@@ -88,6 +88,10 @@ type Options struct {
 	MaxTxnOps, MaxRequestBytes int
 	// Page is how many keys one read of a listing fetches; default 256.
 	Page int64
+	// History is the window of history the cluster keeps (TrimHistory, or etcd's own
+	// --auto-compaction-retention); default DefaultHistory. Forget says by when older versions
+	// are gone when it may not compact them itself.
+	History time.Duration
 }
 
 // Store is the etcd-backed store. It is safe for concurrent use, by many processes at once.
@@ -98,6 +102,7 @@ type Store struct {
 	maxOps   int
 	maxBytes int
 	page     int64
+	history  time.Duration
 	// conf is how cli was made: Compact dials each member alone with it.
 	conf clientv3.Config
 }
@@ -109,7 +114,7 @@ func Open(opts Options) (*Store, error) {
 	if len(opts.Endpoints) == 0 {
 		return nil, errors.New("etcdstore: no endpoints")
 	}
-	s := &Store{p: opts.Prefix, timeout: opts.Timeout, maxOps: opts.MaxTxnOps, maxBytes: opts.MaxRequestBytes, page: opts.Page}
+	s := &Store{p: opts.Prefix, timeout: opts.Timeout, maxOps: opts.MaxTxnOps, maxBytes: opts.MaxRequestBytes, page: opts.Page, history: opts.History}
 	if s.p == "" {
 		s.p = DefaultPrefix
 	}
@@ -124,6 +129,9 @@ func Open(opts Options) (*Store, error) {
 	}
 	if s.page <= 0 {
 		s.page = 256
+	}
+	if s.history <= 0 {
+		s.history = DefaultHistory
 	}
 	s.conf = clientv3.Config{
 		Endpoints: opts.Endpoints, TLS: opts.TLS, Username: opts.Username, Password: opts.Password,
