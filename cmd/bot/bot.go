@@ -41,6 +41,8 @@ type Main struct {
 
 	admin  *admin
 	leases *etcdstore.Leases // with etcd: this copy's leases in the cluster
+	// stopHistory ends keepHistory (etcd) and waits for it.
+	stopHistory func()
 	term   *terminal.Terminal
 	chats  []chatAdapter
 }
@@ -116,6 +118,10 @@ func (m *Main) Open(ctx context.Context) error {
 		// Every adapter's, running or not: a person is forgotten from a platform served before too.
 		People: []table.People{telegram.People, discord.People}})
 	met.watch(m.Service, m.chats)
+	if etcd, ok := store.(*etcdstore.Store); ok && shared {
+		m.stopHistory = startHistory(etcd, m.leases, cfg.Etcd.History, m.Log)
+		met.watchEtcd(etcd)
+	}
 	// Live backups, health and metrics. A file at the socket's path that is not this bot's own
 	// stale socket stops the start.
 	m.admin = &admin{Store: snapshotsOf(store, cfg), Log: m.Log, Socket: cfg.Database + ".sock", Addr: cfg.AdminAddr, Token: cfg.AdminToken,
@@ -197,6 +203,9 @@ func (m *Main) Run(ctx context.Context) error {
 func (m *Main) Close() error {
 	if m.Service != nil {
 		m.Service.Close()
+	}
+	if m.stopHistory != nil {
+		m.stopHistory()
 	}
 	if m.leases != nil {
 		_ = m.leases.Close() // another copy takes the leases at once, not after their time to live

@@ -20,6 +20,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/httpserve"
 	"github.com/kontermatt/kontermatt/adapters/telegram"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/etcdstore"
 )
 
 // Config is the bot's configuration: a YAML file (config.example.yaml documents every key) with
@@ -108,7 +109,11 @@ type Config struct {
 		CA   string `yaml:"ca"`
 		// Timeout bounds each call to the cluster: a cluster without quorum is said after it;
 		// default 5s.
-		Timeout            time.Duration `yaml:"timeout"`
+		Timeout time.Duration `yaml:"timeout"`
+		// History is how long the cluster keeps old revisions: one copy compacts the rest
+		// away, and the members' --auto-compaction-retention should say the same
+		// (docs/cluster.md); default 1h. Or KONTERMATT_ETCD_HISTORY.
+		History            time.Duration `yaml:"history"`
 		Username, Password string        `yaml:"-"`
 	} `yaml:"etcd"`
 
@@ -195,6 +200,14 @@ func readConfig(path string, getenv func(string) string) (Config, configSource, 
 	if v := getenv("KONTERMATT_ETCD_ENDPOINTS"); v != "" {
 		c.Etcd.Endpoints = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
 		src.env["etcd.endpoints"] = "KONTERMATT_ETCD_ENDPOINTS"
+	}
+	if v := getenv("KONTERMATT_ETCD_HISTORY"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return c, src, fmt.Errorf("%w: KONTERMATT_ETCD_HISTORY %q: give a duration such as 1h", errConfig, v)
+		}
+		c.Etcd.History = d
+		src.env["etcd.history"] = "KONTERMATT_ETCD_HISTORY"
 	}
 	c.Etcd.Username, c.Etcd.Password = getenv("KONTERMATT_ETCD_USERNAME"), getenv("KONTERMATT_ETCD_PASSWORD")
 	if err := c.checkStore(); err != nil {
@@ -353,6 +366,11 @@ func (c *Config) checkStore() error {
 		return fmt.Errorf("%w: KONTERMATT_ETCD_USERNAME and KONTERMATT_ETCD_PASSWORD go together: set both, or neither", errConfig)
 	case e.Timeout < 0:
 		return fmt.Errorf("%w: etcd.timeout %v: give a duration such as 5s (or leave it out: 5s)", errConfig, e.Timeout)
+	case e.History != 0 && e.History < time.Second:
+		return fmt.Errorf("%w: etcd.history %v: give a duration such as 1h (or leave it out: 1h)", errConfig, e.History)
+	}
+	if e.History == 0 {
+		e.History = etcdstore.DefaultHistory
 	}
 	for _, u := range e.Endpoints {
 		if p, err := url.Parse(u); err != nil || p.Host == "" || p.Scheme != "http" && p.Scheme != "https" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -69,7 +70,7 @@ func askHealth(cfg Config) (line string, healthy bool) {
 	var bad, good []string
 	for _, k := range slices.Sorted(maps.Keys(state)) {
 		part := k + " " + state[k]
-		if state[k] == "ok" || state[k] == "connected" || state[k] == "running" || k == "store" || k == "leases" {
+		if state[k] == "ok" || state[k] == "connected" || state[k] == "running" || k == "store" || k == "leases" || k == "alarms" && state[k] == "none" {
 			good = append(good, part)
 		} else {
 			bad = append(bad, part)
@@ -79,7 +80,8 @@ func askHealth(cfg Config) (line string, healthy bool) {
 }
 
 // storeHealth adds the store's parts to /healthz: which store it is, whether the etcd cluster
-// has a quorum (a member with a leader answers), and the leases this copy holds. It reports
+// has a quorum (a member with a leader answers) and an alarm raised, and the leases this copy
+// holds. It reports
 // whether they are fine.
 func storeHealth(cfg Config, store botStore, leases table.Leases) func(state map[string]string) bool {
 	return func(state map[string]string) bool {
@@ -99,6 +101,20 @@ func storeHealth(cfg Config, store botStore, leases table.Leases) func(state map
 			return false
 		}
 		state["quorum"] = "ok"
+		// A raised alarm (NOSPACE: a member's database reached its quota) refuses every write
+		// until the host mends it (docs/cluster.md).
+		ctx, cancel := context.WithTimeout(context.Background(), healthTimeout/2)
+		defer cancel()
+		alarms, err := st.Alarms(ctx)
+		switch {
+		case err != nil:
+			state["alarms"] = "unknown: " + err.Error()
+			return false
+		case len(alarms) > 0:
+			state["alarms"] = strings.Join(alarms, ", ")
+			return false
+		}
+		state["alarms"] = "none"
 		return true
 	}
 }

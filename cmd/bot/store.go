@@ -59,7 +59,7 @@ func openEtcd(cfg Config) (*etcdstore.Store, error) {
 // environment.
 func etcdOptions(cfg Config) (etcdstore.Options, error) {
 	e := cfg.Etcd
-	opts := etcdstore.Options{Endpoints: e.Endpoints, Prefix: e.Prefix, Username: e.Username, Password: e.Password, Timeout: e.Timeout}
+	opts := etcdstore.Options{Endpoints: e.Endpoints, Prefix: e.Prefix, Username: e.Username, Password: e.Password, Timeout: e.Timeout, History: e.History}
 	if opts.Timeout == 0 {
 		opts.Timeout = etcdstore.DefaultTimeout
 	}

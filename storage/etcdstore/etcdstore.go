@@ -198,7 +198,12 @@ func (s *Store) kvKey(bucket, key string) string   { return s.bucketPrefix(bucke
 // member that stopped answering costs one attempt, not the call. again tells fn that an earlier
 // attempt's outcome is unknown: a write may have been applied.
 func (s *Store) call(fn func(ctx context.Context, again bool) error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	return s.callIn(context.Background(), fn)
+}
+
+// callIn is call that also ends when parent does.
+func (s *Store) callIn(parent context.Context, fn func(ctx context.Context, again bool) error) error {
+	ctx, cancel := context.WithTimeout(parent, s.timeout)
 	defer cancel()
 	wait := 25 * time.Millisecond
 	for again := false; ; again = true {

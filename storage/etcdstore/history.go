@@ -61,10 +61,15 @@ func (s *Store) historyKey() string { return s.p + "history" }
 
 // TrimHistory compacts the cluster's history to the newest checkpoint at least window old, notes
 // a new checkpoint at now, and reports whether the history is bounded. Two copies calling it at
-// once compact alike; only one of them writes its checkpoint.
-func (s *Store) TrimHistory(now time.Time, window time.Duration) (HistoryReport, error) {
+// once compact alike; only one of them writes its checkpoint. It gives up when ctx ends.
+func (s *Store) TrimHistory(ctx context.Context, now time.Time, window time.Duration) (HistoryReport, error) {
 	var rep HistoryReport
-	resp, err := s.get(s.historyKey())
+	var resp *clientv3.GetResponse
+	err := s.callIn(ctx, func(ctx context.Context, _ bool) error {
+		var err error
+		resp, err = s.cli.Get(ctx, s.historyKey())
+		return err
+	})
 	if err != nil {
 		return rep, fmt.Errorf("etcdstore: history: %w", err)
 	}
@@ -80,7 +85,7 @@ func (s *Store) TrimHistory(now time.Time, window time.Duration) (HistoryReport,
 	keepFrom := 0
 	if i := newestBefore(points, now.Add(-window)); i >= 0 {
 		rep.Compacted = points[i].Rev
-		err := s.call(func(ctx context.Context, _ bool) error {
+		err := s.callIn(ctx, func(ctx context.Context, _ bool) error {
 			_, err := s.cli.Compact(ctx, points[i].Rev)
 			return err
 		})
@@ -92,7 +97,7 @@ func (s *Store) TrimHistory(now time.Time, window time.Duration) (HistoryReport,
 			rep.Compacted = 0
 			if j := newestBefore(points, now.Add(-2*window)); j >= 0 {
 				keepFrom = j
-				if stale, err := s.readableBefore(points[j].Rev); err != nil {
+				if stale, err := s.readableBefore(ctx, points[j].Rev); err != nil {
 					return rep, fmt.Errorf("etcdstore: history: %w", err)
 				} else if stale {
 					rep.Stale = time.UnixMilli(points[j].At)
@@ -108,8 +113,11 @@ func (s *Store) TrimHistory(now time.Time, window time.Duration) (HistoryReport,
 	}
 	value, _ := json.Marshal(points)
 	key := s.historyKey()
-	_, _, err = s.txn([]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(key), "=", modRev)},
-		[]clientv3.Op{clientv3.OpPut(key, string(value))}, nil)
+	err = s.callIn(ctx, func(ctx context.Context, _ bool) error {
+		_, err := s.cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(key), "=", modRev)).
+			Then(clientv3.OpPut(key, string(value))).Commit()
+		return err
+	})
 	if err != nil {
 		return rep, fmt.Errorf("etcdstore: history: note the revision: %w", err)
 	}
@@ -127,11 +135,14 @@ func newestBefore(points []checkpoint, t time.Time) int {
 }
 
 // readableBefore reports whether the revision before rev can still be read.
-func (s *Store) readableBefore(rev int64) (bool, error) {
+func (s *Store) readableBefore(ctx context.Context, rev int64) (bool, error) {
 	if rev <= 1 {
 		return false, nil
 	}
-	_, err := s.get(s.p+"schema", clientv3.WithRev(rev-1), clientv3.WithKeysOnly())
+	err := s.callIn(ctx, func(ctx context.Context, _ bool) error {
+		_, err := s.cli.Get(ctx, s.p+"schema", clientv3.WithRev(rev-1), clientv3.WithKeysOnly())
+		return err
+	})
 	switch {
 	case err == nil:
 		return true, nil

@@ -57,7 +57,10 @@ func TestHistoryStaysWithinQuota(t *testing.T) {
 	go func() {
 		defer upkeep.Done()
 		for ctx.Err() == nil {
-			rep, err := st.TrimHistory(time.Now(), window)
+			rep, err := st.TrimHistory(ctx, time.Now(), window)
+			if ctx.Err() != nil {
+				return
+			}
 			if err != nil || rep.Refused != nil {
 				t.Errorf("history upkeep: %v %v", err, rep.Refused)
 				return
@@ -148,12 +151,12 @@ func TestWithoutRootRights(t *testing.T) {
 		}
 	}
 
-	rep, err := st.TrimHistory(time.Now(), window)
+	rep, err := st.TrimHistory(context.Background(), time.Now(), window)
 	if err != nil || rep.Refused != nil || !rep.Stale.IsZero() {
 		t.Fatalf("the first upkeep, with no checkpoint a window old: %+v %v", rep, err)
 	}
 	time.Sleep(window + 50*time.Millisecond)
-	rep, err = st.TrimHistory(time.Now(), window)
+	rep, err = st.TrimHistory(context.Background(), time.Now(), window)
 	if err != nil || !errors.Is(rep.Refused, etcdstore.ErrNoCompactRights) {
 		t.Fatalf("the upkeep a window later: %+v %v, want compaction refused", rep, err)
 	}
@@ -161,7 +164,7 @@ func TestWithoutRootRights(t *testing.T) {
 		t.Errorf("history said stale after one window: %+v", rep)
 	}
 	time.Sleep(window + 50*time.Millisecond)
-	rep, err = st.TrimHistory(time.Now(), window)
+	rep, err = st.TrimHistory(context.Background(), time.Now(), window)
 	if err != nil || rep.Stale.IsZero() {
 		t.Errorf("two windows on, with nobody compacting: %+v %v, want the history said stale", rep, err)
 	}

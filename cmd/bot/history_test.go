@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage/etcdstore/etcdtest"
+)
+
+// openOnEtcd opens a bot (its Main) on the cluster as configured through the environment, its
+// config changed by tweak, its log in the buffer given; it closes when the test ends.
+func openOnEtcd(t *testing.T, log io.Writer, tweak func(*Config)) *Main {
+	t.Helper()
+	cfg, err := loadConfig("", os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Database = filepath.Join(t.TempDir(), "k.db")
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	m := &Main{Config: cfg, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: log}
+	if err := m.Open(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// TestBotCompactsHistory (issue 32): a bot on etcd whose user may compact keeps the cluster's
+// history to etcd.history: a revision older than it cannot be read any more.
+func TestBotCompactsHistory(t *testing.T) {
+	c := etcdtest.Start(t, etcdtest.Options{Members: 1})
+	useEtcd(t, c, "compacts/")
+	m := openOnEtcd(t, io.Discard, func(cfg *Config) { cfg.Etcd.History = 300 * time.Millisecond })
+	cli := m.Store.(interface{ Client() *clientv3.Client }).Client()
+	put, err := cli.Put(context.Background(), "compacts/mark", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tabletest.WaitUntil(t, 10*time.Second, "the revision of a put is compacted", func() bool {
+		_, err := cli.Get(context.Background(), "compacts/mark", clientv3.WithRev(put.Header.Revision))
+		return errors.Is(err, rpctypes.ErrCompacted)
+	})
+}
+
+// TestBotWarnsWhenNobodyCompacts (issue 32): a bot whose etcd user has no root role may not
+// compact; its history upkeep says so once, and, when etcd does not compact either
+// (--auto-compaction off), says it with one warning that names the flags to set.
+func TestBotWarnsWhenNobodyCompacts(t *testing.T) {
+	c := etcdtest.Start(t, etcdtest.Options{Members: 1})
+	c.EnableAuth("kontermatt", "secret", "warns/")
+	useEtcd(t, c, "warns/")
+	t.Setenv("KONTERMATT_ETCD_USERNAME", "kontermatt")
+	t.Setenv("KONTERMATT_ETCD_PASSWORD", "secret")
+	cfg, err := loadConfig("", os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := openEtcd(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	leases := st.Leases("warns", 2*time.Second)
+	defer leases.Close()
+	var log tabletest.Buffer
+	stop := startHistory(st, leases, 300*time.Millisecond, newLogger(&log, "info", "text"))
+	defer stop()
+	log.WaitFor(t, "etcd refuses this bot's user compaction", 10*time.Second)
+	log.WaitFor(t, "--auto-compaction-mode=periodic --auto-compaction-retention to etcd.history on every member", 10*time.Second)
+	time.Sleep(time.Second) // more trims: the warning is not said again
+	if n := strings.Count(log.String(), "etcd history is not compacted"); n != 1 {
+		t.Errorf("the warning is said %d times, want once:\n%s", n, log.String())
+	}
+	if strings.Contains(log.String(), "secret") {
+		t.Errorf("the log shows the password:\n%s", log.String())
+	}
+}
+
+// TestHealthSaysNOSPACE (issue 32): when a member's database reaches its quota, /healthz says the
+// NOSPACE alarm and is not healthy, and kontermatt_etcd_alarm{alarm="NOSPACE"} goes from 0 to 1.
+func TestHealthSaysNOSPACE(t *testing.T) {
+	c := etcdtest.Start(t, etcdtest.Options{Members: 1, QuotaBytes: 2 << 20})
+	useEtcd(t, c, "full/")
+	m := openOnEtcd(t, io.Discard, nil)
+	alarm := func() string {
+		rec := httptest.NewRecorder()
+		m.admin.Metrics.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		for _, line := range strings.Split(rec.Body.String(), "\n") {
+			if strings.HasPrefix(line, `kontermatt_etcd_alarm{alarm="NOSPACE"}`) {
+				return line
+			}
+		}
+		return ""
+	}
+	if a := alarm(); !strings.HasSuffix(a, " 0") {
+		t.Errorf("before the quota is full: %q, want the NOSPACE series at 0", a)
+	}
+	cli := m.Store.(interface{ Client() *clientv3.Client }).Client()
+	filler := strings.Repeat("x", 64<<10)
+	for i := 0; ; i++ {
+		_, err := cli.Put(context.Background(), fmt.Sprintf("full/filler/%d", i), filler)
+		if errors.Is(err, rpctypes.ErrNoSpace) {
+			break
+		}
+		if err != nil || i > 1000 {
+			t.Fatalf("filling the quota: put %d: %v", i, err)
+		}
+	}
+	rec := httptest.NewRecorder()
+	m.admin.Health.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+	var state map[string]string
+	if err := json.Unmarshal(rec.Body.Bytes(), &state); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Code != 503 || !strings.Contains(state["alarms"], "NOSPACE") {
+		t.Errorf("/healthz with the quota full: %d %v", rec.Code, state)
+	}
+	if a := alarm(); !strings.HasSuffix(a, " 1") {
+		t.Errorf("with the quota full: %q, want the NOSPACE series at 1", a)
+	}
+}
