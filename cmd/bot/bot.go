@@ -43,8 +43,8 @@ type Main struct {
 	leases *etcdstore.Leases // with etcd: this copy's leases in the cluster
 	// stopHistory ends keepHistory (etcd) and waits for it.
 	stopHistory func()
-	term   *terminal.Terminal
-	chats  []chatAdapter
+	term        *terminal.Terminal
+	chats       []chatAdapter
 }
 
 // TerminalFlags are the terminal table's settings from the command line.
