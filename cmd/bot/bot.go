@@ -41,10 +41,11 @@ type Main struct {
 
 	admin  *admin
 	leases *etcdstore.Leases // with etcd: this copy's leases in the cluster
+	term   *terminal.Terminal
+	chats  []chatAdapter
+
 	// stopHistory ends keepHistory (etcd) and waits for it.
 	stopHistory func()
-	term        *terminal.Terminal
-	chats       []chatAdapter
 }
 
 // TerminalFlags are the terminal table's settings from the command line.
