@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -132,5 +134,49 @@ func TestHealthSaysNOSPACE(t *testing.T) {
 	}
 	if a := alarm(); !strings.HasSuffix(a, " 1") {
 		t.Errorf("with the quota full: %q, want the NOSPACE series at 1", a)
+	}
+}
+
+// TestShippedEtcdCompacts (issue 32): every etcd member a file in the repository starts (compose
+// files, systemd units, Kubernetes manifests) compacts its history on its own and has an
+// explicit quota, as docs/cluster.md says.
+func TestShippedEtcdCompacts(t *testing.T) {
+	members := 0
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			if d != nil && d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		if !strings.HasSuffix(path, ".yaml") && !strings.HasSuffix(path, ".yml") && !strings.HasSuffix(path, ".service") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		// Each member's command line: from the etcd binary to the end of its flags.
+		starts := regexp.MustCompile(`/usr/local/bin/etcd"?[, ]+"?--name`).FindAllStringIndex(string(data), -1)
+		for i, at := range starts {
+			end := len(data)
+			if i+1 < len(starts) {
+				end = starts[i+1][0]
+			}
+			cmd := string(data[at[0]:end])
+			members++
+			for _, flag := range []string{"--auto-compaction-mode", "--auto-compaction-retention", "--quota-backend-bytes"} {
+				if !strings.Contains(cmd, flag) {
+					t.Errorf("%s: the etcd member %d lacks %s", path, i+1, flag)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if members < 3 {
+		t.Errorf("found %d etcd members in the shipped files, want at least deploy/cluster's 3", members)
 	}
 }
