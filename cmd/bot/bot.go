@@ -80,6 +80,9 @@ func (m *Main) Open(ctx context.Context) error {
 		return err
 	}
 	m.Store = store
+	if etcd, ok := store.(*etcdstore.Store); ok {
+		etcd.SetLog(m.Log) // what it skips is said in the bot's log
+	}
 	m.leases = copyLeases(store)
 	seed := cfg.Seed // 0: every table's secret from crypto/rand
 	if m.Seed != 0 {

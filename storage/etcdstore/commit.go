@@ -233,7 +233,8 @@ func (s *Store) ClosedTables(fn func(id string, state []byte) error) error {
 	prefix := s.closedKey("")
 	_, err := s.scanPrefix(prefix, false, func(kv *mvccpb.KeyValue) error {
 		if len(kv.Value) < 8 {
-			return fmt.Errorf("etcdstore: closed table %q of %d bytes: %w", kv.Key, len(kv.Value), storage.ErrCorrupt)
+			s.skipMalformed(kv.Key, "a closed table: 8 bytes of its closing time, then its state")
+			return nil
 		}
 		return fn(string(kv.Key[len(prefix):]), kv.Value[8:])
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -169,3 +170,60 @@ func TestWithoutRootRights(t *testing.T) {
 		t.Errorf("two windows on, with nobody compacting: %+v %v, want the history said stale", rep, err)
 	}
 }
+
+// TestMalformedKeysSkipped (issue 32): a hand-written closed table too short to hold its closing
+// time, a closed_at key without its table and a log entry that is not JSON do not stop
+// pruning, forgetting or listing the closed tables: each is passed over with one log line, and
+// the well-formed data around them is pruned and forgotten as ever.
+func TestMalformedKeysSkipped(t *testing.T) {
+	c := etcdtest.Start(t, etcdtest.Options{Members: 1})
+	var log strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return log.Write(p)
+	}), nil))
+	st := open(t, c, etcdstore.Options{Prefix: "malformed/", Log: logger})
+	if err := st.Commit(table.Change{TableID: "t1", State: []byte(`{"seat":"Annabella"}`), Closed: true,
+		Log: table.LogEntry{Seq: 1, Time: 5, Actor: "tg:42", Verb: table.VerbClose}}); err != nil {
+		t.Fatal(err)
+	}
+	cli := st.Client()
+	for k, v := range map[string]string{
+		"malformed/tables/closed/short":         "x",
+		"malformed/closed_at/0000-short":        "",
+		"malformed/logs/t9\x000000000000000001": `{"actor":"tg:42", not json`,
+	} {
+		if _, err := cli.Put(context.Background(), k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var closed []string
+	if err := st.ClosedTables(func(id string, _ []byte) error { closed = append(closed, id); return nil }); err != nil {
+		t.Fatalf("closed tables: %v", err)
+	}
+	if len(closed) != 1 || closed[0] != "t1" {
+		t.Errorf("closed tables %v, want [t1]", closed)
+	}
+	if err := st.Forget(table.Forgetting{Actor: "tg:42", As: "anon:1"}); err != nil {
+		t.Fatalf("forget: %v", err)
+	}
+	if n, err := st.Prune(time.Now().Add(time.Hour)); err != nil || n != 1 {
+		t.Fatalf("prune: %d tables, %v; want t1 pruned", n, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if n := strings.Count(log.String(), "skipping a malformed key"); n != 3 { // once each
+		t.Errorf("%d log lines, want 3:\n%s", n, log.String())
+	}
+	for _, key := range []string{"tables/closed/short", "closed_at/0000-short", "logs/t9"} {
+		if !strings.Contains(log.String(), key) {
+			t.Errorf("the log does not name %s:\n%s", key, log.String())
+		}
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -37,7 +37,8 @@ func (s *Store) Prune(before time.Time) (int, error) {
 			hex, id, ok := strings.Cut(rest, "/")
 			at, err := strconv.ParseUint(hex, 16, 64)
 			if !ok || err != nil {
-				return fmt.Errorf("closed_at key %q: %w", kv.Key, storage.ErrCorrupt)
+				s.skipMalformed(kv.Key, "closed_at/<16 hex digits>/<table>")
+				return nil
 			}
 			tables = append(tables, doomed{id, int64(at)})
 			return nil
@@ -211,7 +212,8 @@ func (s *Store) forgetUnits(f table.Forgetting) ([]*batch, bool, error) {
 			}
 			var e table.LogEntry
 			if err := json.Unmarshal(kv.Value, &e); err != nil {
-				return fmt.Errorf("log entry %q: %w", kv.Key, storage.ErrCorrupt)
+				s.skipMalformed(kv.Key, "a log entry in JSON")
+				return nil
 			}
 			if e.Actor != f.Actor {
 				return nil
