@@ -198,3 +198,32 @@ func TestForgetTellsTheTruth(t *testing.T) {
 		t.Errorf("forget whose store compacts later answers %q", text)
 	}
 }
+
+// TestPrivateButtonOnlyForOwnSeat (issue 32): a join button pressed (or forged) in a private chat
+// with a group's table in it does not seat the person there; a table answers only where it
+// lives, and a private chat only for the person's own seat there (their hand's buttons work).
+func TestPrivateButtonOnlyForOwnSeat(t *testing.T) {
+	h := newHarness(t, NewMemStore())
+	defer h.svc.Close()
+	ann, bob, eve := player(1), player(2), player(5)
+	for _, c := range []Command{{Actor: ann, Verb: VerbNew, Args: []string{"timer=none"}}, {Actor: bob, Verb: VerbJoin}} {
+		c.Place = h.place
+		if e := errText(h.svc.Handle(context.Background(), c)); e != "" {
+			t.Fatalf("%s: %s", c.Verb, e)
+		}
+	}
+	id := h.svc.TableAt(h.place)
+	strangers := Place{Platform: "test", Chat: "5"}
+	r := h.svc.Handle(context.Background(), Command{Place: strangers, Actor: eve, Verb: VerbJoin, Table: id, Args: []string{"4"}, Private: true})
+	if errText(r) == "" {
+		t.Errorf("a join pressed in a private chat was taken: %+v", r)
+	}
+	if v, _ := h.svc.SeatView(id, eve); v.You != -1 {
+		t.Errorf("Eve sits at seat %d of the group's table after pressing join in her private chat", v.You)
+	}
+	// Bob's own seat answers his private chat.
+	bobs := Place{Platform: "test", Chat: "2"}
+	if e := errText(h.svc.Handle(context.Background(), Command{Place: bobs, Actor: bob, Verb: VerbLeave, Table: id, Private: true})); e != "" {
+		t.Errorf("Bob leaving his seat from his private chat: %s", e)
+	}
+}
