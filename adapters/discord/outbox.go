@@ -303,8 +303,8 @@ const errCodeNoMutualGuild = 50278
 func (p platform) Refused(dest string, items []*item, _ error) {
 	a := p.a
 	userID := strings.TrimPrefix(dest, "dm:")
-	if a.reach.Set(userID, true) {
-		a.log.Info("user refuses DMs; hands go to ephemeral replies", "user", userID)
+	if items[0].Msg.Reason != table.ReasonForgotten && a.reach.Set(userID, true) { // nothing of a forgotten person is written again
+		a.log.Info("a user refuses DMs; hands go to ephemeral replies") // no ID at info: docs/hosting.md, "Logs"
 	}
 	a.unreached(userID, items[0].Msg)
 	for _, it := range items[1:] {

@@ -218,7 +218,7 @@ type Message struct {
 	Secret bool
 	Public string
 	// Reason is the catalog key of a refusal (KindError): a surface may treat some refusals apart
-	// (say one only once). It is not shown.
+	// (say one only once); or ReasonForgotten. It is not shown.
 	Reason string `json:",omitempty"`
 }
 

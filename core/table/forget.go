@@ -39,6 +39,11 @@ const (
 	forgottenChat   = "forgotten-"
 )
 
+// ReasonForgotten is the Reason of the reply that tells a person they are forgotten: a surface
+// that cannot deliver it writes nothing about them (no "cannot get private messages" mark), as
+// nothing of a forgotten person may be written again.
+const ReasonForgotten = "forget.done"
+
 // ForgetPending is a Store.Forget that made every change but may not remove the older versions
 // of what it replaced now (an etcd user without the right to compact): the store's own upkeep
 // removes them by By. The person is told so, not "done" alone, and not "nothing was changed".

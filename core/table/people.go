@@ -412,6 +412,6 @@ func (s *Service) forgetVerb(_ context.Context, _ *tbl, c *call) *userError {
 		text += " " + i18n.T(lang, "forget.later", pending.By.UTC().Format("2006-01-02 15:04 UTC"))
 	}
 	m := reply(cmd, lang, KindNotice, text)
-	m.Secret, m.Public = true, i18n.T(lang, "league.private")
+	m.Secret, m.Public, m.Reason = true, i18n.T(lang, "league.private"), ReasonForgotten
 	return c.answer(m)
 }
