@@ -11,6 +11,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -188,26 +189,15 @@ func readConfig(path string, getenv func(string) string) (Config, configSource, 
 		src.lines = keyLines(&doc)
 		c.Warnings = append(c.Warnings, readableSecrets(path, src.lines)...)
 	}
-	env := func(name string, dst *string) {
-		if v := getenv(name); v != "" {
-			*dst = v
-			src.env[envKeys[name]] = name
-		}
-	}
 	for _, name := range slices.Sorted(maps.Keys(envKeys)) {
-		env(name, envField(&c, envKeys[name]))
-	}
-	if v := getenv("KONTERMATT_ETCD_ENDPOINTS"); v != "" {
-		c.Etcd.Endpoints = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
-		src.env["etcd.endpoints"] = "KONTERMATT_ETCD_ENDPOINTS"
-	}
-	if v := getenv("KONTERMATT_ETCD_HISTORY"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return c, src, fmt.Errorf("%w: KONTERMATT_ETCD_HISTORY %q: give a duration such as 1h", errConfig, v)
+		v := getenv(name)
+		if v == "" {
+			continue
 		}
-		c.Etcd.History = d
-		src.env["etcd.history"] = "KONTERMATT_ETCD_HISTORY"
+		if err := setEnv(envField(&c, envKeys[name]), v); err != nil {
+			return c, src, fmt.Errorf("%w: %s %q: %v", errConfig, name, v, err)
+		}
+		src.env[envKeys[name]] = name
 	}
 	c.Etcd.Username, c.Etcd.Password = getenv("KONTERMATT_ETCD_USERNAME"), getenv("KONTERMATT_ETCD_PASSWORD")
 	if err := c.checkStore(); err != nil {
@@ -313,16 +303,72 @@ var envKeys = map[string]string{
 	"KONTERMATT_WEB_PUBLIC_URL":          "web.public_url",
 	"KONTERMATT_WEB_LINK_KEY":            "web.link_key",
 	"KONTERMATT_TRUSTED_PROXIES":         "trusted_proxies",
+
+	// Every other key too (issue 32: compose and Kubernetes configure by the environment).
+	"KONTERMATT_SEED":                                  "seed",
+	"KONTERMATT_RULES_URL":                             "rules_url",
+	"KONTERMATT_THINK":                                 "think",
+	"KONTERMATT_RETENTION":                             "retention",
+	"KONTERMATT_DISCORD_SHARD_ID":                      "discord.shard_id",
+	"KONTERMATT_DISCORD_SHARD_COUNT":                   "discord.shard_count",
+	"KONTERMATT_DISCORD_INTERACTIONS_URL":              "discord.interactions.url",
+	"KONTERMATT_DISCORD_INTERACTIONS_LISTEN":           "discord.interactions.listen",
+	"KONTERMATT_TELEGRAM_WEBHOOK_MAX_CONNECTIONS":      "telegram.webhook.max_connections",
+	"KONTERMATT_TELEGRAM_WEBHOOK_DROP_PENDING_UPDATES": "telegram.webhook.drop_pending_updates",
+	"KONTERMATT_ETCD_ENDPOINTS":                        "etcd.endpoints",
+	"KONTERMATT_ETCD_CERT":                             "etcd.cert",
+	"KONTERMATT_ETCD_KEY":                              "etcd.key",
+	"KONTERMATT_ETCD_CA":                               "etcd.ca",
+	"KONTERMATT_ETCD_TIMEOUT":                          "etcd.timeout",
+	"KONTERMATT_ETCD_HISTORY":                          "etcd.history",
 }
 
-// envField is the string field of c a config key names (those of envKeys).
-func envField(c *Config, key string) *string {
+// envField is the field of c a config key names (those of envKeys).
+func envField(c *Config, key string) reflect.Value {
 	v := reflect.ValueOf(c).Elem()
 	for _, part := range strings.Split(key, ".") {
 		f, _ := yamlKeys(v.Type())[part]
 		v = v.FieldByIndex(f.Index)
 	}
-	return v.Addr().Interface().(*string)
+	return v
+}
+
+// setEnv sets a config field from an environment variable's text, as the file would: a duration
+// as 5s, a list separated by commas.
+func setEnv(field reflect.Value, text string) error {
+	switch p := field.Addr().Interface().(type) {
+	case *string:
+		*p = text
+	case *[]string:
+		*p = strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == ' ' })
+	case *time.Duration:
+		d, err := time.ParseDuration(text)
+		if err != nil {
+			return errors.New("give a duration such as 5s or 1h")
+		}
+		*p = d
+	case *bool:
+		b, err := strconv.ParseBool(text)
+		if err != nil {
+			return errors.New("give true or false")
+		}
+		*p = b
+	case *int:
+		n, err := strconv.Atoi(text)
+		if err != nil {
+			return errors.New("give a whole number")
+		}
+		*p = n
+	case *uint64:
+		n, err := strconv.ParseUint(text, 10, 64)
+		if err != nil {
+			return errors.New("give a whole number")
+		}
+		*p = n
+	default:
+		return fmt.Errorf("a field of type %s is not read from the environment", field.Type())
+	}
+	return nil
 }
 
 // readableSecrets warns about a config file that holds secrets and that every user of the machine

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -178,5 +179,58 @@ func TestShippedEtcdCompacts(t *testing.T) {
 	}
 	if members < 3 {
 		t.Errorf("found %d etcd members in the shipped files, want at least deploy/cluster's 3", members)
+	}
+}
+
+// TestEveryKeyHasAVariable (issue 32): every key of the config file can be set by an environment
+// variable too (compose files and Kubernetes configure the bot so), and docs/hosting.md names it
+// in the key's row.
+func TestEveryKeyHasAVariable(t *testing.T) {
+	byKey := map[string]string{}
+	for name, key := range envKeys {
+		byKey[key] = name
+	}
+	doc := readRepoFile(t, "docs/hosting.md")
+	var walk func(tp reflect.Type, prefix string)
+	walk = func(tp reflect.Type, prefix string) {
+		for i := range tp.NumField() {
+			f := tp.Field(i)
+			tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if tag == "" || tag == "-" {
+				continue
+			}
+			if f.Type.Kind() == reflect.Struct {
+				walk(f.Type, prefix+tag+".")
+				continue
+			}
+			key := prefix + tag
+			name, ok := byKey[key]
+			if !ok {
+				t.Errorf("%s has no environment variable", key)
+				continue
+			}
+			if !regexp.MustCompile("(?m)^\\| `" + regexp.QuoteMeta(key) + "`.*`" + name + "`").MatchString(doc) {
+				t.Errorf("docs/hosting.md has no row for %s naming %s", key, name)
+			}
+		}
+	}
+	walk(reflect.TypeOf(Config{}), "")
+
+	// A duration, a number, a flag and a list, read as the file reads them.
+	env := map[string]string{"KONTERMATT_ETCD_TIMEOUT": "7s", "KONTERMATT_DISCORD_SHARD_COUNT": "2",
+		"KONTERMATT_TELEGRAM_WEBHOOK_DROP_PENDING_UPDATES": "true", "KONTERMATT_DISCORD_INTERACTIONS_LISTEN": "0.0.0.0:8490",
+		"KONTERMATT_DISCORD_INTERACTIONS_URL": "https://bot.example.org/discord/interactions", "KONTERMATT_DISCORD_TOKEN": "t",
+		"KONTERMATT_DISCORD_PUBLIC_KEY": strings.Repeat("ab", 32)}
+	cfg, err := loadConfig("", func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Etcd.Timeout != 7*time.Second || cfg.Discord.ShardCount != 2 || !cfg.Telegram.Webhook.DropPendingUpdates ||
+		cfg.Discord.Interactions.Listen != "0.0.0.0:8490" || cfg.Discord.Interactions.URL == "" {
+		t.Errorf("from the environment: %+v %+v", cfg.Etcd, cfg.Discord)
+	}
+	env["KONTERMATT_THINK"] = "soon"
+	if _, err := loadConfig("", func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "KONTERMATT_THINK") {
+		t.Errorf("KONTERMATT_THINK=soon: %v, want a refusal that names the variable", err)
 	}
 }
