@@ -93,7 +93,7 @@ func didYouMean(typed string) string {
 
 // usage lists the commands and the bot's own flags.
 func usage(w io.Writer) {
-	fmt.Fprintf(w, "usage: bot [flags]            %s\n       bot COMMAND [arguments]\n\ncommands:\n", commands[0].summary)
+	fmt.Fprintf(w, "usage: kontermatt [flags]     %s\n       kontermatt COMMAND [arguments]\n\ncommands:\n", commands[0].summary)
 	for _, c := range commands[1:] {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
@@ -117,7 +117,7 @@ func runHelp(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 
 // newFlags makes a command's flag set; its usage names the command and what follows the flags.
 func newFlags(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(strings.TrimSpace("bot "+name), flag.ContinueOnError)
+	fs := flag.NewFlagSet(strings.TrimSpace("kontermatt "+name), flag.ContinueOnError) // the binary's name in the image and the docs
 	for _, c := range commands {
 		if c.name == name {
 			fs.Usage = func() {
@@ -188,7 +188,7 @@ func wrongWords(name string, words []string, nargs int) error {
 	form := name + " [flags]"
 	var wants []string
 	for _, c := range commands {
-		if strings.TrimSpace("bot "+c.name) == name {
+		if strings.TrimSpace("kontermatt "+c.name) == name {
 			form = strings.TrimSpace(name + " " + c.args)
 			for _, w := range strings.Fields(c.args) {
 				if !strings.HasPrefix(w, "[") && !strings.HasSuffix(w, "]") {
