@@ -418,6 +418,10 @@ func (c *Config) checkStore() error {
 	if e.History == 0 {
 		e.History = etcdstore.DefaultHistory
 	}
+	if e.Password != "" && slices.ContainsFunc(e.Endpoints, func(u string) bool { return strings.HasPrefix(u, "http://") }) {
+		c.Warnings = append(c.Warnings, "the etcd password goes over http:// to "+strings.Join(e.Endpoints, ",")+
+			" in the clear, where anyone on the path reads it: use https:// endpoints (etcd.ca, docs/cluster.md)")
+	}
 	for _, u := range e.Endpoints {
 		if p, err := url.Parse(u); err != nil || p.Host == "" || p.Scheme != "http" && p.Scheme != "https" {
 			return fmt.Errorf("%w: etcd.endpoints: %q is not a client URL like https://10.0.0.1:2379", errConfig, u)

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	stdlog "log"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -232,5 +234,35 @@ func TestEveryKeyHasAVariable(t *testing.T) {
 	env["KONTERMATT_THINK"] = "soon"
 	if _, err := loadConfig("", func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "KONTERMATT_THINK") {
 		t.Errorf("KONTERMATT_THINK=soon: %v, want a refusal that names the variable", err)
+	}
+}
+
+// TestEtcdTLSMistakesSaid (issue 32): a member whose certificate etcd.ca does not vouch for is
+// said as the certificate error, not as a cluster that does not answer; a password sent to
+// http:// endpoints is warned about at start.
+func TestEtcdTLSMistakesSaid(t *testing.T) {
+	member := httptest.NewUnstartedServer(nil)
+	member.EnableHTTP2 = true
+	member.Config.ErrorLog = stdlog.New(io.Discard, "", 0)
+	member.StartTLS()
+	defer member.Close()
+	var cfg Config
+	cfg.Store = "etcd"
+	cfg.Etcd.Endpoints = []string{member.URL}
+	cfg.Etcd.Timeout = time.Second
+	_, err := openEtcd(cfg)
+	if err == nil || !strings.Contains(err.Error(), "certificate") || !strings.Contains(err.Error(), "TLS") {
+		t.Errorf("a member with a certificate nobody vouches for: %v", err)
+	}
+	t.Log(err)
+
+	env := map[string]string{"KONTERMATT_STORE": "etcd", "KONTERMATT_ETCD_ENDPOINTS": "http://10.0.0.1:2379",
+		"KONTERMATT_ETCD_USERNAME": "kontermatt", "KONTERMATT_ETCD_PASSWORD": "secret"}
+	c, err := loadConfig("", func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(c.Warnings, func(w string) bool { return strings.Contains(w, "http://") && !strings.Contains(w, "secret") }) {
+		t.Errorf("a password over http:// is not warned about: %q", c.Warnings)
 	}
 }
