@@ -21,8 +21,8 @@ import (
 // timeout (the Dockerfile's is 10 s), and a bot that does not answer within this is not healthy.
 const healthTimeout = 5 * time.Second
 
-// runHealth asks the running bot that holds the database whether it is healthy (GET /healthz on
-// its admin socket, or on admin_addr): exit 0 with "healthy: …", else exit 1 with what is not.
+// runHealth asks the running bot that holds the database whether it is ready (GET /readyz on
+// its admin socket, or on admin_addr: what /healthz answers too): exit 0 with "healthy: …", else exit 1 with what is not.
 // It is the container's health check: the image has no shell and no curl.
 func runHealth(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	cfg, code, done := dbFlags("health", args, 0, stdout, stderr)
@@ -49,16 +49,24 @@ func askHealth(cfg Config) (line string, healthy bool) {
 		return err.Error(), false
 	}
 	peer.client.Timeout = healthTimeout
-	req, err := http.NewRequest(http.MethodGet, peer.url+"/healthz", nil)
-	if err != nil {
-		return err.Error(), false
-	}
-	if peer.token != "" {
-		req.Header.Set("Authorization", "Bearer "+peer.token)
-	}
-	resp, err := peer.client.Do(req)
-	if err != nil {
-		return fmt.Sprintf("the bot did not answer on %s: %v", peer.via, err), false
+	var resp *http.Response
+	// Readiness; /healthz from a bot older than /readyz (an upgrade one copy at a time).
+	for _, path := range []string{"/readyz", "/healthz"} {
+		req, err := http.NewRequest(http.MethodGet, peer.url+path, nil)
+		if err != nil {
+			return err.Error(), false
+		}
+		if peer.token != "" {
+			req.Header.Set("Authorization", "Bearer "+peer.token)
+		}
+		resp, err = peer.client.Do(req)
+		if err != nil {
+			return fmt.Sprintf("the bot did not answer on %s: %v", peer.via, err), false
+		}
+		if resp.StatusCode != http.StatusNotFound {
+			break
+		}
+		resp.Body.Close()
 	}
 	defer resp.Body.Close()
 	var state map[string]string

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	stdlog "log"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -264,5 +265,23 @@ func TestEtcdTLSMistakesSaid(t *testing.T) {
 	}
 	if !slices.ContainsFunc(c.Warnings, func(w string) bool { return strings.Contains(w, "http://") && !strings.Contains(w, "secret") }) {
 		t.Errorf("a password over http:// is not warned about: %q", c.Warnings)
+	}
+}
+
+// TestLiveAndReady (issue 32): the admin door splits health in two, as Kubernetes' probes want:
+// /readyz (and /healthz, as before) says whether the copy can take traffic, /livez only that the
+// process answers, so a copy whose store lost its quorum is taken out of rotation, not killed.
+func TestLiveAndReady(t *testing.T) {
+	notReady := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, `{"quorum":"lost"}`)
+	})
+	mux := (&admin{Health: notReady}).routes()
+	for path, want := range map[string]int{"/readyz": 503, "/healthz": 503, "/livez": 200} {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		if rec.Code != want {
+			t.Errorf("%s: %d, want %d", path, rec.Code, want)
+		}
 	}
 }
