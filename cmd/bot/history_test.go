@@ -285,3 +285,16 @@ func TestLiveAndReady(t *testing.T) {
 		}
 	}
 }
+
+// TestCountersStartAtZero (issue 32): every counter has each label value from the start, at 0, so
+// an alert on increase() sees the first failed commit, not only the second.
+func TestCountersStartAtZero(t *testing.T) {
+	rec := httptest.NewRecorder()
+	newMetrics().handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{`kontermatt_commits_total{result="failed"} 0`, `kontermatt_commits_total{result="unavailable"} 0`,
+		`kontermatt_table_reloads_total{why="conflict"} 0`, `kontermatt_commands_total{outcome="refused",verb="play"} 0`} {
+		if !strings.Contains(rec.Body.String(), want+"\n") {
+			t.Errorf("a fresh bot's metrics lack %s", want)
+		}
+	}
+}

@@ -59,6 +59,19 @@ func newMetrics() *metrics {
 		Help: "Leases this copy took (held) or lost (lost), by lease."}, []string{"lease", "change"})
 	m.leaseHeld = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kontermatt_lease_held",
 		Help: "1 while this copy holds the lease (timers: it fires the tables' timers), else 0."}, []string{"lease"})
+	// Every counter has each of its label values from the start, at 0: an alert on an increase
+	// (commits_total{result="failed"}) sees the first failure, not only the second.
+	for _, result := range []string{"ok", "conflict", "unavailable", "failed"} {
+		m.commits.WithLabelValues(result)
+	}
+	for _, why := range []string{"conflict", "watch", "compacted"} {
+		m.reloads.WithLabelValues(why)
+	}
+	for _, verb := range table.Verbs { // the typed ones; internal verbs (move, close, pause) appear when they happen
+		for _, outcome := range []string{"ok", "refused"} {
+			m.commands.WithLabelValues(string(verb), outcome)
+		}
+	}
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kontermatt_build_info",
 		Help: "Always 1: the version, source revision and Go version of the running binary."}, []string{"version", "revision", "goversion"})
 	info.WithLabelValues(buildLabels()).Set(1)
