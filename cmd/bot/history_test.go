@@ -21,6 +21,7 @@ import (
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/etcdstore/etcdtest"
@@ -296,5 +297,38 @@ func TestCountersStartAtZero(t *testing.T) {
 		if !strings.Contains(rec.Body.String(), want+"\n") {
 			t.Errorf("a fresh bot's metrics lack %s", want)
 		}
+	}
+}
+
+// TestShippedAlertRules (issue 32): deploy/prometheus's rules are valid YAML, and every series they
+// name is one the bot exports (or Prometheus' own up), spelled as metrics.go spells it.
+func TestShippedAlertRules(t *testing.T) {
+	text := readRepoFile(t, "deploy/prometheus/kontermatt-rules.yaml")
+	var rules struct {
+		Groups []struct {
+			Rules []struct {
+				Alert string `yaml:"alert"`
+				Expr  string `yaml:"expr"`
+			} `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	if err := yaml.Unmarshal([]byte(text), &rules); err != nil || len(rules.Groups) == 0 {
+		t.Fatalf("the rules do not read: %v", err)
+	}
+	code := readRepoFile(t, "cmd/bot/metrics.go")
+	n := 0
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			n++
+			for _, name := range regexp.MustCompile(`kontermatt_[a-z_]+`).FindAllString(r.Expr, -1) {
+				base := strings.TrimSuffix(name, "_bucket")
+				if !strings.Contains(code, `"`+base+`"`) {
+					t.Errorf("%s: %s is not a series the bot exports", r.Alert, name)
+				}
+			}
+		}
+	}
+	if n < 5 {
+		t.Errorf("%d rules", n)
 	}
 }
