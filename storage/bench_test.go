@@ -102,6 +102,7 @@ func BenchmarkCommitNoGroup(b *testing.B) {
 // benchCommit commits from the tables at once, each as fast as it can (every 0) or once every
 // interval, the tables' starts spread over it, and reports p50, p99 and the commits a second.
 func benchCommit(b *testing.B, opts Options, tables int, every time.Duration) {
+	ctx := b.Context()
 	s, _ := openTemp(b, opts)
 	var done atomic.Int64
 	var wg sync.WaitGroup
@@ -119,7 +120,7 @@ func benchCommit(b *testing.B, opts Options, tables int, every time.Duration) {
 					next = next.Add(every)
 				}
 				start := time.Now()
-				if err := s.Commit(table.Change{TableID: id, State: benchState, Log: benchLog(seq)}); err != nil {
+				if err := s.Commit(ctx, table.Change{TableID: id, State: benchState, Log: benchLog(seq)}); err != nil {
 					b.Error(err)
 					return
 				}
@@ -141,6 +142,7 @@ func benchCommit(b *testing.B, opts Options, tables int, every time.Duration) {
 // BenchmarkTablesLoad is the start of the bot: Tables over 10,000 stored tables of 2 KB each (each
 // with a log of one entry, which Tables does not read).
 func BenchmarkTablesLoad(b *testing.B) {
+	ctx := b.Context()
 	const n = 10_000
 	s, _ := openTemp(b, Options{})
 	err := s.db.Update(func(tx *bolt.Tx) error {
@@ -163,7 +165,7 @@ func BenchmarkTablesLoad(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		count := 0
-		if err := s.Tables(func(string, []byte) error { count++; return nil }); err != nil {
+		if err := s.Tables(ctx, func(string, []byte) error { count++; return nil }); err != nil {
 			b.Fatal(err)
 		}
 		if count != n {

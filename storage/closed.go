@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -50,7 +51,7 @@ func unclose(tx *bolt.Tx, id []byte) error {
 
 // Rewrite writes kept records again, empties the given adapter buckets and writes the entries, in
 // one transaction: making anew what is derived from the records.
-func (s *Store) Rewrite(records []table.Record, emptied []string, entries []table.KVEntry) error {
+func (s *Store) Rewrite(ctx context.Context, records []table.Record, emptied []string, entries []table.KVEntry) error {
 	if err := CheckKeys(records, entries); err != nil {
 		return err
 	}
@@ -75,7 +76,7 @@ const pruneBatch = 128
 // Prune deletes the tables closed before the given time: their last state, their command log and
 // every KV entry of theirs (a key that is the table ID or begins with it and "/", in any bucket).
 // Match records stay. It works in small transactions and gives how many tables it deleted.
-func (s *Store) Prune(before time.Time) (int, error) {
+func (s *Store) Prune(ctx context.Context, before time.Time) (int, error) {
 	limit := uint64(before.UnixMilli())
 	total := 0
 	for {

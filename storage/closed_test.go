@@ -22,17 +22,18 @@ func closing(id string, seq uint64, at time.Time) table.Change {
 // A closed table leaves the live ones at once, and Prune deletes it with its log and its
 // table-scoped KV keys after the retention period; records and other keys stay.
 func TestClosedTablesAndPrune(t *testing.T) {
+	ctx := t.Context()
 	s, _ := openTemp(t, Options{})
 	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	for _, id := range []string{"ab12", "ab123", "zz99"} {
 		commit(t, s, table.Change{TableID: id, State: []byte("live " + id), Log: entry(1, table.VerbNew)})
 		for _, k := range []string{id, id + "/lobby", id + "/hand/m1/1/tg:5"} {
-			if err := s.Put("telegram.msg", k, []byte(k)); err != nil {
+			if err := s.Put(ctx, "telegram.msg", k, []byte(k)); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	if err := s.Put("table.user", "tg:5", []byte(`{"lang":"lb"}`)); err != nil {
+	if err := s.Put(ctx, "table.user", "tg:5", []byte(`{"lang":"lb"}`)); err != nil {
 		t.Fatal(err)
 	}
 	commit(t, s, table.Change{TableID: "ab12", State: []byte("rec"), Log: entry(2, table.VerbPlay),
@@ -41,11 +42,11 @@ func TestClosedTablesAndPrune(t *testing.T) {
 	commit(t, s, closing("zz99", 2, t0.Add(48*time.Hour)))
 	equalJSON(t, "live tables", allTables(t, s), map[string]string{"ab123": "live ab123"})
 
-	if n, err := s.Prune(t0); err != nil || n != 0 {
+	if n, err := s.Prune(ctx, t0); err != nil || n != 0 {
 		t.Fatalf("Prune at the closing time: %d, %v", n, err)
 	}
 	s = reopen(t, s) // what Prune finds is on disk
-	if n, err := s.Prune(t0.Add(time.Hour)); err != nil || n != 1 {
+	if n, err := s.Prune(ctx, t0.Add(time.Hour)); err != nil || n != 1 {
 		t.Fatalf("Prune an hour later: %d, %v", n, err)
 	}
 	if got := allLog(t, s, "ab12"); len(got) != 0 {
@@ -63,18 +64,19 @@ func TestClosedTablesAndPrune(t *testing.T) {
 		{"telegram.msg", "zz99/lobby", true}, // closed, but not long enough
 		{"table.user", "tg:5", true},
 	} {
-		if _, ok, err := s.Get(tc.bucket, tc.key); err != nil || ok != tc.want {
+		if _, ok, err := s.Get(ctx, tc.bucket, tc.key); err != nil || ok != tc.want {
 			t.Errorf("%s/%s kept %v, want %v (%v)", tc.bucket, tc.key, ok, tc.want, err)
 		}
 	}
 	equalJSON(t, "records", allRecords(t, s), map[string]string{"ab12/m1": "kept"})
-	if n, err := s.Prune(t0.Add(72 * time.Hour)); err != nil || n != 1 {
+	if n, err := s.Prune(ctx, t0.Add(72*time.Hour)); err != nil || n != 1 {
 		t.Errorf("Prune three days later: %d, %v", n, err)
 	}
 }
 
 // Prune works through many closed tables in several small transactions.
 func TestPruneMany(t *testing.T) {
+	ctx := t.Context()
 	s, _ := openTemp(t, Options{})
 	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	const n = 3*pruneBatch + 7
@@ -82,10 +84,10 @@ func TestPruneMany(t *testing.T) {
 		id := "t" + string(rune('a'+i%26)) + string(rune('a'+i/26%26)) + string(rune('a'+i/676))
 		commit(t, s, closing(id, 1, t0.Add(time.Duration(i)*time.Second)))
 	}
-	if got, err := s.Prune(t0.Add(time.Hour)); err != nil || got != n {
+	if got, err := s.Prune(ctx, t0.Add(time.Hour)); err != nil || got != n {
 		t.Fatalf("Prune: %d, %v; want %d", got, err, n)
 	}
-	if got, err := s.Prune(t0.Add(time.Hour)); err != nil || got != 0 {
+	if got, err := s.Prune(ctx, t0.Add(time.Hour)); err != nil || got != 0 {
 		t.Errorf("Prune again: %d, %v", got, err)
 	}
 }
@@ -93,6 +95,7 @@ func TestPruneMany(t *testing.T) {
 // A schema 1 file is brought to schema 2: its closed tables are filed apart, its matches kept
 // compactly (game records dropped), and its adapter keys put the table first.
 func TestSchema1To2(t *testing.T) {
+	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "v1.db")
 	db := rawOpen(t, path)
 	if err := db.Update(migrations[0]); err != nil {
@@ -175,21 +178,21 @@ func TestSchema1To2(t *testing.T) {
 	for _, tc := range [][2]string{{"discord.msg", "old1/lobby"}, {"discord.msg", "old1/live/m1/2"},
 		{"discord.msg", "old1/hand/m1/2/tg:1"}, {"telegram.slot", "old1/live"}, {"telegram.slot", "old1/hand/101"},
 		{"telegram.blocked", "101"}} {
-		if _, ok, _ := s.Get(tc[0], tc[1]); !ok {
+		if _, ok, _ := s.Get(ctx, tc[0], tc[1]); !ok {
 			t.Errorf("no %s/%s after the migration", tc[0], tc[1])
 		}
 	}
-	if _, ok, _ := s.Get("discord.msg", "lobby/old1"); ok {
+	if _, ok, _ := s.Get(ctx, "discord.msg", "lobby/old1"); ok {
 		t.Error("the old key is still there")
 	}
 	// The closed table's retention period starts at the upgrade.
-	if n, _ := s.Prune(migrateNow().Add(-time.Minute)); n != 0 {
+	if n, _ := s.Prune(ctx, migrateNow().Add(-time.Minute)); n != 0 {
 		t.Errorf("pruned %d before the upgrade time", n)
 	}
-	if n, _ := s.Prune(migrateNow().Add(time.Minute)); n != 1 {
+	if n, _ := s.Prune(ctx, migrateNow().Add(time.Minute)); n != 1 {
 		t.Errorf("pruned %d after", n)
 	}
-	if _, ok, _ := s.Get("discord.msg", "old1/lobby"); ok {
+	if _, ok, _ := s.Get(ctx, "discord.msg", "old1/lobby"); ok {
 		t.Error("the migrated key was not pruned with its table")
 	}
 }
@@ -204,25 +207,26 @@ func keysOf(m map[string]string) []string {
 
 // A change's KV entries are written in its transaction: with it, or not at all.
 func TestCommitWritesKVWithTheChange(t *testing.T) {
+	ctx := t.Context()
 	s, _ := openTemp(t, Options{})
-	if err := s.Put("league.place", "old", []byte("x")); err != nil {
+	if err := s.Put(ctx, "league.place", "old", []byte("x")); err != nil {
 		t.Fatal(err)
 	}
 	commit(t, s, table.Change{TableID: "t1", State: []byte("s"), Log: entry(1, table.VerbPlay),
 		KV: []table.KVEntry{{Bucket: "league.place", Key: "p", Value: []byte("v1")}, {Bucket: "league.place", Key: "old"}}})
-	if v, ok, _ := s.Get("league.place", "p"); !ok || string(v) != "v1" {
+	if v, ok, _ := s.Get(ctx, "league.place", "p"); !ok || string(v) != "v1" {
 		t.Errorf("p = %q, %v", v, ok)
 	}
-	if _, ok, _ := s.Get("league.place", "old"); ok {
+	if _, ok, _ := s.Get(ctx, "league.place", "old"); ok {
 		t.Error("a nil value did not delete")
 	}
 	// The log only grows: this change fails, and its KV entry is not written either.
-	err := s.Commit(table.Change{TableID: "t1", State: []byte("s"), Log: entry(1, table.VerbPlay),
+	err := s.Commit(ctx, table.Change{TableID: "t1", State: []byte("s"), Log: entry(1, table.VerbPlay),
 		KV: []table.KVEntry{{Bucket: "league.place", Key: "p", Value: []byte("v2")}}})
 	if err == nil {
 		t.Fatal("a stale log entry was accepted")
 	}
-	if v, _, _ := s.Get("league.place", "p"); string(v) != "v1" {
+	if v, _, _ := s.Get(ctx, "league.place", "p"); string(v) != "v1" {
 		t.Errorf("a failed change wrote its KV entry: %q", v)
 	}
 }

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 // TestForgetCompactsWhileCommitting: Forget swaps a compacted file in while other goroutines
 // commit and read; every commit that returned is in the new file, and the store reopens.
 func TestForgetCompactsWhileCommitting(t *testing.T) {
+	ctx := t.Context()
 	for _, solo := range []bool{false, true} {
 		t.Run(fmt.Sprint("solo=", solo), func(t *testing.T) {
 			s, _ := openTemp(t, Options{NoGroupCommit: solo})
@@ -30,12 +32,12 @@ func TestForgetCompactsWhileCommitting(t *testing.T) {
 							return
 						default:
 						}
-						if err := s.Commit(table.Change{TableID: id, State: []byte(fmt.Sprint(seq)), Log: entry(seq, table.VerbPlay)}); err != nil {
+						if err := s.Commit(ctx, table.Change{TableID: id, State: []byte(fmt.Sprint(seq)), Log: entry(seq, table.VerbPlay)}); err != nil {
 							t.Error(err)
 							return
 						}
 						last[w].Store(seq)
-						if _, _, err := s.Get("kv", "k"); err != nil {
+						if _, _, err := s.Get(ctx, "kv", "k"); err != nil {
 							t.Error(err)
 							return
 						}
@@ -68,16 +70,17 @@ func TestForgetCompactsWhileCommitting(t *testing.T) {
 // (bbolt leaves it in the page it freed, and tx.WriteTo, which Backup used before, copies free
 // pages too).
 func TestBackupHoldsOnlyLiveData(t *testing.T) {
+	ctx := t.Context()
 	s, _ := openTemp(t, Options{})
 	const gone = "a value deleted before the backup"
 	for i := range 20 {
-		if err := s.Put("b", fmt.Sprint("k", i), []byte(fmt.Sprint(gone, i))); err != nil {
+		if err := s.Put(ctx, "b", fmt.Sprint("k", i), []byte(fmt.Sprint(gone, i))); err != nil {
 			t.Fatal(err)
 		}
 	}
 	commit(t, s, table.Change{TableID: "t1", State: []byte("state: " + gone), Log: entry(1, table.VerbNew)})
 	for i := range 20 {
-		if err := s.Delete("b", fmt.Sprint("k", i)); err != nil {
+		if err := s.Delete(ctx, "b", fmt.Sprint("k", i)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -106,23 +109,25 @@ func TestBackupHoldsOnlyLiveData(t *testing.T) {
 
 // forgetOne makes Forget delete one entry about a person, which makes it compact the file.
 func forgetOne(s *Store) error {
-	if err := s.Put("test.people", "p1", []byte("1")); err != nil {
+	ctx := context.Background()
+	if err := s.Put(ctx, "test.people", "p1", []byte("1")); err != nil {
 		return err
 	}
-	return s.Forget(table.Forgetting{KV: []table.KVEntry{{Bucket: "test.people", Key: "p1"}}})
+	return s.Forget(ctx, table.Forgetting{KV: []table.KVEntry{{Bucket: "test.people", Key: "p1"}}})
 }
 
 // TestForgetCompactsOnlyWhatItChanged: a Forget that finds nothing of the person leaves the file
 // as it is (a "forget yes" repeated costs no compaction); one that deletes something swaps a
 // compacted file in.
 func TestForgetCompactsOnlyWhatItChanged(t *testing.T) {
+	ctx := t.Context()
 	s, path := openTemp(t, Options{})
 	commit(t, s, table.Change{TableID: "t1", State: []byte("state"), Log: entry(1, table.VerbNew)})
 	before, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Forget(table.Forgetting{Actor: "tg:9", As: "forgotten:x", KV: []table.KVEntry{{Bucket: "test.people", Key: "9"}}}); err != nil {
+	if err := s.Forget(ctx, table.Forgetting{Actor: "tg:9", As: "forgotten:x", KV: []table.KVEntry{{Bucket: "test.people", Key: "9"}}}); err != nil {
 		t.Fatal(err)
 	}
 	if after, _ := os.Stat(path); !os.SameFile(before, after) {

@@ -32,9 +32,10 @@ func TestBoltConforms(t *testing.T) {
 
 // BoltLog reads a bbolt store's log of a table.
 func BoltLog(t *testing.T, s storagetest.Store, id string) []table.LogEntry {
+	ctx := t.Context()
 	t.Helper()
 	var out []table.LogEntry
-	if err := s.(*storage.Store).Log(id, func(e table.LogEntry) error { out = append(out, e); return nil }); err != nil {
+	if err := s.(*storage.Store).Log(ctx, id, func(e table.LogEntry) error { out = append(out, e); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return out

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -22,17 +23,18 @@ import (
 // fill writes enough tables, logs and records that every bucket spans several pages, with branch
 // pages and a value over several pages.
 func fill(s *Store) error {
+	ctx := context.Background()
 	for i := range 400 {
 		id := fmt.Sprintf("table-%03d", i)
-		if err := s.Commit(table.Change{TableID: id, State: []byte(strings.Repeat("s", 300)), Log: entry(1, table.VerbNew),
+		if err := s.Commit(ctx, table.Change{TableID: id, State: []byte(strings.Repeat("s", 300)), Log: entry(1, table.VerbNew),
 			Records: []table.Record{{Key: id + "/m/g1", Data: []byte(strings.Repeat("r", 500))}}}); err != nil {
 			return err
 		}
-		if err := s.Commit(table.Change{TableID: id, State: []byte(strings.Repeat("t", 300)), Log: entry(2, table.VerbPlay, "AS")}); err != nil {
+		if err := s.Commit(ctx, table.Change{TableID: id, State: []byte(strings.Repeat("t", 300)), Log: entry(2, table.VerbPlay, "AS")}); err != nil {
 			return err
 		}
 	}
-	return s.Commit(table.Change{TableID: "big", State: []byte("s"), Records: []table.Record{{Key: "big/m/match", Data: bytes.Repeat([]byte("big "), 20000)}}})
+	return s.Commit(ctx, table.Change{TableID: "big", State: []byte("s"), Records: []table.Record{{Key: "big/m/match", Data: bytes.Repeat([]byte("big "), 20000)}}})
 }
 
 // filledBytes is a healthy filled database file, made once: each of its 801 commits costs fsyncs.
@@ -138,13 +140,14 @@ func usedPages(t *testing.T, s *Store, typ string) []int {
 // Store sees the change): every read path gives ErrDamaged instead of a panic or a fatal fault,
 // and the Store still closes.
 func TestReadsOfAFileDamagedWhileOpen(t *testing.T) {
+	ctx := t.Context()
 	reads := []struct {
 		name string
 		read func(s *Store) error
 	}{
-		{"Tables", func(s *Store) error { return s.Tables(func(string, []byte) error { return nil }) }},
-		{"Records", func(s *Store) error { return s.Records(func(string, []byte) error { return nil }) }},
-		{"Log", func(s *Store) error { return s.Log("table-200", func(table.LogEntry) error { return nil }) }},
+		{"Tables", func(s *Store) error { return s.Tables(ctx, func(string, []byte) error { return nil }) }},
+		{"Records", func(s *Store) error { return s.Records(ctx, func(string, []byte) error { return nil }) }},
+		{"Log", func(s *Store) error { return s.Log(ctx, "table-200", func(table.LogEntry) error { return nil }) }},
 	}
 	t.Run("garbage over every leaf page", func(t *testing.T) {
 		s, path := openFilled(t)
@@ -192,6 +195,7 @@ func TestReadsOfAFileDamagedWhileOpen(t *testing.T) {
 // TestDamageGuardLeavesCallbackPanics checks that a panic in the caller's own callback is not
 // taken for a damaged file: it reaches the caller.
 func TestDamageGuardLeavesCallbackPanics(t *testing.T) {
+	ctx := t.Context()
 	s, _ := openTemp(t, Options{})
 	commit(t, s, table.Change{TableID: "a", State: []byte("a")})
 	defer func() {
@@ -199,11 +203,12 @@ func TestDamageGuardLeavesCallbackPanics(t *testing.T) {
 			t.Errorf("recovered %v, want the callback's own panic", r)
 		}
 	}()
-	s.Tables(func(string, []byte) error { panic("callback bug") })
+	s.Tables(ctx, func(string, []byte) error { panic("callback bug") })
 	t.Error("Tables returned after its callback panicked")
 }
 
 func TestOpenReadOnly(t *testing.T) {
+	ctx := t.Context()
 	t.Run("missing file is not created", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "none.db")
 		_, err := Open(path, Options{ReadOnly: true})
@@ -236,7 +241,7 @@ func TestOpenReadOnly(t *testing.T) {
 		if n := len(allRecords(t, s)); n != 401 {
 			t.Errorf("%d records, want 401", n)
 		}
-		if err := s.Commit(table.Change{TableID: "x", State: []byte("x")}); !errors.Is(err, berrors.ErrDatabaseReadOnly) {
+		if err := s.Commit(ctx, table.Change{TableID: "x", State: []byte("x")}); !errors.Is(err, berrors.ErrDatabaseReadOnly) {
 			t.Errorf("Commit: %v, want ErrDatabaseReadOnly", err)
 		}
 		s.Close()

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -36,14 +37,14 @@ type Item struct {
 
 // A Dumper gives everything it holds, as of one moment.
 type Dumper interface {
-	Dump(fn func(Item) error) error
+	Dump(ctx context.Context, fn func(Item) error) error
 }
 
 // A Loader takes in what a Dumper gives, into an empty store.
 type Loader interface {
 	// Load writes the items a Dumper gives; a store that holds something already refuses with
 	// ErrNotEmpty and writes nothing.
-	Load(from Dumper) (int, error)
+	Load(ctx context.Context, from Dumper) (int, error)
 }
 
 // ErrNotEmpty is a Load into a store that holds data already: a migration never mixes two bots'
@@ -51,7 +52,7 @@ type Loader interface {
 var ErrNotEmpty = errors.New("the destination store is not empty")
 
 // Dump gives everything the file holds from one read transaction.
-func (s *Store) Dump(fn func(Item) error) error {
+func (s *Store) Dump(ctx context.Context, fn func(Item) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	tx, err := s.db.Begin(false)
@@ -111,7 +112,7 @@ const loadTxSize = 32 << 20
 
 // Load writes what from dumps into this Store, which must hold nothing yet, in transactions of
 // up to loadTxSize bytes, and gives how many items it wrote.
-func (s *Store) Load(from Dumper) (int, error) {
+func (s *Store) Load(ctx context.Context, from Dumper) (int, error) {
 	empty := true
 	err := s.view(func(tx *bolt.Tx) error {
 		for _, name := range [][]byte{bucketTables, bucketClosed, bucketLogs, bucketRecords, bucketKV} {
@@ -142,7 +143,7 @@ func (s *Store) Load(from Dumper) (int, error) {
 		batch, size = batch[:0], 0
 		return err
 	}
-	err = from.Dump(func(it Item) error {
+	err = from.Dump(ctx, func(it Item) error {
 		batch = append(batch, it)
 		if size += len(it.Key) + len(it.Value); size >= loadTxSize {
 			return flush()

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,8 +18,8 @@ import (
 
 // ClosedTables calls fn for every closed table not yet pruned, in ID order, outside any
 // transaction.
-func (s *Store) ClosedTables(fn func(id string, state []byte) error) error {
-	return s.each(bucketClosed, nil, func(k, v []byte) error {
+func (s *Store) ClosedTables(ctx context.Context, fn func(id string, state []byte) error) error {
+	return s.each(ctx, bucketClosed, nil, func(k, v []byte) error {
 		if len(v) < 8 {
 			return fmt.Errorf("storage: closed table %q of %d bytes: %w", k, len(v), ErrCorrupt)
 		}
@@ -34,7 +35,7 @@ func (s *Store) ClosedTables(fn func(id string, state []byte) error) error {
 // A Forgetting that finds nothing of the person to replace or delete (the KV entries it writes
 // aside) leaves the file as it is. If the compaction fails, the changes are made all the same and
 // Forget says so: calling it again compacts again.
-func (s *Store) Forget(f table.Forgetting) error {
+func (s *Store) Forget(ctx context.Context, f table.Forgetting) error {
 	if s.readOnly {
 		return fmt.Errorf("storage: forget: %w", berrors.ErrDatabaseReadOnly)
 	}

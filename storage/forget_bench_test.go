@@ -25,6 +25,7 @@ var forgetMatches = flag.Int("forget.matches", 1000, "BenchmarkForget: kept matc
 //
 //	go test -run '^$' -bench Forget -benchtime 10x ./storage
 func BenchmarkForget(b *testing.B) {
+	ctx := b.Context()
 	path := filepath.Join(b.TempDir(), "kontermatt.db")
 	store, err := storage.Open(path, storage.Options{})
 	if err != nil {
@@ -58,15 +59,15 @@ func BenchmarkForget(b *testing.B) {
 		if i%10 != 0 {
 			c.State, c.Closed = nil, false // pruned long ago: only the record is left
 		}
-		if err := store.Commit(c); err != nil {
+		if err := store.Commit(ctx, c); err != nil {
 			b.Fatal(err)
 		}
 	}
-	entries, _, _, err := table.Rebuild(store.Records)
+	entries, _, _, err := table.Rebuild(ctx, store.Records)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := store.Rewrite(nil, table.LeagueBuckets, entries); err != nil {
+	if err := store.Rewrite(ctx, nil, table.LeagueBuckets, entries); err != nil {
 		b.Fatal(err)
 	}
 	svc := table.New(table.Config{Store: store, KV: store, Seed: 2})
@@ -77,7 +78,7 @@ func BenchmarkForget(b *testing.B) {
 		id, _ := person(n)
 		n++
 		start := time.Now()
-		got, err := svc.Forget(id)
+		got, err := svc.Forget(ctx, id)
 		took += time.Since(start)
 		if err != nil {
 			b.Fatal(err)
@@ -86,11 +87,11 @@ func BenchmarkForget(b *testing.B) {
 	}
 	b.StopTimer()
 	// The compaction alone: a Forget that deletes one entry about someone.
-	if err := store.Put("bench.people", "p", []byte("1")); err != nil {
+	if err := store.Put(ctx, "bench.people", "p", []byte("1")); err != nil {
 		b.Fatal(err)
 	}
 	start := time.Now()
-	if err := store.Forget(table.Forgetting{KV: []table.KVEntry{{Bucket: "bench.people", Key: "p"}}}); err != nil {
+	if err := store.Forget(ctx, table.Forgetting{KV: []table.KVEntry{{Bucket: "bench.people", Key: "p"}}}); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(time.Since(start).Microseconds())/1000, "compact-ms")

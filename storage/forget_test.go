@@ -44,6 +44,7 @@ type forgetWorld struct {
 }
 
 func newForgetWorld(t testing.TB) *forgetWorld {
+	ctx := t.Context()
 	t.Helper()
 	w := &forgetWorld{path: filepath.Join(t.TempDir(), "kontermatt.db"),
 		clk: tabletest.NewClock(time.Date(2026, 3, 1, 18, 0, 0, 0, time.UTC))}
@@ -63,7 +64,7 @@ func newForgetWorld(t testing.TB) *forgetWorld {
 	people := []table.Player{ann, w.eve, w.others[1], w.others[2]}
 	do := func(c table.Command) {
 		t.Helper()
-		if r := w.svc.Handle(context.Background(), c); len(r) > 0 && r[0].Kind == table.KindError {
+		if r, _ := w.svc.Handle(context.Background(), c); len(r) > 0 && r[0].Kind == table.KindError {
 			t.Fatalf("%s by %s: %s", c.Verb, c.Actor.Name, r[0].Text)
 		}
 	}
@@ -127,23 +128,23 @@ func newForgetWorld(t testing.TB) *forgetWorld {
 		{"telegram.hand", w.othersPlayingKey, w.playing + "/hand/m1/1/tg:101"},
 		{"telegram.msg", w.learn + "/live/m1/1", `{"Chat":"` + eveKey + `","ID":"11"}`},
 	} {
-		if err := w.store.Put(e.bucket, e.key, []byte(e.value)); err != nil {
+		if err := w.store.Put(ctx, e.bucket, e.key, []byte(e.value)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	w.ratingsOfOthers = map[string]bool{}
 	for _, p := range w.others {
-		_, ok, _ := w.store.Get(table.BucketRatings, p.ID)
+		_, ok, _ := w.store.Get(ctx, table.BucketRatings, p.ID)
 		w.ratingsOfOthers[p.ID] = ok
 	}
-	_ = w.store.Records(func(string, []byte) error { w.recordsBefore++; return nil })
+	_ = w.store.Records(ctx, func(string, []byte) error { w.recordsBefore++; return nil })
 	return w
 }
 
 // forget says "forget yes" as Eve, in her private chat.
 func (w *forgetWorld) forget(t testing.TB) string {
 	t.Helper()
-	r := w.svc.Handle(context.Background(), table.Command{Place: table.Place{Platform: "telegram", Chat: eveKey},
+	r, _ := w.svc.Handle(context.Background(), table.Command{Place: table.Place{Platform: "telegram", Chat: eveKey},
 		Actor: w.eve, Verb: table.VerbForget, Args: []string{"yes"}, Private: true})
 	if len(r) != 1 || r[0].Kind == table.KindError {
 		t.Fatalf("forget yes answered %+v", r)
@@ -164,6 +165,7 @@ func hits(t testing.TB, path string) map[string]int {
 // tables stay. (Before, the file and every backup still held her ID 45 times and her name 15:
 // freed pages, the closed table, the adapter's buckets, the tables she sat at.)
 func TestForgetLeavesNoCopy(t *testing.T) {
+	ctx := t.Context()
 	w := newForgetWorld(t)
 	if h := hits(t, w.path); h[eveKey] == 0 || h[eveName] == 0 {
 		t.Fatalf("the test's world does not name Eve: %v", h)
@@ -191,16 +193,16 @@ func TestForgetLeavesNoCopy(t *testing.T) {
 
 	// The others' matches, ratings and notes stay; the tables go on without her.
 	records := 0
-	_ = w.store.Records(func(string, []byte) error { records++; return nil })
+	_ = w.store.Records(ctx, func(string, []byte) error { records++; return nil })
 	if records < w.recordsBefore {
 		t.Errorf("%d records after, %d before", records, w.recordsBefore)
 	}
 	for id, had := range w.ratingsOfOthers {
-		if _, ok, _ := w.store.Get(table.BucketRatings, id); ok != had {
+		if _, ok, _ := w.store.Get(ctx, table.BucketRatings, id); ok != had {
 			t.Errorf("%s's rating: kept %v, had one %v", id, ok, had)
 		}
 	}
-	if _, ok, _ := w.store.Get("telegram.hand", w.othersPlayingKey); !ok {
+	if _, ok, _ := w.store.Get(ctx, "telegram.hand", w.othersPlayingKey); !ok {
 		t.Error("Ann's note at the table being played went too")
 	}
 	if st, ok := w.svc.Status(w.playing); !ok || st != table.StatusPlaying {
@@ -237,7 +239,7 @@ func TestForgetLeavesNoCopy(t *testing.T) {
 	}
 	defer again.Close()
 	n := 0
-	_ = again.Records(func(key string, _ []byte) error {
+	_ = again.Records(ctx, func(key string, _ []byte) error {
 		if strings.HasPrefix(key, w.playing+"/") {
 			n++
 		}

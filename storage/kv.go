@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 
 	"github.com/kontermatt/kontermatt/core/table"
@@ -10,7 +11,7 @@ import (
 )
 
 // Get returns a copy of the value at key in the adapter's bucket, and whether it exists.
-func (s *Store) Get(bucket, key string) ([]byte, bool, error) {
+func (s *Store) Get(ctx context.Context, bucket, key string) ([]byte, bool, error) {
 	if err := CheckKV(bucket, key); err != nil {
 		return nil, false, err
 	}
@@ -34,14 +35,14 @@ func (s *Store) Get(bucket, key string) ([]byte, bool, error) {
 
 // Put stores value at key in the adapter's bucket, creating the bucket if needed. A nil value is
 // stored as an empty one.
-func (s *Store) Put(bucket, key string, value []byte) error {
+func (s *Store) Put(ctx context.Context, bucket, key string, value []byte) error {
 	if err := CheckKV(bucket, key); err != nil {
 		return err
 	}
 	if value == nil {
 		value = []byte{}
 	}
-	err := s.do(&write{apply: func(tx *bolt.Tx) error { return kvWrite(tx, bucket, key, value) }})
+	err := s.do(ctx, &write{apply: func(tx *bolt.Tx) error { return kvWrite(tx, bucket, key, value) }})
 	if err != nil {
 		return fmt.Errorf("storage: kv put %q/%q: %w", bucket, key, err)
 	}
@@ -49,11 +50,11 @@ func (s *Store) Put(bucket, key string, value []byte) error {
 }
 
 // Delete removes key from the adapter's bucket; a missing key or bucket is not an error.
-func (s *Store) Delete(bucket, key string) error {
+func (s *Store) Delete(ctx context.Context, bucket, key string) error {
 	if err := CheckKV(bucket, key); err != nil {
 		return err
 	}
-	err := s.do(&write{apply: func(tx *bolt.Tx) error { return kvWrite(tx, bucket, key, nil) }})
+	err := s.do(ctx, &write{apply: func(tx *bolt.Tx) error { return kvWrite(tx, bucket, key, nil) }})
 	if err != nil {
 		return fmt.Errorf("storage: kv delete %q/%q: %w", bucket, key, err)
 	}
@@ -63,7 +64,7 @@ func (s *Store) Delete(bucket, key string) error {
 // Swap writes value at bucket/key (nil deletes) if the key holds old now (nil: absent), else it
 // fails with table.ErrConflict and gives what the key holds (see table.Swapper). It goes through
 // the commit queue like every write: a refused swap fails alone.
-func (s *Store) Swap(bucket, key string, old, value []byte) ([]byte, error) {
+func (s *Store) Swap(ctx context.Context, bucket, key string, old, value []byte) ([]byte, error) {
 	if err := CheckKV(bucket, key); err != nil {
 		return nil, err
 	}
@@ -83,7 +84,7 @@ func (s *Store) Swap(bucket, key string, old, value []byte) ([]byte, error) {
 		},
 		apply: func(tx *bolt.Tx) error { return kvWrite(tx, bucket, key, value) },
 	}
-	if err := s.do(w); err != nil {
+	if err := s.do(ctx, w); err != nil {
 		return current, fmt.Errorf("storage: kv swap %q/%q: %w", bucket, key, err)
 	}
 	return nil, nil
@@ -114,9 +115,9 @@ func CheckKV(bucket, key string) error {
 
 // KVEach calls fn for every entry of a KV bucket in key order, outside any transaction; a bucket
 // never written has none. An error from fn stops the iteration and is returned.
-func (s *Store) KVEach(bucket string, fn func(key string, value []byte) error) error {
+func (s *Store) KVEach(ctx context.Context, bucket string, fn func(key string, value []byte) error) error {
 	if err := CheckKey("kv bucket", bucket); err != nil {
 		return err
 	}
-	return s.each(bucketKV, []byte(bucket), func(k, v []byte) error { return fn(string(k), v) })
+	return s.each(ctx, bucketKV, []byte(bucket), func(k, v []byte) error { return fn(string(k), v) })
 }

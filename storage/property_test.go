@@ -29,6 +29,7 @@ type model struct {
 // reopenings against the store and an in-memory model, comparing them often. Replay a failure
 // with: go test ./storage -run TestPropertyModel -storage.seed=N
 func TestPropertyModel(t *testing.T) {
+	ctx := t.Context()
 	seed := *seedFlag
 	if seed == 0 {
 		seed = rand.Uint64()
@@ -94,7 +95,7 @@ func TestPropertyModel(t *testing.T) {
 				c.Log = e
 				c.PruneLog = r.IntN(8) == 0 // a match ended
 			}
-			if err := s.Commit(c); err != nil {
+			if err := s.Commit(ctx, c); err != nil {
 				t.Fatalf("step %d: Commit(%q): %v", step, id, err)
 			}
 			m.tables[id] = string(c.State)
@@ -117,13 +118,13 @@ func TestPropertyModel(t *testing.T) {
 			if c.Log.Seq == last+1 {
 				c.Log.Seq += 2 // a stale one, or one that skips ahead: not the next
 			}
-			if err := s.Commit(c); !errors.Is(err, table.ErrConflict) {
+			if err := s.Commit(ctx, c); !errors.Is(err, table.ErrConflict) {
 				t.Fatalf("step %d: stale Commit(%q) seq %d after %d: %v, want table.ErrConflict", step, id, c.Log.Seq, last, err)
 			}
 		case op < 68: // delete
 			deletes++
 			c := table.Change{TableID: id, Log: table.LogEntry{Seq: 99, Verb: table.VerbStop}, Records: randRecords()}
-			if err := s.Commit(c); err != nil {
+			if err := s.Commit(ctx, c); err != nil {
 				t.Fatalf("step %d: delete %q: %v", step, id, err)
 			}
 			delete(m.tables, id)
@@ -135,13 +136,13 @@ func TestPropertyModel(t *testing.T) {
 			kvs++
 			bucket, key := fmt.Sprint("b", r.IntN(3)), fmt.Sprint("k", r.IntN(5))
 			if r.IntN(3) == 0 {
-				if err := s.Delete(bucket, key); err != nil {
+				if err := s.Delete(ctx, bucket, key); err != nil {
 					t.Fatalf("step %d: Delete: %v", step, err)
 				}
 				delete(m.kv[bucket], key)
 			} else {
 				v := randBytes(40)
-				if err := s.Put(bucket, key, []byte(v)); err != nil {
+				if err := s.Put(ctx, bucket, key, []byte(v)); err != nil {
 					t.Fatalf("step %d: Put: %v", step, err)
 				}
 				if m.kv[bucket] == nil {
@@ -162,6 +163,7 @@ func TestPropertyModel(t *testing.T) {
 }
 
 func checkModel(t *testing.T, step int, s *Store, m model, ids []string) {
+	ctx := t.Context()
 	t.Helper()
 	if got := allTables(t, s); !maps.Equal(got, m.tables) {
 		t.Fatalf("step %d: tables %v, want %v", step, slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(m.tables)))
@@ -176,7 +178,7 @@ func checkModel(t *testing.T, step int, s *Store, m model, ids []string) {
 	}
 	for bucket, want := range m.kv {
 		for key, v := range want {
-			got, ok, err := s.Get(bucket, key)
+			got, ok, err := s.Get(ctx, bucket, key)
 			if err != nil || !ok || string(got) != v {
 				t.Fatalf("step %d: Get(%q, %q) = %q %v %v, want %q", step, bucket, key, got, ok, err, v)
 			}
@@ -184,7 +186,7 @@ func checkModel(t *testing.T, step int, s *Store, m model, ids []string) {
 		for k := range 5 {
 			key := fmt.Sprint("k", k)
 			if _, inModel := want[key]; !inModel {
-				if _, ok, err := s.Get(bucket, key); ok || err != nil {
+				if _, ok, err := s.Get(ctx, bucket, key); ok || err != nil {
 					t.Fatalf("step %d: Get(%q, %q) found a deleted key (%v)", step, bucket, key, err)
 				}
 			}

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"errors"
 	"sync"
 
@@ -43,8 +44,13 @@ type queue struct {
 // errSpoiled marks a transaction rolled back because one of its writes failed while applying.
 var errSpoiled = errors.New("a write of the group failed")
 
-// do queues w and returns once it is on disk (or refused).
-func (s *Store) do(w *write) error {
+// do queues w and returns once it is on disk (or refused). A ctx that has ended keeps w from
+// being queued; once queued, w is written with its group (a bbolt transaction is not
+// interrupted, and an fsync takes milliseconds), and its caller waits for it.
+func (s *Store) do(ctx context.Context, w *write) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if s.solo {
 		s.mu.RLock()
 		defer s.mu.RUnlock()

@@ -17,6 +17,7 @@ var errBroken = errors.New("broken write")
 // a stale change among them is refused and the others are stored, and a write that fails while
 // applying (a key bbolt refuses) fails alone too.
 func TestGroupCommitConflictFailsAlone(t *testing.T) {
+	ctx := t.Context()
 	s, _ := openTemp(t, Options{})
 	for i := range 32 {
 		commit(t, s, table.Change{TableID: fmt.Sprint("t", i), State: []byte("1"), Log: entry(1, table.VerbNew)})
@@ -28,16 +29,16 @@ func TestGroupCommitConflictFailsAlone(t *testing.T) {
 		for i := range 32 {
 			wg.Go(func() {
 				<-start
-				errs[i] = s.Commit(table.Change{TableID: fmt.Sprint("t", i), State: fmt.Appendf(nil, "%d", round+2), Log: entry(uint64(round+2), table.VerbPlay)})
+				errs[i] = s.Commit(ctx, table.Change{TableID: fmt.Sprint("t", i), State: fmt.Appendf(nil, "%d", round+2), Log: entry(uint64(round+2), table.VerbPlay)})
 			})
 		}
 		wg.Go(func() { // stale
 			<-start
-			errs[32] = s.Commit(table.Change{TableID: "t0", State: []byte("stale"), Log: entry(1, table.VerbPlay)})
+			errs[32] = s.Commit(ctx, table.Change{TableID: "t0", State: []byte("stale"), Log: entry(1, table.VerbPlay)})
 		})
 		wg.Go(func() { // spoils its transaction while applying
 			<-start
-			errs[33] = s.do(&write{apply: func(*bolt.Tx) error { return errBroken }})
+			errs[33] = s.do(ctx, &write{apply: func(*bolt.Tx) error { return errBroken }})
 		})
 		close(start)
 		wg.Wait()

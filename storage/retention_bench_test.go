@@ -56,6 +56,7 @@ func heapNow() uint64 {
 //
 //	go test -run '^$' -bench Retention -benchtime 1x ./storage
 func BenchmarkRetention(b *testing.B) {
+	ctx := b.Context()
 	for b.Loop() {
 		path := filepath.Join(b.TempDir(), "kontermatt.db")
 		store, err := storage.Open(path, storage.Options{})
@@ -73,12 +74,12 @@ func BenchmarkRetention(b *testing.B) {
 		}
 		fileBefore, usedBefore, _ := store.Space()
 		clk.Add(table.DefaultRetention + time.Hour)
-		pruned, err := store.Prune(clk.Now().Add(-table.DefaultRetention))
+		pruned, err := store.Prune(ctx, clk.Now().Add(-table.DefaultRetention))
 		if err != nil || pruned != *retentionMatches {
 			b.Fatalf("pruned %d tables (%v), want %d", pruned, err, *retentionMatches)
 		}
 		var records, recordBytes int
-		store.Records(func(_ string, data []byte) error {
+		store.Records(ctx, func(_ string, data []byte) error {
 			records++
 			recordBytes += len(data)
 			return nil
@@ -110,6 +111,7 @@ func BenchmarkRetention(b *testing.B) {
 //
 //	go test -run '^$' -bench Startup -benchtime 5x ./storage
 func BenchmarkStartup(b *testing.B) {
+	ctx := b.Context()
 	path := filepath.Join(b.TempDir(), "kontermatt.db")
 	store, err := storage.Open(path, storage.Options{})
 	if err != nil {
@@ -128,7 +130,7 @@ func BenchmarkStartup(b *testing.B) {
 			if j%10 != 0 {
 				c.State, c.Closed = nil, false // pruned long ago: only the record is left
 			}
-			if err := store.Commit(c); err != nil {
+			if err := store.Commit(ctx, c); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -178,7 +180,7 @@ type keepLast struct {
 	record []byte
 }
 
-func (k *keepLast) Commit(c table.Change) error {
+func (k *keepLast) Commit(ctx context.Context, c table.Change) error {
 	k.mu.Lock()
 	if c.Closed {
 		k.closed = c
@@ -188,7 +190,7 @@ func (k *keepLast) Commit(c table.Change) error {
 		k.record = r.Data
 	}
 	k.mu.Unlock()
-	return k.MemStore.Commit(c)
+	return k.MemStore.Commit(ctx, c)
 }
 
 // BenchmarkDiskPerMatch plays whole matches of four humans through the service on bbolt and
@@ -254,6 +256,7 @@ func BenchmarkDiskPerMatch(b *testing.B) {
 
 // logBytes adds up the JSON of every log entry the tables keep.
 func logBytes(b *testing.B, store *storage.Store, tables []string) int {
+	ctx := b.Context()
 	total := 0
 	seen := map[string]bool{}
 	for _, id := range tables {
@@ -261,7 +264,7 @@ func logBytes(b *testing.B, store *storage.Store, tables []string) int {
 			continue
 		}
 		seen[id] = true
-		if err := store.Log(id, func(e table.LogEntry) error {
+		if err := store.Log(ctx, id, func(e table.LogEntry) error {
 			j, _ := json.Marshal(e)
 			total += len(j)
 			return nil

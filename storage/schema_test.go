@@ -60,6 +60,7 @@ func TestSchemaNewFile(t *testing.T) {
 }
 
 func TestSchemaV0FileIsMigrated(t *testing.T) {
+	ctx := t.Context()
 	for _, tc := range []struct {
 		name  string
 		setup func(tx *bolt.Tx) error
@@ -89,7 +90,7 @@ func TestSchemaV0FileIsMigrated(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Open: %v", err)
 			}
-			if err := s.Commit(table.Change{TableID: "a", State: []byte("a"), Log: entry(1, table.VerbNew)}); err != nil {
+			if err := s.Commit(ctx, table.Change{TableID: "a", State: []byte("a"), Log: entry(1, table.VerbNew)}); err != nil {
 				t.Fatal(err)
 			}
 			s.Close()
@@ -103,12 +104,13 @@ func TestSchemaV0FileIsMigrated(t *testing.T) {
 }
 
 func TestSchemaMigrationsRunInOrderOnce(t *testing.T) {
+	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "m.db")
 	s, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Commit(table.Change{TableID: "a", State: []byte("v1 state")}); err != nil {
+	if err := s.Commit(ctx, table.Change{TableID: "a", State: []byte("v1 state")}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

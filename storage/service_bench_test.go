@@ -1,6 +1,7 @@
 package storage_test
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -36,10 +37,10 @@ type sizingStore struct {
 	state, entry int
 }
 
-func (s *sizingStore) Commit(c table.Change) error {
+func (s *sizingStore) Commit(ctx context.Context, c table.Change) error {
 	entry, _ := json.Marshal(c.Log) // the store keeps log entries as JSON
 	s.state, s.entry = len(c.State), len(entry)
-	return s.MemStore.Commit(c)
+	return s.MemStore.Commit(ctx, c)
 }
 
 // BenchmarkDurable compares, in one run, durable commands through the whole service on bbolt with

@@ -68,16 +68,18 @@ func entry(seq uint64, verb table.Verb, args ...string) table.LogEntry {
 }
 
 func commit(t *testing.T, s *Store, c table.Change) {
+	ctx := t.Context()
 	t.Helper()
-	if err := s.Commit(c); err != nil {
+	if err := s.Commit(ctx, c); err != nil {
 		t.Fatalf("Commit(%q): %v", c.TableID, err)
 	}
 }
 
 func allTables(t *testing.T, s *Store) map[string]string {
+	ctx := t.Context()
 	t.Helper()
 	got := map[string]string{}
-	if err := s.Tables(func(id string, state []byte) error {
+	if err := s.Tables(ctx, func(id string, state []byte) error {
 		got[id] = string(state)
 		return nil
 	}); err != nil {
@@ -87,9 +89,10 @@ func allTables(t *testing.T, s *Store) map[string]string {
 }
 
 func allRecords(t *testing.T, s *Store) map[string]string {
+	ctx := t.Context()
 	t.Helper()
 	got := map[string]string{}
-	if err := s.Records(func(key string, rec []byte) error {
+	if err := s.Records(ctx, func(key string, rec []byte) error {
 		got[key] = string(rec)
 		return nil
 	}); err != nil {
@@ -99,9 +102,10 @@ func allRecords(t *testing.T, s *Store) map[string]string {
 }
 
 func allLog(t *testing.T, s *Store, id string) []table.LogEntry {
+	ctx := t.Context()
 	t.Helper()
 	var got []table.LogEntry
-	if err := s.Log(id, func(e table.LogEntry) error {
+	if err := s.Log(ctx, id, func(e table.LogEntry) error {
 		got = append(got, e)
 		return nil
 	}); err != nil {
@@ -182,13 +186,14 @@ func TestCommitDelete(t *testing.T) {
 // other (a stale copy's, or one that skips) is ErrConflict (also matched as ErrLogSeq, its old
 // name) and writes nothing.
 func TestCommitLogSeqMustGrow(t *testing.T) {
+	ctx := t.Context()
 	s, _ := openTemp(t, Options{})
 	for seq := uint64(1); seq <= 5; seq++ {
 		commit(t, s, table.Change{TableID: "a", State: fmt.Appendf(nil, "a%d", seq), Log: entry(seq, table.VerbPlay, "AS")})
 	}
 	for _, seq := range []uint64{5, 4, 0, 7} {
 		t.Run(fmt.Sprint("seq ", seq), func(t *testing.T) {
-			err := s.Commit(table.Change{TableID: "a", State: []byte("bad"), Log: entry(seq, table.VerbPlay, "KH"),
+			err := s.Commit(ctx, table.Change{TableID: "a", State: []byte("bad"), Log: entry(seq, table.VerbPlay, "KH"),
 				Records: []table.Record{{Key: "a/m/g1", Data: []byte("rec")}}})
 			if !errors.Is(err, table.ErrConflict) || !errors.Is(err, ErrLogSeq) {
 				t.Fatalf("Commit with seq %d after 5: got %v, want table.ErrConflict", seq, err)
@@ -204,6 +209,7 @@ func TestCommitLogSeqMustGrow(t *testing.T) {
 }
 
 func TestCommitBadKey(t *testing.T) {
+	ctx := t.Context()
 	s, _ := openTemp(t, Options{})
 	for _, tc := range []struct {
 		name string
@@ -214,7 +220,7 @@ func TestCommitBadKey(t *testing.T) {
 		{"empty record key", table.Change{TableID: "a", State: []byte("x"), Records: []table.Record{{Data: []byte("r")}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := s.Commit(tc.c); !errors.Is(err, ErrBadKey) {
+			if err := s.Commit(ctx, tc.c); !errors.Is(err, ErrBadKey) {
 				t.Fatalf("got %v, want ErrBadKey", err)
 			}
 		})
@@ -309,6 +315,7 @@ func TestOpenNotABoltFile(t *testing.T) {
 }
 
 func TestTablesSkipsCorruptTable(t *testing.T) {
+	ctx := t.Context()
 	s, _ := openTemp(t, Options{})
 	for _, id := range []string{"a", "b", "c", "d"} {
 		state := "good " + id
@@ -319,7 +326,7 @@ func TestTablesSkipsCorruptTable(t *testing.T) {
 	}
 	errDecode := errors.New("cannot decode state")
 	var served []string
-	err := s.Tables(func(id string, state []byte) error {
+	err := s.Tables(ctx, func(id string, state []byte) error {
 		if string(state) == "corrupt" {
 			return errDecode
 		}
@@ -346,6 +353,7 @@ func TestTablesSkipsCorruptTable(t *testing.T) {
 }
 
 func TestTablesManyInChunks(t *testing.T) {
+	ctx := t.Context()
 	s, _ := openTemp(t, Options{})
 	const n = 3*chunk + 17
 	err := s.db.Update(func(tx *bolt.Tx) error {
@@ -366,12 +374,12 @@ func TestTablesManyInChunks(t *testing.T) {
 	}
 	// fn commits to the store while Tables runs: Tables holds no transaction while fn runs.
 	i := 0
-	err = s.Tables(func(id string, state []byte) error {
+	err = s.Tables(ctx, func(id string, state []byte) error {
 		if want := fmt.Sprintf("t%05d", i); id != want || string(state) != fmt.Sprint(i) {
 			return fmt.Errorf("got %s=%s, want %s=%d", id, state, want, i)
 		}
 		i++
-		return s.Commit(table.Change{TableID: id, State: append(state, '+'), Log: entry(2, table.VerbJoin)})
+		return s.Commit(ctx, table.Change{TableID: id, State: append(state, '+'), Log: entry(2, table.VerbJoin)})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -386,6 +394,7 @@ func TestTablesManyInChunks(t *testing.T) {
 }
 
 func TestLogAndRecordsCallbackError(t *testing.T) {
+	ctx := t.Context()
 	s, _ := openTemp(t, Options{})
 	for seq := uint64(1); seq <= 3; seq++ {
 		commit(t, s, table.Change{TableID: "a", State: []byte("a"), Log: entry(seq, table.VerbPlay),
@@ -393,16 +402,17 @@ func TestLogAndRecordsCallbackError(t *testing.T) {
 	}
 	stop := errors.New("stop")
 	n := 0
-	if err := s.Log("a", func(table.LogEntry) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
+	if err := s.Log(ctx, "a", func(table.LogEntry) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
 		t.Errorf("Log: %v after %d entries, want stop after 1", err, n)
 	}
 	n = 0
-	if err := s.Records(func(string, []byte) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
+	if err := s.Records(ctx, func(string, []byte) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
 		t.Errorf("Records: %v after %d records, want stop after 1", err, n)
 	}
 }
 
 func TestLogCorruptEntry(t *testing.T) {
+	ctx := t.Context()
 	s, _ := openTemp(t, Options{})
 	commit(t, s, table.Change{TableID: "a", State: []byte("a"), Log: entry(1, table.VerbNew)})
 	err := s.db.Update(func(tx *bolt.Tx) error {
@@ -412,7 +422,7 @@ func TestLogCorruptEntry(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []table.LogEntry
-	err = s.Log("a", func(e table.LogEntry) error { got = append(got, e); return nil })
+	err = s.Log(ctx, "a", func(e table.LogEntry) error { got = append(got, e); return nil })
 	if !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("got %v, want ErrCorrupt", err)
 	}
@@ -425,6 +435,7 @@ func TestLogCorruptEntry(t *testing.T) {
 }
 
 func TestBackup(t *testing.T) {
+	ctx := t.Context()
 	s, _ := openTemp(t, Options{})
 	want := map[string]string{}
 	for i := range 50 {
@@ -433,7 +444,7 @@ func TestBackup(t *testing.T) {
 		commit(t, s, table.Change{TableID: id, State: []byte(want[id]), Log: entry(1, table.VerbNew),
 			Records: []table.Record{{Key: id + "/m/g1", Data: []byte("r")}}})
 	}
-	if err := s.Put("discord", "msg:1", []byte("123")); err != nil {
+	if err := s.Put(ctx, "discord", "msg:1", []byte("123")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -447,7 +458,7 @@ func TestBackup(t *testing.T) {
 				return
 			default:
 			}
-			if err := s.Commit(table.Change{TableID: "busy", State: []byte(fmt.Sprint(seq)), Log: entry(seq, table.VerbPlay)}); err != nil {
+			if err := s.Commit(ctx, table.Change{TableID: "busy", State: []byte(fmt.Sprint(seq)), Log: entry(seq, table.VerbPlay)}); err != nil {
 				t.Error(err)
 				return
 			}
@@ -502,7 +513,7 @@ func TestBackup(t *testing.T) {
 			if n := len(allRecords(t, b)); n != 50 {
 				t.Errorf("backup has %d records, want 50", n)
 			}
-			if v, ok, err := b.Get("discord", "msg:1"); string(v) != "123" || !ok || err != nil {
+			if v, ok, err := b.Get(ctx, "discord", "msg:1"); string(v) != "123" || !ok || err != nil {
 				t.Errorf("backup kv: %q %v %v", v, ok, err)
 			}
 		})
@@ -524,6 +535,7 @@ func TestBackupFileMissingDir(t *testing.T) {
 }
 
 func TestConcurrentCommits(t *testing.T) {
+	ctx := t.Context()
 	for _, solo := range []bool{false, true} {
 		t.Run(fmt.Sprint("solo=", solo), func(t *testing.T) {
 			s, _ := openTemp(t, Options{NoGroupCommit: solo})
@@ -535,11 +547,11 @@ func TestConcurrentCommits(t *testing.T) {
 					for seq := uint64(1); seq <= commits; seq++ {
 						c := table.Change{TableID: id, State: fmt.Appendf(nil, "%s@%d", id, seq), Log: entry(seq, table.VerbPlay),
 							Records: []table.Record{{Key: fmt.Sprintf("%s/m/g%d", id, seq), Data: []byte("r")}}}
-						if err := s.Commit(c); err != nil {
+						if err := s.Commit(ctx, c); err != nil {
 							t.Error(err)
 							return
 						}
-						if err := s.Put("shared", fmt.Sprint(g%4), []byte(id)); err != nil {
+						if err := s.Put(ctx, "shared", fmt.Sprint(g%4), []byte(id)); err != nil {
 							t.Error(err)
 							return
 						}
@@ -549,10 +561,10 @@ func TestConcurrentCommits(t *testing.T) {
 			// Readers run alongside the writers.
 			wg.Go(func() {
 				for range 5 {
-					if err := s.Tables(func(string, []byte) error { return nil }); err != nil {
+					if err := s.Tables(ctx, func(string, []byte) error { return nil }); err != nil {
 						t.Error(err)
 					}
-					if _, _, err := s.Get("shared", "0"); err != nil {
+					if _, _, err := s.Get(ctx, "shared", "0"); err != nil {
 						t.Error(err)
 					}
 				}
@@ -580,10 +592,11 @@ func TestConcurrentCommits(t *testing.T) {
 }
 
 func TestKV(t *testing.T) {
+	ctx := t.Context()
 	s, _ := openTemp(t, Options{})
 	get := func(bucket, key string) (string, bool) {
 		t.Helper()
-		v, ok, err := s.Get(bucket, key)
+		v, ok, err := s.Get(ctx, bucket, key)
 		if err != nil {
 			t.Fatalf("Get(%q, %q): %v", bucket, key, err)
 		}
@@ -593,14 +606,14 @@ func TestKV(t *testing.T) {
 		t.Errorf("missing bucket: %q %v", v, ok)
 	}
 	for _, p := range [][3]string{{"discord", "live:t1", "m-1"}, {"discord", "live:t2", "m-2"}, {"telegram", "live:t1", "77"}, {"telegram", "nodm:tg:5", ""}} {
-		if err := s.Put(p[0], p[1], []byte(p[2])); err != nil {
+		if err := s.Put(ctx, p[0], p[1], []byte(p[2])); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.Put("discord", "live:t1", []byte("m-3")); err != nil {
+	if err := s.Put(ctx, "discord", "live:t1", []byte("m-3")); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Put("telegram", "nil", nil); err != nil {
+	if err := s.Put(ctx, "telegram", "nil", nil); err != nil {
 		t.Fatal(err)
 	}
 	s = reopen(t, s)
@@ -621,14 +634,14 @@ func TestKV(t *testing.T) {
 	}
 
 	// Get returns a copy the caller may keep and change.
-	v, _, _ := s.Get("discord", "live:t2")
+	v, _, _ := s.Get(ctx, "discord", "live:t2")
 	v[0] = 'X'
 	if v, _ := get("discord", "live:t2"); v != "m-2" {
 		t.Errorf("changing Get's bytes changed the store: %q", v)
 	}
 
 	for _, d := range [][2]string{{"discord", "live:t1"}, {"discord", "never"}, {"nobucket", "x"}} {
-		if err := s.Delete(d[0], d[1]); err != nil {
+		if err := s.Delete(ctx, d[0], d[1]); err != nil {
 			t.Errorf("Delete(%q, %q): %v", d[0], d[1], err)
 		}
 	}
@@ -642,30 +655,31 @@ func TestKV(t *testing.T) {
 	equalJSON(t, "tables", allTables(t, s), map[string]string{})
 
 	for _, bad := range [][2]string{{"", "k"}, {"b", ""}} {
-		if err := s.Put(bad[0], bad[1], []byte("v")); !errors.Is(err, ErrBadKey) {
+		if err := s.Put(ctx, bad[0], bad[1], []byte("v")); !errors.Is(err, ErrBadKey) {
 			t.Errorf("Put(%q, %q): %v, want ErrBadKey", bad[0], bad[1], err)
 		}
-		if _, _, err := s.Get(bad[0], bad[1]); !errors.Is(err, ErrBadKey) {
+		if _, _, err := s.Get(ctx, bad[0], bad[1]); !errors.Is(err, ErrBadKey) {
 			t.Errorf("Get(%q, %q): %v, want ErrBadKey", bad[0], bad[1], err)
 		}
-		if err := s.Delete(bad[0], bad[1]); !errors.Is(err, ErrBadKey) {
+		if err := s.Delete(ctx, bad[0], bad[1]); !errors.Is(err, ErrBadKey) {
 			t.Errorf("Delete(%q, %q): %v, want ErrBadKey", bad[0], bad[1], err)
 		}
 	}
 }
 
 func TestClosed(t *testing.T) {
+	ctx := t.Context()
 	s, _ := openTemp(t, Options{})
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Commit(table.Change{TableID: "a", State: []byte("a")}); !errors.Is(err, berrors.ErrDatabaseNotOpen) {
+	if err := s.Commit(ctx, table.Change{TableID: "a", State: []byte("a")}); !errors.Is(err, berrors.ErrDatabaseNotOpen) {
 		t.Errorf("Commit after Close: %v", err)
 	}
-	if err := s.Tables(func(string, []byte) error { return nil }); !errors.Is(err, berrors.ErrDatabaseNotOpen) {
+	if err := s.Tables(ctx, func(string, []byte) error { return nil }); !errors.Is(err, berrors.ErrDatabaseNotOpen) {
 		t.Errorf("Tables after Close: %v", err)
 	}
-	if _, _, err := s.Get("b", "k"); !errors.Is(err, berrors.ErrDatabaseNotOpen) {
+	if _, _, err := s.Get(ctx, "b", "k"); !errors.Is(err, berrors.ErrDatabaseNotOpen) {
 		t.Errorf("Get after Close: %v", err)
 	}
 }

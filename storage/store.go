@@ -40,7 +40,7 @@ func (e *TableError) Unwrap() error { return e.Err }
 // what is kept). The log entry is stored as JSON, so its strings must be valid UTF-8 (invalid bytes
 // come back as U+FFFD). When Commit returns nil the change is on disk; changes committed at the
 // same time share a transaction (queue.go).
-func (s *Store) Commit(c table.Change) error {
+func (s *Store) Commit(ctx context.Context, c table.Change) error {
 	entry, err := prepare(c)
 	if err != nil {
 		return err
@@ -50,7 +50,7 @@ func (s *Store) Commit(c table.Change) error {
 		apply:  func(tx *bolt.Tx) error { return apply(tx, c, entry) },
 		change: changeOf(c, entry != nil),
 	}
-	if err := s.do(w); err != nil {
+	if err := s.do(ctx, w); err != nil {
 		return fmt.Errorf("storage: commit table %q: %w", c.TableID, err)
 	}
 	return nil
@@ -197,9 +197,9 @@ func apply(tx *bolt.Tx, c table.Change, entry []byte) error {
 // *TableError and goes on with the next table, so one corrupt table does not keep the others from
 // being served; it returns all of them joined. A storage failure stops the iteration. Tables
 // committed while Tables runs may or may not be seen.
-func (s *Store) Tables(fn func(id string, state []byte) error) error {
+func (s *Store) Tables(ctx context.Context, fn func(id string, state []byte) error) error {
 	var errs []error
-	err := s.each(bucketTables, nil, func(k, v []byte) error {
+	err := s.each(ctx, bucketTables, nil, func(k, v []byte) error {
 		if err := fn(string(k), v); err != nil {
 			errs = append(errs, &TableError{ID: string(k), Err: err})
 		}
@@ -212,7 +212,7 @@ func (s *Store) Tables(fn func(id string, state []byte) error) error {
 }
 
 // Table gives one table's last state, live or closed.
-func (s *Store) Table(id string) ([]byte, bool, error) {
+func (s *Store) Table(ctx context.Context, id string) ([]byte, bool, error) {
 	if err := CheckKey("table id", id); err != nil {
 		return nil, false, err
 	}
@@ -235,7 +235,7 @@ func (s *Store) Table(id string) ([]byte, bool, error) {
 }
 
 // Revision is the revision of the last change committed since the Store was opened.
-func (s *Store) Revision() (uint64, error) { return s.feed.Revision() }
+func (s *Store) Revision(ctx context.Context) (uint64, error) { return s.feed.Revision() }
 
 // Watch tells of the table changes committed from revision from on, in commit order (see
 // table.Watcher): in this process only, which is every writer a bbolt file has. It keeps the last
@@ -246,12 +246,12 @@ func (s *Store) Watch(ctx context.Context, from uint64) <-chan table.TableChange
 
 // Records calls fn for every kept record in key order, outside any transaction. An error from fn
 // stops the iteration and is returned.
-func (s *Store) Records(fn func(key string, record []byte) error) error {
-	return s.each(bucketRecords, nil, func(k, v []byte) error { return fn(string(k), v) })
+func (s *Store) Records(ctx context.Context, fn func(key string, record []byte) error) error {
+	return s.each(ctx, bucketRecords, nil, func(k, v []byte) error { return fn(string(k), v) })
 }
 
 // Record gives one kept record.
-func (s *Store) Record(key string) ([]byte, bool, error) {
+func (s *Store) Record(ctx context.Context, key string) ([]byte, bool, error) {
 	var val []byte
 	err := s.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketRecords)
@@ -272,11 +272,11 @@ func (s *Store) Record(key string) ([]byte, bool, error) {
 // Log calls fn for every entry of a table's log in Seq order, outside any transaction. A table
 // without a log has no entries. An error from fn stops the iteration and is returned; an entry
 // that does not decode fails with ErrCorrupt.
-func (s *Store) Log(tableID string, fn func(table.LogEntry) error) error {
+func (s *Store) Log(ctx context.Context, tableID string, fn func(table.LogEntry) error) error {
 	if err := CheckKey("table id", tableID); err != nil {
 		return err
 	}
-	return s.each(bucketLogs, []byte(tableID), func(k, v []byte) error {
+	return s.each(ctx, bucketLogs, []byte(tableID), func(k, v []byte) error {
 		if len(k) != 8 {
 			return fmt.Errorf("storage: log of table %q: key of %d bytes: %w", tableID, len(k), ErrCorrupt)
 		}
@@ -293,10 +293,14 @@ func (s *Store) Log(tableID string, fn func(table.LogEntry) error) error {
 // each calls fn for every key and value of a top-level bucket, or of its nested bucket sub when
 // sub is not nil (a missing nested bucket is empty). It copies up to chunk entries at a time out of
 // a read transaction and calls fn outside it. Nested buckets inside the walked bucket are skipped.
-func (s *Store) each(top, sub []byte, fn func(k, v []byte) error) error {
+// It stops with ctx's error when ctx ends between two chunks.
+func (s *Store) each(ctx context.Context, top, sub []byte, fn func(k, v []byte) error) error {
 	type kv struct{ k, v []byte }
 	var after []byte // the last key handed out
 	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		batch := make([]kv, 0, chunk)
 		err := s.view(func(tx *bolt.Tx) error { // guarded: a damaged page gives ErrDamaged
 			b := tx.Bucket(top)

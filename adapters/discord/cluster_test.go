@@ -25,9 +25,10 @@ type clusterCopy struct {
 
 // newClusterCopy connects a copy of the bot to the cluster, not started yet.
 func newClusterCopy(t *testing.T, name string, c *etcdtest.Cluster) *clusterCopy {
+	ctx := t.Context()
 	t.Helper()
 	w := c.Wire(t)
-	st, err := etcdstore.Open(etcdstore.Options{Endpoints: w.Endpoints, Prefix: "bot/", Timeout: 2 * time.Second})
+	st, err := etcdstore.Open(ctx, etcdstore.Options{Endpoints: w.Endpoints, Prefix: "bot/", Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

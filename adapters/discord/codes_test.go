@@ -70,6 +70,7 @@ func testAutoModBlocksAMessageNobodyCaused(t *testing.T, f *fakeDiscord) {
 func TestDMsOpenedTooFast(t *testing.T) { eachMode(t, testDMsOpenedTooFast) }
 
 func testDMsOpenedTooFast(t *testing.T, f *fakeDiscord) {
+	ctx := t.Context()
 	f.DMOpenLimit = 1
 	store := table.NewMemStore()
 	startHarness(t, f, store, store, harnessOpt{adapter: func(a *Adapter) { a.dmOpenWait = 300 * time.Millisecond }})
@@ -94,7 +95,7 @@ func testDMsOpenedTooFast(t *testing.T, f *fakeDiscord) {
 		t.Errorf("%d DM channels refused for %d players: asked again without waiting", refused, len(players))
 	}
 	for _, u := range players {
-		if _, ok, _ := store.Get(bucketNoDM, u.ID); ok {
+		if _, ok, _ := store.Get(ctx, bucketNoDM, u.ID); ok {
 			t.Errorf("%s is taken for refusing DMs", u.Name)
 		}
 	}
@@ -105,6 +106,7 @@ func testDMsOpenedTooFast(t *testing.T, f *fakeDiscord) {
 func TestNoMutualServer(t *testing.T) { eachMode(t, testNoMutualServer) }
 
 func testNoMutualServer(t *testing.T, f *fakeDiscord) {
+	ctx := t.Context()
 	f.noMutual[bob.ID] = true
 	store := table.NewMemStore()
 	h := startHarness(t, f, store, store)
@@ -123,7 +125,7 @@ func testNoMutualServer(t *testing.T, f *fakeDiscord) {
 	f.mu.Lock()
 	attempts := f.dmAttempts[bob.ID]
 	f.mu.Unlock()
-	if _, ok, _ := store.Get(bucketNoDM, bob.ID); !ok || attempts != 1 {
+	if _, ok, _ := store.Get(ctx, bucketNoDM, bob.ID); !ok || attempts != 1 {
 		t.Errorf("remembered %v, %d DM attempts, want remembered after 1", ok, attempts)
 	}
 }

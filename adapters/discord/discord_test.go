@@ -233,8 +233,9 @@ func testMatchFourHumans(t *testing.T, f *fakeDiscord) {
 // movesOf counts the moves of a table's first match, as its record keeps them, by people and by
 // computers (a computer's seat, or a person's while a computer played for them).
 func movesOf(t *testing.T, store *table.MemStore, id string) (people, robots int) {
+	ctx := t.Context()
 	t.Helper()
-	data, ok, err := store.Record(table.StoredKey(id, 1))
+	data, ok, err := store.Record(ctx, table.StoredKey(id, 1))
 	if !ok || err != nil {
 		t.Fatalf("no record of table %s's match (%v)", id, err)
 	}
@@ -294,6 +295,7 @@ func testMatchTwoHumansTwoComputers(t *testing.T, f *fakeDiscord) {
 func TestClosedDMs(t *testing.T) { eachMode(t, testClosedDMs) }
 
 func testClosedDMs(t *testing.T, f *fakeDiscord) {
+	ctx := t.Context()
 	f.blocked[bob.ID] = true
 	store := table.NewMemStore()
 	// Without the service's Turn query, autocomplete falls back to the hand's buttons.
@@ -313,7 +315,7 @@ func testClosedDMs(t *testing.T, f *fakeDiscord) {
 	if len(notice.Mentions) != 1 || notice.Mentions[0] != bob.ID || !strings.Contains(notice.Content, i18n.T("de", "btn.hand")) {
 		t.Errorf("notice %+v", notice)
 	}
-	if _, ok, _ := store.Get(bucketNoDM, bob.ID); !ok {
+	if _, ok, _ := store.Get(ctx, bucketNoDM, bob.ID); !ok {
 		t.Errorf("the refusal is not in the KV")
 	}
 	n := playMatch(t, f, []seatPlayer{{u: alice}, {u: bob, noDM: true}}, rand.New(rand.NewPCG(5, 6)))
@@ -355,7 +357,7 @@ func testClosedDMs(t *testing.T, f *fakeDiscord) {
 	if r := f2.slash(bob, "dm-bob", "help"); r.Type != 4 || !strings.Contains(r.Content, "/km new") {
 		t.Fatalf("help in a DM answered %+v", r)
 	}
-	if _, ok, _ := store.Get(bucketNoDM, bob.ID); ok {
+	if _, ok, _ := store.Get(ctx, bucketNoDM, bob.ID); ok {
 		t.Errorf("the refusal is still remembered after Bob wrote to the bot")
 	}
 	h2.stop()
@@ -675,12 +677,12 @@ type pictureSpy struct {
 	kinds *sync.Map
 }
 
-func (p pictureSpy) Picture(m table.Message, dark bool) ([]byte, string, error) {
+func (p pictureSpy) Picture(ctx context.Context, m table.Message, dark bool) ([]byte, string, error) {
 	p.kinds.Store(m.Kind, true)
-	return p.Service.Picture(m, dark)
+	return p.Service.Picture(ctx, m, dark)
 }
 
-func (s slowHandler) Handle(ctx context.Context, cmd table.Command) []table.Message {
+func (s slowHandler) Handle(ctx context.Context, cmd table.Command) ([]table.Message, error) {
 	time.Sleep(s.delay)
 	return s.Service.Handle(ctx, cmd)
 }
@@ -707,7 +709,7 @@ func testPanicIsRecovered(t *testing.T, f *fakeDiscord) {
 
 type panicky struct{ chat.Service }
 
-func (p panicky) Handle(ctx context.Context, cmd table.Command) []table.Message {
+func (p panicky) Handle(ctx context.Context, cmd table.Command) ([]table.Message, error) {
 	if cmd.Verb == table.VerbRules {
 		panic("boom")
 	}
@@ -787,8 +789,8 @@ type handThenChange struct {
 	after func(context.Context, table.Command)
 }
 
-func (h handThenChange) Handle(ctx context.Context, cmd table.Command) []table.Message {
-	r := h.Service.Handle(ctx, cmd)
+func (h handThenChange) Handle(ctx context.Context, cmd table.Command) ([]table.Message, error) {
+	r, err := h.Service.Handle(ctx, cmd)
 	h.after(ctx, cmd)
-	return r
+	return r, err
 }

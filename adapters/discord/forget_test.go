@@ -17,6 +17,7 @@ import (
 // the adapter's bucket (registered with People), not in the table or its record, not in freed
 // pages.
 func TestForgetReachesTheAdaptersBuckets(t *testing.T) {
+	ctx := t.Context()
 	eve := fakeUser{ID: "777000000000001234", Name: "Evangeline Quist", Locale: "en-US"}
 	path := filepath.Join(t.TempDir(), "kontermatt.db")
 	st, err := storage.Open(path, storage.Options{})
@@ -28,7 +29,7 @@ func TestForgetReachesTheAdaptersBuckets(t *testing.T) {
 	h := startHarness(t, f, st, st, harnessOpt{table: func(c *table.Config) { c.KV, c.People = st, []table.People{People} }})
 	openTable(t, f, alice, []fakeUser{eve}, opt("stripes", 4, 1), opt("timer", 3, "none"), opt("level", 3, "easy"))
 	playMatch(t, f, []seatPlayer{{u: alice}, {u: eve, noDM: true}}, rand.New(rand.NewPCG(5, 5)))
-	if _, ok, _ := st.Get(bucketNoDM, eve.ID); !ok {
+	if _, ok, _ := st.Get(ctx, bucketNoDM, eve.ID); !ok {
 		t.Fatal("the adapter did not note Evangeline's closed DMs: the test shows nothing")
 	}
 	if r := f.slash(eve, guildChannel, "league forget", opt("confirm", 5, true)); !strings.Contains(r.Content, "your name is gone from 1 match") {

@@ -73,7 +73,7 @@ func (a *Adapter) onInteraction(i *discordgo.Interaction, x interactionExtras, a
 		}
 	}()
 	if u := userOf(i); u != nil && isPrivate(i) {
-		a.reach.Set(u.ID, false) // the user talks to the bot in private: DMs reach them
+		a.reach.Set(ctx, u.ID, false) // the user talks to the bot in private: DMs reach them
 	}
 	if i.GuildID != "" {
 		a.seeChannel(i.ChannelID, i.AppPermissions, x)
@@ -284,7 +284,10 @@ func (a *Adapter) handle(r *responder, cmd table.Command) []table.Message {
 	defer t.Stop()
 	start := time.Now()
 	defer func() { r.handled = time.Since(start) }()
-	return a.Service().Handle(r.ctx, cmd)
+	// A command that could not be done is said so in its replies; Discord delivers no
+	// interaction twice, so its error asks nothing more of the adapter (the service logged it).
+	replies, _ := a.Service().Handle(r.ctx, cmd)
+	return replies
 }
 
 // rememberHandReply notes the interaction whose original response is the actor's hand.
@@ -366,7 +369,7 @@ func (a *Adapter) legalCards(ctx context.Context, i *discordgo.Interaction) []ca
 		}
 		return out
 	}
-	replies := svc.Handle(ctx, table.Command{Place: placeOf(i), Actor: actor,
+	replies, _ := svc.Handle(ctx, table.Command{Place: placeOf(i), Actor: actor, // a refusal offers no card
 		Verb: table.VerbHand, Admin: admin, Private: isPrivate(i)})
 	for _, m := range replies {
 		for _, row := range m.Buttons {
@@ -441,7 +444,8 @@ func (a *Adapter) closeUnseen(r *responder) {
 	if !ok {
 		return
 	}
-	replies := a.Service().Handle(a.baseContext(), table.Command{Place: placeOf(r.i), Table: id, Actor: actor,
+	// A stop that could not be stored is refused in its replies too (KindError).
+	replies, _ := a.Service().Handle(a.baseContext(), table.Command{Place: placeOf(r.i), Table: id, Actor: actor,
 		Verb: table.VerbStop, EventID: "dc:" + r.i.ID + "/unseen", Admin: admin})
 	for _, m := range replies {
 		if m.Kind == table.KindError {
@@ -720,12 +724,13 @@ func (a *Adapter) replyParts(replies []table.Message, attach bool) (string, []di
 // is only named by its text, so its picture's alt text says it; a file (a match's record) cannot
 // be said, so the text says why it is missing.
 func (a *Adapter) withoutFiles(m table.Message) table.Message {
+	ctx := a.baseContext() // the KV is the adapter's: it lives as long as Run
 	lang := i18n.Pick(m.Lang)
 	switch {
 	case m.File != nil:
 		m.Text += "\n" + i18n.T(lang, "discord.no_file", permissionNames(lang, []int64{permAttachFiles}))
 	case m.Picture != table.PictureNone && m.Record != "":
-		if _, alt, err := a.Service().Picture(m, false); err == nil && alt != "" {
+		if _, alt, err := a.Service().Picture(ctx, m, false); err == nil && alt != "" {
 			m.Text += "\n" + alt
 		}
 	}

@@ -80,7 +80,8 @@ func (a *Adapter) Deliver(_ context.Context, msgs []table.Message) {
 // response may show it instead: in the DM message messageID that shows it (unless the user also
 // has an ephemeral hand to update), or in the ephemeral hand (unless it must also go by DM).
 func (a *Adapter) takeHandUpdate(h *outbox.Hold[extra], userID, messageID, tableID string, ephemeral bool) (*item, bool) {
-	refused := a.reach.Is(userID)
+	ctx := a.baseContext() // the KV is the adapter's: it lives as long as Run
+	refused := a.reach.Is(ctx, userID)
 	a.usersMu.Lock()
 	eh, hasHand := a.hands[userID]
 	a.usersMu.Unlock()
@@ -301,9 +302,10 @@ const errCodeNoMutualGuild = 50278
 // others through their queue again, as every message for such a user goes (a hand also to the
 // ephemeral hand, in order).
 func (p platform) Refused(dest string, items []*item, _ error) {
+	ctx := p.a.baseContext() // the KV is the adapter's: it lives as long as Run
 	a := p.a
 	userID := strings.TrimPrefix(dest, "dm:")
-	if items[0].Msg.Reason != table.ReasonForgotten && a.reach.Set(userID, true) { // nothing of a forgotten person is written again
+	if items[0].Msg.Reason != table.ReasonForgotten && a.reach.Set(ctx, userID, true) { // nothing of a forgotten person is written again
 		a.log.Info("a user refuses DMs; hands go to ephemeral replies") // no ID at info: docs/hosting.md, "Logs"
 	}
 	a.unreached(userID, items[0].Msg)
@@ -317,7 +319,7 @@ func (a *Adapter) toUser(ctx context.Context, userID string, m table.Message, re
 	if m.Kind == table.KindHand {
 		a.editEphemeralHand(ctx, userID, m)
 	}
-	if a.reach.Is(userID) {
+	if a.reach.Is(ctx, userID) {
 		a.unreached(userID, m)
 		return "", "", errSkip
 	}
@@ -335,13 +337,14 @@ func (a *Adapter) toUser(ctx context.Context, userID string, m table.Message, re
 // in the table's channel by its public form (chat.Public), pinging them; anything else goes
 // nowhere.
 func (a *Adapter) unreached(userID string, m table.Message) {
+	ctx := a.baseContext() // the KV is the adapter's: it lives as long as Run
 	place := m.Target.Place
 	if place.Platform != Platform || place.Chat == "" {
 		return
 	}
 	lang := i18n.Pick(m.Lang, m.Target.Player.Locale)
 	switch pub, ok := chat.Public(m); {
-	case m.Kind == table.KindHand && a.reach.TellOnce(m.Table, userID):
+	case m.Kind == table.KindHand && a.reach.TellOnce(ctx, m.Table, userID):
 		notice := table.Message{Target: table.Target{Kind: table.ToPlace, Place: place}, Kind: table.KindNotice,
 			Table: m.Table, Lang: lang, Text: i18n.T(lang, "discord.dm_refused", i18n.T(lang, "btn.hand"))}
 		a.enqueue("ch:"+place.Chat, notice, userID)
@@ -491,13 +494,14 @@ const noPreviews = discordgo.MessageFlagsSuppressEmbeds
 // picture renders the message's picture as a PNG attachment, if a renderer is configured, and
 // attaches the message's file (a match's record).
 func (a *Adapter) picture(m table.Message) []*discordgo.File {
+	ctx := a.baseContext() // the KV is the adapter's: it lives as long as Run
 	if m.File != nil {
 		return []*discordgo.File{{Name: m.File.Name, ContentType: "application/json", Reader: bytes.NewReader(m.File.Data)}}
 	}
 	if m.Picture == table.PictureNone {
 		return nil
 	}
-	png, _, err := a.Service().Picture(m, false)
+	png, _, err := a.Service().Picture(ctx, m, false)
 	if err != nil || len(png) == 0 {
 		a.log.Warn("rendering a picture; sending text only", "picture", m.Picture, "table", m.Table, "err", err)
 		return nil

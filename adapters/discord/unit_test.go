@@ -223,9 +223,10 @@ func TestRedact(t *testing.T) {
 // a hand is not sent anywhere (it reaches the player through "My hand"), the channel is told so
 // once for the table (a refusal learnt at another table says nothing here), and no DM is tried.
 func TestPrivateMessagesForClosedDMs(t *testing.T) {
+	ctx := t.Context()
 	f := newFakeDiscord(t)
 	kv := table.NewMemStore()
-	kv.Put(bucketNoDM, bob.ID, []byte("x"))
+	kv.Put(ctx, bucketNoDM, bob.ID, []byte("x"))
 	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: kv})
 	t.Cleanup(func() { unregister(a) })
 	place := table.Place{Platform: Platform, Chat: guildChannel}
@@ -450,7 +451,7 @@ type ctxSpy struct {
 	fromRun *atomic.Bool
 }
 
-func (c ctxSpy) Handle(ctx context.Context, cmd table.Command) []table.Message {
+func (c ctxSpy) Handle(ctx context.Context, cmd table.Command) ([]table.Message, error) {
 	c.fromRun.Store(ctx.Value(runKey{}) == "run")
 	return c.Service.Handle(ctx, cmd)
 }

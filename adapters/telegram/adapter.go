@@ -89,6 +89,7 @@ const PollerLease = "telegram/poller"
 
 // Adapter is one bot: it receives updates for the service and is the service's Telegram Outbox.
 type Adapter struct {
+	base      atomic.Pointer[context.Context] // Run's context without its end (baseContext)
 	cfg       Config
 	log       *slog.Logger
 	red       *redactor
@@ -252,6 +253,8 @@ func (a *Adapter) Run(ctx context.Context) error {
 	if !a.started.CompareAndSwap(false, true) {
 		return errors.New("telegram: Run called twice")
 	}
+	base := context.WithoutCancel(ctx)
+	a.base.Store(&base)
 	if err := a.whoAmI(); err != nil {
 		a.started.Store(false) // nothing started yet: Run may be tried again
 		a.link.Down(err)

@@ -105,9 +105,10 @@ type botCopy struct {
 
 // startCopy starts a copy of the bot on the cluster, polling (or waiting to) at once.
 func startCopy(t *testing.T, name string, f *fakeAPI, c *etcdtest.Cluster, log *pollLog, logs *tabletest.Buffer) *botCopy {
+	ctx := t.Context()
 	t.Helper()
 	w := c.Wire(t)
-	st, err := etcdstore.Open(etcdstore.Options{Endpoints: w.Endpoints, Prefix: "bot/", Timeout: 2 * time.Second})
+	st, err := etcdstore.Open(ctx, etcdstore.Options{Endpoints: w.Endpoints, Prefix: "bot/", Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,14 +51,14 @@ func (s *stallingKV) wait() {
 	}
 }
 
-func (s *stallingKV) Put(bucket, key string, value []byte) error {
+func (s *stallingKV) Put(ctx context.Context, bucket, key string, value []byte) error {
 	s.wait()
-	return s.KV.Put(bucket, key, value)
+	return s.KV.Put(ctx, bucket, key, value)
 }
 
-func (s *stallingKV) Delete(bucket, key string) error {
+func (s *stallingKV) Delete(ctx context.Context, bucket, key string) error {
 	s.wait()
-	return s.KV.Delete(bucket, key)
+	return s.KV.Delete(ctx, bucket, key)
 }
 
 // unreachableAPI is a Bot API nobody reaches: every request fails on the way.
@@ -73,6 +73,7 @@ func (unreachableAPI) RoundTrip(*http.Request) (*http.Response, error) {
 // get private messages, the deep link shown for her) is written from the outbox's workers. With
 // every KV write stalled, the deal returns at once; once the disk answers, all is written.
 func TestDeliverOnlyQueues(t *testing.T) {
+	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
 		store := table.NewMemStore()
 		kv := &stallingKV{KV: store}
@@ -84,7 +85,7 @@ func TestDeliverOnlyQueues(t *testing.T) {
 		a.Attach(svc)
 		defer a.Close()
 		defer svc.Close()
-		a.reach.Set(userKey(ursula.ID), true) // she never pressed Start
+		a.reach.Set(ctx, userKey(ursula.ID), true) // she never pressed Start
 		place := placeOf(group, 0)
 		player := func(u tgUser) table.Player {
 			return playerOf(&tgbotapi.User{ID: u.ID, FirstName: u.First, LanguageCode: u.Lang})
@@ -94,7 +95,7 @@ func TestDeliverOnlyQueues(t *testing.T) {
 			{Verb: table.VerbJoin, Actor: player(ursula)},
 		} {
 			c.Place = place
-			if r := svc.Handle(context.Background(), c); len(r) > 0 && r[0].Kind == table.KindError {
+			if r, _ := svc.Handle(context.Background(), c); len(r) > 0 && r[0].Kind == table.KindError {
 				t.Fatalf("%s: %s", c.Verb, r[0].Text)
 			}
 		}
@@ -105,7 +106,8 @@ func TestDeliverOnlyQueues(t *testing.T) {
 		defer kv.release() // should the test fail, the bubble still ends
 		done := make(chan []table.Message, 1)
 		go func() {
-			done <- svc.Handle(context.Background(), table.Command{Place: place, Actor: player(alice), Verb: table.VerbDeal})
+			r, _ := svc.Handle(context.Background(), table.Command{Place: place, Actor: player(alice), Verb: table.VerbDeal})
+			done <- r
 		}()
 		synctest.Wait()
 		select {
@@ -122,13 +124,13 @@ func TestDeliverOnlyQueues(t *testing.T) {
 		kv.release()
 		time.Sleep(time.Minute) // the private chats' rate limits, the retries of the failing sends
 		synctest.Wait()
-		if _, held, _ := store.Get(bucketPending, userTable(ursula.ID, id)); !held {
+		if _, held, _ := store.Get(ctx, bucketPending, userTable(ursula.ID, id)); !held {
 			t.Error("Ursula's hand is not held back")
 		}
-		if _, told, _ := store.Get(bucketTold, userTable(ursula.ID, id)); !told {
+		if _, told, _ := store.Get(ctx, bucketTold, userTable(ursula.ID, id)); !told {
 			t.Error("the deep link shown for Ursula is not noted")
 		}
-		if key, ok, _ := store.Get(bucketHand, userTable(alice.ID, id)); !ok || !strings.HasPrefix(string(key), id+"/") {
+		if key, ok, _ := store.Get(ctx, bucketHand, userTable(alice.ID, id)); !ok || !strings.HasPrefix(string(key), id+"/") {
 			t.Errorf("Alice's newest hand is not noted: %q", key)
 		}
 	})

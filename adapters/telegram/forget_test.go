@@ -59,7 +59,7 @@ func TestForgetReachesTheAdaptersBuckets(t *testing.T) {
 		// ("<table>/<user>", pruned with it), and forgetting reaches them by the KV convention.
 		tableID := svc.TableAt(table.Place{Platform: Platform, Chat: strconv.FormatInt(group, 10)})
 		for _, e := range []struct{ bucket, key string }{{bucketBlocked, key}, {bucketPending, userTable(eve.ID, tableID)}} {
-			if _, ok, _ := st.Get(e.bucket, e.key); !ok {
+			if _, ok, _ := st.Get(ctx, e.bucket, e.key); !ok {
 				t.Fatalf("the adapter keeps nothing in %s about Evangeline: the test shows nothing", e.bucket)
 			}
 		}
@@ -116,7 +116,7 @@ func TestForgottenIsNotWrittenAgain(t *testing.T) {
 		svc.Close()
 		a.Close()
 		key := strconv.FormatInt(eve.ID, 10)
-		if _, ok, _ := st.Get(bucketBlocked, key); ok {
+		if _, ok, _ := st.Get(context.Background(), bucketBlocked, key); ok {
 			t.Errorf("after forget the adapter wrote %s/%s", bucketBlocked, key)
 		}
 		for _, line := range strings.Split(logs.String(), "\n") {

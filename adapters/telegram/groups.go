@@ -72,6 +72,7 @@ func (a *Adapter) chatNow(chat int64) int64 {
 }
 
 func (a *Adapter) movedTo(chat int64) (int64, bool) {
+	ctx := a.baseContext() // the KV is the adapter's: it lives as long as Run
 	if chat > 0 {
 		return 0, false
 	}
@@ -80,7 +81,7 @@ func (a *Adapter) movedTo(chat int64) (int64, bool) {
 	if to, ok := a.groups.moved[chat]; ok {
 		return to, to != 0
 	}
-	b, ok, err := a.kv.Get(bucketMoved, dest(chat))
+	b, ok, err := a.kv.Get(ctx, bucketMoved, dest(chat))
 	if err != nil {
 		a.log.Error("reading a moved group", "chat", chat, "err", err)
 		return 0, false
@@ -118,7 +119,7 @@ func (a *Adapter) migrate(ctx context.Context, from, to int64) error {
 	a.groups.mu.Unlock()
 	a.followLimits(from, to)
 	if !known {
-		if err := a.kv.Put(bucketMoved, dest(from), []byte(dest(to))); err != nil {
+		if err := a.kv.Put(ctx, bucketMoved, dest(from), []byte(dest(to))); err != nil {
 			a.log.Error("saving a moved group", "err", err)
 		}
 		a.log.Info("the group became a supergroup; following it", "from", from, "to", to)
@@ -144,6 +145,7 @@ func (a *Adapter) sendsMoved(from, to string) {
 }
 
 func (a *Adapter) isGone(chat int64) bool {
+	ctx := a.baseContext() // the KV is the adapter's: it lives as long as Run
 	if chat > 0 {
 		return false
 	}
@@ -152,7 +154,7 @@ func (a *Adapter) isGone(chat int64) bool {
 	if g, ok := a.groups.gone[chat]; ok {
 		return g
 	}
-	_, g, err := a.kv.Get(bucketGone, dest(chat))
+	_, g, err := a.kv.Get(ctx, bucketGone, dest(chat))
 	if err != nil {
 		a.log.Error("reading a group the bot left", "chat", chat, "err", err)
 		return false
@@ -162,6 +164,7 @@ func (a *Adapter) isGone(chat int64) bool {
 }
 
 func (a *Adapter) setGone(chat int64, gone bool) {
+	ctx := a.baseContext() // the KV is the adapter's: it lives as long as Run
 	if a.isGone(chat) == gone {
 		return
 	}
@@ -170,9 +173,9 @@ func (a *Adapter) setGone(chat int64, gone bool) {
 	a.groups.mu.Unlock()
 	var err error
 	if gone {
-		err = a.kv.Put(bucketGone, dest(chat), []byte("1"))
+		err = a.kv.Put(ctx, bucketGone, dest(chat), []byte("1"))
 	} else {
-		err = a.kv.Delete(bucketGone, dest(chat))
+		err = a.kv.Delete(ctx, bucketGone, dest(chat))
 	}
 	if err != nil {
 		a.log.Error("saving a group the bot left", "chat", chat, "err", err)
@@ -375,14 +378,15 @@ func (a *Adapter) welcome(chat int64, thread int, locale string) {
 // anonymousNote reports whether the note that an anonymous admin cannot sit down is due: once
 // per group and table.
 func (a *Adapter) anonymousNote(chat int64, tableID string) bool {
+	ctx := a.baseContext() // the KV is the adapter's: it lives as long as Run
 	key := "anon/" + dest(chat)
 	if tableID != "" {
 		key = tableID + "/anon/" + dest(chat) // pruned with the table
 	}
-	if _, told, err := a.kv.Get(bucketAnon, key); err != nil || told {
+	if _, told, err := a.kv.Get(ctx, bucketAnon, key); err != nil || told {
 		return false
 	}
-	if err := a.kv.Put(bucketAnon, key, []byte("1")); err != nil {
+	if err := a.kv.Put(ctx, bucketAnon, key, []byte("1")); err != nil {
 		a.log.Error("saving the anonymous note", "err", err)
 	}
 	return true

@@ -96,12 +96,12 @@ func (a *Adapter) onMessage(ctx context.Context, u update) error {
 	if table.AdminMatters(verb) && !private && !anonymous {
 		cmd.Admin, unchecked = a.isAdmin(chat, m.From.ID)
 	}
-	replies := a.Service().Handle(ctx, cmd)
+	replies, err := a.Service().Handle(ctx, cmd)
 	if unchecked { // they counted as a member, whatever they are: they learn why
 		replies = append(replies, table.Message{Kind: table.KindNotice, Lang: i18n.Pick(m.From.LanguageCode),
 			Text: tr(m.From.LanguageCode, "admin_unknown")})
 	}
-	failed := notStored(replies)
+	failed := notStored(err)
 	if failed && u.again {
 		return errNotStored // its sender knows already
 	}
@@ -140,7 +140,8 @@ func (a *Adapter) onStart(ctx context.Context, m *tgbotapi.Message, cmd table.Co
 	}
 	cmd.Table, cmd.Verb, cmd.Args = cmd.Args[0], table.VerbHand, nil
 	sent := false
-	for _, r := range a.Service().Handle(ctx, cmd) {
+	replies, _ := a.Service().Handle(ctx, cmd) // a hand is only read: the refusal, if any, is in the replies
+	for _, r := range replies {
 		if r.Kind == table.KindReply {
 			a.sendHand(user, r)
 			sent = true
@@ -248,8 +249,8 @@ func (a *Adapter) onCallback(ctx context.Context, u update) (failed error) {
 		cmd.Admin, unchecked = a.isAdmin(chat, user)
 	}
 	var lines []string
-	replies := a.Service().Handle(ctx, cmd)
-	if notStored(replies) {
+	replies, err := a.Service().Handle(ctx, cmd)
+	if notStored(err) {
 		failed = errNotStored
 	}
 	for _, r := range replies {
@@ -322,7 +323,7 @@ func (a *Adapter) onMyChatMember(ctx context.Context, u update) error {
 	}
 	switch c.NewChatMember.Status {
 	case "kicked":
-		a.reach.Set(userKey(c.From.ID), true)
+		a.reach.Set(ctx, userKey(c.From.ID), true)
 	case "member":
 		a.reachable(c.From.ID)
 	}

@@ -127,6 +127,7 @@ func TestStaleUpdatesAfterAnOutage(t *testing.T) {
 // its ID (so that pruning the closed table deletes them; core/table KV), never under the player
 // alone, sent when the player writes to the bot, and gone with the table.
 func TestHeldHandsAreTheTables(t *testing.T) {
+	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
 		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
 		f.setStarted(alice.ID) // Ursula never pressed Start
@@ -139,8 +140,8 @@ func TestHeldHandsAreTheTables(t *testing.T) {
 		settle(5 * time.Second)
 		tableID := tableOf(t, f)
 		held := func() (mine, users bool) {
-			_, mine, _ = store.Get(bucketPending, userTable(ursula.ID, tableID))
-			_, users, _ = store.Get(bucketPending, userKey(ursula.ID))
+			_, mine, _ = store.Get(ctx, bucketPending, userTable(ursula.ID, tableID))
+			_, users, _ = store.Get(ctx, bucketPending, userKey(ursula.ID))
 			return mine, users
 		}
 		if mine, users := held(); !mine || users {
@@ -162,7 +163,7 @@ func TestHeldHandsAreTheTables(t *testing.T) {
 		f.mu.Lock()
 		f.started[ursula.ID] = false
 		f.mu.Unlock()
-		e.a.reach.Set(userKey(ursula.ID), true)
+		e.a.reach.Set(ctx, userKey(ursula.ID), true)
 		f.command(alice, group, 0, "/board@"+botUsername) // anything that changes the table's messages
 		d := newDriver(t, f, 8)
 		d.playUntil([]tgUser{alice}, time.Hour, func() bool { mine, _ := held(); return mine })
@@ -172,7 +173,7 @@ func TestHeldHandsAreTheTables(t *testing.T) {
 		if _, open := e.svc.Status(tableID); open {
 			t.Fatal("the table did not close")
 		}
-		if _, err := store.Prune(time.Now().Add(time.Hour)); err != nil {
+		if _, err := store.Prune(ctx, time.Now().Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		if mine, users := held(); mine || users {

@@ -217,8 +217,9 @@ func (a *Adapter) newLimits(chat int64) *limits {
 // the new ID (when a send finds the group upgraded, before its queue moves); the new chat's
 // messages sent already, if any, count in the shared bucket too.
 func (a *Adapter) followLimits(from, to int64) {
+	ctx := a.baseContext() // the KV is the adapter's: it lives as long as Run
 	if a.window != nil {
-		if err := a.window.Follow(dest(from), dest(to)); err != nil {
+		if err := a.window.Follow(ctx, dest(from), dest(to)); err != nil {
 			a.log.Error("moving a group's shared budget to its supergroup", "chat", to, "err", err)
 		}
 	}
@@ -242,7 +243,7 @@ func (a *Adapter) followLimits(from, to int64) {
 	}
 	a.lims[to] = old
 	if old.busyUntil.After(now) { // a restart finds the new chat's window as busy as the old one's
-		if err := a.kv.Put(bucketRecent, dest(to), []byte(strconv.FormatInt(old.busyUntil.UnixMilli(), 10))); err != nil {
+		if err := a.kv.Put(ctx, bucketRecent, dest(to), []byte(strconv.FormatInt(old.busyUntil.UnixMilli(), 10))); err != nil {
 			a.log.Error("saving a group's recent sends", "chat", to, "err", err)
 		}
 	}
@@ -258,7 +259,8 @@ func maxTime(a, b time.Time) time.Time {
 // recentUntil reads until when a group may still have messages of an earlier process in its
 // minute window.
 func (a *Adapter) recentUntil(chat int64) time.Time {
-	b, ok, err := a.kv.Get(bucketRecent, dest(chat))
+	ctx := a.baseContext() // the KV is the adapter's: it lives as long as Run
+	b, ok, err := a.kv.Get(ctx, bucketRecent, dest(chat))
 	if err != nil {
 		a.log.Error("reading a group's recent sends", "chat", chat, "err", err)
 		return time.Now().Add(time.Minute) // unsure: be careful
@@ -310,7 +312,7 @@ func (p platform) Wait(ctx context.Context, d string) error {
 		return nil
 	}
 	l.busyUntil = now.Add(2 * time.Minute)
-	if err := a.kv.Put(bucketRecent, dest(chat), []byte(strconv.FormatInt(l.busyUntil.UnixMilli(), 10))); err != nil {
+	if err := a.kv.Put(ctx, bucketRecent, dest(chat), []byte(strconv.FormatInt(l.busyUntil.UnixMilli(), 10))); err != nil {
 		a.log.Error("saving a group's recent sends", "chat", chat, "err", err)
 	}
 	return nil
@@ -457,6 +459,7 @@ func (p platform) Refused(d string, items []*item, err error) {
 // record is no longer needed: nothing edits a finished game's messages. The previous game's hand
 // is deleted from the private chat: it would keep its last buttons and "your turn" forever.
 func (a *Adapter) shown(chat int64, it *item) {
+	ctx := a.baseContext() // the KV is the adapter's: it lives as long as Run
 	var slot string
 	switch it.Msg.Kind {
 	case table.KindLive:
@@ -466,11 +469,11 @@ func (a *Adapter) shown(chat int64, it *item) {
 	default:
 		return
 	}
-	prev, ok, err := a.kv.Get(bucketSlot, slot)
+	prev, ok, err := a.kv.Get(ctx, bucketSlot, slot)
 	if err != nil || (ok && string(prev) == it.Key) {
 		return
 	}
-	if err := a.kv.Put(bucketSlot, slot, []byte(it.Key)); err != nil {
+	if err := a.kv.Put(ctx, bucketSlot, slot, []byte(it.Key)); err != nil {
 		a.log.Error("saving slot", "slot", slot, "err", err)
 		return
 	}
@@ -487,6 +490,7 @@ func (a *Adapter) shown(chat int64, it *item) {
 
 // sendNew sends a new message (or photo) and gives its message ID.
 func (a *Adapter) sendNew(chat int64, thread int, it *item, text string, kb *keyboard) (int, error) {
+	ctx := a.baseContext() // the KV is the adapter's: it lives as long as Run
 	p := tgbotapi.Params{}
 	p.AddNonZero64("chat_id", chat)
 	p.AddNonZero("message_thread_id", thread)
@@ -514,7 +518,7 @@ func (a *Adapter) sendNew(chat int64, thread int, it *item, text string, kb *key
 		a.log.Info("the group refuses documents; sending the text only", "chat", chat)
 	}
 	if it.Key == "" && m.Picture != table.PictureNone && !a.refuses(chat, photos) {
-		png, _, err := a.Service().Picture(m, false)
+		png, _, err := a.Service().Picture(ctx, m, false)
 		if err == nil {
 			photo := maps.Clone(p)
 			photo["caption"] = clip16(text, 1024)

@@ -1,6 +1,7 @@
 package telegram
 
 import (
+	"context"
 	"encoding/json"
 	"maps"
 	"net/url"
@@ -45,8 +46,18 @@ func userKey(user int64) string { return strconv.FormatInt(user, 10) }
 // with it.
 func userTable(user int64, tableID string) string { return tableID + "/" + userKey(user) }
 
+// baseContext is Run's context without its end, for what the adapter reads and writes in its KV
+// outside any one update (the outbox's workers, the groups' notes): they live as long as Run.
+// Before Run, nothing has a context to give: only tests call the adapter then.
+func (a *Adapter) baseContext() context.Context {
+	if base := a.base.Load(); base != nil {
+		return *base
+	}
+	return context.Background()
+}
+
 // isBlocked reports whether private messages to the user are known to fail.
-func (a *Adapter) isBlocked(user int64) bool { return a.reach.Is(userKey(user)) }
+func (a *Adapter) isBlocked(user int64) bool { return a.reach.Is(a.baseContext(), userKey(user)) }
 
 // blocked handles private messages that failed because the user cannot get one (from the
 // outbox's worker): the user is remembered, and each message goes as the delivery policy says.
@@ -55,7 +66,7 @@ func (a *Adapter) isBlocked(user int64) bool { return a.reach.Is(userKey(user)) 
 // naming the user; anything else is dropped.
 func (a *Adapter) blocked(user int64, items []*item) {
 	if !slices.ContainsFunc(items, func(it *item) bool { return it.Msg.Reason == table.ReasonForgotten }) {
-		a.reach.Set(userKey(user), true) // not of a person just forgotten: nothing of them is written again
+		a.reach.Set(a.baseContext(), userKey(user), true) // not of a person just forgotten: nothing of them is written again
 	}
 	for _, it := range items {
 		m := it.Msg
@@ -106,7 +117,7 @@ func (a *Adapter) holdBack(user int64, m table.Message) {
 }
 
 func (a *Adapter) pending(user int64, tableID string) []table.Message {
-	b, ok, err := a.kv.Get(bucketPending, userTable(user, tableID))
+	b, ok, err := a.kv.Get(a.baseContext(), bucketPending, userTable(user, tableID))
 	if err != nil || !ok {
 		return nil
 	}
@@ -122,14 +133,14 @@ func (a *Adapter) pending(user int64, tableID string) []table.Message {
 func (a *Adapter) savePending(user int64, tableID string, ms []table.Message) {
 	var err error
 	if len(ms) == 0 {
-		err = a.kv.Delete(bucketPending, userTable(user, tableID))
+		err = a.kv.Delete(a.baseContext(), bucketPending, userTable(user, tableID))
 		delete(a.users.held[user], tableID)
 		if len(a.users.held[user]) == 0 {
 			delete(a.users.held, user)
 		}
 	} else {
 		b, _ := json.Marshal(ms)
-		err = a.kv.Put(bucketPending, userTable(user, tableID), b)
+		err = a.kv.Put(a.baseContext(), bucketPending, userTable(user, tableID), b)
 		if a.users.held[user] == nil {
 			a.users.held[user] = map[string]bool{}
 		}
@@ -151,7 +162,7 @@ func (a *Adapter) takePending(user int64) []table.Message {
 	}
 	// Before, the held hands were kept under the user alone, for ever: the entry goes (the
 	// service delivered every live table's hands again at the start, held under the tables).
-	if err := a.kv.Delete(bucketPending, userKey(user)); err != nil {
+	if err := a.kv.Delete(a.baseContext(), bucketPending, userKey(user)); err != nil {
 		a.log.Error("deleting held-back messages of an older version", "user", user, "err", err)
 	}
 	return out
@@ -161,7 +172,7 @@ func (a *Adapter) takePending(user int64) []table.Message {
 // group. Only a hand that could not be sent calls for it.
 func (a *Adapter) tell(user int64, m table.Message) {
 	chat, thread, ok := chatOf(m.Target.Place)
-	if !ok || chat == user || !a.reach.TellOnce(m.Table, userKey(user)) {
+	if !ok || chat == user || !a.reach.TellOnce(a.baseContext(), m.Table, userKey(user)) {
 		return
 	}
 	lang := i18n.Pick(m.Lang, m.Target.Player.Locale)
@@ -180,7 +191,7 @@ func (a *Adapter) deepLink(tableID string) string {
 // reachable notes that the user can get private messages (they wrote to the bot privately) and
 // sends what was held back.
 func (a *Adapter) reachable(user int64) {
-	if !a.reach.Set(userKey(user), false) {
+	if !a.reach.Set(a.baseContext(), userKey(user), false) {
 		return
 	}
 	pending := a.takePending(user)
@@ -218,7 +229,7 @@ func (a *Adapter) saveHand(user int64, m table.Message) {
 	if !due {
 		return
 	}
-	if err := a.kv.Put(bucketHand, k, []byte(key)); err != nil {
+	if err := a.kv.Put(a.baseContext(), bucketHand, k, []byte(key)); err != nil {
 		a.log.Error("saving hand key", "err", err)
 	}
 }
@@ -231,7 +242,7 @@ func (a *Adapter) handKey(user int64, tableID string) string {
 	if ok {
 		return key
 	}
-	b, ok, err := a.kv.Get(bucketHand, k)
+	b, ok, err := a.kv.Get(a.baseContext(), bucketHand, k)
 	if err != nil || !ok {
 		return ""
 	}

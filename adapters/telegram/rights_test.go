@@ -15,6 +15,7 @@ import (
 // it in their private chats, and nothing more goes to the group, not even a retry. The bot
 // learns it from my_chat_member, or from a send refused with 403 when that update is missing.
 func TestRemovedFromGroup(t *testing.T) {
+	ctx := t.Context()
 	for _, tc := range []struct {
 		name string
 		tell bool
@@ -58,7 +59,7 @@ func TestRemovedFromGroup(t *testing.T) {
 					}
 				}
 				records := 0
-				store.Records(func(string, []byte) error { records++; return nil })
+				store.Records(ctx, func(string, []byte) error { records++; return nil })
 				if records != 1 {
 					t.Errorf("%d match records, want the match so far", records)
 				}
@@ -277,6 +278,7 @@ func TestOldMessageLosesItsButtons(t *testing.T) {
 // players learn it privately), nothing more goes to the topic, and the group's other topics go
 // on.
 func TestDeletedTopic(t *testing.T) {
+	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
 		f, store, logs, e := startedEnv(t, alice, bob)
 		f.command(bob, group, 0, "/new@"+botUsername)
@@ -315,7 +317,7 @@ func TestDeletedTopic(t *testing.T) {
 			t.Errorf("Alice's private hand does not say the table closed:\n%s", hand.Text)
 		}
 		records := 0
-		store.Records(func(string, []byte) error { records++; return nil })
+		store.Records(ctx, func(string, []byte) error { records++; return nil })
 		if records != 1 {
 			t.Errorf("%d match records, want the match so far", records)
 		}

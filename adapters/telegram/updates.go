@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -294,20 +293,10 @@ func (a *Adapter) handle(ctx context.Context, u update) (err error) {
 	return nil
 }
 
-// notStoredReasons are the refusals of a change the store did not take (or took in part: a
-// forget cut short, which the same update finishes when sent again).
-var notStoredReasons = []string{"err.internal", "err.shutting_down", "err.unavailable", "forget.unfinished"}
-
-// notStored reports replies that say the command's change could not be stored (or the service
-// stopped before it could be): the command did nothing, and may be sent again.
-
-func notStored(replies []table.Message) bool {
-	for _, r := range replies {
-		if r.Kind == table.KindError && slices.Contains(notStoredReasons, r.Reason) {
-			return true
-		}
-	}
-	return false
+// notStored reports a Handle error that says the command's change could not be stored (or the
+// service stopped before it could be): the command did nothing, and may be sent again.
+func notStored(err error) bool {
+	return errors.Is(err, table.ErrNotStored) || errors.Is(err, table.ErrStopped)
 }
 
 func eventID(u update) string { return "tg:" + strconv.Itoa(u.UpdateID) }

@@ -172,8 +172,9 @@ func TestWebhook(t *testing.T) {
 
 // e2eTableAt gives the ID of the test group's table in the store, or "".
 func e2eTableAt(store *table.MemStore) string {
+	ctx := context.Background()
 	id := ""
-	store.Tables(func(tid string, state []byte) error {
+	store.Tables(ctx, func(tid string, state []byte) error {
 		if strings.Contains(string(state), `"`+dest(group)+`"`) {
 			id = tid
 		}
@@ -255,7 +256,7 @@ type panicOnce struct {
 	always bool
 }
 
-func (p *panicOnce) Handle(ctx context.Context, cmd table.Command) []table.Message {
+func (p *panicOnce) Handle(ctx context.Context, cmd table.Command) ([]table.Message, error) {
 	if p.armed.CompareAndSwap(true, false) || p.always && cmd.Verb == table.VerbRules {
 		panic("a handler's bug")
 	}

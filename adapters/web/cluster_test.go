@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 // used at the first as well; and of the two copies redeeming one link at the same instant, one
 // wins, for each of many links.
 func TestOneTimeLinkIsOnceAcrossCopies(t *testing.T) {
+	ctx := t.Context()
 	store := table.NewMemStore()
 	// A store across the network answers in a moment, not at once.
 	slow := func(c *Config) { c.KV = slowKV{store} }
@@ -44,7 +46,7 @@ func TestOneTimeLinkIsOnceAcrossCopies(t *testing.T) {
 		var wg sync.WaitGroup
 		for _, e := range []*env{a, b} {
 			wg.Go(func() {
-				if _, ok := e.web.redeem(token, e.clock.Now()); ok {
+				if _, ok := e.web.redeem(ctx, token, e.clock.Now()); ok {
 					won.Add(1)
 				}
 			})
@@ -59,17 +61,17 @@ func TestOneTimeLinkIsOnceAcrossCopies(t *testing.T) {
 // slowKV is a store whose reads and writes take a millisecond, as etcd's do over the network.
 type slowKV struct{ *table.MemStore }
 
-func (s slowKV) Get(bucket, key string) ([]byte, bool, error) {
+func (s slowKV) Get(ctx context.Context, bucket, key string) ([]byte, bool, error) {
 	time.Sleep(time.Millisecond)
-	return s.MemStore.Get(bucket, key)
+	return s.MemStore.Get(ctx, bucket, key)
 }
 
-func (s slowKV) Put(bucket, key string, value []byte) error {
+func (s slowKV) Put(ctx context.Context, bucket, key string, value []byte) error {
 	time.Sleep(time.Millisecond)
-	return s.MemStore.Put(bucket, key, value)
+	return s.MemStore.Put(ctx, bucket, key, value)
 }
 
-func (s slowKV) Swap(bucket, key string, old, value []byte) ([]byte, error) {
+func (s slowKV) Swap(ctx context.Context, bucket, key string, old, value []byte) ([]byte, error) {
 	time.Sleep(time.Millisecond)
-	return s.MemStore.Swap(bucket, key, old, value)
+	return s.MemStore.Swap(ctx, bucket, key, old, value)
 }

@@ -89,7 +89,11 @@ func newEnvOn(t testing.TB, store *table.MemStore, cfg ...func(*Config)) *env {
 
 func (e *env) do(place table.Place, p table.Player, v table.Verb, args ...string) {
 	e.t.Helper()
-	for _, r := range e.svc.Handle(context.Background(), table.Command{Place: place, Actor: p, Verb: v, Args: args}) {
+	replies, err := e.svc.Handle(context.Background(), table.Command{Place: place, Actor: p, Verb: v, Args: args})
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", p.ID, v, err)
+	}
+	for _, r := range replies {
 		if r.Kind == table.KindError {
 			e.t.Fatalf("%s %s: %s", p.ID, v, r.Text)
 		}

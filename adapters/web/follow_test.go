@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"strings"
@@ -32,7 +33,7 @@ func (s *stalledViews) stall() {
 	s.mu.Unlock()
 }
 
-func (s *stalledViews) SeatView(id string, p table.Player) (table.SeatView, bool) {
+func (s *stalledViews) SeatView(ctx context.Context, id string, p table.Player) (table.SeatView, bool) {
 	s.mu.Lock()
 	stalled := s.stalled
 	s.mu.Unlock()
@@ -40,7 +41,7 @@ func (s *stalledViews) SeatView(id string, p table.Player) (table.SeatView, bool
 		s.entered <- struct{}{}
 		<-s.released
 	}
-	return s.Service.SeatView(id, p)
+	return s.Service.SeatView(ctx, id, p)
 }
 
 // refreshers counts the goroutines in the hub's refresh loop.

@@ -203,12 +203,13 @@ func TestMoveLimitSurvivesReconnects(t *testing.T) {
 // A session is checked at every move: one that expired ends the socket with the reason, and
 // the move is not made.
 func TestSessionExpiresAtAMove(t *testing.T) {
+	ctx := t.Context()
 	e := newEnv(t)
 	id, ps, _ := e.fourTable(1) // four people: nothing moves but what they send
 	var k *client
 	var p table.Player
 	for _, pl := range ps {
-		if v, _ := e.svc.SeatView(id, pl); v.Game != nil && v.Game.ToMove == v.You {
+		if v, _ := e.svc.SeatView(ctx, id, pl); v.Game != nil && v.Game.ToMove == v.You {
 			p, k = pl, e.open(e.session(pl, id))
 		}
 	}
@@ -222,7 +223,7 @@ func TestSessionExpiresAtAMove(t *testing.T) {
 	if _, err := k.read(2 * time.Second); websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
 		t.Fatalf("the socket after its session ended: %v", err)
 	}
-	if nv, _ := e.svc.SeatView(id, p); nv.Seq != v.Seq {
+	if nv, _ := e.svc.SeatView(ctx, id, p); nv.Seq != v.Seq {
 		t.Fatalf("the move was made: the table moved from %d to %d", v.Seq, nv.Seq)
 	}
 }
@@ -230,6 +231,7 @@ func TestSessionExpiresAtAMove(t *testing.T) {
 // A Discord member who left the channel's Activity is checked at their next move: told why and
 // closed, and the join is not made.
 func TestLeftTheActivityCannotJoin(t *testing.T) {
+	ctx := t.Context()
 	dc, place := eveInTheActivity()
 	e := newEnv(t, func(c *Config) { c.Discord = dc })
 	owner := table.Player{ID: "dc:1", Name: "Ann", Locale: "en"}
@@ -252,7 +254,7 @@ func TestLeftTheActivityCannotJoin(t *testing.T) {
 	if m := k.next("bye"); m.Text != i18n.T("fr", "web.left_activity") {
 		t.Fatalf("a join after leaving: %+v", m)
 	}
-	if nv, _ := e.svc.SeatView(v.Table, eve); nv.You != -1 {
+	if nv, _ := e.svc.SeatView(ctx, v.Table, eve); nv.You != -1 {
 		t.Fatalf("Eve sits at seat %d after she left", nv.You)
 	}
 }

@@ -62,6 +62,8 @@ func (s *Server) Handler() http.Handler {
 			http.Error(w, "not found", http.StatusNotFound)
 		case r.Method != http.MethodGet && r.Method != http.MethodHead:
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		case p == "/rules":
+			s.serveRules(w, r)
 		case p == "/" || p == "/index.html" || p == "/app.js" || p == "/app.css":
 			h.Set("Content-Security-Policy", s.csp())
 			h.Set("Cache-Control", "no-cache")
@@ -174,7 +176,7 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case req.Link != "":
 		var ok bool
-		if t, ok = s.redeem(req.Link, now); !ok {
+		if t, ok = s.redeem(r.Context(), req.Link, now); !ok {
 			refuse(http.StatusUnauthorized, "web.expired")
 			return
 		}
@@ -256,14 +258,14 @@ const bucketLinks = "web.links"
 // used already. Marking it is one compare-and-swap in the store (a link not yet used becomes
 // used), so a link used at one copy of the bot is used at every copy, and of two copies redeeming
 // it at once one wins; a store without it (none in this repository) is asked under a lock.
-func (s *Server) redeem(link string, now time.Time) (ticket, bool) {
+func (s *Server) redeem(ctx context.Context, link string, now time.Time) (ticket, bool) {
 	t, err := s.sign.open(purposeLink, link, now)
 	if err != nil || t.Nonce == "" || !tableID.MatchString(t.Table) {
 		return ticket{}, false
 	}
 	key := t.Table + "/" + t.Nonce
 	if sw, ok := s.cfg.KV.(table.Swapper); ok {
-		_, err := sw.Swap(bucketLinks, key, nil, []byte("1"))
+		_, err := sw.Swap(ctx, bucketLinks, key, nil, []byte("1"))
 		if errors.Is(err, table.ErrConflict) {
 			return ticket{}, false // used
 		}
@@ -275,7 +277,7 @@ func (s *Server) redeem(link string, now time.Time) (ticket, bool) {
 	}
 	s.linkMu.Lock()
 	defer s.linkMu.Unlock()
-	_, used, err := s.cfg.KV.Get(bucketLinks, key)
+	_, used, err := s.cfg.KV.Get(ctx, bucketLinks, key)
 	if err != nil {
 		s.log.Error("reading used links", "err", err)
 		return ticket{}, false
@@ -283,7 +285,7 @@ func (s *Server) redeem(link string, now time.Time) (ticket, bool) {
 	if used {
 		return ticket{}, false
 	}
-	if err := s.cfg.KV.Put(bucketLinks, key, []byte("1")); err != nil {
+	if err := s.cfg.KV.Put(ctx, bucketLinks, key, []byte("1")); err != nil {
 		s.log.Error("saving a used link", "err", err)
 		return ticket{}, false
 	}

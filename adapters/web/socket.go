@@ -132,7 +132,7 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 		s.refuseSocket(ctx, c, lang, "err.no_table")
 		return
 	}
-	v, ok := s.service().SeatView(t.Table, t.player())
+	v, ok := s.service().SeatView(ctx, t.Table, t.player())
 	switch {
 	case !ok:
 		s.refuseSocket(ctx, c, lang, "err.closed")
@@ -350,7 +350,8 @@ func (k *sock) move(m inbound) {
 	if a := strings.TrimSpace(m.Arg); a != "" {
 		cmd.Args = []string{a}
 	}
-	for _, r := range k.s.service().Handle(k.ctx, cmd) {
+	replies, _ := k.s.service().Handle(k.ctx, cmd) // a command not done is refused in its replies
+	for _, r := range replies {
 		switch {
 		case r.Kind == table.KindError:
 			refuse(r.Text)
@@ -448,7 +449,7 @@ func (h *hub) refresh(r *room) {
 		h.mu.Unlock()
 		svc := h.s.service()
 		for _, k := range socks {
-			v, ok := svc.SeatView(r.id, k.player)
+			v, ok := svc.SeatView(k.ctx, r.id, k.player)
 			if !ok {
 				k.goodbye(outbound{Text: i18n.T(k.langNow(), "err.closed")}, websocket.StatusNormalClosure)
 				continue

@@ -49,8 +49,8 @@ const Platform = "web"
 
 // Service is what the web table asks of the table service; *table.Service satisfies it.
 type Service interface {
-	Handle(ctx context.Context, cmd table.Command) []table.Message
-	SeatView(tableID string, p table.Player) (table.SeatView, bool)
+	Handle(ctx context.Context, cmd table.Command) ([]table.Message, error)
+	SeatView(ctx context.Context, tableID string, p table.Player) (table.SeatView, bool)
 	TableAt(p table.Place) string
 }
 

@@ -26,12 +26,13 @@ import (
 
 // openMarked opens a new database that says whose it is, in a KV entry a backup must carry.
 func openMarked(t *testing.T, path, owner string) *storage.Store {
+	ctx := t.Context()
 	t.Helper()
 	st, err := storage.Open(path, storage.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Put("test", "owner", []byte(owner)); err != nil {
+	if err := st.Put(ctx, "test", "owner", []byte(owner)); err != nil {
 		t.Fatal(err)
 	}
 	return st
@@ -39,13 +40,14 @@ func openMarked(t *testing.T, path, owner string) *storage.Store {
 
 // ownerOf opens a backup and says whose database it is.
 func ownerOf(t *testing.T, path string) string {
+	ctx := t.Context()
 	t.Helper()
 	st, err := storage.Open(path, storage.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatalf("the backup does not open: %v", err)
 	}
 	defer st.Close()
-	v, _, err := st.Get("test", "owner")
+	v, _, err := st.Get(ctx, "test", "owner")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,10 +421,11 @@ func TestAdminTCPNeverWithoutToken(t *testing.T) {
 
 // fillBig grows the database to about mb MiB.
 func fillBig(t *testing.T, st *storage.Store, bucket string, mb int) {
+	ctx := t.Context()
 	t.Helper()
 	val := bytes.Repeat([]byte{'x'}, 1<<20)
 	for i := range mb {
-		if err := st.Put(bucket, fmt.Sprint(i), val); err != nil {
+		if err := st.Put(ctx, bucket, fmt.Sprint(i), val); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -461,6 +464,7 @@ func snapshots(t *testing.T, db string) []string {
 // open, so commits that make bbolt remap the growing file go on; a second backup meanwhile is
 // refused; and the bot shuts down in bounded time, leaving no snapshot behind.
 func TestAdminBackupStalledClient(t *testing.T) {
+	ctx := t.Context()
 	db := filepath.Join(t.TempDir(), "k.db")
 	st := openMarked(t, db, "me")
 	closed := false
@@ -479,7 +483,7 @@ func TestAdminBackupStalledClient(t *testing.T) {
 	go func() {
 		val := bytes.Repeat([]byte{'y'}, 4<<20)
 		for i := range 10 {
-			if err := st.Put("grow", fmt.Sprint(i), val); err != nil {
+			if err := st.Put(ctx, "grow", fmt.Sprint(i), val); err != nil {
 				committed <- err
 				return
 			}

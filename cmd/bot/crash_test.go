@@ -237,6 +237,7 @@ func freeAddr(t *testing.T) string {
 }
 
 func TestSecondInstanceFailsFastAndLiveBackupWorks(t *testing.T) {
+	ctx := t.Context()
 	bin := buildBot(t)
 	db := filepath.Join(t.TempDir(), "k.db")
 	stop := startBot(t, bin, db)
@@ -263,7 +264,7 @@ func TestSecondInstanceFailsFastAndLiveBackupWorks(t *testing.T) {
 	}
 	defer st.Close()
 	n := 0
-	st.Tables(func(string, []byte) error { n++; return nil })
+	st.Tables(ctx, func(string, []byte) error { n++; return nil })
 	if n != 1 {
 		t.Errorf("backup holds %d tables, want the running one", n)
 	}

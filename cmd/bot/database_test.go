@@ -19,6 +19,7 @@ import (
 // fillDatabase writes a database as the bot would after many tables: states, logs and records,
 // enough for branch pages and a record over several pages.
 func fillDatabase(t *testing.T, path string) {
+	ctx := t.Context()
 	t.Helper()
 	st, err := storage.Open(path, storage.Options{})
 	if err != nil {
@@ -29,12 +30,12 @@ func fillDatabase(t *testing.T, path string) {
 		c := table.Change{TableID: id, State: bytes.Repeat([]byte("s"), 300),
 			Log:     table.LogEntry{Seq: 1, Verb: table.VerbNew, Actor: "tg:1"},
 			Records: []table.Record{{Key: id + "/m1/g1", Data: bytes.Repeat([]byte("r"), 400)}}}
-		if err := st.Commit(c); err != nil {
+		if err := st.Commit(ctx, c); err != nil {
 			t.Fatal(err)
 		}
 	}
 	big := table.Change{TableID: "big", State: []byte("s"), Records: []table.Record{{Key: "big/m1/match", Data: bytes.Repeat([]byte("big "), 20000)}}}
-	if err := st.Commit(big); err != nil {
+	if err := st.Commit(ctx, big); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Close(); err != nil {

@@ -22,10 +22,17 @@ type duelConfig struct {
 	Seed    uint64
 	Workers int           // games played at once
 	Options robot.Options // for both players' search levels
-	Analyze bool          // measure A's decisions against the open-card solver
-	Matches int           // play this many whole matches (each twice, teams swapped) instead of deals
-	Stripes int           // the matches' open stripes at the start
-	Done    func()        // called when a deal (or a match) has been played both ways; may be nil
+	// BPrevious makes B's search players draw deals with the sampler before the policy-based
+	// inference, to measure the new one against it on the same deals.
+	BPrevious bool
+	// NodesPerMs, when set, bounds each search decision by this many solver nodes per
+	// millisecond of its level's budget instead of by time (the time cap then 100 times the
+	// budget, for safety): a duel on a busy machine plays as on an idle one.
+	NodesPerMs int
+	Analyze    bool   // measure A's decisions against the open-card solver
+	Matches    int    // play this many whole matches (each twice, teams swapped) instead of deals
+	Stripes    int    // the matches' open stripes at the start
+	Done       func() // called when a deal (or a match) has been played both ways; may be nil
 }
 
 // gameOutcome is one game from A's side.
@@ -85,10 +92,22 @@ func newDuelWorker(cfg duelConfig) *duelWorker {
 		// The same seed per seat for both sides: a player against itself plays both games of a
 		// pair identically.
 		seed := cfg.Seed*4 + uint64(s) + 1
-		w.a[s] = robot.NewWith(cfg.A, seed, cfg.Options)
-		w.b[s] = robot.NewWith(cfg.B, seed, cfg.Options)
+		bo := cfg.optionsFor(cfg.B)
+		bo.PreviousSampler = cfg.BPrevious
+		w.a[s] = robot.NewWith(cfg.A, seed, cfg.optionsFor(cfg.A))
+		w.b[s] = robot.NewWith(cfg.B, seed, bo)
 	}
 	return w
+}
+
+// optionsFor are the search options of a level's players in the duel.
+func (c duelConfig) optionsFor(l robot.Level) robot.Options {
+	o := c.Options
+	if b := robot.DecisionBudget(l); c.NodesPerMs > 0 && b > 0 {
+		o.Nodes = uint64(c.NodesPerMs) * uint64(b.Milliseconds())
+		o.Budget = 100 * b
+	}
+	return o
 }
 
 // dealFor is deal i of the duel: a random dealer and a seeded shuffle.
@@ -340,8 +359,11 @@ func (r *duelResult) print(w io.Writer) {
 	share, half := r.WinShare()
 	margin, mh := r.pairMeans(func(o gameOutcome) float64 { return float64(o.Margin) })
 	stripes, sh := r.pairMeans(func(o gameOutcome) float64 { return float64(o.Stripes) })
-	fmt.Fprintf(w, "duel A=%s B=%s: %d deals x 2 games (duplicate: A plays each deal in both teams), seed %d, workers %d, %s\n",
-		c.A, c.B, len(r.Pairs), c.Seed, c.Workers, r.Elapsed.Round(time.Second))
+	fmt.Fprintf(w, "duel A=%s B=%s%s: %d deals x 2 games (duplicate: A plays each deal in both teams), seed %d, workers %d, %s\n",
+		c.A, c.B, c.bNote(), len(r.Pairs), c.Seed, c.Workers, r.Elapsed.Round(time.Second))
+	if c.NodesPerMs > 0 {
+		fmt.Fprintf(w, "search decisions bounded by %d solver nodes per ms of the level's budget\n", c.NodesPerMs)
+	}
 	fmt.Fprintf(w, "A game win share (draws half): %.4f ± %.4f (95%% CI over deal pairs)\n", share, half)
 	fmt.Fprintf(w, "A card-point margin per game:  %+.2f ± %.2f\n", margin, mh)
 	fmt.Fprintf(w, "A stripe margin per game:      %+.3f ± %.3f (B's stripe change minus A's, per game, not per match)\n", stripes, sh)
@@ -360,6 +382,14 @@ func (r *duelResult) print(w io.Writer) {
 	}
 }
 
+// bNote marks B's previous sampler in the result's first line.
+func (c duelConfig) bNote() string {
+	if c.BPrevious {
+		return " (previous sampler)"
+	}
+	return ""
+}
+
 // runDuel plays two computer levels against each other on duplicate deals.
 func runDuel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("duel")
@@ -373,6 +403,8 @@ func runDuel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	threads := fs.Int("threads", 1, "goroutines per search decision")
 	budget := fs.Duration("budget", 0, "time per search decision (0: the level's)")
 	worlds := fs.Int("worlds", 0, "deals sampled per search decision (0: the level's)")
+	nodesPerMs := fs.Int("nodes-per-ms", 0, "bound each search decision by this many solver nodes per ms of its level's budget instead of by time (a busy machine plays as an idle one; about 12000 is one core)")
+	bPrevious := fs.Bool("b-previous", false, "B's search plays as before issue 34: the previous sampler, no endgame search (for measuring, not a level)")
 	an := fs.Bool("analyze", false, "measure A's cards and trumps against the open-card solver")
 	quiet := fs.Bool("q", false, "say nothing on stderr while it runs (else how far it is: a bar on a terminal, a line every few seconds)")
 	if code, ok := parseFlags(fs, args, 0, stdout, stderr); !ok {
@@ -394,7 +426,7 @@ func runDuel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	cfg := duelConfig{A: la, B: robot.Level(*b), Deals: *deals, Seed: *seed, Workers: max(*workers, 1),
 		Options: robot.Options{Threads: max(*threads, 1), Budget: *budget, Worlds: *worlds}, Analyze: *an,
-		Matches: *matches, Stripes: *stripes}
+		Matches: *matches, Stripes: *stripes, BPrevious: *bPrevious, NodesPerMs: max(*nodesPerMs, 0)}
 	if cfg.Matches > 0 {
 		return playDuel(stdout, stderr, *quiet, cfg, "matches", cfg.Matches, matchDuel)
 	}

@@ -103,3 +103,30 @@ func TestRunMatchDuel(t *testing.T) {
 		}
 	}
 }
+
+// -b-previous reaches B's players: strong against strong with the previous sampler no longer
+// mirrors every pair, and the report says which B it was and how the decisions were bounded.
+func TestDuelAgainstThePreviousSampler(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := runDuel([]string{"-a", "strong", "-b", "strong", "-b-previous", "-deals", "4", "-seed", "5", "-worlds", "3", "-nodes-per-ms", "100"}, nil, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	for _, want := range []string{"A=strong B=strong (previous sampler): 4 deals", "bounded by 100 solver nodes per ms"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+	res, err := duel(duelConfig{A: robot.Strong, B: robot.Strong, BPrevious: true, Deals: 4, Seed: 5, Workers: 1,
+		Options: robot.Options{Threads: 1, Budget: time.Minute, Worlds: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mirrored := true
+	for _, p := range res.Pairs {
+		mirrored = mirrored && p[0].Margin == -p[1].Margin
+	}
+	if mirrored {
+		t.Errorf("every pair mirrored: B played as A did, the previous sampler was not used")
+	}
+}

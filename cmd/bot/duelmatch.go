@@ -117,8 +117,11 @@ func (r *matchResult) print(w io.Writer) {
 		scores[i] = g.Score
 	}
 	gs, gsh := meanCI(scores)
-	fmt.Fprintf(w, "duel A=%s B=%s: %d matches x 2 (A plays each match's deals in both teams), %d stripes, seed %d, workers %d, %s\n",
-		c.A, c.B, len(r.Pairs), c.Stripes, c.Seed, c.Workers, r.Elapsed.Round(time.Second))
+	fmt.Fprintf(w, "duel A=%s B=%s%s: %d matches x 2 (A plays each match's deals in both teams), %d stripes, seed %d, workers %d, %s\n",
+		c.A, c.B, c.bNote(), len(r.Pairs), c.Stripes, c.Seed, c.Workers, r.Elapsed.Round(time.Second))
+	if c.NodesPerMs > 0 {
+		fmt.Fprintf(w, "search decisions bounded by %d solver nodes per ms of the level's budget\n", c.NodesPerMs)
+	}
 	fmt.Fprintf(w, "A match win share: %.4f ± %.4f (95%% CI over match pairs)\n", share, half)
 	fmt.Fprintf(w, "games per match:   %.2f ± %.2f; A game win share in them (draws half): %.4f ± %.4f\n", meanGames, gh, gs, gsh)
 	printTimes(w, c, r.Times)

@@ -31,6 +31,7 @@ func useEtcd(t *testing.T, c *etcdtest.Cluster, prefix string) {
 // three-member cluster, keeps its record there and makes no database file; a second run finds the
 // finished match there and plays a new one.
 func TestBotPlaysOnEtcd(t *testing.T) {
+	ctx := t.Context()
 	c := etcdtest.Start(t, etcdtest.Options{})
 	useEtcd(t, c, "bot/")
 	db := filepath.Join(t.TempDir(), "k.db")
@@ -45,13 +46,13 @@ func TestBotPlaysOnEtcd(t *testing.T) {
 	if _, err := os.Stat(db); err == nil {
 		t.Error("the bot on etcd made a bbolt file")
 	}
-	st, err := etcdstore.Open(etcdstore.Options{Endpoints: c.Endpoints(), Prefix: "bot/"})
+	st, err := etcdstore.Open(ctx, etcdstore.Options{Endpoints: c.Endpoints(), Prefix: "bot/"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
 	n := 0
-	if err := st.Records(func(string, []byte) error { n++; return nil }); err != nil {
+	if err := st.Records(ctx, func(string, []byte) error { n++; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if n != 2 {
@@ -64,6 +65,7 @@ func TestBotPlaysOnEtcd(t *testing.T) {
 // etcd-backed bot is a bbolt file with the same numbers too; a migration into a store that holds
 // data is refused.
 func TestMigrateKeepsTheNumbers(t *testing.T) {
+	ctx := t.Context()
 	c := etcdtest.Start(t, etcdtest.Options{})
 	dir := t.TempDir()
 	db := filepath.Join(dir, "k.db")
@@ -135,7 +137,7 @@ func TestMigrateKeepsTheNumbers(t *testing.T) {
 			t.Errorf("%s: the league differs from the original's", filepath.Base(file))
 		}
 		var tables int
-		_ = f.Tables(func(string, []byte) error { tables++; return nil })
+		_ = f.Tables(ctx, func(string, []byte) error { tables++; return nil })
 		f.Close()
 		if tables != 3 {
 			t.Errorf("%s holds %d live tables, want 3", filepath.Base(file), tables)
@@ -143,7 +145,7 @@ func TestMigrateKeepsTheNumbers(t *testing.T) {
 	}
 	// The migrated bot plays on where it stopped, on etcd.
 	t.Setenv("KONTERMATT_STORE", "etcd")
-	es, err := etcdstore.Open(etcdstore.Options{Endpoints: c.Endpoints(), Prefix: "migrated/"})
+	es, err := etcdstore.Open(ctx, etcdstore.Options{Endpoints: c.Endpoints(), Prefix: "migrated/"})
 	if err != nil {
 		t.Fatal(err)
 	}

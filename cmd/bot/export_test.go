@@ -37,7 +37,7 @@ func playPlanned(t *testing.T, svc *table.Service, place table.Place, options []
 	t.Helper()
 	do := func(p table.Player, v table.Verb, args ...string) {
 		t.Helper()
-		if r := svc.Handle(context.Background(), table.Command{Place: place, Actor: p, Verb: v, Args: args}); len(r) > 0 && r[0].Kind == table.KindError {
+		if r, _ := svc.Handle(context.Background(), table.Command{Place: place, Actor: p, Verb: v, Args: args}); len(r) > 0 && r[0].Kind == table.KindError {
 			t.Fatalf("%s %s %v: %s", p.Name, v, args, r[0].Text)
 		}
 	}

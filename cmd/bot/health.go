@@ -92,6 +92,7 @@ func askHealth(cfg Config) (line string, healthy bool) {
 // holds. It reports
 // whether they are fine.
 func storeHealth(cfg Config, store botStore, leases table.Leases) func(state map[string]string) bool {
+	ctx := context.Background()
 	return func(state map[string]string) bool {
 		held := leases.Held()
 		state["leases"] = strings.Join(held, ",")
@@ -104,7 +105,7 @@ func storeHealth(cfg Config, store botStore, leases table.Leases) func(state map
 			return true
 		}
 		state["store"] = describeStore(cfg)
-		if _, err := st.Revision(); err != nil { // asked of a member with a leader
+		if _, err := st.Revision(ctx); err != nil { // asked of a member with a leader
 			state["quorum"] = "lost: " + err.Error()
 			return false
 		}

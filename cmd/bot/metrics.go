@@ -207,9 +207,10 @@ type connectedReporter interface {
 // state.
 func health(store table.KV, chats []chatAdapter, more func(state map[string]string) bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
 		state := map[string]string{}
 		ok := more == nil || more(state)
-		if err := store.Put("health", "probe", []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
+		if err := store.Put(ctx, "health", "probe", []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
 			state["database"], ok = "not writable: "+err.Error(), false
 		} else {
 			state["database"] = "ok"

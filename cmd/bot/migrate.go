@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 // back: the destination must hold nothing yet. `bot stats rebuild` on each side then gives the
 // same numbers.
 func runMigrate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	ctx := context.Background()
 	fs := newFlags("migrate")
 	configPath := fs.String("config", "", "YAML config file (its database and its etcd section)")
 	dbPath := fs.String("db", "", "database file (overrides the config)")
@@ -69,9 +71,9 @@ func runMigrate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	start := time.Now()
 	var n int
 	if *from == "bbolt" {
-		n, err = cluster.Load(file)
+		n, err = cluster.Load(ctx, file)
 	} else {
-		n, err = file.Load(cluster)
+		n, err = file.Load(ctx, cluster)
 	}
 	if err != nil {
 		if errors.Is(err, storage.ErrNotEmpty) {

@@ -79,7 +79,11 @@ func TestHelperSlowBot(t *testing.T) {
 		ps = append(ps, table.Player{ID: fmt.Sprint("tg:", 10+i), Name: fmt.Sprint("Player ", i+1), Locale: "en"})
 	}
 	do := func(p table.Player, v table.Verb, args ...string) {
-		for _, r := range m.Service.Handle(ctx, table.Command{Place: place, Actor: p, Verb: v, Args: args}) {
+		replies, err := m.Service.Handle(ctx, table.Command{Place: place, Actor: p, Verb: v, Args: args})
+		if err != nil {
+			t.Fatalf("%s %s: %v", p.ID, v, err)
+		}
+		for _, r := range replies {
 			if r.Kind == table.KindError {
 				t.Fatalf("%s %s: %s", p.ID, v, r.Text)
 			}

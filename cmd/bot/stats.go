@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 // kept match records, which are the truth; what the bot learned match by match must come out the
 // same, and the line says whether it did.
 func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	ctx := context.Background()
 	cfg, what, code, done := dbCommand("stats", args, stdout, stderr)
 	if done {
 		return code
@@ -50,14 +52,14 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer store.Close()
 	start := time.Now()
-	entries, matches, skipped, err := table.Rebuild(store.Records)
+	entries, matches, skipped, err := table.Rebuild(ctx, store.Records)
 	if err != nil {
 		fmt.Fprintln(stderr, "stats rebuild:", dbError(cfg.Database, err))
 		return 1
 	}
 	differ, err := leagueDiffers(store, entries)
 	if err == nil {
-		err = store.Rewrite(nil, table.LeagueBuckets, entries)
+		err = store.Rewrite(ctx, nil, table.LeagueBuckets, entries)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "stats rebuild:", dbError(cfg.Database, err))
@@ -83,13 +85,14 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 // leagueDiffers counts the league entries that are kept but not rebuilt, rebuilt but not kept, or
 // kept with other contents.
 func leagueDiffers(store botStore, entries []table.KVEntry) (int, error) {
+	ctx := context.Background()
 	rebuilt := map[string]string{}
 	for _, e := range entries {
 		rebuilt[e.Bucket+"\x00"+e.Key] = string(e.Value)
 	}
 	differ := 0
 	for _, b := range table.LeagueBuckets {
-		err := store.KVEach(b, func(key string, value []byte) error {
+		err := store.KVEach(ctx, b, func(key string, value []byte) error {
 			k := b + "\x00" + key
 			if v, ok := rebuilt[k]; !ok || v != string(value) {
 				differ++

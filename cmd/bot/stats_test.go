@@ -14,10 +14,11 @@ import (
 
 // leagueEntries reads every league entry of a database.
 func leagueEntries(t *testing.T, st *storage.Store) map[string]string {
+	ctx := t.Context()
 	t.Helper()
 	out := map[string]string{}
 	for _, b := range table.LeagueBuckets {
-		if err := st.KVEach(b, func(k string, v []byte) error { out[b+" "+k] = string(v); return nil }); err != nil {
+		if err := st.KVEach(ctx, b, func(k string, v []byte) error { out[b+" "+k] = string(v); return nil }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -27,6 +28,7 @@ func leagueEntries(t *testing.T, st *storage.Store) map[string]string {
 // TestStatsRebuild: the league a bot kept match by match is what stats rebuild makes from the
 // records; a damaged league is made right again, and the line says which happened.
 func TestStatsRebuild(t *testing.T) {
+	ctx := t.Context()
 	db := filepath.Join(t.TempDir(), "k.db")
 	st, err := storage.Open(db, storage.Options{})
 	if err != nil {
@@ -70,9 +72,9 @@ func TestStatsRebuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = st.Put(table.BucketRatings, "b0-0", []byte(`{"mu":99,"sigma":1}`))
-	_ = st.Put(table.BucketLeague, "bench:1", []byte(`{}`))
-	_ = st.Delete(table.BucketLeague, "bench:2")
+	_ = st.Put(ctx, table.BucketRatings, "b0-0", []byte(`{"mu":99,"sigma":1}`))
+	_ = st.Put(ctx, table.BucketLeague, "bench:1", []byte(`{}`))
+	_ = st.Delete(ctx, table.BucketLeague, "bench:2")
 	_ = st.Close()
 	stdout.Reset()
 	if code := run([]string{"stats", "-db", db, "rebuild"}, nil, &stdout, &stderr); code != 0 {

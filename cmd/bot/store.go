@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -22,7 +23,7 @@ import (
 type botStore interface {
 	table.Store
 	table.KV
-	KVEach(bucket string, fn func(key string, value []byte) error) error
+	KVEach(ctx context.Context, bucket string, fn func(key string, value []byte) error) error
 	storage.Dumper
 	storage.Loader
 	Close() error
@@ -44,11 +45,12 @@ func openConfigured(cfg Config, opts storage.Options) (botStore, error) {
 
 // openEtcd connects to the configured cluster.
 func openEtcd(cfg Config) (*etcdstore.Store, error) {
+	ctx := context.Background()
 	opts, err := etcdOptions(cfg)
 	if err != nil {
 		return nil, err
 	}
-	st, err := etcdstore.Open(opts)
+	st, err := etcdstore.Open(ctx, opts)
 	if err != nil {
 		if errors.Is(err, table.ErrUnavailable) {
 			// etcd's client says only that nobody answered: a TLS mistake (a wrong CA, a missing
@@ -144,6 +146,7 @@ func describeStore(cfg Config) string {
 // etcdBackup writes a consistent snapshot of an etcd store, at one revision, as a bbolt file at
 // path (written beside it, then renamed over it): a file the bbolt store opens.
 func etcdBackup(st *etcdstore.Store, path string) (n int, err error) {
+	ctx := context.Background()
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -164,7 +167,7 @@ func etcdBackup(st *etcdstore.Store, path string) (n int, err error) {
 	if err != nil {
 		return 0, err
 	}
-	n, err = dst.Load(st)
+	n, err = dst.Load(ctx, st)
 	if cerr := dst.Close(); err == nil {
 		err = cerr
 	}

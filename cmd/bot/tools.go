@@ -60,6 +60,12 @@ func dbError(path string, err error) error {
 		return fmt.Errorf("%s is damaged: restore it from a backup", path)
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("no database at %s", path)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("%s: permission denied: the bot must be allowed to read and write its database and the folder it is in", path)
+	}
+	// The storage's error names the path, and the system's error inside it names it again.
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return fmt.Errorf("%s: %s: %w", path, pe.Op, pe.Err)
 	}
 	return err
 }
@@ -105,6 +111,7 @@ func runBackup(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 
 // runExport writes every kept game and match record into a directory, one JSON file each.
 func runExport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	ctx := context.Background()
 	cfg, dir, code, done := dbCommand("export", args, stdout, stderr)
 	if done {
 		return code
@@ -120,7 +127,7 @@ func runExport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	n := 0
-	err = store.Records(func(key string, rec []byte) error {
+	err = store.Records(ctx, func(key string, rec []byte) error {
 		wrote, err := writeRecords(dir, key, rec, false)
 		n += wrote
 		return err
@@ -178,7 +185,12 @@ func runSelfplay(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		opts := append([]string{"timer=none", "level=" + *level}, strings.Fields(*options)...)
 		for _, c := range []table.Command{{Verb: table.VerbNew, Args: opts}, {Verb: table.VerbLeave}, {Verb: table.VerbDeal, Admin: true}} {
 			c.Place, c.Actor = place, admin
-			for _, r := range svc.Handle(ctx, c) {
+			replies, err := svc.Handle(ctx, c)
+			if err != nil {
+				fmt.Fprintf(stderr, "selfplay: match %d: %v\n", i, err)
+				return 1
+			}
+			for _, r := range replies {
 				if r.Kind == table.KindError {
 					fmt.Fprintf(stderr, "selfplay: match %d: %s\n", i, r.Text)
 					return 1
@@ -193,7 +205,7 @@ func runSelfplay(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	p.finish()
 	n := 0
-	err := store.Records(func(key string, rec []byte) error {
+	err := store.Records(ctx, func(key string, rec []byte) error {
 		wrote, err := writeRecords(*out, key, rec, true)
 		n += wrote
 		return err

@@ -2,6 +2,7 @@ package league
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"log/slog"
 	"maps"
@@ -34,8 +35,8 @@ type Entry struct {
 
 // KV is where the league is kept between matches.
 type KV interface {
-	Get(bucket, key string) ([]byte, bool, error)
-	Put(bucket, key string, value []byte) error
+	Get(ctx context.Context, bucket, key string) ([]byte, bool, error)
+	Put(ctx context.Context, bucket, key string, value []byte) error
 }
 
 // Clone is a deep copy of the place's league.
@@ -99,11 +100,13 @@ func (c *Cache) empty() {
 }
 
 // get reads a bucket's JSON entry into v; false when there is none, or it does not read.
-func (c *Cache) get(bucket, key string, v any) bool { return c.getFrom(c.kv, bucket, key, v) }
+func (c *Cache) get(ctx context.Context, bucket, key string, v any) bool {
+	return c.getFrom(ctx, c.kv, bucket, key, v)
+}
 
 // getFrom is get from kv (c's, or a reading that notes what it read).
-func (c *Cache) getFrom(kv KV, bucket, key string, v any) bool {
-	data, ok, err := kv.Get(bucket, key)
+func (c *Cache) getFrom(ctx context.Context, kv KV, bucket, key string, v any) bool {
+	data, ok, err := kv.Get(ctx, bucket, key)
 	if err != nil {
 		c.log.Error("reading the league", "bucket", bucket, "err", err)
 		return false
@@ -146,13 +149,13 @@ func cached[V any](c *Cache, m func() map[string]V, key string, read func() (V, 
 }
 
 // Place gives a place's league (an empty one for a place without matches).
-func (c *Cache) Place(key string) *Place { return c.place(c.kv, key) }
+func (c *Cache) Place(ctx context.Context, key string) *Place { return c.place(ctx, c.kv, key) }
 
 // place is Place, read from kv when it is not cached.
-func (c *Cache) place(kv KV, key string) *Place {
+func (c *Cache) place(ctx context.Context, kv KV, key string) *Place {
 	p, _ := cached(c, func() map[string]*Place { return c.places }, key, func() (*Place, bool) {
 		p := NewPlace(key)
-		if c.getFrom(kv, BucketPlaces, key, p) && p.Players == nil {
+		if c.getFrom(ctx, kv, BucketPlaces, key, p) && p.Players == nil {
 			p = NewPlace(key)
 		}
 		return p, true
@@ -161,36 +164,38 @@ func (c *Cache) place(kv KV, key string) *Place {
 }
 
 // Person gives a person's rating across places; false when they have none.
-func (c *Cache) Person(id string) (rating.Rating, bool) { return c.person(c.kv, id) }
+func (c *Cache) Person(ctx context.Context, id string) (rating.Rating, bool) {
+	return c.person(ctx, c.kv, id)
+}
 
-func (c *Cache) person(kv KV, id string) (rating.Rating, bool) {
+func (c *Cache) person(ctx context.Context, kv KV, id string) (rating.Rating, bool) {
 	return cached(c, func() map[string]rating.Rating { return c.people }, id, func() (rating.Rating, bool) {
 		var r rating.Rating
-		return r, c.getFrom(kv, BucketRatings, id, &r)
+		return r, c.getFrom(ctx, kv, BucketRatings, id, &r)
 	})
 }
 
 // Month gives the places where a rated match was won in the month ("2026-11").
-func (c *Cache) Month(m string) []string { return c.month(c.kv, m) }
+func (c *Cache) Month(ctx context.Context, m string) []string { return c.month(ctx, c.kv, m) }
 
-func (c *Cache) month(kv KV, m string) []string {
+func (c *Cache) month(ctx context.Context, kv KV, m string) []string {
 	ps, _ := cached(c, func() map[string][]string { return c.months }, m, func() ([]string, bool) {
 		var ps []string
-		c.getFrom(kv, BucketMonths, m, &ps)
+		c.getFrom(ctx, kv, BucketMonths, m, &ps)
 		return ps, true
 	})
 	return ps
 }
 
 // Posted reports whether the month's tables were posted.
-func (c *Cache) Posted(month string) bool {
+func (c *Cache) Posted(ctx context.Context, month string) bool {
 	var at string
-	return c.get(BucketPosted, month, &at)
+	return c.get(ctx, BucketPosted, month, &at)
 }
 
 // MarkPosted notes that the month's tables are posted, at the time given.
-func (c *Cache) MarkPosted(month string, at time.Time) error {
-	return c.kv.Put(BucketPosted, month, []byte(strconv.Quote(at.Format(time.RFC3339))))
+func (c *Cache) MarkPosted(ctx context.Context, month string, at time.Time) error {
+	return c.kv.Put(ctx, BucketPosted, month, []byte(strconv.Quote(at.Format(time.RFC3339))))
 }
 
 // Update is what a match end changes in the league: Entries are written with the match, and
@@ -243,7 +248,7 @@ func (c *Cache) claim(u *Update, keys ...string) {
 // people's ratings and the month's places. It first waits for a match end in flight that
 // writes the same entries to be stored or dropped. The caller writes u.Entries with the match
 // and must then call Done, whatever the store said.
-func (c *Cache) Learn(m Match) (*Update, error) {
+func (c *Cache) Learn(ctx context.Context, m Match) (*Update, error) {
 	u := &Update{done: make(chan struct{}), people: map[string]rating.Rating{}, month: SeasonOf(m.End)}
 	keys := []string{"p:" + m.Place}
 	for _, s := range m.Seats {
@@ -263,10 +268,10 @@ func (c *Cache) Learn(m Match) (*Update, error) {
 		read = &reading{KV: c.kv}
 		kv = read
 	}
-	next := c.place(kv, m.Place).Clone()
+	next := c.place(ctx, kv, m.Place).Clone()
 	for _, s := range m.Seats {
 		if s.ID != "" {
-			if r, ok := c.person(kv, s.ID); ok {
+			if r, ok := c.person(ctx, kv, s.ID); ok {
 				u.people[s.ID] = r
 			}
 		}
@@ -285,11 +290,11 @@ func (c *Cache) Learn(m Match) (*Update, error) {
 	}
 	// A place, once in a month's list, stays there: the month is claimed only to add one, and
 	// after the other claims so that no two match ends wait for each other.
-	if m.Rated() && !slices.Contains(c.month(kv, u.month), m.Place) {
+	if m.Rated() && !slices.Contains(c.month(ctx, kv, u.month), m.Place) {
 		c.mu.Lock()
 		c.claim(u, "m:"+u.month)
 		c.mu.Unlock()
-		if months := c.month(kv, u.month); !slices.Contains(months, m.Place) {
+		if months := c.month(ctx, kv, u.month); !slices.Contains(months, m.Place) {
 			u.months = append(slices.Clone(months), m.Place)
 			b, _ := json.Marshal(u.months)
 			u.Entries = append(u.Entries, Entry{Bucket: BucketMonths, Key: u.month, Value: b})
@@ -307,8 +312,8 @@ type reading struct {
 	seen map[[2]string][]byte
 }
 
-func (r *reading) Get(bucket, key string) ([]byte, bool, error) {
-	v, ok, err := r.KV.Get(bucket, key)
+func (r *reading) Get(ctx context.Context, bucket, key string) ([]byte, bool, error) {
+	v, ok, err := r.KV.Get(ctx, bucket, key)
 	if err != nil {
 		return v, ok, err
 	}

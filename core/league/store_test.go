@@ -1,6 +1,7 @@
 package league
 
 import (
+	"context"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -16,7 +17,7 @@ type memKV struct {
 	reads int
 }
 
-func (k *memKV) Get(bucket, key string) ([]byte, bool, error) {
+func (k *memKV) Get(_ context.Context, bucket, key string) ([]byte, bool, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.reads++
@@ -24,7 +25,7 @@ func (k *memKV) Get(bucket, key string) ([]byte, bool, error) {
 	return v, ok, nil
 }
 
-func (k *memKV) Put(bucket, key string, value []byte) error {
+func (k *memKV) Put(_ context.Context, bucket, key string, value []byte) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.m[bucket+" "+key] = value
@@ -34,7 +35,7 @@ func (k *memKV) Put(bucket, key string, value []byte) error {
 // write stores an update's entries, as a store's commit does.
 func (k *memKV) write(u *Update) {
 	for _, e := range u.Entries {
-		_ = k.Put(e.Bucket, e.Key, e.Value)
+		_ = k.Put(context.Background(), e.Bucket, e.Key, e.Value)
 	}
 }
 
@@ -45,6 +46,7 @@ func (k *memKV) write(u *Update) {
 // places in a month both write the list, and the second waits for it.)
 func TestCacheWaitsOnlyForTheSameEntries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
 		kv := &memKV{m: map[string][]byte{BucketMonths + " 2026-11": []byte(`["p:1","p:2","p:3"]`)}}
 		c := NewCache(kv, slog.New(slog.DiscardHandler))
 		end := time.Date(2026, 11, 5, 20, 0, 0, 0, Zone)
@@ -52,23 +54,23 @@ func TestCacheWaitsOnlyForTheSameEntries(t *testing.T) {
 		match := func(place string, names ...string) Match {
 			return FromCore(place+"/m1", place, end, people(names...), playMatch(rng, 2, 0))
 		}
-		first, err := c.Learn(match("p:1", "Ann", "Bob", "Cy", "Dee"))
+		first, err := c.Learn(ctx, match("p:1", "Ann", "Bob", "Cy", "Dee"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		// Stored, not yet taken in: the readers see the league as it was.
 		kv.write(first)
-		if p := c.Place("p:1"); p.Matches != 0 {
+		if p := c.Place(ctx, "p:1"); p.Matches != 0 {
 			t.Errorf("a reader sees a match not yet taken in: %d matches", p.Matches)
 		}
-		other, err := c.Learn(match("p:2", "Eve", "Fay", "Gus", "Hal"))
+		other, err := c.Learn(ctx, match("p:2", "Eve", "Fay", "Gus", "Hal"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		c.Done(other, true)
 		learned := make(chan *Update)
 		go func() {
-			u, err := c.Learn(match("p:3", "Ann", "Ivo", "Jo", "Kim"))
+			u, err := c.Learn(ctx, match("p:3", "Ann", "Ivo", "Jo", "Kim"))
 			if err != nil {
 				t.Error(err)
 			}
@@ -82,15 +84,15 @@ func TestCacheWaitsOnlyForTheSameEntries(t *testing.T) {
 		}
 		c.Done(first, true)
 		second := <-learned
-		annAfterFirst, _ := c.Person("id:Ann")
+		annAfterFirst, _ := c.Person(ctx, "id:Ann")
 		c.Done(second, false) // its store failed
-		if r, _ := c.Person("id:Ann"); r != annAfterFirst {
+		if r, _ := c.Person(ctx, "id:Ann"); r != annAfterFirst {
 			t.Errorf("a failed store changed Ann's rating: %v, was %v", r, annAfterFirst)
 		}
-		if p := c.Place("p:1"); p.Matches != 1 {
+		if p := c.Place(ctx, "p:1"); p.Matches != 1 {
 			t.Errorf("the stored match is not taken in: %d matches", p.Matches)
 		}
-		if p := c.Place("p:3"); p.Matches != 0 {
+		if p := c.Place(ctx, "p:3"); p.Matches != 0 {
 			t.Errorf("the match whose store failed is in the cache: %d matches", p.Matches)
 		}
 		// The second learned from Ann's rating after the first: what its entries say of her
@@ -122,11 +124,12 @@ func mustEntry(t *testing.T, u *Update, id string) []byte {
 // learning until it is released, and then the cache reads the KV anew.
 func TestHoldWaitsForMatchEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
 		kv := &memKV{m: map[string][]byte{}}
 		c := NewCache(kv, slog.New(slog.DiscardHandler))
 		rng := rand.New(rand.NewPCG(3, 4))
 		end := time.Date(2026, 11, 5, 20, 0, 0, 0, Zone)
-		inFlight, _ := c.Learn(FromCore("p:1/m1", "p:1", end, people("Ann", "Bob", "", ""), playMatch(rng, 2, 0)))
+		inFlight, _ := c.Learn(ctx, FromCore("p:1/m1", "p:1", end, people("Ann", "Bob", "", ""), playMatch(rng, 2, 0)))
 		held := make(chan func())
 		go func() { held <- c.Hold() }()
 		synctest.Wait()
@@ -140,7 +143,7 @@ func TestHoldWaitsForMatchEnds(t *testing.T) {
 		release := <-held
 		learned := make(chan *Update)
 		go func() {
-			u, _ := c.Learn(FromCore("p:2/m1", "p:2", end, people("Cy", "", "", ""), playMatch(rng, 2, 0)))
+			u, _ := c.Learn(ctx, FromCore("p:2/m1", "p:2", end, people("Cy", "", "", ""), playMatch(rng, 2, 0)))
 			learned <- u
 		}()
 		synctest.Wait()
@@ -149,10 +152,10 @@ func TestHoldWaitsForMatchEnds(t *testing.T) {
 			t.Fatal("a match end learned while the league was held")
 		default:
 		}
-		_ = kv.Put(BucketPlaces, "p:1", []byte(`{"key":"p:1","matches":7,"players":{}}`)) // written anew
+		_ = kv.Put(ctx, BucketPlaces, "p:1", []byte(`{"key":"p:1","matches":7,"players":{}}`)) // written anew
 		release()
 		c.Done(<-learned, false)
-		if p := c.Place("p:1"); p.Matches != 7 {
+		if p := c.Place(ctx, "p:1"); p.Matches != 7 {
 			t.Errorf("after Hold the cache still says %d matches, the KV 7", p.Matches)
 		}
 	})

@@ -3,8 +3,9 @@
 //
 // Easy plays by rules a club player would state. Normal and Strong search: they deal the hidden
 // cards many times in ways consistent with everything public (cards played, voids shown, queens
-// announced; deals weighted by how likely forehand's trump choice was with them and, in tricks 2
-// to 4, by how likely the others' cards were), solve each deal with all hands open (package dd)
+// announced), keep them in proportion to how likely the others' moves were with them (forehand's
+// trump choice, every card played, announcements made and not made: infer.go), solve each deal
+// with all hands open (package dd)
 // and play the card worth most. What a card is worth is what the game's end is worth for the
 // match: the chance to win the match from the board it leaves (the view's Open), or outside a
 // match the expected stripe difference (objective.go) — so a lost trump game costs twice, a draw
@@ -73,6 +74,10 @@ type Options struct {
 	// solves at least one); 0 means no cap. With one thread a decision bounded by Nodes or Worlds
 	// rather than by its time is the same on any machine, however busy.
 	Nodes uint64
+	// PreviousSampler makes the search play as it did before issue 34: its deals drawn as before
+	// the policy-based inference (infer.go), and the last cards solved deal by deal (no
+	// endgame.go). It is for duels that measure the one against the other, not a level.
+	PreviousSampler bool
 }
 
 // New makes a player of the level with its own seeded randomness (math/rand/v2 PCG).
@@ -85,6 +90,15 @@ func NewWith(level Level, seed uint64, o Options) Player {
 		return newSearcher(level, seed, o)
 	}
 	return &easyPlayer{seed: seed}
+}
+
+// DecisionBudget is the time a search level spends on a card decision by default (0 for Easy).
+func DecisionBudget(l Level) time.Duration {
+	if l != Normal && l != Strong {
+		return 0
+	}
+	b, _ := levelDefaults(l)
+	return b
 }
 
 // levelDefaults are each search level's budget per card decision and cap on sampled deals.

@@ -2,6 +2,9 @@ package robot
 
 import (
 	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +25,8 @@ type searcher struct {
 	nodes   uint64 // solver nodes per decision at most (0: no cap)
 	threads int
 	solvers []*dd.Solver
+	// previous draws deals with the sampler before the policy-based inference (for duels).
+	previous bool
 
 	// pending is the card chosen together with an announcement, played at the next call.
 	pending     core.Card
@@ -36,7 +41,8 @@ func newSearcher(level Level, seed uint64, o Options) *searcher {
 	if o.Worlds > 0 {
 		worlds = o.Worlds
 	}
-	s := &searcher{level: level, seed: seed, budget: budget, worlds: worlds, nodes: o.Nodes, threads: o.threads()}
+	s := &searcher{level: level, seed: seed, budget: budget, worlds: worlds, nodes: o.Nodes, threads: o.threads(),
+		previous: o.PreviousSampler}
 	for range s.threads {
 		s.solvers = append(s.solvers, dd.NewSolver())
 	}
@@ -101,6 +107,12 @@ type worldSource struct {
 	seed     uint64
 	v        core.View
 	max      int
+
+	// The policy-based inference (infer.go): listed deals weighed by it, or sampled deals drawn
+	// many at a time and resampled in proportion to it (kept with how often they were drawn).
+	in      *inference
+	drawn   [][4]core.CardSet
+	weights []float64
 }
 
 // observedPlay is a card another seat played, with what it saw when it played it.
@@ -116,13 +128,92 @@ type observedPlay struct {
 // gives them: a card Easy would have played there counts playLikely, any other legal card an
 // equal share of the rest. It applies to decisions in tricks 2 to 4, where the deals are sampled
 // and the open-card measure of the duel found Strong furthest from the best card; the model is
-// kept mild so that a few deals never outweigh all the others.
+// kept mild so that a few deals never outweigh all the others. (The previous sampler's.)
 const weighPlays = true
 
 // playLikely is the chance the model gives the card Easy would play.
 const playLikely = 0.4
 
+// presample is how many deals the policy-based sampler draws per deal it keeps.
+const presample = 4
+
 func (s *searcher) source(v core.View) *worldSource {
+	if s.previous {
+		return s.previousSource(v)
+	}
+	d := newDeals(v)
+	ws := &worldSource{d: d, seed: s.seed, v: v, max: s.worlds, in: newInference(v)}
+	if d.Count() <= lateLimit {
+		ws.all = d.All()
+		// Listed in no random order: shuffled, so that a search the clock cuts short has solved
+		// a fair sample of them.
+		r := rngFor(s.seed, v, 0)
+		r.Shuffle(len(ws.all), func(i, j int) { ws.all[i], ws.all[j] = ws.all[j], ws.all[i] })
+		ws.max = len(ws.all)
+		ws.weights = make([]float64, len(ws.all))
+		for i, h := range ws.all {
+			ws.weights[i] = ws.in.logWeight(h)
+		}
+		top := 0.0
+		if len(ws.weights) > 0 {
+			top = slices.Max(ws.weights)
+		}
+		for i, lw := range ws.weights {
+			ws.weights[i] = math.Exp(lw - top)
+		}
+		return ws
+	}
+	ws.drawn, ws.weights = resample(ws.in, d, rngFor(s.seed, v, 0), s.worlds)
+	ws.max = len(ws.drawn)
+	return ws
+}
+
+// resample draws presample·n deals uniformly, weighs each by the inference and keeps n draws in
+// proportion to the weights (systematic resampling): it gives the distinct deals kept, in a random
+// order, each with how many times it was kept.
+func resample(in *inference, d *deals, r *rand.Rand, n int) ([][4]core.CardSet, []float64) {
+	m := presample * n
+	cand := make([][4]core.CardSet, m)
+	lw := make([]float64, m)
+	top := math.Inf(-1)
+	for i := range cand {
+		cand[i] = d.Sample(r)
+		lw[i] = in.logWeight(cand[i])
+		top = max(top, lw[i])
+	}
+	sum := 0.0
+	for i := range lw {
+		lw[i] = math.Exp(lw[i] - top)
+		sum += lw[i]
+	}
+	var drawn [][4]core.CardSet
+	var counts []float64
+	step := sum / float64(n)
+	at := r.Float64() * step
+	acc := 0.0
+	for i, w := range lw {
+		acc += w
+		kept := 0
+		for at < acc {
+			kept++
+			at += step
+		}
+		if kept > 0 {
+			drawn = append(drawn, cand[i])
+			counts = append(counts, float64(kept))
+		}
+	}
+	r.Shuffle(len(drawn), func(i, j int) {
+		drawn[i], drawn[j] = drawn[j], drawn[i]
+		counts[i], counts[j] = counts[j], counts[i]
+	})
+	return drawn, counts
+}
+
+// previousSource is the sampler before the policy-based inference, kept for duels that measure
+// the new one against it: deals drawn by rejection on forehand's trump count and weighed, in
+// tricks 2 to 4, by agreement with Easy's cards.
+func (s *searcher) previousSource(v core.View) *worldSource {
 	d := newDeals(v)
 	ws := &worldSource{d: d, seed: s.seed, v: v, max: s.worlds}
 	if inferTrump && v.Phase == core.PhasePlay && v.Forehand != v.Seat {
@@ -142,8 +233,6 @@ func (s *searcher) source(v core.View) *worldSource {
 	}
 	if d.Count() <= lateLimit {
 		ws.all = d.All()
-		// Listed in no random order: shuffled, so that a search the clock cuts short has solved
-		// a fair sample of them.
 		r := rngFor(s.seed, v, 0)
 		r.Shuffle(len(ws.all), func(i, j int) { ws.all[i], ws.all[j] = ws.all[j], ws.all[i] })
 		ws.max = len(ws.all)
@@ -180,10 +269,18 @@ func observedPlays(v core.View) []observedPlay {
 	return out
 }
 
-// world gives deal i and its weight. Sampled deals are drawn in proportion to how likely
-// forehand's trump choice was with that hand (by rejection); listed deals carry that likelihood
-// as their weight. Both carry the likelihood of the cards the others played.
+// world gives deal i and its weight. With the policy-based inference, listed deals carry its
+// weight and sampled ones how often the resampling kept them. With the previous sampler, sampled
+// deals are drawn in proportion to how likely forehand's trump choice was with that hand (by
+// rejection) and listed deals carry that likelihood as their weight; both carry the likelihood of
+// the cards the others played.
 func (w *worldSource) world(i int) ([4]core.CardSet, float64) {
+	if w.in != nil {
+		if w.all != nil {
+			return w.all[i], w.weights[i]
+		}
+		return w.drawn[i], w.weights[i]
+	}
 	if w.all != nil {
 		h := w.all[i]
 		return h, w.likelihood(h) * w.playLikelihood(h)
@@ -392,6 +489,11 @@ func (s *searcher) decideCard(ctx context.Context, v core.View) (card core.Card,
 	}
 	ws := s.source(v)
 	exact := ws.all != nil
+	if useEndgame && exact && !s.previous && v.Hand.Len() == endgameHand {
+		if c, win, draw, loss, ok := s.endgameCard(ctx, until, v, ws, cands); ok {
+			return c, win, draw, loss, true
+		}
+	}
 	stats, wsum, n, _ := s.cardSearch(ctx, until, v, ws, cands, exact, true)
 	if n == 0 || wsum == 0 {
 		return core.NoCard, 0, 0, 0, false

@@ -19,6 +19,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -30,7 +31,7 @@ const maxAttempts = 5
 // errConflicted is commit's answer when another copy committed the table first (ErrConflict):
 // the table rolled back, and its caller reads it again (reload) and decides afresh. A command
 // that keeps losing gets its text, "something went wrong, nothing was changed".
-var errConflicted = &userError{key: "err.internal"}
+var errConflicted = &userError{key: "err.internal", cause: fmt.Errorf("%w: %w", ErrNotStored, ErrConflict)}
 
 // ClusterObserver is an Observer that also hears what keeps copies of the bot on one store in
 // step: the service's Observe may have these methods too. They are called like Observer's.
@@ -54,11 +55,11 @@ func (s *Service) observeReload(why string) {
 // lookup gives a table by ID: the one in memory, or else the store's, loaded now (another copy
 // opened it, and this one has not heard of it yet). Nil, with no refusal, when the store has no
 // live table by that ID.
-func (s *Service) lookup(id string) (*tbl, *userError) {
+func (s *Service) lookup(ctx context.Context, id string) (*tbl, *userError) {
 	if t, ok := s.table(id); ok {
 		return t, nil
 	}
-	data, ok, err := s.cfg.Store.Table(id)
+	data, ok, err := s.cfg.Store.Table(ctx, id)
 	if err != nil {
 		s.cfg.Log.Error("reading a table", "table", id, "err", err)
 		return nil, storeRefusal(err)
@@ -80,17 +81,19 @@ func (s *Service) lookup(id string) (*tbl, *userError) {
 }
 
 // storeRefusal is what a player is told when the store failed.
+// Handle gives it with its cause, ErrNotStored wrapping err.
 func storeRefusal(err error) *userError {
+	key := "err.internal"
 	if errors.Is(err, ErrUnavailable) {
-		return refuse("err.unavailable")
+		key = "err.unavailable"
 	}
-	return refuse("err.internal")
+	return &userError{key: key, cause: fmt.Errorf("%w: %w", ErrNotStored, err)}
 }
 
 // reload reads the table back from the store and takes its state in (table lock held): another
 // copy committed it since this one's state. A table the store no longer keeps live leaves memory.
 func (s *Service) reload(ctx context.Context, t *tbl, why string) *userError {
-	data, ok, err := s.cfg.Store.Table(t.st.ID)
+	data, ok, err := s.cfg.Store.Table(ctx, t.st.ID)
 	if err != nil {
 		s.cfg.Log.Warn("reading a table again", "table", t.st.ID, "err", err)
 		return storeRefusal(err)
@@ -197,7 +200,7 @@ func (s *Service) follow(w Watcher, from uint64) {
 			return
 		}
 		if errors.Is(ended, ErrCompacted) || from == 0 {
-			rev, err := w.Revision()
+			rev, err := w.Revision(s.ctx)
 			if err == nil {
 				s.cfg.Log.Warn("the store no longer keeps the changes since this copy's last; reading every table again", "err", ended)
 				s.observeReload("compacted")
@@ -262,7 +265,7 @@ func (s *Service) heard(c TableChange) {
 // read one by one (closed, or gone).
 func (s *Service) reloadAll() {
 	listed := map[string]bool{}
-	err := s.cfg.Store.Tables(func(id string, data []byte) error {
+	err := s.cfg.Store.Tables(s.ctx, func(id string, data []byte) error {
 		listed[id] = true
 		s.heard(TableChange{TableID: id, State: data})
 		return nil
@@ -308,12 +311,12 @@ func (s *Service) claims() (Swapper, bool) {
 }
 
 // readClaim gives a place's claim as stored (raw, for the swap) and decoded; a nil raw: none.
-func (s *Service) readClaim(placeKey string) (raw []byte, c placeClaim, err error) {
+func (s *Service) readClaim(ctx context.Context, placeKey string) (raw []byte, c placeClaim, err error) {
 	sw, ok := s.claims()
 	if !ok {
 		return nil, c, nil
 	}
-	raw, found, err := sw.Get(bucketClaims, placeKey)
+	raw, found, err := sw.Get(ctx, bucketClaims, placeKey)
 	if err != nil || !found {
 		return nil, c, err
 	}
@@ -326,7 +329,7 @@ func (s *Service) readClaim(placeKey string) (raw []byte, c placeClaim, err erro
 
 // swapClaim moves a place's claim from old (as read) to the table id (none: ""); ErrConflict
 // when another copy moved it meanwhile.
-func (s *Service) swapClaim(placeKey string, old []byte, id string) error {
+func (s *Service) swapClaim(ctx context.Context, placeKey string, old []byte, id string) error {
 	sw, ok := s.claims()
 	if !ok {
 		return nil
@@ -335,14 +338,14 @@ func (s *Service) swapClaim(placeKey string, old []byte, id string) error {
 	if id != "" {
 		value, _ = json.Marshal(placeClaim{Table: id, At: s.cfg.Now().UnixMilli()})
 	}
-	_, err := sw.Swap(bucketClaims, placeKey, old, value)
+	_, err := sw.Swap(ctx, bucketClaims, placeKey, old, value)
 	return err
 }
 
 // claimedTable gives the live table the store says the place has, loaded into memory if this
 // copy did not hold it; nil when the place has none.
-func (s *Service) claimedTable(placeKey string) (*tbl, *userError) {
-	_, c, err := s.readClaim(placeKey)
+func (s *Service) claimedTable(ctx context.Context, placeKey string) (*tbl, *userError) {
+	_, c, err := s.readClaim(ctx, placeKey)
 	if err != nil {
 		s.cfg.Log.Error("reading a place's table", "place", placeKey, "err", err)
 		return nil, storeRefusal(err)
@@ -350,7 +353,7 @@ func (s *Service) claimedTable(placeKey string) (*tbl, *userError) {
 	if c.Table == "" {
 		return nil, nil
 	}
-	t, uerr := s.lookup(c.Table)
+	t, uerr := s.lookup(ctx, c.Table)
 	if t == nil || uerr != nil {
 		return nil, uerr
 	}
@@ -400,8 +403,8 @@ func (s *Service) keepTimers() {
 		s.observeLease(timerLease, true)
 		s.cfg.Log.Info("this copy fires the timers now", "lease", timerLease)
 		s.rearmAll()
-		s.prune()
-		s.postSeasons(s.ctx)
+		s.prune(held)
+		s.postSeasons(held)
 		<-held.Done()
 		release()
 		s.timersHeld.Store(false)

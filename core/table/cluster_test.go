@@ -34,7 +34,8 @@ func copies(t *testing.T, st tabletest.SharedStore, n int, tweak func(i int, c *
 
 // seqAt is a table's sequence number as a copy holds it (0: not held).
 func seqAt(svc *table.Service, id string) uint64 {
-	v, ok := svc.SeatView(id, table.Player{ID: "nobody"})
+	ctx := context.Background()
+	v, ok := svc.SeatView(ctx, id, table.Player{ID: "nobody"})
 	if !ok {
 		return 0
 	}
@@ -120,7 +121,7 @@ func TestOneTableAtAPlace(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				p := table.Player{ID: fmt.Sprintf("p%d-%d", i, c), Name: "P"}
-				r := svcs[c].Handle(context.Background(), table.Command{Place: place, Actor: p, Verb: table.VerbNew})
+				r, _ := svcs[c].Handle(context.Background(), table.Command{Place: place, Actor: p, Verb: table.VerbNew})
 				opened[c] = len(r) > 0 && r[0].Kind != table.KindError
 			}()
 		}
@@ -132,7 +133,7 @@ func TestOneTableAtAPlace(t *testing.T) {
 			if id := svcs[c].TableAt(place); id == "" {
 				// Not heard of yet: a command there finds it in the store.
 				p := table.Player{ID: "x", Name: "X"}
-				r := svcs[c].Handle(context.Background(), table.Command{Place: place, Actor: p, Verb: table.VerbBoard})
+				r, _ := svcs[c].Handle(context.Background(), table.Command{Place: place, Actor: p, Verb: table.VerbBoard})
 				if len(r) == 0 || r[0].Kind == table.KindError && r[0].Reason == "err.no_table" {
 					t.Errorf("place %d: copy %d does not find the table: %v", i, c, r)
 				}
@@ -233,7 +234,7 @@ type forgetsTogether struct {
 	paired int
 }
 
-func (g *forgetsTogether) Forget(f table.Forgetting) error {
+func (g *forgetsTogether) Forget(ctx context.Context, f table.Forgetting) error {
 	g.mu.Lock()
 	if g.first == nil {
 		held := make(chan struct{})
@@ -254,7 +255,7 @@ func (g *forgetsTogether) Forget(f table.Forgetting) error {
 		g.paired++
 		g.mu.Unlock()
 	}
-	return g.SharedStore.Forget(f)
+	return g.SharedStore.Forget(ctx, f)
 }
 
 // TestForgetsOnTwoCopies: two people who played a match together are forgotten at the same
@@ -263,6 +264,7 @@ func (g *forgetsTogether) Forget(f table.Forgetting) error {
 // forgets both. The forgets take turns under the lease "forget", the second made from what the
 // first wrote.
 func TestForgetsOnTwoCopies(t *testing.T) {
+	ctx := t.Context()
 	store := table.NewMemStore()
 	gate := &forgetsTogether{SharedStore: store, wait: 300 * time.Millisecond}
 	var leases table.LocalLeases // one process: as one lease service for both copies
@@ -287,7 +289,7 @@ func TestForgetsOnTwoCopies(t *testing.T) {
 	var wg sync.WaitGroup
 	for i, id := range []string{"x", "y"} {
 		wg.Go(func() {
-			if n, err := svcs[i].Forget(id); err != nil || n != 1 {
+			if n, err := svcs[i].Forget(ctx, id); err != nil || n != 1 {
 				t.Errorf("copy %d forgetting %s: %d records, %v", i, id, n, err)
 			}
 		})
@@ -297,7 +299,7 @@ func TestForgetsOnTwoCopies(t *testing.T) {
 		t.Errorf("%d pairs of forgets were made at once", gate.paired)
 	}
 	n := 0
-	_ = store.Records(func(key string, data []byte) error {
+	_ = store.Records(ctx, func(key string, data []byte) error {
 		n++
 		for _, p := range players[:2] {
 			if strings.Contains(string(data), `"`+p.ID+`"`) || strings.Contains(string(data), p.Name) {
@@ -313,11 +315,11 @@ func TestForgetsOnTwoCopies(t *testing.T) {
 		t.Error(err)
 	}
 	for _, id := range []string{"x", "y"} {
-		if _, ok, _ := store.Get(table.BucketRatings, id); ok {
+		if _, ok, _ := store.Get(ctx, table.BucketRatings, id); ok {
 			t.Errorf("%s still has a rating", id)
 		}
 	}
-	st, _, _ := store.Table(tb.ID)
+	st, _, _ := store.Table(ctx, tb.ID)
 	for _, id := range []string{"x", "y"} {
 		if strings.Contains(string(st), `"`+id+`"`) {
 			t.Errorf("the table still names %s", id)

@@ -11,32 +11,6 @@ import (
 	"github.com/kontermatt/kontermatt/core/i18n"
 )
 
-// Coach judges players' decisions for them (issue 16): a hint for one's own turn at a table with
-// hints on, a private review of each game for the players who ask for it, and the lessons of a
-// guided game (learn). core/coach's Coach is the one the bot gives the service; without one
-// there are no hints, reviews or lessons. It is shown what its player could see and nothing
-// more: their View, or a game that has ended (every card in it has been played face up). The
-// service closes it when it closes.
-type Coach interface {
-	// Hint is the strong choice for the view with a one-line reason, in lang. It is judged on
-	// ctx, the asker's command's, within the coach's budget; seed makes it repeat.
-	Hint(ctx context.Context, v core.View, seed uint64, lang string) string
-	// Review asks for the review of seat's decisions in game g, the n-th of its match, begun with
-	// the stripes open; done gets its text in lang from one of the coach's workers. The review
-	// is kept under key (see Reviewed); asked for again while it is judged, it is judged once.
-	// False when the coach has no room for it.
-	Review(key string, g core.Game, seat core.Seat, open [2]int, n int, lang string, done func(text string)) bool
-	// Reviewed gives a review made under key, while the coach keeps it.
-	Reviewed(key string) (string, bool)
-	// Lesson explains a guided game's turn to its learner, who sees v.
-	Lesson(lang string, v core.View) string
-	// Stripes explains to a guided game's learner how game g, just finished, moved the stripes,
-	// open now as board says.
-	Stripes(lang string, g *core.Game, board core.Board) string
-	// Close stops the coach's workers and waits for them.
-	Close()
-}
-
 // review is one player's review of one finished game: what the coach judges, and where its
 // text goes.
 type review struct {
@@ -53,7 +27,7 @@ type review struct {
 }
 
 // coachVerb sets whether the actor's games are reviewed (coach on|off), or says it.
-func (s *Service) coachVerb(_ context.Context, _ *tbl, c *call) *userError {
+func (s *Service) coachVerb(ctx context.Context, _ *tbl, c *call) *userError {
 	cmd, lang := c.Command, c.lang
 	if s.cfg.Coach == nil {
 		return refuse("coach.none")
@@ -67,9 +41,9 @@ func (s *Service) coachVerb(_ context.Context, _ *tbl, c *call) *userError {
 			return refuse("coach.usage")
 		}
 		on = v.Key == "on"
-		if err := s.users.change(cmd.Actor.ID, func(p *userPrefs) { p.Coach = on }); err != nil {
+		if err := s.users.change(ctx, cmd.Actor.ID, func(p *userPrefs) { p.Coach = on }); err != nil {
 			s.cfg.Log.Error("saving a coach choice", "err", err)
-			return refuse("err.internal")
+			return storeRefusal(err)
 		}
 	}
 	key := "coach.off"

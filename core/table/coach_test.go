@@ -158,6 +158,7 @@ func TestReviewDroppedWhenBusy(t *testing.T) {
 // Hints: only at a table with hints on, only on one's own turn, privately; the lobby says so,
 // and the kept match is marked so that it counts for no rating.
 func TestHintsAreAnOption(t *testing.T) {
+	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, NewMemStore(), quickCoach)
 		defer h.svc.Close()
@@ -211,7 +212,7 @@ func TestHintsAreAnOption(t *testing.T) {
 		}
 		var rec StoredMatch
 		var kept []byte
-		store.Records(func(key string, data []byte) error { kept = data; return json.Unmarshal(data, &rec) })
+		store.Records(ctx, func(key string, data []byte) error { kept = data; return json.Unmarshal(data, &rec) })
 		if !rec.Hints {
 			t.Errorf("the kept match is not marked: %+v", rec)
 		}
@@ -228,7 +229,7 @@ func TestHintsAreAnOption(t *testing.T) {
 		if _, err := core.Replay(file); err != nil {
 			t.Errorf("the marked record does not replay: %v", err)
 		}
-		pl := h.svc.PlaceLeague(h.place.Key()).Players[me.ID]
+		pl := h.svc.PlaceLeague(ctx, h.place.Key()).Players[me.ID]
 		if pl == nil || pl.Games == 0 || pl.Matches != 0 {
 			t.Errorf("the league after a hinted match: %+v", pl)
 		}
@@ -248,7 +249,7 @@ func TestLearnIsAGuidedGame(t *testing.T) {
 		dm := Place{Platform: "test", Chat: "dm-p1"}
 		h.place = dm
 		learn := func(args ...string) []Message {
-			return h.svc.Handle(context.Background(), Command{Place: dm, Actor: me, Verb: VerbLearn, Private: true, Args: args})
+			return msgsOf(h.svc.Handle(context.Background(), Command{Place: dm, Actor: me, Verb: VerbLearn, Private: true, Args: args}))
 		}
 		if e := errText(learn("level=grandmaster")); !strings.Contains(e, "level") {
 			t.Fatalf("learn with a bad option: %q", e)
@@ -293,7 +294,7 @@ func TestLearnIsAGuidedGame(t *testing.T) {
 			t.Errorf("learn table: reader %v hints %v level %q", h.svc.reader(tb), tb.hintsOn(), tb.opts.Level)
 		}
 		tb.mu.Unlock()
-		if r := h.svc.Handle(context.Background(), Command{Place: dm, Actor: me, Verb: VerbHint, Private: true}); len(r) != 1 {
+		if r, _ := h.svc.Handle(context.Background(), Command{Place: dm, Actor: me, Verb: VerbHint, Private: true}); len(r) != 1 {
 			t.Errorf("hint at a guided game: %+v", r)
 		}
 	})
@@ -413,7 +414,7 @@ func TestWithoutACoach(t *testing.T) {
 			}
 		}
 		dm := Place{Platform: "test", Chat: "dm-p1"}
-		r := h.svc.Handle(context.Background(), Command{Place: dm, Actor: me, Verb: VerbLearn, Private: true})
+		r, _ := h.svc.Handle(context.Background(), Command{Place: dm, Actor: me, Verb: VerbLearn, Private: true})
 		if len(r) != 1 || r[0].Kind == KindError {
 			t.Fatalf("learn: %+v", r)
 		}

@@ -33,7 +33,11 @@ func ExampleService_Handle() {
 		{Place: club, Actor: bob, Verb: table.VerbPlay, Args: []string{"QS"}},
 	} {
 		fmt.Println(cmd.Actor.Name, cmd.Verb)
-		for _, r := range svc.Handle(context.Background(), cmd) {
+		replies, err := svc.Handle(context.Background(), cmd)
+		if err != nil {
+			fmt.Println("  not stored:", err)
+		}
+		for _, r := range replies {
 			fmt.Printf("  to %s: %s\n", r.Target.Player.Name, r.Text)
 		}
 	}

@@ -80,13 +80,14 @@ const forgetLease = "forget"
 var errForgetLease = errors.New("table: the lease to forget someone was lost; nothing was forgotten, try again")
 
 // Forget removes a person from what the bot keeps (see above). It gives how many kept matches
-// named them; with a *ForgetPending error it is done but for the store's older versions. With other copies on the store it first waits for the lease forgetLease.
-func (s *Service) Forget(id string) (int, error) {
+// named them; with a *ForgetPending error it is done but for the store's older versions. With
+// other copies on the store it first waits for the lease forgetLease.
+func (s *Service) Forget(ctx context.Context, id string) (int, error) {
 	s.forgetMu.Lock()
 	defer s.forgetMu.Unlock()
-	held := context.Background()
+	held := ctx
 	if s.cfg.Leases != nil {
-		h, release, err := s.cfg.Leases.Hold(s.ctx, forgetLease)
+		h, release, err := s.cfg.Leases.Hold(ctx, forgetLease)
 		if err != nil {
 			return 0, fmt.Errorf("table: waiting to forget someone: %w", err)
 		}
@@ -133,7 +134,7 @@ func (s *Service) forget1(id string, held context.Context) (int, error) {
 		}
 	}
 	// The closed tables the store still keeps.
-	err := s.cfg.Store.ClosedTables(func(tid string, data []byte) error {
+	err := s.cfg.Store.ClosedTables(held, func(tid string, data []byte) error {
 		st := new(state)
 		if json.Unmarshal(data, st) != nil || !f.scrub(st) {
 			return nil
@@ -147,7 +148,7 @@ func (s *Service) forget1(id string, held context.Context) (int, error) {
 		return 0, err
 	}
 	// The kept matches.
-	err = s.cfg.Store.Records(func(key string, data []byte) error {
+	err = s.cfg.Store.Records(held, func(key string, data []byte) error {
 		var rec StoredMatch
 		if json.Unmarshal(data, &rec) != nil {
 			return nil
@@ -184,8 +185,8 @@ func (s *Service) forget1(id string, held context.Context) (int, error) {
 	for _, r := range out.Records {
 		rewritten[r.Key] = r.Data
 	}
-	entries, _, _, err := Rebuild(func(fn func(string, []byte) error) error {
-		return s.cfg.Store.Records(func(key string, data []byte) error {
+	entries, _, _, err := Rebuild(held, func(ctx context.Context, fn func(string, []byte) error) error {
+		return s.cfg.Store.Records(ctx, func(key string, data []byte) error {
 			if d, ok := rewritten[key]; ok {
 				data = d
 			}
@@ -204,13 +205,13 @@ func (s *Service) forget1(id string, held context.Context) (int, error) {
 		return 0, errForgetLease // another copy may be forgetting someone now, from the records as they were
 	}
 	var pending *ForgetPending
-	if err := s.cfg.Store.Forget(out); err != nil && !errors.As(err, &pending) {
+	if err := s.cfg.Store.Forget(held, out); err != nil && !errors.As(err, &pending) {
 		return 0, err
 	}
 	s.users.forget(id)
 	// A vote is given at a table one sits at: the person's are at the places of those tables.
 	for _, key := range seatedAt {
-		if err := s.changeProposal(key, func(p *proposal) {
+		if err := s.changeProposal(held, key, func(p *proposal) {
 			p.Votes = slices.DeleteFunc(p.Votes, func(v string) bool { return v == id })
 		}); err != nil {
 			s.cfg.Log.Error("forgetting a vote on a place's settings", "err", err)

@@ -19,6 +19,7 @@ import (
 // do their keys at a table still played, and every key of the closed tables they sat at. Others'
 // keys stay.
 func TestForgetLeavesEveryTable(t *testing.T) {
+	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
 		store := NewMemStore()
 		people := People{Platform: "test", Prefix: "p", Buckets: []string{"test.blocked"}}
@@ -59,10 +60,10 @@ func TestForgetLeavesEveryTable(t *testing.T) {
 			{Bucket: "test.msg", Key: gameID + "/live/m1/1", Value: []byte("k")},
 			{Bucket: "test.told", Key: closedID + "/1", Value: []byte("1")},
 		} {
-			_ = store.Put(e.Bucket, e.Key, e.Value)
+			_ = store.Put(ctx, e.Bucket, e.Key, e.Value)
 		}
 
-		if _, err := h.svc.Forget(eve.ID); err != nil {
+		if _, err := h.svc.Forget(ctx, eve.ID); err != nil {
 			t.Fatal(err)
 		}
 		synctest.Wait()
@@ -89,7 +90,7 @@ func TestForgetLeavesEveryTable(t *testing.T) {
 		if _, ok := h.svc.Status(learnID); ok {
 			t.Error("Eve's guided game is still open")
 		}
-		_ = store.ClosedTables(func(id string, data []byte) error {
+		_ = store.ClosedTables(ctx, func(id string, data []byte) error {
 			if strings.Contains(string(data), eve.ID) || strings.Contains(string(data), eve.Name) {
 				t.Errorf("closed table %s still names Eve: %s", id, data)
 			}
@@ -111,7 +112,7 @@ func TestForgetLeavesEveryTable(t *testing.T) {
 			{"test.hand", gameID + "/1", true}, {"test.msg", gameID + "/live/m1/1", true},
 			{"test.told", closedID + "/1", false}, // the closed table's keys go with it
 		} {
-			if _, ok, _ := store.Get(k.bucket, k.key); ok != k.kept {
+			if _, ok, _ := store.Get(ctx, k.bucket, k.key); ok != k.kept {
 				t.Errorf("%s %s: kept %v, want %v", k.bucket, k.key, ok, k.kept)
 			}
 		}
@@ -126,6 +127,7 @@ func TestForgetLeavesEveryTable(t *testing.T) {
 // record (each Forget writes back the records it read: run together, the second put the first's
 // name back).
 func TestForgetsAtOnceForgetBoth(t *testing.T) {
+	ctx := t.Context()
 	clk := &clock{now: time.Date(2026, 11, 2, 20, 0, 0, 0, league.Zone)}
 	store := NewMemStore()
 	h, people := leagueHarness(t, store, clk)
@@ -135,13 +137,13 @@ func TestForgetsAtOnceForgetBoth(t *testing.T) {
 		var wg sync.WaitGroup
 		for _, p := range []Player{a, b} {
 			wg.Go(func() {
-				if _, err := h.svc.Forget(p.ID); err != nil {
+				if _, err := h.svc.Forget(ctx, p.ID); err != nil {
 					t.Error(err)
 				}
 			})
 		}
 		wg.Wait()
-		_ = store.Records(func(key string, data []byte) error {
+		_ = store.Records(ctx, func(key string, data []byte) error {
 			for _, p := range []Player{a, b} {
 				if strings.Contains(string(data), `"`+p.ID+`"`) {
 					t.Fatalf("round %d: record %s names %s again", round, key, p.Name)
@@ -163,8 +165,8 @@ type forgetFailing struct {
 	by    time.Time
 }
 
-func (f *forgetFailing) Forget(fg Forgetting) error {
-	if err := f.MemStore.Forget(fg); err != nil {
+func (f *forgetFailing) Forget(ctx context.Context, fg Forgetting) error {
+	if err := f.MemStore.Forget(ctx, fg); err != nil {
 		return err
 	}
 	f.calls++
@@ -185,7 +187,7 @@ func TestForgetTellsTheTruth(t *testing.T) {
 	private := Place{Platform: "test", Chat: "2"}
 	forget := func() string {
 		t.Helper()
-		r := h.svc.Handle(context.Background(), Command{Place: private, Actor: eve, Verb: VerbForget, Args: []string{"yes"}, Private: true})
+		r, _ := h.svc.Handle(context.Background(), Command{Place: private, Actor: eve, Verb: VerbForget, Args: []string{"yes"}, Private: true})
 		if len(r) != 1 {
 			t.Fatalf("forget yes answers %+v", r)
 		}
@@ -214,11 +216,11 @@ func TestPrivateButtonOnlyForOwnSeat(t *testing.T) {
 	}
 	id := h.svc.TableAt(h.place)
 	strangers := Place{Platform: "test", Chat: "5"}
-	r := h.svc.Handle(context.Background(), Command{Place: strangers, Actor: eve, Verb: VerbJoin, Table: id, Args: []string{"4"}, Private: true})
+	r, _ := h.svc.Handle(context.Background(), Command{Place: strangers, Actor: eve, Verb: VerbJoin, Table: id, Args: []string{"4"}, Private: true})
 	if errText(r) == "" {
 		t.Errorf("a join pressed in a private chat was taken: %+v", r)
 	}
-	if v, _ := h.svc.SeatView(id, eve); v.You != -1 {
+	if v, _ := h.svc.SeatView(context.Background(), id, eve); v.You != -1 {
 		t.Errorf("Eve sits at seat %d of the group's table after pressing join in her private chat", v.You)
 	}
 	// Bob's own seat answers his private chat.

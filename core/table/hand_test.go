@@ -59,6 +59,7 @@ func TestHandShowsCardButtonsBeforeTrump(t *testing.T) {
 // "last" in the middle of a trick: its caption names the last finished trick, and so must its
 // picture, not the trick being played.
 func TestLastTrickPictureShowsTheFinishedTrick(t *testing.T) {
+	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, NewMemStore())
 		defer h.svc.Close()
@@ -85,7 +86,7 @@ func TestLastTrickPictureShowsTheFinishedTrick(t *testing.T) {
 			if len(r) != 1 || r[0].Picture != PictureLastTrick {
 				t.Fatalf("last: %+v", r)
 			}
-			_, alt, err := h.svc.Picture(r[0], false)
+			_, alt, err := h.svc.Picture(ctx, r[0], false)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -58,7 +58,7 @@ func TestHintIsJudgedOffTheTable(t *testing.T) {
 	}
 	hintOf := func(h *harness, ctx context.Context, p Player) chan []Message {
 		answer := make(chan []Message, 1)
-		go func() { answer <- h.svc.Handle(ctx, Command{Place: h.place, Actor: p, Verb: VerbHint}) }()
+		go func() { answer <- msgsOf(h.svc.Handle(ctx, Command{Place: h.place, Actor: p, Verb: VerbHint})) }()
 		return answer
 	}
 	t.Run("the table moves on meanwhile", func(t *testing.T) {

@@ -73,12 +73,16 @@ func (s *Service) leagueMatch(t *tbl, rec Record) league.Match {
 }
 
 // PlaceLeague gives a copy of a place's league, for tools and tests.
-func (s *Service) PlaceLeague(placeKey string) *league.Place { return s.league.Place(placeKey).Clone() }
+func (s *Service) PlaceLeague(ctx context.Context, placeKey string) *league.Place {
+	return s.league.Place(ctx, placeKey).Clone()
+}
 
 // Rebuild makes every league entry anew from the kept matches (league.Rebuild) and gives the KV
-// entries to write; records that do not read are skipped and counted.
-func Rebuild(records func(fn func(key string, data []byte) error) error) (entries []KVEntry, matches, skipped int, err error) {
-	es, matches, skipped, err := league.Rebuild(records, func(key string, data []byte) (league.Match, error) {
+// entries to write; records that do not read are skipped and counted. records is a Store's
+// Records (or one like it), called with ctx.
+func Rebuild(ctx context.Context, records func(ctx context.Context, fn func(key string, data []byte) error) error) (entries []KVEntry, matches, skipped int, err error) {
+	each := func(fn func(key string, data []byte) error) error { return records(ctx, fn) }
+	es, matches, skipped, err := league.Rebuild(each, func(key string, data []byte) (league.Match, error) {
 		rec, m, err := ParseStoredMatch(data)
 		if err != nil {
 			return league.Match{}, err
@@ -113,20 +117,20 @@ func (s *Service) keepMatch(t *tbl, out *outcome) {
 // the match is learned from that copy's update instead of overwriting it. No lock is held while the store writes:
 // another place's /stats answers meanwhile, and only a match end that changes the same entries
 // waits for this one (league.Cache).
-func (s *Service) store(c Change, ended *league.Match) error {
+func (s *Service) store(ctx context.Context, c Change, ended *league.Match) error {
 	if ended == nil {
-		return s.timedCommit(c)
+		return s.timedCommit(ctx, c)
 	}
-	u, err := s.league.Learn(*ended)
+	u, err := s.league.Learn(ctx, *ended)
 	if err != nil {
 		s.cfg.Log.Error("the league could not learn a match; stats rebuild repairs it", "table", c.TableID, "err", err)
-		return s.timedCommit(c)
+		return s.timedCommit(ctx, c)
 	}
 	c.KV = kvEntries(u.Entries)
 	if len(u.Expect) > 0 {
 		c.Expect = kvEntries(u.Expect)
 	}
-	err = s.timedCommit(c)
+	err = s.timedCommit(ctx, c)
 	s.league.Done(u, err == nil)
 	return err
 }
@@ -145,11 +149,11 @@ func (s *Service) postSeasons(ctx context.Context) {
 		return
 	}
 	month := league.SeasonOf(firstOfMonth(now).Add(-time.Hour))
-	places := s.league.Month(month)
-	if len(places) == 0 || s.league.Posted(month) {
+	places := s.league.Month(ctx, month)
+	if len(places) == 0 || s.league.Posted(ctx, month) {
 		return
 	}
-	if err := s.markPosted(month, now); err != nil {
+	if err := s.markPosted(ctx, month, now); err != nil {
 		if !errors.Is(err, ErrConflict) {
 			s.cfg.Log.Error("marking a season posted; trying again later", "month", month, "err", err)
 		}
@@ -158,12 +162,12 @@ func (s *Service) postSeasons(ctx context.Context) {
 	sent := 0
 	for _, key := range places {
 		p, ok := ParsePlaceKey(key)
-		if !ok || len(s.standings(key, month)) == 0 {
+		if !ok || len(s.standings(ctx, key, month)) == 0 {
 			continue
 		}
 		sent++
-		lang := cmp.Or(s.placeSettings(key).Lang, i18n.Pick())
-		text := i18n.T(lang, "season.final", monthName(lang, month)) + s.standingsRows(key, month, lang)
+		lang := cmp.Or(s.placeSettings(ctx, key).Lang, i18n.Pick())
+		text := i18n.T(lang, "season.final", monthName(lang, month)) + s.standingsRows(ctx, key, month, lang)
 		s.deliver(ctx, p.Platform, []Message{{Target: Target{Kind: ToPlace, Place: p}, Kind: KindNotice,
 			Text: text, Picture: PictureStandings, Season: month, Lang: lang}})
 	}
@@ -172,12 +176,12 @@ func (s *Service) postSeasons(ctx context.Context) {
 
 // markPosted marks the month's tables posted, by compare-and-swap where the KV can (ErrConflict:
 // another copy marked them first): of two copies posting at once, one does.
-func (s *Service) markPosted(month string, now time.Time) error {
+func (s *Service) markPosted(ctx context.Context, month string, now time.Time) error {
 	sw, ok := s.claims()
 	if !ok {
-		return s.league.MarkPosted(month, now)
+		return s.league.MarkPosted(ctx, month, now)
 	}
-	_, err := sw.Swap(league.BucketPosted, month, nil, []byte(strconv.Quote(now.Format(time.RFC3339))))
+	_, err := sw.Swap(ctx, league.BucketPosted, month, nil, []byte(strconv.Quote(now.Format(time.RFC3339))))
 	return err
 }
 
@@ -200,16 +204,16 @@ func placeTitle(cmd Command, lang string) string {
 	return i18n.T(lang, "league.here")
 }
 
-func (s *Service) statsVerb(_ context.Context, _ *tbl, c *call) *userError {
+func (s *Service) statsVerb(ctx context.Context, _ *tbl, c *call) *userError {
 	cmd, lang := c.Command, c.lang
 	arg := strings.TrimSpace(strings.Join(cmd.Args, " "))
 	if word := strings.ToLower(arg); word == "off" || word == "on" {
-		if err := s.users.change(cmd.Actor.ID, func(p *userPrefs) { p.Hidden = word == "off" }); err != nil {
-			return refuse("err.internal")
+		if err := s.users.change(ctx, cmd.Actor.ID, func(p *userPrefs) { p.Hidden = word == "off" }); err != nil {
+			return storeRefusal(err)
 		}
 		return c.answer(reply(cmd, lang, KindNotice, i18n.T(lang, "stats."+word)))
 	}
-	p := s.league.Place(cmd.Place.Key())
+	p := s.league.Place(ctx, cmd.Place.Key())
 	id := cmd.Actor.ID
 	if arg != "" && strings.ToLower(arg) != "me" {
 		// Of two people with the name, the one who played more here (then the smaller ID).
@@ -311,13 +315,13 @@ func firstOfMonth(now time.Time) time.Time {
 	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, league.Zone)
 }
 
-func (s *Service) topVerb(_ context.Context, _ *tbl, c *call) *userError {
+func (s *Service) topVerb(ctx context.Context, _ *tbl, c *call) *userError {
 	cmd, lang := c.Command, c.lang
 	month, ok := s.season(strings.Join(cmd.Args, " "))
 	if !ok {
 		return refuse("top.usage")
 	}
-	m := reply(cmd, lang, KindReply, s.standingsText(cmd.Place.Key(), placeTitle(cmd, lang), month, lang))
+	m := reply(cmd, lang, KindReply, s.standingsText(ctx, cmd.Place.Key(), placeTitle(cmd, lang), month, lang))
 	m.Picture, m.Season = PictureStandings, seasonArg(month)
 	return c.answer(m)
 }
@@ -330,17 +334,17 @@ func seasonArg(month string) string {
 }
 
 // standingsText is a place's table of a month ("" all time) as text.
-func (s *Service) standingsText(placeKey, title, month, lang string) string {
+func (s *Service) standingsText(ctx context.Context, placeKey, title, month, lang string) string {
 	head := i18n.T(lang, "top.all", title)
 	if month != "" {
 		head = i18n.T(lang, "top.month", title, monthName(lang, month))
 	}
-	return head + s.standingsRows(placeKey, month, lang)
+	return head + s.standingsRows(ctx, placeKey, month, lang)
 }
 
 // standings is a place's ranked table of a month ("" all time), hidden people left out.
-func (s *Service) standings(placeKey, month string) []league.Standing {
-	p := s.league.Place(placeKey)
+func (s *Service) standings(ctx context.Context, placeKey, month string) []league.Standing {
+	p := s.league.Place(ctx, placeKey)
 	rows := p.AllTime()
 	if month != "" {
 		rows = p.SeasonTable(month)
@@ -349,8 +353,8 @@ func (s *Service) standings(placeKey, month string) []league.Standing {
 }
 
 // standingsRows are the table's lines, each after a line break.
-func (s *Service) standingsRows(placeKey, month, lang string) string {
-	ranked := s.standings(placeKey, month)
+func (s *Service) standingsRows(ctx context.Context, placeKey, month, lang string) string {
+	ranked := s.standings(ctx, placeKey, month)
 	if len(ranked) == 0 {
 		return "\n" + i18n.T(lang, "top.empty")
 	}
@@ -381,23 +385,23 @@ func monthName(lang, month string) string {
 // maxHistory is how many matches history lists: two buttons each fit every platform's limits.
 const maxHistory = 8
 
-func (s *Service) historyVerb(_ context.Context, _ *tbl, c *call) *userError {
+func (s *Service) historyVerb(ctx context.Context, _ *tbl, c *call) *userError {
 	cmd, lang := c.Command, c.lang
-	recent := slices.Clone(s.league.Place(cmd.Place.Key()).Recent)
+	recent := slices.Clone(s.league.Place(ctx, cmd.Place.Key()).Recent)
 	recent = recent[max(0, len(recent)-maxHistory):]
 	slices.Reverse(recent)
 	// A button names its match by key ("b:KEY"); typed, it is its number in the list ("board 2").
 	switch arg := strings.TrimSpace(strings.Join(cmd.Args, " ")); {
 	case arg == "":
 	case strings.HasPrefix(arg, "b:"), strings.HasPrefix(arg, "r:"):
-		return s.historyItem(c, arg[:1], arg[2:])
+		return s.historyItem(ctx, c, arg[:1], arg[2:])
 	default:
 		what, n, _ := strings.Cut(strings.ToLower(arg), " ")
 		i, err := strconv.Atoi(strings.TrimSpace(n))
 		if (what != "board" && what != "record") || err != nil || i < 1 || i > len(recent) {
 			return refuse("history.bad")
 		}
-		return s.historyItem(c, what[:1], recent[i-1].Key)
+		return s.historyItem(ctx, c, what[:1], recent[i-1].Key)
 	}
 	if len(recent) == 0 {
 		return c.answer(reply(cmd, lang, KindReply, i18n.T(lang, "history.empty", placeTitle(cmd, lang))))
@@ -434,16 +438,16 @@ func (s *Service) historyVerb(_ context.Context, _ *tbl, c *call) *userError {
 
 // historyItem sends one kept match of the place: its board picture, or its record as a file in
 // the replay format.
-func (s *Service) historyItem(c *call, what, key string) *userError {
+func (s *Service) historyItem(ctx context.Context, c *call, what, key string) *userError {
 	cmd, lang := c.Command, c.lang
-	known := slices.ContainsFunc(s.league.Place(cmd.Place.Key()).Recent, func(l league.Line) bool { return l.Key == key })
+	known := slices.ContainsFunc(s.league.Place(ctx, cmd.Place.Key()).Recent, func(l league.Line) bool { return l.Key == key })
 	var data []byte
 	found := false
 	if known {
 		var err error
-		if data, found, err = s.cfg.Store.Record(key); err != nil {
+		if data, found, err = s.cfg.Store.Record(ctx, key); err != nil {
 			s.cfg.Log.Error("reading a kept match", "record", key, "err", err)
-			return refuse("err.internal")
+			return storeRefusal(err)
 		}
 	}
 	if !found { // a match of another place, or one pruned since: not this place's to show

@@ -170,6 +170,7 @@ func replyText(t *testing.T, msgs []Message) string {
 // TestASeasonThroughTheService plays two months of matches and checks stats, top and history
 // against the test's own counts and ratings.
 func TestASeasonThroughTheService(t *testing.T) {
+	ctx := t.Context()
 	clk := &clock{now: time.Date(2026, 10, 12, 20, 0, 0, 0, league.Zone)}
 	h, people := leagueHarness(t, NewMemStore(), clk)
 	tl := playSeason(t, h, clk, people, 36, 2026)
@@ -293,7 +294,7 @@ func TestASeasonThroughTheService(t *testing.T) {
 	if len(board) != 1 || board[0].Picture != PictureBoard || board[0].Record == "" {
 		t.Fatalf("the board button answers %+v", board)
 	}
-	if png, alt, err := h.svc.Picture(board[0], false); err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) || alt == "" {
+	if png, alt, err := h.svc.Picture(ctx, board[0], false); err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) || alt == "" {
 		t.Errorf("the board of a kept match: %v", err)
 	}
 	// Typed, the same match is number 1.
@@ -324,6 +325,7 @@ func leagueKV(m *MemStore) map[string]string {
 // TestRebuildEqualsTheLiveLeague: what the league learned match by match is what Rebuild makes
 // from the records alone, byte for byte.
 func TestRebuildEqualsTheLiveLeague(t *testing.T) {
+	ctx := t.Context()
 	clk := &clock{now: time.Date(2026, 11, 20, 20, 0, 0, 0, league.Zone)}
 	store := NewMemStore()
 	h, people := leagueHarness(t, store, clk)
@@ -351,7 +353,7 @@ func TestRebuildEqualsTheLiveLeague(t *testing.T) {
 	if len(live) == 0 {
 		t.Fatal("the league kept nothing")
 	}
-	entries, matches, skipped, err := Rebuild(store.Records)
+	entries, matches, skipped, err := Rebuild(ctx, store.Records)
 	if err != nil || skipped != 0 {
 		t.Fatalf("Rebuild: %v, %d skipped", err, skipped)
 	}
@@ -385,26 +387,27 @@ func TestRebuildEqualsTheLiveLeague(t *testing.T) {
 // TestForgetKeepsTheOthersResults: a forgotten person's name leaves every record and table; the
 // others' numbers stay exactly as they were.
 func TestForgetKeepsTheOthersResults(t *testing.T) {
+	ctx := t.Context()
 	clk := &clock{now: time.Date(2026, 11, 2, 20, 0, 0, 0, league.Zone)}
 	store := NewMemStore()
 	h, people := leagueHarness(t, store, clk)
 	tl := playSeason(t, h, clk, people, 20, 99)
 	eve := people[4]
 	h.do(eve, VerbLang, "de")
-	before := h.svc.PlaceLeague(h.place.Key())
+	before := h.svc.PlaceLeague(ctx, h.place.Key())
 
 	ask := h.do(eve, VerbForget)
 	if len(ask) != 1 || !ask[0].Secret || !strings.Contains(ask[0].Text, "/forget yes") {
 		t.Fatalf("forget asks %+v", ask)
 	}
-	if after := h.svc.PlaceLeague(h.place.Key()); after.Players[eve.ID] == nil {
+	if after := h.svc.PlaceLeague(ctx, h.place.Key()); after.Players[eve.ID] == nil {
 		t.Fatal("forget without yes forgot")
 	}
 	done := h.do(eve, VerbForget, "yes")
 	if len(done) != 1 || !done[0].Secret || !strings.Contains(done[0].Text, fmt.Sprintf(" %d ", tl.matches[eve.ID])) {
 		t.Fatalf("forget yes answers %+v (Eve played %d matches)", done, tl.matches[eve.ID])
 	}
-	after := h.svc.PlaceLeague(h.place.Key())
+	after := h.svc.PlaceLeague(ctx, h.place.Key())
 	if after.Players[eve.ID] != nil {
 		t.Error("Eve is still in the league")
 	}
@@ -414,16 +417,16 @@ func TestForgetKeepsTheOthersResults(t *testing.T) {
 			t.Errorf("%s changed: %+v, was %+v", p.Name, a, b)
 		}
 	}
-	_ = store.Records(func(key string, data []byte) error {
+	_ = store.Records(ctx, func(key string, data []byte) error {
 		if bytes.Contains(data, []byte(eve.ID)) || bytes.Contains(data, []byte(`"Eve"`)) {
 			t.Errorf("record %s still names Eve: %s", key, data)
 		}
 		return nil
 	})
-	if _, ok, _ := store.Get(bucketUsers, eve.ID); ok {
+	if _, ok, _ := store.Get(ctx, bucketUsers, eve.ID); ok {
 		t.Error("Eve's settings are kept")
 	}
-	if _, ok, _ := store.Get(BucketRatings, eve.ID); ok {
+	if _, ok, _ := store.Get(ctx, BucketRatings, eve.ID); ok {
 		t.Error("Eve's rating across places is kept")
 	}
 	if text := replyText(t, h.do(eve, VerbStats)); !strings.Contains(text, "has not finished a game") {
@@ -480,7 +483,7 @@ func TestHouseRules(t *testing.T) {
 	ann, bob := people[0], people[1]
 	admin := func(args ...string) []Message {
 		h.event++
-		return h.svc.Handle(context.Background(), Command{Place: h.place, Actor: bob, Verb: VerbSettings, Args: args, Admin: true, EventID: fmt.Sprint("adm", h.event)})
+		return msgsOf(h.svc.Handle(context.Background(), Command{Place: h.place, Actor: bob, Verb: VerbSettings, Args: args, Admin: true, EventID: fmt.Sprint("adm", h.event)}))
 	}
 	if e := errText(h.do(ann, VerbSettings, "stripes=9")); !strings.Contains(e, "Only an admin") {
 		t.Errorf("a stranger sets the house rules: %q", e)
@@ -527,6 +530,7 @@ func TestHouseRules(t *testing.T) {
 // TestLastMonthsTableIsPostedOnce: on the first of the month the places that played get last
 // month's table, once, and a place that did not play gets nothing.
 func TestLastMonthsTableIsPostedOnce(t *testing.T) {
+	ctx := t.Context()
 	clk := &clock{now: time.Date(2026, 10, 27, 20, 0, 0, 0, league.Zone)}
 	store := NewMemStore()
 	h, people := leagueHarness(t, store, clk)
@@ -545,7 +549,7 @@ func TestLastMonthsTableIsPostedOnce(t *testing.T) {
 		!strings.HasPrefix(posts[0].Text, "🗓 October 2026 is over. The final table:\n1. ") {
 		t.Fatalf("posts: %+v", posts)
 	}
-	if png, alt, err := h.svc.Picture(posts[0], true); err != nil || len(png) == 0 || !strings.Contains(alt, "October 2026") {
+	if png, alt, err := h.svc.Picture(ctx, posts[0], true); err != nil || len(png) == 0 || !strings.Contains(alt, "October 2026") {
 		t.Errorf("the standings picture: %v, %q", err, alt)
 	}
 	// A restart on the same day does not post it again.
@@ -561,6 +565,7 @@ func TestLastMonthsTableIsPostedOnce(t *testing.T) {
 // rank, and no table is posted for it — not even where the league once listed the place (before
 // hinted matches were left out of that list).
 func TestAMonthOfHintsIsNotPosted(t *testing.T) {
+	ctx := t.Context()
 	clk := &clock{now: time.Date(2026, 10, 27, 20, 0, 0, 0, league.Zone)}
 	store := NewMemStore()
 	h, people := leagueHarness(t, store, clk)
@@ -588,7 +593,7 @@ func TestAMonthOfHintsIsNotPosted(t *testing.T) {
 	// A league kept by an older version lists the place: still nothing to rank, nothing posted.
 	h2 := newHarness(t, store, withKV, func(c *Config) { c.Now = clk.Now })
 	t.Cleanup(h2.svc.Close)
-	if err := store.Put(BucketMonths, "2026-10", []byte(`["`+h.place.Key()+`"]`)); err != nil {
+	if err := store.Put(ctx, BucketMonths, "2026-10", []byte(`["`+h.place.Key()+`"]`)); err != nil {
 		t.Fatal(err)
 	}
 	h2.svc.postSeasons(context.Background())
@@ -604,6 +609,7 @@ func TestAMonthOfHintsIsNotPosted(t *testing.T) {
 // playing for her), or with leave she leaves the table at her first turn after them. Bob (seat
 // 3, her partner) plays every turn of his; the others are computers. It gives the kept match.
 func playWithAbsent(t *testing.T, h *harness, level string, annGames int, leave bool) StoredMatch {
+	ctx := t.Context()
 	t.Helper()
 	ann, bob := player(1), player(2)
 	for _, e := range []string{errText(h.do(ann, VerbNew, "timer=fast", "stripes=2", "level="+level)),
@@ -642,7 +648,7 @@ func playWithAbsent(t *testing.T, h *harness, level string, annGames int, leave 
 		}
 	}
 	var kept []StoredMatch
-	_ = h.store.Records(func(key string, data []byte) error {
+	_ = h.store.Records(ctx, func(key string, data []byte) error {
 		rec, _, err := ParseStoredMatch(data)
 		if err != nil {
 			t.Fatal(err)
@@ -660,6 +666,7 @@ func playWithAbsent(t *testing.T, h *harness, level string, annGames int, leave 
 // table's level, kept as such in the record, and the others are rated against that level's
 // anchor — not always against normal's.
 func TestAnAbsentSeatIsRatedAtTheTablesLevel(t *testing.T) {
+	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, NewMemStore(), withKV)
 		defer h.svc.Close()
@@ -677,7 +684,7 @@ func TestAnAbsentSeatIsRatedAtTheTablesLevel(t *testing.T) {
 		ranks := []int{1, 1}
 		ranks[w] = 0
 		want := league.Model.Rate(teams, ranks)[0][1]
-		if got := h.svc.PlaceLeague(h.place.Key()).Players[player(2).ID].Rating; got != want {
+		if got := h.svc.PlaceLeague(ctx, h.place.Key()).Players[player(2).ID].Rating; got != want {
 			t.Errorf("Bob's rating %v, want %v (his partner's seat rated as the strong anchor)", got, want)
 		}
 	})
@@ -688,6 +695,7 @@ func TestAnAbsentSeatIsRatedAtTheTablesLevel(t *testing.T) {
 // played, not with those the computer played for her; she lost the match, whatever her team did,
 // and is rated so; the record says all of it (docs/records.md).
 func TestWhoWasNotThereLostTheMatch(t *testing.T) {
+	ctx := t.Context()
 	for _, leave := range []bool{true, false} {
 		t.Run(map[bool]string{true: "left", false: "away"}[leave], func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -710,7 +718,7 @@ func TestWhoWasNotThereLostTheMatch(t *testing.T) {
 				if b := rec.Seats[2]; b.Forfeit || b.Absent != nil || b.Left || b.Away {
 					t.Errorf("Bob's seat is kept as %+v", b)
 				}
-				pl := h.svc.PlaceLeague(h.place.Key())
+				pl := h.svc.PlaceLeague(ctx, h.place.Key())
 				ann := pl.Players[player(1).ID]
 				if ann == nil || ann.Games != 1 || ann.Matches != 1 || ann.MatchesWon != 0 {
 					t.Fatalf("Ann: %+v, want 1 game and 1 match lost", ann)

@@ -178,11 +178,11 @@ func TestLanguageIsThePersonsOwn(t *testing.T) {
 			t.Errorf("after a restart the hand is %q", hand.Text)
 		}
 		// With no table anywhere, a language choice still works and is kept.
-		if r := h2.svc.Handle(context.Background(), Command{Place: Place{Platform: "test", Chat: "dm"}, Actor: player(8),
+		if r, _ := h2.svc.Handle(context.Background(), Command{Place: Place{Platform: "test", Chat: "dm"}, Actor: player(8),
 			Verb: VerbLang, Args: []string{"fr"}, Private: true}); r[0].Text != i18n.T("fr", "note.lang_player") {
 			t.Errorf("lang without a table: %+v", r)
 		}
-		if r := h2.svc.Handle(context.Background(), Command{Actor: player(8), Verb: VerbHelp}); !strings.HasPrefix(r[0].Text, i18n.T("fr", "help.title")) {
+		if r, _ := h2.svc.Handle(context.Background(), Command{Actor: player(8), Verb: VerbHelp}); !strings.HasPrefix(r[0].Text, i18n.T("fr", "help.title")) {
 			t.Errorf("help after lang fr: %q", r[0].Text)
 		}
 	})
@@ -258,7 +258,7 @@ func (f *failingStore) fails() int {
 	return f.failed
 }
 
-func (f *failingStore) Commit(c Change) error {
+func (f *failingStore) Commit(ctx context.Context, c Change) error {
 	f.mu.Lock()
 	if f.left > 0 && f.match(c) {
 		f.left--
@@ -267,7 +267,7 @@ func (f *failingStore) Commit(c Change) error {
 		return errors.New("disk hiccup")
 	}
 	f.mu.Unlock()
-	return f.MemStore.Commit(c)
+	return f.MemStore.Commit(ctx, c)
 }
 
 // A failed commit of a computer player's move or of a timeout is tried again later: a passing
@@ -421,6 +421,7 @@ func TestCommandsStayInTheirPlace(t *testing.T) {
 // After the retention period a closed table's state, log and table-scoped KV keys are gone; the
 // match record stays.
 func TestClosedTablesArePrunedAfterRetention(t *testing.T) {
+	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
 		store := NewMemStore()
 		h := resumed(t, store, withKV)
@@ -430,7 +431,7 @@ func TestClosedTablesArePrunedAfterRetention(t *testing.T) {
 		h.playAsHuman(me, 40)
 		id := h.svc.TableAt(h.place)
 		for _, k := range []string{id, id + "/live/m1/1", "x" + id, "tg:1"} {
-			store.Put("adapter", k, []byte("v"))
+			store.Put(ctx, "adapter", k, []byte("v"))
 		}
 		h.do(me, VerbLang, "de") // a person's setting: not the table's
 		if e := errText(h.do(me, VerbStop)); e != "" {
@@ -452,12 +453,12 @@ func TestClosedTablesArePrunedAfterRetention(t *testing.T) {
 			t.Errorf("KV entries %d → %d, want the table's 2 gone", kv, n)
 		}
 		for _, k := range []string{"x" + id, "tg:1"} {
-			if _, ok, _ := store.Get("adapter", k); !ok {
+			if _, ok, _ := store.Get(ctx, "adapter", k); !ok {
 				t.Errorf("pruning took %q", k)
 			}
 		}
 		records := 0
-		store.Records(func(string, []byte) error { records++; return nil })
+		store.Records(ctx, func(string, []byte) error { records++; return nil })
 		if records != 1 {
 			t.Errorf("%d match records kept, want the stopped match's", records)
 		}
@@ -466,11 +467,12 @@ func TestClosedTablesArePrunedAfterRetention(t *testing.T) {
 
 // The kept match is small: its compact games and the seats, nothing else.
 func TestStoredMatchIsCompact(t *testing.T) {
+	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
 		h, _, id := playToTheEnd(t)
 		defer h.svc.Close()
 		var data []byte
-		h.store.Records(func(k string, d []byte) error {
+		h.store.Records(ctx, func(k string, d []byte) error {
 			if k != StoredKey(id, 1) {
 				t.Errorf("record key %q", k)
 			}

@@ -31,7 +31,7 @@ func (s *stuckStore) stickAt(id string) {
 	s.table = id
 }
 
-func (s *stuckStore) Commit(c table.Change) error {
+func (s *stuckStore) Commit(ctx context.Context, c table.Change) error {
 	s.mu.Lock()
 	stick := s.table != "" && c.TableID == s.table
 	s.mu.Unlock()
@@ -42,7 +42,7 @@ func (s *stuckStore) Commit(c table.Change) error {
 		}
 		<-s.release
 	}
-	return s.MemStore.Commit(c)
+	return s.MemStore.Commit(ctx, c)
 }
 
 // stuckFor is how long a test lets a commit hang before it gives up waiting for the others: far
@@ -56,7 +56,7 @@ func answersWhileStuck(t *testing.T, svc *table.Service, store *stuckStore, what
 	took := make(chan time.Duration, 1)
 	go func() {
 		start := time.Now()
-		if r := svc.Handle(context.Background(), cmd); len(r) > 0 && r[0].Kind == table.KindError {
+		if r, _ := svc.Handle(context.Background(), cmd); len(r) > 0 && r[0].Kind == table.KindError {
 			t.Errorf("%s: %s", what, r[0].Text)
 		}
 		took <- time.Since(start)
@@ -135,7 +135,8 @@ func TestNoLockWaitsForAnotherTablesCommit(t *testing.T) {
 		store.stickAt(finished.ID)
 		opened := make(chan []table.Message, 1)
 		go func() {
-			opened <- svc.Handle(context.Background(), table.Command{Place: finished.Place, Actor: finished.Players[0], Verb: table.VerbNew})
+			r, _ := svc.Handle(context.Background(), table.Command{Place: finished.Place, Actor: finished.Players[0], Verb: table.VerbNew})
+			opened <- r
 		}()
 		<-store.stuck
 		answersWhileStuck(t, svc, store, "a move at another table", move)

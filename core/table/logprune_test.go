@@ -11,6 +11,7 @@ import (
 // commands start a log of their own. Before, the log of every match a table ever played stayed
 // until the table closed and was pruned: it grew without bound.
 func TestFinishedMatchLogIsPruned(t *testing.T) {
+	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
 		store := NewMemStore()
 		h := newHarness(t, store)
@@ -28,7 +29,7 @@ func TestFinishedMatchLogIsPruned(t *testing.T) {
 			if len(log) != 1 {
 				t.Fatalf("after match %d the log keeps %d entries, want the one that ended it", match, len(log))
 			}
-			if _, ok, _ := store.Record(StoredKey(id, match)); !ok {
+			if _, ok, _ := store.Record(ctx, StoredKey(id, match)); !ok {
 				t.Fatalf("match %d has no record", match)
 			}
 			last := log[0].Seq

@@ -47,7 +47,10 @@ var (
 )
 
 // Commit stores a change atomically; a stale one fails with ErrConflict.
-func (m *MemStore) Commit(c Change) error {
+func (m *MemStore) Commit(ctx context.Context, c Change) error {
+	if err := ctx.Err(); err != nil {
+		return err // as a store that waits would: nothing is written
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.Fail; err != nil {
@@ -111,7 +114,7 @@ func (m *MemStore) Commit(c Change) error {
 }
 
 // Table gives one table's state, live or closed.
-func (m *MemStore) Table(id string) ([]byte, bool, error) {
+func (m *MemStore) Table(_ context.Context, id string) ([]byte, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if st, ok := m.tables[id]; ok {
@@ -124,7 +127,7 @@ func (m *MemStore) Table(id string) ([]byte, bool, error) {
 }
 
 // Revision is the revision of the last commit.
-func (m *MemStore) Revision() (uint64, error) { return m.feed.Revision() }
+func (m *MemStore) Revision(context.Context) (uint64, error) { return m.feed.Revision() }
 
 // Watch tells of the commits from revision from on (see Watcher and Feed).
 func (m *MemStore) Watch(ctx context.Context, from uint64) <-chan TableChange {
@@ -132,7 +135,7 @@ func (m *MemStore) Watch(ctx context.Context, from uint64) <-chan TableChange {
 }
 
 // Swap writes value at bucket/key if it holds old (see Swapper).
-func (m *MemStore) Swap(bucket, key string, old, value []byte) ([]byte, error) {
+func (m *MemStore) Swap(_ context.Context, bucket, key string, old, value []byte) ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := bucket + "\x00" + key
@@ -152,7 +155,7 @@ func (m *MemStore) Swap(bucket, key string, old, value []byte) ([]byte, error) {
 }
 
 // Tables calls fn for every table in ID order, going on past tables fn cannot read.
-func (m *MemStore) Tables(fn func(id string, state []byte) error) error {
+func (m *MemStore) Tables(_ context.Context, fn func(id string, state []byte) error) error {
 	m.mu.Lock()
 	snapshot := maps.Clone(m.tables)
 	m.mu.Unlock()
@@ -166,7 +169,7 @@ func (m *MemStore) Tables(fn func(id string, state []byte) error) error {
 }
 
 // Rewrite writes records again, empties buckets and writes entries, at once.
-func (m *MemStore) Rewrite(records []Record, emptied []string, entries []KVEntry) error {
+func (m *MemStore) Rewrite(_ context.Context, records []Record, emptied []string, entries []KVEntry) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, r := range records {
@@ -177,7 +180,7 @@ func (m *MemStore) Rewrite(records []Record, emptied []string, entries []KVEntry
 }
 
 // ClosedTables calls fn for every closed table in ID order.
-func (m *MemStore) ClosedTables(fn func(id string, state []byte) error) error {
+func (m *MemStore) ClosedTables(_ context.Context, fn func(id string, state []byte) error) error {
 	m.mu.Lock()
 	snapshot := maps.Clone(m.closed)
 	m.mu.Unlock()
@@ -190,7 +193,7 @@ func (m *MemStore) ClosedTables(fn func(id string, state []byte) error) error {
 }
 
 // Forget makes the changes at once; nothing is left in memory of what they replaced.
-func (m *MemStore) Forget(f Forgetting) error {
+func (m *MemStore) Forget(_ context.Context, f Forgetting) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, r := range f.Records {
@@ -244,7 +247,7 @@ func (m *MemStore) rewriteKV(emptied []string, entries []KVEntry) {
 }
 
 // Prune deletes the tables closed before the given time, their logs and their KV keys.
-func (m *MemStore) Prune(before time.Time) (int, error) {
+func (m *MemStore) Prune(_ context.Context, before time.Time) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := 0
@@ -281,7 +284,7 @@ func (m *MemStore) KVLen() int {
 }
 
 // Records calls fn for every kept record in key order.
-func (m *MemStore) Records(fn func(key string, record []byte) error) error {
+func (m *MemStore) Records(_ context.Context, fn func(key string, record []byte) error) error {
 	m.mu.Lock()
 	snapshot := maps.Clone(m.records)
 	m.mu.Unlock()
@@ -294,7 +297,7 @@ func (m *MemStore) Records(fn func(key string, record []byte) error) error {
 }
 
 // Record gives one kept record.
-func (m *MemStore) Record(key string) ([]byte, bool, error) {
+func (m *MemStore) Record(_ context.Context, key string) ([]byte, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	data, ok := m.records[key]
@@ -309,7 +312,7 @@ func (m *MemStore) Log(id string) []LogEntry {
 }
 
 // Put stores raw state for a table (tests use it to plant a corrupt table).
-func (m *MemStore) Put(bucket, key string, value []byte) error {
+func (m *MemStore) Put(_ context.Context, bucket, key string, value []byte) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.kv[bucket+"\x00"+key] = append([]byte{}, value...) // nil is stored as empty, as on disk
@@ -317,7 +320,7 @@ func (m *MemStore) Put(bucket, key string, value []byte) error {
 }
 
 // Get reads a KV value.
-func (m *MemStore) Get(bucket, key string) ([]byte, bool, error) {
+func (m *MemStore) Get(_ context.Context, bucket, key string) ([]byte, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	v, ok := m.kv[bucket+"\x00"+key]
@@ -325,7 +328,7 @@ func (m *MemStore) Get(bucket, key string) ([]byte, bool, error) {
 }
 
 // Delete removes a KV value.
-func (m *MemStore) Delete(bucket, key string) error {
+func (m *MemStore) Delete(_ context.Context, bucket, key string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.kv, bucket+"\x00"+key)

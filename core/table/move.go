@@ -67,8 +67,8 @@ func (s *Service) MovePlace(ctx context.Context, from, to Place) error {
 		delete(s.byPlace, from.Key())
 		s.byPlace[to.Key()] = id
 		t.placeKey = to.Key()
-		s.claimMoved(to.Key(), id)
-		s.unswapClaim(from.Key(), id, nil)
+		s.claimMoved(ctx, to.Key(), id)
+		s.unswapClaim(ctx, from.Key(), id, nil)
 		s.cfg.Log.Info("table moved", "table", id, "from", old.Key(), "to", to.Key())
 		return nil
 	}
@@ -76,11 +76,11 @@ func (s *Service) MovePlace(ctx context.Context, from, to Place) error {
 
 // claimMoved claims the new place of a table that moved, whatever claimed it before: the platform
 // says the place is the table's old one under a new ID.
-func (s *Service) claimMoved(placeKey, id string) {
+func (s *Service) claimMoved(ctx context.Context, placeKey, id string) {
 	for range maxAttempts {
-		raw, _, err := s.readClaim(placeKey)
+		raw, _, err := s.readClaim(ctx, placeKey)
 		if err == nil {
-			err = s.swapClaim(placeKey, raw, id)
+			err = s.swapClaim(ctx, placeKey, raw, id)
 		}
 		if !errors.Is(err, ErrConflict) {
 			if err != nil {

@@ -104,6 +104,7 @@ func TestMovePlaceRefusesATakenPlace(t *testing.T) {
 // The bot removed from a chat: every table of the chat closes, in any thread, and a match in
 // progress is kept as a record; other chats' tables go on.
 func TestCloseChat(t *testing.T) {
+	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
 		store := NewMemStore()
 		h := newHarness(t, store)
@@ -129,7 +130,7 @@ func TestCloseChat(t *testing.T) {
 			t.Errorf("another chat's table is %s", st)
 		}
 		records := 0
-		store.Records(func(string, []byte) error { records++; return nil })
+		store.Records(ctx, func(string, []byte) error { records++; return nil })
 		if records != 1 {
 			t.Errorf("%d match records, want the one in progress", records)
 		}
@@ -252,8 +253,8 @@ func TestAnonymousActor(t *testing.T) {
 		defer h.svc.Close()
 		group := Player{ID: "chat:g1", Name: "Café Konter"}
 		anon := func(v Verb, args ...string) []Message {
-			return h.svc.Handle(context.Background(), Command{Place: h.place, Actor: group, Verb: v, Args: args,
-				Admin: true, Anonymous: true})
+			return msgsOf(h.svc.Handle(context.Background(), Command{Place: h.place, Actor: group, Verb: v, Args: args,
+				Admin: true, Anonymous: true}))
 		}
 		reason := func(ms []Message) string {
 			for _, m := range ms {
@@ -305,7 +306,7 @@ func TestNewFromAButton(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := h.svc.Handle(context.Background(), act.Command(h.place, player(1), "cb1", false))
+		r, _ := h.svc.Handle(context.Background(), act.Command(h.place, player(1), "cb1", false))
 		if e := errText(r); e != "" {
 			t.Fatalf("pressing New table: %s", e)
 		}
@@ -316,7 +317,7 @@ func TestNewFromAButton(t *testing.T) {
 		if !strings.Contains(lobby.Text, player(1).Name) {
 			t.Errorf("the presser is not seated:\n%s", lobby.Text)
 		}
-		if r := h.svc.Handle(context.Background(), act.Command(h.place, player(1), "cb1", false)); len(r) != 1 || r[0].Text != i18n.T("en", "note.duplicate") {
+		if r, _ := h.svc.Handle(context.Background(), act.Command(h.place, player(1), "cb1", false)); len(r) != 1 || r[0].Text != i18n.T("en", "note.duplicate") {
 			t.Errorf("the same press delivered again: %+v", r)
 		}
 		if e := errText(h.svc.Handle(context.Background(), act.Command(h.place, player(2), "cb2", false))); e != i18n.T("en", "err.table_exists") {

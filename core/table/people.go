@@ -31,8 +31,11 @@ type userPrefs struct {
 
 // users caches people's settings in front of the KV; without a KV it is all there is.
 type users struct {
-	mu    sync.Mutex
-	kv    KV
+	mu sync.Mutex
+	kv KV
+	// ctx is the service's lifetime: reads of a person's settings are made for whoever asks,
+	// often a rendering without a command behind it; a write takes its command's ctx.
+	ctx   context.Context
 	log   *slog.Logger
 	prefs map[string]userPrefs // loaded on first use; a missing entry reads as the zero value
 	// With maxAge (copies of the bot on one KV: Config.Shared), an entry is read again once it
@@ -47,8 +50,8 @@ type users struct {
 // just chose a language at one copy and presses a button at another within it is rare.
 const sharedPrefsAge = time.Second
 
-func (u *users) init(kv KV, log *slog.Logger) {
-	u.kv, u.log, u.prefs, u.read = kv, log, map[string]userPrefs{}, map[string]time.Time{}
+func (u *users) init(ctx context.Context, kv KV, log *slog.Logger) {
+	u.ctx, u.kv, u.log, u.prefs, u.read = ctx, kv, log, map[string]userPrefs{}, map[string]time.Time{}
 	u.now = time.Now
 }
 
@@ -67,7 +70,7 @@ func (u *users) getLocked(id string) userPrefs {
 		return p
 	}
 	p = userPrefs{}
-	data, ok, err := u.kv.Get(bucketUsers, id)
+	data, ok, err := u.kv.Get(u.ctx, bucketUsers, id)
 	switch {
 	case err != nil:
 		u.log.Error("reading a person's settings", "err", err)
@@ -81,10 +84,10 @@ func (u *users) getLocked(id string) userPrefs {
 	return p
 }
 
-func (u *users) put(id string, p userPrefs) error {
+func (u *users) put(ctx context.Context, id string, p userPrefs) error {
 	if u.kv != nil {
 		data, _ := json.Marshal(p)
-		if err := u.kv.Put(bucketUsers, id, data); err != nil {
+		if err := u.kv.Put(ctx, bucketUsers, id, data); err != nil {
 			return err
 		}
 	}
@@ -94,12 +97,12 @@ func (u *users) put(id string, p userPrefs) error {
 
 // change keeps a change of a person's settings: their language, whether they are ranked,
 // whether their games are reviewed.
-func (u *users) change(id string, f func(*userPrefs)) error {
+func (u *users) change(ctx context.Context, id string, f func(*userPrefs)) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	p := u.getLocked(id)
 	f(&p)
-	return u.put(id, p)
+	return u.put(ctx, id, p)
 }
 
 // lang is the person's own language, or "".
@@ -120,7 +123,7 @@ func (u *users) adopt(id, lang string) {
 	defer u.mu.Unlock()
 	if p := u.getLocked(id); p.Lang == "" {
 		p.Lang = lang
-		if err := u.put(id, p); err != nil {
+		if err := u.put(u.ctx, id, p); err != nil {
 			u.log.Error("keeping a language choice", "err", err)
 		}
 	}
@@ -128,8 +131,8 @@ func (u *users) adopt(id, lang string) {
 
 // getJSON reads a KV entry of the service's into v; false when there is none, or it does not
 // read (which is logged).
-func (s *Service) getJSON(bucket, key string, v any) bool {
-	data, ok, err := s.cfg.KV.Get(bucket, key)
+func (s *Service) getJSON(ctx context.Context, bucket, key string, v any) bool {
+	data, ok, err := s.cfg.KV.Get(ctx, bucket, key)
 	if err != nil {
 		s.cfg.Log.Error("reading a setting", "bucket", bucket, "err", err)
 		return false
@@ -169,9 +172,9 @@ func (s *Service) personalLang(ctx context.Context, c *call) *userError {
 	if uerr != nil {
 		return uerr
 	}
-	if err := s.users.change(cmd.Actor.ID, func(p *userPrefs) { p.Lang = l }); err != nil {
+	if err := s.users.change(ctx, cmd.Actor.ID, func(p *userPrefs) { p.Lang = l }); err != nil {
 		s.cfg.Log.Error("saving a language choice", "err", err)
-		return c.answer(s.errorReply(cmd, l, refuse("err.internal")))
+		return storeRefusal(err)
 	}
 	for _, t := range s.all() {
 		t.mu.Lock()
@@ -192,9 +195,9 @@ type placeSettings struct {
 
 const bucketPlaces = "table.place"
 
-func (s *Service) placeSettings(placeKey string) placeSettings {
+func (s *Service) placeSettings(ctx context.Context, placeKey string) placeSettings {
 	var ps placeSettings
-	s.getJSON(bucketPlaces, placeKey, &ps)
+	s.getJSON(ctx, bucketPlaces, placeKey, &ps)
 	return ps
 }
 
@@ -222,7 +225,7 @@ func (s *Service) settingsVerb(ctx context.Context, _ *tbl, c *call) *userError 
 		return refuse("settings.private")
 	}
 	key := cmd.Place.Key()
-	cur := s.placeSettings(key)
+	cur := s.placeSettings(ctx, key)
 	if len(cmd.Args) == 0 {
 		opts, _ := ParseOptions(cur.args())
 		text := i18n.T(lang, "settings.title", placeTitle(cmd, lang)) + "\n" + optionsLine(lang, opts)
@@ -260,7 +263,7 @@ func (s *Service) settingsVerb(ctx context.Context, _ *tbl, c *call) *userError 
 	}
 	change := strings.Join(append(next.args(), "lang="+next.Lang), " ")
 	if !cmd.Admin {
-		votes, need, uerr := s.voteSettings(cmd, change)
+		votes, need, uerr := s.voteSettings(ctx, cmd, change)
 		if uerr != nil {
 			return uerr
 		}
@@ -269,9 +272,9 @@ func (s *Service) settingsVerb(ctx context.Context, _ *tbl, c *call) *userError 
 		}
 	}
 	data, _ := json.Marshal(next)
-	if err := s.cfg.KV.Put(bucketPlaces, key, data); err != nil {
+	if err := s.cfg.KV.Put(ctx, bucketPlaces, key, data); err != nil {
 		s.cfg.Log.Error("saving a place's settings", "err", err)
-		return refuse("err.internal")
+		return storeRefusal(err)
 	}
 	opts, _ := ParseOptions(next.args())
 	return c.answer(reply(cmd, lang, KindNotice, i18n.T(lang, "settings.saved")+"\n"+optionsLine(lang, opts)))
@@ -279,7 +282,7 @@ func (s *Service) settingsVerb(ctx context.Context, _ *tbl, c *call) *userError 
 
 // voteSettings counts a seated person's vote for a change of the place's settings: every person
 // at the place's table must ask for the same change.
-func (s *Service) voteSettings(cmd Command, change string) (votes, need int, uerr *userError) {
+func (s *Service) voteSettings(ctx context.Context, cmd Command, change string) (votes, need int, uerr *userError) {
 	t, ok := s.table(s.TableAt(cmd.Place))
 	if !ok {
 		return 0, 0, refuse("settings.who")
@@ -296,7 +299,7 @@ func (s *Service) voteSettings(cmd Command, change string) (votes, need int, uer
 		return 0, 0, refuse("settings.who")
 	}
 	n := 0
-	err := s.changeProposal(cmd.Place.Key(), func(p *proposal) {
+	err := s.changeProposal(ctx, cmd.Place.Key(), func(p *proposal) {
 		if p.Change != change {
 			*p = proposal{Change: change}
 		}
@@ -327,9 +330,9 @@ const bucketProposals = "table.proposal"
 
 // changeProposal changes the place's proposal as f says (an empty proposal is none), from the
 // one stored now, again if another copy changed it meanwhile.
-func (s *Service) changeProposal(placeKey string, f func(p *proposal)) error {
+func (s *Service) changeProposal(ctx context.Context, placeKey string, f func(p *proposal)) error {
 	for attempt := 1; ; attempt++ {
-		raw, found, err := s.cfg.KV.Get(bucketProposals, placeKey)
+		raw, found, err := s.cfg.KV.Get(ctx, bucketProposals, placeKey)
 		if err != nil {
 			return err
 		}
@@ -348,25 +351,25 @@ func (s *Service) changeProposal(placeKey string, f func(p *proposal)) error {
 		sw, ok := s.claims()
 		switch {
 		case !ok && next == nil:
-			return s.cfg.KV.Delete(bucketProposals, placeKey)
+			return s.cfg.KV.Delete(ctx, bucketProposals, placeKey)
 		case !ok:
-			return s.cfg.KV.Put(bucketProposals, placeKey, next)
+			return s.cfg.KV.Put(ctx, bucketProposals, placeKey, next)
 		}
-		if _, err = sw.Swap(bucketProposals, placeKey, raw, next); !errors.Is(err, ErrConflict) || attempt == 4*maxAttempts {
+		if _, err = sw.Swap(ctx, bucketProposals, placeKey, raw, next); !errors.Is(err, ErrConflict) || attempt == 4*maxAttempts {
 			return err
 		}
 	}
 }
 
 // myDataVerb tells the person who asks, privately, what is kept about them.
-func (s *Service) myDataVerb(_ context.Context, _ *tbl, c *call) *userError {
-	m := reply(c.Command, c.lang, KindReply, s.myData(c.Command, c.lang))
+func (s *Service) myDataVerb(ctx context.Context, _ *tbl, c *call) *userError {
+	m := reply(c.Command, c.lang, KindReply, s.myData(ctx, c.Command, c.lang))
 	m.Secret, m.Public = true, i18n.T(c.lang, "league.private")
 	return c.answer(m)
 }
 
 // myData says what is kept about the person who asks, and how to change it.
-func (s *Service) myData(cmd Command, lang string) string {
+func (s *Service) myData(ctx context.Context, cmd Command, lang string) string {
 	id := cmd.Actor.ID
 	prefs := s.users.get(id)
 	var b strings.Builder
@@ -379,8 +382,8 @@ func (s *Service) myData(cmd Command, lang string) string {
 	} else {
 		b.WriteString("\n" + i18n.T(lang, "mydata.shown"))
 	}
-	pl, here := s.league.Place(cmd.Place.Key()).Players[id]
-	global, rated := s.league.Person(id)
+	pl, here := s.league.Place(ctx, cmd.Place.Key()).Players[id]
+	global, rated := s.league.Person(ctx, id)
 	if here {
 		b.WriteString("\n" + i18n.T(lang, "mydata.here", placeTitle(cmd, lang), pl.Games, decimal(lang, pl.Rating.Ordinal())))
 	}
@@ -391,14 +394,14 @@ func (s *Service) myData(cmd Command, lang string) string {
 	return b.String()
 }
 
-func (s *Service) forgetVerb(_ context.Context, _ *tbl, c *call) *userError {
+func (s *Service) forgetVerb(ctx context.Context, _ *tbl, c *call) *userError {
 	cmd, lang := c.Command, c.lang
 	if strings.ToLower(strings.TrimSpace(strings.Join(cmd.Args, " "))) != "yes" {
 		m := reply(cmd, lang, KindReply, i18n.T(lang, "forget.ask"))
 		m.Secret, m.Public = true, i18n.T(lang, "league.private")
 		return c.answer(m)
 	}
-	n, err := s.Forget(cmd.Actor.ID)
+	n, err := s.Forget(ctx, cmd.Actor.ID)
 	var pending *ForgetPending
 	if err != nil && !errors.As(err, &pending) {
 		s.cfg.Log.Error("forgetting a person", "err", err)

@@ -2,6 +2,7 @@ package table
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"strings"
 	"time"
@@ -27,6 +28,9 @@ func Labels(lang string) picture.Labels {
 		Provisional: t("Provisional"), NoMatches: t("NoMatches"),
 		OpenOne: t("OpenOne"), CrossedOne: t("CrossedOne"), AddedOne: t("AddedOne"), EarlierOne: t("EarlierOne"),
 		Colon: i18n.T(lang, "label.colon")}
+	for r := core.Nine; r <= core.Ace; r++ {
+		l.Ranks[r] = strings.TrimSuffix(i18n.Card(lang, core.NewCard(core.Spades, r)), core.Spades.Symbol())
+	}
 	for n := range 32 {
 		if i18n.PluralForm(lang, n) == "one" {
 			l.One |= 1 << n
@@ -40,7 +44,7 @@ func Labels(lang string) picture.Labels {
 //
 // A standings picture shows the league table of the message's place and Season; a board picture
 // with a Record shows that kept match, not the table's.
-func (s *Service) Picture(m Message, dark bool) (png []byte, alt string, err error) {
+func (s *Service) Picture(ctx context.Context, m Message, dark bool) (png []byte, alt string, err error) {
 	th := picture.Light
 	if dark {
 		th = picture.Dark
@@ -51,9 +55,9 @@ func (s *Service) Picture(m Message, dark bool) (png []byte, alt string, err err
 	}
 	switch {
 	case m.Picture == PictureStandings:
-		return s.standingsPicture(m.Target.Place, m.Season, lang, th)
+		return s.standingsPicture(ctx, m.Target.Place, m.Season, lang, th)
 	case m.Picture == PictureBoard && m.Record != "":
-		return s.keptBoard(m.Record, lang, th)
+		return s.keptBoard(ctx, m.Record, lang, th)
 	}
 	s.mu.Lock()
 	t, ok := s.tables[m.Table]
@@ -98,7 +102,7 @@ func (s *Service) Picture(m Message, dark bool) (png []byte, alt string, err err
 }
 
 // standingsPicture draws a place's table of a season ("2026-11", or "all").
-func (s *Service) standingsPicture(p Place, season, lang string, th picture.Theme) ([]byte, string, error) {
+func (s *Service) standingsPicture(ctx context.Context, p Place, season, lang string, th picture.Theme) ([]byte, string, error) {
 	month := season
 	if season == "all" {
 		month = ""
@@ -111,7 +115,7 @@ func (s *Service) standingsPicture(p Place, season, lang string, th picture.Them
 		in.Title = i18n.T(lang, "top.month", title, monthName(lang, month))
 	}
 	in.Title = strings.TrimLeft(in.Title, "🏆 ") // the picture has no emoji font
-	for _, r := range s.standings(p.Key(), month) {
+	for _, r := range s.standings(ctx, p.Key(), month) {
 		in.Rows = append(in.Rows, picture.StandingRow{Name: r.Name, Rating: decimal(lang, r.Rating.Ordinal()),
 			Won: r.Won, Played: r.Matches, Provisional: r.Provisional})
 	}
@@ -120,8 +124,8 @@ func (s *Service) standingsPicture(p Place, season, lang string, th picture.Them
 }
 
 // keptBoard draws the stripe board of a kept match as it ended.
-func (s *Service) keptBoard(key, lang string, th picture.Theme) ([]byte, string, error) {
-	data, ok, err := s.cfg.Store.Record(key)
+func (s *Service) keptBoard(ctx context.Context, key, lang string, th picture.Theme) ([]byte, string, error) {
+	data, ok, err := s.cfg.Store.Record(ctx, key)
 	if err != nil || !ok {
 		return nil, "", cmp.Or(err, ErrNoPicture)
 	}

@@ -29,9 +29,10 @@ func dealAt(t *testing.T, h *harness) (string, string) {
 }
 
 func storedState(t *testing.T, store *MemStore, id string) *state {
+	ctx := t.Context()
 	t.Helper()
 	var st *state
-	_ = store.Tables(func(tid string, data []byte) error {
+	_ = store.Tables(ctx, func(tid string, data []byte) error {
 		if tid == id {
 			st = new(state)
 			if err := json.Unmarshal(data, st); err != nil {

@@ -20,12 +20,6 @@ import (
 	"github.com/kontermatt/kontermatt/core/league"
 )
 
-// Decider is a computer player: it sees one seat's View and returns a move for it. The robot
-// package's players satisfy it; the service never shows a Decider anything but a View.
-type Decider interface {
-	Decide(ctx context.Context, v core.View) core.Move
-}
-
 // Config wires a Service.
 type Config struct {
 	Store    Store
@@ -45,8 +39,11 @@ type Config struct {
 	Random io.Reader
 	// Seed, when not 0 and Random is nil, makes the service deterministic: the same seed opens the
 	// same tables and deals the same games (tests, tools, a host's -seed).
-	Seed     uint64
-	Log      *slog.Logger
+	Seed uint64
+	Log  *slog.Logger
+	// RulesURL is the page /rules links, "{lang}" in it replaced by the reader's language: the web
+	// table's rules page (cmd/bot sets web.public_url's /rules?lang={lang}) or the host's
+	// rules_url. Empty: no link, the chat's own text is the rules.
 	RulesURL string
 	// Think bounds one computer decision (the level's own budget may be smaller).
 	Think time.Duration
@@ -103,6 +100,8 @@ func (s *Service) Count() map[Status]int {
 
 // Defaults of the Config.
 const (
+	// DefaultRulesURL is the project's rules page, in English only; the service links no page
+	// unless one is configured (Config.RulesURL).
 	DefaultRulesURL   = "https://github.com/kontermatt/kontermatt/blob/main/docs/rules.md"
 	DefaultOverFor    = 24 * time.Hour
 	DefaultRetention  = 30 * 24 * time.Hour
@@ -182,9 +181,6 @@ func New(cfg Config) *Service {
 	if cfg.Think <= 0 {
 		cfg.Think = 2 * time.Second
 	}
-	if cfg.RulesURL == "" {
-		cfg.RulesURL = DefaultRulesURL
-	}
 	if cfg.OverFor <= 0 {
 		cfg.OverFor = DefaultOverFor
 	}
@@ -203,7 +199,7 @@ func New(cfg Config) *Service {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Service{cfg: cfg, tables: map[string]*tbl{}, byPlace: map[string]string{},
 		src: randomSource(cfg), ctx: ctx, cancel: cancel}
-	s.users.init(cfg.KV, cfg.Log)
+	s.users.init(ctx, cfg.KV, cfg.Log)
 	s.league = league.NewCache(cfg.KV, cfg.Log)
 	if cfg.Shared {
 		s.users.maxAge, s.users.now = sharedPrefsAge, cfg.Now
@@ -242,12 +238,12 @@ func (s *Service) Resume(ctx context.Context) error {
 	w, watching := s.cfg.Store.(Watcher)
 	var from uint64
 	if watching {
-		if rev, err := w.Revision(); err == nil {
+		if rev, err := w.Revision(ctx); err == nil {
 			from = rev + 1
 		}
 	}
 	var loaded []*tbl
-	err := s.cfg.Store.Tables(func(id string, data []byte) error {
+	err := s.cfg.Store.Tables(ctx, func(id string, data []byte) error {
 		t, err := s.load(data)
 		if err != nil {
 			s.cfg.Log.Error("skipping unreadable table", "table", id, "err", err)
@@ -266,7 +262,7 @@ func (s *Service) Resume(ctx context.Context) error {
 		t.mu.Unlock()
 	}
 	if s.cfg.Leases == nil {
-		s.prune()
+		s.prune(ctx)
 		s.postSeasons(ctx)
 	} else {
 		s.wg.Add(1)
@@ -327,15 +323,15 @@ func (s *Service) janitor() {
 			return
 		case <-tick.C:
 			if s.owns() {
-				s.prune()
+				s.prune(s.ctx)
 				s.postSeasons(s.ctx)
 			}
 		}
 	}
 }
 
-func (s *Service) prune() {
-	n, err := s.cfg.Store.Prune(s.cfg.Now().Add(-s.cfg.Retention))
+func (s *Service) prune(ctx context.Context) {
+	n, err := s.cfg.Store.Prune(ctx, s.cfg.Now().Add(-s.cfg.Retention))
 	switch {
 	case err != nil:
 		s.cfg.Log.Error("pruning closed tables", "err", err)
@@ -382,9 +378,13 @@ func (s *Service) makeRobots(t *tbl) {
 
 // Handle applies one command. It returns the replies meant only for the actor; everything else
 // (public table messages, private hands) goes to the platform's Outbox after the change is stored.
-func (s *Service) Handle(ctx context.Context, cmd Command) []Message {
+// Its error says the command could not be done at all, whatever the replies tell the actor:
+// ErrNotStored (the store failed, or ctx ended, before the change was stored: the platform may
+// deliver the command again) or ErrStopped (the service is closing). A command refused by the
+// rules or the table (not one's turn, a stale button) is answered, with no error.
+func (s *Service) Handle(ctx context.Context, cmd Command) ([]Message, error) {
 	start := time.Now()
-	replies := s.handle(ctx, cmd)
+	replies, err := s.handle(ctx, cmd)
 	outcome := "ok"
 	for _, r := range replies {
 		if r.Kind == KindError {
@@ -392,49 +392,49 @@ func (s *Service) Handle(ctx context.Context, cmd Command) []Message {
 		}
 	}
 	s.cfg.Observe.Command(cmd.Verb, outcome, time.Since(start))
-	return replies
+	return replies, err
 }
 
 // handle dispatches a command by its verb's scope (verbs): a table verb is applied to the
 // table the command is for, under its lock; the others are answered without one.
-func (s *Service) handle(ctx context.Context, cmd Command) []Message {
+func (s *Service) handle(ctx context.Context, cmd Command) ([]Message, error) {
 	lang := s.langFor(cmd.Actor)
 	if s.ctx.Err() != nil {
-		return []Message{s.errorReply(cmd, lang, refuse("err.shutting_down"))}
+		return s.refusal(cmd, lang, &userError{key: "err.shutting_down", cause: ErrStopped})
 	}
 	spec, ok := verbs[cmd.Verb]
 	if !ok {
-		return []Message{s.errorReply(cmd, lang, unknownVerb(cmd.Verb))}
+		return s.refusal(cmd, lang, unknownVerb(cmd.Verb))
 	}
 	if spec.personal != nil && spec.personal(cmd.Args) {
 		spec.scope, spec.person = scopeNone, true
 	}
 	switch spec.scope {
 	case scopeInternal:
-		return nil // only the table's own timer, and the platform through the service's methods, say that
+		return nil, nil // only the table's own timer, and the platform through the service's methods, say that
 	case scopeTable:
 		return s.atTable(ctx, spec, cmd)
 	}
 	if cmd.Anonymous && spec.person {
-		return []Message{s.errorReply(cmd, lang, refuse("err.anonymous"))}
+		return s.refusal(cmd, lang, refuse("err.anonymous"))
 	}
 	var out outcome
 	c := &call{Command: cmd, seat: core.NoSeat, arg: strings.TrimSpace(strings.Join(cmd.Args, " ")), lang: lang, out: &out}
 	if uerr := spec.run(s, ctx, nil, c); uerr != nil {
-		return []Message{s.errorReply(cmd, lang, uerr)}
+		return s.refusal(cmd, lang, uerr)
 	}
-	return out.replies
+	return out.replies, nil
 }
 
 // atTable applies a table verb to the table the command is for. What the verb leaves to think
 // about (a hint's search) is done once the table's lock is released.
-func (s *Service) atTable(ctx context.Context, spec verbSpec, cmd Command) []Message {
-	t, uerr := s.find(cmd)
+func (s *Service) atTable(ctx context.Context, spec verbSpec, cmd Command) ([]Message, error) {
+	t, uerr := s.find(ctx, cmd)
 	if uerr != nil {
-		return []Message{s.errorReply(cmd, s.langFor(cmd.Actor), uerr)}
+		return s.refusal(cmd, s.langFor(cmd.Actor), uerr)
 	}
 	t.mu.Lock()
-	replies, think := s.exec(ctx, t, spec, cmd)
+	replies, think, err := s.exec(ctx, t, spec, cmd)
 	id := t.st.ID
 	t.mu.Unlock()
 	if think != nil {
@@ -443,16 +443,16 @@ func (s *Service) atTable(ctx context.Context, spec verbSpec, cmd Command) []Mes
 	for i := range replies {
 		replies[i].Table = id // a typed command names no table; its answer does
 	}
-	return replies
+	return replies, err
 }
 
 // find gives the table a command is for: the one a button or private command names, else the
 // current table of the place, else the only table the actor sits at. A command sent in a group
 // or channel acts only on that place's table, whatever its button says.
-func (s *Service) find(cmd Command) (*tbl, *userError) {
+func (s *Service) find(ctx context.Context, cmd Command) (*tbl, *userError) {
 	if cmd.Table != "" {
 		// Another copy may have opened it: then it is read from the store now.
-		t, uerr := s.lookup(cmd.Table)
+		t, uerr := s.lookup(ctx, cmd.Table)
 		if t == nil || uerr != nil {
 			return nil, cmp.Or(uerr, refuse("err.closed"))
 		}
@@ -484,7 +484,7 @@ func (s *Service) find(cmd Command) (*tbl, *userError) {
 		}
 	}
 	// The place's table may be one another copy opened, that this one has not heard of yet.
-	if t, uerr := s.claimedTable(cmd.Place.Key()); t != nil || uerr != nil {
+	if t, uerr := s.claimedTable(ctx, cmd.Place.Key()); t != nil || uerr != nil {
 		return t, uerr
 	}
 	s.mu.Lock()
@@ -592,22 +592,23 @@ type outcome struct {
 // verb's thinking to do once the lock is released (see outcome.think). When another copy
 // committed the table first, the command is applied again to the table as read back from the
 // store, a few times at most: a button it made stale is then refused as any stale button is.
-func (s *Service) exec(ctx context.Context, t *tbl, spec verbSpec, cmd Command) ([]Message, func(context.Context) []Message) {
+func (s *Service) exec(ctx context.Context, t *tbl, spec verbSpec, cmd Command) ([]Message, func(context.Context) []Message, error) {
 	for attempt := 1; ; attempt++ {
-		replies, think, conflict := s.execOnce(ctx, t, spec, cmd)
+		replies, think, err, conflict := s.execOnce(ctx, t, spec, cmd)
 		if attempt == maxAttempts {
-			return replies, think
+			return replies, think, err
 		}
 		if !conflict {
 			// Refused by this copy's state, which may be behind another copy's commit not heard
 			// of yet ("not your turn" for the one whose turn it is now): with other copies on
 			// the store, a refusal is given only from the table as stored.
-			if !s.cfg.Shared || !refused(replies) || !s.behind(t) {
-				return replies, think
+			if !s.cfg.Shared || !refused(replies) || !s.behind(ctx, t) {
+				return replies, think, err
 			}
 		}
 		if uerr := s.reload(ctx, t, "conflict"); uerr != nil {
-			return []Message{s.errorReply(cmd, s.langOf(t, cmd.Actor), uerr)}, nil
+			replies, err := s.refusal(cmd, s.langOf(t, cmd.Actor), uerr)
+			return replies, nil, err
 		}
 	}
 }
@@ -619,8 +620,8 @@ func refused(replies []Message) bool {
 
 // behind reports whether the store holds a newer state of the table than this copy (table lock
 // held); a store that cannot say is taken as not.
-func (s *Service) behind(t *tbl) bool {
-	data, ok, err := s.cfg.Store.Table(t.id())
+func (s *Service) behind(ctx context.Context, t *tbl) bool {
+	data, ok, err := s.cfg.Store.Table(ctx, t.id())
 	if err != nil || !ok {
 		return ok
 	}
@@ -630,23 +631,24 @@ func (s *Service) behind(t *tbl) bool {
 	return json.Unmarshal(data, &st) == nil && st.Seq > t.st.Seq
 }
 
-// execOnce is one attempt of exec; conflict says its commit lost to another copy's.
-func (s *Service) execOnce(ctx context.Context, t *tbl, spec verbSpec, cmd Command) (_ []Message, _ func(context.Context) []Message, conflict bool) {
+// execOnce is one attempt of exec; err is Handle's, conflict says its commit lost to another
+// copy's.
+func (s *Service) execOnce(ctx context.Context, t *tbl, spec verbSpec, cmd Command) (_ []Message, _ func(context.Context) []Message, err error, conflict bool) {
 	lang := s.langOf(t, cmd.Actor)
 	st := t.st
 	if st.Status == StatusClosed { // closing, not yet out of memory
-		return []Message{s.errorReply(cmd, lang, refuse("err.closed"))}, nil, false
+		return []Message{s.errorReply(cmd, lang, refuse("err.closed"))}, nil, nil, false
 	}
 	if cmd.EventID != "" && slices.Contains(st.Events, cmd.EventID) {
-		return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate"))}, nil, false
+		return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate"))}, nil, nil, false
 	}
 	if spec.stale(st, cmd) {
-		return []Message{s.errorReply(cmd, lang, refuse("err.stale"))}, nil, false
+		return []Message{s.errorReply(cmd, lang, refuse("err.stale"))}, nil, nil, false
 	}
 	// Someone who speaks for the chat has no seat and may take none; what an admin may do without
 	// a seat stays open to them.
 	if cmd.Anonymous && (spec.person || spec.seated && !(spec.admin && cmd.Admin && cmd.Place.Key() == st.Place.Key())) {
-		return []Message{s.errorReply(cmd, lang, refuse("err.anonymous"))}, nil, false
+		return []Message{s.errorReply(cmd, lang, refuse("err.anonymous"))}, nil, nil, false
 	}
 	// Administering a chat counts in that chat only (find already keeps group commands to their
 	// place; a private command carries no admin right).
@@ -681,18 +683,18 @@ func (s *Service) execOnce(ctx context.Context, t *tbl, spec verbSpec, cmd Comma
 	if uerr != nil {
 		if out.changed { // only the return from away: keep it
 			if s.commit(ctx, t, cmd, &outcome{changed: true, public: out.public}, spec.acted, restart) == errConflicted {
-				return []Message{s.errorReply(cmd, lang, errConflicted)}, nil, true
+				return []Message{s.errorReply(cmd, lang, errConflicted)}, nil, errConflicted.cause, true
 			}
 		}
-		return []Message{s.errorReply(cmd, lang, uerr)}, nil, false
+		return []Message{s.errorReply(cmd, lang, uerr)}, nil, uerr.cause, false
 	}
 	if out.changed {
 		if uerr := s.commit(ctx, t, cmd, &out, spec.acted, restart); uerr != nil {
-			return []Message{s.errorReply(cmd, lang, uerr)}, nil, uerr == errConflicted
+			return []Message{s.errorReply(cmd, lang, uerr)}, nil, uerr.cause, uerr == errConflicted
 		}
 	}
 	if out.think == nil {
-		return out.replies, nil, false
+		return out.replies, nil, nil, false
 	}
 	// What the verb thought holds for the table as it is now: if it moves on meanwhile, the
 	// actor is told so instead.
@@ -705,7 +707,7 @@ func (s *Service) execOnce(ctx context.Context, t *tbl, spec verbSpec, cmd Comma
 			return []Message{s.errorReply(cmd, lang, refuse("hint.moved"))}
 		}
 		return []Message{m}
-	}, false
+	}, nil, false
 }
 
 // commit stores the table's new state with its log entry in one transaction, then (and only
@@ -749,7 +751,7 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome,
 	data, err := json.Marshal(st)
 	if err == nil {
 		// A match that ends is kept in its record: its commands' log goes with this change.
-		err = s.store(Change{TableID: st.ID, State: data, Records: out.records, Closed: st.Status == StatusClosed, PruneLog: len(out.records) > 0,
+		err = s.store(ctx, Change{TableID: st.ID, State: data, Records: out.records, Closed: st.Status == StatusClosed, PruneLog: len(out.records) > 0,
 			Log: LogEntry{Seq: st.Seq, Time: now.UnixMilli(), Actor: cmd.Actor.ID, Verb: cmd.Verb, Args: cmd.Args, EventID: cmd.EventID}},
 			out.league)
 	}
@@ -775,9 +777,9 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome,
 	return nil
 }
 
-func (s *Service) timedCommit(c Change) error {
+func (s *Service) timedCommit(ctx context.Context, c Change) error {
 	start := time.Now()
-	err := s.cfg.Store.Commit(c)
+	err := s.cfg.Store.Commit(ctx, c)
 	s.cfg.Observe.Commit(time.Since(start), err)
 	return err
 }
@@ -904,7 +906,7 @@ func (s *Service) open(ctx context.Context, _ *tbl, c *call) *userError {
 		return refuse("err.new_in_private")
 	}
 	// The place's own settings come first; what new says overrides them.
-	house := s.placeSettings(cmd.Place.Key())
+	house := s.placeSettings(ctx, cmd.Place.Key())
 	houseArgs := house.args()
 	if _, err := ParseOptions(houseArgs); err != nil {
 		// Kept by an older version whose options differed: new tables start from the defaults.
@@ -943,7 +945,7 @@ func (s *Service) openTable(ctx context.Context, c *call, welcome string, opts O
 	}
 	out := outcome{changed: true, replies: []Message{reply(cmd, c.lang, KindNotice, welcome)}}
 	if uerr := s.commit(ctx, t, cmd, &out, actedTable, true); uerr != nil {
-		s.unclaim(t)
+		s.unclaim(ctx, t)
 		return "", uerr
 	}
 	c.answer(out.replies...)
@@ -965,7 +967,7 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 		if attempt == 4*maxAttempts {
 			return nil, errConflicted, false // the place's claim kept moving under this copy
 		}
-		raw, claim, err := s.readClaim(key)
+		raw, claim, err := s.readClaim(ctx, key)
 		if err != nil {
 			s.cfg.Log.Error("reading a place's table", "place", key, "err", err)
 			return nil, storeRefusal(err), false
@@ -977,7 +979,7 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 		if claim.Table != "" && claim.Table != prev {
 			// Another copy opened a table here that this one has not heard of yet, or is
 			// storing it now.
-			ct, uerr := s.lookup(claim.Table)
+			ct, uerr := s.lookup(ctx, claim.Table)
 			switch {
 			case uerr != nil:
 				return nil, uerr, false
@@ -985,7 +987,7 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 				prev, had, old = claim.Table, true, ct
 			case s.cfg.Now().Sub(time.UnixMilli(claim.At)) < claimPending:
 				// Not live when asked: closed (the place is free), or not stored yet.
-				data, stored, err := s.cfg.Store.Table(claim.Table)
+				data, stored, err := s.cfg.Store.Table(ctx, claim.Table)
 				if err != nil {
 					return nil, storeRefusal(err), false
 				}
@@ -1023,8 +1025,8 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 				return nil, uerr, dup
 			}
 		}
-		id := s.unusedID() // asks the store: before the service's lock
-		switch err := s.swapClaim(key, raw, id); {
+		id := s.unusedID(ctx) // asks the store: before the service's lock
+		switch err := s.swapClaim(ctx, key, raw, id); {
 		case errors.Is(err, ErrConflict):
 			continue // another copy claimed the place meanwhile
 		case err != nil:
@@ -1034,12 +1036,12 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 		s.mu.Lock()
 		if cur, ok := s.byPlace[key]; ok && cur != prev {
 			s.mu.Unlock()
-			s.unswapClaim(key, id, raw)
+			s.unswapClaim(ctx, key, id, raw)
 			continue // another table took the place meanwhile
 		}
 		if _, taken := s.tables[id]; taken {
 			s.mu.Unlock()
-			s.unswapClaim(key, id, raw)
+			s.unswapClaim(ctx, key, id, raw)
 			continue
 		}
 		t = newTable(id, s.newSecret())
@@ -1054,21 +1056,21 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 
 // unswapClaim gives the place's claim back from the table id to what it was before (raw), if no
 // other copy moved it since.
-func (s *Service) unswapClaim(placeKey, id string, raw []byte) {
-	cur, c, err := s.readClaim(placeKey)
+func (s *Service) unswapClaim(ctx context.Context, placeKey, id string, raw []byte) {
+	cur, c, err := s.readClaim(ctx, placeKey)
 	if err != nil || c.Table != id {
 		return
 	}
 	sw, _ := s.claims()
-	if _, err := sw.Swap(bucketClaims, placeKey, cur, raw); err != nil && !errors.Is(err, ErrConflict) {
+	if _, err := sw.Swap(ctx, bucketClaims, placeKey, cur, raw); err != nil && !errors.Is(err, ErrConflict) {
 		s.cfg.Log.Warn("giving a place's claim back", "place", placeKey, "err", err)
 	}
 }
 
 // unclaim takes a table claimPlace made out of memory again, and the place's claim back: it
 // could not be stored.
-func (s *Service) unclaim(t *tbl) {
-	s.unswapClaim(t.st.Place.Key(), t.id(), t.claimed)
+func (s *Service) unclaim(ctx context.Context, t *tbl) {
+	s.unswapClaim(ctx, t.st.Place.Key(), t.id(), t.claimed)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id, key := t.id(), t.placeKey
@@ -1082,12 +1084,12 @@ func (s *Service) unclaim(t *tbl) {
 // seeded service draws the IDs of its earlier runs again, and six letters may meet by chance in a
 // bot's years). The store is asked outside the service's lock, which spans no I/O; the caller
 // checks the tables in memory under it.
-func (s *Service) unusedID() string {
+func (s *Service) unusedID(ctx context.Context) string {
 	for {
 		s.mu.Lock()
 		id := strconv.FormatUint(s.randomUint64()%(36*36*36*36*36*36), 36)
 		s.mu.Unlock()
-		if len(id) >= 4 && !s.storeHas(id) {
+		if len(id) >= 4 && !s.storeHas(ctx, id) {
 			return id
 		}
 	}
@@ -1095,15 +1097,21 @@ func (s *Service) unusedID() string {
 
 // storeHas tells whether the store keeps a table or a first match under id; a store it cannot
 // read says no, and the commit then decides.
-func (s *Service) storeHas(id string) bool {
-	_, table, _ := s.cfg.Store.Table(id)
-	_, record, _ := s.cfg.Store.Record(StoredKey(id, 1))
+func (s *Service) storeHas(ctx context.Context, id string) bool {
+	_, table, _ := s.cfg.Store.Table(ctx, id)
+	_, record, _ := s.cfg.Store.Record(ctx, StoredKey(id, 1))
 	return table || record
 }
 
 func reply(cmd Command, lang string, kind Kind, text string) Message {
 	return Message{Target: Target{Kind: ToActor, Place: cmd.Place, Player: cmd.Actor}, Kind: kind, Text: text,
 		Lang: lang, Table: cmd.Table}
+}
+
+// refusal is the answer to a command that is refused: the reason to its actor, and Handle's
+// error when the command could not be done at all (see userError.cause).
+func (s *Service) refusal(cmd Command, lang string, e *userError) ([]Message, error) {
+	return []Message{s.errorReply(cmd, lang, e)}, e.cause
 }
 
 func (s *Service) errorReply(cmd Command, lang string, e *userError) Message {

@@ -112,6 +112,8 @@ type harness struct {
 	out   *outbox
 	place Place
 	event int
+	// err is Handle's error for the last command do or press sent.
+	err error
 }
 
 // newHarness makes a service over store; tweak may change its config (a failing store, a KV).
@@ -150,17 +152,25 @@ func player(n int) Player {
 func (h *harness) do(p Player, v Verb, args ...string) []Message {
 	h.t.Helper()
 	h.event++
-	return h.svc.Handle(context.Background(), Command{Place: h.place, Actor: p, Verb: v, Args: args,
+	var msgs []Message
+	msgs, h.err = h.svc.Handle(context.Background(), Command{Place: h.place, Actor: p, Verb: v, Args: args,
 		EventID: "e" + string(rune(h.event))})
+	return msgs
 }
 
 func (h *harness) press(p Player, b Button) []Message {
 	h.t.Helper()
 	h.event++
-	return h.svc.Handle(context.Background(), b.Action.Command(h.place, p, "", false))
+	var msgs []Message
+	msgs, h.err = h.svc.Handle(context.Background(), b.Action.Command(h.place, p, "", false))
+	return msgs
 }
 
-func errText(msgs []Message) string {
+// msgsOf gives the replies of a Handle, whatever its error (the replies say it to the actor).
+func msgsOf(msgs []Message, _ error) []Message { return msgs }
+
+// errText is the text of the first refusal among msgs; it takes a Handle's results as they are.
+func errText(msgs []Message, _ ...error) string {
 	for _, m := range msgs {
 		if m.Kind == KindError {
 			return m.Text
@@ -232,6 +242,7 @@ func (h *harness) over() bool {
 }
 
 func TestWholeMatchOneHumanThreeComputers(t *testing.T) {
+	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
 		store := NewMemStore()
 		h := newHarness(t, store)
@@ -250,7 +261,7 @@ func TestWholeMatchOneHumanThreeComputers(t *testing.T) {
 		// The kept match, exported as a docs/records.md record, replays through the engine to the
 		// same winner.
 		var rec []byte
-		store.Records(func(key string, data []byte) error {
+		store.Records(ctx, func(key string, data []byte) error {
 			recs, err := Export(data)
 			if err != nil {
 				t.Fatalf("kept match %s: %v", key, err)
@@ -343,10 +354,10 @@ func TestRefusals(t *testing.T) {
 		}
 		// Duplicate delivery of the same platform event is applied once and answered politely.
 		cmd := Command{Place: h.place, Actor: fore, Verb: VerbLang, Args: []string{"table", "de"}, EventID: "dup"}
-		if r := h.svc.Handle(context.Background(), cmd); r[0].Kind != KindNotice || errText(r) != "" {
+		if r, _ := h.svc.Handle(context.Background(), cmd); r[0].Kind != KindNotice || errText(r) != "" {
 			t.Fatalf("lang table de: %+v", r)
 		}
-		if r := h.svc.Handle(context.Background(), cmd); r[0].Kind != KindNotice || r[0].Text != i18n.T("en", "note.duplicate") {
+		if r, _ := h.svc.Handle(context.Background(), cmd); r[0].Kind != KindNotice || r[0].Text != i18n.T("en", "note.duplicate") {
 			t.Errorf("the same event again: %+v", r)
 		}
 		applied := 0
@@ -553,6 +564,7 @@ func TestCompactGameRoundTrip(t *testing.T) {
 }
 
 func TestPictureOfTheBoard(t *testing.T) {
+	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
 		h, me := soloTable(t)
 		defer h.svc.Close()
@@ -561,7 +573,7 @@ func TestPictureOfTheBoard(t *testing.T) {
 		if len(r) != 1 || r[0].Picture != PictureBoard {
 			t.Fatalf("board reply: %+v", r)
 		}
-		png, alt, err := h.svc.Picture(r[0], true)
+		png, alt, err := h.svc.Picture(ctx, r[0], true)
 		if err != nil || len(png) < 8 || string(png[1:4]) != "PNG" {
 			t.Fatalf("picture: %v, %d bytes", err, len(png))
 		}
@@ -572,10 +584,10 @@ func TestPictureOfTheBoard(t *testing.T) {
 		if len(last) != 1 || last[0].Picture != PictureLastTrick {
 			t.Fatalf("last reply: %+v", last)
 		}
-		if png, alt, err := h.svc.Picture(last[0], false); err != nil || string(png[1:4]) != "PNG" || alt == "" {
+		if png, alt, err := h.svc.Picture(ctx, last[0], false); err != nil || string(png[1:4]) != "PNG" || alt == "" {
 			t.Fatalf("table picture: %v, %d bytes, alt %q", err, len(png), alt)
 		}
-		if _, _, err := h.svc.Picture(Message{Table: "nope", Picture: PictureBoard}, false); !errors.Is(err, ErrNoPicture) {
+		if _, _, err := h.svc.Picture(ctx, Message{Table: "nope", Picture: PictureBoard}, false); !errors.Is(err, ErrNoPicture) {
 			t.Errorf("unknown table: %v", err)
 		}
 	})
@@ -667,7 +679,7 @@ func TestConcurrentNewOpensOneTable(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := h.svc.Handle(context.Background(), Command{Place: h.place, Actor: player(i + 1), Verb: VerbNew})
+			r, _ := h.svc.Handle(context.Background(), Command{Place: h.place, Actor: player(i + 1), Verb: VerbNew})
 			if errText(r) == "" {
 				opened.Add(1)
 			}

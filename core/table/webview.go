@@ -1,6 +1,7 @@
 package table
 
 import (
+	"context"
 	"slices"
 	"time"
 
@@ -158,8 +159,8 @@ type ViewScore struct {
 
 // SeatView gives what the person p sees of a table now: the public table, and their own hand if
 // they sit there. false when the table is not in memory (unknown, or closed and gone).
-func (s *Service) SeatView(tableID string, p Player) (SeatView, bool) {
-	t, _ := s.lookup(tableID) // a socket may come to this copy for a table another opened
+func (s *Service) SeatView(ctx context.Context, tableID string, p Player) (SeatView, bool) {
+	t, _ := s.lookup(ctx, tableID) // a socket may come to this copy for a table another opened
 	if t == nil {
 		return SeatView{}, false
 	}

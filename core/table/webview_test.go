@@ -47,6 +47,7 @@ func checkSeatView(t *testing.T, h *harness, p Player, v SeatView) {
 // first packet while trump is named), the legal ones marked, and the public table; a person who
 // does not sit there sees no hand at all.
 func TestSeatViewsPlayAWholeMatch(t *testing.T) {
+	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, NewMemStore())
 		defer h.svc.Close()
@@ -59,14 +60,14 @@ func TestSeatViewsPlayAWholeMatch(t *testing.T) {
 			if st, _ := h.svc.Status(id); st != StatusPlaying {
 				break
 			}
-			wv, ok := h.svc.SeatView(id, watcher)
+			wv, ok := h.svc.SeatView(ctx, id, watcher)
 			if !ok || wv.You != -1 || len(wv.Hand) != 0 || wv.Lang != "de" {
 				t.Fatalf("the watcher's view: seat %d, %d cards, lang %s", wv.You, len(wv.Hand), wv.Lang)
 			}
 			checkSeatView(t, h, watcher, wv)
 			acted := false
 			for i, p := range ps {
-				v, _ := h.svc.SeatView(id, p)
+				v, _ := h.svc.SeatView(ctx, id, p)
 				checkSeatView(t, h, p, v)
 				if v.You != i {
 					t.Fatalf("%s sits at %d, the view says %d", p.ID, i, v.You)
@@ -103,7 +104,7 @@ func TestSeatViewsPlayAWholeMatch(t *testing.T) {
 				t.Fatalf("nobody could act")
 			}
 		}
-		v, _ := h.svc.SeatView(id, ps[0])
+		v, _ := h.svc.SeatView(ctx, id, ps[0])
 		if v.Status != StatusOver || v.Board.Winner == "" || !v.CanRematch || len(v.Hand) != 0 {
 			t.Fatalf("after %d moves: status %s, winner %q, rematch %v, %d cards", moves, v.Status, v.Board.Winner, v.CanRematch, len(v.Hand))
 		}
@@ -116,6 +117,7 @@ func TestSeatViewsPlayAWholeMatch(t *testing.T) {
 // In the lobby a view offers to deal to those seated and to join to the others; an unknown
 // table has no view.
 func TestSeatViewLobby(t *testing.T) {
+	ctx := t.Context()
 	h := newHarness(t, NewMemStore())
 	defer h.svc.Close()
 	me := player(1)
@@ -123,14 +125,14 @@ func TestSeatViewLobby(t *testing.T) {
 		t.Fatal(e)
 	}
 	id := h.svc.TableAt(h.place)
-	v, ok := h.svc.SeatView(id, me)
+	v, ok := h.svc.SeatView(ctx, id, me)
 	if !ok || v.You != 0 || !v.CanDeal || v.CanJoin || v.Game != nil {
 		t.Fatalf("the opener's lobby view: %+v", v)
 	}
-	if v, _ := h.svc.SeatView(id, player(2)); v.You != -1 || v.CanDeal || !v.CanJoin {
+	if v, _ := h.svc.SeatView(ctx, id, player(2)); v.You != -1 || v.CanDeal || !v.CanJoin {
 		t.Fatalf("another's lobby view: %+v", v)
 	}
-	if _, ok := h.svc.SeatView("nope", me); ok {
+	if _, ok := h.svc.SeatView(ctx, "nope", me); ok {
 		t.Fatal("a view of a table that does not exist")
 	}
 }
@@ -139,6 +141,7 @@ func TestSeatViewLobby(t *testing.T) {
 // the page was not sent: the trick taken last, with its winner, and the game that ended, with
 // its last trick and result, until the next game's first trick is taken.
 func TestSeatViewKeepsWhatEnded(t *testing.T) {
+	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, NewMemStore())
 		defer h.svc.Close()
@@ -147,7 +150,7 @@ func TestSeatViewKeepsWhatEnded(t *testing.T) {
 		games := 0
 		for moves := 0; moves < 2000; moves++ {
 			synctest.Wait()
-			v, _ := h.svc.SeatView(id, ps[0])
+			v, _ := h.svc.SeatView(ctx, id, ps[0])
 			if v.Status != StatusPlaying {
 				if v.Ended == nil || v.Ended.No != v.Game.No || len(v.Ended.Last.Plays) != 4 {
 					t.Fatalf("the match is over and the view shows its last game as %+v", v.Ended)
@@ -177,7 +180,7 @@ func TestSeatViewKeepsWhatEnded(t *testing.T) {
 				t.Fatalf("game %d, %d tricks taken: the last trick shown is %+v", g.No, taken, g.Last)
 			}
 			mover := ps[g.ToMove]
-			mv, _ := h.svc.SeatView(id, mover)
+			mv, _ := h.svc.SeatView(ctx, id, mover)
 			verb, arg := VerbPlay, ""
 			if len(mv.Trumps) > 0 {
 				verb, arg = VerbTrump, mv.Trumps[moves%4].Arg
@@ -200,36 +203,37 @@ func TestSeatViewKeepsWhatEnded(t *testing.T) {
 // The turn's clock: whose time runs and how long is left, the reminder, and none once a
 // computer plays for the absent player, who is back with any command.
 func TestSeatViewClock(t *testing.T) {
+	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, NewMemStore())
 		defer h.svc.Close()
 		ps := fourHumans(t, h, "stripes=3") // the normal timer: a reminder at 90 s, a computer at 3 min
 		id := h.svc.TableAt(h.place)
-		v, _ := h.svc.SeatView(id, ps[0])
+		v, _ := h.svc.SeatView(ctx, id, ps[0])
 		to := v.Game.ToMove
 		c := v.Clock
 		if c == nil || c.Seat != to || c.Left != 180_000 || c.Total != 180_000 || c.Reminded {
 			t.Fatalf("the clock at the deal: %+v (seat %d to move)", c, to)
 		}
 		time.Sleep(30 * time.Second)
-		if v, _ = h.svc.SeatView(id, ps[1]); v.Clock == nil || v.Clock.Left != 150_000 || v.Clock.Seat != to {
+		if v, _ = h.svc.SeatView(ctx, id, ps[1]); v.Clock == nil || v.Clock.Left != 150_000 || v.Clock.Seat != to {
 			t.Fatalf("30 s later: %+v", v.Clock)
 		}
 		time.Sleep(61 * time.Second)
 		synctest.Wait()
-		if v, _ = h.svc.SeatView(id, ps[to]); v.Clock == nil || !v.Clock.Reminded || v.Clock.Left != 89_000 {
+		if v, _ = h.svc.SeatView(ctx, id, ps[to]); v.Clock == nil || !v.Clock.Reminded || v.Clock.Left != 89_000 {
 			t.Fatalf("after the reminder: %+v", v.Clock)
 		}
 		time.Sleep(90 * time.Second)
 		synctest.Wait()
-		v, _ = h.svc.SeatView(id, ps[to])
+		v, _ = h.svc.SeatView(ctx, id, ps[to])
 		if !v.Seats[to].Away || v.Clock != nil && v.Clock.Seat == to {
 			t.Fatalf("after the timeout: away %v, clock %+v", v.Seats[to].Away, v.Clock)
 		}
 		if e := errText(h.do(ps[to], VerbBoard)); e != "" {
 			t.Fatal(e)
 		}
-		if v, _ = h.svc.SeatView(id, ps[to]); v.Seats[to].Away {
+		if v, _ = h.svc.SeatView(ctx, id, ps[to]); v.Seats[to].Away {
 			t.Fatal("a command did not bring the absent player back")
 		}
 	})
@@ -237,14 +241,15 @@ func TestSeatViewClock(t *testing.T) {
 
 // Computer players are named in the reader's language, and the hand lists its trumps first.
 func TestSeatViewNamesAndHandOrder(t *testing.T) {
+	ctx := t.Context()
 	h, me := soloTable(t)
 	defer h.svc.Close()
 	id := h.svc.TableAt(h.place)
-	v, _ := h.svc.SeatView(id, Player{ID: "w", Name: "Watcher", Locale: "fr"})
+	v, _ := h.svc.SeatView(ctx, id, Player{ID: "w", Name: "Watcher", Locale: "fr"})
 	if v.Seats[1].Name != "Ordinateur 2" {
 		t.Fatalf("a French reader sees seat 2 as %q", v.Seats[1].Name)
 	}
-	if v, _ := h.svc.SeatView(id, me); v.Seats[1].Name != "Computer 2" {
+	if v, _ := h.svc.SeatView(ctx, id, me); v.Seats[1].Name != "Computer 2" {
 		t.Fatalf("an English reader sees seat 2 as %q", v.Seats[1].Name)
 	}
 	for _, tc := range []struct {

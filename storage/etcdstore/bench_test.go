@@ -20,6 +20,7 @@ import (
 // answered. It reports commands/s and the p50/p99 of one command, and at the end the ratios to
 // bbolt with group commit.
 func BenchmarkStores(b *testing.B) {
+	ctx := b.Context()
 	cluster := etcdtest.Start(b, etcdtest.Options{Durable: true})
 	var mu sync.Mutex
 	rate := map[string]float64{} // "kind/tables=n" → commands/s of the last run
@@ -30,7 +31,7 @@ func BenchmarkStores(b *testing.B) {
 		{"bbolt", func(b *testing.B) table.Store { return openBolt(b, storage.Options{}) }},
 		{"bbolt-nogroup", func(b *testing.B) table.Store { return openBolt(b, storage.Options{NoGroupCommit: true}) }},
 		{"etcd", func(b *testing.B) table.Store {
-			s, err := etcdstore.Open(etcdstore.Options{Endpoints: cluster.Endpoints(), Prefix: fmt.Sprintf("bench%d/", prefixes.Add(1)), Timeout: 30 * time.Second})
+			s, err := etcdstore.Open(ctx, etcdstore.Options{Endpoints: cluster.Endpoints(), Prefix: fmt.Sprintf("bench%d/", prefixes.Add(1)), Timeout: 30 * time.Second})
 			if err != nil {
 				b.Fatal(err)
 			}

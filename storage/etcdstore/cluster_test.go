@@ -33,8 +33,9 @@ func startCopy(tb testing.TB, c *etcdtest.Cluster, prefix, name string, robots f
 // startCopyWith starts a copy as startCopy does, its configuration changed by tweak (which may
 // put something around the store: it finds the Ledger as Store and KV).
 func startCopyWith(tb testing.TB, c *etcdtest.Cluster, prefix, name string, tweak func(*table.Config)) *botCopy {
+	ctx := tb.Context()
 	tb.Helper()
-	st, err := etcdstore.Open(etcdstore.Options{Endpoints: c.Endpoints(), Prefix: prefix, Timeout: 2 * time.Second})
+	st, err := etcdstore.Open(ctx, etcdstore.Options{Endpoints: c.Endpoints(), Prefix: prefix, Timeout: 2 * time.Second})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -93,6 +94,7 @@ func checkLedgers(t *testing.T, ids []string, copies ...*botCopy) {
 // the match, which goes on; every command is applied once, and both copies end with the table as
 // stored.
 func TestTwoCopiesPlayAMatch(t *testing.T) {
+	ctx := t.Context()
 	c := etcdtest.Start(t, etcdtest.Options{})
 	a := startCopy(t, c, "match/", "a", tabletest.RandomRobots)
 	b := startCopy(t, c, "match/", "b", tabletest.RandomRobots)
@@ -112,8 +114,8 @@ func TestTwoCopiesPlayAMatch(t *testing.T) {
 	checkLedgers(t, []string{tb.ID}, a, b)
 	stored := uint64(len(a.ledger.Entries(tb.ID)) + len(b.ledger.Entries(tb.ID)))
 	tabletest.WaitUntil(t, 10*time.Second, "both copies hold the table as stored", func() bool {
-		va, _ := a.svc.SeatView(tb.ID, table.Player{})
-		vb, _ := b.svc.SeatView(tb.ID, table.Player{})
+		va, _ := a.svc.SeatView(ctx, tb.ID, table.Player{})
+		vb, _ := b.svc.SeatView(ctx, tb.ID, table.Player{})
 		return va.Seq == stored && vb.Seq == stored
 	})
 }
@@ -198,7 +200,7 @@ func TestQuorumLostAndBack(t *testing.T) {
 	c.Stop(2)
 	cmd := tabletest.Next(a.svc, tb)
 	cmd.EventID = "no-quorum"
-	r := a.svc.Handle(context.Background(), cmd)
+	r, _ := a.svc.Handle(context.Background(), cmd)
 	if len(r) == 0 || r[0].Reason != "err.unavailable" || !strings.Contains(r[0].Text, "database cannot be reached") {
 		t.Fatalf("a move without a quorum: %+v", r)
 	}
@@ -207,7 +209,7 @@ func TestQuorumLostAndBack(t *testing.T) {
 	}
 	c.RestartAll()
 	tabletest.WaitUntil(t, 30*time.Second, "the move is taken again", func() bool {
-		r := a.svc.Handle(context.Background(), cmd)
+		r, _ := a.svc.Handle(context.Background(), cmd)
 		return len(r) == 0 || r[0].Kind != table.KindError
 	})
 	moved := len(a.ledger.Entries(robots))

@@ -2,6 +2,7 @@ package etcdstore
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -23,7 +24,7 @@ import (
 // key does not exist); it fails with table.ErrConflict, writing nothing, when another commit came
 // first. A change larger than a transaction fails with ErrTooLarge; a cluster without quorum with
 // table.ErrUnavailable (see there for what a timed-out commit may still do).
-func (s *Store) Commit(c table.Change) error {
+func (s *Store) Commit(ctx context.Context, c table.Change) error {
 	if err := storage.CheckKey("table id", c.TableID); err != nil {
 		return err
 	}
@@ -53,7 +54,7 @@ func (s *Store) Commit(c table.Change) error {
 		if logged {
 			els = append(els, clientv3.OpGet(s.logKey(c.TableID, c.Log.Seq)))
 		}
-		resp, again, err := s.txn(b.cmps, b.ops, els)
+		resp, again, err := s.txn(ctx, b.cmps, b.ops, els)
 		if err != nil {
 			return fmt.Errorf("etcdstore: commit table %q: %w", c.TableID, err)
 		}
@@ -182,11 +183,11 @@ func closedValue(at int64, state []byte) []byte {
 }
 
 // Table gives one table's last state, live or closed, from one reading.
-func (s *Store) Table(id string) ([]byte, bool, error) {
+func (s *Store) Table(ctx context.Context, id string) ([]byte, bool, error) {
 	if err := storage.CheckKey("table id", id); err != nil {
 		return nil, false, err
 	}
-	resp, _, err := s.txn(nil, []clientv3.Op{clientv3.OpGet(s.liveKey(id)), clientv3.OpGet(s.closedKey(id))}, nil)
+	resp, _, err := s.txn(ctx, nil, []clientv3.Op{clientv3.OpGet(s.liveKey(id)), clientv3.OpGet(s.closedKey(id))}, nil)
 	if err != nil {
 		return nil, false, fmt.Errorf("etcdstore: table %q: %w", id, err)
 	}
@@ -212,10 +213,10 @@ func stored(kv *mvccpb.KeyValue) []byte {
 
 // Tables calls fn for every live table in ID order, as of one revision, going on past tables fn
 // cannot read (their errors joined, each a *storage.TableError).
-func (s *Store) Tables(fn func(id string, state []byte) error) error {
+func (s *Store) Tables(ctx context.Context, fn func(id string, state []byte) error) error {
 	prefix := s.liveKey("")
 	var errs []error
-	_, err := s.scanPrefix(prefix, false, func(kv *mvccpb.KeyValue) error {
+	_, err := s.scanPrefix(ctx, prefix, false, func(kv *mvccpb.KeyValue) error {
 		id := string(kv.Key[len(prefix):])
 		if err := fn(id, stored(kv)); err != nil {
 			errs = append(errs, &storage.TableError{ID: id, Err: err})
@@ -229,9 +230,9 @@ func (s *Store) Tables(fn func(id string, state []byte) error) error {
 }
 
 // ClosedTables calls fn for every closed table not yet pruned, in ID order.
-func (s *Store) ClosedTables(fn func(id string, state []byte) error) error {
+func (s *Store) ClosedTables(ctx context.Context, fn func(id string, state []byte) error) error {
 	prefix := s.closedKey("")
-	_, err := s.scanPrefix(prefix, false, func(kv *mvccpb.KeyValue) error {
+	_, err := s.scanPrefix(ctx, prefix, false, func(kv *mvccpb.KeyValue) error {
 		if len(kv.Value) < 8 {
 			s.skipMalformed(kv.Key, "a closed table: 8 bytes of its closing time, then its state")
 			return nil
@@ -242,17 +243,17 @@ func (s *Store) ClosedTables(fn func(id string, state []byte) error) error {
 }
 
 // Records calls fn for every kept record in key order; an error from fn stops it.
-func (s *Store) Records(fn func(key string, record []byte) error) error {
+func (s *Store) Records(ctx context.Context, fn func(key string, record []byte) error) error {
 	prefix := s.recordKey("")
-	_, err := s.scanPrefix(prefix, false, func(kv *mvccpb.KeyValue) error {
+	_, err := s.scanPrefix(ctx, prefix, false, func(kv *mvccpb.KeyValue) error {
 		return fn(string(kv.Key[len(prefix):]), stored(kv))
 	})
 	return err
 }
 
 // Record gives one kept record.
-func (s *Store) Record(key string) ([]byte, bool, error) {
-	resp, err := s.get(s.recordKey(key))
+func (s *Store) Record(ctx context.Context, key string) ([]byte, bool, error) {
+	resp, err := s.get(ctx, s.recordKey(key))
 	if err != nil {
 		return nil, false, fmt.Errorf("etcdstore: record %q: %w", key, err)
 	}
@@ -263,11 +264,11 @@ func (s *Store) Record(key string) ([]byte, bool, error) {
 }
 
 // Log calls fn for every entry of a table's log in Seq order.
-func (s *Store) Log(tableID string, fn func(table.LogEntry) error) error {
+func (s *Store) Log(ctx context.Context, tableID string, fn func(table.LogEntry) error) error {
 	if err := storage.CheckKey("table id", tableID); err != nil {
 		return err
 	}
-	_, err := s.scanPrefix(s.logPrefix(tableID), false, func(kv *mvccpb.KeyValue) error {
+	_, err := s.scanPrefix(ctx, s.logPrefix(tableID), false, func(kv *mvccpb.KeyValue) error {
 		var e table.LogEntry
 		if err := json.Unmarshal(kv.Value, &e); err != nil {
 			return fmt.Errorf("etcdstore: log of table %q: %w", tableID, storage.ErrCorrupt)

@@ -115,8 +115,8 @@ type Store struct {
 
 // Open connects to the cluster and checks (or, on an empty prefix, writes) the layout version. A
 // cluster that cannot be reached fails with table.ErrUnavailable after opts.Timeout; a layout
-// newer than this binary's with storage.ErrNewerSchema.
-func Open(opts Options) (*Store, error) {
+// newer than this binary's with storage.ErrNewerSchema; one whose ctx ends first, with ctx's error.
+func Open(ctx context.Context, opts Options) (*Store, error) {
 	if len(opts.Endpoints) == 0 {
 		return nil, errors.New("etcdstore: no endpoints")
 	}
@@ -154,7 +154,7 @@ func Open(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("etcdstore: connect to %s: %w", strings.Join(opts.Endpoints, ","), s.classify(err))
 	}
 	s.cli = cli
-	if err := s.checkSchema(); err != nil {
+	if err := s.checkSchema(ctx); err != nil {
 		cli.Close()
 		return nil, fmt.Errorf("etcdstore: open %s (prefix %q): %w", strings.Join(opts.Endpoints, ","), s.p, err)
 	}
@@ -162,9 +162,9 @@ func Open(opts Options) (*Store, error) {
 }
 
 // checkSchema writes the layout version under an empty prefix, and refuses a newer one.
-func (s *Store) checkSchema() error {
+func (s *Store) checkSchema(ctx context.Context) error {
 	key := s.p + "schema"
-	resp, _, err := s.txn([]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(key), "=", 0)},
+	resp, _, err := s.txn(ctx, []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(key), "=", 0)},
 		[]clientv3.Op{clientv3.OpPut(key, schemaVersion)}, []clientv3.Op{clientv3.OpGet(key)})
 	if err != nil || resp.Succeeded {
 		return err
@@ -205,26 +205,29 @@ func (s *Store) kvKey(bucket, key string) string   { return s.bucketPrefix(bucke
 // (a member that died under the request, an election under way, no quorum), or the timeout has
 // passed: then it fails with table.ErrUnavailable. Each attempt gets a third of the timeout, so a
 // member that stopped answering costs one attempt, not the call. again tells fn that an earlier
-// attempt's outcome is unknown: a write may have been applied.
-func (s *Store) call(fn func(ctx context.Context, again bool) error) error {
-	return s.callIn(context.Background(), fn)
-}
-
-// callIn is call that also ends when parent does.
-func (s *Store) callIn(parent context.Context, fn func(ctx context.Context, again bool) error) error {
-	ctx, cancel := context.WithTimeout(parent, s.timeout)
+// attempt's outcome is unknown: a write may have been applied. When ctx ends first, the call
+// ends at once with an error that wraps ctx's (and a write under way may still be applied).
+func (s *Store) call(ctx context.Context, fn func(ctx context.Context, again bool) error) error {
+	caller := ctx
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	wait := 25 * time.Millisecond
 	for again := false; ; again = true {
 		attempt, cancelAttempt := context.WithTimeout(ctx, max(s.timeout/3, 500*time.Millisecond))
 		err := s.classify(fn(clientv3.WithRequireLeader(attempt), again))
 		cancelAttempt()
+		if err != nil && caller.Err() != nil {
+			return fmt.Errorf("%w: %w", caller.Err(), err) // the caller gave up, not the cluster
+		}
 		if !errors.Is(err, table.ErrUnavailable) || ctx.Err() != nil {
 			return err
 		}
 		select {
 		case <-time.After(wait):
 		case <-ctx.Done():
+			if caller.Err() != nil {
+				return fmt.Errorf("%w: %w", caller.Err(), err)
+			}
 			return err
 		}
 		wait = min(2*wait, 400*time.Millisecond)
@@ -232,8 +235,8 @@ func (s *Store) callIn(parent context.Context, fn func(ctx context.Context, agai
 }
 
 // txn runs one transaction (see call); again says an earlier attempt's outcome was unknown.
-func (s *Store) txn(cmps []clientv3.Cmp, then, els []clientv3.Op) (resp *clientv3.TxnResponse, again bool, err error) {
-	err = s.call(func(ctx context.Context, retry bool) error {
+func (s *Store) txn(ctx context.Context, cmps []clientv3.Cmp, then, els []clientv3.Op) (resp *clientv3.TxnResponse, again bool, err error) {
+	err = s.call(ctx, func(ctx context.Context, retry bool) error {
 		var err error
 		resp, err = s.cli.Txn(ctx).If(cmps...).Then(then...).Else(els...).Commit()
 		again = retry
@@ -243,8 +246,8 @@ func (s *Store) txn(cmps []clientv3.Cmp, then, els []clientv3.Op) (resp *clientv
 }
 
 // get reads (see call).
-func (s *Store) get(key string, opts ...clientv3.OpOption) (resp *clientv3.GetResponse, err error) {
-	err = s.call(func(ctx context.Context, _ bool) error {
+func (s *Store) get(ctx context.Context, key string, opts ...clientv3.OpOption) (resp *clientv3.GetResponse, err error) {
+	err = s.call(ctx, func(ctx context.Context, _ bool) error {
 		var err error
 		resp, err = s.cli.Get(ctx, key, opts...)
 		return err
@@ -283,7 +286,7 @@ func (s *Store) classify(err error) error {
 // scan calls fn for every key under prefix (or from key to end when end is not ""), a page at a
 // time, every page read at the revision of the first: what fn sees is one moment's. fn runs
 // between the reads, outside any call's timeout. It gives the revision read.
-func (s *Store) scan(from, end string, keysOnly bool, fn func(kv *mvccpb.KeyValue) error) (int64, error) {
+func (s *Store) scan(ctx context.Context, from, end string, keysOnly bool, fn func(kv *mvccpb.KeyValue) error) (int64, error) {
 	var rev int64
 	for {
 		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(s.page)}
@@ -293,7 +296,7 @@ func (s *Store) scan(from, end string, keysOnly bool, fn func(kv *mvccpb.KeyValu
 		if rev > 0 {
 			opts = append(opts, clientv3.WithRev(rev))
 		}
-		resp, err := s.get(from, opts...)
+		resp, err := s.get(ctx, from, opts...)
 		if err != nil {
 			return rev, err
 		}
@@ -315,6 +318,11 @@ func (s *Store) scan(from, end string, keysOnly bool, fn func(kv *mvccpb.KeyValu
 // SetLog sets Options.Log after Open, before the store is used.
 func (s *Store) SetLog(log *slog.Logger) { s.log = log }
 
+// callIn is call with its arguments in the order history.go had them before ports took ctx.
+func (s *Store) callIn(ctx context.Context, fn func(ctx context.Context, again bool) error) error {
+	return s.call(ctx, fn)
+}
+
 // skipMalformed logs a key under the prefix that does not have the layout's form, which the
 // caller then passes over: one such key must not stop every forget and pruning.
 func (s *Store) skipMalformed(key []byte, what string) {
@@ -322,6 +330,6 @@ func (s *Store) skipMalformed(key []byte, what string) {
 }
 
 // scanPrefix is scan of every key under prefix.
-func (s *Store) scanPrefix(prefix string, keysOnly bool, fn func(kv *mvccpb.KeyValue) error) (int64, error) {
-	return s.scan(prefix, clientv3.GetPrefixRangeEnd(prefix), keysOnly, fn)
+func (s *Store) scanPrefix(ctx context.Context, prefix string, keysOnly bool, fn func(kv *mvccpb.KeyValue) error) (int64, error) {
+	return s.scan(ctx, prefix, clientv3.GetPrefixRangeEnd(prefix), keysOnly, fn)
 }

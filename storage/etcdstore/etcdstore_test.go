@@ -25,12 +25,13 @@ var prefixes atomic.Int64
 
 // open opens a store on the cluster under a prefix of its own.
 func open(t *testing.T, c *etcdtest.Cluster, opts etcdstore.Options) *etcdstore.Store {
+	ctx := t.Context()
 	t.Helper()
 	opts.Endpoints = c.Endpoints()
 	if opts.Prefix == "" {
 		opts.Prefix = fmt.Sprintf("test%d/", prefixes.Add(1))
 	}
-	s, err := etcdstore.Open(opts)
+	s, err := etcdstore.Open(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,9 +40,10 @@ func open(t *testing.T, c *etcdtest.Cluster, opts etcdstore.Options) *etcdstore.
 }
 
 func etcdLog(t *testing.T, s storagetest.Store, id string) []table.LogEntry {
+	ctx := t.Context()
 	t.Helper()
 	var out []table.LogEntry
-	if err := s.(*etcdstore.Store).Log(id, func(e table.LogEntry) error { out = append(out, e); return nil }); err != nil {
+	if err := s.(*etcdstore.Store).Log(ctx, id, func(e table.LogEntry) error { out = append(out, e); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -50,6 +52,7 @@ func etcdLog(t *testing.T, s storagetest.Store, id string) []table.LogEntry {
 // TestEtcdConforms: the etcd store keeps the contract every store keeps, on a 3-member cluster,
 // with pages of 3 keys so every listing takes several.
 func TestEtcdConforms(t *testing.T) {
+	ctx := t.Context()
 	c := etcdtest.Start(t, etcdtest.Options{})
 	storagetest.Suite{
 		Open:   func(t *testing.T) storagetest.Store { return open(t, c, etcdstore.Options{Page: 3}) },
@@ -58,10 +61,10 @@ func TestEtcdConforms(t *testing.T) {
 	}.Run(t)
 	t.Run("prefixes apart", func(t *testing.T) {
 		a, b := open(t, c, etcdstore.Options{}), open(t, c, etcdstore.Options{})
-		if err := a.Commit(table.Change{TableID: "t", State: []byte("a"), Log: table.LogEntry{Seq: 1, Verb: table.VerbNew}}); err != nil {
+		if err := a.Commit(ctx, table.Change{TableID: "t", State: []byte("a"), Log: table.LogEntry{Seq: 1, Verb: table.VerbNew}}); err != nil {
 			t.Fatal(err)
 		}
-		if _, ok, err := b.Table("t"); err != nil || ok {
+		if _, ok, err := b.Table(ctx, "t"); err != nil || ok {
 			t.Errorf("a bot under another prefix sees the table: %v, %v", ok, err)
 		}
 	})
@@ -69,17 +72,18 @@ func TestEtcdConforms(t *testing.T) {
 
 // A change larger than one etcd transaction is refused whole.
 func TestCommitTooLarge(t *testing.T) {
+	ctx := t.Context()
 	c := etcdtest.Start(t, etcdtest.Options{Members: 1})
 	s := open(t, c, etcdstore.Options{})
 	var kv []table.KVEntry
 	for i := range 200 {
 		kv = append(kv, table.KVEntry{Bucket: "b", Key: fmt.Sprint(i), Value: []byte("v")})
 	}
-	err := s.Commit(table.Change{TableID: "t", State: []byte("s"), Log: table.LogEntry{Seq: 1, Verb: table.VerbNew}, KV: kv})
+	err := s.Commit(ctx, table.Change{TableID: "t", State: []byte("s"), Log: table.LogEntry{Seq: 1, Verb: table.VerbNew}, KV: kv})
 	if !errors.Is(err, etcdstore.ErrTooLarge) {
 		t.Fatalf("a change of 200 KV entries: %v, want ErrTooLarge", err)
 	}
-	if _, ok, _ := s.Table("t"); ok {
+	if _, ok, _ := s.Table(ctx, "t"); ok {
 		t.Error("the refused change made its table")
 	}
 }
@@ -88,6 +92,7 @@ func TestCommitTooLarge(t *testing.T) {
 // goes through; with two killed, a command fails within the timeout with ErrUnavailable (no hang)
 // and nothing is half-applied; with the members back, play goes on by itself.
 func TestQuorum(t *testing.T) {
+	ctx := t.Context()
 	c := etcdtest.Start(t, etcdtest.Options{})
 	const timeout = 2 * time.Second
 	s := open(t, c, etcdstore.Options{Timeout: timeout})
@@ -133,13 +138,13 @@ func TestQuorum(t *testing.T) {
 	// A second dies: no quorum.
 	c.Stop(1)
 	id := tables[0].ID
-	before, _, err := s.Table(id)
+	before, _, err := s.Table(ctx, id)
 	if err == nil {
 		t.Log("the read still answered (the survivor had not noticed yet)")
 	}
 	_ = before
 	start := time.Now()
-	err = s.Commit(table.Change{TableID: "probe", State: []byte("x"), Log: table.LogEntry{Seq: 1, Verb: table.VerbNew}})
+	err = s.Commit(ctx, table.Change{TableID: "probe", State: []byte("x"), Log: table.LogEntry{Seq: 1, Verb: table.VerbNew}})
 	took := time.Since(start)
 	if !errors.Is(err, table.ErrUnavailable) {
 		t.Fatalf("a commit without quorum: %v, want ErrUnavailable", err)
@@ -148,7 +153,7 @@ func TestQuorum(t *testing.T) {
 		t.Errorf("the commit without quorum took %v; the timeout is %v", took, timeout)
 	}
 	t.Logf("without quorum a commit failed in %v: %v", took.Round(time.Millisecond), err)
-	if _, _, err := s.Table(id); !errors.Is(err, table.ErrUnavailable) {
+	if _, _, err := s.Table(ctx, id); !errors.Is(err, table.ErrUnavailable) {
 		t.Errorf("a read without quorum: %v, want ErrUnavailable", err)
 	}
 	// The service refuses the move (it rolls back) rather than hang.
@@ -168,7 +173,7 @@ func TestQuorum(t *testing.T) {
 		var err error
 		for range 50 { // the restarted members elect a leader first
 			log = nil
-			err = s.Log(tt.ID, func(e table.LogEntry) error { log = append(log, e); return nil })
+			err = s.Log(ctx, tt.ID, func(e table.LogEntry) error { log = append(log, e); return nil })
 			if !errors.Is(err, table.ErrUnavailable) {
 				break
 			}
@@ -177,7 +182,7 @@ func TestQuorum(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		state, ok, err := s.Table(tt.ID)
+		state, ok, err := s.Table(ctx, tt.ID)
 		if err != nil || !ok {
 			t.Fatalf("table %s after the restart: %v, %v", tt.ID, ok, err)
 		}
@@ -196,10 +201,11 @@ func TestQuorum(t *testing.T) {
 
 // TestOpenUnreachable: a cluster that does not answer is said within the timeout.
 func TestOpenUnreachable(t *testing.T) {
+	ctx := t.Context()
 	c := etcdtest.Start(t, etcdtest.Options{Members: 1})
 	c.Stop(0)
 	start := time.Now()
-	_, err := etcdstore.Open(etcdstore.Options{Endpoints: c.Endpoints(), Timeout: time.Second})
+	_, err := etcdstore.Open(ctx, etcdstore.Options{Endpoints: c.Endpoints(), Timeout: time.Second})
 	if !errors.Is(err, table.ErrUnavailable) {
 		t.Fatalf("Open of a stopped cluster: %v, want ErrUnavailable", err)
 	}
@@ -212,12 +218,13 @@ func TestOpenUnreachable(t *testing.T) {
 // store compacted the history and defragmented each member. (Their write-ahead logs keep the
 // requests until etcd cuts them; that is the host's to bound, docs/hosting.md.)
 func TestForgetLeavesNoCopy(t *testing.T) {
+	ctx := t.Context()
 	c := etcdtest.Start(t, etcdtest.Options{})
 	s := open(t, c, etcdstore.Options{})
 	const name = "Forgetme Annabella"
 	commit := func(ch table.Change) {
 		t.Helper()
-		if err := s.Commit(ch); err != nil {
+		if err := s.Commit(ctx, ch); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -233,7 +240,7 @@ func TestForgetLeavesNoCopy(t *testing.T) {
 	if n := memberTraces(t, c, name); n < len(c.Members) {
 		t.Fatalf("the name is in %d of %d members' database files before Forget; the test cannot see it", n, len(c.Members))
 	}
-	err := s.Forget(table.Forgetting{Records: []table.Record{{Key: "t1/m1", Data: []byte(`{"name":"someone"}`)}},
+	err := s.Forget(ctx, table.Forgetting{Records: []table.Record{{Key: "t1/m1", Data: []byte(`{"name":"someone"}`)}},
 		Closed: map[string][]byte{"t1": []byte(`{"seat":"someone"}`)}, Actor: "tg:42", As: "anon:1",
 		KV: []table.KVEntry{{Bucket: "people", Key: "42"}}})
 	if err != nil {

@@ -27,8 +27,8 @@ type countingStore struct {
 	bytes atomic.Int64
 }
 
-func (c *countingStore) Commit(ch table.Change) error {
-	err := c.Store.Commit(ch)
+func (c *countingStore) Commit(ctx context.Context, ch table.Change) error {
+	err := c.Store.Commit(ctx, ch)
 	if err == nil {
 		c.bytes.Add(int64(len(ch.State)))
 	}
@@ -128,7 +128,7 @@ func TestWithoutRootRights(t *testing.T) {
 	c.EnableAuth("kontermatt", "secret", "rights/")
 	const window = 300 * time.Millisecond
 	st := open(t, c, etcdstore.Options{Prefix: "rights/", Username: "kontermatt", Password: "secret", History: window})
-	if err := st.Commit(table.Change{TableID: "t1", State: []byte(`{"seat":"Annabella"}`), Closed: true,
+	if err := st.Commit(context.Background(), table.Change{TableID: "t1", State: []byte(`{"seat":"Annabella"}`), Closed: true,
 		Log:     table.LogEntry{Seq: 1, Time: 5, Actor: "tg:42", Verb: table.VerbClose},
 		Records: []table.Record{{Key: "t1/m1", Data: []byte(`{"name":"Annabella"}`)}}}); err != nil {
 		t.Fatal(err)
@@ -139,7 +139,7 @@ func TestWithoutRootRights(t *testing.T) {
 			f = table.Forgetting{Actor: "tg:42", As: "anon:2"}
 		}
 		before := time.Now()
-		err := st.Forget(f)
+		err := st.Forget(context.Background(), f)
 		var pending *table.ForgetPending
 		if !errors.As(err, &pending) {
 			t.Fatalf("forget %d: %v, want a *table.ForgetPending", try, err)
@@ -185,7 +185,7 @@ func TestMalformedKeysSkipped(t *testing.T) {
 		return log.Write(p)
 	}), nil))
 	st := open(t, c, etcdstore.Options{Prefix: "malformed/", Log: logger})
-	if err := st.Commit(table.Change{TableID: "t1", State: []byte(`{"seat":"Annabella"}`), Closed: true,
+	if err := st.Commit(context.Background(), table.Change{TableID: "t1", State: []byte(`{"seat":"Annabella"}`), Closed: true,
 		Log: table.LogEntry{Seq: 1, Time: 5, Actor: "tg:42", Verb: table.VerbClose}}); err != nil {
 		t.Fatal(err)
 	}
@@ -200,16 +200,16 @@ func TestMalformedKeysSkipped(t *testing.T) {
 		}
 	}
 	var closed []string
-	if err := st.ClosedTables(func(id string, _ []byte) error { closed = append(closed, id); return nil }); err != nil {
+	if err := st.ClosedTables(context.Background(), func(id string, _ []byte) error { closed = append(closed, id); return nil }); err != nil {
 		t.Fatalf("closed tables: %v", err)
 	}
 	if len(closed) != 1 || closed[0] != "t1" {
 		t.Errorf("closed tables %v, want [t1]", closed)
 	}
-	if err := st.Forget(table.Forgetting{Actor: "tg:42", As: "anon:1"}); err != nil {
+	if err := st.Forget(context.Background(), table.Forgetting{Actor: "tg:42", As: "anon:1"}); err != nil {
 		t.Fatalf("forget: %v", err)
 	}
-	if n, err := st.Prune(time.Now().Add(time.Hour)); err != nil || n != 1 {
+	if n, err := st.Prune(context.Background(), time.Now().Add(time.Hour)); err != nil || n != 1 {
 		t.Fatalf("prune: %d tables, %v; want t1 pruned", n, err)
 	}
 	mu.Lock()

@@ -13,11 +13,11 @@ import (
 )
 
 // Get returns the value at key in the bucket, and whether it exists.
-func (s *Store) Get(bucket, key string) ([]byte, bool, error) {
+func (s *Store) Get(ctx context.Context, bucket, key string) ([]byte, bool, error) {
 	if err := storage.CheckKV(bucket, key); err != nil {
 		return nil, false, err
 	}
-	resp, err := s.get(s.kvKey(bucket, key))
+	resp, err := s.get(ctx, s.kvKey(bucket, key))
 	if err != nil {
 		return nil, false, fmt.Errorf("etcdstore: kv get %q/%q: %w", bucket, key, err)
 	}
@@ -28,11 +28,11 @@ func (s *Store) Get(bucket, key string) ([]byte, bool, error) {
 }
 
 // Put stores value at key in the bucket; a nil value is stored as an empty one.
-func (s *Store) Put(bucket, key string, value []byte) error {
+func (s *Store) Put(ctx context.Context, bucket, key string, value []byte) error {
 	if err := storage.CheckKV(bucket, key); err != nil {
 		return err
 	}
-	err := s.call(func(ctx context.Context, _ bool) error {
+	err := s.call(ctx, func(ctx context.Context, _ bool) error {
 		_, err := s.cli.Put(ctx, s.kvKey(bucket, key), string(value))
 		return err
 	})
@@ -43,11 +43,11 @@ func (s *Store) Put(bucket, key string, value []byte) error {
 }
 
 // Delete removes key from the bucket; a missing key is not an error.
-func (s *Store) Delete(bucket, key string) error {
+func (s *Store) Delete(ctx context.Context, bucket, key string) error {
 	if err := storage.CheckKV(bucket, key); err != nil {
 		return err
 	}
-	err := s.call(func(ctx context.Context, _ bool) error {
+	err := s.call(ctx, func(ctx context.Context, _ bool) error {
 		_, err := s.cli.Delete(ctx, s.kvKey(bucket, key))
 		return err
 	})
@@ -60,7 +60,7 @@ func (s *Store) Delete(bucket, key string) error {
 // Swap writes value at bucket/key (nil deletes) if the key holds old now (nil: absent), in one
 // transaction whose If compares the value; else it fails with table.ErrConflict and gives what the
 // key holds, read in the same transaction (see table.Swapper).
-func (s *Store) Swap(bucket, key string, old, value []byte) ([]byte, error) {
+func (s *Store) Swap(ctx context.Context, bucket, key string, old, value []byte) ([]byte, error) {
 	if err := storage.CheckKV(bucket, key); err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func (s *Store) Swap(bucket, key string, old, value []byte) ([]byte, error) {
 	if value != nil {
 		op = clientv3.OpPut(k, string(value))
 	}
-	resp, again, err := s.txn([]clientv3.Cmp{cmp}, []clientv3.Op{op}, []clientv3.Op{clientv3.OpGet(k)})
+	resp, again, err := s.txn(ctx, []clientv3.Cmp{cmp}, []clientv3.Op{op}, []clientv3.Op{clientv3.OpGet(k)})
 	if err != nil {
 		return nil, fmt.Errorf("etcdstore: kv swap %q/%q: %w", bucket, key, err)
 	}
@@ -92,12 +92,12 @@ func (s *Store) Swap(bucket, key string, old, value []byte) ([]byte, error) {
 }
 
 // KVEach calls fn for every entry of a bucket in key order, as of one revision.
-func (s *Store) KVEach(bucket string, fn func(key string, value []byte) error) error {
+func (s *Store) KVEach(ctx context.Context, bucket string, fn func(key string, value []byte) error) error {
 	if err := storage.CheckKey("kv bucket", bucket); err != nil {
 		return err
 	}
 	prefix := s.bucketPrefix(bucket)
-	_, err := s.scanPrefix(prefix, false, func(kv *mvccpb.KeyValue) error {
+	_, err := s.scanPrefix(ctx, prefix, false, func(kv *mvccpb.KeyValue) error {
 		return fn(string(kv.Key[len(prefix):]), stored(kv))
 	})
 	return err
@@ -105,12 +105,12 @@ func (s *Store) KVEach(bucket string, fn func(key string, value []byte) error) e
 
 // buckets lists the KV buckets that hold a key, one short reading per bucket: each asks for the
 // first key after the last bucket found.
-func (s *Store) buckets() ([]string, error) {
+func (s *Store) buckets(ctx context.Context) ([]string, error) {
 	root := s.p + "kv/"
 	end := clientv3.GetPrefixRangeEnd(root)
 	var out []string
 	for from := root; ; {
-		resp, err := s.get(from, clientv3.WithRange(end), clientv3.WithLimit(1), clientv3.WithKeysOnly())
+		resp, err := s.get(ctx, from, clientv3.WithRange(end), clientv3.WithLimit(1), clientv3.WithKeysOnly())
 		if err != nil {
 			return nil, err
 		}

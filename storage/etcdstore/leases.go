@@ -98,6 +98,8 @@ func (l *Leases) Hold(ctx context.Context, name string) (context.Context, func()
 					l.mark(name, false)
 					cancel()
 					if resign {
+						// Resigning comes after the holder's ctx ended (or as it is given
+						// up): it owns its own short life, bounded by the store's timeout.
 						ctx, done := context.WithTimeout(context.Background(), l.s.timeout)
 						defer done()
 						_ = e.Resign(ctx) // failing, the key goes with the session's lease

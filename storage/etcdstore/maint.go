@@ -23,7 +23,7 @@ import (
 // Each table goes in one transaction with others, guarded by its closed state being unchanged
 // since it was listed; its KV entries go first, in the same transaction or, if they are more than
 // one holds, before it. It gives how many tables it deleted.
-func (s *Store) Prune(before time.Time) (int, error) {
+func (s *Store) Prune(ctx context.Context, before time.Time) (int, error) {
 	total := 0
 	for range 10 { // a table written again while being pruned: list once more
 		type doomed struct {
@@ -32,7 +32,7 @@ func (s *Store) Prune(before time.Time) (int, error) {
 		}
 		var tables []doomed
 		root := s.p + "closed_at/"
-		rev, err := s.scan(root, root+fmt.Sprintf("%016x", uint64(before.UnixMilli())), true, func(kv *mvccpb.KeyValue) error {
+		rev, err := s.scan(ctx, root, root+fmt.Sprintf("%016x", uint64(before.UnixMilli())), true, func(kv *mvccpb.KeyValue) error {
 			rest := string(kv.Key[len(root):])
 			hex, id, ok := strings.Cut(rest, "/")
 			at, err := strconv.ParseUint(hex, 16, 64)
@@ -49,7 +49,7 @@ func (s *Store) Prune(before time.Time) (int, error) {
 		if len(tables) == 0 {
 			return total, nil
 		}
-		buckets, err := s.buckets()
+		buckets, err := s.buckets(ctx)
 		if err != nil {
 			return total, fmt.Errorf("etcdstore: prune: %w", err)
 		}
@@ -69,7 +69,7 @@ func (s *Store) Prune(before time.Time) (int, error) {
 			b.guard(clientv3.Compare(clientv3.ModRevision(closed), "<", rev+1), len(closed))
 			units = append(units, b)
 		}
-		err = s.run(units)
+		err = s.run(ctx, units)
 		switch {
 		case err == nil:
 			return total + len(tables), nil
@@ -78,7 +78,7 @@ func (s *Store) Prune(before time.Time) (int, error) {
 		}
 		// Some went before their table changed: count what is gone, list again.
 		for _, t := range tables {
-			if _, ok, err := s.Table(t.id); err == nil && !ok {
+			if _, ok, err := s.Table(ctx, t.id); err == nil && !ok {
 				total++
 			}
 		}
@@ -89,13 +89,13 @@ func (s *Store) Prune(before time.Time) (int, error) {
 // Rewrite writes records again and makes each emptied bucket hold exactly the entries given for
 // it: a key not among them is deleted, the others written, so no reader ever finds a bucket empty
 // that is only being made anew. Split into transactions as the limits want (see the package).
-func (s *Store) Rewrite(records []table.Record, emptied []string, entries []table.KVEntry) error {
+func (s *Store) Rewrite(ctx context.Context, records []table.Record, emptied []string, entries []table.KVEntry) error {
 	if err := storage.CheckKeys(records, entries); err != nil {
 		return err
 	}
-	units, err := s.rewriteUnits(records, emptied, entries)
+	units, err := s.rewriteUnits(ctx, records, emptied, entries)
 	if err == nil {
-		err = s.run(units)
+		err = s.run(ctx, units)
 	}
 	if err != nil {
 		return fmt.Errorf("etcdstore: rewrite: %w", err)
@@ -104,7 +104,7 @@ func (s *Store) Rewrite(records []table.Record, emptied []string, entries []tabl
 }
 
 // rewriteUnits are Rewrite's operations, one unit each.
-func (s *Store) rewriteUnits(records []table.Record, emptied []string, entries []table.KVEntry) ([]*batch, error) {
+func (s *Store) rewriteUnits(ctx context.Context, records []table.Record, emptied []string, entries []table.KVEntry) ([]*batch, error) {
 	var units []*batch
 	for _, r := range records {
 		b := &batch{}
@@ -116,7 +116,7 @@ func (s *Store) rewriteUnits(records []table.Record, emptied []string, entries [
 		written[s.kvKey(e.Bucket, e.Key)] = e.Value != nil
 	}
 	for _, bucket := range emptied {
-		_, err := s.scanPrefix(s.bucketPrefix(bucket), true, func(kv *mvccpb.KeyValue) error {
+		_, err := s.scanPrefix(ctx, s.bucketPrefix(bucket), true, func(kv *mvccpb.KeyValue) error {
 			if _, ok := written[string(kv.Key)]; !ok {
 				b := &batch{}
 				b.del(string(kv.Key))
@@ -157,19 +157,19 @@ func (s *Store) rewriteUnits(records []table.Record, emptied []string, entries [
 // (--snapshot-count, --max-wals): that part is the etcd host's to bound (docs/hosting.md). A user
 // without etcd's root role may not compact: Forget then fails with a *table.ForgetPending, whose
 // By is when the cluster's own compaction has removed the older versions (Options.History).
-func (s *Store) Forget(f table.Forgetting) error {
+func (s *Store) Forget(ctx context.Context, f table.Forgetting) error {
 	if err := storage.CheckKeys(f.Records, f.KV); err != nil {
 		return err
 	}
-	units, changed, err := s.forgetUnits(f)
+	units, changed, err := s.forgetUnits(ctx, f)
 	if err == nil {
-		err = s.run(units)
+		err = s.run(ctx, units)
 	}
 	if err != nil {
 		return fmt.Errorf("etcdstore: forget: %w", err)
 	}
 	_ = changed // compacted even so: an earlier call may have made the changes and not compacted
-	err = s.Compact()
+	err = s.Compact(ctx)
 	if err != nil && noRights(err) {
 		// The changes are made; the older versions go with the cluster's own compaction, which
 		// keeps no revision past two windows (TrimHistory's check, docs/cluster.md).
@@ -183,7 +183,7 @@ func (s *Store) Forget(f table.Forgetting) error {
 
 // forgetUnits are Forget's operations, and whether any replaces or deletes something that named
 // the person.
-func (s *Store) forgetUnits(f table.Forgetting) ([]*batch, bool, error) {
+func (s *Store) forgetUnits(ctx context.Context, f table.Forgetting) ([]*batch, bool, error) {
 	var units []*batch
 	changed := len(f.Records) > 0 || len(f.Drop) > 0
 	for _, r := range f.Records {
@@ -192,7 +192,7 @@ func (s *Store) forgetUnits(f table.Forgetting) ([]*batch, bool, error) {
 		units = append(units, b)
 	}
 	for id, state := range f.Closed {
-		resp, err := s.get(s.closedKey(id))
+		resp, err := s.get(ctx, s.closedKey(id))
 		if err != nil {
 			return nil, false, err
 		}
@@ -206,7 +206,7 @@ func (s *Store) forgetUnits(f table.Forgetting) ([]*batch, bool, error) {
 	}
 	if f.Actor != "" {
 		want := []byte(`"actor":` + string(mustJSON(f.Actor)))
-		_, err := s.scanPrefix(s.p+"logs/", false, func(kv *mvccpb.KeyValue) error {
+		_, err := s.scanPrefix(ctx, s.p+"logs/", false, func(kv *mvccpb.KeyValue) error {
 			if !bytes.Contains(kv.Value, want) {
 				return nil
 			}
@@ -233,7 +233,7 @@ func (s *Store) forgetUnits(f table.Forgetting) ([]*batch, bool, error) {
 			return nil, false, err
 		}
 	}
-	buckets, err := s.buckets()
+	buckets, err := s.buckets(ctx)
 	if err != nil {
 		return nil, false, err
 	}
@@ -245,7 +245,7 @@ func (s *Store) forgetUnits(f table.Forgetting) ([]*batch, bool, error) {
 			units = append(units, b)
 		}
 		for _, id := range f.Tables {
-			_, err := s.scanPrefix(s.kvKey(bucket, id+"/"), true, func(kv *mvccpb.KeyValue) error {
+			_, err := s.scanPrefix(ctx, s.kvKey(bucket, id+"/"), true, func(kv *mvccpb.KeyValue) error {
 				if f.NamesPersonAt(id, string(kv.Key[len(s.bucketPrefix(bucket)):])) {
 					changed = true
 					b := &batch{}
@@ -261,14 +261,14 @@ func (s *Store) forgetUnits(f table.Forgetting) ([]*batch, bool, error) {
 	}
 	for _, e := range f.KV {
 		if e.Value == nil {
-			if _, ok, err := s.Get(e.Bucket, e.Key); err != nil {
+			if _, ok, err := s.Get(ctx, e.Bucket, e.Key); err != nil {
 				return nil, false, err
 			} else if ok {
 				changed = true
 			}
 		}
 	}
-	kv, err := s.rewriteUnits(nil, f.Emptied, f.KV)
+	kv, err := s.rewriteUnits(ctx, nil, f.Emptied, f.KV)
 	if err != nil {
 		return nil, false, err
 	}
@@ -287,9 +287,9 @@ func mustJSON(s string) []byte {
 // revision moved on by a marker write, through a client that reaches that member alone, and is
 // defragmented once its own compaction is done (compactions run in order, so the forget's is
 // done too). A member that is down is skipped and said in the error.
-func (s *Store) Compact() error {
+func (s *Store) Compact(ctx context.Context) error {
 	var members *clientv3.MemberListResponse
-	err := s.call(func(ctx context.Context, _ bool) error {
+	err := s.call(ctx, func(ctx context.Context, _ bool) error {
 		var err error
 		members, err = s.cli.MemberList(ctx)
 		return err
@@ -302,7 +302,7 @@ func (s *Store) Compact() error {
 		if len(m.ClientURLs) == 0 {
 			continue // a learner not started yet
 		}
-		if err := s.compactMember(m.ClientURLs[0]); err != nil {
+		if err := s.compactMember(ctx, m.ClientURLs[0]); err != nil {
 			errs = append(errs, fmt.Errorf("compact member %s (%s): %w", m.Name, m.ClientURLs[0], err))
 		}
 	}
@@ -311,7 +311,7 @@ func (s *Store) Compact() error {
 
 // compactMember compacts the history to a fresh revision through the member at url alone, waits
 // until that member has applied it physically, then defragments it.
-func (s *Store) compactMember(url string) error {
+func (s *Store) compactMember(ctx context.Context, url string) error {
 	conf := s.conf
 	conf.Endpoints = []string{url}
 	cli, err := clientv3.New(conf)
@@ -320,7 +320,7 @@ func (s *Store) compactMember(url string) error {
 	}
 	defer cli.Close()
 	var rev int64
-	err = s.call(func(ctx context.Context, _ bool) error {
+	err = s.call(ctx, func(ctx context.Context, _ bool) error {
 		resp, err := cli.Put(ctx, s.p+"compacted", time.Now().UTC().Format(time.RFC3339Nano))
 		if err == nil {
 			rev = resp.Header.Revision
@@ -330,14 +330,14 @@ func (s *Store) compactMember(url string) error {
 	if err != nil {
 		return fmt.Errorf("mark the revision: %w", err)
 	}
-	err = s.call(func(ctx context.Context, _ bool) error {
+	err = s.call(ctx, func(ctx context.Context, _ bool) error {
 		_, err := cli.Compact(ctx, rev, clientv3.WithCompactPhysical())
 		return err
 	})
 	if err != nil && !errors.Is(err, table.ErrCompacted) {
 		return fmt.Errorf("compact to revision %d: %w", rev, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*s.timeout)
+	ctx, cancel := context.WithTimeout(ctx, 10*s.timeout)
 	defer cancel()
 	if _, err := cli.Defragment(ctx, url); err != nil {
 		return fmt.Errorf("defragment: %w", s.classify(err))

@@ -1,6 +1,7 @@
 package etcdstore
 
 import (
+	"context"
 	"errors"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -87,13 +88,13 @@ var errGuard = errors.New("changed meanwhile")
 // run commits the units in as few transactions as the limits allow, in order; a unit is never
 // split unless it is larger than one transaction may be, and then its compares go with its last
 // part. It stops at the first failure: errGuard when a transaction's compares failed.
-func (s *Store) run(units []*batch) error {
+func (s *Store) run(ctx context.Context, units []*batch) error {
 	var cur batch
 	flush := func() error {
 		if len(cur.ops) == 0 {
 			return nil
 		}
-		resp, _, err := s.txn(cur.cmps, cur.ops, nil)
+		resp, _, err := s.txn(ctx, cur.cmps, cur.ops, nil)
 		cur = batch{}
 		if err != nil {
 			return err

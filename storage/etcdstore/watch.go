@@ -15,8 +15,8 @@ import (
 )
 
 // Revision is the cluster's revision now.
-func (s *Store) Revision() (uint64, error) {
-	resp, err := s.get(s.p+"schema", clientv3.WithKeysOnly())
+func (s *Store) Revision(ctx context.Context) (uint64, error) {
+	resp, err := s.get(ctx, s.p+"schema", clientv3.WithKeysOnly())
 	if err != nil {
 		return 0, fmt.Errorf("etcdstore: revision: %w", err)
 	}
@@ -115,9 +115,9 @@ func (s *Store) changes(events []*clientv3.Event) []table.TableChange {
 // Dump gives everything under the prefix as of one revision, a page at a time: a consistent
 // snapshot, whatever copies write meanwhile (a revision compacted while it reads fails with
 // table.ErrCompacted; try again).
-func (s *Store) Dump(fn func(storage.Item) error) error {
+func (s *Store) Dump(ctx context.Context, fn func(storage.Item) error) error {
 	p := s.p
-	_, err := s.scanPrefix(p, false, func(kv *mvccpb.KeyValue) error {
+	_, err := s.scanPrefix(ctx, p, false, func(kv *mvccpb.KeyValue) error {
 		key := string(kv.Key[len(p):])
 		section, rest, _ := strings.Cut(key, "/")
 		switch section {
@@ -160,8 +160,8 @@ func (s *Store) Dump(fn func(storage.Item) error) error {
 // Load writes what from dumps under the prefix, which must hold nothing but the layout version
 // (storage.ErrNotEmpty otherwise), in transactions that fit the limits; each table's sequence key
 // comes from its last log entry, as the bbolt store reads it. It gives how many items it wrote.
-func (s *Store) Load(from storage.Dumper) (int, error) {
-	resp, err := s.get(s.p, clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithLimit(3))
+func (s *Store) Load(ctx context.Context, from storage.Dumper) (int, error) {
+	resp, err := s.get(ctx, s.p, clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithLimit(3))
 	if err != nil {
 		return 0, fmt.Errorf("etcdstore: load: %w", err)
 	}
@@ -175,7 +175,7 @@ func (s *Store) Load(from storage.Dumper) (int, error) {
 	size := 0
 	last := map[string]uint64{}
 	flush := func() error {
-		err := s.run(units)
+		err := s.run(ctx, units)
 		units, size = units[:0], 0
 		return err
 	}
@@ -186,7 +186,7 @@ func (s *Store) Load(from storage.Dumper) (int, error) {
 		}
 		return nil
 	}
-	err = from.Dump(func(it storage.Item) error {
+	err = from.Dump(ctx, func(it storage.Item) error {
 		n++
 		b := &batch{}
 		switch it.Kind {

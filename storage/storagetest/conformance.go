@@ -71,34 +71,38 @@ func entry(seq uint64, verb table.Verb, actor string) table.LogEntry {
 }
 
 func commit(t *testing.T, s Store, c table.Change) {
+	ctx := t.Context()
 	t.Helper()
-	if err := s.Commit(c); err != nil {
+	if err := s.Commit(ctx, c); err != nil {
 		t.Fatalf("Commit(%q, seq %d): %v", c.TableID, c.Log.Seq, err)
 	}
 }
 
 func tables(t *testing.T, s Store) map[string]string {
+	ctx := t.Context()
 	t.Helper()
 	out := map[string]string{}
-	if err := s.Tables(func(id string, st []byte) error { out[id] = string(st); return nil }); err != nil {
+	if err := s.Tables(ctx, func(id string, st []byte) error { out[id] = string(st); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return out
 }
 
 func closedTables(t *testing.T, s Store) map[string]string {
+	ctx := t.Context()
 	t.Helper()
 	out := map[string]string{}
-	if err := s.ClosedTables(func(id string, st []byte) error { out[id] = string(st); return nil }); err != nil {
+	if err := s.ClosedTables(ctx, func(id string, st []byte) error { out[id] = string(st); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return out
 }
 
 func records(t *testing.T, s Store) map[string]string {
+	ctx := t.Context()
 	t.Helper()
 	out := map[string]string{}
-	if err := s.Records(func(k string, r []byte) error { out[k] = string(r); return nil }); err != nil {
+	if err := s.Records(ctx, func(k string, r []byte) error { out[k] = string(r); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -120,8 +124,9 @@ func seqs(log []table.LogEntry) []uint64 {
 }
 
 func table1(t *testing.T, s Store, id string) (string, bool) {
+	ctx := t.Context()
 	t.Helper()
-	st, ok, err := s.Table(id)
+	st, ok, err := s.Table(ctx, id)
 	if err != nil {
 		t.Fatalf("Table(%q): %v", id, err)
 	}
@@ -129,8 +134,9 @@ func table1(t *testing.T, s Store, id string) (string, bool) {
 }
 
 func kv(t *testing.T, s Store, bucket, key string) (string, bool) {
+	ctx := t.Context()
 	t.Helper()
-	v, ok, err := s.Get(bucket, key)
+	v, ok, err := s.Get(ctx, bucket, key)
 	if err != nil {
 		t.Fatalf("Get(%q, %q): %v", bucket, key, err)
 	}
@@ -138,6 +144,7 @@ func kv(t *testing.T, s Store, bucket, key string) (string, bool) {
 }
 
 func testCommits(t *testing.T, su Suite, s Store) {
+	ctx := t.Context()
 	for seq := uint64(1); seq <= 3; seq++ {
 		commit(t, s, table.Change{TableID: "dc:1", State: fmt.Appendf(nil, "a%d", seq), Log: entry(seq, table.VerbPlay, "tg:1")})
 	}
@@ -164,10 +171,10 @@ func testCommits(t *testing.T, su Suite, s Store) {
 		t.Error("Table(never) found a table")
 	}
 	same(t, "records", records(t, s), map[string]string{"tg:2/m1": "rec"})
-	if r, ok, err := s.Record("tg:2/m1"); err != nil || !ok || string(r) != "rec" {
+	if r, ok, err := s.Record(ctx, "tg:2/m1"); err != nil || !ok || string(r) != "rec" {
 		t.Errorf("Record = %q, %v, %v", r, ok, err)
 	}
-	if _, ok, err := s.Record("nope"); err != nil || ok {
+	if _, ok, err := s.Record(ctx, "nope"); err != nil || ok {
 		t.Errorf("Record(nope) = %v, %v", ok, err)
 	}
 	if v, ok := kv(t, s, "league.place", "tg:2"); !ok || v != "L" {
@@ -184,13 +191,14 @@ func testCommits(t *testing.T, su Suite, s Store) {
 // Two changes from the same state: exactly one is written. A change that skips ahead, or has no
 // Seq, is refused too; nothing of a refused change is written.
 func testConflicts(t *testing.T, su Suite, s Store) {
+	ctx := t.Context()
 	commit(t, s, table.Change{TableID: "t", State: []byte("s1"), Log: entry(1, table.VerbNew, "a")})
-	if err := s.Commit(table.Change{TableID: "fresh", State: []byte("x"), Log: entry(2, table.VerbNew, "a")}); !errors.Is(err, table.ErrConflict) {
+	if err := s.Commit(ctx, table.Change{TableID: "fresh", State: []byte("x"), Log: entry(2, table.VerbNew, "a")}); !errors.Is(err, table.ErrConflict) {
 		t.Errorf("a new table's first change at Seq 2: %v, want ErrConflict", err)
 	}
 	commit(t, s, table.Change{TableID: "t", State: []byte("s2 by A"), Log: entry(2, table.VerbPlay, "a")})
 	for _, seq := range []uint64{2, 1, 0, 4} {
-		err := s.Commit(table.Change{TableID: "t", State: []byte("stale"), Log: entry(seq, table.VerbPlay, "b"),
+		err := s.Commit(ctx, table.Change{TableID: "t", State: []byte("stale"), Log: entry(seq, table.VerbPlay, "b"),
 			Records: []table.Record{{Key: "t/m1", Data: []byte("no")}}, KV: []table.KVEntry{{Bucket: "b", Key: "t/x", Value: []byte("no")}}})
 		if !errors.Is(err, table.ErrConflict) {
 			t.Errorf("Seq %d after 2: %v, want ErrConflict", seq, err)
@@ -214,6 +222,7 @@ func testConflicts(t *testing.T, su Suite, s Store) {
 
 // Many writers press the same table at the same Seq, round after round: exactly one wins each.
 func testRacingWriters(t *testing.T, su Suite, s Store) {
+	ctx := t.Context()
 	const writers, rounds = 8, 15
 	for round := uint64(1); round <= rounds; round++ {
 		var wins sync.WaitGroup
@@ -225,7 +234,7 @@ func testRacingWriters(t *testing.T, su Suite, s Store) {
 			go func() {
 				defer wins.Done()
 				<-start
-				err := s.Commit(table.Change{TableID: "hot", State: fmt.Appendf(nil, "r%d w%d", round, w), Log: entry(round, table.VerbPlay, strconv.Itoa(w))})
+				err := s.Commit(ctx, table.Change{TableID: "hot", State: fmt.Appendf(nil, "r%d w%d", round, w), Log: entry(round, table.VerbPlay, strconv.Itoa(w))})
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
@@ -253,6 +262,7 @@ func testRacingWriters(t *testing.T, su Suite, s Store) {
 }
 
 func testClosedAndPruned(t *testing.T, su Suite, s Store) {
+	ctx := t.Context()
 	at := time.UnixMilli(1767225600000)
 	commit(t, s, table.Change{TableID: "old", State: []byte("o1"), Log: entry(1, table.VerbNew, "a"),
 		KV: []table.KVEntry{{Bucket: "msgs", Key: "old", Value: []byte("1")}, {Bucket: "msgs", Key: "old/live", Value: []byte("2")},
@@ -268,14 +278,14 @@ func testClosedAndPruned(t *testing.T, su Suite, s Store) {
 	if st, ok := table1(t, s, "old"); !ok || st != "o closed" {
 		t.Errorf("Table(old), closed: %q, %v", st, ok)
 	}
-	if err := s.Commit(table.Change{TableID: "old", State: []byte("x"), Log: entry(2, table.VerbPlay, "b")}); !errors.Is(err, table.ErrConflict) {
+	if err := s.Commit(ctx, table.Change{TableID: "old", State: []byte("x"), Log: entry(2, table.VerbPlay, "b")}); !errors.Is(err, table.ErrConflict) {
 		t.Errorf("a stale change to a closed table: %v, want ErrConflict", err)
 	}
 
-	if n, err := s.Prune(at); err != nil || n != 0 {
+	if n, err := s.Prune(ctx, at); err != nil || n != 0 {
 		t.Fatalf("Prune(at the close) = %d, %v; want 0 (closed before, not at)", n, err)
 	}
-	if n, err := s.Prune(at.Add(time.Minute)); err != nil || n != 1 {
+	if n, err := s.Prune(ctx, at.Add(time.Minute)); err != nil || n != 1 {
 		t.Fatalf("Prune = %d, %v; want 1", n, err)
 	}
 	same(t, "closed tables after Prune", closedTables(t, s), map[string]string{"later": "l closed"})
@@ -301,7 +311,7 @@ func testClosedAndPruned(t *testing.T, su Suite, s Store) {
 	// A closed table written again is live again.
 	commit(t, s, table.Change{TableID: "later", State: []byte("reopened"), Log: entry(2, table.VerbRematch, "c")})
 	same(t, "closed tables at the end", closedTables(t, s), map[string]string{})
-	if n, err := s.Prune(at.Add(48 * time.Hour)); err != nil || n != 0 {
+	if n, err := s.Prune(ctx, at.Add(48*time.Hour)); err != nil || n != 0 {
 		t.Errorf("Prune after the reopening = %d, %v; want 0", n, err)
 	}
 	same(t, "live tables at the end", tables(t, s), map[string]string{"live": "playing", "old": "new", "later": "reopened"})
@@ -322,6 +332,7 @@ func testDelete(t *testing.T, su Suite, s Store) {
 }
 
 func testPruneLog(t *testing.T, su Suite, s Store) {
+	ctx := t.Context()
 	for seq := uint64(1); seq <= 5; seq++ {
 		commit(t, s, table.Change{TableID: "m", State: []byte("playing"), Log: entry(seq, table.VerbPlay, "x")})
 	}
@@ -330,7 +341,7 @@ func testPruneLog(t *testing.T, su Suite, s Store) {
 	if got := seqs(su.Log(t, s, "m")); !slices.Equal(got, []uint64{6}) {
 		t.Errorf("log after the match: %v, want [6]", got)
 	}
-	if err := s.Commit(table.Change{TableID: "m", State: []byte("x"), Log: entry(6, table.VerbRematch, "x")}); !errors.Is(err, table.ErrConflict) {
+	if err := s.Commit(ctx, table.Change{TableID: "m", State: []byte("x"), Log: entry(6, table.VerbRematch, "x")}); !errors.Is(err, table.ErrConflict) {
 		t.Errorf("Seq 6 again after a pruned log: %v", err)
 	}
 	commit(t, s, table.Change{TableID: "m", State: []byte("next"), Log: entry(7, table.VerbRematch, "x")})
@@ -340,8 +351,9 @@ func testPruneLog(t *testing.T, su Suite, s Store) {
 }
 
 func testRewrite(t *testing.T, _ Suite, s Store) {
+	ctx := t.Context()
 	for _, e := range [][3]string{{"league", "p1", "old"}, {"league", "p2", "gone"}, {"ratings", "x", "old"}, {"keep", "k", "v"}} {
-		if err := s.Put(e[0], e[1], []byte(e[2])); err != nil {
+		if err := s.Put(ctx, e[0], e[1], []byte(e[2])); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -351,7 +363,7 @@ func testRewrite(t *testing.T, _ Suite, s Store) {
 		entries = append(entries, table.KVEntry{Bucket: "ratings", Key: fmt.Sprintf("r%03d", i), Value: []byte("n")})
 	}
 	entries = append(entries, table.KVEntry{Bucket: "league", Key: "p1", Value: []byte("new")})
-	if err := s.Rewrite([]table.Record{{Key: "t/m1", Data: []byte("v2")}}, []string{"league", "ratings"}, entries); err != nil {
+	if err := s.Rewrite(ctx, []table.Record{{Key: "t/m1", Data: []byte("v2")}}, []string{"league", "ratings"}, entries); err != nil {
 		t.Fatal(err)
 	}
 	same(t, "records", records(t, s), map[string]string{"t/m1": "v2"})
@@ -372,16 +384,17 @@ func testRewrite(t *testing.T, _ Suite, s Store) {
 }
 
 func testKV(t *testing.T, _ Suite, s Store) {
+	ctx := t.Context()
 	if _, ok := kv(t, s, "b", "k"); ok {
 		t.Fatal("a key never written is there")
 	}
-	if err := s.Put("b", "k", []byte("v")); err != nil {
+	if err := s.Put(ctx, "b", "k", []byte("v")); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Put("b", "empty", nil); err != nil {
+	if err := s.Put(ctx, "b", "empty", nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Put("b2", "k", []byte("other bucket")); err != nil {
+	if err := s.Put(ctx, "b2", "k", []byte("other bucket")); err != nil {
 		t.Fatal(err)
 	}
 	if v, ok := kv(t, s, "b", "k"); !ok || v != "v" {
@@ -390,10 +403,10 @@ func testKV(t *testing.T, _ Suite, s Store) {
 	if v, ok := kv(t, s, "b", "empty"); !ok || v != "" {
 		t.Errorf("a nil Put: %q, %v; want an empty value", v, ok)
 	}
-	if err := s.Delete("b", "k"); err != nil {
+	if err := s.Delete(ctx, "b", "k"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Delete("b", "never"); err != nil {
+	if err := s.Delete(ctx, "b", "never"); err != nil {
 		t.Errorf("Delete of a missing key: %v", err)
 	}
 	if _, ok := kv(t, s, "b", "k"); ok {
@@ -405,9 +418,10 @@ func testKV(t *testing.T, _ Suite, s Store) {
 }
 
 func testSwap(t *testing.T, _ Suite, s Store) {
+	ctx := t.Context()
 	swap := func(old, value []byte, wantErr bool, wantCur string) {
 		t.Helper()
-		cur, err := s.Swap("out", "t/live", old, value)
+		cur, err := s.Swap(ctx, "out", "t/live", old, value)
 		if wantErr != errors.Is(err, table.ErrConflict) || !wantErr && err != nil {
 			t.Fatalf("Swap(%q → %q): %v, want a conflict: %v", old, value, err, wantErr)
 		}
@@ -436,11 +450,12 @@ func testSwap(t *testing.T, _ Suite, s Store) {
 // Writers add to one counter by compare-and-swap, reading again after each conflict: no
 // addition is lost.
 func testRacingSwaps(t *testing.T, _ Suite, s Store) {
+	ctx := t.Context()
 	const writers, each = 6, 10
 	var wg sync.WaitGroup
 	for range writers {
 		wg.Go(func() {
-			cur, _, err := s.Get("c", "n")
+			cur, _, err := s.Get(ctx, "c", "n")
 			if err != nil {
 				t.Error(err)
 				return
@@ -450,7 +465,7 @@ func testRacingSwaps(t *testing.T, _ Suite, s Store) {
 					n, _ := strconv.Atoi(string(cur))
 					old := cur
 					next := []byte(strconv.Itoa(n + 1))
-					got, err := s.Swap("c", "n", old, next)
+					got, err := s.Swap(ctx, "c", "n", old, next)
 					if err == nil {
 						cur = next
 						break
@@ -475,10 +490,11 @@ func testRacingSwaps(t *testing.T, _ Suite, s Store) {
 // nothing, the table's Seq guard included: the same change then goes through once it expects
 // what is there.
 func testExpect(t *testing.T, su Suite, s Store) {
-	if err := s.Put("league.place", "p", []byte("v1")); err != nil {
+	ctx := t.Context()
+	if err := s.Put(ctx, "league.place", "p", []byte("v1")); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Put("league.person", "empty", nil); err != nil {
+	if err := s.Put(ctx, "league.person", "empty", nil); err != nil {
 		t.Fatal(err)
 	}
 	change := func(seq uint64, expect ...table.KVEntry) table.Change {
@@ -502,7 +518,7 @@ func testExpect(t *testing.T, su Suite, s Store) {
 		{"an absent key that holds an empty value", []table.KVEntry{place("after 1"), absent("league.person", "empty")}},
 		{"one of several changed", []table.KVEntry{empty, place("v1"), absent("league.month", "2026-01")}},
 	} {
-		if err := s.Commit(change(2, tc.expect...)); !errors.Is(err, table.ErrConflict) {
+		if err := s.Commit(ctx, change(2, tc.expect...)); !errors.Is(err, table.ErrConflict) {
 			t.Errorf("expecting %s: %v, want ErrConflict", tc.name, err)
 		}
 	}
@@ -519,7 +535,7 @@ func testExpect(t *testing.T, su Suite, s Store) {
 	commit(t, s, change(2, place("after 1"), empty, absent("league.month", "2026-01")))
 	// A change without a log entry is guarded by Expect alone.
 	unlogged := table.Change{TableID: "u", State: []byte("u"), Expect: []table.KVEntry{place("after 1")}}
-	if err := s.Commit(unlogged); !errors.Is(err, table.ErrConflict) {
+	if err := s.Commit(ctx, unlogged); !errors.Is(err, table.ErrConflict) {
 		t.Errorf("an unlogged change expecting an old value: %v, want ErrConflict", err)
 	}
 	if _, ok := table1(t, s, "u"); ok {
@@ -533,6 +549,7 @@ func testExpect(t *testing.T, su Suite, s Store) {
 // each commit expecting the counter as it was read, reading it again after each conflict (as
 // copies of the bot do with the league of a person who plays at two tables): no addition is lost.
 func testRacingExpects(t *testing.T, _ Suite, s Store) {
+	ctx := t.Context()
 	const writers, each = 6, 10
 	var wg sync.WaitGroup
 	for w := range writers {
@@ -540,7 +557,7 @@ func testRacingExpects(t *testing.T, _ Suite, s Store) {
 			id := fmt.Sprint("w", w)
 			for seq := uint64(1); seq <= each; seq++ {
 				for {
-					cur, found, err := s.Get("league.person", "shared")
+					cur, found, err := s.Get(ctx, "league.person", "shared")
 					if err != nil {
 						t.Error(err)
 						return
@@ -550,7 +567,7 @@ func testRacingExpects(t *testing.T, _ Suite, s Store) {
 					if found {
 						expect.Value = cur
 					}
-					err = s.Commit(table.Change{TableID: id, State: []byte("s"), Log: entry(seq, table.VerbPlay, id),
+					err = s.Commit(ctx, table.Change{TableID: id, State: []byte("s"), Log: entry(seq, table.VerbPlay, id),
 						KV: []table.KVEntry{{Bucket: "league.person", Key: "shared", Value: []byte(strconv.Itoa(n + 1))}}, Expect: []table.KVEntry{expect}})
 					if err == nil {
 						break
@@ -571,8 +588,9 @@ func testRacingExpects(t *testing.T, _ Suite, s Store) {
 
 // A watch hears every commit after its revision, in order, with the state and Seq of each.
 func testWatch(t *testing.T, _ Suite, s Store) {
+	ctx := t.Context()
 	commit(t, s, table.Change{TableID: "before", State: []byte("b"), Log: entry(1, table.VerbNew, "")})
-	rev, err := s.Revision()
+	rev, err := s.Revision(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -648,6 +666,7 @@ func testWatch(t *testing.T, _ Suite, s Store) {
 }
 
 func testForget(t *testing.T, su Suite, s Store) {
+	ctx := t.Context()
 	commit(t, s, table.Change{TableID: "t1", State: []byte("s"), Log: entry(1, table.VerbJoin, "tg:42"),
 		KV: []table.KVEntry{{Bucket: "hands", Key: "t1/hand/tg:42", Value: []byte("h")}, {Bucket: "hands", Key: "t1/hand/tg:7", Value: []byte("h7")},
 			{Bucket: "tg.people", Key: "42", Value: []byte("p")}}})
@@ -655,7 +674,7 @@ func testForget(t *testing.T, su Suite, s Store) {
 	commit(t, s, table.Change{TableID: "t2", State: []byte("c"), Closed: true, Log: table.LogEntry{Seq: 1, Time: 5, Actor: "tg:42", Verb: table.VerbClose},
 		Records: []table.Record{{Key: "t2/m1", Data: []byte("Anna sat here")}},
 		KV:      []table.KVEntry{{Bucket: "msgs", Key: "t2/live", Value: []byte("m")}}})
-	err := s.Forget(table.Forgetting{Records: []table.Record{{Key: "t2/m1", Data: []byte("someone sat here")}},
+	err := s.Forget(ctx, table.Forgetting{Records: []table.Record{{Key: "t2/m1", Data: []byte("someone sat here")}},
 		Closed: map[string][]byte{"t2": []byte("c anonymous")}, Actor: "tg:42", As: "anon:1", Drop: []string{"t2"},
 		Tables: []string{"t1"}, Names: []string{"tg:42", "42"}, KV: []table.KVEntry{{Bucket: "tg.people", Key: "42"}}})
 	if err != nil {
@@ -682,7 +701,7 @@ func testForget(t *testing.T, su Suite, s Store) {
 		t.Error("another person's key went")
 	}
 	// The closed table can still be pruned when its time comes.
-	if n, err := s.Prune(time.UnixMilli(6)); err != nil || n != 1 {
+	if n, err := s.Prune(ctx, time.UnixMilli(6)); err != nil || n != 1 {
 		t.Errorf("Prune after Forget = %d, %v", n, err)
 	}
 }
@@ -690,6 +709,7 @@ func testForget(t *testing.T, su Suite, s Store) {
 // testBadKeys: every store refuses the same keys (storage.CheckKey), in every call that writes
 // one, and writes nothing: so data moves between stores (migrate, backup) whole.
 func testBadKeys(t *testing.T, su Suite, s Store) {
+	ctx := t.Context()
 	long := strings.Repeat("k", 32769) // longer than bbolt's bolt.MaxKeySize
 	ok := table.Change{TableID: "bk", State: []byte("s"), Log: entry(1, "new", "")}
 	bad := map[string]table.Change{
@@ -699,17 +719,17 @@ func testBadKeys(t *testing.T, su Suite, s Store) {
 		"a long expected key": {TableID: "bk", State: []byte("s"), Log: entry(1, "new", ""), Expect: []table.KVEntry{{Bucket: "b", Key: long}}},
 	}
 	for what, c := range bad {
-		if err := s.Commit(c); !errors.Is(err, su.BadKey) {
+		if err := s.Commit(ctx, c); !errors.Is(err, su.BadKey) {
 			t.Errorf("a commit with %s: %v, want ErrBadKey", what, err)
 		}
 	}
-	if err := s.Rewrite([]table.Record{{Key: "", Data: []byte("r")}}, nil, nil); !errors.Is(err, su.BadKey) {
+	if err := s.Rewrite(ctx, []table.Record{{Key: "", Data: []byte("r")}}, nil, nil); !errors.Is(err, su.BadKey) {
 		t.Errorf("a rewrite with an empty record key: %v, want ErrBadKey", err)
 	}
-	if err := s.Forget(table.Forgetting{KV: []table.KVEntry{{Bucket: "b", Key: ""}}}); !errors.Is(err, su.BadKey) {
+	if err := s.Forget(ctx, table.Forgetting{KV: []table.KVEntry{{Bucket: "b", Key: ""}}}); !errors.Is(err, su.BadKey) {
 		t.Errorf("a forget with an empty KV key: %v, want ErrBadKey", err)
 	}
-	if err := s.Put("", "k", []byte("v")); !errors.Is(err, su.BadKey) {
+	if err := s.Put(ctx, "", "k", []byte("v")); !errors.Is(err, su.BadKey) {
 		t.Errorf("a put into an empty bucket name: %v, want ErrBadKey", err)
 	}
 	if _, ok := table1(t, s, "bk"); ok {

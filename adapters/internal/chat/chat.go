@@ -12,10 +12,11 @@ import (
 
 // Service is what a chat adapter asks of the table service; *table.Service satisfies it.
 type Service interface {
-	// Handle applies a command and gives the replies for its actor.
-	Handle(ctx context.Context, cmd table.Command) []table.Message
+	// Handle applies a command and gives the replies for its actor; its error says the command
+	// could not be done at all (table.ErrNotStored, table.ErrStopped: see table.Service.Handle).
+	Handle(ctx context.Context, cmd table.Command) ([]table.Message, error)
 	// Picture renders the picture a message names (PNG) with its alt text.
-	Picture(m table.Message, dark bool) (png []byte, alt string, err error)
+	Picture(ctx context.Context, m table.Message, dark bool) (png []byte, alt string, err error)
 	// TableAt gives the ID of a place's current table, or "".
 	TableAt(p table.Place) string
 	// PlaceOf gives the place of a live table.

@@ -81,14 +81,14 @@ func NewUnreachable(kv table.KV, people, told string, log *slog.Logger) *Unreach
 }
 
 // Is reports whether the person's private chat is known to refuse the bot.
-func (u *Unreachable) Is(person string) bool {
+func (u *Unreachable) Is(ctx context.Context, person string) bool {
 	u.mu.Lock()
 	v, ok := u.known[person]
 	u.mu.Unlock()
 	if ok {
 		return v
 	}
-	_, found, err := u.kv.Get(u.people, person)
+	_, found, err := u.kv.Get(ctx, u.people, person)
 	if err != nil {
 		u.log.Error("reading the KV", "bucket", u.people, "err", err)
 		return false
@@ -104,8 +104,8 @@ func (u *Unreachable) Is(person string) bool {
 
 // Set notes that the person's private chat refuses the bot (or takes its messages again); it
 // reports whether that is news.
-func (u *Unreachable) Set(person string, refuses bool) (changed bool) {
-	if u.Is(person) == refuses {
+func (u *Unreachable) Set(ctx context.Context, person string, refuses bool) (changed bool) {
+	if u.Is(ctx, person) == refuses {
 		return false
 	}
 	u.mu.Lock()
@@ -113,9 +113,9 @@ func (u *Unreachable) Set(person string, refuses bool) (changed bool) {
 	u.mu.Unlock()
 	var err error
 	if refuses {
-		err = u.kv.Put(u.people, person, []byte(time.Now().UTC().Format(time.RFC3339)))
+		err = u.kv.Put(ctx, u.people, person, []byte(time.Now().UTC().Format(time.RFC3339)))
 	} else {
-		err = u.kv.Delete(u.people, person)
+		err = u.kv.Delete(ctx, u.people, person)
 	}
 	if err != nil {
 		u.log.Error("writing the KV", "bucket", u.people, "err", err)
@@ -125,7 +125,7 @@ func (u *Unreachable) Set(person string, refuses bool) (changed bool) {
 
 // TellOnce reports whether the place of a table is yet to be told how the person gets their hand
 // there, and notes that it is told now. False without a table.
-func (u *Unreachable) TellOnce(tableID, person string) bool {
+func (u *Unreachable) TellOnce(ctx context.Context, tableID, person string) bool {
 	if tableID == "" {
 		return false
 	}
@@ -140,10 +140,10 @@ func (u *Unreachable) TellOnce(tableID, person string) bool {
 	if told {
 		return false
 	}
-	if _, told, err := u.kv.Get(u.told, k); err != nil || told {
+	if _, told, err := u.kv.Get(ctx, u.told, k); err != nil || told {
 		return false
 	}
-	if err := u.kv.Put(u.told, k, []byte("1")); err != nil {
+	if err := u.kv.Put(ctx, u.told, k, []byte("1")); err != nil {
 		u.log.Error("writing the KV", "bucket", u.told, "err", err)
 	}
 	return true

@@ -42,24 +42,25 @@ func TestPublic(t *testing.T) {
 // Who refuses private messages is remembered in the KV, for the next process too; a place is
 // told how they get their hand once per person and table.
 func TestUnreachable(t *testing.T) {
+	ctx := t.Context()
 	kv := table.NewMemStore()
 	u := NewUnreachable(kv, "x.people", "x.told", nil)
-	if u.Is("42") || !u.Set("42", true) || u.Set("42", true) || !u.Is("42") {
+	if u.Is(ctx, "42") || !u.Set(ctx, "42", true) || u.Set(ctx, "42", true) || !u.Is(ctx, "42") {
 		t.Fatal("a refusal is not remembered once")
 	}
-	if !NewUnreachable(kv, "x.people", "x.told", nil).Is("42") {
+	if !NewUnreachable(kv, "x.people", "x.told", nil).Is(ctx, "42") {
 		t.Error("the refusal is not in the KV")
 	}
-	if !u.TellOnce("t1", "42") || u.TellOnce("t1", "42") || !u.TellOnce("t2", "42") || u.TellOnce("", "42") {
+	if !u.TellOnce(ctx, "t1", "42") || u.TellOnce(ctx, "t1", "42") || !u.TellOnce(ctx, "t2", "42") || u.TellOnce(ctx, "", "42") {
 		t.Error("not told once per table")
 	}
-	if NewUnreachable(kv, "x.people", "x.told", nil).TellOnce("t1", "42") {
+	if NewUnreachable(kv, "x.people", "x.told", nil).TellOnce(ctx, "t1", "42") {
 		t.Error("what was told is not in the KV")
 	}
-	if !u.Set("42", false) || u.Is("42") {
+	if !u.Set(ctx, "42", false) || u.Is(ctx, "42") {
 		t.Error("a person who wrote to the bot is still unreachable")
 	}
-	if _, ok, _ := kv.Get("x.people", "42"); ok {
+	if _, ok, _ := kv.Get(ctx, "x.people", "42"); ok {
 		t.Error("the refusal is still in the KV")
 	}
 	var s Slot

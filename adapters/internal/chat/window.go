@@ -32,7 +32,7 @@ func (w *Window) Wait(ctx context.Context, key string) error {
 	if now == nil {
 		now = time.Now
 	}
-	raw, ok, err := w.KV.Get(w.Bucket, key)
+	raw, ok, err := w.KV.Get(ctx, w.Bucket, key)
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func (w *Window) Wait(ctx context.Context, key string) error {
 				return ctx.Err()
 			case <-timer.C:
 			}
-			if raw, ok, err = w.KV.Get(w.Bucket, key); err != nil {
+			if raw, ok, err = w.KV.Get(ctx, w.Bucket, key); err != nil {
 				return err
 			} else if !ok {
 				raw = nil
@@ -58,7 +58,7 @@ func (w *Window) Wait(ctx context.Context, key string) error {
 			continue
 		}
 		b, _ := json.Marshal(append(times, t.UnixMilli()))
-		cur, err := w.KV.Swap(w.Bucket, key, raw, b)
+		cur, err := w.KV.Swap(ctx, w.Bucket, key, raw, b)
 		if errors.Is(err, table.ErrConflict) {
 			raw = cur // another copy took a slot: decide again on the window as it is now
 			continue
@@ -98,13 +98,13 @@ func (w *Window) next(times []int64) time.Time {
 
 // Follow gives the place to the budget of from as well: what was sent to from counts at to
 // (a Telegram group that became a supergroup is one chat to its people).
-func (w *Window) Follow(from, to string) error {
-	src, ok, err := w.KV.Get(w.Bucket, from)
+func (w *Window) Follow(ctx context.Context, from, to string) error {
+	src, ok, err := w.KV.Get(ctx, w.Bucket, from)
 	if err != nil || !ok {
 		return err
 	}
 	for {
-		raw, ok, err := w.KV.Get(w.Bucket, to)
+		raw, ok, err := w.KV.Get(ctx, w.Bucket, to)
 		if err != nil {
 			return err
 		}
@@ -117,7 +117,7 @@ func (w *Window) Follow(from, to string) error {
 		}
 		merged := mergeSorted(w.recent(src, now), w.recent(raw, now))
 		b, _ := json.Marshal(merged)
-		if _, err := w.KV.Swap(w.Bucket, to, raw, b); !errors.Is(err, table.ErrConflict) {
+		if _, err := w.KV.Swap(ctx, w.Bucket, to, raw, b); !errors.Is(err, table.ErrConflict) {
 			return err
 		}
 	}

@@ -56,6 +56,7 @@ func TestWindowHoldsAcrossCopies(t *testing.T) {
 
 // TestWindowFollowsAMovedGroup: a group that became a supergroup keeps its minute's budget.
 func TestWindowFollowsAMovedGroup(t *testing.T) {
+	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
 		kv := table.NewMemStore()
 		w := &Window{KV: kv, Bucket: "telegram.window", N: 3, Per: time.Minute}
@@ -64,7 +65,7 @@ func TestWindowFollowsAMovedGroup(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := w.Follow("-1", "-1001"); err != nil {
+		if err := w.Follow(ctx, "-1", "-1001"); err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()

@@ -930,6 +930,10 @@ type records struct {
 	ttl   time.Duration
 	now   func() time.Time
 	owner string
+	// ctx is for the records' KV reads and writes. The records outlive the engine's life (the
+	// last write-back comes after Close gave up on the queue), so they own their own: each call
+	// is bounded by the store's timeout.
+	ctx context.Context
 }
 
 // maxCached bounds the records kept in memory; beyond it the clean ones are dropped at the next
@@ -938,6 +942,7 @@ const maxCached = 4096
 
 func (r *records) init(kv table.KV, bucket string, log *slog.Logger) {
 	r.kv, r.bucket, r.log = kv, bucket, log
+	r.ctx = context.Background()
 	r.recs, r.dirty = map[string]Record{}, map[string]bool{}
 }
 
@@ -948,7 +953,7 @@ func (r *records) get(key string) (Record, bool) {
 	if ok {
 		return rec, true
 	}
-	b, found, err := r.kv.Get(r.bucket, key)
+	b, found, err := r.kv.Get(r.ctx, r.bucket, key)
 	if err != nil {
 		r.log.Error("reading a message record", "key", key, "err", err)
 		return rec, false
@@ -980,7 +985,7 @@ func (r *records) put(key string, rec Record, durable bool) {
 	r.mu.Unlock()
 	if durable {
 		b, _ := json.Marshal(rec)
-		if err := r.kv.Put(r.bucket, key, b); err != nil {
+		if err := r.kv.Put(r.ctx, r.bucket, key, b); err != nil {
 			r.log.Error("saving a message record", "key", key, "err", err)
 			r.mu.Lock()
 			r.dirty[key] = true
@@ -997,7 +1002,7 @@ func (r *records) forget(key string) {
 	delete(r.recs, key)
 	delete(r.dirty, key)
 	r.mu.Unlock()
-	if err := r.kv.Delete(r.bucket, key); err != nil {
+	if err := r.kv.Delete(r.ctx, r.bucket, key); err != nil {
 		r.log.Error("pruning a message record", "key", key, "err", err)
 	}
 }
@@ -1013,7 +1018,7 @@ func (r *records) writeBack() {
 	r.mu.Unlock()
 	for k, rec := range todo {
 		b, _ := json.Marshal(rec)
-		if err := r.kv.Put(r.bucket, k, b); err != nil {
+		if err := r.kv.Put(r.ctx, r.bucket, k, b); err != nil {
 			r.log.Error("saving a message record", "key", k, "err", err)
 			r.mu.Lock()
 			r.dirty[k] = true

@@ -234,6 +234,7 @@ func TestRetries(t *testing.T) {
 // An edit of a message that is gone sends it anew; a destination that refuses the bot gives its
 // whole queue to the adapter; a bad request drops the one message.
 func TestGoneForbiddenBad(t *testing.T) {
+	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
 		p := &fakePlatform{}
 		kv := table.NewMemStore()
@@ -247,7 +248,7 @@ func TestGoneForbiddenBad(t *testing.T) {
 		if rec, _ := e.Record("k"); rec.ID != "2" {
 			t.Errorf("record after resending: %+v", rec)
 		}
-		if b, _, _ := kv.Get("test.msg", "k"); !json.Valid(b) || string(b) == "" {
+		if b, _, _ := kv.Get(ctx, "test.msg", "k"); !json.Valid(b) || string(b) == "" {
 			t.Errorf("the new message's record is not in the KV: %q", b)
 		}
 
@@ -368,22 +369,23 @@ func TestFlushBoundAndClose(t *testing.T) {
 // Edited records go to the KV at the next write-back, not on every edit; new ones at once.
 // Records written by the adapters before this package still read.
 func TestRecords(t *testing.T) {
+	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
 		p := &fakePlatform{}
 		kv := table.NewMemStore()
 		e := newEngine(t, p, kv)
 		e.Enqueue(msg("a", "k", 1, "v1"))
 		synctest.Wait()
-		before, _, _ := kv.Get("test.msg", "k")
+		before, _, _ := kv.Get(ctx, "test.msg", "k")
 		e.Enqueue(msg("a", "k", 2, "v2"))
 		synctest.Wait()
-		if now, _, _ := kv.Get("test.msg", "k"); string(now) != string(before) {
+		if now, _, _ := kv.Get(ctx, "test.msg", "k"); string(now) != string(before) {
 			t.Errorf("an edit wrote its record at once: %s", now)
 		}
 		time.Sleep(31 * time.Second)
 		synctest.Wait()
 		var rec Record
-		b, _, _ := kv.Get("test.msg", "k")
+		b, _, _ := kv.Get(ctx, "test.msg", "k")
 		if err := json.Unmarshal(b, &rec); err != nil || rec.Version != 2 {
 			t.Errorf("after the write-back: %s (%v)", b, err)
 		}

@@ -102,7 +102,7 @@ func (r *records) shared() bool { return r.sw != nil }
 
 // read gives a shared record's entry as the KV holds it now, and its bytes (nil: none).
 func (r *records) read(key string) ([]byte, entry, error) {
-	b, ok, err := r.kv.Get(r.bucket, key)
+	b, ok, err := r.kv.Get(r.ctx, r.bucket, key)
 	if err != nil {
 		return nil, entry{}, err
 	}
@@ -184,7 +184,7 @@ func (r *records) claim(ctx context.Context, key string, version, sum uint64, re
 		}
 		next := entry{rec: en.rec, claim: claim{By: r.owner, Version: version, Until: now.Add(r.ttl).UnixMilli()}}
 		b := next.encode()
-		cur, err := r.sw.Swap(r.bucket, key, raw, b)
+		cur, err := r.sw.Swap(ctx, r.bucket, key, raw, b)
 		if errors.Is(err, table.ErrConflict) {
 			raw, en = cur, decodeEntry(cur) // decide again on what is there now
 			continue
@@ -207,7 +207,7 @@ func (r *records) settle(cl *claimed, rec Record) {
 	next := entry{rec: rec}.encode()
 	old := cl.raw
 	for {
-		cur, err := r.sw.Swap(r.bucket, cl.key, old, next)
+		cur, err := r.sw.Swap(r.ctx, r.bucket, cl.key, old, next)
 		if err == nil {
 			r.remember(cl.key, entry{rec: rec})
 			return
@@ -232,7 +232,7 @@ func (r *records) unclaim(cl *claimed) {
 	if cl.shown != nil {
 		back = entry{rec: *cl.shown}.encode()
 	}
-	if _, err := r.sw.Swap(r.bucket, cl.key, cl.raw, back); err != nil && !errors.Is(err, table.ErrConflict) {
+	if _, err := r.sw.Swap(r.ctx, r.bucket, cl.key, cl.raw, back); err != nil && !errors.Is(err, table.ErrConflict) {
 		r.log.Warn("giving up a message record's claim failed; it lapses", "key", cl.key, "err", err)
 	}
 }
@@ -245,7 +245,7 @@ func (r *records) shownShared(key string, rec Record) {
 			return
 		}
 		var cur []byte
-		cur, err = r.sw.Swap(r.bucket, key, raw, entry{rec: rec, claim: en.claim}.encode())
+		cur, err = r.sw.Swap(r.ctx, r.bucket, key, raw, entry{rec: rec, claim: en.claim}.encode())
 		if err == nil {
 			r.remember(key, entry{rec: rec})
 			return

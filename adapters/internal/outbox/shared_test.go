@@ -72,6 +72,7 @@ func (p *chatPlatform) shownVersion(key string) uint64 {
 // sharedStores are the stores two copies of the bot share: the in-memory one, and a 3-member
 // etcd cluster with a client per copy.
 func sharedStores(t *testing.T) map[string]func(t *testing.T) (a, b table.KV) {
+	ctx := t.Context()
 	return map[string]func(t *testing.T) (table.KV, table.KV){
 		"memory": func(t *testing.T) (table.KV, table.KV) {
 			m := table.NewMemStore()
@@ -80,7 +81,7 @@ func sharedStores(t *testing.T) map[string]func(t *testing.T) (a, b table.KV) {
 		"etcd": func(t *testing.T) (table.KV, table.KV) {
 			c := etcdtest.Start(t, etcdtest.Options{})
 			open := func() table.KV {
-				st, err := etcdstore.Open(etcdstore.Options{Endpoints: c.Endpoints(), Prefix: "outbox/"})
+				st, err := etcdstore.Open(ctx, etcdstore.Options{Endpoints: c.Endpoints(), Prefix: "outbox/"})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -164,10 +165,11 @@ func TestSharedStaleVersionIsSkipped(t *testing.T) {
 // TestSharedClaimOfADeadCopyLapses: a copy died while it sent (its claim stays in the store,
 // nothing posted); another copy waits for the claim, then posts once it lapses.
 func TestSharedClaimOfADeadCopyLapses(t *testing.T) {
+	ctx := t.Context()
 	kv := table.NewMemStore()
 	const ttl = 300 * time.Millisecond
 	dead := entry{claim: claim{By: "dead", Version: 3, Until: time.Now().Add(ttl).UnixMilli()}}
-	if err := kv.Put("test.msg", "t/live", dead.encode()); err != nil {
+	if err := kv.Put(ctx, "test.msg", "t/live", dead.encode()); err != nil {
 		t.Fatal(err)
 	}
 	p := newChatPlatform()

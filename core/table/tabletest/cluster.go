@@ -37,8 +37,8 @@ func NewLedger(st SharedStore) *Ledger {
 }
 
 // Commit commits and notes the entry of a change that was written.
-func (l *Ledger) Commit(c table.Change) error {
-	err := l.SharedStore.Commit(c)
+func (l *Ledger) Commit(ctx context.Context, c table.Change) error {
+	err := l.SharedStore.Commit(ctx, c)
 	if c.State == nil || c.Log.Verb == "" {
 		return err
 	}
@@ -121,7 +121,7 @@ func Alternate(svcs []*table.Service, t Table, n int, prefix string) error {
 		to := svcs[(i+1)%len(svcs)]
 		cmd := Next(from, t)
 		cmd.EventID = fmt.Sprintf("%s%d", prefix, i)
-		if r := to.Handle(context.Background(), cmd); len(r) > 0 && r[0].Kind == table.KindError {
+		if r, _ := to.Handle(context.Background(), cmd); len(r) > 0 && r[0].Kind == table.KindError {
 			return fmt.Errorf("command %d (%s %v) at copy %d: %s", i, cmd.Verb, cmd.Args, (i+1)%len(svcs), r[0].Text)
 		}
 		from = to
@@ -185,7 +185,7 @@ func OpenRobots(tb testing.TB, svc *table.Service, place table.Place, opts ...st
 		{Verb: table.VerbBot}, {Verb: table.VerbBot}, {Verb: table.VerbBot}, {Verb: table.VerbDeal}, {Verb: table.VerbLeave}}
 	for i, c := range cmds {
 		c.Place, c.Actor, c.EventID = place, p, fmt.Sprintf("open-%s-%d", place.Chat, i)
-		if r := svc.Handle(context.Background(), c); len(r) > 0 && r[0].Kind == table.KindError {
+		if r, _ := svc.Handle(context.Background(), c); len(r) > 0 && r[0].Kind == table.KindError {
 			tb.Fatalf("%s: %s", c.Verb, r[0].Text)
 		}
 	}
@@ -197,6 +197,7 @@ func OpenRobots(tb testing.TB, svc *table.Service, place table.Place, opts ...st
 // carry the table's sequence number, as two clicks on one button do. It gives how many double
 // presses had exactly one press applied; one with both applied, or none, is an error.
 func DoublePresses(svcs []*table.Service, tables []Table, rounds int) (once int, err error) {
+	ctx := context.Background()
 	var mu sync.Mutex
 	var errs []error
 	var wg sync.WaitGroup
@@ -207,7 +208,7 @@ func DoublePresses(svcs []*table.Service, tables []Table, rounds int) (once int,
 			last := svcs[ti%2]
 			for r := range rounds {
 				cmd := Next(last, t)
-				v, _ := last.SeatView(t.ID, table.Player{ID: "nobody"})
+				v, _ := last.SeatView(ctx, t.ID, table.Player{ID: "nobody"})
 				cmd.Table, cmd.Seq = t.ID, v.Seq
 				applied := make([]bool, 2)
 				var pair sync.WaitGroup
@@ -215,7 +216,7 @@ func DoublePresses(svcs []*table.Service, tables []Table, rounds int) (once int,
 					pair.Go(func() {
 						press := cmd
 						press.EventID = fmt.Sprintf("press-%d-%d-%d", ti, r, c)
-						rs := svcs[c].Handle(context.Background(), press)
+						rs, _ := svcs[c].Handle(context.Background(), press)
 						applied[c] = len(rs) == 0 || rs[0].Kind != table.KindError
 					})
 				}

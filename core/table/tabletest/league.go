@@ -55,9 +55,9 @@ func (g *pairs) Paired() int {
 }
 
 // Commit commits, a match end with its pair when armed.
-func (g *Together) Commit(c table.Change) error {
+func (g *Together) Commit(ctx context.Context, c table.Change) error {
 	if len(c.Records) == 0 {
-		return g.SharedStore.Commit(c)
+		return g.SharedStore.Commit(ctx, c)
 	}
 	g.mu.Lock()
 	switch {
@@ -82,7 +82,7 @@ func (g *Together) Commit(c table.Change) error {
 		g.paired++
 		g.mu.Unlock()
 	}
-	return g.SharedStore.Commit(c)
+	return g.SharedStore.Commit(ctx, c)
 }
 
 // OpenWith opens a table of four people at place, with the options ("stripes=1"; timer=none is
@@ -96,7 +96,7 @@ func OpenWith(svc *table.Service, place table.Place, players []table.Player, opt
 	cmds = append(cmds, table.Command{Verb: table.VerbDeal, Actor: players[0]})
 	for _, c := range cmds {
 		c.Place = place
-		if r := svc.Handle(context.Background(), c); len(r) > 0 && r[0].Kind == table.KindError {
+		if r, _ := svc.Handle(context.Background(), c); len(r) > 0 && r[0].Kind == table.KindError {
 			return t, fmt.Errorf("%s: %s", c.Verb, r[0].Text)
 		}
 	}
@@ -163,7 +163,8 @@ func EndTogether(svcs []*table.Service, gate interface{ Arm() }, tables []Table,
 // `stats rebuild` makes from its records (table.Rebuild), byte for byte; it gives how many
 // records there are.
 func LeagueAsRebuilt(st SharedStore) (int, error) {
-	entries, matches, skipped, err := table.Rebuild(st.Records)
+	ctx := context.Background()
+	entries, matches, skipped, err := table.Rebuild(ctx, st.Records)
 	if err != nil {
 		return 0, err
 	}
@@ -172,7 +173,7 @@ func LeagueAsRebuilt(st SharedStore) (int, error) {
 	}
 	var errs []error
 	for _, e := range entries {
-		got, ok, err := st.Get(e.Bucket, e.Key)
+		got, ok, err := st.Get(ctx, e.Bucket, e.Key)
 		switch {
 		case err != nil:
 			errs = append(errs, err)

@@ -40,7 +40,7 @@ func Open(svc *table.Service, i int) (Table, error) {
 	cmds = append(cmds, table.Command{Verb: table.VerbDeal, Actor: t.Players[0]})
 	for _, c := range cmds {
 		c.Place = t.Place
-		if r := svc.Handle(context.Background(), c); len(r) > 0 && r[0].Kind == table.KindError {
+		if r, _ := svc.Handle(context.Background(), c); len(r) > 0 && r[0].Kind == table.KindError {
 			return t, fmt.Errorf("%s: %s", c.Verb, r[0].Text)
 		}
 	}
@@ -52,7 +52,7 @@ func Open(svc *table.Service, i int) (Table, error) {
 func Step(svc *table.Service, t Table) (time.Duration, error) {
 	cmd := Next(svc, t)
 	start := time.Now()
-	r := svc.Handle(context.Background(), cmd)
+	r, _ := svc.Handle(context.Background(), cmd)
 	d := time.Since(start)
 	if len(r) > 0 && r[0].Kind == table.KindError {
 		return d, fmt.Errorf("%s %v: %s", cmd.Verb, cmd.Args, r[0].Text)
