@@ -68,8 +68,9 @@ func TestInteractionsEndpoint(t *testing.T) {
 			t.Errorf("a post %s was answered %d %q (%v), want %d", tc.name, status, body, err, tc.status)
 		}
 	}
-	// The endpoint serves (it refused the posts above), but Discord has not reached it yet.
-	if err := a.Connected(); err == nil || !strings.Contains(err.Error(), "reached the interactions endpoint yet") {
+	// The endpoint serves (it refused the posts above): ready, though Discord has not reached it
+	// yet (a quiet server's bot is ready after a deploy: issue 32).
+	if err := a.Connected(); err != nil {
 		t.Errorf("after refused posts only, Connected says %v", err)
 	}
 	// What the portal checks when the URL is saved: a PING, bad signatures.

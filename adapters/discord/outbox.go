@@ -354,8 +354,8 @@ func (p platform) Refused(dest string, items []*item, _ error) {
 	ctx := p.a.baseContext() // the KV is the adapter's: it lives as long as Run
 	a := p.a
 	userID := strings.TrimPrefix(dest, "dm:")
-	if a.reach.Set(ctx, userID, true) {
-		a.log.Info("user refuses DMs; hands go to ephemeral replies", "user", userID)
+	if items[0].Msg.Reason != table.ReasonForgotten && a.reach.Set(ctx, userID, true) { // nothing of a forgotten person is written again
+		a.log.Info("a user refuses DMs; hands go to ephemeral replies") // no ID at info: docs/hosting.md, "Logs"
 	}
 	a.unreached(userID, items[0].Msg)
 	for _, it := range items[1:] {

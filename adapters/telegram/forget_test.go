@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -79,6 +80,49 @@ func TestForgetReachesTheAdaptersBuckets(t *testing.T) {
 		}
 		if len(tabletest.Traces(t, path, "Alice")) == 0 {
 			t.Error("Alice is gone too")
+		}
+	})
+}
+
+// TestForgottenIsNotWrittenAgain (issue 32): Evangeline never pressed Start; she types /forget yes
+// in the group. Its "Done" cannot reach her privately (403), and goes to the group instead; the
+// adapter does not note her as unreachable (telegram.blocked/<her ID>) after she was forgotten,
+// and no info line of the log names her ID.
+func TestForgottenIsNotWrittenAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		eve := tgUser{ID: 7770001234, First: "Evangeline", Last: "Quist", Lang: "en"}
+		st := table.NewMemStore()
+		f, logs := newFake(testToken), &tabletest.Buffer{}
+		f.setStarted(alice.ID)
+		cfg := testConfig(f, nil, logs)
+		cfg.KV = st
+		a, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc := table.New(table.Config{Store: st, KV: st, Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots,
+			Seed: 7, Log: cfg.Log, People: []table.People{People}})
+		a.Attach(svc)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- a.Run(ctx) }()
+		synctest.Wait()
+		f.command(eve, eve.ID, 0, "/forget yes") // then she blocks the bot: its answer gets 403
+		settle(5 * time.Second)
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		svc.Close()
+		a.Close()
+		key := strconv.FormatInt(eve.ID, 10)
+		if _, ok, _ := st.Get(context.Background(), bucketBlocked, key); ok {
+			t.Errorf("after forget the adapter wrote %s/%s", bucketBlocked, key)
+		}
+		for _, line := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(line, key) && !strings.Contains(line, "level=DEBUG") {
+				t.Errorf("a log line names Evangeline's ID: %s", line)
+			}
 		}
 	})
 }

@@ -464,7 +464,7 @@ func (p platform) Refused(d string, items []*item, err error) {
 	chat, thread := chatOfQueue(d)
 	switch {
 	case chat > 0:
-		a.log.Info("user cannot get private messages", "user", chat, "reason", a.red.Err(err))
+		a.log.Info("a user cannot get private messages", "reason", a.red.Err(err)) // no ID at info: docs/hosting.md, "Logs"
 		a.blocked(chat, items)
 	case problemOf(err).kind == threadGone:
 		a.deleteTopic(chat, thread)

@@ -65,7 +65,9 @@ func (a *Adapter) isBlocked(user int64) bool { return a.reach.Is(a.baseContext()
 // and the group gets its deep link; a notice goes to its table's group by its public form,
 // naming the user; anything else is dropped.
 func (a *Adapter) blocked(user int64, items []*item) {
-	a.reach.Set(a.baseContext(), userKey(user), true)
+	if !slices.ContainsFunc(items, func(it *item) bool { return it.Msg.Reason == table.ReasonForgotten }) {
+		a.reach.Set(a.baseContext(), userKey(user), true) // not of a person just forgotten: nothing of them is written again
+	}
 	for _, it := range items {
 		m := it.Msg
 		switch {
@@ -193,7 +195,7 @@ func (a *Adapter) reachable(user int64) {
 		return
 	}
 	pending := a.takePending(user)
-	a.log.Info("user can get private messages again", "user", user, "held_back", len(pending))
+	a.log.Info("a user can get private messages again", "held_back", len(pending))
 	for _, m := range pending {
 		a.enqueue(newItem(user, 0, m))
 	}

@@ -466,3 +466,28 @@ func TestWebhookClosesIdleConnections(t *testing.T) {
 		checkClean(t, f, logs)
 	})
 }
+
+// TestWebhookUnavailableIsSentAgain (issue 32): with the store out of reach (etcd without a
+// quorum: table.ErrUnavailable, refused with err.unavailable) a press is not acknowledged either:
+// the webhook answers 500 until it is stored, so Telegram sends it again, and it is applied once.
+func TestWebhookUnavailableIsSentAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, store, _, _, _ := webhookEnv(t)
+		f.command(alice, group, 0, "/new@"+botUsername+" timer=none")
+		settle(3 * time.Second)
+		tableID := tableOf(t, f)
+		store.Fail, store.FailN = fmt.Errorf("no quorum: %w", table.ErrUnavailable), 2
+		press := mustPress(t, f, bob, group, table.VerbJoin, "")
+		id := lastUpdateID(f)
+		settle(time.Minute)
+		if got := hookStatuses(f, id); len(got) < 2 || got[0] != 500 || got[len(got)-1] != 200 {
+			t.Errorf("the webhook answered the press %v, want 500 until stored, then 200", got)
+		}
+		if n := joins(store, tableID, bob); n != 1 {
+			t.Errorf("Bob joined %d times, want once", n)
+		}
+		if text, _ := answerOf(t, f, press); text != i18n.T("en", "err.unavailable") {
+			t.Errorf("Bob's press was answered %q, want the refusal", text)
+		}
+	})
+}

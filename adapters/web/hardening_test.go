@@ -99,16 +99,22 @@ func TestSessionPostsAreLimited(t *testing.T) {
 	refused := 0
 	for i := range 300 {
 		code, out, h := e.postFrom(map[string]string{"discord": fmt.Sprint("made-up-", i), "instance": "i-1", "lang": "de"}, "")
-		if code == http.StatusTooManyRequests {
+		switch code {
+		case http.StatusTooManyRequests:
 			refused++
 			if out["error"] != i18n.T("de", "web.too_many_tries") || h.Get("Retry-After") == "" {
+				t.Fatalf("a refusal: %v, Retry-After %q", out, h.Get("Retry-After"))
+			}
+		case http.StatusServiceUnavailable: // the address's network had its share (issue 32)
+			refused++
+			if out["error"] != i18n.T("de", "web.busy") || h.Get("Retry-After") == "" {
 				t.Fatalf("a refusal: %v, Retry-After %q", out, h.Get("Retry-After"))
 			}
 		}
 	}
 	one := dc.count()
 	t.Logf("300 posts from one address: %d code exchanges, %d refused at once", one, refused)
-	if one > sessionBurst || refused != 300-one {
+	if one > min(sessionBurst, exchangeShareBurst) || refused != 300-one {
 		t.Fatalf("300 posts from one address made %d code exchanges (%d refused), want at most %d", one, refused, sessionBurst)
 	}
 	for i := range 300 {
@@ -362,5 +368,24 @@ func TestFrameAndOriginOfTheActivity(t *testing.T) {
 	plain := newEnv(t)
 	if code, _ := plain.post(map[string]string{"link": "x"}, "https://"); code != http.StatusForbidden {
 		t.Fatalf("without Discord: a session request from Origin https:// got %d", code)
+	}
+}
+
+// TestOneNetworkCannotDrainTheLogins (issue 32): 300 code exchanges asked with a new IPv6 /64 each,
+// all from one /48, take no more than that network's share of the bot's exchanges with Discord;
+// a real player from another network signs in at once afterwards.
+func TestOneNetworkCannotDrainTheLogins(t *testing.T) {
+	dc, _ := eveInTheActivity()
+	e := newEnv(t, func(c *Config) { c.Discord = dc })
+	for i := range 300 {
+		e.postFrom(map[string]string{"discord": fmt.Sprint("flood-", i), "instance": "i-1"}, fmt.Sprintf("2001:db8:7:%x::1", i))
+	}
+	flood := dc.count()
+	t.Logf("300 posts from 300 /64s of one /48: %d code exchanges", flood)
+	if flood > exchangeShareBurst {
+		t.Errorf("one /48 made %d code exchanges, want at most its share, %d", flood, exchangeShareBurst)
+	}
+	if code, out, _ := e.postFrom(map[string]string{"discord": "c0de", "instance": "i-1"}, "203.0.113.7"); code != http.StatusOK {
+		t.Errorf("a real player after the flood: %d %v", code, out)
 	}
 }

@@ -207,6 +207,10 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 			later(http.StatusServiceUnavailable, wait, "web.dc_wait", seconds(wait))
 			return
 		}
+		if ok, wait := s.shares.allow(shareKey(httpserve.Client(r)), now); !ok {
+			later(http.StatusServiceUnavailable, wait, "web.busy") // this network had its share
+			return
+		}
 		if ok, wait := s.exchanges.allow("", now); !ok {
 			later(http.StatusServiceUnavailable, wait, "web.busy")
 			return

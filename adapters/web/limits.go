@@ -2,6 +2,7 @@ package web
 
 import (
 	"math"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -21,7 +22,26 @@ const (
 	exchangeEvery = 200 * time.Millisecond // 5 a second, 300 a minute: far below the ban's 1,000
 	userBurst     = 3
 	userEvery     = 20 * time.Second
+	// A network's share of the code exchanges (IPv6 by /48, what one site gets from its
+	// provider; IPv4 by address, which are scarce), so that one network with many addresses (a
+	// new /64 per request) cannot take all of them and lock real players out: a quarter of the
+	// burst and the rate.
+	exchangeShareBurst = exchangeBurst / 4
+	exchangeShareEvery = 4 * exchangeEvery
 )
+
+// shareKey is the network whose share of the code exchanges a client takes (see
+// exchangeShareBurst); client is its address as httpserve.Client gives it.
+func shareKey(client netip.Prefix) string {
+	if !client.Addr().Is6() {
+		return client.String()
+	}
+	p, err := client.Addr().Prefix(48)
+	if err != nil {
+		return client.String()
+	}
+	return p.String()
+}
 
 // maxKeys bounds the keys a limiters holds; a new key beyond it is refused (until idle keys go):
 // many addresses at once must not grow the bot's memory without end.

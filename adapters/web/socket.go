@@ -387,7 +387,13 @@ func (k *sock) move(m inbound) {
 		refuse(i18n.T(lang, "web.bad_message"))
 		return
 	}
-	cmd := table.Command{Place: table.Place{Platform: Platform, Chat: k.player.ID}, Table: k.table, Actor: k.player,
+	place := table.Place{Platform: Platform, Chat: k.player.ID}
+	if p, ok := table.ParsePlaceKey(k.t.Place); ok {
+		// The place the platform vouched the person is in (a Discord Activity's channel): its
+		// table answers them there, seated or not; a private place only for their own seat.
+		place = p
+	}
+	cmd := table.Command{Place: place, Table: k.table, Actor: k.player,
 		Verb: verb, EventID: "web:" + k.player.ID + ":" + k.table + ":" + m.ID, Seq: m.Seq, Private: true}
 	if a := strings.TrimSpace(m.Arg); a != "" {
 		cmd.Args = []string{a}

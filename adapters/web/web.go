@@ -145,6 +145,7 @@ type Server struct {
 	perAddr   *limiters // session requests by client address
 	perUser   *limiters // sessions by Discord user
 	exchanges *limiters // the bot's code exchanges with Discord, all together ("")
+	shares    *limiters // each network's share of them (shareKey)
 	dcWait    waitUntil // Discord's last Retry-After for the code exchange
 	members   members   // who takes part in each Discord Activity instance, as Discord last said
 
@@ -217,7 +218,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Log.With("platform", Platform), sign: signer{key: key}, public: pub, link: chat.NewLink(),
 		moves: newLimiters(cfg.MoveRate, cfg.MoveBurst), perAddr: newLimiters(rate.Every(sessionEvery), sessionBurst),
-		perUser: newLimiters(rate.Every(userEvery), userBurst), exchanges: newLimiters(rate.Every(exchangeEvery), exchangeBurst)}
+		perUser: newLimiters(rate.Every(userEvery), userBurst), exchanges: newLimiters(rate.Every(exchangeEvery), exchangeBurst),
+		shares: newLimiters(rate.Every(exchangeShareEvery), exchangeShareBurst)}
 	s.hub.init(s)
 	s.members.init()
 	s.life, s.stop = context.WithCancel(context.Background())

@@ -28,7 +28,9 @@ import (
 // The admin door serves a running bot's live backup, its health and its metrics:
 //
 //	GET /backup       a consistent copy of the database (a bbolt file)
-//	GET /healthz      200 when the database takes a write and every platform is connected, else 503
+//	GET /readyz       readiness: 200 when the database takes a write and every platform is connected, else 503
+//	GET /healthz      the same as /readyz (kept for the probes written before it)
+//	GET /livez        liveness: 200 while the process answers, whatever its store and platforms say
 //	GET /metrics      Prometheus metrics
 //	GET /debug/vars   expvar metrics
 //
@@ -136,8 +138,15 @@ func (a *admin) routes() *http.ServeMux {
 		mux.Handle("GET /metrics", a.Metrics)
 	}
 	if a.Health != nil {
+		mux.Handle("GET /readyz", a.Health)
 		mux.Handle("GET /healthz", a.Health)
 	}
+	// Live needs nothing but the process: a store without a quorum, or a platform down, makes a
+	// copy not ready (no traffic), never "dead" (restarted, which mends neither).
+	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"live":"ok"}`+"\n")
+	})
 	return mux
 }
 

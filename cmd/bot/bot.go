@@ -45,6 +45,9 @@ type Main struct {
 	leases *etcdstore.Leases // with etcd: this copy's leases in the cluster
 	term   *terminal.Terminal
 	chats  []chatAdapter
+
+	// stopHistory ends keepHistory (etcd) and waits for it.
+	stopHistory func()
 }
 
 // TerminalFlags are the terminal table's settings from the command line.
@@ -82,6 +85,9 @@ func (m *Main) Open(ctx context.Context) error {
 		return err
 	}
 	m.Store = store
+	if etcd, ok := store.(*etcdstore.Store); ok {
+		etcd.SetLog(m.Log) // what it skips is said in the bot's log
+	}
 	m.leases = copyLeases(store)
 	seed := cfg.Seed // 0: every table's secret from crypto/rand
 	if m.Seed != 0 {
@@ -127,6 +133,10 @@ func (m *Main) Open(ctx context.Context) error {
 		// Every adapter's, running or not: a person is forgotten from a platform served before too.
 		People: []table.People{telegram.People, discord.People}})
 	met.watch(m.Service, m.chats)
+	if etcd, ok := store.(*etcdstore.Store); ok && shared {
+		m.stopHistory = startHistory(etcd, m.leases, cfg.Etcd.History, m.Log)
+		met.watchEtcd(etcd)
+	}
 	// Live backups, health and metrics. A file at the socket's path that is not this bot's own
 	// stale socket stops the start.
 	m.admin = &admin{Store: snapshotsOf(store, cfg), Log: m.Log, Socket: cfg.Database + ".sock", Addr: cfg.AdminAddr, Token: cfg.AdminToken,
@@ -223,6 +233,9 @@ func (m *Main) Run(ctx context.Context) error {
 func (m *Main) Close() error {
 	if m.Service != nil {
 		m.Service.Close()
+	}
+	if m.stopHistory != nil {
+		m.stopHistory()
 	}
 	if m.leases != nil {
 		_ = m.leases.Close() // another copy takes the leases at once, not after their time to live

@@ -11,6 +11,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/httpserve"
 	"github.com/kontermatt/kontermatt/adapters/telegram"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/etcdstore"
 )
 
 // Config is the bot's configuration: a YAML file (config.example.yaml documents every key) with
@@ -108,7 +110,11 @@ type Config struct {
 		CA   string `yaml:"ca"`
 		// Timeout bounds each call to the cluster: a cluster without quorum is said after it;
 		// default 5s.
-		Timeout            time.Duration `yaml:"timeout"`
+		Timeout time.Duration `yaml:"timeout"`
+		// History is how long the cluster keeps old revisions: one copy compacts the rest
+		// away, and the members' --auto-compaction-retention should say the same
+		// (docs/cluster.md); default 1h. Or KONTERMATT_ETCD_HISTORY.
+		History            time.Duration `yaml:"history"`
 		Username, Password string        `yaml:"-"`
 	} `yaml:"etcd"`
 
@@ -183,18 +189,15 @@ func readConfig(path string, getenv func(string) string) (Config, configSource, 
 		src.lines = keyLines(&doc)
 		c.Warnings = append(c.Warnings, readableSecrets(path, src.lines)...)
 	}
-	env := func(name string, dst *string) {
-		if v := getenv(name); v != "" {
-			*dst = v
-			src.env[envKeys[name]] = name
-		}
-	}
 	for _, name := range slices.Sorted(maps.Keys(envKeys)) {
-		env(name, envField(&c, envKeys[name]))
-	}
-	if v := getenv("KONTERMATT_ETCD_ENDPOINTS"); v != "" {
-		c.Etcd.Endpoints = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
-		src.env["etcd.endpoints"] = "KONTERMATT_ETCD_ENDPOINTS"
+		v := getenv(name)
+		if v == "" {
+			continue
+		}
+		if err := setEnv(envField(&c, envKeys[name]), v); err != nil {
+			return c, src, fmt.Errorf("%w: %s %q: %v", errConfig, name, v, err)
+		}
+		src.env[envKeys[name]] = name
 	}
 	c.Etcd.Username, c.Etcd.Password = getenv("KONTERMATT_ETCD_USERNAME"), getenv("KONTERMATT_ETCD_PASSWORD")
 	if err := c.checkStore(); err != nil {
@@ -302,16 +305,72 @@ var envKeys = map[string]string{
 	"KONTERMATT_WEB_PUBLIC_URL":          "web.public_url",
 	"KONTERMATT_WEB_LINK_KEY":            "web.link_key",
 	"KONTERMATT_TRUSTED_PROXIES":         "trusted_proxies",
+
+	// Every other key too (issue 32: compose and Kubernetes configure by the environment).
+	"KONTERMATT_SEED":                                  "seed",
+	"KONTERMATT_RULES_URL":                             "rules_url",
+	"KONTERMATT_THINK":                                 "think",
+	"KONTERMATT_RETENTION":                             "retention",
+	"KONTERMATT_DISCORD_SHARD_ID":                      "discord.shard_id",
+	"KONTERMATT_DISCORD_SHARD_COUNT":                   "discord.shard_count",
+	"KONTERMATT_DISCORD_INTERACTIONS_URL":              "discord.interactions.url",
+	"KONTERMATT_DISCORD_INTERACTIONS_LISTEN":           "discord.interactions.listen",
+	"KONTERMATT_TELEGRAM_WEBHOOK_MAX_CONNECTIONS":      "telegram.webhook.max_connections",
+	"KONTERMATT_TELEGRAM_WEBHOOK_DROP_PENDING_UPDATES": "telegram.webhook.drop_pending_updates",
+	"KONTERMATT_ETCD_ENDPOINTS":                        "etcd.endpoints",
+	"KONTERMATT_ETCD_CERT":                             "etcd.cert",
+	"KONTERMATT_ETCD_KEY":                              "etcd.key",
+	"KONTERMATT_ETCD_CA":                               "etcd.ca",
+	"KONTERMATT_ETCD_TIMEOUT":                          "etcd.timeout",
+	"KONTERMATT_ETCD_HISTORY":                          "etcd.history",
 }
 
-// envField is the string field of c a config key names (those of envKeys).
-func envField(c *Config, key string) *string {
+// envField is the field of c a config key names (those of envKeys).
+func envField(c *Config, key string) reflect.Value {
 	v := reflect.ValueOf(c).Elem()
 	for _, part := range strings.Split(key, ".") {
 		f, _ := yamlKeys(v.Type())[part]
 		v = v.FieldByIndex(f.Index)
 	}
-	return v.Addr().Interface().(*string)
+	return v
+}
+
+// setEnv sets a config field from an environment variable's text, as the file would: a duration
+// as 5s, a list separated by commas.
+func setEnv(field reflect.Value, text string) error {
+	switch p := field.Addr().Interface().(type) {
+	case *string:
+		*p = text
+	case *[]string:
+		*p = strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == ' ' })
+	case *time.Duration:
+		d, err := time.ParseDuration(text)
+		if err != nil {
+			return errors.New("give a duration such as 5s or 1h")
+		}
+		*p = d
+	case *bool:
+		b, err := strconv.ParseBool(text)
+		if err != nil {
+			return errors.New("give true or false")
+		}
+		*p = b
+	case *int:
+		n, err := strconv.Atoi(text)
+		if err != nil {
+			return errors.New("give a whole number")
+		}
+		*p = n
+	case *uint64:
+		n, err := strconv.ParseUint(text, 10, 64)
+		if err != nil {
+			return errors.New("give a whole number")
+		}
+		*p = n
+	default:
+		return fmt.Errorf("a field of type %s is not read from the environment", field.Type())
+	}
+	return nil
 }
 
 // readableSecrets warns about a config file that holds secrets and that every user of the machine
@@ -355,6 +414,15 @@ func (c *Config) checkStore() error {
 		return fmt.Errorf("%w: KONTERMATT_ETCD_USERNAME and KONTERMATT_ETCD_PASSWORD go together: set both, or neither", errConfig)
 	case e.Timeout < 0:
 		return fmt.Errorf("%w: etcd.timeout %v: give a duration such as 5s (or leave it out: 5s)", errConfig, e.Timeout)
+	case e.History != 0 && e.History < time.Second:
+		return fmt.Errorf("%w: etcd.history %v: give a duration such as 1h (or leave it out: 1h)", errConfig, e.History)
+	}
+	if e.History == 0 {
+		e.History = etcdstore.DefaultHistory
+	}
+	if e.Password != "" && slices.ContainsFunc(e.Endpoints, func(u string) bool { return strings.HasPrefix(u, "http://") }) {
+		c.Warnings = append(c.Warnings, "the etcd password goes over http:// to "+strings.Join(e.Endpoints, ",")+
+			" in the clear, where anyone on the path reads it: use https:// endpoints (etcd.ca, docs/cluster.md)")
 	}
 	for _, u := range e.Endpoints {
 		if p, err := url.Parse(u); err != nil || p.Host == "" || p.Scheme != "http" && p.Scheme != "https" {

@@ -21,8 +21,8 @@ import (
 // timeout (the Dockerfile's is 10 s), and a bot that does not answer within this is not healthy.
 const healthTimeout = 5 * time.Second
 
-// runHealth asks the running bot that holds the database whether it is healthy (GET /healthz on
-// its admin socket, or on admin_addr): exit 0 with "healthy: …", else exit 1 with what is not.
+// runHealth asks the running bot that holds the database whether it is ready (GET /readyz on
+// its admin socket, or on admin_addr: what /healthz answers too): exit 0 with "healthy: …", else exit 1 with what is not.
 // It is the container's health check: the image has no shell and no curl.
 func runHealth(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	cfg, code, done := dbFlags("health", args, 0, stdout, stderr)
@@ -49,16 +49,24 @@ func askHealth(cfg Config) (line string, healthy bool) {
 		return err.Error(), false
 	}
 	peer.client.Timeout = healthTimeout
-	req, err := http.NewRequest(http.MethodGet, peer.url+"/healthz", nil)
-	if err != nil {
-		return err.Error(), false
-	}
-	if peer.token != "" {
-		req.Header.Set("Authorization", "Bearer "+peer.token)
-	}
-	resp, err := peer.client.Do(req)
-	if err != nil {
-		return fmt.Sprintf("the bot did not answer on %s: %v", peer.via, err), false
+	var resp *http.Response
+	// Readiness; /healthz from a bot older than /readyz (an upgrade one copy at a time).
+	for _, path := range []string{"/readyz", "/healthz"} {
+		req, err := http.NewRequest(http.MethodGet, peer.url+path, nil)
+		if err != nil {
+			return err.Error(), false
+		}
+		if peer.token != "" {
+			req.Header.Set("Authorization", "Bearer "+peer.token)
+		}
+		resp, err = peer.client.Do(req)
+		if err != nil {
+			return fmt.Sprintf("the bot did not answer on %s: %v", peer.via, err), false
+		}
+		if resp.StatusCode != http.StatusNotFound {
+			break
+		}
+		resp.Body.Close()
 	}
 	defer resp.Body.Close()
 	var state map[string]string
@@ -70,7 +78,7 @@ func askHealth(cfg Config) (line string, healthy bool) {
 	var bad, good []string
 	for _, k := range slices.Sorted(maps.Keys(state)) {
 		part := k + " " + state[k]
-		if state[k] == "ok" || state[k] == "connected" || state[k] == "running" || k == "store" || k == "leases" {
+		if state[k] == "ok" || state[k] == "connected" || state[k] == "running" || k == "store" || k == "leases" || k == "alarms" && state[k] == "none" {
 			good = append(good, part)
 		} else {
 			bad = append(bad, part)
@@ -80,7 +88,8 @@ func askHealth(cfg Config) (line string, healthy bool) {
 }
 
 // storeHealth adds the store's parts to /healthz: which store it is, whether the etcd cluster
-// has a quorum (a member with a leader answers), and the leases this copy holds. It reports
+// has a quorum (a member with a leader answers) and an alarm raised, and the leases this copy
+// holds. It reports
 // whether they are fine.
 func storeHealth(cfg Config, store botStore, leases table.Leases) func(state map[string]string) bool {
 	ctx := context.Background()
@@ -101,6 +110,20 @@ func storeHealth(cfg Config, store botStore, leases table.Leases) func(state map
 			return false
 		}
 		state["quorum"] = "ok"
+		// A raised alarm (NOSPACE: a member's database reached its quota) refuses every write
+		// until the host mends it (docs/cluster.md).
+		ctx, cancel := context.WithTimeout(context.Background(), healthTimeout/2)
+		defer cancel()
+		alarms, err := st.Alarms(ctx)
+		switch {
+		case err != nil:
+			state["alarms"] = "unknown: " + err.Error()
+			return false
+		case len(alarms) > 0:
+			state["alarms"] = strings.Join(alarms, ", ")
+			return false
+		}
+		state["alarms"] = "none"
 		return true
 	}
 }

@@ -24,7 +24,7 @@ var commands = []command{
 	{"replay", "FILE", "check and score a game or match record (FILE, or - for standard input)"},
 	{"export", "[-config FILE] [-db FILE] DIR", "write every kept match and game record into DIR (the bot must be stopped)"},
 	{"backup", "[-config FILE] [-db FILE] OUT", "write a consistent copy of the database, also while the bot runs"},
-	{"health", "[-config FILE] [-db FILE]", "ask the running bot whether it is healthy (exit 0) or not (exit 1), in one line: the container's health check"},
+	{"health", "[-config FILE] [-db FILE]", "ask the running bot whether it is ready (/readyz: exit 0) or not (exit 1), in one line: the container's health check"},
 	{"migrate", "-from bbolt|etcd -to etcd|bbolt [-config FILE] [-db FILE]", "move a stopped bot's data between its bbolt file and the etcd cluster of its config"},
 	{"stats", "[-config FILE] [-db FILE] rebuild", "make the league (statistics, ratings, season tables) anew from the kept matches (the bot must be stopped)"},
 	{"selfplay", "[flags]", "play matches between computer players and write their records"},
@@ -93,7 +93,7 @@ func didYouMean(typed string) string {
 
 // usage lists the commands and the bot's own flags.
 func usage(w io.Writer) {
-	fmt.Fprintf(w, "usage: bot [flags]            %s\n       bot COMMAND [arguments]\n\ncommands:\n", commands[0].summary)
+	fmt.Fprintf(w, "usage: kontermatt [flags]     %s\n       kontermatt COMMAND [arguments]\n\ncommands:\n", commands[0].summary)
 	for _, c := range commands[1:] {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
@@ -117,7 +117,7 @@ func runHelp(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 
 // newFlags makes a command's flag set; its usage names the command and what follows the flags.
 func newFlags(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(strings.TrimSpace("bot "+name), flag.ContinueOnError)
+	fs := flag.NewFlagSet(strings.TrimSpace("kontermatt "+name), flag.ContinueOnError) // the binary's name in the image and the docs
 	for _, c := range commands {
 		if c.name == name {
 			fs.Usage = func() {
@@ -188,7 +188,7 @@ func wrongWords(name string, words []string, nargs int) error {
 	form := name + " [flags]"
 	var wants []string
 	for _, c := range commands {
-		if strings.TrimSpace("bot "+c.name) == name {
+		if strings.TrimSpace("kontermatt "+c.name) == name {
 			form = strings.TrimSpace(name + " " + c.args)
 			for _, w := range strings.Fields(c.args) {
 				if !strings.HasPrefix(w, "[") && !strings.HasSuffix(w, "]") {

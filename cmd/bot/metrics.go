@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/etcdstore"
 )
 
 // metrics are the bot's Prometheus metrics, on its own registry: what the service does (it is
@@ -56,6 +59,19 @@ func newMetrics() *metrics {
 		Help: "Leases this copy took (held) or lost (lost), by lease."}, []string{"lease", "change"})
 	m.leaseHeld = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kontermatt_lease_held",
 		Help: "1 while this copy holds the lease (timers: it fires the tables' timers), else 0."}, []string{"lease"})
+	// Every counter has each of its label values from the start, at 0: an alert on an increase
+	// (commits_total{result="failed"}) sees the first failure, not only the second.
+	for _, result := range []string{"ok", "conflict", "unavailable", "failed"} {
+		m.commits.WithLabelValues(result)
+	}
+	for _, why := range []string{"conflict", "watch", "compacted"} {
+		m.reloads.WithLabelValues(why)
+	}
+	for _, verb := range table.Verbs { // the typed ones; internal verbs (move, close, pause) appear when they happen
+		for _, outcome := range []string{"ok", "refused"} {
+			m.commands.WithLabelValues(string(verb), outcome)
+		}
+	}
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kontermatt_build_info",
 		Help: "Always 1: the version, source revision and Go version of the running binary."}, []string{"version", "revision", "goversion"})
 	info.WithLabelValues(buildLabels()).Set(1)
@@ -101,6 +117,34 @@ func (m *metrics) Lease(name string, held bool) {
 // watch adds what is read at each scrape: the tables by status and each platform's outbox.
 func (m *metrics) watch(svc *table.Service, chats []chatAdapter) {
 	m.reg.MustRegister(&scraped{svc: svc, chats: chats})
+}
+
+// watchEtcd adds the etcd cluster's alarms, read at each scrape: kontermatt_etcd_alarm is 1 for
+// each kind raised on any member (NOSPACE: writes are refused until the host mends it), else 0.
+func (m *metrics) watchEtcd(st *etcdstore.Store) { m.reg.MustRegister(etcdAlarms{st}) }
+
+type etcdAlarms struct{ st *etcdstore.Store }
+
+var descAlarm = prometheus.NewDesc("kontermatt_etcd_alarm", "1 while the etcd cluster has the alarm raised on a member (NOSPACE: its quota is full, every write refused), else 0.", []string{"alarm"}, nil)
+
+func (e etcdAlarms) Describe(ch chan<- *prometheus.Desc) { ch <- descAlarm }
+
+func (e etcdAlarms) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	alarms, err := e.st.Alarms(ctx)
+	if err != nil {
+		return // no answer: no sample, rather than a false 0 (the quorum's own series says why)
+	}
+	for _, kind := range etcdstore.AlarmNames {
+		v := 0.0
+		for _, a := range alarms {
+			if strings.HasPrefix(a, kind+" ") {
+				v = 1
+			}
+		}
+		ch <- prometheus.MustNewConstMetric(descAlarm, prometheus.GaugeValue, v, kind)
+	}
 }
 
 // scraped reads the service's and the outboxes' counts when Prometheus asks.

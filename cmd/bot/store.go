@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/storage"
@@ -50,6 +53,11 @@ func openEtcd(cfg Config) (*etcdstore.Store, error) {
 	st, err := etcdstore.Open(ctx, opts)
 	if err != nil {
 		if errors.Is(err, table.ErrUnavailable) {
+			// etcd's client says only that nobody answered: a TLS mistake (a wrong CA, a missing
+			// client certificate) reads the same. Ask the members' TLS directly, and say that.
+			if tlsErr := tlsProblem(opts); tlsErr != nil {
+				return nil, fmt.Errorf("the etcd cluster at %s refuses this bot's TLS: %v (etcd.ca, etcd.cert, etcd.key): %w", strings.Join(opts.Endpoints, ", "), tlsErr, err)
+			}
 			return nil, fmt.Errorf("the etcd cluster at %s does not answer (%v): %w", strings.Join(opts.Endpoints, ", "), opts.Timeout, err)
 		}
 		return nil, err
@@ -57,11 +65,47 @@ func openEtcd(cfg Config) (*etcdstore.Store, error) {
 	return st, nil
 }
 
+// tlsProblem is the TLS error of the first https:// endpoint that has one: its certificate not
+// signed by etcd.ca, or the member refusing the client's certificate (or its absence), which a
+// member says in an alert right after the handshake. Nil when TLS is fine or not used, or no
+// member can be reached at all.
+func tlsProblem(opts etcdstore.Options) error {
+	if opts.TLS == nil {
+		return nil
+	}
+	for _, ep := range opts.Endpoints {
+		u, err := url.Parse(ep)
+		if err != nil || u.Scheme != "https" {
+			continue
+		}
+		conf := opts.TLS.Clone()
+		conf.ServerName = u.Hostname()
+		conf.NextProtos = []string{"h2"} // as gRPC asks
+		dialer := &net.Dialer{Timeout: 2 * time.Second}
+		conn, err := tls.DialWithDialer(dialer, "tcp", u.Host, conf)
+		if err != nil {
+			var opErr *net.OpError
+			if errors.As(err, &opErr) && opErr.Op == "dial" {
+				continue // not reached: not a TLS problem
+			}
+			return err
+		}
+		// TLS 1.3: a member that wants a client certificate says so after the handshake.
+		_ = conn.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+		_, err = conn.Read(make([]byte, 1))
+		conn.Close()
+		if err != nil && strings.Contains(err.Error(), "tls:") {
+			return err
+		}
+	}
+	return nil
+}
+
 // etcdOptions are the store's options from the config: the TLS files read, the user from the
 // environment.
 func etcdOptions(cfg Config) (etcdstore.Options, error) {
 	e := cfg.Etcd
-	opts := etcdstore.Options{Endpoints: e.Endpoints, Prefix: e.Prefix, Username: e.Username, Password: e.Password, Timeout: e.Timeout}
+	opts := etcdstore.Options{Endpoints: e.Endpoints, Prefix: e.Prefix, Username: e.Username, Password: e.Password, Timeout: e.Timeout, History: e.History}
 	if opts.Timeout == 0 {
 		opts.Timeout = etcdstore.DefaultTimeout
 	}

@@ -51,9 +51,9 @@ func TestHelp(t *testing.T) {
 	for _, c := range commands[1:] {
 		t.Run(c.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			want := "usage: bot " + c.name
+			want := "usage: kontermatt " + c.name
 			if c.name == "help" {
-				want = "usage: bot [flags]" // help's help is the whole list
+				want = "usage: kontermatt [flags]" // help's help is the whole list
 			}
 			if code := run([]string{c.name, "-h"}, strings.NewReader(""), &out, &errb); code != 0 || !strings.HasPrefix(out.String(), want) {
 				t.Errorf("%s -h: exit %d, stdout %q, stderr %q", c.name, code, out.String(), errb.String())
@@ -86,11 +86,11 @@ func TestMistakesSayWhatIsRight(t *testing.T) {
 		{[]string{"expor"}, `unknown command "expor" (did you mean export?)`},
 		{[]string{"-lang", "xx"}, `-lang "xx": the languages are en, lb, de, fr`},
 		{[]string{"-level", "hard"}, `-level "hard": the levels are easy, normal, strong`},
-		{[]string{"replay"}, "bot replay: FILE is missing (bot replay FILE)"},
-		{[]string{"backup", "-db", "x.db"}, "bot backup: OUT is missing (bot backup [-config FILE] [-db FILE] OUT)"},
-		{[]string{"-humans", "1", "stray"}, `bot: "stray" is not a flag; bot takes only flags (bot -h lists them)`},
-		{[]string{"version", "now"}, `bot version: "now" is not a flag; bot version takes only flags (bot version -h lists them)`},
-		{[]string{"stats", "rebuild", "now"}, `bot stats: "now" after rebuild: it takes one (bot stats [-config FILE] [-db FILE] rebuild)`},
+		{[]string{"replay"}, "kontermatt replay: FILE is missing (kontermatt replay FILE)"},
+		{[]string{"backup", "-db", "x.db"}, "kontermatt backup: OUT is missing (kontermatt backup [-config FILE] [-db FILE] OUT)"},
+		{[]string{"-humans", "1", "stray"}, `kontermatt: "stray" is not a flag; kontermatt takes only flags (kontermatt -h lists them)`},
+		{[]string{"version", "now"}, `kontermatt version: "now" is not a flag; kontermatt version takes only flags (kontermatt version -h lists them)`},
+		{[]string{"stats", "rebuild", "now"}, `kontermatt stats: "now" after rebuild: it takes one (kontermatt stats [-config FILE] [-db FILE] rebuild)`},
 		{[]string{"stats", "rebuild", "-db"}, "flag needs an argument: -db"},
 	} {
 		var out, errb bytes.Buffer

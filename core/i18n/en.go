@@ -393,6 +393,8 @@ var en = map[string]string{
 	"forget.ask":            "This removes your name from every kept match (the results stay, under “—”), your ratings and your settings, for good. Type /forget yes to do it.",
 	"forget.done.one":       "Done: your name is gone from %d match, and your ratings and settings are deleted.",
 	"forget.done.other":     "Done: your name is gone from %d matches, and your ratings and settings are deleted.",
+	"forget.later":          "The database still keeps older versions of them, which the bot no longer uses, until its regular clean-up erases them by %s.",
+	"forget.unfinished":     "Not finished: the database did not answer in time, and part of your data may be removed already. Type /forget yes again to finish.",
 	"pic.Standings":         "League table",
 	"pic.Player":            "Player",
 	"pic.Rating":            "Rating",

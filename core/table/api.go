@@ -218,7 +218,7 @@ type Message struct {
 	Public string
 	// Reason is the catalog key of a refusal (KindError), or of a public notice: a surface may
 	// treat some apart (say a refusal only once; leave out a notice its table message shows
-	// already). It is not shown.
+	// already); or ReasonForgotten. It is not shown.
 	Reason string `json:",omitempty"`
 	// HoldFor asks a surface to keep this content of an editable message in view at least this
 	// long before an edit replaces it (a finished trick with its winner). Only a display hint.

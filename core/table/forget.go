@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kontermatt/kontermatt/core"
 )
@@ -38,6 +39,25 @@ const (
 	forgottenChat   = "forgotten-"
 )
 
+// ReasonForgotten is the Reason of the reply that tells a person they are forgotten: a surface
+// that cannot deliver it writes nothing about them (no "cannot get private messages" mark), as
+// nothing of a forgotten person may be written again.
+const ReasonForgotten = "forget.done"
+
+// ForgetPending is a Store.Forget that made every change but may not remove the older versions
+// of what it replaced now (an etcd user without the right to compact): the store's own upkeep
+// removes them by By. The person is told so, not "done" alone, and not "nothing was changed".
+type ForgetPending struct {
+	By    time.Time
+	Cause error
+}
+
+func (e *ForgetPending) Error() string {
+	return fmt.Sprintf("the changes are made; their older versions stay readable in the store until %s: %v", e.By.UTC().Format(time.RFC3339), e.Cause)
+}
+
+func (e *ForgetPending) Unwrap() error { return e.Cause }
+
 // forgetting is one person being forgotten: who, what they become, where they were.
 type forgetting struct {
 	id, as, suffix string
@@ -60,7 +80,8 @@ const forgetLease = "forget"
 var errForgetLease = errors.New("table: the lease to forget someone was lost; nothing was forgotten, try again")
 
 // Forget removes a person from what the bot keeps (see above). It gives how many kept matches
-// named them. With other copies on the store it first waits for the lease forgetLease.
+// named them; with a *ForgetPending error it is done but for the store's older versions. With
+// other copies on the store it first waits for the lease forgetLease.
 func (s *Service) Forget(ctx context.Context, id string) (int, error) {
 	s.forgetMu.Lock()
 	defer s.forgetMu.Unlock()
@@ -183,7 +204,8 @@ func (s *Service) forget1(id string, held context.Context) (int, error) {
 	if held.Err() != nil {
 		return 0, errForgetLease // another copy may be forgetting someone now, from the records as they were
 	}
-	if err := s.cfg.Store.Forget(held, out); err != nil {
+	var pending *ForgetPending
+	if err := s.cfg.Store.Forget(held, out); err != nil && !errors.As(err, &pending) {
 		return 0, err
 	}
 	s.users.forget(id)
@@ -194,6 +216,9 @@ func (s *Service) forget1(id string, held context.Context) (int, error) {
 		}); err != nil {
 			s.cfg.Log.Error("forgetting a vote on a place's settings", "err", err)
 		}
+	}
+	if pending != nil {
+		return len(out.Records), pending
 	}
 	return len(out.Records), nil
 }

@@ -2,6 +2,8 @@ package table
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -151,5 +153,79 @@ func TestForgetsAtOnceForgetBoth(t *testing.T) {
 		})
 		// They play again, to be forgotten again in a later round.
 		playSeason(t, h, clk, people, 1, uint64(round))
+	}
+}
+
+// forgetFailing is a store whose Forget makes its changes and then fails as an etcd store may:
+// first with the cluster out of reach before its compaction, then with a compaction it may not
+// do (ForgetPending).
+type forgetFailing struct {
+	*MemStore
+	calls int
+	by    time.Time
+}
+
+func (f *forgetFailing) Forget(ctx context.Context, fg Forgetting) error {
+	if err := f.MemStore.Forget(ctx, fg); err != nil {
+		return err
+	}
+	f.calls++
+	if f.calls == 1 {
+		return fmt.Errorf("the changes are made, but the cluster was not compacted: %w", ErrUnavailable)
+	}
+	return &ForgetPending{By: f.by, Cause: errors.New("etcdserver: permission denied")}
+}
+
+// TestForgetTellsTheTruth (issue 32): a forget whose store made changes and then failed never says
+// "nothing was changed"; it asks for forget yes again. One the store finished but for older
+// versions its compaction removes later says done, and the exact time by which they go.
+func TestForgetTellsTheTruth(t *testing.T) {
+	store := &forgetFailing{MemStore: NewMemStore(), by: time.Date(2026, 12, 2, 15, 4, 0, 0, time.UTC)}
+	h := newHarness(t, store.MemStore, func(c *Config) { c.Store, c.KV = store, store })
+	defer h.svc.Close()
+	eve := player(2)
+	private := Place{Platform: "test", Chat: "2"}
+	forget := func() string {
+		t.Helper()
+		r, _ := h.svc.Handle(context.Background(), Command{Place: private, Actor: eve, Verb: VerbForget, Args: []string{"yes"}, Private: true})
+		if len(r) != 1 {
+			t.Fatalf("forget yes answers %+v", r)
+		}
+		return r[0].Text
+	}
+	if text := forget(); strings.Contains(text, "nothing was changed") || !strings.Contains(text, "/forget yes") {
+		t.Errorf("forget whose store failed after its changes answers %q", text)
+	}
+	if text := forget(); !strings.HasPrefix(text, "Done") || !strings.Contains(text, "2026-12-02 15:04 UTC") {
+		t.Errorf("forget whose store compacts later answers %q", text)
+	}
+}
+
+// TestPrivateButtonOnlyForOwnSeat (issue 32): a join button pressed (or forged) in a private chat
+// with a group's table in it does not seat the person there; a table answers only where it
+// lives, and a private chat only for the person's own seat there (their hand's buttons work).
+func TestPrivateButtonOnlyForOwnSeat(t *testing.T) {
+	h := newHarness(t, NewMemStore())
+	defer h.svc.Close()
+	ann, bob, eve := player(1), player(2), player(5)
+	for _, c := range []Command{{Actor: ann, Verb: VerbNew, Args: []string{"timer=none"}}, {Actor: bob, Verb: VerbJoin}} {
+		c.Place = h.place
+		if e := errText(h.svc.Handle(context.Background(), c)); e != "" {
+			t.Fatalf("%s: %s", c.Verb, e)
+		}
+	}
+	id := h.svc.TableAt(h.place)
+	strangers := Place{Platform: "test", Chat: "5"}
+	r, _ := h.svc.Handle(context.Background(), Command{Place: strangers, Actor: eve, Verb: VerbJoin, Table: id, Args: []string{"4"}, Private: true})
+	if errText(r) == "" {
+		t.Errorf("a join pressed in a private chat was taken: %+v", r)
+	}
+	if v, _ := h.svc.SeatView(context.Background(), id, eve); v.You != -1 {
+		t.Errorf("Eve sits at seat %d of the group's table after pressing join in her private chat", v.You)
+	}
+	// Bob's own seat answers his private chat.
+	bobs := Place{Platform: "test", Chat: "2"}
+	if e := errText(h.svc.Handle(context.Background(), Command{Place: bobs, Actor: bob, Verb: VerbLeave, Table: id, Private: true})); e != "" {
+		t.Errorf("Bob leaving his seat from his private chat: %s", e)
 	}
 }

@@ -402,11 +402,19 @@ func (s *Service) forgetVerb(ctx context.Context, _ *tbl, c *call) *userError {
 		return c.answer(m)
 	}
 	n, err := s.Forget(ctx, cmd.Actor.ID)
-	if err != nil {
+	var pending *ForgetPending
+	if err != nil && !errors.As(err, &pending) {
 		s.cfg.Log.Error("forgetting a person", "err", err)
-		return storeRefusal(err)
+		// Part may be done (the store writes in several transactions): never "nothing was
+		// changed"; a second forget finishes it.
+		return refuse("forget.unfinished")
 	}
-	m := reply(cmd, lang, KindNotice, i18n.N(lang, "forget.done", n))
-	m.Secret, m.Public = true, i18n.T(lang, "league.private")
+	text := i18n.N(lang, "forget.done", n)
+	if pending != nil {
+		s.cfg.Log.Warn("forgot a person; the store keeps older versions until its compaction", "until", pending.By, "err", pending.Cause)
+		text += " " + i18n.T(lang, "forget.later", pending.By.UTC().Format("2006-01-02 15:04 UTC"))
+	}
+	m := reply(cmd, lang, KindNotice, text)
+	m.Secret, m.Public, m.Reason = true, i18n.T(lang, "league.private"), ReasonForgotten
 	return c.answer(m)
 }

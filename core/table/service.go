@@ -469,9 +469,15 @@ func (s *Service) find(ctx context.Context, cmd Command) (*tbl, *userError) {
 		// table's.
 		key := t.placeKey
 		switch {
-		case !cmd.Private && key != cmd.Place.Key():
+		case key == cmd.Place.Key():
+		case !cmd.Private:
 			return nil, refuse("err.other_place")
-		case s.byPlace[key] != cmd.Table:
+		case !s.seatedAt(t, cmd.Actor.ID):
+			// A private chat answers for the person's own seat alone: a button pressed there
+			// (or forged) must not seat them at a group's table, or act there for them.
+			return nil, refuse("err.not_seated")
+		}
+		if s.byPlace[key] != cmd.Table {
 			return nil, refuse("err.closed") // a newer table took the place
 		}
 		return t, nil
@@ -508,6 +514,14 @@ func (s *Service) find(ctx context.Context, cmd Command) (*tbl, *userError) {
 		}
 	}
 	return nil, refuse("err.no_table")
+}
+
+// seatedAt reports whether the person sits at the table (service lock held; it takes the
+// table's, as find's private search does).
+func (s *Service) seatedAt(t *tbl, id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return id != "" && t.st.Status != StatusClosed && seatOf(t.st, id) != core.NoSeat
 }
 
 // unknownVerb refuses a verb the service does not know, naming the one it looks most like.

@@ -249,7 +249,8 @@ func (s *Store) ClosedTables(ctx context.Context, fn func(id string, state []byt
 	prefix := s.closedKey("")
 	_, err := s.scanPrefix(ctx, prefix, false, func(kv *mvccpb.KeyValue) error {
 		if len(kv.Value) < 8 {
-			return fmt.Errorf("etcdstore: closed table %q of %d bytes: %w", kv.Key, len(kv.Value), storage.ErrCorrupt)
+			s.skipMalformed(kv.Key, "a closed table: 8 bytes of its closing time, then its state")
+			return nil
 		}
 		return fn(string(kv.Key[len(prefix):]), kv.Value[8:])
 	})

@@ -34,6 +34,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -88,6 +89,14 @@ type Options struct {
 	MaxTxnOps, MaxRequestBytes int
 	// Page is how many keys one read of a listing fetches; default 256.
 	Page int64
+	// History is the window of history the cluster keeps (TrimHistory, or etcd's own
+	// --auto-compaction-retention); default DefaultHistory. Forget says by when older versions
+	// are gone when it may not compact them itself.
+	History time.Duration
+	// Log says what the store skips: a malformed key under the prefix (hand-written, or from a
+	// bug) is passed over with one line rather than failing every forget and pruning. Default:
+	// slog.Default().
+	Log *slog.Logger
 }
 
 // Store is the etcd-backed store. It is safe for concurrent use, by many processes at once.
@@ -98,6 +107,8 @@ type Store struct {
 	maxOps   int
 	maxBytes int
 	page     int64
+	history  time.Duration
+	log      *slog.Logger
 	// conf is how cli was made: Compact dials each member alone with it.
 	conf clientv3.Config
 }
@@ -109,7 +120,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if len(opts.Endpoints) == 0 {
 		return nil, errors.New("etcdstore: no endpoints")
 	}
-	s := &Store{p: opts.Prefix, timeout: opts.Timeout, maxOps: opts.MaxTxnOps, maxBytes: opts.MaxRequestBytes, page: opts.Page}
+	s := &Store{p: opts.Prefix, timeout: opts.Timeout, maxOps: opts.MaxTxnOps, maxBytes: opts.MaxRequestBytes, page: opts.Page, history: opts.History, log: opts.Log}
 	if s.p == "" {
 		s.p = DefaultPrefix
 	}
@@ -124,6 +135,12 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	if s.page <= 0 {
 		s.page = 256
+	}
+	if s.history <= 0 {
+		s.history = DefaultHistory
+	}
+	if s.log == nil {
+		s.log = slog.Default()
 	}
 	s.conf = clientv3.Config{
 		Endpoints: opts.Endpoints, TLS: opts.TLS, Username: opts.Username, Password: opts.Password,
@@ -296,6 +313,20 @@ func (s *Store) scan(ctx context.Context, from, end string, keysOnly bool, fn fu
 		}
 		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
 	}
+}
+
+// SetLog sets Options.Log after Open, before the store is used.
+func (s *Store) SetLog(log *slog.Logger) { s.log = log }
+
+// callIn is call with its arguments in the order history.go had them before ports took ctx.
+func (s *Store) callIn(ctx context.Context, fn func(ctx context.Context, again bool) error) error {
+	return s.call(ctx, fn)
+}
+
+// skipMalformed logs a key under the prefix that does not have the layout's form, which the
+// caller then passes over: one such key must not stop every forget and pruning.
+func (s *Store) skipMalformed(key []byte, what string) {
+	s.log.Error("etcd store: skipping a malformed key", "key", strconv.Quote(string(key)), "expected", what)
 }
 
 // scanPrefix is scan of every key under prefix.

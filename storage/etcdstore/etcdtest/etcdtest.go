@@ -4,6 +4,7 @@
 package etcdtest
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 	"google.golang.org/grpc/grpclog"
@@ -25,6 +27,9 @@ type Options struct {
 	Members int // 0: 3
 	// Durable makes the members fsync as a real cluster does: for benchmarks of durable writes.
 	Durable bool
+	// QuotaBytes is each member's --quota-backend-bytes (0: etcd's default, 2 GiB): a small one
+	// shows what a full cluster does (the NOSPACE alarm) within seconds.
+	QuotaBytes int64
 }
 
 // Cluster is a running in-process etcd cluster.
@@ -111,6 +116,7 @@ func (c *Cluster) start(m *Member) error {
 	// Quick elections, so a test that stops members waits little for the survivors to decide.
 	cfg.TickMs, cfg.ElectionMs = 50, 500
 	cfg.UnsafeNoFsync = !c.opts.Durable
+	cfg.QuotaBackendBytes = c.opts.QuotaBytes
 	cfg.Logger = "zap"
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
 	cfg.Metrics = "basic"
@@ -190,5 +196,36 @@ func (c *Cluster) RestartAll() {
 func (c *Cluster) Close() {
 	for i := range c.Members {
 		c.Stop(i)
+	}
+}
+
+// EnableAuth turns etcd's authentication on as docs/cluster.md tells a host to: a root user, and
+// a user with a role that may read and write the keys under prefix alone (no root role: it may
+// not compact, defragment or take snapshots). Clients then need a user.
+func (c *Cluster) EnableAuth(user, password, prefix string) {
+	c.tb.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		c.tb.Fatalf("etcdtest: %v", err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	steps := []func() error{
+		func() error { _, err := cli.UserAdd(ctx, "root", "root-"+password); return err },
+		func() error { _, err := cli.UserGrantRole(ctx, "root", "root"); return err },
+		func() error { _, err := cli.RoleAdd(ctx, user); return err },
+		func() error {
+			_, err := cli.RoleGrantPermission(ctx, user, prefix, clientv3.GetPrefixRangeEnd(prefix), clientv3.PermissionType(clientv3.PermReadWrite))
+			return err
+		},
+		func() error { _, err := cli.UserAdd(ctx, user, password); return err },
+		func() error { _, err := cli.UserGrantRole(ctx, user, user); return err },
+		func() error { _, err := cli.AuthEnable(ctx); return err },
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			c.tb.Fatalf("etcdtest: enable auth: %v", err)
+		}
 	}
 }
