@@ -47,13 +47,13 @@ func TestRulesLinkWorks(t *testing.T) {
 			f := newFakeDiscord(t)
 			store := table.NewMemStore()
 			startHarness(t, f, store, store, harnessOpt{table: func(c *table.Config) { c.RulesURL = url }})
-			want := url
-			if want == "" {
-				want = "https://github.com/kontermatt/kontermatt/blob/main/docs/rules.md"
-			}
 			r := f.slash(alice, guildChannel, "rules")
-			if found := webAddress.FindAllString(r.Content, -1); len(found) != 1 || found[0] != want {
-				t.Errorf("/km rules links %q, want %q:\n%s", found, want, r.Content)
+			found := webAddress.FindAllString(r.Content, -1)
+			switch {
+			case url == "" && len(found) != 0: // no page configured: none in English only elsewhere (issue 35)
+				t.Errorf("/km rules links %q, want no link:\n%s", found, r.Content)
+			case url != "" && (len(found) != 1 || found[0] != url):
+				t.Errorf("/km rules links %q, want %q:\n%s", found, url, r.Content)
 			}
 		})
 	}

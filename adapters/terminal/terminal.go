@@ -185,7 +185,9 @@ func (t *Terminal) Deliver(ctx context.Context, msgs []table.Message) {
 	}
 	edits := map[int]bool{} // live messages printed before anything else: new versions of one on the screen
 	for i, m := range msgs {
-		if _, shown := t.live[m.Key]; m.Kind == table.KindLive && shown && t.started {
+		// Only at a game's end: elsewhere a notice says first what the table's line then shows
+		// ("📣 You announce Konter!", then "Calls: Konter (You)").
+		if _, shown := t.live[m.Key]; m.Kind == table.KindLive && shown && t.started && len(summary) > 0 {
 			t.printLive(m, summary)
 			edits[i] = true
 		}
@@ -213,6 +215,9 @@ func (t *Terminal) Deliver(ctx context.Context, msgs []table.Message) {
 			}
 		case m.Kind == table.KindSummary:
 			for _, l := range strings.Split(m.Text, "\n") {
+				if t.cfg.Humans == 0 && l == i18n.T(m.Lang, "summary.rematch.typed") {
+					continue // watching: nobody is at the keyboard to type rematch, and the program ends
+				}
 				if !slices.Contains(said, l) {
 					t.println(l)
 					said = append(said, l)
@@ -251,17 +256,28 @@ func (t *Terminal) toMove() (table.Player, table.Message, bool) {
 	return table.Player{}, table.Message{}, false
 }
 
-// legalMoves are the moves a hand offers now, as they are typed: "play QS", "trump H".
+// legalMoves are the moves a hand offers now, as they are typed: "play QS", "trump H"; a card
+// with the rank letter of the hand's language ("play DS" in de), as the hand shows it (D♠).
 func legalMoves(m table.Message) []string {
 	var moves []string
 	for _, row := range m.Buttons {
 		for _, b := range row {
 			if b.Legal {
-				moves = append(moves, string(b.Action.Verb)+" "+b.Action.Arg)
+				moves = append(moves, string(b.Action.Verb)+" "+typedArg(m.Lang, b.Action))
 			}
 		}
 	}
 	return moves
+}
+
+// typedArg is a move's argument as it is typed in lang: a card's rank letter is the language's,
+// its suit the letter every language reads (a keyboard has no ♠).
+func typedArg(lang string, a table.Action) string {
+	c, err := core.ParseCard(a.Arg)
+	if a.Verb != table.VerbPlay || err != nil {
+		return a.Arg
+	}
+	return strings.TrimSuffix(i18n.Card(lang, c), c.Suit().Symbol()) + c.Suit().String()
 }
 
 // showTurn prints the hand of the local player to move with the moves they may make. At a hot
@@ -311,8 +327,8 @@ func (t *Terminal) Run(ctx context.Context, svc *table.Service) error {
 	if t.cfg.Lang == "" {
 		t.screen = t.chosenLang(su, stored)
 	}
-	if stored && !t.cfg.Insist.Humans && (!over || len(su.People) > 0) {
-		t.cfg.Humans = len(su.People) // the players of the stored match are back
+	if stored && !t.cfg.Insist.Humans && !t.cfg.Learn && (!over || len(su.People) > 0) {
+		t.cfg.Humans = len(su.People) // the players of the stored match are back (a lesson is for one)
 	}
 	t.mu.Unlock()
 	conflicts := t.conflicts(su)
@@ -375,10 +391,12 @@ func (t *Terminal) Run(ctx context.Context, svc *table.Service) error {
 		case <-ctx.Done():
 			return nil
 		case line, ok := <-lines:
-			if !ok {
+			if !ok { // the input ended: Ctrl-D, or the end of a pipe
+				t.sayKept()
 				return nil
 			}
 			if !t.command(ctx, line) {
+				t.sayKept()
 				return nil
 			}
 			if err := svc.Settle(ctx); err != nil {
@@ -386,6 +404,16 @@ func (t *Terminal) Run(ctx context.Context, svc *table.Service) error {
 			}
 			t.showTurn()
 		}
+	}
+}
+
+// sayKept tells a player who leaves an unfinished match that it is kept, and how to go on.
+func (t *Terminal) sayKept() {
+	su, ok := t.svc.SetupOf(t.svc.TableAt(t.place))
+	if ok && su.Status == table.StatusPlaying {
+		t.mu.Lock()
+		t.println(i18n.T(t.lang(), "term.kept"))
+		t.mu.Unlock()
 	}
 }
 
@@ -420,6 +448,14 @@ func (t *Terminal) start(ctx context.Context, note string) error {
 	t.begin()
 	if note != "" {
 		t.println(i18n.T(t.lang(), note))
+	}
+	if !t.cfg.Learn {
+		// What the stripes are for, which only a lesson says otherwise: a newcomer reads the board
+		// as points to gather.
+		o, err := table.ParseOptions(t.cfg.Options)
+		if err == nil {
+			t.println(i18n.N(t.lang(), "term.goal", o.Rules.Stripes))
+		}
 	}
 	return t.open(ctx)
 }
@@ -578,6 +614,9 @@ func (t *Terminal) command(ctx context.Context, line string) (goOn bool) {
 		args = append(slices.Clone(t.cfg.Options), args...)
 	}
 	goOn = t.send(ctx, table.Command{Actor: actor, Verb: verb, Args: args, Admin: true})
+	if verb == table.VerbAnnounce {
+		t.shown = "" // still the announcer's turn: their cards and moves again, under what they said
+	}
 	if verb == table.VerbLang {
 		// The screen speaks what was just chosen: the first player's own language, else the
 		// table's.

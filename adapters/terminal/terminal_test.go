@@ -202,11 +202,15 @@ func TestHelpAndRulesAreTyped(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := out.String()
-	for _, want := range []string{"\nnew — open a table here", "\nrematch — play again: rematch or rematch rotate",
-		"https://github.com/kontermatt/kontermatt/blob/main/docs/rules.md"} {
+	for _, want := range []string{"\n1. new opens a table here", "\nnew — open a table; options: stripes=9", "\nrematch — play again; add rotate",
+		i18n.T("en", "rules.title"), "Follow suit or trump", "learn is a guided game"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing %q in:\n%s", want, got)
 		}
+	}
+	// No link to a page elsewhere in English only, and no house rules: the terminal has its flags.
+	if strings.Contains(got, "http") || strings.Contains(got, "House rules") {
+		t.Errorf("the rules link a page or tell house rules:\n%s", got)
 	}
 	if strings.Contains(got, "/km") || strings.Contains(got, " /") {
 		t.Errorf("a chat's command form on the screen:\n%s", got)

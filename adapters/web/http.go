@@ -62,6 +62,8 @@ func (s *Server) Handler() http.Handler {
 			http.Error(w, "not found", http.StatusNotFound)
 		case r.Method != http.MethodGet && r.Method != http.MethodHead:
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		case p == "/rules":
+			s.serveRules(w, r)
 		case p == "/" || p == "/index.html" || p == "/app.js" || p == "/app.css":
 			h.Set("Content-Security-Policy", s.csp())
 			h.Set("Cache-Control", "no-cache")

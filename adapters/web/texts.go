@@ -1,6 +1,9 @@
 package web
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 )
@@ -14,7 +17,7 @@ var pageKeys = []string{
 	"web.take_back", "web.back", "web.clock", "web.clock_mine", "web.continue",
 	"web.rank.J", "web.rank.Q", "web.rank.K", "web.rank.A",
 	"pic.Trump", "pic.Trick", "pic.LastTrick", "pic.Points", "pic.Stripes", "pic.Game", "pic.TeamA", "pic.TeamB",
-	"pic.Open", "pic.NoGames", "pic.Cards", "pic.Winner", "pic.Calls",
+	"pic.Open", "pic.NoGames", "pic.Cards", "pic.CardsOne", "pic.Winner", "pic.Calls",
 	"btn.deal", "btn.join", "btn.rematch", "btn.rotate", "btn.board", "seat.away",
 	"hand.your_turn", "note.reminder", "note.away.you",
 	"card.name",   // a card in words: "%[1]s of %[2]s" with the names below
@@ -28,6 +31,14 @@ func pageStrings(lang string) map[string]string {
 	for _, k := range pageKeys {
 		out[k] = i18n.T(lang, k)
 	}
+	// The counts that take the singular in lang ("0,1" in French): the page counts with them.
+	var one []string
+	for n := range 100 {
+		if i18n.PluralForm(lang, n) == "one" {
+			one = append(one, strconv.Itoa(n))
+		}
+	}
+	out["plural.one"] = strings.Join(one, ",")
 	for r := core.Nine; r <= core.Ace; r++ {
 		out["rank."+r.String()] = i18n.Rank(lang, r)
 	}

@@ -298,7 +298,7 @@ func TestPageHeadersAndStrings(t *testing.T) {
 	}
 	json.NewDecoder(resp.Body).Decode(&got)
 	resp.Body.Close()
-	if got.Lang != "lb" || got.Strings["web.your_cards"] != i18n.T("lb", "web.your_cards") || len(got.Strings) != len(pageKeys)+10 {
+	if got.Lang != "lb" || got.Strings["web.your_cards"] != i18n.T("lb", "web.your_cards") || len(got.Strings) != len(pageKeys)+11 { // the ranks, the suits and plural.one
 		t.Fatalf("strings: %s, %d texts", got.Lang, len(got.Strings))
 	}
 	// Cards in words and letters, the catalog's: "Rauten Damm", D for a Damm.

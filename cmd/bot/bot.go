@@ -16,6 +16,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/telegram"
 	"github.com/kontermatt/kontermatt/adapters/terminal"
 	"github.com/kontermatt/kontermatt/core/coach"
+	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/storage"
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
@@ -111,7 +112,7 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	m.Service = table.New(table.Config{Store: store, KV: store, Outboxes: outboxes, Robots: deciders, Seed: seed,
 		Leases: leases, Shared: shared,
-		Coach: coach.New(coach.Config{Log: m.Log}), Log: m.Log, RulesURL: cfg.RulesURL, Think: cfg.Think, Retention: cfg.Retention, Observe: met,
+		Coach: coach.New(coach.Config{Log: m.Log}), Log: m.Log, RulesURL: rulesURL(cfg), Think: cfg.Think, Retention: cfg.Retention, Observe: met,
 		Surfaces: map[string]table.Surface{terminal.Platform: terminal.Surface},
 		// Every adapter's, running or not: a person is forgotten from a platform served before too.
 		People: []table.People{telegram.People, discord.People}})
@@ -158,16 +159,28 @@ func canPlay(in io.Reader) bool {
 	return fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) != 0 || fi.Mode().IsRegular()
 }
 
+// rulesURL is the page /rules links ("{lang}" in it is the reader's language): the host's
+// rules_url, else the web table's rules page in the reader's language, else none (the chat's
+// own text is the rules; the project's page elsewhere is English only).
+func rulesURL(cfg Config) string {
+	if cfg.RulesURL != "" || cfg.Web.PublicURL == "" {
+		return cfg.RulesURL
+	}
+	return strings.TrimSuffix(cfg.Web.PublicURL, "/") + "/rules?lang={lang}"
+}
+
 // sayStart is the one line that says what started: the version, the database, the platforms and
 // the admin door. It is the log's first line: log writes it past what Open holds back.
 func (m *Main) sayStart(log *slog.Logger) {
 	if m.term != nil {
 		// One line before the game; the admin door's own warnings stay off the game's screen.
-		door := "live backups through " + strings.Join(m.admin.Endpoints(), " ")
+		// In the screen's language when -lang gave one: it is the first line a player reads.
+		lang := i18n.Pick(m.Terminal.Lang)
+		door := i18n.T(lang, "term.start.backups", strings.Join(m.admin.Endpoints(), " "))
 		if len(m.admin.Endpoints()) == 0 {
-			door = "no admin socket (the database's path is too long for one, or its folder refuses it): bot backup cannot reach this game"
+			door = i18n.T(lang, "term.start.no_backups")
 		}
-		fmt.Fprintf(m.Stderr, "no chat token set: playing in this terminal (%s; database %s; %s)\n", version(), describeStore(m.Config), door)
+		fmt.Fprintln(m.Stderr, i18n.T(lang, "term.start", version(), describeStore(m.Config), door))
 		return
 	}
 	var platforms []string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -87,7 +88,7 @@ func newChats(cfg Config, store table.KV, log *slog.Logger, outboxes map[string]
 	var dc *discord.Adapter
 	if cfg.Telegram.Token != "" {
 		tcfg := telegram.Config{Token: cfg.Telegram.Token, APIURL: cfg.Telegram.APIURL, KV: store,
-			Log: log, RulesURL: cfg.RulesURL, Webhook: *cfg.telegramWebhook(), Cluster: cluster}
+			Log: log, RulesURL: strings.ReplaceAll(rulesURL(cfg), "{lang}", ""), Webhook: *cfg.telegramWebhook(), Cluster: cluster}
 		if w != nil {
 			tcfg.Web, tcfg.MiniApp = w, cfg.Telegram.MiniApp
 		}

@@ -267,6 +267,8 @@ func readConfig(path string, getenv func(string) string) (Config, configSource, 
 	if err := c.checkWeb(); err != nil {
 		return c, src, err
 	}
+	// Levels are words, not names: DEBUG and Debug are debug, as slog itself reads them.
+	c.LogLevel = strings.ToLower(strings.TrimSpace(c.LogLevel))
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:

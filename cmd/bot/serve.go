@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/kontermatt/kontermatt/adapters/terminal"
 	"github.com/kontermatt/kontermatt/core/i18n"
@@ -27,8 +28,13 @@ func robots(level string, seed uint64) table.Decider {
 	return robot.New(l, seed)
 }
 
-// openStore opens the database; its error is the one line for the screen (see dbError).
+// openStore opens the database; its error is the one line for the screen (see dbError). An empty
+// file at path is refused: bbolt would take it for a new database, and a database that lost its
+// contents (a failed copy, a full disk) would then start again silently with no matches.
 func openStore(path string, opts storage.Options) (*storage.Store, error) {
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 && !opts.ReadOnly {
+		return nil, fmt.Errorf("%s is an empty file (0 bytes), not a database: restore it from a backup, or remove it to start a new database", path)
+	}
 	st, err := storage.Open(path, opts)
 	if err != nil {
 		return nil, dbError(path, err)
@@ -56,9 +62,34 @@ func serveFlags(m *Main) (fs *flag.FlagSet, configPath, dbPath *string) {
 	fs.StringVar(&m.Terminal.Lang, "lang", "", "terminal: language of the whole screen: "+strings.Join(i18n.Languages, ", ")+" (default: as chosen before, else en)")
 	fs.BoolVar(&m.Terminal.Learn, "learn", false, "terminal: a guided game against three computers that explains every turn (with -humans 1)")
 	fs.BoolVar(&m.Terminal.Fresh, "new", false, "terminal: stop an unfinished match stored in the database and start a new table with these flags (the stopped match stays in the history)")
-	fs.DurationVar(&m.Terminal.Pace, "pace", -1, "terminal: how long computer players pause before each move, so you can follow (default: 1s when watching, else none)")
+	m.Terminal.Pace = -1
+	fs.Var(paceFlag{&m.Terminal.Pace}, "pace", "terminal: how long (a `duration`, e.g. 500ms) computer players pause before each move, so you can follow (default: 1s when watching, else none)")
 	fs.Uint64Var(&m.Seed, "seed", 0, "seed for table IDs, deals and computer players (0: the config's, else random)")
 	return fs, configPath, dbPath
+}
+
+// paceFlag is -pace: a duration of 0 or more. Left out it stays negative, which the terminal reads
+// as "its default", and help shows no "(default -1ns)" for it: flag prints a default only when
+// String differs from the zero paceFlag's, and both say "".
+type paceFlag struct{ to *time.Duration }
+
+func (p paceFlag) String() string {
+	if p.to == nil || *p.to < 0 {
+		return ""
+	}
+	return p.to.String()
+}
+
+func (p paceFlag) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	switch {
+	case err != nil:
+		return errors.New("not a duration like 500ms or 2s")
+	case d < 0:
+		return errors.New("a pause cannot be negative; 0 is none")
+	}
+	*p.to = d
+	return nil
 }
 
 // serve runs the bot: the configured chat platforms, or with no tokens a table in the terminal.

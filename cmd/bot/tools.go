@@ -60,6 +60,12 @@ func dbError(path string, err error) error {
 		return fmt.Errorf("%s is damaged: restore it from a backup", path)
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("no database at %s", path)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("%s: permission denied: the bot must be allowed to read and write its database and the folder it is in", path)
+	}
+	// The storage's error names the path, and the system's error inside it names it again.
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return fmt.Errorf("%s: %s: %w", path, pe.Op, pe.Err)
 	}
 	return err
 }

@@ -197,7 +197,7 @@ func (c *Coach) keep(key, text string) {
 // asker's) within the coach's hint budget and cap; seed makes it repeat.
 func (c *Coach) Hint(ctx context.Context, v core.View, seed uint64, lang string) string {
 	if v.Phase == core.PhasePlay && v.Legal.Len() == 1 && len(v.Calls) == 0 {
-		return i18n.T(lang, "hint.only", v.Legal.First().Chat())
+		return i18n.T(lang, "hint.only", i18n.Card(lang, v.Legal.First()))
 	}
 	cfg := c.cfg
 	j, ok := robot.Judge(ctx, v, seed, robot.Effort{Nodes: cfg.HintNodes, Worlds: cfg.Worlds, Cap: cfg.HintCap})

@@ -287,7 +287,7 @@ func TestReviewFindings(t *testing.T) {
 		}
 		// Trick 2 cost 20%, trump 10%, the call 15% and trick 3 only points: three findings.
 		want := []string{
-			i18n.T(lang, "review.card", 2, ks.Chat(), "4", 20, as.Chat()),
+			i18n.T(lang, "review.card", 2, i18n.Card(lang, ks), "4", 20, i18n.Card(lang, as)),
 			i18n.T(lang, "review.could_call", "Matt", stripesText(lang, 0.6)),
 			i18n.T(lang, "review.trump", i18n.SuitLabel(lang, core.Clubs), 10, i18n.SuitLabel(lang, core.Hearts)),
 		}
@@ -378,7 +378,7 @@ func TestHintSaysWinsAndDrawsApart(t *testing.T) {
 		{Move: core.NameTrump(0, core.Clubs), Win: 0.5, Points: -1}}}
 	for _, lang := range i18n.Languages {
 		got := renderHint(lang, play, cards)
-		want := i18n.T(lang, "hint.card.draws", as.Chat(), 50, 20, 24) + " " + i18n.T(lang, "hint.next", ks.Chat(), 45)
+		want := i18n.T(lang, "hint.card.draws", i18n.Card(lang, as), 50, 20, 24) + " " + i18n.T(lang, "hint.next", i18n.Card(lang, ks), 45)
 		if got != want {
 			t.Errorf("%s: %q, want %q", lang, got, want)
 		}
@@ -391,7 +391,7 @@ func TestHintSaysWinsAndDrawsApart(t *testing.T) {
 			t.Errorf("%s: %q, want %q", lang, got, want)
 		}
 		cards.Choices[0].Draw = 0 // no draws: nothing said of them
-		if got, want := renderHint(lang, play, cards), i18n.T(lang, "hint.card", as.Chat(), 50, 24); !strings.HasPrefix(got, want) {
+		if got, want := renderHint(lang, play, cards), i18n.T(lang, "hint.card", i18n.Card(lang, as), 50, 24); !strings.HasPrefix(got, want) {
 			t.Errorf("%s: %q, want %q", lang, got, want)
 		}
 		cards.Choices[0].Draw = 0.2
@@ -410,7 +410,7 @@ func TestReviewSaysNoNegativeLoss(t *testing.T) {
 	for _, lang := range i18n.Languages {
 		text := renderReview(reviewJob{seat: 0, gameNo: 1, lang: lang}, ds)
 		lines := strings.Split(text, "\n")
-		if want := "· " + i18n.T(lang, "review.card.chance", 2, ks.Chat(), 10, as.Chat()); len(lines) < 3 || lines[2] != want {
+		if want := "· " + i18n.T(lang, "review.card.chance", 2, i18n.Card(lang, ks), 10, i18n.Card(lang, as)); len(lines) < 3 || lines[2] != want {
 			t.Errorf("%s:\n%s\nwant the finding %q", lang, text, want)
 		}
 		if strings.Contains(text, "−") || strings.Contains(text, "-0") {
@@ -441,7 +441,7 @@ func TestGuidedGameNamesTheRaise(t *testing.T) {
 		}
 		for _, lang := range i18n.Languages {
 			c := tc.calls[len(tc.calls)-1]
-			want := i18n.N(lang, "learn.call", tc.raise, chatCards(c.Queens()), c.Title(), c.String())
+			want := i18n.N(lang, "learn.call", tc.raise, chatCards(lang, c.Queens()), c.Title(), c.String())
 			if got := lesson(lang, v); !strings.Contains(got, want) {
 				t.Errorf("%s %v: %q\nwant %q", lang, tc.calls, got, want)
 			}

@@ -29,17 +29,17 @@ func renderHint(lang string, v core.View, j robot.Judgement) string {
 		b.WriteString(i18n.T(lang, "hint.call", j.Call.Title(), stripesText(lang, j.CallStripes)) + "\n")
 	}
 	if robot.Decided(v) {
-		b.WriteString(i18n.T(lang, "hint.decided", best.Move.Card.Chat(), int(math.Round(best.Points))))
+		b.WriteString(i18n.T(lang, "hint.decided", i18n.Card(lang, best.Move.Card), int(math.Round(best.Points))))
 		return b.String()
 	}
 	if d := percent(best.Draw); d >= 1 {
-		b.WriteString(i18n.T(lang, "hint.card.draws", best.Move.Card.Chat(), percent(best.Win), d, int(math.Round(best.Points))))
+		b.WriteString(i18n.T(lang, "hint.card.draws", i18n.Card(lang, best.Move.Card), percent(best.Win), d, int(math.Round(best.Points))))
 	} else {
-		b.WriteString(i18n.T(lang, "hint.card", best.Move.Card.Chat(), percent(best.Win), int(math.Round(best.Points))))
+		b.WriteString(i18n.T(lang, "hint.card", i18n.Card(lang, best.Move.Card), percent(best.Win), int(math.Round(best.Points))))
 	}
 	if len(j.Choices) > 1 {
 		next := j.Choices[1]
-		b.WriteString(" " + i18n.T(lang, "hint.next", next.Move.Card.Chat(), percent(next.Win)))
+		b.WriteString(" " + i18n.T(lang, "hint.next", i18n.Card(lang, next.Move.Card), percent(next.Win)))
 	}
 	return b.String()
 }

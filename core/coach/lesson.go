@@ -8,23 +8,17 @@ import (
 	"github.com/kontermatt/kontermatt/core/i18n"
 )
 
-// chatCards writes cards for chat, in the hand's order.
-func chatCards(set core.CardSet) string {
-	parts := make([]string, 0, set.Len())
-	for _, c := range set.Cards() {
-		parts = append(parts, c.Chat())
-	}
-	return strings.Join(parts, " ")
-}
+// chatCards writes cards for chat in lang, in the hand's order, with the language's rank letters.
+func chatCards(lang string, set core.CardSet) string { return i18n.Cards(lang, set.Cards(), " ") }
 
 // Lesson explains a guided game's turn to its learner, who sees v: naming trump, or which cards
 // they may play and why, with the trump order, and the calls they could make.
 func (c *Coach) Lesson(lang string, v core.View) string { return lesson(lang, v) }
 
 func lesson(lang string, v core.View) string {
-	queens := chatCards(core.SetOf(core.QueenSpades, core.QueenHearts, core.QueenDiamonds))
+	queens := chatCards(lang, core.SetOf(core.QueenSpades, core.QueenHearts, core.QueenDiamonds))
 	if v.Phase == core.PhaseTrump {
-		return i18n.T(lang, "learn.trump", chatCards(v.Hand), queens) + "\n" + i18n.T(lang, "learn.tip")
+		return i18n.T(lang, "learn.trump", chatCards(lang, v.Hand), queens) + "\n" + i18n.T(lang, "learn.tip")
 	}
 	var lines []string
 	if len(v.Calls) > 0 {
@@ -35,35 +29,29 @@ func lesson(lang string, v core.View) string {
 			}
 		}
 		// Each of Konter and Matt raises the stake by one stripe: Konter a Matt, both, by two.
-		lines = append(lines, i18n.N(lang, "learn.call", bits.OnesCount8(uint8(c)), chatCards(c.Queens()), c.Title(), c.String()))
+		lines = append(lines, i18n.N(lang, "learn.call", bits.OnesCount8(uint8(c)), chatCards(lang, c.Queens()), c.Title(), c.String()))
 	}
 	x := v.Trump
 	trumps := core.Trumps(x)
-	legal := chatCards(v.Legal)
+	legal := chatCards(lang, v.Legal)
 	switch {
 	case v.Trick.N == 0:
 		lines = append(lines, i18n.T(lang, "learn.lead", legal))
 	case trumps.Has(v.Trick.Led()) && !(v.Hand & trumps).Empty():
-		lines = append(lines, i18n.T(lang, "learn.trump_led", v.Trick.Led().Chat(), legal))
+		lines = append(lines, i18n.T(lang, "learn.trump_led", i18n.Card(lang, v.Trick.Led()), legal))
 	case trumps.Has(v.Trick.Led()):
-		lines = append(lines, i18n.T(lang, "learn.trump_led_none", v.Trick.Led().Chat()))
+		lines = append(lines, i18n.T(lang, "learn.trump_led_none", i18n.Card(lang, v.Trick.Led())))
 	case !(v.Hand & core.PlainOf(v.Trick.Led().Suit(), x)).Empty():
 		lines = append(lines, i18n.T(lang, "learn.suit_led", i18n.SuitLabel(lang, v.Trick.Led().Suit()), legal))
 	default:
 		lines = append(lines, i18n.T(lang, "learn.suit_none", i18n.SuitLabel(lang, v.Trick.Led().Suit()), queens))
 	}
-	lines = append(lines, i18n.T(lang, "learn.order", i18n.SuitLabel(lang, x), orderText(x)))
+	lines = append(lines, i18n.T(lang, "learn.order", i18n.SuitLabel(lang, x), orderText(lang, x)))
 	return strings.Join(lines, "\n")
 }
 
-// orderText is the trumps of x, highest first.
-func orderText(x core.Suit) string {
-	var out []string
-	for _, c := range core.TrumpOrder(x) {
-		out = append(out, c.Chat())
-	}
-	return strings.Join(out, " > ")
-}
+// orderText is the trumps of x, highest first, as lang writes cards.
+func orderText(lang string, x core.Suit) string { return i18n.Cards(lang, core.TrumpOrder(x), " > ") }
 
 // Stripes explains to a guided game's learner how game g, just finished, moved the stripes, and
 // how many are open now (board).

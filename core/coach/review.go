@@ -151,14 +151,14 @@ func renderReview(j reviewJob, ds []decision) string {
 						percent(winCost), i18n.SuitLabel(lang, best.Move.Suit)), true})
 				}
 			} else if percent(winCost) >= 1 && ptsCost >= 0.05 {
-				found = append(found, finding{winCost + ptsCost/100, i18n.T(lang, "review.card", d.trick, d.move.Card.Chat(),
-					pointsText(lang, ptsCost), percent(winCost), best.Move.Card.Chat()), true})
+				found = append(found, finding{winCost + ptsCost/100, i18n.T(lang, "review.card", d.trick, i18n.Card(lang, d.move.Card),
+					pointsText(lang, ptsCost), percent(winCost), i18n.Card(lang, best.Move.Card)), true})
 			} else if percent(winCost) >= 1 {
-				found = append(found, finding{winCost, i18n.T(lang, "review.card.chance", d.trick, d.move.Card.Chat(),
-					percent(winCost), best.Move.Card.Chat()), true})
+				found = append(found, finding{winCost, i18n.T(lang, "review.card.chance", d.trick, i18n.Card(lang, d.move.Card),
+					percent(winCost), i18n.Card(lang, best.Move.Card)), true})
 			} else if ptsCost >= 0.5 {
-				found = append(found, finding{ptsCost / 100, i18n.T(lang, "review.card.points", d.trick, d.move.Card.Chat(),
-					pointsText(lang, ptsCost), best.Move.Card.Chat()), false})
+				found = append(found, finding{ptsCost / 100, i18n.T(lang, "review.card.points", d.trick, i18n.Card(lang, d.move.Card),
+					pointsText(lang, ptsCost), i18n.Card(lang, best.Move.Card)), false})
 			}
 		}
 		if d.judged.Call != 0 {

@@ -157,6 +157,46 @@ func Rank(lang string, r core.Rank) string {
 	return names[r]
 }
 
+// rankLetters are the letters a card's rank is written with in lb, de and fr besides the English
+// ones core reads (J Q K A): Bauer, Damm/Dame, valet, roi. None of them is a suit's letter, so
+// "D♠", "DS" and "dd" read one way only (the queen of spades, of spades, of diamonds).
+var rankLetters = map[rune]string{'B': "J", 'D': "Q", 'V': "J", 'R': "K"}
+
+// parseRankLetter reads a card written with a rank letter of lb, de or fr: "D♠", "B♣", "R♥".
+func parseRankLetter(text string) (core.Card, bool) {
+	t := strings.TrimSpace(text)
+	r, size := utf8.DecodeRuneInString(t)
+	en, ok := rankLetters[unicode.ToUpper(r)]
+	if !ok || size == len(t) {
+		return core.NoCard, false
+	}
+	c, err := core.ParseCard(en + t[size:])
+	return c, err == nil
+}
+
+// Card writes a card for the chat in lang, with the rank letter the language uses and the suit's
+// symbol: "Q♠" in English, "D♠" in lb and de, "D♠" in fr, "V♣" for the French jack. The web
+// table's cards use the same letters (the catalog's web.rank.*).
+func Card(lang string, c core.Card) string {
+	if !c.Valid() {
+		return c.Chat()
+	}
+	switch r := c.Rank(); r {
+	case core.Jack, core.Queen, core.King, core.Ace:
+		return T(lang, "web.rank."+r.String()) + c.Suit().Symbol()
+	}
+	return c.Chat()
+}
+
+// Cards writes cards for the chat in lang, separated by sep.
+func Cards(lang string, cards []core.Card, sep string) string {
+	out := make([]string, len(cards))
+	for i, c := range cards {
+		out[i] = Card(lang, c)
+	}
+	return strings.Join(out, sep)
+}
+
 // Fold lower-cases and strips accents so "Häerzer", "haerzer" and "HÄERZER" all match, and
 // "cœur" matches "coeur": what players type is compared in this form.
 func Fold(s string) string { return fold(s) }
@@ -225,8 +265,12 @@ func ParseCard(text string) (core.Card, error) {
 	if c, err := core.ParseCard(text); err == nil {
 		return c, nil
 	}
+	if c, ok := parseRankLetter(text); ok {
+		return c, nil
+	}
 	var words []string
-	for _, w := range strings.Fields(text) {
+	// "Pik-Dame" as the German card names are written, or "Pik Dame".
+	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return unicode.IsSpace(r) || r == '-' }) {
 		switch fold(w) {
 		case "of", "de", "vun", "von":
 			continue

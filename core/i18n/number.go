@@ -17,3 +17,8 @@ func Decimal(lang string, x float64) string {
 	}
 	return strings.Replace(out, "-", "−", 1)
 }
+
+// Percent writes a whole percentage as lang writes it: 62% in English, 62 % with a no-break
+// space in lb and de (Duden, DIN 5008), 62 % with a narrow no-break space in French. The
+// catalog's texts write their own percentages the same way (TestPercentSpacing).
+func Percent(lang string, n int) string { return T(lang, "number.percent", n) }

@@ -1,5 +1,7 @@
 package picture
 
+import "github.com/kontermatt/kontermatt/core"
+
 // Labels are the words a picture shows, already in the table's language; this package holds no
 // message catalog. An empty field takes its English default. Numbers are written after a label
 // ("Trick 3/6") or before it ("5 open"), which reads right in English, Luxembourgish, German and
@@ -36,6 +38,9 @@ type Labels struct {
 	NoMatches   string // an empty table: "No finished match yet"
 	// The singulars of Open, Crossed, Added and Earlier: "earlier game".
 	OpenOne, CrossedOne, AddedOne, EarlierOne string
+	// Ranks are the letters a card's rank is written with, indexed by core.Rank: "D" for a queen
+	// in German, as the chat writes it. A rank without one is core's (J Q K A, 10, 9).
+	Ranks [8]string
 	// Colon joins a label and its value in the alt texts, as the language writes it: ": ", or
 	// "\u00a0: " in French. The picture writes no punctuation of its own.
 	Colon string
@@ -55,6 +60,7 @@ func (l Labels) counted(n int, plural, singular string) string {
 // EnglishLabels are the defaults.
 func EnglishLabels() Labels {
 	return Labels{
+		Ranks: englishRanks(),
 		Title: "Score sheet", TeamA: "Team A", TeamB: "Team B", Seat: "Seat",
 		Open: "open", Crossed: "crossed out", Added: "added",
 		Game: "Game", Trump: "Trump", Calls: "Calls", Points: "Points", Stripes: "Stripes",
@@ -90,7 +96,35 @@ func (l Labels) withDefaults() Labels {
 	if l.One == 0 {
 		l.One = d.One
 	}
+	if l.Ranks == ([8]string{}) {
+		l.Ranks = d.Ranks
+	}
 	return l
+}
+
+// englishRanks are core's letters: J Q K A, 10 and 9.
+func englishRanks() [8]string {
+	var out [8]string
+	for r := core.Nine; r <= core.Ace; r++ {
+		out[r] = r.String()
+	}
+	return out
+}
+
+// rank is how the card's rank is written.
+func (l Labels) rank(c core.Card) string {
+	if r := c.Rank(); int(r) < len(l.Ranks) && l.Ranks[r] != "" {
+		return l.Ranks[r]
+	}
+	return c.Rank().String()
+}
+
+// cardText is a card as the alt text writes it: "D♠".
+func (l Labels) cardText(c core.Card) string {
+	if !c.Valid() {
+		return c.Chat()
+	}
+	return l.rank(c) + c.Suit().Symbol()
 }
 
 // team is the label of team t.

@@ -158,7 +158,7 @@ func drawTable(in TableInput, th Theme) (*canvas, error) {
 		x0, y0 := cxc-cardW/2, cyc-cardH/2
 		if card := trick.CardOf(s); card != core.NoCard {
 			won := last && trick.Winner == s
-			c.card(fs, pal, x0, y0, card, won)
+			c.card(fs, pal, x0, y0, l.rank(card), card, won)
 			order := int(s-trick.Leader)&3 + 1
 			c.orderBadge(fs, pal, x0, y0, order, p)
 		} else {
@@ -316,9 +316,10 @@ func plateNames(in TableInput, f *ttFont) [4]plateName {
 	return out
 }
 
-// card draws a face-up card: rank and small suit in the top-left corner, a big suit symbol below.
+// card draws a face-up card: its rank as the language writes it (rs) and the small suit in the
+// top-left corner, a big suit symbol below.
 // A trick's winning card gets an accent frame.
-func (c *canvas) card(fs [2]*ttFont, pal palette, x, y float32, card core.Card, won bool) {
+func (c *canvas) card(fs [2]*ttFont, pal palette, x, y float32, rs string, card core.Card, won bool) {
 	if won {
 		c.roundRect(x-6, y-6, x+cardW+6, y+cardH+6, 15, pal.accent)
 	}
@@ -330,7 +331,6 @@ func (c *canvas) card(fs [2]*ttFont, pal palette, x, y float32, card core.Card, 
 		ink = pal.red
 	}
 	rank := face{fs[bold], 40}
-	rs := card.Rank().String()
 	rw := c.text(rank, x+9, y+44, rs, ink, left)
 	c.text(face{fs[bold], 28}, x+9+rw/2, y+76, card.Suit().Symbol(), ink, center)
 	c.text(face{fs[regular], 72}, x+cardW-30, y+cardH-15, card.Suit().Symbol(), ink, center)
@@ -380,7 +380,7 @@ func (in TableInput) AltText() string {
 	if trick.N > 0 {
 		var cards []string
 		for i := range trick.N {
-			cards = append(cards, name(in.Names, l, trick.SeatOf(i))+" "+trick.Cards[i].Chat())
+			cards = append(cards, name(in.Names, l, trick.SeatOf(i))+" "+l.cardText(trick.Cards[i]))
 		}
 		s := in.trickTitle(last) + l.Colon + strings.Join(cards, ", ")
 		if last && trick.Winner.Valid() {

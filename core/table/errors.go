@@ -44,33 +44,39 @@ func (e *userError) secret(publicKey string) *userError {
 
 func lit(s string) func(string) string { return func(string) string { return s } }
 
-// optionRefusal says what is wrong with an option at new, and what it could be instead.
+// optionRefusal says what is wrong with an option at new, and what it could be instead, with the
+// names of the reader's language.
 func optionRefusal(e *OptionError) *userError {
 	switch {
 	case e.Option == nil:
-		keys := make([]string, len(TableOptions))
-		for i, o := range TableOptions {
-			keys[i] = o.Key
-		}
-		return refuse("err.option.unknown", lit(e.Name), lit(strings.Join(keys, ", ")))
+		return refuse("err.option.unknown", lit(e.Name), func(lang string) string {
+			keys := make([]string, len(TableOptions))
+			for i, o := range TableOptions {
+				keys[i] = nameIn(lang, o.Key, o.Names)
+			}
+			return strings.Join(keys, ", ")
+		})
 	case e.Option.Number():
 		return refuse("err.option.range", lit(e.Name), lit(strconv.Itoa(e.Option.Min)), lit(strconv.Itoa(e.Option.Max)))
 	}
-	keys := make([]string, len(e.Option.Values))
-	for i, v := range e.Option.Values {
-		keys[i] = v.Key
-	}
-	return refuse("err.option.value", lit(e.Name), func(lang string) string { return i18n.Or(lang, keys...) })
+	values := e.Option.Values
+	return refuse("err.option.value", lit(e.Name), func(lang string) string {
+		keys := make([]string, len(values))
+		for i, v := range values {
+			keys[i] = nameIn(lang, v.Key, v.Names)
+		}
+		return i18n.Or(lang, keys...)
+	})
 }
 
+// cardList is cards as the reader's language writes them (D♠ in de).
 func cardList(set core.CardSet) func(string) string {
-	return func(string) string {
-		parts := make([]string, 0, set.Len())
-		for _, c := range set.Cards() {
-			parts = append(parts, c.Chat())
-		}
-		return strings.Join(parts, " ")
-	}
+	return func(lang string) string { return i18n.Cards(lang, set.Cards(), " ") }
+}
+
+// cardArg is a card as the reader's language writes it.
+func cardArg(c core.Card) func(string) string {
+	return func(lang string) string { return i18n.Card(lang, c) }
 }
 
 // ruleMessages maps each engine sentinel to its catalog key: the one table from rule error to
@@ -105,11 +111,11 @@ func fromRule(err error, names func(core.Seat) string) *userError {
 	case core.ErrNotYourTurn:
 		return refuse(key, lit(names(me.Turn)))
 	case core.ErrCardNotInHand:
-		return refuse(key, lit(me.Card.Chat())).secret("err.public.play")
+		return refuse(key, cardArg(me.Card)).secret("err.public.play")
 	case core.ErrMustFollowSuit:
-		return refuse(key, lit(me.Card.Chat()), lit(me.Led.Chat()), cardList(me.Legal)).secret("err.public.play")
+		return refuse(key, cardArg(me.Card), cardArg(me.Led), cardList(me.Legal)).secret("err.public.play")
 	case core.ErrMustPlayTrump:
-		return refuse(key, lit(me.Card.Chat()), cardList(me.Legal)).secret("err.public.play")
+		return refuse(key, cardArg(me.Card), cardList(me.Legal)).secret("err.public.play")
 	case core.ErrAnnounceMissingCards:
 		return refuse(key, lit(me.Call.Title()), cardList(me.Need)).secret("err.public.call")
 	case core.ErrAnnounceDuplicate:

@@ -54,6 +54,9 @@ func DefaultOptions() Options {
 // the terminal's usage text and Discord's /km new.
 type Option struct {
 	Key string // as typed and as the help shows it: "stripes"
+	// Names are its name in each language, which help shows there beside the values' names and
+	// which are understood everywhere, like Key: "Strécher" in lb. A language without one shows Key.
+	Names map[string]string
 	// Aliases are other names players type for it, by the language they come from; they are
 	// compared as i18n.Fold leaves them (case and accents do not matter).
 	Aliases map[string][]string
@@ -72,6 +75,7 @@ type Option struct {
 // OptionValue is one value of a choice option.
 type OptionValue struct {
 	Key     string              // as typed and written: "on", "anticlockwise"
+	Names   map[string]string   // its name in each language, shown and understood (see Option.Names)
 	Aliases map[string][]string // other spellings by language, compared folded
 	Label   string              // catalog key of how the table shows it: "opt.on"
 }
@@ -86,7 +90,7 @@ func (o Option) Default() string { return o.get(DefaultOptions()) }
 func (o Option) Value(typed string) (OptionValue, bool) {
 	f := i18n.Fold(typed)
 	for _, v := range o.Values {
-		if named(f, v.Key, v.Aliases) {
+		if named(f, v.Key, v.Aliases) || namedIn(f, v.Names) {
 			return v, true
 		}
 	}
@@ -117,11 +121,42 @@ func (o Option) Keys() []string {
 
 // Syntax is the option as help shows it, the default first: "timer=normal|fast|relaxed|none",
 // "stripes=9 (1–20)".
-func (o Option) Syntax() string {
+func (o Option) Syntax() string { return o.SyntaxIn("en") }
+
+// SyntaxIn is the option as help in lang shows it, with the names of that language where it has
+// them: "Strécher=9 (1–20)", "Bedenkzäit=normal|kuerz|laang|onbegrenzt".
+func (o Option) SyntaxIn(lang string) string {
+	name := nameIn(lang, o.Key, o.Names)
 	if o.Number() {
-		return fmt.Sprintf("%s=%s (%d–%d)", o.Key, o.Default(), o.Min, o.Max)
+		return fmt.Sprintf("%s=%s (%d–%d)", name, o.Default(), o.Min, o.Max)
 	}
-	return o.Key + "=" + strings.Join(o.Keys(), "|")
+	keys := o.Keys()
+	for i, k := range keys {
+		for _, v := range o.Values {
+			if v.Key == k {
+				keys[i] = nameIn(lang, k, v.Names)
+			}
+		}
+	}
+	return name + "=" + strings.Join(keys, "|")
+}
+
+// nameIn is an option's or a value's name in lang, else its key.
+func nameIn(lang, key string, names map[string]string) string {
+	if n, ok := names[lang]; ok {
+		return n
+	}
+	return key
+}
+
+// namedIn reports whether folded is one of the names.
+func namedIn(folded string, names map[string]string) bool {
+	for _, n := range names {
+		if folded == i18n.Fold(n) {
+			return true
+		}
+	}
+	return false
 }
 
 func named(folded, key string, aliases map[string][]string) bool {
@@ -140,8 +175,9 @@ func named(folded, key string, aliases map[string][]string) bool {
 
 // onOff are the values of a yes-or-no option.
 var onOff = []OptionValue{
-	{Key: "on", Label: "opt.on", Aliases: map[string][]string{"en": {"yes", "true", "1"}, "lb": {"un", "jo"}, "de": {"an", "ja"}, "fr": {"oui"}}},
-	{Key: "off", Label: "opt.off", Aliases: map[string][]string{"en": {"no", "false", "0"}, "lb": {"aus", "nee"}, "de": {"nein"}, "fr": {"non"}}},
+	{Key: "on", Label: "opt.on", Names: map[string]string{"lb": "un", "de": "an", "fr": "oui"}, Aliases: map[string][]string{"en": {"yes", "true", "1"}, "lb": {"un", "jo"}, "de": {"an", "ja"}, "fr": {"oui"}}},
+	{Key: "off", Label: "opt.off", Names: map[string]string{"lb": "aus", "de": "aus", "fr": "non"},
+		Aliases: map[string][]string{"en": {"no", "false", "0"}, "lb": {"aus", "nee"}, "de": {"nein"}, "fr": {"non"}}},
 }
 
 func onOffText(b bool) string {
@@ -153,15 +189,15 @@ func onOffText(b bool) string {
 
 // TableOptions are the options new takes, in the order help, the lobby and Discord list them.
 var TableOptions = []Option{
-	{Key: "stripes", Min: core.MinStripes, Max: core.MaxStripes, Help: "cmd.opt.stripes", Lobby: "lobby.opt.stripes",
+	{Key: "stripes", Names: map[string]string{"lb": "Strécher", "de": "Striche", "fr": "traits"}, Min: core.MinStripes, Max: core.MaxStripes, Help: "cmd.opt.stripes", Lobby: "lobby.opt.stripes",
 		Aliases: map[string][]string{"en": {"stripe"}, "lb": {"strécher", "stréch", "streechen"}, "de": {"striche", "strich"}, "fr": {"traits", "trait"}},
 		get:     func(o Options) string { return strconv.Itoa(o.Rules.Stripes) },
 		set:     func(o *Options, v string) { o.Rules.Stripes, _ = strconv.Atoi(v) }},
-	{Key: "draw", Help: "cmd.opt.draw", Lobby: "lobby.opt.draw",
+	{Key: "draw", Names: map[string]string{"lb": "Stänner", "de": "Gleichstand", "fr": "égalité"}, Help: "cmd.opt.draw", Lobby: "lobby.opt.draw",
 		Aliases: map[string][]string{"en": {"draw_penalty"}, "lb": {"stänner"}, "de": {"gleichstand", "remis"}, "fr": {"égalité"}},
 		Values: []OptionValue{
-			{Key: "stake", Label: "opt.draw.stake", Aliases: map[string][]string{"lb": {"asaz"}, "de": {"einsatz"}, "fr": {"mise"}}},
-			{Key: "flat1", Label: "opt.draw.flat1", Aliases: map[string][]string{"en": {"1"}}},
+			{Key: "stake", Label: "opt.draw.stake", Names: map[string]string{"lb": "Asaz", "de": "Einsatz", "fr": "mise"}, Aliases: map[string][]string{"lb": {"asaz"}, "de": {"einsatz"}, "fr": {"mise"}}},
+			{Key: "flat1", Label: "opt.draw.flat1", Names: map[string]string{"lb": "1", "de": "1", "fr": "1"}, Aliases: map[string][]string{"en": {"1"}}},
 		},
 		get: func(o Options) string { return o.Rules.DrawPenalty.String() },
 		set: func(o *Options, v string) {
@@ -170,29 +206,29 @@ var TableOptions = []Option{
 				o.Rules.DrawPenalty = core.DrawFlat1
 			}
 		}},
-	{Key: "bonus", Help: "cmd.opt.bonus", Lobby: "lobby.opt.bonus", Values: onOff,
+	{Key: "bonus", Names: map[string]string{"lb": "Bonus", "de": "Bonus", "fr": "capot"}, Help: "cmd.opt.bonus", Lobby: "lobby.opt.bonus", Values: onOff,
 		Aliases: map[string][]string{"en": {"all_tricks_bonus"}, "fr": {"capot"}},
 		get:     func(o Options) string { return onOffText(o.Rules.AllTricksBonus) },
 		set:     func(o *Options, v string) { o.Rules.AllTricksBonus = v == "on" }},
-	{Key: "announce", Help: "cmd.opt.announce", Lobby: "lobby.opt.announce", Values: onOff,
+	{Key: "announce", Names: map[string]string{"lb": "Annoncen", "de": "Ansagen", "fr": "annonces"}, Help: "cmd.opt.announce", Lobby: "lobby.opt.announce", Values: onOff,
 		Aliases: map[string][]string{"en": {"announcements", "calls"}, "lb": {"schwätzen", "annoncen"}, "de": {"ansagen"}, "fr": {"annonces"}},
 		get:     func(o Options) string { return onOffText(o.Rules.Announcements) },
 		set:     func(o *Options, v string) { o.Rules.Announcements = v == "on" }},
-	{Key: "timer", Help: "cmd.opt.timer", Lobby: "lobby.opt.timer",
+	{Key: "timer", Names: map[string]string{"lb": "Bedenkzäit", "de": "Bedenkzeit", "fr": "temps"}, Help: "cmd.opt.timer", Lobby: "lobby.opt.timer",
 		Aliases: map[string][]string{"lb": {"bedenkzäit"}, "de": {"bedenkzeit"}, "fr": {"temps"}},
 		Values: []OptionValue{
-			{Key: string(TimerFast), Label: "opt.timer.fast", Aliases: map[string][]string{"lb": {"kuerz"}, "de": {"schnell", "kurz"}, "fr": {"rapide", "court"}}},
+			{Key: string(TimerFast), Label: "opt.timer.fast", Names: map[string]string{"lb": "kuerz", "de": "schnell", "fr": "rapide"}, Aliases: map[string][]string{"lb": {"kuerz"}, "de": {"schnell", "kurz"}, "fr": {"rapide", "court"}}},
 			{Key: string(TimerNormal), Label: "opt.timer.normal"},
-			{Key: string(TimerRelaxed), Label: "opt.timer.relaxed", Aliases: map[string][]string{"lb": {"laang", "gemittlech"}, "de": {"lang", "gemütlich"}, "fr": {"long", "détendu"}}},
-			{Key: string(TimerNone), Label: "opt.timer.none", Aliases: map[string][]string{"en": {"off"}, "lb": {"onbegrenzt", "keen"}, "de": {"unbegrenzt", "keiner"}, "fr": {"illimité", "aucun"}}},
+			{Key: string(TimerRelaxed), Label: "opt.timer.relaxed", Names: map[string]string{"lb": "laang", "de": "lang", "fr": "long"}, Aliases: map[string][]string{"lb": {"laang", "gemittlech"}, "de": {"lang", "gemütlich"}, "fr": {"long", "détendu"}}},
+			{Key: string(TimerNone), Label: "opt.timer.none", Names: map[string]string{"lb": "onbegrenzt", "de": "unbegrenzt", "fr": "illimité"}, Aliases: map[string][]string{"en": {"off"}, "lb": {"onbegrenzt", "keen"}, "de": {"unbegrenzt", "keiner"}, "fr": {"illimité", "aucun"}}},
 		},
 		get: func(o Options) string { return string(o.Timer) },
 		set: func(o *Options, v string) { o.Timer = TimerPreset(v) }},
-	{Key: "direction", Help: "cmd.opt.direction",
+	{Key: "direction", Names: map[string]string{"lb": "Richtung", "de": "Richtung", "fr": "sens"}, Help: "cmd.opt.direction",
 		Aliases: map[string][]string{"en": {"dir"}, "lb": {"richtung"}, "de": {"richtung"}, "fr": {"sens"}},
 		Values: []OptionValue{
-			{Key: "clockwise", Label: "opt.direction.clockwise", Aliases: map[string][]string{"en": {"cw"}, "de": {"uhrzeigersinn"}, "fr": {"horaire"}}},
-			{Key: "anticlockwise", Label: "opt.direction.anticlockwise", Aliases: map[string][]string{"en": {"counterclockwise", "acw", "ccw", "anti"}, "de": {"gegenuhrzeigersinn"}, "fr": {"antihoraire"}}},
+			{Key: "clockwise", Label: "opt.direction.clockwise", Names: map[string]string{"de": "Uhrzeigersinn", "fr": "horaire"}, Aliases: map[string][]string{"en": {"cw"}, "de": {"uhrzeigersinn"}, "fr": {"horaire"}}},
+			{Key: "anticlockwise", Label: "opt.direction.anticlockwise", Names: map[string]string{"de": "Gegenuhrzeigersinn", "fr": "antihoraire"}, Aliases: map[string][]string{"en": {"counterclockwise", "acw", "ccw", "anti"}, "de": {"gegenuhrzeigersinn"}, "fr": {"antihoraire"}}},
 		},
 		get: func(o Options) string { return o.Rules.Direction.String() },
 		set: func(o *Options, v string) {
@@ -201,16 +237,16 @@ var TableOptions = []Option{
 				o.Rules.Direction = core.Anticlockwise
 			}
 		}},
-	{Key: "level", Help: "cmd.opt.level", Lobby: "lobby.opt.level",
+	{Key: "level", Names: map[string]string{"lb": "Niveau", "de": "Stufe", "fr": "niveau"}, Help: "cmd.opt.level", Lobby: "lobby.opt.level",
 		Aliases: map[string][]string{"en": {"bots"}, "lb": {"niveau"}, "de": {"stufe", "niveau"}, "fr": {"niveau"}},
 		Values: []OptionValue{
-			{Key: "easy", Label: "opt.level.easy", Aliases: map[string][]string{"lb": {"liicht"}, "de": {"leicht"}, "fr": {"facile"}}},
+			{Key: "easy", Label: "opt.level.easy", Names: map[string]string{"lb": "liicht", "de": "leicht", "fr": "facile"}, Aliases: map[string][]string{"lb": {"liicht"}, "de": {"leicht"}, "fr": {"facile"}}},
 			{Key: "normal", Label: "opt.level.normal"},
-			{Key: "strong", Label: "opt.level.strong", Aliases: map[string][]string{"lb": {"staark"}, "de": {"stark"}, "fr": {"fort"}}},
+			{Key: "strong", Label: "opt.level.strong", Names: map[string]string{"lb": "staark", "de": "stark", "fr": "fort"}, Aliases: map[string][]string{"lb": {"staark"}, "de": {"stark"}, "fr": {"fort"}}},
 		},
 		get: func(o Options) string { return o.Level },
 		set: func(o *Options, v string) { o.Level = v }},
-	{Key: "hints", Help: "cmd.opt.hints", Lobby: "lobby.opt.hints", Values: onOff,
+	{Key: "hints", Names: map[string]string{"lb": "Tipps", "de": "Tipps", "fr": "conseils"}, Help: "cmd.opt.hints", Lobby: "lobby.opt.hints", Values: onOff,
 		Aliases: map[string][]string{"en": {"hint"}, "lb": {"tipp", "tippen"}, "de": {"tipps", "hinweise"}, "fr": {"conseils", "indices"}},
 		get:     func(o Options) string { return onOffText(o.Hints) },
 		set:     func(o *Options, v string) { o.Hints = v == "on" }},
@@ -220,7 +256,7 @@ var TableOptions = []Option{
 func OptionNamed(typed string) (Option, bool) {
 	f := i18n.Fold(typed)
 	for _, o := range TableOptions {
-		if named(f, o.Key, o.Aliases) {
+		if named(f, o.Key, o.Aliases) || namedIn(f, o.Names) {
 			return o, true
 		}
 	}
@@ -282,11 +318,12 @@ func (o Options) String() string {
 	return strings.Join(parts, " ")
 }
 
-// optionsSyntax lists every option as help shows it: "stripes=9 (1–20) draw=stake|flat1 …".
-func optionsSyntax() string {
+// optionsSyntax lists every option as help in lang shows it: "stripes=9 (1–20) draw=stake|flat1 …",
+// "Strécher=9 (1–20) Stänner=Asaz|1 …".
+func optionsSyntax(lang string) string {
 	parts := make([]string, len(TableOptions))
 	for i, opt := range TableOptions {
-		parts[i] = opt.Syntax()
+		parts[i] = opt.SyntaxIn(lang)
 	}
 	return strings.Join(parts, " ")
 }

@@ -154,7 +154,8 @@ func TestOptionsStringReadsBack(t *testing.T) {
 }
 
 // TestBadOptionsNameTheAllowedOnes opens tables with bad options: the refusal, in the sender's
-// language, says what the option may be.
+// language, says what the option may be, with that language's names (English ones are understood
+// too).
 func TestBadOptionsNameTheAllowedOnes(t *testing.T) {
 	tests := []struct {
 		name, arg, en, de string
@@ -164,14 +165,14 @@ func TestBadOptionsNameTheAllowedOnes(t *testing.T) {
 		{"stripes not a number", "stripes=nine", "stripes must be 1 to 20.", "stripes muss 1 bis 20 sein."},
 		{"stripes empty", "stripes=", "stripes must be 1 to 20.", "stripes muss 1 bis 20 sein."},
 		{"the name as typed", "Striche=99", "striche must be 1 to 20.", "striche muss 1 bis 20 sein."},
-		{"draw", "draw=2", "draw must be stake or flat1.", "draw muss stake oder flat1 sein."},
-		{"bonus", "bonus=maybe", "bonus must be on or off.", "bonus muss on oder off sein."},
-		{"announce", "announce=sometimes", "announce must be on or off.", "announce muss on oder off sein."},
-		{"timer", "timer=slow", "timer must be fast, normal, relaxed or none.", "timer muss fast, normal, relaxed oder none sein."},
-		{"direction", "dir=up", "dir must be clockwise or anticlockwise.", "dir muss clockwise oder anticlockwise sein."},
-		{"level", "level=hard", "level must be easy, normal or strong.", "level muss easy, normal oder strong sein."},
+		{"draw", "draw=2", "draw must be stake or flat1.", "draw muss Einsatz oder 1 sein."},
+		{"bonus", "bonus=maybe", "bonus must be on or off.", "bonus muss an oder aus sein."},
+		{"announce", "announce=sometimes", "announce must be on or off.", "announce muss an oder aus sein."},
+		{"timer", "timer=slow", "timer must be fast, normal, relaxed or none.", "timer muss schnell, normal, lang oder unbegrenzt sein."},
+		{"direction", "dir=up", "dir must be clockwise or anticlockwise.", "dir muss Uhrzeigersinn oder Gegenuhrzeigersinn sein."},
+		{"level", "level=hard", "level must be easy, normal or strong.", "level muss leicht, normal oder stark sein."},
 		{"unknown", "x=1", `I don't know the option “x”: the options are stripes, draw, bonus, announce, timer, direction, level, hints.`,
-			`Die Option „x“ kenne ich nicht; die Optionen sind stripes, draw, bonus, announce, timer, direction, level, hints.`},
+			`Die Option „x“ kenne ich nicht; die Optionen sind Striche, Gleichstand, Bonus, Ansagen, Bedenkzeit, Richtung, Stufe, Tipps.`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -222,7 +223,7 @@ func TestHelpListsTheOptions(t *testing.T) {
 	h := newHarness(t, NewMemStore())
 	defer h.svc.Close()
 	help := h.do(Player{ID: "p1", Name: "Jang", Locale: "en"}, VerbHelp)[0].Text
-	want := "\n/new — open a table here; options, defaults first: stripes=9 (1–20) draw=stake|flat1 bonus=on|off " +
+	want := "\n/new — open a table; options: stripes=9 (1–20) draw=stake|flat1 bonus=on|off " +
 		"announce=on|off timer=normal|fast|relaxed|none direction=clockwise|anticlockwise level=normal|easy|strong hints=off|on\n"
 	if !strings.Contains(help, want) {
 		t.Errorf("help:\n%s\nwant the line %q", help, want)

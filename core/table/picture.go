@@ -28,6 +28,9 @@ func Labels(lang string) picture.Labels {
 		Provisional: t("Provisional"), NoMatches: t("NoMatches"),
 		OpenOne: t("OpenOne"), CrossedOne: t("CrossedOne"), AddedOne: t("AddedOne"), EarlierOne: t("EarlierOne"),
 		Colon: i18n.T(lang, "label.colon")}
+	for r := core.Nine; r <= core.Ace; r++ {
+		l.Ranks[r] = strings.TrimSuffix(i18n.Card(lang, core.NewCard(core.Spades, r)), core.Spades.Symbol())
+	}
 	for n := range 32 {
 		if i18n.PluralForm(lang, n) == "one" {
 			l.One |= 1 << n

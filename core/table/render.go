@@ -2,6 +2,7 @@ package table
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -273,7 +274,7 @@ func signed(n int) string {
 func (s *Service) trickText(t *tbl, lang string, tr core.Trick, titleKey string) string {
 	parts := make([]string, 0, tr.N)
 	for i := 0; i < tr.N; i++ {
-		parts = append(parts, seatName(t, tr.SeatOf(i))+" "+tr.Cards[i].Chat())
+		parts = append(parts, seatName(t, tr.SeatOf(i))+" "+i18n.Card(lang, tr.Cards[i]))
 	}
 	text := i18n.Label(lang, i18n.T(lang, titleKey), strings.Join(parts, " · "))
 	if tr.Winner.Valid() {
@@ -352,7 +353,7 @@ func (s *Service) handMessage(t *tbl, seat core.Seat, lang string) Message {
 	}
 	var cards []string
 	for _, c := range v.Hand.Cards() {
-		cards = append(cards, c.Chat())
+		cards = append(cards, i18n.Card(lang, c))
 	}
 	b.WriteString("\n" + strings.Join(cards, "  "))
 	if t.st.Seats[seat].Away {
@@ -367,7 +368,7 @@ func (s *Service) handMessage(t *tbl, seat core.Seat, lang string) Message {
 		if legal {
 			style = StylePrimary
 		}
-		cardRow = append(cardRow, Button{Label: c.Chat(), Action: t.action(VerbPlay, c.String()), Style: style, Legal: legal})
+		cardRow = append(cardRow, Button{Label: i18n.Card(lang, c), Action: t.action(VerbPlay, c.String()), Style: style, Legal: legal})
 	}
 	if len(cardRow) > 0 {
 		rows = append(rows, cardRow)
@@ -429,7 +430,7 @@ func (s *Service) finalMessages(t *tbl, g *core.Game, n int) []Message {
 		lang := s.langOf(t, *seat.Player)
 		var cards []string
 		for _, tr := range g.Tricks() {
-			cards = append(cards, tr.CardOf(core.Seat(i)).Chat())
+			cards = append(cards, i18n.Card(lang, tr.CardOf(core.Seat(i))))
 		}
 		out = append(out, Message{Target: Target{Kind: ToPlayer, Place: t.st.Place, Player: *seat.Player}, Kind: KindHand,
 			Key: t.key(KindHand, n, seat.Player.ID), Title: s.privateTitle(t, lang), Lang: lang,
@@ -454,7 +455,7 @@ func (s *Service) closedMessages(t *tbl) []Message {
 		lang := s.langOf(t, *seat.Player)
 		var cards []string
 		for _, c := range g.Hand(core.Seat(i)).Cards() {
-			cards = append(cards, c.Chat())
+			cards = append(cards, i18n.Card(lang, c))
 		}
 		out = append(out, Message{Target: Target{Kind: ToPlayer, Place: t.st.Place, Player: *seat.Player}, Kind: KindHand,
 			Key: t.key(KindHand, n, seat.Player.ID), Title: s.privateTitle(t, lang), Lang: lang,
@@ -500,20 +501,54 @@ func (s *Service) matchSummary(t *tbl) Message {
 		Picture: PictureBoard, Lang: lang}
 }
 
-// helpText lists the verbs; on one person's own screen (the terminal) learn is played right
-// there, not in a private chat.
+// helpGroups are help's groups of verbs, by what people want to do, in the order help shows them
+// after its three first steps; the steps tell join, bot and deal (helpSteps). A verb in neither is
+// shown in the last group (TestHelpGroupsEveryVerb).
+var helpGroups = []struct {
+	title string // catalog key
+	verbs []Verb
+}{
+	{"help.group.table", []Verb{VerbNew, VerbLeave, VerbSeat, VerbShuffle, VerbStop, VerbRematch}},
+	{"help.group.play", []Verb{VerbTrump, VerbAnnounce, VerbPlay, VerbHand, VerbBoard, VerbLast}},
+	{"help.group.learn", []Verb{VerbRules, VerbLearn, VerbHint, VerbReview, VerbCoach}},
+	{"help.group.settings", []Verb{VerbLang, VerbSettings, VerbStats, VerbTop, VerbHistory, VerbMyData, VerbForget, VerbHelp}},
+}
+
+// helpSteps are the verbs help's three steps tell: its groups do not list them again (but new,
+// for its options).
+var helpSteps = []Verb{VerbJoin, VerbBot, VerbDeal}
+
+// helpText starts a newcomer: three steps (open a table, sit or add computers, deal), then the
+// verbs grouped by what people want to do. On one person's own screen (the terminal) learn is
+// played right there, not in a private chat.
 func helpText(lang string, sf Surface) string {
-	var b strings.Builder
-	b.WriteString(i18n.T(lang, "help.title"))
-	for _, v := range Verbs {
-		text := i18n.T(lang, "help."+string(v))
-		switch {
-		case v == VerbNew:
-			text = i18n.T(lang, "help.new", optionsSyntax())
-		case v == VerbLearn && sf.Personal:
-			text = i18n.T(lang, "help.learn.here")
-		}
-		b.WriteString("\n/" + string(v) + " — " + text)
+	lines := []string{i18n.T(lang, "help.title"), i18n.T(lang, "help.step.open"), i18n.T(lang, "help.step.seat"),
+		i18n.T(lang, "help.step.deal")}
+	shown := map[Verb]bool{}
+	for _, v := range helpSteps {
+		shown[v] = true
 	}
-	return b.String()
+	for i, g := range helpGroups {
+		verbs := g.verbs
+		if i == len(helpGroups)-1 {
+			for _, v := range Verbs {
+				if !shown[v] && !slices.Contains(verbs, v) {
+					verbs = append(slices.Clone(verbs), v)
+				}
+			}
+		}
+		lines = append(lines, "", i18n.T(lang, g.title))
+		for _, v := range verbs {
+			shown[v] = true
+			text := i18n.T(lang, "help."+string(v))
+			switch {
+			case v == VerbNew:
+				text = i18n.T(lang, "help.new", optionsSyntax(lang))
+			case v == VerbLearn && sf.Personal:
+				text = i18n.T(lang, "help.learn.here")
+			}
+			lines = append(lines, "/"+string(v)+" — "+text)
+		}
+	}
+	return strings.Join(lines, "\n")
 }

@@ -39,8 +39,11 @@ func TestTrickTextCountsPoints(t *testing.T) {
 		{"points", "en", "AH 9H 10H 9S", "Trick: Jang A♥ · Mia 9♥ · Computer 3 10♥ · Computer 4 9♠ → Jang wins 4 points"},
 		{"no points", "en", "10H 9H 10S 9S", "Trick: Jang 10♥ · Mia 9♥ · Computer 3 10♠ · Computer 4 9♠ → Jang wins 0 points"},
 		{"french zero is singular", "fr", "10H 9H 10S 9S", "Pli\u00a0: Jang 10♥ · Mia 9♥ · Ordinateur 3 10♠ · Ordinateur 4 9♠ → Jang remporte 0 point"},
-		{"luxembourgish one", "lb", "JH 9H 10H 9S", "Streech: Jang J♥ · Mia 9♥ · Computer 3 10♥ · Computer 4 9♠ → Jang kritt 1 Punkt"},
+		{"luxembourgish one", "lb", "JH 9H 10H 9S", "Streech: Jang B♥ · Mia 9♥ · Computer 3 10♥ · Computer 4 9♠ → Jang kritt 1 Punkt"},
 		{"german", "de", "KH 9H 10H 9S", "Stich: Jang K♥ · Mia 9♥ · Computer 3 10♥ · Computer 4 9♠ → Jang bekommt 3 Punkte"},
+		// One rank letter per language, as the web table writes it (issue 35).
+		{"german queen", "de", "QH 9H 10H 9S", "Stich: Jang D♥ · Mia 9♥ · Computer 3 10♥ · Computer 4 9♠ → Jang bekommt 2 Punkte"},
+		{"french king", "fr", "KH 9H 10H 9S", "Pli\u00a0: Jang R♥ · Mia 9♥ · Ordinateur 3 10♥ · Ordinateur 4 9♠ → Jang remporte 3 points"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tb := seated(tc.lang, "Jang", "Mia")
@@ -68,11 +71,11 @@ func TestSayAboutTheReader(t *testing.T) {
 		want     string
 	}{
 		{"the one reader", personal, []string{"You"}, "en", 0, "Trick: You J♥ · Computer 2 9♥ · Computer 3 10♥ · Computer 4 9♠ → You win 1 point"},
-		{"the one reader in lb", personal, []string{"Dir"}, "lb", 0, "Streech: Dir J♥ · Computer 2 9♥ · Computer 3 10♥ · Computer 4 9♠ → Dir kritt 1 Punkt"},
+		{"the one reader in lb", personal, []string{"Dir"}, "lb", 0, "Streech: Dir B♥ · Computer 2 9♥ · Computer 3 10♥ · Computer 4 9♠ → Dir kritt 1 Punkt"},
 		{"a computer at a personal screen", personal, []string{"You"}, "en", 2, "Trick: You J♥ · Computer 2 9♥ · Computer 3 10♥ · Computer 4 9♠ → Computer 3 wins 1 point"},
 		{"a hot seat", personal, []string{"Jang", "Mia"}, "en", 0, "Trick: Jang J♥ · Mia 9♥ · Computer 3 10♥ · Computer 4 9♠ → Jang wins 1 point"},
 		{"a group", nil, []string{"Jang"}, "en", 0, "Trick: Jang J♥ · Computer 2 9♥ · Computer 3 10♥ · Computer 4 9♠ → Jang wins 1 point"},
-		{"typed, not personal", typed, []string{"Jang"}, "fr", 0, "Pli\u00a0: Jang J♥ · Ordinateur 2 9♥ · Ordinateur 3 10♥ · Ordinateur 4 9♠ → Jang remporte 1 point"},
+		{"typed, not personal", typed, []string{"Jang"}, "fr", 0, "Pli\u00a0: Jang V♥ · Ordinateur 2 9♥ · Ordinateur 3 10♥ · Ordinateur 4 9♠ → Jang remporte 1 point"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &Service{cfg: Config{Surfaces: tc.surfaces}}
@@ -206,7 +209,7 @@ func TestPictureLabelsCount(t *testing.T) {
 	board := core.Board{Start: 2, Crossed: [2]int{1, 2}, Added: [2]int{0, 1}}
 	for _, tc := range []struct{ lang, want string }{
 		{"en", "Team A (Jang & Mia): 1 open, 1 crossed out. Team B (Luc & Zoé): 1 open, 2 crossed out, 1 added."},
-		{"fr", "Équipe A (Jang & Mia)\u00a0: 1 ouvert, 1 barré. Équipe B (Luc & Zoé)\u00a0: 1 ouvert, 2 barrés, 1 ajouté."},
+		{"fr", "Équipe A (Jang & Mia)\u00a0: 1 restant, 1 barré. Équipe B (Luc & Zoé)\u00a0: 1 restant, 2 barrés, 1 ajouté."},
 		{"de", "Team A (Jang & Mia): 1 offen, 1 gestrichen. Team B (Luc & Zoé): 1 offen, 2 gestrichen, 1 dazugekommen."},
 	} {
 		t.Run(tc.lang, func(t *testing.T) {

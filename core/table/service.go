@@ -39,8 +39,11 @@ type Config struct {
 	Random io.Reader
 	// Seed, when not 0 and Random is nil, makes the service deterministic: the same seed opens the
 	// same tables and deals the same games (tests, tools, a host's -seed).
-	Seed     uint64
-	Log      *slog.Logger
+	Seed uint64
+	Log  *slog.Logger
+	// RulesURL is the page /rules links, "{lang}" in it replaced by the reader's language: the web
+	// table's rules page (cmd/bot sets web.public_url's /rules?lang={lang}) or the host's
+	// rules_url. Empty: no link, the chat's own text is the rules.
 	RulesURL string
 	// Think bounds one computer decision (the level's own budget may be smaller).
 	Think time.Duration
@@ -97,6 +100,8 @@ func (s *Service) Count() map[Status]int {
 
 // Defaults of the Config.
 const (
+	// DefaultRulesURL is the project's rules page, in English only; the service links no page
+	// unless one is configured (Config.RulesURL).
 	DefaultRulesURL   = "https://github.com/kontermatt/kontermatt/blob/main/docs/rules.md"
 	DefaultOverFor    = 24 * time.Hour
 	DefaultRetention  = 30 * 24 * time.Hour
@@ -175,9 +180,6 @@ func New(cfg Config) *Service {
 	}
 	if cfg.Think <= 0 {
 		cfg.Think = 2 * time.Second
-	}
-	if cfg.RulesURL == "" {
-		cfg.RulesURL = DefaultRulesURL
 	}
 	if cfg.OverFor <= 0 {
 		cfg.OverFor = DefaultOverFor

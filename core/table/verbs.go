@@ -162,10 +162,6 @@ func (s *Service) help(_ context.Context, _ *tbl, c *call) *userError {
 	return c.answer(reply(c.Command, c.lang, KindReply, helpText(c.lang, s.surface(c.Place))))
 }
 
-func (s *Service) rules(_ context.Context, _ *tbl, c *call) *userError {
-	return c.answer(reply(c.Command, c.lang, KindReply, i18n.T(c.lang, "rules.text", s.cfg.RulesURL)))
-}
-
 // lobbyVerb is a verb of the lobby for the people seated there: it changes who sits where.
 func lobbyVerb(run func(*Service, context.Context, *tbl, *call) *userError, admin bool) verbSpec {
 	return verbSpec{scope: scopeTable, run: run, acted: actedTable, seated: true, admin: admin, allowed: in(StatusLobby),

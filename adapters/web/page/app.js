@@ -31,6 +31,8 @@
   let sentAt = -1; // the view a move was sent from: no second move until a newer view comes
 
   const t = (key) => T[key] || key;
+  // singular: the count takes the singular in the page's language (the server's plural rules).
+  const singular = (n) => (T["plural.one"] || "1").split(",").includes(String(n));
   // fmt fills a catalog text's %s, %d and %[n]s with args, as Go's fmt does for these verbs.
   function fmt(text, ...args) {
     let next = 0;
@@ -467,7 +469,7 @@
       if (tags.length) box.append(el("span", "tag", tags.join(" ")));
       const meta = [t("pic.Team" + s.team)];
       if (s.dealer) meta.push(t("web.dealer"));
-      if (g && v.status === "playing") meta.push(s.cards + " " + t("pic.Cards"));
+      if (g && v.status === "playing") meta.push(s.cards + " " + t(singular(s.cards) ? "pic.CardsOne" : "pic.Cards"));
       box.append(el("span", "meta", meta.join(" · ")));
     });
     const trick = $("trick");
