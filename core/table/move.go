@@ -31,17 +31,19 @@ func (s *Service) MovePlace(ctx context.Context, from, to Place) error {
 		return errors.New("table: the service is closed")
 	}
 	// The place index is the service's, and a table's place is read under the service's lock
-	// alone (find): both change together, the service's lock first.
+	// alone (find). The service's lock is not held through the commit (no other table waits for
+	// it): the index changes once the move is stored, under the table's lock.
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	id, ok := s.byPlace[from.Key()]
+	other, taken := s.byPlace[to.Key()]
+	t := s.tables[id]
+	s.mu.Unlock()
 	if !ok {
 		return nil
 	}
-	if other, taken := s.byPlace[to.Key()]; taken && other != id {
+	if taken && other != id {
 		return fmt.Errorf("%w: %s has table %s", ErrPlaceTaken, to.Key(), other)
 	}
-	t := s.tables[id]
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for attempt := 1; ; attempt++ {
@@ -64,9 +66,13 @@ func (s *Service) MovePlace(ctx context.Context, from, to Place) error {
 		if uerr != nil {
 			return errStore // the state rolled back to the old place
 		}
-		delete(s.byPlace, from.Key())
+		s.mu.Lock()
+		if s.byPlace[from.Key()] == id {
+			delete(s.byPlace, from.Key())
+		}
 		s.byPlace[to.Key()] = id
 		t.placeKey = to.Key()
+		s.mu.Unlock()
 		s.claimMoved(ctx, to.Key(), id)
 		s.unswapClaim(ctx, from.Key(), id, nil)
 		s.cfg.Log.Info("table moved", "table", id, "from", old.Key(), "to", to.Key())

@@ -55,54 +55,87 @@ func (u *users) init(ctx context.Context, kv KV, log *slog.Logger) {
 	u.now = time.Now
 }
 
+// get gives the person's settings: cached, or read from the KV. The read is made without the
+// users' lock, which guards memory only: another person's command never waits for it.
 func (u *users) get(id string) userPrefs {
 	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.getLocked(id)
-}
-
-func (u *users) getLocked(id string) userPrefs {
-	p, ok := u.prefs[id]
-	if ok && u.maxAge > 0 && u.now().Sub(u.read[id]) >= u.maxAge {
-		ok = false // another copy may have changed it
+	p, fresh := u.prefs[id]
+	if fresh && u.maxAge > 0 && u.now().Sub(u.read[id]) >= u.maxAge {
+		fresh = false // another copy may have changed it
 	}
-	if ok || u.kv == nil || id == "" {
+	readBefore := u.read[id]
+	u.mu.Unlock()
+	if fresh || u.kv == nil || id == "" {
 		return p
 	}
-	p = userPrefs{}
-	data, ok, err := u.kv.Get(u.ctx, bucketUsers, id)
-	switch {
-	case err != nil:
+	p, _, err := u.fetch(u.ctx, id)
+	if err != nil {
 		u.log.Error("reading a person's settings", "err", err)
-		return p // not cached: read again next time
-	case ok:
-		if err := json.Unmarshal(data, &p); err != nil {
-			u.log.Error("a person's settings do not decode; using the defaults", "err", err)
-		}
+		return userPrefs{} // not cached: read again next time
 	}
-	u.prefs[id], u.read[id] = p, u.now()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.read[id].Equal(readBefore) { // else a change was kept meanwhile: it is newer
+		u.prefs[id], u.read[id] = p, u.now()
+	}
 	return p
 }
 
-func (u *users) put(ctx context.Context, id string, p userPrefs) error {
-	if u.kv != nil {
-		data, _ := json.Marshal(p)
-		if err := u.kv.Put(ctx, bucketUsers, id, data); err != nil {
-			return err
-		}
+// fetch reads the person's settings from the KV, with the entry as stored (nil: none).
+func (u *users) fetch(ctx context.Context, id string) (userPrefs, []byte, error) {
+	var p userPrefs
+	data, ok, err := u.kv.Get(ctx, bucketUsers, id)
+	switch {
+	case err != nil:
+		return p, nil, err
+	case !ok:
+		return p, nil, nil
+	case data == nil:
+		data = []byte{} // found, and empty
 	}
-	u.prefs[id], u.read[id] = p, u.now()
-	return nil
+	if err := json.Unmarshal(data, &p); err != nil {
+		u.log.Error("a person's settings do not decode; using the defaults", "err", err)
+	}
+	return p, data, nil
 }
 
 // change keeps a change of a person's settings: their language, whether they are ranked,
-// whether their games are reviewed.
+// whether their games are reviewed. It reads the entry and writes it back by compare-and-swap
+// where the KV can (every store of the repository), trying again if it moved meanwhile (the same
+// person at two copies, or two commands of theirs at once): no lock is held across the KV.
 func (u *users) change(ctx context.Context, id string, f func(*userPrefs)) error {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	p := u.getLocked(id)
-	f(&p)
-	return u.put(ctx, id, p)
+	if u.kv == nil {
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		p := u.prefs[id]
+		f(&p)
+		u.prefs[id], u.read[id] = p, u.now()
+		return nil
+	}
+	sw, swaps := u.kv.(Swapper)
+	for attempt := 1; ; attempt++ {
+		p, old, err := u.fetch(ctx, id)
+		if err != nil {
+			return err
+		}
+		f(&p)
+		data, _ := json.Marshal(p)
+		if swaps {
+			_, err = sw.Swap(ctx, bucketUsers, id, old, data)
+			if errors.Is(err, ErrConflict) && attempt < 4*maxAttempts {
+				continue
+			}
+		} else {
+			err = u.kv.Put(ctx, bucketUsers, id, data)
+		}
+		if err != nil {
+			return err
+		}
+		u.mu.Lock()
+		u.prefs[id], u.read[id] = p, u.now()
+		u.mu.Unlock()
+		return nil
+	}
 }
 
 // lang is the person's own language, or "".
@@ -119,13 +152,16 @@ func (u *users) forget(id string) {
 // adopt takes over a language choice an older table state kept, unless the person has chosen
 // since.
 func (u *users) adopt(id, lang string) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if p := u.getLocked(id); p.Lang == "" {
-		p.Lang = lang
-		if err := u.put(u.ctx, id, p); err != nil {
-			u.log.Error("keeping a language choice", "err", err)
+	if u.get(id).Lang != "" {
+		return
+	}
+	err := u.change(u.ctx, id, func(p *userPrefs) {
+		if p.Lang == "" {
+			p.Lang = lang
 		}
+	})
+	if err != nil {
+		u.log.Error("keeping a language choice", "err", err)
 	}
 }
 

@@ -215,8 +215,7 @@ func New(cfg Config) *Service {
 // Close stops timers and waits for computer players in flight. Commands after Close are refused.
 func (s *Service) Close() {
 	s.cancel()
-	s.mu.Lock()
-	for _, t := range s.tables {
+	for _, t := range s.all() { // no table's lock is waited for under the service's
 		t.mu.Lock()
 		if t.timer != nil {
 			t.timer.Stop()
@@ -229,7 +228,6 @@ func (s *Service) Close() {
 		}
 		t.mu.Unlock()
 	}
-	s.mu.Unlock()
 	if s.cfg.Coach != nil {
 		s.cfg.Coach.Close()
 	}
@@ -363,13 +361,13 @@ func (s *Service) TableAt(p Place) string {
 
 // PlaceOf gives the place of a live table; false when there is none by that ID.
 func (s *Service) PlaceOf(tableID string) (Place, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, ok := s.tables[tableID]
+	// The table's lock may be held through its commit: it is waited for without the service's,
+	// so that only a caller asking about that table waits.
+	t, ok := s.table(tableID)
 	if !ok {
 		return Place{}, false
 	}
-	t.mu.Lock() // lock order: service, then table
+	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.st.Place, true
 }
@@ -494,12 +492,12 @@ func (s *Service) find(ctx context.Context, cmd Command) (*tbl, *userError) {
 	if t, uerr := s.claimedTable(ctx, cmd.Place.Key()); t != nil || uerr != nil {
 		return t, uerr
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if cmd.Private {
 		var found []*tbl
-		for _, t := range s.tables {
+		for _, t := range s.all() {
 			// Reading another table's seats needs its lock; the seat list only changes under it.
+			// It is waited for without the service's lock (a table's is held through its
+			// commit): only this command waits for a table whose commit hangs.
 			t.mu.Lock()
 			if t.st.Status != StatusClosed && seatOf(t.st, cmd.Actor.ID) != core.NoSeat {
 				found = append(found, t)

@@ -1,0 +1,139 @@
+package etcdstore_test
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage"
+	"github.com/kontermatt/kontermatt/storage/etcdstore"
+	"github.com/kontermatt/kontermatt/storage/etcdstore/etcdtest"
+)
+
+// kvStore is a store with its KV, as the bot opens every store.
+type kvStore interface {
+	table.Store
+	table.Swapper
+}
+
+// hangingStore is a store whose commits of one table wait until released: a disk or a cluster
+// that hangs on that table's write while the others' go through.
+type hangingStore struct {
+	kvStore
+	mu      sync.Mutex
+	table   string
+	stuck   chan struct{}
+	release chan struct{}
+}
+
+func (s *hangingStore) hangAt(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.table = id
+}
+
+func (s *hangingStore) Commit(ctx context.Context, c table.Change) error {
+	s.mu.Lock()
+	hang := s.table != "" && c.TableID == s.table
+	s.mu.Unlock()
+	if hang {
+		select {
+		case s.stuck <- struct{}{}:
+		default:
+		}
+		<-s.release
+	}
+	return s.kvStore.Commit(ctx, c)
+}
+
+// TestOtherTablesAnswerWhileOneCommitHangs: on memory, bbolt and etcd, a commit that hangs holds
+// up its own table alone. While it hangs, and while someone asks where that table is (PlaceOf, as
+// an adapter does delivering its messages), moves at the other tables answer, and their p99 stays
+// near what it was before the hang (within a few times, and far below the hang).
+func TestOtherTablesAnswerWhileOneCommitHangs(t *testing.T) {
+	cluster := etcdtest.Start(t, etcdtest.Options{})
+	stores := []struct {
+		name string
+		open func(t *testing.T) kvStore
+	}{
+		{"memory", func(t *testing.T) kvStore { return table.NewMemStore() }},
+		{"bbolt", func(t *testing.T) kvStore {
+			s, err := storage.Open(filepath.Join(t.TempDir(), "hang.db"), storage.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}},
+		{"etcd", func(t *testing.T) kvStore { return open(t, cluster, etcdstore.Options{}) }},
+	}
+	for _, st := range stores {
+		t.Run(st.name, func(t *testing.T) {
+			store := &hangingStore{kvStore: st.open(t), stuck: make(chan struct{}, 1), release: make(chan struct{})}
+			svc := table.New(table.Config{Store: store, KV: store, Seed: 3})
+			defer svc.Close()
+			var tables []tabletest.Table
+			for i := range 5 {
+				tt, err := tabletest.Open(svc, i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tables = append(tables, tt)
+			}
+			hung, others := tables[0], tables[1:]
+			p99 := func(rounds int) time.Duration {
+				var took []time.Duration
+				for range rounds {
+					for _, o := range others {
+						d, err := tabletest.Step(svc, o)
+						if err != nil {
+							t.Fatal(err)
+						}
+						took = append(took, d)
+					}
+				}
+				slices.Sort(took)
+				return took[len(took)*99/100]
+			}
+			before := p99(10)
+			store.hangAt(hung.ID)
+			hanging := make(chan struct{})
+			go func() {
+				defer close(hanging)
+				svc.Handle(context.Background(), tabletest.Next(svc, hung))
+			}()
+			<-store.stuck
+			asked := make(chan struct{})
+			go func() { // waits for the hung table's lock: it must not hold up the others
+				defer close(asked)
+				svc.PlaceOf(hung.ID)
+			}()
+			time.Sleep(20 * time.Millisecond) // let PlaceOf reach the table's lock
+			done := make(chan time.Duration, 1)
+			go func() { done <- p99(10) }()
+			var during time.Duration
+			select {
+			case during = <-done:
+			case <-time.After(stuckFor):
+				close(store.release)
+				t.Fatalf("the other tables did not answer within %v while one table's commit hung", stuckFor)
+			}
+			close(store.release)
+			<-hanging
+			<-asked
+			t.Logf("p99 of a move at another table: %v before, %v while one commit hung", before, during)
+			if during > max(5*before, 50*time.Millisecond) {
+				t.Errorf("p99 while one commit hung is %v, against %v before", during, before)
+			}
+		})
+	}
+}
+
+// stuckFor is how long the other tables may take while one commit hangs before the test gives
+// up: far more than their moves take, even with -race on a loaded machine.
+const stuckFor = 10 * time.Second
