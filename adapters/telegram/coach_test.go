@@ -81,6 +81,9 @@ func TestLearnInAPrivateChat(t *testing.T) {
 		if !anyHas(private, "🎓 A guided game") {
 			t.Fatalf("no welcome in the private chat:\n%s", strings.Join(private, "\n---\n"))
 		}
+		// The computer players before her play at a readable pace (core/table/pace.go: the new
+		// deal stays in view 4 s, each card 0.6 s), so her turn comes some seconds after the deal.
+		settle(10 * time.Second)
 		f.command(carla, carla.ID, 0, "/hint")
 		settle(3 * time.Second)
 		if got := newest(f, carla.ID).Text; !strings.HasPrefix(got, "🎓") {
