@@ -13,6 +13,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
+	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
@@ -486,6 +487,19 @@ func testRefusedPresses(t *testing.T, f *fakeDiscord) {
 		}
 		if c := f.autocomplete(p.u, guildChannel, want[0]); len(c) != 1 || c[0].Value != want[0] {
 			t.Errorf("autocomplete for %q: %v", want[0], c)
+		}
+		// The choices are named as the caller's language writes a card (D♠ in German), the value
+		// stays the card's code (issue 35).
+		german := p.u
+		german.Locale = "de"
+		for _, c := range f.autocomplete(german, guildChannel, "") {
+			card, err := core.ParseCard(c.Value.(string))
+			if err != nil {
+				t.Fatalf("a choice's value %v: %v", c.Value, err)
+			}
+			if want := i18n.Card("de", card); c.Name != want {
+				t.Errorf("autocomplete in German names %v %q, want %q", c.Value, c.Name, want)
+			}
 		}
 		for _, other := range []fakeUser{eve, alice, bob, carla, dan} {
 			if other.ID != p.u.ID {

@@ -366,7 +366,8 @@ func (a *Adapter) legalCards(ctx context.Context, i *discordgo.Interaction) []ca
 		who, legal, trump := svc.Turn(id)
 		if who == actor.ID && !trump {
 			for _, c := range legal {
-				out = append(out, cardChoice{c.Chat(), c.String()})
+				// Named as the caller's language writes it (D♠ in de), as the chat does.
+				out = append(out, cardChoice{i18n.Card(i18n.Pick(string(i.Locale)), c), c.String()})
 			}
 		}
 		return out

@@ -230,7 +230,7 @@ func (s *Service) seatView(t *tbl, p Player) SeatView {
 	}
 	mine := g.View(seat)
 	for _, c := range handOrder(mine.Hand, mine.Trump) {
-		vc := viewCard(c)
+		vc := viewCard(lang, c)
 		vc.Legal = mine.Legal.Has(c)
 		vc.Trump = isTrump(c, mine.Trump)
 		v.Hand = append(v.Hand, vc)
@@ -315,15 +315,17 @@ func handOrder(hand core.CardSet, trump core.Suit) []core.Card {
 	return append(out, rest...)
 }
 
-func viewCard(c core.Card) ViewCard {
-	return ViewCard{Card: c.String(), Label: c.Chat(), Rank: c.Rank().String(), Suit: c.Suit().String(), Red: c.Suit().Red()}
+// viewCard is a card for the page; its label has the reader's language's rank letter (D♠ in de),
+// as the chat writes it.
+func viewCard(lang string, c core.Card) ViewCard {
+	return ViewCard{Card: c.String(), Label: i18n.Card(lang, c), Rank: c.Rank().String(), Suit: c.Suit().String(), Red: c.Suit().Red()}
 }
 
 // viewTrick is trick number no of a game; who took it is said to reader as "You win …".
 func viewTrick(t *tbl, lang string, reader core.Seat, no int, tr core.Trick) ViewTrick {
 	vt := ViewTrick{No: no, Winner: -1, Points: tr.Points()}
 	for i := 0; i < tr.N; i++ {
-		vt.Plays = append(vt.Plays, ViewPlay{Seat: int(tr.SeatOf(i)), Card: viewCard(tr.Cards[i])})
+		vt.Plays = append(vt.Plays, ViewPlay{Seat: int(tr.SeatOf(i)), Card: viewCard(lang, tr.Cards[i])})
 	}
 	if tr.Winner.Valid() {
 		vt.Winner = int(tr.Winner)

@@ -270,3 +270,22 @@ func TestSeatViewNamesAndHandOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestSeatViewCardsInTheReadersLetters: the page names a card as the chat does in the reader's
+// language (issue 35: one rank letter per language in chat, web and typed commands).
+func TestSeatViewCardsInTheReadersLetters(t *testing.T) {
+	for _, tc := range []struct {
+		card core.Card
+		lang string
+		want string
+	}{
+		{core.MustCards("QS")[0], "en", "Q♠"},
+		{core.MustCards("QS")[0], "de", "D♠"},
+		{core.MustCards("JC")[0], "fr", "V♣"},
+		{core.MustCards("10H")[0], "lb", "10♥"},
+	} {
+		if got := viewCard(tc.lang, tc.card).Label; got != tc.want {
+			t.Errorf("%v in %s: %q, want %q", tc.card, tc.lang, got, tc.want)
+		}
+	}
+}
