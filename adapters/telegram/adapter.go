@@ -62,7 +62,8 @@ type Config struct {
 	// GlobalPerSecond caps all messages and edits together; default 30.
 	GlobalPerSecond float64
 
-	// RulesURL is the rules' link on the welcome a group gets; default table.DefaultRulesURL.
+	// RulesURL is the rules' link on the welcome a group gets; "": a button that tells the rules
+	// in the chat, in the group's language.
 	RulesURL string
 	// Webhook, when its URL is set, receives updates by webhook instead of long polling.
 	Webhook Webhook
@@ -173,9 +174,6 @@ func New(cfg Config) (*Adapter, error) {
 	}
 	if cfg.GlobalPerSecond <= 0 {
 		cfg.GlobalPerSecond = 30
-	}
-	if cfg.RulesURL == "" {
-		cfg.RulesURL = table.DefaultRulesURL
 	}
 	if err := cfg.Webhook.Check(); err != nil {
 		return nil, err

@@ -369,9 +369,17 @@ func (a *Adapter) onGroupMember(ctx context.Context, c *tgbotapi.ChatMemberUpdat
 func (a *Adapter) welcome(chat int64, thread int, locale string) {
 	lang := i18n.Pick(locale)
 	btn := i18n.T(lang, "btn.new")
+	row := []table.Button{{Label: btn, Action: table.Action{Verb: table.VerbNew}, Style: table.StyleSuccess}}
+	if a.cfg.RulesURL == "" {
+		// No rules page of the host's: the rules are told in the chat, in the reader's language,
+		// rather than linked to a page in English elsewhere.
+		row = append(row, table.Button{Label: i18n.T(lang, "btn.rules"), Action: table.Action{Verb: table.VerbRules}, Style: table.StyleSecondary})
+	}
 	it := newItem(chat, thread, table.Message{Kind: table.KindNotice, Lang: lang, Text: tr(lang, "welcome", btn),
-		Buttons: [][]table.Button{{{Label: btn, Action: table.Action{Verb: table.VerbNew}, Style: table.StyleSuccess}}}})
-	it.Data.link, it.Data.label = a.cfg.RulesURL, i18n.T(lang, "btn.rules")
+		Buttons: [][]table.Button{row}})
+	if a.cfg.RulesURL != "" {
+		it.Data.link, it.Data.label = a.cfg.RulesURL, i18n.T(lang, "btn.rules")
+	}
 	a.enqueue(it)
 }
 

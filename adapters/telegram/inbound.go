@@ -264,9 +264,10 @@ func (a *Adapter) onCallback(ctx context.Context, u update) (failed error) {
 			if !a.isBlocked(user) {
 				a.sendHand(user, r)
 			}
-		case r.Kind == table.KindReply && !r.Secret && (r.File != nil || r.Record != "" || r.Picture == table.PictureStandings):
-			// A kept match's file or board, or a league table, was asked for to be seen: not an
-			// alert, a message in the chat the button is in. (The live board answers as an alert,
+		case r.Kind == table.KindReply && !r.Secret && (r.File != nil || r.Record != "" || r.Picture == table.PictureStandings ||
+			act.Verb == table.VerbRules):
+			// A kept match's file or board, a league table, or the rules (the welcome's button)
+			// was asked for to be seen: not an alert, a message in the chat the button is in. (The live board answers as an alert,
 			// as a press at the table should not add to the group's messages.)
 			if private {
 				a.enqueue(newItem(user, 0, r))

@@ -32,8 +32,17 @@ func TestPrivacyModeWholeMatchWithButtons(t *testing.T) {
 		if !ok {
 			t.Fatalf("no New table button after the bot was added: %+v", f.messages(group))
 		}
-		if urls := welcome.urls(); len(urls) != 1 || urls[0] != table.DefaultRulesURL {
-			t.Errorf("the welcome's rules link: %q", urls)
+		// Without a rules page of the host's, the welcome links no page (the project's is in
+		// English only); its Rules button tells the rules in the group (issue 35).
+		if urls := welcome.urls(); len(urls) != 0 {
+			t.Errorf("the welcome links %q without a rules page configured", urls)
+		}
+		if text, alert := answerOf(t, f, mustPress(t, f, bob, group, table.VerbRules, "")); alert {
+			t.Fatalf("the welcome's Rules button refused: %s", text)
+		}
+		settle(3 * time.Second)
+		if got := newest(f, group).Text; !strings.Contains(got, i18n.T("en", "rules.title")) {
+			t.Errorf("the welcome's Rules button told the group %q", got)
 		}
 		if len(data) > table.MaxActionLen {
 			t.Errorf("the New table button's data is %d bytes", len(data))

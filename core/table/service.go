@@ -102,9 +102,6 @@ func (s *Service) Count() map[Status]int {
 
 // Defaults of the Config.
 const (
-	// DefaultRulesURL is the project's rules page, in English only; the service links no page
-	// unless one is configured (Config.RulesURL).
-	DefaultRulesURL   = "https://github.com/kontermatt/kontermatt/blob/main/docs/rules.md"
 	DefaultOverFor    = 24 * time.Hour
 	DefaultRetention  = 30 * 24 * time.Hour
 	DefaultPruneEvery = time.Hour
