@@ -2,7 +2,6 @@ package table_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,36 +11,18 @@ import (
 
 // stuckStore is a MemStore whose commits of one table wait until released: a disk that hangs on
 // that table's fsync while the others' go through.
+// stuckStore is a memory store whose commits of one table wait until released (tabletest.Hang).
 type stuckStore struct {
 	*table.MemStore
-	mu      sync.Mutex
-	table   string        // the table whose commits wait; "" none
-	stuck   chan struct{} // gets a value when a commit starts waiting
-	release chan struct{} // closed to let the waiting commits through
+	*tabletest.Hang
 }
 
 func newStuckStore() *stuckStore {
-	return &stuckStore{MemStore: table.NewMemStore(), stuck: make(chan struct{}, 1), release: make(chan struct{})}
-}
-
-// stickAt makes the commits of table id wait from now on.
-func (s *stuckStore) stickAt(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.table = id
+	return &stuckStore{MemStore: table.NewMemStore(), Hang: tabletest.NewHang()}
 }
 
 func (s *stuckStore) Commit(ctx context.Context, c table.Change) error {
-	s.mu.Lock()
-	stick := s.table != "" && c.TableID == s.table
-	s.mu.Unlock()
-	if stick {
-		select {
-		case s.stuck <- struct{}{}:
-		default:
-		}
-		<-s.release
-	}
+	s.Wait(c)
 	return s.MemStore.Commit(ctx, c)
 }
 
@@ -67,7 +48,7 @@ func answersWhileStuck(t *testing.T, svc *table.Service, store *stuckStore, what
 		return d
 	case <-time.After(stuckFor):
 		t.Errorf("%s did not answer in %v while another table's commit was stuck", what, stuckFor)
-		close(store.release)
+		close(store.Release)
 		d := <-took
 		t.Logf("%s answered %v after it was asked, once the stuck commit was let through", what, d)
 		return d
@@ -95,19 +76,19 @@ func TestNoLockWaitsForAnotherTablesCommit(t *testing.T) {
 		}
 		move := tabletest.Next(svc, other)
 		// An admin stops the match: it is kept, and the league learns it with the same commit.
-		store.stickAt(ending.ID)
+		store.At(ending.ID)
 		stopped := make(chan struct{})
 		go func() {
 			defer close(stopped)
 			svc.Handle(context.Background(), table.Command{Place: ending.Place, Actor: ending.Players[0], Verb: table.VerbStop, Admin: true})
 		}()
-		<-store.stuck
+		<-store.Stuck
 		answersWhileStuck(t, svc, store, "/stats at another place", stats)
 		answersWhileStuck(t, svc, store, "a move at another table", move)
 		select {
-		case <-store.release:
+		case <-store.Release:
 		default:
-			close(store.release)
+			close(store.Release)
 		}
 		<-stopped
 		if st, _ := svc.Status(ending.ID); st != table.StatusClosed && st != "" {
@@ -132,19 +113,19 @@ func TestNoLockWaitsForAnotherTablesCommit(t *testing.T) {
 			t.Fatal(err)
 		}
 		move := tabletest.Next(svc, other)
-		store.stickAt(finished.ID)
+		store.At(finished.ID)
 		opened := make(chan []table.Message, 1)
 		go func() {
 			r, _ := svc.Handle(context.Background(), table.Command{Place: finished.Place, Actor: finished.Players[0], Verb: table.VerbNew})
 			opened <- r
 		}()
-		<-store.stuck
+		<-store.Stuck
 		answersWhileStuck(t, svc, store, "a move at another table", move)
 		answersWhileStuck(t, svc, store, "/stats at another place", stats)
 		select {
-		case <-store.release:
+		case <-store.Release:
 		default:
-			close(store.release)
+			close(store.Release)
 		}
 		if r := <-opened; len(r) == 0 || r[0].Kind == table.KindError {
 			t.Errorf("new at the finished table's place: %+v", r)

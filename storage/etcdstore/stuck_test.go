@@ -4,7 +4,6 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,33 +20,15 @@ type kvStore interface {
 	table.Swapper
 }
 
-// hangingStore is a store whose commits of one table wait until released: a disk or a cluster
-// that hangs on that table's write while the others' go through.
+// hangingStore is a store whose commits of one table wait until released (tabletest.Hang): a
+// disk or a cluster that hangs on that table's write while the others' go through.
 type hangingStore struct {
 	kvStore
-	mu      sync.Mutex
-	table   string
-	stuck   chan struct{}
-	release chan struct{}
-}
-
-func (s *hangingStore) hangAt(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.table = id
+	*tabletest.Hang
 }
 
 func (s *hangingStore) Commit(ctx context.Context, c table.Change) error {
-	s.mu.Lock()
-	hang := s.table != "" && c.TableID == s.table
-	s.mu.Unlock()
-	if hang {
-		select {
-		case s.stuck <- struct{}{}:
-		default:
-		}
-		<-s.release
-	}
+	s.Wait(c)
 	return s.kvStore.Commit(ctx, c)
 }
 
@@ -74,7 +55,7 @@ func TestOtherTablesAnswerWhileOneCommitHangs(t *testing.T) {
 	}
 	for _, st := range stores {
 		t.Run(st.name, func(t *testing.T) {
-			store := &hangingStore{kvStore: st.open(t), stuck: make(chan struct{}, 1), release: make(chan struct{})}
+			store := &hangingStore{kvStore: st.open(t), Hang: tabletest.NewHang()}
 			svc := table.New(table.Config{Store: store, KV: store, Seed: 3})
 			defer svc.Close()
 			var tables []tabletest.Table
@@ -101,13 +82,13 @@ func TestOtherTablesAnswerWhileOneCommitHangs(t *testing.T) {
 				return took[len(took)*99/100]
 			}
 			before := p99(10)
-			store.hangAt(hung.ID)
+			store.At(hung.ID)
 			hanging := make(chan struct{})
 			go func() {
 				defer close(hanging)
 				svc.Handle(context.Background(), tabletest.Next(svc, hung))
 			}()
-			<-store.stuck
+			<-store.Stuck
 			asked := make(chan struct{})
 			go func() { // waits for the hung table's lock: it must not hold up the others
 				defer close(asked)
@@ -120,10 +101,10 @@ func TestOtherTablesAnswerWhileOneCommitHangs(t *testing.T) {
 			select {
 			case during = <-done:
 			case <-time.After(stuckFor):
-				close(store.release)
+				close(store.Release)
 				t.Fatalf("the other tables did not answer within %v while one table's commit hung", stuckFor)
 			}
-			close(store.release)
+			close(store.Release)
 			<-hanging
 			<-asked
 			t.Logf("p99 of a move at another table: %v before, %v while one commit hung", before, during)
