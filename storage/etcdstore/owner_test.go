@@ -53,16 +53,6 @@ func waitSpread(tb testing.TB, within time.Duration, copies ...*botCopy) {
 	}
 }
 
-// ownerOf gives the copy that owns the place, nil if none does.
-func ownerOf(place table.Place, copies ...*botCopy) *botCopy {
-	for _, bc := range copies {
-		if bc.svc.Owns(place) {
-			return bc
-		}
-	}
-	return nil
-}
-
 // TestFencedCommit: a change fenced by a lease is written while the copy holds it; once the
 // copy's etcd lease is gone (as after a pause past its time to live), the same fence fails with
 // table.ErrFenced and writes nothing, and so does a fence from another claim to the lease.

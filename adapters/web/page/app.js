@@ -316,8 +316,10 @@
   $("overlay-text").addEventListener("click", () => { if (onOverlayTap) onOverlayTap(); });
 
   function send(verb, arg) {
-    // No blind tap: a move counts only from the view the page shows, with everything told.
-    if (!$("overlay").hidden || !view || sentAt === view.seq || busy()) return;
+    // No blind tap: a move counts only from the view the page shows, with everything told. Taking
+    // one's seat back is no move in the game: it counts while the page is still telling.
+    const move = verb !== "back";
+    if (!$("overlay").hidden || !view || sentAt === view.seq || (move && busy())) return;
     if (!speak({ t: "move", verb, arg: arg || "", seq: view.seq, id: pageID + (moveNo + 1) })) return;
     sentAt = view.seq;
     moveNo++;
