@@ -91,9 +91,10 @@ func askHealth(cfg Config) (line string, healthy bool) {
 // has a quorum (a member with a leader answers) and an alarm raised, and the leases this copy
 // holds. It reports
 // whether they are fine.
-func storeHealth(cfg Config, store botStore, leases table.Leases) func(state map[string]string) bool {
-	ctx := context.Background()
-	return func(state map[string]string) bool {
+// Both questions to etcd carry the /healthz request's context, each bounded by half the health
+// check's time.
+func storeHealth(cfg Config, store botStore, leases table.Leases) func(ctx context.Context, state map[string]string) bool {
+	return func(ctx context.Context, state map[string]string) bool {
 		held := leases.Held()
 		state["leases"] = strings.Join(held, ",")
 		if len(held) == 0 {
@@ -105,16 +106,18 @@ func storeHealth(cfg Config, store botStore, leases table.Leases) func(state map
 			return true
 		}
 		state["store"] = describeStore(cfg)
-		if _, err := st.Revision(ctx); err != nil { // asked of a member with a leader
+		rctx, cancel := context.WithTimeout(ctx, healthTimeout/2)
+		defer cancel()
+		if _, err := st.Revision(rctx); err != nil { // asked of a member with a leader
 			state["quorum"] = "lost: " + err.Error()
 			return false
 		}
 		state["quorum"] = "ok"
 		// A raised alarm (NOSPACE: a member's database reached its quota) refuses every write
 		// until the host mends it (docs/cluster.md).
-		ctx, cancel := context.WithTimeout(context.Background(), healthTimeout/2)
+		actx, cancel := context.WithTimeout(ctx, healthTimeout/2)
 		defer cancel()
-		alarms, err := st.Alarms(ctx)
+		alarms, err := st.Alarms(actx)
 		switch {
 		case err != nil:
 			state["alarms"] = "unknown: " + err.Error()

@@ -51,6 +51,8 @@ func keepHistory(ctx context.Context, st *etcdstore.Store, leases table.Leases, 
 
 // startHistory runs keepHistory until the function it gives is called, which waits for it.
 func startHistory(st *etcdstore.Store, leases table.Leases, window time.Duration, log *slog.Logger) func() {
+	// The upkeep owns its lifetime: it runs from the start until the function returned here is
+	// called at shutdown, after the platforms stopped (not with any one request).
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

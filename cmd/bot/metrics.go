@@ -130,6 +130,8 @@ var descAlarm = prometheus.NewDesc("kontermatt_etcd_alarm", "1 while the etcd cl
 func (e etcdAlarms) Describe(ch chan<- *prometheus.Desc) { ch <- descAlarm }
 
 func (e etcdAlarms) Collect(ch chan<- prometheus.Metric) {
+	// Prometheus gives a collector no context: the scrape's question owns its own, bounded well
+	// inside a scrape's usual 10 s timeout.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	alarms, err := e.st.Alarms(ctx)
@@ -205,11 +207,11 @@ type connectedReporter interface {
 // health answers /healthz: 200 when the database takes a write, more's parts are fine (the
 // store's: storeHealth) and every platform is connected, else 503; the body says each part's
 // state.
-func health(store table.KV, chats []chatAdapter, more func(state map[string]string) bool) http.Handler {
+func health(store table.KV, chats []chatAdapter, more func(ctx context.Context, state map[string]string) bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		state := map[string]string{}
-		ok := more == nil || more(state)
+		ok := more == nil || more(ctx, state)
 		if err := store.Put(ctx, "health", "probe", []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
 			state["database"], ok = "not writable: "+err.Error(), false
 		} else {

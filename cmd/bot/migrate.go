@@ -15,7 +15,7 @@ import (
 // back: the destination must hold nothing yet. `bot stats rebuild` on each side then gives the
 // same numbers.
 func runMigrate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	ctx := context.Background()
+	ctx := context.Background() // a one-shot subcommand: its work lives as long as the process
 	fs := newFlags("migrate")
 	configPath := fs.String("config", "", "YAML config file (its database and its etcd section)")
 	dbPath := fs.String("db", "", "database file (overrides the config)")

@@ -16,7 +16,7 @@ import (
 // kept match records, which are the truth; what the bot learned match by match must come out the
 // same, and the line says whether it did.
 func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	ctx := context.Background()
+	ctx := context.Background() // a one-shot subcommand: its work lives as long as the process
 	cfg, what, code, done := dbCommand("stats", args, stdout, stderr)
 	if done {
 		return code
@@ -85,7 +85,7 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 // leagueDiffers counts the league entries that are kept but not rebuilt, rebuilt but not kept, or
 // kept with other contents.
 func leagueDiffers(store botStore, entries []table.KVEntry) (int, error) {
-	ctx := context.Background()
+	ctx := context.Background() // a one-shot subcommand: its work lives as long as the process
 	rebuilt := map[string]string{}
 	for _, e := range entries {
 		rebuilt[e.Bucket+"\x00"+e.Key] = string(e.Value)

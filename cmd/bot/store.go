@@ -45,6 +45,8 @@ func openConfigured(cfg Config, opts storage.Options) (botStore, error) {
 
 // openEtcd connects to the configured cluster.
 func openEtcd(cfg Config) (*etcdstore.Store, error) {
+	// Called at start-up and by the one-shot subcommands, before any request exists: the
+	// connection's checks are bounded by the store's timeout (etcdOptions).
 	ctx := context.Background()
 	opts, err := etcdOptions(cfg)
 	if err != nil {
@@ -146,6 +148,9 @@ func describeStore(cfg Config) string {
 // etcdBackup writes a consistent snapshot of an etcd store, at one revision, as a bbolt file at
 // path (written beside it, then renamed over it): a file the bbolt store opens.
 func etcdBackup(st *etcdstore.Store, path string) (n int, err error) {
+	// The backup subcommand and the admin door's Backup (whose port, shared with bbolt's
+	// io.Writer backup, takes no context) call it: the snapshot owns its lifetime, each read
+	// bounded by the store's timeout.
 	ctx := context.Background()
 	dir, base := filepath.Split(path)
 	if dir == "" {

@@ -111,7 +111,7 @@ func runBackup(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 
 // runExport writes every kept game and match record into a directory, one JSON file each.
 func runExport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	ctx := context.Background()
+	ctx := context.Background() // a one-shot subcommand: its work lives as long as the process
 	cfg, dir, code, done := dbCommand("export", args, stdout, stderr)
 	if done {
 		return code

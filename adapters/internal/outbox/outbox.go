@@ -240,6 +240,8 @@ func New[D any](cfg Config[D]) *Engine[D] {
 	}
 	e := &Engine[D]{cfg: cfg, queues: map[string]*queue[D]{}, stopTick: make(chan struct{})}
 	e.changed = sync.NewCond(&e.mu)
+	// The engine's workers live from New to Close, not with any caller's request: life is
+	// theirs, ended by Close.
 	e.life, e.lifeStop = context.WithCancel(context.Background())
 	e.recs.init(cfg.KV, cfg.Bucket, cfg.Log)
 	if cfg.Shared {
@@ -943,6 +945,8 @@ func (e *Engine[D]) Close(d time.Duration) {
 	}
 	e.closing = true
 	e.mu.Unlock()
+	// Close's last sends have their own bound, d: the caller's context has usually ended (a
+	// SIGTERM) when the queue is drained.
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	if err := e.Flush(ctx); err != nil {
@@ -999,6 +1003,8 @@ const maxCached = 4096
 
 func (r *records) init(kv table.KV, bucket string, log *slog.Logger) {
 	r.kv, r.bucket, r.log = kv, bucket, log
+	// The records outlive the engine's life (Close writes them back after it gave up on the
+	// queue), so they own their context; each KV call is bounded by the store's own timeout.
 	r.ctx = context.Background()
 	r.recs, r.dirty = map[string]Record{}, map[string]bool{}
 }
