@@ -233,8 +233,11 @@ var TableOptions = []Option{
 	{Key: "direction", Names: map[string]string{"lb": "Richtung", "de": "Richtung", "fr": "sens"}, Help: "cmd.opt.direction",
 		Aliases: map[string][]string{"en": {"dir"}, "lb": {"richtung"}, "de": {"richtung"}, "fr": {"sens"}},
 		Values: []OptionValue{
-			{Key: "clockwise", Label: "opt.direction.clockwise", Names: map[string]string{"de": "Uhrzeigersinn", "fr": "horaire"}, Aliases: map[string][]string{"en": {"cw"}, "de": {"uhrzeigersinn"}, "fr": {"horaire"}}},
-			{Key: "anticlockwise", Label: "opt.direction.anticlockwise", Names: map[string]string{"de": "Gegenuhrzeigersinn", "fr": "antihoraire"}, Aliases: map[string][]string{"en": {"counterclockwise", "acw", "ccw", "anti"}, "de": {"gegenuhrzeigersinn"}, "fr": {"antihoraire"}}},
+			{Key: "clockwise", Label: "opt.direction.clockwise", Names: map[string]string{"lb": "mat-der-Auer", "de": "Uhrzeigersinn", "fr": "horaire"},
+				Aliases: map[string][]string{"en": {"cw"}, "lb": {"matderauer"}, "de": {"uhrzeigersinn"}, "fr": {"horaire"}}},
+			// lb "géint d’Auer" typed as one word: the apostrophe as people type it (' or ’) or left out.
+			{Key: "anticlockwise", Label: "opt.direction.anticlockwise", Names: map[string]string{"lb": "géint-d'Auer", "de": "Gegenuhrzeigersinn", "fr": "antihoraire"},
+				Aliases: map[string][]string{"en": {"counterclockwise", "acw", "ccw", "anti"}, "lb": {"géint-d’auer", "géint-dauer", "geintdauer"}, "de": {"gegenuhrzeigersinn"}, "fr": {"antihoraire"}}},
 		},
 		get: func(o Options) string { return o.Rules.Direction.String() },
 		set: func(o *Options, v string) {

@@ -55,6 +55,9 @@ func TestParseOptions(t *testing.T) {
 		{"dir=acw", []string{"dir=acw"}, with(func(o *Options) { o.Rules.Direction = core.Anticlockwise })},
 		{"sens=antihoraire", []string{"sens=antihoraire"}, with(func(o *Options) { o.Rules.Direction = core.Anticlockwise })},
 		{"richtung=cw", []string{"direction=anti", "richtung=cw"}, def},
+		{"Richtung=géint-d'Auer", []string{"Richtung=géint-d'Auer"}, with(func(o *Options) { o.Rules.Direction = core.Anticlockwise })},
+		{"richtung=geint-d’auer", []string{"richtung=geint-d’auer"}, with(func(o *Options) { o.Rules.Direction = core.Anticlockwise })},
+		{"Richtung=mat-der-Auer", []string{"direction=anti", "Richtung=mat-der-Auer"}, def},
 		{"level strong", []string{"level=strong"}, with(func(o *Options) { o.Level = "strong" })},
 		{"bots=easy", []string{"bots=easy"}, with(func(o *Options) { o.Level = "easy" })},
 		{"niveau=facile", []string{"niveau=facile"}, with(func(o *Options) { o.Level = "easy" })},
@@ -277,5 +280,28 @@ func TestRulesPageListsTheOptions(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("docs/rules.md lists the options\n%v\nwant\n%v", got, want)
+	}
+}
+
+// TestOptionsInEachLanguage: help in lb, de and fr names every option and every value in that
+// language (the English keys stay understood, TestEveryAliasParses), none left in English where
+// the language has a word of its own.
+func TestOptionsInEachLanguage(t *testing.T) {
+	want := map[string][]string{
+		"lb": {"Strécher=9 (1–20)", "Stänner=Asaz|1", "Bonus=un|aus", "Annoncen=un|aus", "Bedenkzäit=normal|kuerz|laang|onbegrenzt",
+			"Richtung=mat-der-Auer|géint-d'Auer", "Niveau=normal|liicht|staark", "Tipps=aus|un", "Tempo=normal|séier|gemittlech"},
+		"de": {"Striche=9 (1–20)", "Gleichstand=Einsatz|1", "Bonus=an|aus", "Ansagen=an|aus", "Bedenkzeit=normal|schnell|lang|unbegrenzt",
+			"Richtung=Uhrzeigersinn|Gegenuhrzeigersinn", "Stufe=normal|leicht|stark", "Tipps=aus|an", "Tempo=normal|schnell|lang"},
+		"fr": {"traits=9 (1–20)", "égalité=mise|1", "capot=oui|non", "annonces=oui|non", "temps=normal|rapide|long|illimité",
+			"sens=horaire|antihoraire", "niveau=normal|facile|fort", "conseils=non|oui", "rythme=normal|rapide|détendu"},
+	}
+	for lang, lines := range want {
+		var got []string
+		for _, o := range TableOptions {
+			got = append(got, o.SyntaxIn(lang))
+		}
+		if !slices.Equal(got, lines) {
+			t.Errorf("options in %s:\n%s\nwant:\n%s", lang, strings.Join(got, "\n"), strings.Join(lines, "\n"))
+		}
 	}
 }
