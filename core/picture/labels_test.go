@@ -9,7 +9,7 @@ var (
 		Winner: "Gewënner", Draw: "Stänner", Earlier: "méi fréi Spiller", NoGames: "Nach keng Spiller",
 		Trick: "Streech", LastTrick: "Leschte Streech", Turn: "Un der Rei", Cards: "Kaarten",
 		OpenOne: "op", CrossedOne: "duerchgestrach", AddedOne: "bäigesat", EarlierOne: "méi fréit Spill", One: 1 << 1,
-		Standings: "Klassement", Player: "Spiller", Rating: "Wäertung", Won: "Gewonnen", Played: "Gespillt",
+		Standings: "Klassement", Player: "Spiller", Rating: "Bewäertung", Won: "Gewonnen", Played: "Gespillt",
 		Provisional: "provisoresch", NoMatches: "Nach keng Partie ofgeschloss", Colon: ": ",
 	}
 	german = Labels{
