@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -807,4 +808,43 @@ func (h handThenChange) Handle(ctx context.Context, cmd table.Command) ([]table.
 	r, err := h.Service.Handle(ctx, cmd)
 	h.after(ctx, cmd)
 	return r, err
+}
+
+// TestHelpFitsInEveryLanguage: /km help reaches a player whole in each language, within
+// Discord's 2,000 characters for a message (developer docs, Reference: Message Resource, "content":
+// "up to 2000 characters"; the fake refuses longer ones). The adapter would cut a longer one with
+// "…", so the last line of help must be there.
+func TestHelpFitsInEveryLanguage(t *testing.T) {
+	f := newFakeDiscord(t)
+	store := table.NewMemStore()
+	startHarness(t, f, store, store)
+	for i, lang := range i18n.Languages {
+		u := fakeUser{ID: fmt.Sprintf("1000000000000001%02d", i), Name: "Lena", Locale: "en-US"}
+		if lang != "en" {
+			if r := f.slash(u, guildChannel, "lang", map[string]any{"name": "language", "type": 3, "value": lang}); r.Type != 4 {
+				t.Fatalf("%s: /km lang answered %+v", lang, r)
+			}
+		}
+		r := f.slash(u, guildChannel, "help")
+		if r.Type != 4 || r.Flags&64 == 0 || strings.HasSuffix(r.Content, "…") || !strings.Contains(r.Content, "/km new") {
+			t.Fatalf("%s: /km help cut or refused: %+v", lang, r)
+		}
+		// Its last line, "/km help — …", arrives: in the answer, or in a follow-up only Lena sees.
+		var got []string
+		f.waitFor(lang+" help's last line", func() bool {
+			got = nil
+			for _, id := range f.ephemeral[u.ID] { // after /km lang's answer: the help's messages
+				if c := f.msgs[id].Content; c == r.Content || len(got) > 0 {
+					got = append(got, c)
+				}
+			}
+			return len(got) > 0 && strings.Contains(got[len(got)-1], "/km help —")
+		})
+		for _, c := range got {
+			if n := utf8.RuneCountInString(c); strings.HasSuffix(c, "…") || n > 2000 {
+				t.Errorf("%s: a help message of %d characters is cut", lang, n)
+			}
+		}
+		t.Logf("%s: /km help in %d messages", lang, len(got))
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -749,7 +750,7 @@ func (r *responder) mayAttach() bool {
 
 // send makes the replies the interaction's answer, with their files if attach (r.mu held).
 func (r *responder) send(replies []table.Message, attach bool) (original bool, err error) {
-	a, i := r.a, r.i
+	a := r.a
 	content, comps, files := a.replyParts(replies, attach)
 	if link := a.linkRow(replies); link != nil && len(comps) < maxRows {
 		comps = append(comps, link...)
@@ -757,8 +758,29 @@ func (r *responder) send(replies []table.Message, attach bool) (original bool, e
 	if content == "" && len(replies) == 0 && !r.component {
 		content, r.bare = doneText, true
 	}
+	parts := pieces(content, maxContent)
+	if original, err = r.post(parts[0], comps, files, len(replies)); err != nil {
+		return original, err
+	}
+	// What does not fit in one message follows in more, which only the actor sees too.
+	for _, more := range parts[1:] {
+		if err := untilTaken(r.ctx, r.answered, func() error {
+			_, err := r.rest.FollowupMessageCreate(r.i, true, &discordgo.WebhookParams{Content: more,
+				Flags: discordgo.MessageFlagsEphemeral | noPreviews, AllowedMentions: noMentions()})
+			return err
+		}); err != nil {
+			return original, err
+		}
+	}
+	return original, nil
+}
+
+// post makes content, comps and files the interaction's answer (r.mu held); replies is how many
+// messages the service answered with.
+func (r *responder) post(content string, comps []discordgo.MessageComponent, files []*discordgo.File, replies int) (original bool, err error) {
+	i := r.i
 	switch {
-	case !r.deferred && r.component && len(replies) == 0:
+	case !r.deferred && r.component && replies == 0:
 		return true, r.respond(&discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate})
 	case !r.deferred:
 		return true, r.respond(&discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
@@ -769,7 +791,7 @@ func (r *responder) send(replies []table.Message, attach bool) (original bool, e
 			return editOriginal(r.ctx, r.rest, i.AppID, i.Token, &discordgo.WebhookEdit{Content: &content, Components: &comps,
 				Files: files, AllowedMentions: noMentions()})
 		})
-	case len(replies) > 0: // deferred button: the answer is a follow-up only the actor sees
+	case replies > 0: // deferred button: the answer is a follow-up only the actor sees
 		return false, untilTaken(r.ctx, r.answered, func() error {
 			_, err := r.rest.FollowupMessageCreate(i, true, &discordgo.WebhookParams{Content: content, Components: comps,
 				Files: files, Flags: discordgo.MessageFlagsEphemeral | noPreviews, AllowedMentions: noMentions()})
@@ -789,13 +811,32 @@ func (a *Adapter) replyParts(replies []table.Message, attach bool) (string, []di
 		if !attach {
 			m = a.withoutFiles(m)
 		}
-		texts = append(texts, render(m, ""))
+		texts = append(texts, renderWhole(m, "")) // send cuts it into messages that fit
 		rows = append(rows, m.Buttons...)
 		if files == nil && attach {
 			files = a.picture(m)
 		}
 	}
-	return truncate(strings.Join(texts, "\n\n"), maxContent), components(rows), files
+	return strings.Join(texts, "\n\n"), components(rows), files
+}
+
+// pieces cuts text into messages of at most n characters: at a paragraph's end where one is
+// within reach, else at a line's end, else (one line longer than n) inside the line.
+func pieces(text string, n int) []string {
+	var out []string
+	for utf8.RuneCountInString(text) > n {
+		head := string([]rune(text)[:n])
+		cut := strings.LastIndex(head, "\n\n")
+		if cut <= 0 {
+			cut = strings.LastIndex(head, "\n")
+		}
+		if cut <= 0 {
+			cut = len(head)
+		}
+		out = append(out, text[:cut])
+		text = strings.TrimLeft(text[cut:], "\n")
+	}
+	return append(out, text)
 }
 
 // withoutFiles is a reply as it goes where files may not: the table's board and the league

@@ -594,9 +594,12 @@ func restCode(err error) int {
 	return 0
 }
 
-// render gives a message's text as Discord shows it: the title in bold, Markdown escaped, at
-// most 2,000 characters.
-func render(m table.Message, mention string) string {
+// render gives a message's text as Discord shows it in one message: renderWhole, cut at 2,000
+// characters.
+func render(m table.Message, mention string) string { return truncate(renderWhole(m, mention), maxContent) }
+
+// renderWhole gives a message's text as Discord shows it: the title in bold, Markdown escaped.
+func renderWhole(m table.Message, mention string) string {
 	var b strings.Builder
 	if mention != "" {
 		b.WriteString("<@" + mention + "> ")
@@ -615,7 +618,7 @@ func render(m table.Message, mention string) string {
 		}
 	}
 	b.WriteString(text)
-	return truncate(b.String(), maxContent)
+	return b.String()
 }
 
 var channelMention = regexp.MustCompile(`\\<#([0-9]+)>`)
