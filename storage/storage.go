@@ -30,6 +30,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // The Store satisfies the service's interfaces.
@@ -110,7 +111,7 @@ type Store struct {
 	solo     bool // Options.NoGroupCommit
 	readOnly bool
 	q        queue
-	feed     table.Feed
+	feed     mem.Feed
 }
 
 // Open opens (creating if needed) the database at path, brings its schema to the current version

@@ -239,7 +239,7 @@ func (s *Store) Revision(ctx context.Context) (uint64, error) { return s.feed.Re
 
 // Watch tells of the table changes committed from revision from on, in commit order (see
 // table.Watcher): in this process only, which is every writer a bbolt file has. It keeps the last
-// table.FeedKeep changes for a watch that starts in the past or falls behind.
+// mem.FeedKeep changes for a watch that starts in the past or falls behind.
 func (s *Store) Watch(ctx context.Context, from uint64) <-chan table.TableChange {
 	return s.feed.Watch(ctx, from)
 }

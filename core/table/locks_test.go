@@ -7,23 +7,24 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // stuckStore is a MemStore whose commits of one table wait until released: a disk that hangs on
 // that table's fsync while the others' go through.
 // stuckStore is a memory store whose commits of one table wait until released (tabletest.Hang).
 type stuckStore struct {
-	*table.MemStore
+	*mem.Store
 	*tabletest.Hang
 }
 
 func newStuckStore() *stuckStore {
-	return &stuckStore{MemStore: table.NewMemStore(), Hang: tabletest.NewHang()}
+	return &stuckStore{Store: mem.New(), Hang: tabletest.NewHang()}
 }
 
 func (s *stuckStore) Commit(ctx context.Context, c table.Change) error {
 	s.Wait(c)
-	return s.MemStore.Commit(ctx, c)
+	return s.Store.Commit(ctx, c)
 }
 
 // stuckFor is how long a test lets a commit hang before it gives up waiting for the others: far
@@ -64,7 +65,7 @@ func TestNoLockWaitsForAnotherTablesCommit(t *testing.T) {
 		Verb: table.VerbStats}
 	t.Run("a match that ends", func(t *testing.T) {
 		store := newStuckStore()
-		svc := table.New(table.Config{Store: store, KV: store.MemStore, Seed: 1})
+		svc := table.New(table.Config{Store: store, KV: store.Store, Seed: 1})
 		defer svc.Close()
 		ending, err := tabletest.Open(svc, 1)
 		if err != nil {
@@ -97,7 +98,7 @@ func TestNoLockWaitsForAnotherTablesCommit(t *testing.T) {
 	})
 	t.Run("a new table replaces a finished one", func(t *testing.T) {
 		store := newStuckStore()
-		svc := table.New(table.Config{Store: store, KV: store.MemStore, Seed: 1})
+		svc := table.New(table.Config{Store: store, KV: store.Store, Seed: 1})
 		defer svc.Close()
 		finished, err := tabletest.Open(svc, 1)
 		if err != nil {

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"github.com/kontermatt/kontermatt/storage/mem"
 	"testing"
 	"testing/synctest"
 )
@@ -13,7 +14,7 @@ import (
 func TestFinishedMatchLogIsPruned(t *testing.T) {
 	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
-		store := NewMemStore()
+		store := mem.New()
 		h := newHarness(t, store)
 		defer h.svc.Close()
 		me := player(1)

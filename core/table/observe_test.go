@@ -1,6 +1,7 @@
 package table
 
 import (
+	"github.com/kontermatt/kontermatt/storage/mem"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -42,7 +43,7 @@ func (r *recorder) Decision(level string, _ time.Duration) {
 func TestObserverHearsEverything(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
-		h := newHarness(t, NewMemStore(), func(c *Config) { c.Observe = rec })
+		h := newHarness(t, mem.New(), func(c *Config) { c.Observe = rec })
 		defer h.svc.Close()
 		me := player(1)
 		h.do(me, VerbNew, "timer=none")

@@ -2,6 +2,7 @@ package table
 
 import (
 	"context"
+	"github.com/kontermatt/kontermatt/storage/mem"
 	"strings"
 	"sync"
 	"testing"
@@ -22,7 +23,7 @@ func (h *harness) shownOf() shownState {
 }
 
 func TestShownKeepsTheNewestVersionShown(t *testing.T) {
-	h := newHarness(t, NewMemStore())
+	h := newHarness(t, mem.New())
 	defer h.svc.Close()
 	h.svc.Shown(h.place, 3) // no table there yet: nothing to note, nothing to fail
 	if e := errText(h.do(player(1), VerbNew, "timer=none")); e != "" {
@@ -92,7 +93,7 @@ func (s *showingSurface) Deliver(ctx context.Context, msgs []Message) {
 func pacedMatch(t *testing.T, surface *showingSurface, stripes string) (*harness, []Message, map[uint64]bool) {
 	t.Helper()
 	var h *harness
-	h = newHarness(t, NewMemStore(), func(c *Config) {
+	h = newHarness(t, mem.New(), func(c *Config) {
 		surface.outbox = &outbox{}
 		surface.svc = func() *Service { return h.svc }
 		surface.delivered, surface.shownAt = map[uint64]time.Time{}, map[uint64]time.Time{}
@@ -216,7 +217,7 @@ func TestHeldMoveGivesWayToAPause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		surface := &showingSurface{delay: 100 * time.Millisecond, stopAfter: 1} // the lobby, then silence
 		var h *harness
-		h = newHarness(t, NewMemStore(), func(c *Config) {
+		h = newHarness(t, mem.New(), func(c *Config) {
 			surface.outbox = &outbox{}
 			surface.svc = func() *Service { return h.svc }
 			surface.delivered, surface.shownAt = map[uint64]time.Time{}, map[uint64]time.Time{}

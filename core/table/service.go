@@ -17,6 +17,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/league"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // Config wires a Service.
@@ -195,7 +196,7 @@ func New(cfg Config) *Service {
 		cfg.Observe = noObserver{}
 	}
 	if cfg.KV == nil {
-		cfg.KV = NewMemStore() // the settings and the leagues last until the service stops
+		cfg.KV = mem.New() // the settings and the leagues last until the service stops
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Service{cfg: cfg, tables: map[string]*tbl{}, byPlace: map[string]string{},

@@ -12,6 +12,7 @@ import (
 	"github.com/kontermatt/kontermatt/storage"
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
 	"github.com/kontermatt/kontermatt/storage/etcdstore/etcdtest"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // kvStore is a store with its KV, as the bot opens every store.
@@ -42,7 +43,7 @@ func TestOtherTablesAnswerWhileOneCommitHangs(t *testing.T) {
 		name string
 		open func(t *testing.T) kvStore
 	}{
-		{"memory", func(t *testing.T) kvStore { return table.NewMemStore() }},
+		{"memory", func(t *testing.T) kvStore { return mem.New() }},
 		{"bbolt", func(t *testing.T) kvStore {
 			s, err := storage.Open(filepath.Join(t.TempDir(), "hang.db"), storage.Options{})
 			if err != nil {
