@@ -136,3 +136,59 @@ func TestNoLockWaitsForAnotherTablesCommit(t *testing.T) {
 		}
 	})
 }
+
+// TestLookupsDoNotWaitForATablesCommit: while one table's commit hangs, what is asked about the
+// tables without changing one answers at once: a private command (its table is found among all
+// tables by the actor's seat), where the hung table is (PlaceOf, as an adapter delivering its
+// messages asks), its status, and how many tables are in each status. Each reads the tables as
+// last stored, never waiting for a table's lock.
+func TestLookupsDoNotWaitForATablesCommit(t *testing.T) {
+	store := newStuckStore()
+	svc := table.New(table.Config{Store: store, KV: store.Store, Seed: 1})
+	defer svc.Close()
+	hung, err := tabletest.Open(svc, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := tabletest.Open(svc, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.At(hung.ID)
+	moved := make(chan struct{})
+	go func() {
+		defer close(moved)
+		svc.Handle(context.Background(), tabletest.Next(svc, hung))
+	}()
+	<-store.Stuck
+	asks := []struct {
+		what string
+		ask  func() bool
+	}{
+		{"PlaceOf the hung table", func() bool { p, ok := svc.PlaceOf(hung.ID); return ok && p == hung.Place }},
+		{"Status of the hung table", func() bool { st, ok := svc.Status(hung.ID); return ok && st == table.StatusPlaying }},
+		{"Count", func() bool { return svc.Count()[table.StatusPlaying] == 2 }},
+	}
+	for _, a := range asks {
+		got := make(chan bool, 1)
+		go func() { got <- a.ask() }()
+		select {
+		case ok := <-got:
+			if !ok {
+				t.Errorf("%s answered wrong while the table's commit hung", a.what)
+			}
+		case <-time.After(stuckFor):
+			t.Errorf("%s did not answer in %v while the table's commit hung", a.what, stuckFor)
+		}
+	}
+	// Her hand, asked for in her private chat: which table she sits at is looked up.
+	me := other.Players[1]
+	answersWhileStuck(t, svc, store, "a private /hand", table.Command{Place: table.Place{Platform: "bench", Chat: "dm-" + me.ID},
+		Actor: me, Verb: table.VerbHand, Private: true})
+	select {
+	case <-store.Release:
+	default:
+		close(store.Release)
+	}
+	<-moved
+}

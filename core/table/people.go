@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 )
 
@@ -213,10 +212,11 @@ func (s *Service) personalLang(ctx context.Context, c *call) *userError {
 		return storeRefusal(err)
 	}
 	for _, t := range s.all() {
-		t.mu.Lock()
-		if t.st.Status != StatusClosed && seatOf(t.st, cmd.Actor.ID) != core.NoSeat {
-			s.publish(ctx, t, nil)
+		if !t.view().seats(cmd.Actor.ID) {
+			continue // found by the seats as stored: no other table's lock is waited for
 		}
+		t.mu.Lock()
+		s.publish(ctx, t, nil)
 		t.mu.Unlock()
 	}
 	return c.answer(reply(cmd, l, KindNotice, i18n.T(l, "note.lang_player")))

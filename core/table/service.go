@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
@@ -94,9 +95,7 @@ func (noObserver) Decision(string, time.Duration)      {}
 func (s *Service) Count() map[Status]int {
 	out := map[Status]int{}
 	for _, t := range s.all() {
-		t.mu.Lock()
-		out[t.st.Status]++
-		t.mu.Unlock()
+		out[t.view().status]++ // as stored: a table's lock may be held through its commit
 	}
 	return out
 }
@@ -170,7 +169,39 @@ type tbl struct {
 	claimed []byte
 	// shown is what the place's public table message shows, as its adapter reports (pace.go).
 	shown shownState
+	// stored is what the table's last stored state says of where it is and who sits at it, for
+	// the lookups that must not wait for the table's lock, which a command holds through its
+	// commit: PlaceOf, Status, Count, find's search by seat. Replaced whole (noteStored), never
+	// changed, read without a lock.
+	stored atomic.Pointer[storedView]
 }
+
+// storedView is a table as last stored, as far as lookups across tables need it.
+type storedView struct {
+	place   Place
+	status  Status
+	players [4]string // the seated people's IDs ("" for an empty or a computer's seat)
+}
+
+// noteStored takes the table's state as the one stored now (table lock held): after a commit,
+// a load or a reload, and for a new table from its making.
+func (t *tbl) noteStored() {
+	v := &storedView{place: t.st.Place, status: t.st.Status}
+	for i, seat := range t.st.Seats {
+		if seat.Player != nil {
+			v.players[i] = seat.Player.ID
+		}
+	}
+	t.stored.Store(v)
+}
+
+// seats reports whether the person sits at the table as last stored, and it is not closed.
+func (v *storedView) seats(id string) bool {
+	return id != "" && v.status != StatusClosed && slices.Contains(v.players[:], id)
+}
+
+// view is the table as last stored (see stored); the table's lock is not needed.
+func (t *tbl) view() *storedView { return t.stored.Load() }
 
 // New makes a service; call Resume to load stored tables.
 func New(cfg Config) *Service {
@@ -308,6 +339,7 @@ func (s *Service) load(data []byte) (*tbl, error) {
 	}
 	t := &tbl{placeKey: st.Place.Key(), tableID: st.ID, created: st.Created, st: st, opts: opts, match: m, committed: data, sent: map[string]uint64{}}
 	s.makeRobots(t)
+	t.noteStored()
 	s.tables[st.ID] = t
 	if cur, ok := s.byPlace[t.placeKey]; !ok || s.tables[cur].created <= st.Created {
 		s.byPlace[t.placeKey] = st.ID
@@ -359,15 +391,12 @@ func (s *Service) TableAt(p Place) string {
 
 // PlaceOf gives the place of a live table; false when there is none by that ID.
 func (s *Service) PlaceOf(tableID string) (Place, bool) {
-	// The table's lock may be held through its commit: it is waited for without the service's,
-	// so that only a caller asking about that table waits.
+	// As stored: the table's lock may be held through its commit, which no caller waits for.
 	t, ok := s.table(tableID)
 	if !ok {
 		return Place{}, false
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.st.Place, true
+	return t.view().place, true
 }
 
 func (s *Service) makeRobots(t *tbl) {
@@ -468,7 +497,7 @@ func (s *Service) find(ctx context.Context, cmd Command) (*tbl, *userError) {
 		case key == cmd.Place.Key():
 		case !cmd.Private:
 			return nil, refuse("err.other_place")
-		case !s.seatedAt(t, cmd.Actor.ID):
+		case !t.view().seats(cmd.Actor.ID):
 			// A private chat answers for the person's own seat alone: a button pressed there
 			// (or forged) must not seat them at a group's table, or act there for them.
 			return nil, refuse("err.not_seated")
@@ -493,14 +522,11 @@ func (s *Service) find(ctx context.Context, cmd Command) (*tbl, *userError) {
 	if cmd.Private {
 		var found []*tbl
 		for _, t := range s.all() {
-			// Reading another table's seats needs its lock; the seat list only changes under it.
-			// It is waited for without the service's lock (a table's is held through its
-			// commit): only this command waits for a table whose commit hangs.
-			t.mu.Lock()
-			if t.st.Status != StatusClosed && seatOf(t.st, cmd.Actor.ID) != core.NoSeat {
+			// The seats as stored, without the table's lock (held through a commit): a table whose
+			// commit hangs holds up only the commands that act on it.
+			if t.view().seats(cmd.Actor.ID) {
 				found = append(found, t)
 			}
-			t.mu.Unlock()
 		}
 		if len(found) == 1 {
 			return found[0], nil
@@ -510,14 +536,6 @@ func (s *Service) find(ctx context.Context, cmd Command) (*tbl, *userError) {
 		}
 	}
 	return nil, refuse("err.no_table")
-}
-
-// seatedAt reports whether the person sits at the table (service lock held; it takes the
-// table's, as find's private search does).
-func (s *Service) seatedAt(t *tbl, id string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return id != "" && t.st.Status != StatusClosed && seatOf(t.st, id) != core.NoSeat
 }
 
 // unknownVerb refuses a verb the service does not know, naming the one it looks most like.
@@ -779,6 +797,7 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome,
 		return storeRefusal(err)
 	}
 	t.committed = data
+	t.noteStored()
 	t.failures = 0
 	s.publish(ctx, t, out.public)
 	s.startReviews(ctx, t, out.reviews)
@@ -1063,7 +1082,8 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 		t = newTable(id, s.newSecret())
 		t.placeKey, t.tableID, t.created, t.claimed = key, id, t.st.Created, raw
 		s.makeRobots(t)
-		t.mu.Lock() // lock order: service, then table
+		t.noteStored() // not stored yet: lookups see it as opened (unclaim takes it away again)
+		t.mu.Lock()    // lock order: service, then table
 		s.tables[id], s.byPlace[key] = t, id
 		s.mu.Unlock()
 		return t, nil, false
@@ -1223,9 +1243,7 @@ func (s *Service) Status(id string) (Status, bool) {
 	if !ok {
 		return "", false
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.st.Status, true
+	return t.view().status, true // as stored, without waiting for a commit in flight
 }
 
 // Settle waits until no computer decision is due at any table: scripts and tests that drive the
