@@ -160,9 +160,9 @@ type Change struct {
 	// Expect are KV entries as they were read to make this change (the league's entries a match
 	// end learned from): each key must hold its Value when the change is written (a nil Value:
 	// the key is absent; an empty one: an empty value), checked in the same transaction, or the
-	// change fails with ErrConflict and writes nothing. Of two copies of the bot that change one
-	// entry at once (two matches of one person ending), the second then reads it again and learns
-	// from the first's update instead of overwriting it.
+	// change fails with ErrConflict and writes nothing. Of two changes of one entry at once (two
+	// matches of one person ending, at one copy of the bot or two), the second then reads it
+	// again and learns from the first's update instead of overwriting it.
 	Expect []KVEntry
 	// Closed says the table is closed for good: the store keeps its state apart from the live
 	// tables, stamped with Log.Time, until Prune removes it.

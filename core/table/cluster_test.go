@@ -224,6 +224,36 @@ func TestLeagueAcrossCopies(t *testing.T) {
 	gate.SharedStore.(*tabletest.Ledger).Check(t)
 }
 
+// TestMatchEndsOfOnePersonAtOnce: at one copy, two matches of one person end at the same instant
+// (their last commands stored together): neither waits for the other's league update (the
+// league is compare-and-swap, not a lock across the commit), the store takes one and refuses the
+// other, which is learned again, and the league is exactly what stats rebuild makes.
+func TestMatchEndsOfOnePersonAtOnce(t *testing.T) {
+	const rounds = 6
+	gate := tabletest.NewTogether(tabletest.NewLedger(mem.New()))
+	gate.Wait = 2 * time.Second // a match end that waited for the other's would wait this long alone
+	clock := tabletest.NewTicking(time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC))
+	svcs := copies(t, gate, 1, func(_ int, c *table.Config) { c.Now, c.Shared = clock.Now, false })
+	tables, err := tabletest.OnePersonTwoTables(svcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tabletest.EndTogether(svcs, gate, tables, rounds); err != nil {
+		t.Fatal(err)
+	}
+	if gate.Paired() != rounds {
+		t.Fatalf("%d of %d pairs of match ends went together: one waited for the other", gate.Paired(), rounds)
+	}
+	n, err := tabletest.LeagueAsRebuilt(gate)
+	if err != nil {
+		t.Error(err)
+	}
+	if n != 2*rounds {
+		t.Errorf("%d records, want %d", n, 2*rounds)
+	}
+	gate.SharedStore.(*tabletest.Ledger).Check(t)
+}
+
 // forgetsTogether is a store whose first Forget waits for a second one (or a moment, wait) and
 // then both are written: two copies' forgets, each made from the records as they were before the
 // other was written.

@@ -111,12 +111,11 @@ func (s *Service) keepMatch(t *tbl, out *outcome) {
 }
 
 // store writes a change; the league learns a match that ended in the same transaction, and its
-// cache takes the update in once the change is stored. With other copies on the store, the
-// change expects the league's entries as the update read them (Change.Expect): if another copy
-// changed one meanwhile, the commit fails with ErrConflict and the command is applied again, so
-// the match is learned from that copy's update instead of overwriting it. No lock is held while the store writes:
-// another place's /stats answers meanwhile, and only a match end that changes the same entries
-// waits for this one (league.Cache).
+// cache reads the entries again once the change is stored. The change expects the league's
+// entries as the update read them (Change.Expect): if another match end (at another table of
+// this copy, or at another copy) changed one meanwhile, the commit fails with ErrConflict and
+// the command is applied again, so the match is learned from that update instead of
+// overwriting it. No lock is held while the store writes, and no match end waits for another.
 func (s *Service) store(ctx context.Context, c Change, ended *league.Match) error {
 	if ended == nil {
 		return s.timedCommit(ctx, c)
@@ -126,10 +125,7 @@ func (s *Service) store(ctx context.Context, c Change, ended *league.Match) erro
 		s.cfg.Log.Error("the league could not learn a match; stats rebuild repairs it", "table", c.TableID, "err", err)
 		return s.timedCommit(ctx, c)
 	}
-	c.KV = kvEntries(u.Entries)
-	if len(u.Expect) > 0 {
-		c.Expect = kvEntries(u.Expect)
-	}
+	c.KV, c.Expect = kvEntries(u.Entries), kvEntries(u.Expect)
 	err = s.timedCommit(ctx, c)
 	s.league.Done(u, err == nil)
 	return err

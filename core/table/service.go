@@ -29,7 +29,8 @@ type Config struct {
 	// a platform not listed has buttons and a group reading along.
 	Surfaces map[string]Surface
 	// KV keeps each person's own settings (their language), each place's settings and leagues.
-	// Without it they last until the service stops.
+	// Without it, the Store's if it is a KV (every store of this repository is); else they last
+	// until the service stops.
 	KV KV
 	// Robots makes a computer player of a level ("easy", "normal", "strong").
 	Robots func(level string, seed uint64) Decider
@@ -227,7 +228,13 @@ func New(cfg Config) *Service {
 		cfg.Observe = noObserver{}
 	}
 	if cfg.KV == nil {
-		cfg.KV = mem.New() // the settings and the leagues last until the service stops
+		// The league is written with its matches into the store's KV, and read back from this
+		// one to be compared (Change.Expect): the store's own KV, when it has one.
+		if kv, ok := cfg.Store.(KV); ok {
+			cfg.KV = kv
+		} else {
+			cfg.KV = mem.New() // the settings and the leagues last until the service stops
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Service{cfg: cfg, tables: map[string]*tbl{}, byPlace: map[string]string{},
@@ -790,7 +797,9 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome,
 			return errFencedRefusal
 		}
 		if errors.Is(err, ErrConflict) {
-			s.cfg.Log.Info("another copy changed the table first; reading it again", "table", st.ID, "seq", st.Seq)
+			// Another copy changed the table first, or another match end the league entries this
+			// one learned from: decided again from the store.
+			s.cfg.Log.Info("the table or its league changed since it was read; reading it again", "table", st.ID, "seq", st.Seq)
 			return errConflicted
 		}
 		s.cfg.Log.Error("commit failed; rolling back", "table", st.ID, "err", err)
