@@ -1,9 +1,10 @@
 package table
 
 import (
-	"github.com/kontermatt/kontermatt/storage/mem"
 	"testing"
 	"testing/synctest"
+
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // TestFinishedMatchLogIsPruned: a table that keeps rematching keeps the command log of the match

@@ -1,11 +1,12 @@
 package table
 
 import (
-	"github.com/kontermatt/kontermatt/storage/mem"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // recorder is an Observer that keeps what it hears.

@@ -2,12 +2,13 @@ package table
 
 import (
 	"context"
-	"github.com/kontermatt/kontermatt/storage/mem"
 	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // shownOf reads what the service holds of a place's shown-ness.
