@@ -200,28 +200,7 @@ func TestTimersMoveToTheCopyWithTheLease(t *testing.T) {
 // league the copies stored is exactly what stats rebuild makes from the records, no rating
 // update lost.
 func TestLeagueAcrossCopies(t *testing.T) {
-	const rounds = 12
-	gate := tabletest.NewTogether(tabletest.NewLedger(mem.New()))
-	clock := tabletest.NewTicking(time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC))
-	svcs := copies(t, gate, 2, func(_ int, c *table.Config) { c.Now = clock.Now })
-	tables, err := tabletest.OnePersonTwoTables(svcs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tabletest.EndTogether(svcs, gate, tables, rounds); err != nil {
-		t.Fatal(err)
-	}
-	if gate.Paired() != rounds {
-		t.Fatalf("%d of %d pairs of match ends went together", gate.Paired(), rounds)
-	}
-	n, err := tabletest.LeagueAsRebuilt(gate)
-	if err != nil {
-		t.Error(err)
-	}
-	if n != 2*rounds {
-		t.Errorf("%d records, want %d", n, 2*rounds)
-	}
-	gate.SharedStore.(*tabletest.Ledger).Check(t)
+	endTogether(t, 2, true, 12)
 }
 
 // TestMatchEndsOfOnePersonAtOnce: at one copy, two matches of one person end at the same instant
@@ -229,11 +208,19 @@ func TestLeagueAcrossCopies(t *testing.T) {
 // league is compare-and-swap, not a lock across the commit), the store takes one and refuses the
 // other, which is learned again, and the league is exactly what stats rebuild makes.
 func TestMatchEndsOfOnePersonAtOnce(t *testing.T) {
-	const rounds = 6
+	endTogether(t, 1, false, 6)
+}
+
+// endTogether plays rounds of two matches of one person that end at the same instant, at two
+// tables served by n copies (shared: the copies share the store), and checks that every pair went
+// together (a match end that waited for the other's would wait 2 s alone) and that the league is
+// what stats rebuild makes from the records.
+func endTogether(t *testing.T, n int, shared bool, rounds int) {
+	t.Helper()
 	gate := tabletest.NewTogether(tabletest.NewLedger(mem.New()))
-	gate.Wait = 2 * time.Second // a match end that waited for the other's would wait this long alone
+	gate.Wait = 2 * time.Second
 	clock := tabletest.NewTicking(time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC))
-	svcs := copies(t, gate, 1, func(_ int, c *table.Config) { c.Now, c.Shared = clock.Now, false })
+	svcs := copies(t, gate, n, func(_ int, c *table.Config) { c.Now, c.Shared = clock.Now, shared })
 	tables, err := tabletest.OnePersonTwoTables(svcs)
 	if err != nil {
 		t.Fatal(err)
@@ -244,12 +231,12 @@ func TestMatchEndsOfOnePersonAtOnce(t *testing.T) {
 	if gate.Paired() != rounds {
 		t.Fatalf("%d of %d pairs of match ends went together: one waited for the other", gate.Paired(), rounds)
 	}
-	n, err := tabletest.LeagueAsRebuilt(gate)
+	records, err := tabletest.LeagueAsRebuilt(gate)
 	if err != nil {
 		t.Error(err)
 	}
-	if n != 2*rounds {
-		t.Errorf("%d records, want %d", n, 2*rounds)
+	if records != 2*rounds {
+		t.Errorf("%d records, want %d", records, 2*rounds)
 	}
 	gate.SharedStore.(*tabletest.Ledger).Check(t)
 }
