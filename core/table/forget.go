@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/privacy"
 )
 
 // Forgetting a person ("forget yes") reaches everything the bot keeps that names them:
@@ -104,7 +105,7 @@ func (s *Service) forget1(id string, held context.Context) (int, error) {
 	suffix := strconv.FormatUint(s.randomID(), 36)
 	f := forgetting{id: id, as: forgottenPrefix + suffix, suffix: suffix, private: map[string]Place{}}
 	out := Forgetting{Actor: id, As: f.as, Names: []string{id}, Closed: map[string][]byte{}}
-	out.KV = append(out.KV, KVEntry{Bucket: bucketUsers, Key: id})
+	out.KV = append(out.KV, KVEntry{Bucket: privacy.Bucket, Key: id})
 	for _, p := range s.cfg.People {
 		key, ok := p.Key(id)
 		if !ok {
@@ -208,7 +209,7 @@ func (s *Service) forget1(id string, held context.Context) (int, error) {
 	if err := s.cfg.Store.Forget(held, out); err != nil && !errors.As(err, &pending) {
 		return 0, err
 	}
-	s.users.forget(id)
+	s.users.Forget(id)
 	// A vote is given at a table one sits at: the person's are at the places of those tables.
 	for _, key := range seatedAt {
 		if err := s.changeProposal(held, key, func(p *proposal) {

@@ -16,6 +16,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/league"
+	"github.com/kontermatt/kontermatt/core/privacy"
 )
 
 // The league's KV buckets (league.BucketPlaces and the others), named here for the store's tools.
@@ -204,7 +205,7 @@ func (s *Service) statsVerb(ctx context.Context, _ *tbl, c *call) *userError {
 	cmd, lang := c.Command, c.lang
 	arg := strings.TrimSpace(strings.Join(cmd.Args, " "))
 	if word := strings.ToLower(arg); word == "off" || word == "on" {
-		if err := s.users.change(ctx, cmd.Actor.ID, func(p *userPrefs) { p.Hidden = word == "off" }); err != nil {
+		if err := s.users.Change(ctx, cmd.Actor.ID, func(p *privacy.Choices) { p.Hidden = word == "off" }); err != nil {
 			return storeRefusal(err)
 		}
 		return c.answer(reply(cmd, lang, KindNotice, i18n.T(lang, "stats."+word)))
@@ -231,7 +232,7 @@ func (s *Service) statsVerb(ctx context.Context, _ *tbl, c *call) *userError {
 		name = pl.Name
 	}
 	switch {
-	case id != cmd.Actor.ID && s.users.get(id).Hidden:
+	case id != cmd.Actor.ID && s.users.Get(id).Hidden:
 		return c.answer(reply(cmd, lang, KindReply, i18n.T(lang, "stats.hidden", name)))
 	case !ok || pl.Games == 0:
 		return c.answer(reply(cmd, lang, KindReply, s.sayAbout(cmd, id, lang, "stats.none", name, placeTitle(cmd, lang))))
@@ -263,7 +264,7 @@ func (s *Service) statsVerb(ctx context.Context, _ *tbl, c *call) *userError {
 		pl.TrumpNamed, pl.TrumpWon))
 	b.WriteString("\n" + i18n.T(lang, "stats.tricks", pl.AllTricks, pl.NoTricks, pl.BestRun))
 	m := reply(cmd, lang, KindReply, b.String())
-	if id == cmd.Actor.ID && s.users.get(id).Hidden {
+	if id == cmd.Actor.ID && s.users.Get(id).Hidden {
 		// Someone who is not ranked sees their statistics alone, never in the group.
 		m.Secret, m.Public = true, i18n.T(lang, "league.private")
 	}
@@ -273,7 +274,7 @@ func (s *Service) statsVerb(ctx context.Context, _ *tbl, c *call) *userError {
 // hidden reports whether a person asked not to be ranked, or is a forgotten person's placeholder
 // (rated, so that the others' ratings stay as they were, and never shown).
 func (s *Service) hidden(id string) bool {
-	return strings.HasPrefix(id, forgottenPrefix) || s.users.get(id).Hidden
+	return strings.HasPrefix(id, forgottenPrefix) || s.users.Get(id).Hidden
 }
 
 // shown is a player's book of partners or opponents without those never shown.

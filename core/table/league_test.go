@@ -18,6 +18,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/league"
+	"github.com/kontermatt/kontermatt/core/privacy"
 	"github.com/kontermatt/kontermatt/core/rating"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -421,7 +422,7 @@ func TestForgetKeepsTheOthersResults(t *testing.T) {
 		}
 		return nil
 	})
-	if _, ok, _ := store.Get(ctx, bucketUsers, eve.ID); ok {
+	if _, ok, _ := store.Get(ctx, privacy.Bucket, eve.ID); ok {
 		t.Error("Eve's settings are kept")
 	}
 	if _, ok, _ := store.Get(ctx, BucketRatings, eve.ID); ok {

@@ -18,6 +18,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/league"
+	"github.com/kontermatt/kontermatt/core/privacy"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -122,7 +123,7 @@ type Service struct {
 	// (across copies, the lease forgetLease does).
 	forgetMu sync.Mutex
 
-	users  users         // each person's own settings
+	users  *privacy.Book // each person's own choices
 	league *league.Cache // every place's league, derived from the kept matches
 
 	// onPublish, when set (by this package's tests), sees each batch of messages with its table,
@@ -239,10 +240,10 @@ func New(cfg Config) *Service {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Service{cfg: cfg, tables: map[string]*tbl{}, byPlace: map[string]string{},
 		src: randomSource(cfg), ctx: ctx, cancel: cancel}
-	s.users.init(ctx, cfg.KV, cfg.Log)
+	s.users = privacy.NewBook(ctx, cfg.KV, cfg.Log)
 	s.league = league.NewCache(cfg.KV, cfg.Log)
 	if cfg.Shared {
-		s.users.maxAge, s.users.now = sharedPrefsAge, cfg.Now
+		s.users.Shared(cfg.Now)
 		s.league.Shared()
 	}
 	return s
@@ -328,7 +329,7 @@ func (s *Service) load(data []byte) (*tbl, error) {
 	}
 	// Schema 1 kept people's language choices in each table; they are the people's own now.
 	for id, l := range st.Langs {
-		s.users.adopt(id, l)
+		s.users.Adopt(id, l)
 	}
 	st.Langs = nil
 	s.mu.Lock()
