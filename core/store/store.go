@@ -8,6 +8,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -221,3 +222,17 @@ type Fence struct {
 // ErrFenced is a Change made under a lease this copy no longer holds (Change.Fence): nothing was
 // written; another copy owns the work now.
 var ErrFenced = errors.New("this copy no longer holds the lease its change was made under; nothing was written")
+
+// ForgetPending is a Store.Forget that made every change but may not remove the older versions
+// of what it replaced now (an etcd user without the right to compact): the store's own upkeep
+// removes them by By. The person is told so, not "done" alone, and not "nothing was changed".
+type ForgetPending struct {
+	By    time.Time
+	Cause error
+}
+
+func (e *ForgetPending) Error() string {
+	return fmt.Sprintf("the changes are made; their older versions stay readable in the store until %s: %v", e.By.UTC().Format(time.RFC3339), e.Cause)
+}
+
+func (e *ForgetPending) Unwrap() error { return e.Cause }

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/privacy"
@@ -44,20 +43,6 @@ const (
 // that cannot deliver it writes nothing about them (no "cannot get private messages" mark), as
 // nothing of a forgotten person may be written again.
 const ReasonForgotten = "forget.done"
-
-// ForgetPending is a Store.Forget that made every change but may not remove the older versions
-// of what it replaced now (an etcd user without the right to compact): the store's own upkeep
-// removes them by By. The person is told so, not "done" alone, and not "nothing was changed".
-type ForgetPending struct {
-	By    time.Time
-	Cause error
-}
-
-func (e *ForgetPending) Error() string {
-	return fmt.Sprintf("the changes are made; their older versions stay readable in the store until %s: %v", e.By.UTC().Format(time.RFC3339), e.Cause)
-}
-
-func (e *ForgetPending) Unwrap() error { return e.Cause }
 
 // forgetting is one person being forgotten: who, what they become, where they were.
 type forgetting struct {

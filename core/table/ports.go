@@ -9,9 +9,10 @@ import (
 )
 
 // The ports: everything the engine needs from outside it, in one place. The storage packages
-// satisfy Store, KV, Swapper and Watcher; the chat adapters Outbox; core/robot Decider; core/coach
-// Coach. Leases (leases.go) decide which copy of the bot fires the timers. The clock is
-// Config.Now, randomness Config.Random.
+// satisfy Store, KV, Swapper and Watcher, and give Leases, which decide which copy of the bot
+// fires the timers (these are core/store's words, which the stores speak without the engine);
+// the chat adapters Outbox; core/robot Decider; core/coach Coach. The clock is Config.Now,
+// randomness Config.Random.
 //
 // Every method that may wait on a disk, a network or another process takes the caller's ctx
 // first and returns an error: a cancelled ctx ends the wait (the call then fails with an error
@@ -45,7 +46,13 @@ type (
 	TableChange = store.TableChange
 	Forgetting  = store.Forgetting
 	Fence       = store.Fence
-	Verb        = store.Verb // what a command does; the same verbs serve every surface (api.go)
+	Leases      = store.Leases      // which copy does what only one may (owner.go)
+	LocalLeases = store.LocalLeases // the only copy's
+	Spread      = store.Spread
+	// ForgetPending is Store.Forget's error when the older versions of what it replaced stay
+	// readable a while.
+	ForgetPending = store.ForgetPending
+	Verb          = store.Verb // what a command does; the same verbs serve every surface (api.go)
 )
 
 // The store's errors (see core/store).

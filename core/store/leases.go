@@ -1,4 +1,4 @@
-package table
+package store
 
 import (
 	"context"
@@ -81,7 +81,7 @@ func (l *LocalLeases) Held() []string {
 }
 
 // Spread is what Leases held in a store that several copies share offer besides (etcdstore's):
-// enough to spread many leases evenly over the live copies (the places' partitions, owner.go)
+// enough to spread many leases evenly over the live copies (the places' partitions, core/table's owner.go)
 // and to fence what a copy does under one.
 type Spread interface {
 	Leases
