@@ -2,6 +2,7 @@ package table_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -191,4 +192,54 @@ func TestLookupsDoNotWaitForATablesCommit(t *testing.T) {
 		close(store.Release)
 	}
 	<-moved
+}
+
+// TestACommandStopsWaitingWhenItsContextEnds: a command for a table whose commit hangs waits its
+// turn, but no longer than its ctx: ended, it is answered at once that nothing was changed, with
+// ErrNotStored wrapping ctx's error (the platform may send it again), and the table is as it was.
+func TestACommandStopsWaitingWhenItsContextEnds(t *testing.T) {
+	store := newStuckStore()
+	svc := table.New(table.Config{Store: store, KV: store.Store, Seed: 1})
+	defer svc.Close()
+	hung, err := tabletest.Open(svc, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.At(hung.ID)
+	moved := make(chan struct{})
+	go func() {
+		defer close(moved)
+		svc.Handle(context.Background(), tabletest.Next(svc, hung))
+	}()
+	<-store.Stuck
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	type answer struct {
+		replies []table.Message
+		err     error
+	}
+	got := make(chan answer, 1)
+	start := time.Now()
+	go func() {
+		r, err := svc.Handle(ctx, table.Command{Place: hung.Place, Actor: hung.Players[2], Verb: table.VerbLeave})
+		got <- answer{r, err}
+	}()
+	select {
+	case a := <-got:
+		took := time.Since(start)
+		t.Logf("answered in %v once its ctx ended", took)
+		if !errors.Is(a.err, table.ErrNotStored) || !errors.Is(a.err, context.DeadlineExceeded) {
+			t.Errorf("error %v, want ErrNotStored wrapping the deadline", a.err)
+		}
+		if len(a.replies) != 1 || a.replies[0].Kind != table.KindError {
+			t.Errorf("replies %+v, want one refusal", a.replies)
+		}
+	case <-time.After(stuckFor):
+		t.Errorf("a command whose ctx ended waited %v for the hung commit", stuckFor)
+	}
+	close(store.Release)
+	<-moved
+	if v, ok := svc.SeatView(context.Background(), hung.ID, hung.Players[2]); !ok || v.You != 2 {
+		t.Errorf("the player whose leave was not waited for does not sit at seat 2 (you %d)", v.You)
+	}
 }

@@ -140,7 +140,7 @@ type Service struct {
 
 // tbl is a table in memory: its stored state plus what is derived from it.
 type tbl struct {
-	mu sync.Mutex
+	mu tableLock
 	// placeKey is the Key of the table's place, guarded by the service's lock (not the table's):
 	// find reads it without the table's lock, while t.st may be replaced under that lock alone
 	// (a rollback, a reload from the store).
@@ -176,6 +176,42 @@ type tbl struct {
 	// commit: PlaceOf, Status, Count, find's search by seat. Replaced whole (noteStored), never
 	// changed, read without a lock.
 	stored atomic.Pointer[storedView]
+}
+
+// tableLock is a table's lock: a mutex, but one a command stops waiting for when its ctx ends
+// (LockCtx), for the lock is held through the table's commit, which may hang on a store. The
+// zero value is unlocked.
+type tableLock struct {
+	once sync.Once
+	ch   chan struct{} // holds a value while locked
+}
+
+func (l *tableLock) c() chan struct{} {
+	l.once.Do(func() { l.ch = make(chan struct{}, 1) })
+	return l.ch
+}
+
+// Lock waits for the lock.
+func (l *tableLock) Lock() { l.c() <- struct{}{} }
+
+// LockCtx waits for the lock until ctx ends; then it gives ctx's error, unlocked.
+func (l *tableLock) LockCtx(ctx context.Context) error {
+	select {
+	case l.c() <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Unlock lets the lock go (the next Lock's send happens after this receive, so what was
+// written under the lock is seen under the next).
+func (l *tableLock) Unlock() {
+	select {
+	case <-l.c():
+	default:
+		panic("table: unlock of an unlocked table")
+	}
 }
 
 // storedView is a table as last stored, as far as lookups across tables need it.
@@ -473,7 +509,11 @@ func (s *Service) atTable(ctx context.Context, spec verbSpec, cmd Command) ([]Me
 	if uerr != nil {
 		return s.refusal(cmd, s.langFor(cmd.Actor), uerr)
 	}
-	t.mu.Lock()
+	// The table's lock is held through its commit, which may hang on the store: the command
+	// waits its turn only as long as its ctx lasts, and then changed nothing.
+	if err := t.mu.LockCtx(ctx); err != nil {
+		return s.refusal(cmd, s.langFor(cmd.Actor), storeRefusal(err))
+	}
 	replies, think, err := s.exec(ctx, t, spec, cmd)
 	id := t.st.ID
 	t.mu.Unlock()
