@@ -11,7 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/store"
 )
 
 // Closed tables wait in their own bucket until the retention period is over, so that start-up,
@@ -51,7 +51,7 @@ func unclose(tx *bolt.Tx, id []byte) error {
 
 // Rewrite writes kept records again, empties the given adapter buckets and writes the entries, in
 // one transaction: making anew what is derived from the records.
-func (s *Store) Rewrite(ctx context.Context, records []table.Record, emptied []string, entries []table.KVEntry) error {
+func (s *Store) Rewrite(ctx context.Context, records []store.Record, emptied []string, entries []store.KVEntry) error {
 	if err := CheckKeys(records, entries); err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int, error) {
 	limit := uint64(before.UnixMilli())
 	total := 0
 	for {
-		var pruned []table.TableChange
+		var pruned []store.TableChange
 		err := s.update(func(tx *bolt.Tx) error {
 			pruned = pruned[:0]
 			index := tx.Bucket(bucketClosedAt)
@@ -109,10 +109,10 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int, error) {
 				if err := deleteTableKeys(tx.Bucket(bucketKV), id); err != nil {
 					return err
 				}
-				pruned = append(pruned, table.TableChange{TableID: string(id)})
+				pruned = append(pruned, store.TableChange{TableID: string(id)})
 			}
 			return nil
-		}, func() []table.TableChange { return pruned })
+		}, func() []store.TableChange { return pruned })
 		if err != nil {
 			return total, fmt.Errorf("storage: prune: %w", err)
 		}

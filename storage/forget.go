@@ -13,7 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/store"
 )
 
 // ClosedTables calls fn for every closed table not yet pruned, in ID order, outside any
@@ -27,7 +27,7 @@ func (s *Store) ClosedTables(ctx context.Context, fn func(id string, state []byt
 	})
 }
 
-// Forget makes the changes in one transaction (see table.Forgetting), then compacts the file:
+// Forget makes the changes in one transaction (see store.Forgetting), then compacts the file:
 // bbolt keeps what a transaction replaced in the pages it freed, so a compacted copy of the live
 // data is written beside the file, synced, and renamed over it, and the Store goes on in it. Every
 // other use of the Store waits meanwhile (about a second for 100 MB). The old file's blocks go
@@ -35,7 +35,7 @@ func (s *Store) ClosedTables(ctx context.Context, fn func(id string, state []byt
 // A Forgetting that finds nothing of the person to replace or delete (the KV entries it writes
 // aside) leaves the file as it is. If the compaction fails, the changes are made all the same and
 // Forget says so: calling it again compacts again.
-func (s *Store) Forget(ctx context.Context, f table.Forgetting) error {
+func (s *Store) Forget(ctx context.Context, f store.Forgetting) error {
 	if s.readOnly {
 		return fmt.Errorf("storage: forget: %w", berrors.ErrDatabaseReadOnly)
 	}
@@ -109,7 +109,7 @@ func renameActor(logs *bolt.Bucket, actor, as string) (int, error) {
 			if !bytes.Contains(v, want) {
 				return nil
 			}
-			var e table.LogEntry
+			var e store.LogEntry
 			if err := json.Unmarshal(v, &e); err != nil {
 				return fmt.Errorf("log of table %q: %w", id, ErrCorrupt)
 			}
@@ -142,7 +142,7 @@ func mustJSON(s string) []byte {
 
 // deletePersonKeys deletes, in every adapter bucket, the keys of f.Tables that name the person,
 // and counts them.
-func deletePersonKeys(kv *bolt.Bucket, f table.Forgetting) (int, error) {
+func deletePersonKeys(kv *bolt.Bucket, f store.Forgetting) (int, error) {
 	if len(f.Tables) == 0 {
 		return 0, nil
 	}
@@ -174,7 +174,7 @@ func deletePersonKeys(kv *bolt.Bucket, f table.Forgetting) (int, error) {
 }
 
 // rewriteKV empties adapter buckets, then writes the entries.
-func rewriteKV(tx *bolt.Tx, emptied []string, entries []table.KVEntry) error {
+func rewriteKV(tx *bolt.Tx, emptied []string, entries []store.KVEntry) error {
 	kv := tx.Bucket(bucketKV)
 	for _, b := range emptied {
 		if err := kv.DeleteBucket([]byte(b)); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {

@@ -5,7 +5,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/store"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -62,7 +62,7 @@ func (s *Store) Delete(ctx context.Context, bucket, key string) error {
 }
 
 // Swap writes value at bucket/key (nil deletes) if the key holds old now (nil: absent), else it
-// fails with table.ErrConflict and gives what the key holds (see table.Swapper). It goes through
+// fails with store.ErrConflict and gives what the key holds (see store.Swapper). It goes through
 // the commit queue like every write: a refused swap fails alone.
 func (s *Store) Swap(ctx context.Context, bucket, key string, old, value []byte) ([]byte, error) {
 	if err := CheckKV(bucket, key); err != nil {
@@ -78,7 +78,7 @@ func (s *Store) Swap(ctx context.Context, bucket, key string, old, value []byte)
 			}
 			if (cur == nil) != (old == nil) || !bytes.Equal(cur, old) {
 				current = clone(cur)
-				return table.ErrConflict
+				return store.ErrConflict
 			}
 			return nil
 		},

@@ -7,7 +7,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/store"
 )
 
 // Group commit. One bbolt transaction costs two fsyncs however much it writes, so writes that
@@ -15,7 +15,7 @@ import (
 // the writer that finds no transaction running commits at once (a lone writer waits for nobody),
 // and the writers that came meanwhile share one transaction after it. Unlike bbolt's Batch nothing
 // waits for company on a timer, and no write runs twice in one outcome: each write is checked
-// first, by reads alone (a stale change fails with table.ErrConflict there, and alone: the others
+// first, by reads alone (a stale change fails with store.ErrConflict there, and alone: the others
 // of its transaction go on), and only then applied. A write that fails while applying spoils its
 // transaction, which is rolled back; each of its writes is then tried in a transaction of its own,
 // so only the failing one fails. Every caller returns after its transaction is on disk.
@@ -27,7 +27,7 @@ type write struct {
 	// apply writes; an error spoils the transaction.
 	apply func(tx *bolt.Tx) error
 	// change is what a watch hears once the write is on disk; none when TableID is "".
-	change table.TableChange
+	change store.TableChange
 
 	err  error
 	done chan struct{} // closed when err is final

@@ -15,6 +15,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 var (
@@ -159,22 +160,22 @@ func BenchmarkStartup(b *testing.B) {
 // oneClosedMatch plays one match of four in memory, closes its table now, and gives the change
 // that closed it (without its records) and the match's record, for benchmarks to copy.
 func oneClosedMatch(b *testing.B) (table.Change, []byte) {
-	mem := &keepLast{MemStore: table.NewMemStore()}
+	ms := &keepLast{Store: mem.New()}
 	clk := tabletest.NewClock(time.Now())
-	svc := table.New(table.Config{Store: mem, Seed: 1, Now: clk.Now})
+	svc := table.New(table.Config{Store: ms, Seed: 1, Now: clk.Now})
 	playMatches(b, svc, clk, 1, 1)
 	svc.Handle(context.Background(), table.Command{Place: table.Place{Platform: "bench", Chat: "0"},
 		Actor: table.Player{ID: "admin"}, Verb: table.VerbStop, Admin: true})
 	svc.Close()
-	if mem.closed.TableID == "" || len(mem.record) == 0 {
+	if ms.closed.TableID == "" || len(ms.record) == 0 {
 		b.Fatal("no closed table or record to copy")
 	}
-	return mem.closed, mem.record
+	return ms.closed, ms.record
 }
 
 // keepLast keeps the last closing change and the last record the service commits.
 type keepLast struct {
-	*table.MemStore
+	*mem.Store
 	mu     sync.Mutex
 	closed table.Change
 	record []byte
@@ -190,7 +191,7 @@ func (k *keepLast) Commit(ctx context.Context, c table.Change) error {
 		k.record = r.Data
 	}
 	k.mu.Unlock()
-	return k.MemStore.Commit(ctx, c)
+	return k.Store.Commit(ctx, c)
 }
 
 // BenchmarkDiskPerMatch plays whole matches of four humans through the service on bbolt and

@@ -12,13 +12,14 @@ import (
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
+	"github.com/kontermatt/kontermatt/storage/mem"
 	bolt "go.etcd.io/bbolt"
 )
 
 // sizes measures what the service writes per command in mid-game: the state and the log entry.
 func sizes(b *testing.B) (state, entry int) {
-	mem := &sizingStore{MemStore: table.NewMemStore()}
-	svc := table.New(table.Config{Store: mem, Seed: 1})
+	ms := &sizingStore{Store: mem.New()}
+	svc := table.New(table.Config{Store: ms, Seed: 1})
 	defer svc.Close()
 	tt, err := tabletest.Open(svc, 0)
 	if err != nil {
@@ -29,18 +30,18 @@ func sizes(b *testing.B) (state, entry int) {
 			b.Fatal(err)
 		}
 	}
-	return mem.state, mem.entry
+	return ms.state, ms.entry
 }
 
 type sizingStore struct {
-	*table.MemStore
+	*mem.Store
 	state, entry int
 }
 
 func (s *sizingStore) Commit(ctx context.Context, c table.Change) error {
 	entry, _ := json.Marshal(c.Log) // the store keeps log entries as JSON
 	s.state, s.entry = len(c.State), len(entry)
-	return s.MemStore.Commit(ctx, c)
+	return s.Store.Commit(ctx, c)
 }
 
 // BenchmarkDurable compares, in one run, durable commands through the whole service on bbolt with

@@ -1,9 +1,9 @@
 // Package storage keeps the table service's data durably in one bbolt file: every table's state,
 // its command log, the finished game and match records, and small key-value buckets for the chat
-// adapters. It implements table.Store and table.KV.
+// adapters. It implements store.Store and store.KV.
 //
 // Every write is committed (and fsynced) before the call returns; writes that arrive together share
-// one bbolt transaction (queue.go). A change from a stale state fails with table.ErrConflict.
+// one bbolt transaction (queue.go). A change from a stale state fails with store.ErrConflict.
 // Callbacks (Tables, Records, Log) run outside any transaction, so they may call back into the
 // Store, for example to Commit a repaired table. A backup, and the file after Forget, hold only the
 // live data: nothing deleted or replaced before can be read from them (backup.go).
@@ -12,7 +12,7 @@
 //
 //	meta     "schema" → big-endian uint64 schema version
 //	tables   table id → state bytes
-//	logs     table id → nested bucket: big-endian uint64 seq → JSON table.LogEntry; the running
+//	logs     table id → nested bucket: big-endian uint64 seq → JSON store.LogEntry; the running
 //	         match's commands and the one that ended the last match (Change.PruneLog)
 //	records  record key → record bytes
 //	kv       adapter bucket → nested bucket: key → value
@@ -29,15 +29,16 @@ import (
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/store"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // The Store satisfies the service's interfaces.
 var (
-	_ table.Store   = (*Store)(nil)
-	_ table.KV      = (*Store)(nil)
-	_ table.Swapper = (*Store)(nil)
-	_ table.Watcher = (*Store)(nil)
+	_ store.Store   = (*Store)(nil)
+	_ store.KV      = (*Store)(nil)
+	_ store.Swapper = (*Store)(nil)
+	_ store.Watcher = (*Store)(nil)
 )
 
 // Errors returned by the Store. They are wrapped with context (path, table id, key, versions) but
@@ -55,11 +56,11 @@ var (
 	// bucket or KV key. Nothing is written.
 	ErrBadKey = errors.New("empty or too long key")
 
-	// ErrLogSeq is the name this package had for table.ErrConflict, when the guard only
+	// ErrLogSeq is the name this package had for store.ErrConflict, when the guard only
 	// wanted a log that grows: it is the same error.
 	//
-	// Deprecated: use table.ErrConflict.
-	ErrLogSeq = table.ErrConflict
+	// Deprecated: use store.ErrConflict.
+	ErrLogSeq = store.ErrConflict
 
 	// ErrCorrupt is returned when stored data cannot be decoded or the layout is broken.
 	ErrCorrupt = errors.New("corrupt data")
@@ -110,7 +111,7 @@ type Store struct {
 	solo     bool // Options.NoGroupCommit
 	readOnly bool
 	q        queue
-	feed     table.Feed
+	feed     mem.Feed
 }
 
 // Open opens (creating if needed) the database at path, brings its schema to the current version
@@ -198,7 +199,7 @@ func (s *Store) Path() string {
 // update runs one read-write transaction outside the commit queue (Prune, Rewrite, Forget), and
 // then tells the watches of changes (nil: none), in commit order. fn must not call back into
 // the Store.
-func (s *Store) update(fn func(*bolt.Tx) error, changes func() []table.TableChange) error {
+func (s *Store) update(fn func(*bolt.Tx) error, changes func() []store.TableChange) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	s.wmu.Lock()
@@ -224,7 +225,7 @@ func CheckKey(what, k string) error {
 
 // CheckKeys is CheckKey of every record's key and every KV entry's bucket and key, of all the
 // lists of entries given.
-func CheckKeys(records []table.Record, entries ...[]table.KVEntry) error {
+func CheckKeys(records []store.Record, entries ...[]store.KVEntry) error {
 	for _, r := range records {
 		if err := CheckKey("record key", r.Key); err != nil {
 			return err

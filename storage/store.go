@@ -11,7 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/store"
 )
 
 // chunk is how many entries Tables, Records and Log copy out of one read transaction before they
@@ -35,12 +35,12 @@ func (e *TableError) Unwrap() error { return e.Err }
 // moves the table's state among the closed tables, stamped with the log entry's time, where
 // Tables no longer lists it and Prune finds it. A Log with an empty Verb writes no log entry. A
 // change with a log entry is guarded: its Seq must be one more than the table's last logged Seq (0
-// for a table without a log), else it fails with table.ErrConflict and nothing of it is written.
+// for a table without a log), else it fails with store.ErrConflict and nothing of it is written.
 // A PruneLog change deletes the table's log before its own entry (a finished match: its record is
 // what is kept). The log entry is stored as JSON, so its strings must be valid UTF-8 (invalid bytes
 // come back as U+FFFD). When Commit returns nil the change is on disk; changes committed at the
 // same time share a transaction (queue.go).
-func (s *Store) Commit(ctx context.Context, c table.Change) error {
+func (s *Store) Commit(ctx context.Context, c store.Change) error {
 	entry, err := prepare(c)
 	if err != nil {
 		return err
@@ -57,8 +57,8 @@ func (s *Store) Commit(ctx context.Context, c table.Change) error {
 }
 
 // changeOf is what a watch hears of a committed change.
-func changeOf(c table.Change, logged bool) table.TableChange {
-	tc := table.TableChange{TableID: c.TableID, State: c.State, Closed: c.Closed && c.State != nil}
+func changeOf(c store.Change, logged bool) store.TableChange {
+	tc := store.TableChange{TableID: c.TableID, State: c.State, Closed: c.Closed && c.State != nil}
 	if logged {
 		tc.Seq = c.Log.Seq
 	}
@@ -66,8 +66,8 @@ func changeOf(c table.Change, logged bool) table.TableChange {
 }
 
 // check refuses, before anything is written, a change whose log entry is not the one after the
-// table's last or whose Expect entries changed (table.ErrConflict) and a table whose stored form is broken (ErrCorrupt).
-func check(tx *bolt.Tx, c table.Change, entry []byte) error {
+// table's last or whose Expect entries changed (store.ErrConflict) and a table whose stored form is broken (ErrCorrupt).
+func check(tx *bolt.Tx, c store.Change, entry []byte) error {
 	id := []byte(c.TableID)
 	if v := tx.Bucket(bucketClosed).Get(id); v != nil && len(v) < 8 {
 		return fmt.Errorf("closed table %q of %d bytes: %w", id, len(v), ErrCorrupt)
@@ -78,7 +78,7 @@ func check(tx *bolt.Tx, c table.Change, entry []byte) error {
 			cur = b.Get([]byte(e.Key))
 		}
 		if (cur == nil) != (e.Value == nil) || !bytes.Equal(cur, e.Value) {
-			return fmt.Errorf("%w (kv %q/%q changed)", table.ErrConflict, e.Bucket, e.Key)
+			return fmt.Errorf("%w (kv %q/%q changed)", store.ErrConflict, e.Bucket, e.Key)
 		}
 	}
 	if entry == nil {
@@ -89,7 +89,7 @@ func check(tx *bolt.Tx, c table.Change, entry []byte) error {
 		return err
 	}
 	if c.Log.Seq != last+1 {
-		return fmt.Errorf("%w (change %d after %d)", table.ErrConflict, c.Log.Seq, last)
+		return fmt.Errorf("%w (change %d after %d)", store.ErrConflict, c.Log.Seq, last)
 	}
 	return nil
 }
@@ -111,7 +111,7 @@ func lastSeq(tx *bolt.Tx, id []byte) (uint64, error) {
 }
 
 // prepare checks a change's keys and encodes its log entry (nil when none is to be written).
-func prepare(c table.Change) ([]byte, error) {
+func prepare(c store.Change) ([]byte, error) {
 	if err := CheckKey("table id", c.TableID); err != nil {
 		return nil, err
 	}
@@ -130,7 +130,7 @@ func prepare(c table.Change) ([]byte, error) {
 
 // apply writes a prepared change in tx, after check. It only reads and writes tx, so running it
 // again in a fresh transaction (as the commit queue may) gives the same result.
-func apply(tx *bolt.Tx, c table.Change, entry []byte) error {
+func apply(tx *bolt.Tx, c store.Change, entry []byte) error {
 	id := []byte(c.TableID)
 	tables, logs, records := tx.Bucket(bucketTables), tx.Bucket(bucketLogs), tx.Bucket(bucketRecords)
 	if err := unclose(tx, id); err != nil {
@@ -238,9 +238,9 @@ func (s *Store) Table(ctx context.Context, id string) ([]byte, bool, error) {
 func (s *Store) Revision(ctx context.Context) (uint64, error) { return s.feed.Revision() }
 
 // Watch tells of the table changes committed from revision from on, in commit order (see
-// table.Watcher): in this process only, which is every writer a bbolt file has. It keeps the last
-// table.FeedKeep changes for a watch that starts in the past or falls behind.
-func (s *Store) Watch(ctx context.Context, from uint64) <-chan table.TableChange {
+// store.Watcher): in this process only, which is every writer a bbolt file has. It keeps the last
+// mem.FeedKeep changes for a watch that starts in the past or falls behind.
+func (s *Store) Watch(ctx context.Context, from uint64) <-chan store.TableChange {
 	return s.feed.Watch(ctx, from)
 }
 
@@ -272,7 +272,7 @@ func (s *Store) Record(ctx context.Context, key string) ([]byte, bool, error) {
 // Log calls fn for every entry of a table's log in Seq order, outside any transaction. A table
 // without a log has no entries. An error from fn stops the iteration and is returned; an entry
 // that does not decode fails with ErrCorrupt.
-func (s *Store) Log(ctx context.Context, tableID string, fn func(table.LogEntry) error) error {
+func (s *Store) Log(ctx context.Context, tableID string, fn func(store.LogEntry) error) error {
 	if err := CheckKey("table id", tableID); err != nil {
 		return err
 	}
@@ -281,7 +281,7 @@ func (s *Store) Log(ctx context.Context, tableID string, fn func(table.LogEntry)
 			return fmt.Errorf("storage: log of table %q: key of %d bytes: %w", tableID, len(k), ErrCorrupt)
 		}
 		seq := binary.BigEndian.Uint64(k)
-		var e table.LogEntry
+		var e store.LogEntry
 		if err := json.Unmarshal(v, &e); err != nil {
 			// Not wrapped: a JSON error quotes the stored bytes.
 			return fmt.Errorf("storage: log of table %q, entry %d: %w", tableID, seq, ErrCorrupt)

@@ -14,13 +14,14 @@ import (
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // activityAdapter is an adapter with the Activity on, its application known (as after Run),
 // logging into logs.
 func activityAdapter(t *testing.T, f *fakeDiscord, secret string, logs *tabletest.Buffer) *Adapter {
 	t.Helper()
-	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: table.NewMemStore(), ClientSecret: secret,
+	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: mem.New(), ClientSecret: secret,
 		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	a.mu.Lock()
 	a.appID = f.AppID
@@ -133,7 +134,7 @@ func TestCommandsKeepTheEntryPoint(t *testing.T) {
 	}
 	// Without the Activity the adapter overwrites as before, which the fake refuses when the app
 	// has an Entry Point: what would happen to a host who switched Activities on without the secret.
-	plain := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: table.NewMemStore()})
+	plain := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: mem.New()})
 	f.mu.Lock()
 	f.commands = nil
 	f.mu.Unlock()
@@ -149,7 +150,7 @@ func TestPlayInApp(t *testing.T) { eachMode(t, testPlayInApp) }
 func testPlayInApp(t *testing.T, f *fakeDiscord) {
 	f.Activities = true
 	w := chattest.Web{}
-	h := startHarness(t, f, table.NewMemStore(), table.NewMemStore(), harnessOpt{cfg: func(c *Config) {
+	h := startHarness(t, f, mem.New(), mem.New(), harnessOpt{cfg: func(c *Config) {
 		c.ClientSecret, c.Web = f.ClientSecret, w
 	}})
 	id := openTable(t, f, alice, nil)
@@ -211,7 +212,7 @@ func TestEntryPointWithAppHandler(t *testing.T) { eachMode(t, testEntryPointWith
 
 func testEntryPointWithAppHandler(t *testing.T, f *fakeDiscord) {
 	f.Activities, f.EntryHandler = true, 1
-	h := startHarness(t, f, table.NewMemStore(), table.NewMemStore(), harnessOpt{cfg: func(c *Config) {
+	h := startHarness(t, f, mem.New(), mem.New(), harnessOpt{cfg: func(c *Config) {
 		c.ClientSecret = f.ClientSecret
 	}})
 	if r := f.response(f.launchFromEntryPoint(alice, guildChannel)); r.Type != 12 {
@@ -220,7 +221,7 @@ func testEntryPointWithAppHandler(t *testing.T, f *fakeDiscord) {
 	h.stop()
 	f2 := newFakeDiscord(t)
 	f2.Activities, f2.EntryHandler = true, 1
-	startHarness(t, f2, table.NewMemStore(), table.NewMemStore())
+	startHarness(t, f2, mem.New(), mem.New())
 	r := f2.response(f2.launchFromEntryPoint(bob, guildChannel))
 	if r.Type != 4 || r.Flags&64 == 0 || !strings.Contains(r.Content, escape(i18n.T("de", "web.no_activity"))) {
 		t.Fatalf("the Entry Point command without the Activity answered %+v", r)

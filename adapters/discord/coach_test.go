@@ -8,6 +8,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/coach"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // quickCoach keeps the reviews small: a few deals per decision.
@@ -36,7 +37,7 @@ func anyContains(texts []string, sub string) bool {
 func TestCoachInAChannel(t *testing.T) { eachMode(t, testCoachInAChannel) }
 
 func testCoachInAChannel(t *testing.T, f *fakeDiscord) {
-	store := table.NewMemStore()
+	store := mem.New()
 	startHarness(t, f, store, store, quickCoach)
 	if r := f.slash(alice, guildChannel, "coach", opt("mode", 3, "on")); r.Flags&64 == 0 || r.Content != i18n.T("en", "coach.on") {
 		t.Fatalf("/km coach mode:on answered %+v", r)
@@ -66,7 +67,7 @@ func TestCoachWithClosedDMs(t *testing.T) { eachMode(t, testCoachWithClosedDMs) 
 
 func testCoachWithClosedDMs(t *testing.T, f *fakeDiscord) {
 	f.blocked[bob.ID] = true
-	store := table.NewMemStore()
+	store := mem.New()
 	startHarness(t, f, store, store, quickCoach)
 	if r := f.slash(bob, guildChannel, "coach", opt("mode", 3, "on")); r.Content != i18n.T("de", "coach.on") {
 		t.Fatalf("/km coach mode:on answered %+v", r)
@@ -91,7 +92,7 @@ func testCoachWithClosedDMs(t *testing.T, f *fakeDiscord) {
 func TestLearnInADM(t *testing.T) { eachMode(t, testLearnInADM) }
 
 func testLearnInADM(t *testing.T, f *fakeDiscord) {
-	store := table.NewMemStore()
+	store := mem.New()
 	startHarness(t, f, store, store, quickCoach)
 	if r := f.slash(bob, guildChannel, "learn"); r.Flags&64 == 0 || !strings.Contains(r.Content, "/km learn") {
 		t.Errorf("/km learn in a channel answered %+v", r)

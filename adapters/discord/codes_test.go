@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // Discord's refusals that no retry mends, each handled as what it means.
@@ -17,7 +18,7 @@ func TestAutoModBlocksATableMessage(t *testing.T) { eachMode(t, testAutoModBlock
 
 func testAutoModBlocksATableMessage(t *testing.T, f *fakeDiscord) {
 	f.setChannel(fakeChannel{ID: guildChannel, Perms: Permissions, AutoMod: "voldemort"})
-	store := table.NewMemStore()
+	store := mem.New()
 	h := startHarness(t, f, store, store)
 	vold := fakeUser{ID: "100000000000000031", Name: "Voldemort", Locale: "en-US"}
 	f.slash(alice, guildChannel, "new")
@@ -48,7 +49,7 @@ func TestAutoModBlocksAMessageNobodyCaused(t *testing.T) {
 
 func testAutoModBlocksAMessageNobodyCaused(t *testing.T, f *fakeDiscord) {
 	f.setChannel(fakeChannel{ID: guildChannel, Perms: Permissions, AutoMod: "voldemort"})
-	store := table.NewMemStore()
+	store := mem.New()
 	h := startHarness(t, f, store, store)
 	h.a.out.Enqueue(&item{Dest: "ch:" + guildChannel, Msg: table.Message{Target: table.Target{Kind: table.ToPlace,
 		Place: table.Place{Platform: Platform, Chat: guildChannel}}, Kind: table.KindNotice, Text: "Voldemort's turn"}})
@@ -72,7 +73,7 @@ func TestDMsOpenedTooFast(t *testing.T) { eachMode(t, testDMsOpenedTooFast) }
 func testDMsOpenedTooFast(t *testing.T, f *fakeDiscord) {
 	ctx := t.Context()
 	f.DMOpenLimit = 1
-	store := table.NewMemStore()
+	store := mem.New()
 	startHarness(t, f, store, store, harnessOpt{adapter: func(a *Adapter) { a.dmOpenWait = 300 * time.Millisecond }})
 	players := []fakeUser{alice, bob, carla, dan}
 	openTable(t, f, alice, players[1:], opt("timer", 3, "none"))
@@ -108,7 +109,7 @@ func TestNoMutualServer(t *testing.T) { eachMode(t, testNoMutualServer) }
 func testNoMutualServer(t *testing.T, f *fakeDiscord) {
 	ctx := t.Context()
 	f.noMutual[bob.ID] = true
-	store := table.NewMemStore()
+	store := mem.New()
 	h := startHarness(t, f, store, store)
 	openTable(t, f, alice, []fakeUser{bob}, opt("timer", 3, "none"))
 	f.waitFor("the notice about Bob's DMs", func() bool {

@@ -18,11 +18,12 @@ import (
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 func TestRegistersLocalizedCommands(t *testing.T) {
 	f := newFakeDiscord(t)
-	store := table.NewMemStore()
+	store := mem.New()
 	startHarness(t, f, store, store)
 
 	f.mu.Lock()
@@ -187,7 +188,7 @@ func TestRegistersLocalizedCommands(t *testing.T) {
 func TestMatchFourHumans(t *testing.T) { eachMode(t, testMatchFourHumans) }
 
 func testMatchFourHumans(t *testing.T, f *fakeDiscord) {
-	store := table.NewMemStore()
+	store := mem.New()
 	h := startHarness(t, f, store, store)
 	f.takeLatencies()
 	before := f.callCounts()
@@ -234,7 +235,7 @@ func testMatchFourHumans(t *testing.T, f *fakeDiscord) {
 
 // movesOf counts the moves of a table's first match, as its record keeps them, by people and by
 // computers (a computer's seat, or a person's while a computer played for them).
-func movesOf(t *testing.T, store *table.MemStore, id string) (people, robots int) {
+func movesOf(t *testing.T, store *mem.Store, id string) (people, robots int) {
 	ctx := t.Context()
 	t.Helper()
 	data, ok, err := store.Record(ctx, table.StoredKey(id, 1))
@@ -260,7 +261,7 @@ func movesOf(t *testing.T, store *table.MemStore, id string) (people, robots int
 func TestMatchTwoHumansTwoComputers(t *testing.T) { eachMode(t, testMatchTwoHumansTwoComputers) }
 
 func testMatchTwoHumansTwoComputers(t *testing.T, f *fakeDiscord) {
-	store := table.NewMemStore()
+	store := mem.New()
 	var pictures sync.Map
 	h := startHarness(t, f, store, store, harnessOpt{wrap: func(s chat.Service) chat.Service { return pictureSpy{s, &pictures} }})
 	id := openTable(t, f, alice, []fakeUser{carla}, opt("stripes", 4, 1), opt("timer", 3, "none"), opt("level", 3, "easy"))
@@ -299,7 +300,7 @@ func TestClosedDMs(t *testing.T) { eachMode(t, testClosedDMs) }
 func testClosedDMs(t *testing.T, f *fakeDiscord) {
 	ctx := t.Context()
 	f.blocked[bob.ID] = true
-	store := table.NewMemStore()
+	store := mem.New()
 	// Without the service's Turn query, autocomplete falls back to the hand's buttons.
 	h := startHarness(t, f, store, store, harnessOpt{wrap: func(h chat.Service) chat.Service { return handOnly{h} }})
 	openTable(t, f, alice, []fakeUser{bob}, opt("stripes", 4, 2), opt("timer", 3, "none"))
@@ -370,7 +371,7 @@ func testClosedDMs(t *testing.T, f *fakeDiscord) {
 func TestRefusedPresses(t *testing.T) { eachMode(t, testRefusedPresses) }
 
 func testRefusedPresses(t *testing.T, f *fakeDiscord) {
-	store := table.NewMemStore()
+	store := mem.New()
 	startHarness(t, f, store, store)
 	r := f.slash(alice, guildChannel, "new", opt("timer", 3, "none"))
 	if r.Type != 4 {
@@ -521,7 +522,7 @@ func waitLobby(f *fakeDiscord) (fakeMessage, fakeButton) {
 func TestRateLimitedChannel(t *testing.T) { eachMode(t, testRateLimitedChannel) }
 
 func testRateLimitedChannel(t *testing.T, f *fakeDiscord) {
-	kv := table.NewMemStore()
+	kv := mem.New()
 	logs := &tabletest.Buffer{}
 	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: kv, Log: slogTo(logs)})
 	t.Cleanup(func() { unregister(a) })
@@ -585,7 +586,7 @@ func testRateLimitedChannel(t *testing.T, f *fakeDiscord) {
 func TestRestartMidGame(t *testing.T) { eachMode(t, testRestartMidGame) }
 
 func testRestartMidGame(t *testing.T, f *fakeDiscord) {
-	store := table.NewMemStore()
+	store := mem.New()
 	h := startHarness(t, f, store, store)
 	openTable(t, f, alice, []fakeUser{bob, carla, dan}, opt("stripes", 4, 1), opt("timer", 3, "none"))
 	players := []seatPlayer{{u: alice}, {u: bob}, {u: carla}, {u: dan}}
@@ -654,7 +655,7 @@ func testRestartMidGame(t *testing.T, f *fakeDiscord) {
 func TestSlowServiceIsAcknowledged(t *testing.T) { eachMode(t, testSlowServiceIsAcknowledged) }
 
 func testSlowServiceIsAcknowledged(t *testing.T, f *fakeDiscord) {
-	store := table.NewMemStore()
+	store := mem.New()
 	startHarness(t, f, store, store, harnessOpt{
 		cfg:  func(c *Config) { c.AckAfter = 30 * time.Millisecond },
 		wrap: func(h chat.Service) chat.Service { return slowHandler{h, 150 * time.Millisecond} },
@@ -706,7 +707,7 @@ func (s slowHandler) Handle(ctx context.Context, cmd table.Command) ([]table.Mes
 func TestPanicIsRecovered(t *testing.T) { eachMode(t, testPanicIsRecovered) }
 
 func testPanicIsRecovered(t *testing.T, f *fakeDiscord) {
-	store := table.NewMemStore()
+	store := mem.New()
 	h := startHarness(t, f, store, store, harnessOpt{wrap: func(h chat.Service) chat.Service { return panicky{h} }})
 	r := f.slash(bob, guildChannel, "rules")
 	if r.Type != 4 || r.Flags&64 == 0 || r.Content != ephemeralText("de", "err.internal") {
@@ -743,7 +744,7 @@ func TestEphemeralHandCatchesUp(t *testing.T) { eachMode(t, testEphemeralHandCat
 
 func testEphemeralHandCatchesUp(t *testing.T, f *fakeDiscord) {
 	f.blocked[bob.ID] = true
-	store := table.NewMemStore()
+	store := mem.New()
 	var ad *Adapter
 	once := sync.Once{}
 	startHarness(t, f, store, store, harnessOpt{

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // The interactions endpoint refuses what Discord's docs say it must refuse (docs: Interactions
@@ -22,7 +23,7 @@ func TestInteractionsEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := table.NewMemStore()
+	store := mem.New()
 	a := mustNew(t, Config{Token: f.Token, GuildID: f.GuildID, APIURL: f.srv.URL, KV: store,
 		Interactions: Interactions{URL: fakeEndpointURL, Listener: ln, PublicKey: f.publicKey()}})
 	svc := table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: a}})

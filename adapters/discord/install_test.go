@@ -12,6 +12,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // /km says where it may be used: installed with a server, used there and, registered globally,
@@ -31,7 +32,7 @@ func TestCommandContexts(t *testing.T) {
 		return cmds[0]
 	}
 	f := newFakeDiscord(t)
-	store := table.NewMemStore()
+	store := mem.New()
 	h := startHarness(t, f, store, store) // the server's own commands
 	if got := registered(f); !slices.Equal(got.Contexts, []int{0}) || !slices.Equal(got.IntegrationTypes, []int{0}) {
 		t.Errorf("guild command: %+v, want contexts [0] (guild commands have no BOT_DM) and integration_types [0]", got)
@@ -71,7 +72,7 @@ func TestAddMeWhereTheBotIsNotAMember(t *testing.T) {
 			f := newFakeDiscord(t)
 			f.guilds[otherGuild] = &tc.guild
 			f.setChannel(fakeChannel{ID: otherChannel, Guild: otherGuild, Perms: Permissions})
-			store := table.NewMemStore()
+			store := mem.New()
 			h := startHarness(t, f, store, store)
 			r := f.slash(carla, otherChannel, "new")
 			if want := ephemeralText("fr", "discord.add_me", InviteURL(f.AppID, otherGuild)); r.Type != 4 || r.Flags&64 == 0 || r.Content != want {
@@ -114,7 +115,7 @@ func TestInviteURL(t *testing.T) {
 // languages, fits.
 func TestCommandSizeCountsTheLongestLocalization(t *testing.T) {
 	f := newFakeDiscord(t)
-	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: table.NewMemStore()})
+	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: mem.New()})
 	long := map[discordgo.Locale]string{discordgo.German: strings.Repeat("ä", 100)}
 	big := &discordgo.ApplicationCommand{Name: "big", Description: "x", DescriptionLocalizations: &long}
 	for s := range 25 {

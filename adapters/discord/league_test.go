@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/kontermatt/kontermatt/core"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 var teamWon = regexp.MustCompile(`🏆 Team ([AB]) \(`)
@@ -19,7 +19,7 @@ var teamWon = regexp.MustCompile(`🏆 Team ([AB]) \(`)
 func TestLeagueInAChannel(t *testing.T) { eachMode(t, testLeagueInAChannel) }
 
 func testLeagueInAChannel(t *testing.T, f *fakeDiscord) {
-	store := table.NewMemStore()
+	store := mem.New()
 	startHarness(t, f, store, store)
 	players := []seatPlayer{{u: alice}, {u: carla}}
 	openTable(t, f, alice, []fakeUser{carla}, opt("stripes", 4, 1), opt("timer", 3, "none"), opt("level", 3, "easy"))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // Players with hostile names sit down: every channel message shows their names as written, and
@@ -14,7 +15,7 @@ import (
 func TestHostileNamesAtTheTable(t *testing.T) { eachMode(t, testHostileNamesAtTheTable) }
 
 func testHostileNamesAtTheTable(t *testing.T, f *fakeDiscord) {
-	store := table.NewMemStore()
+	store := mem.New()
 	startHarness(t, f, store, store)
 	nitro := fakeUser{ID: "100000000000000011", Name: "[Free Nitro](https://evil.example/nitro)", Locale: "en-US"}
 	big := fakeUser{ID: "100000000000000012", Name: "# BIG", Locale: "en-US"}
@@ -45,7 +46,7 @@ func TestRulesLinkWorks(t *testing.T) {
 	for _, url := range []string{"", "https://example.org/km_docs/rules~1.md"} {
 		t.Run(url, func(t *testing.T) {
 			f := newFakeDiscord(t)
-			store := table.NewMemStore()
+			store := mem.New()
 			startHarness(t, f, store, store, harnessOpt{table: func(c *table.Config) { c.RulesURL = url }})
 			r := f.slash(alice, guildChannel, "rules")
 			found := webAddress.FindAllString(r.Content, -1)
@@ -65,7 +66,7 @@ func TestNoLinkPreviewsFromNames(t *testing.T) { eachMode(t, testNoLinkPreviewsF
 
 func testNoLinkPreviewsFromNames(t *testing.T, f *fakeDiscord) {
 	f.setPerms(guildChannel, Permissions|permEmbedLinks)
-	store := table.NewMemStore()
+	store := mem.New()
 	startHarness(t, f, store, store)
 	site := fakeUser{ID: "100000000000000021", Name: "https://evil.example/free-nitro", Locale: "en-US"}
 	openTable(t, f, alice, []fakeUser{site}, opt("timer", 3, "none"))
@@ -92,7 +93,7 @@ func TestNoLinkPreviewsInAnswers(t *testing.T) {
 		t.Run(map[bool]string{false: "at once", true: "deferred"}[slow], func(t *testing.T) {
 			f := newFakeDiscord(t)
 			f.setPerms(guildChannel, Permissions|permEmbedLinks)
-			store := table.NewMemStore()
+			store := mem.New()
 			var opts []harnessOpt
 			if slow {
 				opts = append(opts, harnessOpt{

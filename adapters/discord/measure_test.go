@@ -16,6 +16,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/storage"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // The aim: an interaction is answered within 50 ms at the 99th percentile, with the
@@ -71,9 +72,9 @@ func BenchmarkCommand(b *testing.B) {
 		name  string
 		store func(testing.TB) (table.Store, table.KV)
 	}{
-		{"mem", func(testing.TB) (table.Store, table.KV) { s := table.NewMemStore(); return s, s }},
+		{"mem", func(testing.TB) (table.Store, table.KV) { s := mem.New(); return s, s }},
 		{"bolt", func(t testing.TB) (table.Store, table.KV) { s := openBolt(t); return s, s }},
-		{"bolt-memkv", func(t testing.TB) (table.Store, table.KV) { return openBolt(t), table.NewMemStore() }},
+		{"bolt-memkv", func(t testing.TB) (table.Store, table.KV) { return openBolt(t), mem.New() }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			f := newFakeDiscord(b)
@@ -113,7 +114,7 @@ func BenchmarkMatchByHTTP(b *testing.B) {
 			b.StopTimer()
 			for i := range b.N {
 				f := newFakeDiscordVia(b, viaHTTP)
-				store := table.NewMemStore()
+				store := mem.New()
 				h := startHarness(b, f, store, store)
 				stop := make(chan struct{})
 				var wg sync.WaitGroup

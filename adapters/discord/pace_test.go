@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // The human pace on Discord (core/table/pace.go): the adapter says when the channel shows a
@@ -40,7 +41,7 @@ type pacedResult struct {
 // computers, at the normal pace times scale, and reads from the channel's history how long each
 // finished trick was in view and how long each person's card took to show.
 func playPaced(t testing.TB, f *fakeDiscord, scale float64, thinkMin, thinkMax time.Duration, stripes int) pacedResult {
-	store := table.NewMemStore()
+	store := mem.New()
 	h := startHarness(t, f, store, store, harnessOpt{table: func(c *table.Config) { c.Paces = scaledPaces(scale) }})
 	openTable(t, f, alice, []fakeUser{bob}, opt("stripes", 4, stripes), opt("timer", 3, "none"))
 	rng := rand.New(rand.NewPCG(17, 4))

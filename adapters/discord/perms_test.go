@@ -11,6 +11,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // Permissions decide what is sent, not whether the channel lives.
@@ -33,7 +34,7 @@ func TestNoTableWhereTheBotMayNotPost(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeDiscord(t)
 			f.setChannel(tc.channel)
-			store := table.NewMemStore()
+			store := mem.New()
 			h := startHarness(t, f, store, store)
 			r := f.slash(bob, tc.channel.ID, "new")
 			want := ephemeralText("de", "discord.missing", permissionNames("de", tc.missing))
@@ -52,7 +53,7 @@ func TestNoTableWhereTheBotMayNotPost(t *testing.T) {
 	// With the permission the same command works, in a thread too.
 	f := newFakeDiscord(t)
 	f.setChannel(fakeChannel{ID: thread, Thread: true, Perms: Permissions})
-	store := table.NewMemStore()
+	store := mem.New()
 	startHarness(t, f, store, store)
 	if r := f.slash(alice, thread, "new"); r.Content != ephemeralText("en", "note.opened") {
 		t.Errorf("/km new in a thread with every permission: %+v", r)
@@ -66,7 +67,7 @@ func TestChannelWithoutAttachFiles(t *testing.T) { eachMode(t, testChannelWithou
 
 func testChannelWithoutAttachFiles(t *testing.T, f *fakeDiscord) {
 	f.setPerms(guildChannel, Permissions&^permAttachFiles)
-	store := table.NewMemStore()
+	store := mem.New()
 	h := startHarness(t, f, store, store)
 	r := f.slash(alice, guildChannel, "new", opt("stripes", 4, 1), opt("timer", 3, "none"), opt("level", 3, "easy"))
 	want := ephemeralText("en", "note.opened") + "\n\n" + ephemeralText("en", "discord.no_pictures", permissionNames("en", []int64{permAttachFiles}))
@@ -129,7 +130,7 @@ func TestLateAnswersWithoutAttachFiles(t *testing.T) { eachMode(t, testLateAnswe
 
 func testLateAnswersWithoutAttachFiles(t *testing.T, f *fakeDiscord) {
 	f.setPerms(guildChannel, Permissions&^permAttachFiles)
-	store := table.NewMemStore()
+	store := mem.New()
 	startHarness(t, f, store, store, harnessOpt{
 		cfg:  func(c *Config) { c.AckAfter = 30 * time.Millisecond },
 		wrap: func(h chat.Service) chat.Service { return slowHandler{h, 150 * time.Millisecond} },
@@ -169,7 +170,7 @@ func answerOrRefusal(t *testing.T, f *fakeDiscord, in *fakeInteraction) fakeResp
 func TestPermissionsTakenAwayMidMatch(t *testing.T) { eachMode(t, testPermissionsTakenAwayMidMatch) }
 
 func testPermissionsTakenAwayMidMatch(t *testing.T, f *fakeDiscord) {
-	store := table.NewMemStore()
+	store := mem.New()
 	h := startHarness(t, f, store, store)
 	openTable(t, f, alice, []fakeUser{carla}, opt("timer", 3, "none"), opt("level", 3, "easy"))
 	liveMessage(f)
@@ -333,7 +334,7 @@ func TestViewChannelTakenAwayPausesAtOnce(t *testing.T) {
 // table and its live message with the "My hand" button.
 func aliceAndCarla(t *testing.T) (*fakeDiscord, *harness, string, fakeMessage, fakeButton) {
 	f := newFakeDiscord(t)
-	store := table.NewMemStore()
+	store := mem.New()
 	h := startHarness(t, f, store, store)
 	id := openTable(t, f, alice, []fakeUser{carla}, opt("timer", 3, "none"), opt("level", 3, "easy"))
 	live, hand := liveMessage(f)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // A press made while the bot was disconnected, replayed by RESUME long after its 3 s window:
@@ -16,7 +16,7 @@ import (
 // back) and not answered (its token is dead); they press again, and that works.
 func TestReplayedStaleInteractionIsNotApplied(t *testing.T) {
 	f := newFakeDiscord(t)
-	store := table.NewMemStore()
+	store := mem.New()
 	h := startHarness(t, f, store, store)
 	id := openTable(t, f, alice, []fakeUser{bob}, opt("timer", 3, "none"), opt("level", 3, "easy"))
 	var who seatPlayer
@@ -97,7 +97,7 @@ func snowflakeAt(at time.Time) string {
 // resumed.
 func TestConnectedFollowsTheGateway(t *testing.T) {
 	f := newFakeDiscord(t)
-	store := table.NewMemStore()
+	store := mem.New()
 	if err := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: store}).Connected(); !errors.Is(err, chat.ErrNotYet) {
 		t.Errorf("before Run: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // One process runs every shard on one service: a match in a server on shard 1, whose players'
@@ -22,7 +23,7 @@ func TestMatchOnShardOneWithHandsInDMs(t *testing.T) {
 	if got := f.shardOf(guildChannel); got != 1 {
 		t.Fatalf("the test server is on shard %d", got)
 	}
-	store := table.NewMemStore()
+	store := mem.New()
 	h := startHarness(t, f, store, store)
 	f.mu.Lock()
 	var shards []string
@@ -53,7 +54,7 @@ func TestMatchOnShardOneWithHandsInDMs(t *testing.T) {
 func TestShardsStartWithinMaxConcurrency(t *testing.T) {
 	f := newFakeDiscord(t)
 	f.Shards, f.MaxConcurrency = 3, 2
-	store := table.NewMemStore()
+	store := mem.New()
 	startHarness(t, f, store, store)
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -67,7 +68,7 @@ func TestShardsStartWithinMaxConcurrency(t *testing.T) {
 func TestSessionStartsAreKept(t *testing.T) {
 	f := newFakeDiscord(t)
 	f.Shards, f.StartsLeft = 2, 6
-	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: table.NewMemStore()})
+	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: mem.New()})
 	a.Attach(handOnly{})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second) // a wrong start serves until then
 	defer cancel()
@@ -89,7 +90,7 @@ func TestSessionStartsAreKept(t *testing.T) {
 func TestRunAgainAfterAFailedStart(t *testing.T) {
 	f := newFakeDiscord(t)
 	f.failRoute("PUT applications/{id}/guilds/{id}/commands", 500)
-	store := table.NewMemStore()
+	store := mem.New()
 	a := mustNew(t, Config{Token: f.Token, GuildID: f.GuildID, APIURL: f.srv.URL, KV: store})
 	a.identifyWindow = f.IdentifyWindow
 	svc := table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: a}})
@@ -126,7 +127,7 @@ func TestRunAgainAfterAFailedStart(t *testing.T) {
 // shard serves again once the storm is over.
 func TestInvalidSessionStormIsPaced(t *testing.T) {
 	f := newFakeDiscord(t)
-	store := table.NewMemStore()
+	store := mem.New()
 	h := startHarness(t, f, store, store)
 	const storm = 3
 	f.mu.Lock()
@@ -166,7 +167,7 @@ func TestInvalidSessionStormIsPaced(t *testing.T) {
 func TestInvalidSessionStormKeepsTheReserve(t *testing.T) {
 	f := newFakeDiscord(t)
 	f.StartsLeft = minSessionStartsLeft + 4 // the start spends one, the storm may spend two more
-	store := table.NewMemStore()
+	store := mem.New()
 	h := startHarness(t, f, store, store)
 	f.mu.Lock()
 	f.invalidSessions = 1000

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // A whole match by HTTP against a fake Discord that takes each HTTP answer a moment after the
@@ -44,7 +45,7 @@ func testHTTPAnswersTakenLate(t *testing.T, players []seatPlayer, opts ...harnes
 			o.fake(f)
 		}
 	}
-	store := table.NewMemStore()
+	store := mem.New()
 	h := startHarness(t, f, store, store, opts...)
 	var others []fakeUser
 	for _, p := range players[1:] {

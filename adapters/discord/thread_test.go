@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // A table in a thread that gets archived mid-match: the table message can no longer be edited
@@ -19,7 +20,7 @@ func TestArchivedThreadGetsANewTableMessage(t *testing.T) {
 
 func testArchivedThreadGetsANewTableMessage(t *testing.T, f *fakeDiscord) {
 	f.setChannel(fakeChannel{ID: guildChannel, Thread: true, Perms: Permissions})
-	store := table.NewMemStore()
+	store := mem.New()
 	h := startHarness(t, f, store, store)
 	openTable(t, f, alice, []fakeUser{bob}, opt("stripes", 4, 1), opt("timer", 3, "none"), opt("level", 3, "easy"))
 	first, _ := liveMessage(f)
@@ -188,6 +189,6 @@ func harnessWith(t *testing.T, c fakeChannel) (*fakeDiscord, *harness) {
 	t.Helper()
 	f := newFakeDiscord(t)
 	f.setChannel(c)
-	store := table.NewMemStore()
+	store := mem.New()
 	return f, startHarness(t, f, store, store)
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // What is kept per interaction token goes with the token: the ephemeral hands the adapter edits,
@@ -19,7 +19,7 @@ import (
 func TestTokenStateIsForgotten(t *testing.T) {
 	f := newFakeDiscord(t)
 	f.blocked[bob.ID] = true // Bob plays from ephemeral hands
-	store := table.NewMemStore()
+	store := mem.New()
 	const life = 2 * time.Second
 	h := startHarness(t, f, store, store, harnessOpt{adapter: func(a *Adapter) { a.tokens = newTokenSessions(a.session, life) }})
 	openTable(t, f, alice, []fakeUser{bob}, opt("timer", 3, "none"))

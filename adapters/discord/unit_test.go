@@ -18,6 +18,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 func TestComponentsLayout(t *testing.T) {
@@ -196,7 +197,7 @@ func TestRewriter(t *testing.T) {
 }
 
 func TestRedact(t *testing.T) {
-	a := mustNew(t, Config{Token: "Bot abc.DEF-ghi_jkl.mnopqrstuvwxyz0123", KV: table.NewMemStore()})
+	a := mustNew(t, Config{Token: "Bot abc.DEF-ghi_jkl.mnopqrstuvwxyz0123", KV: mem.New()})
 	defer unregister(a)
 	for _, in := range []string{
 		"POST https://discord.com/api/v9/interactions/123/aW50ZXJhY3Rpb246MTIzOnNlY3JldA/callback",
@@ -225,7 +226,7 @@ func TestRedact(t *testing.T) {
 func TestPrivateMessagesForClosedDMs(t *testing.T) {
 	ctx := t.Context()
 	f := newFakeDiscord(t)
-	kv := table.NewMemStore()
+	kv := mem.New()
 	kv.Put(ctx, bucketNoDM, bob.ID, []byte("x"))
 	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: kv})
 	t.Cleanup(func() { unregister(a) })
@@ -262,7 +263,7 @@ func TestWrongToken(t *testing.T) {
 	}
 	f := newFakeDiscord(t)
 	f.t = quietT{t} // the fake reports the bad token as a test failure otherwise
-	a := mustNew(t, Config{Token: "wrong.token-value.abcdefghijklmnopqrstu", APIURL: f.srv.URL, KV: table.NewMemStore()})
+	a := mustNew(t, Config{Token: "wrong.token-value.abcdefghijklmnopqrstu", APIURL: f.srv.URL, KV: mem.New()})
 	a.Attach(handOnly{})
 	err := a.Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "401") || strings.Contains(err.Error(), "abcdefghijklmnopqrstu") {
@@ -278,7 +279,7 @@ func (quietT) Errorf(string, ...any) {}
 // The outbox keeps under its share of the global rate limit whatever the number of channels.
 func TestOutboxGlobalRate(t *testing.T) {
 	f := newFakeDiscord(t)
-	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: table.NewMemStore(), MaxRate: 100})
+	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: mem.New(), MaxRate: 100})
 	t.Cleanup(func() { unregister(a) })
 	var msgs []table.Message
 	for i := range 40 {
@@ -305,7 +306,7 @@ func TestOutboxGlobalRate(t *testing.T) {
 // back goes out after all. (The engine's own tests cover the hold itself.)
 func TestHandUpdateFromHeldQueue(t *testing.T) {
 	f := newFakeDiscord(t)
-	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: table.NewMemStore()})
+	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: mem.New()})
 	player := table.Player{ID: "dc:" + bob.ID, Name: "Bob"}
 	hand := func(v uint64) table.Message {
 		return table.Message{Target: table.Target{Kind: table.ToPlayer, Player: player,
@@ -461,7 +462,7 @@ func (c ctxSpy) Handle(ctx context.Context, cmd table.Command) ([]table.Message,
 func TestInteractionsDeriveFromRun(t *testing.T) { eachMode(t, testInteractionsDeriveFromRun) }
 
 func testInteractionsDeriveFromRun(t *testing.T, f *fakeDiscord) {
-	store := table.NewMemStore()
+	store := mem.New()
 	var fromRun atomic.Bool
 	startHarness(t, f, store, store, harnessOpt{
 		run:  func(ctx context.Context) context.Context { return context.WithValue(ctx, runKey{}, "run") },
@@ -479,7 +480,7 @@ func testInteractionsDeriveFromRun(t *testing.T, f *fakeDiscord) {
 // channel is opened and nothing is posted.
 func TestShowHonoursItsContext(t *testing.T) {
 	f := newFakeDiscord(t)
-	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: table.NewMemStore()})
+	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: mem.New()})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	place := table.Place{Platform: Platform, Chat: guildChannel}

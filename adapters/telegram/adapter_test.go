@@ -13,11 +13,12 @@ import (
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 func TestTokenNeverLogged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
+		f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
 
 		// getMe fails at the transport: the error names the URL, token and all. New goes on (a
 		// platform down at start is tried again); Run fails, to be tried again.
@@ -88,7 +89,7 @@ func TestRedactor(t *testing.T) {
 // TestRealHTTPServer runs the bot against the fake over real sockets, and checks that Run returns
 // promptly although a long poll is in flight.
 func TestRealHTTPServer(t *testing.T) {
-	f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
+	f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
 	srv := httptest.NewServer(f)
 	defer srv.Close()
 	cfg := testConfig(f, store, logs)
@@ -238,7 +239,7 @@ func TestLimiterWindow(t *testing.T) {
 
 func TestRunNeedsAttach(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
+		f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
 		a, err := New(testConfig(f, store, logs))
 		if err != nil {
 			t.Fatal(err)

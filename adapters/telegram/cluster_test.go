@@ -16,6 +16,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
 	"github.com/kontermatt/kontermatt/storage/etcdstore/etcdtest"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // Several copies of the bot on one store (Config.Cluster): what they say is said once, a
@@ -221,7 +222,7 @@ func TestOneCopyPollsAndAStandbyTakesOver(t *testing.T) {
 // each. Together they keep Telegram's 20 messages a minute: no flood 429, and all 30 go out.
 func TestCopiesShareAGroupsBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
+		f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
 		copies := twoCopies(t, f, store, logs)
 		for i := range 15 {
 			for n, e := range copies {
@@ -246,7 +247,7 @@ func TestCopiesShareAGroupsBudget(t *testing.T) {
 // one message for each, edited to its last version.
 func TestCopiesPostATableMessageOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
+		f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
 		copies := twoCopies(t, f, store, logs)
 		live := func(v uint64) []table.Message {
 			return []table.Message{{Target: table.Target{Kind: table.ToPlace, Place: placeOf(group, 0)}, Kind: table.KindLive,
@@ -290,7 +291,7 @@ func TestCopiesPostATableMessageOnce(t *testing.T) {
 
 // twoCopies starts two copies of the bot on one store, as on etcd: their leases are one
 // process's here (LocalLeases), so one of them polls.
-func twoCopies(t *testing.T, f *fakeAPI, store *table.MemStore, logs *tabletest.Buffer) []*env {
+func twoCopies(t *testing.T, f *fakeAPI, store *mem.Store, logs *tabletest.Buffer) []*env {
 	leases := &table.LocalLeases{}
 	var copies []*env
 	for range 2 {

@@ -13,6 +13,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // stallingKV is the adapter's KV on a disk that stalls: while stalled, every write waits until
@@ -75,13 +76,13 @@ func (unreachableAPI) RoundTrip(*http.Request) (*http.Response, error) {
 func TestDeliverOnlyQueues(t *testing.T) {
 	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
-		store := table.NewMemStore()
+		store := mem.New()
 		kv := &stallingKV{KV: store}
 		a, err := New(Config{Token: testToken, APIURL: "http://api.fake", Client: &http.Client{Transport: unreachableAPI{}}, KV: kv})
 		if err != nil {
 			t.Fatal(err)
 		}
-		svc := table.New(table.Config{Store: table.NewMemStore(), Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots, Seed: 7})
+		svc := table.New(table.Config{Store: mem.New(), Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots, Seed: 7})
 		a.Attach(svc)
 		defer a.Close()
 		defer svc.Close()

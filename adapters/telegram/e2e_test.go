@@ -21,6 +21,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // A distinctive token: no log line and no error may ever hold it or its secret half.
@@ -60,7 +61,7 @@ func randomRobots(_ string, seed uint64) table.Decider {
 type env struct {
 	t      *testing.T
 	f      *fakeAPI
-	store  *table.MemStore
+	store  *mem.Store
 	logs   *tabletest.Buffer
 	a      *Adapter
 	svc    *table.Service
@@ -70,7 +71,7 @@ type env struct {
 	closed bool
 }
 
-func testConfig(f *fakeAPI, store *table.MemStore, logs *tabletest.Buffer) Config {
+func testConfig(f *fakeAPI, store *mem.Store, logs *tabletest.Buffer) Config {
 	return Config{Token: testToken, APIURL: "http://api.fake", Client: &http.Client{Transport: f.Transport()}, KV: store,
 		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 }
@@ -78,16 +79,16 @@ func testConfig(f *fakeAPI, store *table.MemStore, logs *tabletest.Buffer) Confi
 // startEnv starts a bot inside the calling synctest bubble and waits until it polls.
 // startedEnv starts a fake Bot API, a store and the bot, with the given users having pressed
 // Start (so they can get private messages).
-func startedEnv(t *testing.T, humans ...tgUser) (*fakeAPI, *table.MemStore, *tabletest.Buffer, *env) {
+func startedEnv(t *testing.T, humans ...tgUser) (*fakeAPI, *mem.Store, *tabletest.Buffer, *env) {
 	t.Helper()
-	f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
+	f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
 	for _, u := range humans {
 		f.setStarted(u.ID)
 	}
 	return f, store, logs, startEnv(t, f, store, logs)
 }
 
-func startEnv(t *testing.T, f *fakeAPI, store *table.MemStore, logs *tabletest.Buffer, tweak ...func(*Config)) *env {
+func startEnv(t *testing.T, f *fakeAPI, store *mem.Store, logs *tabletest.Buffer, tweak ...func(*Config)) *env {
 	t.Helper()
 	cfg := testConfig(f, store, logs)
 	for _, fn := range tweak {
@@ -603,7 +604,7 @@ func TestTwoHumansTwoComputers(t *testing.T) {
 
 func TestPressesRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
+		f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
 		f.setStarted(alice.ID)
 		f.setStarted(bob.ID)
 		e := startEnv(t, f, store, logs)
@@ -714,7 +715,7 @@ func TestPressesRefused(t *testing.T) {
 
 func TestNeverPressedStart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
+		f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
 		f.setStarted(alice.ID) // Ursula never pressed Start
 		e := startEnv(t, f, store, logs)
 		f.command(alice, group, 0, "/new@"+botUsername+" timer=fast stripes=3")
@@ -893,7 +894,7 @@ func alertCards(text string) core.CardSet {
 
 func TestRetryAfter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
+		f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
 		e := startEnv(t, f, store, logs)
 		f.failNext("sendMessage", group, 1, 429, "Too Many Requests: retry after 5", 5)
 		f.command(alice, group, 0, "/new@"+botUsername)
@@ -974,7 +975,7 @@ func TestRestartMidGame(t *testing.T) {
 
 func TestStopNeedsSeatOrAdmin(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
+		f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
 		e := startEnv(t, f, store, logs)
 		f.command(alice, group, 0, "/new@"+botUsername)
 		f.command(bob, group, 0, "/join")
@@ -1010,7 +1011,7 @@ func TestStopNeedsSeatOrAdmin(t *testing.T) {
 
 func TestForumTopicAndPicture(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
+		f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
 		e := startEnv(t, f, store, logs)
 		f.command(alice, group, 77, "/new@"+botUsername)
 		settle(3 * time.Second)
@@ -1058,7 +1059,7 @@ func TestForumTopicAndPicture(t *testing.T) {
 
 func TestHandTypedInGroupGoesPrivate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
+		f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
 		f.setStarted(alice.ID)
 		e := startEnv(t, f, store, logs)
 		seatAll(t, f, "timer=none", alice)
@@ -1105,7 +1106,7 @@ func updateFromJSON(t *testing.T, v map[string]any) tgbotapi.Update {
 // TestBoardPicture: /board goes out as a PNG photo the service renders.
 func TestBoardPicture(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
+		f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
 		e := startEnv(t, f, store, logs)
 		f.command(alice, group, 0, "/new@"+botUsername)
 		settle(3 * time.Second)

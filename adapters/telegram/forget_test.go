@@ -12,6 +12,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // TestForgetReachesTheAdaptersBuckets: Evangeline never pressed Start, so the adapter keeps her
@@ -91,7 +92,7 @@ func TestForgetReachesTheAdaptersBuckets(t *testing.T) {
 func TestForgottenIsNotWrittenAgain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		eve := tgUser{ID: 7770001234, First: "Evangeline", Last: "Quist", Lang: "en"}
-		st := table.NewMemStore()
+		st := mem.New()
 		f, logs := newFake(testToken), &tabletest.Buffer{}
 		f.setStarted(alice.ID)
 		cfg := testConfig(f, nil, logs)

@@ -11,6 +11,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 var teamWon = regexp.MustCompile(`🏆 Team ([AB]) \(`)
@@ -124,7 +125,7 @@ func newest(f *fakeAPI, chat int64) fmsg {
 // starts from them.
 func TestAdminsChangeHouseRules(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
+		f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
 		e := startEnv(t, f, store, logs)
 		f.command(olga, group, 0, "/settings@"+botUsername+" stripes=3")
 		settle(3 * time.Second)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // lastUpdateID is the ID of the update the fake queued last.
@@ -44,7 +45,7 @@ func humanOnTurn(t *testing.T, f *fakeAPI, e *env, d *driver, tableID string, hu
 }
 
 // plays lists the table's accepted plays by a user, as their update IDs.
-func plays(store *table.MemStore, tableID string, u tgUser) []string {
+func plays(store *mem.Store, tableID string, u tgUser) []string {
 	var out []string
 	for _, l := range store.Log(tableID) {
 		if l.Verb == table.VerbPlay && l.Actor == fmt.Sprintf("tg:%d", u.ID) {
@@ -129,7 +130,7 @@ func TestStaleUpdatesAfterAnOutage(t *testing.T) {
 func TestHeldHandsAreTheTables(t *testing.T) {
 	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
+		f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
 		f.setStarted(alice.ID) // Ursula never pressed Start
 		e := startEnv(t, f, store, logs)
 		f.command(alice, group, 0, "/new@"+botUsername+" timer=none")

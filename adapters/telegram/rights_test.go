@@ -9,6 +9,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // Removed or banned from a group: its tables close (the match so far is kept), the players see
@@ -103,7 +104,7 @@ func lastHand(f *fakeAPI, user int64) (fmsg, bool) {
 }
 
 // byItself lists a table's commands that nobody sent: computer moves and timeouts.
-func byItself(store *table.MemStore, tableID string, from int) []table.LogEntry {
+func byItself(store *mem.Store, tableID string, from int) []table.LogEntry {
 	var out []table.LogEntry
 	for _, l := range store.Log(tableID)[from:] {
 		if strings.HasPrefix(l.Actor, "robot:") || l.Verb == table.VerbTimeout {

@@ -18,6 +18,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // The public timeline of a place survives the process that tells it: what a group must be shown
@@ -255,7 +256,7 @@ func TestStoppedMidMatchLosesNothing(t *testing.T) {
 // leases of the places' partitions, so the computer players move there and it owns the place
 // (Service.Owns as the adapter's chat.Owner: the copy that fires a place's timers tells its story). Both copies commit moves
 // of one table and hear the other's through the store's watch.
-func ownedCopies(t *testing.T, f *fakeAPI, store *table.MemStore, logs *tabletest.Buffer, sent *[2]atomic.Int64) []*env {
+func ownedCopies(t *testing.T, f *fakeAPI, store *mem.Store, logs *tabletest.Buffer, sent *[2]atomic.Int64) []*env {
 	t.Helper()
 	pollers, timers := &table.LocalLeases{}, &table.LocalLeases{}
 	copies, runs := make([]*env, 2), make([]context.Context, 2)
@@ -312,7 +313,7 @@ func (c countSends) RoundTrip(req *http.Request) (*http.Response, error) {
 func TestTwoCopiesTellOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		humans := []tgUser{alice, bob}
-		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
+		f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
 		for _, u := range humans {
 			f.setStarted(u.ID)
 		}

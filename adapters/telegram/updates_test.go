@@ -12,6 +12,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // An update fetched but not yet handled when the bot dies is not lost: it was not confirmed, so
@@ -57,7 +58,7 @@ func TestCrashBetweenFetchAndHandling(t *testing.T) {
 }
 
 // joined reports whether the table's log has the user's join.
-func joined(store *table.MemStore, tableID string, u tgUser) bool {
+func joined(store *mem.Store, tableID string, u tgUser) bool {
 	return slices.ContainsFunc(store.Log(tableID), func(l table.LogEntry) bool {
 		return l.Verb == table.VerbJoin && l.Actor == fmt.Sprintf("tg:%d", u.ID)
 	})
@@ -101,7 +102,7 @@ func TestNextPollWaitsForTheBatch(t *testing.T) {
 // fine while Telegram answers, the (redacted) error while it does not, and fine again after.
 func TestConnectedFollowsThePolls(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
+		f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
 		a, err := New(testConfig(f, store, logs))
 		if err != nil {
 			t.Fatal(err)
@@ -169,7 +170,7 @@ func TestTwoProcessesOneToken(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f, _, logs, e := startedEnv(t)
 		logs2 := &tabletest.Buffer{}
-		e2 := startEnv(t, f, table.NewMemStore(), logs2)
+		e2 := startEnv(t, f, mem.New(), logs2)
 		for range 10 {
 			settle(30 * time.Second)
 			for i, env := range []*env{e, e2} {

@@ -17,6 +17,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/internal/chattest"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // A published initData and the bot token it was signed with (the Telegram Mini Apps
@@ -101,7 +102,7 @@ func TestCheckInitData(t *testing.T) {
 // link (a web_app button there would be refused).
 func TestMiniAppButtons(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
+		f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
 		f.setStarted(alice.ID)
 		w := chattest.Web{HTTPS: true}
 		e := startEnv(t, f, store, logs, func(c *Config) { c.Web, c.MiniApp = w, "table" })
@@ -142,7 +143,7 @@ func itoa(n int64) string { return dest(n) }
 // not https.
 func TestFakeRefusesWebAppButtons(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
+		f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
 		f.setStarted(alice.ID)
 		e := startEnv(t, f, store, logs)
 		for _, c := range []struct {

@@ -9,8 +9,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // The webhook's server is built with the bot's HTTP limits (adapters/httpserve): a post whose
@@ -18,7 +18,7 @@ import (
 // connections; Telegram's own posts are answered meanwhile.
 func TestWebhookCutsSlowPosts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
+		f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
 		ln := newMemListener()
 		f.hookClient = ln.client()
 		t.Cleanup(f.stopWebhook)

@@ -19,6 +19,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // memListener is a network listener in memory: the webhook's server accepts the fake's
@@ -171,7 +172,7 @@ func TestWebhook(t *testing.T) {
 }
 
 // e2eTableAt gives the ID of the test group's table in the store, or "".
-func e2eTableAt(store *table.MemStore) string {
+func e2eTableAt(store *mem.Store) string {
 	ctx := context.Background()
 	id := ""
 	store.Tables(ctx, func(tid string, state []byte) error {
@@ -194,7 +195,7 @@ func TestWebhookConfig(t *testing.T) {
 		{URL: "https://bot.example.org/hook", SecretToken: hookSecret, MaxConnections: 101},
 		{URL: "https://bot.example.org/hook", SecretToken: hookSecret, MaxConnections: -1},
 	} {
-		cfg := Config{Token: testToken, KV: table.NewMemStore(), Webhook: w}
+		cfg := Config{Token: testToken, KV: mem.New(), Webhook: w}
 		_, err := New(cfg)
 		if err == nil {
 			t.Errorf("New accepted %+v", w)
@@ -208,9 +209,9 @@ func TestWebhookConfig(t *testing.T) {
 
 // webhookEnv starts a bot in webhook mode inside the calling synctest bubble, with alice and bob
 // able to get private messages.
-func webhookEnv(t *testing.T, tweak ...func(*Config)) (*fakeAPI, *table.MemStore, *tabletest.Buffer, *env, *memListener) {
+func webhookEnv(t *testing.T, tweak ...func(*Config)) (*fakeAPI, *mem.Store, *tabletest.Buffer, *env, *memListener) {
 	t.Helper()
-	f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
+	f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
 	f.setStarted(alice.ID)
 	f.setStarted(bob.ID)
 	ln := newMemListener()
@@ -239,7 +240,7 @@ func hookStatuses(f *fakeAPI, update int) []int {
 }
 
 // joins counts the table's joins by a user.
-func joins(store *table.MemStore, tableID string, u tgUser) int {
+func joins(store *mem.Store, tableID string, u tgUser) int {
 	n := 0
 	for _, l := range store.Log(tableID) {
 		if l.Verb == table.VerbJoin && l.Actor == fmt.Sprintf("tg:%d", u.ID) {
@@ -370,7 +371,7 @@ func TestWebhookNotStoredIsSentAgain(t *testing.T) {
 // waited while the bot was down is not applied.
 func TestWebhookSettings(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, store, logs := newFake(testToken), table.NewMemStore(), &tabletest.Buffer{}
+		f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
 		ln := newMemListener()
 		f.hookClient = ln.client()
 		t.Cleanup(f.stopWebhook)

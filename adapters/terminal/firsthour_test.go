@@ -11,6 +11,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // The terminal's first hour (issue 35), each as the screen shows it.
@@ -18,7 +19,7 @@ import (
 // -learn -new after an unfinished hot-seat match stops that match and gives a lesson for one
 // player, not another hot seat.
 func TestLearnNewAfterAHotSeat(t *testing.T) {
-	store := table.NewMemStore()
+	store := mem.New()
 	if _, err := session(t, store, Config{Humans: 4, Insist: Insist{Humans: true}, Options: []string{"timer=none"}}, 6); err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestAnnounceThenTheMovesAgain(t *testing.T) {
 			announced, before = true, out.String()
 			return "announce konter", true
 		}}
-		svc := table.New(table.Config{Store: table.NewMemStore(), Outboxes: map[string]table.Outbox{Platform: term},
+		svc := table.New(table.Config{Store: mem.New(), Outboxes: map[string]table.Outbox{Platform: term},
 			Surfaces: map[string]table.Surface{Platform: Surface}, Robots: term.Robots(robots), Seed: seed, Coach: coach.New(coach.Config{})})
 		if err := term.Run(context.Background(), svc); err != nil {
 			t.Fatal(err)
@@ -83,7 +84,7 @@ func TestAnnounceThenTheMovesAgain(t *testing.T) {
 
 // Watching four computers ends without asking anyone to type rematch: nobody can.
 func TestWatchingEndsWithoutRematch(t *testing.T) {
-	got, err := session(t, table.NewMemStore(), Config{Humans: 0, Insist: Insist{Humans: true}, Options: []string{"timer=none", "stripes=1"}}, 0)
+	got, err := session(t, mem.New(), Config{Humans: 0, Insist: Insist{Humans: true}, Options: []string{"timer=none", "stripes=1"}}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestWatchingEndsWithoutRematch(t *testing.T) {
 // Outside -learn the opening says what the stripes are for: fewer is better.
 func TestTheOpeningSaysFewerStripesWin(t *testing.T) {
 	for _, lang := range []string{"en", "lb", "de", "fr"} {
-		got, err := session(t, table.NewMemStore(), Config{Humans: 1, Lang: lang, Options: []string{"timer=none"}}, 0)
+		got, err := session(t, mem.New(), Config{Humans: 1, Lang: lang, Options: []string{"timer=none"}}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +112,7 @@ func TestTheOpeningSaysFewerStripesWin(t *testing.T) {
 
 // Input that ends (Ctrl-D) in an unfinished match says it is kept and how to go on.
 func TestEndOfInputSaysTheMatchIsKept(t *testing.T) {
-	store := table.NewMemStore()
+	store := mem.New()
 	got, err := session(t, store, Config{Humans: 1, Options: []string{"timer=none"}}, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +157,7 @@ func TestGermanRankLettersAtTheTerminal(t *testing.T) {
 		}
 		return move, true
 	}}
-	svc := newService(table.NewMemStore(), term)
+	svc := newService(mem.New(), term)
 	defer svc.Close()
 	if err := term.Run(context.Background(), svc); err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // firstLegal is a computer player for tests: the first legal card, the first packet's first suit.
@@ -62,13 +63,13 @@ func (p *player) Read(b []byte) (int, error) {
 
 // newService is the service a terminal plays on, as cmd/bot makes it: the computer players wait
 // for the terminal's go-ahead, and people's settings are kept in the store.
-func newService(store *table.MemStore, term *Terminal) *table.Service {
+func newService(store *mem.Store, term *Terminal) *table.Service {
 	return table.New(table.Config{Store: store, KV: store, Outboxes: map[string]table.Outbox{Platform: term},
 		Surfaces: map[string]table.Surface{Platform: Surface}, Robots: term.Robots(robots), Seed: 3, Coach: coach.New(coach.Config{})})
 }
 
 func TestOneHumanPlaysAWholeMatchAndResumes(t *testing.T) {
-	store := table.NewMemStore()
+	store := mem.New()
 	out := &tabletest.Buffer{}
 	term := New(Config{Out: out, Humans: 1, Options: []string{"timer=none", "stripes=3"}})
 	term.cfg.In = &player{term: term, rng: rand.New(rand.NewPCG(1, 1)), max: 5}
@@ -118,7 +119,7 @@ func TestHotSeatFourHumans(t *testing.T) {
 	out := &tabletest.Buffer{}
 	term := New(Config{Out: out, Humans: 4, Options: []string{"timer=none", "stripes=2"}})
 	term.cfg.In = &player{term: term, rng: rand.New(rand.NewPCG(2, 2)), max: 2000}
-	svc := newService(table.NewMemStore(), term)
+	svc := newService(mem.New(), term)
 	defer svc.Close()
 	if err := term.Run(context.Background(), svc); err != nil {
 		t.Fatal(err)
@@ -165,7 +166,7 @@ func TestHotSeatFourHumans(t *testing.T) {
 func TestWatchFourComputers(t *testing.T) {
 	out := &tabletest.Buffer{}
 	term := New(Config{In: strings.NewReader(""), Out: out, Humans: 0, Options: []string{"timer=none"}})
-	svc := newService(table.NewMemStore(), term)
+	svc := newService(mem.New(), term)
 	defer svc.Close()
 	if err := term.Run(context.Background(), svc); err != nil {
 		t.Fatal(err)
@@ -179,7 +180,7 @@ func TestBadLinesAreAnsweredAndChangeNothing(t *testing.T) {
 	out := &tabletest.Buffer{}
 	in := strings.NewReader("frobnicate\nplay ZZ\ntrump purple\njoin 9\n\n")
 	term := New(Config{In: in, Out: out, Humans: 1, Options: []string{"timer=none"}})
-	svc := newService(table.NewMemStore(), term)
+	svc := newService(mem.New(), term)
 	defer svc.Close()
 	if err := term.Run(context.Background(), svc); err != nil {
 		t.Fatal(err)
@@ -196,7 +197,7 @@ func TestBadLinesAreAnsweredAndChangeNothing(t *testing.T) {
 func TestHelpAndRulesAreTyped(t *testing.T) {
 	out := &tabletest.Buffer{}
 	term := New(Config{In: strings.NewReader("help\nrules\n"), Out: out, Humans: 1, Options: []string{"timer=none"}})
-	svc := newService(table.NewMemStore(), term)
+	svc := newService(mem.New(), term)
 	defer svc.Close()
 	if err := term.Run(context.Background(), svc); err != nil {
 		t.Fatal(err)
@@ -266,7 +267,7 @@ func TestTypedCommands(t *testing.T) {
 		}
 		return "", false
 	}}
-	svc := newService(table.NewMemStore(), term)
+	svc := newService(mem.New(), term)
 	defer svc.Close()
 	if err := term.Run(context.Background(), svc); err != nil {
 		t.Fatal(err)
@@ -303,7 +304,7 @@ func TestWatchingEndsWithTheMatch(t *testing.T) {
 	in, w := io.Pipe()
 	defer w.Close()
 	term := New(Config{In: in, Out: out, Humans: 0, Options: []string{"timer=none", "stripes=2"}})
-	svc := newService(table.NewMemStore(), term)
+	svc := newService(mem.New(), term)
 	defer svc.Close()
 	if err := term.Run(context.Background(), svc); err != nil {
 		t.Fatal(err)
@@ -318,7 +319,7 @@ func TestTheEndOfAGameInOrder(t *testing.T) {
 	out := &tabletest.Buffer{}
 	// Five stripes: more than one game can take, so there is a second game whatever the deals.
 	term := New(Config{In: strings.NewReader(""), Out: out, Humans: 0, Options: []string{"timer=none", "stripes=5"}})
-	svc := newService(table.NewMemStore(), term)
+	svc := newService(mem.New(), term)
 	defer svc.Close()
 	if err := term.Run(context.Background(), svc); err != nil {
 		t.Fatal(err)
@@ -350,7 +351,7 @@ func TestTheEndOfAGameInOrder(t *testing.T) {
 // -lang is the whole screen's: a table opened in English speaks German on the next run with
 // -lang de, table texts and the player's own alike.
 func TestLangAppliesToTheWholeScreen(t *testing.T) {
-	store := table.NewMemStore()
+	store := mem.New()
 	out := &tabletest.Buffer{}
 	term := New(Config{In: strings.NewReader(""), Out: out, Humans: 1, Options: []string{"timer=none"}})
 	svc := newService(store, term)
@@ -412,7 +413,7 @@ func TestLeagueAtTheTerminal(t *testing.T) {
 			return "", false
 		}
 	}}
-	store := table.NewMemStore()
+	store := mem.New()
 	svc := table.New(table.Config{Store: store, KV: store, Outboxes: map[string]table.Outbox{Platform: term},
 		Surfaces: map[string]table.Surface{Platform: Surface}, Robots: robots, Seed: 3})
 	defer svc.Close()
@@ -461,7 +462,7 @@ func TestLearnAtTheTerminal(t *testing.T) {
 	out := &tabletest.Buffer{}
 	term := New(Config{Out: out, Humans: 1, Learn: true})
 	term.cfg.In = &player{term: term, rng: rand.New(rand.NewPCG(2, 2)), max: 40, buf: []byte("help\nhint\n")}
-	svc := newService(table.NewMemStore(), term)
+	svc := newService(mem.New(), term)
 	defer svc.Close()
 	if err := term.Run(context.Background(), svc); err != nil {
 		t.Fatal(err)
@@ -483,7 +484,7 @@ func TestHotSeatClearsTheScrollback(t *testing.T) {
 	out := &tabletest.Buffer{}
 	term := New(Config{Out: out, Humans: 4, Options: []string{"timer=none", "stripes=1"}})
 	term.cfg.In = &player{term: term, rng: rand.New(rand.NewPCG(4, 4)), max: 40}
-	svc := newService(table.NewMemStore(), term)
+	svc := newService(mem.New(), term)
 	defer svc.Close()
 	if err := term.Run(context.Background(), svc); err != nil {
 		t.Fatal(err)
@@ -502,7 +503,7 @@ func TestHotSeatClearsTheScrollback(t *testing.T) {
 // game's result, the board once, and the match's winner with what to type next; nothing of the
 // game after that.
 func TestTheEndOfTheMatchInOrder(t *testing.T) {
-	got, err := session(t, table.NewMemStore(), Config{In: strings.NewReader(""), Humans: 0, Options: []string{"timer=none", "stripes=1"}}, 0)
+	got, err := session(t, mem.New(), Config{In: strings.NewReader(""), Humans: 0, Options: []string{"timer=none", "stripes=1"}}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -538,7 +539,7 @@ func TestTheEndOfTheMatchInOrder(t *testing.T) {
 func TestTheOpeningScreen(t *testing.T) {
 	out := &tabletest.Buffer{}
 	term := New(Config{In: strings.NewReader(""), Out: out, Humans: 1, Options: []string{"timer=none"}})
-	svc := newService(table.NewMemStore(), term)
+	svc := newService(mem.New(), term)
 	defer svc.Close()
 	if err := term.Run(context.Background(), svc); err != nil {
 		t.Fatal(err)
@@ -574,7 +575,7 @@ func playThenType(t *testing.T, seed uint64, options []string, line string) stri
 		}
 		return "", !typed
 	}}
-	svc := newService(table.NewMemStore(), term)
+	svc := newService(mem.New(), term)
 	defer svc.Close()
 	if err := term.Run(context.Background(), svc); err != nil {
 		t.Fatal(err)
@@ -625,13 +626,13 @@ func TestRematchRotateShowsNewPartners(t *testing.T) {
 // session is one run of the program on store, as cmd/bot makes it: the service resumes the stored
 // tables, then the terminal runs; in gives the lines typed (nil: a random player's moves, at most
 // max lines). It gives the screen and Run's error.
-func session(t *testing.T, store *table.MemStore, cfg Config, max int) (string, error) {
+func session(t *testing.T, store *mem.Store, cfg Config, max int) (string, error) {
 	t.Helper()
 	return sessionUntil(t, context.Background(), store, cfg, max)
 }
 
 // sessionUntil is a session that ends with ctx, as when the program is interrupted.
-func sessionUntil(t *testing.T, ctx context.Context, store *table.MemStore, cfg Config, max int) (string, error) {
+func sessionUntil(t *testing.T, ctx context.Context, store *mem.Store, cfg Config, max int) (string, error) {
 	t.Helper()
 	out := &tabletest.Buffer{}
 	cfg.Out = out
@@ -649,7 +650,7 @@ func sessionUntil(t *testing.T, ctx context.Context, store *table.MemStore, cfg 
 }
 
 // setupAt is the stored table at the terminal's place.
-func setupAt(t *testing.T, store *table.MemStore) table.Setup {
+func setupAt(t *testing.T, store *mem.Store) table.Setup {
 	t.Helper()
 	term := New(Config{})
 	svc := newService(store, term)
@@ -667,7 +668,7 @@ func setupAt(t *testing.T, store *table.MemStore) table.Setup {
 // -lang chosen in an earlier run stays the whole screen's: the next run without -lang speaks it
 // everywhere, the terminal's own lines and the player's name included.
 func TestLangChosenBeforeStaysTheScreens(t *testing.T) {
-	store := table.NewMemStore()
+	store := mem.New()
 	if _, err := session(t, store, Config{Humans: 1, Lang: "lb", Options: []string{"timer=none"}}, 3); err != nil {
 		t.Fatal(err)
 	}
@@ -692,7 +693,7 @@ func TestLangChosenBeforeStaysTheScreens(t *testing.T) {
 }
 
 // tables is every stored table's state, by ID.
-func tables(t *testing.T, store *table.MemStore) map[string]string {
+func tables(t *testing.T, store *mem.Store) map[string]string {
 	ctx := t.Context()
 	t.Helper()
 	out := map[string]string{}
@@ -702,7 +703,7 @@ func tables(t *testing.T, store *table.MemStore) map[string]string {
 	return out
 }
 
-func records(t *testing.T, store *table.MemStore) int {
+func records(t *testing.T, store *mem.Store) int {
 	ctx := t.Context()
 	t.Helper()
 	n := 0
@@ -718,8 +719,8 @@ func records(t *testing.T, store *table.MemStore) int {
 // the stored table. A finished match offers a rematch, or makes room for a new table when
 // something else was asked for or nobody at the keyboard could type rematch.
 func TestAStoredTableAndTheFlags(t *testing.T) {
-	unfinished := func(t *testing.T, humans int) *table.MemStore {
-		store := table.NewMemStore()
+	unfinished := func(t *testing.T, humans int) *mem.Store {
+		store := mem.New()
 		if _, err := session(t, store, Config{Humans: humans, Options: []string{"timer=none"}}, 3); err != nil {
 			t.Fatal(err)
 		}
@@ -728,8 +729,8 @@ func TestAStoredTableAndTheFlags(t *testing.T) {
 		}
 		return store
 	}
-	finished := func(t *testing.T, humans int) *table.MemStore {
-		store := table.NewMemStore()
+	finished := func(t *testing.T, humans int) *mem.Store {
+		store := mem.New()
 		if _, err := session(t, store, Config{Humans: humans, Options: []string{"timer=none", "stripes=1"}}, 500); err != nil {
 			t.Fatal(err)
 		}
@@ -775,7 +776,7 @@ func TestAStoredTableAndTheFlags(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			// Watching was interrupted while the computers played: on the next start they would go
 			// on at once, but a refused start must find the match as it was.
-			store := table.NewMemStore()
+			store := mem.New()
 			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 			defer cancel()
 			if _, err := sessionUntil(t, ctx, store, Config{Humans: 0, Pace: 5 * time.Millisecond, Options: []string{"timer=none"}}, 0); !errors.Is(err, context.DeadlineExceeded) {
@@ -839,7 +840,7 @@ func TestAStoredTableAndTheFlags(t *testing.T) {
 		}
 	})
 	t.Run("a lobby", func(t *testing.T) {
-		store := table.NewMemStore()
+		store := mem.New()
 		if _, err := session(t, store, Config{Humans: 1, In: strings.NewReader("stop\nstop\nnew\n"), Options: []string{"timer=none"}}, 0); err != nil {
 			t.Fatal(err)
 		}
@@ -868,7 +869,7 @@ func TestAStoredTableAndTheFlags(t *testing.T) {
 func TestHotSeatSecretAnswerShowsOnlyAtTheKeyboard(t *testing.T) {
 	out := &tabletest.Buffer{}
 	term := New(Config{In: strings.NewReader(""), Out: out, Humans: 2, Options: []string{"timer=none"}})
-	svc := newService(table.NewMemStore(), term)
+	svc := newService(mem.New(), term)
 	defer svc.Close()
 	if err := term.Run(context.Background(), svc); err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // TestOneTimeLinkIsOnceAcrossCopies: two copies of the bot share one store and one link key
@@ -18,7 +18,7 @@ import (
 // wins, for each of many links.
 func TestOneTimeLinkIsOnceAcrossCopies(t *testing.T) {
 	ctx := t.Context()
-	store := table.NewMemStore()
+	store := mem.New()
 	// A store across the network answers in a moment, not at once.
 	slow := func(c *Config) { c.KV = slowKV{store} }
 	a := newEnvOn(t, store, fastPlayer, slow)
@@ -59,19 +59,19 @@ func TestOneTimeLinkIsOnceAcrossCopies(t *testing.T) {
 }
 
 // slowKV is a store whose reads and writes take a millisecond, as etcd's do over the network.
-type slowKV struct{ *table.MemStore }
+type slowKV struct{ *mem.Store }
 
 func (s slowKV) Get(ctx context.Context, bucket, key string) ([]byte, bool, error) {
 	time.Sleep(time.Millisecond)
-	return s.MemStore.Get(ctx, bucket, key)
+	return s.Store.Get(ctx, bucket, key)
 }
 
 func (s slowKV) Put(ctx context.Context, bucket, key string, value []byte) error {
 	time.Sleep(time.Millisecond)
-	return s.MemStore.Put(ctx, bucket, key, value)
+	return s.Store.Put(ctx, bucket, key, value)
 }
 
 func (s slowKV) Swap(ctx context.Context, bucket, key string, old, value []byte) ([]byte, error) {
 	time.Sleep(time.Millisecond)
-	return s.MemStore.Swap(ctx, bucket, key, old, value)
+	return s.Store.Swap(ctx, bucket, key, old, value)
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // An env runs the real table service and the web server on an httptest server; its pages and
@@ -36,7 +37,7 @@ var randomRobots = tabletest.RandomRobots
 
 type env struct {
 	t     testing.TB
-	store *table.MemStore
+	store *mem.Store
 	svc   *table.Service
 	web   *Server
 	url   string // the server's address, http://127.0.0.1:port
@@ -48,11 +49,11 @@ type env struct {
 // web's config before New.
 func newEnv(t testing.TB, cfg ...func(*Config)) *env {
 	t.Helper()
-	return newEnvOn(t, table.NewMemStore(), cfg...)
+	return newEnvOn(t, mem.New(), cfg...)
 }
 
 // newEnvOn is newEnv on a given store: another copy of the bot, when an env runs on it already.
-func newEnvOn(t testing.TB, store *table.MemStore, cfg ...func(*Config)) *env {
+func newEnvOn(t testing.TB, store *mem.Store, cfg ...func(*Config)) *env {
 	t.Helper()
 	e := &env{t: t, store: store, clock: tabletest.NewClock(time.Date(2026, 5, 1, 20, 0, 0, 0, time.UTC))}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -19,6 +19,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // The log a host reads at start, as JSON: the line that says what started comes first (the
@@ -133,7 +134,7 @@ func (c *connectedChat) Connected() error { return c.down }
 // /metrics says which platforms are connected and which build runs.
 func TestMetricsPlatformsAndBuild(t *testing.T) {
 	met := newMetrics()
-	svc := table.New(table.Config{Store: table.NewMemStore()})
+	svc := table.New(table.Config{Store: mem.New()})
 	defer svc.Close()
 	met.watch(svc, []chatAdapter{&connectedChat{fakeChat: fakeChat{name: "telegram"}},
 		&connectedChat{fakeChat: fakeChat{name: "discord"}, down: errors.New("gateway closed")}})

@@ -14,6 +14,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/robot"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/storage"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // dbCommand parses the flags of a command that works on the database (-config, -db) and its one
@@ -173,7 +174,7 @@ func runSelfplay(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "selfplay:", err)
 		return 1
 	}
-	store := table.NewMemStore()
+	store := mem.New()
 	svc := table.New(table.Config{Store: store, Robots: robots, Seed: *seed, Think: 10 * time.Second})
 	defer svc.Close()
 	ctx := context.Background()

@@ -53,11 +53,13 @@ func (p *Place) Clone() *Place {
 }
 
 // Cache keeps the league's entries in front of the KV. It holds only what the store holds: a
-// match end's update is worked out on copies (Learn), written with the match by the caller, and
-// taken in only once it is stored (Done). No lock of the cache is held while anything is read
-// from or written to the KV or the store: a reader never waits for a match being stored, and a
-// match end waits only for one in flight that writes the same entries (its place, one of its
-// players, its month), whose outcome its own numbers follow from.
+// match end's update is worked out on copies from the entries as the KV holds them (Learn),
+// written with the match by the caller under compare-and-swap (Update.Expect), and the cache
+// reads the entries again once it is stored (Done). No lock of the cache is held while anything
+// is read from or written to the KV or the store, and no match end waits for another: of two
+// that write the same entry (a person's rating, a place, a month) at once, the store takes the
+// first and refuses the second (ErrConflict), which is then learned again from the first's
+// entries, as every other change that loses a race is.
 //
 // The Places, ratings and month lists the cache gives are never changed afterwards (an update
 // replaces them): read them freely, change only a Clone.
@@ -69,26 +71,29 @@ type Cache struct {
 	places map[string]*Place
 	people map[string]rating.Rating
 	months map[string][]string
-	// writing are the entries a match end in flight writes ("p:"+place, "r:"+player, "m:"+month),
-	// each with a channel closed when its update is stored or dropped.
-	writing map[string]chan struct{}
-	// held, when not nil, keeps every new match end from learning until it is closed (Hold).
-	held chan struct{}
-	// gen counts the times the cache was emptied: an entry read from the KV before is not kept.
+	// gen counts the times entries left the cache (emptied, or stored anew by a match end): an
+	// entry read from the KV before is not kept, as it may be older than the store.
 	gen uint64
+	// The one wait left is between match ends and a change that writes the whole league anew
+	// without a compare (forgetting a person, Hold), which would otherwise overwrite a match end
+	// stored between its reading the records and its write. learning counts the match ends
+	// between Learn and Done; idle, when not nil, is closed when that count drops to 0; held,
+	// when not nil, keeps new match ends from learning until it is closed.
+	learning   int
+	idle, held chan struct{}
 	// shared: other processes write the KV too (copies of the bot on one store), so nothing read
 	// is kept: every reading, and every match end's update, starts from what the KV holds.
 	shared bool
 }
 
 // Shared makes the cache keep nothing it reads: other processes write the same KV (copies of
-// the bot on one store). A match end then learns from the entries as stored, not as this
-// process last saw them. Call it before the cache is used.
+// the bot on one store), so a reader sees the entries as stored, not as this process last saw
+// them. Call it before the cache is used.
 func (c *Cache) Shared() { c.shared = true }
 
 // NewCache makes an empty cache in front of kv; log hears what cannot be read.
 func NewCache(kv KV, log *slog.Logger) *Cache {
-	c := &Cache{kv: kv, log: log, writing: map[string]chan struct{}{}}
+	c := &Cache{kv: kv, log: log}
 	c.empty()
 	return c
 }
@@ -154,12 +159,17 @@ func (c *Cache) Place(ctx context.Context, key string) *Place { return c.place(c
 // place is Place, read from kv when it is not cached.
 func (c *Cache) place(ctx context.Context, kv KV, key string) *Place {
 	p, _ := cached(c, func() map[string]*Place { return c.places }, key, func() (*Place, bool) {
-		p := NewPlace(key)
-		if c.getFrom(ctx, kv, BucketPlaces, key, p) && p.Players == nil {
-			p = NewPlace(key)
-		}
-		return p, true
+		return c.readPlace(ctx, kv, key), true
 	})
+	return p
+}
+
+// readPlace reads a place's league from kv.
+func (c *Cache) readPlace(ctx context.Context, kv KV, key string) *Place {
+	p := NewPlace(key)
+	if c.getFrom(ctx, kv, BucketPlaces, key, p) && p.Players == nil {
+		p = NewPlace(key)
+	}
 	return p
 }
 
@@ -170,9 +180,14 @@ func (c *Cache) Person(ctx context.Context, id string) (rating.Rating, bool) {
 
 func (c *Cache) person(ctx context.Context, kv KV, id string) (rating.Rating, bool) {
 	return cached(c, func() map[string]rating.Rating { return c.people }, id, func() (rating.Rating, bool) {
-		var r rating.Rating
-		return r, c.getFrom(ctx, kv, BucketRatings, id, &r)
+		return c.readPerson(ctx, kv, id)
 	})
+}
+
+// readPerson reads a person's rating from kv.
+func (c *Cache) readPerson(ctx context.Context, kv KV, id string) (rating.Rating, bool) {
+	var r rating.Rating
+	return r, c.getFrom(ctx, kv, BucketRatings, id, &r)
 }
 
 // Month gives the places where a rated match was won in the month ("2026-11").
@@ -180,10 +195,15 @@ func (c *Cache) Month(ctx context.Context, m string) []string { return c.month(c
 
 func (c *Cache) month(ctx context.Context, kv KV, m string) []string {
 	ps, _ := cached(c, func() map[string][]string { return c.months }, m, func() ([]string, bool) {
-		var ps []string
-		c.getFrom(ctx, kv, BucketMonths, m, &ps)
-		return ps, true
+		return c.readMonth(ctx, kv, m), true
 	})
+	return ps
+}
+
+// readMonth reads a month's places from kv.
+func (c *Cache) readMonth(ctx context.Context, kv KV, m string) []string {
+	var ps []string
+	c.getFrom(ctx, kv, BucketMonths, m, &ps)
 	return ps
 }
 
@@ -201,108 +221,67 @@ func (c *Cache) MarkPosted(ctx context.Context, month string, at time.Time) erro
 // Update is what a match end changes in the league: Entries are written with the match, and
 // Done says whether they were stored.
 type Update struct {
-	place  *Place
-	people map[string]rating.Rating
+	place  string
+	people []string
 	month  string
-	months []string // the month's new list; nil: unchanged
 	// Entries are the KV writes to make with the match.
 	Entries []Entry
-	// Expect are the entries Entries were worked out from, as read (a nil Value: there was
-	// none), when other processes write the KV too (Shared): the store is to write Entries only
-	// while each still holds that, so that of two copies of the bot learning a match of one
-	// person at once, the second learns again from the first's update rather than overwrite it.
-	// Empty for a cache of its own, which is what the store holds already.
+	// Expect are the entries Entries were worked out from, as read from the KV (a nil Value:
+	// there was none): the store is to write Entries only while each still holds that
+	// (compare-and-swap), so that of two match ends of one person at once, by this process or
+	// another, the second learns again from the first's update rather than overwrite it.
 	Expect []Entry
-	claims []string
-	done   chan struct{}
 }
 
-// claim waits until no update in flight writes any of keys, then marks them as written by u
-// (c.mu held; it is let go while waiting). An update's first claim also waits while the cache is
-// held; a later one does not, since Hold waits for the update.
-func (c *Cache) claim(u *Update, keys ...string) {
-	for {
-		var wait chan struct{}
-		if len(u.claims) == 0 {
-			wait = c.held
-		}
-		for _, k := range keys {
-			if ch, ok := c.writing[k]; ok && wait == nil {
-				wait = ch
-			}
-		}
-		if wait == nil {
-			break
-		}
+// Learn works out what a finished or stopped match changes, on copies of the entries as the KV
+// holds them: the place's league, its people's ratings and the month's places. It waits for no
+// other match end. The caller writes u.Entries with the match, guarded by u.Expect, and must then
+// call Done, whatever the store said; when the store refused the change (ErrConflict), the
+// caller learns the match again.
+func (c *Cache) Learn(ctx context.Context, m Match) (*Update, error) {
+	c.mu.Lock()
+	for c.held != nil {
+		wait := c.held
 		c.mu.Unlock()
 		<-wait
 		c.mu.Lock()
 	}
-	for _, k := range keys {
-		c.writing[k] = u.done
-	}
-	u.claims = append(u.claims, keys...)
-}
-
-// Learn works out what a finished or stopped match changes, on copies: the place's league, its
-// people's ratings and the month's places. It first waits for a match end in flight that
-// writes the same entries to be stored or dropped. The caller writes u.Entries with the match
-// and must then call Done, whatever the store said.
-func (c *Cache) Learn(ctx context.Context, m Match) (*Update, error) {
-	u := &Update{done: make(chan struct{}), people: map[string]rating.Rating{}, month: SeasonOf(m.End)}
-	keys := []string{"p:" + m.Place}
-	for _, s := range m.Seats {
-		if s.ID != "" {
-			keys = append(keys, "r:"+s.ID)
-		}
-	}
-	c.mu.Lock()
-	c.claim(u, keys...)
+	c.learning++
 	c.mu.Unlock()
-	// The entries are the update's own now: what the cache or the KV says of them is what the
-	// store holds, unless another process writes it too (then what was read is noted, for
-	// Expect).
-	var kv KV = c.kv
-	var read *reading
-	if c.shared {
-		read = &reading{KV: c.kv}
-		kv = read
-	}
-	next := c.place(ctx, kv, m.Place).Clone()
+	u := &Update{place: m.Place, month: SeasonOf(m.End)}
+	// Read from the KV, not the cache, and noted: what the update is worked out from is what it
+	// expects the store to hold when it is written.
+	read := &reading{KV: c.kv}
+	next := c.readPlace(ctx, read, m.Place).Clone()
+	people := map[string]rating.Rating{}
 	for _, s := range m.Seats {
 		if s.ID != "" {
-			if r, ok := c.person(ctx, kv, s.ID); ok {
-				u.people[s.ID] = r
+			if r, ok := c.readPerson(ctx, read, s.ID); ok {
+				people[s.ID] = r
 			}
 		}
 	}
-	next.Add(m, u.people)
-	u.place = next
+	next.Add(m, people)
 	data, err := json.Marshal(next)
 	if err != nil {
 		c.Done(u, false)
 		return nil, err
 	}
 	u.Entries = append(u.Entries, Entry{Bucket: BucketPlaces, Key: m.Place, Value: data})
-	for _, id := range slices.Sorted(maps.Keys(u.people)) {
-		b, _ := json.Marshal(u.people[id])
+	for _, id := range slices.Sorted(maps.Keys(people)) {
+		b, _ := json.Marshal(people[id])
 		u.Entries = append(u.Entries, Entry{Bucket: BucketRatings, Key: id, Value: b})
+		u.people = append(u.people, id)
 	}
-	// A place, once in a month's list, stays there: the month is claimed only to add one, and
-	// after the other claims so that no two match ends wait for each other.
-	if m.Rated() && !slices.Contains(c.month(ctx, kv, u.month), m.Place) {
-		c.mu.Lock()
-		c.claim(u, "m:"+u.month)
-		c.mu.Unlock()
-		if months := c.month(ctx, kv, u.month); !slices.Contains(months, m.Place) {
-			u.months = append(slices.Clone(months), m.Place)
-			b, _ := json.Marshal(u.months)
+	// A place, once in a month's list, stays there: the list is written (and expected) only to
+	// add one.
+	if m.Rated() {
+		if months := c.readMonth(ctx, read, u.month); !slices.Contains(months, m.Place) {
+			b, _ := json.Marshal(append(slices.Clone(months), m.Place))
 			u.Entries = append(u.Entries, Entry{Bucket: BucketMonths, Key: u.month, Value: b})
 		}
 	}
-	if read != nil {
-		u.Expect = read.of(u.Entries)
-	}
+	u.Expect = read.of(u.Entries)
 	return u, nil
 }
 
@@ -343,32 +322,32 @@ func (r *reading) of(entries []Entry) []Entry {
 	return out
 }
 
-// Done ends a match end's update: stored, the cache takes it in; either way the entries it wrote
-// are free for the next one.
+// Done ends a match end's update. Stored, the entries it wrote leave the cache, to be read again
+// from the KV: of two updates of one entry stored one after the other, whichever Done comes last,
+// the cache then holds the later. Refused or failed, the cache stays as it was.
 func (c *Cache) Done(u *Update, stored bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if stored {
-		c.places[u.place.Key] = u.place
-		for id, r := range u.people {
-			c.people[id] = r
-		}
-		if u.months != nil {
-			c.months[u.month] = u.months
-		}
+	if c.learning--; c.learning == 0 && c.idle != nil {
+		close(c.idle)
+		c.idle = nil
 	}
-	for _, k := range u.claims {
-		if c.writing[k] == u.done {
-			delete(c.writing, k)
-		}
+	if !stored {
+		return
 	}
-	close(u.done)
+	delete(c.places, u.place)
+	for _, id := range u.people {
+		delete(c.people, id)
+	}
+	delete(c.months, u.month)
+	c.gen++
 }
 
 // Hold waits until every match end in flight is stored or dropped and keeps new ones from
 // learning until release is called: for a change that writes the whole league anew (forgetting
-// a person). Release empties the cache, which is older than the store by then. Readers are not
-// held.
+// a person), which compares nothing and so must not meet a match end. Release empties the cache,
+// which is older than the store by then. Readers are not held, nor are match ends held by each
+// other.
 func (c *Cache) Hold() (release func()) {
 	c.mu.Lock()
 	for c.held != nil {
@@ -379,12 +358,11 @@ func (c *Cache) Hold() (release func()) {
 	}
 	held := make(chan struct{})
 	c.held = held
-	for len(c.writing) > 0 {
-		var wait chan struct{}
-		for _, ch := range c.writing {
-			wait = ch
-			break
+	for c.learning > 0 {
+		if c.idle == nil {
+			c.idle = make(chan struct{})
 		}
+		wait := c.idle
 		c.mu.Unlock()
 		<-wait
 		c.mu.Lock()

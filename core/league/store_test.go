@@ -2,12 +2,15 @@ package league
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/kontermatt/kontermatt/core/rating"
 )
 
 // memKV is a KV in memory that counts its reads.
@@ -32,22 +35,32 @@ func (k *memKV) Put(_ context.Context, bucket, key string, value []byte) error {
 	return nil
 }
 
-// write stores an update's entries, as a store's commit does.
-func (k *memKV) write(u *Update) {
-	for _, e := range u.Entries {
-		_ = k.Put(context.Background(), e.Bucket, e.Key, e.Value)
+// commit stores an update's entries as a store's commit does: only while every entry it expects
+// holds what it was read as (a nil Value: absent); otherwise it writes nothing and says so.
+func (k *memKV) commit(u *Update) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, e := range u.Expect {
+		cur, ok := k.m[e.Bucket+" "+e.Key]
+		if ok != (e.Value != nil) || string(cur) != string(e.Value) {
+			return false
+		}
 	}
+	for _, e := range u.Entries {
+		k.m[e.Bucket+" "+e.Key] = e.Value
+	}
+	return true
 }
 
-// TestCacheWaitsOnlyForTheSameEntries: while one match end is being stored, readers answer from
-// the cache as it was, a match end of other people at another place learns at once, and one that
-// shares a player waits, then learns from the stored rating; one whose store failed leaves the
-// cache as it was. (The places are in the month's list already: the first rated match of two
-// places in a month both write the list, and the second waits for it.)
-func TestCacheWaitsOnlyForTheSameEntries(t *testing.T) {
+// TestMatchEndsLearnAtOnce: no match end waits for another. Two match ends of one person learn
+// at once; the store takes the first and refuses the second, whose entries expect Ann's rating
+// as it was before the first (compare-and-swap); learned again, the second moves on from the
+// first's rating. A reader answers from the cache meanwhile, a refused update leaves the cache
+// as it was, and a stored one is read anew.
+func TestMatchEndsLearnAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
-		kv := &memKV{m: map[string][]byte{BucketMonths + " 2026-11": []byte(`["p:1","p:2","p:3"]`)}}
+		kv := &memKV{m: map[string][]byte{}}
 		c := NewCache(kv, slog.New(slog.DiscardHandler))
 		end := time.Date(2026, 11, 5, 20, 0, 0, 0, Zone)
 		rng := rand.New(rand.NewPCG(1, 2))
@@ -58,17 +71,7 @@ func TestCacheWaitsOnlyForTheSameEntries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Stored, not yet taken in: the readers see the league as it was.
-		kv.write(first)
-		if p := c.Place(ctx, "p:1"); p.Matches != 0 {
-			t.Errorf("a reader sees a match not yet taken in: %d matches", p.Matches)
-		}
-		other, err := c.Learn(ctx, match("p:2", "Eve", "Fay", "Gus", "Hal"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Done(other, true)
-		learned := make(chan *Update)
+		learned := make(chan *Update, 1)
 		go func() {
 			u, err := c.Learn(ctx, match("p:3", "Ann", "Ivo", "Jo", "Kim"))
 			if err != nil {
@@ -77,34 +80,55 @@ func TestCacheWaitsOnlyForTheSameEntries(t *testing.T) {
 			learned <- u
 		}()
 		synctest.Wait()
+		var second *Update
 		select {
-		case <-learned:
-			t.Fatal("a match end with Ann learned while Ann's last match was being stored")
+		case second = <-learned:
 		default:
+			t.Fatal("a match end with Ann waited for Ann's last match to be stored")
+		}
+		if len(second.Expect) == 0 {
+			t.Fatal("a match end expects nothing of the entries it learned from")
+		}
+		if !kv.commit(first) {
+			t.Fatal("the first match end was refused")
+		}
+		if p := c.Place(ctx, "p:2"); p.Matches != 0 {
+			t.Errorf("another place has %d matches", p.Matches)
 		}
 		c.Done(first, true)
-		second := <-learned
-		annAfterFirst, _ := c.Person(ctx, "id:Ann")
-		c.Done(second, false) // its store failed
-		if r, _ := c.Person(ctx, "id:Ann"); r != annAfterFirst {
-			t.Errorf("a failed store changed Ann's rating: %v, was %v", r, annAfterFirst)
+		if kv.commit(second) {
+			t.Fatal("the second match end overwrote the first's rating of Ann")
 		}
-		if p := c.Place(ctx, "p:1"); p.Matches != 1 {
-			t.Errorf("the stored match is not taken in: %d matches", p.Matches)
+		annAfterFirst, _ := c.Person(ctx, "id:Ann")
+		c.Done(second, false) // refused: learned again
+		if r, _ := c.Person(ctx, "id:Ann"); r != annAfterFirst {
+			t.Errorf("a refused update changed Ann's rating: %v, was %v", r, annAfterFirst)
 		}
 		if p := c.Place(ctx, "p:3"); p.Matches != 0 {
-			t.Errorf("the match whose store failed is in the cache: %d matches", p.Matches)
+			t.Errorf("the refused match is in the cache: %d matches", p.Matches)
 		}
-		// The second learned from Ann's rating after the first: what its entries say of her
-		// moved on from there.
-		var moved bool
-		for _, e := range second.Entries {
-			if e.Bucket == BucketRatings && e.Key == "id:Ann" {
-				moved = string(e.Value) != string(mustEntry(t, first, "id:Ann"))
+		again, err := c.Learn(ctx, match("p:3", "Ann", "Ivo", "Jo", "Kim"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !kv.commit(again) {
+			t.Fatal("the match end learned again was refused")
+		}
+		c.Done(again, true)
+		if string(mustEntry(t, again, "id:Ann")) == string(mustEntry(t, first, "id:Ann")) {
+			t.Error("learned again, the match end did not move on from the first's rating of Ann")
+		}
+		for place, want := range map[string]int{"p:1": 1, "p:3": 1} {
+			if p := c.Place(ctx, place); p.Matches != want {
+				t.Errorf("%s has %d matches in the cache, want %d", place, p.Matches, want)
 			}
 		}
-		if !moved {
-			t.Error("the second match end did not learn from the first's rating of Ann")
+		var stored rating.Rating
+		if data, _, _ := kv.Get(ctx, BucketRatings, "id:Ann"); json.Unmarshal(data, &stored) != nil {
+			t.Fatal("Ann's rating does not read")
+		}
+		if r, _ := c.Person(ctx, "id:Ann"); r != stored {
+			t.Errorf("the cache says %v of Ann, the KV %v", r, stored)
 		}
 	})
 }
@@ -138,7 +162,7 @@ func TestHoldWaitsForMatchEnds(t *testing.T) {
 			t.Fatal("Hold did not wait for the match end in flight")
 		default:
 		}
-		kv.write(inFlight)
+		kv.commit(inFlight)
 		c.Done(inFlight, true)
 		release := <-held
 		learned := make(chan *Update)

@@ -6,7 +6,6 @@ package table
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -68,9 +67,6 @@ type Player struct {
 	Name   string `json:"name"`
 	Locale string `json:"locale,omitempty"`
 }
-
-// Verb is what a command does; the same verbs serve every surface.
-type Verb string
 
 // The verbs. Timeout is internal (fired by the table's timer), the rest come from players.
 const (
@@ -343,45 +339,6 @@ func (a Action) Command(place Place, actor Player, eventID string, private bool)
 	return c
 }
 
-// Forgetting is what Store.Forget changes to forget a person.
-type Forgetting struct {
-	// Records are the kept matches that named the person, written again with their seat
-	// anonymous.
-	Records []Record
-	// Closed are the closed tables that named the person, by ID: their states written again the
-	// same way (still closed, since the same time).
-	Closed map[string][]byte
-	// Actor is the person's player ID and As the anonymous one their seats have now: every
-	// table's log entries by Actor become As's.
-	Actor, As string
-	// Drop are closed tables whose KV entries (see KV) all go now rather than when Prune comes:
-	// their messages are final.
-	Drop []string
-	// At the tables in Tables (still played), a KV key of theirs that has one of Names (the
-	// person's player ID, their key on their platform) as a later "/"-separated part names the
-	// person there ("<table>/hand/m1/2/tg:42", "<table>/42"): it goes, in every bucket.
-	Tables, Names []string
-	// Emptied are KV buckets emptied (the league, made anew from the records), and KV entries
-	// then written; a nil Value deletes (the person's settings, what adapters keep about them).
-	Emptied []string
-	KV      []KVEntry
-}
-
-// NamesPersonAt reports whether key, a KV key of the table id (one of Tables), names the person:
-// a "/"-separated part after the table ID is one of Names.
-func (f Forgetting) NamesPersonAt(id, key string) bool {
-	rest, ok := strings.CutPrefix(key, id+"/")
-	if !ok {
-		return false
-	}
-	for part := range strings.SplitSeq(rest, "/") {
-		if slices.Contains(f.Names, part) {
-			return true
-		}
-	}
-	return false
-}
-
 // People is how a platform's adapter keeps people in the KV, so that forgetting a person deletes
 // what it keeps about them (Config.People). Keys that name a person at a table follow the KV
 // convention and need no entry here.
@@ -395,64 +352,4 @@ type People struct {
 func (p People) Key(playerID string) (string, bool) {
 	key, ok := strings.CutPrefix(playerID, p.Prefix)
 	return key, ok && key != "" && p.Prefix != ""
-}
-
-// Change is one atomic write.
-type Change struct {
-	TableID string
-	State   []byte   // the table's new state; nil deletes the table
-	Log     LogEntry // appended to the table's log
-	Records []Record // finished matches to keep
-	// KV entries written in the same transaction: what is derived from the records (a place's
-	// league) stays in step with them, whatever crashes when.
-	KV []KVEntry
-	// Expect are KV entries as they were read to make this change (the league's entries a match
-	// end learned from): each key must hold its Value when the change is written (a nil Value:
-	// the key is absent; an empty one: an empty value), checked in the same transaction, or the
-	// change fails with ErrConflict and writes nothing. Of two copies of the bot that change one
-	// entry at once (two matches of one person ending), the second then reads it again and learns
-	// from the first's update instead of overwriting it.
-	Expect []KVEntry
-	// Closed says the table is closed for good: the store keeps its state apart from the live
-	// tables, stamped with Log.Time, until Prune removes it.
-	Closed bool
-	// PruneLog says a match ended with this change and is kept in Records: the table's log before
-	// this change's entry is deleted. The entry itself is written, so the log still only grows.
-	PruneLog bool
-	// Fence, when set, is the lease the change is the owner's work under (a computer player's
-	// move, a timer): the store writes it only while that lease is still held as fenced, in the
-	// same transaction, and else fails with ErrFenced (see Fence).
-	Fence Fence
-}
-
-// LogEntry is one accepted command in a table's log.
-type LogEntry struct {
-	Seq     uint64   `json:"seq"`
-	Time    int64    `json:"time"` // unix milliseconds
-	Actor   string   `json:"actor,omitempty"`
-	Verb    Verb     `json:"verb"`
-	Args    []string `json:"args,omitempty"`
-	EventID string   `json:"event,omitempty"`
-}
-
-// Record is a finished (or stopped) match to keep for ever, as a StoredMatch.
-type Record struct {
-	Key  string // "<table>/m<match number>"
-	Data []byte
-}
-
-// KVEntry is one KV write of a Change; a nil Value deletes the key.
-type KVEntry struct {
-	Bucket, Key string
-	Value       []byte
-}
-
-// TableChange is one committed change as a Watcher tells it.
-type TableChange struct {
-	Rev     uint64 // the store's revision of the change
-	TableID string
-	Seq     uint64 // the change's Log.Seq; 0 when it wrote no log entry
-	State   []byte // the table's new state; nil: the table was deleted or pruned
-	Closed  bool   // the table is closed (State is its last)
-	Err     error  // set on the last value of a watch that ended early
 }

@@ -8,18 +8,19 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // BenchmarkServiceMemory is the service's own cost per command: storage in memory.
 func BenchmarkServiceMemory(b *testing.B) {
-	tabletest.RunTables(b, table.NewMemStore(), 1)
+	tabletest.RunTables(b, mem.New(), 1)
 }
 
 // BenchmarkResume10000 loads 10,000 stored tables in mid-game, as at start, and reports the
 // memory each idle table holds.
 func BenchmarkResume10000(b *testing.B) {
 	const n = 10000
-	store := table.NewMemStore()
+	store := mem.New()
 	svc := table.New(table.Config{Store: store, Seed: 1})
 	for i := range n {
 		tt, err := tabletest.Open(svc, i)

@@ -132,6 +132,7 @@ func (s *Service) replace(t *tbl, data []byte, force bool) error {
 	}
 	old := t.st.Place.Key()
 	t.st, t.opts, t.match, t.committed = st, opts, m, data
+	t.noteStored()
 	t.failures = 0
 	s.makeRobots(t)
 	if key := st.Place.Key(); key != old {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // copies starts n services on one store and KV, as n copies of the bot on one database, each
@@ -67,7 +68,7 @@ func converge(t *testing.T, svcs []*table.Service, id string) uint64 {
 // that did not apply the one before (which may not have heard of it yet): every command is
 // applied, once, in order, and both copies end with the same table.
 func TestCopiesTakeTurns(t *testing.T) {
-	ledger := tabletest.NewLedger(table.NewMemStore())
+	ledger := tabletest.NewLedger(mem.New())
 	svcs := copies(t, ledger, 2, nil)
 	tb, err := tabletest.Open(svcs[0], 0)
 	if err != nil {
@@ -90,7 +91,7 @@ func TestCopiesTakeTurns(t *testing.T) {
 // TestDoublePressIsAppliedOnce: the player to move presses their move's button twice at once,
 // each press reaching another copy: one is applied, the other refused, at every table and turn.
 func TestDoublePressIsAppliedOnce(t *testing.T) {
-	ledger := tabletest.NewLedger(table.NewMemStore())
+	ledger := tabletest.NewLedger(mem.New())
 	svcs := copies(t, ledger, 2, nil)
 	var tables []tabletest.Table
 	for i := range 20 {
@@ -110,7 +111,7 @@ func TestDoublePressIsAppliedOnce(t *testing.T) {
 // TestOneTableAtAPlace: two copies asked at once to open a table at one place open one; the
 // other copy refuses, and both then know the table.
 func TestOneTableAtAPlace(t *testing.T) {
-	ledger := tabletest.NewLedger(table.NewMemStore())
+	ledger := tabletest.NewLedger(mem.New())
 	svcs := copies(t, ledger, 2, nil)
 	for i := range 50 {
 		place := table.Place{Platform: "test", Chat: fmt.Sprint("g", i)}
@@ -146,7 +147,7 @@ func TestOneTableAtAPlace(t *testing.T) {
 // it (its outbox gets the table's new live message, so the web table's hub hears of it too), and
 // a table another copy opened appears at it.
 func TestAnotherCopysChangeIsShown(t *testing.T) {
-	ledger := tabletest.NewLedger(table.NewMemStore())
+	ledger := tabletest.NewLedger(mem.New())
 	outs := []*tabletest.Outbox{{}, {}}
 	svcs := copies(t, ledger, 2, func(i int, c *table.Config) {
 		c.Outboxes = map[string]table.Outbox{"bench": outs[i]}
@@ -172,7 +173,7 @@ func TestAnotherCopysChangeIsShown(t *testing.T) {
 // computer players; when it stops, the other takes the lease and the match goes on there to its
 // end, each change applied once.
 func TestTimersMoveToTheCopyWithTheLease(t *testing.T) {
-	ledger := tabletest.NewLedger(table.NewMemStore())
+	ledger := tabletest.NewLedger(mem.New())
 	var leases table.LocalLeases // one process: as one lease service for both copies
 	first := table.New(table.Config{Store: ledger, KV: ledger, Seed: 1, Shared: true, Leases: &leases,
 		Robots: tabletest.SlowRobots(time.Millisecond)})
@@ -199,10 +200,27 @@ func TestTimersMoveToTheCopyWithTheLease(t *testing.T) {
 // league the copies stored is exactly what stats rebuild makes from the records, no rating
 // update lost.
 func TestLeagueAcrossCopies(t *testing.T) {
-	const rounds = 12
-	gate := tabletest.NewTogether(tabletest.NewLedger(table.NewMemStore()))
+	endTogether(t, 2, true, 12)
+}
+
+// TestMatchEndsOfOnePersonAtOnce: at one copy, two matches of one person end at the same instant
+// (their last commands stored together): neither waits for the other's league update (the
+// league is compare-and-swap, not a lock across the commit), the store takes one and refuses the
+// other, which is learned again, and the league is exactly what stats rebuild makes.
+func TestMatchEndsOfOnePersonAtOnce(t *testing.T) {
+	endTogether(t, 1, false, 6)
+}
+
+// endTogether plays rounds of two matches of one person that end at the same instant, at two
+// tables served by n copies (shared: the copies share the store), and checks that every pair went
+// together (a match end that waited for the other's would wait 2 s alone) and that the league is
+// what stats rebuild makes from the records.
+func endTogether(t *testing.T, n int, shared bool, rounds int) {
+	t.Helper()
+	gate := tabletest.NewTogether(tabletest.NewLedger(mem.New()))
+	gate.Wait = 2 * time.Second
 	clock := tabletest.NewTicking(time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC))
-	svcs := copies(t, gate, 2, func(_ int, c *table.Config) { c.Now = clock.Now })
+	svcs := copies(t, gate, n, func(_ int, c *table.Config) { c.Now, c.Shared = clock.Now, shared })
 	tables, err := tabletest.OnePersonTwoTables(svcs)
 	if err != nil {
 		t.Fatal(err)
@@ -211,14 +229,14 @@ func TestLeagueAcrossCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	if gate.Paired() != rounds {
-		t.Fatalf("%d of %d pairs of match ends went together", gate.Paired(), rounds)
+		t.Fatalf("%d of %d pairs of match ends went together: one waited for the other", gate.Paired(), rounds)
 	}
-	n, err := tabletest.LeagueAsRebuilt(gate)
+	records, err := tabletest.LeagueAsRebuilt(gate)
 	if err != nil {
 		t.Error(err)
 	}
-	if n != 2*rounds {
-		t.Errorf("%d records, want %d", n, 2*rounds)
+	if records != 2*rounds {
+		t.Errorf("%d records, want %d", records, 2*rounds)
 	}
 	gate.SharedStore.(*tabletest.Ledger).Check(t)
 }
@@ -265,7 +283,7 @@ func (g *forgetsTogether) Forget(ctx context.Context, f table.Forgetting) error 
 // first wrote.
 func TestForgetsOnTwoCopies(t *testing.T) {
 	ctx := t.Context()
-	store := table.NewMemStore()
+	store := mem.New()
 	gate := &forgetsTogether{SharedStore: store, wait: 300 * time.Millisecond}
 	var leases table.LocalLeases // one process: as one lease service for both copies
 	svcs := copies(t, gate, 2, func(_ int, c *table.Config) { c.Leases = &leases })

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/privacy"
 )
 
 // review is one player's review of one finished game: what the coach judges, and where its
@@ -33,7 +34,7 @@ func (s *Service) coachVerb(ctx context.Context, _ *tbl, c *call) *userError {
 		return refuse("coach.none")
 	}
 	arg := strings.ToLower(strings.TrimSpace(strings.Join(cmd.Args, " ")))
-	on := s.users.get(cmd.Actor.ID).Coach
+	on := s.users.Get(cmd.Actor.ID).Coach
 	if arg != "" {
 		o, _ := OptionNamed("hints")
 		v, ok := o.Value(arg) // on and off, with their aliases in every language
@@ -41,7 +42,7 @@ func (s *Service) coachVerb(ctx context.Context, _ *tbl, c *call) *userError {
 			return refuse("coach.usage")
 		}
 		on = v.Key == "on"
-		if err := s.users.change(ctx, cmd.Actor.ID, func(p *userPrefs) { p.Coach = on }); err != nil {
+		if err := s.users.Change(ctx, cmd.Actor.ID, func(p *privacy.Choices) { p.Coach = on }); err != nil {
 			s.cfg.Log.Error("saving a coach choice", "err", err)
 			return storeRefusal(err)
 		}
@@ -156,7 +157,7 @@ func (s *Service) ask(r review) bool {
 // (table lock held); they are asked for once the change is stored (see commit).
 func (s *Service) coachGameOver(t *tbl, g *core.Game, n int, out *outcome) {
 	for i, seat := range t.st.Seats {
-		if s.cfg.Coach == nil || seat.Player == nil || seat.Away || !s.users.get(seat.Player.ID).Coach {
+		if s.cfg.Coach == nil || seat.Player == nil || seat.Away || !s.users.Get(seat.Player.ID).Coach {
 			continue
 		}
 		out.reviews = append(out.reviews, s.reviewFor(t, n, core.Seat(i), *seat.Player))

@@ -14,6 +14,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/coach"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // quickCoach judges few deals, so that reviews and hints are quick (they repeat exactly anyway:
@@ -52,7 +53,7 @@ func (h *harness) playGames(p Player, n int) {
 // shows nothing; review sends the same again; with the coach off no review comes.
 func TestCoachReviewsEachGamePrivately(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, NewMemStore(), quickCoach)
+		h := newHarness(t, mem.New(), quickCoach)
 		defer h.svc.Close()
 		me := player(1)
 		if r := h.do(me, VerbCoach, "on"); len(r) != 1 || r[0].Text != i18n.T("en", "coach.on") {
@@ -110,7 +111,7 @@ func TestCoachReviewsEachGamePrivately(t *testing.T) {
 func TestReviewDroppedWhenBusy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		busy := &busyCoach{Coach: coach.New(coach.Config{Worlds: 4}), room: 2}
-		h := newHarness(t, NewMemStore(), func(c *Config) { c.Coach = busy })
+		h := newHarness(t, mem.New(), func(c *Config) { c.Coach = busy })
 		defer h.svc.Close()
 		ps := []Player{player(1), player(2), player(3), player(4)}
 		for _, p := range ps {
@@ -160,7 +161,7 @@ func TestReviewDroppedWhenBusy(t *testing.T) {
 func TestHintsAreAnOption(t *testing.T) {
 	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, NewMemStore(), quickCoach)
+		h := newHarness(t, mem.New(), quickCoach)
 		defer h.svc.Close()
 		me := player(1)
 		h.do(me, VerbNew, "timer=none")
@@ -171,7 +172,7 @@ func TestHintsAreAnOption(t *testing.T) {
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
-		store := NewMemStore()
+		store := mem.New()
 		h := newHarness(t, store, quickCoach, withKV)
 		defer h.svc.Close()
 		me := player(1)
@@ -240,7 +241,7 @@ func TestHintsAreAnOption(t *testing.T) {
 // lesson says what may be played and why; after each game another says how the stripes moved.
 func TestLearnIsAGuidedGame(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, NewMemStore(), quickCoach)
+		h := newHarness(t, mem.New(), quickCoach)
 		defer h.svc.Close()
 		me := player(1)
 		if e := errText(h.do(me, VerbLearn)); e != i18n.T("en", "learn.where") {
@@ -320,7 +321,7 @@ func (b *boardSeer) Decide(ctx context.Context, v core.View) core.Move {
 func TestComputersSeeTheBoard(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		seen := make(chan [2]int, 64)
-		h := newHarness(t, NewMemStore(), func(c *Config) {
+		h := newHarness(t, mem.New(), func(c *Config) {
 			c.Robots = func(level string, seed uint64) Decider {
 				return &boardSeer{randomDecider: randomDecider{rng: newRand(seed)}, seen: seen}
 			}
@@ -398,7 +399,7 @@ func TestTheServiceDoesNotImportTheRobots(t *testing.T) {
 // still deals.
 func TestWithoutACoach(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, NewMemStore())
+		h := newHarness(t, mem.New())
 		defer h.svc.Close()
 		me := player(1)
 		none := i18n.T("en", "coach.none")

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // printer is an Outbox that prints the first line of every message the service publishes.
@@ -21,7 +22,7 @@ func (printer) Deliver(_ context.Context, msgs []table.Message) {
 // A table in memory: Ann opens it, Bob joins, a card played before the deal is refused (only to
 // Bob), and the lobby message is edited as seats fill.
 func ExampleService_Handle() {
-	store := table.NewMemStore()
+	store := mem.New()
 	svc := table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{"example": printer{}}, Seed: 1})
 	defer svc.Close()
 	club := table.Place{Platform: "example", Chat: "club"}

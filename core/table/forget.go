@@ -9,9 +9,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/privacy"
 )
 
 // Forgetting a person ("forget yes") reaches everything the bot keeps that names them:
@@ -43,20 +43,6 @@ const (
 // that cannot deliver it writes nothing about them (no "cannot get private messages" mark), as
 // nothing of a forgotten person may be written again.
 const ReasonForgotten = "forget.done"
-
-// ForgetPending is a Store.Forget that made every change but may not remove the older versions
-// of what it replaced now (an etcd user without the right to compact): the store's own upkeep
-// removes them by By. The person is told so, not "done" alone, and not "nothing was changed".
-type ForgetPending struct {
-	By    time.Time
-	Cause error
-}
-
-func (e *ForgetPending) Error() string {
-	return fmt.Sprintf("the changes are made; their older versions stay readable in the store until %s: %v", e.By.UTC().Format(time.RFC3339), e.Cause)
-}
-
-func (e *ForgetPending) Unwrap() error { return e.Cause }
 
 // forgetting is one person being forgotten: who, what they become, where they were.
 type forgetting struct {
@@ -104,7 +90,7 @@ func (s *Service) forget1(id string, held context.Context) (int, error) {
 	suffix := strconv.FormatUint(s.randomID(), 36)
 	f := forgetting{id: id, as: forgottenPrefix + suffix, suffix: suffix, private: map[string]Place{}}
 	out := Forgetting{Actor: id, As: f.as, Names: []string{id}, Closed: map[string][]byte{}}
-	out.KV = append(out.KV, KVEntry{Bucket: bucketUsers, Key: id})
+	out.KV = append(out.KV, KVEntry{Bucket: privacy.Bucket, Key: id})
 	for _, p := range s.cfg.People {
 		key, ok := p.Key(id)
 		if !ok {
@@ -208,7 +194,7 @@ func (s *Service) forget1(id string, held context.Context) (int, error) {
 	if err := s.cfg.Store.Forget(held, out); err != nil && !errors.As(err, &pending) {
 		return 0, err
 	}
-	s.users.forget(id)
+	s.users.Forget(id)
 	// A vote is given at a table one sits at: the person's are at the places of those tables.
 	for _, key := range seatedAt {
 		if err := s.changeProposal(held, key, func(p *proposal) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/league"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // TestForgetLeavesEveryTable: the person forgotten leaves the tables they sit at — a computer
@@ -21,7 +22,7 @@ import (
 func TestForgetLeavesEveryTable(t *testing.T) {
 	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
-		store := NewMemStore()
+		store := mem.New()
 		people := People{Platform: "test", Prefix: "p", Buckets: []string{"test.blocked"}}
 		h := newHarness(t, store, withKV, func(c *Config) { c.People = []People{people} })
 		defer h.svc.Close()
@@ -129,7 +130,7 @@ func TestForgetLeavesEveryTable(t *testing.T) {
 func TestForgetsAtOnceForgetBoth(t *testing.T) {
 	ctx := t.Context()
 	clk := &clock{now: time.Date(2026, 11, 2, 20, 0, 0, 0, league.Zone)}
-	store := NewMemStore()
+	store := mem.New()
 	h, people := leagueHarness(t, store, clk)
 	playSeason(t, h, clk, people, 12, 5)
 	for round := range 20 {
@@ -160,13 +161,13 @@ func TestForgetsAtOnceForgetBoth(t *testing.T) {
 // first with the cluster out of reach before its compaction, then with a compaction it may not
 // do (ForgetPending).
 type forgetFailing struct {
-	*MemStore
+	*mem.Store
 	calls int
 	by    time.Time
 }
 
 func (f *forgetFailing) Forget(ctx context.Context, fg Forgetting) error {
-	if err := f.MemStore.Forget(ctx, fg); err != nil {
+	if err := f.Store.Forget(ctx, fg); err != nil {
 		return err
 	}
 	f.calls++
@@ -180,8 +181,8 @@ func (f *forgetFailing) Forget(ctx context.Context, fg Forgetting) error {
 // "nothing was changed"; it asks for forget yes again. One the store finished but for older
 // versions its compaction removes later says done, and the exact time by which they go.
 func TestForgetTellsTheTruth(t *testing.T) {
-	store := &forgetFailing{MemStore: NewMemStore(), by: time.Date(2026, 12, 2, 15, 4, 0, 0, time.UTC)}
-	h := newHarness(t, store.MemStore, func(c *Config) { c.Store, c.KV = store, store })
+	store := &forgetFailing{Store: mem.New(), by: time.Date(2026, 12, 2, 15, 4, 0, 0, time.UTC)}
+	h := newHarness(t, store.Store, func(c *Config) { c.Store, c.KV = store, store })
 	defer h.svc.Close()
 	eve := player(2)
 	private := Place{Platform: "test", Chat: "2"}
@@ -205,7 +206,7 @@ func TestForgetTellsTheTruth(t *testing.T) {
 // with a group's table in it does not seat the person there; a table answers only where it
 // lives, and a private chat only for the person's own seat there (their hand's buttons work).
 func TestPrivateButtonOnlyForOwnSeat(t *testing.T) {
-	h := newHarness(t, NewMemStore())
+	h := newHarness(t, mem.New())
 	defer h.svc.Close()
 	ann, bob, eve := player(1), player(2), player(5)
 	for _, c := range []Command{{Actor: ann, Verb: VerbNew, Args: []string{"timer=none"}}, {Actor: bob, Verb: VerbJoin}} {

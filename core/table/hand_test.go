@@ -6,13 +6,14 @@ import (
 	"testing/synctest"
 
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // While trump is being named every hand shows its cards as buttons, as it will all game; none is
 // a legal move, and pressing one answers why: trump is not named yet.
 func TestHandShowsCardButtonsBeforeTrump(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, NewMemStore())
+		h := newHarness(t, mem.New())
 		defer h.svc.Close()
 		ps := fourHumans(t, h, "timer=none")
 		synctest.Wait()
@@ -61,7 +62,7 @@ func TestHandShowsCardButtonsBeforeTrump(t *testing.T) {
 func TestLastTrickPictureShowsTheFinishedTrick(t *testing.T) {
 	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, NewMemStore())
+		h := newHarness(t, mem.New())
 		defer h.svc.Close()
 		ps := fourHumans(t, h, "timer=none")
 		for i := 0; i < 40; i++ {

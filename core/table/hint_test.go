@@ -8,6 +8,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/coach"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // slowCoach is a coach whose hints take until released (or until their context ends): a search
@@ -50,7 +51,7 @@ func within(t *testing.T, what string, f func() []Message) []Message {
 func TestHintIsJudgedOffTheTable(t *testing.T) {
 	setup := func(t *testing.T) (*harness, *slowCoach, []Player, Player) {
 		c := &slowCoach{Coach: coach.New(coach.Config{}), asked: make(chan context.Context, 4), release: make(chan struct{})}
-		h := newHarness(t, NewMemStore(), func(cfg *Config) { cfg.Coach, cfg.Robots = c, nil })
+		h := newHarness(t, mem.New(), func(cfg *Config) { cfg.Coach, cfg.Robots = c, nil })
 		t.Cleanup(h.svc.Close)
 		ps := fourHumans(t, h, "timer=none", "hints=on")
 		mover, _ := h.toMove(ps)

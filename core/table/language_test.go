@@ -10,6 +10,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/i18n/i18ntest"
 	"github.com/kontermatt/kontermatt/core/picture"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // TestAPersonalScreenNeverNamesItsReader plays a match, in every language, for the one person at a
@@ -20,7 +21,7 @@ func TestAPersonalScreenNeverNamesItsReader(t *testing.T) {
 	for _, lang := range i18n.Languages {
 		t.Run(lang, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := newHarness(t, NewMemStore(), func(c *Config) { c.Surfaces = personal })
+				h := newHarness(t, mem.New(), func(c *Config) { c.Surfaces = personal })
 				defer h.svc.Close()
 				me := Player{ID: "p1", Name: i18ntest.You(lang), Locale: lang}
 				var said []string
@@ -71,7 +72,7 @@ func TestAPersonalScreenNeverNamesItsReader(t *testing.T) {
 // TestAboutTheReaderOnlyOnTheirOwnScreen checks that a group is told about a person by name.
 func TestAboutTheReaderOnlyOnTheirOwnScreen(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, NewMemStore())
+		h := newHarness(t, mem.New())
 		defer h.svc.Close()
 		me := Player{ID: "p1", Name: "Jang", Locale: "en"}
 		if r := h.do(me, VerbStats); len(r) != 1 || !strings.HasPrefix(r[0].Text, "Jang has not finished a game") {

@@ -16,6 +16,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/league"
+	"github.com/kontermatt/kontermatt/core/privacy"
 )
 
 // The league's KV buckets (league.BucketPlaces and the others), named here for the store's tools.
@@ -111,12 +112,11 @@ func (s *Service) keepMatch(t *tbl, out *outcome) {
 }
 
 // store writes a change; the league learns a match that ended in the same transaction, and its
-// cache takes the update in once the change is stored. With other copies on the store, the
-// change expects the league's entries as the update read them (Change.Expect): if another copy
-// changed one meanwhile, the commit fails with ErrConflict and the command is applied again, so
-// the match is learned from that copy's update instead of overwriting it. No lock is held while the store writes:
-// another place's /stats answers meanwhile, and only a match end that changes the same entries
-// waits for this one (league.Cache).
+// cache reads the entries again once the change is stored. The change expects the league's
+// entries as the update read them (Change.Expect): if another match end (at another table of
+// this copy, or at another copy) changed one meanwhile, the commit fails with ErrConflict and
+// the command is applied again, so the match is learned from that update instead of
+// overwriting it. No lock is held while the store writes, and no match end waits for another.
 func (s *Service) store(ctx context.Context, c Change, ended *league.Match) error {
 	if ended == nil {
 		return s.timedCommit(ctx, c)
@@ -126,10 +126,7 @@ func (s *Service) store(ctx context.Context, c Change, ended *league.Match) erro
 		s.cfg.Log.Error("the league could not learn a match; stats rebuild repairs it", "table", c.TableID, "err", err)
 		return s.timedCommit(ctx, c)
 	}
-	c.KV = kvEntries(u.Entries)
-	if len(u.Expect) > 0 {
-		c.Expect = kvEntries(u.Expect)
-	}
+	c.KV, c.Expect = kvEntries(u.Entries), kvEntries(u.Expect)
 	err = s.timedCommit(ctx, c)
 	s.league.Done(u, err == nil)
 	return err
@@ -208,7 +205,7 @@ func (s *Service) statsVerb(ctx context.Context, _ *tbl, c *call) *userError {
 	cmd, lang := c.Command, c.lang
 	arg := strings.TrimSpace(strings.Join(cmd.Args, " "))
 	if word := strings.ToLower(arg); word == "off" || word == "on" {
-		if err := s.users.change(ctx, cmd.Actor.ID, func(p *userPrefs) { p.Hidden = word == "off" }); err != nil {
+		if err := s.users.Change(ctx, cmd.Actor.ID, func(p *privacy.Choices) { p.Hidden = word == "off" }); err != nil {
 			return storeRefusal(err)
 		}
 		return c.answer(reply(cmd, lang, KindNotice, i18n.T(lang, "stats."+word)))
@@ -235,7 +232,7 @@ func (s *Service) statsVerb(ctx context.Context, _ *tbl, c *call) *userError {
 		name = pl.Name
 	}
 	switch {
-	case id != cmd.Actor.ID && s.users.get(id).Hidden:
+	case id != cmd.Actor.ID && s.users.Get(id).Hidden:
 		return c.answer(reply(cmd, lang, KindReply, i18n.T(lang, "stats.hidden", name)))
 	case !ok || pl.Games == 0:
 		return c.answer(reply(cmd, lang, KindReply, s.sayAbout(cmd, id, lang, "stats.none", name, placeTitle(cmd, lang))))
@@ -267,7 +264,7 @@ func (s *Service) statsVerb(ctx context.Context, _ *tbl, c *call) *userError {
 		pl.TrumpNamed, pl.TrumpWon))
 	b.WriteString("\n" + i18n.T(lang, "stats.tricks", pl.AllTricks, pl.NoTricks, pl.BestRun))
 	m := reply(cmd, lang, KindReply, b.String())
-	if id == cmd.Actor.ID && s.users.get(id).Hidden {
+	if id == cmd.Actor.ID && s.users.Get(id).Hidden {
 		// Someone who is not ranked sees their statistics alone, never in the group.
 		m.Secret, m.Public = true, i18n.T(lang, "league.private")
 	}
@@ -277,7 +274,7 @@ func (s *Service) statsVerb(ctx context.Context, _ *tbl, c *call) *userError {
 // hidden reports whether a person asked not to be ranked, or is a forgotten person's placeholder
 // (rated, so that the others' ratings stay as they were, and never shown).
 func (s *Service) hidden(id string) bool {
-	return strings.HasPrefix(id, forgottenPrefix) || s.users.get(id).Hidden
+	return strings.HasPrefix(id, forgottenPrefix) || s.users.Get(id).Hidden
 }
 
 // shown is a player's book of partners or opponents without those never shown.

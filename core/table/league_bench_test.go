@@ -10,6 +10,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // playedMatches plays n whole matches of four people through a service and gives their kept
@@ -17,7 +18,7 @@ import (
 func playedMatches(b *testing.B, n int) []table.StoredMatch {
 	ctx := b.Context()
 	b.Helper()
-	store := table.NewMemStore()
+	store := mem.New()
 	svc := table.New(table.Config{Store: store, Seed: 11})
 	defer svc.Close()
 	for i := range n {
@@ -113,7 +114,7 @@ func BenchmarkStatsTop10000(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	store := table.NewMemStore()
+	store := mem.New()
 	if err := store.Rewrite(ctx, recs, table.LeagueBuckets, entries); err != nil {
 		b.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func BenchmarkMatchEnd(b *testing.B) {
 			name = "shared"
 		}
 		b.Run(name, func(b *testing.B) {
-			store := table.NewMemStore()
+			store := mem.New()
 			if err := store.Rewrite(ctx, recs, table.LeagueBuckets, entries); err != nil {
 				b.Fatal(err)
 			}

@@ -18,7 +18,9 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/league"
+	"github.com/kontermatt/kontermatt/core/privacy"
 	"github.com/kontermatt/kontermatt/core/rating"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // clock is a settable Now.
@@ -149,7 +151,7 @@ func playSeasonWith(t *testing.T, h *harness, clk *clock, people []Player, n int
 }
 
 // leagueHarness is a harness with a KV and a clock, and five people.
-func leagueHarness(t *testing.T, store *MemStore, clk *clock) (*harness, []Player) {
+func leagueHarness(t *testing.T, store *mem.Store, clk *clock) (*harness, []Player) {
 	h := newHarness(t, store, withKV, func(c *Config) { c.Now = clk.Now; c.Robots = nil })
 	t.Cleanup(h.svc.Close)
 	var people []Player
@@ -172,7 +174,7 @@ func replyText(t *testing.T, msgs []Message) string {
 func TestASeasonThroughTheService(t *testing.T) {
 	ctx := t.Context()
 	clk := &clock{now: time.Date(2026, 10, 12, 20, 0, 0, 0, league.Zone)}
-	h, people := leagueHarness(t, NewMemStore(), clk)
+	h, people := leagueHarness(t, mem.New(), clk)
 	tl := playSeason(t, h, clk, people, 36, 2026)
 
 	for _, p := range people {
@@ -308,14 +310,11 @@ func TestASeasonThroughTheService(t *testing.T) {
 	}
 }
 
-// leagueKV is every entry of the league's buckets in a MemStore, as "bucket key" → value.
-func leagueKV(m *MemStore) map[string]string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+// leagueKV is every entry of the league's buckets in a mem.Store, as "bucket key" → value.
+func leagueKV(m *mem.Store) map[string]string {
 	out := map[string]string{}
-	for k, v := range m.kv {
-		bucket, key, _ := strings.Cut(k, "\x00")
-		if slices.Contains(LeagueBuckets, bucket) {
+	for _, bucket := range LeagueBuckets {
+		for key, v := range m.Bucket(bucket) {
 			out[bucket+" "+key] = string(v)
 		}
 	}
@@ -327,7 +326,7 @@ func leagueKV(m *MemStore) map[string]string {
 func TestRebuildEqualsTheLiveLeague(t *testing.T) {
 	ctx := t.Context()
 	clk := &clock{now: time.Date(2026, 11, 20, 20, 0, 0, 0, league.Zone)}
-	store := NewMemStore()
+	store := mem.New()
 	h, people := leagueHarness(t, store, clk)
 	playSeason(t, h, clk, people, 24, 7)
 	// A stopped match counts its games, not as a match.
@@ -389,7 +388,7 @@ func TestRebuildEqualsTheLiveLeague(t *testing.T) {
 func TestForgetKeepsTheOthersResults(t *testing.T) {
 	ctx := t.Context()
 	clk := &clock{now: time.Date(2026, 11, 2, 20, 0, 0, 0, league.Zone)}
-	store := NewMemStore()
+	store := mem.New()
 	h, people := leagueHarness(t, store, clk)
 	tl := playSeason(t, h, clk, people, 20, 99)
 	eve := people[4]
@@ -423,7 +422,7 @@ func TestForgetKeepsTheOthersResults(t *testing.T) {
 		}
 		return nil
 	})
-	if _, ok, _ := store.Get(ctx, bucketUsers, eve.ID); ok {
+	if _, ok, _ := store.Get(ctx, privacy.Bucket, eve.ID); ok {
 		t.Error("Eve's settings are kept")
 	}
 	if _, ok, _ := store.Get(ctx, BucketRatings, eve.ID); ok {
@@ -448,7 +447,7 @@ func TestForgetKeepsTheOthersResults(t *testing.T) {
 // statistics are theirs alone; on ranks them again.
 func TestStatsOffHidesAPerson(t *testing.T) {
 	clk := &clock{now: time.Date(2026, 11, 2, 20, 0, 0, 0, league.Zone)}
-	h, people := leagueHarness(t, NewMemStore(), clk)
+	h, people := leagueHarness(t, mem.New(), clk)
 	playSeason(t, h, clk, people, 8, 3)
 	ann := people[0]
 	h.do(ann, VerbStats, "off")
@@ -479,7 +478,7 @@ func TestStatsOffHidesAPerson(t *testing.T) {
 // people at the table all together; new starts from them, and what new says wins.
 func TestHouseRules(t *testing.T) {
 	clk := &clock{now: time.Date(2026, 11, 2, 20, 0, 0, 0, league.Zone)}
-	h, people := leagueHarness(t, NewMemStore(), clk)
+	h, people := leagueHarness(t, mem.New(), clk)
 	ann, bob := people[0], people[1]
 	admin := func(args ...string) []Message {
 		h.event++
@@ -532,7 +531,7 @@ func TestHouseRules(t *testing.T) {
 func TestLastMonthsTableIsPostedOnce(t *testing.T) {
 	ctx := t.Context()
 	clk := &clock{now: time.Date(2026, 10, 27, 20, 0, 0, 0, league.Zone)}
-	store := NewMemStore()
+	store := mem.New()
 	h, people := leagueHarness(t, store, clk)
 	playSeason(t, h, clk, people, 4, 5) // 27–30 October
 	clk.now = time.Date(2026, 11, 1, 0, 30, 0, 0, league.Zone)
@@ -567,7 +566,7 @@ func TestLastMonthsTableIsPostedOnce(t *testing.T) {
 func TestAMonthOfHintsIsNotPosted(t *testing.T) {
 	ctx := t.Context()
 	clk := &clock{now: time.Date(2026, 10, 27, 20, 0, 0, 0, league.Zone)}
-	store := NewMemStore()
+	store := mem.New()
 	h, people := leagueHarness(t, store, clk)
 	playSeasonWith(t, h, clk, people, 3, 5, "hints=on") // 27–29 October
 	clk.now = time.Date(2026, 11, 1, 0, 30, 0, 0, league.Zone)
@@ -668,7 +667,7 @@ func playWithAbsent(t *testing.T, h *harness, level string, annGames int, leave 
 func TestAnAbsentSeatIsRatedAtTheTablesLevel(t *testing.T) {
 	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, NewMemStore(), withKV)
+		h := newHarness(t, mem.New(), withKV)
 		defer h.svc.Close()
 		rec := playWithAbsent(t, h, "strong", 0, false)
 		if s := rec.Seats[0]; s.ID != player(1).ID || !s.Away || s.Robot != "strong" {
@@ -699,7 +698,7 @@ func TestWhoWasNotThereLostTheMatch(t *testing.T) {
 	for _, leave := range []bool{true, false} {
 		t.Run(map[bool]string{true: "left", false: "away"}[leave], func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := newHarness(t, NewMemStore(), withKV)
+				h := newHarness(t, mem.New(), withKV)
 				defer h.svc.Close()
 				rec := playWithAbsent(t, h, "easy", 1, leave)
 				_, m, _ := ParseStoredMatch(mustJSON(rec))

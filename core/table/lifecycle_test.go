@@ -11,6 +11,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // A refusal that names the actor's cards is secret and comes with a public text that names none.
@@ -116,7 +117,7 @@ func firstButton(m Message, verb Verb, legal bool) (Button, bool) {
 // reminded and replaced.
 func TestOthersDoNotRestartTheTurnTimer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, NewMemStore())
+		h := newHarness(t, mem.New())
 		defer h.svc.Close()
 		ps := fourHumans(t, h, "timer=fast")
 		synctest.Wait()
@@ -152,7 +153,7 @@ func TestOthersDoNotRestartTheTurnTimer(t *testing.T) {
 // once, and it holds after a restart.
 func TestLanguageIsThePersonsOwn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := NewMemStore()
+		store := mem.New()
 		h := newHarness(t, store, withKV)
 		ps := fourHumans(t, h, "timer=none")
 		synctest.Wait()
@@ -192,7 +193,7 @@ func TestLanguageIsThePersonsOwn(t *testing.T) {
 // once, and a button of a finished game is refused.
 func TestAnnouncingKeepsTheCardButtons(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, NewMemStore())
+		h := newHarness(t, mem.New())
 		defer h.svc.Close()
 		ps := fourHumans(t, h, "timer=none", "stripes=20")
 		var oldCall *Button // a call button of game 1, not pressed
@@ -245,7 +246,7 @@ func TestAnnouncingKeepsTheCardButtons(t *testing.T) {
 
 // failingStore fails the commits that match, a number of times.
 type failingStore struct {
-	*MemStore
+	*mem.Store
 	mu     sync.Mutex
 	match  func(Change) bool
 	left   int
@@ -267,16 +268,16 @@ func (f *failingStore) Commit(ctx context.Context, c Change) error {
 		return errors.New("disk hiccup")
 	}
 	f.mu.Unlock()
-	return f.MemStore.Commit(ctx, c)
+	return f.Store.Commit(ctx, c)
 }
 
 // A failed commit of a computer player's move or of a timeout is tried again later: a passing
 // disk error never freezes a table.
 func TestBackgroundCommitsAreRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := &failingStore{MemStore: NewMemStore(), left: 3,
+		store := &failingStore{Store: mem.New(), left: 3,
 			match: func(c Change) bool { return strings.HasPrefix(c.Log.Actor, "robot:") }}
-		h := newHarness(t, store.MemStore, func(c *Config) { c.Store = store })
+		h := newHarness(t, store.Store, func(c *Config) { c.Store = store })
 		defer h.svc.Close()
 		me := player(1)
 		h.do(me, VerbNew, "timer=none")
@@ -300,8 +301,8 @@ func TestBackgroundCommitsAreRetried(t *testing.T) {
 		}
 
 		// A timeout whose commit fails is retried too.
-		store2 := &failingStore{MemStore: NewMemStore(), left: 2, match: func(c Change) bool { return c.Log.Verb == VerbTimeout }}
-		h2 := newHarness(t, store2.MemStore, func(c *Config) { c.Store = store2 })
+		store2 := &failingStore{Store: mem.New(), left: 2, match: func(c Change) bool { return c.Log.Verb == VerbTimeout }}
+		h2 := newHarness(t, store2.Store, func(c *Config) { c.Store = store2 })
 		defer h2.svc.Close()
 		fourHumans(t, h2, "timer=fast")
 		time.Sleep(25 * time.Second)
@@ -394,7 +395,7 @@ func TestANewTableClosesTheFinishedOne(t *testing.T) {
 // only there.
 func TestCommandsStayInTheirPlace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, NewMemStore())
+		h := newHarness(t, mem.New())
 		defer h.svc.Close()
 		h.do(player(1), VerbNew, "timer=none")
 		lobby, _ := h.out.latest(KindLobby, "")
@@ -423,7 +424,7 @@ func TestCommandsStayInTheirPlace(t *testing.T) {
 func TestClosedTablesArePrunedAfterRetention(t *testing.T) {
 	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
-		store := NewMemStore()
+		store := mem.New()
 		h := resumed(t, store, withKV)
 		me := player(1)
 		h.do(me, VerbNew, "timer=none")

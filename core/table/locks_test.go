@@ -2,28 +2,30 @@ package table_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // stuckStore is a MemStore whose commits of one table wait until released: a disk that hangs on
 // that table's fsync while the others' go through.
 // stuckStore is a memory store whose commits of one table wait until released (tabletest.Hang).
 type stuckStore struct {
-	*table.MemStore
+	*mem.Store
 	*tabletest.Hang
 }
 
 func newStuckStore() *stuckStore {
-	return &stuckStore{MemStore: table.NewMemStore(), Hang: tabletest.NewHang()}
+	return &stuckStore{Store: mem.New(), Hang: tabletest.NewHang()}
 }
 
 func (s *stuckStore) Commit(ctx context.Context, c table.Change) error {
 	s.Wait(c)
-	return s.MemStore.Commit(ctx, c)
+	return s.Store.Commit(ctx, c)
 }
 
 // stuckFor is how long a test lets a commit hang before it gives up waiting for the others: far
@@ -64,7 +66,7 @@ func TestNoLockWaitsForAnotherTablesCommit(t *testing.T) {
 		Verb: table.VerbStats}
 	t.Run("a match that ends", func(t *testing.T) {
 		store := newStuckStore()
-		svc := table.New(table.Config{Store: store, KV: store.MemStore, Seed: 1})
+		svc := table.New(table.Config{Store: store, KV: store.Store, Seed: 1})
 		defer svc.Close()
 		ending, err := tabletest.Open(svc, 1)
 		if err != nil {
@@ -97,7 +99,7 @@ func TestNoLockWaitsForAnotherTablesCommit(t *testing.T) {
 	})
 	t.Run("a new table replaces a finished one", func(t *testing.T) {
 		store := newStuckStore()
-		svc := table.New(table.Config{Store: store, KV: store.MemStore, Seed: 1})
+		svc := table.New(table.Config{Store: store, KV: store.Store, Seed: 1})
 		defer svc.Close()
 		finished, err := tabletest.Open(svc, 1)
 		if err != nil {
@@ -134,4 +136,110 @@ func TestNoLockWaitsForAnotherTablesCommit(t *testing.T) {
 			t.Errorf("the place's table is %q after new", id)
 		}
 	})
+}
+
+// TestLookupsDoNotWaitForATablesCommit: while one table's commit hangs, what is asked about the
+// tables without changing one answers at once: a private command (its table is found among all
+// tables by the actor's seat), where the hung table is (PlaceOf, as an adapter delivering its
+// messages asks), its status, and how many tables are in each status. Each reads the tables as
+// last stored, never waiting for a table's lock.
+func TestLookupsDoNotWaitForATablesCommit(t *testing.T) {
+	store := newStuckStore()
+	svc := table.New(table.Config{Store: store, KV: store.Store, Seed: 1})
+	defer svc.Close()
+	hung, err := tabletest.Open(svc, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := tabletest.Open(svc, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.At(hung.ID)
+	moved := make(chan struct{})
+	go func() {
+		defer close(moved)
+		svc.Handle(context.Background(), tabletest.Next(svc, hung))
+	}()
+	<-store.Stuck
+	asks := []struct {
+		what string
+		ask  func() bool
+	}{
+		{"PlaceOf the hung table", func() bool { p, ok := svc.PlaceOf(hung.ID); return ok && p == hung.Place }},
+		{"Status of the hung table", func() bool { st, ok := svc.Status(hung.ID); return ok && st == table.StatusPlaying }},
+		{"Count", func() bool { return svc.Count()[table.StatusPlaying] == 2 }},
+	}
+	for _, a := range asks {
+		got := make(chan bool, 1)
+		go func() { got <- a.ask() }()
+		select {
+		case ok := <-got:
+			if !ok {
+				t.Errorf("%s answered wrong while the table's commit hung", a.what)
+			}
+		case <-time.After(stuckFor):
+			t.Errorf("%s did not answer in %v while the table's commit hung", a.what, stuckFor)
+		}
+	}
+	// Her hand, asked for in her private chat: which table she sits at is looked up.
+	me := other.Players[1]
+	answersWhileStuck(t, svc, store, "a private /hand", table.Command{Place: table.Place{Platform: "bench", Chat: "dm-" + me.ID},
+		Actor: me, Verb: table.VerbHand, Private: true})
+	select {
+	case <-store.Release:
+	default:
+		close(store.Release)
+	}
+	<-moved
+}
+
+// TestACommandStopsWaitingWhenItsContextEnds: a command for a table whose commit hangs waits its
+// turn, but no longer than its ctx: ended, it is answered at once that nothing was changed, with
+// ErrNotStored wrapping ctx's error (the platform may send it again), and the table is as it was.
+func TestACommandStopsWaitingWhenItsContextEnds(t *testing.T) {
+	store := newStuckStore()
+	svc := table.New(table.Config{Store: store, KV: store.Store, Seed: 1})
+	defer svc.Close()
+	hung, err := tabletest.Open(svc, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.At(hung.ID)
+	moved := make(chan struct{})
+	go func() {
+		defer close(moved)
+		svc.Handle(context.Background(), tabletest.Next(svc, hung))
+	}()
+	<-store.Stuck
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	type answer struct {
+		replies []table.Message
+		err     error
+	}
+	got := make(chan answer, 1)
+	start := time.Now()
+	go func() {
+		r, err := svc.Handle(ctx, table.Command{Place: hung.Place, Actor: hung.Players[2], Verb: table.VerbLeave})
+		got <- answer{r, err}
+	}()
+	select {
+	case a := <-got:
+		took := time.Since(start)
+		t.Logf("answered in %v once its ctx ended", took)
+		if !errors.Is(a.err, table.ErrNotStored) || !errors.Is(a.err, context.DeadlineExceeded) {
+			t.Errorf("error %v, want ErrNotStored wrapping the deadline", a.err)
+		}
+		if len(a.replies) != 1 || a.replies[0].Kind != table.KindError {
+			t.Errorf("replies %+v, want one refusal", a.replies)
+		}
+	case <-time.After(stuckFor):
+		t.Errorf("a command whose ctx ended waited %v for the hung commit", stuckFor)
+	}
+	close(store.Release)
+	<-moved
+	if v, ok := svc.SeatView(context.Background(), hung.ID, hung.Players[2]); !ok || v.You != 2 {
+		t.Errorf("the player whose leave was not waited for does not sit at seat 2 (you %d)", v.You)
+	}
 }

@@ -3,6 +3,8 @@ package table
 import (
 	"testing"
 	"testing/synctest"
+
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // TestFinishedMatchLogIsPruned: a table that keeps rematching keeps the command log of the match
@@ -13,7 +15,7 @@ import (
 func TestFinishedMatchLogIsPruned(t *testing.T) {
 	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
-		store := NewMemStore()
+		store := mem.New()
 		h := newHarness(t, store)
 		defer h.svc.Close()
 		me := player(1)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // A place that gets a new ID in the middle of a game takes its table along: the move is stored,
@@ -16,7 +17,7 @@ import (
 // place has no table any more, also after a restart.
 func TestMovePlaceMidGame(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := NewMemStore()
+		store := mem.New()
 		h, me := soloTableOn(t, store)
 		h.playAsHuman(me, 5)
 		synctest.Wait()
@@ -72,7 +73,7 @@ func TestMovePlaceMidGame(t *testing.T) {
 }
 
 // soloTableOn is soloTable over a given store.
-func soloTableOn(t *testing.T, store *MemStore) (*harness, Player) {
+func soloTableOn(t *testing.T, store *mem.Store) (*harness, Player) {
 	t.Helper()
 	h := newHarness(t, store)
 	me := player(1)
@@ -87,7 +88,7 @@ func soloTableOn(t *testing.T, store *MemStore) (*harness, Player) {
 
 func TestMovePlaceRefusesATakenPlace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, NewMemStore())
+		h := newHarness(t, mem.New())
 		defer h.svc.Close()
 		h.do(player(1), VerbNew)
 		other := Place{Platform: "test", Chat: "g2"}
@@ -106,7 +107,7 @@ func TestMovePlaceRefusesATakenPlace(t *testing.T) {
 func TestCloseChat(t *testing.T) {
 	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
-		store := NewMemStore()
+		store := mem.New()
 		h := newHarness(t, store)
 		defer h.svc.Close()
 		topic := Place{Platform: "test", Chat: h.place.Chat, Thread: "7"}
@@ -144,7 +145,7 @@ func TestCloseChat(t *testing.T) {
 // A place gone for good (a deleted forum topic): its table closes, the chat's other tables go on.
 func TestClosePlace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, NewMemStore())
+		h := newHarness(t, mem.New())
 		defer h.svc.Close()
 		topic := Place{Platform: "test", Chat: h.place.Chat, Thread: "7"}
 		h.do(player(1), VerbNew, "timer=none")
@@ -173,7 +174,7 @@ func TestClosePlace(t *testing.T) {
 // paused after a restart, and goes on when resumed; its people's own moves still count.
 func TestPause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := NewMemStore()
+		store := mem.New()
 		h := newHarness(t, store)
 		me := player(1)
 		h.do(me, VerbNew, "timer=fast")
@@ -249,7 +250,7 @@ func TestPause(t *testing.T) {
 // the adapter can recognise; an admin's stop works at once.
 func TestAnonymousActor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, NewMemStore())
+		h := newHarness(t, mem.New())
 		defer h.svc.Close()
 		group := Player{ID: "chat:g1", Name: "Café Konter"}
 		anon := func(v Verb, args ...string) []Message {
@@ -296,7 +297,7 @@ func TestAnonymousActor(t *testing.T) {
 // like a typed new.
 func TestNewFromAButton(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, NewMemStore())
+		h := newHarness(t, mem.New())
 		defer h.svc.Close()
 		data := Action{Verb: VerbNew}.Encode()
 		if len(data) > MaxActionLen {

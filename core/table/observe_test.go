@@ -5,6 +5,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // recorder is an Observer that keeps what it hears.
@@ -42,7 +44,7 @@ func (r *recorder) Decision(level string, _ time.Duration) {
 func TestObserverHearsEverything(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
-		h := newHarness(t, NewMemStore(), func(c *Config) { c.Observe = rec })
+		h := newHarness(t, mem.New(), func(c *Config) { c.Observe = rec })
 		defer h.svc.Close()
 		me := player(1)
 		h.do(me, VerbNew, "timer=none")

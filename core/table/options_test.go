@@ -10,6 +10,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 func TestParseOptions(t *testing.T) {
@@ -182,7 +183,7 @@ func TestBadOptionsNameTheAllowedOnes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for lang, want := range map[string]string{"en": tt.en, "de": tt.de} {
-				h := newHarness(t, NewMemStore())
+				h := newHarness(t, mem.New())
 				defer h.svc.Close()
 				p := Player{ID: "p1", Name: "Jang", Locale: lang}
 				if got := errText(h.do(p, VerbNew, "timer=none", tt.arg)); got != want {
@@ -211,7 +212,7 @@ func TestLobbyShowsTheOptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, NewMemStore())
+			h := newHarness(t, mem.New())
 			defer h.svc.Close()
 			if e := errText(h.do(Player{ID: "p1", Name: "Jang", Locale: tt.locale}, VerbNew, tt.args...)); e != "" {
 				t.Fatal(e)
@@ -225,7 +226,7 @@ func TestLobbyShowsTheOptions(t *testing.T) {
 }
 
 func TestHelpListsTheOptions(t *testing.T) {
-	h := newHarness(t, NewMemStore())
+	h := newHarness(t, mem.New())
 	defer h.svc.Close()
 	help := h.do(Player{ID: "p1", Name: "Jang", Locale: "en"}, VerbHelp)[0].Text
 	want := "\n/new — open a table; options: stripes=9 (1–20) draw=stake|flat1 bonus=on|off " +

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // leaseLog is a ClusterObserver that keeps which leases its copy holds, as it was told.
@@ -41,7 +42,7 @@ func (l *leaseLog) holds(name string) bool {
 // observer. A second copy on the same leases owns none until the first stops.
 func TestOneCopyOwnsEveryPlace(t *testing.T) {
 	places := []table.Place{{Platform: "telegram", Chat: "-100"}, {Platform: "discord", Chat: "1", Thread: "2"}, {Platform: "test", Chat: "x"}}
-	alone := table.New(table.Config{Store: table.NewMemStore()})
+	alone := table.New(table.Config{Store: mem.New()})
 	defer alone.Close()
 	for _, p := range places {
 		if !alone.Owns(p) {
@@ -50,7 +51,7 @@ func TestOneCopyOwnsEveryPlace(t *testing.T) {
 	}
 
 	var leases table.LocalLeases
-	store := table.NewMemStore()
+	store := mem.New()
 	var firstLog, secondLog leaseLog
 	first := table.New(table.Config{Store: store, KV: store, Leases: &leases, Observe: &firstLog})
 	if err := first.Resume(context.Background()); err != nil {

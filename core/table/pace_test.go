@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // shownOf reads what the service holds of a place's shown-ness.
@@ -22,7 +24,7 @@ func (h *harness) shownOf() shownState {
 }
 
 func TestShownKeepsTheNewestVersionShown(t *testing.T) {
-	h := newHarness(t, NewMemStore())
+	h := newHarness(t, mem.New())
 	defer h.svc.Close()
 	h.svc.Shown(h.place, 3) // no table there yet: nothing to note, nothing to fail
 	if e := errText(h.do(player(1), VerbNew, "timer=none")); e != "" {
@@ -92,7 +94,7 @@ func (s *showingSurface) Deliver(ctx context.Context, msgs []Message) {
 func pacedMatch(t *testing.T, surface *showingSurface, stripes string) (*harness, []Message, map[uint64]bool) {
 	t.Helper()
 	var h *harness
-	h = newHarness(t, NewMemStore(), func(c *Config) {
+	h = newHarness(t, mem.New(), func(c *Config) {
 		surface.outbox = &outbox{}
 		surface.svc = func() *Service { return h.svc }
 		surface.delivered, surface.shownAt = map[uint64]time.Time{}, map[uint64]time.Time{}
@@ -216,7 +218,7 @@ func TestHeldMoveGivesWayToAPause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		surface := &showingSurface{delay: 100 * time.Millisecond, stopAfter: 1} // the lobby, then silence
 		var h *harness
-		h = newHarness(t, NewMemStore(), func(c *Config) {
+		h = newHarness(t, mem.New(), func(c *Config) {
 			surface.outbox = &outbox{}
 			surface.svc = func() *Service { return h.svc }
 			surface.delivered, surface.shownAt = map[uint64]time.Time{}, map[uint64]time.Time{}

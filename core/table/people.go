@@ -1,169 +1,20 @@
 package table
 
-// People and places: what each person chose for themselves (their language, whether they are
-// ranked, the coach's reviews), what they may ask about themselves (mydata) and how they are
-// forgotten (forget, forget.go), and each place's own defaults for new tables (settings), which
-// the people at its table change together.
+// People and places: the verbs about what each person chose for themselves (kept by
+// core/privacy's Book: their language, whether they are ranked, the coach's reviews), what they
+// may ask about themselves (mydata) and how they are forgotten (forget, forget.go), and each
+// place's own defaults for new tables (settings), which the people at its table change together.
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 
-	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/privacy"
 )
-
-// bucketUsers is the service's KV bucket of people's own settings: player ID → userPrefs.
-const bucketUsers = "table.user"
-
-// userPrefs are what a person chose for themselves, whatever table they sit at.
-type userPrefs struct {
-	Lang   string `json:"lang,omitempty"`
-	Hidden bool   `json:"hidden,omitempty"` // not ranked, and their statistics shown to them alone
-	Coach  bool   `json:"coach,omitempty"`  // a private review after each game they play
-}
-
-// users caches people's settings in front of the KV; without a KV it is all there is.
-type users struct {
-	mu sync.Mutex
-	kv KV
-	// ctx is the service's lifetime: reads of a person's settings are made for whoever asks,
-	// often a rendering without a command behind it; a write takes its command's ctx.
-	ctx   context.Context
-	log   *slog.Logger
-	prefs map[string]userPrefs // loaded on first use; a missing entry reads as the zero value
-	// With maxAge (copies of the bot on one KV: Config.Shared), an entry is read again once it
-	// is older: a choice made at another copy holds here within maxAge.
-	maxAge time.Duration
-	now    func() time.Time
-	read   map[string]time.Time // when each entry of prefs was read
-}
-
-// sharedPrefsAge is how long a copy trusts what it read of a person's settings when other copies
-// may change them (Config.Shared): they are read at every command otherwise, and a person who
-// just chose a language at one copy and presses a button at another within it is rare.
-const sharedPrefsAge = time.Second
-
-func (u *users) init(ctx context.Context, kv KV, log *slog.Logger) {
-	u.ctx, u.kv, u.log, u.prefs, u.read = ctx, kv, log, map[string]userPrefs{}, map[string]time.Time{}
-	u.now = time.Now
-}
-
-// get gives the person's settings: cached, or read from the KV. The read is made without the
-// users' lock, which guards memory only: another person's command never waits for it.
-func (u *users) get(id string) userPrefs {
-	u.mu.Lock()
-	p, fresh := u.prefs[id]
-	if fresh && u.maxAge > 0 && u.now().Sub(u.read[id]) >= u.maxAge {
-		fresh = false // another copy may have changed it
-	}
-	readBefore := u.read[id]
-	u.mu.Unlock()
-	if fresh || u.kv == nil || id == "" {
-		return p
-	}
-	p, _, err := u.fetch(u.ctx, id)
-	if err != nil {
-		u.log.Error("reading a person's settings", "err", err)
-		return userPrefs{} // not cached: read again next time
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.read[id].Equal(readBefore) { // else a change was kept meanwhile: it is newer
-		u.prefs[id], u.read[id] = p, u.now()
-	}
-	return p
-}
-
-// fetch reads the person's settings from the KV, with the entry as stored (nil: none).
-func (u *users) fetch(ctx context.Context, id string) (userPrefs, []byte, error) {
-	var p userPrefs
-	data, ok, err := u.kv.Get(ctx, bucketUsers, id)
-	switch {
-	case err != nil:
-		return p, nil, err
-	case !ok:
-		return p, nil, nil
-	case data == nil:
-		data = []byte{} // found, and empty
-	}
-	if err := json.Unmarshal(data, &p); err != nil {
-		u.log.Error("a person's settings do not decode; using the defaults", "err", err)
-	}
-	return p, data, nil
-}
-
-// change keeps a change of a person's settings: their language, whether they are ranked,
-// whether their games are reviewed. It reads the entry and writes it back by compare-and-swap
-// where the KV can (every store of the repository), trying again if it moved meanwhile (the same
-// person at two copies, or two commands of theirs at once): no lock is held across the KV.
-func (u *users) change(ctx context.Context, id string, f func(*userPrefs)) error {
-	if u.kv == nil {
-		u.mu.Lock()
-		defer u.mu.Unlock()
-		p := u.prefs[id]
-		f(&p)
-		u.prefs[id], u.read[id] = p, u.now()
-		return nil
-	}
-	sw, swaps := u.kv.(Swapper)
-	for attempt := 1; ; attempt++ {
-		p, old, err := u.fetch(ctx, id)
-		if err != nil {
-			return err
-		}
-		f(&p)
-		data, _ := json.Marshal(p)
-		if swaps {
-			_, err = sw.Swap(ctx, bucketUsers, id, old, data)
-			if errors.Is(err, ErrConflict) && attempt < 4*maxAttempts {
-				continue
-			}
-		} else {
-			err = u.kv.Put(ctx, bucketUsers, id, data)
-		}
-		if err != nil {
-			return err
-		}
-		u.mu.Lock()
-		u.prefs[id], u.read[id] = p, u.now()
-		u.mu.Unlock()
-		return nil
-	}
-}
-
-// lang is the person's own language, or "".
-func (u *users) lang(id string) string { return u.get(id).Lang }
-
-// forget drops what is cached of a person (the KV entry is deleted by the caller).
-func (u *users) forget(id string) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	delete(u.prefs, id)
-	delete(u.read, id)
-}
-
-// adopt takes over a language choice an older table state kept, unless the person has chosen
-// since.
-func (u *users) adopt(id, lang string) {
-	if u.get(id).Lang != "" {
-		return
-	}
-	err := u.change(u.ctx, id, func(p *userPrefs) {
-		if p.Lang == "" {
-			p.Lang = lang
-		}
-	})
-	if err != nil {
-		u.log.Error("keeping a language choice", "err", err)
-	}
-}
 
 // getJSON reads a KV entry of the service's into v; false when there is none, or it does not
 // read (which is logged).
@@ -185,7 +36,7 @@ func (s *Service) getJSON(ctx context.Context, bucket, key string, v any) bool {
 // langFor is the language for a person's texts away from a table: their own choice, else their
 // platform's locale.
 func (s *Service) langFor(p Player) string {
-	if l := s.users.lang(p.ID); l != "" {
+	if l := s.users.Lang(p.ID); l != "" {
 		return l
 	}
 	return i18n.Pick(p.Locale)
@@ -194,7 +45,7 @@ func (s *Service) langFor(p Player) string {
 // langOf is the language for a player's private texts at a table: their own choice, their
 // platform locale, then the table's language.
 func (s *Service) langOf(t *tbl, p Player) string {
-	if l := s.users.lang(p.ID); l != "" {
+	if l := s.users.Lang(p.ID); l != "" {
 		return l
 	}
 	return i18n.Pick(p.Locale, t.st.Lang)
@@ -208,15 +59,16 @@ func (s *Service) personalLang(ctx context.Context, c *call) *userError {
 	if uerr != nil {
 		return uerr
 	}
-	if err := s.users.change(ctx, cmd.Actor.ID, func(p *userPrefs) { p.Lang = l }); err != nil {
+	if err := s.users.Change(ctx, cmd.Actor.ID, func(p *privacy.Choices) { p.Lang = l }); err != nil {
 		s.cfg.Log.Error("saving a language choice", "err", err)
 		return storeRefusal(err)
 	}
 	for _, t := range s.all() {
-		t.mu.Lock()
-		if t.st.Status != StatusClosed && seatOf(t.st, cmd.Actor.ID) != core.NoSeat {
-			s.publish(ctx, t, nil)
+		if !t.view().seats(cmd.Actor.ID) {
+			continue // found by the seats as stored: no other table's lock is waited for
 		}
+		t.mu.Lock()
+		s.publish(ctx, t, nil)
 		t.mu.Unlock()
 	}
 	return c.answer(reply(cmd, l, KindNotice, i18n.T(l, "note.lang_player")))
@@ -407,7 +259,7 @@ func (s *Service) myDataVerb(ctx context.Context, _ *tbl, c *call) *userError {
 // myData says what is kept about the person who asks, and how to change it.
 func (s *Service) myData(ctx context.Context, cmd Command, lang string) string {
 	id := cmd.Actor.ID
-	prefs := s.users.get(id)
+	prefs := s.users.Get(id)
 	var b strings.Builder
 	b.WriteString(s.sayAbout(cmd, id, lang, "mydata.title", cmd.Actor.Name, id))
 	if prefs.Lang != "" {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // dealAt opens a table of four at the harness's place, deals, and gives the table's ID and the
@@ -28,7 +29,7 @@ func dealAt(t *testing.T, h *harness) (string, string) {
 	return id, st.Games[0][:25] // the dealer and the 24 dealt cards
 }
 
-func storedState(t *testing.T, store *MemStore, id string) *state {
+func storedState(t *testing.T, store *mem.Store, id string) *state {
 	ctx := t.Context()
 	t.Helper()
 	var st *state
@@ -52,7 +53,7 @@ func storedState(t *testing.T, store *MemStore, id string) *state {
 // constant): every bot without a seed dealt the same games in the same order.)
 func TestUnseededServicesDealApart(t *testing.T) {
 	unseeded := func(c *Config) { c.Seed = 0 }
-	h1, h2 := newHarness(t, NewMemStore(), unseeded), newHarness(t, NewMemStore(), unseeded)
+	h1, h2 := newHarness(t, mem.New(), unseeded), newHarness(t, mem.New(), unseeded)
 	defer h1.svc.Close()
 	defer h2.svc.Close()
 	id1, deal1 := dealAt(t, h1)
@@ -66,7 +67,7 @@ func TestUnseededServicesDealApart(t *testing.T) {
 // same games every time; and each table keeps a 256-bit secret of its own from which its deal
 // replays exactly.
 func TestSeededServiceReplays(t *testing.T) {
-	h1, h2 := newHarness(t, NewMemStore()), newHarness(t, NewMemStore())
+	h1, h2 := newHarness(t, mem.New()), newHarness(t, mem.New())
 	defer h1.svc.Close()
 	defer h2.svc.Close()
 	id1, deal1 := dealAt(t, h1)
@@ -95,7 +96,7 @@ func TestSeededServiceReplays(t *testing.T) {
 // TestOldTableGetsASecret: a table stored before tables had secrets (a 64-bit seed then) gets one
 // when it is loaded, and deals its next game from it.
 func TestOldTableGetsASecret(t *testing.T) {
-	store := NewMemStore()
+	store := mem.New()
 	h := newHarness(t, store)
 	id, _ := dealAt(t, h)
 	h.svc.Close()

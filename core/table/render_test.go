@@ -8,6 +8,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/picture"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // seated is a table in memory with the named players in seats 0 and 1 and computers in 2 and 3,
@@ -118,7 +119,7 @@ func TestSayAboutTheReader(t *testing.T) {
 func publicTexts(t *testing.T, surfaces map[string]Surface) string {
 	var all strings.Builder
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, NewMemStore(), func(c *Config) { c.Surfaces = surfaces })
+		h := newHarness(t, mem.New(), func(c *Config) { c.Surfaces = surfaces })
 		defer h.svc.Close()
 		me := Player{ID: "p1", Name: "You", Locale: "en"}
 		if e := errText(h.do(me, VerbNew, "timer=none", "stripes=2")); e != "" {
@@ -185,7 +186,7 @@ func TestPublicStandInsFitTheSurface(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := newHarness(t, NewMemStore(), func(c *Config) { c.Surfaces = tc.surfaces })
+				h := newHarness(t, mem.New(), func(c *Config) { c.Surfaces = tc.surfaces })
 				defer h.svc.Close()
 				me := player(1)
 				h.do(me, VerbNew, "timer=none")

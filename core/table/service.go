@@ -12,11 +12,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/league"
+	"github.com/kontermatt/kontermatt/core/privacy"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // Config wires a Service.
@@ -27,7 +30,8 @@ type Config struct {
 	// a platform not listed has buttons and a group reading along.
 	Surfaces map[string]Surface
 	// KV keeps each person's own settings (their language), each place's settings and leagues.
-	// Without it they last until the service stops.
+	// Without it, the Store's if it is a KV (every store of this repository is); else they last
+	// until the service stops.
 	KV KV
 	// Robots makes a computer player of a level ("easy", "normal", "strong").
 	Robots func(level string, seed uint64) Decider
@@ -93,9 +97,7 @@ func (noObserver) Decision(string, time.Duration)      {}
 func (s *Service) Count() map[Status]int {
 	out := map[Status]int{}
 	for _, t := range s.all() {
-		t.mu.Lock()
-		out[t.st.Status]++
-		t.mu.Unlock()
+		out[t.view().status]++ // as stored: a table's lock may be held through its commit
 	}
 	return out
 }
@@ -121,7 +123,7 @@ type Service struct {
 	// (across copies, the lease forgetLease does).
 	forgetMu sync.Mutex
 
-	users  users         // each person's own settings
+	users  *privacy.Book // each person's own choices
 	league *league.Cache // every place's league, derived from the kept matches
 
 	// onPublish, when set (by this package's tests), sees each batch of messages with its table,
@@ -138,7 +140,7 @@ type Service struct {
 
 // tbl is a table in memory: its stored state plus what is derived from it.
 type tbl struct {
-	mu sync.Mutex
+	mu tableLock
 	// placeKey is the Key of the table's place, guarded by the service's lock (not the table's):
 	// find reads it without the table's lock, while t.st may be replaced under that lock alone
 	// (a rollback, a reload from the store).
@@ -169,7 +171,75 @@ type tbl struct {
 	claimed []byte
 	// shown is what the place's public table message shows, as its adapter reports (pace.go).
 	shown shownState
+	// stored is what the table's last stored state says of where it is and who sits at it, for
+	// the lookups that must not wait for the table's lock, which a command holds through its
+	// commit: PlaceOf, Status, Count, find's search by seat. Replaced whole (noteStored), never
+	// changed, read without a lock.
+	stored atomic.Pointer[storedView]
 }
+
+// tableLock is a table's lock: a mutex, but one a command stops waiting for when its ctx ends
+// (LockCtx), for the lock is held through the table's commit, which may hang on a store. The
+// zero value is unlocked.
+type tableLock struct {
+	once sync.Once
+	ch   chan struct{} // holds a value while locked
+}
+
+func (l *tableLock) c() chan struct{} {
+	l.once.Do(func() { l.ch = make(chan struct{}, 1) })
+	return l.ch
+}
+
+// Lock waits for the lock.
+func (l *tableLock) Lock() { l.c() <- struct{}{} }
+
+// LockCtx waits for the lock until ctx ends; then it gives ctx's error, unlocked.
+func (l *tableLock) LockCtx(ctx context.Context) error {
+	select {
+	case l.c() <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Unlock lets the lock go (the next Lock's send happens after this receive, so what was
+// written under the lock is seen under the next).
+func (l *tableLock) Unlock() {
+	select {
+	case <-l.c():
+	default:
+		panic("table: unlock of an unlocked table")
+	}
+}
+
+// storedView is a table as last stored, as far as lookups across tables need it.
+type storedView struct {
+	place   Place
+	status  Status
+	players [4]string // the seated people's IDs ("" for an empty or a computer's seat)
+}
+
+// noteStored takes the table's state as the one stored now (table lock held): after a commit,
+// a load or a reload, and for a new table from its making.
+func (t *tbl) noteStored() {
+	v := &storedView{place: t.st.Place, status: t.st.Status}
+	for i, seat := range t.st.Seats {
+		if seat.Player != nil {
+			v.players[i] = seat.Player.ID
+		}
+	}
+	t.stored.Store(v)
+}
+
+// seats reports whether the person sits at the table as last stored, and it is not closed.
+func (v *storedView) seats(id string) bool {
+	return id != "" && v.status != StatusClosed && slices.Contains(v.players[:], id)
+}
+
+// view is the table as last stored (see stored); the table's lock is not needed.
+func (t *tbl) view() *storedView { return t.stored.Load() }
 
 // New makes a service; call Resume to load stored tables.
 func New(cfg Config) *Service {
@@ -195,15 +265,21 @@ func New(cfg Config) *Service {
 		cfg.Observe = noObserver{}
 	}
 	if cfg.KV == nil {
-		cfg.KV = NewMemStore() // the settings and the leagues last until the service stops
+		// The league is written with its matches into the store's KV, and read back from this
+		// one to be compared (Change.Expect): the store's own KV, when it has one.
+		if kv, ok := cfg.Store.(KV); ok {
+			cfg.KV = kv
+		} else {
+			cfg.KV = mem.New() // the settings and the leagues last until the service stops
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Service{cfg: cfg, tables: map[string]*tbl{}, byPlace: map[string]string{},
 		src: randomSource(cfg), ctx: ctx, cancel: cancel}
-	s.users.init(ctx, cfg.KV, cfg.Log)
+	s.users = privacy.NewBook(ctx, cfg.KV, cfg.Log)
 	s.league = league.NewCache(cfg.KV, cfg.Log)
 	if cfg.Shared {
-		s.users.maxAge, s.users.now = sharedPrefsAge, cfg.Now
+		s.users.Shared(cfg.Now)
 		s.league.Shared()
 	}
 	return s
@@ -289,7 +365,7 @@ func (s *Service) load(data []byte) (*tbl, error) {
 	}
 	// Schema 1 kept people's language choices in each table; they are the people's own now.
 	for id, l := range st.Langs {
-		s.users.adopt(id, l)
+		s.users.Adopt(id, l)
 	}
 	st.Langs = nil
 	s.mu.Lock()
@@ -307,6 +383,7 @@ func (s *Service) load(data []byte) (*tbl, error) {
 	}
 	t := &tbl{placeKey: st.Place.Key(), tableID: st.ID, created: st.Created, st: st, opts: opts, match: m, committed: data, sent: map[string]uint64{}}
 	s.makeRobots(t)
+	t.noteStored()
 	s.tables[st.ID] = t
 	if cur, ok := s.byPlace[t.placeKey]; !ok || s.tables[cur].created <= st.Created {
 		s.byPlace[t.placeKey] = st.ID
@@ -358,15 +435,12 @@ func (s *Service) TableAt(p Place) string {
 
 // PlaceOf gives the place of a live table; false when there is none by that ID.
 func (s *Service) PlaceOf(tableID string) (Place, bool) {
-	// The table's lock may be held through its commit: it is waited for without the service's,
-	// so that only a caller asking about that table waits.
+	// As stored: the table's lock may be held through its commit, which no caller waits for.
 	t, ok := s.table(tableID)
 	if !ok {
 		return Place{}, false
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.st.Place, true
+	return t.view().place, true
 }
 
 func (s *Service) makeRobots(t *tbl) {
@@ -435,7 +509,11 @@ func (s *Service) atTable(ctx context.Context, spec verbSpec, cmd Command) ([]Me
 	if uerr != nil {
 		return s.refusal(cmd, s.langFor(cmd.Actor), uerr)
 	}
-	t.mu.Lock()
+	// The table's lock is held through its commit, which may hang on the store: the command
+	// waits its turn only as long as its ctx lasts, and then changed nothing.
+	if err := t.mu.LockCtx(ctx); err != nil {
+		return s.refusal(cmd, s.langFor(cmd.Actor), storeRefusal(err))
+	}
 	replies, think, err := s.exec(ctx, t, spec, cmd)
 	id := t.st.ID
 	t.mu.Unlock()
@@ -467,7 +545,7 @@ func (s *Service) find(ctx context.Context, cmd Command) (*tbl, *userError) {
 		case key == cmd.Place.Key():
 		case !cmd.Private:
 			return nil, refuse("err.other_place")
-		case !s.seatedAt(t, cmd.Actor.ID):
+		case !t.view().seats(cmd.Actor.ID):
 			// A private chat answers for the person's own seat alone: a button pressed there
 			// (or forged) must not seat them at a group's table, or act there for them.
 			return nil, refuse("err.not_seated")
@@ -492,14 +570,11 @@ func (s *Service) find(ctx context.Context, cmd Command) (*tbl, *userError) {
 	if cmd.Private {
 		var found []*tbl
 		for _, t := range s.all() {
-			// Reading another table's seats needs its lock; the seat list only changes under it.
-			// It is waited for without the service's lock (a table's is held through its
-			// commit): only this command waits for a table whose commit hangs.
-			t.mu.Lock()
-			if t.st.Status != StatusClosed && seatOf(t.st, cmd.Actor.ID) != core.NoSeat {
+			// The seats as stored, without the table's lock (held through a commit): a table whose
+			// commit hangs holds up only the commands that act on it.
+			if t.view().seats(cmd.Actor.ID) {
 				found = append(found, t)
 			}
-			t.mu.Unlock()
 		}
 		if len(found) == 1 {
 			return found[0], nil
@@ -509,14 +584,6 @@ func (s *Service) find(ctx context.Context, cmd Command) (*tbl, *userError) {
 		}
 	}
 	return nil, refuse("err.no_table")
-}
-
-// seatedAt reports whether the person sits at the table (service lock held; it takes the
-// table's, as find's private search does).
-func (s *Service) seatedAt(t *tbl, id string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return id != "" && t.st.Status != StatusClosed && seatOf(t.st, id) != core.NoSeat
 }
 
 // unknownVerb refuses a verb the service does not know, naming the one it looks most like.
@@ -771,13 +838,16 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome,
 			return errFencedRefusal
 		}
 		if errors.Is(err, ErrConflict) {
-			s.cfg.Log.Info("another copy changed the table first; reading it again", "table", st.ID, "seq", st.Seq)
+			// Another copy changed the table first, or another match end the league entries this
+			// one learned from: decided again from the store.
+			s.cfg.Log.Info("the table or its league changed since it was read; reading it again", "table", st.ID, "seq", st.Seq)
 			return errConflicted
 		}
 		s.cfg.Log.Error("commit failed; rolling back", "table", st.ID, "err", err)
 		return storeRefusal(err)
 	}
 	t.committed = data
+	t.noteStored()
 	t.failures = 0
 	s.publish(ctx, t, out.public)
 	s.startReviews(ctx, t, out.reviews)
@@ -1062,7 +1132,8 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 		t = newTable(id, s.newSecret())
 		t.placeKey, t.tableID, t.created, t.claimed = key, id, t.st.Created, raw
 		s.makeRobots(t)
-		t.mu.Lock() // lock order: service, then table
+		t.noteStored() // not stored yet: lookups see it as opened (unclaim takes it away again)
+		t.mu.Lock()    // lock order: service, then table
 		s.tables[id], s.byPlace[key] = t, id
 		s.mu.Unlock()
 		return t, nil, false
@@ -1222,9 +1293,7 @@ func (s *Service) Status(id string) (Status, bool) {
 	if !ok {
 		return "", false
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.st.Status, true
+	return t.view().status, true // as stored, without waiting for a commit in flight
 }
 
 // Settle waits until no computer decision is due at any table: scripts and tests that drive the

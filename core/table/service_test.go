@@ -15,6 +15,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // randomDecider is a test computer player: a seeded random legal move from the view alone.
@@ -107,7 +108,7 @@ func (o *outbox) latest(kind Kind, playerID string) (Message, bool) {
 
 type harness struct {
 	t     *testing.T
-	store *MemStore
+	store *mem.Store
 	svc   *Service
 	out   *outbox
 	place Place
@@ -117,7 +118,7 @@ type harness struct {
 }
 
 // newHarness makes a service over store; tweak may change its config (a failing store, a KV).
-func newHarness(t *testing.T, store *MemStore, tweak ...func(*Config)) *harness {
+func newHarness(t *testing.T, store *mem.Store, tweak ...func(*Config)) *harness {
 	h := &harness{t: t, store: store, place: Place{Platform: "test", Chat: "g1", Title: "Café Konter"}}
 	h.out = &outbox{}
 	cfg := Config{Store: store, Outboxes: map[string]Outbox{"test": h.out}, Robots: randomRobots, Seed: 7}
@@ -129,12 +130,12 @@ func newHarness(t *testing.T, store *MemStore, tweak ...func(*Config)) *harness 
 	return h
 }
 
-// withKV gives the service the MemStore as its KV too.
+// withKV gives the service the mem.Store as its KV too.
 func withKV(c *Config) { c.KV = c.Store.(KV) }
 
 // resumed is a harness whose service resumed the store's tables (as after a restart); it closes
 // when the test ends.
-func resumed(t *testing.T, store *MemStore, tweak ...func(*Config)) *harness {
+func resumed(t *testing.T, store *mem.Store, tweak ...func(*Config)) *harness {
 	t.Helper()
 	h := newHarness(t, store, tweak...)
 	t.Cleanup(h.svc.Close)
@@ -220,7 +221,7 @@ func (h *harness) playAsHuman(p Player, stopAfter int) int {
 // soloTable opens a table without timers for one human and three computer players, and deals.
 func soloTable(t *testing.T) (*harness, Player) {
 	t.Helper()
-	h := newHarness(t, NewMemStore())
+	h := newHarness(t, mem.New())
 	me := player(1)
 	if e := errText(h.do(me, VerbNew, "timer=none")); e != "" {
 		t.Fatalf("new: %s", e)
@@ -244,7 +245,7 @@ func (h *harness) over() bool {
 func TestWholeMatchOneHumanThreeComputers(t *testing.T) {
 	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
-		store := NewMemStore()
+		store := mem.New()
 		h := newHarness(t, store)
 		defer h.svc.Close()
 		me := player(1)
@@ -287,7 +288,7 @@ func TestWholeMatchOneHumanThreeComputers(t *testing.T) {
 
 func TestRefusals(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, NewMemStore())
+		h := newHarness(t, mem.New())
 		defer h.svc.Close()
 		a, b, c, d, stranger := player(1), player(2), player(3), player(4), player(9)
 		h.do(a, VerbNew, "timer=none")
@@ -414,7 +415,7 @@ func TestIllegalCardNamesTheLegalOnes(t *testing.T) {
 
 func TestTimeoutMarksAwayAndComputerPlays(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, NewMemStore())
+		h := newHarness(t, mem.New())
 		defer h.svc.Close()
 		me := player(1)
 		h.do(me, VerbNew, "timer=fast")
@@ -451,7 +452,7 @@ func TestTimeoutMarksAwayAndComputerPlays(t *testing.T) {
 
 func TestLobbyExpires(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, NewMemStore())
+		h := newHarness(t, mem.New())
 		defer h.svc.Close()
 		h.do(player(1), VerbNew, "timer=fast")
 		time.Sleep(31 * time.Minute)
@@ -471,7 +472,7 @@ func TestLobbyExpires(t *testing.T) {
 
 func TestResumeContinuesMatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := NewMemStore()
+		store := mem.New()
 		h := newHarness(t, store)
 		me := player(1)
 		h.do(me, VerbNew, "timer=none")
@@ -493,7 +494,7 @@ func TestResumeContinuesMatch(t *testing.T) {
 
 func TestCorruptTableIsSkipped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := NewMemStore()
+		store := mem.New()
 		h := newHarness(t, store)
 		h.do(player(1), VerbNew)
 		h.svc.Close()
@@ -515,7 +516,7 @@ func TestCorruptTableIsSkipped(t *testing.T) {
 
 func TestFailedCommitChangesNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := NewMemStore()
+		store := mem.New()
 		h := newHarness(t, store)
 		defer h.svc.Close()
 		h.do(player(1), VerbNew)
@@ -597,7 +598,7 @@ func TestPictureOfTheBoard(t *testing.T) {
 // last version after the deal has no buttons left.
 func TestButtonsSurviveOtherCommands(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, NewMemStore())
+		h := newHarness(t, mem.New())
 		defer h.svc.Close()
 		// Four people, so that one of them is forehand whatever the deal.
 		people := []Player{player(1), player(2), player(3), player(4)}
@@ -632,7 +633,7 @@ func TestButtonsSurviveOtherCommands(t *testing.T) {
 // A restart sends nothing for a table that was closed before it: its messages are final.
 func TestResumeLeavesClosedTablesAlone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := NewMemStore()
+		store := mem.New()
 		h := newHarness(t, store)
 		h.do(player(1), VerbNew, "timer=fast")
 		time.Sleep(31 * time.Minute) // the lobby expires and closes
@@ -654,7 +655,7 @@ func TestResumeLeavesClosedTablesAlone(t *testing.T) {
 
 // Opening a table when the store fails changes nothing, and the place is free for the next try.
 func TestFailedNewLeavesThePlaceFree(t *testing.T) {
-	store := NewMemStore()
+	store := mem.New()
 	h := newHarness(t, store)
 	defer h.svc.Close()
 	store.Fail = errors.New("disk full")
@@ -671,7 +672,7 @@ func TestFailedNewLeavesThePlaceFree(t *testing.T) {
 
 // Two /new at the same time in one place open one table.
 func TestConcurrentNewOpensOneTable(t *testing.T) {
-	h := newHarness(t, NewMemStore())
+	h := newHarness(t, mem.New())
 	defer h.svc.Close()
 	var wg sync.WaitGroup
 	var opened atomic.Int32

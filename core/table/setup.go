@@ -33,4 +33,4 @@ func (s *Service) SetupOf(id string) (Setup, bool) {
 }
 
 // Speaks gives the language a person chose for themselves (lang xx), or "" when they chose none.
-func (s *Service) Speaks(p Player) string { return s.users.lang(p.ID) }
+func (s *Service) Speaks(p Player) string { return s.users.Lang(p.ID) }

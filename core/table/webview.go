@@ -177,7 +177,7 @@ func (s *Service) seatView(t *tbl, p Player) SeatView {
 	st := t.st
 	seat := seatOf(st, p.ID)
 	lang := i18n.Pick(p.Locale, st.Lang)
-	if l := s.users.lang(p.ID); l != "" {
+	if l := s.users.Lang(p.ID); l != "" {
 		lang = l
 	}
 	v := SeatView{Table: st.ID, Seq: st.Seq, Status: st.Status, Title: st.Place.Title, Lang: lang, You: int(seat),

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 var cardField = regexp.MustCompile(`"card":"([^"]*)"`)
@@ -49,7 +50,7 @@ func checkSeatView(t *testing.T, h *harness, p Player, v SeatView) {
 func TestSeatViewsPlayAWholeMatch(t *testing.T) {
 	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, NewMemStore())
+		h := newHarness(t, mem.New())
 		defer h.svc.Close()
 		ps := fourHumans(t, h, "timer=none", "stripes=3")
 		id := h.svc.TableAt(h.place)
@@ -118,7 +119,7 @@ func TestSeatViewsPlayAWholeMatch(t *testing.T) {
 // table has no view.
 func TestSeatViewLobby(t *testing.T) {
 	ctx := t.Context()
-	h := newHarness(t, NewMemStore())
+	h := newHarness(t, mem.New())
 	defer h.svc.Close()
 	me := player(1)
 	if e := errText(h.do(me, VerbNew, "timer=none")); e != "" {
@@ -143,7 +144,7 @@ func TestSeatViewLobby(t *testing.T) {
 func TestSeatViewKeepsWhatEnded(t *testing.T) {
 	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, NewMemStore())
+		h := newHarness(t, mem.New())
 		defer h.svc.Close()
 		ps := fourHumans(t, h, "timer=none", "stripes=3")
 		id := h.svc.TableAt(h.place)
@@ -205,7 +206,7 @@ func TestSeatViewKeepsWhatEnded(t *testing.T) {
 func TestSeatViewClock(t *testing.T) {
 	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, NewMemStore())
+		h := newHarness(t, mem.New())
 		defer h.svc.Close()
 		ps := fourHumans(t, h, "stripes=3") // the normal timer: a reminder at 90 s, a computer at 3 min
 		id := h.svc.TableAt(h.place)

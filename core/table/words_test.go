@@ -10,6 +10,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/picture"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // The platforms' limits on one message's text: Discord's content (2000 characters) and
@@ -52,7 +53,7 @@ var rulesWords = map[string][]string{
 func TestRulesTellTheGame(t *testing.T) {
 	for _, lang := range i18n.Languages {
 		t.Run(lang, func(t *testing.T) {
-			h := newHarness(t, NewMemStore(), withKV, func(c *Config) { c.RulesURL = "https://t.example/rules?lang={lang}" })
+			h := newHarness(t, mem.New(), withKV, func(c *Config) { c.RulesURL = "https://t.example/rules?lang={lang}" })
 			defer h.svc.Close()
 			admin := Command{Place: h.place, Actor: Player{ID: "a", Name: "Anna", Locale: lang}, Verb: VerbSettings, Args: []string{"stripes=7"}, Admin: true}
 			if e := errText(h.svc.Handle(context.Background(), admin)); e != "" {
@@ -101,7 +102,7 @@ func TestRulesTellTheGame(t *testing.T) {
 // Without a configured rules page /rules links nowhere: the project's page is English only. In a
 // private chat it has no house rules to tell.
 func TestRulesWithoutALink(t *testing.T) {
-	h := newHarness(t, NewMemStore(), withKV)
+	h := newHarness(t, mem.New(), withKV)
 	defer h.svc.Close()
 	msgs, err := h.svc.Handle(context.Background(), Command{Place: Place{Platform: "test", Chat: "dm"}, Actor: Player{ID: "p", Name: "Jang", Locale: "de"},
 		Verb: VerbRules, Private: true})
@@ -238,7 +239,7 @@ func TestPictureRankLetters(t *testing.T) {
 
 // A refused option is answered with the names of the reader's language.
 func TestOptionRefusalSpeaksTheLanguage(t *testing.T) {
-	h := newHarness(t, NewMemStore())
+	h := newHarness(t, mem.New())
 	defer h.svc.Close()
 	for _, tc := range []struct{ lang, arg, want string }{
 		{"de", "Farbe=rot", "Striche, Gleichstand, Bonus, Ansagen, Bedenkzeit, Richtung, Stufe, Tipps"},

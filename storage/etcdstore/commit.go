@@ -12,7 +12,7 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/store"
 	"github.com/kontermatt/kontermatt/storage"
 )
 
@@ -21,12 +21,12 @@ import (
 // drops the log before its entry, no Verb writes no log entry). A change with a log entry is
 // guarded: its If compares the table's sequence key with Log.Seq-1 (for Seq 1: the key must not
 // exist), and its Expect entries each compare their key's value (or, for a nil Value, that the
-// key does not exist); it fails with table.ErrConflict, writing nothing, when another commit came
+// key does not exist); it fails with store.ErrConflict, writing nothing, when another commit came
 // first. A change with a Fence compares that its lease's key still has the creation revision
-// fenced, and fails with table.ErrFenced when it has not (the lease ran out: another copy may own
+// fenced, and fails with store.ErrFenced when it has not (the lease ran out: another copy may own
 // the table's place). A change larger than a transaction fails with ErrTooLarge; a cluster
-// without quorum with table.ErrUnavailable (see there for what a timed-out commit may still do).
-func (s *Store) Commit(ctx context.Context, c table.Change) error {
+// without quorum with store.ErrUnavailable (see there for what a timed-out commit may still do).
+func (s *Store) Commit(ctx context.Context, c store.Change) error {
 	if err := storage.CheckKey("table id", c.TableID); err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func (s *Store) Commit(ctx context.Context, c table.Change) error {
 	var entry []byte
 	if logged {
 		if c.Log.Seq == 0 {
-			return fmt.Errorf("etcdstore: commit table %q: %w (change 0)", c.TableID, table.ErrConflict)
+			return fmt.Errorf("etcdstore: commit table %q: %w (change 0)", c.TableID, store.ErrConflict)
 		}
 		var err error
 		if entry, err = json.Marshal(c.Log); err != nil {
@@ -81,17 +81,17 @@ func (s *Store) Commit(ctx context.Context, c table.Change) error {
 		}
 		if c.Fence.Key != "" {
 			if kvs := resp.Responses[fence].GetResponseRange().Kvs; len(kvs) == 0 || kvs[0].CreateRevision != c.Fence.Rev {
-				return fmt.Errorf("etcdstore: commit table %q: %w (lease %s)", c.TableID, table.ErrFenced, c.Fence.Key)
+				return fmt.Errorf("etcdstore: commit table %q: %w (lease %s)", c.TableID, store.ErrFenced, c.Fence.Key)
 			}
 		}
 		if logged && c.Log.Seq != last+1 {
-			return fmt.Errorf("etcdstore: commit table %q: %w (change %d after %d)", c.TableID, table.ErrConflict, c.Log.Seq, last)
+			return fmt.Errorf("etcdstore: commit table %q: %w (change %d after %d)", c.TableID, store.ErrConflict, c.Log.Seq, last)
 		}
 		closed := resp.Responses[1].GetResponseRange().Kvs
 		if attempt > 2 || len(closed) == 0 {
 			// Neither stale nor closed, yet refused: changed between the two readings, again
 			// and again.
-			return fmt.Errorf("etcdstore: commit table %q: %w", c.TableID, table.ErrConflict)
+			return fmt.Errorf("etcdstore: commit table %q: %w", c.TableID, store.ErrConflict)
 		}
 		if len(closed[0].Value) < 8 {
 			return fmt.Errorf("etcdstore: closed table %q of %d bytes: %w", c.TableID, len(closed[0].Value), storage.ErrCorrupt)
@@ -113,7 +113,7 @@ func (s *Store) fitsOne(b *batch) error {
 
 // commitBatch is the transaction of a change: its guard and its operations. closedAt is when the
 // table closed, if it is among the closed ones now.
-func (s *Store) commitBatch(c table.Change, entry []byte, closedAt *int64) *batch {
+func (s *Store) commitBatch(c store.Change, entry []byte, closedAt *int64) *batch {
 	id := c.TableID
 	b := &batch{}
 	if entry != nil {
@@ -279,12 +279,12 @@ func (s *Store) Record(ctx context.Context, key string) ([]byte, bool, error) {
 }
 
 // Log calls fn for every entry of a table's log in Seq order.
-func (s *Store) Log(ctx context.Context, tableID string, fn func(table.LogEntry) error) error {
+func (s *Store) Log(ctx context.Context, tableID string, fn func(store.LogEntry) error) error {
 	if err := storage.CheckKey("table id", tableID); err != nil {
 		return err
 	}
 	_, err := s.scanPrefix(ctx, s.logPrefix(tableID), false, func(kv *mvccpb.KeyValue) error {
-		var e table.LogEntry
+		var e store.LogEntry
 		if err := json.Unmarshal(kv.Value, &e); err != nil {
 			return fmt.Errorf("etcdstore: log of table %q: %w", tableID, storage.ErrCorrupt)
 		}

@@ -1,12 +1,12 @@
 // Package etcdstore keeps the table service's data in an etcd cluster (go.etcd.io/etcd/client/v3):
 // the same data as the bbolt store, for a bot whose copies share one database. It implements
-// table.Store, table.KV, table.Swapper and table.Watcher.
+// store.Store, store.KV, store.Swapper and store.Watcher.
 //
-// Every Commit is one etcd transaction guarded by the table's Seq (table.ErrConflict): its If
+// Every Commit is one etcd transaction guarded by the table's Seq (store.ErrConflict): its If
 // compares the table's sequence key with the Seq the change was made from, as Kubernetes' storage
 // compares a resource version, so of two copies writing the same table from the same state exactly
 // one wins and the other writes nothing. Every call has a timeout and asks for a member with a
-// leader: a cluster without quorum answers table.ErrUnavailable within it, never a hang.
+// leader: a cluster without quorum answers store.ErrUnavailable within it, never a hang.
 //
 // Keys, under a prefix of the host's (several bots share a cluster), "\x00" separating a name from
 // what follows it:
@@ -16,7 +16,7 @@
 //	tables/closed/<id>          a closed table: big-endian uint64 unix ms it closed, then its state
 //	tables/seq/<id>             the Seq of the table's last logged change (decimal): the guard
 //	closed_at/<%016x ms>/<id>   the closed tables in time order (Prune)
-//	logs/<id>\x00<%016x seq>    a log entry (JSON table.LogEntry)
+//	logs/<id>\x00<%016x seq>    a log entry (JSON store.LogEntry)
 //	records/<key>               a kept match
 //	kv/<bucket>\x00<key>        a KV entry
 //
@@ -46,16 +46,16 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/store"
 	"github.com/kontermatt/kontermatt/storage"
 )
 
 // The Store satisfies the service's interfaces and moves data with the bbolt store.
 var (
-	_ table.Store    = (*Store)(nil)
-	_ table.KV       = (*Store)(nil)
-	_ table.Swapper  = (*Store)(nil)
-	_ table.Watcher  = (*Store)(nil)
+	_ store.Store    = (*Store)(nil)
+	_ store.KV       = (*Store)(nil)
+	_ store.Swapper  = (*Store)(nil)
+	_ store.Watcher  = (*Store)(nil)
 	_ storage.Dumper = (*Store)(nil)
 	_ storage.Loader = (*Store)(nil)
 )
@@ -114,7 +114,7 @@ type Store struct {
 }
 
 // Open connects to the cluster and checks (or, on an empty prefix, writes) the layout version. A
-// cluster that cannot be reached fails with table.ErrUnavailable after opts.Timeout; a layout
+// cluster that cannot be reached fails with store.ErrUnavailable after opts.Timeout; a layout
 // newer than this binary's with storage.ErrNewerSchema; one whose ctx ends first, with ctx's error.
 func Open(ctx context.Context, opts Options) (*Store, error) {
 	if len(opts.Endpoints) == 0 {
@@ -203,7 +203,7 @@ func (s *Store) kvKey(bucket, key string) string   { return s.bucketPrefix(bucke
 
 // call runs fn until it succeeds, fails for a reason other than the cluster being out of reach
 // (a member that died under the request, an election under way, no quorum), or the timeout has
-// passed: then it fails with table.ErrUnavailable. Each attempt gets a third of the timeout, so a
+// passed: then it fails with store.ErrUnavailable. Each attempt gets a third of the timeout, so a
 // member that stopped answering costs one attempt, not the call. again tells fn that an earlier
 // attempt's outcome is unknown: a write may have been applied. When ctx ends first, the call
 // ends at once with an error that wraps ctx's (and a write under way may still be applied).
@@ -219,7 +219,7 @@ func (s *Store) call(ctx context.Context, fn func(ctx context.Context, again boo
 		if err != nil && caller.Err() != nil {
 			return fmt.Errorf("%w: %w", caller.Err(), err) // the caller gave up, not the cluster
 		}
-		if !errors.Is(err, table.ErrUnavailable) || ctx.Err() != nil {
+		if !errors.Is(err, store.ErrUnavailable) || ctx.Err() != nil {
 			return err
 		}
 		select {
@@ -256,7 +256,7 @@ func (s *Store) get(ctx context.Context, key string, opts ...clientv3.OpOption) 
 }
 
 // classify gives the table's sentinel for what the cluster's answer means: no quorum, no member
-// reached in time (table.ErrUnavailable), history compacted (table.ErrCompacted), or a transaction
+// reached in time (store.ErrUnavailable), history compacted (store.ErrCompacted), or a transaction
 // over the cluster's limits (ErrTooLarge). The cause stays wrapped.
 func (s *Store) classify(err error) error {
 	if err == nil {
@@ -268,15 +268,15 @@ func (s *Store) classify(err error) error {
 		code = ee.Code()
 	}
 	switch {
-	case errors.Is(err, table.ErrUnavailable):
+	case errors.Is(err, store.ErrUnavailable):
 		return err
 	case errors.Is(err, context.DeadlineExceeded), code == codes.Unavailable, code == codes.DeadlineExceeded,
 		// A member stopping under the request answers with raft's own error, which gRPC carries
 		// as Unknown with its text alone.
 		code == codes.Unknown && strings.Contains(status.Convert(err).Message(), "raft: stopped"):
-		return fmt.Errorf("%w (no answer with a quorum within %v): %w", table.ErrUnavailable, s.timeout, err)
+		return fmt.Errorf("%w (no answer with a quorum within %v): %w", store.ErrUnavailable, s.timeout, err)
 	case errors.Is(err, rpctypes.ErrCompacted), code == codes.OutOfRange:
-		return fmt.Errorf("%w: %w", table.ErrCompacted, err)
+		return fmt.Errorf("%w: %w", store.ErrCompacted, err)
 	case errors.Is(err, rpctypes.ErrTooManyOps), errors.Is(err, rpctypes.ErrRequestTooLarge):
 		return fmt.Errorf("%w: %w", ErrTooLarge, err)
 	}

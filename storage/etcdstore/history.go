@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/store"
 )
 
 // etcd keeps every version of every key until its history is compacted: at about 5 KB a commit
@@ -90,7 +90,7 @@ func (s *Store) TrimHistory(ctx context.Context, now time.Time, window time.Dura
 			return err
 		})
 		switch {
-		case err == nil, errors.Is(err, table.ErrCompacted): // etcd, or another copy, was first
+		case err == nil, errors.Is(err, store.ErrCompacted): // etcd, or another copy, was first
 			keepFrom = i
 		case noRights(err):
 			rep.Refused = fmt.Errorf("%w: %w", ErrNoCompactRights, err)
@@ -146,7 +146,7 @@ func (s *Store) readableBefore(ctx context.Context, rev int64) (bool, error) {
 	switch {
 	case err == nil:
 		return true, nil
-	case errors.Is(err, table.ErrCompacted):
+	case errors.Is(err, store.ErrCompacted):
 		return false, nil
 	}
 	return false, err

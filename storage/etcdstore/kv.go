@@ -8,7 +8,7 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/store"
 	"github.com/kontermatt/kontermatt/storage"
 )
 
@@ -58,8 +58,8 @@ func (s *Store) Delete(ctx context.Context, bucket, key string) error {
 }
 
 // Swap writes value at bucket/key (nil deletes) if the key holds old now (nil: absent), in one
-// transaction whose If compares the value; else it fails with table.ErrConflict and gives what the
-// key holds, read in the same transaction (see table.Swapper).
+// transaction whose If compares the value; else it fails with store.ErrConflict and gives what the
+// key holds, read in the same transaction (see store.Swapper).
 func (s *Store) Swap(ctx context.Context, bucket, key string, old, value []byte) ([]byte, error) {
 	if err := storage.CheckKV(bucket, key); err != nil {
 		return nil, err
@@ -88,7 +88,7 @@ func (s *Store) Swap(ctx context.Context, bucket, key string, old, value []byte)
 	if again && (current == nil) == (value == nil) && bytes.Equal(current, value) {
 		return nil, nil // an attempt whose answer was lost was applied: the key holds what it wrote
 	}
-	return current, fmt.Errorf("etcdstore: kv swap %q/%q: %w", bucket, key, table.ErrConflict)
+	return current, fmt.Errorf("etcdstore: kv swap %q/%q: %w", bucket, key, store.ErrConflict)
 }
 
 // KVEach calls fn for every entry of a bucket in key order, as of one revision.

@@ -13,14 +13,14 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/store"
 )
 
 // DefaultLeaseTTL is how long a copy that stopped answering keeps its leases: within it, another
 // copy takes them over.
 const DefaultLeaseTTL = 5 * time.Second
 
-// Leases are table.Leases held in the cluster: each lease is an etcd election (the concurrency
+// Leases are store.Leases held in the cluster: each lease is an etcd election (the concurrency
 // package's, as etcd's own lock and election services are built) under prefix+"leases/<name>/",
 // campaigned for with one etcd lease per copy, kept alive while the copy runs. A copy that is
 // killed or cut off stops keeping it alive: the cluster deletes its keys when its time to live
@@ -30,7 +30,7 @@ type Leases struct {
 	s     *Store
 	ttl   time.Duration
 	id    string            // what a held lease's key holds: which copy holds it
-	local table.LocalLeases // one holder of a name in this copy at a time
+	local store.LocalLeases // one holder of a name in this copy at a time
 	mu    sync.Mutex
 	sess  *concurrency.Session // nil until the first Hold, or after it ended
 	// held are the names won in the cluster and not yet ended (local has those campaigning
@@ -41,7 +41,7 @@ type Leases struct {
 	member clientv3.LeaseID
 }
 
-var _ table.Spread = (*Leases)(nil)
+var _ store.Spread = (*Leases)(nil)
 
 // Leases gives the copy's leases in the cluster. copyID names the copy in the keys it holds (its
 // host and process, say); ttl is rounded up to whole seconds, as etcd's leases count; 0 is
@@ -177,17 +177,17 @@ func (l *Leases) mark(name string, e *concurrency.Election) {
 }
 
 // Fence gives the fence of a lease this copy holds: its key in the election, and the revision
-// that created it. A commit fenced by it (table.Change.Fence) compares that key's creation in its
+// that created it. A commit fenced by it (store.Change.Fence) compares that key's creation in its
 // transaction: once the copy's session lease ran out (the copy paused, or cut off), the key is
-// gone, or another copy's, and the commit fails with table.ErrFenced, whatever the copy believes.
-func (l *Leases) Fence(name string) (table.Fence, bool) {
+// gone, or another copy's, and the commit fails with store.ErrFenced, whatever the copy believes.
+func (l *Leases) Fence(name string) (store.Fence, bool) {
 	l.heldMu.Lock()
 	defer l.heldMu.Unlock()
 	e, ok := l.held[name]
 	if !ok {
-		return table.Fence{}, false
+		return store.Fence{}, false
 	}
-	return table.Fence{Key: e.Key(), Rev: e.Rev()}, true
+	return store.Fence{Key: e.Key(), Rev: e.Rev()}, true
 }
 
 // membersKey is the prefix of the copies' keys among the members: one key per live copy, with

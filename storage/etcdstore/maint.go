@@ -14,7 +14,7 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/store"
 	"github.com/kontermatt/kontermatt/storage"
 )
 
@@ -83,13 +83,13 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int, error) {
 			}
 		}
 	}
-	return total, fmt.Errorf("etcdstore: prune: the closed tables kept changing: %w", table.ErrConflict)
+	return total, fmt.Errorf("etcdstore: prune: the closed tables kept changing: %w", store.ErrConflict)
 }
 
 // Rewrite writes records again and makes each emptied bucket hold exactly the entries given for
 // it: a key not among them is deleted, the others written, so no reader ever finds a bucket empty
 // that is only being made anew. Split into transactions as the limits want (see the package).
-func (s *Store) Rewrite(ctx context.Context, records []table.Record, emptied []string, entries []table.KVEntry) error {
+func (s *Store) Rewrite(ctx context.Context, records []store.Record, emptied []string, entries []store.KVEntry) error {
 	if err := storage.CheckKeys(records, entries); err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func (s *Store) Rewrite(ctx context.Context, records []table.Record, emptied []s
 }
 
 // rewriteUnits are Rewrite's operations, one unit each.
-func (s *Store) rewriteUnits(ctx context.Context, records []table.Record, emptied []string, entries []table.KVEntry) ([]*batch, error) {
+func (s *Store) rewriteUnits(ctx context.Context, records []store.Record, emptied []string, entries []store.KVEntry) ([]*batch, error) {
 	var units []*batch
 	for _, r := range records {
 		b := &batch{}
@@ -147,17 +147,17 @@ func (s *Store) rewriteUnits(ctx context.Context, records []table.Record, emptie
 	return units, nil
 }
 
-// Forget makes the changes that forget a person (see table.Forgetting), in transactions that fit
+// Forget makes the changes that forget a person (see store.Forgetting), in transactions that fit
 // the cluster's limits; calling it again completes one cut short. Then, every time (a call cut
 // short after its changes found nothing to change the next time, and compacted nothing), it leaves no copy readable in the cluster's keyspace or its members' database
 // files: it compacts etcd's history to the current revision (every older version of every key
-// goes, for every client: a watch behind it ends with table.ErrCompacted) and defragments each
+// goes, for every client: a watch behind it ends with store.ErrCompacted) and defragments each
 // member, which writes its bbolt file anew with the live keys alone. The members' write-ahead logs
 // (member/wal) still hold the requests themselves until etcd cuts them after its next snapshots
 // (--snapshot-count, --max-wals): that part is the etcd host's to bound (docs/hosting.md). A user
-// without etcd's root role may not compact: Forget then fails with a *table.ForgetPending, whose
+// without etcd's root role may not compact: Forget then fails with a *store.ForgetPending, whose
 // By is when the cluster's own compaction has removed the older versions (Options.History).
-func (s *Store) Forget(ctx context.Context, f table.Forgetting) error {
+func (s *Store) Forget(ctx context.Context, f store.Forgetting) error {
 	if err := storage.CheckKeys(f.Records, f.KV); err != nil {
 		return err
 	}
@@ -173,7 +173,7 @@ func (s *Store) Forget(ctx context.Context, f table.Forgetting) error {
 	if err != nil && noRights(err) {
 		// The changes are made; the older versions go with the cluster's own compaction, which
 		// keeps no revision past two windows (TrimHistory's check, docs/cluster.md).
-		return &table.ForgetPending{By: time.Now().Add(2 * s.history), Cause: err}
+		return &store.ForgetPending{By: time.Now().Add(2 * s.history), Cause: err}
 	}
 	if err != nil {
 		return fmt.Errorf("etcdstore: forget: the changes are made, but the cluster was not compacted: %w", err)
@@ -183,7 +183,7 @@ func (s *Store) Forget(ctx context.Context, f table.Forgetting) error {
 
 // forgetUnits are Forget's operations, and whether any replaces or deletes something that named
 // the person.
-func (s *Store) forgetUnits(ctx context.Context, f table.Forgetting) ([]*batch, bool, error) {
+func (s *Store) forgetUnits(ctx context.Context, f store.Forgetting) ([]*batch, bool, error) {
 	var units []*batch
 	changed := len(f.Records) > 0 || len(f.Drop) > 0
 	for _, r := range f.Records {
@@ -210,7 +210,7 @@ func (s *Store) forgetUnits(ctx context.Context, f table.Forgetting) ([]*batch, 
 			if !bytes.Contains(kv.Value, want) {
 				return nil
 			}
-			var e table.LogEntry
+			var e store.LogEntry
 			if err := json.Unmarshal(kv.Value, &e); err != nil {
 				s.skipMalformed(kv.Key, "a log entry in JSON")
 				return nil
@@ -334,7 +334,7 @@ func (s *Store) compactMember(ctx context.Context, url string) error {
 		_, err := cli.Compact(ctx, rev, clientv3.WithCompactPhysical())
 		return err
 	})
-	if err != nil && !errors.Is(err, table.ErrCompacted) {
+	if err != nil && !errors.Is(err, store.ErrCompacted) {
 		return fmt.Errorf("compact to revision %d: %w", rev, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*s.timeout)

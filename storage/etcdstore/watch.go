@@ -10,7 +10,7 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/store"
 	"github.com/kontermatt/kontermatt/storage"
 )
 
@@ -25,10 +25,10 @@ func (s *Store) Revision(ctx context.Context) (uint64, error) {
 
 // Watch tells of every table change from revision from on (0: from now), by any copy, with an
 // etcd watch of the tables' keys: a commit's keys change in one revision, and come together. A
-// watch whose revision was compacted ends with table.ErrCompacted; one whose member lost its
-// leader, or that the cluster cancelled, with table.ErrUnavailable.
-func (s *Store) Watch(ctx context.Context, from uint64) <-chan table.TableChange {
-	out := make(chan table.TableChange, 16)
+// watch whose revision was compacted ends with store.ErrCompacted; one whose member lost its
+// leader, or that the cluster cancelled, with store.ErrUnavailable.
+func (s *Store) Watch(ctx context.Context, from uint64) <-chan store.TableChange {
+	out := make(chan store.TableChange, 16)
 	opts := []clientv3.OpOption{clientv3.WithPrefix()}
 	if from > 0 {
 		opts = append(opts, clientv3.WithRev(int64(from)))
@@ -38,7 +38,7 @@ func (s *Store) Watch(ctx context.Context, from uint64) <-chan table.TableChange
 	go func() {
 		defer close(out)
 		defer cancel()
-		send := func(c table.TableChange) bool {
+		send := func(c store.TableChange) bool {
 			select {
 			case out <- c:
 				return true
@@ -50,11 +50,11 @@ func (s *Store) Watch(ctx context.Context, from uint64) <-chan table.TableChange
 			if err := resp.Err(); err != nil {
 				if ctx.Err() == nil {
 					if resp.CompactRevision > 0 {
-						err = fmt.Errorf("%w (compacted up to %d)", table.ErrCompacted, resp.CompactRevision)
+						err = fmt.Errorf("%w (compacted up to %d)", store.ErrCompacted, resp.CompactRevision)
 					} else {
-						err = fmt.Errorf("%w: the watch ended: %w", table.ErrUnavailable, err)
+						err = fmt.Errorf("%w: the watch ended: %w", store.ErrUnavailable, err)
 					}
-					send(table.TableChange{Err: err})
+					send(store.TableChange{Err: err})
 				}
 				return
 			}
@@ -65,15 +65,15 @@ func (s *Store) Watch(ctx context.Context, from uint64) <-chan table.TableChange
 			}
 		}
 		if ctx.Err() == nil {
-			send(table.TableChange{Err: fmt.Errorf("%w: the watch ended", table.ErrUnavailable)})
+			send(store.TableChange{Err: fmt.Errorf("%w: the watch ended", store.ErrUnavailable)})
 		}
 	}()
 	return out
 }
 
 // changes folds the events of a response into one change per table and revision, in order.
-func (s *Store) changes(events []*clientv3.Event) []table.TableChange {
-	var out []table.TableChange
+func (s *Store) changes(events []*clientv3.Event) []store.TableChange {
+	var out []store.TableChange
 	index := map[string]int{} // "<rev>/<id>" → its change in out
 	live, closed, seq := s.liveKey(""), s.closedKey(""), s.seqKey("")
 	for _, ev := range events {
@@ -96,7 +96,7 @@ func (s *Store) changes(events []*clientv3.Event) []table.TableChange {
 		if !ok {
 			i = len(out)
 			index[k] = i
-			out = append(out, table.TableChange{Rev: uint64(rev), TableID: id})
+			out = append(out, store.TableChange{Rev: uint64(rev), TableID: id})
 		}
 		c := &out[i]
 		put := ev.Type == mvccpb.PUT
@@ -114,7 +114,7 @@ func (s *Store) changes(events []*clientv3.Event) []table.TableChange {
 
 // Dump gives everything under the prefix as of one revision, a page at a time: a consistent
 // snapshot, whatever copies write meanwhile (a revision compacted while it reads fails with
-// table.ErrCompacted; try again).
+// store.ErrCompacted; try again).
 func (s *Store) Dump(ctx context.Context, fn func(storage.Item) error) error {
 	p := s.p
 	_, err := s.scanPrefix(ctx, p, false, func(kv *mvccpb.KeyValue) error {

@@ -12,15 +12,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kontermatt/kontermatt/core/store"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
 // Store is what every store of the bot is: the service's Store and KV, with compare-and-swap on
 // KV keys and watches of table changes.
 type Store interface {
-	table.Store
-	table.Swapper
-	table.Watcher
+	store.Store
+	store.Swapper
+	store.Watcher
 }
 
 // Suite runs one store kind through the conformance tests.
@@ -28,7 +29,7 @@ type Suite struct {
 	// Open gives a new, empty store; it is closed when the test ends.
 	Open func(t *testing.T) Store
 	// Log reads a table's log.
-	Log func(t *testing.T, s Store, id string) []table.LogEntry
+	Log func(t *testing.T, s Store, id string) []store.LogEntry
 	// BadKey is the error of a key the store cannot keep (storage.ErrBadKey, which this package
 	// cannot import: the storage package's own tests use it): the durable stores refuse the same
 	// keys. Nil for a store that keeps any key (in memory), which is then not asked.
@@ -66,11 +67,11 @@ func (su Suite) Run(t *testing.T) {
 	}
 }
 
-func entry(seq uint64, verb table.Verb, actor string) table.LogEntry {
-	return table.LogEntry{Seq: seq, Time: 1767225600000 + int64(seq), Actor: actor, Verb: verb}
+func entry(seq uint64, verb table.Verb, actor string) store.LogEntry {
+	return store.LogEntry{Seq: seq, Time: 1767225600000 + int64(seq), Actor: actor, Verb: verb}
 }
 
-func commit(t *testing.T, s Store, c table.Change) {
+func commit(t *testing.T, s Store, c store.Change) {
 	ctx := t.Context()
 	t.Helper()
 	if err := s.Commit(ctx, c); err != nil {
@@ -115,7 +116,7 @@ func same[T comparable](t *testing.T, what string, got, want map[string]T) {
 	}
 }
 
-func seqs(log []table.LogEntry) []uint64 {
+func seqs(log []store.LogEntry) []uint64 {
 	var out []uint64
 	for _, e := range log {
 		out = append(out, e.Seq)
@@ -146,15 +147,15 @@ func kv(t *testing.T, s Store, bucket, key string) (string, bool) {
 func testCommits(t *testing.T, su Suite, s Store) {
 	ctx := t.Context()
 	for seq := uint64(1); seq <= 3; seq++ {
-		commit(t, s, table.Change{TableID: "dc:1", State: fmt.Appendf(nil, "a%d", seq), Log: entry(seq, table.VerbPlay, "tg:1")})
+		commit(t, s, store.Change{TableID: "dc:1", State: fmt.Appendf(nil, "a%d", seq), Log: entry(seq, table.VerbPlay, "tg:1")})
 	}
-	commit(t, s, table.Change{TableID: "tg:2", State: []byte("b1"), Log: entry(1, table.VerbNew, "tg:2"),
-		Records: []table.Record{{Key: "tg:2/m1", Data: []byte("rec")}},
-		KV:      []table.KVEntry{{Bucket: "league.place", Key: "tg:2", Value: []byte("L")}}})
-	commit(t, s, table.Change{TableID: "e", State: []byte{}})              // an empty state is a state
-	commit(t, s, table.Change{TableID: "dc:1", State: []byte("a3 again")}) // no Verb: no log entry, no guard
+	commit(t, s, store.Change{TableID: "tg:2", State: []byte("b1"), Log: entry(1, table.VerbNew, "tg:2"),
+		Records: []store.Record{{Key: "tg:2/m1", Data: []byte("rec")}},
+		KV:      []store.KVEntry{{Bucket: "league.place", Key: "tg:2", Value: []byte("L")}}})
+	commit(t, s, store.Change{TableID: "e", State: []byte{}})              // an empty state is a state
+	commit(t, s, store.Change{TableID: "dc:1", State: []byte("a3 again")}) // no Verb: no log entry, no guard
 	for i := range 7 {                                                     // more than a page of a small-paged store
-		commit(t, s, table.Change{TableID: fmt.Sprintf("p%d", i), State: []byte("p"), Log: entry(1, table.VerbNew, "")})
+		commit(t, s, store.Change{TableID: fmt.Sprintf("p%d", i), State: []byte("p"), Log: entry(1, table.VerbNew, "")})
 	}
 	want := map[string]string{"dc:1": "a3 again", "tg:2": "b1", "e": ""}
 	for i := range 7 {
@@ -192,15 +193,15 @@ func testCommits(t *testing.T, su Suite, s Store) {
 // Seq, is refused too; nothing of a refused change is written.
 func testConflicts(t *testing.T, su Suite, s Store) {
 	ctx := t.Context()
-	commit(t, s, table.Change{TableID: "t", State: []byte("s1"), Log: entry(1, table.VerbNew, "a")})
-	if err := s.Commit(ctx, table.Change{TableID: "fresh", State: []byte("x"), Log: entry(2, table.VerbNew, "a")}); !errors.Is(err, table.ErrConflict) {
+	commit(t, s, store.Change{TableID: "t", State: []byte("s1"), Log: entry(1, table.VerbNew, "a")})
+	if err := s.Commit(ctx, store.Change{TableID: "fresh", State: []byte("x"), Log: entry(2, table.VerbNew, "a")}); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("a new table's first change at Seq 2: %v, want ErrConflict", err)
 	}
-	commit(t, s, table.Change{TableID: "t", State: []byte("s2 by A"), Log: entry(2, table.VerbPlay, "a")})
+	commit(t, s, store.Change{TableID: "t", State: []byte("s2 by A"), Log: entry(2, table.VerbPlay, "a")})
 	for _, seq := range []uint64{2, 1, 0, 4} {
-		err := s.Commit(ctx, table.Change{TableID: "t", State: []byte("stale"), Log: entry(seq, table.VerbPlay, "b"),
-			Records: []table.Record{{Key: "t/m1", Data: []byte("no")}}, KV: []table.KVEntry{{Bucket: "b", Key: "t/x", Value: []byte("no")}}})
-		if !errors.Is(err, table.ErrConflict) {
+		err := s.Commit(ctx, store.Change{TableID: "t", State: []byte("stale"), Log: entry(seq, table.VerbPlay, "b"),
+			Records: []store.Record{{Key: "t/m1", Data: []byte("no")}}, KV: []store.KVEntry{{Bucket: "b", Key: "t/x", Value: []byte("no")}}})
+		if !errors.Is(err, store.ErrConflict) {
 			t.Errorf("Seq %d after 2: %v, want ErrConflict", seq, err)
 		}
 	}
@@ -217,7 +218,7 @@ func testConflicts(t *testing.T, su Suite, s Store) {
 	if got := seqs(su.Log(t, s, "t")); !slices.Equal(got, []uint64{1, 2}) {
 		t.Errorf("log: %v", got)
 	}
-	commit(t, s, table.Change{TableID: "t", State: []byte("s3"), Log: entry(3, table.VerbPlay, "a")})
+	commit(t, s, store.Change{TableID: "t", State: []byte("s3"), Log: entry(3, table.VerbPlay, "a")})
 }
 
 // Many writers press the same table at the same Seq, round after round: exactly one wins each.
@@ -234,13 +235,13 @@ func testRacingWriters(t *testing.T, su Suite, s Store) {
 			go func() {
 				defer wins.Done()
 				<-start
-				err := s.Commit(ctx, table.Change{TableID: "hot", State: fmt.Appendf(nil, "r%d w%d", round, w), Log: entry(round, table.VerbPlay, strconv.Itoa(w))})
+				err := s.Commit(ctx, store.Change{TableID: "hot", State: fmt.Appendf(nil, "r%d w%d", round, w), Log: entry(round, table.VerbPlay, strconv.Itoa(w))})
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
 				case err == nil:
 					won++
-				case !errors.Is(err, table.ErrConflict):
+				case !errors.Is(err, store.ErrConflict):
 					t.Errorf("round %d writer %d: %v", round, w, err)
 				}
 			}()
@@ -264,21 +265,21 @@ func testRacingWriters(t *testing.T, su Suite, s Store) {
 func testClosedAndPruned(t *testing.T, su Suite, s Store) {
 	ctx := t.Context()
 	at := time.UnixMilli(1767225600000)
-	commit(t, s, table.Change{TableID: "old", State: []byte("o1"), Log: entry(1, table.VerbNew, "a"),
-		KV: []table.KVEntry{{Bucket: "msgs", Key: "old", Value: []byte("1")}, {Bucket: "msgs", Key: "old/live", Value: []byte("2")},
+	commit(t, s, store.Change{TableID: "old", State: []byte("o1"), Log: entry(1, table.VerbNew, "a"),
+		KV: []store.KVEntry{{Bucket: "msgs", Key: "old", Value: []byte("1")}, {Bucket: "msgs", Key: "old/live", Value: []byte("2")},
 			{Bucket: "other", Key: "old/hand/tg:1", Value: []byte("3")}, {Bucket: "msgs", Key: "older", Value: []byte("keep")},
 			{Bucket: "msgs", Key: "old2/x", Value: []byte("keep")}}})
-	commit(t, s, table.Change{TableID: "old", State: []byte("o closed"), Closed: true, Log: table.LogEntry{Seq: 2, Time: at.UnixMilli(), Verb: table.VerbClose},
-		Records: []table.Record{{Key: "old/m1", Data: []byte("kept for ever")}}})
-	commit(t, s, table.Change{TableID: "later", State: []byte("l closed"), Closed: true, Log: table.LogEntry{Seq: 1, Time: at.Add(time.Hour).UnixMilli(), Verb: table.VerbClose}})
-	commit(t, s, table.Change{TableID: "live", State: []byte("playing"), Log: entry(1, table.VerbNew, "a")})
+	commit(t, s, store.Change{TableID: "old", State: []byte("o closed"), Closed: true, Log: store.LogEntry{Seq: 2, Time: at.UnixMilli(), Verb: table.VerbClose},
+		Records: []store.Record{{Key: "old/m1", Data: []byte("kept for ever")}}})
+	commit(t, s, store.Change{TableID: "later", State: []byte("l closed"), Closed: true, Log: store.LogEntry{Seq: 1, Time: at.Add(time.Hour).UnixMilli(), Verb: table.VerbClose}})
+	commit(t, s, store.Change{TableID: "live", State: []byte("playing"), Log: entry(1, table.VerbNew, "a")})
 
 	same(t, "live tables", tables(t, s), map[string]string{"live": "playing"})
 	same(t, "closed tables", closedTables(t, s), map[string]string{"old": "o closed", "later": "l closed"})
 	if st, ok := table1(t, s, "old"); !ok || st != "o closed" {
 		t.Errorf("Table(old), closed: %q, %v", st, ok)
 	}
-	if err := s.Commit(ctx, table.Change{TableID: "old", State: []byte("x"), Log: entry(2, table.VerbPlay, "b")}); !errors.Is(err, table.ErrConflict) {
+	if err := s.Commit(ctx, store.Change{TableID: "old", State: []byte("x"), Log: entry(2, table.VerbPlay, "b")}); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("a stale change to a closed table: %v, want ErrConflict", err)
 	}
 
@@ -307,9 +308,9 @@ func testClosedAndPruned(t *testing.T, su Suite, s Store) {
 	}
 	same(t, "records after Prune", records(t, s), map[string]string{"old/m1": "kept for ever"})
 	// The ID is free: a new table there starts at 1.
-	commit(t, s, table.Change{TableID: "old", State: []byte("new"), Log: entry(1, table.VerbNew, "c")})
+	commit(t, s, store.Change{TableID: "old", State: []byte("new"), Log: entry(1, table.VerbNew, "c")})
 	// A closed table written again is live again.
-	commit(t, s, table.Change{TableID: "later", State: []byte("reopened"), Log: entry(2, table.VerbRematch, "c")})
+	commit(t, s, store.Change{TableID: "later", State: []byte("reopened"), Log: entry(2, table.VerbRematch, "c")})
 	same(t, "closed tables at the end", closedTables(t, s), map[string]string{})
 	if n, err := s.Prune(ctx, at.Add(48*time.Hour)); err != nil || n != 0 {
 		t.Errorf("Prune after the reopening = %d, %v; want 0", n, err)
@@ -318,9 +319,9 @@ func testClosedAndPruned(t *testing.T, su Suite, s Store) {
 }
 
 func testDelete(t *testing.T, su Suite, s Store) {
-	commit(t, s, table.Change{TableID: "a", State: []byte("a"), Log: entry(1, table.VerbNew, "x")})
-	commit(t, s, table.Change{TableID: "a", State: []byte("a2"), Log: entry(2, table.VerbDeal, "x")})
-	commit(t, s, table.Change{TableID: "a", Records: []table.Record{{Key: "a/m1", Data: []byte("final")}}})
+	commit(t, s, store.Change{TableID: "a", State: []byte("a"), Log: entry(1, table.VerbNew, "x")})
+	commit(t, s, store.Change{TableID: "a", State: []byte("a2"), Log: entry(2, table.VerbDeal, "x")})
+	commit(t, s, store.Change{TableID: "a", Records: []store.Record{{Key: "a/m1", Data: []byte("final")}}})
 	if _, ok := table1(t, s, "a"); ok {
 		t.Error("the deleted table is there")
 	}
@@ -328,23 +329,23 @@ func testDelete(t *testing.T, su Suite, s Store) {
 		t.Errorf("the deleted table's log: %v", seqs(log))
 	}
 	same(t, "records", records(t, s), map[string]string{"a/m1": "final"})
-	commit(t, s, table.Change{TableID: "a", State: []byte("again"), Log: entry(1, table.VerbNew, "y")})
+	commit(t, s, store.Change{TableID: "a", State: []byte("again"), Log: entry(1, table.VerbNew, "y")})
 }
 
 func testPruneLog(t *testing.T, su Suite, s Store) {
 	ctx := t.Context()
 	for seq := uint64(1); seq <= 5; seq++ {
-		commit(t, s, table.Change{TableID: "m", State: []byte("playing"), Log: entry(seq, table.VerbPlay, "x")})
+		commit(t, s, store.Change{TableID: "m", State: []byte("playing"), Log: entry(seq, table.VerbPlay, "x")})
 	}
-	commit(t, s, table.Change{TableID: "m", State: []byte("over"), Log: entry(6, table.VerbPlay, "x"), PruneLog: true,
-		Records: []table.Record{{Key: "m/m1", Data: []byte("match")}}})
+	commit(t, s, store.Change{TableID: "m", State: []byte("over"), Log: entry(6, table.VerbPlay, "x"), PruneLog: true,
+		Records: []store.Record{{Key: "m/m1", Data: []byte("match")}}})
 	if got := seqs(su.Log(t, s, "m")); !slices.Equal(got, []uint64{6}) {
 		t.Errorf("log after the match: %v, want [6]", got)
 	}
-	if err := s.Commit(ctx, table.Change{TableID: "m", State: []byte("x"), Log: entry(6, table.VerbRematch, "x")}); !errors.Is(err, table.ErrConflict) {
+	if err := s.Commit(ctx, store.Change{TableID: "m", State: []byte("x"), Log: entry(6, table.VerbRematch, "x")}); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("Seq 6 again after a pruned log: %v", err)
 	}
-	commit(t, s, table.Change{TableID: "m", State: []byte("next"), Log: entry(7, table.VerbRematch, "x")})
+	commit(t, s, store.Change{TableID: "m", State: []byte("next"), Log: entry(7, table.VerbRematch, "x")})
 	if got := seqs(su.Log(t, s, "m")); !slices.Equal(got, []uint64{6, 7}) {
 		t.Errorf("log in the next match: %v", got)
 	}
@@ -357,13 +358,13 @@ func testRewrite(t *testing.T, _ Suite, s Store) {
 			t.Fatal(err)
 		}
 	}
-	commit(t, s, table.Change{TableID: "t", Records: []table.Record{{Key: "t/m1", Data: []byte("v1")}}})
-	var entries []table.KVEntry
+	commit(t, s, store.Change{TableID: "t", Records: []store.Record{{Key: "t/m1", Data: []byte("v1")}}})
+	var entries []store.KVEntry
 	for i := range 300 { // more than a transaction of etcd holds
-		entries = append(entries, table.KVEntry{Bucket: "ratings", Key: fmt.Sprintf("r%03d", i), Value: []byte("n")})
+		entries = append(entries, store.KVEntry{Bucket: "ratings", Key: fmt.Sprintf("r%03d", i), Value: []byte("n")})
 	}
-	entries = append(entries, table.KVEntry{Bucket: "league", Key: "p1", Value: []byte("new")})
-	if err := s.Rewrite(ctx, []table.Record{{Key: "t/m1", Data: []byte("v2")}}, []string{"league", "ratings"}, entries); err != nil {
+	entries = append(entries, store.KVEntry{Bucket: "league", Key: "p1", Value: []byte("new")})
+	if err := s.Rewrite(ctx, []store.Record{{Key: "t/m1", Data: []byte("v2")}}, []string{"league", "ratings"}, entries); err != nil {
 		t.Fatal(err)
 	}
 	same(t, "records", records(t, s), map[string]string{"t/m1": "v2"})
@@ -422,7 +423,7 @@ func testSwap(t *testing.T, _ Suite, s Store) {
 	swap := func(old, value []byte, wantErr bool, wantCur string) {
 		t.Helper()
 		cur, err := s.Swap(ctx, "out", "t/live", old, value)
-		if wantErr != errors.Is(err, table.ErrConflict) || !wantErr && err != nil {
+		if wantErr != errors.Is(err, store.ErrConflict) || !wantErr && err != nil {
 			t.Fatalf("Swap(%q → %q): %v, want a conflict: %v", old, value, err, wantErr)
 		}
 		if string(cur) != wantCur {
@@ -470,7 +471,7 @@ func testRacingSwaps(t *testing.T, _ Suite, s Store) {
 						cur = next
 						break
 					}
-					if !errors.Is(err, table.ErrConflict) {
+					if !errors.Is(err, store.ErrConflict) {
 						t.Error(err)
 						return
 					}
@@ -497,28 +498,28 @@ func testExpect(t *testing.T, su Suite, s Store) {
 	if err := s.Put(ctx, "league.person", "empty", nil); err != nil {
 		t.Fatal(err)
 	}
-	change := func(seq uint64, expect ...table.KVEntry) table.Change {
-		return table.Change{TableID: "t", State: fmt.Appendf(nil, "s%d", seq), Log: entry(seq, table.VerbPlay, "a"),
-			Records: []table.Record{{Key: fmt.Sprintf("t/m%d", seq), Data: []byte("rec")}},
-			KV:      []table.KVEntry{{Bucket: "league.place", Key: "p", Value: fmt.Appendf(nil, "after %d", seq)}},
+	change := func(seq uint64, expect ...store.KVEntry) store.Change {
+		return store.Change{TableID: "t", State: fmt.Appendf(nil, "s%d", seq), Log: entry(seq, table.VerbPlay, "a"),
+			Records: []store.Record{{Key: fmt.Sprintf("t/m%d", seq), Data: []byte("rec")}},
+			KV:      []store.KVEntry{{Bucket: "league.place", Key: "p", Value: fmt.Appendf(nil, "after %d", seq)}},
 			Expect:  expect}
 	}
-	place := func(v string) table.KVEntry { return table.KVEntry{Bucket: "league.place", Key: "p", Value: []byte(v)} }
-	absent := func(bucket, key string) table.KVEntry { return table.KVEntry{Bucket: bucket, Key: key} }
-	empty := table.KVEntry{Bucket: "league.person", Key: "empty", Value: []byte{}}
+	place := func(v string) store.KVEntry { return store.KVEntry{Bucket: "league.place", Key: "p", Value: []byte(v)} }
+	absent := func(bucket, key string) store.KVEntry { return store.KVEntry{Bucket: bucket, Key: key} }
+	empty := store.KVEntry{Bucket: "league.person", Key: "empty", Value: []byte{}}
 	commit(t, s, change(1, place("v1"), absent("league.person", "new"), empty))
 	for _, tc := range []struct {
 		name   string
-		expect []table.KVEntry
+		expect []store.KVEntry
 	}{
-		{"an old value", []table.KVEntry{place("v1")}},
-		{"an absent key that holds a value", []table.KVEntry{absent("league.place", "p")}},
-		{"a value of an absent key", []table.KVEntry{place("after 1"), {Bucket: "league.person", Key: "new", Value: []byte("x")}}},
-		{"an empty value of an absent key", []table.KVEntry{place("after 1"), {Bucket: "league.person", Key: "new", Value: []byte{}}}},
-		{"an absent key that holds an empty value", []table.KVEntry{place("after 1"), absent("league.person", "empty")}},
-		{"one of several changed", []table.KVEntry{empty, place("v1"), absent("league.month", "2026-01")}},
+		{"an old value", []store.KVEntry{place("v1")}},
+		{"an absent key that holds a value", []store.KVEntry{absent("league.place", "p")}},
+		{"a value of an absent key", []store.KVEntry{place("after 1"), {Bucket: "league.person", Key: "new", Value: []byte("x")}}},
+		{"an empty value of an absent key", []store.KVEntry{place("after 1"), {Bucket: "league.person", Key: "new", Value: []byte{}}}},
+		{"an absent key that holds an empty value", []store.KVEntry{place("after 1"), absent("league.person", "empty")}},
+		{"one of several changed", []store.KVEntry{empty, place("v1"), absent("league.month", "2026-01")}},
 	} {
-		if err := s.Commit(ctx, change(2, tc.expect...)); !errors.Is(err, table.ErrConflict) {
+		if err := s.Commit(ctx, change(2, tc.expect...)); !errors.Is(err, store.ErrConflict) {
 			t.Errorf("expecting %s: %v, want ErrConflict", tc.name, err)
 		}
 	}
@@ -534,14 +535,14 @@ func testExpect(t *testing.T, su Suite, s Store) {
 	}
 	commit(t, s, change(2, place("after 1"), empty, absent("league.month", "2026-01")))
 	// A change without a log entry is guarded by Expect alone.
-	unlogged := table.Change{TableID: "u", State: []byte("u"), Expect: []table.KVEntry{place("after 1")}}
-	if err := s.Commit(ctx, unlogged); !errors.Is(err, table.ErrConflict) {
+	unlogged := store.Change{TableID: "u", State: []byte("u"), Expect: []store.KVEntry{place("after 1")}}
+	if err := s.Commit(ctx, unlogged); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("an unlogged change expecting an old value: %v, want ErrConflict", err)
 	}
 	if _, ok := table1(t, s, "u"); ok {
 		t.Error("a refused unlogged change made its table")
 	}
-	unlogged.Expect = []table.KVEntry{place("after 2")}
+	unlogged.Expect = []store.KVEntry{place("after 2")}
 	commit(t, s, unlogged)
 }
 
@@ -563,16 +564,16 @@ func testRacingExpects(t *testing.T, _ Suite, s Store) {
 						return
 					}
 					n, _ := strconv.Atoi(string(cur))
-					expect := table.KVEntry{Bucket: "league.person", Key: "shared"}
+					expect := store.KVEntry{Bucket: "league.person", Key: "shared"}
 					if found {
 						expect.Value = cur
 					}
-					err = s.Commit(ctx, table.Change{TableID: id, State: []byte("s"), Log: entry(seq, table.VerbPlay, id),
-						KV: []table.KVEntry{{Bucket: "league.person", Key: "shared", Value: []byte(strconv.Itoa(n + 1))}}, Expect: []table.KVEntry{expect}})
+					err = s.Commit(ctx, store.Change{TableID: id, State: []byte("s"), Log: entry(seq, table.VerbPlay, id),
+						KV: []store.KVEntry{{Bucket: "league.person", Key: "shared", Value: []byte(strconv.Itoa(n + 1))}}, Expect: []store.KVEntry{expect}})
 					if err == nil {
 						break
 					}
-					if !errors.Is(err, table.ErrConflict) {
+					if !errors.Is(err, store.ErrConflict) {
 						t.Error(err)
 						return
 					}
@@ -589,7 +590,7 @@ func testRacingExpects(t *testing.T, _ Suite, s Store) {
 // A watch hears every commit after its revision, in order, with the state and Seq of each.
 func testWatch(t *testing.T, _ Suite, s Store) {
 	ctx := t.Context()
-	commit(t, s, table.Change{TableID: "before", State: []byte("b"), Log: entry(1, table.VerbNew, "")})
+	commit(t, s, store.Change{TableID: "before", State: []byte("b"), Log: entry(1, table.VerbNew, "")})
 	rev, err := s.Revision(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -606,16 +607,16 @@ func testWatch(t *testing.T, _ Suite, s Store) {
 	for seq := uint64(1); seq <= 5; seq++ {
 		for _, id := range []string{"x", "y", "z"} {
 			st := fmt.Sprintf("%s%d", id, seq)
-			commit(t, s, table.Change{TableID: id, State: []byte(st), Log: entry(seq, table.VerbPlay, "")})
+			commit(t, s, store.Change{TableID: id, State: []byte(st), Log: entry(seq, table.VerbPlay, "")})
 			want = append(want, step{id, seq, st})
 		}
 	}
-	commit(t, s, table.Change{TableID: "x", State: []byte("x closed"), Closed: true, Log: table.LogEntry{Seq: 6, Time: 1, Verb: table.VerbClose}})
-	commit(t, s, table.Change{TableID: "y"}) // deleted
+	commit(t, s, store.Change{TableID: "x", State: []byte("x closed"), Closed: true, Log: store.LogEntry{Seq: 6, Time: 1, Verb: table.VerbClose}})
+	commit(t, s, store.Change{TableID: "y"}) // deleted
 	last := map[string]uint64{}
 	var lastRev uint64
 	for i := range len(want) + 2 {
-		var c table.TableChange
+		var c store.TableChange
 		select {
 		case c = <-w:
 		case <-ctx.Done():
@@ -651,7 +652,7 @@ func testWatch(t *testing.T, _ Suite, s Store) {
 	ctx2, cancel2 := context.WithCancel(ctx)
 	w2 := s.Watch(ctx2, 0)
 	time.Sleep(50 * time.Millisecond) // let a remote watch be set up before the commit
-	commit(t, s, table.Change{TableID: "z", State: []byte("z6"), Log: entry(6, table.VerbPlay, "")})
+	commit(t, s, store.Change{TableID: "z", State: []byte("z6"), Log: entry(6, table.VerbPlay, "")})
 	select {
 	case c := <-w2:
 		if c.TableID != "z" || c.Seq != 6 {
@@ -667,16 +668,16 @@ func testWatch(t *testing.T, _ Suite, s Store) {
 
 func testForget(t *testing.T, su Suite, s Store) {
 	ctx := t.Context()
-	commit(t, s, table.Change{TableID: "t1", State: []byte("s"), Log: entry(1, table.VerbJoin, "tg:42"),
-		KV: []table.KVEntry{{Bucket: "hands", Key: "t1/hand/tg:42", Value: []byte("h")}, {Bucket: "hands", Key: "t1/hand/tg:7", Value: []byte("h7")},
+	commit(t, s, store.Change{TableID: "t1", State: []byte("s"), Log: entry(1, table.VerbJoin, "tg:42"),
+		KV: []store.KVEntry{{Bucket: "hands", Key: "t1/hand/tg:42", Value: []byte("h")}, {Bucket: "hands", Key: "t1/hand/tg:7", Value: []byte("h7")},
 			{Bucket: "tg.people", Key: "42", Value: []byte("p")}}})
-	commit(t, s, table.Change{TableID: "t1", State: []byte("s"), Log: entry(2, table.VerbPlay, "tg:7")})
-	commit(t, s, table.Change{TableID: "t2", State: []byte("c"), Closed: true, Log: table.LogEntry{Seq: 1, Time: 5, Actor: "tg:42", Verb: table.VerbClose},
-		Records: []table.Record{{Key: "t2/m1", Data: []byte("Anna sat here")}},
-		KV:      []table.KVEntry{{Bucket: "msgs", Key: "t2/live", Value: []byte("m")}}})
-	err := s.Forget(ctx, table.Forgetting{Records: []table.Record{{Key: "t2/m1", Data: []byte("someone sat here")}},
+	commit(t, s, store.Change{TableID: "t1", State: []byte("s"), Log: entry(2, table.VerbPlay, "tg:7")})
+	commit(t, s, store.Change{TableID: "t2", State: []byte("c"), Closed: true, Log: store.LogEntry{Seq: 1, Time: 5, Actor: "tg:42", Verb: table.VerbClose},
+		Records: []store.Record{{Key: "t2/m1", Data: []byte("Anna sat here")}},
+		KV:      []store.KVEntry{{Bucket: "msgs", Key: "t2/live", Value: []byte("m")}}})
+	err := s.Forget(ctx, store.Forgetting{Records: []store.Record{{Key: "t2/m1", Data: []byte("someone sat here")}},
 		Closed: map[string][]byte{"t2": []byte("c anonymous")}, Actor: "tg:42", As: "anon:1", Drop: []string{"t2"},
-		Tables: []string{"t1"}, Names: []string{"tg:42", "42"}, KV: []table.KVEntry{{Bucket: "tg.people", Key: "42"}}})
+		Tables: []string{"t1"}, Names: []string{"tg:42", "42"}, KV: []store.KVEntry{{Bucket: "tg.people", Key: "42"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -711,22 +712,22 @@ func testForget(t *testing.T, su Suite, s Store) {
 func testBadKeys(t *testing.T, su Suite, s Store) {
 	ctx := t.Context()
 	long := strings.Repeat("k", 32769) // longer than bbolt's bolt.MaxKeySize
-	ok := table.Change{TableID: "bk", State: []byte("s"), Log: entry(1, "new", "")}
-	bad := map[string]table.Change{
+	ok := store.Change{TableID: "bk", State: []byte("s"), Log: entry(1, "new", "")}
+	bad := map[string]store.Change{
 		"an empty table ID":   {TableID: "", State: []byte("s"), Log: entry(1, "new", "")},
-		"a long record key":   {TableID: "bk", State: []byte("s"), Log: entry(1, "new", ""), Records: []table.Record{{Key: long, Data: []byte("r")}}},
-		"an empty KV bucket":  {TableID: "bk", State: []byte("s"), Log: entry(1, "new", ""), KV: []table.KVEntry{{Bucket: "", Key: "k", Value: []byte("v")}}},
-		"a long expected key": {TableID: "bk", State: []byte("s"), Log: entry(1, "new", ""), Expect: []table.KVEntry{{Bucket: "b", Key: long}}},
+		"a long record key":   {TableID: "bk", State: []byte("s"), Log: entry(1, "new", ""), Records: []store.Record{{Key: long, Data: []byte("r")}}},
+		"an empty KV bucket":  {TableID: "bk", State: []byte("s"), Log: entry(1, "new", ""), KV: []store.KVEntry{{Bucket: "", Key: "k", Value: []byte("v")}}},
+		"a long expected key": {TableID: "bk", State: []byte("s"), Log: entry(1, "new", ""), Expect: []store.KVEntry{{Bucket: "b", Key: long}}},
 	}
 	for what, c := range bad {
 		if err := s.Commit(ctx, c); !errors.Is(err, su.BadKey) {
 			t.Errorf("a commit with %s: %v, want ErrBadKey", what, err)
 		}
 	}
-	if err := s.Rewrite(ctx, []table.Record{{Key: "", Data: []byte("r")}}, nil, nil); !errors.Is(err, su.BadKey) {
+	if err := s.Rewrite(ctx, []store.Record{{Key: "", Data: []byte("r")}}, nil, nil); !errors.Is(err, su.BadKey) {
 		t.Errorf("a rewrite with an empty record key: %v, want ErrBadKey", err)
 	}
-	if err := s.Forget(ctx, table.Forgetting{KV: []table.KVEntry{{Bucket: "b", Key: ""}}}); !errors.Is(err, su.BadKey) {
+	if err := s.Forget(ctx, store.Forgetting{KV: []store.KVEntry{{Bucket: "b", Key: ""}}}); !errors.Is(err, su.BadKey) {
 		t.Errorf("a forget with an empty KV key: %v, want ErrBadKey", err)
 	}
 	if err := s.Put(ctx, "", "k", []byte("v")); !errors.Is(err, su.BadKey) {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // What a message for one person shows where others see it: a hand nothing; a secret text its
@@ -43,7 +44,7 @@ func TestPublic(t *testing.T) {
 // told how they get their hand once per person and table.
 func TestUnreachable(t *testing.T) {
 	ctx := t.Context()
-	kv := table.NewMemStore()
+	kv := mem.New()
 	u := NewUnreachable(kv, "x.people", "x.told", nil)
 	if u.Is(ctx, "42") || !u.Set(ctx, "42", true) || u.Set(ctx, "42", true) || !u.Is(ctx, "42") {
 		t.Fatal("a refusal is not remembered once")

@@ -8,7 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // TestWindowHoldsAcrossCopies: two copies of the bot send to one group through one store, 15
@@ -16,7 +16,7 @@ import (
 // two within a second, and all 30 go out within the second minute.
 func TestWindowHoldsAcrossCopies(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		kv := table.NewMemStore()
+		kv := mem.New()
 		var mu sync.Mutex
 		var sent []time.Time
 		start := time.Now()
@@ -58,7 +58,7 @@ func TestWindowHoldsAcrossCopies(t *testing.T) {
 func TestWindowFollowsAMovedGroup(t *testing.T) {
 	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
-		kv := table.NewMemStore()
+		kv := mem.New()
 		w := &Window{KV: kv, Bucket: "telegram.window", N: 3, Per: time.Minute}
 		for range 3 {
 			if err := w.Wait(t.Context(), "-1"); err != nil {
@@ -94,7 +94,7 @@ func TestWindowFollowsAMovedGroup(t *testing.T) {
 // in any minute; not 20 in 20 s and then 40 s of silence.
 func TestWindowSpreadsEvenly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		kv := table.NewMemStore()
+		kv := mem.New()
 		var mu sync.Mutex
 		var sent []time.Time
 		var wg sync.WaitGroup

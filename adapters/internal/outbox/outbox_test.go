@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // fakePlatform records what is shown; failures are planned per call.
@@ -118,7 +119,7 @@ func msg(dest, key string, v uint64, text string) *Item[string] {
 	return &Item[string]{Dest: dest, Msg: m, Key: key, Version: v, Sum: Digest(m)}
 }
 
-func newEngine(t *testing.T, p *fakePlatform, kv *table.MemStore, tweak ...func(*Config[string])) *Engine[string] {
+func newEngine(t *testing.T, p *fakePlatform, kv *mem.Store, tweak ...func(*Config[string])) *Engine[string] {
 	cfg := Config[string]{Platform: p, KV: kv, Bucket: "test.msg"}
 	for _, f := range tweak {
 		f(&cfg)
@@ -147,7 +148,7 @@ func equal(t *testing.T, what string, got, want []string) {
 func TestOrderMergeAndEdit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := &fakePlatform{block: make(chan struct{})}
-		e := newEngine(t, p, table.NewMemStore())
+		e := newEngine(t, p, mem.New())
 		e.Enqueue(msg("a", "", 0, "first"))
 		e.Enqueue(msg("a", "k", 2, "v2"))
 		e.Enqueue(msg("a", "", 0, "third"))
@@ -182,7 +183,7 @@ func TestOrderMergeAndEdit(t *testing.T) {
 // newer version, is not sent, and waits for no rate limit.
 func TestUnchangedIsSkippedBeforeTheLimit(t *testing.T) {
 	p := &fakePlatform{}
-	kv := table.NewMemStore()
+	kv := mem.New()
 	e := newEngine(t, p, kv)
 	e.Enqueue(msg("a", "k", 1, "same"))
 	flush(t, e)
@@ -206,7 +207,7 @@ func TestUnchangedIsSkippedBeforeTheLimit(t *testing.T) {
 func TestRetries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := &fakePlatform{fail: []error{errLimited}}
-		e := newEngine(t, p, table.NewMemStore())
+		e := newEngine(t, p, mem.New())
 		e.Enqueue(msg("a", "k", 1, "v1"))
 		synctest.Wait()
 		e.Enqueue(msg("a", "k", 2, "v2"))
@@ -237,7 +238,7 @@ func TestGoneForbiddenBad(t *testing.T) {
 	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
 		p := &fakePlatform{}
-		kv := table.NewMemStore()
+		kv := mem.New()
 		e := newEngine(t, p, kv)
 		e.Enqueue(msg("a", "k", 1, "v1"))
 		flush(t, e)
@@ -279,7 +280,7 @@ func TestGoneForbiddenBad(t *testing.T) {
 func TestHold(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := &fakePlatform{}
-		e := newEngine(t, p, table.NewMemStore())
+		e := newEngine(t, p, mem.New())
 		e.Enqueue(msg("dm", "hand", 1, "v1"))
 		flush(t, e)
 		h := e.Hold("dm")
@@ -332,7 +333,7 @@ func TestHold(t *testing.T) {
 func TestFlushBoundAndClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := &fakePlatform{block: make(chan struct{})}
-		e := newEngine(t, p, table.NewMemStore(), func(c *Config[string]) { c.MaxQueue = 3 })
+		e := newEngine(t, p, mem.New(), func(c *Config[string]) { c.MaxQueue = 3 })
 		for i := range 5 {
 			e.Enqueue(msg("a", "", 0, strconv.Itoa(i)))
 		}
@@ -372,7 +373,7 @@ func TestRecords(t *testing.T) {
 	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
 		p := &fakePlatform{}
-		kv := table.NewMemStore()
+		kv := mem.New()
 		e := newEngine(t, p, kv)
 		e.Enqueue(msg("a", "k", 1, "v1"))
 		synctest.Wait()
@@ -404,7 +405,7 @@ func TestRecords(t *testing.T) {
 func TestMove(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := &fakePlatform{block: make(chan struct{})}
-		e := newEngine(t, p, table.NewMemStore())
+		e := newEngine(t, p, mem.New())
 		e.Enqueue(msg("a", "", 0, "held")) // being sent while the rest waits
 		e.Enqueue(msg("a", "", 0, "a1"))
 		e.Enqueue(msg("a", "k", 3, "k3"))
@@ -431,7 +432,7 @@ func TestMove(t *testing.T) {
 		}
 
 		var moved []string
-		e2 := newEngine(t, &fakePlatform{}, table.NewMemStore(), func(c *Config[string]) {
+		e2 := newEngine(t, &fakePlatform{}, mem.New(), func(c *Config[string]) {
 			c.Moved = func(from, to string) { moved = append(moved, from+">"+to) }
 		})
 		p2 := e2.cfg.Platform.(*fakePlatform)
@@ -448,7 +449,7 @@ func TestMove(t *testing.T) {
 func TestDiscard(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := &fakePlatform{block: make(chan struct{})}
-		e := newEngine(t, p, table.NewMemStore())
+		e := newEngine(t, p, mem.New())
 		e.Enqueue(msg("a", "", 0, "in flight"))
 		e.Enqueue(msg("a", "", 0, "a1"))
 		e.Enqueue(msg("a", "k", 1, "a2"))
@@ -478,7 +479,7 @@ func TestPausedDestination(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := &fakePlatform{}
 		var told []string
-		e := newEngine(t, p, table.NewMemStore(), func(c *Config[string]) {
+		e := newEngine(t, p, mem.New(), func(c *Config[string]) {
 			c.MaxPaused = 2
 			c.ProbeEvery = time.Minute
 			c.Paused = func(dest string, it *Item[string]) { told = append(told, dest+" "+it.Msg.Text) }

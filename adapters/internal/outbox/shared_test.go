@@ -12,6 +12,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
 	"github.com/kontermatt/kontermatt/storage/etcdstore/etcdtest"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // chatPlatform is one chat that several engines (copies of the bot) show messages in: it counts
@@ -75,7 +76,7 @@ func sharedStores(t *testing.T) map[string]func(t *testing.T) (a, b table.KV) {
 	ctx := t.Context()
 	return map[string]func(t *testing.T) (table.KV, table.KV){
 		"memory": func(t *testing.T) (table.KV, table.KV) {
-			m := table.NewMemStore()
+			m := mem.New()
 			return m, m
 		},
 		"etcd": func(t *testing.T) (table.KV, table.KV) {
@@ -140,7 +141,7 @@ func TestSharedRecordsPostOnceAndNeverGoBack(t *testing.T) {
 // TestSharedStaleVersionIsSkipped: a copy that is behind (its table's view older than the
 // record another copy wrote) sends nothing for an older version, and edits with a newer one.
 func TestSharedStaleVersionIsSkipped(t *testing.T) {
-	kv := table.NewMemStore()
+	kv := mem.New()
 	p := newChatPlatform()
 	shared := func(c *Config[string]) { c.Platform, c.KV, c.Shared = p, kv, true }
 	a := newEngine(t, nil, nil, shared)
@@ -166,7 +167,7 @@ func TestSharedStaleVersionIsSkipped(t *testing.T) {
 // nothing posted); another copy waits for the claim, then posts once it lapses.
 func TestSharedClaimOfADeadCopyLapses(t *testing.T) {
 	ctx := t.Context()
-	kv := table.NewMemStore()
+	kv := mem.New()
 	const ttl = 300 * time.Millisecond
 	dead := entry{claim: claim{By: "dead", Version: 3, Until: time.Now().Add(ttl).UnixMilli()}}
 	if err := kv.Put(ctx, "test.msg", "t/live", dead.encode()); err != nil {

@@ -1,21 +1,23 @@
-package table
+package mem
 
 import (
 	"context"
 	"slices"
 	"sync"
+
+	"github.com/kontermatt/kontermatt/core/store"
 )
 
-// Feed is the watch of a store that lives in one process (MemStore, the bbolt store): the store
+// Feed is the watch of a store that lives in one process (mem.Store, the bbolt store): the store
 // publishes each committed change, in commit order, and every Watch hears it. It keeps the last
 // FeedKeep changes, so a watch may start a little in the past, or fall a little behind, as etcd's
-// watches may until its history is compacted; further back is ErrCompacted. Revisions count from
+// watches may until its history is compacted; further back is store.ErrCompacted. Revisions count from
 // 1, from the Feed's making. The zero Feed is ready to use.
 type Feed struct {
 	mu     sync.Mutex
-	kept   []TableChange // the last changes, oldest first, revisions without gaps
-	rev    uint64        // the last revision published
-	wake   chan struct{} // closed (and replaced) at each publish and at Close
+	kept   []store.TableChange // the last changes, oldest first, revisions without gaps
+	rev    uint64              // the last revision published
+	wake   chan struct{}       // closed (and replaced) at each publish and at Close
 	closed bool
 }
 
@@ -24,7 +26,7 @@ const FeedKeep = 1024
 
 // Publish gives the changes the next revisions, in order, and tells every watch. Call it after
 // the changes are durable, in the order they were committed, never for two commits at once.
-func (f *Feed) Publish(changes ...TableChange) {
+func (f *Feed) Publish(changes ...store.TableChange) {
 	if len(changes) == 0 {
 		return
 	}
@@ -66,9 +68,9 @@ func (f *Feed) Close() {
 }
 
 // Watch sends the changes from revision from on (0: from now) until ctx ends or the Feed closes.
-// A watch whose next change is no longer kept ends with ErrCompacted.
-func (f *Feed) Watch(ctx context.Context, from uint64) <-chan TableChange {
-	ch := make(chan TableChange, 16)
+// A watch whose next change is no longer kept ends with store.ErrCompacted.
+func (f *Feed) Watch(ctx context.Context, from uint64) <-chan store.TableChange {
+	ch := make(chan store.TableChange, 16)
 	f.mu.Lock()
 	if from == 0 {
 		from = f.rev + 1
@@ -78,13 +80,13 @@ func (f *Feed) Watch(ctx context.Context, from uint64) <-chan TableChange {
 		defer close(ch)
 		for {
 			f.mu.Lock()
-			var batch []TableChange
+			var batch []store.TableChange
 			if len(f.kept) > 0 && from < f.kept[0].Rev {
-				batch = []TableChange{{Err: ErrCompacted}}
+				batch = []store.TableChange{{Err: store.ErrCompacted}}
 			} else if len(f.kept) > 0 && from <= f.rev {
 				batch = slices.Clone(f.kept[from-f.kept[0].Rev:])
 			} else if from <= f.rev {
-				batch = []TableChange{{Err: ErrCompacted}} // nothing kept, yet published
+				batch = []store.TableChange{{Err: store.ErrCompacted}} // nothing kept, yet published
 			}
 			if f.wake == nil {
 				f.wake = make(chan struct{})

@@ -1,4 +1,7 @@
-package table
+// Package mem is the store that keeps everything in memory, and the watch hub (Feed) of the stores
+// that live in one process. It speaks core/store's vocabulary, as its siblings storage (bbolt)
+// and storage/etcdstore do.
+package mem
 
 import (
 	"bytes"
@@ -9,17 +12,19 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kontermatt/kontermatt/core/store"
 )
 
-// MemStore keeps everything in memory: for tests, benchmarks of the service's own cost, and
-// trying the bot without a database file. It satisfies Store, KV, Swapper and Watcher, and
-// guards commits as every store does (ErrConflict).
-type MemStore struct {
+// Store keeps everything in memory: for tests, benchmarks of the service's own cost, and trying
+// the bot without a database file. It satisfies store.Store, KV, Swapper and Watcher, and guards
+// commits as every store does (store.ErrConflict).
+type Store struct {
 	mu      sync.Mutex
 	feed    Feed
 	tables  map[string][]byte
 	closed  map[string]closedTable
-	logs    map[string][]LogEntry
+	logs    map[string][]store.LogEntry
 	records map[string][]byte
 	kv      map[string][]byte
 	// Fail, when set, makes the next Commit fail with it (tests of the rollback path); FailN more
@@ -33,21 +38,21 @@ type closedTable struct {
 	at    int64 // unix ms
 }
 
-// NewMemStore makes an empty MemStore.
-func NewMemStore() *MemStore {
-	return &MemStore{tables: map[string][]byte{}, closed: map[string]closedTable{}, logs: map[string][]LogEntry{},
+// New makes an empty Store.
+func New() *Store {
+	return &Store{tables: map[string][]byte{}, closed: map[string]closedTable{}, logs: map[string][]store.LogEntry{},
 		records: map[string][]byte{}, kv: map[string][]byte{}}
 }
 
 var (
-	_ Store   = (*MemStore)(nil)
-	_ KV      = (*MemStore)(nil)
-	_ Swapper = (*MemStore)(nil)
-	_ Watcher = (*MemStore)(nil)
+	_ store.Store   = (*Store)(nil)
+	_ store.KV      = (*Store)(nil)
+	_ store.Swapper = (*Store)(nil)
+	_ store.Watcher = (*Store)(nil)
 )
 
-// Commit stores a change atomically; a stale one fails with ErrConflict.
-func (m *MemStore) Commit(ctx context.Context, c Change) error {
+// Commit stores a change atomically; a stale one fails with store.ErrConflict.
+func (m *Store) Commit(ctx context.Context, c store.Change) error {
 	if err := ctx.Err(); err != nil {
 		return err // as a store that waits would: nothing is written
 	}
@@ -68,13 +73,13 @@ func (m *MemStore) Commit(ctx context.Context, c Change) error {
 			last = l[len(l)-1].Seq
 		}
 		if c.Log.Seq != last+1 {
-			return fmt.Errorf("table %q: change %d after %d: %w", c.TableID, c.Log.Seq, last, ErrConflict)
+			return fmt.Errorf("table %q: change %d after %d: %w", c.TableID, c.Log.Seq, last, store.ErrConflict)
 		}
 	}
 	for _, e := range c.Expect {
 		cur, ok := m.kv[e.Bucket+"\x00"+e.Key]
 		if ok != (e.Value != nil) || !bytes.Equal(cur, e.Value) {
-			return fmt.Errorf("table %q: kv %q/%q changed: %w", c.TableID, e.Bucket, e.Key, ErrConflict)
+			return fmt.Errorf("table %q: kv %q/%q changed: %w", c.TableID, e.Bucket, e.Key, store.ErrConflict)
 		}
 	}
 	if c.PruneLog && logged {
@@ -105,7 +110,7 @@ func (m *MemStore) Commit(ctx context.Context, c Change) error {
 			m.kv[e.Bucket+"\x00"+e.Key] = slices.Clone(e.Value)
 		}
 	}
-	change := TableChange{TableID: c.TableID, State: c.State, Closed: c.Closed && c.State != nil}
+	change := store.TableChange{TableID: c.TableID, State: c.State, Closed: c.Closed && c.State != nil}
 	if logged {
 		change.Seq = c.Log.Seq
 	}
@@ -114,7 +119,7 @@ func (m *MemStore) Commit(ctx context.Context, c Change) error {
 }
 
 // Table gives one table's state, live or closed.
-func (m *MemStore) Table(_ context.Context, id string) ([]byte, bool, error) {
+func (m *Store) Table(_ context.Context, id string) ([]byte, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if st, ok := m.tables[id]; ok {
@@ -127,24 +132,24 @@ func (m *MemStore) Table(_ context.Context, id string) ([]byte, bool, error) {
 }
 
 // Revision is the revision of the last commit.
-func (m *MemStore) Revision(context.Context) (uint64, error) { return m.feed.Revision() }
+func (m *Store) Revision(context.Context) (uint64, error) { return m.feed.Revision() }
 
-// Watch tells of the commits from revision from on (see Watcher and Feed).
-func (m *MemStore) Watch(ctx context.Context, from uint64) <-chan TableChange {
+// Watch tells of the commits from revision from on (see store.Watcher and Feed).
+func (m *Store) Watch(ctx context.Context, from uint64) <-chan store.TableChange {
 	return m.feed.Watch(ctx, from)
 }
 
-// Swap writes value at bucket/key if it holds old (see Swapper).
-func (m *MemStore) Swap(_ context.Context, bucket, key string, old, value []byte) ([]byte, error) {
+// Swap writes value at bucket/key if it holds old (see store.Swapper).
+func (m *Store) Swap(_ context.Context, bucket, key string, old, value []byte) ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := bucket + "\x00" + key
 	cur, ok := m.kv[k]
 	if ok != (old != nil) || ok && !bytes.Equal(cur, old) {
 		if !ok {
-			return nil, ErrConflict
+			return nil, store.ErrConflict
 		}
-		return slices.Clone(cur), ErrConflict
+		return slices.Clone(cur), store.ErrConflict
 	}
 	if value == nil {
 		delete(m.kv, k)
@@ -155,7 +160,7 @@ func (m *MemStore) Swap(_ context.Context, bucket, key string, old, value []byte
 }
 
 // Tables calls fn for every table in ID order, going on past tables fn cannot read.
-func (m *MemStore) Tables(_ context.Context, fn func(id string, state []byte) error) error {
+func (m *Store) Tables(_ context.Context, fn func(id string, state []byte) error) error {
 	m.mu.Lock()
 	snapshot := maps.Clone(m.tables)
 	m.mu.Unlock()
@@ -169,7 +174,7 @@ func (m *MemStore) Tables(_ context.Context, fn func(id string, state []byte) er
 }
 
 // Rewrite writes records again, empties buckets and writes entries, at once.
-func (m *MemStore) Rewrite(_ context.Context, records []Record, emptied []string, entries []KVEntry) error {
+func (m *Store) Rewrite(_ context.Context, records []store.Record, emptied []string, entries []store.KVEntry) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, r := range records {
@@ -180,7 +185,7 @@ func (m *MemStore) Rewrite(_ context.Context, records []Record, emptied []string
 }
 
 // ClosedTables calls fn for every closed table in ID order.
-func (m *MemStore) ClosedTables(_ context.Context, fn func(id string, state []byte) error) error {
+func (m *Store) ClosedTables(_ context.Context, fn func(id string, state []byte) error) error {
 	m.mu.Lock()
 	snapshot := maps.Clone(m.closed)
 	m.mu.Unlock()
@@ -193,7 +198,7 @@ func (m *MemStore) ClosedTables(_ context.Context, fn func(id string, state []by
 }
 
 // Forget makes the changes at once; nothing is left in memory of what they replaced.
-func (m *MemStore) Forget(_ context.Context, f Forgetting) error {
+func (m *Store) Forget(_ context.Context, f store.Forgetting) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, r := range f.Records {
@@ -229,7 +234,7 @@ func (m *MemStore) Forget(_ context.Context, f Forgetting) error {
 }
 
 // rewriteKV empties buckets and writes entries (m.mu held).
-func (m *MemStore) rewriteKV(emptied []string, entries []KVEntry) {
+func (m *Store) rewriteKV(emptied []string, entries []store.KVEntry) {
 	for _, b := range emptied {
 		for k := range m.kv {
 			if strings.HasPrefix(k, b+"\x00") {
@@ -247,7 +252,7 @@ func (m *MemStore) rewriteKV(emptied []string, entries []KVEntry) {
 }
 
 // Prune deletes the tables closed before the given time, their logs and their KV keys.
-func (m *MemStore) Prune(_ context.Context, before time.Time) (int, error) {
+func (m *Store) Prune(_ context.Context, before time.Time) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := 0
@@ -258,7 +263,7 @@ func (m *MemStore) Prune(_ context.Context, before time.Time) (int, error) {
 		n++
 		delete(m.closed, id)
 		delete(m.logs, id)
-		m.feed.Publish(TableChange{TableID: id})
+		m.feed.Publish(store.TableChange{TableID: id})
 		for k := range m.kv {
 			_, key, _ := strings.Cut(k, "\x00")
 			if key == id || strings.HasPrefix(key, id+"/") {
@@ -270,21 +275,34 @@ func (m *MemStore) Prune(_ context.Context, before time.Time) (int, error) {
 }
 
 // Closed gives how many closed tables the store keeps (tests of pruning).
-func (m *MemStore) Closed() int {
+func (m *Store) Closed() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.closed)
 }
 
 // KVLen gives how many KV entries the store keeps (tests of pruning).
-func (m *MemStore) KVLen() int {
+func (m *Store) KVLen() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.kv)
 }
 
+// Bucket gives every entry of a KV bucket, by key (tests that look at what is kept).
+func (m *Store) Bucket(bucket string) map[string][]byte {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string][]byte{}
+	for k, v := range m.kv {
+		if b, key, _ := strings.Cut(k, "\x00"); b == bucket {
+			out[key] = slices.Clone(v)
+		}
+	}
+	return out
+}
+
 // Records calls fn for every kept record in key order.
-func (m *MemStore) Records(_ context.Context, fn func(key string, record []byte) error) error {
+func (m *Store) Records(_ context.Context, fn func(key string, record []byte) error) error {
 	m.mu.Lock()
 	snapshot := maps.Clone(m.records)
 	m.mu.Unlock()
@@ -297,7 +315,7 @@ func (m *MemStore) Records(_ context.Context, fn func(key string, record []byte)
 }
 
 // Record gives one kept record.
-func (m *MemStore) Record(_ context.Context, key string) ([]byte, bool, error) {
+func (m *Store) Record(_ context.Context, key string) ([]byte, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	data, ok := m.records[key]
@@ -305,14 +323,14 @@ func (m *MemStore) Record(_ context.Context, key string) ([]byte, bool, error) {
 }
 
 // Log gives a table's log entries.
-func (m *MemStore) Log(id string) []LogEntry {
+func (m *Store) Log(id string) []store.LogEntry {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.Clone(m.logs[id])
 }
 
 // Put stores raw state for a table (tests use it to plant a corrupt table).
-func (m *MemStore) Put(_ context.Context, bucket, key string, value []byte) error {
+func (m *Store) Put(_ context.Context, bucket, key string, value []byte) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.kv[bucket+"\x00"+key] = append([]byte{}, value...) // nil is stored as empty, as on disk
@@ -320,7 +338,7 @@ func (m *MemStore) Put(_ context.Context, bucket, key string, value []byte) erro
 }
 
 // Get reads a KV value.
-func (m *MemStore) Get(_ context.Context, bucket, key string) ([]byte, bool, error) {
+func (m *Store) Get(_ context.Context, bucket, key string) ([]byte, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	v, ok := m.kv[bucket+"\x00"+key]
@@ -328,7 +346,7 @@ func (m *MemStore) Get(_ context.Context, bucket, key string) ([]byte, bool, err
 }
 
 // Delete removes a KV value.
-func (m *MemStore) Delete(_ context.Context, bucket, key string) error {
+func (m *Store) Delete(_ context.Context, bucket, key string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.kv, bucket+"\x00"+key)
@@ -336,7 +354,7 @@ func (m *MemStore) Delete(_ context.Context, bucket, key string) error {
 }
 
 // PutTable plants raw table state, as a corrupt database would hold it.
-func (m *MemStore) PutTable(id string, state []byte) {
+func (m *Store) PutTable(id string, state []byte) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.tables[id] = slices.Clone(state)

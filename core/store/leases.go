@@ -1,8 +1,7 @@
-package table
+package store
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sync"
 )
@@ -81,22 +80,8 @@ func (l *LocalLeases) Held() []string {
 	return names
 }
 
-// Fence is proof that a copy holds a lease, which a store checks in a commit's transaction
-// (Change.Fence): the lease's key in the store, and the revision at which the copy's claim to it
-// was made. A copy paused past its lease's time to live, or cut off from the store, may still
-// believe it holds the lease when it commits; the store, which knows the lease went, refuses. The
-// zero Fence fences nothing (the only copy, LocalLeases).
-type Fence struct {
-	Key string
-	Rev int64
-}
-
-// ErrFenced is a Change made under a lease this copy no longer holds (Change.Fence): nothing was
-// written; another copy owns the work now.
-var ErrFenced = errors.New("this copy no longer holds the lease its change was made under; nothing was written")
-
 // Spread is what Leases held in a store that several copies share offer besides (etcdstore's):
-// enough to spread many leases evenly over the live copies (the places' partitions, owner.go)
+// enough to spread many leases evenly over the live copies (the places' partitions, core/table's owner.go)
 // and to fence what a copy does under one.
 type Spread interface {
 	Leases
