@@ -85,7 +85,7 @@ func TestBrowserPaceAndNoBlindTap(t *testing.T) {
 		for time.Now().Before(deadline) {
 			var held bool
 			tb.eval(`!!document.querySelector("#trick.held")`, &held)
-			nv, _ := e.svc.SeatView(context.Background(), id, p)
+			nv, _ := e.web.SeatView(context.Background(), id, p)
 			if held && nv.Game != nil && nv.Game.ToMove == nv.You && nv.Status == table.StatusPlaying {
 				var legal int
 				tb.eval(`document.querySelectorAll("#hand .card.legal").length`, &legal)
@@ -94,7 +94,7 @@ func TestBrowserPaceAndNoBlindTap(t *testing.T) {
 				}
 				tb.eval(`document.querySelector("#hand .card").click(); document.querySelector("#hand .card").dispatchEvent(new KeyboardEvent("keydown", {key: "Enter"})); true`, nil)
 				time.Sleep(500 * time.Millisecond)
-				if after, _ := e.svc.SeatView(context.Background(), id, p); after.Seq != nv.Seq {
+				if after, _ := e.web.SeatView(context.Background(), id, p); after.Seq != nv.Seq {
 					t.Fatal("a tap during the held trick made a move: the page took a blind tap")
 				}
 				blind++
@@ -183,7 +183,7 @@ func TestBrowserEventsAndTheResultThatStays(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	var shown bool
 	tb.eval(`!document.getElementById("result").hidden`, &shown)
-	v, _ := e.svc.SeatView(context.Background(), id, p)
+	v, _ := e.web.SeatView(context.Background(), id, p)
 	if !shown && (v.Game == nil || len(v.Game.Trick.Plays) == 0 && v.Game.Last == nil) {
 		t.Fatal("the result went before the next deal's first card and before a tap")
 	}
@@ -192,7 +192,7 @@ func TestBrowserEventsAndTheResultThatStays(t *testing.T) {
 	var said []string
 	tb.eval(`window.saidAll`, &said)
 	all := strings.Join(said, "\n")
-	v, _ = e.svc.SeatView(context.Background(), id, p)
+	v, _ = e.web.SeatView(context.Background(), id, p)
 	for _, want := range []*regexp.Regexp{regexp.MustCompile(`names trump: .*(clubs|spades|hearts|diamonds)`),
 		regexp.MustCompile(`wins \d+ points?|You win`), regexp.MustCompile(`🏁 Game 1`)} {
 		if !want.MatchString(all) {
@@ -203,7 +203,7 @@ func TestBrowserEventsAndTheResultThatStays(t *testing.T) {
 
 // frenchTable is a table of four French-speaking people, played from the chat until ready says
 // the first one's view is the one wanted; then their page opens at 320 px.
-func frenchTable(t *testing.T, ready func(table.SeatView) bool) (*env, *tab, string, table.Player) {
+func frenchTable(t *testing.T, ready func(SeatView) bool) (*env, *tab, string, table.Player) {
 	t.Helper()
 	e := newEnv(t, fastPlayer)
 	place := table.Place{Platform: benchPlatform, Chat: "fr"}
@@ -227,7 +227,7 @@ func frenchTable(t *testing.T, ready func(table.SeatView) bool) (*env, *tab, str
 // trump choice's label "Choisir l’atout :" (the page writes no colon of its own), and the count
 // of cards in the language's plural form ("1 carte", "0 carte"), never "1 cartes".
 func TestBrowserFrenchWords(t *testing.T) {
-	_, tb, _, _ := frenchTable(t, func(v table.SeatView) bool { return len(v.Trumps) > 0 })
+	_, tb, _, _ := frenchTable(t, func(v SeatView) bool { return len(v.Trumps) > 0 })
 	tb.waitJS("the trump choice", `document.querySelector("#choices button.trump")`)
 	var words struct{ Label, Moves, Board, Table, Rules string }
 	tb.eval(`({Label: document.querySelector("#choices .label").textContent, Moves: document.getElementById("choices").getAttribute("aria-label"),
@@ -238,7 +238,7 @@ func TestBrowserFrenchWords(t *testing.T) {
 		t.Fatalf("the French page's words: %+v", words)
 	}
 
-	_, tb, _, _ = frenchTable(t, func(v table.SeatView) bool {
+	_, tb, _, _ = frenchTable(t, func(v SeatView) bool {
 		return v.Game.Phase == "play" && len(v.Hand) == 1
 	})
 	tb.waitJS("the last trick's turn", `document.querySelectorAll("#hand .card").length === 1`)
@@ -280,7 +280,7 @@ func TestBrowserRematchKeepsAnnouncing(t *testing.T) {
 	nid := id
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		v, _ := e.svc.SeatView(context.Background(), id, p)
+		v, _ := e.web.SeatView(context.Background(), id, p)
 		if v.Status == table.StatusPlaying {
 			break
 		}
@@ -391,14 +391,14 @@ func TestBrowserNoReplayAfterFallingBehind(t *testing.T) {
 	tb.waitJS("the table", `!document.getElementById("table").hidden && document.querySelectorAll("#hand .card").length > 0`)
 	tb.eval(watchHolds, nil)
 	start := time.Now()
-	var v table.SeatView
+	var v SeatView
 	for i := 0; i < 400; i++ {
-		v, _ = e.svc.SeatView(context.Background(), id, p)
+		v, _ = e.web.SeatView(context.Background(), id, p)
 		if len(v.Board.Games) >= 1 {
 			break
 		}
 		q := ps[v.Game.ToMove]
-		qv, _ := e.svc.SeatView(context.Background(), id, q)
+		qv, _ := e.web.SeatView(context.Background(), id, q)
 		e.act(q, qv)
 	}
 	if len(v.Board.Games) < 1 {

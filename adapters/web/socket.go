@@ -30,7 +30,7 @@ import (
 //	page:   {"t":"ping"}
 //	page:   {"t":"watchlink"}                           (a seated player asks for the table's watch link)
 //	server: {"t":"ping","beat":4000}                       (first, then {"t":"ping"} while idle)
-//	server: {"t":"view","view":{…table.SeatView…}}
+//	server: {"t":"view","view":{…SeatView…}}
 //	server: {"t":"strings","lang":"de","strings":{…}}
 //	server: {"t":"refused","id":"m7","text":"…"}
 //	server: {"t":"note","text":"…"}
@@ -57,7 +57,7 @@ type inbound struct {
 
 type outbound struct {
 	T       string            `json:"t"`
-	View    *table.SeatView   `json:"view,omitempty"`
+	View    *SeatView         `json:"view,omitempty"`
 	Lang    string            `json:"lang,omitempty"`
 	Strings map[string]string `json:"strings,omitempty"`
 	ID      string            `json:"id,omitempty"`
@@ -144,7 +144,7 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 		s.refuseSocket(ctx, c, lang, "err.no_table")
 		return
 	}
-	v, ok := s.service().SeatView(ctx, t.Table, t.player())
+	v, ok := s.SeatView(ctx, t.Table, t.player())
 	switch {
 	case !ok:
 		s.refuseSocket(ctx, c, lang, "err.closed")
@@ -174,7 +174,7 @@ func (s *Server) refuseSocket(ctx context.Context, c *websocket.Conn, lang, key 
 
 // push queues a view; only the newest waiting view is written. The page's texts go first when
 // the view's language is new to it, and the board's picture when a game ended since the last.
-func (k *sock) push(v table.SeatView) {
+func (k *sock) push(v SeatView) {
 	data, err := json.Marshal(outbound{T: "view", View: &v})
 	if err != nil {
 		k.s.log.Error("encoding a view", "err", err)
@@ -202,7 +202,7 @@ func (k *sock) push(v table.SeatView) {
 // boardPicture is the board message for v when its picture changed since the socket's last (a
 // game ended, the language changed), else nil. Drawn here, outside every lock: it takes
 // milliseconds, and only once a game.
-func (k *sock) boardPicture(v table.SeatView) []byte {
+func (k *sock) boardPicture(v SeatView) []byte {
 	key := fmt.Sprint(v.Table, " ", v.Lang, " ", len(v.Board.Games))
 	k.mu.Lock()
 	same := k.board == key
@@ -516,9 +516,8 @@ func (h *hub) refresh(r *room) {
 			socks = append(socks, k)
 		}
 		h.mu.Unlock()
-		svc := h.s.service()
 		for _, k := range socks {
-			v, ok := svc.SeatView(k.ctx, r.id, k.player)
+			v, ok := h.s.SeatView(k.ctx, r.id, k.player)
 			if !ok {
 				k.goodbye(outbound{Text: i18n.T(k.langNow(), "err.closed")}, websocket.StatusNormalClosure)
 				continue

@@ -41,22 +41,22 @@ func viewsTable(t *testing.T, e *env, lang, state string) (string, table.Player)
 	e.do(place, ps[0], table.VerbDeal)
 	switch state {
 	case "trump":
-		e.actUntil(id, ps, ps[0], func(v table.SeatView) bool { return len(v.Trumps) > 0 })
+		e.actUntil(id, ps, ps[0], func(v SeatView) bool { return len(v.Trumps) > 0 })
 	case "trick", "watch":
-		e.actUntil(id, ps, ps[0], func(v table.SeatView) bool { return v.Game.Phase == "play" && len(v.Game.Trick.Plays) > 0 })
+		e.actUntil(id, ps, ps[0], func(v SeatView) bool { return v.Game.Phase == "play" && len(v.Game.Trick.Plays) > 0 })
 	case "game-end":
 		// The result stays until the next deal's first card: the person names trump or leads.
-		e.actUntil(id, ps, ps[0], func(v table.SeatView) bool {
+		e.actUntil(id, ps, ps[0], func(v SeatView) bool {
 			return v.Ended != nil && v.Status == table.StatusPlaying && len(v.Game.Trick.Plays) == 0
 		})
 	case "match-end":
 		for i := 0; i < 2000; i++ {
-			v, _ := e.svc.SeatView(context.Background(), id, ps[0])
+			v, _ := e.web.SeatView(context.Background(), id, ps[0])
 			if v.Status == table.StatusOver {
 				return id, ps[0]
 			}
 			q := ps[v.Game.ToMove]
-			qv, _ := e.svc.SeatView(context.Background(), id, q)
+			qv, _ := e.web.SeatView(context.Background(), id, q)
 			e.act(q, qv)
 		}
 		t.Fatal("the match did not end")

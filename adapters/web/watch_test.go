@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/kontermatt/kontermatt/core"
-	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
 var anyCard = regexp.MustCompile(`"card":"([^"]*)"`)
@@ -61,7 +60,7 @@ func TestWatchLink(t *testing.T) {
 	// table (a play of the trick, the last trick, the game just ended), never in a hand.
 	for seated.view.Game.Trick.No < 3 && len(seated.view.Board.Games) == 0 {
 		if v := seated.view; v.Game.ToMove == v.You {
-			verb, arg := tabletest.SeatMove(v)
+			verb, arg := v.FirstMove()
 			seated.move(verb, arg, v.Seq, fmt.Sprint("s", v.Seq))
 		}
 		seated.next("view")

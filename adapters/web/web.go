@@ -1,7 +1,7 @@
 // Package web is the web table: an HTTP server in the bot's process that serves one page (HTML,
 // CSS and plain JavaScript, embedded) and a WebSocket per player. The same page runs as a
 // Telegram Mini App, as a Discord Activity and in any browser; the server pushes each player
-// their own view of the table (table.SeatView: their hand only, the public table) and turns the
+// their own view of the table (SeatView, from table.Seen: their hand only, the public table) and turns the
 // moves the page sends into the same table.Commands a button press makes, with the player taken
 // from a verified session, never from the page.
 //
@@ -50,7 +50,8 @@ const Platform = "web"
 // Service is what the web table asks of the table service; *table.Service satisfies it.
 type Service interface {
 	Handle(ctx context.Context, cmd table.Command) ([]table.Message, error)
-	SeatView(ctx context.Context, tableID string, p table.Player) (table.SeatView, bool)
+	// Seen is what p may see of a table (their own hand only): the page's view is drawn from it.
+	Seen(ctx context.Context, tableID string, p table.Player) (table.Seen, bool)
 	TableAt(p table.Place) string
 	// Picture draws a message's picture: the page shows the stripe board as the chats do.
 	Picture(ctx context.Context, m table.Message, dark bool) (png []byte, alt string, err error)

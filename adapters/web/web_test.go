@@ -20,7 +20,7 @@ import (
 
 // checkOwnCards fails if a view shows a card still held by anyone but its reader. The game that
 // ended is left out: its cards were dealt in an earlier game, its last trick played in the open.
-func checkOwnCards(t *testing.T, e *env, v table.SeatView) {
+func checkOwnCards(t *testing.T, e *env, v SeatView) {
 	t.Helper()
 	v.Ended = nil
 	_, held := e.svc.HeldCards(v.Table)
