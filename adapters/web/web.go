@@ -350,8 +350,14 @@ func (s *Server) Link(p table.Player, tableID string) (string, error) {
 // WatchLink is the signed address of the page for people without a seat at a table: they see the
 // public table (no hand, ever) and make no move. Unlike a player's link it may be shared and used
 // by many, until Config.SessionTTL.
+//
+// The link is the same for a table for half a session's time (its expiry is counted from the
+// start of that half): the chats' table messages carry it, and a link that changed every second
+// would make every message look changed, worth an edit.
 func (s *Server) WatchLink(tableID string) string {
-	t := ticket{Player: "watch", Table: tableID, Via: "watch", Exp: s.cfg.Now().Add(s.cfg.SessionTTL).Unix()}
+	half := s.cfg.SessionTTL / 2
+	exp := s.cfg.Now().Truncate(half).Add(s.cfg.SessionTTL) // valid at least half a session from now
+	t := ticket{Player: "watch", Table: tableID, Via: "watch", Exp: exp.Unix()}
 	return s.public.String() + "/#watch=" + s.sign.sign(purposeWatch, t)
 }
 

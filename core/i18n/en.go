@@ -20,6 +20,7 @@ var en = map[string]string{
 	"btn.hand":    "My hand",
 	"btn.board":   "Board",
 	"btn.last":    "Last trick",
+	"btn.watch":   "👀 Watch",
 	"btn.rematch": "Rematch",
 	"btn.rotate":  "Rematch, new partners",
 

@@ -36,6 +36,7 @@ var lb = map[string]string{
 	"btn.hand":    "Meng Kaarten",
 	"btn.board":   "Lee",
 	"btn.last":    "Leschte Streech",
+	"btn.watch":   "👀 Zoukucken",
 	"btn.rematch": "Nach eng Partie",
 	"btn.rotate":  "Nach eng, mat neie Partner",
 
@@ -606,6 +607,7 @@ var de = map[string]string{
 	"btn.hand":    "Meine Karten",
 	"btn.board":   "Strichliste",
 	"btn.last":    "Letzter Stich",
+	"btn.watch":   "👀 Zuschauen",
 	"btn.rematch": "Revanche",
 	"btn.rotate":  "Revanche, neue Partner",
 
@@ -1176,6 +1178,7 @@ var fr = map[string]string{
 	"btn.hand":    "Mes cartes",
 	"btn.board":   "Feuille de marque",
 	"btn.last":    "Dernier pli",
+	"btn.watch":   "👀 Regarder",
 	"btn.rematch": "Revanche",
 	"btn.rotate":  "Revanche, autres équipes",
 
