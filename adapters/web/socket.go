@@ -38,6 +38,10 @@ import (
 //	                                              it, with its alt text: when a game ends, and first)
 //	server: {"t":"watchers","n":2}                     (how many watch without a seat, when it changes)
 //	server: {"t":"watchlink","text":"https://…"}
+//	page:   {"t":"replays"}                                (the kept matches of the table's place)
+//	server: {"t":"replays","list":{"lines":["…"],"empty":"…"}}
+//	page:   {"t":"replay","n":1}                           (the first match listed, step by step)
+//	server: {"t":"replay","n":1,"replay":{…ReplayMatch…}}
 //	server: {"t":"bye","text":"…"}              (with "renew":true: the session is over, get a new one;
 //	                                              with "why":"elsewhere": another tab took the seat)
 //
@@ -53,6 +57,7 @@ type inbound struct {
 	Seq     uint64 `json:"seq"`
 	ID      string `json:"id"`
 	Dark    bool   `json:"dark"` // hello: the page's theme, for the board's picture
+	N       int    `json:"n"`    // replay: which kept match, as replays listed it (from 1)
 }
 
 type outbound struct {
@@ -67,6 +72,8 @@ type outbound struct {
 	Beat    int64             `json:"beat,omitempty"` // the first ping: the heartbeat in ms
 	PNG     string            `json:"png,omitempty"`  // a board: its picture as a data: URL
 	N       int               `json:"n,omitempty"`    // watchers: how many
+	List    *ReplayList       `json:"list,omitempty"`
+	Replay  *ReplayMatch      `json:"replay,omitempty"`
 }
 
 // pageSilence is how many heartbeats a page may say nothing before its socket is ended.
@@ -344,12 +351,51 @@ func (k *sock) read() {
 			k.send(outbound{T: "watchlink", Text: k.s.WatchLink(k.table)})
 			continue
 		}
+		if m.T == "replays" || m.T == "replay" {
+			k.replayAsked(m)
+			continue
+		}
 		if typ != websocket.MessageText || json.Unmarshal(data, &m) != nil || m.T != "move" {
 			k.send(outbound{T: "refused", Text: i18n.T(k.langNow(), "web.bad_message")})
 			continue
 		}
 		k.move(m)
 	}
+}
+
+// replayAsked answers the page's request for the kept matches, or for one of them step by step;
+// it counts against the player's moves, as it reads the store.
+func (k *sock) replayAsked(m inbound) {
+	lang := k.langNow()
+	if ok, _ := k.s.moves.allow(k.table+" "+k.player.ID, k.s.cfg.Now()); !ok {
+		k.send(outbound{T: "refused", Text: i18n.T(lang, "web.too_fast")})
+		return
+	}
+	if m.T == "replays" {
+		list, err := k.replays()
+		if err != nil {
+			k.send(outbound{T: "note", Text: replayProblem(lang, err)})
+			return
+		}
+		k.send(outbound{T: "replays", List: &list})
+		return
+	}
+	rm, err := k.replay(m.N)
+	if err != nil {
+		k.send(outbound{T: "note", Text: replayProblem(lang, err)})
+		return
+	}
+	k.send(outbound{T: "replay", N: m.N, Replay: &rm})
+}
+
+// replayProblem is what the page is told when a replay cannot be had: the service's refusal as
+// it said it, else that the match is no longer kept.
+func replayProblem(lang string, err error) string {
+	var said replyError
+	if errors.As(err, &said) {
+		return string(said)
+	}
+	return i18n.T(lang, "history.gone")
 }
 
 func closedNormally(err error) bool {

@@ -53,6 +53,8 @@ type Service interface {
 	// Seen is what p may see of a table (their own hand only): the page's view is drawn from it.
 	Seen(ctx context.Context, tableID string, p table.Player) (table.Seen, bool)
 	TableAt(p table.Place) string
+	// PlaceOf is where a table is played: its kept matches (history) are that place's.
+	PlaceOf(tableID string) (table.Place, bool)
 	// Picture draws a message's picture: the page shows the stripe board as the chats do.
 	Picture(ctx context.Context, m table.Message, dark bool) (png []byte, alt string, err error)
 }
