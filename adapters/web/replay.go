@@ -42,8 +42,8 @@ type ReplayStep struct {
 
 // ReplayList is what history lists at a place: a line per kept match, newest first.
 type ReplayList struct {
-	Lines []string  `json:"lines"`
-	Empty string    `json:"empty,omitempty"` // said when there is none
+	Lines []string `json:"lines"`
+	Empty string   `json:"empty,omitempty"` // said when there is none
 }
 
 var errNoRecord = errors.New("no such record")
