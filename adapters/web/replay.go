@@ -21,6 +21,7 @@ import (
 // ReplayMatch is a kept match as the page steps through it.
 type ReplayMatch struct {
 	Line  string       `json:"line"` // the match as history lists it
+	Seats [4]string    `json:"seats"`
 	Games []ReplayGame `json:"games"`
 }
 
@@ -134,7 +135,7 @@ func replaySteps(lang string, data []byte) (ReplayMatch, error) {
 			names[i] = i18n.T(lang, "seat.robot", i+1)
 		}
 	}
-	out := ReplayMatch{Games: []ReplayGame{}}
+	out := ReplayMatch{Seats: names, Games: []ReplayGame{}}
 	hist := m.History()
 	for i, g := range m.Games() {
 		rg, err := gameSteps(lang, names, m.Rules(), g)
