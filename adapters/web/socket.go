@@ -38,6 +38,7 @@ import (
 //	                                              it, with its alt text: when a game ends, and first)
 //	server: {"t":"watchers","n":2}                     (how many watch without a seat, when it changes)
 //	server: {"t":"watchlink","text":"https://…"}
+//	page:   {"t":"shown","seq":41}                      (the page has shown the table at 41: its last card is on show)
 //	page:   {"t":"replays"}                                (the kept matches of the table's place)
 //	server: {"t":"replays","list":{"lines":["…"],"empty":"…"}}
 //	page:   {"t":"replay","n":1}                           (the first match listed, step by step)
@@ -351,6 +352,10 @@ func (k *sock) read() {
 			k.send(outbound{T: "watchlink", Text: k.s.WatchLink(k.table)})
 			continue
 		}
+		if m.T == "shown" {
+			k.shown(m.Seq)
+			continue
+		}
 		if m.T == "replays" || m.T == "replay" {
 			k.replayAsked(m)
 			continue
@@ -360,6 +365,20 @@ func (k *sock) read() {
 			continue
 		}
 		k.move(m)
+	}
+}
+
+// shown passes on what a seated person's page shows, where the page is the place's public table
+// (a place of the web's own: bot -web's table): the game then follows the page's timeline, as it
+// follows the chats' table messages (table.Service.Shown). A page of a chat's table says nothing:
+// the chat's message is that place's table.
+func (k *sock) shown(seq uint64) {
+	if k.t.watching() || seq == 0 {
+		return
+	}
+	svc := k.s.service()
+	if place, ok := svc.PlaceOf(k.table); ok && place.Platform == Platform {
+		svc.Shown(place, seq)
 	}
 }
 

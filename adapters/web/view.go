@@ -43,10 +43,19 @@ type SeatView struct {
 	// Clock is the turn's time while it runs: whose it is and how long until a computer plays
 	// for them; nil without a timer, while a computer is to move, or while the table is paused.
 	Clock *ViewClock `json:"clock,omitempty"`
+	// Pace is the table's pace, as the chats follow it: how long a computer's card and a
+	// finished trick stay in view before what comes next.
+	Pace ViewPace `json:"pace"`
 	// What the reader may do now besides the game's moves.
 	CanDeal    bool `json:"can_deal,omitempty"`
 	CanJoin    bool `json:"can_join,omitempty"`
 	CanRematch bool `json:"can_rematch,omitempty"`
+}
+
+// ViewPace is the table's pace in milliseconds (table.Pace).
+type ViewPace struct {
+	Card  int64 `json:"card_ms"`
+	Trick int64 `json:"trick_ms"`
 }
 
 // ViewSeat is a seat as everyone sees it.
@@ -172,7 +181,7 @@ func (s *Server) SeatView(ctx context.Context, tableID string, p table.Player) (
 func seatView(sn table.Seen) SeatView {
 	lang, seat := sn.Lang, sn.Reader
 	v := SeatView{Table: sn.ID, Seq: sn.Seq, Status: sn.Status, Title: sn.Title, Lang: lang, You: int(seat),
-		Options: sn.Options}
+		Options: sn.Options, Pace: ViewPace{Card: sn.Pace.Card.Milliseconds(), Trick: sn.Pace.Trick.Milliseconds()}}
 	pub := sn.Last
 	for i, ss := range sn.Seats {
 		vs := ViewSeat{Name: ss.Name, Team: core.Seat(i).Team().String(), Human: ss.Human, Robot: ss.Robot, Away: ss.Away}

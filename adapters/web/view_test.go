@@ -81,15 +81,15 @@ var cardField = regexp.MustCompile(`"card":"([^"]*)"`)
 // checkSeatView fails if the view shows a card that is still held by anyone but its reader. The
 // game that ended (Ended) is left out: its cards were dealt in an earlier game, and its last
 // trick was played in the open.
-func checkSeatView(t *testing.T, h *views, p table.Player, v SeatView) {
+func checkSeatView(t *testing.T, svc *table.Service, v SeatView) {
 	t.Helper()
 	v.Ended = nil
-	_, held := h.svc.HeldCards(v.Table)
+	_, held := svc.HeldCards(v.Table)
 	var own core.CardSet
 	for _, c := range v.Hand {
 		card, err := core.ParseCard(c.Card)
 		if err != nil {
-			t.Fatalf("%s's hand holds %q", p.ID, c.Card)
+			t.Fatalf("seat %d's hand holds %q", v.You, c.Card)
 		}
 		own = own.Add(card)
 	}
@@ -103,7 +103,7 @@ func checkSeatView(t *testing.T, h *views, p table.Player, v SeatView) {
 			t.Fatalf("the view shows %q, not a card", m[1])
 		}
 		if held.Has(c) && !own.Has(c) {
-			t.Fatalf("%s's view shows %s, which another player holds:\n%s", p.ID, c, data)
+			t.Fatalf("the view of seat %d shows %s, which another player holds:\n%s", v.You, c, data)
 		}
 	}
 }
@@ -128,11 +128,11 @@ func TestSeatViewsPlayAWholeMatch(t *testing.T) {
 			if !ok || wv.You != -1 || len(wv.Hand) != 0 || wv.Lang != "de" {
 				t.Fatalf("the watcher's view: seat %d, %d cards, lang %s", wv.You, len(wv.Hand), wv.Lang)
 			}
-			checkSeatView(t, h, watcher, wv)
+			checkSeatView(t, h.svc, wv)
 			acted := false
 			for i, p := range ps {
 				v, _ := h.web.SeatView(ctx, id, p)
-				checkSeatView(t, h, p, v)
+				checkSeatView(t, h.svc, v)
 				if v.You != i {
 					t.Fatalf("%s sits at %d, the view says %d", p.ID, i, v.You)
 				}

@@ -53,6 +53,10 @@ type Service interface {
 	// Seen is what p may see of a table (their own hand only): the page's view is drawn from it.
 	Seen(ctx context.Context, tableID string, p table.Player) (table.Seen, bool)
 	TableAt(p table.Place) string
+	// Shown tells the service what the place's public table shows (its sequence number): where
+	// the page is the place's table (bot -web's), computer players wait until it showed what
+	// came before, as they wait for the chats' table messages.
+	Shown(p table.Place, seq uint64)
 	// PlaceOf is where a table is played: its kept matches (history) are that place's.
 	PlaceOf(tableID string) (table.Place, bool)
 	// Picture draws a message's picture: the page shows the stripe board as the chats do.

@@ -226,6 +226,10 @@
           if (!view || m.view.seq >= view.seq || m.view.table !== view.table) {
             const old = view;
             view = m.view;
+            if (view.pace && !window.kmPace) { // the table's pace, as the chats follow it
+              PACE.card = view.pace.card_ms;
+              PACE.trick = view.pace.trick_ms;
+            }
             status("");
             follow(old, view); // draws the view once everything before it is told
             if (busy()) drawWaiting(view);
@@ -433,6 +437,18 @@
     else showStep(s);
   }
 
+  // tellShown says which view the page shows once the last thing it told of it is on show: where
+  // the page is the place's own table (bot -web), the computer players wait for it, so the game
+  // keeps the page's pace as it keeps the chats'.
+  let toldShown = 0, toldTable = "";
+  function tellShown() {
+    if (!view || steps.length > 0) return;
+    if (view.table !== toldTable) { toldTable = view.table; toldShown = 0; } // a rematch counts anew
+    if (toldShown >= view.seq) return;
+    if (speak({ t: "shown", seq: view.seq })) toldShown = view.seq;
+    $("app").dataset.shown = String(toldShown);
+  }
+
   function showStep(s) {
     if (running !== s) return;
     const quick = document.hidden;
@@ -442,9 +458,9 @@
         if (!felt || felt.key !== s.key) felt = { key: s.key, plays: [], winner: -1, won: "", held: false };
         if (result && s.game !== result.no) showResult(null); // the next deal's first card
         felt.plays.push({ seat: s.seat, card: s.card });
-        shownAt = performance.now();
         drawFelt(view, s.seat);
         say(label(view.seats[s.seat].name, cardName(s.card)));
+        shownAt = performance.now(); // the card is in view from now: the next computer card waits PACE.card
         wait = reducedMotion.matches || quick ? 0 : PACE.travel;
         break;
       case "take":
@@ -473,6 +489,7 @@
         wait = quick ? 0 : PACE.event;
     }
     stepTimer = setTimeout(finishStep, wait);
+    tellShown();
   }
 
   function finishStep() {
@@ -492,6 +509,7 @@
   function idle() {
     if (!view) return;
     draw(view);
+    tellShown();
     const v = view, g = v.game;
     const lines = [];
     const mine = !!g && v.status === "playing" && g.to_move === v.you && v.you >= 0;
