@@ -67,17 +67,24 @@ const interactionLaunchActivity discordgo.InteractionResponseType = 12
 // name (developer docs, Application Commands: Application Command Types).
 const commandEntryPoint discordgo.ApplicationCommandType = 4
 
-// appComponents are a table message's buttons with, when the Activity is on, a row holding its
-// "Play in app" button: on the lobby and the live message while they have buttons.
+// appComponents are a table message's buttons with a row of the web table's: when the Activity
+// is on, its "Play in app" on the lobby and the live message while they have buttons; where the
+// web table runs, the watch link on the message that offers it (Message.Watch).
 func (a *Adapter) appComponents(m table.Message) []discordgo.MessageComponent {
 	comps := components(m.Buttons)
-	if !a.activityOn() || m.Table == "" || len(m.Buttons) == 0 || (m.Kind != table.KindLive && m.Kind != table.KindLobby) ||
-		len(comps) >= maxRows {
+	var row []discordgo.MessageComponent
+	if a.activityOn() && m.Table != "" && len(m.Buttons) > 0 && (m.Kind == table.KindLive || m.Kind == table.KindLobby) {
+		lang := i18n.Pick(m.Lang)
+		row = append(row, discordgo.Button{Label: truncate(i18n.T(lang, "web.play_in_app"), 80), Style: discordgo.PrimaryButton,
+			CustomID: appButton + m.Table})
+	}
+	if w := a.cfg.Web; w != nil && m.Watch != "" && m.Table != "" {
+		row = append(row, discordgo.Button{Label: truncate(m.Watch, 80), Style: discordgo.LinkButton, URL: w.WatchLink(m.Table)})
+	}
+	if len(row) == 0 || len(comps) >= maxRows {
 		return comps
 	}
-	lang := i18n.Pick(m.Lang)
-	return append(comps, discordgo.ActionsRow{Components: []discordgo.MessageComponent{
-		discordgo.Button{Label: truncate(i18n.T(lang, "web.play_in_app"), 80), Style: discordgo.PrimaryButton, CustomID: appButton + m.Table}}})
+	return append(comps, discordgo.ActionsRow{Components: row})
 }
 
 // appMark is what the Activity adds to a message, for its digest.

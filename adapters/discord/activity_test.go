@@ -143,8 +143,8 @@ func TestCommandsKeepTheEntryPoint(t *testing.T) {
 	}
 }
 
-// The table's messages carry "Play in app", answered with LAUNCH_ACTIVITY; the answer to "My
-// hand" carries a one-time link to the web table, for the presser alone.
+// The table's messages carry "Play in app", answered with LAUNCH_ACTIVITY, and the web table's
+// watch link while a game is played; the answer to "My hand" carries a one-time link to the web table, for the presser alone.
 func TestPlayInApp(t *testing.T) { eachMode(t, testPlayInApp) }
 
 func testPlayInApp(t *testing.T, f *fakeDiscord) {
@@ -161,8 +161,12 @@ func testPlayInApp(t *testing.T, f *fakeDiscord) {
 		return ok
 	})
 	extras := live.extras()
-	if len(extras) != 1 || extras[0].CustomID != appButton+id || extras[0].Label != i18n.T("en", "web.play_in_app") {
+	if len(extras) != 2 || extras[0].CustomID != appButton+id || extras[0].Label != i18n.T("en", "web.play_in_app") {
 		t.Fatalf("the table message's other buttons: %+v", extras)
+	}
+	if watch := extras[1]; watch.URL != w.WatchLink(id) || watch.Style != 5 || // a link button (Discord docs, Message Components: Button Styles)
+		watch.Label != i18n.T("en", "btn.watch") {
+		t.Fatalf("the table message's watch link: %+v", watch)
 	}
 	if r := f.press(alice, live, extras[0].CustomID); r.Type != 12 {
 		t.Fatalf("Play in app answered %+v", r)

@@ -817,7 +817,7 @@ func (h handThenChange) Handle(ctx context.Context, cmd table.Command) ([]table.
 // "…", so the last line of help must be there.
 func TestHelpFitsInEveryLanguage(t *testing.T) {
 	f := newFakeDiscord(t)
-	store := table.NewMemStore()
+	store := mem.New()
 	startHarness(t, f, store, store)
 	for i, lang := range i18n.Languages {
 		u := fakeUser{ID: fmt.Sprintf("1000000000000001%02d", i), Name: "Lena", Locale: "en-US"}

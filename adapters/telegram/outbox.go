@@ -49,7 +49,7 @@ type extra struct {
 	link    string // a URL button below the text (the deep link, the Mini App's direct link)
 	label   string
 	// app opens the web table as a Mini App (a web_app button, private chats only); browser is
-	// a one-time link to it for any browser.
+	// a link to it for any browser: a player's one-time link in private, the watch link in a group.
 	app, appLabel         string
 	browser, browserLabel string
 	hand                  bool // a hand the user asked for: if it cannot be sent, the group gets the deep link

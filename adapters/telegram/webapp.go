@@ -110,7 +110,8 @@ func (a *Adapter) appLink(tableID string) string {
 
 // webButtons are the web table's buttons a message gets: in a private chat a hand's web_app
 // button (and, on the answer to a request for the hand, a one-time link for any browser); in a
-// group the table's messages get the Mini App's direct link.
+// group the table's messages get the Mini App's direct link, and while a game is played the
+// watch link for any browser.
 func (a *Adapter) webButtons(it *item) {
 	w, m := a.cfg.Web, it.Msg
 	if w == nil || m.Table == "" {
@@ -126,6 +127,9 @@ func (a *Adapter) webButtons(it *item) {
 	case chat < 0 && (m.Kind == table.KindLive || m.Kind == table.KindLobby) && len(m.Buttons) > 0:
 		if u := a.appLink(m.Table); u != "" {
 			it.Data.link, it.Data.label = u, i18n.T(i18n.Pick(lang), "web.play_in_app")
+		}
+		if m.Watch != "" { // the table's link for people without a seat, in any browser
+			it.Data.browser, it.Data.browserLabel = w.WatchLink(m.Table), m.Watch
 		}
 	}
 }

@@ -99,7 +99,7 @@ func TestCheckInitData(t *testing.T) {
 
 // With the web table on, a private hand carries the Mini App's web_app button, the answer to
 // /hand a one-time link for any browser, and the group's table message the Mini App's direct
-// link (a web_app button there would be refused).
+// link (a web_app button there would be refused) and the watch link for people without a seat.
 func TestMiniAppButtons(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
@@ -122,6 +122,9 @@ func TestMiniAppButtons(t *testing.T) {
 		}
 		if want := "https://t.me/" + botUsername + "/table?startapp=" + id; !slices.Contains(live.urls(), want) {
 			t.Fatalf("the group's table message links %v, want %s", live.urls(), want)
+		}
+		if want := w.WatchLink(id); !slices.Contains(live.urls(), want) {
+			t.Fatalf("the group's table message links %v, not the watch link %s", live.urls(), want)
 		}
 		if len(live.Apps) != 0 {
 			t.Fatalf("a web_app button in the group: %v", live.Apps)

@@ -19,7 +19,6 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/kontermatt/kontermatt/core/table"
-	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
 )
 
@@ -43,7 +42,7 @@ func benchEnv(b *testing.B) *env {
 // seen is what a reader goroutine tells: a socket's newest view.
 type seen struct {
 	socket int
-	view   table.SeatView
+	view   SeatView
 }
 
 // BenchmarkMoveToFourSockets measures a move sent from one socket until all four sockets of the
@@ -54,7 +53,7 @@ func BenchmarkMoveToFourSockets(b *testing.B) {
 	id, ps, _ := e.fourTable(1)
 	views := make(chan seen, 64)
 	var conns []*websocket.Conn
-	latest := make([]table.SeatView, 4)
+	latest := make([]SeatView, 4)
 	for i, p := range ps {
 		k := e.open(e.session(p, id))
 		conns = append(conns, k.c)
@@ -275,7 +274,7 @@ func BenchmarkBytesPerMove(b *testing.B) {
 				first = m.View.Seq
 			}
 			if v := k.view; v.Status == table.StatusPlaying && v.Game.ToMove == v.You && v.Seq > moved {
-				verb, arg := tabletest.SeatMove(v)
+				verb, arg := v.FirstMove()
 				k.move(verb, arg, v.Seq, fmt.Sprint("b", v.Seq))
 				moved = v.Seq
 				own++

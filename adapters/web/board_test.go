@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/kontermatt/kontermatt/core/table"
-	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
 // The page gets the stripe board as the chats draw it (the service's board picture, a PNG as a
@@ -44,7 +43,7 @@ func TestBoardPictureOncePerGame(t *testing.T) {
 	// Read the socket (a read that times out would end it) and play the person's turns from it.
 	for len(k.view.Board.Games) == 0 {
 		if v := k.view; v.Game != nil && v.Game.ToMove == v.You && v.Status == table.StatusPlaying {
-			verb, arg := tabletest.SeatMove(v)
+			verb, arg := v.FirstMove()
 			k.move(verb, arg, v.Seq, fmt.Sprint("m", v.Seq))
 		}
 		k.next("view")

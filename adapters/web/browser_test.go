@@ -34,7 +34,6 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/telegram"
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/table"
-	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
 // chromium finds the browser: $KONTERMATT_CHROMIUM, else Debian's chromium on the PATH.
@@ -172,11 +171,11 @@ func (tb *tab) received() []string {
 }
 
 // turn waits until the service says p is to act at the table, or the game no is over.
-func waitTurn(t testing.TB, e *env, id string, p table.Player, game int) (table.SeatView, bool) {
+func waitTurn(t testing.TB, e *env, id string, p table.Player, game int) (SeatView, bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		v, _ := e.svc.SeatView(context.Background(), id, p)
+		v, _ := e.web.SeatView(context.Background(), id, p)
 		if len(v.Board.Games) >= game || v.Status != table.StatusPlaying {
 			return v, false
 		}
@@ -186,13 +185,13 @@ func waitTurn(t testing.TB, e *env, id string, p table.Player, game int) (table.
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatal("the table does not come to the player")
-	return table.SeatView{}, false
+	return SeatView{}, false
 }
 
 // act makes p's move from the view v through the service, as a chat button would.
-func (e *env) act(p table.Player, v table.SeatView) {
+func (e *env) act(p table.Player, v SeatView) {
 	e.t.Helper()
-	verb, arg := tabletest.SeatMove(v)
+	verb, arg := v.FirstMove()
 	replies, err := e.svc.Handle(context.Background(), table.Command{Place: table.Place{Platform: Platform, Chat: p.ID},
 		Table: v.Table, Actor: p, Verb: table.Verb(verb), Args: []string{arg}, Seq: v.Seq, Private: true})
 	if err != nil {
@@ -211,7 +210,7 @@ func (e *env) act(p table.Player, v table.SeatView) {
 func moved(e *env, id string, p table.Player, seq uint64) bool {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if nv, _ := e.svc.SeatView(context.Background(), id, p); nv.Seq > seq {
+		if nv, _ := e.web.SeatView(context.Background(), id, p); nv.Seq > seq {
 			return true
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -261,22 +260,22 @@ func tapUntil(t testing.TB, e *env, tb *tab, id string, p table.Player, game int
 
 // actUntil makes the move of whoever is to move, as from the chat, until p is to move and ready
 // says p's view is the one wanted.
-func (e *env) actUntil(id string, ps []table.Player, p table.Player, ready func(table.SeatView) bool) table.SeatView {
+func (e *env) actUntil(id string, ps []table.Player, p table.Player, ready func(SeatView) bool) SeatView {
 	e.t.Helper()
 	for i := 0; i < 400; i++ {
-		v, _ := e.svc.SeatView(context.Background(), id, p)
+		v, _ := e.web.SeatView(context.Background(), id, p)
 		if v.Game.ToMove == v.You && ready(v) {
 			return v
 		}
 		q := ps[v.Game.ToMove]
-		qv, _ := e.svc.SeatView(context.Background(), id, q)
+		qv, _ := e.web.SeatView(context.Background(), id, q)
 		e.act(q, qv)
 	}
 	e.t.Fatal("the view wanted never came")
-	return table.SeatView{}
+	return SeatView{}
 }
 
-func tapMove(t testing.TB, e *env, tb *tab, id string, p table.Player, v table.SeatView) {
+func tapMove(t testing.TB, e *env, tb *tab, id string, p table.Player, v SeatView) {
 	t.Helper()
 	seq := fmt.Sprint(v.Seq)
 	// The page must show this very view before the tap.
@@ -354,15 +353,15 @@ func TestBrowserSecondTabSeesOnlyItsOwnCards(t *testing.T) {
 			p  table.Player
 			tb *tab
 		}{{a, ta}, {c, tc}} {
-			v, _ := e.svc.SeatView(context.Background(), id, pl.p)
+			v, _ := e.web.SeatView(context.Background(), id, pl.p)
 			if v.Game != nil && v.Game.ToMove == v.You {
 				tapMove(t, e, pl.tb, id, pl.p, v)
 			}
 		}
 		time.Sleep(30 * time.Millisecond)
 	}
-	views := func(tb *tab) []table.SeatView {
-		var out []table.SeatView
+	views := func(tb *tab) []SeatView {
+		var out []SeatView
 		for _, f := range tb.received() {
 			var m outbound
 			if json.Unmarshal([]byte(f), &m) == nil && m.View != nil {
@@ -424,7 +423,7 @@ func TestBrowserSecondTabSeesOnlyItsOwnCards(t *testing.T) {
 	// And what his page shows, once it shows the table as it stands: his hand.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		v, _ := e.svc.SeatView(context.Background(), id, c)
+		v, _ := e.web.SeatView(context.Background(), id, c)
 		var page struct {
 			Seq   string
 			Cards []string
@@ -463,7 +462,7 @@ func TestBrowserReloadMidTrick(t *testing.T) {
 		}
 		tapMove(t, e, tb, id, p, v)
 	}
-	v, _ := e.svc.SeatView(context.Background(), id, p)
+	v, _ := e.web.SeatView(context.Background(), id, p)
 	tb.run(chromedp.Reload())
 	want := len(v.Game.Trick.Plays)
 	tb.waitJS("the trick again", fmt.Sprintf(`document.querySelectorAll("#trick .card").length === %d && document.querySelectorAll("#hand .card.legal").length > 0`, want))
@@ -517,7 +516,7 @@ func TestBrowserScreenshots(t *testing.T) {
 		}
 		e.act(p, v)
 	}
-	v, _ := e.svc.SeatView(context.Background(), id, p)
+	v, _ := e.web.SeatView(context.Background(), id, p)
 	for _, size := range []struct{ w, h int64 }{{320, 568}, {390, 844}, {1280, 800}} {
 		for _, dark := range []bool{false, true} {
 			name := fmt.Sprintf("%dx%d-light", size.w, size.h)
@@ -541,7 +540,7 @@ func TestBrowserScreenshots(t *testing.T) {
 
 // checkLayout holds one screenshot of the table at w×h to the layout's rules (see
 // TestBrowserScreenshots).
-func checkLayout(t *testing.T, tb *tab, name string, shot []byte, w, h int64, dark bool, v table.SeatView) {
+func checkLayout(t *testing.T, tb *tab, name string, shot []byte, w, h int64, dark bool, v SeatView) {
 	t.Helper()
 	img, err := png.Decode(bytes.NewReader(shot))
 	if err != nil {
@@ -710,7 +709,7 @@ func TestBrowserTelegramMiniApp(t *testing.T) {
 			t.Fatalf("a German hand shows %q, named %q", letters, names)
 		}
 	}
-	v, _ := e.svc.SeatView(context.Background(), id, p)
+	v, _ := e.web.SeatView(context.Background(), id, p)
 	var cards int
 	tb.eval(`document.querySelectorAll("#hand .card").length`, &cards)
 	if cards != len(v.Hand) {

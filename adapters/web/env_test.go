@@ -212,7 +212,7 @@ func (e *env) session(p table.Player, tableID string) string {
 type client struct {
 	t    testing.TB
 	c    *websocket.Conn
-	view table.SeatView
+	view SeatView
 	got  []outbound
 }
 
@@ -290,7 +290,7 @@ func (k *client) next(typ string) outbound {
 }
 
 // viewAfter reads views until one is newer than seq.
-func (k *client) viewAfter(seq uint64) table.SeatView {
+func (k *client) viewAfter(seq uint64) SeatView {
 	k.t.Helper()
 	for k.view.Seq <= seq {
 		k.next("view")

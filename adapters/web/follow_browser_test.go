@@ -283,7 +283,7 @@ func TestBrowserClockAndImBack(t *testing.T) {
 	tb.run(chromedp.Navigate(e.link(p, id)))
 	tb.waitJS("the clock", `!document.getElementById("clock").hidden`)
 	// The others play (as from the chat) until it is the page's player's turn.
-	v := e.actUntil(id, ps, p, func(table.SeatView) bool { return true })
+	v := e.actUntil(id, ps, p, func(SeatView) bool { return true })
 	tb.waitJS("the page at the player's turn", fmt.Sprintf(`document.getElementById("app").dataset.seq === "%d"`, v.Seq))
 	var clock struct {
 		Text string
@@ -303,7 +303,7 @@ func TestBrowserClockAndImBack(t *testing.T) {
 	}
 	tb.run(chromedp.Click(`#back`, chromedp.ByQuery))
 	tb.waitJS("the seat taken back", `document.getElementById("away").hidden`)
-	if v, _ := e.svc.SeatView(context.Background(), id, p); v.Seats[v.You].Away {
+	if v, _ := e.web.SeatView(context.Background(), id, p); v.Seats[v.You].Away {
 		t.Fatal("the page shows the player back, the table does not")
 	}
 }
@@ -499,7 +499,7 @@ func TestBrowserKeyboardAndLiveRegion(t *testing.T) {
 		if !moved(e, id, p, v.Seq) {
 			t.Fatal("Space on a legal card made no move")
 		}
-		nv, _ := e.svc.SeatView(context.Background(), id, p)
+		nv, _ := e.web.SeatView(context.Background(), id, p)
 		tb.waitJS("the next view", fmt.Sprintf(`Number(document.getElementById("app").dataset.seq) >= %d`, nv.Seq))
 		var after struct {
 			Y      float64
@@ -564,7 +564,7 @@ func TestBrowserTrumpChoiceNotGreyed(t *testing.T) {
 	b := browser(t)
 	id, ps, _ := e.fourTable(1)
 	p := ps[0]
-	e.actUntil(id, ps, p, func(v table.SeatView) bool { return len(v.Trumps) > 0 })
+	e.actUntil(id, ps, p, func(v SeatView) bool { return len(v.Trumps) > 0 })
 	tb := newTab(t, b, false)
 	tb.run(chromedp.Navigate(e.link(p, id)))
 	tb.waitJS("the trump buttons", `document.querySelector("#choices button.trump") && document.querySelectorAll("#hand .card").length === 3`)

@@ -10,10 +10,9 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
-	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
-// stalledViews is the service with SeatView held up once stall is called: each call then waits
+// stalledViews is the service with Seen held up once stall is called: each call then waits
 // until release (or the test ends), so a refresher of the hub can be caught in the middle.
 type stalledViews struct {
 	Service
@@ -33,7 +32,7 @@ func (s *stalledViews) stall() {
 	s.mu.Unlock()
 }
 
-func (s *stalledViews) SeatView(ctx context.Context, id string, p table.Player) (table.SeatView, bool) {
+func (s *stalledViews) Seen(ctx context.Context, id string, p table.Player) (table.Seen, bool) {
 	s.mu.Lock()
 	stalled := s.stalled
 	s.mu.Unlock()
@@ -41,7 +40,7 @@ func (s *stalledViews) SeatView(ctx context.Context, id string, p table.Player) 
 		s.entered <- struct{}{}
 		<-s.released
 	}
-	return s.Service.SeatView(ctx, id, p)
+	return s.Service.Seen(ctx, id, p)
 }
 
 // refreshers counts the goroutines in the hub's refresh loop.
@@ -94,9 +93,9 @@ func TestCloseJoinsTheRefreshers(t *testing.T) {
 
 // playAlong makes the socket's player's moves from the views it gets until the match is over,
 // and gives every view it got.
-func playAlong(t *testing.T, k *client, limit int) []table.SeatView {
+func playAlong(t *testing.T, k *client, limit int) []SeatView {
 	t.Helper()
-	views := []table.SeatView{k.view}
+	views := []SeatView{k.view}
 	moved := uint64(0)
 	for n := 0; n < limit; n++ {
 		v := k.view
@@ -104,7 +103,7 @@ func playAlong(t *testing.T, k *client, limit int) []table.SeatView {
 			return views
 		}
 		if g := v.Game; g != nil && g.ToMove == v.You && v.Seq > moved {
-			verb, arg := tabletest.SeatMove(v)
+			verb, arg := v.FirstMove()
 			k.move(verb, arg, v.Seq, fmt.Sprint("a", n))
 			moved = v.Seq
 		}

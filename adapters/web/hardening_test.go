@@ -16,7 +16,6 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
-	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
 // dcFake stands for the discord adapter as the web table uses it: good codes, the players of
@@ -209,12 +208,12 @@ func TestSessionExpiresAtAMove(t *testing.T) {
 	var k *client
 	var p table.Player
 	for _, pl := range ps {
-		if v, _ := e.svc.SeatView(ctx, id, pl); v.Game != nil && v.Game.ToMove == v.You {
+		if v, _ := e.web.SeatView(ctx, id, pl); v.Game != nil && v.Game.ToMove == v.You {
 			p, k = pl, e.open(e.session(pl, id))
 		}
 	}
 	v := k.view
-	verb, arg := tabletest.SeatMove(v)
+	verb, arg := v.FirstMove()
 	e.clock.Add(12*time.Hour + time.Second)
 	k.move(verb, arg, v.Seq, "late")
 	if m := k.next("bye"); m.Text != i18n.T("de", "web.session_over") || !m.Renew {
@@ -223,7 +222,7 @@ func TestSessionExpiresAtAMove(t *testing.T) {
 	if _, err := k.read(2 * time.Second); websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
 		t.Fatalf("the socket after its session ended: %v", err)
 	}
-	if nv, _ := e.svc.SeatView(ctx, id, p); nv.Seq != v.Seq {
+	if nv, _ := e.web.SeatView(ctx, id, p); nv.Seq != v.Seq {
 		t.Fatalf("the move was made: the table moved from %d to %d", v.Seq, nv.Seq)
 	}
 }
@@ -254,7 +253,7 @@ func TestLeftTheActivityCannotJoin(t *testing.T) {
 	if m := k.next("bye"); m.Text != i18n.T("fr", "web.left_activity") {
 		t.Fatalf("a join after leaving: %+v", m)
 	}
-	if nv, _ := e.svc.SeatView(ctx, v.Table, eve); nv.You != -1 {
+	if nv, _ := e.web.SeatView(ctx, v.Table, eve); nv.You != -1 {
 		t.Fatalf("Eve sits at seat %d after she left", nv.You)
 	}
 }

@@ -31,17 +31,17 @@ func (s *Server) LocalTable(ctx context.Context, p table.Player, opts []string) 
 		return err
 	}
 	id := svc.TableAt(LocalPlace)
-	var v table.SeatView
+	var v SeatView
 	ok := false
 	if id != "" {
-		v, ok = svc.SeatView(ctx, id, p)
+		v, ok = s.SeatView(ctx, id, p)
 	}
 	if !ok || v.Status == table.StatusClosed {
 		if err := do(table.VerbNew, opts...); err != nil {
 			return "", err
 		}
 		id = svc.TableAt(LocalPlace)
-		v, _ = svc.SeatView(ctx, id, p)
+		v, _ = s.SeatView(ctx, id, p)
 	}
 	if v.Status == table.StatusLobby {
 		if err := do(table.VerbDeal); err != nil {

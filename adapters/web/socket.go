@@ -30,7 +30,7 @@ import (
 //	page:   {"t":"ping"}
 //	page:   {"t":"watchlink"}                           (a seated player asks for the table's watch link)
 //	server: {"t":"ping","beat":4000}                       (first, then {"t":"ping"} while idle)
-//	server: {"t":"view","view":{…table.SeatView…}}
+//	server: {"t":"view","view":{…SeatView…}}
 //	server: {"t":"strings","lang":"de","strings":{…}}
 //	server: {"t":"refused","id":"m7","text":"…"}
 //	server: {"t":"note","text":"…"}
@@ -38,6 +38,11 @@ import (
 //	                                              it, with its alt text: when a game ends, and first)
 //	server: {"t":"watchers","n":2}                     (how many watch without a seat, when it changes)
 //	server: {"t":"watchlink","text":"https://…"}
+//	page:   {"t":"shown","seq":41}                      (the page has shown the table at 41: its last card is on show)
+//	page:   {"t":"replays"}                                (the kept matches of the table's place)
+//	server: {"t":"replays","list":{"lines":["…"],"empty":"…"}}
+//	page:   {"t":"replay","n":1}                           (the first match listed, step by step)
+//	server: {"t":"replay","n":1,"replay":{…ReplayMatch…}}
 //	server: {"t":"bye","text":"…"}              (with "renew":true: the session is over, get a new one;
 //	                                              with "why":"elsewhere": another tab took the seat)
 //
@@ -53,11 +58,12 @@ type inbound struct {
 	Seq     uint64 `json:"seq"`
 	ID      string `json:"id"`
 	Dark    bool   `json:"dark"` // hello: the page's theme, for the board's picture
+	N       int    `json:"n"`    // replay: which kept match, as replays listed it (from 1)
 }
 
 type outbound struct {
 	T       string            `json:"t"`
-	View    *table.SeatView   `json:"view,omitempty"`
+	View    *SeatView         `json:"view,omitempty"`
 	Lang    string            `json:"lang,omitempty"`
 	Strings map[string]string `json:"strings,omitempty"`
 	ID      string            `json:"id,omitempty"`
@@ -67,6 +73,8 @@ type outbound struct {
 	Beat    int64             `json:"beat,omitempty"` // the first ping: the heartbeat in ms
 	PNG     string            `json:"png,omitempty"`  // a board: its picture as a data: URL
 	N       int               `json:"n,omitempty"`    // watchers: how many
+	List    *ReplayList       `json:"list,omitempty"`
+	Replay  *ReplayMatch      `json:"replay,omitempty"`
 }
 
 // pageSilence is how many heartbeats a page may say nothing before its socket is ended.
@@ -144,7 +152,7 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 		s.refuseSocket(ctx, c, lang, "err.no_table")
 		return
 	}
-	v, ok := s.service().SeatView(ctx, t.Table, t.player())
+	v, ok := s.SeatView(ctx, t.Table, t.player())
 	switch {
 	case !ok:
 		s.refuseSocket(ctx, c, lang, "err.closed")
@@ -174,7 +182,7 @@ func (s *Server) refuseSocket(ctx context.Context, c *websocket.Conn, lang, key 
 
 // push queues a view; only the newest waiting view is written. The page's texts go first when
 // the view's language is new to it, and the board's picture when a game ended since the last.
-func (k *sock) push(v table.SeatView) {
+func (k *sock) push(v SeatView) {
 	data, err := json.Marshal(outbound{T: "view", View: &v})
 	if err != nil {
 		k.s.log.Error("encoding a view", "err", err)
@@ -202,7 +210,7 @@ func (k *sock) push(v table.SeatView) {
 // boardPicture is the board message for v when its picture changed since the socket's last (a
 // game ended, the language changed), else nil. Drawn here, outside every lock: it takes
 // milliseconds, and only once a game.
-func (k *sock) boardPicture(v table.SeatView) []byte {
+func (k *sock) boardPicture(v SeatView) []byte {
 	key := fmt.Sprint(v.Table, " ", v.Lang, " ", len(v.Board.Games))
 	k.mu.Lock()
 	same := k.board == key
@@ -344,12 +352,69 @@ func (k *sock) read() {
 			k.send(outbound{T: "watchlink", Text: k.s.WatchLink(k.table)})
 			continue
 		}
+		if m.T == "shown" {
+			k.shown(m.Seq)
+			continue
+		}
+		if m.T == "replays" || m.T == "replay" {
+			k.replayAsked(m)
+			continue
+		}
 		if typ != websocket.MessageText || json.Unmarshal(data, &m) != nil || m.T != "move" {
 			k.send(outbound{T: "refused", Text: i18n.T(k.langNow(), "web.bad_message")})
 			continue
 		}
 		k.move(m)
 	}
+}
+
+// shown passes on what a seated person's page shows, where the page is the place's public table
+// (a place of the web's own: bot -web's table): the game then follows the page's timeline, as it
+// follows the chats' table messages (table.Service.Shown). A page of a chat's table says nothing:
+// the chat's message is that place's table.
+func (k *sock) shown(seq uint64) {
+	if k.t.watching() || seq == 0 {
+		return
+	}
+	svc := k.s.service()
+	if place, ok := svc.PlaceOf(k.table); ok && place.Platform == Platform {
+		svc.Shown(place, seq)
+	}
+}
+
+// replayAsked answers the page's request for the kept matches, or for one of them step by step;
+// it counts against the player's moves, as it reads the store.
+func (k *sock) replayAsked(m inbound) {
+	lang := k.langNow()
+	if ok, _ := k.s.moves.allow(k.table+" "+k.player.ID, k.s.cfg.Now()); !ok {
+		k.send(outbound{T: "refused", Text: i18n.T(lang, "web.too_fast")})
+		return
+	}
+	if m.T == "replays" {
+		list, err := k.replays()
+		if err != nil {
+			k.send(outbound{T: "note", Text: replayProblem(lang, err)})
+			return
+		}
+		k.send(outbound{T: "replays", List: &list})
+		return
+	}
+	rm, err := k.replay(m.N)
+	if err != nil {
+		k.send(outbound{T: "note", Text: replayProblem(lang, err)})
+		return
+	}
+	k.send(outbound{T: "replay", N: m.N, Replay: &rm})
+}
+
+// replayProblem is what the page is told when a replay cannot be had: the service's refusal as
+// it said it, else that the match is no longer kept.
+func replayProblem(lang string, err error) string {
+	var said replyError
+	if errors.As(err, &said) {
+		return string(said)
+	}
+	return i18n.T(lang, "history.gone")
 }
 
 func closedNormally(err error) bool {
@@ -516,9 +581,8 @@ func (h *hub) refresh(r *room) {
 			socks = append(socks, k)
 		}
 		h.mu.Unlock()
-		svc := h.s.service()
 		for _, k := range socks {
-			v, ok := svc.SeatView(k.ctx, r.id, k.player)
+			v, ok := h.s.SeatView(k.ctx, r.id, k.player)
 			if !ok {
 				k.goodbye(outbound{Text: i18n.T(k.langNow(), "err.closed")}, websocket.StatusNormalClosure)
 				continue

@@ -27,6 +27,8 @@ var pageKeys = []string{
 	"web.result.stake", "web.result.stripes", "web.last_trick", "web.teams",
 	// A count's forms: the page picks one with plural.one (below).
 	"web.watchers.one", "web.watchers.other", "web.watch_link",
+	"web.replays", "web.replay.prev", "web.replay.next", "web.replay.game", "web.replay.step", "web.replay.close",
+	"web.replay.hands",
 }
 
 // pageStrings are the page's texts in lang, with the names of the ranks and suits the page

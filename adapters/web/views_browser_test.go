@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
@@ -27,7 +28,7 @@ func viewsTable(t *testing.T, e *env, lang, state string) (string, table.Player)
 		ps = append(ps, table.Player{ID: fmt.Sprintf("dc:%s%d%d", lang, len(state), i), Name: fmt.Sprintf("Spiller %d", i+1), Locale: lang})
 	}
 	stripes := "stripes=7" // a match that goes on past the states wanted
-	if state == "match-end" {
+	if state == "match-end" || state == "replay" {
 		stripes = "stripes=1"
 	}
 	e.do(place, ps[0], table.VerbNew, "timer=none", stripes)
@@ -41,22 +42,22 @@ func viewsTable(t *testing.T, e *env, lang, state string) (string, table.Player)
 	e.do(place, ps[0], table.VerbDeal)
 	switch state {
 	case "trump":
-		e.actUntil(id, ps, ps[0], func(v table.SeatView) bool { return len(v.Trumps) > 0 })
+		e.actUntil(id, ps, ps[0], func(v SeatView) bool { return len(v.Trumps) > 0 })
 	case "trick", "watch":
-		e.actUntil(id, ps, ps[0], func(v table.SeatView) bool { return v.Game.Phase == "play" && len(v.Game.Trick.Plays) > 0 })
+		e.actUntil(id, ps, ps[0], func(v SeatView) bool { return v.Game.Phase == "play" && len(v.Game.Trick.Plays) > 0 })
 	case "game-end":
 		// The result stays until the next deal's first card: the person names trump or leads.
-		e.actUntil(id, ps, ps[0], func(v table.SeatView) bool {
+		e.actUntil(id, ps, ps[0], func(v SeatView) bool {
 			return v.Ended != nil && v.Status == table.StatusPlaying && len(v.Game.Trick.Plays) == 0
 		})
-	case "match-end":
+	case "match-end", "replay":
 		for i := 0; i < 2000; i++ {
-			v, _ := e.svc.SeatView(context.Background(), id, ps[0])
+			v, _ := e.web.SeatView(context.Background(), id, ps[0])
 			if v.Status == table.StatusOver {
 				return id, ps[0]
 			}
 			q := ps[v.Game.ToMove]
-			qv, _ := e.svc.SeatView(context.Background(), id, q)
+			qv, _ := e.web.SeatView(context.Background(), id, q)
 			e.act(q, qv)
 		}
 		t.Fatal("the match did not end")
@@ -72,10 +73,40 @@ var viewReady = map[string]string{
 	"game-end":  `!document.getElementById("result").hidden`,
 	"watch":     `document.querySelectorAll("#trick .card").length > 0 && document.querySelectorAll("#hand .card").length === 0 && !document.getElementById("watchers").hidden`,
 	"match-end": `!document.getElementById("result").hidden && document.querySelector("#choices button.rematch") && document.querySelector("#result img.sheet")`,
+	"replay":    `document.querySelector("#choices button.rematch") && !document.getElementById("replays").hidden`,
+}
+
+// stepReplay opens the played matches from the page, picks the match just played and steps
+// through it with the keyboard: the focus goes to "Next", each arrow key shows the next step, and
+// the live region says what the step shows.
+func stepReplay(t *testing.T, tb *tab, what string) {
+	t.Helper()
+	tb.eval(`document.getElementById("replays").click(); true`, nil)
+	tb.waitJS(what+" the list of played matches", `document.querySelectorAll("#replay-list .replay-pick").length === 1`)
+	tb.eval(`document.querySelector("#replay-list .replay-pick").click(); true`, nil)
+	tb.waitJS(what+" the replay", `!document.getElementById("replay-match").hidden && document.activeElement.id === "replay-next"`)
+	var first string
+	tb.eval(`document.getElementById("replay-step").textContent`, &first)
+	tb.run(chromedp.KeyEvent(kb.ArrowRight), chromedp.KeyEvent(kb.ArrowRight), chromedp.KeyEvent(kb.ArrowRight))
+	var got struct {
+		Step, Say, Said string
+		Cards, Hands    int
+		Table           bool
+	}
+	tb.eval(`({step: document.getElementById("replay-step").textContent, say: document.getElementById("replay-say").textContent,
+		said: document.querySelector("#said p:last-child").textContent, hands: document.querySelectorAll("#replay-seats .card").length,
+		cards: document.querySelectorAll("#replay-trick .card").length, table: !document.getElementById("play").hidden})`, &got)
+	if got.Step == first || got.Say == "" || got.Say != got.Said || got.Table {
+		t.Errorf("%s: after three steps %+v (first %q)", what, got, first)
+	}
+	if got.Hands+got.Cards != 24 { // the deal and trump: every card in a hand or on the felt
+		t.Errorf("%s: %d cards in the hands and %d on the felt", what, got.Hands, got.Cards)
+	}
 }
 
 // axe-core finds no serious or critical violation on the lobby, the trump choice, a trick in
-// play, a game's end, the match's end and the watch view (no hand), in all four languages, at
+// play, a game's end, the match's end, the watch view (no hand) and a replay of the match just
+// played (stepped through with the keyboard: stepReplay), in all four languages, at
 // 320 px and at 1280 px; a screenshot of each is kept ($KONTERMATT_SCREENSHOTS, else the test's
 // temporary directory).
 func TestBrowserAxeEveryView(t *testing.T) {
@@ -93,7 +124,7 @@ func TestBrowserAxeEveryView(t *testing.T) {
 	}
 	loads := 0
 	for _, lang := range i18n.Languages {
-		for _, state := range []string{"lobby", "trump", "trick", "game-end", "match-end", "watch"} {
+		for _, state := range []string{"lobby", "trump", "trick", "game-end", "match-end", "watch", "replay"} {
 			id, p := viewsTable(t, e, lang, state)
 			for i, s := range sizes {
 				tb := tabs[i]
@@ -111,6 +142,9 @@ func TestBrowserAxeEveryView(t *testing.T) {
 				from := network.Headers{"X-Forwarded-For": fmt.Sprintf("10.9.%d.%d", loads/200, loads%200)}
 				tb.run(cdppage.BringToFront(), network.SetExtraHTTPHeaders(from), chromedp.Navigate("about:blank"), chromedp.Navigate(link))
 				tb.waitJS(lang+" "+state, viewReady[state])
+				if state == "replay" {
+					stepReplay(t, tb, fmt.Sprint(lang, " ", s.w, "px"))
+				}
 				var pageLang string
 				tb.eval(`document.documentElement.lang`, &pageLang)
 				if pageLang != lang {

@@ -7,9 +7,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kontermatt/kontermatt/core"
-	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
 var anyCard = regexp.MustCompile(`"card":"([^"]*)"`)
@@ -61,7 +61,7 @@ func TestWatchLink(t *testing.T) {
 	// table (a play of the trick, the last trick, the game just ended), never in a hand.
 	for seated.view.Game.Trick.No < 3 && len(seated.view.Board.Games) == 0 {
 		if v := seated.view; v.Game.ToMove == v.You {
-			verb, arg := tabletest.SeatMove(v)
+			verb, arg := v.FirstMove()
 			seated.move(verb, arg, v.Seq, fmt.Sprint("s", v.Seq))
 		}
 		seated.next("view")
@@ -108,5 +108,26 @@ func TestWatchLink(t *testing.T) {
 	watchers[1].c.CloseNow()
 	if n := seated.next("watchers").N; n != 1 {
 		t.Fatalf("after a watcher left the player was told %d", n)
+	}
+}
+
+// The watch link that the chats' table messages carry stays the same for half a session (a link
+// new every second would make every table message look changed, worth an edit), and it opens
+// the table until at least half a session from when it was given.
+func TestWatchLinkIsSteady(t *testing.T) {
+	e := newEnv(t)
+	id, _, _ := e.soloTable(1)
+	first := e.web.WatchLink(id)
+	e.clock.Add(time.Second)
+	if again := e.web.WatchLink(id); again != first {
+		t.Fatalf("a second later the watch link is another:\n%s\n%s", first, again)
+	}
+	if other, _, _ := e.soloTable(2); e.web.WatchLink(other) == first {
+		t.Fatal("two tables have one watch link")
+	}
+	e.clock.Add(6*time.Hour - time.Minute) // the link is still valid: at most this old
+	_, token, _ := strings.Cut(first, "#watch=")
+	if code, out := e.post(map[string]string{"watch": token}, ""); code != http.StatusOK || out["session"] == "" {
+		t.Fatalf("opening a watch link given 6 hours ago: %d %v", code, out)
 	}
 }

@@ -1,7 +1,7 @@
 // Package web is the web table: an HTTP server in the bot's process that serves one page (HTML,
 // CSS and plain JavaScript, embedded) and a WebSocket per player. The same page runs as a
 // Telegram Mini App, as a Discord Activity and in any browser; the server pushes each player
-// their own view of the table (table.SeatView: their hand only, the public table) and turns the
+// their own view of the table (SeatView, from table.Seen: their hand only, the public table) and turns the
 // moves the page sends into the same table.Commands a button press makes, with the player taken
 // from a verified session, never from the page.
 //
@@ -50,8 +50,15 @@ const Platform = "web"
 // Service is what the web table asks of the table service; *table.Service satisfies it.
 type Service interface {
 	Handle(ctx context.Context, cmd table.Command) ([]table.Message, error)
-	SeatView(ctx context.Context, tableID string, p table.Player) (table.SeatView, bool)
+	// Seen is what p may see of a table (their own hand only): the page's view is drawn from it.
+	Seen(ctx context.Context, tableID string, p table.Player) (table.Seen, bool)
 	TableAt(p table.Place) string
+	// Shown tells the service what the place's public table shows (its sequence number): where
+	// the page is the place's table (bot -web's), computer players wait until it showed what
+	// came before, as they wait for the chats' table messages.
+	Shown(p table.Place, seq uint64)
+	// PlaceOf is where a table is played: its kept matches (history) are that place's.
+	PlaceOf(tableID string) (table.Place, bool)
 	// Picture draws a message's picture: the page shows the stripe board as the chats do.
 	Picture(ctx context.Context, m table.Message, dark bool) (png []byte, alt string, err error)
 }
@@ -349,8 +356,14 @@ func (s *Server) Link(p table.Player, tableID string) (string, error) {
 // WatchLink is the signed address of the page for people without a seat at a table: they see the
 // public table (no hand, ever) and make no move. Unlike a player's link it may be shared and used
 // by many, until Config.SessionTTL.
+//
+// The link is the same for a table for half a session's time (its expiry is counted from the
+// start of that half): the chats' table messages carry it, and a link that changed every second
+// would make every message look changed, worth an edit.
 func (s *Server) WatchLink(tableID string) string {
-	t := ticket{Player: "watch", Table: tableID, Via: "watch", Exp: s.cfg.Now().Add(s.cfg.SessionTTL).Unix()}
+	half := s.cfg.SessionTTL / 2
+	exp := s.cfg.Now().Truncate(half).Add(s.cfg.SessionTTL) // valid at least half a session from now
+	t := ticket{Player: "watch", Table: tableID, Via: "watch", Exp: exp.Unix()}
 	return s.public.String() + "/#watch=" + s.sign.sign(purposeWatch, t)
 }
 

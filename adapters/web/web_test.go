@@ -13,28 +13,14 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
-// checkOwnCards fails if a view shows a card still held by anyone but its reader. The game that
-// ended is left out: its cards were dealt in an earlier game, its last trick played in the open.
-func checkOwnCards(t *testing.T, e *env, v table.SeatView) {
+// checkOwnCards fails if a view shows a card still held by anyone but its reader (checkSeatView).
+func checkOwnCards(t *testing.T, e *env, v SeatView) {
 	t.Helper()
-	v.Ended = nil
-	_, held := e.svc.HeldCards(v.Table)
-	var own core.CardSet
-	for _, c := range v.Hand {
-		card, _ := core.ParseCard(c.Card)
-		own = own.Add(card)
-	}
-	data, _ := json.Marshal(v)
-	for _, c := range held.Cards() {
-		if !own.Has(c) && strings.Contains(string(data), `"card":"`+c.String()+`"`) {
-			t.Fatalf("the view of seat %d shows %s, which another player holds", v.You, c)
-		}
-	}
+	checkSeatView(t, e.svc, v)
 }
 
 // Four players at four sockets: each gets their own hand only; a move from one socket brings

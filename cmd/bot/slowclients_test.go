@@ -22,6 +22,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/kontermatt/kontermatt/adapters/web"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
@@ -277,7 +278,7 @@ func startSlowBot(t *testing.T) slowBot {
 type slowPage struct {
 	c     *websocket.Conn
 	mu    sync.Mutex
-	view  table.SeatView
+	view  web.SeatView
 	fresh chan struct{} // a new view came
 }
 
@@ -331,7 +332,7 @@ func (pg *slowPage) read(ctx context.Context) error {
 	}
 	var m struct {
 		T    string
-		View *table.SeatView
+		View *web.SeatView
 		Text string
 	}
 	if json.Unmarshal(data, &m) == nil && m.View != nil {
@@ -348,7 +349,7 @@ func (pg *slowPage) read(ctx context.Context) error {
 	return nil
 }
 
-func (pg *slowPage) now() table.SeatView {
+func (pg *slowPage) now() web.SeatView {
 	pg.mu.Lock()
 	defer pg.mu.Unlock()
 	return pg.view
@@ -363,7 +364,7 @@ func playOne(t *testing.T, pages []*slowPage, within time.Duration) time.Duratio
 		if v.Game == nil || v.Game.ToMove != v.You {
 			continue
 		}
-		verb, arg := tabletest.SeatMove(v)
+		verb, arg := v.FirstMove()
 		start := time.Now()
 		data, _ := json.Marshal(map[string]any{"t": "move", "verb": verb, "arg": arg, "seq": v.Seq, "id": fmt.Sprint("m", v.Seq)})
 		ctx, cancel := context.WithTimeout(context.Background(), within)

@@ -20,6 +20,7 @@ var en = map[string]string{
 	"btn.hand":    "My hand",
 	"btn.board":   "Board",
 	"btn.last":    "Last trick",
+	"btn.watch":   "👀 Watch",
 	"btn.rematch": "Rematch",
 	"btn.rotate":  "Rematch, new partners",
 
@@ -585,6 +586,14 @@ var en = map[string]string{
 	"web.last_trick":         "Last trick:",
 	"web.teams":              "Team %[1]s (%[2]s):",
 	"web.watch_link":         "Link for watchers",
+	"web.replays":            "⏮ Played matches",
+	"web.replay.deal":        "%s deals.",
+	"web.replay.prev":        "◀ Back",
+	"web.replay.next":        "Next ▶",
+	"web.replay.game":        "Game %d",
+	"web.replay.step":        "Step %d of %d",
+	"web.replay.close":       "Back to the table",
+	"web.replay.hands":       "Hands",
 	"web.watchers.one":       "%d watcher",
 	"web.watchers.other":     "%d watchers",
 }

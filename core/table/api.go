@@ -219,6 +219,10 @@ type Message struct {
 	// HoldFor asks a surface to keep this content of an editable message in view at least this
 	// long before an edit replaces it (a finished trick with its winner). Only a display hint.
 	HoldFor time.Duration `json:",omitempty"`
+	// Watch is the label of a link to watch the table on the web table (catalog btn.watch, in
+	// the message's language): set on the public table message while a game is played. A surface
+	// where the web table runs adds the link (its WatchLink); elsewhere it is left out.
+	Watch string `json:",omitempty"`
 }
 
 // Digest fingerprints what a message shows: its title, text, picture and buttons, without the
@@ -231,6 +235,9 @@ func (m Message) Digest() uint64 {
 	h = HashString(h, string(m.Picture))
 	if m.Season != "" || m.Record != "" { // left out when empty: older messages keep their digests
 		h = HashString(HashString(h, m.Season), m.Record)
+	}
+	if m.Watch != "" { // left out when empty, as above
+		h = HashString(HashString(h, "\x02watch"), m.Watch)
 	}
 	for _, row := range m.Buttons {
 		h = HashString(h, "\x01")

@@ -36,7 +36,7 @@ func copies(t *testing.T, st tabletest.SharedStore, n int, tweak func(i int, c *
 // seqAt is a table's sequence number as a copy holds it (0: not held).
 func seqAt(svc *table.Service, id string) uint64 {
 	ctx := context.Background()
-	v, ok := svc.SeatView(ctx, id, table.Player{ID: "nobody"})
+	v, ok := svc.Seen(ctx, id, table.Player{ID: "nobody"})
 	if !ok {
 		return 0
 	}

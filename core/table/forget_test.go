@@ -221,8 +221,8 @@ func TestPrivateButtonOnlyForOwnSeat(t *testing.T) {
 	if errText(r) == "" {
 		t.Errorf("a join pressed in a private chat was taken: %+v", r)
 	}
-	if v, _ := h.svc.SeatView(context.Background(), id, eve); v.You != -1 {
-		t.Errorf("Eve sits at seat %d of the group's table after pressing join in her private chat", v.You)
+	if v, _ := h.svc.Seen(context.Background(), id, eve); v.Reader.Valid() {
+		t.Errorf("Eve sits at seat %d of the group's table after pressing join in her private chat", v.Reader)
 	}
 	// Bob's own seat answers his private chat.
 	bobs := Place{Platform: "test", Chat: "2"}

@@ -239,7 +239,7 @@ func TestACommandStopsWaitingWhenItsContextEnds(t *testing.T) {
 	}
 	close(store.Release)
 	<-moved
-	if v, ok := svc.SeatView(context.Background(), hung.ID, hung.Players[2]); !ok || v.You != 2 {
-		t.Errorf("the player whose leave was not waited for does not sit at seat 2 (you %d)", v.You)
+	if sn, ok := svc.Seen(context.Background(), hung.ID, hung.Players[2]); !ok || sn.Reader != 2 {
+		t.Errorf("the player whose leave was not waited for does not sit at seat 2 (reader %d)", sn.Reader)
 	}
 }

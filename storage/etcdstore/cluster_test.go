@@ -125,8 +125,8 @@ func TestTwoCopiesPlayAMatch(t *testing.T) {
 	checkLedgers(t, []string{tb.ID}, a, b)
 	stored := uint64(len(a.ledger.Entries(tb.ID)) + len(b.ledger.Entries(tb.ID)))
 	tabletest.WaitUntil(t, 10*time.Second, "both copies hold the table as stored", func() bool {
-		va, _ := a.svc.SeatView(ctx, tb.ID, table.Player{})
-		vb, _ := b.svc.SeatView(ctx, tb.ID, table.Player{})
+		va, _ := a.svc.Seen(ctx, tb.ID, table.Player{})
+		vb, _ := b.svc.Seen(ctx, tb.ID, table.Player{})
 		return va.Seq == stored && vb.Seq == stored
 	})
 }

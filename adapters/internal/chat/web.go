@@ -11,4 +11,7 @@ type Web interface {
 	// AppURL is the page's address for a table to open as a Telegram Mini App (a web_app
 	// button); "" when the page is not served over https.
 	AppURL(tableID string) string
+	// WatchLink is the address of the web table for people without a seat at a table: the public
+	// table, no hand, no move. It may be shared (the table's public message carries it).
+	WatchLink(tableID string) string
 }

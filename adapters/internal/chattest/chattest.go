@@ -21,3 +21,6 @@ func (w Web) AppURL(tableID string) string {
 	}
 	return "https://table.example/?table=" + tableID
 }
+
+// WatchLink is the address of the web table for people without a seat.
+func (Web) WatchLink(tableID string) string { return "https://table.example/#watch=" + tableID }

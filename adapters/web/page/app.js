@@ -226,6 +226,10 @@
           if (!view || m.view.seq >= view.seq || m.view.table !== view.table) {
             const old = view;
             view = m.view;
+            if (view.pace && !window.kmPace) { // the table's pace, as the chats follow it
+              PACE.card = view.pace.card_ms;
+              PACE.trick = view.pace.trick_ms;
+            }
             status("");
             follow(old, view); // draws the view once everything before it is told
             if (busy()) drawWaiting(view);
@@ -245,6 +249,12 @@
           break;
         case "watchlink":
           shareWatch(m.text);
+          break;
+        case "replays":
+          showReplays(m.list);
+          break;
+        case "replay":
+          showReplay(m.replay);
           break;
         case "board":
           sheet = { png: m.png, text: m.text };
@@ -427,6 +437,18 @@
     else showStep(s);
   }
 
+  // tellShown says which view the page shows once the last thing it told of it is on show: where
+  // the page is the place's own table (bot -web), the computer players wait for it, so the game
+  // keeps the page's pace as it keeps the chats'.
+  let toldShown = 0, toldTable = "";
+  function tellShown() {
+    if (!view || steps.length > 0) return;
+    if (view.table !== toldTable) { toldTable = view.table; toldShown = 0; } // a rematch counts anew
+    if (toldShown >= view.seq) return;
+    if (speak({ t: "shown", seq: view.seq })) toldShown = view.seq;
+    $("app").dataset.shown = String(toldShown);
+  }
+
   function showStep(s) {
     if (running !== s) return;
     const quick = document.hidden;
@@ -436,9 +458,9 @@
         if (!felt || felt.key !== s.key) felt = { key: s.key, plays: [], winner: -1, won: "", held: false };
         if (result && s.game !== result.no) showResult(null); // the next deal's first card
         felt.plays.push({ seat: s.seat, card: s.card });
-        shownAt = performance.now();
         drawFelt(view, s.seat);
         say(label(view.seats[s.seat].name, cardName(s.card)));
+        shownAt = performance.now(); // the card is in view from now: the next computer card waits PACE.card
         wait = reducedMotion.matches || quick ? 0 : PACE.travel;
         break;
       case "take":
@@ -467,6 +489,7 @@
         wait = quick ? 0 : PACE.event;
     }
     stepTimer = setTimeout(finishStep, wait);
+    tellShown();
   }
 
   function finishStep() {
@@ -486,6 +509,7 @@
   function idle() {
     if (!view) return;
     draw(view);
+    tellShown();
     const v = view, g = v.game;
     const lines = [];
     const mine = !!g && v.status === "playing" && g.to_move === v.you && v.you >= 0;
@@ -568,6 +592,109 @@
   // The watch link: for people without a seat (no hand, no move). A seated player asks for it;
   // the page copies it, and shows it in case the copy is not allowed.
   $("watch").addEventListener("click", () => speak({ t: "watchlink" }));
+
+  // Played matches: the kept matches of the table's place, one stepped through at a time (the
+  // server reads the record and says each step; the page only shows them). The arrows step too.
+  let replay = null, replayGame = 0, replayStep = 0;
+  function openReplays() {
+    $("play").hidden = true;
+    $("extra").hidden = true;
+    $("replay").hidden = false;
+    $("replay-title").textContent = t("web.replays").replace(/^\S+\s/, "");
+    $("replay-close").textContent = t("web.replay.close");
+    $("replay-match").hidden = true;
+    speak({ t: "replays" });
+  }
+  function closeReplays() {
+    $("replay").hidden = true;
+    $("play").hidden = false;
+    $("extra").hidden = false;
+    replay = null;
+    $("replays").focus();
+  }
+  function showReplays(list) {
+    if ($("replay").hidden || !list) return;
+    const ul = $("replay-list");
+    ul.replaceChildren();
+    $("replay-empty").hidden = !list.empty;
+    $("replay-empty").textContent = list.empty || "";
+    (list.lines || []).forEach((line, i) => {
+      const li = el("li");
+      li.append(button(line, () => speak({ t: "replay", n: i + 1 }), "replay-pick"));
+      ul.append(li);
+    });
+    const first = ul.querySelector("button");
+    (first || $("replay-close")).focus();
+  }
+  function showReplay(r) {
+    if ($("replay").hidden || !r) return;
+    replay = r;
+    $("replay-list").replaceChildren();
+    $("replay-empty").hidden = true;
+    $("replay-title").textContent = r.line;
+    $("replay-match").hidden = false;
+    const games = $("replay-games");
+    games.setAttribute("aria-label", t("pic.Game"));
+    games.replaceChildren(...r.games.map((g, i) => button(fmt(t("web.replay.game"), g.no), () => { replayGame = i; replayStep = 0; drawReplay(true); }, "replay-game")));
+    replayGame = 0;
+    replayStep = 0;
+    drawReplay(true);
+    $("replay-next").focus();
+  }
+  function drawReplay(said) {
+    if (!replay) return;
+    const g = replay.games[replayGame], st = g.steps[replayStep];
+    $("replay-games").querySelectorAll("button").forEach((b, i) => b.setAttribute("aria-pressed", String(i === replayGame)));
+    $("replay-step").textContent = fmt(t("web.replay.game"), g.no) + " · " + fmt(t("web.replay.step"), replayStep + 1, g.steps.length) +
+      (st.trump ? " · " + label(t("pic.Trump"), st.trump) : "");
+    const seats = $("replay-seats");
+    seats.setAttribute("aria-label", t("web.replay.hands"));
+    seats.replaceChildren(...st.hands.map((hand, i) => {
+      const li = el("li", "replay-seat" + (st.winner === i ? " won" : ""));
+      li.append(el("span", "name", replay.seats[i]));
+      const cards = el("span", "cards");
+      hand.forEach((c) => cards.append(cardEl(c)));
+      li.append(cards);
+      return li;
+    }));
+    const trick = $("replay-trick");
+    trick.setAttribute("aria-label", t("pic.Trick"));
+    trick.replaceChildren(...st.trick.map((p) => {
+      const c = cardEl(p.card);
+      c.setAttribute("aria-label", label(replay.seats[p.seat], cardName(p.card))); // who played it
+      c.title = replay.seats[p.seat];
+      if (p.seat === st.winner) c.classList.add("won");
+      return c;
+    }));
+    $("replay-say").textContent = st.say;
+    $("replay-score").textContent = st.score;
+    $("replay-prev").textContent = t("web.replay.prev");
+    $("replay-next").textContent = t("web.replay.next");
+    $("replay-prev").disabled = replayGame === 0 && replayStep === 0;
+    const lastGame = replayGame === replay.games.length - 1;
+    $("replay-next").disabled = lastGame && replayStep === g.steps.length - 1;
+    if (said) announce(st.say);
+  }
+  function stepReplay(d) {
+    if (!replay) return;
+    let g = replayGame, s = replayStep + d;
+    if (s < 0 && g > 0) { g--; s = replay.games[g].steps.length - 1; }
+    if (s >= replay.games[g].steps.length && g < replay.games.length - 1) { g++; s = 0; }
+    if (s < 0 || s >= replay.games[g].steps.length) return;
+    replayGame = g;
+    replayStep = s;
+    drawReplay(true);
+  }
+  $("replays").addEventListener("click", openReplays);
+  $("replay-close").addEventListener("click", closeReplays);
+  $("replay-prev").addEventListener("click", () => stepReplay(-1));
+  $("replay-next").addEventListener("click", () => stepReplay(1));
+  $("replay").addEventListener("keydown", (ev) => {
+    if (!replay || ev.target.tagName === "INPUT") return;
+    if (ev.key === "ArrowRight") { ev.preventDefault(); stepReplay(1); }
+    if (ev.key === "ArrowLeft") { ev.preventDefault(); stepReplay(-1); }
+    if (ev.key === "Escape") { ev.preventDefault(); closeReplays(); }
+  });
   function shareWatch(url) {
     if (!url) return;
     const done = () => toast(url);
@@ -652,6 +779,9 @@
     const w = $("watch");
     w.hidden = v.you < 0;
     w.textContent = "🔗 " + t("web.watch_link");
+    const rp = $("replays");
+    rp.hidden = false;
+    rp.textContent = t("web.replays");
     drawWatchers();
     drawTable(v);
     drawClock();

@@ -208,7 +208,7 @@ func DoublePresses(svcs []*table.Service, tables []Table, rounds int) (once int,
 			last := svcs[ti%2]
 			for r := range rounds {
 				cmd := Next(last, t)
-				v, _ := last.SeatView(ctx, t.ID, table.Player{ID: "nobody"})
+				v, _ := last.Seen(ctx, t.ID, table.Player{ID: "nobody"})
 				cmd.Table, cmd.Seq = t.ID, v.Seq
 				applied := make([]bool, 2)
 				var pair sync.WaitGroup

@@ -207,20 +207,6 @@ func (c *Clock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// SeatMove is a move the reader of v may make now, as the web page sends it: the first trump
-// offered, else their first legal card ("play" with no card when they hold none that is legal).
-func SeatMove(v table.SeatView) (verb, arg string) {
-	if len(v.Trumps) > 0 {
-		return "trump", v.Trumps[0].Arg
-	}
-	for _, c := range v.Hand {
-		if c.Legal {
-			return "play", c.Card
-		}
-	}
-	return "play", ""
-}
-
 // Traces counts how often each of words appears anywhere in the file at path — a database whose
 // freed pages, too, must not show a forgotten person — and gives the words it found.
 func Traces(tb testing.TB, path string, words ...string) map[string]int {

@@ -1,7 +1,9 @@
-package table
+package web
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -9,23 +11,86 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
+
+// views is a table service with the web's views of it, without a listener: the tests that follow
+// time in a synctest bubble read the views straight from the server.
+type views struct {
+	t     *testing.T
+	svc   *table.Service
+	web   *Server
+	place table.Place
+	event int
+}
+
+// newViews opens a table at a place for n people (1: one person and three computer players; 4:
+// four people) with opts, and deals; it gives the people in seat order.
+func newViews(t *testing.T, n int, opts ...string) (*views, []table.Player) {
+	t.Helper()
+	store := mem.New()
+	w, err := New(Config{PublicURL: "http://table.test", KV: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &views{t: t, web: w, place: table.Place{Platform: "test", Chat: "g1", Title: "Café Konter"}}
+	h.svc = table.New(table.Config{Store: store, KV: store, Robots: randomRobots, Seed: 7,
+		Outboxes: map[string]table.Outbox{"test": nullOutbox{}}})
+	w.Attach(h.svc)
+	var ps []table.Player
+	for i := range n {
+		ps = append(ps, table.Player{ID: fmt.Sprint("p", i+1), Name: fmt.Sprint("Player", i+1), Locale: "en"})
+	}
+	if len(opts) == 0 {
+		opts = []string{"timer=none"}
+	}
+	h.must(ps[0], table.VerbNew, opts...)
+	for _, p := range ps[1:] {
+		h.must(p, table.VerbJoin)
+	}
+	h.must(ps[0], table.VerbDeal)
+	return h, ps
+}
+
+// do gives the text of the refusal of p's command, "" when it was taken.
+func (h *views) do(p table.Player, v table.Verb, args ...string) string {
+	h.t.Helper()
+	h.event++
+	msgs, err := h.svc.Handle(context.Background(), table.Command{Place: h.place, Actor: p, Verb: v, Args: args,
+		EventID: fmt.Sprint("e", h.event)})
+	if err != nil {
+		return err.Error()
+	}
+	for _, m := range msgs {
+		if m.Kind == table.KindError {
+			return m.Text
+		}
+	}
+	return ""
+}
+
+func (h *views) must(p table.Player, v table.Verb, args ...string) {
+	h.t.Helper()
+	if e := h.do(p, v, args...); e != "" {
+		h.t.Fatalf("%s %s: %s", p.ID, v, e)
+	}
+}
 
 var cardField = regexp.MustCompile(`"card":"([^"]*)"`)
 
 // checkSeatView fails if the view shows a card that is still held by anyone but its reader. The
 // game that ended (Ended) is left out: its cards were dealt in an earlier game, and its last
 // trick was played in the open.
-func checkSeatView(t *testing.T, h *harness, p Player, v SeatView) {
+func checkSeatView(t *testing.T, svc *table.Service, v SeatView) {
 	t.Helper()
 	v.Ended = nil
-	_, held := h.svc.HeldCards(v.Table)
+	_, held := svc.HeldCards(v.Table)
 	var own core.CardSet
 	for _, c := range v.Hand {
 		card, err := core.ParseCard(c.Card)
 		if err != nil {
-			t.Fatalf("%s's hand holds %q", p.ID, c.Card)
+			t.Fatalf("seat %d's hand holds %q", v.You, c.Card)
 		}
 		own = own.Add(card)
 	}
@@ -39,7 +104,7 @@ func checkSeatView(t *testing.T, h *harness, p Player, v SeatView) {
 			t.Fatalf("the view shows %q, not a card", m[1])
 		}
 		if held.Has(c) && !own.Has(c) {
-			t.Fatalf("%s's view shows %s, which another player holds:\n%s", p.ID, c, data)
+			t.Fatalf("the view of seat %d shows %s, which another player holds:\n%s", v.You, c, data)
 		}
 	}
 }
@@ -50,26 +115,25 @@ func checkSeatView(t *testing.T, h *harness, p Player, v SeatView) {
 func TestSeatViewsPlayAWholeMatch(t *testing.T) {
 	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, mem.New())
+		h, ps := newViews(t, 4, "timer=none", "stripes=3")
 		defer h.svc.Close()
-		ps := fourHumans(t, h, "timer=none", "stripes=3")
 		id := h.svc.TableAt(h.place)
-		watcher := Player{ID: "w", Name: "Watcher", Locale: "de"}
+		watcher := table.Player{ID: "w", Name: "Watcher", Locale: "de"}
 		moves := 0
 		for ; moves < 2000; moves++ {
 			synctest.Wait()
-			if st, _ := h.svc.Status(id); st != StatusPlaying {
+			if st, _ := h.svc.Status(id); st != table.StatusPlaying {
 				break
 			}
-			wv, ok := h.svc.SeatView(ctx, id, watcher)
+			wv, ok := h.web.SeatView(ctx, id, watcher)
 			if !ok || wv.You != -1 || len(wv.Hand) != 0 || wv.Lang != "de" {
 				t.Fatalf("the watcher's view: seat %d, %d cards, lang %s", wv.You, len(wv.Hand), wv.Lang)
 			}
-			checkSeatView(t, h, watcher, wv)
+			checkSeatView(t, h.svc, wv)
 			acted := false
 			for i, p := range ps {
-				v, _ := h.svc.SeatView(ctx, id, p)
-				checkSeatView(t, h, p, v)
+				v, _ := h.web.SeatView(ctx, id, p)
+				checkSeatView(t, h.svc, v)
 				if v.You != i {
 					t.Fatalf("%s sits at %d, the view says %d", p.ID, i, v.You)
 				}
@@ -82,7 +146,7 @@ func TestSeatViewsPlayAWholeMatch(t *testing.T) {
 				}
 				switch {
 				case len(v.Trumps) > 0:
-					if e := errText(h.do(p, VerbTrump, v.Trumps[moves%4].Arg)); e != "" {
+					if e := h.do(p, table.VerbTrump, v.Trumps[moves%4].Arg); e != "" {
 						t.Fatalf("trump: %s", e)
 					}
 				default:
@@ -95,7 +159,7 @@ func TestSeatViewsPlayAWholeMatch(t *testing.T) {
 					if len(legal) == 0 {
 						t.Fatalf("%s is to play and has no legal card: %+v", p.ID, v.Hand)
 					}
-					if e := errText(h.do(p, VerbPlay, legal[moves%len(legal)])); e != "" {
+					if e := h.do(p, table.VerbPlay, legal[moves%len(legal)]); e != "" {
 						t.Fatalf("play %s: %s", legal[0], e)
 					}
 				}
@@ -105,8 +169,8 @@ func TestSeatViewsPlayAWholeMatch(t *testing.T) {
 				t.Fatalf("nobody could act")
 			}
 		}
-		v, _ := h.svc.SeatView(ctx, id, ps[0])
-		if v.Status != StatusOver || v.Board.Winner == "" || !v.CanRematch || len(v.Hand) != 0 {
+		v, _ := h.web.SeatView(ctx, id, ps[0])
+		if v.Status != table.StatusOver || v.Board.Winner == "" || !v.CanRematch || len(v.Hand) != 0 {
 			t.Fatalf("after %d moves: status %s, winner %q, rematch %v, %d cards", moves, v.Status, v.Board.Winner, v.CanRematch, len(v.Hand))
 		}
 		if len(v.Board.Games) == 0 || v.Say == "" {
@@ -119,21 +183,26 @@ func TestSeatViewsPlayAWholeMatch(t *testing.T) {
 // table has no view.
 func TestSeatViewLobby(t *testing.T) {
 	ctx := t.Context()
-	h := newHarness(t, mem.New())
-	defer h.svc.Close()
-	me := player(1)
-	if e := errText(h.do(me, VerbNew, "timer=none")); e != "" {
-		t.Fatal(e)
+	store := mem.New()
+	w, err := New(Config{PublicURL: "http://table.test", KV: store})
+	if err != nil {
+		t.Fatal(err)
 	}
+	h := &views{t: t, web: w, place: table.Place{Platform: "test", Chat: "g1"}}
+	h.svc = table.New(table.Config{Store: store, KV: store, Outboxes: map[string]table.Outbox{"test": nullOutbox{}}})
+	w.Attach(h.svc)
+	defer h.svc.Close()
+	me, other := table.Player{ID: "p1", Name: "Player1", Locale: "en"}, table.Player{ID: "p2", Name: "Player2", Locale: "en"}
+	h.must(me, table.VerbNew, "timer=none")
 	id := h.svc.TableAt(h.place)
-	v, ok := h.svc.SeatView(ctx, id, me)
+	v, ok := h.web.SeatView(ctx, id, me)
 	if !ok || v.You != 0 || !v.CanDeal || v.CanJoin || v.Game != nil {
 		t.Fatalf("the opener's lobby view: %+v", v)
 	}
-	if v, _ := h.svc.SeatView(ctx, id, player(2)); v.You != -1 || v.CanDeal || !v.CanJoin {
+	if v, _ := h.web.SeatView(ctx, id, other); v.You != -1 || v.CanDeal || !v.CanJoin {
 		t.Fatalf("another's lobby view: %+v", v)
 	}
-	if _, ok := h.svc.SeatView(ctx, "nope", me); ok {
+	if _, ok := h.web.SeatView(ctx, "nope", me); ok {
 		t.Fatal("a view of a table that does not exist")
 	}
 }
@@ -144,15 +213,14 @@ func TestSeatViewLobby(t *testing.T) {
 func TestSeatViewKeepsWhatEnded(t *testing.T) {
 	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, mem.New())
+		h, ps := newViews(t, 4, "timer=none", "stripes=3")
 		defer h.svc.Close()
-		ps := fourHumans(t, h, "timer=none", "stripes=3")
 		id := h.svc.TableAt(h.place)
 		games := 0
 		for moves := 0; moves < 2000; moves++ {
 			synctest.Wait()
-			v, _ := h.svc.SeatView(ctx, id, ps[0])
-			if v.Status != StatusPlaying {
+			v, _ := h.web.SeatView(ctx, id, ps[0])
+			if v.Status != table.StatusPlaying {
 				if v.Ended == nil || v.Ended.No != v.Game.No || len(v.Ended.Last.Plays) != 4 {
 					t.Fatalf("the match is over and the view shows its last game as %+v", v.Ended)
 				}
@@ -181,17 +249,17 @@ func TestSeatViewKeepsWhatEnded(t *testing.T) {
 				t.Fatalf("game %d, %d tricks taken: the last trick shown is %+v", g.No, taken, g.Last)
 			}
 			mover := ps[g.ToMove]
-			mv, _ := h.svc.SeatView(ctx, id, mover)
-			verb, arg := VerbPlay, ""
+			mv, _ := h.web.SeatView(ctx, id, mover)
+			verb, arg := table.VerbPlay, ""
 			if len(mv.Trumps) > 0 {
-				verb, arg = VerbTrump, mv.Trumps[moves%4].Arg
+				verb, arg = table.VerbTrump, mv.Trumps[moves%4].Arg
 			}
 			for _, c := range mv.Hand {
 				if c.Legal {
 					arg = c.Card
 				}
 			}
-			if e := errText(h.do(mover, verb, arg)); e != "" {
+			if e := h.do(mover, verb, arg); e != "" {
 				t.Fatalf("%s %s: %s", verb, arg, e)
 			}
 		}
@@ -206,35 +274,34 @@ func TestSeatViewKeepsWhatEnded(t *testing.T) {
 func TestSeatViewClock(t *testing.T) {
 	ctx := t.Context()
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, mem.New())
-		defer h.svc.Close()
-		ps := fourHumans(t, h, "stripes=3") // the normal timer: a reminder at 90 s, a computer at 3 min
+		h, ps := newViews(t, 4, "stripes=3")
+		defer h.svc.Close() // the normal timer: a reminder at 90 s, a computer at 3 min
 		id := h.svc.TableAt(h.place)
-		v, _ := h.svc.SeatView(ctx, id, ps[0])
+		v, _ := h.web.SeatView(ctx, id, ps[0])
 		to := v.Game.ToMove
 		c := v.Clock
 		if c == nil || c.Seat != to || c.Left != 180_000 || c.Total != 180_000 || c.Reminded {
 			t.Fatalf("the clock at the deal: %+v (seat %d to move)", c, to)
 		}
 		time.Sleep(30 * time.Second)
-		if v, _ = h.svc.SeatView(ctx, id, ps[1]); v.Clock == nil || v.Clock.Left != 150_000 || v.Clock.Seat != to {
+		if v, _ = h.web.SeatView(ctx, id, ps[1]); v.Clock == nil || v.Clock.Left != 150_000 || v.Clock.Seat != to {
 			t.Fatalf("30 s later: %+v", v.Clock)
 		}
 		time.Sleep(61 * time.Second)
 		synctest.Wait()
-		if v, _ = h.svc.SeatView(ctx, id, ps[to]); v.Clock == nil || !v.Clock.Reminded || v.Clock.Left != 89_000 {
+		if v, _ = h.web.SeatView(ctx, id, ps[to]); v.Clock == nil || !v.Clock.Reminded || v.Clock.Left != 89_000 {
 			t.Fatalf("after the reminder: %+v", v.Clock)
 		}
 		time.Sleep(90 * time.Second)
 		synctest.Wait()
-		v, _ = h.svc.SeatView(ctx, id, ps[to])
+		v, _ = h.web.SeatView(ctx, id, ps[to])
 		if !v.Seats[to].Away || v.Clock != nil && v.Clock.Seat == to {
 			t.Fatalf("after the timeout: away %v, clock %+v", v.Seats[to].Away, v.Clock)
 		}
-		if e := errText(h.do(ps[to], VerbBoard)); e != "" {
+		if e := h.do(ps[to], table.VerbBoard); e != "" {
 			t.Fatal(e)
 		}
-		if v, _ = h.svc.SeatView(ctx, id, ps[to]); v.Seats[to].Away {
+		if v, _ = h.web.SeatView(ctx, id, ps[to]); v.Seats[to].Away {
 			t.Fatal("a command did not bring the absent player back")
 		}
 	})
@@ -243,14 +310,15 @@ func TestSeatViewClock(t *testing.T) {
 // Computer players are named in the reader's language, and the hand lists its trumps first.
 func TestSeatViewNamesAndHandOrder(t *testing.T) {
 	ctx := t.Context()
-	h, me := soloTable(t)
+	h, ps := newViews(t, 1)
 	defer h.svc.Close()
+	me := ps[0]
 	id := h.svc.TableAt(h.place)
-	v, _ := h.svc.SeatView(ctx, id, Player{ID: "w", Name: "Watcher", Locale: "fr"})
+	v, _ := h.web.SeatView(ctx, id, table.Player{ID: "w", Name: "Watcher", Locale: "fr"})
 	if v.Seats[1].Name != "Ordinateur 2" {
 		t.Fatalf("a French reader sees seat 2 as %q", v.Seats[1].Name)
 	}
-	if v, _ := h.svc.SeatView(ctx, id, me); v.Seats[1].Name != "Computer 2" {
+	if v, _ := h.web.SeatView(ctx, id, me); v.Seats[1].Name != "Computer 2" {
 		t.Fatalf("an English reader sees seat 2 as %q", v.Seats[1].Name)
 	}
 	for _, tc := range []struct {

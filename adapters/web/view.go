@@ -1,17 +1,18 @@
-package table
+package web
 
 import (
 	"context"
 	"slices"
-	"time"
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/table"
 )
 
-// The web table (adapters/web) shows a table as one page per person: the public table, and the
-// reader's own hand when they sit there. SeatView builds it from the public view and that one
-// seat's core.View, as handMessage does, so no other seat's cards can be in it.
+// The web table shows a table as one page per person: the public table, and the reader's own hand
+// when they sit there. seatView builds it from what the service lets that reader see
+// (table.Seen: the public views and that one seat's core.View), so no other seat's cards can be
+// in it.
 //
 // A view is the table as it stands, and the page may get only the newest of several (the hub
 // takes changes together). So each view also carries what a player must still see of what just
@@ -21,11 +22,11 @@ import (
 
 // SeatView is what one person may see of a table, in their language.
 type SeatView struct {
-	Table  string `json:"table"`
-	Seq    uint64 `json:"seq"` // the table's sequence number: a move made from this view carries it
-	Status Status `json:"status"`
-	Title  string `json:"title,omitempty"` // the place's name, when the platform told it
-	Lang   string `json:"lang"`
+	Table  string       `json:"table"`
+	Seq    uint64       `json:"seq"` // the table's sequence number: a move made from this view carries it
+	Status table.Status `json:"status"`
+	Title  string       `json:"title,omitempty"` // the place's name, when the platform told it
+	Lang   string       `json:"lang"`
 	// You is the reader's seat (0-3), or -1 when they do not sit at the table.
 	You     int          `json:"you"`
 	Seats   [4]ViewSeat  `json:"seats"`
@@ -42,10 +43,19 @@ type SeatView struct {
 	// Clock is the turn's time while it runs: whose it is and how long until a computer plays
 	// for them; nil without a timer, while a computer is to move, or while the table is paused.
 	Clock *ViewClock `json:"clock,omitempty"`
+	// Pace is the table's pace, as the chats follow it: how long a computer's card and a
+	// finished trick stay in view before what comes next.
+	Pace ViewPace `json:"pace"`
 	// What the reader may do now besides the game's moves.
 	CanDeal    bool `json:"can_deal,omitempty"`
 	CanJoin    bool `json:"can_join,omitempty"`
 	CanRematch bool `json:"can_rematch,omitempty"`
+}
+
+// ViewPace is the table's pace in milliseconds (table.Pace).
+type ViewPace struct {
+	Card  int64 `json:"card_ms"`
+	Trick int64 `json:"trick_ms"`
 }
 
 // ViewSeat is a seat as everyone sees it.
@@ -159,76 +169,60 @@ type ViewScore struct {
 }
 
 // SeatView gives what the person p sees of a table now: the public table, and their own hand if
-// they sit there. false when the table is not in memory (unknown, or closed and gone).
-func (s *Service) SeatView(ctx context.Context, tableID string, p Player) (SeatView, bool) {
-	t, _ := s.lookup(ctx, tableID) // a socket may come to this copy for a table another opened
-	if t == nil {
+// they sit there. false when the table is unknown or closed.
+func (s *Server) SeatView(ctx context.Context, tableID string, p table.Player) (SeatView, bool) {
+	seen, ok := s.service().Seen(ctx, tableID, p)
+	if !ok {
 		return SeatView{}, false
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.st.Status == StatusClosed {
-		return SeatView{}, false
-	}
-	return s.seatView(t, p), true
+	return seatView(seen), true
 }
 
-func (s *Service) seatView(t *tbl, p Player) SeatView {
-	st := t.st
-	seat := seatOf(st, p.ID)
-	lang := i18n.Pick(p.Locale, st.Lang)
-	if l := s.users.Lang(p.ID); l != "" {
-		lang = l
-	}
-	v := SeatView{Table: st.ID, Seq: st.Seq, Status: st.Status, Title: st.Place.Title, Lang: lang, You: int(seat),
-		Options: optionsLine(lang, t.opts)}
-	g := t.lastGame()
-	var pub core.View
-	if g != nil {
-		pub = g.View(core.NoSeat)
-	}
-	for i, ss := range st.Seats {
-		vs := ViewSeat{Name: seatNameIn(t, lang, core.Seat(i)), Team: core.Seat(i).Team().String(), Human: ss.Human(),
-			Robot: ss.Robot, Away: ss.Away}
-		if ss.Empty() {
-			vs.Name = i18n.T(lang, "seat.empty")
-		}
-		if g != nil {
+func seatView(sn table.Seen) SeatView {
+	lang, seat := sn.Lang, sn.Reader
+	v := SeatView{Table: sn.ID, Seq: sn.Seq, Status: sn.Status, Title: sn.Title, Lang: lang, You: int(seat),
+		Options: sn.Options, Pace: ViewPace{Card: sn.Pace.Card.Milliseconds(), Trick: sn.Pace.Trick.Milliseconds()}}
+	pub := sn.Last
+	for i, ss := range sn.Seats {
+		vs := ViewSeat{Name: ss.Name, Team: core.Seat(i).Team().String(), Human: ss.Human, Robot: ss.Robot, Away: ss.Away}
+		if pub != nil {
 			vs.Cards = pub.HandSizes[i]
 			vs.Dealer = pub.Dealer == core.Seat(i)
-			vs.ToMove = st.Status == StatusPlaying && pub.ToMove == core.Seat(i)
+			vs.ToMove = sn.Status == table.StatusPlaying && pub.ToMove == core.Seat(i)
 		}
 		v.Seats[i] = vs
 	}
-	v.Board = s.viewBoard(t, lang)
-	switch st.Status {
-	case StatusLobby:
+	v.Board = viewBoard(sn)
+	switch sn.Status {
+	case table.StatusLobby:
 		v.Say = i18n.T(lang, "lobby.title")
 		v.CanDeal = seat != core.NoSeat
 		v.CanJoin = seat == core.NoSeat
 		return v
-	case StatusClosed:
+	case table.StatusClosed:
 		v.Say = i18n.T(lang, "live.closed")
-	case StatusOver:
+	case table.StatusOver:
 		v.CanRematch = seat != core.NoSeat
-		if w, ok := t.match.Winner(); ok {
-			v.Say = i18n.N(lang, "summary.match", t.match.NumGames(), w.String(), teamNamesIn(t, lang, w))
+		if w, ok := sn.Board.Winner(); ok {
+			v.Say = i18n.N(lang, "summary.match", sn.Games, w.String(), teamNames(sn, w))
 		}
 	}
-	if g == nil {
+	if pub == nil {
 		return v
 	}
-	v.Game = viewGame(t, lang, seat, pub)
-	v.Ended = viewEnded(t, lang, seat, len(pub.Tricks))
-	if st.Status != StatusPlaying || g.Phase() == core.PhaseOver {
+	v.Game = viewGame(sn, *pub)
+	v.Ended = viewEnded(sn, len(pub.Tricks))
+	if sn.Status != table.StatusPlaying || pub.Phase == core.PhaseOver {
 		return v
 	}
-	v.Clock = s.viewClock(t, pub.ToMove)
-	if !seat.Valid() {
-		v.Say = publicSay(t, lang, pub)
+	if c := sn.Clock; c != nil {
+		v.Clock = &ViewClock{Seat: int(c.Seat), Left: c.Left.Milliseconds(), Total: c.Total.Milliseconds(), Reminded: c.Reminded}
+	}
+	mine := sn.Own
+	if mine == nil {
+		v.Say = publicSay(sn, *pub)
 		return v
 	}
-	mine := g.View(seat)
 	for _, c := range handOrder(mine.Hand, mine.Trump) {
 		vc := viewCard(lang, c)
 		vc.Legal = mine.Legal.Has(c)
@@ -244,7 +238,7 @@ func (s *Service) seatView(t *tbl, p Player) SeatView {
 	case mine.ToMove == seat:
 		v.Say = i18n.T(lang, "hand.your_turn")
 	default:
-		v.Say = publicSay(t, lang, pub)
+		v.Say = publicSay(sn, *pub)
 	}
 	if mine.Phase == core.PhasePlay {
 		for _, c := range mine.Calls {
@@ -255,28 +249,24 @@ func (s *Service) seatView(t *tbl, p Player) SeatView {
 }
 
 // publicSay is the line everyone reads: who chooses trump, or whose turn it is.
-func publicSay(t *tbl, lang string, pub core.View) string {
+func publicSay(sn table.Seen, pub core.View) string {
 	if pub.Phase == core.PhaseTrump {
-		return i18n.T(lang, "live.choosing", seatNameIn(t, lang, pub.ToMove))
+		return i18n.T(sn.Lang, "live.choosing", seatName(sn, pub.ToMove))
 	}
-	return i18n.T(lang, "live.turn", seatNameIn(t, lang, pub.ToMove))
+	return i18n.T(sn.Lang, "live.turn", seatName(sn, pub.ToMove))
 }
 
-// seatNameIn is a seat's name for a reader of lang: a person's own name, a computer player's
-// "Computer 2" in the reader's language.
-func seatNameIn(t *tbl, lang string, seat core.Seat) string {
+// seatName is a seat's name for the reader.
+func seatName(sn table.Seen, seat core.Seat) string {
 	if !seat.Valid() {
 		return "?"
 	}
-	if st := t.st.Seats[seat]; st.Player == nil {
-		return i18n.T(lang, "seat.robot", st.robotNo(seat))
-	}
-	return seatName(t, seat)
+	return sn.Seats[seat].Name
 }
 
-func teamNamesIn(t *tbl, lang string, team core.Team) string {
+func teamNames(sn table.Seen, team core.Team) string {
 	seats := team.Seats()
-	return seatNameIn(t, lang, seats[0]) + " & " + seatNameIn(t, lang, seats[1])
+	return seatName(sn, seats[0]) + " & " + seatName(sn, seats[1])
 }
 
 // isTrump: the trump suit's cards and the permanent queens, these also before trump is named.
@@ -321,27 +311,29 @@ func viewCard(lang string, c core.Card) ViewCard {
 	return ViewCard{Card: c.String(), Label: i18n.Card(lang, c), Rank: c.Rank().String(), Suit: c.Suit().String(), Red: c.Suit().Red()}
 }
 
-// viewTrick is trick number no of a game; who took it is said to reader as "You win …".
-func viewTrick(t *tbl, lang string, reader core.Seat, no int, tr core.Trick) ViewTrick {
+// viewTrick is trick number no of a game; who took it is said to the reader as "You win …".
+func viewTrick(sn table.Seen, no int, tr core.Trick) ViewTrick {
+	lang := sn.Lang
 	vt := ViewTrick{No: no, Winner: -1, Points: tr.Points()}
 	for i := 0; i < tr.N; i++ {
 		vt.Plays = append(vt.Plays, ViewPlay{Seat: int(tr.SeatOf(i)), Card: viewCard(lang, tr.Cards[i])})
 	}
 	if tr.Winner.Valid() {
 		vt.Winner = int(tr.Winner)
-		if tr.Winner == reader {
+		if tr.Winner == sn.Reader {
 			vt.Won = i18n.N(lang, "trick.won.you", tr.Points())
 		} else {
-			vt.Won = i18n.N(lang, "trick.won", tr.Points(), seatNameIn(t, lang, tr.Winner))
+			vt.Won = i18n.N(lang, "trick.won", tr.Points(), seatName(sn, tr.Winner))
 		}
 	}
 	return vt
 }
 
-func viewGame(t *tbl, lang string, reader core.Seat, pub core.View) *ViewGame {
-	vg := &ViewGame{No: t.match.NumGames(), Phase: pub.Phase.String(), Dealer: int(pub.Dealer), Forehand: int(pub.Forehand),
+func viewGame(sn table.Seen, pub core.View) *ViewGame {
+	lang := sn.Lang
+	vg := &ViewGame{No: sn.Games, Phase: pub.Phase.String(), Dealer: int(pub.Dealer), Forehand: int(pub.Forehand),
 		ToMove: int(pub.ToMove), TrumpTeam: pub.TrumpTeam.String(), Stake: pub.Stake, Points: pub.Points, Tricks: pub.TricksWon,
-		Trick: viewTrick(t, lang, reader, len(pub.Tricks)+1, pub.Trick),
+		Trick: viewTrick(sn, len(pub.Tricks)+1, pub.Trick),
 		Score: i18n.T(lang, "live.score", pub.TricksWon[0], pub.TricksWon[1], pub.Points[0], pub.Points[1])}
 	if !pub.ToMove.Valid() {
 		vg.ToMove = -1
@@ -350,7 +342,7 @@ func viewGame(t *tbl, lang string, reader core.Seat, pub core.View) *ViewGame {
 		vg.Trump, vg.TrumpLabel = pub.Trump.String(), i18n.SuitLabel(lang, pub.Trump)
 	}
 	if n := len(pub.Tricks); n > 0 {
-		last := viewTrick(t, lang, reader, n, pub.Tricks[n-1])
+		last := viewTrick(sn, n, pub.Tricks[n-1])
 		vg.Last = &last
 	}
 	for _, a := range pub.Announcements {
@@ -362,51 +354,52 @@ func viewGame(t *tbl, lang string, reader core.Seat, pub core.View) *ViewGame {
 // viewEnded is the game that ended last while the players are still to see it: the match's last
 // game once it is over, or the game before the current one while the current has no trick
 // taken (taken is how many it has).
-func viewEnded(t *tbl, lang string, reader core.Seat, taken int) *ViewEnded {
-	games := t.match.Games()
-	n := len(games)
-	if n > 1 && games[n-1].Phase() != core.PhaseOver && taken == 0 {
-		n--
+func viewEnded(sn table.Seen, taken int) *ViewEnded {
+	n, g := sn.Games, sn.Last
+	if n > 1 && g.Phase != core.PhaseOver && taken == 0 {
+		n, g = n-1, sn.Before
 	}
-	g := games[n-1]
-	tricks := g.Tricks()
-	if g.Phase() != core.PhaseOver || len(tricks) == 0 {
+	if g == nil || g.Phase != core.PhaseOver || len(g.Tricks) == 0 || n > len(sn.History) {
 		return nil
 	}
-	r := g.Result()
-	ve := &ViewEnded{No: n, Last: viewTrick(t, lang, reader, len(tricks), tricks[len(tricks)-1]), Points: r.Points,
-		Stripes: t.match.History()[n-1].Applied, Stake: r.Stake, Text: i18n.T(lang, "summary.draw", n)}
+	r := g.Result
+	ve := &ViewEnded{No: n, Last: viewTrick(sn, len(g.Tricks), g.Tricks[len(g.Tricks)-1]), Points: r.Points,
+		Stripes: sn.History[n-1].Applied, Stake: r.Stake, Text: i18n.T(sn.Lang, "summary.draw", n)}
 	if w, ok := r.Outcome.Winner(); ok {
 		ve.Winner = w.String()
-		ve.Text = i18n.T(lang, "summary.won", n, w.String(), teamNamesIn(t, lang, w), r.Points[w], r.Points[w.Other()])
+		ve.Text = i18n.T(sn.Lang, "summary.won", n, w.String(), teamNames(sn, w), r.Points[w], r.Points[w.Other()])
 	}
 	return ve
 }
 
-// viewClock is the turn's time of the seat to move, or nil when none runs for it: no timer, a
-// computer to move (or one playing for an absent person), a paused table.
-func (s *Service) viewClock(t *tbl, seat core.Seat) *ViewClock {
-	_, timeout, _ := t.opts.Timer.Durations()
-	if timeout == 0 || t.st.Paused || !seat.Valid() || t.actsForItself(seat) {
-		return nil
-	}
-	left := time.UnixMilli(t.st.TurnAt).Add(timeout).Sub(s.cfg.Now())
-	return &ViewClock{Seat: int(seat), Left: max(left, 0).Milliseconds(), Total: timeout.Milliseconds(), Reminded: t.st.Reminded}
-}
-
-func (s *Service) viewBoard(t *tbl, lang string) ViewBoard {
-	b := core.Board{Start: t.opts.Rules.Stripes}
-	vb := ViewBoard{Start: b.Start, Teams: [2]string{teamNamesIn(t, lang, core.TeamA), teamNamesIn(t, lang, core.TeamB)}}
-	if t.match != nil {
-		b = t.match.Board()
-		for i, h := range t.match.History() {
+func viewBoard(sn table.Seen) ViewBoard {
+	vb := ViewBoard{Start: sn.Stripes, Teams: [2]string{teamNames(sn, core.TeamA), teamNames(sn, core.TeamB)}}
+	b := core.Board{Start: sn.Stripes}
+	if sn.Games > 0 {
+		b = sn.Board
+		for i, h := range sn.History {
 			vb.Games = append(vb.Games, ViewScore{No: i + 1, Trump: h.Trump.Symbol(), TrumpTeam: h.TrumpTeam.String(),
 				Points: h.Points, Stripes: h.Applied})
 		}
-		if w, ok := t.match.Winner(); ok {
+		if w, ok := b.Winner(); ok {
 			vb.Winner = w.String()
 		}
 	}
 	vb.Open = b.OpenBoth()
 	return vb
+}
+
+// FirstMove is a move the reader of v may make now, as the page sends it: the first trump
+// offered, else their first legal card ("play" with no card when they hold none that is
+// legal). Tests and tools that play through the page's protocol pick moves with it.
+func (v SeatView) FirstMove() (verb, arg string) {
+	if len(v.Trumps) > 0 {
+		return "trump", v.Trumps[0].Arg
+	}
+	for _, c := range v.Hand {
+		if c.Legal {
+			return "play", c.Card
+		}
+	}
+	return "play", ""
 }

@@ -1,0 +1,130 @@
+package table
+
+import (
+	"context"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/i18n"
+)
+
+// Seen is a table as one reader may see it, copied under the table's lock for a surface that
+// draws the table itself (the web table, adapters/web): the public view of its games and the
+// reader's own view of the game in play, never another seat's hand. Names are in the reader's
+// language ("Ordinateur 2" for a French reader at a Luxembourgish table).
+type Seen struct {
+	ID     string
+	Seq    uint64 // the table's sequence number: a move made from this sight carries it
+	Status Status
+	Title  string // the place's name, when the platform told it
+	Lang   string // the reader's language
+	// Reader is the reader's seat, core.NoSeat when they do not sit at the table.
+	Reader  core.Seat
+	Seats   [4]SeenSeat
+	Options string // the table's options, as the lobby lists them
+	Stripes int    // the stripes a team starts with
+	Pace    Pace   // the table's pace: how long the chats hold a card, a trick, a result
+	// Games is how many games the match has dealt (0 before the first deal); Last the public view
+	// of the last of them and Before of the one before it (nil when there is none).
+	Games        int
+	Last, Before *core.View
+	// Own is the reader's view of the game in play: their hand, legal cards and calls. nil when
+	// they do not sit at the table or no game is in play.
+	Own     *core.View
+	History []core.GameScore // a line per finished game of the match
+	Board   core.Board
+	// Clock is the turn's time while it runs; nil without a timer, while a computer (or one
+	// playing for an absent person) is to move, or while the table is paused.
+	Clock *TurnClock
+}
+
+// SeenSeat is a seat as everyone sees it.
+type SeenSeat struct {
+	Name                      string // the reader's words for an empty seat or a computer player
+	Human, Robot, Away, Empty bool
+}
+
+// TurnClock is the turn's time: whose it is, and how long until a computer plays for them.
+type TurnClock struct {
+	Seat        core.Seat
+	Left, Total time.Duration
+	Reminded    bool // they were reminded: the time is nearly up
+}
+
+// Seen gives what the person p may see of a table now. false when the table is unknown or
+// closed.
+func (s *Service) Seen(ctx context.Context, tableID string, p Player) (Seen, bool) {
+	t, _ := s.lookup(ctx, tableID) // a socket may come to this copy for a table another opened
+	if t == nil {
+		return Seen{}, false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.st.Status == StatusClosed {
+		return Seen{}, false
+	}
+	return s.seen(t, p), true
+}
+
+func (s *Service) seen(t *tbl, p Player) Seen {
+	st := t.st
+	lang := i18n.Pick(p.Locale, st.Lang)
+	if l := s.users.Lang(p.ID); l != "" {
+		lang = l
+	}
+	v := Seen{ID: st.ID, Seq: st.Seq, Status: st.Status, Title: st.Place.Title, Lang: lang, Reader: seatOf(st, p.ID),
+		Options: optionsLine(lang, t.opts), Stripes: t.opts.Rules.Stripes, Pace: s.pace(t)}
+	for i, ss := range st.Seats {
+		v.Seats[i] = SeenSeat{Name: seatNameIn(t, lang, core.Seat(i)), Human: ss.Human(), Robot: ss.Robot, Away: ss.Away,
+			Empty: ss.Empty()}
+		if ss.Empty() {
+			v.Seats[i].Name = i18n.T(lang, "seat.empty")
+		}
+	}
+	if t.match == nil {
+		return v
+	}
+	games := t.match.Games()
+	v.Games, v.History, v.Board = len(games), t.match.History(), t.match.Board()
+	if n := len(games); n > 0 {
+		last := games[n-1].View(core.NoSeat)
+		v.Last = &last
+		if n > 1 {
+			before := games[n-2].View(core.NoSeat)
+			v.Before = &before
+		}
+	}
+	g := t.game()
+	if g == nil {
+		return v
+	}
+	if v.Reader.Valid() {
+		own := g.View(v.Reader)
+		v.Own = &own
+	}
+	v.Clock = s.turnClock(t, g.ToMove())
+	return v
+}
+
+// seatNameIn is a seat's name for a reader of lang: a person's own name, a computer player's
+// "Computer 2" in the reader's language.
+func seatNameIn(t *tbl, lang string, seat core.Seat) string {
+	if !seat.Valid() {
+		return "?"
+	}
+	if st := t.st.Seats[seat]; st.Player == nil {
+		return i18n.T(lang, "seat.robot", st.robotNo(seat))
+	}
+	return seatName(t, seat)
+}
+
+// turnClock is the turn's time of the seat to move, or nil when none runs for it: no timer, a
+// computer to move (or one playing for an absent person), a paused table.
+func (s *Service) turnClock(t *tbl, seat core.Seat) *TurnClock {
+	_, timeout, _ := t.opts.Timer.Durations()
+	if timeout == 0 || t.st.Paused || !seat.Valid() || t.actsForItself(seat) {
+		return nil
+	}
+	left := time.UnixMilli(t.st.TurnAt).Add(timeout).Sub(s.cfg.Now())
+	return &TurnClock{Seat: seat, Left: max(left, 0), Total: timeout, Reminded: t.st.Reminded}
+}
