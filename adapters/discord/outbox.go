@@ -596,7 +596,9 @@ func restCode(err error) int {
 
 // render gives a message's text as Discord shows it in one message: renderWhole, cut at 2,000
 // characters.
-func render(m table.Message, mention string) string { return truncate(renderWhole(m, mention), maxContent) }
+func render(m table.Message, mention string) string {
+	return truncate(renderWhole(m, mention), maxContent)
+}
 
 // renderWhole gives a message's text as Discord shows it: the title in bold, Markdown escaped.
 func renderWhole(m table.Message, mention string) string {
