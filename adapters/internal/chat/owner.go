@@ -47,6 +47,9 @@ type Teller struct {
 	Retell func(ctx context.Context, p table.Place)
 	// Every is how often Run looks for places this copy took over; default 250 ms.
 	Every time.Duration
+	// Now is the adapter's clock, by which places not heard of for an hour are forgotten;
+	// default time.Now.
+	Now func() time.Time
 
 	mu    sync.Mutex
 	known map[string]placeSeen // by place key: the places heard of, and whether owned then
@@ -72,7 +75,7 @@ func (t *Teller) Tells(m table.Message) bool {
 	}
 	owned := t.Owner.Owns(m.Target.Place)
 	key := m.Target.Place.Key()
-	now := time.Now()
+	now := t.now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.known == nil {
@@ -95,6 +98,34 @@ func (t *Teller) Tells(m table.Message) bool {
 		t.known[key] = placeSeen{place: m.Target.Place, owned: owned, at: now}
 	}
 	return owned
+}
+
+// now reads the Teller's clock.
+func (t *Teller) now() time.Time {
+	if t.Now != nil {
+		return t.Now()
+	}
+	return time.Now()
+}
+
+// NewTeller makes the Teller of an adapter whose service is in slot, written once for every
+// chat adapter: owner says which places this copy tells; nil, of several copies (shared), the
+// attached service's per-place ownership (Service.Owns) decides, and before a service is
+// attached this copy tells nothing of a shared timeline; nil for the only copy tells every
+// place. A place taken over is retold by the attached service (Service.Retell). now is the
+// adapter's clock (nil: time.Now).
+func (s *Slot) NewTeller(owner Owner, shared bool, now func() time.Time) *Teller {
+	if owner == nil && shared {
+		owner = OwnerFunc(func(p table.Place) bool {
+			svc := s.Service()
+			return svc != nil && svc.Owns(p)
+		})
+	}
+	return &Teller{Owner: owner, Now: now, Retell: func(ctx context.Context, p table.Place) {
+		if svc := s.Service(); svc != nil {
+			svc.Retell(ctx, p)
+		}
+	}}
 }
 
 // Run retells, until ctx ends, each place heard of whose ownership came to this copy since it
