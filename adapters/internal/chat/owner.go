@@ -58,7 +58,10 @@ type Teller struct {
 type placeSeen struct {
 	place table.Place
 	owned bool
-	at    time.Time
+	// pending: owned since Run took it over, and not retold yet: the place's retold batch
+	// (Hear) comes first, whole, before anything else this copy tells of it.
+	pending bool
+	at      time.Time
 }
 
 // maxKnown bounds the places a Teller remembers; beyond it those not heard of for an hour go.
@@ -66,9 +69,9 @@ const maxKnown = 4096
 
 // Tells reports whether this copy tells m: a message of a place's timeline only if it owns the
 // place now and has told it since it took it over. A place that came to this copy since Run last
-// looked is not told piecemeal: Run has it retold whole, in order (what the copy heard of it
-// before was not its to tell, and it may lack pieces of it). A nil Teller, or one without an
-// Owner, tells everything.
+// looked is not told piecemeal: Run has it retold whole, in order, before anything else of it is
+// told (what the copy heard of it before was not its to tell, and it may lack pieces of it). A
+// nil Teller, or one without an Owner, tells everything.
 func (t *Teller) Tells(m table.Message) bool {
 	if t == nil || t.Owner == nil || !Timeline(m) {
 		return true
@@ -90,8 +93,8 @@ func (t *Teller) Tells(m table.Message) bool {
 		}
 	}
 	switch {
-	case ok && owned && !seen.owned:
-		seen.at = now // taken over: Run retells it
+	case ok && owned && (!seen.owned || seen.pending):
+		seen.at = now // taken over: Run retells it, and its retold batch comes first
 		t.known[key] = seen
 		return false
 	case ok || len(t.known) < maxKnown:
@@ -146,15 +149,47 @@ func (t *Teller) Run(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		for _, p := range t.takenOver() {
-			t.Retell(ctx, p)
-		}
+		t.retellTakenOver(ctx)
+	}
+}
+
+// retellTakenOver has each place this copy took over since it last looked retold.
+func (t *Teller) retellTakenOver(ctx context.Context) {
+	for _, p := range t.takenOver() {
+		t.Retell(context.WithValue(ctx, retelling{}, p.Key()), p)
+		t.retold(p.Key()) // also when there was nothing to retell: told from now on
+	}
+}
+
+// retelling is the key of the context value that marks a delivery of Run's Retell: the key of
+// the place retold.
+type retelling struct{}
+
+// Hear is told by the adapter's Deliver of each batch of messages, before it queues them: a
+// batch that Run's Retell delivers (its context says so) is the place's first since this copy
+// took it over, told whole and in order. A delivery that comes before it (a move committed
+// while the Retell waited for the table) is not told: the retold batch holds its state too, and
+// it would otherwise be queued ahead of the older messages the batch brings (the previous game's
+// result before the next game's table).
+func (t *Teller) Hear(ctx context.Context) {
+	if key, ok := ctx.Value(retelling{}).(string); ok && t != nil {
+		t.retold(key)
+	}
+}
+
+// retold ends a place's wait for its retold batch.
+func (t *Teller) retold(key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s, ok := t.known[key]; ok && s.pending {
+		s.pending = false
+		t.known[key] = s
 	}
 }
 
 // takenOver gives the places heard of that this copy owns now and did not when last looked at,
-// and notes which it owns: a place taken over counts as told from now on, so that what Retell
-// delivers, and everything after it, is told.
+// and notes which it owns: a place taken over waits for its retold batch (Hear), which is told
+// whole, and everything after it.
 func (t *Teller) takenOver() []table.Place {
 	t.mu.Lock()
 	places := make([]placeSeen, 0, len(t.known))
@@ -170,7 +205,7 @@ func (t *Teller) takenOver() []table.Place {
 		}
 		t.mu.Lock()
 		if cur, ok := t.known[s.place.Key()]; ok && cur.owned != owned {
-			cur.owned = owned
+			cur.owned, cur.pending = owned, owned
 			t.known[s.place.Key()] = cur
 			if owned {
 				out = append(out, s.place)

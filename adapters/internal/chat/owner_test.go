@@ -1,6 +1,8 @@
 package chat
 
 import (
+	"context"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -48,11 +50,48 @@ func TestTellerForgetsByItsClock(t *testing.T) {
 		t.Fatal("a place another copy owns is told here")
 	}
 	o.set(p, true)
-	got := tl.takenOver()
+	var got []table.Place
+	tl.Retell = func(_ context.Context, q table.Place) { got = append(got, q) }
+	tl.retellTakenOver(t.Context())
 	if len(got) != 1 || got[0] != p {
-		t.Errorf("taken over: %v, want [%v] (the places of two hours ago forgotten by the Teller's clock)", got, p)
+		t.Errorf("retold: %v, want [%v] (the places of two hours ago forgotten by the Teller's clock)", got, p)
 	}
 	if !tl.Tells(liveAt(p)) {
 		t.Error("the place taken over is not told afterwards")
+	}
+}
+
+// TestTellerRetellsFirst: a place this copy takes over is told first by its retold batch, whole:
+// a delivery that comes before it (a move committed while the Retell waited for the table) is not
+// told, or its newer table message would be queued ahead of the previous game's result that the
+// retold batch brings. What comes after the batch is told.
+func TestTellerRetellsFirst(t *testing.T) {
+	o := &owners{owned: map[string]bool{}}
+	p := table.Place{Platform: "discord", Chat: "1"}
+	var order []string
+	var tl *Teller
+	tl = &Teller{Owner: o, Retell: func(ctx context.Context, _ table.Place) {
+		// A move's delivery got the table first.
+		if tl.Tells(liveAt(p)) {
+			order = append(order, "move before the retold batch")
+		}
+		tl.Hear(ctx) // the adapter's Deliver, for the Retell's batch
+		if tl.Tells(liveAt(p)) {
+			order = append(order, "retold batch")
+		}
+	}}
+	if tl.Tells(liveAt(p)) {
+		t.Fatal("a place another copy owns is told here")
+	}
+	o.set(p, true)
+	if tl.Tells(liveAt(p)) {
+		t.Fatal("a place taken over is told piecemeal before Run retold it")
+	}
+	tl.retellTakenOver(t.Context())
+	if tl.Tells(liveAt(p)) {
+		order = append(order, "after")
+	}
+	if want := []string{"retold batch", "after"}; !slices.Equal(order, want) {
+		t.Errorf("told %v, want %v", order, want)
 	}
 }
