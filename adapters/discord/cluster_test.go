@@ -21,6 +21,7 @@ type clusterCopy struct {
 	store  *etcdstore.Store
 	leases *etcdstore.Leases
 	h      *harness
+	net    *cutTransport // its requests to Discord (startOwnedCopy)
 }
 
 // newClusterCopy connects a copy of the bot to the cluster, not started yet.
@@ -28,7 +29,7 @@ func newClusterCopy(t *testing.T, name string, c *etcdtest.Cluster) *clusterCopy
 	ctx := t.Context()
 	t.Helper()
 	w := c.Wire(t)
-	st, err := etcdstore.Open(ctx, etcdstore.Options{Endpoints: w.Endpoints, Prefix: "bot/", Timeout: 2 * time.Second})
+	st, err := etcdstore.Open(ctx, etcdstore.Options{Endpoints: w.Endpoints, Prefix: "bot/", Timeout: 5 * time.Second}) // a busy machine: etcd in process under -race
 	if err != nil {
 		t.Fatal(err)
 	}
