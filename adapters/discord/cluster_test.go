@@ -25,7 +25,7 @@ type clusterCopy struct {
 }
 
 // newClusterCopy connects a copy of the bot to the cluster, not started yet.
-func newClusterCopy(t *testing.T, name string, c *etcdtest.Cluster) *clusterCopy {
+func newClusterCopy(t testing.TB, name string, c *etcdtest.Cluster) *clusterCopy {
 	ctx := t.Context()
 	t.Helper()
 	w := c.Wire(t)
@@ -38,7 +38,7 @@ func newClusterCopy(t *testing.T, name string, c *etcdtest.Cluster) *clusterCopy
 }
 
 // start runs the copy; with wait it returns once every shard is connected (at whichever copy).
-func (cp *clusterCopy) start(t *testing.T, f *fakeDiscord, wait bool) {
+func (cp *clusterCopy) start(t testing.TB, f *fakeDiscord, wait bool) {
 	t.Helper()
 	cp.h = startHarness(t, f, cp.store, cp.store, harnessOpt{noWait: !wait, cfg: func(c *Config) {
 		c.Cluster = cp.leases

@@ -200,7 +200,7 @@ func (c *cutTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // and the table service with the copy's leases (the service's per-place ownership decides what
 // the adapter tells), in HTTP mode one of the fake's Pool, its requests to Discord through a
 // cutTransport.
-func startOwnedCopy(t *testing.T, name string, f *fakeDiscord, c *etcdtest.Cluster) *clusterCopy {
+func startOwnedCopy(t testing.TB, name string, f *fakeDiscord, c *etcdtest.Cluster, paceScale ...float64) *clusterCopy {
 	t.Helper()
 	cp := newClusterCopy(t, name, c)
 	cp.net = &cutTransport{name: name}
@@ -223,6 +223,9 @@ func startOwnedCopy(t *testing.T, name string, f *fakeDiscord, c *etcdtest.Clust
 		table: func(c *table.Config) {
 			c.Leases, c.Shared, c.KV = cp.leases, true, cp.store
 			c.Seed = uint64(len(f.Pool)) + 7 // each copy its own randomness, as processes have
+			if len(paceScale) > 0 {
+				c.Paces = scaledPaces(paceScale[0])
+			}
 		}})
 	cp.h.standby = true
 	f.mu.Lock()
@@ -254,7 +257,7 @@ func startOwnedCopy(t *testing.T, name string, f *fakeDiscord, c *etcdtest.Clust
 
 // spread waits until a copy owns the channel's place and each holds some partitions of the
 // places: commands are slow while the copies still ask for the partitions.
-func spread(t *testing.T, copies ...*clusterCopy) {
+func spread(t testing.TB, copies ...*clusterCopy) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -319,7 +322,7 @@ func ownerOf(copies ...*clusterCopy) *clusterCopy {
 
 // waitOwner waits until a copy owns the channel's place (a partition whose holder went down is
 // taken over within its lease's time to live, and spread again when a copy joins).
-func waitOwner(t *testing.T, copies ...*clusterCopy) *clusterCopy {
+func waitOwner(t testing.TB, copies ...*clusterCopy) *clusterCopy {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
