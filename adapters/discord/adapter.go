@@ -29,6 +29,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -90,6 +91,15 @@ type Config struct {
 	// shard. HTTP interactions need no lease: any copy answers any post.
 	Cluster table.Leases
 
+	// Owner says which places this copy tells (chat.Owner): of several copies, a place's owner
+	// alone posts and edits its table's messages, its games' results and its players' hands,
+	// and tells again what is untold when it takes a place over. nil: the attached service's
+	// Owns when Shared (several copies), else this copy tells every place.
+	Owner chat.Owner
+	// Now is the adapter's clock (which places it tells, the claims of shared message records);
+	// default time.Now.
+	Now func() time.Time
+
 	// Interactions, when on, has Discord post the interactions to the bot's own HTTP server
 	// (the Interactions Endpoint URL) instead of sending them over the gateway: Run then opens
 	// no gateway connection at all.
@@ -132,9 +142,12 @@ type Adapter struct {
 	keepers  sync.WaitGroup
 	inflight sync.WaitGroup
 
-	out   *outbox.Engine[extra]
-	limit *rate.Limiter     // the outbox's share of the global rate limit
-	reach *chat.Unreachable // users who refuse DMs
+	out    *outbox.Engine[extra]
+	teller *chat.Teller // which places' timelines this copy tells (Config.Owner)
+	// telling: the teller's Run is running (a Run that failed to start may be called again).
+	telling atomic.Bool
+	limit   *rate.Limiter     // the outbox's share of the global rate limit
+	reach   *chat.Unreachable // users who refuse DMs
 
 	usersMu  sync.Mutex
 	dmChan   map[string]string        // Discord user ID → DM channel ID
@@ -182,6 +195,9 @@ func New(cfg Config) (*Adapter, error) {
 	if cfg.Cluster != nil {
 		cfg.Shared = true
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	if _, ok := cfg.KV.(table.Swapper); cfg.Shared && !ok {
 		return nil, errors.New("discord: several copies (Config.Shared) need a store with compare-and-swap")
 	}
@@ -195,9 +211,11 @@ func New(cfg Config) (*Adapter, error) {
 	a.client = &http.Client{Timeout: 20 * time.Second, Transport: &clockTransport{clock: a.clock, next: newRewriter(cfg.APIURL)}}
 	a.limit = rate.NewLimiter(rate.Limit(cfg.MaxRate), 10)
 	a.reach = chat.NewUnreachable(a.kv, bucketNoDM, bucketTold, a.log)
+	// Of several copies, only a place's owner tells its timeline (chat.NewTeller).
+	a.teller = a.NewTeller(cfg.Owner, cfg.Shared, cfg.Now)
 	a.out = outbox.New(outbox.Config[extra]{Platform: platform{a}, KV: a.kv, Bucket: bucketMessages, Log: a.log,
 		Backoff: func(n int) time.Duration { return 500 * time.Millisecond << (n - 1) }, Paused: a.pauseChannel,
-		Shared: cfg.Shared, ClaimTTL: a.client.Timeout + 15*time.Second})
+		Shared: cfg.Shared, ClaimTTL: a.client.Timeout + 15*time.Second, Now: cfg.Now, Tells: a.teller.Tells, Out: a.outOne})
 	if cfg.Interactions.On() {
 		a.endpoint.key, _ = parsePublicKey(cfg.Interactions.PublicKey) // Check parsed it
 	}
@@ -280,6 +298,13 @@ func (a *Adapter) run(ctx context.Context) error {
 	a.mu.Unlock()
 	if err := a.registerCommands(app.ID); err != nil {
 		return a.startError("registering the slash commands", err)
+	}
+	if a.telling.CompareAndSwap(false, true) {
+		// The places this copy takes over are retold from their stored state while it runs.
+		go func() {
+			defer a.telling.Store(false)
+			a.teller.Run(ctx)
+		}()
 	}
 	if a.cfg.Interactions.On() {
 		a.mu.Lock()

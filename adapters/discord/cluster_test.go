@@ -21,14 +21,15 @@ type clusterCopy struct {
 	store  *etcdstore.Store
 	leases *etcdstore.Leases
 	h      *harness
+	net    *cutTransport // its requests to Discord (startOwnedCopy)
 }
 
 // newClusterCopy connects a copy of the bot to the cluster, not started yet.
-func newClusterCopy(t *testing.T, name string, c *etcdtest.Cluster) *clusterCopy {
+func newClusterCopy(t testing.TB, name string, c *etcdtest.Cluster) *clusterCopy {
 	ctx := t.Context()
 	t.Helper()
 	w := c.Wire(t)
-	st, err := etcdstore.Open(ctx, etcdstore.Options{Endpoints: w.Endpoints, Prefix: "bot/", Timeout: 2 * time.Second})
+	st, err := etcdstore.Open(ctx, etcdstore.Options{Endpoints: w.Endpoints, Prefix: "bot/", Timeout: 5 * time.Second}) // a busy machine: etcd in process under -race
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func newClusterCopy(t *testing.T, name string, c *etcdtest.Cluster) *clusterCopy
 }
 
 // start runs the copy; with wait it returns once every shard is connected (at whichever copy).
-func (cp *clusterCopy) start(t *testing.T, f *fakeDiscord, wait bool) {
+func (cp *clusterCopy) start(t testing.TB, f *fakeDiscord, wait bool) {
 	t.Helper()
 	cp.h = startHarness(t, f, cp.store, cp.store, harnessOpt{noWait: !wait, cfg: func(c *Config) {
 		c.Cluster = cp.leases

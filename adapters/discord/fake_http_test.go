@@ -84,6 +84,10 @@ func (f *fakeDiscord) post(u fakeUser, typ int, channel string, data any, on *fa
 	in, payload := f.interaction(u, typ, channel, data, on, time.Now())
 	in.Dispatched, in.posting = time.Now(), true
 	endpoint := f.Endpoint
+	if len(f.Pool) > 0 {
+		endpoint = f.Pool[f.pooled%len(f.Pool)]
+		f.pooled++
+	}
 	f.mu.Unlock()
 	body, err := json.Marshal(payload)
 	if err != nil {

@@ -2,6 +2,7 @@ package discord
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/ed25519"
 	"encoding/json"
 	"errors"
@@ -283,6 +284,9 @@ type fakeDiscord struct {
 	// onPublic sees every text the bot shows in a channel to everyone (not ephemeral, not a DM),
 	// with f.mu held.
 	onPublic func(channel, content string)
+	copies   []*clusterCopy // the copies of the bot startOwnedCopy started, for onPublic
+	// patience is how long waitFor waits; default 15 s.
+	patience time.Duration
 	// The app's Activity (see activity_test.go): its client secret, whether Activities are
 	// switched on (then the app has an Entry Point command), the OAuth2 codes Discord's client
 	// would hand out and the access tokens they became, the activity instances running.
@@ -303,8 +307,16 @@ type fakeDiscord struct {
 	viaHTTP  bool
 	signKey  ed25519.PrivateKey
 	Endpoint string
-	poster   *http.Client
-	posts    sync.WaitGroup // posts whose answer is being read
+	// Pool, when not empty, is the copies of the bot behind the Endpoint URL: as a load
+	// balancer in front of them, each post goes to the next in turn (any copy answers any post:
+	// docs/hosting.md), and a copy that stopped is taken out of it.
+	Pool   []string
+	pooled int
+	poster *http.Client
+	posts  sync.WaitGroup // posts whose answer is being read
+	// errorAnswers are the requests the fake answered with an error status, by route ("PATCH
+	// channels/{id}/messages/{id} 404"), in order.
+	errorAnswers []string
 	// early404 counts webhook calls answered Unknown Webhook because their interaction's HTTP
 	// answer was not taken yet; staleUpdates the updates (type 7) taken after an edit of their
 	// message that was sent after them (takeLater).
@@ -368,7 +380,10 @@ func (f *fakeDiscord) waitFor(what string, cond func() bool) {
 // waitForOr is waitFor that describes the state (dump, called with f.mu held) if it times out.
 func (f *fakeDiscord) waitForOr(what string, cond func() bool, dump func() string) {
 	f.t.Helper()
-	deadline := time.After(15 * time.Second)
+	f.mu.Lock()
+	patience := cmp.Or(f.patience, 15*time.Second)
+	f.mu.Unlock()
+	deadline := time.After(patience)
 	for {
 		f.mu.Lock()
 		ok, ch := cond(), f.changed
@@ -506,6 +521,19 @@ func (f *fakeDiscord) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	parts := strings.Split(m[1], "/")
 	rt := route(r.Method, parts)
+	rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	w = rec
+	defer func() {
+		if rec.status >= 400 {
+			name := rt
+			if parts[0] == "webhooks" {
+				name = r.Method + " webhooks (an interaction's token)" // the route keeps the token
+			}
+			f.mu.Lock()
+			f.errorAnswers = append(f.errorAnswers, name+" "+strconv.Itoa(rec.status))
+			f.mu.Unlock()
+		}
+	}()
 	body, files := readBody(f.t, r)
 	f.mu.Lock()
 	f.calls[rt]++
@@ -580,6 +608,34 @@ func (f *fakeDiscord) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		f.fail("unexpected request %s %s", r.Method, r.URL.Path)
 		discordError(w, 404, 0, "404: Not Found")
 	}
+}
+
+// statusWriter notes the status an answer was given.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	w.status = status
+	w.ResponseWriter.WriteHeader(status)
+}
+
+// refusedCalls gives the requests answered with an error, but for the webhook calls Discord
+// answered Unknown Webhook only because it had not taken their interaction's HTTP answer yet
+// (early404), which the adapter rightly tries again.
+func (f *fakeDiscord) refusedCalls() (refused []string, early int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	early = f.early404
+	for _, e := range f.errorAnswers {
+		if early > 0 && strings.HasSuffix(e, " webhooks (an interaction's token) 404") {
+			early--
+			continue
+		}
+		refused = append(refused, e)
+	}
+	return refused, f.early404
 }
 
 // registerCommands takes a bulk overwrite of the commands, checking what Discord's schema

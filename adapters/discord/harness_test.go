@@ -46,6 +46,17 @@ type harness struct {
 	stopped bool
 	// allowErrors are log lines at level ERROR the test provokes.
 	allowErrors []string
+	endpoint    string // its interactions endpoint, in HTTP mode
+	// standby: one of several copies, which may hold no shard and identify never.
+	standby bool
+}
+
+// leavePool takes the harness's endpoint out of the fake's Pool, as a load balancer does with a
+// copy that stopped.
+func (h *harness) leavePool() {
+	h.f.mu.Lock()
+	defer h.f.mu.Unlock()
+	h.f.Pool = slices.DeleteFunc(h.f.Pool, func(e string) bool { return e == h.endpoint })
 }
 
 type harnessOpt struct {
@@ -58,6 +69,8 @@ type harnessOpt struct {
 	noWait bool
 	// fake sets up the fake before the harness starts (read by the tests that use it).
 	fake func(*fakeDiscord)
+	// pool puts the copy's endpoint into the fake's Pool, in HTTP mode: one of several copies.
+	pool bool
 }
 
 // mustNew makes an adapter or fails the test; it is closed when the test ends.
@@ -87,6 +100,9 @@ func startHarness(t testing.TB, f *fakeDiscord, store table.Store, kv table.KV, 
 		cfg.Interactions = Interactions{URL: fakeEndpointURL, Listener: ln, PublicKey: f.publicKey()}
 		f.mu.Lock()
 		f.Endpoint = "http://" + ln.Addr().String() + "/discord/interactions"
+		if slices.ContainsFunc(opts, func(o harnessOpt) bool { return o.pool }) {
+			f.Pool = append(f.Pool, f.Endpoint)
+		}
 		f.mu.Unlock()
 	}
 	for _, o := range opts {
@@ -128,7 +144,7 @@ func startHarness(t testing.TB, f *fakeDiscord, store table.Store, kv table.KV, 
 			runCtx = o.run(runCtx)
 		}
 	}
-	hs := &harness{t: t, f: f, a: a, svc: svc, cancel: cancel, done: make(chan error, 1), logs: logs}
+	hs := &harness{t: t, f: f, a: a, svc: svc, cancel: cancel, done: make(chan error, 1), logs: logs, endpoint: f.Endpoint}
 	// Every text shown to a whole channel is checked, as it arrives, against the cards still held
 	// at the channel's table.
 	f.mu.Lock()
@@ -163,6 +179,7 @@ func (h *harness) stop() {
 		return
 	}
 	h.stopped = true
+	h.leavePool()
 	h.cancel()
 	if err := <-h.done; err != nil {
 		h.t.Errorf("Run: %v", err)
@@ -179,7 +196,7 @@ func (h *harness) stop() {
 	}
 	if identified := strings.Contains(logs, "Identify Packet"); h.f.viaHTTP && identified {
 		h.t.Errorf("the bot identified on the gateway while interactions come by HTTP")
-	} else if !identified && !h.f.viaHTTP {
+	} else if !identified && !h.f.viaHTTP && !h.standby {
 		h.t.Errorf("discordgo's debug lines (identify included) are missing from the log: the token check proves nothing")
 	}
 	for _, line := range strings.Split(logs, "\n") {
@@ -343,6 +360,26 @@ func waitButton(f *fakeDiscord, what string, verb table.Verb) (fakeMessage, fake
 // adapter) and play every other card with /km play and its autocomplete. It returns the moves made.
 func playMatch(t testing.TB, f *fakeDiscord, players []seatPlayer, rng *rand.Rand) int {
 	t.Helper()
+	mp := newMatchPlayer(t, f, players, rng)
+	for !mp.step(nil) {
+	}
+	return mp.n
+}
+
+// matchPlayer makes the people's moves of a match one at a time (step).
+type matchPlayer struct {
+	t       testing.TB
+	f       *fakeDiscord
+	players []seatPlayer
+	rng     *rand.Rand
+	lastSeq uint64
+	n       int           // moves made
+	longest time.Duration // the longest a step waited for a person's turn
+}
+
+// newMatchPlayer has the players without DMs ask for their hand ("My hand").
+func newMatchPlayer(t testing.TB, f *fakeDiscord, players []seatPlayer, rng *rand.Rand) *matchPlayer {
+	t.Helper()
 	for _, p := range players {
 		if p.noDM {
 			live, hand := liveMessage(f)
@@ -351,80 +388,87 @@ func playMatch(t testing.TB, f *fakeDiscord, players []seatPlayer, rng *rand.Ran
 			}
 		}
 	}
-	var lastSeq uint64
-	n := 0
-	for {
-		var who seatPlayer
-		var view fakeMessage
-		var best uint64
-		over := false
-		dump := func() string {
-			var b strings.Builder
-			fmt.Fprintf(&b, "\nlast seq %d", lastSeq)
-			for _, p := range players {
-				m, ok := f.handViewLocked(p)
-				fmt.Fprintf(&b, "\n%s (view %v, %d edits): %q", p.u.Name, ok, m.Edits, m.Content)
-				for _, x := range m.buttons() {
-					a := actionOf(x)
-					fmt.Fprintf(&b, " [%s %s seq %d style %d]", a.Verb, a.Arg, a.Seq, x.Style)
-				}
+	return &matchPlayer{t: t, f: f, players: players, rng: rng}
+}
+
+// step waits for a person's move, the end of the match or done (if not nil: asked with the
+// fake's lock held), and makes the move. It reports whether the match is over or done.
+func (mp *matchPlayer) step(done func() bool) bool {
+	t, f, players := mp.t, mp.f, mp.players
+	t.Helper()
+	var who seatPlayer
+	var view fakeMessage
+	var best uint64
+	over := false
+	began := time.Now()
+	defer func() { mp.longest = max(mp.longest, time.Since(began)) }()
+	dump := func() string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "\nlast seq %d", mp.lastSeq)
+		for _, p := range players {
+			m, ok := f.handViewLocked(p)
+			fmt.Fprintf(&b, "\n%s (view %v, %d edits): %q", p.u.Name, ok, m.Edits, m.Content)
+			for _, x := range m.buttons() {
+				a := actionOf(x)
+				fmt.Fprintf(&b, " [%s %s seq %d style %d]", a.Verb, a.Arg, a.Seq, x.Style)
 			}
-			msgs := f.channelLocked(guildChannel)
-			for _, m := range msgs[max(len(msgs)-3, 0):] {
-				fmt.Fprintf(&b, "\nchannel: %q", m.Content)
-			}
-			return b.String()
 		}
-		f.waitForOr("a move or the end of the match", func() bool {
-			if matchOver(f.channelLocked(guildChannel)) {
-				over = true
-				return true
-			}
-			best = 0
-			for _, p := range players {
-				m, ok := f.handViewLocked(p)
-				if !ok {
-					continue
-				}
-				if mv := moves(m); len(mv) > 0 && actionOf(mv[0]).Seq > lastSeq && actionOf(mv[0]).Seq > best {
-					who, view, best = p, m, actionOf(mv[0]).Seq
-				}
-			}
-			return best > 0
-		}, dump)
-		if over {
-			return n
+		msgs := f.channelLocked(guildChannel)
+		for _, m := range msgs[max(len(msgs)-3, 0):] {
+			fmt.Fprintf(&b, "\nchannel: %q", m.Content)
 		}
-		mv := moves(view)
-		b := mv[rng.IntN(len(mv))]
-		act := actionOf(b)
-		if who.noDM && act.Verb == table.VerbPlay && n%2 == 0 {
-			// The slash command way: autocomplete must offer exactly the playable cards.
-			var want []string
-			for _, x := range mv {
-				want = append(want, actionOf(x).Arg)
-			}
-			var got []string
-			for _, c := range f.autocomplete(who.u, guildChannel, "") {
-				got = append(got, c.Value.(string))
-			}
-			sort.Strings(want)
-			sort.Strings(got)
-			if !slices.Equal(got, want) {
-				t.Fatalf("autocomplete offered %v, the hand shows %v", got, want)
-			}
-			if r := f.slash(who.u, guildChannel, "play", opt("card", 3, act.Arg)); r.Type != 4 || r.Content != doneText {
-				t.Fatalf("%s: /km play %s answered %+v", who.u.Name, act.Arg, r)
-			}
-		} else if r := f.press(who.u, view, b.CustomID); !applied(r) {
-			t.Fatalf("%s pressing %s (seq %d): %+v", who.u.Name, b.Label, act.Seq, r)
-		}
-		lastSeq = act.Seq
-		n++
-		if n > 500 {
-			t.Fatalf("the match does not end")
-		}
+		return b.String()
 	}
+	f.waitForOr("a move or the end of the match", func() bool {
+		if matchOver(f.channelLocked(guildChannel)) || done != nil && done() {
+			over = true
+			return true
+		}
+		best = 0
+		for _, p := range players {
+			m, ok := f.handViewLocked(p)
+			if !ok {
+				continue
+			}
+			if mv := moves(m); len(mv) > 0 && actionOf(mv[0]).Seq > mp.lastSeq && actionOf(mv[0]).Seq > best {
+				who, view, best = p, m, actionOf(mv[0]).Seq
+			}
+		}
+		return best > 0
+	}, dump)
+	if over {
+		return true
+	}
+	mv := moves(view)
+	b := mv[mp.rng.IntN(len(mv))]
+	act := actionOf(b)
+	if who.noDM && act.Verb == table.VerbPlay && mp.n%2 == 0 {
+		// The slash command way: autocomplete must offer exactly the playable cards.
+		var want []string
+		for _, x := range mv {
+			want = append(want, actionOf(x).Arg)
+		}
+		var got []string
+		for _, c := range f.autocomplete(who.u, guildChannel, "") {
+			got = append(got, c.Value.(string))
+		}
+		sort.Strings(want)
+		sort.Strings(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("autocomplete offered %v, the hand shows %v", got, want)
+		}
+		if r := f.slash(who.u, guildChannel, "play", opt("card", 3, act.Arg)); r.Type != 4 || r.Content != doneText {
+			t.Fatalf("%s: /km play %s answered %+v", who.u.Name, act.Arg, r)
+		}
+	} else if r := f.press(who.u, view, b.CustomID); !applied(r) {
+		t.Fatalf("%s pressing %s (seq %d): %+v", who.u.Name, b.Label, act.Seq, r)
+	}
+	mp.lastSeq = act.Seq
+	mp.n++
+	if mp.n > 500 {
+		t.Fatalf("the match does not end")
+	}
+	return false
 }
 
 func slogTo(w io.Writer) *slog.Logger {

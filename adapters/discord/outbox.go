@@ -65,7 +65,8 @@ func (a *Adapter) enqueue(dest string, m table.Message, ping string) {
 
 // Deliver queues the service's messages; it never waits for Discord. Editable messages already
 // waiting in a queue are replaced by their newer versions (latest wins).
-func (a *Adapter) Deliver(_ context.Context, msgs []table.Message) {
+func (a *Adapter) Deliver(ctx context.Context, msgs []table.Message) {
+	a.teller.Hear(ctx) // a place's retold batch comes first (chat.Teller)
 	for _, m := range msgs {
 		dest := destination(m)
 		if dest == "" {
@@ -144,7 +145,7 @@ func (p platform) Show(ctx context.Context, it *item, rec *outbox.Record) (strin
 		id, err := a.toChannel(ctx, ch, it.Msg, it.Data.ping, rec)
 		if err == nil {
 			a.Reached(ctx, table.Place{Platform: Platform, Chat: ch}, it.Msg.Table)
-			a.shown(it.Key, it.Msg)
+			a.keepInView(it.Key, it.Msg)
 		}
 		return ch, id, err
 	}
@@ -156,9 +157,20 @@ func (p platform) Show(ctx context.Context, it *item, rec *outbox.Record) (strin
 	return a.toUser(ctx, user, it.Msg, rec)
 }
 
-// shown tells the service that a channel shows its table's message m now (Service.Shown), and
-// notes how long that content is to stay (Message.HoldFor: a finished trick).
-func (a *Adapter) shown(key string, m table.Message) {
+// outOne tells the service that a channel shows its table's keyed message now (Service.Shown), so that
+// computer players wait for it: sent, or found showing it already (outbox.Config.Out: another
+// copy, or this one before a restart, showed it).
+func (a *Adapter) outOne(it *item) {
+	if m := it.Msg; m.Target.Kind == table.ToPlace {
+		if svc := a.Service(); svc != nil {
+			svc.Shown(m.Target.Place, m.Version)
+		}
+	}
+}
+
+// keepInView notes, for a channel's message key that shows m now, how long that content is to stay
+// (Message.HoldFor: a finished trick).
+func (a *Adapter) keepInView(key string, m table.Message) {
 	if m.Target.Kind != table.ToPlace || key == "" {
 		return
 	}
@@ -175,9 +187,6 @@ func (a *Adapter) shown(key string, m table.Message) {
 		delete(a.held, key)
 	}
 	a.heldMu.Unlock()
-	if svc := a.Service(); svc != nil {
-		svc.Shown(m.Target.Place, m.Version)
-	}
 }
 
 // waitHeld waits, before an edit of the message key, until what it shows has been in view as

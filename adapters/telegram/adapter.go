@@ -194,16 +194,8 @@ func New(cfg Config) (*Adapter, error) {
 	a.bot = &tgbotapi.BotAPI{Token: cfg.Token, Client: a.client, Buffer: 100}
 	a.bot.SetAPIEndpoint(cfg.APIURL + "/bot%s/%s")
 	a.reach = chat.NewUnreachable(cfg.KV, bucketBlocked, bucketTold, a.log)
-	owner := cfg.Owner
-	if owner == nil && cfg.Cluster != nil {
-		// Of several copies, the attached service's per-place ownership decides (Service.Owns);
-		// before it is attached this copy tells nothing of a shared timeline.
-		owner = chat.OwnerFunc(func(p table.Place) bool {
-			svc := a.Service()
-			return svc != nil && svc.Owns(p)
-		})
-	}
-	a.teller = &chat.Teller{Owner: owner, Retell: func(ctx context.Context, p table.Place) { a.Service().Retell(ctx, p) }}
+	// Of several copies, the attached service's per-place ownership decides (chat.NewTeller).
+	a.teller = a.NewTeller(cfg.Owner, cfg.Cluster != nil, nil)
 	a.out = outbox.New(outbox.Config[extra]{Platform: platform{a}, KV: cfg.KV, Bucket: bucketMsg, Log: a.log, Merge: mergeItems,
 		Moved: a.sendsMoved, Paused: a.pausePlace, ProbeEvery: probeEvery,
 		Shared: cfg.Cluster != nil, ClaimTTL: cfg.RequestTimeout + 15*time.Second, Tells: a.teller.Tells, Out: a.out1})

@@ -117,7 +117,8 @@ func mergeItems(queued, newer *item) {
 
 // Deliver implements table.Outbox: it queues the messages and returns at once. What it learns
 // (a user's newest hand) is kept in memory here and written to the KV from the outbox's worker.
-func (a *Adapter) Deliver(_ context.Context, msgs []table.Message) {
+func (a *Adapter) Deliver(ctx context.Context, msgs []table.Message) {
+	a.teller.Hear(ctx) // a place's retold batch comes first (chat.Teller)
 	for _, m := range msgs {
 		switch m.Target.Kind {
 		case table.ToPlace:

@@ -123,7 +123,10 @@ func (s *Service) render(t *tbl) []Message {
 	case t.st.Status == StatusClosed:
 		return s.closedMessages(t)
 	}
-	out := append(s.told(t), s.liveMessage(t))
+	out := s.told(t)
+	if !t.match.Over() { // else told has it, before the result
+		out = append(out, s.liveMessage(t))
+	}
 	if g := t.game(); g != nil {
 		for i, seat := range t.st.Seats {
 			if !seat.Human() {

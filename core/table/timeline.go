@@ -15,8 +15,9 @@ import (
 
 // told are the messages of the match so far that follow from its state, in the order the place
 // is told them: the last version of the previous game's table message (its result, no buttons)
-// while the next game is played, each finished game's summary, and at the match's end the
-// match's summary.
+// while the next game is played, each finished game's summary, and at the match's end the last
+// game's table message (which render then leaves out) and the match's summary: a table message
+// never shown before, by a copy that died first, goes before its result, not after the winner.
 func (s *Service) told(t *tbl) []Message {
 	if t.match == nil {
 		return nil
@@ -31,7 +32,7 @@ func (s *Service) told(t *tbl) []Message {
 		if g.Phase() != core.PhaseOver {
 			break
 		}
-		if prev && i == n-2 {
+		if prev && i == n-2 || t.match.Over() && i == n-1 {
 			out = append(out, s.liveMessageOf(t, g, i+1))
 		}
 		if _, done := t.sent[t.key(KindSummary, i+1, "")]; done {

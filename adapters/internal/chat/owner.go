@@ -47,6 +47,9 @@ type Teller struct {
 	Retell func(ctx context.Context, p table.Place)
 	// Every is how often Run looks for places this copy took over; default 250 ms.
 	Every time.Duration
+	// Now is the adapter's clock, by which places not heard of for an hour are forgotten;
+	// default time.Now.
+	Now func() time.Time
 
 	mu    sync.Mutex
 	known map[string]placeSeen // by place key: the places heard of, and whether owned then
@@ -55,7 +58,10 @@ type Teller struct {
 type placeSeen struct {
 	place table.Place
 	owned bool
-	at    time.Time
+	// pending: owned since Run took it over, and not retold yet: the place's retold batch
+	// (Hear) comes first, whole, before anything else this copy tells of it.
+	pending bool
+	at      time.Time
 }
 
 // maxKnown bounds the places a Teller remembers; beyond it those not heard of for an hour go.
@@ -63,16 +69,16 @@ const maxKnown = 4096
 
 // Tells reports whether this copy tells m: a message of a place's timeline only if it owns the
 // place now and has told it since it took it over. A place that came to this copy since Run last
-// looked is not told piecemeal: Run has it retold whole, in order (what the copy heard of it
-// before was not its to tell, and it may lack pieces of it). A nil Teller, or one without an
-// Owner, tells everything.
+// looked is not told piecemeal: Run has it retold whole, in order, before anything else of it is
+// told (what the copy heard of it before was not its to tell, and it may lack pieces of it). A
+// nil Teller, or one without an Owner, tells everything.
 func (t *Teller) Tells(m table.Message) bool {
 	if t == nil || t.Owner == nil || !Timeline(m) {
 		return true
 	}
 	owned := t.Owner.Owns(m.Target.Place)
 	key := m.Target.Place.Key()
-	now := time.Now()
+	now := t.now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.known == nil {
@@ -87,14 +93,42 @@ func (t *Teller) Tells(m table.Message) bool {
 		}
 	}
 	switch {
-	case ok && owned && !seen.owned:
-		seen.at = now // taken over: Run retells it
+	case ok && owned && (!seen.owned || seen.pending):
+		seen.at = now // taken over: Run retells it, and its retold batch comes first
 		t.known[key] = seen
 		return false
 	case ok || len(t.known) < maxKnown:
 		t.known[key] = placeSeen{place: m.Target.Place, owned: owned, at: now}
 	}
 	return owned
+}
+
+// now reads the Teller's clock.
+func (t *Teller) now() time.Time {
+	if t.Now != nil {
+		return t.Now()
+	}
+	return time.Now()
+}
+
+// NewTeller makes the Teller of an adapter whose service is in slot, written once for every
+// chat adapter: owner says which places this copy tells; nil, of several copies (shared), the
+// attached service's per-place ownership (Service.Owns) decides, and before a service is
+// attached this copy tells nothing of a shared timeline; nil for the only copy tells every
+// place. A place taken over is retold by the attached service (Service.Retell). now is the
+// adapter's clock (nil: time.Now).
+func (s *Slot) NewTeller(owner Owner, shared bool, now func() time.Time) *Teller {
+	if owner == nil && shared {
+		owner = OwnerFunc(func(p table.Place) bool {
+			svc := s.Service()
+			return svc != nil && svc.Owns(p)
+		})
+	}
+	return &Teller{Owner: owner, Now: now, Retell: func(ctx context.Context, p table.Place) {
+		if svc := s.Service(); svc != nil {
+			svc.Retell(ctx, p)
+		}
+	}}
 }
 
 // Run retells, until ctx ends, each place heard of whose ownership came to this copy since it
@@ -115,15 +149,47 @@ func (t *Teller) Run(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		for _, p := range t.takenOver() {
-			t.Retell(ctx, p)
-		}
+		t.retellTakenOver(ctx)
+	}
+}
+
+// retellTakenOver has each place this copy took over since it last looked retold.
+func (t *Teller) retellTakenOver(ctx context.Context) {
+	for _, p := range t.takenOver() {
+		t.Retell(context.WithValue(ctx, retelling{}, p.Key()), p)
+		t.retold(p.Key()) // also when there was nothing to retell: told from now on
+	}
+}
+
+// retelling is the key of the context value that marks a delivery of Run's Retell: the key of
+// the place retold.
+type retelling struct{}
+
+// Hear is told by the adapter's Deliver of each batch of messages, before it queues them: a
+// batch that Run's Retell delivers (its context says so) is the place's first since this copy
+// took it over, told whole and in order. A delivery that comes before it (a move committed
+// while the Retell waited for the table) is not told: the retold batch holds its state too, and
+// it would otherwise be queued ahead of the older messages the batch brings (the previous game's
+// result before the next game's table).
+func (t *Teller) Hear(ctx context.Context) {
+	if key, ok := ctx.Value(retelling{}).(string); ok && t != nil {
+		t.retold(key)
+	}
+}
+
+// retold ends a place's wait for its retold batch.
+func (t *Teller) retold(key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s, ok := t.known[key]; ok && s.pending {
+		s.pending = false
+		t.known[key] = s
 	}
 }
 
 // takenOver gives the places heard of that this copy owns now and did not when last looked at,
-// and notes which it owns: a place taken over counts as told from now on, so that what Retell
-// delivers, and everything after it, is told.
+// and notes which it owns: a place taken over waits for its retold batch (Hear), which is told
+// whole, and everything after it.
 func (t *Teller) takenOver() []table.Place {
 	t.mu.Lock()
 	places := make([]placeSeen, 0, len(t.known))
@@ -139,7 +205,7 @@ func (t *Teller) takenOver() []table.Place {
 		}
 		t.mu.Lock()
 		if cur, ok := t.known[s.place.Key()]; ok && cur.owned != owned {
-			cur.owned = owned
+			cur.owned, cur.pending = owned, owned
 			t.known[s.place.Key()] = cur
 			if owned {
 				out = append(out, s.place)
