@@ -89,6 +89,13 @@ func startedEnv(t *testing.T, humans ...tgUser) (*fakeAPI, *table.MemStore, *tab
 
 func startEnv(t *testing.T, f *fakeAPI, store *table.MemStore, logs *tabletest.Buffer, tweak ...func(*Config)) *env {
 	t.Helper()
+	return startEnvVia(t, f, store, logs, nil, tweak...)
+}
+
+// startEnvVia is startEnv with the service's deliveries to the adapter passed through via (when
+// set), for a test that notes what the service hands over.
+func startEnvVia(t *testing.T, f *fakeAPI, store *table.MemStore, logs *tabletest.Buffer, via func(*Adapter) table.Outbox, tweak ...func(*Config)) *env {
+	t.Helper()
 	cfg := testConfig(f, store, logs)
 	for _, fn := range tweak {
 		fn(&cfg)
@@ -97,7 +104,11 @@ func startEnv(t *testing.T, f *fakeAPI, store *table.MemStore, logs *tabletest.B
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	svc := table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots,
+	var ob table.Outbox = a
+	if via != nil {
+		ob = via(a)
+	}
+	svc := table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: ob}, Robots: randomRobots,
 		Seed: 7, Log: cfg.Log, Think: time.Second, Coach: coach.New(coach.Config{Worlds: 6})})
 	a.Attach(svc)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -722,7 +733,7 @@ func TestNeverPressedStart(t *testing.T) {
 		f.command(ursula, group, 0, "/join")
 		settle(5 * time.Second)
 		mustPress(t, f, alice, group, table.VerbDeal, "")
-		settle(5 * time.Second)
+		settle(10 * time.Second) // the group's messages go one every 3 s (groupBurst)
 		tableID := tableOf(t, f)
 
 		notices := func() (n int, link string) {
@@ -753,7 +764,7 @@ func TestNeverPressedStart(t *testing.T) {
 		}
 		// /hand typed in the group: never the hand there; a hint with the link instead.
 		cmd := f.command(ursula, group, 0, "/hand")
-		settle(5 * time.Second)
+		settle(10 * time.Second) // behind the table's edits, one every 3 s
 		var hint bool
 		for _, m := range f.messages(group) {
 			if m.ReplyTo == cmd.ID {

@@ -123,7 +123,7 @@ func (s *Service) render(t *tbl) []Message {
 	case t.st.Status == StatusClosed:
 		return s.closedMessages(t)
 	}
-	out := append(s.told(t), s.liveMessage(t))
+	out := s.told(t) // the table message among them, in its place
 	if g := t.game(); g != nil {
 		for i, seat := range t.st.Seats {
 			if !seat.Human() {
