@@ -124,6 +124,7 @@ type Adapter struct {
 	unstored unstored
 	refusals refusals
 	link     *chat.Link // whether Telegram answers, for the health check
+	live     liveKeys   // each place's newest table message, the one whose showing the service hears of
 	me       struct {
 		sync.Mutex
 		name string // the bot's username, from getMe
@@ -438,7 +439,15 @@ func chatOf(p table.Place) (chat int64, thread int, ok bool) {
 	return chat, thread, true
 }
 
-// newLimiter gives a token bucket that lets at most n events through in any window of length w.
+// limiterSlack is how much longer than a limit's window newLimiter spreads its events over.
+const limiterSlack = 500 * time.Millisecond
+
+// newLimiter gives a token bucket that lets at most n events through in any window of length w
+// (a window [t, t+w), as Telegram counts "20 messages per minute": Bot FAQ, "My bot is hitting
+// limits"). Its worst window begins with a full bucket: burst events at once, then one each
+// 1/r, of which ceil(r·w)-1 more fall within w; so burst-1+r·w ≤ n. The pace is kept a little
+// (limiterSlack) below that bound, so that a request delayed on its way does not make two of them
+// seem a window apart when they were not.
 func newLimiter(n int, w time.Duration, burst int) *rate.Limiter {
 	if burst > n {
 		burst = n
@@ -446,10 +455,6 @@ func newLimiter(n int, w time.Duration, burst int) *rate.Limiter {
 	if burst < 1 {
 		burst = 1
 	}
-	// burst + r·w ≤ n: the bucket's worst window.
-	r := rate.Limit(float64(n-burst) / w.Seconds())
-	if n-burst <= 0 {
-		r = rate.Limit(1 / w.Seconds())
-	}
+	r := rate.Limit(float64(n-burst+1) / (w + limiterSlack).Seconds())
 	return rate.NewLimiter(r, burst)
 }

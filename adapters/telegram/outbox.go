@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf16"
 
@@ -125,6 +126,9 @@ func (a *Adapter) Deliver(ctx context.Context, msgs []table.Message) {
 			if m.Kind == table.KindNotice && m.Reason == "note.announced" {
 				continue // the table message lists the calls: a post of its own would spend the group's 20 a minute
 			}
+			if m.Kind == table.KindLive {
+				a.live.note(m)
+			}
 			chat, thread, ok := chatOf(m.Target.Place)
 			if !ok {
 				a.log.Warn("message for a place that is not a Telegram chat", "place", m.Target.Place.Key())
@@ -147,14 +151,52 @@ func (a *Adapter) Deliver(ctx context.Context, msgs []table.Message) {
 }
 
 // out1 hears of each keyed message that is out (outbox Config.Out): a group's table message tells
-// the service which state the group sees now (chat.Viewer), when the service listens.
+// the service which state the group sees now (chat.Viewer), when the service listens. Only the
+// place's newest table message does: at a new deal the previous game's last version has the new
+// state's version too, and goes out before the game's result and the new table message (core/
+// table's timeline), but the group has seen the result only once the new table message is out.
 func (a *Adapter) out1(it *item) {
-	if it.Msg.Kind != table.KindLive || it.Msg.Target.Kind != table.ToPlace {
+	if it.Msg.Kind != table.KindLive || it.Msg.Target.Kind != table.ToPlace || !a.live.newest(it.Msg) {
 		return
 	}
 	if v, ok := a.Service().(chat.Viewer); ok {
 		v.Shown(it.Msg.Target.Place, it.Version)
 	}
+}
+
+// Attach gives the adapter its service (chat.Slot) and tells a service that listens that the
+// adapter reports what its groups' table messages show (chat.Viewer): call it before the service
+// resumes, so that a restarted table is paced from its first move.
+func (a *Adapter) Attach(svc chat.Service) {
+	a.Slot.Attach(svc)
+	if v, ok := svc.(chat.Viewer); ok {
+		v.Reports(Platform)
+	}
+}
+
+// liveKeys are the Keys of the places' newest table messages, as the service delivered them: the
+// last table message of a delivery is the table's current one (the timeline's earlier ones come
+// first). One entry per place that had a table since the start.
+type liveKeys struct {
+	mu  sync.Mutex
+	key map[string]string // place key → message Key
+}
+
+func (l *liveKeys) note(m table.Message) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.key == nil {
+		l.key = map[string]string{}
+	}
+	l.key[m.Target.Place.Key()] = m.Key
+}
+
+// newest reports whether m is its place's newest table message (or none was noted).
+func (l *liveKeys) newest(m table.Message) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k, ok := l.key[m.Target.Place.Key()]
+	return !ok || k == m.Key
 }
 
 // platform is the adapter as the engine's outbox.Platform.
@@ -196,9 +238,11 @@ func full(l *limits, now time.Time) bool {
 }
 
 // groupBurst is how many messages may go to a group at once after a quiet spell; the rest of its
-// 20 a minute are spread evenly (one every 3.5 s), by this copy's limiter and by the copies'
-// shared window alike: no burst of 20 and then a silence while the table moves on.
-const groupBurst = 3
+// 20 a minute are spread evenly, by this copy's limiter and by the copies' shared window alike: no
+// burst of 20 and then a silence while the table moves on. One: the group's budget is all spent
+// evenly, one message every 3 s, so that a move waits at most that long for its edit (a burst of
+// b would slow the even pace to one every 60/(21-b) s; TestGroupLagAtAHumanPace).
+const groupBurst = 1
 
 // newLimits gives a new chat's limits: groups (negative IDs) at most GroupPerMinute in any minute
 // and one a second; private chats one per PrivateInterval.
@@ -229,7 +273,9 @@ func (a *Adapter) newLimits(chat int64) *limits {
 	if l.busyUntil.After(now) {
 		empty(minute)
 	}
-	l.lims = []*rate.Limiter{minute, second(rate.NewLimiter(rate.Every(time.Second), 1), time.Second)}
+	// The minute's bucket is waited for last, right before the send: its token is then taken
+	// when the message goes, as its count of the window assumes (newLimiter).
+	l.lims = []*rate.Limiter{second(rate.NewLimiter(rate.Every(time.Second), 1), time.Second), minute}
 	return l
 }
 

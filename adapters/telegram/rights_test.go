@@ -181,7 +181,8 @@ func TestClosedTopic(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f, store, logs, e := startedEnv(t, alice)
 		f.command(alice, group, 77, "/new@"+botUsername+" timer=fast")
-		settle(3 * time.Second)
+		settle(10 * time.Second) // both lobbies: the group's messages go one every 3 s
+
 		mustPress(t, f, alice, group, table.VerbDeal, "")
 		settle(time.Minute)
 		topicTable := e.svc.TableAt(placeOf(group, 77))
@@ -292,7 +293,8 @@ func TestDeletedTopic(t *testing.T) {
 		f, store, logs, e := startedEnv(t, alice, bob)
 		f.command(bob, group, 0, "/new@"+botUsername)
 		f.command(alice, group, 77, "/new@"+botUsername+" timer=fast")
-		settle(3 * time.Second)
+		settle(10 * time.Second) // both lobbies: the group's messages go one every 3 s
+
 		for _, m := range f.messages(group) {
 			if m.Thread == 77 && len(m.buttons()) > 0 {
 				f.press(alice, &m, mustData(t, m, table.VerbDeal))

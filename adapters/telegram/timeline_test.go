@@ -152,7 +152,7 @@ func (d *driver) playThinking(humans []tgUser, limit time.Duration, seed uint64,
 	d.t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 1))
 	deadline := time.Now().Add(limit)
-	for synctest.Wait(); !done(); synctest.Wait() {
+	for idle(); !done(); idle() {
 		if time.Now().After(deadline) {
 			d.t.Fatalf("not done after %v of play (%d moves)", limit, d.moves)
 		}

@@ -107,7 +107,7 @@ func TestMiniAppButtons(t *testing.T) {
 		w := chattest.Web{HTTPS: true}
 		e := startEnv(t, f, store, logs, func(c *Config) { c.Web, c.MiniApp = w, "table" })
 		seatAll(t, f, "timer=none", alice)
-		settle(5 * time.Second)
+		settle(10 * time.Second) // the group's messages go one every 3 s (groupBurst)
 		id := tableOf(t, f)
 		hand, ok := handMessage(f, alice.ID)
 		if !ok {

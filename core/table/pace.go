@@ -11,7 +11,10 @@ import (
 // place shows the table as it was before it (within Pace.Wait), and then as long as the moment
 // asks: a finished trick stays in view with its winner (Pace.Trick), a game's result before the
 // next game's first move (Pace.Game), and any card a moment (Pace.Card). A person's own move
-// never waits. A place whose adapter never reports (the terminal) is not held back.
+// never waits; but a person who plays at once is not let run ahead of the place either: the
+// prompt that lets them (their hand, with "your turn") waits, within Pace.Wait, until the place
+// shows a finished trick or a game's result (holdHands), so that the place is never a trick or a
+// game behind. A place whose adapter never reports (the terminal) is not held back.
 
 // PacePreset is how fast a table's computer players go where people watch them: the "pace"
 // option.
@@ -64,18 +67,33 @@ func (s *Service) pace(t *tbl) Pace {
 // what the service last gave them to show there. It lives in memory: after a restart the place is
 // not gated until its adapter reports again.
 type shownState struct {
-	// reports says an adapter reports this place's shown-ness: only then does the game wait for
-	// it. A place whose surface never reports (the terminal) is never gated.
+	// reports says an adapter reported this place's shown-ness (or its platform's adapter said
+	// it will, Reports): only then does the game wait for it. A place whose surface never
+	// reports (the terminal) is never gated.
 	reports bool
 	// published is the Version of the last public table message handed to the outbox, at
 	// publishedAt.
 	published   uint64
 	publishedAt time.Time
+	// many is how many public messages were published with it (a new deal's: the last game's
+	// table, its result, the new table).
+	many int
 	// shown is the highest Version an adapter reported shown, at shownAt (the report's time).
 	shown   uint64
 	shownAt time.Time
 	// held is a computer's move decided and waiting for its moment (playWhenShown).
 	held *heldMove
+	// hands are the private hand messages of a finished trick or a new deal, waiting until the
+	// place shows it (holdHands).
+	hands *heldHands
+}
+
+// heldHands are hand messages of the table at seq, delivered once the place shows it, or when
+// timer fires (Pace.Wait).
+type heldHands struct {
+	seq   uint64
+	msgs  []Message
+	timer *time.Timer
 }
 
 // heldMove is a computer's move for the position at seq, waiting for the place to show what
@@ -85,6 +103,22 @@ type heldMove struct {
 	seq   uint64
 	move  core.Move
 	timer *time.Timer
+}
+
+// Reports tells the service that the adapter of platform reports what its places' table messages
+// show (Shown), from its start: their tables are paced before the first report too. What a place
+// shows is not stored; after a restart the service has published every table message again
+// (Resume), and a place is taken to show nothing until its adapter says (having sent it, or
+// found it shown already), so a restarted owner's computers and held hands wait for that as for
+// any other report, within Pace.Wait. An adapter calls it before the service resumes.
+func (s *Service) Reports(platform string) { s.reporting.Store(platform, true) }
+
+// gated reports whether the table's place reports what it shows (table lock held).
+func (s *Service) gated(t *tbl) bool {
+	if !t.shown.reports {
+		_, t.shown.reports = s.reporting.Load(t.st.Place.Platform)
+	}
+	return t.shown.reports
 }
 
 // Shown tells the service that the public table message of place p now shows the table at seq
@@ -109,6 +143,9 @@ func (s *Service) Shown(p Place, seq uint64) {
 		return
 	}
 	t.shown.shown, t.shown.shownAt = seq, s.cfg.Now()
+	if h := t.shown.hands; h != nil && seq >= h.seq {
+		s.releaseHands(t, h)
+	}
 	if h := t.shown.held; h != nil {
 		// Its wait may be over now, or shorter: its timer looks again at once, in a goroutine of
 		// its own, so that the move's commit does not hold up the adapter that reported.
@@ -120,8 +157,13 @@ func (s *Service) Shown(p Place, seq uint64) {
 // public table message (table lock held).
 func (s *Service) notePublished(t *tbl, msgs []Message) {
 	for _, m := range msgs {
-		if m.Target.Kind == ToPlace && m.Key != "" && m.Version > t.shown.published {
+		switch {
+		case m.Target.Kind != ToPlace || m.Key == "" || m.Version < t.shown.published:
+		case m.Version > t.shown.published:
+			t.shown.many = 1
 			t.shown.published, t.shown.publishedAt = m.Version, s.cfg.Now()
+		default:
+			t.shown.many++
 		}
 	}
 }
@@ -131,12 +173,12 @@ func (s *Service) notePublished(t *tbl, msgs []Message) {
 // long as what it shows asks to stay in view.
 func (s *Service) paceWait(t *tbl) time.Duration {
 	sh := &t.shown
-	if !sh.reports || sh.published == 0 {
+	if !s.gated(t) || sh.published == 0 {
 		return 0
 	}
 	p, now := s.pace(t), s.cfg.Now()
 	var from time.Time // since when the place shows the table as it is
-	switch giveUp := sh.publishedAt.Add(p.Wait); {
+	switch giveUp := sh.publishedAt.Add(s.waitLimit(t, p)); {
 	case sh.shown >= sh.published:
 		from = sh.shownAt
 	case now.Before(giveUp):
@@ -195,6 +237,72 @@ func (t *tbl) dropHeld() {
 		t.shown.held = nil
 		t.thinking = false
 	}
+}
+
+// holdHands takes out of msgs, about to be delivered for the table as it is now, the private hand
+// messages that must wait for the place (table lock held): at a finished trick or a new deal,
+// until the place shows it (Shown), at most Pace.Wait. Whoever acts next sees their turn only
+// then, so the place never trails a person who plays at once by a trick or a game. Hands held
+// for an earlier state go out now, ahead of msgs, or wait on with them.
+func (s *Service) holdHands(t *tbl, msgs []Message) []Message {
+	sh := &t.shown
+	if h := sh.hands; h != nil {
+		h.timer.Stop()
+		sh.hands = nil
+		msgs = append(h.msgs, msgs...)
+	}
+	if !s.gated(t) || sh.shown >= t.st.Seq || !s.atBoundary(t) {
+		return msgs
+	}
+	var now, later []Message
+	for _, m := range msgs {
+		if m.Kind == KindHand && m.Target.Kind != ToPlace {
+			later = append(later, m)
+		} else {
+			now = append(now, m)
+		}
+	}
+	if len(later) == 0 {
+		return msgs
+	}
+	h := &heldHands{seq: t.st.Seq, msgs: later}
+	h.timer = time.AfterFunc(s.waitLimit(t, s.pace(t)), func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		s.releaseHands(t, h)
+	})
+	sh.hands = h
+	return now
+}
+
+// waitLimit bounds how long the table waits for its place to show the last version published:
+// Pace.Wait for each public message published with it, which the place shows one after another
+// (table lock held).
+func (s *Service) waitLimit(t *tbl, p Pace) time.Duration {
+	return p.Wait * time.Duration(max(t.shown.many, 1))
+}
+
+// releaseHands delivers held hands, unless they went out already (table lock held).
+func (s *Service) releaseHands(t *tbl, h *heldHands) {
+	if t.shown.hands != h {
+		return
+	}
+	h.timer.Stop()
+	t.shown.hands = nil
+	if s.ctx.Err() == nil {
+		s.deliver(s.ctx, t.st.Place.Platform, h.msgs)
+	}
+}
+
+// atBoundary reports whether the table is at a finished trick or a new deal of a match under
+// way: what the place must show before anyone plays on (table lock held).
+func (s *Service) atBoundary(t *tbl) bool {
+	g := t.game()
+	if g == nil || t.match.Over() {
+		return false
+	}
+	return t.match.NumGames() > 1 && len(g.Moves()) == 0 ||
+		g.Phase() == core.PhasePlay && g.TricksDone() > 0 && g.CurrentTrick().N == 0
 }
 
 // holdFor is how long the public table message m should stay in view before the next edit

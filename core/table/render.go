@@ -123,10 +123,7 @@ func (s *Service) render(t *tbl) []Message {
 	case t.st.Status == StatusClosed:
 		return s.closedMessages(t)
 	}
-	out := s.told(t)
-	if !t.match.Over() { // else told has it, before the result
-		out = append(out, s.liveMessage(t))
-	}
+	out := s.told(t) // the table message among them, in its place
 	if g := t.game(); g != nil {
 		for i, seat := range t.st.Seats {
 			if !seat.Human() {
@@ -341,7 +338,6 @@ func (s *Service) liveMessageOf(t *tbl, g *core.Game, n int) Message {
 	switch {
 	case g != t.lastGame(): // a finished game's, while the next one is played: no buttons
 	case t.st.Status == StatusPlaying:
-		m.Watch = i18n.T(lang, "btn.watch")
 		m.Buttons = [][]Button{{
 			{Label: i18n.T(lang, "btn.hand"), Action: t.action(VerbHand, ""), Style: StylePrimary},
 			{Label: i18n.T(lang, "btn.board"), Action: t.action(VerbBoard, ""), Style: StyleSecondary},

@@ -113,6 +113,9 @@ const (
 // lock; different tables run in parallel.
 type Service struct {
 	cfg Config
+	// reporting are the platforms whose adapters report what their places show (Reports,
+	// pace.go): platform → true.
+	reporting sync.Map
 
 	mu      sync.Mutex // guards the maps and src
 	tables  map[string]*tbl
@@ -980,7 +983,7 @@ func (s *Service) send(ctx context.Context, t *tbl, extra []Message, lessons boo
 	if s.onPublish != nil {
 		s.onPublish(t, msgs)
 	}
-	s.deliver(ctx, t.st.Place.Platform, msgs)
+	s.deliver(ctx, t.st.Place.Platform, s.holdHands(t, msgs))
 }
 
 // open handles new: a table at the place, in the lobby, with the actor seated. A finished match

@@ -14,14 +14,16 @@ import (
 // means it is out, and it is never edited.
 
 // told are the messages of the match so far that follow from its state, in the order the place
-// is told them: the last version of the previous game's table message (its result, no buttons)
-// while the next game is played, each finished game's summary, and at the match's end the last
-// game's table message (which render then leaves out) and the match's summary: a table message
-// never shown before, by a copy that died first, goes before its result, not after the winner.
+// is told them, with the table message as it is now: the last version of the previous game's
+// table message (its result, no buttons) while the next game is played, each finished game's
+// summary, the table message, and at the match's end the match's summary. A game's last table
+// message goes right before its result, the last game's too: a place whose sends are rationed
+// (Telegram's 20 a minute) shows the last card before the summaries, not after them.
 func (s *Service) told(t *tbl) []Message {
 	if t.match == nil {
-		return nil
+		return []Message{s.liveMessage(t)}
 	}
+	over := t.match.Over()
 	games := t.match.Games()
 	n := len(games)
 	// The previous game's table message, while the next game is played: its last version goes
@@ -32,18 +34,21 @@ func (s *Service) told(t *tbl) []Message {
 		if g.Phase() != core.PhaseOver {
 			break
 		}
-		if prev && i == n-2 || t.match.Over() && i == n-1 {
+		if prev && i == n-2 {
 			out = append(out, s.liveMessageOf(t, g, i+1))
+		}
+		if over && i == n-1 {
+			out = append(out, s.liveMessage(t))
 		}
 		if _, done := t.sent[t.key(KindSummary, i+1, "")]; done {
 			continue // a summary never changes: once delivered, it is not made again for every move
 		}
 		out = append(out, s.gameSummary(t, g, i+1))
 	}
-	if t.match.Over() {
-		out = append(out, s.matchSummary(t))
+	if over {
+		return append(out, s.matchSummary(t))
 	}
-	return out
+	return append(out, s.liveMessage(t))
 }
 
 // Retell delivers every editable message of the table at a place once more, as it stands, with

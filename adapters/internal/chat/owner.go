@@ -219,7 +219,9 @@ func (t *Teller) takenOver() []table.Place {
 // Viewer is the table service's ear for what a place's public table message shows: the state of
 // sequence number seq (computer players and the next deal wait, bounded, until the public
 // message shows the state they follow). A chat adapter tells it, when its attached service has
-// it, each time a table message is out: sent, or found showing that version already.
+// it, each time a table message is out: sent, or found showing that version already; and says
+// so once, before the service resumes (Reports), so that its places are paced from the start.
 type Viewer interface {
 	Shown(p table.Place, seq uint64)
+	Reports(platform string)
 }
