@@ -338,6 +338,7 @@ func (s *Service) liveMessageOf(t *tbl, g *core.Game, n int) Message {
 	switch {
 	case g != t.lastGame(): // a finished game's, while the next one is played: no buttons
 	case t.st.Status == StatusPlaying:
+		m.Watch = i18n.T(lang, "btn.watch")
 		m.Buttons = [][]Button{{
 			{Label: i18n.T(lang, "btn.hand"), Action: t.action(VerbHand, ""), Style: StylePrimary},
 			{Label: i18n.T(lang, "btn.board"), Action: t.action(VerbBoard, ""), Style: StyleSecondary},
