@@ -207,8 +207,11 @@ const (
 func startCopy(t *testing.T, bin, name, config string) *botCopy {
 	t.Helper()
 	dir := t.TempDir()
-	b := &botCopy{name: name, hook: freeAddr(t), sock: filepath.Join(dir, "k.db.sock"), out: &tabletest.Buffer{}, done: make(chan error, 1)}
-	b.cmd = exec.Command(bin, "-db", filepath.Join(dir, "k.db"), "-config", config)
+	// Each copy in a directory of its own, as each container or systemd instance has: on etcd
+	// the admin socket is kontermatt.sock in the working directory, whatever the database path.
+	b := &botCopy{name: name, hook: freeAddr(t), sock: filepath.Join(dir, "kontermatt.sock"), out: &tabletest.Buffer{}, done: make(chan error, 1)}
+	b.cmd = exec.Command(bin, "-config", config)
+	b.cmd.Dir = dir
 	b.cmd.Env = hostEnv("KONTERMATT_TELEGRAM_WEBHOOK_LISTEN="+b.hook, "KONTERMATT_LOG_LEVEL=debug")
 	b.cmd.Stdout, b.cmd.Stderr = b.out, b.out
 	if err := b.cmd.Start(); err != nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kontermatt/kontermatt/cmd/bot/internal/ops"
 	"github.com/kontermatt/kontermatt/core/robot"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/storage"
@@ -84,7 +85,10 @@ func runBackup(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	// Read-only: a backup never creates a database where there is none, nor writes into one.
 	store, err := storage.Open(cfg.Database, storage.Options{Timeout: 200 * time.Millisecond, ReadOnly: true})
 	if errors.Is(err, storage.ErrLocked) {
-		via, err := fetchBackup(cfg, out)
+		via, err := ops.FetchBackup(adminTarget(cfg), out)
+		if errors.Is(err, storage.ErrDamaged) {
+			err = dbError(cfg.Database, err)
+		}
 		if err != nil {
 			fmt.Fprintln(stderr, "backup:", err)
 			return 1
