@@ -123,6 +123,7 @@ type Adapter struct {
 	// refusals are the posts it refused, for a quiet log.
 	unstored unstored
 	refusals refusals
+	traffic  chat.Traffic // the last update and the refusals, for metrics
 	link     *chat.Link // whether Telegram answers, for the health check
 	me       struct {
 		sync.Mutex

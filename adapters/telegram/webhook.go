@@ -149,6 +149,12 @@ func (a *Adapter) runWebhook(ctx, hctx context.Context) error {
 	return nil
 }
 
+// refusePost counts a refused post (metrics) and logs it quietly.
+func (a *Adapter) refusePost(why, remote string) {
+	a.traffic.Refused()
+	a.refusals.note(a.log, why, remote)
+}
+
 // refusalLogEvery is how often at most the webhook logs the posts it refused: whoever posts
 // without the secret (a scanner, an attack) must not fill the log, one line per post.
 const refusalLogEvery = time.Minute
@@ -251,12 +257,12 @@ func (a *Adapter) webhookHandler(hctx context.Context) http.Handler {
 	secret := []byte(a.cfg.Webhook.SecretToken)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
-			a.refusals.note(a.log, "not a POST", r.RemoteAddr)
+			a.refusePost("not a POST", r.RemoteAddr)
 			http.Error(w, "POST only", http.StatusMethodNotAllowed)
 			return
 		}
 		if subtle.ConstantTimeCompare([]byte(r.Header.Get(secretHeader)), secret) != 1 {
-			a.refusals.note(a.log, "without the right secret token", r.RemoteAddr)
+			a.refusePost("without the right secret token", r.RemoteAddr)
 			http.Error(w, "forbidden", http.StatusForbidden)
 			return
 		}
@@ -266,7 +272,7 @@ func (a *Adapter) webhookHandler(hctx context.Context) http.Handler {
 		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, maxUpdateBytes+1))
 		if err != nil || len(body) > maxUpdateBytes {
-			a.refusals.note(a.log, "body unreadable or too large", r.RemoteAddr)
+			a.refusePost("body unreadable or too large", r.RemoteAddr)
 			http.Error(w, "bad body", http.StatusBadRequest)
 			return
 		}

@@ -314,3 +314,49 @@ func TestShippedAlertRules(t *testing.T) {
 		t.Errorf("%d rules", n)
 	}
 }
+
+// TestGrafanaDashboard (issue 32): deploy/grafana's dashboard is valid JSON, every expression in
+// it names only series the bot exports (spelled as metrics.go spells them, a histogram's _bucket,
+// _count and _sum included), and it shows the series a host watches: the new ones too.
+func TestGrafanaDashboard(t *testing.T) {
+	var dash struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal([]byte(readRepoFile(t, "deploy/grafana/kontermatt.json")), &dash); err != nil || len(dash.Panels) == 0 {
+		t.Fatalf("the dashboard does not read: %v", err)
+	}
+	code := readRepoFile(t, "cmd/bot/internal/ops/metrics.go")
+	shown := map[string]bool{}
+	for _, p := range dash.Panels {
+		if len(p.Targets) == 0 {
+			t.Errorf("panel %q has no query", p.Title)
+		}
+		for _, q := range p.Targets {
+			names := regexp.MustCompile(`kontermatt_[a-z_]+`).FindAllString(q.Expr, -1)
+			if len(names) == 0 {
+				t.Errorf("panel %q: %q names no kontermatt series", p.Title, q.Expr)
+			}
+			for _, name := range names {
+				base := name
+				for _, suffix := range []string{"_bucket", "_count", "_sum"} {
+					base = strings.TrimSuffix(base, suffix)
+				}
+				if !strings.Contains(code, `"`+base+`"`) {
+					t.Errorf("panel %q: %s is not a series the bot exports", p.Title, name)
+				}
+				shown[base] = true
+			}
+		}
+	}
+	for _, name := range []string{"kontermatt_websockets_open", "kontermatt_webhook_refusals_total", "kontermatt_last_update_timestamp_seconds",
+		"kontermatt_last_backup_timestamp_seconds", "kontermatt_commits_total", "kontermatt_etcd_alarm", "kontermatt_platform_connected"} {
+		if !shown[name] {
+			t.Errorf("the dashboard does not show %s", name)
+		}
+	}
+}
