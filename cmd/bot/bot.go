@@ -141,14 +141,14 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	// Live backups, health and metrics. A file at the socket's path that is not this bot's own
 	// stale socket stops the start.
+	ready := ops.Health(store, platforms(m.chats), ops.StoreHealth(storeName(cfg), store, leases))
 	m.admin = &ops.Admin{Store: snapshotsOf(store, cfg), Log: m.Log, Socket: adminSocket(cfg), Addr: cfg.AdminAddr, Token: cfg.AdminToken,
-		SharedSocket: shared, Metrics: met.Handler(), Backups: met,
-		Health: ops.Health(store, platforms(m.chats), ops.StoreHealth(storeName(cfg), store, leases))}
+		SharedSocket: shared, Metrics: met.Handler(), Backups: met, Health: ready}
 	if err := m.admin.Start(); err != nil {
 		return err
 	}
 	if cfg.MetricsAddr != "" {
-		m.metrics = &ops.MetricsListener{Addr: cfg.MetricsAddr, Token: cfg.MetricsToken, Handler: met.Handler(), Log: m.Log}
+		m.metrics = &ops.MetricsListener{Addr: cfg.MetricsAddr, Token: cfg.MetricsToken, Handler: met.Handler(), Health: ready, Log: m.Log}
 		if err := m.metrics.Start(); err != nil {
 			return err
 		}
@@ -237,7 +237,15 @@ func (m *Main) sayStart(log *slog.Logger) {
 		platforms = append(platforms, c.Describe())
 	}
 	log.Info("kontermatt started", "version", version(), "database", describeStore(m.Config),
-		"platforms", strings.Join(platforms, ", "), "admin", strings.Join(m.admin.Endpoints(), " "))
+		"platforms", strings.Join(platforms, ", "), "admin", strings.Join(m.admin.Endpoints(), " "), "metrics", m.metricsAt())
+}
+
+// metricsAt says where metrics_addr's listener listens; empty: none.
+func (m *Main) metricsAt() string {
+	if m.metrics == nil || m.metrics.ListenAddr() == nil {
+		return ""
+	}
+	return "http://" + m.metrics.ListenAddr().String()
 }
 
 // Run serves the terminal table or the chat platforms until ctx ends (SIGTERM) or, in the

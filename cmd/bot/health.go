@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 
@@ -12,11 +13,14 @@ import (
 // not. It is the container's health check: the image has no shell and no curl. -config and the
 // environment (the token included) say where the bot is, as they tell the bot itself.
 func runHealth(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	cfg, code, done := dbFlags("health", args, 0, stdout, stderr)
+	var live bool
+	cfg, code, done := dbFlags("health", args, 0, stdout, stderr, func(fs *flag.FlagSet) {
+		fs.BoolVar(&live, "live", false, "ask liveness (/livez: the process answers) instead of readiness: a liveness probe's command")
+	})
 	if done {
 		return code
 	}
-	line, healthy := ops.AskHealth(adminTarget(cfg))
+	line, healthy := ops.AskHealth(adminTarget(cfg), live)
 	if !healthy {
 		fmt.Fprintln(stdout, "not healthy: "+line)
 		return 1

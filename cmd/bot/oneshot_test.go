@@ -84,6 +84,9 @@ telegram:
 	if !strings.Contains(stdout, "quorum ok") || !strings.Contains(stdout, "store etcd ") || stderr != "" {
 		t.Errorf("health -config: exit %d, %q, %q", code, stdout, stderr)
 	}
+	if code, stdout, _ = runBinIn(t, bin, dir, env, "health", "-config", config, "-live"); code != 0 || stdout != "healthy: live ok\n" {
+		t.Errorf("health -live: exit %d, %q", code, stdout)
+	}
 	if _, err := os.Lstat(filepath.Join(dir, "kontermatt.sock")); err != nil {
 		t.Errorf("no kontermatt.sock in the working directory: %v", err)
 	}

@@ -24,16 +24,19 @@ func dbCommand(name string, args []string, stdout, stderr io.Writer) (cfg Config
 	return cfg, fs.Arg(0), 0, false
 }
 
-// dbFlags is dbCommand for a command that takes nargs words.
-func dbFlags(name string, args []string, nargs int, stdout, stderr io.Writer) (cfg Config, code int, done bool) {
-	cfg, code, done, _ = dbFlagSet(name, args, nargs, stdout, stderr)
+// dbFlags is dbCommand for a command that takes nargs words; more adds the command's own flags.
+func dbFlags(name string, args []string, nargs int, stdout, stderr io.Writer, more ...func(*flag.FlagSet)) (cfg Config, code int, done bool) {
+	cfg, code, done, _ = dbFlagSet(name, args, nargs, stdout, stderr, more...)
 	return cfg, code, done
 }
 
-func dbFlagSet(name string, args []string, nargs int, stdout, stderr io.Writer) (cfg Config, code int, done bool, fs *flag.FlagSet) {
+func dbFlagSet(name string, args []string, nargs int, stdout, stderr io.Writer, more ...func(*flag.FlagSet)) (cfg Config, code int, done bool, fs *flag.FlagSet) {
 	fs = newFlags(name)
 	configPath := fs.String("config", "", "YAML config file")
 	dbPath := fs.String("db", "", "database file (overrides the config)")
+	for _, add := range more {
+		add(fs)
+	}
 	if code, ok := parseFlags(fs, args, nargs, stdout, stderr); !ok {
 		return cfg, code, true, fs
 	}

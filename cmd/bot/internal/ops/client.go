@@ -145,9 +145,10 @@ func findAdmin(t Target) (adminPeer, error) {
 	return adminPeer{}, fmt.Errorf("%s is in use by a running bot, but there is no admin socket at %s (a bot older than this command?)", t.Holds, sock)
 }
 
-// AskHealth asks the running bot whether it is ready (GET /readyz: what /healthz answers too) and
-// says in one line what it answered: the parts that are not fine first.
-func AskHealth(t Target) (line string, healthy bool) {
+// AskHealth asks the running bot whether it is ready (GET /readyz: what /healthz answers too), or
+// with live whether it is live (GET /livez), and says in one line what it answered: the parts
+// that are not fine first.
+func AskHealth(t Target, live bool) (line string, healthy bool) {
 	if fi, err := os.Lstat(t.Socket); (err != nil || fi.Mode().Type() != fs.ModeSocket) && t.Addr == "" {
 		return fmt.Sprintf("no bot runs with %s (no admin socket at %s)", t.Holds, t.Socket), false
 	}
@@ -158,7 +159,11 @@ func AskHealth(t Target) (line string, healthy bool) {
 	peer.client.Timeout = HealthTimeout
 	var resp *http.Response
 	// Readiness; /healthz from a bot older than /readyz (an upgrade one copy at a time).
-	for _, path := range []string{"/readyz", "/healthz"} {
+	paths := []string{"/readyz", "/healthz"}
+	if live {
+		paths = []string{"/livez"}
+	}
+	for _, path := range paths {
 		req, err := http.NewRequest(http.MethodGet, peer.url+path, nil)
 		if err != nil {
 			return err.Error(), false
@@ -184,7 +189,7 @@ func AskHealth(t Target) (line string, healthy bool) {
 	var bad, good []string
 	for _, k := range slices.Sorted(maps.Keys(state)) {
 		part := k + " " + state[k]
-		if state[k] == "ok" || state[k] == "connected" || state[k] == "running" || k == "store" || k == "leases" || k == "alarms" && state[k] == "none" {
+		if state[k] == "ok" || k == "live" || state[k] == "connected" || state[k] == "running" || k == "store" || k == "leases" || k == "alarms" && state[k] == "none" {
 			good = append(good, part)
 		} else {
 			bad = append(bad, part)

@@ -47,13 +47,15 @@ func IsLoopback(host string) bool {
 }
 
 // MetricsListener serves GET /metrics on its own address, apart from the admin door, so that a
-// Prometheus in another container or on another host can scrape it. Off loopback every request
-// needs the bearer token (Prometheus' authorization: credentials); on loopback too when one is
-// set.
+// Prometheus in another container or on another host can scrape it, and /readyz and /livez, so
+// that a reverse proxy's active health check skips a copy that is not ready. Off loopback every
+// request needs the bearer token (Prometheus' authorization: credentials, Caddy's
+// health_headers); on loopback too when one is set.
 type MetricsListener struct {
 	Addr    string
 	Token   string // never logged
 	Handler http.Handler
+	Health  http.Handler // /readyz; nil: not served
 	Log     *slog.Logger
 
 	srv *httpserve.Server
@@ -77,6 +79,10 @@ func (m *MetricsListener) Start() error {
 	m.ln = ln
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler)
+	if m.Health != nil {
+		mux.Handle("GET /readyz", m.Health)
+	}
+	mux.HandleFunc("GET /livez", live)
 	m.srv = httpserve.New("metrics", m.guard(mux), metricsLimits, m.Log)
 	go func() {
 		if err := m.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

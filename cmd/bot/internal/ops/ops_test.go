@@ -159,6 +159,14 @@ func TestMetricsListener(t *testing.T) {
 		if code, body := scrape(t, addr, "", ""); code != 200 || !strings.Contains(body, "kontermatt_commits_total") {
 			t.Errorf("scrape: %d %.200s", code, body)
 		}
+		for path, want := range map[string]int{"/livez": 200, "/readyz": 404} { // no Health handler given
+			resp, err := http.Get("http://" + addr + path)
+			if err != nil || resp.StatusCode != want {
+				t.Errorf("%s: %v %v, want %d", path, resp, err, want)
+			} else {
+				resp.Body.Close()
+			}
+		}
 		if code, _ := scrape(t, addr, "evil.example:80", ""); code != 403 {
 			t.Errorf("a rebound DNS name: %d, want 403", code)
 		}
