@@ -124,7 +124,8 @@ type Adapter struct {
 	unstored unstored
 	refusals refusals
 	traffic  chat.Traffic // the last update and the refusals, for metrics
-	link     *chat.Link // whether Telegram answers, for the health check
+	webhook  webhookView  // Telegram's view of the webhook (getWebhookInfo), for the health check
+	link     *chat.Link   // whether Telegram answers, for the health check
 	me       struct {
 		sync.Mutex
 		name string // the bot's username, from getMe

@@ -46,6 +46,9 @@ type Webhook struct {
 	Listener net.Listener
 	// HTTP are the server's limits; a zero field takes the webhook's default (webhookLimits).
 	HTTP httpserve.Limits
+	// InfoEvery is how often Telegram is asked its view of the webhook (getWebhookInfo) for the
+	// health check; 0: every minute.
+	InfoEvery time.Duration
 }
 
 // webhookLimits are the webhook server's: Telegram posts one update per request, answered once
@@ -127,6 +130,7 @@ func (a *Adapter) runWebhook(ctx, hctx context.Context) error {
 	a.link.Up()
 	a.setCommands()
 	a.log.Info("receiving updates by webhook", "url", w.URL, "listen", ln.Addr().String())
+	go a.watchWebhook(ctx)
 	select {
 	case <-ctx.Done():
 	case err := <-served:

@@ -457,8 +457,13 @@ func (c *Config) checkStore() error {
 func (c Config) telegramWebhook() *telegram.Webhook {
 	w := c.Telegram.Webhook
 	return &telegram.Webhook{URL: w.URL, Listen: w.Listen, SecretToken: w.SecretToken,
-		MaxConnections: w.MaxConnections, DropPendingUpdates: w.DropPendingUpdates, HTTP: httpserve.Limits{Proxies: c.proxies}}
+		MaxConnections: w.MaxConnections, DropPendingUpdates: w.DropPendingUpdates, HTTP: httpserve.Limits{Proxies: c.proxies},
+		InfoEvery: webhookInfoEvery}
 }
+
+// webhookInfoEvery is how often the health check's view of Telegram's webhook is refreshed (a
+// variable for the tests).
+var webhookInfoEvery = time.Minute
 
 // discordInteractions is the Discord adapter's interactions endpoint setting.
 func (c Config) discordInteractions() discord.Interactions {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -88,5 +89,72 @@ func TestWebhookSeriesOverMetricsAddr(t *testing.T) {
 	}
 	if got := series(last); got < float64(sent.Unix()) || got > float64(time.Now().Unix()+1) {
 		t.Errorf("%s after an update at %d: %v", last, sent.Unix(), got)
+	}
+}
+
+// TestWebhookReadiness (issue 32): in webhook mode /readyz includes Telegram's view of the
+// webhook (getWebhookInfo, asked now and then, here every 20 ms): the updates waiting and the
+// last delivery error are shown, and a webhook Telegram has set to another URL (or none) makes
+// the copy not ready, since no update reaches it. A delivery error alone does not: it would be
+// the same at every copy, and taking them all out of rotation would keep Telegram from ever
+// delivering again.
+func TestWebhookReadiness(t *testing.T) {
+	was := webhookInfoEvery
+	webhookInfoEvery = 20 * time.Millisecond
+	defer func() { webhookInfoEvery = was }()
+	f := newFakeBotAPI(t, copiesToken)
+	env := map[string]string{"KONTERMATT_TELEGRAM_TOKEN": copiesToken, "KONTERMATT_TELEGRAM_API_URL": f.srv.URL,
+		"KONTERMATT_TELEGRAM_WEBHOOK_URL": "https://bot.example.org/telegram/hook", "KONTERMATT_TELEGRAM_WEBHOOK_SECRET": copiesSecret,
+		"KONTERMATT_TELEGRAM_WEBHOOK_LISTEN": freeAddr(t), "KONTERMATT_DATABASE": filepath.Join(t.TempDir(), "k.db")}
+	cfg, err := loadConfig("", func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &Main{Config: cfg, Stdout: io.Discard, Stderr: &tabletest.Buffer{}}
+	if err := m.Open(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ctx, stop := context.WithCancel(t.Context())
+	ran := make(chan error, 1)
+	go func() { ran <- m.Run(ctx) }()
+	defer func() { stop(); <-ran }()
+
+	ready := func() (int, map[string]string) {
+		rec := httptest.NewRecorder()
+		m.admin.Health.ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+		var state map[string]string
+		_ = json.Unmarshal(rec.Body.Bytes(), &state)
+		return rec.Code, state
+	}
+	set := func(change func()) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		change()
+	}
+	var code int
+	var state map[string]string
+	tabletest.WaitUntil(t, 10*time.Second, "Telegram's view in /readyz", func() bool {
+		code, state = ready()
+		return state["telegram webhook"] == "ok, 0 pending"
+	})
+	if code != 200 {
+		t.Errorf("the webhook as Telegram sees it set: %d %v", code, state)
+	}
+	set(func() { f.pending, f.lastError = 3, "Connection refused" })
+	tabletest.WaitUntil(t, 10*time.Second, "the delivery error shown", func() bool {
+		code, state = ready()
+		return strings.HasPrefix(state["telegram webhook"], "3 pending, last delivery error 1m0s ago: Connection refused")
+	})
+	if code != 200 {
+		t.Errorf("a delivery error alone: %d %v, want still ready", code, state)
+	}
+	set(func() { f.webhook = "https://elsewhere.example/hook" })
+	tabletest.WaitUntil(t, 10*time.Second, "not ready", func() bool {
+		code, state = ready()
+		return code == 503
+	})
+	if !strings.Contains(state["telegram webhook"], "another URL") || strings.Contains(state["telegram webhook"], "elsewhere") {
+		t.Errorf("a webhook set elsewhere: %v", state)
 	}
 }

@@ -189,7 +189,7 @@ func AskHealth(t Target, live bool) (line string, healthy bool) {
 	var bad, good []string
 	for _, k := range slices.Sorted(maps.Keys(state)) {
 		part := k + " " + state[k]
-		if state[k] == "ok" || k == "live" || state[k] == "connected" || state[k] == "running" || k == "store" || k == "leases" || k == "alarms" && state[k] == "none" {
+		if state[k] == "ok" || strings.HasPrefix(state[k], "ok, ") || k == "live" || state[k] == "connected" || state[k] == "running" || k == "store" || k == "leases" || k == "alarms" && state[k] == "none" {
 			good = append(good, part)
 		} else {
 			bad = append(bad, part)

@@ -34,6 +34,9 @@ type (
 	RefusalReporter interface{ WebhookRefusals() uint64 }
 	// UpdateReporter tells when the platform last brought an update (zero: never).
 	UpdateReporter interface{ LastUpdate() time.Time }
+	// WebhookReporter gives the platform's own view of the bot's webhook (Telegram's
+	// getWebhookInfo) in one line, and an error when it keeps this copy from being ready.
+	WebhookReporter interface{ WebhookState() (string, error) }
 )
 
 // Health answers /readyz (and /healthz): 200 when the store takes a write, more's parts are fine
@@ -58,6 +61,15 @@ func Health(store table.KV, platforms []Platform, more func(ctx context.Context,
 				state[p.Name()], ok = fmt.Sprint("not connected: ", cr.Connected()), false
 			default:
 				state[p.Name()] = "connected"
+			}
+			if wr, reports := p.(WebhookReporter); reports {
+				line, err := wr.WebhookState()
+				if line != "" {
+					state[p.Name()+" webhook"] = line
+				}
+				if err != nil {
+					ok = false
+				}
 			}
 		}
 		w.Header().Set("Content-Type", "application/json")
