@@ -217,21 +217,24 @@ func (s *Store) kvKey(bucket, key string) string   { return s.bucketPrefix(bucke
 // language): with the cluster out of reach each would wait the whole timeout, and their sum
 // would pass the platforms' limits for an answer (Telegram's 15 s for a button; issue 32
 // measured 20 s with 5 s each). So a call that waited its whole timeout in vain marks the cluster
-// out for one more timeout, during which each call gets a short one (outTimeout): a refusal
-// then comes in about one timeout. The first call that succeeds clears the mark.
+// out for one more timeout; meanwhile each call first asks the members, within a short time
+// (outTimeout), whether one has a leader, and fails at once when none does: a refusal then
+// comes in about one timeout. A cluster that is slow but has a leader keeps the whole timeout.
+// The first call that succeeds clears the mark.
 func (s *Store) call(ctx context.Context, fn func(ctx context.Context, again bool) error) (err error) {
 	caller := ctx
-	timeout := s.timeout
 	if time.Now().UnixNano() < s.outUntil.Load() {
-		timeout = s.outTimeout()
+		if err := s.leaderless(ctx); err != nil {
+			return err
+		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	defer func() {
 		switch {
 		case err == nil:
 			s.outUntil.Store(0)
-		case errors.Is(err, table.ErrUnavailable) && caller.Err() == nil && timeout == s.timeout:
+		case errors.Is(err, table.ErrUnavailable) && caller.Err() == nil:
 			s.outUntil.Store(time.Now().Add(s.timeout).UnixNano())
 		}
 	}()
@@ -258,9 +261,32 @@ func (s *Store) call(ctx context.Context, fn func(ctx context.Context, again boo
 	}
 }
 
-// outTimeout is a call's timeout while the cluster is marked out of reach: long enough for a
-// cluster that has come back to answer, short beside the whole timeout.
+// outTimeout is how long a call asks the members for a leader while the cluster is marked out
+// of reach: long enough for a member to answer, short beside the whole timeout.
 func (s *Store) outTimeout() time.Duration { return max(s.timeout/10, 250*time.Millisecond) }
+
+// leaderless asks each member, within outTimeout in all, whether it knows a leader: nil as soon
+// as one does, else table.ErrUnavailable (or ctx's error when the caller gave up).
+func (s *Store) leaderless(ctx context.Context) error {
+	caller := ctx
+	ctx, cancel := context.WithTimeout(ctx, s.outTimeout())
+	defer cancel()
+	var last error
+	for _, ep := range s.cli.Endpoints() {
+		resp, err := s.cli.Status(ctx, ep)
+		if err == nil && resp.Leader != 0 {
+			return nil
+		}
+		if err == nil {
+			err = errors.New("the member knows no leader")
+		}
+		last = err
+	}
+	if caller.Err() != nil {
+		return caller.Err()
+	}
+	return fmt.Errorf("%w (no member knew a leader within %v, after a call waited %v in vain): %w", table.ErrUnavailable, s.outTimeout(), s.timeout, last)
+}
 
 // txn runs one transaction (see call); again says an earlier attempt's outcome was unknown.
 func (s *Store) txn(ctx context.Context, cmps []clientv3.Cmp, then, els []clientv3.Op) (resp *clientv3.TxnResponse, again bool, err error) {
