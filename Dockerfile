@@ -33,6 +33,9 @@ COPY --from=build --chown=65532:65532 /out/data /data
 VOLUME /data
 ENV KONTERMATT_DATABASE=/data/kontermatt.db \
     KONTERMATT_LOG_FORMAT=json
+# The working directory holds what is not in the store: with store etcd the admin socket
+# (kontermatt.sock) and a live backup's snapshot.
+WORKDIR /data
 USER nonroot:nonroot
 STOPSIGNAL SIGTERM
 # The image has no shell and no curl: the bot itself asks the running bot over its admin socket

@@ -109,14 +109,15 @@ type Config struct {
 // Adapter is the bot's Discord connection: every shard, one REST client, one outbox. It is the
 // service's Outbox for Discord.
 type Adapter struct {
-	cfg    Config
-	log    *slog.Logger
-	token  string
-	client *http.Client
-	clock  *discordClock
-	rest   *discordgo.Session // REST for the outbox and registration; never opened
-	tokens *tokenSessions     // REST for interaction tokens, forgotten with the tokens
-	kv     table.KV
+	cfg     Config
+	log     *slog.Logger
+	token   string
+	client  *http.Client
+	clock   *discordClock
+	traffic chat.Traffic       // the last interaction and the endpoint's refusals, for metrics
+	rest    *discordgo.Session // REST for the outbox and registration; never opened
+	tokens  *tokenSessions     // REST for interaction tokens, forgotten with the tokens
+	kv      table.KV
 
 	// identifyWindow is Discord's window for max_concurrency IDENTIFYs (5 s; shorter in tests).
 	identifyWindow time.Duration

@@ -352,6 +352,7 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 // refuse notes a refused post: Discord checks the endpoint with bad signatures now and then, and
 // anyone may post to it, so the log gets one line at once and then at most one a minute.
 func (a *Adapter) refuse(r *http.Request, why string) {
+	a.traffic.Refused()
 	a.endpoint.mu.Lock()
 	defer a.endpoint.mu.Unlock()
 	a.endpoint.refused.note(a.log, why, httpserve.Client(r).String())

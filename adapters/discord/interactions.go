@@ -42,6 +42,7 @@ func (a *Adapter) handTTL() time.Duration { return a.tokens.life * 14 / 15 }
 // ans is where the first answer goes when the interaction came by HTTP; nil: over the gateway,
 // answered at its callback route.
 func (a *Adapter) onInteraction(i *discordgo.Interaction, x interactionExtras, ans *httpAnswer) {
+	a.traffic.Heard(time.Now())
 	if age := a.clock.age(i.ID); age > answerWindow {
 		// Replayed after a reconnect, its window long past: its user saw it fail.
 		a.log.Info("interaction older than its answer window (replayed after a reconnect?): not applied",

@@ -123,8 +123,10 @@ type Adapter struct {
 	// refusals are the posts it refused, for a quiet log.
 	unstored unstored
 	refusals refusals
-	link     *chat.Link // whether Telegram answers, for the health check
-	live     liveKeys   // each place's newest table message, the one whose showing the service hears of
+	traffic  chat.Traffic // the last update and the refusals, for metrics
+	webhook  webhookView  // Telegram's view of the webhook (getWebhookInfo), for the health check
+	link     *chat.Link   // whether Telegram answers, for the health check
+	live     liveKeys     // each place's newest table message, the one whose showing the service hears of
 	me       struct {
 		sync.Mutex
 		name string // the bot's username, from getMe

@@ -430,6 +430,14 @@ func (f *fakeAPI) apply(method string, p map[string]string) (int, any, map[strin
 		return 200, true, nil
 	case "setWebhook":
 		return f.setWebhook(p)
+	case "getWebhookInfo":
+		// A WebhookInfo (Bot API, getWebhookInfo): the URL set (empty: none) and the updates
+		// waiting for delivery.
+		url := ""
+		if f.hook != nil {
+			url = f.hook.url
+		}
+		return 200, map[string]any{"url": url, "has_custom_certificate": false, "pending_update_count": len(f.updates)}, nil
 	case "answerCallbackQuery":
 		// A query is answered once (a second answer is refused as an unknown query: Client.cpp
 		// turns QUERY_ID_INVALID into this text).

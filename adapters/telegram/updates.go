@@ -251,6 +251,7 @@ func (a *Adapter) getUpdatesLimit(offset, timeout, limit int) ([]update, error) 
 // the order they were sent, different chats in parallel. done is called once it is handled, with
 // the reason if what it changed could not be stored (errNotStored, or a handler's panic).
 func (a *Adapter) dispatch(ctx context.Context, u update, done func(error)) {
+	a.traffic.Heard(time.Now())
 	var chat int64
 	switch {
 	case u.CallbackQuery != nil && u.CallbackQuery.Message != nil:

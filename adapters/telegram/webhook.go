@@ -46,6 +46,9 @@ type Webhook struct {
 	Listener net.Listener
 	// HTTP are the server's limits; a zero field takes the webhook's default (webhookLimits).
 	HTTP httpserve.Limits
+	// InfoEvery is how often Telegram is asked its view of the webhook (getWebhookInfo) for the
+	// health check; 0: every minute.
+	InfoEvery time.Duration
 }
 
 // webhookLimits are the webhook server's: Telegram posts one update per request, answered once
@@ -127,6 +130,7 @@ func (a *Adapter) runWebhook(ctx, hctx context.Context) error {
 	a.link.Up()
 	a.setCommands()
 	a.log.Info("receiving updates by webhook", "url", w.URL, "listen", ln.Addr().String())
+	go a.watchWebhook(ctx)
 	select {
 	case <-ctx.Done():
 	case err := <-served:
@@ -147,6 +151,12 @@ func (a *Adapter) runWebhook(ctx, hctx context.Context) error {
 	a.refusals.flush(a.log)
 	a.log.Info("stopped receiving updates")
 	return nil
+}
+
+// refusePost counts a refused post (metrics) and logs it quietly.
+func (a *Adapter) refusePost(why, remote string) {
+	a.traffic.Refused()
+	a.refusals.note(a.log, why, remote)
 }
 
 // refusalLogEvery is how often at most the webhook logs the posts it refused: whoever posts
@@ -251,12 +261,12 @@ func (a *Adapter) webhookHandler(hctx context.Context) http.Handler {
 	secret := []byte(a.cfg.Webhook.SecretToken)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
-			a.refusals.note(a.log, "not a POST", r.RemoteAddr)
+			a.refusePost("not a POST", r.RemoteAddr)
 			http.Error(w, "POST only", http.StatusMethodNotAllowed)
 			return
 		}
 		if subtle.ConstantTimeCompare([]byte(r.Header.Get(secretHeader)), secret) != 1 {
-			a.refusals.note(a.log, "without the right secret token", r.RemoteAddr)
+			a.refusePost("without the right secret token", r.RemoteAddr)
 			http.Error(w, "forbidden", http.StatusForbidden)
 			return
 		}
@@ -266,7 +276,7 @@ func (a *Adapter) webhookHandler(hctx context.Context) http.Handler {
 		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, maxUpdateBytes+1))
 		if err != nil || len(body) > maxUpdateBytes {
-			a.refusals.note(a.log, "body unreadable or too large", r.RemoteAddr)
+			a.refusePost("body unreadable or too large", r.RemoteAddr)
 			http.Error(w, "bad body", http.StatusBadRequest)
 			return
 		}

@@ -20,6 +20,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/kontermatt/kontermatt/cmd/bot/internal/ops"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
 )
@@ -55,7 +56,7 @@ func ownerOf(t *testing.T, path string) string {
 }
 
 // startAdmin starts an admin door for st as serve does, logging into the returned buffer.
-func startAdmin(t *testing.T, a *admin) *tabletest.Buffer {
+func startAdmin(t *testing.T, a *ops.Admin) *tabletest.Buffer {
 	t.Helper()
 	logs := &tabletest.Buffer{}
 	a.Log = slog.New(slog.NewTextHandler(logs, nil))
@@ -127,7 +128,7 @@ func TestAdminSocket(t *testing.T) {
 		ln.Close()
 		st := openMarked(t, db, "me")
 		defer st.Close()
-		logs := startAdmin(t, &admin{Store: st, Socket: db + ".sock"})
+		logs := startAdmin(t, &ops.Admin{Store: st, Socket: db + ".sock"})
 		out := filepath.Join(t.TempDir(), "b.db")
 		if code, _, stderr := backupCmd(t, db, out); code != 0 || ownerOf(t, out) != "me" {
 			t.Errorf("backup: exit %d, %s\nbot log: %s", code, stderr, logs)
@@ -139,10 +140,10 @@ func TestAdminSocket(t *testing.T) {
 		t.Helper()
 		st := openMarked(t, db, "me")
 		defer st.Close()
-		a := &admin{Store: st, Socket: db + ".sock", Log: slog.New(slog.DiscardHandler)}
+		a := &ops.Admin{Store: st, Socket: db + ".sock", Log: slog.New(slog.DiscardHandler)}
 		err := a.Start()
 		defer a.Close()
-		if !errors.Is(err, errSocketInTheWay) || !strings.Contains(err.Error(), why) || !strings.Contains(err.Error(), db+".sock") ||
+		if !errors.Is(err, ops.ErrSocketInTheWay) || !strings.Contains(err.Error(), why) || !strings.Contains(err.Error(), db+".sock") ||
 			strings.Contains(err.Error(), "\n") {
 			t.Fatalf("Start: %v", err)
 		}
@@ -171,27 +172,11 @@ func TestAdminSocket(t *testing.T) {
 			c.Close()
 		}
 	})
-	t.Run("another user's stale socket", func(t *testing.T) {
-		db := filepath.Join(t.TempDir(), "k.db")
-		ln, err := net.Listen("unix", db+".sock")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln.(*net.UnixListener).SetUnlinkOnClose(false)
-		ln.Close()
-		me := currentUID
-		currentUID = func() int { return me() + 1 } // the socket's owner is someone else now
-		defer func() { currentUID = me }()
-		refused(t, db, "it belongs to another user")
-		if _, err := os.Lstat(db + ".sock"); err != nil {
-			t.Errorf("the socket was removed: %v", err)
-		}
-	})
 	t.Run("the socket goes with the bot", func(t *testing.T) {
 		db := filepath.Join(t.TempDir(), "k.db")
 		st := openMarked(t, db, "me")
 		defer st.Close()
-		a := &admin{Store: st, Socket: db + ".sock"}
+		a := &ops.Admin{Store: st, Socket: db + ".sock"}
 		startAdmin(t, a)
 		a.Close()
 		if _, err := os.Lstat(db + ".sock"); err == nil {
@@ -218,11 +203,11 @@ func longDir(t *testing.T, n int) string {
 // runs without the socket and says so; backup says why it cannot reach the bot, or uses the TCP
 // listener if there is one.
 func TestAdminSocketPathTooLong(t *testing.T) {
-	db := filepath.Join(longDir(t, maxSocketPath), "k.db") // k.db.sock is over by 9 bytes
+	db := filepath.Join(longDir(t, ops.MaxSocketPath), "k.db") // k.db.sock is over by 9 bytes
 	st := openMarked(t, db, "far")
 	defer st.Close()
 	token := "0123456789abcdef-long-path"
-	a := &admin{Store: st, Socket: db + ".sock", Addr: "127.0.0.1:0", Token: token}
+	a := &ops.Admin{Store: st, Socket: db + ".sock", Addr: "127.0.0.1:0", Token: token}
 	logs := startAdmin(t, a)
 	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "too long for a unix socket") {
 		t.Errorf("no clear warning: %s", logs)
@@ -235,8 +220,8 @@ func TestAdminSocketPathTooLong(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "too long for a unix socket") {
 		t.Errorf("backup without TCP: exit %d, %q", code, stderr)
 	}
-	code, stdout, stderr := backupCmd(t, db, out, "KONTERMATT_ADMIN_ADDR="+a.tcpAddr.String(), "KONTERMATT_ADMIN_TOKEN="+token)
-	if code != 0 || ownerOf(t, out) != "far" || !strings.Contains(stdout, "via "+a.tcpAddr.String()) {
+	code, stdout, stderr := backupCmd(t, db, out, "KONTERMATT_ADMIN_ADDR="+a.TCPAddr().String(), "KONTERMATT_ADMIN_TOKEN="+token)
+	if code != 0 || ownerOf(t, out) != "far" || !strings.Contains(stdout, "via "+a.TCPAddr().String()) {
 		t.Errorf("backup over TCP: exit %d, %q, %q", code, stdout, stderr)
 	}
 }
@@ -245,7 +230,7 @@ func TestAdminSocketPathTooLong(t *testing.T) {
 // cannot reach it, and no log warning breaks into the game's screen.
 func TestAdminSocketPathTooLongServe(t *testing.T) {
 	bin := buildBot(t)
-	db := filepath.Join(longDir(t, maxSocketPath), "k.db")
+	db := filepath.Join(longDir(t, ops.MaxSocketPath), "k.db")
 	out, stop := startBotOut(t, bin, db)
 	stop()
 	if first, _, _ := strings.Cut(out.String(), "\n"); !strings.Contains(first, "no admin socket") {
@@ -294,23 +279,23 @@ func TestAdminTCP(t *testing.T) {
 	st := openMarked(t, db, "tcp")
 	defer st.Close()
 	token := "SECRET-0123456789abcdef"
-	a := &admin{Store: st, Addr: "127.0.0.1:0", Token: token}
+	a := &ops.Admin{Store: st, Addr: "127.0.0.1:0", Token: token, Metrics: ops.NewMetrics(buildLabels()).Handler()}
 	logs := startAdmin(t, a)
-	addr := a.tcpAddr.String()
+	addr := a.TCPAddr().String()
 	_, port, _ := net.SplitHostPort(addr)
 	for _, tc := range []struct {
 		name, path, host, auth string
 		want                   int
 	}{
-		{"no token", "/debug/vars", addr, "", http.StatusUnauthorized},
-		{"wrong token", "/debug/vars", addr, "Bearer SECRET-0123456789abcdeX", http.StatusUnauthorized},
-		{"token without Bearer", "/debug/vars", addr, token, http.StatusUnauthorized},
+		{"no token", "/metrics", addr, "", http.StatusUnauthorized},
+		{"wrong token", "/metrics", addr, "Bearer SECRET-0123456789abcdeX", http.StatusUnauthorized},
+		{"token without Bearer", "/metrics", addr, token, http.StatusUnauthorized},
 		{"wrong token for backup", "/backup", addr, "Bearer nope", http.StatusUnauthorized},
-		{"rebound DNS name", "/debug/vars", "evil.example:" + port, "Bearer " + token, http.StatusForbidden},
-		{"another port", "/debug/vars", "127.0.0.1:1", "Bearer " + token, http.StatusForbidden},
-		{"no port", "/debug/vars", "127.0.0.1", "Bearer " + token, http.StatusForbidden},
-		{"metrics", "/debug/vars", addr, "Bearer " + token, http.StatusOK},
-		{"metrics by localhost", "/debug/vars", "localhost:" + port, "Bearer " + token, http.StatusOK},
+		{"rebound DNS name", "/metrics", "evil.example:" + port, "Bearer " + token, http.StatusForbidden},
+		{"another port", "/metrics", "127.0.0.1:1", "Bearer " + token, http.StatusForbidden},
+		{"no port", "/metrics", "127.0.0.1", "Bearer " + token, http.StatusForbidden},
+		{"metrics", "/metrics", addr, "Bearer " + token, http.StatusOK},
+		{"metrics by localhost", "/metrics", "localhost:" + port, "Bearer " + token, http.StatusOK},
 		{"backup", "/backup", addr, "Bearer " + token, http.StatusOK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -388,7 +373,7 @@ func TestLiveBackupOfADamagedDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	startAdmin(t, &admin{Store: st, Socket: db + ".sock"})
+	startAdmin(t, &ops.Admin{Store: st, Socket: db + ".sock"})
 	f, err := os.OpenFile(db, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -412,10 +397,10 @@ func TestLiveBackupOfADamagedDatabase(t *testing.T) {
 func TestAdminTCPNeverWithoutToken(t *testing.T) {
 	st := openMarked(t, filepath.Join(t.TempDir(), "k.db"), "me")
 	defer st.Close()
-	a := &admin{Store: st, Addr: "127.0.0.1:0"}
+	a := &ops.Admin{Store: st, Addr: "127.0.0.1:0"}
 	logs := startAdmin(t, a)
-	if a.tcpAddr != nil || !strings.Contains(logs.String(), "needs an admin_token") {
-		t.Errorf("listening on %v; log: %s", a.tcpAddr, logs)
+	if a.TCPAddr() != nil || !strings.Contains(logs.String(), "needs an admin_token") {
+		t.Errorf("listening on %v; log: %s", a.TCPAddr(), logs)
 	}
 }
 
@@ -474,7 +459,7 @@ func TestAdminBackupStalledClient(t *testing.T) {
 		}
 	}()
 	fillBig(t, st, "fill", 16)
-	a := &admin{Store: st, Socket: db + ".sock", Grace: 100 * time.Millisecond}
+	a := &ops.Admin{Store: st, Socket: db + ".sock", Grace: 100 * time.Millisecond}
 	startAdmin(t, a)
 	stallBackup(t, db+".sock")
 
@@ -536,7 +521,7 @@ func TestAdminBackupDeadline(t *testing.T) {
 	st := openMarked(t, db, "me")
 	defer st.Close()
 	fillBig(t, st, "fill", 8)
-	a := &admin{Store: st, Socket: db + ".sock", Grace: time.Minute,
+	a := &ops.Admin{Store: st, Socket: db + ".sock", Grace: time.Minute,
 		BackupTime: func(int64) time.Duration { return 200 * time.Millisecond }}
 	logs := startAdmin(t, a)
 	stallBackup(t, db+".sock")
@@ -569,7 +554,7 @@ func TestAdminRemovesStaleSnapshots(t *testing.T) {
 	}
 	st := openMarked(t, db, "me")
 	defer st.Close()
-	startAdmin(t, &admin{Store: st, Socket: db + ".sock"})
+	startAdmin(t, &ops.Admin{Store: st, Socket: db + ".sock"})
 	if _, err := os.Stat(stale); err == nil {
 		t.Error("the stale snapshot is still there")
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/telegram"
 	"github.com/kontermatt/kontermatt/adapters/terminal"
 	"github.com/kontermatt/kontermatt/adapters/web"
+	"github.com/kontermatt/kontermatt/cmd/bot/internal/ops"
 	"github.com/kontermatt/kontermatt/core/coach"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
@@ -41,10 +42,11 @@ type Main struct {
 	Store   botStore // the bbolt file, or the etcd cluster (Config.Store)
 	Service *table.Service
 
-	admin  *admin
-	leases *etcdstore.Leases // with etcd: this copy's leases in the cluster
-	term   *terminal.Terminal
-	chats  []chatAdapter
+	admin   *ops.Admin
+	metrics *ops.MetricsListener // metrics_addr's; nil: none
+	leases  *etcdstore.Leases    // with etcd: this copy's leases in the cluster
+	term    *terminal.Terminal
+	chats   []chatAdapter
 
 	// stopHistory ends keepHistory (etcd) and waits for it.
 	stopHistory func()
@@ -118,7 +120,7 @@ func (m *Main) Open(ctx context.Context) error {
 	} else if m.chats, err = newChats(cfg, store, m.Log, outboxes, m.leases); err != nil {
 		return err
 	}
-	met := newMetrics()
+	met := ops.NewMetrics(buildLabels())
 	// Which copy fires the timers: with etcd, the one holding their lease in the cluster; with
 	// bbolt, this one, the only copy.
 	var leases table.Leases = &table.LocalLeases{}
@@ -132,17 +134,24 @@ func (m *Main) Open(ctx context.Context) error {
 		Surfaces: map[string]table.Surface{terminal.Platform: terminal.Surface},
 		// Every adapter's, running or not: a person is forgotten from a platform served before too.
 		People: []table.People{telegram.People, discord.People}})
-	met.watch(m.Service, m.chats)
+	met.Watch(m.Service, platforms(m.chats))
 	if etcd, ok := store.(*etcdstore.Store); ok && shared {
 		m.stopHistory = startHistory(etcd, m.leases, cfg.Etcd.History, m.Log)
-		met.watchEtcd(etcd)
+		met.WatchEtcd(etcd)
 	}
 	// Live backups, health and metrics. A file at the socket's path that is not this bot's own
 	// stale socket stops the start.
-	m.admin = &admin{Store: snapshotsOf(store, cfg), Log: m.Log, Socket: cfg.Database + ".sock", Addr: cfg.AdminAddr, Token: cfg.AdminToken,
-		Metrics: met.handler(), Health: health(store, m.chats, storeHealth(cfg, store, leases))}
+	ready := ops.Health(store, platforms(m.chats), ops.StoreHealth(storeName(cfg), store, leases))
+	m.admin = &ops.Admin{Store: snapshotsOf(store, cfg), Log: m.Log, Socket: adminSocket(cfg), Addr: cfg.AdminAddr, Token: cfg.AdminToken,
+		SharedSocket: shared, Metrics: met.Handler(), Backups: met, Health: ready}
 	if err := m.admin.Start(); err != nil {
 		return err
+	}
+	if cfg.MetricsAddr != "" {
+		m.metrics = &ops.MetricsListener{Addr: cfg.MetricsAddr, Token: cfg.MetricsToken, Handler: met.Handler(), Health: ready, Log: m.Log}
+		if err := m.metrics.Start(); err != nil {
+			return err
+		}
 	}
 	for _, c := range m.chats {
 		c.Attach(m.Service)
@@ -159,6 +168,23 @@ func (m *Main) Open(ctx context.Context) error {
 		return m.openLocalTable(ctx, local)
 	}
 	return nil
+}
+
+// platforms are the chat adapters as operations see them.
+func platforms(chats []chatAdapter) []ops.Platform {
+	out := make([]ops.Platform, len(chats))
+	for i, c := range chats {
+		out[i] = c
+	}
+	return out
+}
+
+// storeName names the store in the health answer: the bbolt file, or the cluster.
+func storeName(cfg Config) string {
+	if cfg.Store == "etcd" {
+		return describeStore(cfg)
+	}
+	return "bbolt " + cfg.Database
 }
 
 // errNoTerminal is a bot with neither a chat token nor a terminal to play in.
@@ -211,7 +237,15 @@ func (m *Main) sayStart(log *slog.Logger) {
 		platforms = append(platforms, c.Describe())
 	}
 	log.Info("kontermatt started", "version", version(), "database", describeStore(m.Config),
-		"platforms", strings.Join(platforms, ", "), "admin", strings.Join(m.admin.Endpoints(), " "))
+		"platforms", strings.Join(platforms, ", "), "admin", strings.Join(m.admin.Endpoints(), " "), "metrics", m.metricsAt())
+}
+
+// metricsAt says where metrics_addr's listener listens; empty: none.
+func (m *Main) metricsAt() string {
+	if m.metrics == nil || m.metrics.ListenAddr() == nil {
+		return ""
+	}
+	return "http://" + m.metrics.ListenAddr().String()
 }
 
 // Run serves the terminal table or the chat platforms until ctx ends (SIGTERM) or, in the
@@ -241,6 +275,9 @@ func (m *Main) Close() error {
 		_ = m.leases.Close() // another copy takes the leases at once, not after their time to live
 	}
 	closeChats(m.chats, m.Log)
+	if m.metrics != nil {
+		m.metrics.Close()
+	}
 	if m.admin != nil {
 		m.admin.Close()
 	}

@@ -105,7 +105,7 @@ func TestClusterComposeFile(t *testing.T) {
 	// starts with: on etcd, every member named.
 	hostEnv := map[string]string{"BOT_DOMAIN": "bot.example.org", "TABLE_DOMAIN": "table.example.org",
 		"KONTERMATT_TELEGRAM_TOKEN": "123:x", "KONTERMATT_TELEGRAM_WEBHOOK_SECRET": "hook-secret-0123456789",
-		"KONTERMATT_WEB_LINK_KEY": "0123456789abcdef0123456789abcdef"}
+		"KONTERMATT_WEB_LINK_KEY": "0123456789abcdef0123456789abcdef", "KONTERMATT_METRICS_TOKEN": "metrics-0123456789abcdef"}
 	env := map[string]string{}
 	for k, v := range a.Environment {
 		env[k] = expand(t, v, hostEnv)

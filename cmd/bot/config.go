@@ -20,6 +20,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/discord"
 	"github.com/kontermatt/kontermatt/adapters/httpserve"
 	"github.com/kontermatt/kontermatt/adapters/telegram"
+	"github.com/kontermatt/kontermatt/cmd/bot/internal/ops"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
 )
@@ -43,6 +44,14 @@ type Config struct {
 	// the socket beside the database only. AdminToken is its bearer token, required with it.
 	AdminAddr  string `yaml:"admin_addr"`
 	AdminToken string `yaml:"admin_token"`
+	// AdminSocket is the admin socket's path; empty: beside the database (DATABASE.sock) with
+	// bbolt, kontermatt.sock in the working directory with etcd (the socket then depends on no
+	// database path: adminSocket).
+	AdminSocket string `yaml:"admin_socket"`
+	// MetricsAddr is a listener of its own for GET /metrics, which a Prometheus on another host
+	// or container may scrape; off loopback it needs MetricsToken (its bearer token).
+	MetricsAddr  string `yaml:"metrics_addr"`
+	MetricsToken string `yaml:"metrics_token"`
 	// TrustedProxies are the reverse proxies in front of the web table and the Telegram
 	// webhook, whose X-Forwarded-For names the client (for the bounds per client address):
 	// addresses or networks, separated by commas or spaces; empty: this machine (127.0.0.0/8,
@@ -124,7 +133,7 @@ type Config struct {
 }
 
 // secretKeys are the config keys that hold secrets.
-var secretKeys = []string{"admin_token", "telegram.token", "telegram.webhook.secret_token", "discord.token",
+var secretKeys = []string{"admin_token", "metrics_token", "telegram.token", "telegram.webhook.secret_token", "discord.token",
 	"discord.client_secret", "web.link_key"}
 
 // errConfig marks a configuration the bot cannot start with.
@@ -237,6 +246,9 @@ func readConfig(path string, getenv func(string) string) (Config, configSource, 
 	if err := checkAdmin(c.AdminAddr, c.AdminToken); err != nil {
 		return c, src, err
 	}
+	if err := ops.CheckMetrics(c.MetricsAddr, c.MetricsToken); err != nil {
+		return c, src, fmt.Errorf("%w: %v", errConfig, err)
+	}
 	// A duration left out takes its default; one given must make sense, 0 included.
 	_, thinkGiven := src.lines["think"]
 	switch {
@@ -270,6 +282,9 @@ func readConfig(path string, getenv func(string) string) (Config, configSource, 
 	if err := c.checkWeb(); err != nil {
 		return c, src, err
 	}
+	if err := c.checkListeners(); err != nil {
+		return c, src, err
+	}
 	// Levels are words, not names: DEBUG and Debug are debug, as slog itself reads them.
 	c.LogLevel = strings.ToLower(strings.TrimSpace(c.LogLevel))
 	switch c.LogLevel {
@@ -290,6 +305,9 @@ var envKeys = map[string]string{
 	"KONTERMATT_LOG_FORMAT":              "log_format",
 	"KONTERMATT_ADMIN_ADDR":              "admin_addr",
 	"KONTERMATT_ADMIN_TOKEN":             "admin_token",
+	"KONTERMATT_ADMIN_SOCKET":            "admin_socket",
+	"KONTERMATT_METRICS_ADDR":            "metrics_addr",
+	"KONTERMATT_METRICS_TOKEN":           "metrics_token",
 	"KONTERMATT_DISCORD_TOKEN":           "discord.token",
 	"KONTERMATT_DISCORD_GUILD_ID":        "discord.guild_id",
 	"KONTERMATT_DISCORD_API_URL":         "discord.api_url",
@@ -439,8 +457,13 @@ func (c *Config) checkStore() error {
 func (c Config) telegramWebhook() *telegram.Webhook {
 	w := c.Telegram.Webhook
 	return &telegram.Webhook{URL: w.URL, Listen: w.Listen, SecretToken: w.SecretToken,
-		MaxConnections: w.MaxConnections, DropPendingUpdates: w.DropPendingUpdates, HTTP: httpserve.Limits{Proxies: c.proxies}}
+		MaxConnections: w.MaxConnections, DropPendingUpdates: w.DropPendingUpdates, HTTP: httpserve.Limits{Proxies: c.proxies},
+		InfoEvery: webhookInfoEvery}
 }
+
+// webhookInfoEvery is how often the health check's view of Telegram's webhook is refreshed (a
+// variable for the tests).
+var webhookInfoEvery = time.Minute
 
 // discordInteractions is the Discord adapter's interactions endpoint setting.
 func (c Config) discordInteractions() discord.Interactions {
@@ -490,14 +513,40 @@ func (c Config) checkWeb() error {
 	return nil
 }
 
-func loopbackHost(host string) bool {
-	ip := net.ParseIP(host)
-	return host == "localhost" || ip != nil && ip.IsLoopback()
-}
+func loopbackHost(host string) bool { return ops.IsLoopback(host) }
 
 // minAdminToken is the shortest admin_token accepted: any local process may knock on the port, so
-// a short token is one it can guess (`openssl rand -hex 16` gives 32 characters).
-const minAdminToken = 16
+// a short token is one it can guess.
+const minAdminToken = ops.MinToken
+
+// checkListeners refuses two listeners on one address: the second would fail to bind at start,
+// or (one on every address, one on a port of it) take the other's traffic. The error names both
+// keys.
+func (c Config) checkListeners() error {
+	listeners := []struct{ key, addr string }{{"admin_addr", c.AdminAddr}, {"metrics_addr", c.MetricsAddr},
+		{"web.listen", c.Web.Listen}, {"telegram.webhook.listen", c.Telegram.Webhook.Listen},
+		{"discord.interactions.listen", c.Discord.Interactions.Listen}}
+	for i, a := range listeners {
+		for _, b := range listeners[i+1:] {
+			if a.addr != "" && b.addr != "" && sameListener(a.addr, b.addr) {
+				return fmt.Errorf("%w: %s and %s both listen on %s: give each its own port", errConfig, a.key, b.key, a.addr)
+			}
+		}
+	}
+	return nil
+}
+
+// sameListener tells whether two listen addresses clash: the same port, on the same host or on
+// every address (an empty host, 0.0.0.0 or ::). Port 0 (any free port) clashes with nothing.
+func sameListener(a, b string) bool {
+	ha, pa, errA := net.SplitHostPort(a)
+	hb, pb, errB := net.SplitHostPort(b)
+	if errA != nil || errB != nil || pa != pb || pa == "0" {
+		return false
+	}
+	every := func(h string) bool { return h == "" || h == "0.0.0.0" || h == "::" }
+	return ha == hb || every(ha) || every(hb) || loopbackHost(ha) && loopbackHost(hb) && (ha == "localhost" || hb == "localhost")
+}
 
 // checkAdmin refuses a TCP admin listener that is not on a loopback address, or has no token.
 // Its errors never show the token.

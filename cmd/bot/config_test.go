@@ -246,7 +246,7 @@ func TestConfigMistakesSayWhere(t *testing.T) {
 		{"a nested value's line", "telegram:\n  token: x\nweb:\n  listen: 127.0.0.1\n  public_url: https://t.example\n", "config.yaml line 4: web.listen"},
 		{"a key twice", "database: a.db\nlog_level: info\ndatabase: b.db\n", "line 3: database is given twice (first on line 1): keep one"},
 		{"a nested key twice", "telegram:\n  token: a\n  token: b\n", "line 3: telegram.token is given twice (first on line 2): keep one"},
-		{"an unknown section", "frobnicate:\n  bar: 1\n", `line 1: unknown key "frobnicate"; the keys are admin_addr, admin_token, database, discord, etcd, log_format, log_level, retention, rules_url, seed, store, telegram, think, trusted_proxies, web`},
+		{"an unknown section", "frobnicate:\n  bar: 1\n", `line 1: unknown key "frobnicate"; the keys are admin_addr, admin_socket, admin_token, database, discord, etcd, log_format, log_level, metrics_addr, metrics_token, retention, rules_url, seed, store, telegram, think, trusted_proxies, web`},
 		{"an unknown key in a section", "web:\n  xyzzy: 1\n", `line 2: unknown key "web.xyzzy"; web's keys are link_key, listen, public_url`},
 		{"a negative think", "think: -5s\n", "config.yaml line 1: think -5s: a computer player needs time to decide"},
 		{"a zero think", "think: 0s\n", "config.yaml line 1: think 0s"},
@@ -309,6 +309,81 @@ func TestConfigReadableSecretsWarn(t *testing.T) {
 		}
 		if strings.Contains(got, "SECRET") {
 			t.Errorf("the warning shows the secret: %s", got)
+		}
+	}
+}
+
+// TestClashingListeners (issue 32): two listeners on one address are refused at start, in one
+// line naming both keys; distinct ports, and port 0, are fine.
+func TestClashingListeners(t *testing.T) {
+	base := map[string]string{"KONTERMATT_TELEGRAM_TOKEN": "123:x", "KONTERMATT_TELEGRAM_WEBHOOK_URL": "https://bot.example.org/hook",
+		"KONTERMATT_TELEGRAM_WEBHOOK_SECRET": "hook-secret-0123456789", "KONTERMATT_ADMIN_TOKEN": "admin-0123456789abcdef",
+		"KONTERMATT_METRICS_TOKEN": "metrics-0123456789abcdef", "KONTERMATT_WEB_PUBLIC_URL": "https://table.example.org"}
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want []string // the keys the error names; none: it starts
+	}{
+		{"metrics on the webhook's address", map[string]string{"KONTERMATT_TELEGRAM_WEBHOOK_LISTEN": "0.0.0.0:8443", "KONTERMATT_METRICS_ADDR": "0.0.0.0:8443"},
+			[]string{"metrics_addr", "telegram.webhook.listen"}},
+		{"every address and loopback on one port", map[string]string{"KONTERMATT_WEB_LISTEN": ":8480", "KONTERMATT_ADMIN_ADDR": "127.0.0.1:8480"},
+			[]string{"admin_addr", "web.listen"}},
+		{"localhost and 127.0.0.1", map[string]string{"KONTERMATT_WEB_LISTEN": "127.0.0.1:8480", "KONTERMATT_TELEGRAM_WEBHOOK_LISTEN": "localhost:8480"},
+			[]string{"web.listen", "telegram.webhook.listen"}},
+		{"each its own port", map[string]string{"KONTERMATT_WEB_LISTEN": "0.0.0.0:8480", "KONTERMATT_TELEGRAM_WEBHOOK_LISTEN": "0.0.0.0:8443",
+			"KONTERMATT_METRICS_ADDR": "0.0.0.0:9464", "KONTERMATT_ADMIN_ADDR": "127.0.0.1:8377"}, nil},
+		{"two hosts, one port", map[string]string{"KONTERMATT_WEB_LISTEN": "10.0.0.1:8480", "KONTERMATT_TELEGRAM_WEBHOOK_LISTEN": "10.0.0.2:8480"}, nil},
+		{"any free port twice", map[string]string{"KONTERMATT_WEB_LISTEN": "127.0.0.1:0", "KONTERMATT_METRICS_ADDR": "127.0.0.1:0"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{}
+			for k, v := range base {
+				env[k] = v
+			}
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			if env["KONTERMATT_WEB_LISTEN"] == "" {
+				delete(env, "KONTERMATT_WEB_PUBLIC_URL")
+			}
+			_, err := loadConfig("", func(k string) string { return env[k] })
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Errorf("refused: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, errConfig) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("got %v, want one line of config error", err)
+			}
+			for _, key := range tc.want {
+				if !strings.Contains(err.Error(), key) {
+					t.Errorf("%v does not name %s", err, key)
+				}
+			}
+		})
+	}
+}
+
+// TestMetricsConfig (issue 32): metrics_addr off loopback needs metrics_token; on loopback it
+// does not; a short token is refused; the token shows in no error.
+func TestMetricsConfig(t *testing.T) {
+	for _, tc := range []struct {
+		addr, token string
+		ok          bool
+	}{
+		{"127.0.0.1:9464", "", true},
+		{"localhost:9464", "", true},
+		{"0.0.0.0:9464", "", false},
+		{":9464", "", false},
+		{"10.0.0.5:9464", "SECRET-0123456789abcdef", true},
+		{"0.0.0.0:9464", "SECRET-short", false},
+		{"9464", "SECRET-0123456789abcdef", false},
+	} {
+		env := map[string]string{"KONTERMATT_METRICS_ADDR": tc.addr, "KONTERMATT_METRICS_TOKEN": tc.token}
+		_, err := loadConfig("", func(k string) string { return env[k] })
+		if (err == nil) != tc.ok || err != nil && (!errors.Is(err, errConfig) || strings.Contains(err.Error(), "SECRET")) {
+			t.Errorf("metrics_addr %q with token %q: %v", tc.addr, tc.token, err)
 		}
 	}
 }

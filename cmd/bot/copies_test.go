@@ -40,6 +40,10 @@ type fakeBotAPI struct {
 	// answers are the presses answered: query → whether with an alert (a refusal).
 	answers map[string]bool
 	twice   []string // queries answered again
+	// webhook is the URL setWebhook set; pending and lastError what getWebhookInfo says of it.
+	webhook   string
+	pending   int
+	lastError string
 }
 
 type botMsg struct {
@@ -85,8 +89,19 @@ func (f *fakeBotAPI) serve(w http.ResponseWriter, r *http.Request) {
 	switch method {
 	case "getMe":
 		reply(w, 200, map[string]any{"id": 999, "is_bot": true, "first_name": "Kontermatt", "username": "kontermatt_bot"}, "")
-	case "setWebhook", "deleteWebhook", "setMyCommands":
+	case "setWebhook":
+		f.webhook = p("url")
 		reply(w, 200, true, "")
+	case "deleteWebhook", "setMyCommands":
+		reply(w, 200, true, "")
+	case "getWebhookInfo":
+		// A WebhookInfo (core.telegram.org/bots/api#getwebhookinfo): the URL set (empty: none),
+		// the updates waiting, the last delivery error's Unix time and message.
+		info := map[string]any{"url": f.webhook, "has_custom_certificate": false, "pending_update_count": f.pending}
+		if f.lastError != "" {
+			info["last_error_date"], info["last_error_message"] = time.Now().Add(-time.Minute).Unix(), f.lastError
+		}
+		reply(w, 200, info, "")
 	case "getChatMember":
 		user, _ := strconv.ParseInt(p("user_id"), 10, 64)
 		reply(w, 200, map[string]any{"user": map[string]any{"id": user, "first_name": "x"}, "status": "member"}, "")
@@ -207,8 +222,11 @@ const (
 func startCopy(t *testing.T, bin, name, config string) *botCopy {
 	t.Helper()
 	dir := t.TempDir()
-	b := &botCopy{name: name, hook: freeAddr(t), sock: filepath.Join(dir, "k.db.sock"), out: &tabletest.Buffer{}, done: make(chan error, 1)}
-	b.cmd = exec.Command(bin, "-db", filepath.Join(dir, "k.db"), "-config", config)
+	// Each copy in a directory of its own, as each container or systemd instance has: on etcd
+	// the admin socket is kontermatt.sock in the working directory, whatever the database path.
+	b := &botCopy{name: name, hook: freeAddr(t), sock: filepath.Join(dir, "kontermatt.sock"), out: &tabletest.Buffer{}, done: make(chan error, 1)}
+	b.cmd = exec.Command(bin, "-config", config)
+	b.cmd.Dir = dir
 	b.cmd.Env = hostEnv("KONTERMATT_TELEGRAM_WEBHOOK_LISTEN="+b.hook, "KONTERMATT_LOG_LEVEL=debug")
 	b.cmd.Stdout, b.cmd.Stderr = b.out, b.out
 	if err := b.cmd.Start(); err != nil {

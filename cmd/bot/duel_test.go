@@ -6,17 +6,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kontermatt/kontermatt/cmd/bot/internal/research"
 	"github.com/kontermatt/kontermatt/core/robot"
 )
 
 // A deterministic player against itself plays both games of every pair alike: exactly one half.
 func TestDuelAgainstItselfIsHalf(t *testing.T) {
-	for _, cfg := range []duelConfig{
+	for _, cfg := range []research.DuelConfig{
 		{A: robot.Easy, B: robot.Easy, Deals: 40, Seed: 7, Workers: 2},
 		{A: robot.Strong, B: robot.Strong, Deals: 2, Seed: 8, Workers: 1,
 			Options: robot.Options{Threads: 1, Budget: time.Minute, Worlds: 3}},
 	} {
-		res, err := duel(cfg)
+		res, err := research.Duel(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,25 +50,11 @@ func TestRunDuel(t *testing.T) {
 	}
 }
 
-func TestDuelResultStatistics(t *testing.T) {
-	r := &duelResult{Pairs: [][2]gameOutcome{{{Score: 1}, {Score: 1}}, {{Score: 0}, {Score: 0.5}}}}
-	share, half := r.WinShare()
-	if share != 0.625 || half <= 0 {
-		t.Errorf("share %v ± %v, want 0.625 and a positive interval", share, half)
-	}
-	if p := percentile([]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 0.95); p != 10 {
-		t.Errorf("p95 = %v", p)
-	}
-	if p := percentile([]float64{1, 2, 3, 4}, 0.5); p != 2 {
-		t.Errorf("p50 = %v", p)
-	}
-}
-
 // A deterministic player against itself wins exactly one match of every pair: both matches of a
 // pair are played on the same deals with the teams swapped.
 func TestMatchDuelAgainstItselfIsHalf(t *testing.T) {
-	cfg := duelConfig{A: robot.Easy, B: robot.Easy, Matches: 12, Stripes: 5, Seed: 3, Workers: 2}
-	res, err := matchDuel(cfg)
+	cfg := research.DuelConfig{A: robot.Easy, B: robot.Easy, Matches: 12, Stripes: 5, Seed: 3, Workers: 2}
+	res, err := research.MatchDuel(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +104,7 @@ func TestDuelAgainstThePreviousSampler(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
 	}
-	res, err := duel(duelConfig{A: robot.Strong, B: robot.Strong, BPrevious: true, Deals: 4, Seed: 5, Workers: 1,
+	res, err := research.Duel(research.DuelConfig{A: robot.Strong, B: robot.Strong, BPrevious: true, Deals: 4, Seed: 5, Workers: 1,
 		Options: robot.Options{Threads: 1, Budget: time.Minute, Worlds: 3}})
 	if err != nil {
 		t.Fatal(err)

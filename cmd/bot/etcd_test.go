@@ -25,6 +25,8 @@ func useEtcd(t *testing.T, c *etcdtest.Cluster, prefix string) {
 	t.Setenv("KONTERMATT_STORE", "etcd")
 	t.Setenv("KONTERMATT_ETCD_ENDPOINTS", strings.Join(c.Endpoints(), ","))
 	t.Setenv("KONTERMATT_ETCD_PREFIX", prefix)
+	// Not kontermatt.sock in the package's directory, where the in-process bots would start.
+	t.Setenv("KONTERMATT_ADMIN_SOCKET", filepath.Join(t.TempDir(), "kontermatt.sock"))
 }
 
 // TestBotPlaysOnEtcd: with store etcd the bot (its Main, as `bot` runs it) plays a whole match on a

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kontermatt/kontermatt/cmd/bot/internal/ops"
 	"github.com/kontermatt/kontermatt/storage"
 )
 
@@ -52,7 +53,7 @@ func TestHealthCommand(t *testing.T) {
 	defer st.Close()
 	chats := []chatAdapter{&connectedChat{fakeChat: fakeChat{name: "telegram"}},
 		&connectedChat{fakeChat: fakeChat{name: "discord"}, down: errors.New("gateway closed")}}
-	startAdmin(t, &admin{Store: st, Socket: db2 + ".sock", Health: health(st, chats, nil)})
+	startAdmin(t, &ops.Admin{Store: st, Socket: db2 + ".sock", Health: ops.Health(st, platforms(chats), nil)})
 	if code, _, stderr := health1("-db", db2, "now"); code != 2 || !strings.Contains(stderr, `"now" is not a flag`) {
 		t.Errorf("a word where none goes: exit %d, %q", code, stderr)
 	}

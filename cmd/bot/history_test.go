@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	stdlog "log"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -23,6 +22,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/kontermatt/kontermatt/cmd/bot/internal/ops"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/etcdstore/etcdtest"
 )
@@ -269,29 +269,11 @@ func TestEtcdTLSMistakesSaid(t *testing.T) {
 	}
 }
 
-// TestLiveAndReady (issue 32): the admin door splits health in two, as Kubernetes' probes want:
-// /readyz (and /healthz, as before) says whether the copy can take traffic, /livez only that the
-// process answers, so a copy whose store lost its quorum is taken out of rotation, not killed.
-func TestLiveAndReady(t *testing.T) {
-	notReady := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = io.WriteString(w, `{"quorum":"lost"}`)
-	})
-	mux := (&admin{Health: notReady}).routes()
-	for path, want := range map[string]int{"/readyz": 503, "/healthz": 503, "/livez": 200} {
-		rec := httptest.NewRecorder()
-		mux.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
-		if rec.Code != want {
-			t.Errorf("%s: %d, want %d", path, rec.Code, want)
-		}
-	}
-}
-
 // TestCountersStartAtZero (issue 32): every counter has each label value from the start, at 0, so
 // an alert on increase() sees the first failed commit, not only the second.
 func TestCountersStartAtZero(t *testing.T) {
 	rec := httptest.NewRecorder()
-	newMetrics().handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	ops.NewMetrics(buildLabels()).Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	for _, want := range []string{`kontermatt_commits_total{result="failed"} 0`, `kontermatt_commits_total{result="unavailable"} 0`,
 		`kontermatt_table_reloads_total{why="conflict"} 0`, `kontermatt_commands_total{outcome="refused",verb="play"} 0`} {
 		if !strings.Contains(rec.Body.String(), want+"\n") {
@@ -315,7 +297,7 @@ func TestShippedAlertRules(t *testing.T) {
 	if err := yaml.Unmarshal([]byte(text), &rules); err != nil || len(rules.Groups) == 0 {
 		t.Fatalf("the rules do not read: %v", err)
 	}
-	code := readRepoFile(t, "cmd/bot/metrics.go")
+	code := readRepoFile(t, "cmd/bot/internal/ops/metrics.go")
 	n := 0
 	for _, g := range rules.Groups {
 		for _, r := range g.Rules {
@@ -330,5 +312,51 @@ func TestShippedAlertRules(t *testing.T) {
 	}
 	if n < 5 {
 		t.Errorf("%d rules", n)
+	}
+}
+
+// TestGrafanaDashboard (issue 32): deploy/grafana's dashboard is valid JSON, every expression in
+// it names only series the bot exports (spelled as metrics.go spells them, a histogram's _bucket,
+// _count and _sum included), and it shows the series a host watches: the new ones too.
+func TestGrafanaDashboard(t *testing.T) {
+	var dash struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal([]byte(readRepoFile(t, "deploy/grafana/kontermatt.json")), &dash); err != nil || len(dash.Panels) == 0 {
+		t.Fatalf("the dashboard does not read: %v", err)
+	}
+	code := readRepoFile(t, "cmd/bot/internal/ops/metrics.go")
+	shown := map[string]bool{}
+	for _, p := range dash.Panels {
+		if len(p.Targets) == 0 {
+			t.Errorf("panel %q has no query", p.Title)
+		}
+		for _, q := range p.Targets {
+			names := regexp.MustCompile(`kontermatt_[a-z_]+`).FindAllString(q.Expr, -1)
+			if len(names) == 0 {
+				t.Errorf("panel %q: %q names no kontermatt series", p.Title, q.Expr)
+			}
+			for _, name := range names {
+				base := name
+				for _, suffix := range []string{"_bucket", "_count", "_sum"} {
+					base = strings.TrimSuffix(base, suffix)
+				}
+				if !strings.Contains(code, `"`+base+`"`) {
+					t.Errorf("panel %q: %s is not a series the bot exports", p.Title, name)
+				}
+				shown[base] = true
+			}
+		}
+	}
+	for _, name := range []string{"kontermatt_websockets_open", "kontermatt_webhook_refusals_total", "kontermatt_last_update_timestamp_seconds",
+		"kontermatt_last_backup_timestamp_seconds", "kontermatt_commits_total", "kontermatt_etcd_alarm", "kontermatt_platform_connected"} {
+		if !shown[name] {
+			t.Errorf("the dashboard does not show %s", name)
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kontermatt/kontermatt/cmd/bot/internal/ops"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
@@ -133,13 +134,13 @@ func (c *connectedChat) Connected() error { return c.down }
 
 // /metrics says which platforms are connected and which build runs.
 func TestMetricsPlatformsAndBuild(t *testing.T) {
-	met := newMetrics()
+	met := ops.NewMetrics(buildLabels())
 	svc := table.New(table.Config{Store: mem.New()})
 	defer svc.Close()
-	met.watch(svc, []chatAdapter{&connectedChat{fakeChat: fakeChat{name: "telegram"}},
-		&connectedChat{fakeChat: fakeChat{name: "discord"}, down: errors.New("gateway closed")}})
+	met.Watch(svc, platforms([]chatAdapter{&connectedChat{fakeChat: fakeChat{name: "telegram"}},
+		&connectedChat{fakeChat: fakeChat{name: "discord"}, down: errors.New("gateway closed")}}))
 	rec := httptest.NewRecorder()
-	met.handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	met.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	for _, want := range []string{`kontermatt_platform_connected{platform="telegram"} 1`, `kontermatt_platform_connected{platform="discord"} 0`,
 		`kontermatt_build_info{goversion="go1.`} {
 		if !strings.Contains(rec.Body.String(), want) {
@@ -156,7 +157,7 @@ func TestALiveBackupIsLogged(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	logs := startAdmin(t, &admin{Store: st, Socket: db + ".sock"})
+	logs := startAdmin(t, &ops.Admin{Store: st, Socket: db + ".sock"})
 	if code, _, stderr := backupCmd(t, db, filepath.Join(t.TempDir(), "b.db")); code != 0 {
 		t.Fatalf("backup: %d %s", code, stderr)
 	}

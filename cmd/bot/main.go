@@ -24,7 +24,7 @@ var commands = []command{
 	{"replay", "FILE", "check and score a game or match record (FILE, or - for standard input)"},
 	{"export", "[-config FILE] [-db FILE] DIR", "write every kept match and game record into DIR (the bot must be stopped)"},
 	{"backup", "[-config FILE] [-db FILE] OUT", "write a consistent copy of the database, also while the bot runs"},
-	{"health", "[-config FILE] [-db FILE]", "ask the running bot whether it is ready (/readyz: exit 0) or not (exit 1), in one line: the container's health check"},
+	{"health", "[-config FILE] [-db FILE] [-live]", "ask the running bot whether it is ready (/readyz: exit 0) or not (exit 1), in one line: the container's health check; -live asks liveness (/livez)"},
 	{"migrate", "-from bbolt|etcd -to etcd|bbolt [-config FILE] [-db FILE]", "move a stopped bot's data between its bbolt file and the etcd cluster of its config"},
 	{"stats", "[-config FILE] [-db FILE] rebuild", "make the league (statistics, ratings, season tables) anew from the kept matches (the bot must be stopped)"},
 	{"selfplay", "[flags]", "play matches between computer players and write their records"},

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kontermatt/kontermatt/cmd/bot/internal/ops"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/storage"
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
@@ -180,6 +181,15 @@ func etcdBackup(st *etcdstore.Store, path string) (n int, err error) {
 		return n, err
 	}
 	return n, os.Rename(tmp, path)
+}
+
+// snapshotsOf is the admin door's view of the bot's store: the bbolt file, or the etcd
+// cluster's snapshots, written beside the admin socket (etcd has no database file).
+func snapshotsOf(st botStore, cfg Config) ops.BackupSource {
+	if s, ok := st.(*storage.Store); ok {
+		return s
+	}
+	return etcdSnapshots{st: st.(*etcdstore.Store), path: strings.TrimSuffix(adminSocket(cfg), ".sock")}
 }
 
 // etcdSnapshots serves the admin door's live backups of an etcd-backed bot: each a snapshot

@@ -8,13 +8,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"strings"
 	"time"
 
-	"github.com/kontermatt/kontermatt/core/robot"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/cmd/bot/internal/ops"
 	"github.com/kontermatt/kontermatt/storage"
-	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // dbCommand parses the flags of a command that works on the database (-config, -db) and its one
@@ -27,16 +24,19 @@ func dbCommand(name string, args []string, stdout, stderr io.Writer) (cfg Config
 	return cfg, fs.Arg(0), 0, false
 }
 
-// dbFlags is dbCommand for a command that takes nargs words.
-func dbFlags(name string, args []string, nargs int, stdout, stderr io.Writer) (cfg Config, code int, done bool) {
-	cfg, code, done, _ = dbFlagSet(name, args, nargs, stdout, stderr)
+// dbFlags is dbCommand for a command that takes nargs words; more adds the command's own flags.
+func dbFlags(name string, args []string, nargs int, stdout, stderr io.Writer, more ...func(*flag.FlagSet)) (cfg Config, code int, done bool) {
+	cfg, code, done, _ = dbFlagSet(name, args, nargs, stdout, stderr, more...)
 	return cfg, code, done
 }
 
-func dbFlagSet(name string, args []string, nargs int, stdout, stderr io.Writer) (cfg Config, code int, done bool, fs *flag.FlagSet) {
+func dbFlagSet(name string, args []string, nargs int, stdout, stderr io.Writer, more ...func(*flag.FlagSet)) (cfg Config, code int, done bool, fs *flag.FlagSet) {
 	fs = newFlags(name)
 	configPath := fs.String("config", "", "YAML config file")
 	dbPath := fs.String("db", "", "database file (overrides the config)")
+	for _, add := range more {
+		add(fs)
+	}
 	if code, ok := parseFlags(fs, args, nargs, stdout, stderr); !ok {
 		return cfg, code, true, fs
 	}
@@ -85,7 +85,10 @@ func runBackup(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	// Read-only: a backup never creates a database where there is none, nor writes into one.
 	store, err := storage.Open(cfg.Database, storage.Options{Timeout: 200 * time.Millisecond, ReadOnly: true})
 	if errors.Is(err, storage.ErrLocked) {
-		via, err := fetchBackup(cfg, out)
+		via, err := ops.FetchBackup(adminTarget(cfg), out)
+		if errors.Is(err, storage.ErrDamaged) {
+			err = dbError(cfg.Database, err)
+		}
 		if err != nil {
 			fmt.Fprintln(stderr, "backup:", err)
 			return 1
@@ -142,79 +145,5 @@ func runExport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "exported %d records to %s\n", n, dir)
-	return 0
-}
-
-// runSelfplay plays complete matches between computer players through the same service the chats
-// use, and writes each match record.
-func runSelfplay(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlags("selfplay")
-	matches := fs.Int("matches", 1, "matches to play")
-	seed := fs.Uint64("seed", 1, "seed for deals and computer players")
-	out := fs.String("out", "selfplay", "directory for the match records")
-	level := fs.String("level", "easy", "computer players' level: easy, normal or strong")
-	options := fs.String("options", "", "table options, e.g. \"stripes=5 draw=flat1\":\n"+table.OptionsUsage("en"))
-	quiet := fs.Bool("q", false, "say nothing on stderr while it runs (else how far it is: a bar on a terminal, a line every few seconds)")
-	if code, ok := parseFlags(fs, args, 0, stdout, stderr); !ok {
-		return code
-	}
-	if *matches < 1 {
-		fmt.Fprintln(stderr, "-matches must be 1 or more")
-		return 2
-	}
-	if err := checkOptions(*options); err != nil {
-		fmt.Fprintf(stderr, "-options %q: %v\n", *options, err)
-		return 2
-	}
-	if _, err := robot.ParseLevel(*level); err != nil {
-		fmt.Fprintf(stderr, "-level %q: the levels are %s\n", *level, levelNames())
-		return 2
-	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		fmt.Fprintln(stderr, "selfplay:", err)
-		return 1
-	}
-	store := mem.New()
-	svc := table.New(table.Config{Store: store, Robots: robots, Seed: *seed, Think: 10 * time.Second})
-	defer svc.Close()
-	ctx := context.Background()
-	admin := table.Player{ID: "selfplay", Name: "selfplay"}
-	p := startProgress(stderr, *quiet, "selfplay", "matches", *matches)
-	defer p.finish()
-	for i := 1; i <= *matches; i++ {
-		place := table.Place{Platform: "selfplay", Chat: fmt.Sprint(i)}
-		opts := append([]string{"timer=none", "level=" + *level}, strings.Fields(*options)...)
-		for _, c := range []table.Command{{Verb: table.VerbNew, Args: opts}, {Verb: table.VerbLeave}, {Verb: table.VerbDeal, Admin: true}} {
-			c.Place, c.Actor = place, admin
-			replies, err := svc.Handle(ctx, c)
-			if err != nil {
-				fmt.Fprintf(stderr, "selfplay: match %d: %v\n", i, err)
-				return 1
-			}
-			for _, r := range replies {
-				if r.Kind == table.KindError {
-					fmt.Fprintf(stderr, "selfplay: match %d: %s\n", i, r.Text)
-					return 1
-				}
-			}
-		}
-		if err := svc.Settle(ctx); err != nil {
-			fmt.Fprintln(stderr, "selfplay:", err)
-			return 1
-		}
-		p.add()
-	}
-	p.finish()
-	n := 0
-	err := store.Records(ctx, func(key string, rec []byte) error {
-		wrote, err := writeRecords(*out, key, rec, true)
-		n += wrote
-		return err
-	})
-	if err != nil {
-		fmt.Fprintln(stderr, "selfplay:", err)
-		return 1
-	}
-	fmt.Fprintf(stdout, "played %d matches (seed %d), wrote %d match records to %s\n", *matches, *seed, n, *out)
 	return 0
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kontermatt/kontermatt/cmd/bot/internal/ops"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/storage"
 )
@@ -66,7 +67,7 @@ func TestWebTableWiring(t *testing.T) {
 		t.Fatalf("the web table does not answer: %v", err)
 	}
 	resp.Body.Close()
-	if err := chats[1].(connectedReporter).Connected(); err != nil {
+	if err := chats[1].(ops.ConnectedReporter).Connected(); err != nil {
 		t.Fatalf("health: %v", err)
 	}
 	cancel()

@@ -37,6 +37,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -111,6 +112,10 @@ type Store struct {
 	log      *slog.Logger
 	// conf is how cli was made: Compact dials each member alone with it.
 	conf clientv3.Config
+	// outUntil is when (Unix nanoseconds) the cluster, found out of reach by a call that waited
+	// its whole timeout, is next given a whole timeout again; until then each call has a short
+	// one (see call). 0: reachable.
+	outUntil atomic.Int64
 }
 
 // Open connects to the cluster and checks (or, on an empty prefix, writes) the layout version. A
@@ -207,10 +212,32 @@ func (s *Store) kvKey(bucket, key string) string   { return s.bucketPrefix(bucke
 // member that stopped answering costs one attempt, not the call. again tells fn that an earlier
 // attempt's outcome is unknown: a write may have been applied. When ctx ends first, the call
 // ends at once with an error that wraps ctx's (and a write under way may still be applied).
-func (s *Store) call(ctx context.Context, fn func(ctx context.Context, again bool) error) error {
+//
+// A command makes several calls one after another (a person's settings, the commit, the answer's
+// language): with the cluster out of reach each would wait the whole timeout, and their sum
+// would pass the platforms' limits for an answer (Telegram's 15 s for a button; issue 32
+// measured 20 s with 5 s each). So a call that waited its whole timeout in vain marks the cluster
+// out for one more timeout; meanwhile each call first asks the members, within a short time
+// (outTimeout), whether one has a leader, and fails at once when none does: a refusal then
+// comes in about one timeout. A cluster that is slow but has a leader keeps the whole timeout.
+// The first call that succeeds clears the mark.
+func (s *Store) call(ctx context.Context, fn func(ctx context.Context, again bool) error) (err error) {
 	caller := ctx
+	if time.Now().UnixNano() < s.outUntil.Load() {
+		if err := s.leaderless(ctx); err != nil {
+			return err
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
+	defer func() {
+		switch {
+		case err == nil:
+			s.outUntil.Store(0)
+		case errors.Is(err, store.ErrUnavailable) && caller.Err() == nil:
+			s.outUntil.Store(time.Now().Add(s.timeout).UnixNano())
+		}
+	}()
 	wait := 25 * time.Millisecond
 	for again := false; ; again = true {
 		attempt, cancelAttempt := context.WithTimeout(ctx, max(s.timeout/3, 500*time.Millisecond))
@@ -232,6 +259,33 @@ func (s *Store) call(ctx context.Context, fn func(ctx context.Context, again boo
 		}
 		wait = min(2*wait, 400*time.Millisecond)
 	}
+}
+
+// outTimeout is how long a call asks the members for a leader while the cluster is marked out
+// of reach: long enough for a member to answer, short beside the whole timeout.
+func (s *Store) outTimeout() time.Duration { return max(s.timeout/10, 250*time.Millisecond) }
+
+// leaderless asks each member, within outTimeout in all, whether it knows a leader: nil as soon
+// as one does, else store.ErrUnavailable (or ctx's error when the caller gave up).
+func (s *Store) leaderless(ctx context.Context) error {
+	caller := ctx
+	ctx, cancel := context.WithTimeout(ctx, s.outTimeout())
+	defer cancel()
+	var last error
+	for _, ep := range s.cli.Endpoints() {
+		resp, err := s.cli.Status(ctx, ep)
+		if err == nil && resp.Leader != 0 {
+			return nil
+		}
+		if err == nil {
+			err = errors.New("the member knows no leader")
+		}
+		last = err
+	}
+	if caller.Err() != nil {
+		return caller.Err()
+	}
+	return fmt.Errorf("%w (no member knew a leader within %v, after a call waited %v in vain): %w", store.ErrUnavailable, s.outTimeout(), s.timeout, last)
 }
 
 // txn runs one transaction (see call); again says an earlier attempt's outcome was unknown.

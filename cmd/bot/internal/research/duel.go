@@ -1,4 +1,4 @@
-package main
+package research
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 	"github.com/kontermatt/kontermatt/core/robot/dd"
 )
 
-// duelConfig says who plays whom, on how many deals.
-type duelConfig struct {
+// DuelConfig says who plays whom, on how many deals.
+type DuelConfig struct {
 	A, B    robot.Level
 	Deals   int
 	Seed    uint64
@@ -35,8 +35,8 @@ type duelConfig struct {
 	Done       func() // called when a deal (or a match) has been played both ways; may be nil
 }
 
-// gameOutcome is one game from A's side.
-type gameOutcome struct {
+// GameOutcome is one game from A's side.
+type GameOutcome struct {
 	Score   float64 // 1 win, 0.5 draw, 0 loss
 	Margin  int     // A's card points minus B's
 	Stripes int     // B's stripe change minus A's: positive is good for A
@@ -69,10 +69,10 @@ func (a *analysis) add(b analysis) {
 	a.TrumpClassRegret += b.TrumpClassRegret
 }
 
-// duelResult is everything a duel measured.
-type duelResult struct {
-	Config   duelConfig
-	Pairs    [][2]gameOutcome     // per deal: A as team A, then A as team B
+// DuelResult is everything a duel measured.
+type DuelResult struct {
+	Config   DuelConfig
+	Pairs    [][2]GameOutcome     // per deal: A as team A, then A as team B
 	Times    [2][nKinds][]float64 // decision times in ms, per side (A, B) and kind
 	Analysis analysis
 	Elapsed  time.Duration
@@ -86,7 +86,7 @@ type duelWorker struct {
 	an     analysis
 }
 
-func newDuelWorker(cfg duelConfig) *duelWorker {
+func newDuelWorker(cfg DuelConfig) *duelWorker {
 	w := &duelWorker{solver: dd.NewSolver()}
 	for s := range 4 {
 		// The same seed per seat for both sides: a player against itself plays both games of a
@@ -101,7 +101,7 @@ func newDuelWorker(cfg duelConfig) *duelWorker {
 }
 
 // optionsFor are the search options of a level's players in the duel.
-func (c duelConfig) optionsFor(l robot.Level) robot.Options {
+func (c DuelConfig) optionsFor(l robot.Level) robot.Options {
 	o := c.Options
 	if b := robot.DecisionBudget(l); c.NodesPerMs > 0 && b > 0 {
 		o.Nodes = uint64(c.NodesPerMs) * uint64(b.Milliseconds())
@@ -118,19 +118,19 @@ func dealFor(seed uint64, i int) (core.Seat, [4][6]core.Card) {
 }
 
 // play plays one full game; aTeam is the team A's player sits in.
-func (w *duelWorker) play(cfg duelConfig, dealer core.Seat, hands [4][6]core.Card, aTeam core.Team) (gameOutcome, error) {
+func (w *duelWorker) play(cfg DuelConfig, dealer core.Seat, hands [4][6]core.Card, aTeam core.Team) (GameOutcome, error) {
 	g, err := core.NewGame(core.DefaultRules(), dealer, hands)
 	if err != nil {
-		return gameOutcome{}, err
+		return GameOutcome{}, err
 	}
 	if err := w.playOut(cfg, g, aTeam, g.View); err != nil {
-		return gameOutcome{}, err
+		return GameOutcome{}, err
 	}
 	return outcomeOf(g, aTeam), nil
 }
 
 // playOut plays a game to its end, each seat deciding on view(seat).
-func (w *duelWorker) playOut(cfg duelConfig, g *core.Game, aTeam core.Team, view func(core.Seat) core.View) error {
+func (w *duelWorker) playOut(cfg DuelConfig, g *core.Game, aTeam core.Team, view func(core.Seat) core.View) error {
 	for g.Phase() != core.PhaseOver {
 		s := g.ToMove()
 		side := 1
@@ -163,9 +163,9 @@ func (w *duelWorker) playOut(cfg duelConfig, g *core.Game, aTeam core.Team, view
 }
 
 // outcomeOf is a finished game from the side of A, playing in aTeam.
-func outcomeOf(g *core.Game, aTeam core.Team) gameOutcome {
+func outcomeOf(g *core.Game, aTeam core.Team) GameOutcome {
 	r := g.Result()
-	o := gameOutcome{Margin: r.Points[aTeam] - r.Points[aTeam.Other()], Stripes: r.Stripes[aTeam.Other()] - r.Stripes[aTeam]}
+	o := GameOutcome{Margin: r.Points[aTeam] - r.Points[aTeam.Other()], Stripes: r.Stripes[aTeam.Other()] - r.Stripes[aTeam]}
 	switch win, ok := r.Outcome.Winner(); {
 	case !ok:
 		o.Score = 0.5
@@ -249,10 +249,10 @@ func (w *duelWorker) analyze(g *core.Game, m core.Move) {
 	}
 }
 
-// duel plays every deal twice, A in team A and then in team B.
-func duel(cfg duelConfig) (*duelResult, error) {
+// Duel plays every deal twice, A in team A and then in team B.
+func Duel(cfg DuelConfig) (*DuelResult, error) {
 	start := time.Now()
-	res := &duelResult{Config: cfg, Pairs: make([][2]gameOutcome, cfg.Deals)}
+	res := &DuelResult{Config: cfg, Pairs: make([][2]GameOutcome, cfg.Deals)}
 	workers, err := eachPair(cfg, cfg.Deals, func(w *duelWorker, i, k int, aTeam core.Team) error {
 		dealer, hands := dealFor(cfg.Seed, i)
 		o, err := w.play(cfg, dealer, hands, aTeam)
@@ -273,7 +273,7 @@ func duel(cfg duelConfig) (*duelResult, error) {
 // eachPair calls play for every i below n twice, A in team A (k 0) and then in team B (k 1), on
 // cfg.Workers workers with a duelWorker each, and gives the workers, for what they measured,
 // and every error joined. play writes only its own i's results.
-func eachPair(cfg duelConfig, n int, play func(w *duelWorker, i, k int, aTeam core.Team) error) ([]*duelWorker, error) {
+func eachPair(cfg DuelConfig, n int, play func(w *duelWorker, i, k int, aTeam core.Team) error) ([]*duelWorker, error) {
 	jobs := make(chan int)
 	workers := make([]*duelWorker, max(cfg.Workers, 1))
 	errs := make([]error, len(workers))
@@ -330,7 +330,7 @@ func meanCI(xs []float64) (mean, half float64) {
 }
 
 // WinShare is A's game win share (draws half) averaged over the pairs, with its 95% interval.
-func (r *duelResult) WinShare() (float64, float64) {
+func (r *DuelResult) WinShare() (float64, float64) {
 	xs := make([]float64, len(r.Pairs))
 	for i, p := range r.Pairs {
 		xs[i] = (p[0].Score + p[1].Score) / 2
@@ -338,7 +338,7 @@ func (r *duelResult) WinShare() (float64, float64) {
 	return meanCI(xs)
 }
 
-func (r *duelResult) pairMeans(f func(gameOutcome) float64) (float64, float64) {
+func (r *DuelResult) pairMeans(f func(GameOutcome) float64) (float64, float64) {
 	xs := make([]float64, len(r.Pairs))
 	for i, p := range r.Pairs {
 		xs[i] = (f(p[0]) + f(p[1])) / 2
@@ -354,11 +354,11 @@ func percentile(sorted []float64, q float64) float64 {
 	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
-func (r *duelResult) print(w io.Writer) {
+func (r *DuelResult) Print(w io.Writer) {
 	c := r.Config
 	share, half := r.WinShare()
-	margin, mh := r.pairMeans(func(o gameOutcome) float64 { return float64(o.Margin) })
-	stripes, sh := r.pairMeans(func(o gameOutcome) float64 { return float64(o.Stripes) })
+	margin, mh := r.pairMeans(func(o GameOutcome) float64 { return float64(o.Margin) })
+	stripes, sh := r.pairMeans(func(o GameOutcome) float64 { return float64(o.Stripes) })
 	fmt.Fprintf(w, "duel A=%s B=%s%s: %d deals x 2 games (duplicate: A plays each deal in both teams), seed %d, workers %d, %s\n",
 		c.A, c.B, c.bNote(), len(r.Pairs), c.Seed, c.Workers, r.Elapsed.Round(time.Second))
 	if c.NodesPerMs > 0 {
@@ -383,66 +383,9 @@ func (r *duelResult) print(w io.Writer) {
 }
 
 // bNote marks B's previous sampler in the result's first line.
-func (c duelConfig) bNote() string {
+func (c DuelConfig) bNote() string {
 	if c.BPrevious {
 		return " (previous sampler)"
 	}
 	return ""
-}
-
-// runDuel plays two computer levels against each other on duplicate deals.
-func runDuel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlags("duel")
-	a := fs.String("a", "strong", "level of player A: easy, normal or strong")
-	b := fs.String("b", "easy", "level of player B")
-	deals := fs.Int("deals", 200, "number of deals; each is played twice with the teams swapped")
-	matches := fs.Int("matches", 0, "play this many whole matches instead (each twice with the teams swapped, on the same deals), reporting the match win share")
-	stripes := fs.Int("stripes", 9, "the matches' open stripes at the start")
-	seed := fs.Uint64("seed", 1, "seed of the deals and the players")
-	workers := fs.Int("workers", 1, "games played at once (1 gives one-core numbers)")
-	threads := fs.Int("threads", 1, "goroutines per search decision")
-	budget := fs.Duration("budget", 0, "time per search decision (0: the level's)")
-	worlds := fs.Int("worlds", 0, "deals sampled per search decision (0: the level's)")
-	nodesPerMs := fs.Int("nodes-per-ms", 0, "bound each search decision by this many solver nodes per ms of its level's budget instead of by time (a busy machine plays as an idle one; about 12000 is one core)")
-	bPrevious := fs.Bool("b-previous", false, "B's search plays as before issue 34: the previous sampler, no endgame search (for measuring, not a level)")
-	an := fs.Bool("analyze", false, "measure A's cards and trumps against the open-card solver")
-	quiet := fs.Bool("q", false, "say nothing on stderr while it runs (else how far it is: a bar on a terminal, a line every few seconds)")
-	if code, ok := parseFlags(fs, args, 0, stdout, stderr); !ok {
-		return code
-	}
-	la, err := robot.ParseLevel(*a)
-	if err == nil {
-		var lb robot.Level
-		lb, err = robot.ParseLevel(*b)
-		*b = string(lb)
-	}
-	if err == nil && (*deals < 1 || *matches < 0 || *stripes < core.MinStripes || *stripes > core.MaxStripes) {
-		err = fmt.Errorf("-deals must be at least 1, -matches at least 0, -stripes %d..%d", core.MinStripes, core.MaxStripes)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "duel: %v\n", err)
-		fs.Usage()
-		return 2
-	}
-	cfg := duelConfig{A: la, B: robot.Level(*b), Deals: *deals, Seed: *seed, Workers: max(*workers, 1),
-		Options: robot.Options{Threads: max(*threads, 1), Budget: *budget, Worlds: *worlds}, Analyze: *an,
-		Matches: *matches, Stripes: *stripes, BPrevious: *bPrevious, NodesPerMs: max(*nodesPerMs, 0)}
-	if cfg.Matches > 0 {
-		return playDuel(stdout, stderr, *quiet, cfg, "matches", cfg.Matches, matchDuel)
-	}
-	return playDuel(stdout, stderr, *quiet, cfg, "deals", cfg.Deals, duel)
-}
-
-// playDuel plays n deals or matches with progress lines, and prints the result: the exit status.
-func playDuel[R interface{ print(io.Writer) }](stdout, stderr io.Writer, quiet bool, cfg duelConfig, what string, n int, play func(duelConfig) (R, error)) int {
-	p := startProgress(stderr, quiet, "duel", what, n)
-	cfg.Done = p.add
-	res, err := play(cfg)
-	p.finish()
-	if err != nil {
-		fmt.Fprintf(stderr, "duel: %v\n", err)
-		return 1
-	}
-	res.print(stdout)
-	return 0
 }

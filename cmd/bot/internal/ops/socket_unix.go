@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package ops
 
 import (
 	"errors"
@@ -10,9 +10,9 @@ import (
 	"syscall"
 )
 
-// maxSocketPath is the longest path a unix socket address holds (sun_path without its NUL): 107
+// MaxSocketPath is the longest path a unix socket address holds (sun_path without its NUL): 107
 // bytes on Linux, 103 on the BSDs and macOS.
-const maxSocketPath = len(syscall.RawSockaddrUnix{}.Path) - 1
+const MaxSocketPath = len(syscall.RawSockaddrUnix{}.Path) - 1
 
 // listenPrivate listens on a unix socket that is mode 0600 from its first moment: the umask is
 // tightened while the socket file is made (the process's other files made in that instant come

@@ -1,4 +1,4 @@
-package main
+package research
 
 import (
 	"fmt"
@@ -11,19 +11,19 @@ import (
 	"github.com/kontermatt/kontermatt/core/robot"
 )
 
-// matchOutcome is one whole match from A's side.
-type matchOutcome struct {
+// MatchOutcome is one whole match from A's side.
+type MatchOutcome struct {
 	Won   bool // A's team crossed out its last stripe first
 	Games int
 	Board [2]int // open stripes at the end: A's team, B's team
 	Score float64
 }
 
-// matchResult is what a match duel measured.
-type matchResult struct {
-	Config  duelConfig
-	Pairs   [][2]matchOutcome // per match: A as team A, then A as team B, on the same deals
-	Games   []gameOutcome     // every game, from A's side
+// MatchResult is what a match duel measured.
+type MatchResult struct {
+	Config  DuelConfig
+	Pairs   [][2]MatchOutcome // per match: A as team A, then A as team B, on the same deals
+	Games   []GameOutcome     // every game, from A's side
 	Times   [2][nKinds][]float64
 	Elapsed time.Duration
 }
@@ -44,41 +44,41 @@ func firstDealer(seed uint64, i int) core.Seat {
 
 // playMatch plays match i to its end with A's players in aTeam; the players see the board
 // (Match.View), so they play for the match.
-func (w *duelWorker) playMatch(cfg duelConfig, i int, aTeam core.Team) (matchOutcome, []gameOutcome, error) {
+func (w *duelWorker) playMatch(cfg DuelConfig, i int, aTeam core.Team) (MatchOutcome, []GameOutcome, error) {
 	rules := core.DefaultRules()
 	rules.Stripes = cfg.Stripes
 	m, err := core.NewMatch(rules, firstDealer(cfg.Seed, i))
 	if err != nil {
-		return matchOutcome{}, nil, err
+		return MatchOutcome{}, nil, err
 	}
-	var games []gameOutcome
+	var games []GameOutcome
 	for k := 0; !m.Over(); k++ {
 		if k == maxMatchGames {
-			return matchOutcome{}, nil, fmt.Errorf("match %d: no winner after %d games", i, k)
+			return MatchOutcome{}, nil, fmt.Errorf("match %d: no winner after %d games", i, k)
 		}
 		g, err := m.Deal(matchDeal(cfg.Seed, i, k, m.NextDealer()))
 		if err != nil {
-			return matchOutcome{}, nil, err
+			return MatchOutcome{}, nil, err
 		}
 		if err := w.playOut(cfg, g, aTeam, m.View); err != nil {
-			return matchOutcome{}, nil, fmt.Errorf("match %d game %d: %w", i, k+1, err)
+			return MatchOutcome{}, nil, fmt.Errorf("match %d game %d: %w", i, k+1, err)
 		}
 		games = append(games, outcomeOf(g, aTeam))
 	}
 	win, _ := m.Winner()
 	b := m.Board()
-	o := matchOutcome{Won: win == aTeam, Games: m.NumGames(), Board: [2]int{b.Open(aTeam), b.Open(aTeam.Other())}}
+	o := MatchOutcome{Won: win == aTeam, Games: m.NumGames(), Board: [2]int{b.Open(aTeam), b.Open(aTeam.Other())}}
 	if o.Won {
 		o.Score = 1
 	}
 	return o, games, nil
 }
 
-// matchDuel plays every match twice, A in team A and then in team B, on the same deals.
-func matchDuel(cfg duelConfig) (*matchResult, error) {
+// MatchDuel plays every match twice, A in team A and then in team B, on the same deals.
+func MatchDuel(cfg DuelConfig) (*MatchResult, error) {
 	start := time.Now()
-	res := &matchResult{Config: cfg, Pairs: make([][2]matchOutcome, cfg.Matches)}
-	gamesOf := make([][]gameOutcome, cfg.Matches)
+	res := &MatchResult{Config: cfg, Pairs: make([][2]MatchOutcome, cfg.Matches)}
+	gamesOf := make([][]GameOutcome, cfg.Matches)
 	workers, err := eachPair(cfg, cfg.Matches, func(w *duelWorker, i, k int, aTeam core.Team) error {
 		o, games, err := w.playMatch(cfg, i, aTeam)
 		res.Pairs[i][k] = o
@@ -96,7 +96,7 @@ func matchDuel(cfg duelConfig) (*matchResult, error) {
 }
 
 // MatchShare is A's match win share averaged over the pairs, with its 95% interval.
-func (r *matchResult) MatchShare() (float64, float64) {
+func (r *MatchResult) MatchShare() (float64, float64) {
 	xs := make([]float64, len(r.Pairs))
 	for i, p := range r.Pairs {
 		xs[i] = (p[0].Score + p[1].Score) / 2
@@ -104,7 +104,7 @@ func (r *matchResult) MatchShare() (float64, float64) {
 	return meanCI(xs)
 }
 
-func (r *matchResult) print(w io.Writer) {
+func (r *MatchResult) Print(w io.Writer) {
 	c := r.Config
 	share, half := r.MatchShare()
 	games := make([]float64, 0, 2*len(r.Pairs))
@@ -128,7 +128,7 @@ func (r *matchResult) print(w io.Writer) {
 }
 
 // printTimes prints the decision-time table of both sides.
-func printTimes(w io.Writer, c duelConfig, times [2][nKinds][]float64) {
+func printTimes(w io.Writer, c DuelConfig, times [2][nKinds][]float64) {
 	fmt.Fprintf(w, "decision time ms   %8s %8s %8s %8s\n", "n", "p50", "p95", "max")
 	for side, lvl := range []robot.Level{c.A, c.B} {
 		for k := range nKinds {

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package main
+package ops
 
 import (
 	"io/fs"
@@ -8,8 +8,8 @@ import (
 	"os"
 )
 
-// maxSocketPath is the longest path a unix socket address holds (sun_path without its NUL).
-const maxSocketPath = 107
+// MaxSocketPath is the longest path a unix socket address holds (sun_path without its NUL).
+const MaxSocketPath = 107
 
 // listenPrivate listens on a unix socket and makes it mode 0600 (where the system has modes).
 func listenPrivate(path string) (net.Listener, error) {

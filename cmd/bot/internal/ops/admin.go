@@ -1,11 +1,14 @@
-package main
+// Package ops is what a host runs beside the game: the admin door (live backups, health,
+// metrics over a unix socket and a loopback TCP port), the metrics listener, the Prometheus
+// metrics and the health answer, and the client side the one-shot commands (backup, health) use
+// to reach a running bot. cmd/bot wires it; nothing in it knows the game's rules.
+package ops
 
 import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
-	"expvar"
 	"fmt"
 	"io"
 	"io/fs"
@@ -22,7 +25,6 @@ import (
 
 	"github.com/kontermatt/kontermatt/adapters/httpserve"
 	"github.com/kontermatt/kontermatt/storage"
-	"github.com/kontermatt/kontermatt/storage/etcdstore"
 )
 
 // The admin door serves a running bot's live backup, its health and its metrics:
@@ -31,22 +33,27 @@ import (
 //	GET /readyz       readiness: 200 when the database takes a write and every platform is connected, else 503
 //	GET /healthz      the same as /readyz (kept for the probes written before it)
 //	GET /livez        liveness: 200 while the process answers, whatever its store and platforms say
-//	GET /metrics      Prometheus metrics
-//	GET /debug/vars   expvar metrics
+//	GET /metrics      Prometheus metrics (the one metrics system: expvar's /debug/vars is gone)
 //
-// It always listens on a unix socket beside the database (DATABASE.sock, mode 0600), so that
-// `bot backup -db DATABASE` reaches the bot holding that very file, and only its user can connect.
+// It listens on a unix socket (with bbolt beside the database, DATABASE.sock; mode 0600), so that
+// `kontermatt backup -db DATABASE` reaches the bot holding that very file, and only its user can connect.
 // Only if configured does it also listen on a loopback TCP port; there every request needs the
 // admin token and a Host header naming the listener, which a web page cannot make a browser send
 // (DNS rebinding).
-type admin struct {
-	Store  backupSource
+type Admin struct {
+	Store  BackupSource
 	Log    *slog.Logger
 	Socket string // the unix socket's path; empty: none
 	Addr   string // a loopback TCP address; empty: none
 	Token  string // the bearer token the TCP listener requires; never logged
+	// SharedSocket is a store several copies share (etcd): a socket another live copy listens on
+	// is that copy's, and this one runs without a socket rather than refusing to start.
+	SharedSocket bool
 	// Metrics and Health, when set, serve GET /metrics (Prometheus) and GET /healthz.
 	Metrics, Health http.Handler
+
+	// Backups, when set, hears of each live backup sent (the last-backup series).
+	Backups interface{ BackupSent(at time.Time) }
 
 	// BackupTime is how long a client gets to take a backup of size bytes; nil: backupTime.
 	BackupTime func(size int64) time.Duration
@@ -62,47 +69,49 @@ type admin struct {
 	closeOnce  sync.Once
 }
 
-// backupSource is what the admin door backs up: the bbolt store, or an etcd store's snapshots.
-type backupSource interface {
+// BackupSource is what the admin door backs up: the bbolt store, or an etcd store's snapshots.
+type BackupSource interface {
 	// Backup writes a bbolt file of the data now to w.
 	Backup(w io.Writer) (int64, error)
 	// Path is where the snapshot files go beside (the database's path).
 	Path() string
 }
 
-// snapshotsOf is the admin door's view of the bot's store.
-func snapshotsOf(st botStore, cfg Config) backupSource {
-	if s, ok := st.(*storage.Store); ok {
-		return s
-	}
-	return etcdSnapshots{st: st.(*etcdstore.Store), path: cfg.Database}
-}
-
-// backupTime is generous: a minute plus a second per MiB, as slow as 1 MiB/s over loopback.
-func backupTime(size int64) time.Duration {
+// backupTimeFor is generous: a minute plus a second per MiB, as slow as 1 MiB/s over loopback.
+func backupTimeFor(size int64) time.Duration {
 	return time.Minute + time.Duration(size>>20)*time.Second
 }
 
-// errSocketTooLong is a socket path longer than a unix socket address holds.
-var errSocketTooLong = errors.New("too long for a unix socket")
+// ErrSocketTooLong is a socket path longer than a unix socket address holds.
+var ErrSocketTooLong = errors.New("too long for a unix socket")
 
-// errSocketInTheWay is a file at the admin socket's path that is not this bot's stale socket:
+// listening is a socket in the way that something listens on (ErrSocketInTheWay inside).
+type listening struct{ error }
+
+func (l listening) Unwrap() error { return l.error }
+
+// ErrSocketInTheWay is a file at the admin socket's path that is not this bot's stale socket:
 // something else's, left alone, and the bot does not start.
-var errSocketInTheWay = errors.New("is in the way of the admin socket")
+var ErrSocketInTheWay = errors.New("is in the way of the admin socket")
 
 // Start opens the listeners. It only warns about one it cannot open: that costs live backups and
 // metrics, not the game. A file at the socket's path that is not this bot's own stale socket
-// stops the start (errSocketInTheWay): it may be another program's, or another user's.
-func (a *admin) Start() error {
+// stops the start (ErrSocketInTheWay): it may be another program's, or another user's.
+func (a *Admin) Start() error {
 	a.backupSlot = make(chan struct{}, 1)
-	a.removeStaleSnapshots()
 	mux := a.routes()
+	ownSnapshots := true // whoever holds the socket (or the database's lock) owns the snapshots' names
 	if a.Socket != "" {
 		ln, err := listenSocket(a.Socket)
 		switch {
-		case errors.Is(err, errSocketInTheWay):
+		case errors.Is(err, ErrSocketInTheWay) && a.SharedSocket && errors.As(err, new(listening)):
+			// Another copy of the same cluster, with the same configuration, on this host: it
+			// answers `kontermatt backup` and `health` for the cluster; this one runs without.
+			a.Log.Warn("the admin socket is another copy's: this copy runs without one (set admin_socket to give each copy its own)", "socket", a.Socket)
+			ownSnapshots = false
+		case errors.Is(err, ErrSocketInTheWay):
 			return err
-		case errors.Is(err, errSocketTooLong):
+		case errors.Is(err, ErrSocketTooLong):
 			a.Log.Warn("the admin socket path is too long for a unix socket, so this bot runs without it: `bot backup` cannot reach it; move the database to a shorter path (or set admin_addr and admin_token)",
 				"socket", a.Socket, "err", err)
 		case err != nil:
@@ -111,7 +120,10 @@ func (a *admin) Start() error {
 			a.serve(ln, mux)
 		}
 	}
-	if a.Addr != "" && len(a.Token) < minAdminToken {
+	if ownSnapshots {
+		a.removeStaleSnapshots()
+	}
+	if a.Addr != "" && len(a.Token) < MinToken {
 		// loadConfig refuses this; the check here keeps an empty token from ever opening the port.
 		a.Log.Error("no admin TCP listener: it needs an admin_token", "addr", a.Addr)
 		return nil
@@ -130,10 +142,9 @@ func (a *admin) Start() error {
 }
 
 // routes are the admin endpoints, served on both listeners (TCP behind guardTCP).
-func (a *admin) routes() *http.ServeMux {
+func (a *Admin) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /backup", a.serveBackup)
-	mux.Handle("GET /debug/vars", expvar.Handler())
 	if a.Metrics != nil {
 		mux.Handle("GET /metrics", a.Metrics)
 	}
@@ -143,15 +154,21 @@ func (a *admin) routes() *http.ServeMux {
 	}
 	// Live needs nothing but the process: a store without a quorum, or a platform down, makes a
 	// copy not ready (no traffic), never "dead" (restarted, which mends neither).
-	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"live":"ok"}`+"\n")
-	})
+	mux.HandleFunc("GET /livez", live)
 	return mux
 }
 
+// TCPAddr is where the TCP listener listens (its port when Addr asks for port 0); nil: none.
+func (a *Admin) TCPAddr() net.Addr { return a.tcpAddr }
+
+// live answers /livez: the process answers.
+func live(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, `{"live":"ok"}`+"\n")
+}
+
 // Endpoints says where the admin door listens: the socket's path and the TCP address.
-func (a *admin) Endpoints() []string {
+func (a *Admin) Endpoints() []string {
 	var out []string
 	for _, ln := range a.listeners {
 		if ln.Addr().Network() == "unix" {
@@ -170,7 +187,7 @@ var adminLimits = httpserve.Limits{ReadHeaderTimeout: 5 * time.Second, ReadTimeo
 	WriteTimeout: 30 * time.Second, IdleTimeout: time.Minute, MaxHeaderBytes: 16 << 10, MaxBody: 1 << 10,
 	MaxConns: 32, MaxConnsPerAddr: 16, Proxies: []netip.Prefix{}}
 
-func (a *admin) serve(ln net.Listener, h http.Handler) {
+func (a *Admin) serve(ln net.Listener, h http.Handler) {
 	name := "admin socket"
 	if ln.Addr().Network() != "unix" {
 		name = "admin TCP"
@@ -188,14 +205,14 @@ func (a *admin) serve(ln net.Listener, h http.Handler) {
 // Close stops the listeners, lets downloads go on for the grace period, then cuts them, and
 // returns once the backup being sent (if any) has ended and its snapshot is removed; no backup
 // starts after that, so the database can close.
-func (a *admin) Close() {
+func (a *Admin) Close() {
 	if a.backupSlot == nil {
 		return // never started
 	}
 	a.closeOnce.Do(a.close)
 }
 
-func (a *admin) close() {
+func (a *Admin) close() {
 	grace := a.Grace
 	if grace == 0 {
 		grace = 5 * time.Second
@@ -217,7 +234,7 @@ func (a *admin) close() {
 // guardTCP lets a request through only if its Host header names this loopback listener (else 403)
 // and it carries the token (else 401). The tokens are compared as hashes in constant time, so
 // neither their bytes nor their lengths show in the timing.
-func (a *admin) guardTCP(next http.Handler, port string) http.Handler {
+func (a *Admin) guardTCP(next http.Handler, port string) http.Handler {
 	want := sha256.Sum256([]byte(a.Token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !isListenerHost(r.Host, port) {
@@ -243,13 +260,12 @@ func isListenerHost(hostport, port string) bool {
 	if err != nil || p != port {
 		return false
 	}
-	ip := net.ParseIP(host)
-	return host == "localhost" || ip != nil && ip.IsLoopback()
+	return IsLoopback(host)
 }
 
 // snapshotPrefix names the snapshot files beside the database: hidden, and easy to recognise as
 // the bot's own.
-func (a *admin) snapshotPrefix() (dir, prefix string) {
+func (a *Admin) snapshotPrefix() (dir, prefix string) {
 	dir, base := filepath.Split(a.Store.Path())
 	if dir == "" {
 		dir = "."
@@ -259,7 +275,7 @@ func (a *admin) snapshotPrefix() (dir, prefix string) {
 
 // removeStaleSnapshots deletes snapshots a crashed bot left: this bot holds the database's lock,
 // so no other is sending one.
-func (a *admin) removeStaleSnapshots() {
+func (a *Admin) removeStaleSnapshots() {
 	dir, prefix := a.snapshotPrefix()
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
@@ -273,7 +289,7 @@ func (a *admin) removeStaleSnapshots() {
 // file beside it, and that file is sent. Streaming from the transaction itself would let a client
 // that stops reading hold the transaction open, and bbolt cannot grow the file past its mapping
 // while a reader holds it: every commit would wait, and so would shutdown.
-func (a *admin) serveBackup(w http.ResponseWriter, r *http.Request) {
+func (a *Admin) serveBackup(w http.ResponseWriter, r *http.Request) {
 	select {
 	case a.backupSlot <- struct{}{}:
 		defer func() { <-a.backupSlot }()
@@ -313,6 +329,9 @@ func (a *admin) serveBackup(w http.ResponseWriter, r *http.Request) {
 		a.Log.Warn("live backup not fully sent", "remote", r.RemoteAddr, "err", err)
 		return
 	}
+	if a.Backups != nil {
+		a.Backups.BackupSent(time.Now())
+	}
 	a.Log.Info("live backup sent", "bytes", size, "took", time.Since(start).Round(time.Millisecond), "via", via(r))
 }
 
@@ -324,23 +343,23 @@ func via(r *http.Request) string {
 	return ""
 }
 
-func (a *admin) backupTime(size int64) time.Duration {
+func (a *Admin) backupTime(size int64) time.Duration {
 	if a.BackupTime != nil {
 		return a.BackupTime(size)
 	}
-	return backupTime(size)
+	return backupTimeFor(size)
 }
 
 // listenSocket listens on a unix socket at path, mode 0600. A socket already there is removed
 // only if it is this bot's stale one: this user's, and nothing listens on it (the caller holds
 // the database's lock, so it was a crashed bot's). Anything else is left alone and refused with
-// errSocketInTheWay, in one line that says what to do.
+// ErrSocketInTheWay, in one line that says what to do.
 func listenSocket(path string) (net.Listener, error) {
-	if len(path) > maxSocketPath {
-		return nil, fmt.Errorf("%s is %d bytes: %w (at most %d)", path, len(path), errSocketTooLong, maxSocketPath)
+	if len(path) > MaxSocketPath {
+		return nil, fmt.Errorf("%s is %d bytes: %w (at most %d)", path, len(path), ErrSocketTooLong, MaxSocketPath)
 	}
 	inTheWay := func(why string) error {
-		return fmt.Errorf("%s %w: %s, so it is not this bot's stale socket; it is left as it is: remove it, or move the database", path, errSocketInTheWay, why)
+		return fmt.Errorf("%s %w: %s, so it is not this bot's stale socket; it is left as it is: remove it, or move the database", path, ErrSocketInTheWay, why)
 	}
 	fi, err := os.Lstat(path)
 	switch {
@@ -357,7 +376,7 @@ func listenSocket(path string) (net.Listener, error) {
 	switch {
 	case err == nil:
 		c.Close()
-		return nil, inTheWay("something listens on it")
+		return nil, listening{inTheWay("something listens on it")}
 	case !nobodyListens(err):
 		return nil, inTheWay("whether something listens on it cannot be told (" + err.Error() + ")")
 	}
@@ -367,113 +386,7 @@ func listenSocket(path string) (net.Listener, error) {
 	return listenPrivate(path)
 }
 
-// damagedHeader marks a live backup that failed because the database is damaged.
-const damagedHeader = "Kontermatt-Damaged"
-
-// fetchBackup gets a live backup from the running bot that holds cfg.Database: through the
-// socket beside it, or, when there is none and admin_addr is set, over TCP with the token. The
-// copy is checked (it must open) before it replaces out. It says which way it went.
-func fetchBackup(cfg Config, out string) (via string, err error) {
-	peer, err := findAdmin(cfg)
-	if err != nil {
-		return "", err
-	}
-	req, err := http.NewRequest(http.MethodGet, peer.url+"/backup", nil)
-	if err != nil {
-		return "", err
-	}
-	if peer.token != "" {
-		req.Header.Set("Authorization", "Bearer "+peer.token)
-	}
-	resp, err := peer.client.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("%s is in use, and the running bot did not answer on %s: %w", cfg.Database, peer.via, err)
-	}
-	defer resp.Body.Close()
-	switch resp.StatusCode {
-	case http.StatusOK:
-	case http.StatusUnauthorized:
-		return "", fmt.Errorf("the running bot on %s refused the admin token (%s): check admin_token", peer.via, resp.Status)
-	case http.StatusInternalServerError:
-		if resp.Header.Get(damagedHeader) != "" {
-			return "", dbError(cfg.Database, storage.ErrDamaged)
-		}
-		fallthrough
-	default:
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
-		return "", fmt.Errorf("the running bot on %s answered %s: %s", peer.via, resp.Status, strings.TrimSpace(string(body)))
-	}
-	dir, base := filepath.Split(out)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return "", err
-	}
-	tmp := f.Name()
-	_, err = io.Copy(f, resp.Body) // a body shorter than its Content-Length is an error here
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		err = fmt.Errorf("receiving the backup from %s: %w", peer.via, err)
-	} else if err = checkCopy(cfg.Database, tmp); err == nil {
-		err = os.Rename(tmp, out)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return "", err
-	}
-	return peer.via, nil
-}
-
-// checkCopy opens a received copy read-only, which reads every page of it. A copy made by a newer
-// bot than this one is fine to keep even if this binary cannot read it.
-func checkCopy(database, path string) error {
-	st, err := storage.Open(path, storage.Options{ReadOnly: true})
-	switch {
-	case err == nil:
-		return st.Close()
-	case errors.Is(err, storage.ErrNewerSchema):
-		return nil
-	case errors.Is(err, storage.ErrDamaged):
-		return dbError(database, err)
-	}
-	return fmt.Errorf("the running bot's backup does not open: %w", err)
-}
-
-// adminPeer is the way to a running bot's admin door.
-type adminPeer struct {
-	client *http.Client
-	url    string
-	via    string // the socket's path or the TCP address, for messages
-	token  string // sent only over TCP
-}
-
-// findAdmin picks the way to the running bot that holds cfg.Database: its socket if it is there,
-// else the configured TCP listener.
-func findAdmin(cfg Config) (adminPeer, error) {
-	sock := cfg.Database + ".sock"
-	// The server sets its own deadline for the body; a bot that never answers at all is cut here.
-	transport := &http.Transport{ResponseHeaderTimeout: 10 * time.Minute}
-	client := &http.Client{Transport: transport}
-	fi, statErr := os.Lstat(sock)
-	switch {
-	case statErr == nil && fi.Mode().Type() == fs.ModeSocket && len(sock) <= maxSocketPath:
-		transport.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", sock)
-		}
-		return adminPeer{client: client, url: "http://kontermatt", via: sock}, nil
-	case cfg.AdminAddr != "":
-		return adminPeer{client: client, url: "http://" + cfg.AdminAddr, via: cfg.AdminAddr, token: cfg.AdminToken}, nil
-	case len(sock) > maxSocketPath:
-		return adminPeer{}, fmt.Errorf("%s is in use by a running bot, which cannot have its admin socket: %s is %d bytes, %w (at most %d); move the database to a shorter path, or set admin_addr and admin_token",
-			cfg.Database, sock, len(sock), errSocketTooLong, maxSocketPath)
-	}
-	return adminPeer{}, fmt.Errorf("%s is in use by a running bot, but there is no admin socket at %s (a bot older than this command?)", cfg.Database, sock)
-}
+// MinToken is the shortest bearer token accepted (admin_token, metrics_token): whoever reaches
+// the port may knock on it, so a short token is one they can guess (`openssl rand -hex 16` gives
+// 32 characters).
+const MinToken = 16

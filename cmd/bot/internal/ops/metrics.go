@@ -1,12 +1,11 @@
-package main
+package ops
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,9 +16,9 @@ import (
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
 )
 
-// metrics are the bot's Prometheus metrics, on its own registry: what the service does (it is
+// Metrics are the bot's Prometheus metrics, on its own registry: what the service does (it is
 // the service's table.Observer), what the outboxes hold and did, and the Go runtime's.
-type metrics struct {
+type Metrics struct {
 	reg       *prometheus.Registry
 	commands  *prometheus.CounterVec
 	latency   *prometheus.HistogramVec
@@ -29,17 +28,17 @@ type metrics struct {
 	reloads   *prometheus.CounterVec
 	leases    *prometheus.CounterVec
 	leaseHeld *prometheus.GaugeVec
+	// lastBackup is when the admin door last sent a live backup (Unix seconds; 0: not since
+	// start).
+	lastBackup atomic.Int64
 }
 
-var _ table.ClusterObserver = (*metrics)(nil)
+var _ table.ClusterObserver = (*Metrics)(nil)
 
-// outboxReporter is an adapter whose outbox can be counted.
-type outboxReporter interface {
-	OutboxStats() (sent, dropped, failed, rateLimited uint64, queued int)
-}
-
-func newMetrics() *metrics {
-	m := &metrics{reg: prometheus.NewRegistry()}
+// NewMetrics makes the metrics on a registry of their own; the build's version, source revision
+// and Go version label kontermatt_build_info.
+func NewMetrics(version, revision, goVersion string) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
 	m.commands = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kontermatt_commands_total",
 		Help: "Commands handled, by verb and outcome (ok or refused)."}, []string{"verb", "outcome"})
 	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "kontermatt_command_seconds",
@@ -74,18 +73,21 @@ func newMetrics() *metrics {
 	}
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kontermatt_build_info",
 		Help: "Always 1: the version, source revision and Go version of the running binary."}, []string{"version", "revision", "goversion"})
-	info.WithLabelValues(buildLabels()).Set(1)
-	m.reg.MustRegister(m.commands, m.latency, m.commits, m.commitDur, m.decisions, m.reloads, m.leases, m.leaseHeld, info,
+	info.WithLabelValues(version, revision, goVersion).Set(1)
+	lastBackup := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kontermatt_last_backup_timestamp_seconds",
+		Help: "When the admin door last sent a live backup (Unix time); 0: none since the bot started."},
+		func() float64 { return float64(m.lastBackup.Load()) })
+	m.reg.MustRegister(m.commands, m.latency, m.commits, m.commitDur, m.decisions, m.reloads, m.leases, m.leaseHeld, info, lastBackup,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
-func (m *metrics) Command(verb table.Verb, outcome string, took time.Duration) {
+func (m *Metrics) Command(verb table.Verb, outcome string, took time.Duration) {
 	m.commands.WithLabelValues(string(verb), outcome).Inc()
 	m.latency.WithLabelValues(string(verb)).Observe(took.Seconds())
 }
 
-func (m *metrics) Commit(took time.Duration, err error) {
+func (m *Metrics) Commit(took time.Duration, err error) {
 	result := "ok"
 	switch {
 	case errors.Is(err, table.ErrConflict):
@@ -99,13 +101,13 @@ func (m *metrics) Commit(took time.Duration, err error) {
 	m.commitDur.Observe(took.Seconds())
 }
 
-func (m *metrics) Decision(level string, took time.Duration) {
+func (m *Metrics) Decision(level string, took time.Duration) {
 	m.decisions.WithLabelValues(level).Observe(took.Seconds())
 }
 
-func (m *metrics) Reloaded(why string) { m.reloads.WithLabelValues(why).Inc() }
+func (m *Metrics) Reloaded(why string) { m.reloads.WithLabelValues(why).Inc() }
 
-func (m *metrics) Lease(name string, held bool) {
+func (m *Metrics) Lease(name string, held bool) {
 	change, v := "lost", 0.0
 	if held {
 		change, v = "held", 1
@@ -114,14 +116,17 @@ func (m *metrics) Lease(name string, held bool) {
 	m.leaseHeld.WithLabelValues(name).Set(v)
 }
 
-// watch adds what is read at each scrape: the tables by status and each platform's outbox.
-func (m *metrics) watch(svc *table.Service, chats []chatAdapter) {
-	m.reg.MustRegister(&scraped{svc: svc, chats: chats})
+// BackupSent notes a live backup sent (the admin door's Backups).
+func (m *Metrics) BackupSent(at time.Time) { m.lastBackup.Store(at.Unix()) }
+
+// Watch adds what is read at each scrape: the tables by status and each platform's reports.
+func (m *Metrics) Watch(svc *table.Service, platforms []Platform) {
+	m.reg.MustRegister(&scraped{svc: svc, platforms: platforms})
 }
 
-// watchEtcd adds the etcd cluster's alarms, read at each scrape: kontermatt_etcd_alarm is 1 for
+// WatchEtcd adds the etcd cluster's alarms, read at each scrape: kontermatt_etcd_alarm is 1 for
 // each kind raised on any member (NOSPACE: writes are refused until the host mends it), else 0.
-func (m *metrics) watchEtcd(st *etcdstore.Store) { m.reg.MustRegister(etcdAlarms{st}) }
+func (m *Metrics) WatchEtcd(st *etcdstore.Store) { m.reg.MustRegister(etcdAlarms{st}) }
 
 type etcdAlarms struct{ st *etcdstore.Store }
 
@@ -151,8 +156,8 @@ func (e etcdAlarms) Collect(ch chan<- prometheus.Metric) {
 
 // scraped reads the service's and the outboxes' counts when Prometheus asks.
 type scraped struct {
-	svc   *table.Service
-	chats []chatAdapter
+	svc       *table.Service
+	platforms []Platform
 }
 
 var (
@@ -163,10 +168,13 @@ var (
 	descFailed  = prometheus.NewDesc("kontermatt_outbox_failed_total", "Messages a platform refused or that failed too often.", []string{"platform"}, nil)
 	descLimited = prometheus.NewDesc("kontermatt_rate_limited_total", "Rate limits (429) a platform answered.", []string{"platform"}, nil)
 	descUp      = prometheus.NewDesc("kontermatt_platform_connected", "1 while a platform is connected (as /healthz says), else 0.", []string{"platform"}, nil)
+	descSockets = prometheus.NewDesc("kontermatt_websockets_open", "Web sockets open now (the web table's pages and Mini Apps).", []string{"platform"}, nil)
+	descRefused = prometheus.NewDesc("kontermatt_webhook_refusals_total", "Posts a platform's webhook or interactions endpoint refused (no secret, a bad signature, not a POST, a body too large).", []string{"platform"}, nil)
+	descUpdate  = prometheus.NewDesc("kontermatt_last_update_timestamp_seconds", "When a platform last brought an update (Unix time); 0: none since the bot started.", []string{"platform"}, nil)
 )
 
 func (s *scraped) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descTables, descQueued, descSent, descDropped, descFailed, descLimited, descUp} {
+	for _, d := range []*prometheus.Desc{descTables, descQueued, descSent, descDropped, descFailed, descLimited, descUp, descSockets, descRefused, descUpdate} {
 		ch <- d
 	}
 }
@@ -176,15 +184,28 @@ func (s *scraped) Collect(ch chan<- prometheus.Metric) {
 	for _, st := range []table.Status{table.StatusLobby, table.StatusPlaying, table.StatusOver} {
 		ch <- prometheus.MustNewConstMetric(descTables, prometheus.GaugeValue, float64(counts[st]), string(st))
 	}
-	for _, c := range s.chats {
-		if cr, ok := c.(connectedReporter); ok {
+	for _, c := range s.platforms {
+		if sr, ok := c.(SocketReporter); ok {
+			ch <- prometheus.MustNewConstMetric(descSockets, prometheus.GaugeValue, float64(sr.Sockets()), c.Name())
+		}
+		if rr, ok := c.(RefusalReporter); ok {
+			ch <- prometheus.MustNewConstMetric(descRefused, prometheus.CounterValue, float64(rr.WebhookRefusals()), c.Name())
+		}
+		if ur, ok := c.(UpdateReporter); ok {
+			at := 0.0
+			if t := ur.LastUpdate(); !t.IsZero() {
+				at = float64(t.UnixMilli()) / 1000
+			}
+			ch <- prometheus.MustNewConstMetric(descUpdate, prometheus.GaugeValue, at, c.Name())
+		}
+		if cr, ok := c.(ConnectedReporter); ok {
 			up := 0.0
 			if cr.Connected() == nil {
 				up = 1
 			}
 			ch <- prometheus.MustNewConstMetric(descUp, prometheus.GaugeValue, up, c.Name())
 		}
-		r, ok := c.(outboxReporter)
+		r, ok := c.(OutboxReporter)
 		if !ok {
 			continue
 		}
@@ -197,41 +218,5 @@ func (s *scraped) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-func (m *metrics) handler() http.Handler { return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}) }
-
-// connectedReporter is an adapter that knows whether it is connected to its platform.
-type connectedReporter interface {
-	Connected() error
-}
-
-// health answers /healthz: 200 when the database takes a write, more's parts are fine (the
-// store's: storeHealth) and every platform is connected, else 503; the body says each part's
-// state.
-func health(store table.KV, chats []chatAdapter, more func(ctx context.Context, state map[string]string) bool) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := r.Context()
-		state := map[string]string{}
-		ok := more == nil || more(ctx, state)
-		if err := store.Put(ctx, "health", "probe", []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
-			state["database"], ok = "not writable: "+err.Error(), false
-		} else {
-			state["database"] = "ok"
-		}
-		for _, c := range chats {
-			cr, reports := c.(connectedReporter)
-			switch {
-			case !reports:
-				state[c.Name()] = "running"
-			case cr.Connected() != nil:
-				state[c.Name()], ok = fmt.Sprint("not connected: ", cr.Connected()), false
-			default:
-				state[c.Name()] = "connected"
-			}
-		}
-		w.Header().Set("Content-Type", "application/json")
-		if !ok {
-			w.WriteHeader(http.StatusServiceUnavailable)
-		}
-		_ = json.NewEncoder(w).Encode(state)
-	})
-}
+// Handler serves the metrics in Prometheus' text format.
+func (m *Metrics) Handler() http.Handler { return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}) }

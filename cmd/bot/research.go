@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/kontermatt/kontermatt/cmd/bot/internal/research"
+	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/robot"
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// The research tools' subcommands: their flags and their output. What they play is in
+// internal/research, apart from the bot's start-up.
+
+// runDuel plays two computer levels against each other on duplicate deals.
+func runDuel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("duel")
+	a := fs.String("a", "strong", "level of player A: easy, normal or strong")
+	b := fs.String("b", "easy", "level of player B")
+	deals := fs.Int("deals", 200, "number of deals; each is played twice with the teams swapped")
+	matches := fs.Int("matches", 0, "play this many whole matches instead (each twice with the teams swapped, on the same deals), reporting the match win share")
+	stripes := fs.Int("stripes", 9, "the matches' open stripes at the start")
+	seed := fs.Uint64("seed", 1, "seed of the deals and the players")
+	workers := fs.Int("workers", 1, "games played at once (1 gives one-core numbers)")
+	threads := fs.Int("threads", 1, "goroutines per search decision")
+	budget := fs.Duration("budget", 0, "time per search decision (0: the level's)")
+	worlds := fs.Int("worlds", 0, "deals sampled per search decision (0: the level's)")
+	nodesPerMs := fs.Int("nodes-per-ms", 0, "bound each search decision by this many solver nodes per ms of its level's budget instead of by time (a busy machine plays as an idle one; about 12000 is one core)")
+	bPrevious := fs.Bool("b-previous", false, "B's search plays as before issue 34: the previous sampler, no endgame search (for measuring, not a level)")
+	an := fs.Bool("analyze", false, "measure A's cards and trumps against the open-card solver")
+	quiet := fs.Bool("q", false, "say nothing on stderr while it runs (else how far it is: a bar on a terminal, a line every few seconds)")
+	if code, ok := parseFlags(fs, args, 0, stdout, stderr); !ok {
+		return code
+	}
+	la, err := robot.ParseLevel(*a)
+	if err == nil {
+		var lb robot.Level
+		lb, err = robot.ParseLevel(*b)
+		*b = string(lb)
+	}
+	if err == nil && (*deals < 1 || *matches < 0 || *stripes < core.MinStripes || *stripes > core.MaxStripes) {
+		err = fmt.Errorf("-deals must be at least 1, -matches at least 0, -stripes %d..%d", core.MinStripes, core.MaxStripes)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "duel: %v\n", err)
+		fs.Usage()
+		return 2
+	}
+	cfg := research.DuelConfig{A: la, B: robot.Level(*b), Deals: *deals, Seed: *seed, Workers: max(*workers, 1),
+		Options: robot.Options{Threads: max(*threads, 1), Budget: *budget, Worlds: *worlds}, Analyze: *an,
+		Matches: *matches, Stripes: *stripes, BPrevious: *bPrevious, NodesPerMs: max(*nodesPerMs, 0)}
+	if cfg.Matches > 0 {
+		return playDuel(stdout, stderr, *quiet, cfg, "matches", cfg.Matches, research.MatchDuel)
+	}
+	return playDuel(stdout, stderr, *quiet, cfg, "deals", cfg.Deals, research.Duel)
+}
+
+// playDuel plays n deals or matches with progress lines, and prints the result: the exit status.
+func playDuel[R interface{ Print(io.Writer) }](stdout, stderr io.Writer, quiet bool, cfg research.DuelConfig, what string, n int, play func(research.DuelConfig) (R, error)) int {
+	p := startProgress(stderr, quiet, "duel", what, n)
+	cfg.Done = p.add
+	res, err := play(cfg)
+	p.finish()
+	if err != nil {
+		fmt.Fprintf(stderr, "duel: %v\n", err)
+		return 1
+	}
+	res.Print(stdout)
+	return 0
+}
+
+// runSelfplay plays complete matches between computer players (research.Selfplay) and writes
+// each match record.
+func runSelfplay(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("selfplay")
+	matches := fs.Int("matches", 1, "matches to play")
+	seed := fs.Uint64("seed", 1, "seed for deals and computer players")
+	out := fs.String("out", "selfplay", "directory for the match records")
+	level := fs.String("level", "easy", "computer players' level: easy, normal or strong")
+	options := fs.String("options", "", "table options, e.g. \"stripes=5 draw=flat1\":\n"+table.OptionsUsage("en"))
+	quiet := fs.Bool("q", false, "say nothing on stderr while it runs (else how far it is: a bar on a terminal, a line every few seconds)")
+	if code, ok := parseFlags(fs, args, 0, stdout, stderr); !ok {
+		return code
+	}
+	if *matches < 1 {
+		fmt.Fprintln(stderr, "-matches must be 1 or more")
+		return 2
+	}
+	if err := checkOptions(*options); err != nil {
+		fmt.Fprintf(stderr, "-options %q: %v\n", *options, err)
+		return 2
+	}
+	if _, err := robot.ParseLevel(*level); err != nil {
+		fmt.Fprintf(stderr, "-level %q: the levels are %s\n", *level, levelNames())
+		return 2
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		fmt.Fprintln(stderr, "selfplay:", err)
+		return 1
+	}
+	p := startProgress(stderr, *quiet, "selfplay", "matches", *matches)
+	defer p.finish()
+	n := 0
+	// A one-shot subcommand: its work lives as long as the process.
+	err := research.Selfplay(context.Background(), research.SelfplayConfig{Matches: *matches, Seed: *seed, Level: *level,
+		Options: strings.Fields(*options), Robots: robots, Done: p.add}, func(key string, rec []byte) error {
+		wrote, err := writeRecords(*out, key, rec, true)
+		n += wrote
+		return err
+	})
+	p.finish()
+	if err != nil {
+		fmt.Fprintln(stderr, "selfplay:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "played %d matches (seed %d), wrote %d match records to %s\n", *matches, *seed, n, *out)
+	return 0
+}
