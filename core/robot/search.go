@@ -465,6 +465,16 @@ func (s *searcher) cardSearch(ctx context.Context, until time.Time, v core.View,
 	return stats, wsum, n, cut
 }
 
+// search measures each candidate card: without strategy fusion at the end of a game (endgame.go,
+// not for the previous sampler), else by solving each deal open-handed (cardSearch).
+func (s *searcher) search(ctx context.Context, until time.Time, v core.View, ws *worldSource,
+	cands []core.Card, exact, stopEarly bool) ([]cardStats, float64, int, bool) {
+	if useEndgame && ws.all != nil && !s.previous && v.Hand.Len() == endgameHand {
+		return s.endgameStats(ctx, until, v, ws, cands)
+	}
+	return s.cardSearch(ctx, until, v, ws, cands, exact, stopEarly)
+}
+
 // decideCard chooses a card (or the card to play after announcing) for the view, with the
 // share of deals won, drawn and lost with it; ok is false when not one deal was solved in time.
 func (s *searcher) decideCard(ctx context.Context, v core.View) (card core.Card, win, draw, loss float64, ok bool) {
@@ -489,12 +499,7 @@ func (s *searcher) decideCard(ctx context.Context, v core.View) (card core.Card,
 	}
 	ws := s.source(v)
 	exact := ws.all != nil
-	if useEndgame && exact && !s.previous && v.Hand.Len() == endgameHand {
-		if c, win, draw, loss, ok := s.endgameCard(ctx, until, v, ws, cands); ok {
-			return c, win, draw, loss, true
-		}
-	}
-	stats, wsum, n, _ := s.cardSearch(ctx, until, v, ws, cands, exact, true)
+	stats, wsum, n, _ := s.search(ctx, until, v, ws, cands, exact, true)
 	if n == 0 || wsum == 0 {
 		return core.NoCard, 0, 0, 0, false
 	}

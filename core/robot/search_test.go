@@ -153,8 +153,8 @@ func TestEndgame(t *testing.T) {
 		}
 		live := v.Hand | v.Unseen() | core.SetOf(v.Trick.Played()...)
 		cands := dd.Distinct(v.Trump, v.Legal, live).Cards()
-		res, ok := p.endgameSearch(context.Background(), time.Now().Add(time.Minute), v, ws, cands)
-		if !ok {
+		res, _, _ := p.endgameSearch(context.Background(), time.Now().Add(time.Minute), v, ws, cands)
+		if res == nil {
 			t.Fatalf("seed %d case %d: no deal searched", seed, i)
 		}
 		team := v.Seat.Team()
