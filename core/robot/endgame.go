@@ -85,6 +85,7 @@ func (s *searcher) endgameSearch(ctx context.Context, until time.Time, v core.Vi
 			break
 		}
 		hands, w := ws.world(i)
+		model := ws.modelled(i)
 		if w == 0 {
 			continue
 		}
@@ -93,6 +94,7 @@ func (s *searcher) endgameSearch(ctx context.Context, until time.Time, v core.Vi
 			p := pos
 			p.Hands = hands
 			sv.Reset(p, team)
+			s.setModel(sv, model)
 			got, _, _ := sv.Play(c)
 			key := endgameKey{cand: ci}
 			for n := 0; sv.ToMove() != me && n < len(key.seen); n++ {

@@ -91,7 +91,8 @@ func TestJudgeIsTheSameOnABusyMachine(t *testing.T) {
 }
 
 // With three cards in hand Judge measures as Strong decides, without strategy fusion: no card is
-// worth more than solving each deal open-handed says, some are worth less, and the card Strong
+// worth more than solving each deal open-handed says (with the others modelled as Strong models
+// them), some are worth less, and the card Strong
 // plays is one the judgement ranks best, so the coach never calls Strong's last-trick play a
 // mistake nor praises a card that only wins with the others' cards in view.
 func TestJudgeEndgameWithoutFusion(t *testing.T) {
@@ -122,6 +123,7 @@ func TestJudgeEndgameWithoutFusion(t *testing.T) {
 			wsum += w
 			for _, c := range v.Legal.Cards() {
 				sv.Reset(dd.Position{Trump: v.Trump, Hands: hands, Leader: v.Trick.Leader, Trick: v.Trick.Played()}, team)
+				sv.SetModel(ws.modelled(k), easyModel)
 				gain, _, _ := sv.Play(c)
 				open[c] += w * u[class(have, gain+sv.Value())]
 			}

@@ -44,6 +44,7 @@ func TestSearchPlaysTheCardThatWinsMostDeals(t *testing.T) {
 			hands, w := ws.world(k)
 			for _, c := range v.Legal.Cards() {
 				sv.Reset(dd.Position{Trump: v.Trump, Hands: hands, Leader: v.Trick.Leader, Trick: v.Trick.Played()}, team)
+				sv.SetModel(ws.modelled(k), easyModel)
 				gain, done, saved := sv.Play(c)
 				val := gain + sv.Value()
 				score[c] += w * u[class(have, val)]
@@ -165,6 +166,7 @@ func TestEndgame(t *testing.T) {
 			hands, w := ws.world(k)
 			for ci, c := range cands {
 				sv.Reset(dd.Position{Trump: v.Trump, Hands: hands, Leader: v.Trick.Leader, Trick: v.Trick.Played()}, team)
+				sv.SetModel(ws.modelled(k), easyModel)
 				gain, _, _ := sv.Play(c)
 				open[ci] += w * u[class(have, gain+sv.Value())]
 			}
