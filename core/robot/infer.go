@@ -44,7 +44,12 @@ import (
 // What did: using the reading in the search. In a deal where the inference gives an opponent at
 // least the chance modelBelief of being a rule player, Strong's solver plays Easy's card for it
 // (dd.Model) instead of its open-card best, so that Strong plays against the player it has seen
-// rather than a perfect one. See weigh for the numbers.
+// rather than a perfect one (modelBelief has the paired measurements). With the duel tool, fresh
+// seeds, 12,000 solver nodes per ms of budget, one core: Strong wins 0.701 ± 0.025 of games
+// against Easy on 400 deals (seed 3609; the Strong before it 0.643 ± 0.024 on the same deals) and
+// 0.718 ± 0.035 on 200 more (seed 3606); 0.521 ± 0.022 against Normal (300 deals, seed 3608); and
+// 0.488 ± 0.024 against the previous Strong (200 deals, seed 3607): the model buys nothing
+// against players who read the game, whom it rarely models.
 
 // ruleSlip is the chance a rule player makes any move but the rule's.
 const ruleSlip = 0.05
