@@ -160,12 +160,30 @@ func lowCost(hand core.CardSet, x core.Suit) func(core.Card) int {
 }
 
 func easyCard(v core.View, _ uint64) core.Card {
-	legal := v.Legal
+	if v.Legal.Len() == 1 {
+		return v.Legal.First()
+	}
+	return easyPlay(v, v.Unseen())
+}
+
+// easyModel is Easy's card as the solver's model of a seat (dd.Model): the view it needs is the
+// hand, the trump and the trick, and what it has not seen is what the others hold.
+func easyModel(seat core.Seat, hand, others core.CardSet, x core.Suit, t core.Trick) core.Card {
+	led := core.NoCard
+	if t.N > 0 {
+		led = t.Cards[0]
+	}
+	legal := core.Legal(hand, led, x)
 	if legal.Len() == 1 {
 		return legal.First()
 	}
+	return easyPlay(core.View{Seat: seat, Hand: hand, Legal: legal, Trump: x, Trick: t}, others)
+}
+
+// easyPlay is Easy's card for view v, which has more than one legal card and cannot see unseen.
+func easyPlay(v core.View, unseen core.CardSet) core.Card {
+	legal := v.Legal
 	x := v.Trump
-	unseen := v.Unseen()
 	low := lowCost(v.Hand, x)
 	t := v.Trick
 	if t.N == 0 {

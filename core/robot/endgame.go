@@ -15,7 +15,7 @@ import (
 // other seats play the card best for their team with all hands open, up to the seat's next turn;
 // deals that show the seat the same cards meanwhile are one situation for it, in which it plays
 // the one card best over all of them (weighted), and each card now is worth the sum of its
-// situations. Its last card is forced.
+// situations. Its last card is forced. Strong decides so, and Judge measures so for the coach.
 
 // useEndgame switches endgameCard on.
 const useEndgame = true
@@ -37,44 +37,39 @@ type endgameCell struct {
 	class         [3]float64
 }
 
-// endgameCard chooses among cands for view v over ws's listed deals, within the deadline and the
-// searcher's node cap. It gives the card with the weighted shares of deals won, drawn and lost,
-// and false when no deal was searched in time.
-func (s *searcher) endgameCard(ctx context.Context, until time.Time, v core.View, ws *worldSource,
-	cands []core.Card) (card core.Card, win, draw, loss float64, ok bool) {
-	res, ok := s.endgameSearch(ctx, until, v, ws, cands)
-	if !ok {
-		return core.NoCard, 0, 0, 0, false
+// endgameStats are endgameSearch's results as cardSearch gives them: per candidate the weight of
+// the deals it wins, draws and loses and its weighted points, with the total weight, the deals
+// searched and whether the time cut it.
+func (s *searcher) endgameStats(ctx context.Context, until time.Time, v core.View, ws *worldSource,
+	cands []core.Card) ([]cardStats, float64, int, bool) {
+	cells, n, cut := s.endgameSearch(ctx, until, v, ws, cands)
+	if cells == nil {
+		return nil, 0, 0, cut
 	}
-	bi := 0
-	for i := range cands {
-		if res[i].worth > res[bi].worth+1e-9 || res[i].worth > res[bi].worth-1e-9 && res[i].points > res[bi].points+1e-9 {
-			bi = i
-		}
+	stats := make([]cardStats, len(cands))
+	for i, c := range cells {
+		stats[i] = cardStats{class: c.class, points: c.points}
 	}
-	cl := res[bi].class
-	sum := cl[0] + cl[1] + cl[2]
-	if sum == 0 {
-		return cands[bi], 0, 0, 0, true
-	}
-	return cands[bi], cl[classWin] / sum, cl[classDraw] / sum, cl[classLoss] / sum, true
+	cl := cells[0].class
+	return stats, cl[0] + cl[1] + cl[2], n, cut
 }
 
 // endgameSearch gives, for each candidate, the weighted worth, points and classes of the deals
-// searched when the seat plays it and then, in each situation, the best card there; false when no
-// deal was searched in time.
+// searched when the seat plays it and then, in each situation, the best card there, with the
+// deals searched (none: nil) and whether the deadline or the context ended it before every deal
+// or the node cap did (as cardSearch's cut).
 func (s *searcher) endgameSearch(ctx context.Context, until time.Time, v core.View, ws *worldSource,
-	cands []core.Card) ([]endgameCell, bool) {
+	cands []core.Card) (cells []endgameCell, solved int, cut bool) {
 	me := v.Seat
 	team := me.Team()
 	have := v.Points[team]
 	u := utilities(v, v.Stake, false)
 	pos := dd.Position{Trump: v.Trump, Leader: v.Trick.Leader, Trick: v.Trick.Played()}
 	sv := s.solvers[0]
-	sv.SetStop(func() bool { return ctx.Err() != nil || time.Now().After(until) })
+	late := func() bool { return ctx.Err() != nil || time.Now().After(until) }
+	sv.SetStop(late)
 	start := sv.Nodes()
 	situations := map[endgameKey]map[core.Card]*endgameCell{}
-	solved := 0
 	type found struct {
 		key   endgameKey
 		card  core.Card
@@ -82,10 +77,15 @@ func (s *searcher) endgameSearch(ctx context.Context, until time.Time, v core.Vi
 	}
 	var results []found
 	for i := range ws.max {
-		if ctx.Err() != nil || time.Now().After(until) || s.nodes > 0 && sv.Nodes()-start >= s.nodes {
+		if late() {
+			cut = true
+			break
+		}
+		if s.nodes > 0 && sv.Nodes()-start >= s.nodes {
 			break
 		}
 		hands, w := ws.world(i)
+		model := ws.modelled(i)
 		if w == 0 {
 			continue
 		}
@@ -94,6 +94,7 @@ func (s *searcher) endgameSearch(ctx context.Context, until time.Time, v core.Vi
 			p := pos
 			p.Hands = hands
 			sv.Reset(p, team)
+			s.setModel(sv, model)
 			got, _, _ := sv.Play(c)
 			key := endgameKey{cand: ci}
 			for n := 0; sv.ToMove() != me && n < len(key.seen); n++ {
@@ -108,6 +109,7 @@ func (s *searcher) endgameSearch(ctx context.Context, until time.Time, v core.Vi
 			}
 		}
 		if sv.Stopped() {
+			cut = true
 			break
 		}
 		solved++
@@ -129,7 +131,7 @@ func (s *searcher) endgameSearch(ctx context.Context, until time.Time, v core.Vi
 		}
 	}
 	if solved == 0 {
-		return nil, false
+		return nil, 0, cut
 	}
 	// Each card now: the sum over its situations of the best card there.
 	out := make([]endgameCell, len(cands))
@@ -148,7 +150,7 @@ func (s *searcher) endgameSearch(ctx context.Context, until time.Time, v core.Vi
 			o.class[k] += best.class[k]
 		}
 	}
-	return out, true
+	return out, solved, cut
 }
 
 // bestOpenCard plays, for the seat to move in sv, the card best for its team with all hands open

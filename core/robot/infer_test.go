@@ -114,7 +114,7 @@ func scoreInference(t testing.TB, games []selfPlayGame, n int) inferenceScore {
 			for i := range uniform {
 				uniform[i], ones[i] = d.Sample(r), 1
 			}
-			drawn, counts := resample(in, d, r, n)
+			drawn, counts, _ := resample(in, d, r, n)
 			hidden := v.Unseen()
 			for s := range d.known {
 				hidden &^= d.known[s]
@@ -376,5 +376,48 @@ func TestPlayChances(t *testing.T) {
 		if math.Abs(sum-1) > 1e-9 {
 			t.Fatalf("the reading kind's chances over %v add up to %v", v.Legal, sum)
 		}
+	}
+}
+
+// The inference models the other team's seats as rule players in a deal unless their moves in it
+// say otherwise: on the true deal, in nearly every view of games among Easy players from the
+// second trick on, and at most half as often among Normal players, who read the game; never a
+// partner.
+func TestRulePlayersAreModelled(t *testing.T) {
+	seed := uint64(41)
+	share := map[Level]float64{}
+	for _, l := range []Level{Easy, Normal} {
+		games := selfPlay(t, seed, 8, []Level{l})
+		seats, marked := 0, 0
+		for _, sp := range games {
+			for k := range sp.moves {
+				g := sp.replay(t, k)
+				if g.Phase() != core.PhasePlay || g.TricksDone() < 1 {
+					continue
+				}
+				v := g.View(g.ToMove())
+				var truth [4]core.CardSet
+				for s := range truth {
+					truth[s] = g.Hand(core.Seat(s))
+				}
+				_, mask := newInference(v).weigh(truth)
+				for s := range core.Seat(4) {
+					switch {
+					case s.Team() == v.Seat.Team() && mask&(1<<s) != 0:
+						t.Fatalf("seed %d: seat %v models its own team's seat %v", seed, v.Seat, s)
+					case s.Team() != v.Seat.Team():
+						seats++
+						if mask&(1<<s) != 0 {
+							marked++
+						}
+					}
+				}
+			}
+		}
+		share[l] = float64(marked) / float64(seats)
+	}
+	t.Logf("seed %d: seats modelled on the true deal: among Easy players %.3f, among Normal players %.3f", seed, share[Easy], share[Normal])
+	if share[Easy] < 0.9 || share[Normal] > share[Easy]/2 {
+		t.Fatalf("seed %d: seats modelled among Easy players %.3f, among Normal players %.3f", seed, share[Easy], share[Normal])
 	}
 }

@@ -99,7 +99,10 @@ type Effort struct {
 // Judge judges the decision the view is at (naming trump, or playing a card with its
 // announcement) the way Strong decides, but measuring every option: the trump choice from the
 // trump table, a card by solving each sampled (or, late in the game, every) deal exactly, for
-// the card points and the game's chances, within the effort. ok is false when it solved no deal
+// the card points and the game's chances, within the effort; with three cards in hand, as Strong
+// does, without strategy fusion (endgame.go: the seat's next card is one card for all the deals it
+// cannot tell apart then), so that its verdicts on the last tricks hold for the seat's knowledge
+// and not for open hands. ok is false when it solved no deal
 // before the cap or the context's deadline. The same view, seed and effort give the same
 // judgement unless the cap or the context cut it.
 func Judge(ctx context.Context, v core.View, seed uint64, e Effort) (Judgement, bool) {
@@ -126,7 +129,7 @@ func Judge(ctx context.Context, v core.View, seed uint64, e Effort) (Judgement, 
 	live := v.Hand | v.Unseen() | core.SetOf(v.Trick.Played()...)
 	cands := dd.Distinct(v.Trump, v.Legal, live).Cards()
 	ws := s.source(v)
-	stats, wsum, n, cut := s.cardSearch(ctx, deadline(ctx, o.Budget), v, ws, cands, true, false)
+	stats, wsum, n, cut := s.search(ctx, deadline(ctx, o.Budget), v, ws, cands, true, false)
 	j.Nodes, j.Cut = s.solvers[0].Nodes(), cut
 	if n == 0 || wsum == 0 {
 		return j, false

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/robot/dd"
 	"github.com/kontermatt/kontermatt/core/robot/robottest"
 )
 
@@ -87,4 +88,63 @@ func TestJudgeIsTheSameOnABusyMachine(t *testing.T) {
 	if !cut.Cut {
 		t.Errorf("a judgement the cap ended does not say so: %+v", cut)
 	}
+}
+
+// With three cards in hand Judge measures as Strong decides, without strategy fusion: no card is
+// worth more than solving each deal open-handed says (with the others modelled as Strong models
+// them), some are worth less, and the card Strong
+// plays is one the judgement ranks best, so the coach never calls Strong's last-trick play a
+// mistake nor praises a card that only wins with the others' cards in view.
+func TestJudgeEndgameWithoutFusion(t *testing.T) {
+	seed := uint64(11)
+	r := rand.New(rand.NewPCG(seed, 0))
+	sv := dd.NewSolver()
+	checked, lower := 0, 0
+	for i := 0; checked < 60 && i < 20000; i++ {
+		v, _ := randomView(r, 12+r.IntN(4))
+		if v.Hand.Len() != endgameHand || v.Legal.Len() < 2 || len(v.Calls) > 0 || Decided(v) {
+			continue
+		}
+		ws := newSearcher(Strong, 1, Options{Threads: 1}).source(v)
+		if ws.all == nil || len(ws.all) > 400 { // fewer deals keep the test quick under -race
+			continue
+		}
+		j, ok := Judge(context.Background(), v, 1, Effort{Nodes: 1 << 40})
+		if !ok || j.Cut || j.Worlds != len(ws.all) {
+			t.Fatalf("seed %d case %d: judged %d of %d deals, cut %v", seed, i, j.Worlds, len(ws.all), j.Cut)
+		}
+		team := v.Seat.Team()
+		have := v.Points[team]
+		u := utilities(v, v.Stake, false)
+		open := map[core.Card]float64{}
+		wsum := 0.0
+		for k := range ws.all {
+			hands, w := ws.world(k)
+			wsum += w
+			for _, c := range v.Legal.Cards() {
+				sv.Reset(dd.Position{Trump: v.Trump, Hands: hands, Leader: v.Trick.Leader, Trick: v.Trick.Played()}, team)
+				sv.SetModel(ws.modelled(k), easyModel)
+				gain, _, _ := sv.Play(c)
+				open[c] += w * u[class(have, gain+sv.Value())]
+			}
+		}
+		for _, ch := range j.Choices {
+			o := open[ch.Move.Card] / wsum
+			if ch.Worth > o+1e-9 {
+				t.Fatalf("seed %d case %d: %v judged worth %v, open-handed %v", seed, i, ch.Move.Card, ch.Worth, o)
+			}
+			if ch.Worth < o-1e-9 {
+				lower++
+			}
+		}
+		m := NewWith(Strong, 1, Options{Threads: 1, Budget: time.Minute}).Decide(context.Background(), v)
+		if c, _, ok := j.Find(m); !ok || c.Worth < j.Best().Worth-1e-9 {
+			t.Fatalf("seed %d case %d: Strong plays %v, judged %+v; best %+v", seed, i, m, c, j.Best())
+		}
+		checked++
+	}
+	if checked < 60 || lower == 0 {
+		t.Fatalf("seed %d: %d positions, %d cards judged worth less than open-handed", seed, checked, lower)
+	}
+	t.Logf("seed %d: %d positions, %d cards judged worth less than open-handed", seed, checked, lower)
 }

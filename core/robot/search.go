@@ -27,6 +27,9 @@ type searcher struct {
 	solvers []*dd.Solver
 	// previous draws deals with the sampler before the policy-based inference (for duels).
 	previous bool
+	// models makes the solver play Easy's cards for the other team's seats the inference reads
+	// as rule players in a deal (Strong, not the previous sampler).
+	models bool
 
 	// pending is the card chosen together with an announcement, played at the next call.
 	pending     core.Card
@@ -42,7 +45,7 @@ func newSearcher(level Level, seed uint64, o Options) *searcher {
 		worlds = o.Worlds
 	}
 	s := &searcher{level: level, seed: seed, budget: budget, worlds: worlds, nodes: o.Nodes, threads: o.threads(),
-		previous: o.PreviousSampler}
+		previous: o.PreviousSampler, models: level == Strong && !o.PreviousSampler}
 	for range s.threads {
 		s.solvers = append(s.solvers, dd.NewSolver())
 	}
@@ -113,6 +116,24 @@ type worldSource struct {
 	in      *inference
 	drawn   [][4]core.CardSet
 	weights []float64
+	// models has, per deal, the other team's seats that the inference reads as rule players in
+	// it (bit s for seat s): the solver plays Easy's card for them (easyModel).
+	models []uint8
+}
+
+// modelled gives the seats deal i models (see worldSource.models).
+func (w *worldSource) modelled(i int) uint8 {
+	if w.models == nil {
+		return 0
+	}
+	return w.models[i]
+}
+
+// setModel makes the solver play Easy's cards for the seats in mask.
+func (s *searcher) setModel(sv *dd.Solver, mask uint8) {
+	if mask != 0 && s.models {
+		sv.SetModel(mask, easyModel)
+	}
 }
 
 // observedPlay is a card another seat played, with what it saw when it played it.
@@ -151,8 +172,9 @@ func (s *searcher) source(v core.View) *worldSource {
 		r.Shuffle(len(ws.all), func(i, j int) { ws.all[i], ws.all[j] = ws.all[j], ws.all[i] })
 		ws.max = len(ws.all)
 		ws.weights = make([]float64, len(ws.all))
+		ws.models = make([]uint8, len(ws.all))
 		for i, h := range ws.all {
-			ws.weights[i] = ws.in.logWeight(h)
+			ws.weights[i], ws.models[i] = ws.in.weigh(h)
 		}
 		top := 0.0
 		if len(ws.weights) > 0 {
@@ -163,7 +185,7 @@ func (s *searcher) source(v core.View) *worldSource {
 		}
 		return ws
 	}
-	ws.drawn, ws.weights = resample(ws.in, d, rngFor(s.seed, v, 0), s.worlds)
+	ws.drawn, ws.weights, ws.models = resample(ws.in, d, rngFor(s.seed, v, 0), s.worlds)
 	ws.max = len(ws.drawn)
 	return ws
 }
@@ -171,14 +193,15 @@ func (s *searcher) source(v core.View) *worldSource {
 // resample draws presample·n deals uniformly, weighs each by the inference and keeps n draws in
 // proportion to the weights (systematic resampling): it gives the distinct deals kept, in a random
 // order, each with how many times it was kept.
-func resample(in *inference, d *deals, r *rand.Rand, n int) ([][4]core.CardSet, []float64) {
+func resample(in *inference, d *deals, r *rand.Rand, n int) ([][4]core.CardSet, []float64, []uint8) {
 	m := presample * n
 	cand := make([][4]core.CardSet, m)
 	lw := make([]float64, m)
+	models := make([]uint8, m)
 	top := math.Inf(-1)
 	for i := range cand {
 		cand[i] = d.Sample(r)
-		lw[i] = in.logWeight(cand[i])
+		lw[i], models[i] = in.weigh(cand[i])
 		top = max(top, lw[i])
 	}
 	sum := 0.0
@@ -188,26 +211,29 @@ func resample(in *inference, d *deals, r *rand.Rand, n int) ([][4]core.CardSet, 
 	}
 	var drawn [][4]core.CardSet
 	var counts []float64
+	var kept []uint8
 	step := sum / float64(n)
 	at := r.Float64() * step
 	acc := 0.0
 	for i, w := range lw {
 		acc += w
-		kept := 0
+		k := 0
 		for at < acc {
-			kept++
+			k++
 			at += step
 		}
-		if kept > 0 {
+		if k > 0 {
 			drawn = append(drawn, cand[i])
-			counts = append(counts, float64(kept))
+			counts = append(counts, float64(k))
+			kept = append(kept, models[i])
 		}
 	}
 	r.Shuffle(len(drawn), func(i, j int) {
 		drawn[i], drawn[j] = drawn[j], drawn[i]
 		counts[i], counts[j] = counts[j], counts[i]
+		kept[i], kept[j] = kept[j], kept[i]
 	})
-	return drawn, counts
+	return drawn, counts, kept
 }
 
 // previousSource is the sampler before the policy-based inference, kept for duels that measure
@@ -351,7 +377,7 @@ func (w *worldSource) likelihood(h [4]core.CardSet) float64 {
 // stop early. cut reports that the deadline or the context ended it before the caps did: its
 // result then depends on the machine's speed.
 func (s *searcher) run(ctx context.Context, until time.Time, ws *worldSource,
-	eval func(sv *dd.Solver, hands [4]core.CardSet) ([]int, bool), merge func([]int, float64) bool) (done int, cut bool) {
+	eval func(sv *dd.Solver, hands [4]core.CardSet, model uint8) ([]int, bool), merge func([]int, float64) bool) (done int, cut bool) {
 	var next atomic.Int64
 	var stop, timeUp atomic.Bool
 	var mu sync.Mutex
@@ -373,7 +399,7 @@ func (s *searcher) run(ctx context.Context, until time.Time, ws *worldSource,
 			}
 			hands, weight := ws.world(i)
 			before := sv.Nodes()
-			res, ok := eval(sv, hands)
+			res, ok := eval(sv, hands, ws.modelled(i))
 			if !ok {
 				return
 			}
@@ -427,10 +453,11 @@ func (s *searcher) cardSearch(ctx context.Context, until time.Time, v core.View,
 	stats := make([]cardStats, len(cands))
 	n, wsum := 0, 0.0
 	allSame := true
-	eval := func(sv *dd.Solver, hands [4]core.CardSet) ([]int, bool) {
+	eval := func(sv *dd.Solver, hands [4]core.CardSet, model uint8) ([]int, bool) {
 		p := pos
 		p.Hands = hands
 		sv.Reset(p, team)
+		s.setModel(sv, model)
 		out := make([]int, len(cands))
 		for i, c := range cands {
 			gain, doneT, saved := sv.Play(c)
@@ -465,6 +492,16 @@ func (s *searcher) cardSearch(ctx context.Context, until time.Time, v core.View,
 	return stats, wsum, n, cut
 }
 
+// search measures each candidate card: without strategy fusion at the end of a game (endgame.go,
+// not for the previous sampler), else by solving each deal open-handed (cardSearch).
+func (s *searcher) search(ctx context.Context, until time.Time, v core.View, ws *worldSource,
+	cands []core.Card, exact, stopEarly bool) ([]cardStats, float64, int, bool) {
+	if useEndgame && ws.all != nil && !s.previous && v.Hand.Len() == endgameHand {
+		return s.endgameStats(ctx, until, v, ws, cands)
+	}
+	return s.cardSearch(ctx, until, v, ws, cands, exact, stopEarly)
+}
+
 // decideCard chooses a card (or the card to play after announcing) for the view, with the
 // share of deals won, drawn and lost with it; ok is false when not one deal was solved in time.
 func (s *searcher) decideCard(ctx context.Context, v core.View) (card core.Card, win, draw, loss float64, ok bool) {
@@ -489,12 +526,7 @@ func (s *searcher) decideCard(ctx context.Context, v core.View) (card core.Card,
 	}
 	ws := s.source(v)
 	exact := ws.all != nil
-	if useEndgame && exact && !s.previous && v.Hand.Len() == endgameHand {
-		if c, win, draw, loss, ok := s.endgameCard(ctx, until, v, ws, cands); ok {
-			return c, win, draw, loss, true
-		}
-	}
-	stats, wsum, n, _ := s.cardSearch(ctx, until, v, ws, cands, exact, true)
+	stats, wsum, n, _ := s.search(ctx, until, v, ws, cands, exact, true)
 	if n == 0 || wsum == 0 {
 		return core.NoCard, 0, 0, 0, false
 	}
@@ -540,10 +572,11 @@ func (s *searcher) decidedCard(ctx context.Context, until time.Time, v core.View
 	if have <= 20 {
 		sweeper = team.Other()
 	}
-	eval := func(sv *dd.Solver, hands [4]core.CardSet) ([]int, bool) {
+	eval := func(sv *dd.Solver, hands [4]core.CardSet, model uint8) ([]int, bool) {
 		p := pos
 		p.Hands = hands
 		sv.Reset(p, team)
+		s.setModel(sv, model)
 		out := make([]int, len(cands))
 		for i, c := range cands {
 			gain, doneT, saved := sv.Play(c)

@@ -44,6 +44,7 @@ func TestSearchPlaysTheCardThatWinsMostDeals(t *testing.T) {
 			hands, w := ws.world(k)
 			for _, c := range v.Legal.Cards() {
 				sv.Reset(dd.Position{Trump: v.Trump, Hands: hands, Leader: v.Trick.Leader, Trick: v.Trick.Played()}, team)
+				sv.SetModel(ws.modelled(k), easyModel)
 				gain, done, saved := sv.Play(c)
 				val := gain + sv.Value()
 				score[c] += w * u[class(have, val)]
@@ -153,8 +154,8 @@ func TestEndgame(t *testing.T) {
 		}
 		live := v.Hand | v.Unseen() | core.SetOf(v.Trick.Played()...)
 		cands := dd.Distinct(v.Trump, v.Legal, live).Cards()
-		res, ok := p.endgameSearch(context.Background(), time.Now().Add(time.Minute), v, ws, cands)
-		if !ok {
+		res, _, _ := p.endgameSearch(context.Background(), time.Now().Add(time.Minute), v, ws, cands)
+		if res == nil {
 			t.Fatalf("seed %d case %d: no deal searched", seed, i)
 		}
 		team := v.Seat.Team()
@@ -165,6 +166,7 @@ func TestEndgame(t *testing.T) {
 			hands, w := ws.world(k)
 			for ci, c := range cands {
 				sv.Reset(dd.Position{Trump: v.Trump, Hands: hands, Leader: v.Trick.Leader, Trick: v.Trick.Played()}, team)
+				sv.SetModel(ws.modelled(k), easyModel)
 				gain, _, _ := sv.Play(c)
 				open[ci] += w * u[class(have, gain+sv.Value())]
 			}

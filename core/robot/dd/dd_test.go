@@ -9,6 +9,11 @@ import (
 
 // naive is plain minimax with core.Legal and core.TrickWinner: the reference the solver must match.
 func naive(trump core.Suit, hands [4]core.CardSet, leader core.Seat, trick []core.Card, team core.Team) int {
+	return naiveModel(trump, hands, leader, trick, team, 0, nil)
+}
+
+// naiveModel is naive with the seats in mask playing m's card alone.
+func naiveModel(trump core.Suit, hands [4]core.CardSet, leader core.Seat, trick []core.Card, team core.Team, mask uint8, m Model) int {
 	n := len(trick)
 	p := leader.Plus(n)
 	if n == 0 && hands[p].Empty() {
@@ -23,7 +28,19 @@ func naive(trump core.Suit, hands [4]core.CardSet, leader core.Seat, trick []cor
 	if !maxing {
 		best = 99
 	}
-	for _, c := range core.Legal(hands[p], led, trump).Cards() {
+	moves := core.Legal(hands[p], led, trump)
+	if mask&(1<<p) != 0 {
+		var others core.CardSet
+		for s, h := range hands {
+			if core.Seat(s) != p {
+				others |= h
+			}
+		}
+		tr := core.Trick{Leader: leader, N: n}
+		copy(tr.Cards[:], trick)
+		moves = core.SetOf(m(p, hands[p], others, trump, tr))
+	}
+	for _, c := range moves.Cards() {
 		h := hands
 		h[p] = h[p].Remove(c)
 		t := append(append([]core.Card(nil), trick...), c)
@@ -36,9 +53,9 @@ func naive(trump core.Suit, hands [4]core.CardSet, leader core.Seat, trick []cor
 					gain += x.Points()
 				}
 			}
-			v = gain + naive(trump, h, w, nil, team)
+			v = gain + naiveModel(trump, h, w, nil, team, mask, m)
 		} else {
-			v = naive(trump, h, leader, t, team)
+			v = naiveModel(trump, h, leader, t, team, mask, m)
 		}
 		if maxing && v > best || !maxing && v < best {
 			best = v
@@ -99,6 +116,51 @@ func TestSolverMatchesMinimax(t *testing.T) {
 		if kept&^legal != 0 || kept.Empty() {
 			t.Fatalf("case %d: moves %v not within legal %v", i, kept, legal)
 		}
+	}
+}
+
+// Seats the solver models play the model's card, in the search and in Moves, and only until the
+// next Reset: the value is minimax with those seats' moves fixed.
+func TestSolverModel(t *testing.T) {
+	seed := uint64(8)
+	r := rand.New(rand.NewPCG(seed, 1))
+	s := NewSolver()
+	// A model no search would be: the lowest legal card in canonical order.
+	lowest := func(_ core.Seat, hand, others core.CardSet, trump core.Suit, tr core.Trick) core.Card {
+		led := core.NoCard
+		if tr.N > 0 {
+			led = tr.Cards[0]
+		}
+		if hand|others == 0 {
+			panic("no cards")
+		}
+		return core.Legal(hand, led, trump).First()
+	}
+	changed := 0
+	for i := range 300 {
+		pos := randomPosition(r, 1+i%4)
+		team := core.Team(r.IntN(2))
+		mask := uint8(1 + r.IntN(15))
+		want := naiveModel(pos.Trump, pos.Hands, pos.Leader, pos.Trick, team, mask, lowest)
+		s.Reset(pos, team)
+		s.SetModel(mask, lowest)
+		if got := s.Value(); got != want {
+			t.Fatalf("seed %d case %d: %+v team %v mask %b: solver %d, minimax %d", seed, i, pos, team, mask, got, want)
+		}
+		if mask&(1<<s.ToMove()) != 0 && s.Moves().Len() != 1 {
+			t.Fatalf("seed %d case %d: a modelled seat has moves %v", seed, i, s.Moves())
+		}
+		open := naive(pos.Trump, pos.Hands, pos.Leader, pos.Trick, team)
+		if want != open {
+			changed++
+		}
+		s.Reset(pos, team)
+		if got := s.Value(); got != open {
+			t.Fatalf("seed %d case %d: after Reset the model still plays: %d, minimax %d", seed, i, got, open)
+		}
+	}
+	if changed == 0 {
+		t.Fatalf("seed %d: the model changed no value", seed)
 	}
 }
 
