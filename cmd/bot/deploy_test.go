@@ -362,3 +362,46 @@ func TestProxyTimeoutsAndHealthChecks(t *testing.T) {
 		t.Error("the image has no health check")
 	}
 }
+
+// TestRootComposeOnEtcd: the root compose file can run the etcd store: its profile etcd starts one
+// member (etcd's own flags, history and quota bounded, the cluster's pinned image), the bot takes
+// the store and the endpoints from the environment, and its comment says the command.
+func TestRootComposeOnEtcd(t *testing.T) {
+	text := readRepoFile(t, "compose.yaml")
+	var compose struct {
+		Services map[string]struct {
+			Image       string            `yaml:"image"`
+			Profiles    []string          `yaml:"profiles"`
+			Command     []string          `yaml:"command"`
+			Environment map[string]string `yaml:"environment"`
+		} `yaml:"services"`
+	}
+	if err := yaml.Unmarshal([]byte(text), &compose); err != nil {
+		t.Fatal(err)
+	}
+	etcd, ok := compose.Services["etcd"]
+	if !ok || !slices.Equal(etcd.Profiles, []string{"etcd"}) {
+		t.Fatalf("compose.yaml has no etcd service in the profile etcd (%+v)", etcd)
+	}
+	checkEtcdArgs(t, "compose.yaml etcd", etcd.Command[1:])
+	var cluster struct {
+		Services map[string]struct {
+			Image string `yaml:"image"`
+		} `yaml:"services"`
+	}
+	if err := yaml.Unmarshal([]byte(readRepoFile(t, "deploy/cluster/compose.yaml")), &cluster); err != nil {
+		t.Fatal(err)
+	}
+	if want := cluster.Services["etcd-1"].Image; etcd.Image != want {
+		t.Errorf("compose.yaml's etcd is %s, the cluster's %s", etcd.Image, want)
+	}
+	bot := compose.Services["kontermatt"].Environment
+	for _, name := range []string{"KONTERMATT_STORE", "KONTERMATT_ETCD_ENDPOINTS"} {
+		if !strings.HasPrefix(bot[name], "${"+name) || !knownVariable(name) {
+			t.Errorf("compose.yaml does not pass %s from the environment (%q)", name, bot[name])
+		}
+	}
+	if !strings.Contains(text, "KONTERMATT_STORE=etcd KONTERMATT_ETCD_ENDPOINTS=http://etcd:2379 docker compose --profile etcd up") {
+		t.Error("compose.yaml does not say how to run it on etcd")
+	}
+}
