@@ -19,7 +19,7 @@ type webhookView struct {
 
 // errWebhookElsewhere is Telegram posting to another URL than this bot's (another deployment set
 // its own, or a copy in long-polling mode deleted it): no update reaches this copy.
-var errWebhookElsewhere = errors.New("Telegram posts the updates elsewhere")
+var errWebhookElsewhere = errors.New("the webhook is set to another URL: Telegram posts the updates elsewhere")
 
 // watchWebhook asks Telegram's view every InfoEvery until ctx ends.
 func (a *Adapter) watchWebhook(ctx context.Context) {

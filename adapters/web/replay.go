@@ -60,20 +60,21 @@ func (k *sock) replays() (ReplayList, error) {
 	if err != nil {
 		return ReplayList{}, err
 	}
-	for _, r := range replies {
-		if r.Kind == table.KindError {
-			return ReplayList{}, replyError(r.Text)
-		}
-		if len(r.Buttons) == 0 && r.File == nil && !strings.Contains(r.Text, "\n") {
-			return ReplayList{Lines: []string{}, Empty: r.Text}, nil
-		}
-		lines := strings.Split(r.Text, "\n")
-		if len(lines) < 3 { // title, a line per match, and how to ask for one
-			return ReplayList{Lines: []string{}, Empty: r.Text}, nil
-		}
-		return ReplayList{Lines: lines[1 : len(lines)-1]}, nil
+	if len(replies) == 0 {
+		return ReplayList{}, errNoRecord
 	}
-	return ReplayList{}, errNoRecord
+	r := replies[0] // history answers with one message
+	if r.Kind == table.KindError {
+		return ReplayList{}, replyError(r.Text)
+	}
+	if len(r.Buttons) == 0 && r.File == nil && !strings.Contains(r.Text, "\n") {
+		return ReplayList{Lines: []string{}, Empty: r.Text}, nil
+	}
+	lines := strings.Split(r.Text, "\n")
+	if len(lines) < 3 { // title, a line per match, and how to ask for one
+		return ReplayList{Lines: []string{}, Empty: r.Text}, nil
+	}
+	return ReplayList{Lines: lines[1 : len(lines)-1]}, nil
 }
 
 // replay gives the steps of the n-th match history lists (from 1).
