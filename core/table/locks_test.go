@@ -28,6 +28,19 @@ func (s *stuckStore) Commit(ctx context.Context, c table.Change) error {
 	return s.Store.Commit(ctx, c)
 }
 
+// hangNextMove makes the next move at the table t and returns once its commit hangs; the channel
+// closes when the move is done (after store.Release).
+func hangNextMove(svc *table.Service, store *stuckStore, t tabletest.Table) <-chan struct{} {
+	store.At(t.ID)
+	moved := make(chan struct{})
+	go func() {
+		defer close(moved)
+		svc.Handle(context.Background(), tabletest.Next(svc, t))
+	}()
+	<-store.Stuck
+	return moved
+}
+
 // stuckFor is how long a test lets a commit hang before it gives up waiting for the others: far
 // more than an answer from memory takes, even with -race on a loaded machine.
 const stuckFor = 2 * time.Second
@@ -155,13 +168,7 @@ func TestLookupsDoNotWaitForATablesCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store.At(hung.ID)
-	moved := make(chan struct{})
-	go func() {
-		defer close(moved)
-		svc.Handle(context.Background(), tabletest.Next(svc, hung))
-	}()
-	<-store.Stuck
+	moved := hangNextMove(svc, store, hung)
 	asks := []struct {
 		what string
 		ask  func() bool
@@ -205,13 +212,7 @@ func TestACommandStopsWaitingWhenItsContextEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store.At(hung.ID)
-	moved := make(chan struct{})
-	go func() {
-		defer close(moved)
-		svc.Handle(context.Background(), tabletest.Next(svc, hung))
-	}()
-	<-store.Stuck
+	moved := hangNextMove(svc, store, hung)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	type answer struct {
