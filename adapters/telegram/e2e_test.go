@@ -59,7 +59,7 @@ func randomRobots(_ string, seed uint64) table.Decider {
 
 // env is one running bot: adapter and service over a store, talking to the fake.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	f      *fakeAPI
 	store  *mem.Store
 	logs   *tabletest.Buffer
@@ -79,7 +79,7 @@ func testConfig(f *fakeAPI, store *mem.Store, logs *tabletest.Buffer) Config {
 // startEnv starts a bot inside the calling synctest bubble and waits until it polls.
 // startedEnv starts a fake Bot API, a store and the bot, with the given users having pressed
 // Start (so they can get private messages).
-func startedEnv(t *testing.T, humans ...tgUser) (*fakeAPI, *mem.Store, *tabletest.Buffer, *env) {
+func startedEnv(t testing.TB, humans ...tgUser) (*fakeAPI, *mem.Store, *tabletest.Buffer, *env) {
 	t.Helper()
 	f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
 	for _, u := range humans {
@@ -88,14 +88,14 @@ func startedEnv(t *testing.T, humans ...tgUser) (*fakeAPI, *mem.Store, *tabletes
 	return f, store, logs, startEnv(t, f, store, logs)
 }
 
-func startEnv(t *testing.T, f *fakeAPI, store *mem.Store, logs *tabletest.Buffer, tweak ...func(*Config)) *env {
+func startEnv(t testing.TB, f *fakeAPI, store *mem.Store, logs *tabletest.Buffer, tweak ...func(*Config)) *env {
 	t.Helper()
 	return startEnvVia(t, f, store, logs, nil, tweak...)
 }
 
 // startEnvVia is startEnv with the service's deliveries to the adapter passed through via (when
 // set), for a test that notes what the service hands over.
-func startEnvVia(t *testing.T, f *fakeAPI, store *mem.Store, logs *tabletest.Buffer, via func(*Adapter) table.Outbox, tweak ...func(*Config)) *env {
+func startEnvVia(t testing.TB, f *fakeAPI, store *mem.Store, logs *tabletest.Buffer, via func(*Adapter) table.Outbox, tweak ...func(*Config)) *env {
 	t.Helper()
 	cfg := testConfig(f, store, logs)
 	for _, fn := range tweak {
@@ -127,7 +127,7 @@ func startEnvVia(t *testing.T, f *fakeAPI, store *mem.Store, logs *tabletest.Buf
 
 // watchGroups checks every text the bot shows in a group, as it arrives, against the cards still
 // held at the group's table: no hand, no refusal built from a hand, may reach a group.
-func watchGroups(t *testing.T, f *fakeAPI, svc *table.Service) {
+func watchGroups(t testing.TB, f *fakeAPI, svc *table.Service) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.onGroup = func(chat int64, thread int, text string) {
@@ -178,7 +178,7 @@ func idle() {
 
 // checkClean asserts what must hold after any test: no token in the logs, every press answered,
 // no hand ever shown in a group, and the group flood limit never hit.
-func checkClean(t *testing.T, f *fakeAPI, logs *tabletest.Buffer) {
+func checkClean(t testing.TB, f *fakeAPI, logs *tabletest.Buffer) {
 	t.Helper()
 	if s := logs.String(); strings.Contains(s, testToken) || strings.Contains(s, testSecret) {
 		t.Errorf("the token appears in the logs")
@@ -219,7 +219,7 @@ func lastWith(f *fakeAPI, chat int64, verb table.Verb, arg string) (fmsg, string
 	return fmsg{}, "", false
 }
 
-func mustPress(t *testing.T, f *fakeAPI, u tgUser, chat int64, verb table.Verb, arg string) string {
+func mustPress(t testing.TB, f *fakeAPI, u tgUser, chat int64, verb table.Verb, arg string) string {
 	t.Helper()
 	m, data, ok := lastWith(f, chat, verb, arg)
 	if !ok {
@@ -229,7 +229,7 @@ func mustPress(t *testing.T, f *fakeAPI, u tgUser, chat int64, verb table.Verb, 
 }
 
 // answerOf waits for and gives a press's answer.
-func answerOf(t *testing.T, f *fakeAPI, id string) (string, bool) {
+func answerOf(t testing.TB, f *fakeAPI, id string) (string, bool) {
 	t.Helper()
 	idle()
 	a, ok := f.answer(id)
@@ -243,12 +243,12 @@ func answerOf(t *testing.T, f *fakeAPI, id string) (string, bool) {
 	return a.Text, a.ShowAlert
 }
 
-func tableOf(t *testing.T, f *fakeAPI) string {
+func tableOf(t testing.TB, f *fakeAPI) string {
 	t.Helper()
 	return tableIn(t, f, group)
 }
 
-func tableIn(t *testing.T, f *fakeAPI, group int64) string {
+func tableIn(t testing.TB, f *fakeAPI, group int64) string {
 	t.Helper()
 	for _, v := range []table.Verb{table.VerbJoin, table.VerbHand, table.VerbRematch} {
 		if _, data, ok := lastWith(f, group, v, ""); ok {
@@ -276,7 +276,7 @@ func countCalls(calls []call, method string, chat int64) (ok, failed int) {
 // driver plays for human players: it reads each one's hand message, and when it is their turn
 // presses a legal card (or a trump), as a person who knows the rules would.
 type driver struct {
-	t     *testing.T
+	t     testing.TB
 	f     *fakeAPI
 	rng   *rand.Rand
 	last  map[int64][2]int // user → the hand message (ID, revision) last acted on
@@ -290,7 +290,7 @@ type driver struct {
 	illegalDone int
 }
 
-func newDriver(t *testing.T, f *fakeAPI, seed uint64) *driver {
+func newDriver(t testing.TB, f *fakeAPI, seed uint64) *driver {
 	return &driver{t: t, f: f, rng: rand.New(rand.NewPCG(seed, 5)), last: map[int64][2]int{}, typed: map[int64]bool{},
 		illegal: map[int64]bool{}}
 }
@@ -500,12 +500,12 @@ func (d *driver) playUntil(humans []tgUser, limit time.Duration, done func() boo
 
 // seatAll opens a table (options as typed) with the first user, seats the others with the Join
 // button, waits until the lobby shows them all and deals.
-func seatAll(t *testing.T, f *fakeAPI, options string, users ...tgUser) {
+func seatAll(t testing.TB, f *fakeAPI, options string, users ...tgUser) {
 	t.Helper()
 	seatAllIn(t, f, group, options, users...)
 }
 
-func seatAllIn(t *testing.T, f *fakeAPI, group int64, options string, users ...tgUser) {
+func seatAllIn(t testing.TB, f *fakeAPI, group int64, options string, users ...tgUser) {
 	t.Helper()
 	// The first command in a fresh group names the bot: with privacy mode a plain /new would not
 	// reach it.
@@ -545,7 +545,7 @@ func seatAllIn(t *testing.T, f *fakeAPI, group int64, options string, users ...t
 }
 
 // matchReport logs what a match cost.
-func matchReport(t *testing.T, f *fakeAPI, calls []call, d *driver) {
+func matchReport(t testing.TB, f *fakeAPI, calls []call, d *driver) {
 	t.Helper()
 	byMethod := map[string]int{}
 	for _, c := range calls {
@@ -1124,7 +1124,7 @@ func TestHandTypedInGroupGoesPrivate(t *testing.T) {
 }
 
 // updateFromJSON reads an update as the library would.
-func updateFromJSON(t *testing.T, v map[string]any) tgbotapi.Update {
+func updateFromJSON(t testing.TB, v map[string]any) tgbotapi.Update {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {

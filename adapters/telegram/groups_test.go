@@ -110,7 +110,7 @@ func TestGroupBecomesSupergroup(t *testing.T) {
 }
 
 // mustData gives the data of a message's button of verb.
-func mustData(t *testing.T, m fmsg, verb table.Verb) string {
+func mustData(t testing.TB, m fmsg, verb table.Verb) string {
 	t.Helper()
 	for _, b := range m.buttons() {
 		if act, err := table.ParseAction(b[1]); err == nil && act.Verb == verb {

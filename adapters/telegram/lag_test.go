@@ -86,7 +86,7 @@ func (v *shownVersions) version(c call) (uint64, bool) {
 }
 
 // startLagEnv starts the bot with the service's deliveries noted (shownVersions).
-func startLagEnv(t *testing.T, humans ...tgUser) (*fakeAPI, *mem.Store, *tabletest.Buffer, *env, *shownVersions) {
+func startLagEnv(t testing.TB, humans ...tgUser) (*fakeAPI, *mem.Store, *tabletest.Buffer, *env, *shownVersions) {
 	t.Helper()
 	f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
 	for _, u := range humans {
@@ -157,7 +157,7 @@ func watchCommits(store table.Watcher) (committed map[uint64]time.Time, stop fun
 // lagReport logs the lags from the moves committed to the group showing them (groupLags) and
 // gives their p95, their max and the longest silence while a move waited; it fails the test if
 // fewer than least moves were measured.
-func lagReport(t *testing.T, what string, f *fakeAPI, v *shownVersions, committed map[uint64]time.Time, least int) (p95, worst, silence time.Duration) {
+func lagReport(t testing.TB, what string, f *fakeAPI, v *shownVersions, committed map[uint64]time.Time, least int) (p95, worst, silence time.Duration) {
 	t.Helper()
 	lags, silence := groupLags(f, v, committed)
 	p50, p95, worst := quantile(lags, 0.5), quantile(lags, 0.95), quantile(lags, 1)

@@ -21,7 +21,7 @@ func lastUpdateID(f *fakeAPI) int {
 
 // humanOnTurn plays until one of the humans must play a card, and gives them, the card and the
 // hand message with its button.
-func humanOnTurn(t *testing.T, f *fakeAPI, e *env, d *driver, tableID string, humans []tgUser) (tgUser, string, fmsg, string) {
+func humanOnTurn(t testing.TB, f *fakeAPI, e *env, d *driver, tableID string, humans []tgUser) (tgUser, string, fmsg, string) {
 	t.Helper()
 	var who tgUser
 	d.playUntil(humans, time.Hour, func() bool {

@@ -39,7 +39,7 @@ var (
 // with its result and without buttons; each game's result posted once, after its table message
 // and before the next game's; the match's winner once, after the last result (when over); one
 // hand message per game and human.
-func checkTimeline(t *testing.T, f *fakeAPI, chat int64, games int, matchOver bool, humans []tgUser) {
+func checkTimeline(t testing.TB, f *fakeAPI, chat int64, games int, matchOver bool, humans []tgUser) {
 	t.Helper()
 	lives, results := map[int][]fmsg{}, map[int][]fmsg{}
 	var winners []fmsg
@@ -256,7 +256,7 @@ func TestStoppedMidMatchLosesNothing(t *testing.T) {
 // leases of the places' partitions, so the computer players move there and it owns the place
 // (Service.Owns as the adapter's chat.Owner: the copy that fires a place's timers tells its story). Both copies commit moves
 // of one table and hear the other's through the store's watch.
-func ownedCopies(t *testing.T, f *fakeAPI, store *mem.Store, logs *tabletest.Buffer, sent *[2]atomic.Int64) []*env {
+func ownedCopies(t testing.TB, f *fakeAPI, store *mem.Store, logs *tabletest.Buffer, sent *[2]atomic.Int64) []*env {
 	t.Helper()
 	pollers, timers := &table.LocalLeases{}, &table.LocalLeases{}
 	copies, runs := make([]*env, 2), make([]context.Context, 2)

@@ -209,7 +209,7 @@ func TestWebhookConfig(t *testing.T) {
 
 // webhookEnv starts a bot in webhook mode inside the calling synctest bubble, with alice and bob
 // able to get private messages.
-func webhookEnv(t *testing.T, tweak ...func(*Config)) (*fakeAPI, *mem.Store, *tabletest.Buffer, *env, *memListener) {
+func webhookEnv(t testing.TB, tweak ...func(*Config)) (*fakeAPI, *mem.Store, *tabletest.Buffer, *env, *memListener) {
 	t.Helper()
 	f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
 	f.setStarted(alice.ID)
