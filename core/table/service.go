@@ -19,7 +19,6 @@ import (
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/league"
 	"github.com/kontermatt/kontermatt/core/privacy"
-	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // Config wires a Service.
@@ -30,8 +29,8 @@ type Config struct {
 	// a platform not listed has buttons and a group reading along.
 	Surfaces map[string]Surface
 	// KV keeps each person's own settings (their language), each place's settings and leagues.
-	// Without it, the Store's if it is a KV (every store of this repository is); else they last
-	// until the service stops.
+	// Without it, the Store's: every store of this repository is a KV (New panics on one that is
+	// not, a wiring mistake).
 	KV KV
 	// Robots makes a computer player of a level ("easy", "normal", "strong").
 	Robots func(level string, seed uint64) Decider
@@ -270,11 +269,11 @@ func New(cfg Config) *Service {
 	if cfg.KV == nil {
 		// The league is written with its matches into the store's KV, and read back from this
 		// one to be compared (Change.Expect): the store's own KV, when it has one.
-		if kv, ok := cfg.Store.(KV); ok {
-			cfg.KV = kv
-		} else {
-			cfg.KV = mem.New() // the settings and the leagues last until the service stops
+		kv, ok := cfg.Store.(KV)
+		if !ok { // a wiring mistake, not a user's: every store of the project is a KV
+			panic("table.New: Config.KV is nil and the store is not a KV")
 		}
+		cfg.KV = kv
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Service{cfg: cfg, tables: map[string]*tbl{}, byPlace: map[string]string{},
