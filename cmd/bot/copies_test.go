@@ -333,6 +333,21 @@ telegram:
 		}
 		return at
 	}
+	// The places' partitions are spread over both copies a few seconds after the second starts
+	// (a lease given up is taken by the other). A place handed over mid-match waits for its new
+	// owner's first report of what the group shows (Pace.Wait): the match starts once the spread
+	// has settled, so that the only take-over measured here is the kill's.
+	placesHeld := func(b *botCopy) (n int) {
+		for _, l := range strings.Split(b.health()["leases"], ",") {
+			if strings.HasPrefix(l, "places/") {
+				n++
+			}
+		}
+		return n
+	}
+	tabletest.WaitUntil(t, 30*time.Second, "the places spread over both copies", func() bool {
+		return placesHeld(copies[0]) == table.Partitions/2 && placesHeld(copies[1]) == table.Partitions/2
+	})
 	tabletest.WaitUntil(t, 15*time.Second, "the group's place owned", func() bool { return len(timersAt()) == 1 })
 	for _, b := range copies {
 		h := b.health()
