@@ -73,6 +73,9 @@ type Config struct {
 	// Shared says other copies of the bot use the same store and KV: what the service keeps of
 	// the KV in memory (people's settings, the leagues) is read again rather than trusted.
 	Shared bool
+	// Verbs are the verbs answered outside the engine (registry.go): each package's own, listed
+	// by the wiring. A verb of the engine's, or listed twice, is a wiring mistake New panics on.
+	Verbs []OutsideVerb
 }
 
 // Observer hears what the service does, for metrics. Its methods must be quick and safe to call
@@ -124,6 +127,8 @@ type Service struct {
 	// forgetMu lets one Forget of this copy run at a time: each writes back the records it read
 	// (across copies, the lease forgetLease does).
 	forgetMu sync.Mutex
+
+	outside map[Verb]verbSpec // Config.Verbs, by verb
 
 	users  *privacy.Book // each person's own choices
 	league *league.Cache // every place's league, derived from the kept matches
@@ -278,6 +283,13 @@ func New(cfg Config) *Service {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Service{cfg: cfg, tables: map[string]*tbl{}, byPlace: map[string]string{},
 		src: randomSource(cfg), ctx: ctx, cancel: cancel}
+	s.outside = map[Verb]verbSpec{}
+	for _, v := range cfg.Verbs {
+		if _, taken := s.spec(v.Verb); taken {
+			panic("table.New: the verb " + string(v.Verb) + " is registered twice")
+		}
+		s.outside[v.Verb] = outsideSpec(v)
+	}
 	s.users = privacy.NewBook(ctx, cfg.KV, cfg.Log)
 	s.league = league.NewCache(cfg.KV, cfg.Log)
 	if cfg.Shared {
@@ -480,7 +492,7 @@ func (s *Service) handle(ctx context.Context, cmd Command) ([]Message, error) {
 	if s.ctx.Err() != nil {
 		return s.refusal(cmd, lang, &userError{key: "err.shutting_down", cause: ErrStopped})
 	}
-	spec, ok := verbs[cmd.Verb]
+	spec, ok := s.spec(cmd.Verb)
 	if !ok {
 		return s.refusal(cmd, lang, unknownVerb(cmd.Verb))
 	}

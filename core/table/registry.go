@@ -1,0 +1,85 @@
+package table
+
+import (
+	"context"
+	"errors"
+)
+
+// The registry's seam: a verb that needs no table (help's kind, or a place's league) may live
+// outside the engine. Its package gives an OutsideVerb, the wiring lists it in Config.Verbs, and
+// the service answers its commands as it answers its own verbs of scope none and place: the
+// actor's language found, an anonymous sender refused where a person is needed, a refusal
+// turned into an error reply in the reader's language.
+
+// OutsideVerb is a verb answered without a table's lock, registered from outside the engine
+// (Config.Verbs).
+type OutsideVerb struct {
+	Verb Verb
+	// Place: the verb is about the place the command was sent in, with a table there or not
+	// (stats, settings); else it is answered for the actor alone (forget, coach).
+	Place bool
+	// Person: refused to someone who speaks for the chat (Command.Anonymous).
+	Person bool
+	// Admin: a chat admin may do more with it than others (AdminMatters).
+	Admin bool
+	// Run answers a command of the verb: the replies to its actor, or an error made by Refuse
+	// or NotStored (any other error is logged and told as an internal error).
+	Run func(ctx context.Context, r *Request) ([]Message, error)
+}
+
+// Request is a command of an OutsideVerb with what the service knows around it.
+type Request struct {
+	Command
+	// Lang is the actor's language: their own choice, else their platform's locale.
+	Lang string
+	// Surface is what the command's place shows (Config.Surfaces).
+	Surface Surface
+	// Service is the service answering it, for what the verb asks of the engine (Forget).
+	Service *Service
+}
+
+// Reply is a message of kind to the request's actor, in their language.
+func (r *Request) Reply(kind Kind, text string) Message { return reply(r.Command, r.Lang, kind, text) }
+
+// Refuse refuses a command: the actor is told the catalog text key with args, in their language.
+func Refuse(key string, args ...string) error {
+	e := refuse(key)
+	for _, a := range args {
+		e.args = append(e.args, lit(a))
+	}
+	return e
+}
+
+// NotStored refuses a command because the store failed (err): Handle gives ErrNotStored wrapping
+// it, as for the engine's own verbs.
+func NotStored(err error) error { return storeRefusal(err) }
+
+// outsideSpec is an outside verb as the service dispatches it.
+func outsideSpec(v OutsideVerb) verbSpec {
+	sc := scopeNone
+	if v.Place {
+		sc = scopePlace
+	}
+	return verbSpec{scope: sc, person: v.Person, admin: v.Admin,
+		run: func(s *Service, ctx context.Context, _ *tbl, c *call) *userError {
+			msgs, err := v.Run(ctx, &Request{Command: c.Command, Lang: c.lang, Surface: s.surface(c.Place), Service: s})
+			if err != nil {
+				var ue *userError
+				if errors.As(err, &ue) {
+					return ue
+				}
+				s.cfg.Log.Error("a verb failed", "verb", v.Verb, "err", err)
+				return refuse("err.internal")
+			}
+			return c.answer(msgs...)
+		}}
+}
+
+// spec is what the service knows of a verb: its own, or one registered from outside.
+func (s *Service) spec(v Verb) (verbSpec, bool) {
+	if spec, ok := verbs[v]; ok {
+		return spec, true
+	}
+	spec, ok := s.outside[v]
+	return spec, ok
+}

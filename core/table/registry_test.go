@@ -1,0 +1,75 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+
+	"github.com/kontermatt/kontermatt/storage/mem"
+)
+
+// outsideVerbs, when set (by this package's external tests, which may import the packages that
+// register verbs), gives the verbs registered outside the engine to every harness: the tests of
+// a verb that moved out of the engine run here as they did before.
+var outsideVerbs func() []OutsideVerb
+
+// TestOutsideVerb: a verb registered from outside the engine is answered as the engine's own
+// verbs without a table are: in the actor's language, refused to an anonymous sender when it
+// needs a person, its refusals and store failures told as the engine tells them.
+func TestOutsideVerb(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var got *Request
+		echo := OutsideVerb{Verb: "echo", Place: true, Person: true, Run: func(_ context.Context, r *Request) ([]Message, error) {
+			got = r
+			switch r.Args[0] {
+			case "no":
+				return nil, Refuse("err.bad_seat", "7")
+			case "down":
+				return nil, NotStored(ErrUnavailable)
+			}
+			return []Message{r.Reply(KindReply, "echo "+r.Args[0])}, nil
+		}}
+		h := newHarness(t, mem.New(), func(c *Config) { c.Verbs = append(c.Verbs, echo) })
+		defer h.svc.Close()
+		msgs := h.do(player(1), "echo", "hi")
+		if len(msgs) != 1 || msgs[0].Text != "echo hi" || msgs[0].Target.Player != player(1) || msgs[0].Lang != "en" {
+			t.Fatalf("echo hi: %+v", msgs)
+		}
+		if got.Service != h.svc || got.Place != h.place {
+			t.Errorf("the request does not name its service and place: %+v", got)
+		}
+		if e := errText(h.do(player(1), "echo", "no")); e == "" || h.err != nil {
+			t.Errorf("a refusal: %q, %v", e, h.err)
+		}
+		if e := errText(h.do(player(1), "echo", "down")); e == "" || !errors.Is(h.err, ErrNotStored) {
+			t.Errorf("a store failure: %q, %v", e, h.err)
+		}
+		got = nil
+		cmd := Command{Place: h.place, Actor: player(2), Verb: "echo", Args: []string{"hi"}, Anonymous: true}
+		if msgs, _ := h.svc.Handle(context.Background(), cmd); got != nil || len(msgs) != 1 || msgs[0].Kind != KindError {
+			t.Errorf("an anonymous sender got %+v", msgs)
+		}
+	})
+}
+
+// TestOutsideVerbTwice: a verb registered twice, or one of the engine's registered again, is a
+// wiring mistake New refuses.
+func TestOutsideVerbTwice(t *testing.T) {
+	for _, v := range []Verb{VerbPlay, "echo"} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s registered twice: no panic", v)
+				}
+			}()
+			run := func(context.Context, *Request) ([]Message, error) { return nil, nil }
+			cfg := Config{Store: mem.New(), Verbs: []OutsideVerb{{Verb: "echo", Run: run}}}
+			if v != "echo" {
+				cfg.Verbs = nil
+			}
+			cfg.Verbs = append(cfg.Verbs, OutsideVerb{Verb: v, Run: run})
+			New(cfg).Close()
+		}()
+	}
+}
