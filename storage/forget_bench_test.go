@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
 )
 
@@ -70,7 +71,7 @@ func BenchmarkForget(b *testing.B) {
 	if err := store.Rewrite(ctx, nil, table.LeagueBuckets, entries); err != nil {
 		b.Fatal(err)
 	}
-	svc := table.New(table.Config{Store: store, KV: store, Seed: 2})
+	svc := tabletest.New(table.Config{Store: store, KV: store, Seed: 2})
 	defer svc.Close()
 	named, n := 0, 0
 	var took time.Duration

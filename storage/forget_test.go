@@ -53,7 +53,7 @@ func newForgetWorld(t testing.TB) *forgetWorld {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.store.Close() })
-	w.svc = table.New(table.Config{Store: w.store, KV: w.store, Seed: 5, Now: w.clk.Now, Robots: tabletest.RandomRobots,
+	w.svc = tabletest.New(table.Config{Store: w.store, KV: w.store, Seed: 5, Now: w.clk.Now, Robots: tabletest.RandomRobots,
 		People: []table.People{chatPeople}})
 	t.Cleanup(w.svc.Close)
 	w.eve = table.Player{ID: "tg:" + eveKey, Name: eveName, Locale: "de"}

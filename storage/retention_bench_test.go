@@ -65,7 +65,7 @@ func BenchmarkRetention(b *testing.B) {
 			b.Fatal(err)
 		}
 		clk := tabletest.NewClock(time.Date(2026, 1, 1, 18, 0, 0, 0, time.UTC))
-		svc := table.New(table.Config{Store: store, KV: store, Seed: 1, Now: clk.Now})
+		svc := tabletest.New(table.Config{Store: store, KV: store, Seed: 1, Now: clk.Now})
 		const places = 50
 		playMatches(b, svc, clk, *retentionMatches, places)
 		// The last match of every place is still open for a rematch: stop them as an admin would.
@@ -145,7 +145,7 @@ func BenchmarkStartup(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		svc := table.New(table.Config{Store: store, KV: store, Seed: 1})
+		svc := tabletest.New(table.Config{Store: store, KV: store, Seed: 1})
 		if err := svc.Resume(context.Background()); err != nil {
 			b.Fatal(err)
 		}
@@ -162,7 +162,7 @@ func BenchmarkStartup(b *testing.B) {
 func oneClosedMatch(b *testing.B) (table.Change, []byte) {
 	ms := &keepLast{Store: mem.New()}
 	clk := tabletest.NewClock(time.Now())
-	svc := table.New(table.Config{Store: ms, Seed: 1, Now: clk.Now})
+	svc := tabletest.New(table.Config{Store: ms, Seed: 1, Now: clk.Now})
 	playMatches(b, svc, clk, 1, 1)
 	svc.Handle(context.Background(), table.Command{Place: table.Place{Platform: "bench", Chat: "0"},
 		Actor: table.Player{ID: "admin"}, Verb: table.VerbStop, Admin: true})
@@ -210,7 +210,7 @@ func BenchmarkDiskPerMatch(b *testing.B) {
 			}
 			defer store.Close()
 			clk := tabletest.NewClock(time.Date(2026, 1, 1, 18, 0, 0, 0, time.UTC))
-			svc := table.New(table.Config{Store: store, KV: store, Seed: 1, Now: clk.Now})
+			svc := tabletest.New(table.Config{Store: store, KV: store, Seed: 1, Now: clk.Now})
 			defer svc.Close()
 			tt, err := tabletest.Open(svc, 0)
 			if err != nil {

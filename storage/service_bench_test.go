@@ -19,7 +19,7 @@ import (
 // sizes measures what the service writes per command in mid-game: the state and the log entry.
 func sizes(b *testing.B) (state, entry int) {
 	ms := &sizingStore{Store: mem.New()}
-	svc := table.New(table.Config{Store: ms, Seed: 1})
+	svc := tabletest.New(table.Config{Store: ms, Seed: 1})
 	defer svc.Close()
 	tt, err := tabletest.Open(svc, 0)
 	if err != nil {

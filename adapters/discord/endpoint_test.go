@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -26,7 +27,7 @@ func TestInteractionsEndpoint(t *testing.T) {
 	store := mem.New()
 	a := mustNew(t, Config{Token: f.Token, GuildID: f.GuildID, APIURL: f.srv.URL, KV: store,
 		Interactions: Interactions{URL: fakeEndpointURL, Listener: ln, PublicKey: f.publicKey()}})
-	svc := table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: a}})
+	svc := tabletest.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: a}})
 	a.Attach(svc)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -126,7 +126,7 @@ func startHarness(t testing.TB, f *fakeDiscord, store table.Store, kv table.KV, 
 			o.table(&tcfg)
 		}
 	}
-	svc := table.New(tcfg)
+	svc := tabletest.New(tcfg)
 	var h chat.Service = svc
 	for _, o := range opts {
 		if o.wrap != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -93,7 +94,7 @@ func TestRunAgainAfterAFailedStart(t *testing.T) {
 	store := mem.New()
 	a := mustNew(t, Config{Token: f.Token, GuildID: f.GuildID, APIURL: f.srv.URL, KV: store})
 	a.identifyWindow = f.IdentifyWindow
-	svc := table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: a}})
+	svc := tabletest.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: a}})
 	defer svc.Close()
 	a.Attach(svc)
 	err := a.Run(context.Background())

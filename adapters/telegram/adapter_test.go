@@ -27,7 +27,7 @@ func TestTokenNeverLogged(t *testing.T) {
 		if err != nil {
 			t.Fatalf("New: %v", err)
 		}
-		svc := table.New(table.Config{Store: store})
+		svc := tabletest.New(table.Config{Store: store})
 		defer svc.Close() // the service runs the coach's workers
 		a.Attach(svc)
 		err = a.Run(t.Context())
@@ -98,7 +98,7 @@ func TestRealHTTPServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots})
+	svc := tabletest.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots})
 	a.Attach(svc)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -248,7 +248,7 @@ func TestRunNeedsAttach(t *testing.T) {
 		if err := a.Run(context.Background()); err == nil {
 			t.Error("Run without a service did not fail")
 		}
-		svc := table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: a}})
+		svc := tabletest.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: a}})
 		defer svc.Close()
 		a.Attach(svc)
 		f.failNet("deleteWebhook", 1)
@@ -276,7 +276,7 @@ func TestRunNeedsAttach(t *testing.T) {
 		if err != nil {
 			t.Fatalf("New with a wrong token: %v", err)
 		}
-		wrongSvc := table.New(table.Config{Store: store})
+		wrongSvc := tabletest.New(table.Config{Store: store})
 		defer wrongSvc.Close()
 		wrong.Attach(wrongSvc)
 		err = wrong.Run(context.Background())

@@ -122,7 +122,7 @@ func startCopy(t testing.TB, name string, f *fakeAPI, c *etcdtest.Cluster, log *
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := table.New(table.Config{Store: st, Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots, Log: lg})
+	svc := tabletest.New(table.Config{Store: st, Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots, Log: lg})
 	return runCopy(t, &botCopy{name: name, net: net, wire: w, store: st, a: a, svc: svc})
 }
 
@@ -330,7 +330,7 @@ func startOwnedCopy(t testing.TB, name string, f *fakeAPI, c *etcdtest.Cluster, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc = table.New(table.Config{Store: st, KV: st, Shared: true, Leases: leases, Outboxes: map[string]table.Outbox{Platform: noting{v, a}},
+	svc = tabletest.New(table.Config{Store: st, KV: st, Shared: true, Leases: leases, Outboxes: map[string]table.Outbox{Platform: noting{v, a}},
 		Robots: randomRobots, Log: lg})
 	return runCopy(t, &botCopy{name: name, net: net, wire: w, store: st, a: a, svc: svc})
 }

@@ -13,6 +13,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -82,7 +83,7 @@ func TestDeliverOnlyQueues(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		svc := table.New(table.Config{Store: mem.New(), Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots, Seed: 7})
+		svc := tabletest.New(table.Config{Store: mem.New(), Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots, Seed: 7})
 		a.Attach(svc)
 		defer a.Close()
 		defer svc.Close()

@@ -109,7 +109,7 @@ func startEnvVia(t testing.TB, f *fakeAPI, store *mem.Store, logs *tabletest.Buf
 	if via != nil {
 		ob = via(a)
 	}
-	svc := table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: ob}, Robots: randomRobots,
+	svc := tabletest.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{Platform: ob}, Robots: randomRobots,
 		Seed: 7, Log: cfg.Log, Think: time.Second, Coach: coach.New(coach.Config{Worlds: 6})})
 	a.Attach(svc)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -37,7 +37,7 @@ func TestForgetReachesTheAdaptersBuckets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		svc := table.New(table.Config{Store: st, KV: st, Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots,
+		svc := tabletest.New(table.Config{Store: st, KV: st, Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots,
 			Seed: 7, Log: cfg.Log, Think: time.Second, People: []table.People{People}})
 		a.Attach(svc)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -101,7 +101,7 @@ func TestForgottenIsNotWrittenAgain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		svc := table.New(table.Config{Store: st, KV: st, Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots,
+		svc := tabletest.New(table.Config{Store: st, KV: st, Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots,
 			Seed: 7, Log: cfg.Log, People: []table.People{People}})
 		a.Attach(svc)
 		ctx, cancel := context.WithCancel(context.Background())

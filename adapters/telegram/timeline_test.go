@@ -271,7 +271,7 @@ func ownedCopies(t testing.TB, f *fakeAPI, store *mem.Store, logs *tabletest.Buf
 		if err != nil {
 			t.Fatal(err)
 		}
-		svc = table.New(table.Config{Store: store, KV: store, Shared: true, Leases: timers,
+		svc = tabletest.New(table.Config{Store: store, KV: store, Shared: true, Leases: timers,
 			Outboxes: map[string]table.Outbox{Platform: a}, Robots: randomRobots, Seed: uint64(7 + i), Log: cfg.Log, Think: time.Second})
 		a.Attach(svc)
 		ctx, cancel := context.WithCancel(context.Background())

@@ -60,7 +60,7 @@ func TestAnnounceThenTheMovesAgain(t *testing.T) {
 			announced, before = true, out.String()
 			return "announce konter", true
 		}}
-		svc := table.New(table.Config{Store: mem.New(), Outboxes: map[string]table.Outbox{Platform: term},
+		svc := tabletest.New(table.Config{Store: mem.New(), Outboxes: map[string]table.Outbox{Platform: term},
 			Surfaces: map[string]table.Surface{Platform: Surface}, Robots: term.Robots(robots), Seed: seed, Coach: coach.New(coach.Config{})})
 		if err := term.Run(context.Background(), svc); err != nil {
 			t.Fatal(err)

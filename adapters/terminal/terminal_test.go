@@ -64,7 +64,7 @@ func (p *player) Read(b []byte) (int, error) {
 // newService is the service a terminal plays on, as cmd/bot makes it: the computer players wait
 // for the terminal's go-ahead, and people's settings are kept in the store.
 func newService(store *mem.Store, term *Terminal) *table.Service {
-	return table.New(table.Config{Store: store, KV: store, Outboxes: map[string]table.Outbox{Platform: term},
+	return tabletest.New(table.Config{Store: store, KV: store, Outboxes: map[string]table.Outbox{Platform: term},
 		Surfaces: map[string]table.Surface{Platform: Surface}, Robots: term.Robots(robots), Seed: 3, Coach: coach.New(coach.Config{})})
 }
 
@@ -414,7 +414,7 @@ func TestLeagueAtTheTerminal(t *testing.T) {
 		}
 	}}
 	store := mem.New()
-	svc := table.New(table.Config{Store: store, KV: store, Outboxes: map[string]table.Outbox{Platform: term},
+	svc := tabletest.New(table.Config{Store: store, KV: store, Outboxes: map[string]table.Outbox{Platform: term},
 		Surfaces: map[string]table.Surface{Platform: Surface}, Robots: robots, Seed: 3})
 	defer svc.Close()
 	if err := term.Run(context.Background(), svc); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
 )
 
@@ -32,7 +33,7 @@ func benchEnv(b *testing.B) *env {
 	b.Cleanup(func() { st.Close() })
 	e := newEnv(b, func(c *Config) { c.KV = st; c.MoveRate, c.MoveBurst = 1e6, 1e6 })
 	e.svc.Close()
-	e.svc = table.New(table.Config{Store: st, KV: st, Robots: randomRobots, Seed: 11,
+	e.svc = tabletest.New(table.Config{Store: st, KV: st, Robots: randomRobots, Seed: 11,
 		Outboxes: map[string]table.Outbox{benchPlatform: e.web.Tee(nullOutbox{})}})
 	e.web.Attach(e.svc)
 	b.Cleanup(e.svc.Close)

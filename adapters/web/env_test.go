@@ -71,7 +71,7 @@ func newEnvOn(t testing.TB, store *mem.Store, cfg ...func(*Config)) *env {
 		t.Fatal(err)
 	}
 	e.web = w
-	e.svc = table.New(table.Config{Store: e.store, KV: e.store, Robots: randomRobots, Seed: 11,
+	e.svc = tabletest.New(table.Config{Store: e.store, KV: e.store, Robots: randomRobots, Seed: 11,
 		Outboxes: map[string]table.Outbox{benchPlatform: w.Tee(nullOutbox{}), Platform: w}}) // Platform: bot -web's table
 	w.Attach(e.svc)
 	ctx, stop := context.WithCancel(context.Background())
@@ -108,7 +108,7 @@ func (e *env) restartAfter(d time.Duration) {
 	e.t.Helper()
 	e.svc.Close()
 	later := func() time.Time { return time.Now().Add(d) }
-	e.svc = table.New(table.Config{Store: e.store, KV: e.store, Robots: randomRobots, Seed: 11, Now: later,
+	e.svc = tabletest.New(table.Config{Store: e.store, KV: e.store, Robots: randomRobots, Seed: 11, Now: later,
 		Outboxes: map[string]table.Outbox{benchPlatform: e.web.Tee(nullOutbox{})}})
 	e.web.Attach(e.svc)
 	if err := e.svc.Resume(context.Background()); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -35,7 +36,7 @@ func newViews(t *testing.T, n int, opts ...string) (*views, []table.Player) {
 		t.Fatal(err)
 	}
 	h := &views{t: t, web: w, place: table.Place{Platform: "test", Chat: "g1", Title: "Café Konter"}}
-	h.svc = table.New(table.Config{Store: store, KV: store, Robots: randomRobots, Seed: 7,
+	h.svc = tabletest.New(table.Config{Store: store, KV: store, Robots: randomRobots, Seed: 7,
 		Outboxes: map[string]table.Outbox{"test": nullOutbox{}}})
 	w.Attach(h.svc)
 	var ps []table.Player
@@ -189,7 +190,7 @@ func TestSeatViewLobby(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := &views{t: t, web: w, place: table.Place{Platform: "test", Chat: "g1"}}
-	h.svc = table.New(table.Config{Store: store, KV: store, Outboxes: map[string]table.Outbox{"test": nullOutbox{}}})
+	h.svc = tabletest.New(table.Config{Store: store, KV: store, Outboxes: map[string]table.Outbox{"test": nullOutbox{}}})
 	w.Attach(h.svc)
 	defer h.svc.Close()
 	me, other := table.Player{ID: "p1", Name: "Player1", Locale: "en"}, table.Player{ID: "p2", Name: "Player2", Locale: "en"}

@@ -19,6 +19,8 @@ import (
 	"github.com/kontermatt/kontermatt/cmd/bot/internal/ops"
 	"github.com/kontermatt/kontermatt/core/coach"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/league"
+	leagueverbs "github.com/kontermatt/kontermatt/core/league/verbs"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/storage"
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
@@ -128,8 +130,11 @@ func (m *Main) Open(ctx context.Context) error {
 	if shared {
 		leases = m.leases
 	}
+	// The league is the engine's, which match ends teach, and its verbs', which read it.
+	leagues := league.NewCache(store, m.Log)
+	verbs := (&leagueverbs.League{Cache: leagues, Records: store, Log: m.Log}).Verbs()
 	m.Service = table.New(table.Config{Store: store, KV: store, Outboxes: outboxes, Robots: deciders, Seed: seed,
-		Leases: leases, Shared: shared,
+		Leases: leases, Shared: shared, League: leagues, Verbs: verbs,
 		Coach: coach.New(coach.Config{Log: m.Log}), Log: m.Log, RulesURL: rulesURL(cfg), Think: cfg.Think, Retention: cfg.Retention, Observe: met,
 		Surfaces: map[string]table.Surface{terminal.Platform: terminal.Surface},
 		// Every adapter's, running or not: a person is forgotten from a platform served before too.

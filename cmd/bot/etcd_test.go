@@ -75,7 +75,7 @@ func TestMigrateKeepsTheNumbers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := table.New(table.Config{Store: st, KV: st, Seed: 5})
+	svc := tabletest.New(table.Config{Store: st, KV: st, Seed: 5})
 	for i := range 3 {
 		tb, err := tabletest.Open(svc, i)
 		if err != nil {
@@ -152,7 +152,7 @@ func TestMigrateKeepsTheNumbers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer es.Close()
-	svc = table.New(table.Config{Store: es, KV: es, Seed: 6})
+	svc = tabletest.New(table.Config{Store: es, KV: es, Seed: 6})
 	defer svc.Close()
 	if err := svc.Resume(t.Context()); err != nil {
 		t.Fatal(err)

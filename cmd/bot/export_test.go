@@ -112,7 +112,7 @@ func TestExportRecomputesTheLeague(t *testing.T) {
 		}
 		offset := time.Until(time.Date(2026, 10, 30, 19, 0, 0, 0, time.UTC))
 		now := func() time.Time { return time.Now().Add(offset) }
-		svc := table.New(table.Config{Store: st, KV: st, Seed: 11, Now: now, Robots: tabletest.RandomRobots})
+		svc := tabletest.New(table.Config{Store: st, KV: st, Seed: 11, Now: now, Robots: tabletest.RandomRobots})
 		var p [6]table.Player
 		for i, n := range []string{"Ann", "Bob", "Cy", "Dee", "Eve", "Fay"} {
 			p[i] = table.Player{ID: "test:" + strconv.Itoa(100+i), Name: n, Locale: "en"}

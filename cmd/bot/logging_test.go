@@ -135,7 +135,7 @@ func (c *connectedChat) Connected() error { return c.down }
 // /metrics says which platforms are connected and which build runs.
 func TestMetricsPlatformsAndBuild(t *testing.T) {
 	met := ops.NewMetrics(buildLabels())
-	svc := table.New(table.Config{Store: mem.New()})
+	svc := tabletest.New(table.Config{Store: mem.New()})
 	defer svc.Close()
 	met.Watch(svc, platforms([]chatAdapter{&connectedChat{fakeChat: fakeChat{name: "telegram"}},
 		&connectedChat{fakeChat: fakeChat{name: "discord"}, down: errors.New("gateway closed")}}))

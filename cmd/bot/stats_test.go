@@ -34,7 +34,7 @@ func TestStatsRebuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := table.New(table.Config{Store: st, KV: st, Seed: 3})
+	svc := tabletest.New(table.Config{Store: st, KV: st, Seed: 3})
 	for i := range 3 {
 		tb, err := tabletest.Open(svc, i)
 		if err != nil {

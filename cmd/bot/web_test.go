@@ -13,6 +13,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/cmd/bot/internal/ops"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
 )
 
@@ -50,7 +51,7 @@ func TestWebTableWiring(t *testing.T) {
 	}); !teed {
 		t.Fatal("no telegram outbox")
 	}
-	svc := table.New(table.Config{Store: st, KV: st, Outboxes: outboxes})
+	svc := tabletest.New(table.Config{Store: st, KV: st, Outboxes: outboxes})
 	defer svc.Close()
 	chats[1].Attach(svc)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -23,7 +23,7 @@ func copies(t *testing.T, st tabletest.SharedStore, n int, tweak func(i int, c *
 		if tweak != nil {
 			tweak(i, &cfg)
 		}
-		svc := table.New(cfg)
+		svc := tabletest.New(cfg)
 		t.Cleanup(svc.Close)
 		if err := svc.Resume(context.Background()); err != nil {
 			t.Fatal(err)
@@ -175,7 +175,7 @@ func TestAnotherCopysChangeIsShown(t *testing.T) {
 func TestTimersMoveToTheCopyWithTheLease(t *testing.T) {
 	ledger := tabletest.NewLedger(mem.New())
 	var leases table.LocalLeases // one process: as one lease service for both copies
-	first := table.New(table.Config{Store: ledger, KV: ledger, Seed: 1, Shared: true, Leases: &leases,
+	first := tabletest.New(table.Config{Store: ledger, KV: ledger, Seed: 1, Shared: true, Leases: &leases,
 		Robots: tabletest.SlowRobots(time.Millisecond)})
 	if err := first.Resume(context.Background()); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/i18n/i18ntest"
+	"github.com/kontermatt/kontermatt/core/league"
 	"github.com/kontermatt/kontermatt/core/picture"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -94,7 +95,7 @@ func TestMonthsReadAsTheCatalogWritesThem(t *testing.T) {
 		{"lb", "2026-04", "top.month", "🏆 Klassement vum Abrëll 2026 · Groupe"},
 		{"de", "2026-04", "top.month", "🏆 Tabelle für April 2026 · Groupe"},
 	} {
-		args := []any{"Groupe", monthName(tc.lang, tc.month)}
+		args := []any{"Groupe", league.MonthName(tc.lang, tc.month)}
 		if tc.key == "season.final" {
 			args = args[1:]
 		}

@@ -6,9 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,7 +13,6 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/league"
-	"github.com/kontermatt/kontermatt/core/privacy"
 )
 
 // The league's KV buckets (league.BucketPlaces and the others), named here for the store's tools.
@@ -145,7 +141,7 @@ func (s *Service) postSeasons(ctx context.Context) {
 	if now.Day() > seasonPostDays {
 		return
 	}
-	month := league.SeasonOf(firstOfMonth(now).Add(-time.Hour))
+	month := league.SeasonOf(league.FirstOfMonth(now).Add(-time.Hour))
 	places := s.league.Month(ctx, month)
 	if len(places) == 0 || s.league.Posted(ctx, month) {
 		return
@@ -164,7 +160,7 @@ func (s *Service) postSeasons(ctx context.Context) {
 		}
 		sent++
 		lang := cmp.Or(s.placeSettings(ctx, key).Lang, i18n.Pick())
-		text := i18n.T(lang, "season.final", monthName(lang, month)) + s.standingsRows(ctx, key, month, lang)
+		text := i18n.T(lang, "season.final", league.MonthName(lang, month)) + league.StandingsRows(lang, s.standings(ctx, key, month))
 		s.deliver(ctx, p.Platform, []Message{{Target: Target{Kind: ToPlace, Place: p}, Kind: KindNotice,
 			Text: text, Picture: PictureStandings, Season: month, Lang: lang}})
 	}
@@ -187,7 +183,11 @@ func (s *Service) markPosted(ctx context.Context, month string, now time.Time) e
 // variant (key.you) with the other arguments, as say does for a seat: "You have not finished a
 // game", not "You has …" with the terminal's "You" as a name.
 func (s *Service) sayAbout(cmd Command, id, lang, key string, name string, args ...any) string {
-	if id == cmd.Actor.ID && s.surface(cmd.Place).Personal {
+	return sayAbout(s.surface(cmd.Place), cmd, id, lang, key, name, args...)
+}
+
+func sayAbout(surface Surface, cmd Command, id, lang, key string, name string, args ...any) string {
+	if id == cmd.Actor.ID && surface.Personal {
 		return i18n.T(lang, key+".you", args...)
 	}
 	return i18n.T(lang, key, append([]any{name}, args...)...)
@@ -201,280 +201,17 @@ func placeTitle(cmd Command, lang string) string {
 	return i18n.T(lang, "league.here")
 }
 
-func (s *Service) statsVerb(ctx context.Context, _ *tbl, c *call) *userError {
-	cmd, lang := c.Command, c.lang
-	arg := strings.TrimSpace(strings.Join(cmd.Args, " "))
-	if word := strings.ToLower(arg); word == "off" || word == "on" {
-		if err := s.users.Change(ctx, cmd.Actor.ID, func(p *privacy.Choices) { p.Hidden = word == "off" }); err != nil {
-			return storeRefusal(err)
-		}
-		return c.answer(reply(cmd, lang, KindNotice, i18n.T(lang, "stats."+word)))
-	}
-	p := s.league.Place(ctx, cmd.Place.Key())
-	id := cmd.Actor.ID
-	if arg != "" && strings.ToLower(arg) != "me" {
-		// Of two people with the name, the one who played more here (then the smaller ID).
-		id = ""
-		for _, pid := range slices.Sorted(maps.Keys(p.Players)) {
-			pl := p.Players[pid]
-			if i18n.Fold(pl.Name) == i18n.Fold(arg) && !strings.HasPrefix(pid, forgottenPrefix) &&
-				(id == "" || pl.Games > p.Players[id].Games) {
-				id = pid
-			}
-		}
-		if id == "" {
-			return refuse("stats.nobody", lit(arg))
-		}
-	}
-	pl, ok := p.Players[id]
-	name := cmd.Actor.Name
-	if ok {
-		name = pl.Name
-	}
-	switch {
-	case id != cmd.Actor.ID && s.users.Get(id).Hidden:
-		return c.answer(reply(cmd, lang, KindReply, i18n.T(lang, "stats.hidden", name)))
-	case !ok || pl.Games == 0:
-		return c.answer(reply(cmd, lang, KindReply, s.sayAbout(cmd, id, lang, "stats.none", name, placeTitle(cmd, lang))))
-	}
-	var b strings.Builder
-	b.WriteString(s.sayAbout(cmd, id, lang, "stats.title", name, placeTitle(cmd, lang)))
-	ranked := league.Rank(p.AllTime(), s.hidden)
-	rank := slices.IndexFunc(ranked, func(r league.Standing) bool { return r.ID == id })
-	if pl.Matches > 0 {
-		line := i18n.T(lang, "stats.rating", decimal(lang, pl.Rating.Ordinal()), decimal(lang, pl.Rating.Mu), decimal(lang, pl.Rating.Sigma))
-		if rank >= 0 {
-			line += " · " + i18n.T(lang, "stats.rank", rank+1, len(ranked))
-		}
-		if pl.Rating.Sigma > league.Provisional {
-			line += " · " + i18n.T(lang, "stats.provisional")
-		}
-		b.WriteString("\n" + line)
-		share, lo, hi := league.Share(pl.MatchesWon, pl.Matches)
-		b.WriteString("\n" + i18n.N(lang, "stats.matches", pl.Matches, pl.MatchesWon, percent(share), percent(lo), percent(hi)))
-	}
-	b.WriteString("\n" + i18n.N(lang, "stats.games", pl.Games, pl.GamesWon, pl.Draws))
-	if _, c := league.Best(s.shown(pl.With), false); c != nil {
-		b.WriteString("\n" + i18n.T(lang, "stats.partner", c.Name, c.Won, c.Matches))
-	}
-	if _, c := league.Best(s.shown(pl.Against), true); c != nil {
-		b.WriteString("\n" + i18n.T(lang, "stats.opponent", c.Name, c.Won, c.Matches))
-	}
-	b.WriteString("\n" + i18n.T(lang, "stats.calls", pl.KonterCalled, pl.KonterWon, pl.MattCalled, pl.MattWon,
-		pl.TrumpNamed, pl.TrumpWon))
-	b.WriteString("\n" + i18n.T(lang, "stats.tricks", pl.AllTricks, pl.NoTricks, pl.BestRun))
-	m := reply(cmd, lang, KindReply, b.String())
-	if id == cmd.Actor.ID && s.users.Get(id).Hidden {
-		// Someone who is not ranked sees their statistics alone, never in the group.
-		m.Secret, m.Public = true, i18n.T(lang, "league.private")
-	}
-	return c.answer(m)
-}
-
 // hidden reports whether a person asked not to be ranked, or is a forgotten person's placeholder
 // (rated, so that the others' ratings stay as they were, and never shown).
-func (s *Service) hidden(id string) bool {
-	return strings.HasPrefix(id, forgottenPrefix) || s.users.Get(id).Hidden
-}
+func (s *Service) hidden(id string) bool { return IsForgotten(id) || s.users.Get(id).Hidden }
 
-// shown is a player's book of partners or opponents without those never shown.
-func (s *Service) shown(book map[string]*league.Company) map[string]*league.Company {
-	out := make(map[string]*league.Company, len(book))
-	for id, c := range book {
-		if !s.hidden(id) {
-			out[id] = c
-		}
-	}
-	return out
-}
-
-// season reads top's argument: "" or "month" is this month, "all" all time, "2026-11" that
-// month, "last" the month before.
-func (s *Service) season(arg string) (string, bool) {
-	now := s.cfg.Now()
-	switch strings.ToLower(strings.TrimSpace(arg)) {
-	case "", "month", "mount", "monat", "mois":
-		return league.SeasonOf(now), true
-	case "last":
-		return league.SeasonOf(firstOfMonth(now).Add(-time.Hour)), true
-	case "all", "alles", "tout":
-		return "", true
-	}
-	if t, err := time.Parse("2006-01", strings.TrimSpace(arg)); err == nil {
-		return t.Format("2006-01"), true
-	}
-	return "", false
-}
-
-// firstOfMonth is midnight of the first of now's month where the league keeps time.
-func firstOfMonth(now time.Time) time.Time {
-	t := now.In(league.Zone)
-	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, league.Zone)
-}
-
-func (s *Service) topVerb(ctx context.Context, _ *tbl, c *call) *userError {
-	cmd, lang := c.Command, c.lang
-	month, ok := s.season(strings.Join(cmd.Args, " "))
-	if !ok {
-		return refuse("top.usage")
-	}
-	m := reply(cmd, lang, KindReply, s.standingsText(ctx, cmd.Place.Key(), placeTitle(cmd, lang), month, lang))
-	m.Picture, m.Season = PictureStandings, seasonArg(month)
-	return c.answer(m)
-}
-
-func seasonArg(month string) string {
-	if month == "" {
-		return "all"
-	}
-	return month
-}
-
-// standingsText is a place's table of a month ("" all time) as text.
-func (s *Service) standingsText(ctx context.Context, placeKey, title, month, lang string) string {
-	head := i18n.T(lang, "top.all", title)
-	if month != "" {
-		head = i18n.T(lang, "top.month", title, monthName(lang, month))
-	}
-	return head + s.standingsRows(ctx, placeKey, month, lang)
-}
+// IsForgotten reports whether a player ID is a forgotten person's placeholder (Forget).
+func IsForgotten(id string) bool { return strings.HasPrefix(id, forgottenPrefix) }
 
 // standings is a place's ranked table of a month ("" all time), hidden people left out.
 func (s *Service) standings(ctx context.Context, placeKey, month string) []league.Standing {
-	p := s.league.Place(ctx, placeKey)
-	rows := p.AllTime()
-	if month != "" {
-		rows = p.SeasonTable(month)
-	}
-	return league.Rank(rows, s.hidden)
-}
-
-// standingsRows are the table's lines, each after a line break.
-func (s *Service) standingsRows(ctx context.Context, placeKey, month, lang string) string {
-	ranked := s.standings(ctx, placeKey, month)
-	if len(ranked) == 0 {
-		return "\n" + i18n.T(lang, "top.empty")
-	}
-	var b strings.Builder
-	for i, r := range ranked {
-		line := i18n.T(lang, "top.row", i+1, r.Name, decimal(lang, r.Rating.Ordinal()), r.Won, r.Matches)
-		if r.Provisional {
-			line += " " + i18n.T(lang, "top.provisional")
-		}
-		b.WriteString("\n" + line)
-	}
-	return b.String()
-}
-
-// monthName is "November 2026" in lang.
-func monthName(lang, month string) string {
-	t, err := time.Parse("2006-01", month)
-	if err != nil {
-		return month
-	}
-	names := strings.Split(i18n.T(lang, "months"), ",")
-	if len(names) != 12 {
-		return month
-	}
-	return names[t.Month()-1] + " " + strconv.Itoa(t.Year())
-}
-
-// maxHistory is how many matches history lists: two buttons each fit every platform's limits.
-const maxHistory = 8
-
-func (s *Service) historyVerb(ctx context.Context, _ *tbl, c *call) *userError {
-	cmd, lang := c.Command, c.lang
-	recent := slices.Clone(s.league.Place(ctx, cmd.Place.Key()).Recent)
-	recent = recent[max(0, len(recent)-maxHistory):]
-	slices.Reverse(recent)
-	// A button names its match by key ("b:KEY"); typed, it is its number in the list ("board 2").
-	switch arg := strings.TrimSpace(strings.Join(cmd.Args, " ")); {
-	case arg == "":
-	case strings.HasPrefix(arg, "b:"), strings.HasPrefix(arg, "r:"):
-		return s.historyItem(ctx, c, arg[:1], arg[2:])
-	default:
-		what, n, _ := strings.Cut(strings.ToLower(arg), " ")
-		i, err := strconv.Atoi(strings.TrimSpace(n))
-		if (what != "board" && what != "record") || err != nil || i < 1 || i > len(recent) {
-			return refuse("history.bad")
-		}
-		return s.historyItem(ctx, c, what[:1], recent[i-1].Key)
-	}
-	if len(recent) == 0 {
-		return c.answer(reply(cmd, lang, KindReply, i18n.T(lang, "history.empty", placeTitle(cmd, lang))))
-	}
-	var b strings.Builder
-	b.WriteString(i18n.T(lang, "history.title", placeTitle(cmd, lang)))
-	var rows [][]Button
-	for i, l := range recent {
-		when := l.End.In(league.Zone).Format("2006-01-02 15:04")
-		var line string
-		switch w := l.Winner; w {
-		case -1:
-			line = i18n.T(lang, "history.stopped", i+1, when, l.Teams[0], l.Teams[1], l.Board[0], l.Board[1])
-		default: // the winners first, their stripes too
-			line = i18n.N(lang, "history.line", l.Games, i+1, when, l.Teams[w], l.Teams[1-w], l.Board[w], l.Board[1-w])
-		}
-		b.WriteString("\n" + line)
-		n := strconv.Itoa(i + 1)
-		rows = append(rows, []Button{
-			{Label: "📋 " + n, Action: Action{Verb: VerbHistory, Arg: "b:" + l.Key}, Style: StyleSecondary},
-			{Label: "📄 " + n, Action: Action{Verb: VerbHistory, Arg: "r:" + l.Key}, Style: StyleSecondary},
-		})
-	}
-	if s.surface(cmd.Place).Typed {
-		b.WriteString("\n" + i18n.T(lang, "history.buttons.typed"))
-		rows = nil
-	} else {
-		b.WriteString("\n" + i18n.T(lang, "history.buttons"))
-	}
-	m := reply(cmd, lang, KindReply, b.String())
-	m.Buttons = rows
-	return c.answer(m)
-}
-
-// historyItem sends one kept match of the place: its board picture, or its record as a file in
-// the replay format.
-func (s *Service) historyItem(ctx context.Context, c *call, what, key string) *userError {
-	cmd, lang := c.Command, c.lang
-	known := slices.ContainsFunc(s.league.Place(ctx, cmd.Place.Key()).Recent, func(l league.Line) bool { return l.Key == key })
-	var data []byte
-	found := false
-	if known {
-		var err error
-		if data, found, err = s.cfg.Store.Record(ctx, key); err != nil {
-			s.cfg.Log.Error("reading a kept match", "record", key, "err", err)
-			return storeRefusal(err)
-		}
-	}
-	if !found { // a match of another place, or one pruned since: not this place's to show
-		return refuse("history.gone")
-	}
-	m := reply(cmd, lang, KindReply, i18n.T(lang, "history.board"))
-	m.Record = key
-	if what == "b" {
-		m.Picture = PictureBoard
-		return c.answer(m)
-	}
-	recs, err := Export(data)
-	if err != nil {
-		return refuse("history.gone")
-	}
-	m.Text = i18n.T(lang, "history.record")
-	m.File = &File{Name: strings.ReplaceAll(key, "/", "-") + ".json", Data: mustJSON(recs[key+"/match"].(ExportedMatch).Public())}
-	return c.answer(m)
-}
-
-func mustJSON(v any) []byte {
-	data, err := json.MarshalIndent(v, "", " ")
-	if err != nil {
-		panic(fmt.Sprintf("a record does not encode: %v", err)) // records are plain data
-	}
-	return data
+	return s.league.Standings(ctx, placeKey, month, s.hidden)
 }
 
 // decimal writes a rating with one decimal as lang writes numbers (i18n.Decimal).
 func decimal(lang string, x float64) string { return i18n.Decimal(lang, x) }
-
-// percent is a chance as a whole percentage.
-func percent(p float64) int { return int(math.Round(100 * p)) }

@@ -19,7 +19,7 @@ func playedMatches(b *testing.B, n int) []table.StoredMatch {
 	ctx := b.Context()
 	b.Helper()
 	store := mem.New()
-	svc := table.New(table.Config{Store: store, Seed: 11})
+	svc := tabletest.New(table.Config{Store: store, Seed: 11})
 	defer svc.Close()
 	for i := range n {
 		tt, err := tabletest.Open(svc, i)
@@ -130,7 +130,7 @@ func BenchmarkStatsTop10000(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			// A fresh service reads the place's league from the KV on the first request.
-			svc := table.New(table.Config{Store: store, KV: store, Seed: 1})
+			svc := tabletest.New(table.Config{Store: store, KV: store, Seed: 1})
 			defer svc.Close()
 			first := time.Now()
 			if r, _ := svc.Handle(context.Background(), tc.cmd); len(r) != 1 || r[0].Kind == table.KindError {
@@ -167,7 +167,7 @@ func BenchmarkMatchEnd(b *testing.B) {
 			if err := store.Rewrite(ctx, recs, table.LeagueBuckets, entries); err != nil {
 				b.Fatal(err)
 			}
-			svc := table.New(table.Config{Store: store, KV: store, Seed: 1, Shared: shared})
+			svc := tabletest.New(table.Config{Store: store, KV: store, Seed: 1, Shared: shared})
 			defer svc.Close()
 			tt, err := tabletest.Open(svc, 0) // at bench:0, the place of the history
 			if err != nil {

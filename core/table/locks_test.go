@@ -79,7 +79,7 @@ func TestNoLockWaitsForAnotherTablesCommit(t *testing.T) {
 		Verb: table.VerbStats}
 	t.Run("a match that ends", func(t *testing.T) {
 		store := newStuckStore()
-		svc := table.New(table.Config{Store: store, KV: store.Store, Seed: 1})
+		svc := tabletest.New(table.Config{Store: store, KV: store.Store, Seed: 1})
 		defer svc.Close()
 		ending, err := tabletest.Open(svc, 1)
 		if err != nil {
@@ -112,7 +112,7 @@ func TestNoLockWaitsForAnotherTablesCommit(t *testing.T) {
 	})
 	t.Run("a new table replaces a finished one", func(t *testing.T) {
 		store := newStuckStore()
-		svc := table.New(table.Config{Store: store, KV: store.Store, Seed: 1})
+		svc := tabletest.New(table.Config{Store: store, KV: store.Store, Seed: 1})
 		defer svc.Close()
 		finished, err := tabletest.Open(svc, 1)
 		if err != nil {
@@ -158,7 +158,7 @@ func TestNoLockWaitsForAnotherTablesCommit(t *testing.T) {
 // last stored, never waiting for a table's lock.
 func TestLookupsDoNotWaitForATablesCommit(t *testing.T) {
 	store := newStuckStore()
-	svc := table.New(table.Config{Store: store, KV: store.Store, Seed: 1})
+	svc := tabletest.New(table.Config{Store: store, KV: store.Store, Seed: 1})
 	defer svc.Close()
 	hung, err := tabletest.Open(svc, 1)
 	if err != nil {
@@ -206,7 +206,7 @@ func TestLookupsDoNotWaitForATablesCommit(t *testing.T) {
 // ErrNotStored wrapping ctx's error (the platform may send it again), and the table is as it was.
 func TestACommandStopsWaitingWhenItsContextEnds(t *testing.T) {
 	store := newStuckStore()
-	svc := table.New(table.Config{Store: store, KV: store.Store, Seed: 1})
+	svc := tabletest.New(table.Config{Store: store, KV: store.Store, Seed: 1})
 	defer svc.Close()
 	hung, err := tabletest.Open(svc, 1)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/league"
 	"github.com/kontermatt/kontermatt/core/picture"
 )
 
@@ -112,7 +113,7 @@ func (s *Service) standingsPicture(ctx context.Context, p Place, season, lang st
 	title := placeTitle(Command{Place: p}, lang)
 	in := picture.StandingsInput{Title: i18n.T(lang, "top.all", title), Labels: Labels(lang)}
 	if month != "" {
-		in.Title = i18n.T(lang, "top.month", title, monthName(lang, month))
+		in.Title = i18n.T(lang, "top.month", title, league.MonthName(lang, month))
 	}
 	in.Title = strings.TrimLeft(in.Title, "🏆 ") // the picture has no emoji font
 	for _, r := range s.standings(ctx, p.Key(), month) {

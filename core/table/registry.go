@@ -3,6 +3,8 @@ package table
 import (
 	"context"
 	"errors"
+
+	"github.com/kontermatt/kontermatt/core/privacy"
 )
 
 // The registry's seam: a verb that needs no table (help's kind, or a place's league) may live
@@ -36,7 +38,23 @@ type Request struct {
 	Surface Surface
 	// Service is the service answering it, for what the verb asks of the engine (Forget).
 	Service *Service
+	// Choices are each person's own choices, as the service keeps them.
+	Choices *privacy.Book
 }
+
+// SayAbout gives the text for key about the person id, named by name; but when that person is
+// the one reading their own screen (Surface.Personal), the text's second-person variant (key.you)
+// with the other arguments: "You have not finished a game", not "You has …".
+func (r *Request) SayAbout(id, key, name string, args ...any) string {
+	return sayAbout(r.Surface, r.Command, id, r.Lang, key, name, args...)
+}
+
+// PlaceTitle is how the request's place is named in the league's texts.
+func (r *Request) PlaceTitle() string { return placeTitle(r.Command, r.Lang) }
+
+// Hidden reports whether a person is never shown in a place's league: they asked not to be
+// ranked, or they are a forgotten person's placeholder.
+func (r *Request) Hidden(id string) bool { return r.Service.hidden(id) }
 
 // Reply is a message of kind to the request's actor, in their language.
 func (r *Request) Reply(kind Kind, text string) Message { return reply(r.Command, r.Lang, kind, text) }
@@ -62,7 +80,8 @@ func outsideSpec(v OutsideVerb) verbSpec {
 	}
 	return verbSpec{scope: sc, person: v.Person, admin: v.Admin,
 		run: func(s *Service, ctx context.Context, _ *tbl, c *call) *userError {
-			msgs, err := v.Run(ctx, &Request{Command: c.Command, Lang: c.lang, Surface: s.surface(c.Place), Service: s})
+			msgs, err := v.Run(ctx, &Request{Command: c.Command, Lang: c.lang, Surface: s.surface(c.Place), Service: s,
+				Choices: s.users})
 			if err != nil {
 				var ue *userError
 				if errors.As(err, &ue) {

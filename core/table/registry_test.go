@@ -2,6 +2,7 @@ package table
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 	"testing/synctest"
@@ -9,10 +10,22 @@ import (
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
-// outsideVerbs, when set (by this package's external tests, which may import the packages that
-// register verbs), gives the verbs registered outside the engine to every harness: the tests of
-// a verb that moved out of the engine run here as they did before.
-var outsideVerbs func() []OutsideVerb
+// WireOutside, set by this package's external tests (wiring_test.go: they may import the
+// packages that answer verbs outside the engine, which import this one), registers those verbs
+// in every harness's config: the tests of a verb that moved out of the engine run here as they
+// did before.
+var WireOutside func(cfg *Config)
+
+func mustJSON(v any) []byte {
+	data, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		panic(err)
+	}
+	return data
+}
+
+// maxHistory is how many matches history lists (core/league/verbs).
+const maxHistory = 8
 
 // TestOutsideVerb: a verb registered from outside the engine is answered as the engine's own
 // verbs without a table are: in the actor's language, refused to an anonymous sender when it

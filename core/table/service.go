@@ -76,6 +76,9 @@ type Config struct {
 	// Verbs are the verbs answered outside the engine (registry.go): each package's own, listed
 	// by the wiring. A verb of the engine's, or listed twice, is a wiring mistake New panics on.
 	Verbs []OutsideVerb
+	// League is every place's league, which a match's end teaches; give the same to the league's
+	// verbs (core/league/verbs). Nil: New makes one on the KV.
+	League *league.Cache
 }
 
 // Observer hears what the service does, for metrics. Its methods must be quick and safe to call
@@ -291,7 +294,10 @@ func New(cfg Config) *Service {
 		s.outside[v.Verb] = outsideSpec(v)
 	}
 	s.users = privacy.NewBook(ctx, cfg.KV, cfg.Log)
-	s.league = league.NewCache(cfg.KV, cfg.Log)
+	s.league = cfg.League
+	if s.league == nil {
+		s.league = league.NewCache(cfg.KV, cfg.Log)
+	}
 	if cfg.Shared {
 		s.users.Shared(cfg.Now)
 		s.league.Shared()

@@ -122,11 +122,11 @@ func newHarness(t *testing.T, store *mem.Store, tweak ...func(*Config)) *harness
 	h := &harness{t: t, store: store, place: Place{Platform: "test", Chat: "g1", Title: "Café Konter"}}
 	h.out = &outbox{}
 	cfg := Config{Store: store, Outboxes: map[string]Outbox{"test": h.out}, Robots: randomRobots, Seed: 7}
-	if outsideVerbs != nil {
-		cfg.Verbs = outsideVerbs()
-	}
 	for _, f := range tweak {
 		f(&cfg)
+	}
+	if WireOutside != nil {
+		WireOutside(&cfg)
 	}
 	h.svc = New(cfg)
 	h.svc.onPublish = checkSecret(t)

@@ -119,9 +119,6 @@ var verbs = map[Verb]verbSpec{
 
 	VerbNew:      {scope: scopePlace, run: (*Service).open, person: true},
 	VerbLearn:    {scope: scopePlace, run: (*Service).learn, person: true},
-	VerbStats:    {scope: scopePlace, run: (*Service).statsVerb},
-	VerbTop:      {scope: scopePlace, run: (*Service).topVerb},
-	VerbHistory:  {scope: scopePlace, run: (*Service).historyVerb},
 	VerbSettings: {scope: scopePlace, run: (*Service).settingsVerb, admin: true},
 	VerbMyData:   {scope: scopePlace, run: (*Service).myDataVerb},
 

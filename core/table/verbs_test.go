@@ -1,15 +1,26 @@
 package table
 
 import (
+	"maps"
 	"slices"
 	"testing"
+
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // TestVerbsAreTheRegistry: Verbs, the help order, lists every verb of the registry a player may
 // type, once, and nothing else; every verb but the internal ones has a help line.
+// The registry is the engine's verbs with those the bot registers outside it (WireOutside).
 func TestVerbsAreTheRegistry(t *testing.T) {
+	svc := newHarness(t, mem.New()).svc
+	defer svc.Close()
+	registry := maps.Clone(verbs)
+	maps.Copy(registry, svc.outside)
+	if len(svc.outside) == 0 {
+		t.Fatal("no verb registered outside the engine")
+	}
 	for _, v := range Verbs {
-		spec, ok := verbs[v]
+		spec, ok := registry[v]
 		switch {
 		case !ok:
 			t.Errorf("%s is in Verbs, not in the registry", v)
@@ -22,7 +33,7 @@ func TestVerbsAreTheRegistry(t *testing.T) {
 			t.Errorf("%s is %d times in Verbs", v, n)
 		}
 	}
-	for v, spec := range verbs {
+	for v, spec := range registry {
 		if spec.scope != scopeInternal && !slices.Contains(Verbs, v) {
 			t.Errorf("%s is in the registry, not in Verbs", v)
 		}

@@ -23,7 +23,7 @@ func TestBytesPerMatch(t *testing.T) {
 	const matches = 8
 	c := etcdtest.Start(t, etcdtest.Options{Members: 1})
 	st := open(t, c, etcdstore.Options{Prefix: "bytes/", Timeout: 5 * time.Second})
-	svc := table.New(table.Config{Store: st, KV: st, Robots: tabletest.RandomRobots, Seed: 32})
+	svc := tabletest.New(table.Config{Store: st, KV: st, Robots: tabletest.RandomRobots, Seed: 32})
 	t.Cleanup(svc.Close)
 	size := func() (db, inUse int64) {
 		t.Helper()

@@ -20,7 +20,7 @@ import (
 func TestCancelEndsABlockedCommit(t *testing.T) {
 	c := etcdtest.Start(t, etcdtest.Options{})
 	s := open(t, c, etcdstore.Options{Timeout: time.Minute})
-	svc := table.New(table.Config{Store: s, KV: s, Seed: 7, Log: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))})
+	svc := tabletest.New(table.Config{Store: s, KV: s, Seed: 7, Log: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))})
 	defer svc.Close()
 	tt, err := tabletest.Open(svc, 0)
 	if err != nil {

@@ -52,7 +52,7 @@ func startCopyPatient(tb testing.TB, c *etcdtest.Cluster, prefix, name string, t
 	cfg := table.Config{Store: bc.ledger, KV: bc.ledger, Leases: bc.leases, Shared: true,
 		Seed: uint64(len(name)) + uint64(name[0])}
 	tweak(&cfg)
-	bc.svc = table.New(cfg)
+	bc.svc = tabletest.New(cfg)
 	tb.Cleanup(bc.stop)
 	if err := bc.svc.Resume(context.Background()); err != nil {
 		tb.Fatal(err)

@@ -96,7 +96,7 @@ func TestQuorum(t *testing.T) {
 	c := etcdtest.Start(t, etcdtest.Options{})
 	const timeout = 2 * time.Second
 	s := open(t, c, etcdstore.Options{Timeout: timeout})
-	svc := table.New(table.Config{Store: s, KV: s, Seed: 7, Log: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))})
+	svc := tabletest.New(table.Config{Store: s, KV: s, Seed: 7, Log: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))})
 	defer svc.Close()
 	var tables []tabletest.Table
 	for i := range 4 {

@@ -47,7 +47,7 @@ func TestHistoryStaysWithinQuota(t *testing.T) {
 	c := etcdtest.Start(t, etcdtest.Options{Members: 1, QuotaBytes: historyQuota})
 	st := open(t, c, etcdstore.Options{Timeout: 2 * time.Second})
 	counted := &countingStore{Store: st}
-	svc := table.New(table.Config{Store: counted, KV: counted, Robots: tabletest.RandomRobots, Seed: 32})
+	svc := tabletest.New(table.Config{Store: counted, KV: counted, Robots: tabletest.RandomRobots, Seed: 32})
 	t.Cleanup(svc.Close)
 
 	const window = 200 * time.Millisecond

@@ -58,7 +58,7 @@ func TestOtherTablesAnswerWhileOneCommitHangs(t *testing.T) {
 	for _, st := range stores {
 		t.Run(st.name, func(t *testing.T) {
 			store := &hangingStore{kvStore: st.open(t), Hang: tabletest.NewHang()}
-			svc := table.New(table.Config{Store: store, KV: store, Seed: 3})
+			svc := tabletest.New(table.Config{Store: store, KV: store, Seed: 3})
 			defer svc.Close()
 			var tables []tabletest.Table
 			for i := range 5 {

@@ -245,7 +245,7 @@ func (p *platform) Connected() error        { return nil }
 // backup sent through the admin door sets the last backup's).
 func TestNewSeries(t *testing.T) {
 	met := NewMetrics("v", "r", "go")
-	svc := table.New(table.Config{Store: mem.New()})
+	svc := tabletest.New(table.Config{Store: mem.New()})
 	defer svc.Close()
 	p := &platform{name: "telegram"}
 	met.Watch(svc, []Platform{p})
