@@ -21,6 +21,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/league"
 	leagueverbs "github.com/kontermatt/kontermatt/core/league/verbs"
+	privacyverbs "github.com/kontermatt/kontermatt/core/privacy/verbs"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/storage"
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
@@ -132,7 +133,8 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	// The league is the engine's, which match ends teach, and its verbs', which read it.
 	leagues := league.NewCache(store, m.Log)
-	verbs := (&leagueverbs.League{Cache: leagues, Records: store, Log: m.Log}).Verbs()
+	verbs := append((&leagueverbs.League{Cache: leagues, Records: store, Log: m.Log}).Verbs(),
+		(&privacyverbs.People{League: leagues, Retention: cfg.Retention, Log: m.Log}).Verbs()...)
 	m.Service = table.New(table.Config{Store: store, KV: store, Outboxes: outboxes, Robots: deciders, Seed: seed,
 		Leases: leases, Shared: shared, League: leagues, Verbs: verbs,
 		Coach: coach.New(coach.Config{Log: m.Log}), Log: m.Log, RulesURL: rulesURL(cfg), Think: cfg.Think, Retention: cfg.Retention, Observe: met,

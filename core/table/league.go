@@ -182,10 +182,6 @@ func (s *Service) markPosted(ctx context.Context, month string, now time.Time) e
 // that person is the one reading their own screen (Surface.Personal), the text's second-person
 // variant (key.you) with the other arguments, as say does for a seat: "You have not finished a
 // game", not "You has …" with the terminal's "You" as a name.
-func (s *Service) sayAbout(cmd Command, id, lang, key string, name string, args ...any) string {
-	return sayAbout(s.surface(cmd.Place), cmd, id, lang, key, name, args...)
-}
-
 func sayAbout(surface Surface, cmd Command, id, lang, key string, name string, args ...any) string {
 	if id == cmd.Actor.ID && surface.Personal {
 		return i18n.T(lang, key+".you", args...)

@@ -115,12 +115,10 @@ var verbs = map[Verb]verbSpec{
 	VerbHelp:   {scope: scopeNone, run: (*Service).help},
 	VerbRules:  {scope: scopeNone, run: (*Service).rules},
 	VerbCoach:  {scope: scopeNone, run: (*Service).coachVerb, person: true},
-	VerbForget: {scope: scopeNone, run: (*Service).forgetVerb},
 
 	VerbNew:      {scope: scopePlace, run: (*Service).open, person: true},
 	VerbLearn:    {scope: scopePlace, run: (*Service).learn, person: true},
 	VerbSettings: {scope: scopePlace, run: (*Service).settingsVerb, admin: true},
-	VerbMyData:   {scope: scopePlace, run: (*Service).myDataVerb},
 
 	VerbJoin: {scope: scopeTable, run: (*Service).join, person: true, acted: actedTable, allowed: in(StatusLobby),
 		notAllowed: "err.not_in_lobby", turns: true},

@@ -5,6 +5,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/league"
 	leagueverbs "github.com/kontermatt/kontermatt/core/league/verbs"
+	privacyverbs "github.com/kontermatt/kontermatt/core/privacy/verbs"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
@@ -30,5 +31,7 @@ func Wire(cfg *table.Config) {
 		cfg.League = league.NewCache(kv, log)
 	}
 	l := &leagueverbs.League{Cache: cfg.League, Records: cfg.Store, Now: cfg.Now, Log: log}
+	p := &privacyverbs.People{League: cfg.League, Retention: cfg.Retention, Log: log}
 	cfg.Verbs = append(cfg.Verbs, l.Verbs()...)
+	cfg.Verbs = append(cfg.Verbs, p.Verbs()...)
 }

@@ -1,0 +1,92 @@
+// Package verbs answers what a person may ask about themselves: what is kept about them (mydata)
+// and to be forgotten (forget). The table service dispatches them (table.Config.Verbs) without a
+// table's lock; forgetting reaches the tables through the service's Forget.
+package verbs
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/league"
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// People is what the verbs tell a person about: the league (table.Config.League) and how long
+// closed tables are kept (table.Config.Retention).
+type People struct {
+	League    *league.Cache
+	Retention time.Duration // 0: table.DefaultRetention, as the service takes it
+	Log       *slog.Logger  // nil: none
+}
+
+// Verbs are mydata and forget, for table.Config.Verbs.
+func (p *People) Verbs() []table.OutsideVerb {
+	if p.Retention <= 0 {
+		p.Retention = table.DefaultRetention
+	}
+	if p.Log == nil {
+		p.Log = slog.New(slog.DiscardHandler)
+	}
+	return []table.OutsideVerb{
+		{Verb: table.VerbMyData, Place: true, Run: p.myData},
+		{Verb: table.VerbForget, Run: p.forget},
+	}
+}
+
+// myData tells the person who asks, privately, what is kept about them, and how to change it.
+func (p *People) myData(ctx context.Context, r *table.Request) ([]table.Message, error) {
+	lang, id := r.Lang, r.Actor.ID
+	prefs := r.Choices.Get(id)
+	var b strings.Builder
+	b.WriteString(r.SayAbout(id, "mydata.title", r.Actor.Name, id))
+	if prefs.Lang != "" {
+		b.WriteString("\n" + i18n.T(lang, "mydata.lang", i18n.T(prefs.Lang, "lang.name")))
+	}
+	if prefs.Hidden {
+		b.WriteString("\n" + i18n.T(lang, "mydata.hidden"))
+	} else {
+		b.WriteString("\n" + i18n.T(lang, "mydata.shown"))
+	}
+	pl, here := p.League.Place(ctx, r.Place.Key()).Players[id]
+	global, rated := p.League.Person(ctx, id)
+	if here {
+		b.WriteString("\n" + i18n.T(lang, "mydata.here", r.PlaceTitle(), pl.Games, i18n.Decimal(lang, pl.Rating.Ordinal())))
+	}
+	if rated {
+		b.WriteString("\n" + i18n.T(lang, "mydata.global", i18n.Decimal(lang, global.Ordinal())))
+	}
+	b.WriteString("\n" + i18n.N(lang, "mydata.kept", int(p.Retention.Hours()/24)))
+	m := r.Reply(table.KindReply, b.String())
+	m.Secret, m.Public = true, i18n.T(lang, "league.private")
+	return []table.Message{m}, nil
+}
+
+// forget asks first ("forget"), then forgets the person ("forget yes", Service.Forget).
+func (p *People) forget(ctx context.Context, r *table.Request) ([]table.Message, error) {
+	lang := r.Lang
+	if strings.ToLower(strings.TrimSpace(strings.Join(r.Args, " "))) != "yes" {
+		m := r.Reply(table.KindReply, i18n.T(lang, "forget.ask"))
+		m.Secret, m.Public = true, i18n.T(lang, "league.private")
+		return []table.Message{m}, nil
+	}
+	n, err := r.Service.Forget(ctx, r.Actor.ID)
+	var pending *table.ForgetPending
+	if err != nil && !errors.As(err, &pending) {
+		p.Log.Error("forgetting a person", "err", err)
+		// Part may be done (the store writes in several transactions): never "nothing was
+		// changed"; a second forget finishes it.
+		return nil, table.Refuse("forget.unfinished")
+	}
+	text := i18n.N(lang, "forget.done", n)
+	if pending != nil {
+		p.Log.Warn("forgot a person; the store keeps older versions until its compaction", "until", pending.By, "err", pending.Cause)
+		text += " " + i18n.T(lang, "forget.later", pending.By.UTC().Format("2006-01-02 15:04 UTC"))
+	}
+	m := r.Reply(table.KindNotice, text)
+	m.Secret, m.Public, m.Reason = true, i18n.T(lang, "league.private"), table.ReasonForgotten
+	return []table.Message{m}, nil
+}
