@@ -18,6 +18,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/web"
 	"github.com/kontermatt/kontermatt/cmd/bot/internal/ops"
 	"github.com/kontermatt/kontermatt/core/coach"
+	coachverbs "github.com/kontermatt/kontermatt/core/coach/verbs"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/league"
 	leagueverbs "github.com/kontermatt/kontermatt/core/league/verbs"
@@ -135,9 +136,11 @@ func (m *Main) Open(ctx context.Context) error {
 	leagues := league.NewCache(store, m.Log)
 	verbs := append((&leagueverbs.League{Cache: leagues, Records: store, Log: m.Log}).Verbs(),
 		(&privacyverbs.People{League: leagues, Retention: cfg.Retention, Log: m.Log}).Verbs()...)
+	coacher := coach.New(coach.Config{Log: m.Log})
+	verbs = append(verbs, coachverbs.Verbs(coacher, m.Log)...)
 	m.Service = table.New(table.Config{Store: store, KV: store, Outboxes: outboxes, Robots: deciders, Seed: seed,
 		Leases: leases, Shared: shared, League: leagues, Verbs: verbs,
-		Coach: coach.New(coach.Config{Log: m.Log}), Log: m.Log, RulesURL: rulesURL(cfg), Think: cfg.Think, Retention: cfg.Retention, Observe: met,
+		Coach: coacher, Log: m.Log, RulesURL: rulesURL(cfg), Think: cfg.Think, Retention: cfg.Retention, Observe: met,
 		Surfaces: map[string]table.Surface{terminal.Platform: terminal.Surface},
 		// Every adapter's, running or not: a person is forgotten from a platform served before too.
 		People: []table.People{telegram.People, discord.People}})

@@ -5,11 +5,9 @@ import (
 	"errors"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
-	"github.com/kontermatt/kontermatt/core/privacy"
 )
 
 // review is one player's review of one finished game: what the coach judges, and where its
@@ -25,33 +23,6 @@ type review struct {
 	game   core.Game // a copy of the finished game
 	open   [2]int    // the board before it
 	gameNo int
-}
-
-// coachVerb sets whether the actor's games are reviewed (coach on|off), or says it.
-func (s *Service) coachVerb(ctx context.Context, _ *tbl, c *call) *userError {
-	cmd, lang := c.Command, c.lang
-	if s.cfg.Coach == nil {
-		return refuse("coach.none")
-	}
-	arg := strings.ToLower(strings.TrimSpace(strings.Join(cmd.Args, " ")))
-	on := s.users.Get(cmd.Actor.ID).Coach
-	if arg != "" {
-		o, _ := OptionNamed("hints")
-		v, ok := o.Value(arg) // on and off, with their aliases in every language
-		if !ok {
-			return refuse("coach.usage")
-		}
-		on = v.Key == "on"
-		if err := s.users.Change(ctx, cmd.Actor.ID, func(p *privacy.Choices) { p.Coach = on }); err != nil {
-			s.cfg.Log.Error("saving a coach choice", "err", err)
-			return storeRefusal(err)
-		}
-	}
-	key := "coach.off"
-	if on {
-		key = "coach.on"
-	}
-	return c.answer(reply(cmd, lang, KindNotice, i18n.T(lang, key)))
 }
 
 // hintsOn reports whether the table gives hints: its option, or a guided game.

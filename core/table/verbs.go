@@ -109,12 +109,12 @@ type call struct {
 	out  *outcome
 }
 
-// verbs is every verb the service knows; Verbs lists those players type, in help order
+// verbs are the engine's own verbs; those answered outside it (league, privacy, coach) come in
+// Config.Verbs (registry.go). Verbs lists every verb players type, in help order
 // (TestVerbsAreTheRegistry).
 var verbs = map[Verb]verbSpec{
-	VerbHelp:   {scope: scopeNone, run: (*Service).help},
-	VerbRules:  {scope: scopeNone, run: (*Service).rules},
-	VerbCoach:  {scope: scopeNone, run: (*Service).coachVerb, person: true},
+	VerbHelp:  {scope: scopeNone, run: (*Service).help},
+	VerbRules: {scope: scopeNone, run: (*Service).rules},
 
 	VerbNew:      {scope: scopePlace, run: (*Service).open, person: true},
 	VerbLearn:    {scope: scopePlace, run: (*Service).learn, person: true},

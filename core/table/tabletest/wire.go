@@ -3,6 +3,7 @@ package tabletest
 import (
 	"log/slog"
 
+	coachverbs "github.com/kontermatt/kontermatt/core/coach/verbs"
 	"github.com/kontermatt/kontermatt/core/league"
 	leagueverbs "github.com/kontermatt/kontermatt/core/league/verbs"
 	privacyverbs "github.com/kontermatt/kontermatt/core/privacy/verbs"
@@ -34,4 +35,5 @@ func Wire(cfg *table.Config) {
 	p := &privacyverbs.People{League: cfg.League, Retention: cfg.Retention, Log: log}
 	cfg.Verbs = append(cfg.Verbs, l.Verbs()...)
 	cfg.Verbs = append(cfg.Verbs, p.Verbs()...)
+	cfg.Verbs = append(cfg.Verbs, coachverbs.Verbs(cfg.Coach, log)...)
 }
