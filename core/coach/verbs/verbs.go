@@ -2,6 +2,9 @@
 // games are reviewed for them. The table service dispatches it (table.Config.Verbs) without a
 // table's lock. Hints and reviews are about a table's game, so the engine answers them under the
 // table's lock (core/table's coach.go), as it asks for each game's reviews at its end.
+//
+// Its tests are core/table's (coach_test.go), whose services register it as the bot does
+// (tabletest.Wire): it is said there over whole matches.
 package verbs
 
 import (

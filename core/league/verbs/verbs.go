@@ -1,6 +1,9 @@
 // Package verbs answers the league's verbs: stats, top and history, about the place a command
 // is sent in. The table service dispatches them (table.Config.Verbs) without a table's lock:
 // they read the league, which the service's match ends write.
+//
+// Their tests are core/table's (league_test.go), whose services register them as the bot
+// does (tabletest.Wire): they are said there over whole matches.
 package verbs
 
 import (

@@ -1,6 +1,9 @@
 // Package verbs answers what a person may ask about themselves: what is kept about them (mydata)
 // and to be forgotten (forget). The table service dispatches them (table.Config.Verbs) without a
 // table's lock; forgetting reaches the tables through the service's Forget.
+//
+// Their tests are core/table's (forget_test.go, league_test.go), whose services register them
+// as the bot does (tabletest.Wire): they are said there over whole matches.
 package verbs
 
 import (
