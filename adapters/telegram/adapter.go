@@ -205,7 +205,8 @@ func New(cfg Config) (*Adapter, error) {
 	if cfg.Cluster != nil {
 		// Bot FAQ, "My bot is hitting limits": no more than 20 messages a minute to one group,
 		// and about one a second in one chat.
-		a.window = &chat.Window{KV: sw, Bucket: bucketWindow, N: cfg.GroupPerMinute, Per: time.Minute, Gap: time.Second, Burst: groupBurst}
+		a.window = &chat.Window{KV: sw, Bucket: bucketWindow, N: cfg.GroupPerMinute, Per: time.Minute, Gap: time.Second, Burst: groupBurst,
+			Slack: limiterSlack}
 	}
 	if err := a.whoAmI(); err != nil && !refusedStart(err) {
 		// A refused token is said once, as the reason the platform cannot start.
