@@ -201,11 +201,12 @@ func New(cfg Config) (*Adapter, error) {
 	a.teller = a.NewTeller(cfg.Owner, cfg.Cluster != nil, nil)
 	a.out = outbox.New(outbox.Config[extra]{Platform: platform{a}, KV: cfg.KV, Bucket: bucketMsg, Log: a.log, Merge: mergeItems,
 		Moved: a.sendsMoved, Paused: a.pausePlace, ProbeEvery: probeEvery,
-		Shared: cfg.Cluster != nil, ClaimTTL: cfg.RequestTimeout + 15*time.Second, Tells: a.teller.Tells, Out: a.out1})
+		Shared: cfg.Cluster != nil, ClaimTTL: cfg.RequestTimeout + 15*time.Second, Tells: a.teller.Tells, Fence: a.teller.Fence, Out: a.out1})
 	if cfg.Cluster != nil {
 		// Bot FAQ, "My bot is hitting limits": no more than 20 messages a minute to one group,
 		// and about one a second in one chat.
-		a.window = &chat.Window{KV: sw, Bucket: bucketWindow, N: cfg.GroupPerMinute, Per: time.Minute, Gap: time.Second, Burst: groupBurst}
+		a.window = &chat.Window{KV: sw, Bucket: bucketWindow, N: cfg.GroupPerMinute, Per: time.Minute, Gap: time.Second, Burst: groupBurst,
+			Slack: limiterSlack}
 	}
 	if err := a.whoAmI(); err != nil && !refusedStart(err) {
 		// A refused token is said once, as the reason the platform cannot start.

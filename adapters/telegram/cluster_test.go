@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -341,7 +342,8 @@ func startOwnedCopy(t testing.TB, name string, f *fakeAPI, c *etcdtest.Cluster, 
 // it (issue 31: Telegram p95 ≤ 3 s, max ≤ 6 s) and fails on a broken budget, a refused call or a
 // move that waited more than 10 s (real time on a shared machine is noisy). A benchmark, not a
 // test: it takes about 2.5 minutes of real time; TestCopiesShareAGroupsBudget and
-// TestTwoCopiesTellOnce check two copies in every run.
+// TestTwoCopiesTellOnce check two copies in every run. The group's sends are paced as one copy's
+// (chat.Window, TestWindowPacesAsOneCopy): one every 3.025 s, not 60/19 s.
 //
 //	go test -run '^$' -bench GroupLagOnTwoCopies -benchtime 1x ./adapters/telegram/
 func BenchmarkGroupLagOnTwoCopies(b *testing.B) {
@@ -365,12 +367,21 @@ func groupLagOnTwoCopies(t testing.TB) (p95, worst, silence time.Duration) {
 	logs := &tabletest.Buffer{}
 	v := &shownVersions{of: map[string]uint64{}, key: map[string]string{}}
 	copies := []*botCopy{startOwnedCopy(t, "a", f, c, v, logs), startOwnedCopy(t, "b", f, c, v, logs)}
+	// The places' partitions spread over both copies a few seconds after the second starts: a
+	// place handed over then is a take-over (its moves wait for the new owner's retelling), which
+	// the aim leaves out ("outside a restart"). The match starts once the spread has settled, and
+	// the owners seen while it is played are logged.
+	tabletest.WaitUntil(t, 30*time.Second, "the places spread over both copies", func() bool {
+		return len(copies[0].svc.Leases()) == table.Partitions/2 && len(copies[1].svc.Leases()) == table.Partitions/2
+	})
+	owners := watchOwners(copies, placeOf(group, 0))
 	committed, stop := watchCommits(copies[0].store)
 	seatAll(t, f, "timer=fast stripes=5", humans...)
 	d := newDriver(t, f, 61)
 	d.playThinking(humans, 10*time.Minute, 61, func() bool { return gamesIn(f, group) >= 3 || over(f) })
 	time.Sleep(10 * time.Second)
 	stop()
+	t.Logf("the group's owners while the match was played: %v", owners())
 	p95, worst, silence = lagReport(t, "two copies on a 3-member etcd", f, v, committed, 40)
 	if worst > 10*time.Second || silence > 10*time.Second {
 		t.Errorf("a move waited %v for the group, a silence of %v (at most 10 s)", worst, silence)
@@ -384,4 +395,138 @@ func groupLagOnTwoCopies(t testing.TB) (p95, worst, silence time.Duration) {
 		}
 	}
 	return p95, worst, silence
+}
+
+// TestKilledOwnerMidSendTellsTheRestOnce: two copies of the bot on a 3-member etcd cluster, in
+// real time. The place's owner is killed (kill -9: its network and its store connections gone,
+// its leases left to run out) while its post of the first game's table message and its players'
+// hands are on their way, not yet at Telegram. Its claims of those messages' records were made
+// under its lease of the place, so they end with that lease: the other copy takes the place over
+// and posts them within 15 s of the kill (issue 31), not after the claims' time to live; then
+// four people play on, and every move reaches the group. Nothing is posted twice and no call is
+// refused.
+func TestKilledOwnerMidSendTellsTheRestOnce(t *testing.T) {
+	realTime = true
+	defer func() { realTime = false }()
+	c := etcdtest.Start(t, etcdtest.Options{})
+	f := newFake(testToken)
+	humans := []tgUser{alice, bob, carla, dan}
+	for _, u := range humans {
+		f.setStarted(u.ID)
+	}
+	logs := &tabletest.Buffer{}
+	v := &shownVersions{of: map[string]uint64{}, key: map[string]string{}}
+	copies := []*botCopy{startOwnedCopy(t, "a", f, c, v, logs), startOwnedCopy(t, "b", f, c, v, logs)}
+	tabletest.WaitUntil(t, 30*time.Second, "the places spread over both copies", func() bool {
+		return len(copies[0].svc.Leases()) == table.Partitions/2 && len(copies[1].svc.Leases()) == table.Partitions/2
+	})
+	place := placeOf(group, 0)
+	owner, other := copies[0], copies[1]
+	if !owner.svc.Owns(place) {
+		owner, other = other, owner
+	}
+	var killed time.Time
+	seatAllThen(t, f, group, "timer=none stripes=5", func() {
+		// The owner's posts of the deal wait on their way to Telegram: the table message, the
+		// hands.
+		release := owner.net.holdCalls("sendMessage")
+		t.Cleanup(release)
+	}, humans...)
+	tabletest.WaitUntil(t, 15*time.Second, "the owner's posts of the table message and the hands on their way", func() bool {
+		held := owner.net.holding()
+		return slices.Contains(held, group) && len(held) == 1+len(humans)
+	})
+	if _, _, ok := lastWith(f, group, table.VerbHand, ""); ok {
+		t.Fatal("the table message reached the group before the owner was killed")
+	}
+	held := len(owner.net.holding())
+	committed, stop := watchCommits(other.store)
+	killed = time.Now()
+	owner.kill()
+	// A killed process's calls to the store end with it: closed before its Run is waited for
+	// (a campaign for the poller's lease would give its place in line up on the cut wire).
+	t.Cleanup(func() { owner.store.Close() })
+	// Every post that was on its way when the owner died: the group's table message, and each
+	// player's hand (a player cannot play without it).
+	told := func() bool {
+		if _, _, ok := lastWith(f, group, table.VerbHand, ""); !ok {
+			return false
+		}
+		for _, u := range humans {
+			if !hasHand(f, u.ID) {
+				return false
+			}
+		}
+		return true
+	}
+	tabletest.WaitUntil(t, 60*time.Second, "the group's table message and the hands posted", told)
+	tookOver := time.Since(killed)
+	t.Logf("the owner (copy %s) was killed with %d posts on their way; copy %s posted them %v later",
+		owner.name, held, other.name, tookOver.Round(10*time.Millisecond))
+	if tookOver > 15*time.Second {
+		t.Errorf("the group and the players waited %v for what was on its way when the place's owner died (at most 15 s)", tookOver)
+	}
+	if !other.svc.Owns(place) {
+		t.Errorf("copy %s does not own the place after the take-over", other.name)
+	}
+	d := newDriver(t, f, 71)
+	d.playThinking(humans, 3*time.Minute, 71, func() bool { return d.moves >= 8 })
+	time.Sleep(8 * time.Second)
+	stop()
+	lags, _ := groupLags(f, v, committed)
+	if len(committed) < 8 || len(lags) != len(committed) {
+		t.Errorf("%d moves committed after the kill, %d of them shown in the group", len(committed), len(lags))
+	}
+	checkTimeline(t, f, group, 1, false, humans)
+	for _, call := range f.Calls() {
+		if call.Err != "" && call.Method != "getUpdates" {
+			t.Errorf("%s refused: %s", call.Method, call.Err)
+		}
+	}
+	if n := f.maxPerMinute(group); n > 20 || f.floodCount() > 0 {
+		t.Errorf("%d group messages in a minute, %d refused by the flood limit", n, f.floodCount())
+	}
+}
+
+// hasHand reports whether a user's private chat shows a hand message.
+func hasHand(f *fakeAPI, user int64) bool {
+	for _, m := range f.messages(user) {
+		if handTitle.MatchString(m.Text) {
+			return true
+		}
+	}
+	return false
+}
+
+// watchOwners notes which copy owns a place, every 100 ms, until the owners are asked for: the
+// copies' names, each once for every time the place came to it.
+func watchOwners(copies []*botCopy, place table.Place) (owners func() []string) {
+	var mu sync.Mutex
+	var seen []string
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			for _, b := range copies {
+				mu.Lock()
+				if b.svc.Owns(place) && (len(seen) == 0 || seen[len(seen)-1] != b.name) {
+					seen = append(seen, b.name)
+				}
+				mu.Unlock()
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	var once sync.Once
+	return func() []string {
+		once.Do(func() { close(done) })
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(seen)
+	}
 }

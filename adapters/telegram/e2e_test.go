@@ -507,6 +507,13 @@ func seatAll(t testing.TB, f *fakeAPI, options string, users ...tgUser) {
 
 func seatAllIn(t testing.TB, f *fakeAPI, group int64, options string, users ...tgUser) {
 	t.Helper()
+	seatAllThen(t, f, group, options, nil, users...)
+}
+
+// seatAllThen is seatAllIn with beforeDeal called (if not nil) once the lobby shows everyone,
+// right before the deal.
+func seatAllThen(t testing.TB, f *fakeAPI, group int64, options string, beforeDeal func(), users ...tgUser) {
+	t.Helper()
 	// The first command in a fresh group names the bot: with privacy mode a plain /new would not
 	// reach it.
 	f.command(users[0], group, 0, strings.TrimSpace("/new@"+botUsername+" "+options))
@@ -537,6 +544,9 @@ func seatAllIn(t testing.TB, f *fakeAPI, group int64, options string, users ...t
 			t.Fatalf("the lobby never showed everyone: %q", m.Text)
 		}
 		settle(time.Second)
+	}
+	if beforeDeal != nil {
+		beforeDeal()
 	}
 	id := mustPress(t, f, users[0], group, table.VerbDeal, "")
 	if text, alert := answerOf(t, f, id); alert {

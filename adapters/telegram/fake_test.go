@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -260,6 +261,83 @@ type memTransport struct {
 	// Telegram, while it still takes updates and answers presses: a process about to die, whose
 	// last commit is stored and whose messages of it are not out yet.
 	mute atomic.Bool
+	// held holds the process's requests of one method on their way out, before Telegram gets
+	// them, until released (holdCalls): a process killed (cut) meanwhile never sends them, as
+	// a process killed mid-send whose request had not reached Telegram.
+	held struct {
+		sync.Mutex
+		method  string
+		release chan struct{}
+		waiting int
+		chats   []int64 // the chats of the requests held now
+	}
+}
+
+// holdCalls holds the process's requests of method before they reach Telegram until release.
+func (m *memTransport) holdCalls(method string) (release func()) {
+	ch := make(chan struct{})
+	m.held.Lock()
+	m.held.method, m.held.release = method, ch
+	m.held.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			m.held.Lock()
+			m.held.method, m.held.release = "", nil
+			m.held.Unlock()
+			close(ch)
+		})
+	}
+}
+
+// holding gives the chats of the process's requests held now (holdCalls).
+func (m *memTransport) holding() []int64 {
+	m.held.Lock()
+	defer m.held.Unlock()
+	return slices.Clone(m.held.chats)
+}
+
+// waitHeld holds a request of a held method until it is released, the request is given up or
+// the process is cut; it reports whether the request goes on to Telegram.
+func (m *memTransport) waitHeld(req *http.Request, method string) bool {
+	m.held.Lock()
+	ch := m.held.release
+	if ch == nil || m.held.method != method {
+		m.held.Unlock()
+		return true
+	}
+	var chat int64
+	if req.Body != nil { // the library's requests are forms (Bot API, "Making requests")
+		body, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		form, _ := url.ParseQuery(string(body))
+		chat = atoi64(form.Get("chat_id"))
+	}
+	m.held.waiting++
+	m.held.chats = append(m.held.chats, chat)
+	m.held.Unlock()
+	defer func() {
+		m.held.Lock()
+		m.held.waiting--
+		if i := slices.Index(m.held.chats, chat); i >= 0 {
+			m.held.chats = slices.Delete(m.held.chats, i, i+1)
+		}
+		m.held.Unlock()
+	}()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ch:
+			return !m.cut.Load()
+		case <-req.Context().Done():
+			return false
+		case <-tick.C:
+			if m.cut.Load() {
+				return false
+			}
+		}
+	}
 }
 
 // sends are the Bot API methods that change what a chat shows.
@@ -275,6 +353,12 @@ func (m *memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, errCut
 	}
 	method := req.URL.Path[strings.LastIndex(req.URL.Path, "/")+1:]
+	if !m.waitHeld(req, method) {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, errCut
+	}
 	if m.mute.Load() && slices.Contains(sends, method) {
 		if req.Body != nil {
 			req.Body.Close()

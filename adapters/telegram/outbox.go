@@ -241,7 +241,7 @@ func full(l *limits, now time.Time) bool {
 // 20 a minute are spread evenly, by this copy's limiter and by the copies' shared window alike: no
 // burst of 20 and then a silence while the table moves on. One: the group's budget is all spent
 // evenly, one message every 3 s, so that a move waits at most that long for its edit (a burst of
-// b would slow the even pace to one every 60/(21-b) s; TestGroupLagAtAHumanPace).
+// b would slow the even pace to one every 60.5/(21-b) s; TestGroupLagAtAHumanPace).
 const groupBurst = 1
 
 // newLimits gives a new chat's limits: groups (negative IDs) at most GroupPerMinute in any minute

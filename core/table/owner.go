@@ -352,6 +352,20 @@ func (s *Service) fence(t *tbl) (Fence, error) {
 	return Fence{}, fmt.Errorf("table %q: %w", t.st.ID, ErrFenced)
 }
 
+// PlaceFence gives the fence under which this copy owns a place now: its partition's lease as
+// this copy holds it (with Leases that spread); false without one (the only copy, or a place
+// another copy owns). An adapter marks what it sends for the place with it (a message record's
+// claim), so that the copy that holds the place next knows a mark of another fence for one of a
+// copy that lost the place.
+func (s *Service) PlaceFence(p Place) (Fence, bool) {
+	sp, ok := s.cfg.Leases.(Spread)
+	i := partitionOf(p.Key())
+	if !ok || !s.own.parts[i].Load() {
+		return Fence{}, false
+	}
+	return sp.Fence(partitionLease(i))
+}
+
 // fenced notes that the store refused the owner's work at the table under its partition's lease
 // (table lock held): this copy lost the place, whatever its own view says, and stops acting for
 // it; the copy that holds the lease now plays on.

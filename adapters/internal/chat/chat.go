@@ -49,7 +49,10 @@ type Service interface {
 	Retell(ctx context.Context, p table.Place)
 }
 
-var _ Service = (*table.Service)(nil)
+var (
+	_ Service = (*table.Service)(nil)
+	_ Fencer  = (*table.Service)(nil)
+)
 
 // Slot holds the service a chat adapter hands its commands to. An adapter embeds it: Attach sets
 // the service before Run, and Service reads it from any goroutine.

@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"time"
 
@@ -50,6 +51,9 @@ type Teller struct {
 	// Now is the adapter's clock, by which places not heard of for an hour are forgotten;
 	// default time.Now.
 	Now func() time.Time
+	// Fences, if set, gives the fence under which this copy owns a place now (the table
+	// service's PlaceFence): see Fence.
+	Fences func(p table.Place) (table.Fence, bool)
 
 	mu    sync.Mutex
 	known map[string]placeSeen // by place key: the places heard of, and whether owned then
@@ -103,6 +107,27 @@ func (t *Teller) Tells(m table.Message) bool {
 	return owned
 }
 
+// Fence gives the fence under which this copy tells m now, as the outbox marks a send's claim
+// with it (outbox Config.Fence): for a message of a place's timeline, the lease of the place as
+// this copy holds it; "" for any other message, or without one. A copy killed while it sent
+// leaves a claim under its fence, which the next owner of the place, under a fence of its own,
+// knows for dead at once.
+func (t *Teller) Fence(m table.Message) string {
+	if t == nil || t.Fences == nil || !Timeline(m) {
+		return ""
+	}
+	f, ok := t.Fences(m.Target.Place)
+	if !ok || f.Key == "" {
+		return ""
+	}
+	return f.Key + "@" + strconv.FormatInt(f.Rev, 10)
+}
+
+// Fencer is a table service that fences its ownership of places (table.Service.PlaceFence).
+type Fencer interface {
+	PlaceFence(p table.Place) (table.Fence, bool)
+}
+
 // now reads the Teller's clock.
 func (t *Teller) now() time.Time {
 	if t.Now != nil {
@@ -115,8 +140,9 @@ func (t *Teller) now() time.Time {
 // chat adapter: owner says which places this copy tells; nil, of several copies (shared), the
 // attached service's per-place ownership (Service.Owns) decides, and before a service is
 // attached this copy tells nothing of a shared timeline; nil for the only copy tells every
-// place. A place taken over is retold by the attached service (Service.Retell). now is the
-// adapter's clock (nil: time.Now).
+// place. A place taken over is retold by the attached service (Service.Retell), and a service
+// that fences its places (Fencer) gives the fences of the claims of what this copy tells. now is
+// the adapter's clock (nil: time.Now).
 func (s *Slot) NewTeller(owner Owner, shared bool, now func() time.Time) *Teller {
 	if owner == nil && shared {
 		owner = OwnerFunc(func(p table.Place) bool {
@@ -128,6 +154,11 @@ func (s *Slot) NewTeller(owner Owner, shared bool, now func() time.Time) *Teller
 		if svc := s.Service(); svc != nil {
 			svc.Retell(ctx, p)
 		}
+	}, Fences: func(p table.Place) (table.Fence, bool) {
+		if f, ok := s.Service().(Fencer); ok {
+			return f.PlaceFence(p)
+		}
+		return table.Fence{}, false
 	}}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
@@ -18,19 +19,73 @@ import (
 // are the copies' clocks, which must agree within a fraction of Gap.
 //
 // With Burst set, the window's sends are spread evenly too: after a quiet spell Burst sends may
-// go out Gap apart, and beyond them the other N-Burst of a window follow at the pace that fills
-// it, one every Per/(N-Burst). Without it, N sends could go out Gap apart and leave the place
-// silent for the rest of Per (Telegram: 20 sends in 20 s, then 40 s of nothing while the table
-// moves on); with it the longest wait between two sends while something waits is that pace
-// (3.5 s for 20 a minute with a burst of 3), and still no more than N go out in any Per.
+// go out Gap apart, and beyond them the sends follow at the pace of a token bucket that lets N
+// through in any Per: one every (Per+Slack)/(N-Burst+1) (Burst sends, and in the rest of any
+// Per fewer than N-Burst+1 paces). Without it, N sends could go out Gap apart and leave the
+// place silent for the rest of Per (Telegram: 20 sends in 20 s, then 40 s of nothing while the
+// table moves on); with it the longest wait between two sends while something waits is that
+// pace (3.025 s for 20 a minute without a burst, with a slack of half a second: one copy's pace,
+// the adapter's own limiter), and still no more than N go out in any Per.
+//
+// A place's sends are nearly all its owner's (one copy tells a place's story; the others only
+// answer whoever acted there), so a Window keeps the entry as it last read or wrote it and takes
+// the next slot by compare-and-swap against that, without reading it first: one request to the
+// store a send. The first send to a place reads the entry (what was sent in the last Per, by
+// every copy: the previous owner's sends count after a take-over), and a swap that finds the
+// entry changed by another copy decides again on what it finds.
 type Window struct {
 	KV     table.Swapper
 	Bucket string // one entry per place, under the place's key
 	N      int
 	Per    time.Duration
 	Gap    time.Duration
-	Burst  int              // 0: no spreading (N sends Gap apart, then the window's rest)
-	Now    func() time.Time // default time.Now
+	Burst  int // 0: no spreading (N sends Gap apart, then the window's rest)
+	// Slack lengthens the window the pace is reckoned over, so that a request delayed on its
+	// way does not make two sends seem a window apart when they were not.
+	Slack time.Duration
+	Now   func() time.Time // default time.Now
+
+	mu   sync.Mutex
+	seen map[string][]byte // by place key: the entry as this copy last read or wrote it
+}
+
+// maxSeen bounds the entries a Window keeps; beyond it they are read again.
+const maxSeen = 4096
+
+// entry gives the place's entry as this copy last saw it, reading it on first use.
+func (w *Window) entry(ctx context.Context, key string) ([]byte, error) {
+	w.mu.Lock()
+	raw, ok := w.seen[key]
+	w.mu.Unlock()
+	if ok {
+		return raw, nil
+	}
+	raw, found, err := w.KV.Get(ctx, w.Bucket, key)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		raw = nil
+	}
+	w.see(key, raw)
+	return raw, nil
+}
+
+// see keeps the place's entry as this copy read or wrote it.
+func (w *Window) see(key string, raw []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.seen == nil || len(w.seen) >= maxSeen {
+		w.seen = map[string][]byte{}
+	}
+	w.seen[key] = raw
+}
+
+// forget drops what this copy saw of a place's entry: it is read again at the next send.
+func (w *Window) forget(key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.seen, key)
 }
 
 // Wait blocks until one more send to the place key fits in the window, and takes its slot; or it
@@ -40,12 +95,9 @@ func (w *Window) Wait(ctx context.Context, key string) error {
 	if now == nil {
 		now = time.Now
 	}
-	raw, ok, err := w.KV.Get(ctx, w.Bucket, key)
+	raw, err := w.entry(ctx, key)
 	if err != nil {
 		return err
-	}
-	if !ok {
-		raw = nil
 	}
 	for {
 		t := now()
@@ -58,20 +110,21 @@ func (w *Window) Wait(ctx context.Context, key string) error {
 				return ctx.Err()
 			case <-timer.C:
 			}
-			if raw, ok, err = w.KV.Get(ctx, w.Bucket, key); err != nil {
-				return err
-			} else if !ok {
-				raw = nil
-			}
-			continue
+			continue // the swap says whether another copy took a slot meanwhile
 		}
 		b, _ := json.Marshal(append(times, t.UnixMilli()))
 		cur, err := w.KV.Swap(ctx, w.Bucket, key, raw, b)
 		if errors.Is(err, table.ErrConflict) {
 			raw = cur // another copy took a slot: decide again on the window as it is now
+			w.see(key, raw)
 			continue
 		}
-		return err
+		if err != nil {
+			w.forget(key) // unsure what the store holds now
+			return err
+		}
+		w.see(key, b)
+		return nil
 	}
 }
 
@@ -106,7 +159,7 @@ func (w *Window) next(times []int64) time.Time {
 		at = maxTime(at, time.UnixMilli(times[n-w.N]).Add(w.Per))
 	}
 	if w.Burst > 0 && w.N > w.Burst {
-		pace := w.Per / time.Duration(w.N-w.Burst)
+		pace := (w.Per + w.Slack) / time.Duration(w.N-w.Burst+1)
 		for j := w.Burst; j <= min(n, w.N); j++ {
 			at = maxTime(at, time.UnixMilli(times[n-j]).Add(time.Duration(j+1-w.Burst)*pace))
 		}
@@ -136,6 +189,7 @@ func (w *Window) Follow(ctx context.Context, from, to string) error {
 		merged := mergeSorted(w.recent(src, now), w.recent(raw, now))
 		b, _ := json.Marshal(merged)
 		if _, err := w.KV.Swap(ctx, w.Bucket, to, raw, b); !errors.Is(err, table.ErrConflict) {
+			w.forget(to)
 			return err
 		}
 	}

@@ -90,7 +90,7 @@ func TestWindowFollowsAMovedGroup(t *testing.T) {
 
 // TestWindowSpreadsEvenly: two copies of the bot send 20 messages each to one group, as fast as
 // the window lets them. With Burst the sends come evenly: three at once after the quiet, then one
-// every 3.53 s (60 s / 17), never a gap longer than that while messages wait, never more than 20
+// every 3.33 s (60 s / 18), never a gap longer than that while messages wait, never more than 20
 // in any minute; not 20 in 20 s and then 40 s of silence.
 func TestWindowSpreadsEvenly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -114,7 +114,7 @@ func TestWindowSpreadsEvenly(t *testing.T) {
 		}
 		wg.Wait()
 		slices.SortFunc(sent, func(a, b time.Time) int { return a.Compare(b) })
-		pace := time.Minute / 17
+		pace := time.Minute / 18
 		const ms = time.Millisecond // the window keeps times in milliseconds
 		longest := time.Duration(0)
 		for i := range sent {
@@ -137,5 +137,38 @@ func TestWindowSpreadsEvenly(t *testing.T) {
 			}
 		}
 		t.Logf("40 sends in %v, the longest gap %v", sent[39].Sub(sent[0]), longest)
+	})
+}
+
+// TestWindowPacesAsOneCopy: without a burst (Telegram's groupBurst), the copies of the bot
+// together send to a group at the pace one copy alone does (its token bucket, newLimiter): 20 in
+// any 60.5 s, one every 3.025 s, not one every 60/19 s; and never 21 in a minute. The owner of
+// the group sends alone, and a second copy's reply takes a slot as well.
+func TestWindowPacesAsOneCopy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		kv := mem.New()
+		var sent []time.Time
+		owner := &Window{KV: kv, Bucket: "telegram.window", N: 20, Per: time.Minute, Gap: time.Second, Burst: 1, Slack: 500 * time.Millisecond}
+		other := &Window{KV: kv, Bucket: "telegram.window", N: 20, Per: time.Minute, Gap: time.Second, Burst: 1, Slack: 500 * time.Millisecond}
+		for i := range 45 {
+			w := owner
+			if i == 30 {
+				w = other // a reply of the copy that took a command
+			}
+			if err := w.Wait(t.Context(), "-100"); err != nil {
+				t.Fatal(err)
+			}
+			sent = append(sent, time.Now())
+		}
+		pace := (time.Minute + 500*time.Millisecond) / 20
+		const ms = time.Millisecond // the window keeps times in milliseconds
+		for i := 1; i < len(sent); i++ {
+			if gap := sent[i].Sub(sent[i-1]); gap > pace+ms || gap < pace-ms {
+				t.Errorf("sends %d and %d %v apart, not %v", i-1, i, gap, pace)
+			}
+			if i >= 20 && sent[i].Sub(sent[i-20]) < time.Minute {
+				t.Errorf("21 sends within %v", sent[i].Sub(sent[i-20]))
+			}
+		}
 	})
 }

@@ -152,6 +152,13 @@ type Config[D any] struct {
 	// its claim, and another copy takes the message over after this long. Longer than a send may
 	// take (the adapter's request timeout). Default 45 s.
 	ClaimTTL time.Duration
+	// Fence, if set, gives the fence under which this copy tells a message now (of several
+	// copies, the lease of its place's partition as this copy holds it, written as a string;
+	// "" none). A shared record's claim carries it, and a claim under another fence than the
+	// one the claiming copy holds now is dead at once: its maker lost the place (one copy holds
+	// a lease at a time), so a copy killed while it sent holds the place's messages up only as
+	// long as its lease, not ClaimTTL.
+	Fence func(m table.Message) string
 	// Now is the clock of the claims; default time.Now.
 	Now func() time.Time
 	// Tells, if set, says whether this copy tells a message now (chat.Teller: of several copies,
@@ -497,7 +504,11 @@ func (e *Engine[D]) send(q *queue[D], it *Item[D]) {
 	if it.Key != "" && e.recs.shared() {
 		var skip bool
 		var err error
-		cl, skip, err = e.recs.claim(e.life, it.Key, it.Version, it.Sum, it.Repost, it.Once())
+		var fence string
+		if e.cfg.Fence != nil {
+			fence = e.cfg.Fence(it.Msg)
+		}
+		cl, skip, err = e.recs.claim(e.life, it.Key, it.Version, it.Sum, it.Repost, it.Once(), fence)
 		switch {
 		case skip:
 			e.count(func(s *Stats) { s.Skipped++ })

@@ -19,10 +19,16 @@ import (
 // is settled, and then edits the message the first one posted, or skips it when that shows its
 // version already. And never edit it backwards: a version older than the record's is skipped.
 //
-// A copy that dies holding a claim leaves it; the claim lapses after Config.ClaimTTL (by the
-// clocks of the copies, which must agree within a fraction of it) and another copy takes the
-// message over. Had the dead copy's post reached the platform before it died, that post has no
-// record, and the message is posted once more: the one duplicate no store can prevent.
+// A copy that dies holding a claim leaves it. A claim made under a fence (Config.Fence: the
+// place's partition lease, as its owner held it when it claimed) ends with that lease: the copy
+// that holds the place's lease next finds a claim under another fence than its own, and since
+// one copy at a time holds a lease, the claimer holds it no longer and will settle nothing; it
+// takes the message over at once, so that a take-over is as quick as the lease's (seconds), not
+// the claim's time to live. A claim without a fence lapses after Config.ClaimTTL (by the clocks
+// of the copies, which must agree within a fraction of it). Had the dead copy's post reached the
+// platform before it died, that post has no record, and the message is posted once more: the one
+// duplicate no store can prevent (an edit done twice shows the same). A send the dead copy
+// settled has its record, which the next owner reads: it is not repeated.
 
 // claimPoll is how often a copy looks again at a record another copy has claimed.
 const claimPoll = 25 * time.Millisecond
@@ -35,11 +41,19 @@ type entry struct {
 }
 
 // claim is a copy's claim of a record: which engine (By, random per engine), for which version,
-// until when (unix ms).
+// until when (unix ms), and under which fence (Config.Fence; "" none).
 type claim struct {
 	By      string
 	Version uint64
 	Until   int64
+	Fence   string
+}
+
+// dead reports whether another engine's claim holds no longer at now for a copy that tells the
+// message under fence: it lapsed, or it was made under a fence of the place other than the one
+// this copy holds now, which only a copy that lost the place can have made.
+func (c claim) dead(now time.Time, fence string) bool {
+	return now.UnixMilli() >= c.Until || c.Fence != "" && fence != "" && c.Fence != fence
 }
 
 // claimed is a record this engine claimed: the entry's bytes as written, what it showed before.
@@ -58,7 +72,8 @@ func (en entry) MarshalJSON() ([]byte, error) {
 		By      string `json:"o,omitempty"`
 		Claimed uint64 `json:"cv,omitempty"`
 		Until   int64  `json:"u,omitempty"`
-	}{en.rec.Chat, en.rec.ID, en.rec.Version, en.rec.Sum, en.claim.By, en.claim.Version, en.claim.Until})
+		Fence   string `json:"f,omitempty"`
+	}{en.rec.Chat, en.rec.ID, en.rec.Version, en.rec.Sum, en.claim.By, en.claim.Version, en.claim.Until, en.claim.Fence})
 }
 
 // decodeEntry reads an entry: a record as Record.UnmarshalJSON reads it, with its claim; a
@@ -73,9 +88,10 @@ func decodeEntry(b []byte) entry {
 		By      string `json:"o"`
 		Claimed uint64 `json:"cv"`
 		Until   int64  `json:"u"`
+		Fence   string `json:"f"`
 	}
 	if json.Unmarshal(b, &c) == nil {
-		en.claim = claim{By: c.By, Version: c.Claimed, Until: c.Until}
+		en.claim = claim{By: c.By, Version: c.Claimed, Until: c.Until, Fence: c.Fence}
 	}
 	if json.Unmarshal(b, &en.rec) != nil {
 		en.rec = Record{}
@@ -159,18 +175,18 @@ func (r *records) stale(key string, version, sum uint64, once bool) bool {
 	return ok && (once || version < rec.Version || version == rec.Version && sum == rec.Sum)
 }
 
-// claim claims a shared record for showing version (with content sum) of its message, waiting
-// while another copy's claim holds. skip says there is nothing to show: the record shows this
-// content, or a newer version, already (a repost only skips an older version; a message shown
-// once, any).
-func (r *records) claim(ctx context.Context, key string, version, sum uint64, repost, once bool) (cl *claimed, skip bool, err error) {
+// claim claims a shared record for showing version (with content sum) of its message under
+// fence (Config.Fence; "" none), waiting while another copy's claim holds. skip says there is
+// nothing to show: the record shows this content, or a newer version, already (a repost only
+// skips an older version; a message shown once, any).
+func (r *records) claim(ctx context.Context, key string, version, sum uint64, repost, once bool, fence string) (cl *claimed, skip bool, err error) {
 	raw, en, err := r.read(key)
 	if err != nil {
 		return nil, false, err
 	}
 	for {
 		now := r.now()
-		if c := en.claim; c.By != "" && c.By != r.owner && now.UnixMilli() < c.Until {
+		if c := en.claim; c.By != "" && c.By != r.owner && !c.dead(now, fence) {
 			// Another copy shows the message now: see what it showed once it is done.
 			sleep(ctx, min(claimPoll, time.UnixMilli(c.Until).Sub(now)+time.Millisecond))
 			if err := ctx.Err(); err != nil {
@@ -184,7 +200,7 @@ func (r *records) claim(ctx context.Context, key string, version, sum uint64, re
 		if en.shows() && (once || version < en.rec.Version || !repost && sum == en.rec.Sum) {
 			return nil, true, nil
 		}
-		next := entry{rec: en.rec, claim: claim{By: r.owner, Version: version, Until: now.Add(r.ttl).UnixMilli()}}
+		next := entry{rec: en.rec, claim: claim{By: r.owner, Version: version, Until: now.Add(r.ttl).UnixMilli(), Fence: fence}}
 		b := next.encode()
 		cur, err := r.sw.Swap(ctx, r.bucket, key, raw, b)
 		if errors.Is(err, table.ErrConflict) {
@@ -219,7 +235,7 @@ func (r *records) settle(cl *claimed, rec Record) {
 			return
 		}
 		en := decodeEntry(cur)
-		if cur == nil || en.claim.By != "" && en.claim.By != r.owner && r.now().UnixMilli() < en.claim.Until ||
+		if cur == nil || en.claim.By != "" && en.claim.By != r.owner && !en.claim.dead(r.now(), "") ||
 			en.shows() && en.rec.Version > rec.Version {
 			r.log.Warn("a message record was taken over by another copy while this one sent", "key", cl.key)
 			return

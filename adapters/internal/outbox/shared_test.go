@@ -188,3 +188,54 @@ func TestSharedClaimOfADeadCopyLapses(t *testing.T) {
 		t.Fatalf("record %+v, %v after the take-over", rec, ok)
 	}
 }
+
+// TestSharedClaimEndsWithItsOwnersLease: the owner of a place died while it sent (its claim,
+// made under its lease of the place, stays in the store for ClaimTTL, nothing posted). The copy
+// that holds the place's lease now finds a claim under another fence than its own: its maker
+// lost the place, and this copy posts at once, once. A claim under the fence this copy holds, or
+// with none, still holds until it lapses.
+func TestSharedClaimEndsWithItsOwnersLease(t *testing.T) {
+	ctx := t.Context()
+	const ttl = time.Hour // a claim that lapses is no answer here
+	for _, tc := range []struct {
+		name, claimFence, fence string
+		takesOver               bool
+	}{
+		{"a dead owner's lease", "places/07@41", "places/07@52", true},
+		{"the lease this copy holds", "places/07@52", "places/07@52", false},
+		{"a claim without a fence", "", "places/07@52", false},
+		{"a copy without a fence", "places/07@41", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kv := mem.New()
+			dead := entry{claim: claim{By: "dead", Version: 3, Until: time.Now().Add(ttl).UnixMilli(), Fence: tc.claimFence}}
+			if err := kv.Put(ctx, "test.msg", "t/live", dead.encode()); err != nil {
+				t.Fatal(err)
+			}
+			p := newChatPlatform()
+			b := newEngine(t, nil, nil, func(c *Config[string]) {
+				c.Platform, c.KV, c.Shared, c.ClaimTTL = p, kv, true, ttl
+				c.Fence = func(table.Message) string { return tc.fence }
+			})
+			b.Enqueue(msg("chat", "t/live", 3, "three"))
+			flushed, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			err := b.Flush(flushed)
+			p.mu.Lock()
+			posts := p.posts["t/live"]
+			p.mu.Unlock()
+			if tc.takesOver {
+				if err != nil || posts != 1 {
+					t.Fatalf("the claim of a copy that lost the place held its message up (%v), posted %d times", err, posts)
+				}
+				if rec, ok := b.Record("t/live"); !ok || rec.Version != 3 || rec.ID == "" {
+					t.Fatalf("record %+v, %v after the take-over", rec, ok)
+				}
+				return
+			}
+			if err == nil || posts != 0 {
+				t.Fatalf("posted %d times within a claim that holds (flush: %v)", posts, err)
+			}
+		})
+	}
+}
