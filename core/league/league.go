@@ -46,7 +46,7 @@ var Model = func() rating.Model {
 var Anchors = map[string]rating.Rating{
 	"easy":   {Mu: 13.8, Sigma: 1},
 	"normal": {Mu: 23, Sigma: 1},
-	"strong": {Mu: 23.6, Sigma: 1},
+	"strong": {Mu: 24.1, Sigma: 1},
 }
 
 // Provisional is the uncertainty above which a rating is still provisional: four people new to

@@ -41,8 +41,8 @@ import (
 // and 0.501 ± 0.020 against the previous Strong (300 deals): finding the cards better has not yet
 // made it play much better.
 //
-// What did: using the reading in the search. In a deal where the inference gives an opponent at
-// least the chance modelBelief of being a rule player, Strong's solver plays Easy's card for it
+// What did: using the reading in the search. Where the inference gives an opponent at least the
+// chance modelBelief of being a rule player (over the deals it weighs), Strong's solver plays Easy's card for it
 // (dd.Model) instead of its open-card best, so that Strong plays against the player it has seen
 // rather than a perfect one (modelBelief has the paired measurements). With the duel tool, fresh
 // seeds, 12,000 solver nodes per ms of budget, one core: Strong wins 0.701 ± 0.025 of games
@@ -326,21 +326,37 @@ func (in *inference) logWeight(h [4]core.CardSet) float64 {
 	return lw
 }
 
-// modelBelief is how sure the inference must be that a seat of the other team plays by rules, in
-// a deal, for the search to play Easy's cards for it there: above the even odds before any move,
-// so a seat is modelled only once its moves in the deal say so. Measured with paired duels (the
-// same deals and seeds, Strong with and without the model against the same opponents, 12,000
-// solver nodes per ms of budget with a model's answer not yet counted as nodes, one core, a
-// loaded machine; share of games, draws half, 95% intervals over deal pairs): against Easy, seed 3604, 200 deals, 0.4 gains 0.080 ± 0.032, 0.6
-// gains 0.060 ± 0.028, 0.9 gains 0.019 ± 0.023 (160 deals); against Normal, seed 3605, 0.4 loses
-// 0.050 ± 0.051 (80 deals: modelled before any move, Normal looks like Easy), 0.6 changes
-// -0.028 ± 0.033 (160 deals: not told from none, and maybe a cost where Normal's moves happen to
-// be Easy's; a model that asks for moves where the two kinds differ is the next thing to try).
+// modelBelief is how sure the inference must be that a seat of the other team plays by rules
+// (over the deals weighed: modelMasks) for the search to play Easy's cards for it: above the even
+// odds before any move, so a seat is modelled only once its moves say so. Measured with paired
+// duels when the chance was read deal by deal (the same deals and seeds, Strong with and without
+// the model against the same opponents, 12,000 solver nodes per ms of budget with a model's answer
+// not yet counted as nodes, one core, a loaded machine; share of games, draws half, 95% intervals
+// over deal pairs): against Easy, seed 3604, 200 deals, 0.4 gains 0.080 ± 0.032, 0.6 gains 0.060 ±
+// 0.028, 0.9 gains 0.019 ± 0.023 (160 deals); against Normal, seed 3605, 0.4 loses 0.050 ± 0.051
+// (80 deals: modelled before any move, Normal looks like Easy), 0.6 changes -0.028 ± 0.033 (160
+// deals). Again on the same deals (seeds 7101 against Normal, 500 deals, and 7102 against Easy,
+// 400): 0.6 wins 0.505 ± 0.017 and 0.714 ± 0.024, 0.9 wins 0.524 ± 0.016 and 0.673 ± 0.025, no
+// model 0.526 ± 0.016 and 0.654 ± 0.024: the model's gain against Easy costs about 0.02 against
+// Normal, which reading the chance over all the deals (modelMasks) wins back.
 const modelBelief = 0.6
 
-// weigh gives logWeight and the other team's seats that deal h makes rule players with at least
-// the chance modelBelief (bit s for seat s).
+// weigh gives logWeight and the other team's seats that deal h alone makes rule players with at
+// least the chance modelBelief (bit s for seat s). The search models seats by that chance over
+// all the deals it weighs instead (modelMasks).
 func (in *inference) weigh(h [4]core.CardSet) (float64, uint8) {
+	lw, chance := in.weighKinds(h)
+	var rules uint8
+	for s, c := range chance {
+		if core.Seat(s).Team() != in.v.Seat.Team() && c >= modelBelief {
+			rules |= 1 << s
+		}
+	}
+	return lw, rules
+}
+
+// weighKinds gives logWeight and, per seat, the chance that deal h gives it of playing by rules.
+func (in *inference) weighKinds(h [4]core.CardSet) (float64, [4]float64) {
 	v := in.v
 	var ll [4][nPlayerKinds]float64 // per seat and kind, the log-likelihood of its moves
 	if in.trump {
@@ -388,16 +404,14 @@ func (in *inference) weigh(h [4]core.CardSet) (float64, uint8) {
 		}
 	}
 	lw := 0.0
-	var rules uint8
+	var chance [4]float64
 	for s := range ll {
 		a, b := ll[s][kindRules], ll[s][kindReads]
 		top := max(a, b)
 		lw += top + math.Log((math.Exp(a-top)+math.Exp(b-top))/2)
-		if core.Seat(s).Team() != v.Seat.Team() && 1/(1+math.Exp(b-a)) >= modelBelief {
-			rules |= 1 << s
-		}
+		chance[s] = 1 / (1 + math.Exp(b-a))
 	}
-	return lw, rules
+	return lw, chance
 }
 
 // playLogChances are the logs of the chances of play o from hand, for each kind of player.

@@ -421,3 +421,22 @@ func TestRulePlayersAreModelled(t *testing.T) {
 		t.Fatalf("seed %d: seats modelled among Easy players %.3f, among Normal players %.3f", seed, share[Easy], share[Normal])
 	}
 }
+
+// The search models a seat by its chance of playing by rules over all the deals weighed, the
+// same in every deal, and never a partner: a seat that one deal alone makes a rule player is
+// not modelled there when the deals together do not say so. (Before modelMasks each deal had
+// its own seats: seat 3 was modelled in the first deal below and not in the second.)
+func TestModelledSeatsAreTheSameInEveryDeal(t *testing.T) {
+	v := core.View{Seat: 0}
+	weights := []float64{1, 3}
+	chances := [][4]float64{
+		{1, 1.0, 1, 0.9}, // seat 1 over the deals: (1 + 3·0.5)/4 = 0.625; seat 3: (0.9 + 3·0.4)/4 = 0.525
+		{1, 0.5, 1, 0.4},
+	}
+	masks := modelMasks(v, weights, chances)
+	for i, m := range masks {
+		if m != 1<<1 {
+			t.Errorf("deal %d models seats %04b, want only seat 1 (0010)", i, m)
+		}
+	}
+}

@@ -6,7 +6,7 @@
 // announced), keep them in proportion to how likely the others' moves were with them (forehand's
 // trump choice, every card played, announcements made and not made: infer.go), solve each deal
 // with all hands open (package dd) and play the card worth most. Strong's solver plays Easy's
-// card for an opponent the inference reads, in that deal, as a rule player rather than its best
+// card for an opponent the inference reads, over the deals it weighs, as a rule player rather than its best
 // (it exploits a player it has seen play by rules, and searches the others as usual). What a card is worth is what the game's end is worth for the
 // match: the chance to win the match from the board it leaves (the view's Open), or outside a
 // match the expected stripe difference (objective.go) — so a lost trump game costs twice, a draw
