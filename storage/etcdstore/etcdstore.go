@@ -37,6 +37,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -125,6 +126,16 @@ type Store struct {
 	// noLeaderAt is when (Unix nanoseconds) leaderless last found that no member knows a leader:
 	// for outTimeout after it, calls fail at once without asking again (a command makes several).
 	noLeaderAt atomic.Int64
+	// probe is the members' last answer to "do you know a leader?" (at: when it was asked),
+	// shared by every call that asks (probeLeader): many slow calls at once ask the members
+	// once, not once each.
+	probe struct {
+		sync.Mutex
+		at               time.Time
+		leader, answered bool
+		err              error
+		running          chan struct{} // closed when the probe under way has answered
+	}
 }
 
 // Open connects to the cluster and checks (or, on an empty prefix, writes) the layout version. A
@@ -309,7 +320,7 @@ func (s *Store) watchLeader(ctx context.Context, lose context.CancelCauseFunc) {
 	none := 0
 	for ctx.Err() == nil {
 		next := time.Now().Add(s.election / 2)
-		leader, answered, err := s.askLeader(ctx, s.election/4)
+		leader, answered, err := s.probeLeader(ctx, s.election/4)
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -343,7 +354,7 @@ func (s *Store) leaderless(ctx context.Context) error {
 	if at := s.noLeaderAt.Load(); at != 0 && time.Since(time.Unix(0, at)) < s.outTimeout() {
 		return fmt.Errorf("%w (no member knew a leader %v ago)", store.ErrUnavailable, time.Since(time.Unix(0, at)).Round(time.Millisecond))
 	}
-	leader, answered, err := s.askLeader(ctx, s.outTimeout())
+	leader, answered, err := s.probeLeader(ctx, s.outTimeout())
 	if leader {
 		s.noLeaderAt.Store(0)
 		return nil
@@ -355,6 +366,40 @@ func (s *Store) leaderless(ctx context.Context) error {
 		s.noLeaderAt.Store(time.Now().UnixNano())
 	}
 	return fmt.Errorf("%w (no member knew a leader within %v): %w", store.ErrUnavailable, s.outTimeout(), err)
+}
+
+// probeLeader is askLeader shared: the answer of a probe begun less than within ago is given
+// again, and a call that comes while a probe is under way waits for its answer (or its ctx).
+func (s *Store) probeLeader(ctx context.Context, within time.Duration) (leader, answered bool, err error) {
+	p := &s.probe
+	p.Lock()
+	if time.Since(p.at) < within {
+		defer p.Unlock()
+		return p.leader, p.answered, p.err
+	}
+	if ch := p.running; ch != nil {
+		p.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false, false, ctx.Err()
+		}
+		p.Lock()
+		defer p.Unlock()
+		return p.leader, p.answered, p.err
+	}
+	ch := make(chan struct{})
+	p.running = ch
+	p.Unlock()
+	// The probe answers every call waiting for it: it does not end with the ctx of the one
+	// that started it.
+	asked := time.Now()
+	leader, answered, err = s.askLeader(context.WithoutCancel(ctx), within)
+	p.Lock()
+	p.at, p.leader, p.answered, p.err, p.running = asked, leader, answered, err, nil
+	p.Unlock()
+	close(ch)
+	return leader, answered, err
 }
 
 // askLeader asks the members at once, within within, whether one knows a leader: leader as soon
