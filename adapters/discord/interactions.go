@@ -312,11 +312,13 @@ func (a *Adapter) rememberHand(r *responder, tableID string, version uint64) {
 	if u == nil || i.Token == "" || i.AppID == "" {
 		return
 	}
-	a.usersMu.Lock()
-	a.hands[u.ID] = ephemeralHand{appID: i.AppID, token: i.Token, rest: r.rest, table: tableID, version: version, at: time.Now(),
+	h := ephemeralHand{appID: i.AppID, token: i.Token, rest: r.rest, table: tableID, version: version, at: time.Now(),
 		answered: r.answered}
+	a.usersMu.Lock()
+	a.hands[u.ID] = h
 	newer, ok := a.lastHand[u.ID]
 	a.usersMu.Unlock()
+	a.shareHand(u.ID, h)
 	if ok && newer.m.Table == tableID && newer.m.Version > version {
 		a.out.Enqueue(&item{Dest: "dm:" + u.ID, Msg: newer.m, Version: newer.m.Version, Data: extra{ephemeral: true}})
 	}

@@ -500,6 +500,15 @@ func (a *Adapter) editEphemeralHand(ctx context.Context, userID string, m table.
 		ok = false
 	}
 	a.usersMu.Unlock()
+	// The user may have asked for their hand at another copy since: its token is in the KV.
+	if sh, found := a.sharedHandOf(ctx, userID); found && (!ok || sh.at.After(h.at)) {
+		h, ok = sh, true
+		a.usersMu.Lock()
+		if cur, had := a.hands[userID]; !had || sh.at.After(cur.at) {
+			a.hands[userID] = sh
+		}
+		a.usersMu.Unlock()
+	}
 	if !ok || h.table != m.Table || m.Version < h.version {
 		return
 	}

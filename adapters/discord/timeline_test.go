@@ -380,9 +380,10 @@ func TestTwoCopiesTellOnce(t *testing.T) {
 // matchUnder plays a match of two people and two computers on copies of the bot that go down
 // (down: killed or stopped) right after each game's last card, before the channel shows it,
 // and come back as a new copy: the copy that takes the place over tells what the one that went
-// down left untold.
-func matchUnder(t *testing.T, killed bool, down func(*clusterCopy)) {
-	f := newFakeDiscordVia(t, viaHTTP)
+// down left untold. mode is how Discord sends the interactions: by HTTP to either copy in turn
+// (a load balancer's pool), or over the gateway to the copy that holds the shard.
+func matchUnder(t *testing.T, mode receiveMode, killed bool, down func(*clusterCopy)) {
+	f := newFakeDiscordVia(t, mode)
 	if killed {
 		// A copy killed while it sent leaves its claim on the message's record, which the next
 		// owner waits out (outbox.Config.ClaimTTL: the request timeout and 15 s): a hand may
@@ -460,23 +461,32 @@ func matchUnder(t *testing.T, killed bool, down func(*clusterCopy)) {
 	checkNoRefusals(t, f)
 }
 
-// TestKilledAfterAGamesLastCard kills the copy that owns the channel's place (as kill -9 does)
-// right after each game's last card is stored, before the channel shows it: the other copy takes
-// the place over and every game's result, its table message's last version and the match's
-// winner reach the channel exactly once, in order; no table stays with live buttons.
+// TestKilledAfterAGamesLastCard, over HTTP and over the gateway, kills the copy that owns the
+// channel's place (as kill -9 does) right after each game's last card is stored, before the
+// channel shows it: the other copy takes the place over and every game's result, its table
+// message's last version and the match's winner reach the channel exactly once, in order; no
+// table stays with live buttons.
 func TestKilledAfterAGamesLastCard(t *testing.T) {
-	matchUnder(t, true, func(cp *clusterCopy) {
-		cp.h.allowErrors = append(cp.h.allowErrors, "etcd", "store")
-		cp.kill()
-	})
+	for _, mode := range receiveModes {
+		t.Run(string(mode), func(t *testing.T) {
+			matchUnder(t, mode, true, func(cp *clusterCopy) {
+				cp.h.allowErrors = append(cp.h.allowErrors, "etcd", "store")
+				cp.kill()
+			})
+		})
+	}
 }
 
-// TestStoppedMidMatchLosesNothing stops the copy that owns the channel's place as SIGTERM does,
-// right after each game's last card, before the channel shows it: what it could not tell, the
-// copy that takes the place over tells, once and in order.
+// TestStoppedMidMatchLosesNothing, over HTTP and over the gateway, stops the copy that owns the
+// channel's place as SIGTERM does, right after each game's last card, before the channel shows
+// it: what it could not tell, the copy that takes the place over tells, once and in order.
 func TestStoppedMidMatchLosesNothing(t *testing.T) {
-	matchUnder(t, false, func(cp *clusterCopy) {
-		cp.net.mute.Store(false) // it tells what it still can within its DrainTimeout
-		cp.term()
-	})
+	for _, mode := range receiveModes {
+		t.Run(string(mode), func(t *testing.T) {
+			matchUnder(t, mode, false, func(cp *clusterCopy) {
+				cp.net.mute.Store(false) // it tells what it still can within its DrainTimeout
+				cp.term()
+			})
+		})
+	}
 }

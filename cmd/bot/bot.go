@@ -145,6 +145,7 @@ func (m *Main) Open(ctx context.Context) error {
 		// Every adapter's, running or not: a person is forgotten from a platform served before too.
 		People: []table.People{telegram.People, discord.People}})
 	met.Watch(m.Service, platforms(m.chats))
+	met.ReadBackups(store, m.Log) // a backup by another process or copy shows too
 	if etcd, ok := store.(*etcdstore.Store); ok && shared {
 		m.stopHistory = startHistory(etcd, m.leases, cfg.Etcd.History, m.Log)
 		met.WatchEtcd(etcd)

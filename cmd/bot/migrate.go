@@ -8,7 +8,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/kontermatt/kontermatt/cmd/bot/internal/ops"
 	"github.com/kontermatt/kontermatt/storage"
+	"github.com/kontermatt/kontermatt/storage/etcdstore"
 )
 
 // runMigrate moves a stopped bot's data from its bbolt file to the etcd cluster of its config, or
@@ -108,5 +110,11 @@ func backupEtcd(cfg Config, out string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "backed up %s (%d items, one revision) to %s\n", describeStore(cfg), n, out)
+	// Noted in the cluster, so the running copies' last-backup series show this backup.
+	ctx, cancel := context.WithTimeout(context.Background(), etcdstore.DefaultTimeout)
+	defer cancel()
+	if err := ops.NoteBackup(ctx, st, time.Now()); err != nil {
+		fmt.Fprintln(stderr, "backup: the backup is written, but its time could not be noted in the database (the bots' last-backup series miss it):", err)
+	}
 	return 0
 }

@@ -37,6 +37,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -69,6 +70,7 @@ var ErrTooLarge = errors.New("the change is larger than one etcd transaction may
 const (
 	DefaultPrefix          = "kontermatt/"
 	DefaultTimeout         = 5 * time.Second
+	DefaultElection        = time.Second       // etcd's default --election-timeout
 	DefaultMaxTxnOps       = 128               // etcd's --max-txn-ops
 	DefaultMaxRequestBytes = 3 * (1 << 20) / 2 // etcd's --max-request-bytes, 1.5 MiB
 	schemaVersion          = "1"
@@ -85,6 +87,10 @@ type Options struct {
 	// Timeout bounds every call to the cluster; default DefaultTimeout. Defragmenting after a
 	// Forget gets ten times as long per member.
 	Timeout time.Duration
+	// Election is the cluster's --election-timeout; default DefaultElection (etcd's). A call that
+	// runs longer than half of it asks the members whether one knows a leader, and fails with
+	// store.ErrUnavailable once those that answer have known none for half of it (see call).
+	Election time.Duration
 	// MaxTxnOps and MaxRequestBytes are the cluster's limits (--max-txn-ops,
 	// --max-request-bytes); defaults etcd's.
 	MaxTxnOps, MaxRequestBytes int
@@ -105,6 +111,7 @@ type Store struct {
 	cli      *clientv3.Client
 	p        string
 	timeout  time.Duration
+	election time.Duration
 	maxOps   int
 	maxBytes int
 	page     int64
@@ -116,6 +123,19 @@ type Store struct {
 	// its whole timeout, is next given a whole timeout again; until then each call has a short
 	// one (see call). 0: reachable.
 	outUntil atomic.Int64
+	// noLeaderAt is when (Unix nanoseconds) leaderless last found that no member knows a leader:
+	// for outTimeout after it, calls fail at once without asking again (a command makes several).
+	noLeaderAt atomic.Int64
+	// probe is the members' last answer to "do you know a leader?" (at: when it was asked),
+	// shared by every call that asks (probeLeader): many slow calls at once ask the members
+	// once, not once each.
+	probe struct {
+		sync.Mutex
+		at               time.Time
+		leader, answered bool
+		err              error
+		running          chan struct{} // closed when the probe under way has answered
+	}
 }
 
 // Open connects to the cluster and checks (or, on an empty prefix, writes) the layout version. A
@@ -125,12 +145,15 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if len(opts.Endpoints) == 0 {
 		return nil, errors.New("etcdstore: no endpoints")
 	}
-	s := &Store{p: opts.Prefix, timeout: opts.Timeout, maxOps: opts.MaxTxnOps, maxBytes: opts.MaxRequestBytes, page: opts.Page, history: opts.History, log: opts.Log}
+	s := &Store{p: opts.Prefix, timeout: opts.Timeout, election: opts.Election, maxOps: opts.MaxTxnOps, maxBytes: opts.MaxRequestBytes, page: opts.Page, history: opts.History, log: opts.Log}
 	if s.p == "" {
 		s.p = DefaultPrefix
 	}
 	if s.timeout <= 0 {
 		s.timeout = DefaultTimeout
+	}
+	if s.election <= 0 {
+		s.election = DefaultElection
 	}
 	if s.maxOps <= 0 {
 		s.maxOps = DefaultMaxTxnOps
@@ -221,6 +244,12 @@ func (s *Store) kvKey(bucket, key string) string   { return s.bucketPrefix(bucke
 // (outTimeout), whether one has a leader, and fails at once when none does: a refusal then
 // comes in about one timeout. A cluster that is slow but has a leader keeps the whole timeout.
 // The first call that succeeds clears the mark.
+//
+// The first call after the quorum is lost need not wait its whole timeout either: a healthy
+// cluster is without a leader only while it elects one, within about one election timeout, so a
+// call that runs longer than half of one has its members asked (watchLeader) and fails once no
+// member has known a leader for half an election timeout. Discord waits 3 s for an interaction's
+// answer (issue 32): a whole timeout of 5 s for the first call after a quorum loss was past it.
 func (s *Store) call(ctx context.Context, fn func(ctx context.Context, again bool) error) (err error) {
 	caller := ctx
 	if time.Now().UnixNano() < s.outUntil.Load() {
@@ -230,14 +259,26 @@ func (s *Store) call(ctx context.Context, fn func(ctx context.Context, again boo
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
+	ctx, lose := context.WithCancelCause(ctx)
+	defer lose(nil)
+	watch := time.AfterFunc(s.election/2, func() { s.watchLeader(ctx, lose) })
+	defer watch.Stop()
 	defer func() {
 		switch {
 		case err == nil:
 			s.outUntil.Store(0)
+			s.noLeaderAt.Store(0)
 		case errors.Is(err, store.ErrUnavailable) && caller.Err() == nil:
 			s.outUntil.Store(time.Now().Add(s.timeout).UnixNano())
 		}
 	}()
+	// lost is watchLeader's verdict, once it ended the call.
+	lost := func() error {
+		if cause := context.Cause(ctx); ctx.Err() != nil && errors.Is(cause, store.ErrUnavailable) {
+			return cause
+		}
+		return nil
+	}
 	wait := 25 * time.Millisecond
 	for again := false; ; again = true {
 		attempt, cancelAttempt := context.WithTimeout(ctx, max(s.timeout/3, 500*time.Millisecond))
@@ -245,6 +286,9 @@ func (s *Store) call(ctx context.Context, fn func(ctx context.Context, again boo
 		cancelAttempt()
 		if err != nil && caller.Err() != nil {
 			return fmt.Errorf("%w: %w", caller.Err(), err) // the caller gave up, not the cluster
+		}
+		if err != nil && lost() != nil {
+			return lost()
 		}
 		if !errors.Is(err, store.ErrUnavailable) || ctx.Err() != nil {
 			return err
@@ -255,9 +299,46 @@ func (s *Store) call(ctx context.Context, fn func(ctx context.Context, again boo
 			if caller.Err() != nil {
 				return fmt.Errorf("%w: %w", caller.Err(), err)
 			}
+			if lost() != nil {
+				return lost()
+			}
 			return err
 		}
 		wait = min(2*wait, 400*time.Millisecond)
+	}
+}
+
+// watchLeader runs beside a call that has not ended after half an election timeout: it asks the
+// members for a leader every half election timeout, and ends the call (lose, with
+// store.ErrUnavailable) once two answers in a row, at least half an election timeout apart, say
+// that none knows one: the cluster is then not merely electing (which takes about one election
+// timeout) but without a quorum. A request in flight when the members lost their leader is not
+// answered "no leader": it waits its attempt's time (a read's ReadIndex, a proposal), so the call
+// itself cannot tell. Only members that answer count: members too slow to answer (a loaded
+// machine) or out of reach say nothing, and the call keeps its whole timeout.
+func (s *Store) watchLeader(ctx context.Context, lose context.CancelCauseFunc) {
+	none := 0
+	for ctx.Err() == nil {
+		next := time.Now().Add(s.election / 2)
+		leader, answered, err := s.probeLeader(ctx, s.election/4)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case leader || !answered:
+			none = 0
+		default:
+			if none++; none >= 2 {
+				s.noLeaderAt.Store(time.Now().UnixNano()) // the command's next calls need not ask again
+				lose(fmt.Errorf("%w (no member has known a leader for %v, longer than an election takes): %w",
+					store.ErrUnavailable, s.election/2, err))
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Until(next)):
+		}
 	}
 }
 
@@ -265,27 +346,92 @@ func (s *Store) call(ctx context.Context, fn func(ctx context.Context, again boo
 // of reach: long enough for a member to answer, short beside the whole timeout.
 func (s *Store) outTimeout() time.Duration { return max(s.timeout/10, 250*time.Millisecond) }
 
-// leaderless asks each member, within outTimeout in all, whether it knows a leader: nil as soon
-// as one does, else store.ErrUnavailable (or ctx's error when the caller gave up).
+// leaderless asks the members, within outTimeout, whether one knows a leader, for a call while the
+// cluster is marked out of reach: nil as soon as one does, else store.ErrUnavailable (or ctx's
+// error when the caller gave up). Once a member answered that it knows no leader and none knew
+// one, it says so again for outTimeout without asking (a command makes several calls).
 func (s *Store) leaderless(ctx context.Context) error {
-	caller := ctx
-	ctx, cancel := context.WithTimeout(ctx, s.outTimeout())
+	if at := s.noLeaderAt.Load(); at != 0 && time.Since(time.Unix(0, at)) < s.outTimeout() {
+		return fmt.Errorf("%w (no member knew a leader %v ago)", store.ErrUnavailable, time.Since(time.Unix(0, at)).Round(time.Millisecond))
+	}
+	leader, answered, err := s.probeLeader(ctx, s.outTimeout())
+	if leader {
+		s.noLeaderAt.Store(0)
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if answered { // members too slow to answer (a loaded machine) are asked again by the next call
+		s.noLeaderAt.Store(time.Now().UnixNano())
+	}
+	return fmt.Errorf("%w (no member knew a leader within %v): %w", store.ErrUnavailable, s.outTimeout(), err)
+}
+
+// probeLeader is askLeader shared: the answer of a probe begun less than within ago is given
+// again, and a call that comes while a probe is under way waits for its answer (or its ctx).
+func (s *Store) probeLeader(ctx context.Context, within time.Duration) (leader, answered bool, err error) {
+	p := &s.probe
+	p.Lock()
+	if time.Since(p.at) < within {
+		defer p.Unlock()
+		return p.leader, p.answered, p.err
+	}
+	if ch := p.running; ch != nil {
+		p.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false, false, ctx.Err()
+		}
+		p.Lock()
+		defer p.Unlock()
+		return p.leader, p.answered, p.err
+	}
+	ch := make(chan struct{})
+	p.running = ch
+	p.Unlock()
+	// The probe answers every call waiting for it: it does not end with the ctx of the one
+	// that started it.
+	asked := time.Now()
+	leader, answered, err = s.askLeader(context.WithoutCancel(ctx), within)
+	p.Lock()
+	p.at, p.leader, p.answered, p.err, p.running = asked, leader, answered, err, nil
+	p.Unlock()
+	close(ch)
+	return leader, answered, err
+}
+
+// askLeader asks the members at once, within within, whether one knows a leader: leader as soon
+// as one does; else answered says whether a member answered that it knows none, and err is the
+// last answer. A stopped member does not answer: the others are asked beside it, not after it.
+func (s *Store) askLeader(ctx context.Context, within time.Duration) (leader, answered bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
-	var last error
-	for _, ep := range s.cli.Endpoints() {
-		resp, err := s.cli.Status(ctx, ep)
-		if err == nil && resp.Leader != 0 {
-			return nil
-		}
-		if err == nil {
-			err = errors.New("the member knows no leader")
-		}
-		last = err
+	eps := s.cli.Endpoints()
+	answers := make(chan error, len(eps))
+	noLeader := errors.New("the member knows no leader")
+	for _, ep := range eps {
+		go func() {
+			resp, err := s.cli.Status(ctx, ep)
+			if err == nil && resp.Leader == 0 {
+				err = noLeader
+			}
+			answers <- err
+		}()
 	}
-	if caller.Err() != nil {
-		return caller.Err()
+	for range eps {
+		switch err = <-answers; {
+		case err == nil:
+			return true, true, nil
+		case errors.Is(err, noLeader):
+			answered = true
+		}
 	}
-	return fmt.Errorf("%w (no member knew a leader within %v, after a call waited %v in vain): %w", store.ErrUnavailable, s.outTimeout(), s.timeout, last)
+	if answered {
+		err = noLeader
+	}
+	return false, answered, err
 }
 
 // txn runs one transaction (see call); again says an earlier attempt's outcome was unknown.

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -28,9 +29,13 @@ type Metrics struct {
 	reloads   *prometheus.CounterVec
 	leases    *prometheus.CounterVec
 	leaseHeld *prometheus.GaugeVec
-	// lastBackup is when the admin door last sent a live backup (Unix seconds; 0: not since
-	// start).
+	// lastBackup is the newest backup this process knows of (Unix seconds; 0: none): sent by its
+	// admin door, or read from backups (see NoteBackup).
 	lastBackup atomic.Int64
+	// backups is the store's KV where every backup notes its time; nil: this process's alone.
+	backups table.KV
+	// log says why the store's note could not be read or written.
+	log *slog.Logger
 }
 
 var _ table.ClusterObserver = (*Metrics)(nil)
@@ -75,8 +80,8 @@ func NewMetrics(version, revision, goVersion string) *Metrics {
 		Help: "Always 1: the version, source revision and Go version of the running binary."}, []string{"version", "revision", "goversion"})
 	info.WithLabelValues(version, revision, goVersion).Set(1)
 	lastBackup := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kontermatt_last_backup_timestamp_seconds",
-		Help: "When the admin door last sent a live backup (Unix time); 0: none since the bot started."},
-		func() float64 { return float64(m.lastBackup.Load()) })
+		Help: "When the last backup was made (Unix time): by this bot's admin door, or noted in the database by `kontermatt backup` in another process or by another copy; 0: none known."},
+		func() float64 { return float64(m.newestBackup()) })
 	m.reg.MustRegister(m.commands, m.latency, m.commits, m.commitDur, m.decisions, m.reloads, m.leases, m.leaseHeld, info, lastBackup,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -116,8 +121,53 @@ func (m *Metrics) Lease(name string, held bool) {
 	m.leaseHeld.WithLabelValues(name).Set(v)
 }
 
-// BackupSent notes a live backup sent (the admin door's Backups).
-func (m *Metrics) BackupSent(at time.Time) { m.lastBackup.Store(at.Unix()) }
+// ReadBackups has the last-backup series read, at each scrape, the time every backup notes in
+// the store's KV (NoteBackup), and BackupSent note there the admin door's.
+func (m *Metrics) ReadBackups(kv table.KV, log *slog.Logger) { m.backups, m.log = kv, log }
+
+// BackupSent notes a live backup sent (the admin door's Backups), in the store too.
+func (m *Metrics) BackupSent(at time.Time) {
+	m.sawBackup(at.Unix())
+	if m.backups == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeCallTime)
+	defer cancel()
+	if err := NoteBackup(ctx, m.backups, at); err != nil {
+		m.log.Warn("could not note the backup's time in the database: other copies' last-backup series miss it", "err", err)
+	}
+}
+
+// storeCallTime bounds the metrics' calls to the store: a scrape must not hang on a cluster
+// without quorum (Prometheus's own scrape timeout is 10 s by default).
+const storeCallTime = 2 * time.Second
+
+// sawBackup keeps the newest of the backup times seen.
+func (m *Metrics) sawBackup(sec int64) {
+	for {
+		old := m.lastBackup.Load()
+		if sec <= old || m.lastBackup.CompareAndSwap(old, sec) {
+			return
+		}
+	}
+}
+
+// newestBackup reads the store's note (if the metrics have one) and gives the newest backup time
+// known; a store that does not answer leaves the last one read.
+func (m *Metrics) newestBackup() int64 {
+	if m.backups != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), storeCallTime)
+		defer cancel()
+		at, ok, err := LastBackup(ctx, m.backups)
+		switch {
+		case err != nil:
+			m.log.Warn("could not read the last backup's time from the database", "err", err)
+		case ok:
+			m.sawBackup(at.Unix())
+		}
+	}
+	return m.lastBackup.Load()
+}
 
 // Watch adds what is read at each scrape: the tables by status and each platform's reports.
 func (m *Metrics) Watch(svc *table.Service, platforms []Platform) {
