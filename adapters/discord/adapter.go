@@ -216,7 +216,7 @@ func New(cfg Config) (*Adapter, error) {
 	a.teller = a.NewTeller(cfg.Owner, cfg.Shared, cfg.Now)
 	a.out = outbox.New(outbox.Config[extra]{Platform: platform{a}, KV: a.kv, Bucket: bucketMessages, Log: a.log,
 		Backoff: func(n int) time.Duration { return 500 * time.Millisecond << (n - 1) }, Paused: a.pauseChannel,
-		Shared: cfg.Shared, ClaimTTL: a.client.Timeout + 15*time.Second, Now: cfg.Now, Tells: a.teller.Tells, Out: a.outOne})
+		Shared: cfg.Shared, ClaimTTL: a.client.Timeout + 15*time.Second, Now: cfg.Now, Tells: a.teller.Tells, Fence: a.teller.Fence, Out: a.outOne})
 	if cfg.Interactions.On() {
 		a.endpoint.key, _ = parsePublicKey(cfg.Interactions.PublicKey) // Check parsed it
 	}
