@@ -314,6 +314,26 @@ func twoCopies(t testing.TB, f *fakeAPI, store *mem.Store, logs *tabletest.Buffe
 // startOwnedCopy starts a copy of the bot on the cluster as cmd/bot wires one on etcd: its
 // leases (the poller's, the places' partitions) in the cluster, its records and budgets shared,
 // and the place told by its owner alone. Its deliveries are noted in v.
+// twoSpreadCopies starts two copies of the bot on a 3-member etcd cluster, with four people who
+// have started the bot in private, and waits until the places' partitions are spread over both
+// copies: that happens a few seconds after the second copy starts, and a place handed over then is
+// a take-over (its moves wait for the new owner's retelling), which the tests of a match leave out.
+func twoSpreadCopies(t testing.TB) (*fakeAPI, *shownVersions, []*botCopy) {
+	t.Helper()
+	c := etcdtest.Start(t, etcdtest.Options{})
+	f := newFake(testToken)
+	for _, u := range []tgUser{alice, bob, carla, dan} {
+		f.setStarted(u.ID)
+	}
+	logs := &tabletest.Buffer{}
+	v := &shownVersions{of: map[string]uint64{}, key: map[string]string{}}
+	copies := []*botCopy{startOwnedCopy(t, "a", f, c, v, logs), startOwnedCopy(t, "b", f, c, v, logs)}
+	tabletest.WaitUntil(t, 30*time.Second, "the places spread over both copies", func() bool {
+		return len(copies[0].svc.Leases()) == table.Partitions/2 && len(copies[1].svc.Leases()) == table.Partitions/2
+	})
+	return f, v, copies
+}
+
 func startOwnedCopy(t testing.TB, name string, f *fakeAPI, c *etcdtest.Cluster, v *shownVersions, logs *tabletest.Buffer) *botCopy {
 	t.Helper()
 	w := c.Wire(t)
@@ -358,22 +378,9 @@ func BenchmarkGroupLagOnTwoCopies(b *testing.B) {
 func groupLagOnTwoCopies(t testing.TB) (p95, worst, silence time.Duration) {
 	realTime = true
 	defer func() { realTime = false }()
-	c := etcdtest.Start(t, etcdtest.Options{})
-	f := newFake(testToken)
+	f, v, copies := twoSpreadCopies(t)
 	humans := []tgUser{alice, bob, carla, dan}
-	for _, u := range humans {
-		f.setStarted(u.ID)
-	}
-	logs := &tabletest.Buffer{}
-	v := &shownVersions{of: map[string]uint64{}, key: map[string]string{}}
-	copies := []*botCopy{startOwnedCopy(t, "a", f, c, v, logs), startOwnedCopy(t, "b", f, c, v, logs)}
-	// The places' partitions spread over both copies a few seconds after the second starts: a
-	// place handed over then is a take-over (its moves wait for the new owner's retelling), which
-	// the aim leaves out ("outside a restart"). The match starts once the spread has settled, and
-	// the owners seen while it is played are logged.
-	tabletest.WaitUntil(t, 30*time.Second, "the places spread over both copies", func() bool {
-		return len(copies[0].svc.Leases()) == table.Partitions/2 && len(copies[1].svc.Leases()) == table.Partitions/2
-	})
+	// The owners seen while the match is played are logged.
 	owners := watchOwners(copies, placeOf(group, 0))
 	committed, stop := watchCommits(copies[0].store)
 	seatAll(t, f, "timer=fast stripes=5", humans...)
@@ -408,18 +415,8 @@ func groupLagOnTwoCopies(t testing.TB) (p95, worst, silence time.Duration) {
 func TestKilledOwnerMidSendTellsTheRestOnce(t *testing.T) {
 	realTime = true
 	defer func() { realTime = false }()
-	c := etcdtest.Start(t, etcdtest.Options{})
-	f := newFake(testToken)
+	f, v, copies := twoSpreadCopies(t)
 	humans := []tgUser{alice, bob, carla, dan}
-	for _, u := range humans {
-		f.setStarted(u.ID)
-	}
-	logs := &tabletest.Buffer{}
-	v := &shownVersions{of: map[string]uint64{}, key: map[string]string{}}
-	copies := []*botCopy{startOwnedCopy(t, "a", f, c, v, logs), startOwnedCopy(t, "b", f, c, v, logs)}
-	tabletest.WaitUntil(t, 30*time.Second, "the places spread over both copies", func() bool {
-		return len(copies[0].svc.Leases()) == table.Partitions/2 && len(copies[1].svc.Leases()) == table.Partitions/2
-	})
 	place := placeOf(group, 0)
 	owner, other := copies[0], copies[1]
 	if !owner.svc.Owns(place) {
