@@ -19,6 +19,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"google.golang.org/grpc/grpclog"
 )
 
@@ -101,6 +102,14 @@ func mustURL(s string) url.URL {
 }
 
 // start starts m (again) and waits until it serves.
+// memberLogger is the members' logger: quiet but for what ends a member. A member that meets
+// what it cannot go on from logs at Fatal level, and zap then exits the process, even from a
+// logger that writes nothing (zap.NewNop): a test binary ended so says only "exit status 1".
+// Here such a line is written to stderr and the member panics instead, so the test's output
+// names it.
+var memberLogger = zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig()),
+	zapcore.Lock(os.Stderr), zapcore.DPanicLevel), zap.WithFatalHook(zapcore.WriteThenPanic))
+
 func (c *Cluster) start(m *Member) error {
 	cfg := embed.NewConfig()
 	cfg.Name, cfg.Dir = m.Name, m.Dir
@@ -118,7 +127,7 @@ func (c *Cluster) start(m *Member) error {
 	cfg.UnsafeNoFsync = !c.opts.Durable
 	cfg.QuotaBackendBytes = c.opts.QuotaBytes
 	cfg.Logger = "zap"
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(memberLogger)
 	cfg.Metrics = "basic"
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
