@@ -123,7 +123,11 @@ type Config struct {
 		// History is how long the cluster keeps old revisions: one copy compacts the rest
 		// away, and the members' --auto-compaction-retention should say the same
 		// (docs/cluster.md); default 1h. Or KONTERMATT_ETCD_HISTORY.
-		History            time.Duration `yaml:"history"`
+		History time.Duration `yaml:"history"`
+		// ElectionTimeout is the members' --election-timeout: a call that runs past half of it
+		// asks the members for a leader, so that a refusal during a quorum loss comes within
+		// Discord's 3 s; default 1s, etcd's. Or KONTERMATT_ETCD_ELECTION_TIMEOUT.
+		ElectionTimeout    time.Duration `yaml:"election_timeout"`
 		Username, Password string        `yaml:"-"`
 	} `yaml:"etcd"`
 
@@ -341,6 +345,7 @@ var envKeys = map[string]string{
 	"KONTERMATT_ETCD_CA":                               "etcd.ca",
 	"KONTERMATT_ETCD_TIMEOUT":                          "etcd.timeout",
 	"KONTERMATT_ETCD_HISTORY":                          "etcd.history",
+	"KONTERMATT_ETCD_ELECTION_TIMEOUT":                 "etcd.election_timeout",
 }
 
 // envField is the field of c a config key names (those of envKeys).
@@ -434,6 +439,9 @@ func (c *Config) checkStore() error {
 		return fmt.Errorf("%w: etcd.timeout %v: give a duration such as 5s (or leave it out: 5s)", errConfig, e.Timeout)
 	case e.History != 0 && e.History < time.Second:
 		return fmt.Errorf("%w: etcd.history %v: give a duration such as 1h (or leave it out: 1h)", errConfig, e.History)
+	case e.ElectionTimeout < 0 || e.ElectionTimeout > 50*time.Second:
+		// etcd refuses an --election-timeout over 50 s (its flag check).
+		return fmt.Errorf("%w: etcd.election_timeout %v: give the members' --election-timeout, such as 1s (or leave it out: 1s)", errConfig, e.ElectionTimeout)
 	}
 	if e.History == 0 {
 		e.History = etcdstore.DefaultHistory

@@ -251,6 +251,8 @@ func TestConfigMistakesSayWhere(t *testing.T) {
 		{"a negative think", "think: -5s\n", "config.yaml line 1: think -5s: a computer player needs time to decide"},
 		{"a zero think", "think: 0s\n", "config.yaml line 1: think 0s"},
 		{"a zero retention", "retention: 0s\n", "config.yaml line 1: retention 0s: keep closed tables at least an hour (or leave it out: 720h0m0s)"},
+		{"an election timeout etcd refuses", "store: etcd\netcd:\n  endpoints: [\"http://127.0.0.1:2379\"]\n  election_timeout: 90s\n",
+			"etcd.election_timeout 1m30s: give the members' --election-timeout, such as 1s (or leave it out: 1s)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := loadConfig(writeConfig(t, tc.text), func(string) string { return "" })
@@ -271,6 +273,17 @@ func TestConfigMistakesSayWhere(t *testing.T) {
 		})
 		if err == nil || !strings.Contains(err.Error(), `KONTERMATT_LOG_FORMAT: log_format "xml"`) {
 			t.Errorf("got %v, want the variable named", err)
+		}
+	})
+	t.Run("the election timeout from the environment", func(t *testing.T) {
+		c, err := loadConfig(writeConfig(t, "store: etcd\netcd:\n  endpoints: [\"http://127.0.0.1:2379\"]\n"), func(k string) string {
+			if k == "KONTERMATT_ETCD_ELECTION_TIMEOUT" {
+				return "2500ms"
+			}
+			return ""
+		})
+		if err != nil || c.Etcd.ElectionTimeout != 2500*time.Millisecond {
+			t.Errorf("etcd.election_timeout %v, %v", c.Etcd.ElectionTimeout, err)
 		}
 	})
 	t.Run("left out is the default", func(t *testing.T) {

@@ -108,7 +108,7 @@ func tlsProblem(opts etcdstore.Options) error {
 // environment.
 func etcdOptions(cfg Config) (etcdstore.Options, error) {
 	e := cfg.Etcd
-	opts := etcdstore.Options{Endpoints: e.Endpoints, Prefix: e.Prefix, Username: e.Username, Password: e.Password, Timeout: e.Timeout, History: e.History}
+	opts := etcdstore.Options{Endpoints: e.Endpoints, Prefix: e.Prefix, Username: e.Username, Password: e.Password, Timeout: e.Timeout, History: e.History, Election: e.ElectionTimeout}
 	if opts.Timeout == 0 {
 		opts.Timeout = etcdstore.DefaultTimeout
 	}
