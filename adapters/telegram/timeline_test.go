@@ -175,80 +175,125 @@ func (d *driver) playThinking(humans []tgUser, limit time.Duration, seed uint64,
 // TestKilledAfterAGamesLastCard kills the bot (as kill -9 does) right after each game's last card
 // is stored, before any message of it reaches Telegram, and starts it again on the same store:
 // every game's result, its table message's last version and the match's winner reach the group
-// exactly once, in order, and no hand is posted twice.
+// exactly once, in order, and no hand is posted twice. Polling, and behind a webhook: there the
+// killed process's webhook no longer answers, Telegram posts the updates again until the new
+// process behind the same URL answers them (Bot API, setWebhook: "In case of an unsuccessful
+// request, we will give up after a reasonable amount of attempts").
 func TestKilledAfterAGamesLastCard(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		humans := []tgUser{alice, bob, carla, dan}
-		f, store, logs, e := startedEnv(t, humans...)
-		seatAll(t, f, "timer=none stripes=3", humans...)
-		tableID := tableOf(t, f)
-		d := newDriver(t, f, 11)
-		kills := 0
-		for !over(f) {
-			// Play until one card is left in the game, with everything shown.
-			d.playSingly(humans, time.Hour, func() bool {
-				_, held := e.svc.HeldCards(tableID)
-				st, _ := e.svc.Status(tableID)
-				return held.Len() == 1 || st == table.StatusOver
-			})
-			if st, _ := e.svc.Status(tableID); st == table.StatusOver {
-				break
-			}
-			settle(time.Minute)
-			game, _ := e.svc.HeldCards(tableID)
-			e.net.mute.Store(true)
-			d.playSingly(humans, time.Hour, func() bool {
-				g, _ := e.svc.HeldCards(tableID)
-				st, _ := e.svc.Status(tableID)
-				return g > game || st == table.StatusOver
-			})
-			e.crash()
-			kills++
-			e = startEnv(t, f, store, logs)
-			settle(2 * time.Minute)
+	for _, mode := range []string{"polling", "webhook"} {
+		t.Run(mode, func(t *testing.T) { synctest.Test(t, func(t *testing.T) { killedAfterEachGame(t, mode) }) })
+	}
+}
+
+// restartable gives a bot's fake Telegram (with humans able to get private messages) and logs,
+// and start, which starts the bot (again) on them and one store: polling, or behind a webhook whose
+// reverse proxy passes Telegram's posts to the process listening now (hookProxy).
+func restartable(t *testing.T, mode string, humans ...tgUser) (*fakeAPI, *tabletest.Buffer, func() *env) {
+	f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
+	for _, u := range humans {
+		f.setStarted(u.ID)
+	}
+	if mode == "polling" {
+		return f, logs, func() *env { return startEnv(t, f, store, logs) }
+	}
+	hook := &hookProxy{}
+	f.hookClient = hook.client()
+	t.Cleanup(f.stopWebhook) // after the bot stopped
+	return f, logs, func() *env {
+		ln := newMemListener()
+		hook.to.Store(ln)
+		return startEnv(t, f, store, logs, withWebhook(ln))
+	}
+}
+
+// checkMode checks that a test's bot received its updates as mode says: behind a webhook it
+// never polls.
+func checkMode(t *testing.T, f *fakeAPI, mode string) {
+	if polls, _ := countCalls(f.Calls(), "getUpdates", 0); (mode == "webhook") != (polls == 0) {
+		t.Errorf("%s: %d polls", mode, polls)
+	}
+}
+
+func killedAfterEachGame(t *testing.T, mode string) {
+	humans := []tgUser{alice, bob, carla, dan}
+	f, logs, start := restartable(t, mode, humans...)
+	e := start()
+	seatAll(t, f, "timer=none stripes=3", humans...)
+	tableID := tableOf(t, f)
+	d := newDriver(t, f, 11)
+	kills := 0
+	for !over(f) {
+		// Play until one card is left in the game, with everything shown.
+		d.playSingly(humans, time.Hour, func() bool {
+			_, held := e.svc.HeldCards(tableID)
+			st, _ := e.svc.Status(tableID)
+			return held.Len() == 1 || st == table.StatusOver
+		})
+		if st, _ := e.svc.Status(tableID); st == table.StatusOver {
+			break
 		}
+		settle(time.Minute)
+		game, _ := e.svc.HeldCards(tableID)
+		e.net.mute.Store(true)
+		d.playSingly(humans, time.Hour, func() bool {
+			g, _ := e.svc.HeldCards(tableID)
+			st, _ := e.svc.Status(tableID)
+			return g > game || st == table.StatusOver
+		})
+		e.crash()
+		kills++
+		e = start()
 		settle(2 * time.Minute)
-		games := gamesIn(f, group)
-		t.Logf("%d games, the bot killed after the last card of %d of them", games, kills)
-		if kills < 2 {
-			t.Fatalf("only %d kills: the test needs a match of several games", kills)
-		}
-		checkTimeline(t, f, group, games, true, humans)
-		e.close()
-		checkClean(t, f, logs)
-	})
+	}
+	settle(2 * time.Minute)
+	games := gamesIn(f, group)
+	t.Logf("%d games, the bot killed after the last card of %d of them", games, kills)
+	if kills < 2 {
+		t.Fatalf("only %d kills: the test needs a match of several games", kills)
+	}
+	checkTimeline(t, f, group, games, true, humans)
+	checkMode(t, f, mode)
+	e.close()
+	checkClean(t, f, logs)
 }
 
 // TestStoppedMidMatchLosesNothing stops the bot as SIGTERM does (the documented order: no more
 // updates, the service closed, the outbox given its few seconds) again and again while four quick
 // players keep the group's budget spent, so that group messages still wait when it stops; the
-// next start tells them: every result and the match's winner once, in order.
+// next start tells them: every result and the match's winner once, in order. Polling, and behind
+// a webhook (restartable).
 func TestStoppedMidMatchLosesNothing(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		humans := []tgUser{alice, bob, carla, dan}
-		f, store, logs, e := startedEnv(t, humans...)
-		seatAll(t, f, "timer=fast stripes=4", humans...)
-		d := newDriver(t, f, 12)
-		stops, waiting := 0, 0
-		for !over(f) {
-			start := time.Now()
-			d.playUntil(humans, time.Hour, func() bool { return time.Since(start) > 25*time.Second || over(f) })
-			items, _ := e.a.out.Queued()
-			waiting += items
-			e.close()
-			stops++
-			e = startEnv(t, f, store, logs)
-		}
-		settle(2 * time.Minute)
-		games := gamesIn(f, group)
-		t.Logf("%d games, %d stops with %d messages waiting at them", games, stops, waiting)
-		if waiting == 0 {
-			t.Fatal("no message waited at any stop: the test needs a busy group")
-		}
-		checkTimeline(t, f, group, games, true, humans)
+	for _, mode := range []string{"polling", "webhook"} {
+		t.Run(mode, func(t *testing.T) { synctest.Test(t, func(t *testing.T) { stoppedAgainAndAgain(t, mode) }) })
+	}
+}
+
+func stoppedAgainAndAgain(t *testing.T, mode string) {
+	humans := []tgUser{alice, bob, carla, dan}
+	f, logs, startBot := restartable(t, mode, humans...)
+	e := startBot()
+	seatAll(t, f, "timer=fast stripes=4", humans...)
+	d := newDriver(t, f, 12)
+	stops, waiting := 0, 0
+	for !over(f) {
+		start := time.Now()
+		d.playUntil(humans, time.Hour, func() bool { return time.Since(start) > 25*time.Second || over(f) })
+		items, _ := e.a.out.Queued()
+		waiting += items
 		e.close()
-		checkClean(t, f, logs)
-	})
+		stops++
+		e = startBot()
+	}
+	settle(2 * time.Minute)
+	games := gamesIn(f, group)
+	t.Logf("%d games, %d stops with %d messages waiting at them", games, stops, waiting)
+	if waiting == 0 {
+		t.Fatal("no message waited at any stop: the test needs a busy group")
+	}
+	checkTimeline(t, f, group, games, true, humans)
+	checkMode(t, f, mode)
+	e.close()
+	checkClean(t, f, logs)
 }
 
 // ownedCopies starts two copies of the bot on one store and one KV, as on etcd. Copy 0 takes the

@@ -71,6 +71,30 @@ func (l *memListener) client() *http.Client {
 	return &http.Client{Transport: proxy{tr}}
 }
 
+// hookProxy is the reverse proxy in front of a bot that is killed and started again: the fake
+// posts to one URL, and the proxy passes each post to the process listening now. A post while
+// none listens (a killed process's listener is closed) fails, and Telegram posts it again later.
+type hookProxy struct{ to atomic.Pointer[memListener] }
+
+func (h *hookProxy) client() *http.Client {
+	tr := &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		l := h.to.Load()
+		if l == nil {
+			return nil, &net.OpError{Op: "dial", Err: errCut}
+		}
+		a, b := net.Pipe()
+		select {
+		case l.conns <- b:
+			return a, nil
+		case <-l.closed:
+			return nil, &net.OpError{Op: "dial", Err: errCut}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}}
+	return &http.Client{Transport: proxy{tr}}
+}
+
 // proxy ends TLS as a reverse proxy does: the bot's server speaks plain HTTP behind it.
 type proxy struct{ next http.RoundTripper }
 
