@@ -196,7 +196,7 @@ func restartable(t *testing.T, mode string, humans ...tgUser) (*fakeAPI, *tablet
 	if mode == "polling" {
 		return f, logs, func() *env { return startEnv(t, f, store, logs) }
 	}
-	hook := &hookProxy{}
+	hook := &hookProxy{restarts: true}
 	f.hookClient = hook.client()
 	t.Cleanup(f.stopWebhook) // after the bot stopped
 	return f, logs, func() *env {

@@ -57,27 +57,23 @@ func (memAddr) String() string  { return "127.0.0.1:8443" }
 
 // client reaches the listener whatever the URL says: the reverse proxy in front of the bot.
 func (l *memListener) client() *http.Client {
-	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		a, b := net.Pipe()
-		select {
-		case l.conns <- b:
-			return a, nil
-		case <-l.closed:
-			return nil, &net.OpError{Op: "dial", Err: errCut}
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}}
-	return &http.Client{Transport: proxy{tr}}
+	h := &hookProxy{}
+	h.to.Store(l)
+	return h.client()
 }
 
-// hookProxy is the reverse proxy in front of a bot that is killed and started again: the fake
-// posts to one URL, and the proxy passes each post to the process listening now. A post while
-// none listens (a killed process's listener is closed) fails, and Telegram posts it again later.
-type hookProxy struct{ to atomic.Pointer[memListener] }
+// hookProxy is the reverse proxy in front of the bot: the fake posts to one URL, and the proxy
+// passes each post to the process listening now (to), which a test that kills and starts the
+// bot again changes. A post while none listens (a killed process's listener is closed) fails,
+// and Telegram posts it again later.
+type hookProxy struct {
+	to atomic.Pointer[memListener]
+	// restarts: the process behind may change, so no connection is kept for the next post.
+	restarts bool
+}
 
 func (h *hookProxy) client() *http.Client {
-	tr := &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+	tr := &http.Transport{DisableKeepAlives: h.restarts, DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		l := h.to.Load()
 		if l == nil {
 			return nil, &net.OpError{Op: "dial", Err: errCut}
