@@ -97,7 +97,7 @@ func runMigrate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 // backupEtcd is bot backup for an etcd-backed bot: a snapshot of the cluster's data at one
 // revision, written as a bbolt file (which the bbolt store, and bot migrate -from bbolt, read).
 // The bot may run meanwhile.
-func backupEtcd(cfg Config, out string, stdout, stderr io.Writer) int {
+func backupEtcd(ctx context.Context, cfg Config, out string, stdout, stderr io.Writer) int {
 	st, err := openEtcd(cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "backup:", err)
@@ -111,7 +111,7 @@ func backupEtcd(cfg Config, out string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "backed up %s (%d items, one revision) to %s\n", describeStore(cfg), n, out)
 	// Noted in the cluster, so the running copies' last-backup series show this backup.
-	ctx, cancel := context.WithTimeout(context.Background(), etcdstore.DefaultTimeout)
+	ctx, cancel := context.WithTimeout(ctx, etcdstore.DefaultTimeout)
 	defer cancel()
 	if err := ops.NoteBackup(ctx, st, time.Now()); err != nil {
 		fmt.Fprintln(stderr, "backup: the backup is written, but its time could not be noted in the database (the bots' last-backup series miss it):", err)

@@ -80,7 +80,8 @@ func runBackup(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return code
 	}
 	if cfg.Store == "etcd" {
-		return backupEtcd(cfg, out, stdout, stderr)
+		// A one-shot subcommand: its work lives as long as the process (as migrate's).
+		return backupEtcd(context.Background(), cfg, out, stdout, stderr)
 	}
 	// Read-only: a backup never creates a database where there is none, nor writes into one.
 	store, err := storage.Open(cfg.Database, storage.Options{Timeout: 200 * time.Millisecond, ReadOnly: true})

@@ -53,7 +53,9 @@ type Admin struct {
 	Metrics, Health http.Handler
 
 	// Backups, when set, hears of each live backup sent (the last-backup series).
-	Backups interface{ BackupSent(at time.Time) }
+	Backups interface {
+		BackupSent(ctx context.Context, at time.Time)
+	}
 
 	// BackupTime is how long a client gets to take a backup of size bytes; nil: backupTime.
 	BackupTime func(size int64) time.Duration
@@ -330,7 +332,7 @@ func (a *Admin) serveBackup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if a.Backups != nil {
-		a.Backups.BackupSent(time.Now())
+		a.Backups.BackupSent(r.Context(), time.Now())
 	}
 	a.Log.Info("live backup sent", "bytes", size, "took", time.Since(start).Round(time.Millisecond), "via", via(r))
 }

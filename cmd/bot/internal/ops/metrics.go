@@ -125,13 +125,14 @@ func (m *Metrics) Lease(name string, held bool) {
 // the store's KV (NoteBackup), and BackupSent note there the admin door's.
 func (m *Metrics) ReadBackups(kv table.KV, log *slog.Logger) { m.backups, m.log = kv, log }
 
-// BackupSent notes a live backup sent (the admin door's Backups), in the store too.
-func (m *Metrics) BackupSent(at time.Time) {
+// BackupSent notes a live backup sent (the admin door's Backups), in the store too, within the
+// backup request's ctx.
+func (m *Metrics) BackupSent(ctx context.Context, at time.Time) {
 	m.sawBackup(at.Unix())
 	if m.backups == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), storeCallTime)
+	ctx, cancel := context.WithTimeout(ctx, storeCallTime)
 	defer cancel()
 	if err := NoteBackup(ctx, m.backups, at); err != nil {
 		m.log.Warn("could not note the backup's time in the database: other copies' last-backup series miss it", "err", err)
@@ -156,6 +157,8 @@ func (m *Metrics) sawBackup(sec int64) {
 // known; a store that does not answer leaves the last one read.
 func (m *Metrics) newestBackup() int64 {
 	if m.backups != nil {
+		// Prometheus gives a gauge's function no context: the scrape's read owns its own,
+		// bounded well inside a scrape's usual 10 s timeout (as etcdAlarms' Collect).
 		ctx, cancel := context.WithTimeout(context.Background(), storeCallTime)
 		defer cancel()
 		at, ok, err := LastBackup(ctx, m.backups)
