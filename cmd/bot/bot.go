@@ -18,12 +18,9 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/web"
 	"github.com/kontermatt/kontermatt/cmd/bot/internal/ops"
 	"github.com/kontermatt/kontermatt/core/coach"
-	coachverbs "github.com/kontermatt/kontermatt/core/coach/verbs"
 	"github.com/kontermatt/kontermatt/core/i18n"
-	"github.com/kontermatt/kontermatt/core/league"
-	leagueverbs "github.com/kontermatt/kontermatt/core/league/verbs"
-	privacyverbs "github.com/kontermatt/kontermatt/core/privacy/verbs"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/verbset"
 	"github.com/kontermatt/kontermatt/storage"
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
 )
@@ -132,18 +129,14 @@ func (m *Main) Open(ctx context.Context) error {
 	if shared {
 		leases = m.leases
 	}
-	// The league is the engine's, which match ends teach, and its verbs', which read it.
-	leagues := league.NewCache(store, m.Log)
-	verbs := append((&leagueverbs.League{Cache: leagues, Records: store, Log: m.Log}).Verbs(),
-		(&privacyverbs.People{League: leagues, Retention: cfg.Retention, Log: m.Log}).Verbs()...)
-	coacher := coach.New(coach.Config{Log: m.Log})
-	verbs = append(verbs, coachverbs.Verbs(coacher, m.Log)...)
-	m.Service = table.New(table.Config{Store: store, KV: store, Outboxes: outboxes, Robots: deciders, Seed: seed,
-		Leases: leases, Shared: shared, League: leagues, Verbs: verbs,
-		Coach: coacher, Log: m.Log, RulesURL: rulesURL(cfg), Think: cfg.Think, Retention: cfg.Retention, Observe: met,
+	tcfg := table.Config{Store: store, KV: store, Outboxes: outboxes, Robots: deciders, Seed: seed,
+		Leases: leases, Shared: shared, Coach: coach.New(coach.Config{Log: m.Log}), Log: m.Log, RulesURL: rulesURL(cfg),
+		Think: cfg.Think, Retention: cfg.Retention, Observe: met,
 		Surfaces: map[string]table.Surface{terminal.Platform: terminal.Surface},
 		// Every adapter's, running or not: a person is forgotten from a platform served before too.
-		People: []table.People{telegram.People, discord.People}})
+		People: []table.People{telegram.People, discord.People}}
+	verbset.Wire(&tcfg) // the league's, privacy and coach verbs, with the league the engine teaches
+	m.Service = table.New(tcfg)
 	met.Watch(m.Service, platforms(m.chats))
 	met.ReadBackups(store, m.Log) // a backup by another process or copy shows too
 	if etcd, ok := store.(*etcdstore.Store); ok && shared {

@@ -1,0 +1,36 @@
+// Package verbset registers the verbs answered outside the engine (table.Config.Verbs): the
+// league's, the privacy verbs and the coach's, with what they share with the service (the
+// league). The bot's wiring and the tests' services (tabletest.New) call the one Wire, so a test
+// answers what the bot does.
+package verbset
+
+import (
+	"log/slog"
+
+	coachverbs "github.com/kontermatt/kontermatt/core/coach/verbs"
+	"github.com/kontermatt/kontermatt/core/league"
+	leagueverbs "github.com/kontermatt/kontermatt/core/league/verbs"
+	privacyverbs "github.com/kontermatt/kontermatt/core/privacy/verbs"
+	"github.com/kontermatt/kontermatt/core/table"
+)
+
+// Wire registers in cfg the verbs answered outside the engine. The league the engine's match
+// ends teach and the one the verbs read are one: cfg.League, made here on the KV when nil.
+func Wire(cfg *table.Config) {
+	kv := cfg.KV
+	if kv == nil {
+		kv, _ = cfg.Store.(table.KV) // as table.New takes it
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.League == nil {
+		cfg.League = league.NewCache(kv, log)
+	}
+	l := &leagueverbs.League{Cache: cfg.League, Records: cfg.Store, Now: cfg.Now, Log: log}
+	p := &privacyverbs.People{League: cfg.League, Retention: cfg.Retention, Log: log}
+	cfg.Verbs = append(cfg.Verbs, l.Verbs()...)
+	cfg.Verbs = append(cfg.Verbs, p.Verbs()...)
+	cfg.Verbs = append(cfg.Verbs, coachverbs.Verbs(cfg.Coach, log)...)
+}
