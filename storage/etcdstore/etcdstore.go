@@ -35,6 +35,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -131,10 +133,10 @@ type Store struct {
 	// once, not once each.
 	probe struct {
 		sync.Mutex
-		at               time.Time
-		leader, answered bool
-		err              error
-		running          chan struct{} // closed when the probe under way has answered
+		at           time.Time
+		leader, sure bool
+		err          error
+		running      chan struct{} // closed when the probe under way has answered
 	}
 }
 
@@ -314,17 +316,17 @@ func (s *Store) call(ctx context.Context, fn func(ctx context.Context, again boo
 // that none knows one: the cluster is then not merely electing (which takes about one election
 // timeout) but without a quorum. A request in flight when the members lost their leader is not
 // answered "no leader": it waits its attempt's time (a read's ReadIndex, a proposal), so the call
-// itself cannot tell. Only members that answer count: members too slow to answer (a loaded
-// machine) or out of reach say nothing, and the call keeps its whole timeout.
+// itself cannot tell. A member alive but too slow to answer (a loaded machine) makes the answer
+// unsure (askLeader): then the call keeps its whole timeout.
 func (s *Store) watchLeader(ctx context.Context, lose context.CancelCauseFunc) {
 	none := 0
 	for ctx.Err() == nil {
 		next := time.Now().Add(s.election / 2)
-		leader, answered, err := s.probeLeader(ctx, s.election/4)
+		leader, sure, err := s.probeLeader(ctx, s.election/4)
 		switch {
 		case ctx.Err() != nil:
 			return
-		case leader || !answered:
+		case leader || !sure:
 			none = 0
 		default:
 			if none++; none >= 2 {
@@ -347,14 +349,15 @@ func (s *Store) watchLeader(ctx context.Context, lose context.CancelCauseFunc) {
 func (s *Store) outTimeout() time.Duration { return max(s.timeout/10, 250*time.Millisecond) }
 
 // leaderless asks the members, within outTimeout, whether one knows a leader, for a call while the
-// cluster is marked out of reach: nil as soon as one does, else store.ErrUnavailable (or ctx's
-// error when the caller gave up). Once a member answered that it knows no leader and none knew
-// one, it says so again for outTimeout without asking (a command makes several calls).
+// cluster is marked out of reach: nil as soon as one does, or when a member alive but slow leaves
+// it unsure; else store.ErrUnavailable (or ctx's error when the caller gave up). Once the members
+// were sure that none knows a leader, it says so again for outTimeout without asking (a command
+// makes several calls).
 func (s *Store) leaderless(ctx context.Context) error {
 	if at := s.noLeaderAt.Load(); at != 0 && time.Since(time.Unix(0, at)) < s.outTimeout() {
 		return fmt.Errorf("%w (no member knew a leader %v ago)", store.ErrUnavailable, time.Since(time.Unix(0, at)).Round(time.Millisecond))
 	}
-	leader, answered, err := s.probeLeader(ctx, s.outTimeout())
+	leader, sure, err := s.probeLeader(ctx, s.outTimeout())
 	if leader {
 		s.noLeaderAt.Store(0)
 		return nil
@@ -362,20 +365,25 @@ func (s *Store) leaderless(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if answered { // members too slow to answer (a loaded machine) are asked again by the next call
-		s.noLeaderAt.Store(time.Now().UnixNano())
+	if !sure {
+		// A member is alive but did not answer in time (a loaded machine): that says nothing of
+		// a leader, so the call is made with its whole timeout rather than refused (issue 30: on
+		// a busy machine healthy calls were refused as "unreachable" for a timeout after one
+		// slow call).
+		return nil
 	}
+	s.noLeaderAt.Store(time.Now().UnixNano())
 	return fmt.Errorf("%w (no member knew a leader within %v): %w", store.ErrUnavailable, s.outTimeout(), err)
 }
 
 // probeLeader is askLeader shared: the answer of a probe begun less than within ago is given
 // again, and a call that comes while a probe is under way waits for its answer (or its ctx).
-func (s *Store) probeLeader(ctx context.Context, within time.Duration) (leader, answered bool, err error) {
+func (s *Store) probeLeader(ctx context.Context, within time.Duration) (leader, sure bool, err error) {
 	p := &s.probe
 	p.Lock()
 	if time.Since(p.at) < within {
 		defer p.Unlock()
-		return p.leader, p.answered, p.err
+		return p.leader, p.sure, p.err
 	}
 	if ch := p.running; ch != nil {
 		p.Unlock()
@@ -386,7 +394,7 @@ func (s *Store) probeLeader(ctx context.Context, within time.Duration) (leader, 
 		}
 		p.Lock()
 		defer p.Unlock()
-		return p.leader, p.answered, p.err
+		return p.leader, p.sure, p.err
 	}
 	ch := make(chan struct{})
 	p.running = ch
@@ -394,44 +402,81 @@ func (s *Store) probeLeader(ctx context.Context, within time.Duration) (leader, 
 	// The probe answers every call waiting for it: it does not end with the ctx of the one
 	// that started it.
 	asked := time.Now()
-	leader, answered, err = s.askLeader(context.WithoutCancel(ctx), within)
+	leader, sure, err = s.askLeader(context.WithoutCancel(ctx), within)
 	p.Lock()
-	p.at, p.leader, p.answered, p.err, p.running = asked, leader, answered, err, nil
+	p.at, p.leader, p.sure, p.err, p.running = asked, leader, sure, err, nil
 	p.Unlock()
 	close(ch)
-	return leader, answered, err
+	return leader, sure, err
 }
 
 // askLeader asks the members at once, within within, whether one knows a leader: leader as soon
-// as one does; else answered says whether a member answered that it knows none, and err is the
-// last answer. A stopped member does not answer: the others are asked beside it, not after it.
-func (s *Store) askLeader(ctx context.Context, within time.Duration) (leader, answered bool, err error) {
+// as one does. Else sure says whether the members' silence means the cluster is out of reach:
+// each member either answered that it knows no leader or cannot be reached (it refuses a
+// connection, or none is made within the time: stopped, or on the far side of a partition). A
+// member that takes a connection but does not answer in time is alive and slow (a loaded
+// machine): that says nothing of a leader, and sure is false. A stopped member's Status does not
+// fail at once (the client waits for it to come back until ctx ends), so reachability is asked
+// of the network beside it. err is the last answer. The members are asked beside each other.
+func (s *Store) askLeader(ctx context.Context, within time.Duration) (leader, sure bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
 	eps := s.cli.Endpoints()
-	answers := make(chan error, len(eps))
+	type answer struct {
+		err       error
+		reachable bool
+	}
+	answers := make(chan answer, len(eps))
 	noLeader := errors.New("the member knows no leader")
 	for _, ep := range eps {
 		go func() {
+			reached := make(chan bool, 1)
+			go func() { reached <- accepts(ctx, ep) }()
 			resp, err := s.cli.Status(ctx, ep)
 			if err == nil && resp.Leader == 0 {
 				err = noLeader
 			}
-			answers <- err
+			a := answer{err: err}
+			if err != nil && !errors.Is(err, noLeader) {
+				a.reachable = <-reached
+			}
+			answers <- a
 		}()
 	}
+	sure = true
 	for range eps {
-		switch err = <-answers; {
+		a := <-answers
+		switch err = a.err; {
 		case err == nil:
 			return true, true, nil
 		case errors.Is(err, noLeader):
-			answered = true
+		case a.reachable:
+			sure = false // alive, too slow to say
 		}
 	}
-	if answered {
-		err = noLeader
+	return false, sure, err
+}
+
+// accepts says whether the member at endpoint ep takes a TCP connection within ctx. An endpoint
+// that does not name a host and port (a unix socket) counts as reachable: its silence is then
+// never taken for the cluster's being out of reach.
+func accepts(ctx context.Context, ep string) bool {
+	host := ep
+	if u, err := url.Parse(ep); err == nil && u.Host != "" {
+		if u.Scheme == "unix" || u.Scheme == "unixs" {
+			return true
+		}
+		host = u.Host
 	}
-	return false, answered, err
+	if _, _, err := net.SplitHostPort(host); err != nil {
+		return true
+	}
+	conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", host)
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
 }
 
 // txn runs one transaction (see call); again says an earlier attempt's outcome was unknown.

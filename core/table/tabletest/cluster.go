@@ -210,14 +210,17 @@ func DoublePresses(svcs []*table.Service, tables []Table, rounds int) (once int,
 				cmd := Next(last, t)
 				v, _ := last.Seen(ctx, t.ID, table.Player{ID: "nobody"})
 				cmd.Table, cmd.Seq = t.ID, v.Seq
-				applied := make([]bool, 2)
+				applied, why := make([]bool, 2), make([]string, 2)
 				var pair sync.WaitGroup
 				for c := range 2 {
 					pair.Go(func() {
 						press := cmd
 						press.EventID = fmt.Sprintf("press-%d-%d-%d", ti, r, c)
-						rs, _ := svcs[c].Handle(context.Background(), press)
+						rs, err := svcs[c].Handle(context.Background(), press)
 						applied[c] = len(rs) == 0 || rs[0].Kind != table.KindError
+						if !applied[c] && len(rs) > 0 {
+							why[c] = fmt.Sprintf("%s (%v)", rs[0].Reason, err)
+						}
 					})
 				}
 				pair.Wait()
@@ -226,7 +229,7 @@ func DoublePresses(svcs []*table.Service, tables []Table, rounds int) (once int,
 				case applied[0] && applied[1]:
 					errs = append(errs, fmt.Errorf("table %d round %d: both presses applied", ti, r))
 				case !applied[0] && !applied[1]:
-					errs = append(errs, fmt.Errorf("table %d round %d: neither press applied (%s %v)", ti, r, cmd.Verb, cmd.Args))
+					errs = append(errs, fmt.Errorf("table %d round %d: neither press applied (%s %v), refused: %s; %s", ti, r, cmd.Verb, cmd.Args, why[0], why[1]))
 				default:
 					once++
 				}
