@@ -19,6 +19,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/league"
 	"github.com/kontermatt/kontermatt/core/privacy"
+	"github.com/kontermatt/kontermatt/core/table/placement"
 )
 
 // Config wires a Service.
@@ -140,8 +141,8 @@ type Service struct {
 	// under the table's lock, before delivery.
 	onPublish func(t *tbl, msgs []Message)
 
-	// own is what this copy owns (owner.go).
-	own ownership
+	// place is which places this copy owns (owner.go).
+	place *placement.Owner
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -286,6 +287,7 @@ func New(cfg Config) *Service {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Service{cfg: cfg, tables: map[string]*tbl{}, byPlace: map[string]string{},
 		src: randomSource(cfg), ctx: ctx, cancel: cancel}
+	s.place = s.newOwner()
 	s.outside = map[Verb]verbSpec{}
 	for _, v := range cfg.Verbs {
 		if _, taken := s.spec(v.Verb); taken {
@@ -363,8 +365,7 @@ func (s *Service) Resume(ctx context.Context) error {
 		s.prune(ctx)
 		s.postSeasons(ctx)
 	} else {
-		s.wg.Add(1)
-		go s.keepPlaces() // which prunes and posts once it holds partition 0
+		s.wg.Go(func() { s.place.Run(s.ctx) }) // which prunes and posts once it holds partition 0
 	}
 	s.wg.Add(1)
 	go s.janitor()
@@ -421,7 +422,7 @@ func (s *Service) janitor() {
 		case <-s.ctx.Done():
 			return
 		case <-tick.C:
-			if s.runsJanitor() {
+			if s.place.RunsJanitor() {
 				s.prune(s.ctx)
 				s.postSeasons(s.ctx)
 			}
