@@ -1,6 +1,7 @@
 package table
 
 import (
+	"sync"
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
@@ -65,12 +66,11 @@ func (s *Service) pace(t *tbl) Pace {
 
 // shownState is what the adapters have said the place's public table message shows (Shown), and
 // what the service last gave them to show there. It lives in memory: after a restart the place is
-// not gated until its adapter reports again.
+// not gated until its adapter reports again. Its fields are the table's lock's, but report, which
+// has a lock of its own.
 type shownState struct {
-	// reports says an adapter reported this place's shown-ness (or its platform's adapter said
-	// it will, Reports): only then does the game wait for it. A place whose surface never
-	// reports (the terminal) is never gated.
-	reports bool
+	// report is what the adapters reported.
+	report shownReport
 	// published is the Version of the last public table message handed to the outbox, at
 	// publishedAt.
 	published   uint64
@@ -78,14 +78,46 @@ type shownState struct {
 	// many is how many public messages were published with it (a new deal's: the last game's
 	// table, its result, the new table).
 	many int
-	// shown is the highest Version an adapter reported shown, at shownAt (the report's time).
-	shown   uint64
-	shownAt time.Time
 	// held is a computer's move decided and waiting for its moment (playWhenShown).
 	held *heldMove
 	// hands are the private hand messages of a finished trick or a new deal, waiting until the
 	// place shows it (holdHands).
 	hands *heldHands
+}
+
+// shownReport is what the adapters reported a place's public table message shows, under a lock
+// of its own, which guards memory only: an adapter's report (Shown) never waits for the table's
+// lock, which a command holds through the table's commit.
+type shownReport struct {
+	mu sync.Mutex
+	// reports says an adapter reported this place's shown-ness (or its platform's adapter said
+	// it will, Reports): only then does the game wait for it. A place whose surface never
+	// reports (the terminal) is never gated.
+	reports bool
+	// shown is the highest Version an adapter reported shown, at shownAt (the report's time).
+	shown   uint64
+	shownAt time.Time
+	// waiting says a goroutine waits for the table's lock to act on the reports (afterShown).
+	waiting bool
+}
+
+// note takes a report of seq shown at now; false when an equal or newer one came before.
+func (r *shownReport) note(seq uint64, now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reports = true
+	if seq <= r.shown {
+		return false
+	}
+	r.shown, r.shownAt = seq, now
+	return true
+}
+
+// last gives the highest Version reported shown, and when.
+func (r *shownReport) last() (uint64, time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.shown, r.shownAt
 }
 
 // heldHands are hand messages of the table at seq, delivered once the place shows it, or when
@@ -115,10 +147,13 @@ func (s *Service) Reports(platform string) { s.reporting.Store(platform, true) }
 
 // gated reports whether the table's place reports what it shows (table lock held).
 func (s *Service) gated(t *tbl) bool {
-	if !t.shown.reports {
-		_, t.shown.reports = s.reporting.Load(t.st.Place.Platform)
+	r := &t.shown.report
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.reports {
+		_, r.reports = s.reporting.Load(t.st.Place.Platform)
 	}
-	return t.shown.reports
+	return r.reports
 }
 
 // Shown tells the service that the public table message of place p now shows the table at seq
@@ -126,7 +161,9 @@ func (s *Service) gated(t *tbl) bool {
 // platform has taken the edit or the post. Computer players and the next deal at that place then
 // wait, within bounds, until the place shows what came before (pace.go); a place whose adapter
 // never calls Shown is not held back. A seq lower than one reported before, or for a place with
-// no table in memory, changes nothing. It is safe to call from any goroutine.
+// no table in memory, changes nothing. It is safe to call from any goroutine, and never waits
+// for the table's lock: what the report lets go (held hands, a computer's held move) goes at once
+// when the table is free, else as soon as it is (a commit in progress ends).
 func (s *Service) Shown(p Place, seq uint64) {
 	id := s.TableAt(p)
 	if id == "" {
@@ -136,13 +173,37 @@ func (s *Service) Shown(p Place, seq uint64) {
 	if !ok {
 		return
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.shown.reports = true
-	if seq <= t.shown.shown {
+	r := &t.shown.report
+	if !r.note(seq, s.cfg.Now()) {
 		return
 	}
-	t.shown.shown, t.shown.shownAt = seq, s.cfg.Now()
+	if t.mu.TryLock() {
+		defer t.mu.Unlock()
+		s.afterShown(t)
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.waiting {
+		return // the goroutine waiting acts on this report too
+	}
+	r.waiting = true
+	// Not one of the service's goroutines (s.wg): an adapter may report after Close; what it
+	// lets go then does nothing (releaseHands and playWhenShown look at the service's ctx).
+	go func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		r.mu.Lock()
+		r.waiting = false
+		r.mu.Unlock()
+		s.afterShown(t)
+	}()
+}
+
+// afterShown lets go what the place's reports allow (table lock held): the hands held until it
+// shows their state, and a computer's held move, whose wait may be over now.
+func (s *Service) afterShown(t *tbl) {
+	seq, _ := t.shown.report.last()
 	if h := t.shown.hands; h != nil && seq >= h.seq {
 		s.releaseHands(t, h)
 	}
@@ -177,10 +238,11 @@ func (s *Service) paceWait(t *tbl) time.Duration {
 		return 0
 	}
 	p, now := s.pace(t), s.cfg.Now()
+	shown, shownAt := sh.report.last()
 	var from time.Time // since when the place shows the table as it is
 	switch giveUp := sh.publishedAt.Add(s.waitLimit(t, p)); {
-	case sh.shown >= sh.published:
-		from = sh.shownAt
+	case shown >= sh.published:
+		from = shownAt
 	case now.Before(giveUp):
 		return giveUp.Sub(now) // Shown plays it sooner
 	default:
@@ -251,7 +313,7 @@ func (s *Service) holdHands(t *tbl, msgs []Message) []Message {
 		sh.hands = nil
 		msgs = append(h.msgs, msgs...)
 	}
-	if !s.gated(t) || sh.shown >= t.st.Seq || !s.atBoundary(t) {
+	if shown, _ := sh.report.last(); !s.gated(t) || shown >= t.st.Seq || !s.atBoundary(t) {
 		return msgs
 	}
 	var now, later []Message

@@ -215,6 +215,16 @@ func (l *tableLock) LockCtx(ctx context.Context) error {
 	}
 }
 
+// TryLock takes the lock if it is free, and reports whether it did.
+func (l *tableLock) TryLock() bool {
+	select {
+	case l.c() <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
 // Unlock lets the lock go (the next Lock's send happens after this receive, so what was
 // written under the lock is seen under the next).
 func (l *tableLock) Unlock() {
