@@ -192,6 +192,24 @@ type tbl struct {
 // tableLock is a table's lock: a mutex, but one a command stops waiting for when its ctx ends
 // (LockCtx), for the lock is held through the table's commit, which may hang on a store. The
 // zero value is unlocked.
+//
+// It is held through ITS table's commit, and that is no lock across I/O in the sense to avoid:
+//   - It is the order of that table's moves. A command decides on the table as stored, commits
+//     the new state guarded by its Seq, and only then tells anyone (or rolls back). The next
+//     command for the table must decide on what the first stored or rolled back to; let go
+//     during the commit, it would decide on a state that may yet roll back, and its own commit
+//     would conflict and be decided again anyway. Commands of one table are one at a time
+//     whatever the lock (a double click must not play two cards).
+//   - It is ctx-cancellable: a command waits for it within its ctx (LockCtx,
+//     TestACommandStopsWaitingWhenItsContextEnds), and the commit it waits for gives the store
+//     the committing command's ctx.
+//   - Nothing else waits for it: no other table's command (the service's lock is never held
+//     while a table's is waited for), no lookup across tables (PlaceOf, Status, Count, find by
+//     seat read the table as last stored, t.stored), no adapter's report of what its place shows
+//     (Shown takes the report's own lock). locks_test.go shows it on memory, and
+//     storage/etcdstore's TestOtherTablesAnswerWhileOneCommitHangs on memory, bbolt and etcd: the
+//     other tables' p99 unchanged while one table's commit hangs. What still takes it to read
+//     (Seen, Picture, Turn, Retell) reads that table alone, and wants it as stored.
 type tableLock struct {
 	once sync.Once
 	ch   chan struct{} // holds a value while locked
