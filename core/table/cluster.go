@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -314,42 +315,67 @@ func (s *Service) claims() (Swapper, bool) {
 	return sw, ok
 }
 
-// readClaim gives a place's claim as stored (raw, for the swap) and decoded; a nil raw: none.
-func (s *Service) readClaim(ctx context.Context, placeKey string) (raw []byte, c placeClaim, err error) {
-	sw, ok := s.claims()
-	if !ok {
-		return nil, c, nil
-	}
-	raw, found, err := sw.Get(ctx, bucketClaims, placeKey)
-	if err != nil || !found {
-		return nil, c, err
-	}
-	if err := json.Unmarshal(raw, &c); err != nil {
-		s.cfg.Log.Warn("a place's claim does not read; it is taken anew", "place", placeKey, "err", err)
-		return raw, placeClaim{}, nil
-	}
-	return raw, c, nil
+// placeClaims are the places' claims (bucketClaims), moved by compare-and-swap over the KV's
+// Swapper: all a claim needs is the KV, the clock and the log, not the tables. Without a Swapper
+// no claim is kept, and the service's own index decides, as the only copy's may.
+type placeClaims struct {
+	sw  Swapper // nil: no claims kept
+	now func() time.Time
+	log *slog.Logger
 }
 
-// swapClaim moves a place's claim from old (as read) to the table id (none: ""); ErrConflict
-// when another copy moved it meanwhile.
-func (s *Service) swapClaim(ctx context.Context, placeKey string, old []byte, id string) error {
-	sw, ok := s.claims()
-	if !ok {
+// newPlaceClaims gives the claims kept on the service's KV.
+func newPlaceClaims(cfg Config) placeClaims {
+	sw, _ := cfg.KV.(Swapper)
+	return placeClaims{sw: sw, now: cfg.Now, log: cfg.Log}
+}
+
+// read gives a place's claim as stored (raw, for the swap) and decoded; a nil raw: none.
+func (c placeClaims) read(ctx context.Context, placeKey string) (raw []byte, pc placeClaim, err error) {
+	if c.sw == nil {
+		return nil, pc, nil
+	}
+	raw, found, err := c.sw.Get(ctx, bucketClaims, placeKey)
+	if err != nil || !found {
+		return nil, pc, err
+	}
+	if err := json.Unmarshal(raw, &pc); err != nil {
+		c.log.Warn("a place's claim does not read; it is taken anew", "place", placeKey, "err", err)
+		return raw, placeClaim{}, nil
+	}
+	return raw, pc, nil
+}
+
+// swap moves a place's claim from old (as read) to the table id (none: ""); ErrConflict when
+// another copy moved it meanwhile.
+func (c placeClaims) swap(ctx context.Context, placeKey string, old []byte, id string) error {
+	if c.sw == nil {
 		return nil
 	}
 	var value []byte
 	if id != "" {
-		value, _ = json.Marshal(placeClaim{Table: id, At: s.cfg.Now().UnixMilli()})
+		value, _ = json.Marshal(placeClaim{Table: id, At: c.now().UnixMilli()})
 	}
-	_, err := sw.Swap(ctx, bucketClaims, placeKey, old, value)
+	_, err := c.sw.Swap(ctx, bucketClaims, placeKey, old, value)
 	return err
+}
+
+// giveBack gives the place's claim back from the table id to what it was before (raw), if no
+// other copy moved it since.
+func (c placeClaims) giveBack(ctx context.Context, placeKey, id string, raw []byte) {
+	cur, pc, err := c.read(ctx, placeKey)
+	if err != nil || pc.Table != id {
+		return
+	}
+	if _, err := c.sw.Swap(ctx, bucketClaims, placeKey, cur, raw); err != nil && !errors.Is(err, ErrConflict) {
+		c.log.Warn("giving a place's claim back", "place", placeKey, "err", err)
+	}
 }
 
 // claimedTable gives the live table the store says the place has, loaded into memory if this
 // copy did not hold it; nil when the place has none.
 func (s *Service) claimedTable(ctx context.Context, placeKey string) (*tbl, *userError) {
-	_, c, err := s.readClaim(ctx, placeKey)
+	_, c, err := s.placed.read(ctx, placeKey)
 	if err != nil {
 		s.cfg.Log.Error("reading a place's table", "place", placeKey, "err", err)
 		return nil, storeRefusal(err)

@@ -143,6 +143,8 @@ type Service struct {
 
 	// place is which places this copy owns (owner.go).
 	place *placement.Owner
+	// placed are the places' claims: which table each has (cluster.go).
+	placed placeClaims
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -316,6 +318,7 @@ func New(cfg Config) *Service {
 	s := &Service{cfg: cfg, tables: map[string]*tbl{}, byPlace: map[string]string{},
 		src: randomSource(cfg), ctx: ctx, cancel: cancel}
 	s.place = s.newOwner()
+	s.placed = newPlaceClaims(cfg)
 	s.outside = map[Verb]verbSpec{}
 	for _, v := range cfg.Verbs {
 		if _, taken := s.spec(v.Verb); taken {
@@ -1101,7 +1104,7 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 		if attempt == 4*maxAttempts {
 			return nil, errConflicted, false // the place's claim kept moving under this copy
 		}
-		raw, claim, err := s.readClaim(ctx, key)
+		raw, claim, err := s.placed.read(ctx, key)
 		if err != nil {
 			s.cfg.Log.Error("reading a place's table", "place", key, "err", err)
 			return nil, storeRefusal(err), false
@@ -1160,7 +1163,7 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 			}
 		}
 		id := s.unusedID(ctx) // asks the store: before the service's lock
-		switch err := s.swapClaim(ctx, key, raw, id); {
+		switch err := s.placed.swap(ctx, key, raw, id); {
 		case errors.Is(err, ErrConflict):
 			continue // another copy claimed the place meanwhile
 		case err != nil:
@@ -1170,12 +1173,12 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 		s.mu.Lock()
 		if cur, ok := s.byPlace[key]; ok && cur != prev {
 			s.mu.Unlock()
-			s.unswapClaim(ctx, key, id, raw)
+			s.placed.giveBack(ctx, key, id, raw)
 			continue // another table took the place meanwhile
 		}
 		if _, taken := s.tables[id]; taken {
 			s.mu.Unlock()
-			s.unswapClaim(ctx, key, id, raw)
+			s.placed.giveBack(ctx, key, id, raw)
 			continue
 		}
 		t = newTable(id, s.newSecret())
@@ -1189,23 +1192,10 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 	}
 }
 
-// unswapClaim gives the place's claim back from the table id to what it was before (raw), if no
-// other copy moved it since.
-func (s *Service) unswapClaim(ctx context.Context, placeKey, id string, raw []byte) {
-	cur, c, err := s.readClaim(ctx, placeKey)
-	if err != nil || c.Table != id {
-		return
-	}
-	sw, _ := s.claims()
-	if _, err := sw.Swap(ctx, bucketClaims, placeKey, cur, raw); err != nil && !errors.Is(err, ErrConflict) {
-		s.cfg.Log.Warn("giving a place's claim back", "place", placeKey, "err", err)
-	}
-}
-
 // unclaim takes a table claimPlace made out of memory again, and the place's claim back: it
 // could not be stored.
 func (s *Service) unclaim(ctx context.Context, t *tbl) {
-	s.unswapClaim(ctx, t.st.Place.Key(), t.id(), t.claimed)
+	s.placed.giveBack(ctx, t.st.Place.Key(), t.id(), t.claimed)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id, key := t.id(), t.placeKey
