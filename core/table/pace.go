@@ -53,9 +53,21 @@ var DefaultPaces = map[PacePreset]Pace{
 	PaceRelaxed: {Card: 1500 * time.Millisecond, Trick: 3 * time.Second, Game: 6 * time.Second, TrickShown: 1500 * time.Millisecond, Wait: 10 * time.Second},
 }
 
+// pacer is what the pace asks of a table, worked out from the table alone: it needs the presets'
+// times (Config.Paces), the clock, and which platforms report what their places show (Reports),
+// none of the service's I/O. Its methods are called with the table's lock held.
+type pacer struct {
+	paces     map[PacePreset]Pace
+	now       func() time.Time
+	reporting *sync.Map // platform → true (Reports)
+}
+
 // pace is the table's pace in time (Config.Paces, else DefaultPaces).
-func (s *Service) pace(t *tbl) Pace {
-	if p, ok := s.cfg.Paces[t.opts.Pace]; ok {
+func (s *Service) pace(t *tbl) Pace { return s.pacer.pace(t) }
+
+// pace is the table's pace in time (Config.Paces, else DefaultPaces).
+func (pc pacer) pace(t *tbl) Pace {
+	if p, ok := pc.paces[t.opts.Pace]; ok {
 		return p
 	}
 	if p, ok := DefaultPaces[t.opts.Pace]; ok {
@@ -143,15 +155,15 @@ type heldMove struct {
 // (Resume), and a place is taken to show nothing until its adapter says (having sent it, or
 // found it shown already), so a restarted owner's computers and held hands wait for that as for
 // any other report, within Pace.Wait. An adapter calls it before the service resumes.
-func (s *Service) Reports(platform string) { s.reporting.Store(platform, true) }
+func (s *Service) Reports(platform string) { s.pacer.reporting.Store(platform, true) }
 
 // gated reports whether the table's place reports what it shows (table lock held).
-func (s *Service) gated(t *tbl) bool {
+func (pc pacer) gated(t *tbl) bool {
 	r := &t.shown.report
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.reports {
-		_, r.reports = s.reporting.Load(t.st.Place.Platform)
+		_, r.reports = pc.reporting.Load(t.st.Place.Platform)
 	}
 	return r.reports
 }
@@ -216,13 +228,13 @@ func (s *Service) afterShown(t *tbl) {
 
 // notePublished notes that msgs, handed to the outbox for the table's current state, include its
 // public table message (table lock held).
-func (s *Service) notePublished(t *tbl, msgs []Message) {
+func (pc pacer) notePublished(t *tbl, msgs []Message) {
 	for _, m := range msgs {
 		switch {
 		case m.Target.Kind != ToPlace || m.Key == "" || m.Version < t.shown.published:
 		case m.Version > t.shown.published:
 			t.shown.many = 1
-			t.shown.published, t.shown.publishedAt = m.Version, s.cfg.Now()
+			t.shown.published, t.shown.publishedAt = m.Version, pc.now()
 		default:
 			t.shown.many++
 		}
@@ -232,15 +244,15 @@ func (s *Service) notePublished(t *tbl, msgs []Message) {
 // paceWait is how long a computer's move must still wait for the place (table lock held): until
 // the place shows the last public version (at most Pace.Wait after it was published), then as
 // long as what it shows asks to stay in view.
-func (s *Service) paceWait(t *tbl) time.Duration {
+func (pc pacer) paceWait(t *tbl) time.Duration {
 	sh := &t.shown
-	if !s.gated(t) || sh.published == 0 {
+	if !pc.gated(t) || sh.published == 0 {
 		return 0
 	}
-	p, now := s.pace(t), s.cfg.Now()
+	p, now := pc.pace(t), pc.now()
 	shown, shownAt := sh.report.last()
 	var from time.Time // since when the place shows the table as it is
-	switch giveUp := sh.publishedAt.Add(s.waitLimit(t, p)); {
+	switch giveUp := sh.publishedAt.Add(pc.waitLimit(t, p)); {
 	case shown >= sh.published:
 		from = shownAt
 	case now.Before(giveUp):
@@ -248,11 +260,11 @@ func (s *Service) paceWait(t *tbl) time.Duration {
 	default:
 		from = giveUp // not shown in time: the table goes on
 	}
-	return max(from.Add(s.inView(t, p)).Sub(now), 0)
+	return max(from.Add(pc.inView(t, p)).Sub(now), 0)
 }
 
 // inView is how long the table as it is now should be in view before a computer moves.
-func (s *Service) inView(t *tbl, p Pace) time.Duration {
+func (pacer) inView(t *tbl, p Pace) time.Duration {
 	g := t.game()
 	switch {
 	case g == nil:
@@ -274,7 +286,7 @@ func (s *Service) playWhenShown(t *tbl, seat core.Seat, seq uint64, m core.Move)
 		s.scheduleRobot(t) // the table moved on meanwhile (or the lease): think again about the new position
 		return
 	}
-	if wait := s.paceWait(t); wait > 0 {
+	if wait := s.pacer.paceWait(t); wait > 0 {
 		h := &heldMove{seat: seat, seq: seq, move: m}
 		h.timer = time.AfterFunc(wait, func() {
 			t.mu.Lock()
@@ -313,7 +325,7 @@ func (s *Service) holdHands(t *tbl, msgs []Message) []Message {
 		sh.hands = nil
 		msgs = append(h.msgs, msgs...)
 	}
-	if shown, _ := sh.report.last(); !s.gated(t) || shown >= t.st.Seq || !s.atBoundary(t) {
+	if shown, _ := sh.report.last(); !s.pacer.gated(t) || shown >= t.st.Seq || !s.pacer.atBoundary(t) {
 		return msgs
 	}
 	var now, later []Message
@@ -328,7 +340,7 @@ func (s *Service) holdHands(t *tbl, msgs []Message) []Message {
 		return msgs
 	}
 	h := &heldHands{seq: t.st.Seq, msgs: later}
-	h.timer = time.AfterFunc(s.waitLimit(t, s.pace(t)), func() {
+	h.timer = time.AfterFunc(s.pacer.waitLimit(t, s.pace(t)), func() {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		s.releaseHands(t, h)
@@ -340,7 +352,7 @@ func (s *Service) holdHands(t *tbl, msgs []Message) []Message {
 // waitLimit bounds how long the table waits for its place to show the last version published:
 // Pace.Wait for each public message published with it, which the place shows one after another
 // (table lock held).
-func (s *Service) waitLimit(t *tbl, p Pace) time.Duration {
+func (pacer) waitLimit(t *tbl, p Pace) time.Duration {
 	return p.Wait * time.Duration(max(t.shown.many, 1))
 }
 
@@ -358,7 +370,7 @@ func (s *Service) releaseHands(t *tbl, h *heldHands) {
 
 // atBoundary reports whether the table is at a finished trick or a new deal of a match under
 // way: what the place must show before anyone plays on (table lock held).
-func (s *Service) atBoundary(t *tbl) bool {
+func (pacer) atBoundary(t *tbl) bool {
 	g := t.game()
 	if g == nil || t.match.Over() {
 		return false

@@ -145,6 +145,8 @@ type Service struct {
 	place *placement.Owner
 	// placed are the places' claims: which table each has (cluster.go).
 	placed placeClaims
+	// pacer is what the pace asks of a table (pace.go).
+	pacer pacer
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -319,6 +321,7 @@ func New(cfg Config) *Service {
 		src: randomSource(cfg), ctx: ctx, cancel: cancel}
 	s.place = s.newOwner()
 	s.placed = newPlaceClaims(cfg)
+	s.pacer = pacer{paces: cfg.Paces, now: cfg.Now, reporting: &s.reporting}
 	s.outside = map[Verb]verbSpec{}
 	for _, v := range cfg.Verbs {
 		if _, taken := s.spec(v.Verb); taken {
@@ -1028,7 +1031,7 @@ func (s *Service) send(ctx context.Context, t *tbl, extra []Message, lessons boo
 			msgs[i].Target.Place = t.st.Place
 		}
 	}
-	s.notePublished(t, msgs)
+	s.pacer.notePublished(t, msgs)
 	if s.onPublish != nil {
 		s.onPublish(t, msgs)
 	}
