@@ -183,41 +183,48 @@ func (s *Service) gone(t *tbl) {
 	s.forget(t)
 }
 
-// follow hears every table change committed by any copy, from revision from on, and takes the
-// newer states in (heard), until the service closes. A watch that ends early is started again:
-// from where it stopped after a pause when the store was unreachable, and after reading every
-// table again (reloadAll) when the changes since are no longer kept.
-func (s *Service) follow(w Watcher, from uint64) {
-	defer s.wg.Done()
+// changeFeed keeps a watch of the store's table changes going, from a revision on, until its
+// ctx ends: each change to heard, in order. A watch that ends early is started again: from where
+// it stopped after a pause when the store was unreachable (doubling up to 5 s), and after resync
+// (every table read again) when the changes since are no longer kept. It knows no table: the
+// engine's heard and reloadAll are what it feeds.
+type changeFeed struct {
+	w      Watcher
+	log    *slog.Logger
+	heard  func(TableChange)
+	resync func() // the changes since the last heard are no longer kept: read every table again
+}
+
+// run follows the changes from revision from on until ctx ends.
+func (f changeFeed) run(ctx context.Context, from uint64) {
 	const firstPause, longestPause = 100 * time.Millisecond, 5 * time.Second
 	pause := firstPause
-	for s.ctx.Err() == nil {
+	for ctx.Err() == nil {
 		var ended error
-		for c := range w.Watch(s.ctx, from) {
+		for c := range f.w.Watch(ctx, from) {
 			if c.Err != nil {
 				ended = c.Err
 				break
 			}
 			from, pause = c.Rev+1, firstPause
-			s.heard(c)
+			f.heard(c)
 		}
-		if s.ctx.Err() != nil {
+		if ctx.Err() != nil {
 			return
 		}
 		if errors.Is(ended, ErrCompacted) || from == 0 {
-			rev, err := w.Revision(s.ctx)
+			rev, err := f.w.Revision(ctx)
 			if err == nil {
-				s.cfg.Log.Warn("the store no longer keeps the changes since this copy's last; reading every table again", "err", ended)
-				s.observeReload("compacted")
-				s.reloadAll()
+				f.log.Warn("the store no longer keeps the changes since this copy's last; reading every table again", "err", ended)
+				f.resync()
 				from = rev + 1
 				continue
 			}
 			ended = err
 		}
-		s.cfg.Log.Warn("the watch of the store's changes ended; watching again", "in", pause, "err", ended)
+		f.log.Warn("the watch of the store's changes ended; watching again", "in", pause, "err", ended)
 		select {
-		case <-s.ctx.Done():
+		case <-ctx.Done():
 			return
 		case <-time.After(pause):
 		}
