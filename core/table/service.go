@@ -404,7 +404,8 @@ func (s *Service) Resume(ctx context.Context) error {
 	s.wg.Add(1)
 	go s.janitor()
 	if watching {
-		feed := changeFeed{w: w, log: s.cfg.Log, heard: s.heard, resync: func() { s.observeReload("compacted"); s.reloadAll() }}
+		feed := changeFeed{w: w, log: s.cfg.Log, heard: s.heard,
+			resync: func() { s.observeReload("compacted"); s.reloadAll() }}
 		s.wg.Go(func() { feed.run(s.ctx, from) })
 	}
 	return err
