@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -182,41 +183,48 @@ func (s *Service) gone(t *tbl) {
 	s.forget(t)
 }
 
-// follow hears every table change committed by any copy, from revision from on, and takes the
-// newer states in (heard), until the service closes. A watch that ends early is started again:
-// from where it stopped after a pause when the store was unreachable, and after reading every
-// table again (reloadAll) when the changes since are no longer kept.
-func (s *Service) follow(w Watcher, from uint64) {
-	defer s.wg.Done()
+// changeFeed keeps a watch of the store's table changes going, from a revision on, until its
+// ctx ends: each change to heard, in order. A watch that ends early is started again: from where
+// it stopped after a pause when the store was unreachable (doubling up to 5 s), and after resync
+// (every table read again) when the changes since are no longer kept. It knows no table: the
+// engine's heard and reloadAll are what it feeds.
+type changeFeed struct {
+	w      Watcher
+	log    *slog.Logger
+	heard  func(TableChange)
+	resync func() // the changes since the last heard are no longer kept: read every table again
+}
+
+// run follows the changes from revision from on until ctx ends.
+func (f changeFeed) run(ctx context.Context, from uint64) {
 	const firstPause, longestPause = 100 * time.Millisecond, 5 * time.Second
 	pause := firstPause
-	for s.ctx.Err() == nil {
+	for ctx.Err() == nil {
 		var ended error
-		for c := range w.Watch(s.ctx, from) {
+		for c := range f.w.Watch(ctx, from) {
 			if c.Err != nil {
 				ended = c.Err
 				break
 			}
 			from, pause = c.Rev+1, firstPause
-			s.heard(c)
+			f.heard(c)
 		}
-		if s.ctx.Err() != nil {
+		if ctx.Err() != nil {
 			return
 		}
 		if errors.Is(ended, ErrCompacted) || from == 0 {
-			rev, err := w.Revision(s.ctx)
+			rev, err := f.w.Revision(ctx)
 			if err == nil {
-				s.cfg.Log.Warn("the store no longer keeps the changes since this copy's last; reading every table again", "err", ended)
-				s.observeReload("compacted")
-				s.reloadAll()
+				f.log.Warn("the store no longer keeps the changes since this copy's last; reading every table again", "err", ended)
+				f.resync()
 				from = rev + 1
 				continue
 			}
 			ended = err
 		}
-		s.cfg.Log.Warn("the watch of the store's changes ended; watching again", "in", pause, "err", ended)
+		f.log.Warn("the watch of the store's changes ended; watching again", "in", pause, "err", ended)
 		select {
-		case <-s.ctx.Done():
+		case <-ctx.Done():
 			return
 		case <-time.After(pause):
 		}
@@ -314,42 +322,67 @@ func (s *Service) claims() (Swapper, bool) {
 	return sw, ok
 }
 
-// readClaim gives a place's claim as stored (raw, for the swap) and decoded; a nil raw: none.
-func (s *Service) readClaim(ctx context.Context, placeKey string) (raw []byte, c placeClaim, err error) {
-	sw, ok := s.claims()
-	if !ok {
-		return nil, c, nil
-	}
-	raw, found, err := sw.Get(ctx, bucketClaims, placeKey)
-	if err != nil || !found {
-		return nil, c, err
-	}
-	if err := json.Unmarshal(raw, &c); err != nil {
-		s.cfg.Log.Warn("a place's claim does not read; it is taken anew", "place", placeKey, "err", err)
-		return raw, placeClaim{}, nil
-	}
-	return raw, c, nil
+// placeClaims are the places' claims (bucketClaims), moved by compare-and-swap over the KV's
+// Swapper: all a claim needs is the KV, the clock and the log, not the tables. Without a Swapper
+// no claim is kept, and the service's own index decides, as the only copy's may.
+type placeClaims struct {
+	sw  Swapper // nil: no claims kept
+	now func() time.Time
+	log *slog.Logger
 }
 
-// swapClaim moves a place's claim from old (as read) to the table id (none: ""); ErrConflict
-// when another copy moved it meanwhile.
-func (s *Service) swapClaim(ctx context.Context, placeKey string, old []byte, id string) error {
-	sw, ok := s.claims()
-	if !ok {
+// newPlaceClaims gives the claims kept on the service's KV.
+func newPlaceClaims(cfg Config) placeClaims {
+	sw, _ := cfg.KV.(Swapper)
+	return placeClaims{sw: sw, now: cfg.Now, log: cfg.Log}
+}
+
+// read gives a place's claim as stored (raw, for the swap) and decoded; a nil raw: none.
+func (c placeClaims) read(ctx context.Context, placeKey string) (raw []byte, pc placeClaim, err error) {
+	if c.sw == nil {
+		return nil, pc, nil
+	}
+	raw, found, err := c.sw.Get(ctx, bucketClaims, placeKey)
+	if err != nil || !found {
+		return nil, pc, err
+	}
+	if err := json.Unmarshal(raw, &pc); err != nil {
+		c.log.Warn("a place's claim does not read; it is taken anew", "place", placeKey, "err", err)
+		return raw, placeClaim{}, nil
+	}
+	return raw, pc, nil
+}
+
+// swap moves a place's claim from old (as read) to the table id (none: ""); ErrConflict when
+// another copy moved it meanwhile.
+func (c placeClaims) swap(ctx context.Context, placeKey string, old []byte, id string) error {
+	if c.sw == nil {
 		return nil
 	}
 	var value []byte
 	if id != "" {
-		value, _ = json.Marshal(placeClaim{Table: id, At: s.cfg.Now().UnixMilli()})
+		value, _ = json.Marshal(placeClaim{Table: id, At: c.now().UnixMilli()})
 	}
-	_, err := sw.Swap(ctx, bucketClaims, placeKey, old, value)
+	_, err := c.sw.Swap(ctx, bucketClaims, placeKey, old, value)
 	return err
+}
+
+// giveBack gives the place's claim back from the table id to what it was before (raw), if no
+// other copy moved it since.
+func (c placeClaims) giveBack(ctx context.Context, placeKey, id string, raw []byte) {
+	cur, pc, err := c.read(ctx, placeKey)
+	if err != nil || pc.Table != id {
+		return
+	}
+	if _, err := c.sw.Swap(ctx, bucketClaims, placeKey, cur, raw); err != nil && !errors.Is(err, ErrConflict) {
+		c.log.Warn("giving a place's claim back", "place", placeKey, "err", err)
+	}
 }
 
 // claimedTable gives the live table the store says the place has, loaded into memory if this
 // copy did not hold it; nil when the place has none.
 func (s *Service) claimedTable(ctx context.Context, placeKey string) (*tbl, *userError) {
-	_, c, err := s.readClaim(ctx, placeKey)
+	_, c, err := s.placed.read(ctx, placeKey)
 	if err != nil {
 		s.cfg.Log.Error("reading a place's table", "place", placeKey, "err", err)
 		return nil, storeRefusal(err)

@@ -74,7 +74,7 @@ func (s *Service) MovePlace(ctx context.Context, from, to Place) error {
 		t.placeKey = to.Key()
 		s.mu.Unlock()
 		s.claimMoved(ctx, to.Key(), id)
-		s.unswapClaim(ctx, from.Key(), id, nil)
+		s.placed.giveBack(ctx, from.Key(), id, nil)
 		s.cfg.Log.Info("table moved", "table", id, "from", old.Key(), "to", to.Key())
 		return nil
 	}
@@ -84,9 +84,9 @@ func (s *Service) MovePlace(ctx context.Context, from, to Place) error {
 // says the place is the table's old one under a new ID.
 func (s *Service) claimMoved(ctx context.Context, placeKey, id string) {
 	for range maxAttempts {
-		raw, _, err := s.readClaim(ctx, placeKey)
+		raw, _, err := s.placed.read(ctx, placeKey)
 		if err == nil {
-			err = s.swapClaim(ctx, placeKey, raw, id)
+			err = s.placed.swap(ctx, placeKey, raw, id)
 		}
 		if !errors.Is(err, ErrConflict) {
 			if err != nil {

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"sync"
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
@@ -52,9 +53,21 @@ var DefaultPaces = map[PacePreset]Pace{
 	PaceRelaxed: {Card: 1500 * time.Millisecond, Trick: 3 * time.Second, Game: 6 * time.Second, TrickShown: 1500 * time.Millisecond, Wait: 10 * time.Second},
 }
 
+// pacer is what the pace asks of a table, worked out from the table alone: it needs the presets'
+// times (Config.Paces), the clock, and which platforms report what their places show (Reports),
+// none of the service's I/O. Its methods are called with the table's lock held.
+type pacer struct {
+	paces     map[PacePreset]Pace
+	now       func() time.Time
+	reporting *sync.Map // platform → true (Reports)
+}
+
 // pace is the table's pace in time (Config.Paces, else DefaultPaces).
-func (s *Service) pace(t *tbl) Pace {
-	if p, ok := s.cfg.Paces[t.opts.Pace]; ok {
+func (s *Service) pace(t *tbl) Pace { return s.pacer.pace(t) }
+
+// pace is the table's pace in time (Config.Paces, else DefaultPaces).
+func (pc pacer) pace(t *tbl) Pace {
+	if p, ok := pc.paces[t.opts.Pace]; ok {
 		return p
 	}
 	if p, ok := DefaultPaces[t.opts.Pace]; ok {
@@ -65,12 +78,11 @@ func (s *Service) pace(t *tbl) Pace {
 
 // shownState is what the adapters have said the place's public table message shows (Shown), and
 // what the service last gave them to show there. It lives in memory: after a restart the place is
-// not gated until its adapter reports again.
+// not gated until its adapter reports again. Its fields are the table's lock's, but report, which
+// has a lock of its own.
 type shownState struct {
-	// reports says an adapter reported this place's shown-ness (or its platform's adapter said
-	// it will, Reports): only then does the game wait for it. A place whose surface never
-	// reports (the terminal) is never gated.
-	reports bool
+	// report is what the adapters reported.
+	report shownReport
 	// published is the Version of the last public table message handed to the outbox, at
 	// publishedAt.
 	published   uint64
@@ -78,14 +90,46 @@ type shownState struct {
 	// many is how many public messages were published with it (a new deal's: the last game's
 	// table, its result, the new table).
 	many int
-	// shown is the highest Version an adapter reported shown, at shownAt (the report's time).
-	shown   uint64
-	shownAt time.Time
 	// held is a computer's move decided and waiting for its moment (playWhenShown).
 	held *heldMove
 	// hands are the private hand messages of a finished trick or a new deal, waiting until the
 	// place shows it (holdHands).
 	hands *heldHands
+}
+
+// shownReport is what the adapters reported a place's public table message shows, under a lock
+// of its own, which guards memory only: an adapter's report (Shown) never waits for the table's
+// lock, which a command holds through the table's commit.
+type shownReport struct {
+	mu sync.Mutex
+	// reports says an adapter reported this place's shown-ness (or its platform's adapter said
+	// it will, Reports): only then does the game wait for it. A place whose surface never
+	// reports (the terminal) is never gated.
+	reports bool
+	// shown is the highest Version an adapter reported shown, at shownAt (the report's time).
+	shown   uint64
+	shownAt time.Time
+	// waiting says a goroutine waits for the table's lock to act on the reports (afterShown).
+	waiting bool
+}
+
+// note takes a report of seq shown at now; false when an equal or newer one came before.
+func (r *shownReport) note(seq uint64, now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reports = true
+	if seq <= r.shown {
+		return false
+	}
+	r.shown, r.shownAt = seq, now
+	return true
+}
+
+// last gives the highest Version reported shown, and when.
+func (r *shownReport) last() (uint64, time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.shown, r.shownAt
 }
 
 // heldHands are hand messages of the table at seq, delivered once the place shows it, or when
@@ -111,14 +155,17 @@ type heldMove struct {
 // (Resume), and a place is taken to show nothing until its adapter says (having sent it, or
 // found it shown already), so a restarted owner's computers and held hands wait for that as for
 // any other report, within Pace.Wait. An adapter calls it before the service resumes.
-func (s *Service) Reports(platform string) { s.reporting.Store(platform, true) }
+func (s *Service) Reports(platform string) { s.pacer.reporting.Store(platform, true) }
 
 // gated reports whether the table's place reports what it shows (table lock held).
-func (s *Service) gated(t *tbl) bool {
-	if !t.shown.reports {
-		_, t.shown.reports = s.reporting.Load(t.st.Place.Platform)
+func (pc pacer) gated(t *tbl) bool {
+	r := &t.shown.report
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.reports {
+		_, r.reports = pc.reporting.Load(t.st.Place.Platform)
 	}
-	return t.shown.reports
+	return r.reports
 }
 
 // Shown tells the service that the public table message of place p now shows the table at seq
@@ -126,7 +173,9 @@ func (s *Service) gated(t *tbl) bool {
 // platform has taken the edit or the post. Computer players and the next deal at that place then
 // wait, within bounds, until the place shows what came before (pace.go); a place whose adapter
 // never calls Shown is not held back. A seq lower than one reported before, or for a place with
-// no table in memory, changes nothing. It is safe to call from any goroutine.
+// no table in memory, changes nothing. It is safe to call from any goroutine, and never waits
+// for the table's lock: what the report lets go (held hands, a computer's held move) goes at once
+// when the table is free, else as soon as it is (a commit in progress ends).
 func (s *Service) Shown(p Place, seq uint64) {
 	id := s.TableAt(p)
 	if id == "" {
@@ -136,13 +185,37 @@ func (s *Service) Shown(p Place, seq uint64) {
 	if !ok {
 		return
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.shown.reports = true
-	if seq <= t.shown.shown {
+	r := &t.shown.report
+	if !r.note(seq, s.cfg.Now()) {
 		return
 	}
-	t.shown.shown, t.shown.shownAt = seq, s.cfg.Now()
+	if t.mu.TryLock() {
+		defer t.mu.Unlock()
+		s.afterShown(t)
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.waiting {
+		return // the goroutine waiting acts on this report too
+	}
+	r.waiting = true
+	// Not one of the service's goroutines (s.wg): an adapter may report after Close; what it
+	// lets go then does nothing (releaseHands and playWhenShown look at the service's ctx).
+	go func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		r.mu.Lock()
+		r.waiting = false
+		r.mu.Unlock()
+		s.afterShown(t)
+	}()
+}
+
+// afterShown lets go what the place's reports allow (table lock held): the hands held until it
+// shows their state, and a computer's held move, whose wait may be over now.
+func (s *Service) afterShown(t *tbl) {
+	seq, _ := t.shown.report.last()
 	if h := t.shown.hands; h != nil && seq >= h.seq {
 		s.releaseHands(t, h)
 	}
@@ -155,13 +228,13 @@ func (s *Service) Shown(p Place, seq uint64) {
 
 // notePublished notes that msgs, handed to the outbox for the table's current state, include its
 // public table message (table lock held).
-func (s *Service) notePublished(t *tbl, msgs []Message) {
+func (pc pacer) notePublished(t *tbl, msgs []Message) {
 	for _, m := range msgs {
 		switch {
 		case m.Target.Kind != ToPlace || m.Key == "" || m.Version < t.shown.published:
 		case m.Version > t.shown.published:
 			t.shown.many = 1
-			t.shown.published, t.shown.publishedAt = m.Version, s.cfg.Now()
+			t.shown.published, t.shown.publishedAt = m.Version, pc.now()
 		default:
 			t.shown.many++
 		}
@@ -171,26 +244,27 @@ func (s *Service) notePublished(t *tbl, msgs []Message) {
 // paceWait is how long a computer's move must still wait for the place (table lock held): until
 // the place shows the last public version (at most Pace.Wait after it was published), then as
 // long as what it shows asks to stay in view.
-func (s *Service) paceWait(t *tbl) time.Duration {
+func (pc pacer) paceWait(t *tbl) time.Duration {
 	sh := &t.shown
-	if !s.gated(t) || sh.published == 0 {
+	if !pc.gated(t) || sh.published == 0 {
 		return 0
 	}
-	p, now := s.pace(t), s.cfg.Now()
+	p, now := pc.pace(t), pc.now()
+	shown, shownAt := sh.report.last()
 	var from time.Time // since when the place shows the table as it is
-	switch giveUp := sh.publishedAt.Add(s.waitLimit(t, p)); {
-	case sh.shown >= sh.published:
-		from = sh.shownAt
+	switch giveUp := sh.publishedAt.Add(pc.waitLimit(t, p)); {
+	case shown >= sh.published:
+		from = shownAt
 	case now.Before(giveUp):
 		return giveUp.Sub(now) // Shown plays it sooner
 	default:
 		from = giveUp // not shown in time: the table goes on
 	}
-	return max(from.Add(s.inView(t, p)).Sub(now), 0)
+	return max(from.Add(pc.inView(t, p)).Sub(now), 0)
 }
 
 // inView is how long the table as it is now should be in view before a computer moves.
-func (s *Service) inView(t *tbl, p Pace) time.Duration {
+func (pacer) inView(t *tbl, p Pace) time.Duration {
 	g := t.game()
 	switch {
 	case g == nil:
@@ -212,7 +286,7 @@ func (s *Service) playWhenShown(t *tbl, seat core.Seat, seq uint64, m core.Move)
 		s.scheduleRobot(t) // the table moved on meanwhile (or the lease): think again about the new position
 		return
 	}
-	if wait := s.paceWait(t); wait > 0 {
+	if wait := s.pacer.paceWait(t); wait > 0 {
 		h := &heldMove{seat: seat, seq: seq, move: m}
 		h.timer = time.AfterFunc(wait, func() {
 			t.mu.Lock()
@@ -251,7 +325,7 @@ func (s *Service) holdHands(t *tbl, msgs []Message) []Message {
 		sh.hands = nil
 		msgs = append(h.msgs, msgs...)
 	}
-	if !s.gated(t) || sh.shown >= t.st.Seq || !s.atBoundary(t) {
+	if shown, _ := sh.report.last(); !s.pacer.gated(t) || shown >= t.st.Seq || !s.pacer.atBoundary(t) {
 		return msgs
 	}
 	var now, later []Message
@@ -266,7 +340,7 @@ func (s *Service) holdHands(t *tbl, msgs []Message) []Message {
 		return msgs
 	}
 	h := &heldHands{seq: t.st.Seq, msgs: later}
-	h.timer = time.AfterFunc(s.waitLimit(t, s.pace(t)), func() {
+	h.timer = time.AfterFunc(s.pacer.waitLimit(t, s.pace(t)), func() {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		s.releaseHands(t, h)
@@ -278,7 +352,7 @@ func (s *Service) holdHands(t *tbl, msgs []Message) []Message {
 // waitLimit bounds how long the table waits for its place to show the last version published:
 // Pace.Wait for each public message published with it, which the place shows one after another
 // (table lock held).
-func (s *Service) waitLimit(t *tbl, p Pace) time.Duration {
+func (pacer) waitLimit(t *tbl, p Pace) time.Duration {
 	return p.Wait * time.Duration(max(t.shown.many, 1))
 }
 
@@ -296,7 +370,7 @@ func (s *Service) releaseHands(t *tbl, h *heldHands) {
 
 // atBoundary reports whether the table is at a finished trick or a new deal of a match under
 // way: what the place must show before anyone plays on (table lock held).
-func (s *Service) atBoundary(t *tbl) bool {
+func (pacer) atBoundary(t *tbl) bool {
 	g := t.game()
 	if g == nil || t.match.Over() {
 		return false

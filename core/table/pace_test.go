@@ -2,8 +2,10 @@ package table
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -11,8 +13,14 @@ import (
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
+// shownSeen is what the service holds of a place's shown-ness, as the tests read it.
+type shownSeen struct {
+	reports          bool
+	published, shown uint64
+}
+
 // shownOf reads what the service holds of a place's shown-ness.
-func (h *harness) shownOf() shownState {
+func (h *harness) shownOf() shownSeen {
 	h.t.Helper()
 	t, ok := h.svc.table(h.svc.TableAt(h.place))
 	if !ok {
@@ -20,7 +28,10 @@ func (h *harness) shownOf() shownState {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.shown
+	r := &t.shown.report
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return shownSeen{reports: r.reports, published: t.shown.published, shown: r.shown}
 }
 
 func TestShownKeepsTheNewestVersionShown(t *testing.T) {
@@ -334,6 +345,108 @@ func TestRestartedOwnerPaces(t *testing.T) {
 		synctest.Wait()
 		if got := seqOf(r); got == dealt {
 			t.Fatalf("no computer moved after Pace.Wait (seq %d)", got)
+		}
+	})
+}
+
+// hangingStore is a memory store whose next commit, once hangNext is called, hangs until release
+// closes and then fails: a disk stuck on an fsync that gives up in the end.
+type hangingStore struct {
+	*mem.Store
+	hang    atomic.Bool
+	stuck   chan struct{} // closed once the commit hangs
+	release chan struct{}
+}
+
+func (s *hangingStore) hangNext() {
+	s.stuck, s.release = make(chan struct{}), make(chan struct{})
+	s.hang.Store(true)
+}
+
+func (s *hangingStore) Commit(ctx context.Context, c Change) error {
+	if s.hang.CompareAndSwap(true, false) {
+		close(s.stuck)
+		<-s.release
+		return errors.New("disk gave up")
+	}
+	return s.Store.Commit(ctx, c)
+}
+
+// TestShownDoesNotWaitForACommit: an adapter's report of what its place shows is taken at once,
+// even while the table's commit hangs (Shown never waits for the table's lock), and what the
+// report lets go still goes, as soon as the table is free: the hands held at a finished trick
+// reach the players the moment the hung commit gives up, not Pace.Wait later.
+func TestShownDoesNotWaitForACommit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &hangingStore{Store: mem.New()}
+		h := newHarness(t, store.Store, func(c *Config) { c.Store, c.KV = store, store.Store })
+		defer h.svc.Close()
+		h.svc.Reports("test") // the place reports what it shows: hands wait for it at a trick's end
+		ps := fourHumans(t, h, "timer=none")
+		tb, _ := h.svc.table(h.svc.TableAt(h.place))
+		heldAt := func() uint64 {
+			tb.mu.Lock()
+			defer tb.mu.Unlock()
+			if tb.shown.hands == nil {
+				return 0
+			}
+			return tb.shown.hands.seq
+		}
+		for i := 0; heldAt() == 0; i++ {
+			if i > 20 {
+				t.Fatal("no trick finished")
+			}
+			p, m := h.toMove(ps)
+			b := legalButton(m)
+			if b == nil {
+				t.Fatalf("no legal button for %s:\n%s", p.ID, m.Text)
+			}
+			if e := errText(h.press(p, *b)); e != "" {
+				t.Fatalf("pressing %s: %s", b.Label, e)
+			}
+			synctest.Wait()
+		}
+		seq := heldAt()
+		// toPlay counts the players whose hand of the finished trick says it is their turn.
+		toPlay := func() (n int) {
+			for _, p := range ps {
+				if m, _ := h.out.latest(KindHand, p.ID); m.Version >= seq && strings.Contains(m.Text, "▶") {
+					n++
+				}
+			}
+			return n
+		}
+		if n := toPlay(); n != 0 {
+			t.Fatalf("%d players are told to play before the place shows the finished trick", n)
+		}
+
+		store.hangNext()
+		paused := make(chan error, 1)
+		go func() { paused <- h.svc.Pause(context.Background(), h.place, true) }()
+		<-store.stuck
+		reported := make(chan struct{})
+		go func() {
+			h.svc.Shown(h.place, seq)
+			close(reported)
+		}()
+		synctest.Wait()
+		select {
+		case <-reported:
+		default:
+			t.Error("Shown waits for the table's commit")
+		}
+		start := time.Now()
+		close(store.release)
+		if err := <-paused; err == nil {
+			t.Error("the pause was stored by a store that gave up")
+		}
+		<-reported
+		synctest.Wait()
+		if heldAt() != 0 {
+			t.Errorf("the hands are still held %v after the place showed the trick and the commit gave up", time.Since(start))
+		}
+		if told := toPlay(); told != 1 {
+			t.Errorf("%d players are told to play once the place shows the finished trick, want 1", told)
 		}
 	})
 }

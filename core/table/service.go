@@ -19,6 +19,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/league"
 	"github.com/kontermatt/kontermatt/core/privacy"
+	"github.com/kontermatt/kontermatt/core/table/placement"
 )
 
 // Config wires a Service.
@@ -140,8 +141,12 @@ type Service struct {
 	// under the table's lock, before delivery.
 	onPublish func(t *tbl, msgs []Message)
 
-	// own is what this copy owns (owner.go).
-	own ownership
+	// place is which places this copy owns (owner.go).
+	place *placement.Owner
+	// placed are the places' claims: which table each has (cluster.go).
+	placed placeClaims
+	// pacer is what the pace asks of a table (pace.go).
+	pacer pacer
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -191,6 +196,24 @@ type tbl struct {
 // tableLock is a table's lock: a mutex, but one a command stops waiting for when its ctx ends
 // (LockCtx), for the lock is held through the table's commit, which may hang on a store. The
 // zero value is unlocked.
+//
+// It is held through ITS table's commit, and that is no lock across I/O in the sense to avoid:
+//   - It is the order of that table's moves. A command decides on the table as stored, commits
+//     the new state guarded by its Seq, and only then tells anyone (or rolls back). The next
+//     command for the table must decide on what the first stored or rolled back to; let go
+//     during the commit, it would decide on a state that may yet roll back, and its own commit
+//     would conflict and be decided again anyway. Commands of one table are one at a time
+//     whatever the lock (a double click must not play two cards).
+//   - It is ctx-cancellable: a command waits for it within its ctx (LockCtx,
+//     TestACommandStopsWaitingWhenItsContextEnds), and the commit it waits for gives the store
+//     the committing command's ctx.
+//   - Nothing else waits for it: no other table's command (the service's lock is never held
+//     while a table's is waited for), no lookup across tables (PlaceOf, Status, Count, find by
+//     seat read the table as last stored, t.stored), no adapter's report of what its place shows
+//     (Shown takes the report's own lock). locks_test.go shows it on memory, and
+//     storage/etcdstore's TestOtherTablesAnswerWhileOneCommitHangs on memory, bbolt and etcd: the
+//     other tables' p99 unchanged while one table's commit hangs. What still takes it to read
+//     (Seen, Picture, Turn, Retell) reads that table alone, and wants it as stored.
 type tableLock struct {
 	once sync.Once
 	ch   chan struct{} // holds a value while locked
@@ -211,6 +234,16 @@ func (l *tableLock) LockCtx(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// TryLock takes the lock if it is free, and reports whether it did.
+func (l *tableLock) TryLock() bool {
+	select {
+	case l.c() <- struct{}{}:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -286,6 +319,9 @@ func New(cfg Config) *Service {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Service{cfg: cfg, tables: map[string]*tbl{}, byPlace: map[string]string{},
 		src: randomSource(cfg), ctx: ctx, cancel: cancel}
+	s.place = s.newOwner()
+	s.placed = newPlaceClaims(cfg)
+	s.pacer = pacer{paces: cfg.Paces, now: cfg.Now, reporting: &s.reporting}
 	s.outside = map[Verb]verbSpec{}
 	for _, v := range cfg.Verbs {
 		if _, taken := s.spec(v.Verb); taken {
@@ -363,14 +399,14 @@ func (s *Service) Resume(ctx context.Context) error {
 		s.prune(ctx)
 		s.postSeasons(ctx)
 	} else {
-		s.wg.Add(1)
-		go s.keepPlaces() // which prunes and posts once it holds partition 0
+		s.wg.Go(func() { s.place.Run(s.ctx) }) // which prunes and posts once it holds partition 0
 	}
 	s.wg.Add(1)
 	go s.janitor()
 	if watching {
-		s.wg.Add(1)
-		go s.follow(w, from)
+		feed := changeFeed{w: w, log: s.cfg.Log, heard: s.heard,
+			resync: func() { s.observeReload("compacted"); s.reloadAll() }}
+		s.wg.Go(func() { feed.run(s.ctx, from) })
 	}
 	return err
 }
@@ -421,7 +457,7 @@ func (s *Service) janitor() {
 		case <-s.ctx.Done():
 			return
 		case <-tick.C:
-			if s.runsJanitor() {
+			if s.place.RunsJanitor() {
 				s.prune(s.ctx)
 				s.postSeasons(s.ctx)
 			}
@@ -996,7 +1032,7 @@ func (s *Service) send(ctx context.Context, t *tbl, extra []Message, lessons boo
 			msgs[i].Target.Place = t.st.Place
 		}
 	}
-	s.notePublished(t, msgs)
+	s.pacer.notePublished(t, msgs)
 	if s.onPublish != nil {
 		s.onPublish(t, msgs)
 	}
@@ -1072,7 +1108,7 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 		if attempt == 4*maxAttempts {
 			return nil, errConflicted, false // the place's claim kept moving under this copy
 		}
-		raw, claim, err := s.readClaim(ctx, key)
+		raw, claim, err := s.placed.read(ctx, key)
 		if err != nil {
 			s.cfg.Log.Error("reading a place's table", "place", key, "err", err)
 			return nil, storeRefusal(err), false
@@ -1131,7 +1167,7 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 			}
 		}
 		id := s.unusedID(ctx) // asks the store: before the service's lock
-		switch err := s.swapClaim(ctx, key, raw, id); {
+		switch err := s.placed.swap(ctx, key, raw, id); {
 		case errors.Is(err, ErrConflict):
 			continue // another copy claimed the place meanwhile
 		case err != nil:
@@ -1141,12 +1177,12 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 		s.mu.Lock()
 		if cur, ok := s.byPlace[key]; ok && cur != prev {
 			s.mu.Unlock()
-			s.unswapClaim(ctx, key, id, raw)
+			s.placed.giveBack(ctx, key, id, raw)
 			continue // another table took the place meanwhile
 		}
 		if _, taken := s.tables[id]; taken {
 			s.mu.Unlock()
-			s.unswapClaim(ctx, key, id, raw)
+			s.placed.giveBack(ctx, key, id, raw)
 			continue
 		}
 		t = newTable(id, s.newSecret())
@@ -1160,23 +1196,10 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 	}
 }
 
-// unswapClaim gives the place's claim back from the table id to what it was before (raw), if no
-// other copy moved it since.
-func (s *Service) unswapClaim(ctx context.Context, placeKey, id string, raw []byte) {
-	cur, c, err := s.readClaim(ctx, placeKey)
-	if err != nil || c.Table != id {
-		return
-	}
-	sw, _ := s.claims()
-	if _, err := sw.Swap(ctx, bucketClaims, placeKey, cur, raw); err != nil && !errors.Is(err, ErrConflict) {
-		s.cfg.Log.Warn("giving a place's claim back", "place", placeKey, "err", err)
-	}
-}
-
 // unclaim takes a table claimPlace made out of memory again, and the place's claim back: it
 // could not be stored.
 func (s *Service) unclaim(ctx context.Context, t *tbl) {
-	s.unswapClaim(ctx, t.st.Place.Key(), t.id(), t.claimed)
+	s.placed.giveBack(ctx, t.st.Place.Key(), t.id(), t.claimed)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id, key := t.id(), t.placeKey
