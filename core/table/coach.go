@@ -114,7 +114,7 @@ func (s *Service) reviewFor(t *tbl, n int, seat core.Seat, p Player) review {
 	}
 	lang := s.langOf(t, p)
 	return review{key: t.st.ID + "/" + strconv.Itoa(t.st.MatchNo) + "/" + strconv.Itoa(n) + "/" + p.ID,
-		table: t.st.ID, place: t.st.Place, player: p, lang: lang, title: s.privateTitle(t, lang), seat: seat,
+		table: t.st.ID, place: t.st.Place, player: p, lang: lang, title: privateTitle(t.st.Place, lang), seat: seat,
 		game: *games[n-1], open: open, gameNo: n}
 }
 
@@ -244,7 +244,7 @@ func (s *Service) learnMessages(t *tbl) []Message {
 // lesson is a private text of the guided game.
 func (s *Service) lesson(t *tbl, p Player, lang, text string) Message {
 	return Message{Target: Target{Kind: ToPlayer, Place: t.st.Place, Player: p}, Kind: KindNotice, Lang: lang,
-		Title: s.privateTitle(t, lang), Text: text, Secret: true, Public: i18n.T(lang, "learn.private")}
+		Title: privateTitle(t.st.Place, lang), Text: text, Secret: true, Public: i18n.T(lang, "learn.private")}
 }
 
 // learnStripes explains to the learner how a game of the guided match moved the stripes.

@@ -113,7 +113,7 @@ var looseColon = regexp.MustCompile(`[^\x{00a0}]: `)
 // whose colon takes a no-break space: the mark comes from the catalog, not from the code.
 func TestCodeWritesNoPunctuationOfItsOwn(t *testing.T) {
 	tb := seated("fr", "Jang", "Mia")
-	trick := (&Service{}).trickText(tb, "fr", trickOf(0, "JH 9H 10H 9S"), "live.trick")
+	trick := (renderer{}).trickText(sightOf(tb), "fr", trickOf(0, "JH 9H 10H 9S"), "live.trick")
 	usage := OptionsUsage("fr")
 	var hands [4][6]core.Card
 	for i, c := range core.MustCards("AH KH AS 9C 10D 9H KS 10S AD KC 10C JH QS KD AC 9D 9S 10H QH QD JS QC JC JD") {

@@ -44,12 +44,7 @@ func (s *Service) langFor(p Player) string {
 
 // langOf is the language for a player's private texts at a table: their own choice, their
 // platform locale, then the table's language.
-func (s *Service) langOf(t *tbl, p Player) string {
-	if l := s.users.Lang(p.ID); l != "" {
-		return l
-	}
-	return i18n.Pick(p.Locale, t.st.Lang)
-}
+func (s *Service) langOf(t *tbl, p Player) string { return s.view.personLang(p, t.st.Lang) }
 
 // personalLang sets the language a person is spoken to in ("lang xx"): their own setting, kept
 // apart from every table. Their private messages at the tables they sit at follow at once.

@@ -134,6 +134,7 @@ type Service struct {
 	outside map[Verb]verbSpec // Config.Verbs, by verb
 
 	users  *privacy.Book // each person's own choices
+	view   renderer      // what the tables show (render.go)
 	league *league.Cache // every place's league, derived from the kept matches
 
 	// onPublish, when set (by this package's tests), sees each batch of messages with its table,
@@ -294,6 +295,7 @@ func New(cfg Config) *Service {
 		s.outside[v.Verb] = outsideSpec(v)
 	}
 	s.users = privacy.NewBook(ctx, cfg.KV, cfg.Log)
+	s.view = renderer{surfaces: cfg.Surfaces, chosen: s.users.Lang}
 	s.league = cfg.League
 	if s.league == nil {
 		s.league = league.NewCache(cfg.KV, cfg.Log)
@@ -1243,7 +1245,7 @@ func (s *Service) pressHand(p Place, lang, key string) string {
 // table message instead (a call, which the table message lists).
 func (s *Service) notice(t *tbl, key string, args ...any) Message {
 	return Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindNotice,
-		Text: s.say(t, t.st.Lang, key, args...), Lang: t.st.Lang, Reason: key}
+		Text: s.view.say(s.sight(t), t.st.Lang, key, args...), Lang: t.st.Lang, Reason: key}
 }
 
 // dealNext deals the match's next game from the table's secret. Game buttons made before the
