@@ -8,6 +8,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/options"
 )
 
 // review is one player's review of one finished game: what the coach judges, and where its
@@ -203,8 +204,8 @@ func (s *Service) learn(ctx context.Context, _ *tbl, c *call) *userError {
 	if !cmd.Private && !s.surface(cmd.Place).Personal {
 		return refuse("learn.where")
 	}
-	opts, err := ParseOptions(append(slices.Clone(learnDefaults), cmd.Args...))
-	if oe := (*OptionError)(nil); errors.As(err, &oe) {
+	opts, err := options.Parse(append(slices.Clone(learnDefaults), cmd.Args...))
+	if oe := (*options.Error)(nil); errors.As(err, &oe) {
 		return optionRefusal(oe)
 	}
 	id, uerr := s.openTable(ctx, c, i18n.N(lang, "learn.welcome", opts.Rules.Stripes), opts, func(st *state) {

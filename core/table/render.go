@@ -9,6 +9,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/options"
 )
 
 // Every text here is built from the public view, except a hand's message, which is built from
@@ -36,7 +37,7 @@ type sight struct {
 	matchNo int
 	learn   bool
 	seats   [4]SeatState
-	opts    Options
+	opts    options.Options
 	// match says a match was dealt; games is how many games it dealt, finished how many of them
 	// are over, board the board after them.
 	match           bool
@@ -263,7 +264,7 @@ func (r renderer) lobbyMessage(sh *sight) Message {
 		b.WriteString(i18n.T(lang, "lobby.started"))
 	}
 	b.WriteString("\n")
-	b.WriteString(optionsLine(lang, sh.opts))
+	b.WriteString(options.Line(lang, sh.opts))
 	for i := range sh.seats {
 		b.WriteString("\n" + sh.seatLabel(lang, core.Seat(i)))
 	}
@@ -632,7 +633,7 @@ func helpText(lang string, sf Surface) string {
 			text := i18n.T(lang, "help."+string(v))
 			switch {
 			case v == VerbNew:
-				text = i18n.T(lang, "help.new", optionsSyntax(lang))
+				text = i18n.T(lang, "help.new", options.Syntax(lang))
 			case v == VerbLearn && sf.Personal:
 				text = i18n.T(lang, "help.learn.here")
 			}

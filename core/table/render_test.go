@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/picture"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -22,7 +23,7 @@ func seated(lang string, names ...string) *tbl {
 			st.Seats[i] = SeatState{Robot: true}
 		}
 	}
-	return &tbl{st: st, opts: DefaultOptions()}
+	return &tbl{st: st, opts: options.Default()}
 }
 
 // sightOf is the table as its messages show it.

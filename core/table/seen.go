@@ -6,6 +6,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/options"
 )
 
 // Seen is a table as one reader may see it, copied under the table's lock for a surface that
@@ -73,7 +74,7 @@ func (s *Service) seen(t *tbl, p Player) Seen {
 		lang = l
 	}
 	v := Seen{ID: st.ID, Seq: st.Seq, Status: st.Status, Title: st.Place.Title, Lang: lang, Reader: seatOf(st, p.ID),
-		Options: optionsLine(lang, t.opts), Stripes: t.opts.Rules.Stripes, Pace: s.pace(t)}
+		Options: options.Line(lang, t.opts), Stripes: t.opts.Rules.Stripes, Pace: s.pace(t)}
 	for i, ss := range st.Seats {
 		v.Seats[i] = SeenSeat{Name: seatNameIn(t, lang, core.Seat(i)), Human: ss.Human(), Robot: ss.Robot, Away: ss.Away,
 			Empty: ss.Empty()}

@@ -18,6 +18,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/league"
+	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/privacy"
 )
 
@@ -65,7 +66,7 @@ type Config struct {
 	People []People
 	// Paces are the times of the pace presets (pace.go); nil, or a preset not in it:
 	// DefaultPaces. Tests shorten them.
-	Paces map[PacePreset]Pace
+	Paces map[options.PacePreset]Pace
 	// Leases, when set, say which places this copy owns (owner.go): several copies of the bot on
 	// one store each have their own, held in the store (etcd, a Spread); LocalLeases for the only
 	// copy. Nil: the service owns every place from its start, as the only copy.
@@ -160,7 +161,7 @@ type tbl struct {
 	tableID   string
 	created   int64
 	st        *state
-	opts      Options
+	opts      options.Options
 	match     *core.Match // nil in a lobby before the first deal
 	committed []byte      // the last stored state, to roll back to if a commit fails
 	timer     *time.Timer
@@ -1015,13 +1016,13 @@ func (s *Service) open(ctx context.Context, _ *tbl, c *call) *userError {
 	// The place's own settings come first; what new says overrides them.
 	house := s.placeSettings(ctx, cmd.Place.Key())
 	houseArgs := house.args()
-	if _, err := ParseOptions(houseArgs); err != nil {
+	if _, err := options.Parse(houseArgs); err != nil {
 		// Kept by an older version whose options differed: new tables start from the defaults.
 		s.cfg.Log.Warn("a place's settings no longer read; ignoring them", "place", cmd.Place.Key(), "err", err)
 		houseArgs = nil
 	}
-	opts, err := ParseOptions(append(houseArgs, cmd.Args...))
-	if oe := (*OptionError)(nil); errors.As(err, &oe) {
+	opts, err := options.Parse(append(houseArgs, cmd.Args...))
+	if oe := (*options.Error)(nil); errors.As(err, &oe) {
 		return optionRefusal(oe)
 	}
 	_, uerr := s.openTable(ctx, c, i18n.T(lang, "note.opened"), opts, func(st *state) { st.Lang = cmp.Or(house.Lang, lang) })
@@ -1031,10 +1032,10 @@ func (s *Service) open(ctx context.Context, _ *tbl, c *call) *userError {
 // openTable opens a table at the command's place (claimPlace), with the actor in its first seat,
 // made as set says, stores it and tells the actor welcome. It gives the new table's ID ("" when
 // the platform sent the same command again, which the actor is told).
-func (s *Service) openTable(ctx context.Context, c *call, welcome string, opts Options, set func(st *state)) (string, *userError) {
+func (s *Service) openTable(ctx context.Context, c *call, welcome string, opts options.Options, set func(st *state)) (string, *userError) {
 	cmd := c.Command
 	t, uerr, dup := s.claimPlace(ctx, cmd, func(id string, secret []byte) *tbl {
-		st := &state{V: stateVersion, ID: id, Place: cmd.Place, Lang: c.lang, Options: opts.state(),
+		st := &state{V: stateVersion, ID: id, Place: cmd.Place, Lang: c.lang, Options: stateOfOptions(opts),
 			Status: StatusLobby, Secret: secret, MatchNo: 1, Created: s.cfg.Now().UnixMilli()}
 		st.Seats[0] = SeatState{Player: &Player{ID: cmd.Actor.ID, Name: cmd.Actor.Name, Locale: cmd.Actor.Locale}}
 		set(st)
