@@ -93,9 +93,10 @@ func (s *Service) reviewVerb(_ context.Context, t *tbl, c *call) *userError {
 	if n == 0 {
 		return refuse("review.none")
 	}
-	r := s.reviewFor(t, n, c.seat, *t.st.Seats[c.seat].Player)
+	p := *t.st.Seats[c.seat].Player
+	r := t.reviewOf(n, c.seat, p, s.langOf(t, p))
 	if text, ok := s.cfg.Coach.Reviewed(r.key); ok {
-		c.out.replies = append(c.out.replies, s.reviewMessage(r, text, true, c.Command))
+		c.out.replies = append(c.out.replies, r.message(text, true, c.Command))
 		return nil
 	}
 	if !s.ask(r) {
@@ -105,15 +106,15 @@ func (s *Service) reviewVerb(_ context.Context, t *tbl, c *call) *userError {
 	return nil
 }
 
-// reviewFor is the review of game n (1-based, finished) for the player in seat.
-func (s *Service) reviewFor(t *tbl, n int, seat core.Seat, p Player) review {
+// reviewOf is the review of the table's game n (1-based, finished) for the player p in seat, who
+// reads lang: a copy of the game, judged after the table's lock is released (table lock held).
+func (t *tbl) reviewOf(n int, seat core.Seat, p Player, lang string) review {
 	games := t.match.Games()
 	hist := t.match.History()
 	open := [2]int{t.opts.Rules.Stripes, t.opts.Rules.Stripes}
 	if n > 1 {
 		open = hist[n-2].Board.OpenBoth()
 	}
-	lang := s.langOf(t, p)
 	return review{key: t.st.ID + "/" + strconv.Itoa(t.st.MatchNo) + "/" + strconv.Itoa(n) + "/" + p.ID,
 		table: t.st.ID, place: t.st.Place, player: p, lang: lang, title: privateTitle(t.st.Place, lang), seat: seat,
 		game: *games[n-1], open: open, gameNo: n}
@@ -132,7 +133,7 @@ func (s *Service) coachGameOver(t *tbl, g *core.Game, n int, out *outcome) {
 		if s.cfg.Coach == nil || seat.Player == nil || seat.Away || !s.users.Get(seat.Player.ID).Coach {
 			continue
 		}
-		out.reviews = append(out.reviews, s.reviewFor(t, n, core.Seat(i), *seat.Player))
+		out.reviews = append(out.reviews, t.reviewOf(n, core.Seat(i), *seat.Player, s.langOf(t, *seat.Player)))
 	}
 	if t.st.Learn {
 		out.public = append(out.public, s.learnStripes(t, g, n)...)
@@ -167,7 +168,7 @@ func (s *Service) sendReview(r review, text string) {
 	if s.ctx.Err() != nil {
 		return
 	}
-	m := s.reviewMessage(r, text, false, Command{})
+	m := r.message(text, false, Command{})
 	if t, ok := s.table(r.table); ok {
 		t.mu.Lock()
 		s.deliverAt(s.ctx, t, []Message{m})
@@ -178,9 +179,10 @@ func (s *Service) sendReview(r review, text string) {
 	s.deliver(s.ctx, r.place.Platform, []Message{m})
 }
 
-// reviewMessage is a review as its player receives it: privately, with a public text that
-// shows nothing held for a surface that can reach them only in public.
-func (s *Service) reviewMessage(r review, text string, asReply bool, cmd Command) Message {
+// message is the review's text as its player receives it: privately, with a public text that
+// shows nothing held for a surface that can reach them only in public; asReply, as the answer to
+// their command cmd.
+func (r review) message(text string, asReply bool, cmd Command) Message {
 	m := Message{Target: Target{Kind: ToPlayer, Place: r.place, Player: r.player}, Kind: KindNotice, Lang: r.lang,
 		Title: r.title, Text: text, Table: r.table}
 	if asReply {
@@ -239,13 +241,13 @@ func (s *Service) learnMessages(t *tbl) []Message {
 	}
 	t.learnSaid = turn
 	lang := s.langOf(t, *p)
-	return []Message{s.lesson(t, *p, lang, s.cfg.Coach.Lesson(lang, g.View(seat)))}
+	return []Message{lesson(t.st.Place, *p, lang, s.cfg.Coach.Lesson(lang, g.View(seat)))}
 }
 
-// lesson is a private text of the guided game.
-func (s *Service) lesson(t *tbl, p Player, lang, text string) Message {
-	return Message{Target: Target{Kind: ToPlayer, Place: t.st.Place, Player: p}, Kind: KindNotice, Lang: lang,
-		Title: privateTitle(t.st.Place, lang), Text: text, Secret: true, Public: i18n.T(lang, "learn.private")}
+// lesson is a private text of the guided game at place for its learner p.
+func lesson(place Place, p Player, lang, text string) Message {
+	return Message{Target: Target{Kind: ToPlayer, Place: place, Player: p}, Kind: KindNotice, Lang: lang,
+		Title: privateTitle(place, lang), Text: text, Secret: true, Public: i18n.T(lang, "learn.private")}
 }
 
 // learnStripes explains to the learner how a game of the guided match moved the stripes.
@@ -255,5 +257,5 @@ func (s *Service) learnStripes(t *tbl, g *core.Game, n int) []Message {
 		return nil
 	}
 	lang := s.langOf(t, *p)
-	return []Message{s.lesson(t, *p, lang, s.cfg.Coach.Stripes(lang, g, t.match.History()[n-1].Board))}
+	return []Message{lesson(t.st.Place, *p, lang, s.cfg.Coach.Stripes(lang, g, t.match.History()[n-1].Board))}
 }
