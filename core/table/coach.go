@@ -126,17 +126,27 @@ func (s *Service) ask(r review) bool {
 	return s.cfg.Coach.Review(r.key, r.game, r.seat, r.open, r.gameNo, r.lang, func(text string) { s.sendReview(r, text) })
 }
 
-// coachGameOver queues the reviews of a game that just ended for the players who asked for them
+// tutor is what the engine tells the coach (Config.Coach) and the players about it as a table
+// changes: the reviews a game's end asks for, and the guided game's lessons. It reads a table
+// under its lock and gives what to ask and say; asking the coach and delivering what it judged
+// stay the service's, which has the tables and the delivery.
+type tutor struct {
+	coach  Coach                                   // nil: no coach
+	langOf func(p Player, tableLang string) string // the language a person is spoken to in
+	wants  func(playerID string) bool              // the person asked for reviews (coach on)
+}
+
+// gameOver queues the reviews of a game that just ended for the players who asked for them
 // (table lock held); they are asked for once the change is stored (see commit).
-func (s *Service) coachGameOver(t *tbl, g *core.Game, n int, out *outcome) {
+func (tu tutor) gameOver(t *tbl, g *core.Game, n int, out *outcome) {
 	for i, seat := range t.st.Seats {
-		if s.cfg.Coach == nil || seat.Player == nil || seat.Away || !s.users.Get(seat.Player.ID).Coach {
+		if tu.coach == nil || seat.Player == nil || seat.Away || !tu.wants(seat.Player.ID) {
 			continue
 		}
-		out.reviews = append(out.reviews, t.reviewOf(n, core.Seat(i), *seat.Player, s.langOf(t, *seat.Player)))
+		out.reviews = append(out.reviews, t.reviewOf(n, core.Seat(i), *seat.Player, tu.langOf(*seat.Player, t.st.Lang)))
 	}
 	if t.st.Learn {
-		out.public = append(out.public, s.learnStripes(t, g, n)...)
+		out.public = append(out.public, tu.stripes(t, g, n)...)
 	}
 }
 
@@ -224,10 +234,10 @@ func (s *Service) learn(ctx context.Context, _ *tbl, c *call) *userError {
 	return uerr
 }
 
-// learnMessages is the lesson for the learner's turn, once per turn (table lock held).
-func (s *Service) learnMessages(t *tbl) []Message {
+// lessons is the lesson for the learner's turn, once per turn (table lock held).
+func (tu tutor) lessons(t *tbl) []Message {
 	g := t.game()
-	if !t.st.Learn || g == nil || t.st.Paused || s.cfg.Coach == nil {
+	if !t.st.Learn || g == nil || t.st.Paused || tu.coach == nil {
 		return nil
 	}
 	seat := g.ToMove()
@@ -240,8 +250,8 @@ func (s *Service) learnMessages(t *tbl) []Message {
 		return nil
 	}
 	t.learnSaid = turn
-	lang := s.langOf(t, *p)
-	return []Message{lesson(t.st.Place, *p, lang, s.cfg.Coach.Lesson(lang, g.View(seat)))}
+	lang := tu.langOf(*p, t.st.Lang)
+	return []Message{lesson(t.st.Place, *p, lang, tu.coach.Lesson(lang, g.View(seat)))}
 }
 
 // lesson is a private text of the guided game at place for its learner p.
@@ -250,12 +260,12 @@ func lesson(place Place, p Player, lang, text string) Message {
 		Title: privateTitle(place, lang), Text: text, Secret: true, Public: i18n.T(lang, "learn.private")}
 }
 
-// learnStripes explains to the learner how a game of the guided match moved the stripes.
-func (s *Service) learnStripes(t *tbl, g *core.Game, n int) []Message {
+// stripes explains to the learner how game n of the guided match, g, moved the stripes.
+func (tu tutor) stripes(t *tbl, g *core.Game, n int) []Message {
 	p := t.st.Seats[0].Player
-	if p == nil || s.cfg.Coach == nil {
+	if p == nil || tu.coach == nil {
 		return nil
 	}
-	lang := s.langOf(t, *p)
-	return []Message{lesson(t.st.Place, *p, lang, s.cfg.Coach.Stripes(lang, g, t.match.History()[n-1].Board))}
+	lang := tu.langOf(*p, t.st.Lang)
+	return []Message{lesson(t.st.Place, *p, lang, tu.coach.Stripes(lang, g, t.match.History()[n-1].Board))}
 }

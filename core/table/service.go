@@ -136,6 +136,7 @@ type Service struct {
 
 	users  *privacy.Book // each person's own choices
 	view   renderer      // what the tables show (render.go)
+	tutor  tutor         // what the coach is asked and the guided game says (coach.go)
 	league *league.Cache // every place's league, derived from the kept matches
 
 	// onPublish, when set (by this package's tests), sees each batch of messages with its table,
@@ -297,6 +298,7 @@ func New(cfg Config) *Service {
 	}
 	s.users = privacy.NewBook(ctx, cfg.KV, cfg.Log)
 	s.view = renderer{surfaces: cfg.Surfaces, chosen: s.users.Lang}
+	s.tutor = tutor{coach: cfg.Coach, langOf: s.view.personLang, wants: func(id string) bool { return s.users.Get(id).Coach }}
 	s.league = cfg.League
 	if s.league == nil {
 		s.league = league.NewCache(cfg.KV, cfg.Log)
@@ -990,7 +992,7 @@ func (s *Service) send(ctx context.Context, t *tbl, extra []Message, lessons boo
 		t.sent[m.Key] = fp
 		msgs = append(msgs, m)
 	}
-	if said := s.learnMessages(t); lessons {
+	if said := s.tutor.lessons(t); lessons {
 		msgs = append(msgs, said...)
 	}
 	for i := range msgs {

@@ -422,7 +422,7 @@ func (s *Service) applyMove(t *tbl, g *core.Game, m core.Move, out *outcome) *us
 	}
 	n := t.match.NumGames()
 	out.public = append(out.public, s.view.finalMessages(s.sight(t), g.Tricks(), n)...) // the summaries follow from the state (told)
-	s.coachGameOver(t, g, n, out)
+	s.tutor.gameOver(t, g, n, out)
 	t.noteAbsent(n)
 	if t.match.Over() {
 		t.st.Status = StatusOver
