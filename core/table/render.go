@@ -91,7 +91,8 @@ func (s *Service) render(t *tbl) []Message {
 		}
 		return s.view.closedMessages(sh, hands)
 	}
-	out := s.view.told(sh, func(key string) bool { _, done := t.sent[key]; return done }) // the table message among them, in its place
+	// The table message among them, in its place; a summary already delivered is not made again.
+	out := s.view.told(sh, func(key string) bool { _, done := t.sent[key]; return done })
 	if g := t.game(); g != nil {
 		for i, seat := range t.st.Seats {
 			if !seat.Human() {
@@ -139,6 +140,7 @@ func handSignature(t *tbl, g *core.Game, seat core.Seat, lang string) handSig {
 // platform's locale if the catalog has it, else the table's.
 func (r renderer) langOf(sh *sight, p Player) string { return r.personLang(p, sh.lang) }
 
+// personLang is langOf at a table that speaks tableLang.
 func (r renderer) personLang(p Player, tableLang string) string {
 	if l := r.chosen(p.ID); l != "" {
 		return l

@@ -18,7 +18,8 @@ import (
 // table message (its result, no buttons) while the next game is played, each finished game's
 // summary, the table message, and at the match's end the match's summary. A game's last table
 // message goes right before its result, the last game's too: a place whose sends are rationed
-// (Telegram's 20 a minute) shows the last card before the summaries, not after them.
+// (Telegram's 20 a minute) shows the last card before the summaries, not after them. A summary
+// whose key was delivered is left out: it never changes.
 func (r renderer) told(sh *sight, delivered func(key string) bool) []Message {
 	if !sh.match {
 		return []Message{r.liveMessage(sh, sh.games)}
