@@ -9,6 +9,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
@@ -94,7 +95,7 @@ func callChoices() []choiceDef {
 // default, a choice option's values named as the lobby names them.
 func tableOptions() []optionDef {
 	var out []optionDef
-	for _, o := range table.TableOptions {
+	for _, o := range options.All {
 		od := optionDef{name: o.Key, desc: func(lang string) string {
 			return i18n.T(lang, "cmd.opt.default", i18n.T(lang, o.Help), o.ValueLabel(lang, o.Default()))
 		}}
@@ -111,7 +112,7 @@ func tableOptions() []optionDef {
 			for _, v := range o.Values {
 				name := catalog(v.Label)
 				if o.Key == "timer" {
-					name = timerName(table.TimerPreset(v.Key), name)
+					name = timerName(options.TimerPreset(v.Key), name)
 				}
 				od.choices = append(od.choices, choiceDef{v.Key, name})
 			}
@@ -343,7 +344,7 @@ func subcommandOf(verb table.Verb) subcommandDef {
 
 // timerName adds a timer preset's turn timeout, taken from the service so the two cannot
 // disagree, to its name: "fast (45 s)".
-func timerName(p table.TimerPreset, name func(lang string) string) func(lang string) string {
+func timerName(p options.TimerPreset, name func(lang string) string) func(lang string) string {
 	_, timeout, _ := p.Durations()
 	if timeout == 0 {
 		return name

@@ -16,6 +16,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
@@ -175,7 +176,7 @@ func TestRegistersLocalizedCommands(t *testing.T) {
 				value = float64(n) // as Discord sends numbers
 			}
 			args := argsFor(table.VerbNew, []*discordgo.ApplicationCommandInteractionDataOption{{Name: o.Name, Type: o.Type, Value: value}})
-			opts, err := table.ParseOptions(args)
+			opts, err := options.Parse(args)
 			if want := fmt.Sprintf("%s=%v", o.Name, c.Value); err != nil || !strings.Contains(" "+opts.String()+" ", " "+want+" ") {
 				t.Errorf("/km new %s: %v gave %q, %v", want, args, opts.String(), err)
 			}

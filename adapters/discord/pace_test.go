@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/storage/etcdstore/etcdtest"
 	"github.com/kontermatt/kontermatt/storage/mem"
@@ -19,8 +20,8 @@ import (
 
 // scaledPaces are the presets' times multiplied by scale, so a test can play a whole match at a
 // human pace in a fraction of the time.
-func scaledPaces(scale float64) map[table.PacePreset]table.Pace {
-	out := map[table.PacePreset]table.Pace{}
+func scaledPaces(scale float64) map[options.PacePreset]table.Pace {
+	out := map[options.PacePreset]table.Pace{}
 	for k, p := range table.DefaultPaces {
 		s := func(d time.Duration) time.Duration { return time.Duration(float64(d) * scale) }
 		out[k] = table.Pace{Card: s(p.Card), Trick: s(p.Trick), Game: s(p.Game), TrickShown: s(p.TrickShown), Wait: s(p.Wait)}
@@ -182,7 +183,7 @@ func TestFinishedTricksStayInView(t *testing.T) {
 	const scale = 0.1
 	eachMode(t, func(t *testing.T, f *fakeDiscord) {
 		res := playPaced(t, f, scale, 100*time.Millisecond, 300*time.Millisecond, 2)
-		p := scaledPaces(scale)[table.PaceNormal]
+		p := scaledPaces(scale)[options.PaceNormal]
 		t.Logf("%d cards by people: lag p50 %v, p95 %v, max %v; %d finished tricks replaced, the shortest in view %v; "+
 			"%d replaced by a computer's card, the shortest %v", res.cards, percentile(res.lags, .5), percentile(res.lags, .95),
 			percentile(res.lags, 1), res.tricks, res.minInView, res.tricksRobotNext, res.minRobotNext)

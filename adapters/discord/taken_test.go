@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -31,7 +32,7 @@ func TestHTTPAnswersTakenLate(t *testing.T) {
 	t.Run("answers taken after 150 ms", func(t *testing.T) {
 		testHTTPAnswersTakenLate(t, []seatPlayer{{u: alice}, {u: dan, noDM: true}}, harnessOpt{
 			table: func(c *table.Config) {
-				c.Paces = map[table.PacePreset]table.Pace{table.PaceNormal: {Wait: time.Second}}
+				c.Paces = map[options.PacePreset]table.Pace{options.PaceNormal: {Wait: time.Second}}
 			},
 			fake: func(f *fakeDiscord) { f.takeDelay = 150 * time.Millisecond }})
 	})

@@ -18,6 +18,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
@@ -452,7 +453,7 @@ func (t *Terminal) start(ctx context.Context, note string) error {
 	if !t.cfg.Learn {
 		// What the stripes are for, which only a lesson says otherwise: a newcomer reads the board
 		// as points to gather.
-		o, err := table.ParseOptions(t.cfg.Options)
+		o, err := options.Parse(t.cfg.Options)
 		if err == nil {
 			t.println(i18n.N(t.lang(), "term.goal", o.Rules.Stripes))
 		}
@@ -482,7 +483,7 @@ func (t *Terminal) conflicts(su table.Setup) []string {
 	if t.cfg.Insist.Humans && len(su.People) != t.cfg.Humans {
 		out = append(out, i18n.T(t.lang(), "term.conflict.humans", t.cfg.Humans, len(su.People)))
 	}
-	want, err := table.ParseOptions(t.cfg.Insist.Options)
+	want, err := options.Parse(t.cfg.Insist.Options)
 	if err != nil {
 		return out // a bad option is the opening's to refuse
 	}
@@ -490,7 +491,7 @@ func (t *Terminal) conflicts(su table.Setup) []string {
 	said := map[string]bool{}
 	for _, a := range t.cfg.Insist.Options {
 		k, _, _ := strings.Cut(a, "=")
-		opt, ok := table.OptionNamed(strings.ToLower(strings.TrimSpace(k)))
+		opt, ok := options.Named(strings.ToLower(strings.TrimSpace(k)))
 		if ok && have[opt.Key] != wanted[opt.Key] && !said[opt.Key] {
 			said[opt.Key] = true
 			out = append(out, i18n.T(t.lang(), "term.conflict.option", opt.Key+"="+wanted[opt.Key], opt.Key+"="+have[opt.Key]))
@@ -500,7 +501,7 @@ func (t *Terminal) conflicts(su table.Setup) []string {
 }
 
 // optionValues are a table's options by key, as new takes them.
-func optionValues(o table.Options) map[string]string {
+func optionValues(o options.Options) map[string]string {
 	m := map[string]string{}
 	for _, kv := range strings.Fields(o.String()) {
 		k, v, _ := strings.Cut(kv, "=")

@@ -9,8 +9,8 @@ import (
 
 	"github.com/kontermatt/kontermatt/cmd/bot/internal/research"
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/robot"
-	"github.com/kontermatt/kontermatt/core/table"
 )
 
 // The research tools' subcommands: their flags and their output. What they play is in
@@ -81,7 +81,7 @@ func runSelfplay(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 1, "seed for deals and computer players")
 	out := fs.String("out", "selfplay", "directory for the match records")
 	level := fs.String("level", "easy", "computer players' level: easy, normal or strong")
-	options := fs.String("options", "", "table options, e.g. \"stripes=5 draw=flat1\":\n"+table.OptionsUsage("en"))
+	opts := fs.String("options", "", "table options, e.g. \"stripes=5 draw=flat1\":\n"+options.Usage("en"))
 	quiet := fs.Bool("q", false, "say nothing on stderr while it runs (else how far it is: a bar on a terminal, a line every few seconds)")
 	if code, ok := parseFlags(fs, args, 0, stdout, stderr); !ok {
 		return code
@@ -90,8 +90,8 @@ func runSelfplay(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "-matches must be 1 or more")
 		return 2
 	}
-	if err := checkOptions(*options); err != nil {
-		fmt.Fprintf(stderr, "-options %q: %v\n", *options, err)
+	if err := checkOptions(*opts); err != nil {
+		fmt.Fprintf(stderr, "-options %q: %v\n", *opts, err)
 		return 2
 	}
 	if _, err := robot.ParseLevel(*level); err != nil {
@@ -107,7 +107,7 @@ func runSelfplay(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	n := 0
 	// A one-shot subcommand: its work lives as long as the process.
 	err := research.Selfplay(context.Background(), research.SelfplayConfig{Matches: *matches, Seed: *seed, Level: *level,
-		Options: strings.Fields(*options), Robots: robots, Done: p.add}, func(key string, rec []byte) error {
+		Options: strings.Fields(*opts), Robots: robots, Done: p.add}, func(key string, rec []byte) error {
 		wrote, err := writeRecords(*out, key, rec, true)
 		n += wrote
 		return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/adapters/terminal"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/robot"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/storage"
@@ -58,7 +59,7 @@ func serveFlags(m *Main) (fs *flag.FlagSet, configPath, dbPath *string) {
 	dbPath = fs.String("db", "", "database file (overrides the config)")
 	fs.IntVar(&m.Terminal.Humans, "humans", 1, "terminal: players at this keyboard: 1 plays with three computers, 4 plays hot seat, 0 watches four computers")
 	fs.StringVar(&m.Terminal.Level, "level", "normal", "terminal: computer players' level: "+levelNames())
-	fs.StringVar(&m.Terminal.Options, "options", "", "terminal: options for a new table, e.g. \"stripes=5 direction=anticlockwise\":\n"+table.OptionsUsage("en"))
+	fs.StringVar(&m.Terminal.Options, "options", "", "terminal: options for a new table, e.g. \"stripes=5 direction=anticlockwise\":\n"+options.Usage("en"))
 	fs.StringVar(&m.Terminal.Lang, "lang", "", "terminal: language of the whole screen: "+strings.Join(i18n.Languages, ", ")+" (default: as chosen before, else en)")
 	fs.BoolVar(&m.Terminal.Learn, "learn", false, "terminal: a guided game against three computers that explains every turn (with -humans 1)")
 	fs.BoolVar(&m.Terminal.Fresh, "new", false, "terminal: stop an unfinished match stored in the database and start a new table with these flags (the stopped match stays in the history)")
@@ -173,22 +174,22 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) 
 // checkOptions reads table options as new takes them ("stripes=5 timer=none") and says, in the
 // command line's words, what does not fit: a word that is not key=value, an unknown key (with the
 // keys there are), a value the option does not take (with those it does).
-func checkOptions(options string) error {
-	for _, a := range strings.Fields(options) {
+func checkOptions(typed string) error {
+	for _, a := range strings.Fields(typed) {
 		if !strings.Contains(a, "=") {
 			return fmt.Errorf("%q is not key=value, like stripes=5", a)
 		}
 	}
-	_, err := table.ParseOptions(strings.Fields(options))
-	oe := (*table.OptionError)(nil)
+	_, err := options.Parse(strings.Fields(typed))
+	oe := (*options.Error)(nil)
 	switch {
 	case err == nil:
 		return nil
 	case !errors.As(err, &oe):
 		return err
 	case oe.Option == nil:
-		keys := make([]string, len(table.TableOptions))
-		for i, o := range table.TableOptions {
+		keys := make([]string, len(options.All))
+		for i, o := range options.All {
 			keys[i] = o.Key
 		}
 		return fmt.Errorf("unknown option %q; the options are %s", oe.Name, strings.Join(keys, ", "))

@@ -220,7 +220,7 @@ var en = map[string]string{
 	// small first letter of the translations); %s is the "My hand" button's label.
 	"discord.dm_refused": "I can't send you direct messages. Press “%s” under the table to see your cards and play.",
 
-	// The table options (core/table.TableOptions): their parts of the lobby's line, what each
+	// The table options (core/options.All): their parts of the lobby's line, what each
 	// changes, and what is wrong with a bad one.
 	"lobby.opt.stripes.one":       "%d stripe",
 	"lobby.opt.stripes.other":     "%d stripes",

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/options"
 )
 
 // review is one player's review of one finished game: what the coach judges, and where its
@@ -92,9 +93,10 @@ func (s *Service) reviewVerb(_ context.Context, t *tbl, c *call) *userError {
 	if n == 0 {
 		return refuse("review.none")
 	}
-	r := s.reviewFor(t, n, c.seat, *t.st.Seats[c.seat].Player)
+	p := *t.st.Seats[c.seat].Player
+	r := t.reviewOf(n, c.seat, p, s.langOf(t, p))
 	if text, ok := s.cfg.Coach.Reviewed(r.key); ok {
-		c.out.replies = append(c.out.replies, s.reviewMessage(r, text, true, c.Command))
+		c.out.replies = append(c.out.replies, r.message(text, true, c.Command))
 		return nil
 	}
 	if !s.ask(r) {
@@ -104,17 +106,17 @@ func (s *Service) reviewVerb(_ context.Context, t *tbl, c *call) *userError {
 	return nil
 }
 
-// reviewFor is the review of game n (1-based, finished) for the player in seat.
-func (s *Service) reviewFor(t *tbl, n int, seat core.Seat, p Player) review {
+// reviewOf is the review of the table's game n (1-based, finished) for the player p in seat, who
+// reads lang: a copy of the game, judged after the table's lock is released (table lock held).
+func (t *tbl) reviewOf(n int, seat core.Seat, p Player, lang string) review {
 	games := t.match.Games()
 	hist := t.match.History()
 	open := [2]int{t.opts.Rules.Stripes, t.opts.Rules.Stripes}
 	if n > 1 {
 		open = hist[n-2].Board.OpenBoth()
 	}
-	lang := s.langOf(t, p)
 	return review{key: t.st.ID + "/" + strconv.Itoa(t.st.MatchNo) + "/" + strconv.Itoa(n) + "/" + p.ID,
-		table: t.st.ID, place: t.st.Place, player: p, lang: lang, title: s.privateTitle(t, lang), seat: seat,
+		table: t.st.ID, place: t.st.Place, player: p, lang: lang, title: privateTitle(t.st.Place, lang), seat: seat,
 		game: *games[n-1], open: open, gameNo: n}
 }
 
@@ -124,17 +126,27 @@ func (s *Service) ask(r review) bool {
 	return s.cfg.Coach.Review(r.key, r.game, r.seat, r.open, r.gameNo, r.lang, func(text string) { s.sendReview(r, text) })
 }
 
-// coachGameOver queues the reviews of a game that just ended for the players who asked for them
+// tutor is what the engine tells the coach (Config.Coach) and the players about it as a table
+// changes: the reviews a game's end asks for, and the guided game's lessons. It reads a table
+// under its lock and gives what to ask and say; asking the coach and delivering what it judged
+// stay the service's, which has the tables and the delivery.
+type tutor struct {
+	coach  Coach                                   // nil: no coach
+	langOf func(p Player, tableLang string) string // the language a person is spoken to in
+	wants  func(playerID string) bool              // the person asked for reviews (coach on)
+}
+
+// gameOver queues the reviews of a game that just ended for the players who asked for them
 // (table lock held); they are asked for once the change is stored (see commit).
-func (s *Service) coachGameOver(t *tbl, g *core.Game, n int, out *outcome) {
+func (tu tutor) gameOver(t *tbl, g *core.Game, n int, out *outcome) {
 	for i, seat := range t.st.Seats {
-		if s.cfg.Coach == nil || seat.Player == nil || seat.Away || !s.users.Get(seat.Player.ID).Coach {
+		if tu.coach == nil || seat.Player == nil || seat.Away || !tu.wants(seat.Player.ID) {
 			continue
 		}
-		out.reviews = append(out.reviews, s.reviewFor(t, n, core.Seat(i), *seat.Player))
+		out.reviews = append(out.reviews, t.reviewOf(n, core.Seat(i), *seat.Player, tu.langOf(*seat.Player, t.st.Lang)))
 	}
 	if t.st.Learn {
-		out.public = append(out.public, s.learnStripes(t, g, n)...)
+		out.public = append(out.public, tu.stripes(t, g, n)...)
 	}
 }
 
@@ -166,7 +178,7 @@ func (s *Service) sendReview(r review, text string) {
 	if s.ctx.Err() != nil {
 		return
 	}
-	m := s.reviewMessage(r, text, false, Command{})
+	m := r.message(text, false, Command{})
 	if t, ok := s.table(r.table); ok {
 		t.mu.Lock()
 		s.deliverAt(s.ctx, t, []Message{m})
@@ -177,9 +189,10 @@ func (s *Service) sendReview(r review, text string) {
 	s.deliver(s.ctx, r.place.Platform, []Message{m})
 }
 
-// reviewMessage is a review as its player receives it: privately, with a public text that
-// shows nothing held for a surface that can reach them only in public.
-func (s *Service) reviewMessage(r review, text string, asReply bool, cmd Command) Message {
+// message is the review's text as its player receives it: privately, with a public text that
+// shows nothing held for a surface that can reach them only in public; asReply, as the answer to
+// their command cmd.
+func (r review) message(text string, asReply bool, cmd Command) Message {
 	m := Message{Target: Target{Kind: ToPlayer, Place: r.place, Player: r.player}, Kind: KindNotice, Lang: r.lang,
 		Title: r.title, Text: text, Table: r.table}
 	if asReply {
@@ -203,8 +216,8 @@ func (s *Service) learn(ctx context.Context, _ *tbl, c *call) *userError {
 	if !cmd.Private && !s.surface(cmd.Place).Personal {
 		return refuse("learn.where")
 	}
-	opts, err := ParseOptions(append(slices.Clone(learnDefaults), cmd.Args...))
-	if oe := (*OptionError)(nil); errors.As(err, &oe) {
+	opts, err := options.Parse(append(slices.Clone(learnDefaults), cmd.Args...))
+	if oe := (*options.Error)(nil); errors.As(err, &oe) {
 		return optionRefusal(oe)
 	}
 	id, uerr := s.openTable(ctx, c, i18n.N(lang, "learn.welcome", opts.Rules.Stripes), opts, func(st *state) {
@@ -221,10 +234,10 @@ func (s *Service) learn(ctx context.Context, _ *tbl, c *call) *userError {
 	return uerr
 }
 
-// learnMessages is the lesson for the learner's turn, once per turn (table lock held).
-func (s *Service) learnMessages(t *tbl) []Message {
+// lessons is the lesson for the learner's turn, once per turn (table lock held).
+func (tu tutor) lessons(t *tbl) []Message {
 	g := t.game()
-	if !t.st.Learn || g == nil || t.st.Paused || s.cfg.Coach == nil {
+	if !t.st.Learn || g == nil || t.st.Paused || tu.coach == nil {
 		return nil
 	}
 	seat := g.ToMove()
@@ -237,22 +250,22 @@ func (s *Service) learnMessages(t *tbl) []Message {
 		return nil
 	}
 	t.learnSaid = turn
-	lang := s.langOf(t, *p)
-	return []Message{s.lesson(t, *p, lang, s.cfg.Coach.Lesson(lang, g.View(seat)))}
+	lang := tu.langOf(*p, t.st.Lang)
+	return []Message{lesson(t.st.Place, *p, lang, tu.coach.Lesson(lang, g.View(seat)))}
 }
 
-// lesson is a private text of the guided game.
-func (s *Service) lesson(t *tbl, p Player, lang, text string) Message {
-	return Message{Target: Target{Kind: ToPlayer, Place: t.st.Place, Player: p}, Kind: KindNotice, Lang: lang,
-		Title: s.privateTitle(t, lang), Text: text, Secret: true, Public: i18n.T(lang, "learn.private")}
+// lesson is a private text of the guided game at place for its learner p.
+func lesson(place Place, p Player, lang, text string) Message {
+	return Message{Target: Target{Kind: ToPlayer, Place: place, Player: p}, Kind: KindNotice, Lang: lang,
+		Title: privateTitle(place, lang), Text: text, Secret: true, Public: i18n.T(lang, "learn.private")}
 }
 
-// learnStripes explains to the learner how a game of the guided match moved the stripes.
-func (s *Service) learnStripes(t *tbl, g *core.Game, n int) []Message {
+// stripes explains to the learner how game n of the guided match, g, moved the stripes.
+func (tu tutor) stripes(t *tbl, g *core.Game, n int) []Message {
 	p := t.st.Seats[0].Player
-	if p == nil || s.cfg.Coach == nil {
+	if p == nil || tu.coach == nil {
 		return nil
 	}
-	lang := s.langOf(t, *p)
-	return []Message{s.lesson(t, *p, lang, s.cfg.Coach.Stripes(lang, g, t.match.History()[n-1].Board))}
+	lang := tu.langOf(*p, t.st.Lang)
+	return []Message{lesson(t.st.Place, *p, lang, tu.coach.Stripes(lang, g, t.match.History()[n-1].Board))}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/options"
 )
 
 // userError is a refused command with the catalog key of its reason. It is shown only to the
@@ -46,13 +47,13 @@ func lit(s string) func(string) string { return func(string) string { return s }
 
 // optionRefusal says what is wrong with an option at new, and what it could be instead, with the
 // names of the reader's language.
-func optionRefusal(e *OptionError) *userError {
+func optionRefusal(e *options.Error) *userError {
 	switch {
 	case e.Option == nil:
 		return refuse("err.option.unknown", lit(e.Name), func(lang string) string {
-			keys := make([]string, len(TableOptions))
-			for i, o := range TableOptions {
-				keys[i] = nameIn(lang, o.Key, o.Names)
+			keys := make([]string, len(options.All))
+			for i, o := range options.All {
+				keys[i] = o.NameIn(lang)
 			}
 			return strings.Join(keys, ", ")
 		})
@@ -63,7 +64,7 @@ func optionRefusal(e *OptionError) *userError {
 	return refuse("err.option.value", lit(e.Name), func(lang string) string {
 		keys := make([]string, len(values))
 		for i, v := range values {
-			keys[i] = nameIn(lang, v.Key, v.Names)
+			keys[i] = v.NameIn(lang)
 		}
 		return i18n.Or(lang, keys...)
 	})

@@ -10,6 +10,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/i18n/i18ntest"
 	"github.com/kontermatt/kontermatt/core/league"
+	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/picture"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -113,8 +114,8 @@ var looseColon = regexp.MustCompile(`[^\x{00a0}]: `)
 // whose colon takes a no-break space: the mark comes from the catalog, not from the code.
 func TestCodeWritesNoPunctuationOfItsOwn(t *testing.T) {
 	tb := seated("fr", "Jang", "Mia")
-	trick := (&Service{}).trickText(tb, "fr", trickOf(0, "JH 9H 10H 9S"), "live.trick")
-	usage := OptionsUsage("fr")
+	trick := (renderer{}).trickText(sightOf(tb), "fr", trickOf(0, "JH 9H 10H 9S"), "live.trick")
+	usage := options.Usage("fr")
 	var hands [4][6]core.Card
 	for i, c := range core.MustCards("AH KH AS 9C 10D 9H KS 10S AD KC 10C JH QS KD AC 9D 9S 10H QH QD JS QC JC JD") {
 		hands[i/6][i%6] = c

@@ -203,7 +203,7 @@ func (s *Service) pause(ctx context.Context, t *tbl, p Place, paused bool) *user
 		}
 		lang := s.langOf(t, *seat.Player)
 		out.public = append(out.public, Message{Target: Target{Kind: ToPlayer, Place: st.Place, Player: *seat.Player},
-			Kind: KindNotice, Lang: lang, Title: s.privateTitle(t, lang), Text: i18n.T(lang, key)})
+			Kind: KindNotice, Lang: lang, Title: privateTitle(t.st.Place, lang), Text: i18n.T(lang, key)})
 	}
 	cmd := Command{Place: st.Place, Table: id, Verb: VerbPause, Args: []string{arg}}
 	// Resuming starts the turn's time again: the pause was nobody's delay.

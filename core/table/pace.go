@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/options"
 )
 
 // A human pace: the game never runs ahead of what its place can show. Where an adapter reports
@@ -16,17 +17,6 @@ import (
 // prompt that lets them (their hand, with "your turn") waits, within Pace.Wait, until the place
 // shows a finished trick or a game's result (holdHands), so that the place is never a trick or a
 // game behind. A place whose adapter never reports (the terminal) is not held back.
-
-// PacePreset is how fast a table's computer players go where people watch them: the "pace"
-// option.
-type PacePreset string
-
-// The pace presets.
-const (
-	PaceFast    PacePreset = "fast"
-	PaceNormal  PacePreset = "normal"
-	PaceRelaxed PacePreset = "relaxed"
-)
 
 // Pace is what a preset means in time.
 type Pace struct {
@@ -47,10 +37,10 @@ type Pace struct {
 }
 
 // DefaultPaces are the presets' times.
-var DefaultPaces = map[PacePreset]Pace{
-	PaceFast:    {Card: 0, Trick: time.Second, Game: 2 * time.Second, TrickShown: time.Second, Wait: 6 * time.Second},
-	PaceNormal:  {Card: 600 * time.Millisecond, Trick: 2 * time.Second, Game: 4 * time.Second, TrickShown: time.Second, Wait: 8 * time.Second},
-	PaceRelaxed: {Card: 1500 * time.Millisecond, Trick: 3 * time.Second, Game: 6 * time.Second, TrickShown: 1500 * time.Millisecond, Wait: 10 * time.Second},
+var DefaultPaces = map[options.PacePreset]Pace{
+	options.PaceFast:    {Card: 0, Trick: time.Second, Game: 2 * time.Second, TrickShown: time.Second, Wait: 6 * time.Second},
+	options.PaceNormal:  {Card: 600 * time.Millisecond, Trick: 2 * time.Second, Game: 4 * time.Second, TrickShown: time.Second, Wait: 8 * time.Second},
+	options.PaceRelaxed: {Card: 1500 * time.Millisecond, Trick: 3 * time.Second, Game: 6 * time.Second, TrickShown: 1500 * time.Millisecond, Wait: 10 * time.Second},
 }
 
 // pacer is what the pace asks of a table, worked out from the table alone: it needs the presets'
@@ -73,7 +63,7 @@ func (pc pacer) pace(t *tbl) Pace {
 	if p, ok := DefaultPaces[t.opts.Pace]; ok {
 		return p
 	}
-	return DefaultPaces[PaceNormal]
+	return DefaultPaces[options.PaceNormal]
 }
 
 // shownState is what the adapters have said the place's public table message shows (Shown), and

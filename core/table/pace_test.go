@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -167,7 +168,7 @@ func TestComputersWaitForThePlace(t *testing.T) {
 		const delay = 300 * time.Millisecond
 		surface := &showingSurface{delay: delay}
 		_, public, mine := pacedMatch(t, surface, "2")
-		p := DefaultPaces[PaceNormal]
+		p := DefaultPaces[options.PaceNormal]
 		checked := map[string]int{}
 		for i := 1; i < len(public); i++ {
 			prev, m := public[i-1], public[i]
@@ -203,7 +204,7 @@ func TestComputersGoOnWhenThePlaceFallsSilent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		surface := &showingSurface{delay: 100 * time.Millisecond, stopAfter: 3}
 		_, public, mine := pacedMatch(t, surface, "1")
-		p := DefaultPaces[PaceNormal]
+		p := DefaultPaces[options.PaceNormal]
 		waited := 0
 		for i := 1; i < len(public); i++ {
 			prev, m := public[i-1], public[i]
@@ -254,7 +255,7 @@ func TestHeldMoveGivesWayToAPause(t *testing.T) {
 		if who, _, _ := h.svc.Turn(id); who == me.ID {
 			t.Fatal("the person moves first: the test needs a deal (Seed 7) where a computer does")
 		}
-		p := DefaultPaces[PaceNormal]
+		p := DefaultPaces[options.PaceNormal]
 		seq := func() uint64 {
 			tb, _ := h.svc.table(id)
 			tb.mu.Lock()
@@ -334,7 +335,7 @@ func TestRestartedOwnerPaces(t *testing.T) {
 			t.Fatal(err)
 		}
 		synctest.Wait()
-		p := DefaultPaces[PaceNormal]
+		p := DefaultPaces[options.PaceNormal]
 		dealt := seqOf(r)
 		time.Sleep(p.Wait / 2)
 		synctest.Wait()

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/privacy"
 )
 
@@ -44,12 +45,7 @@ func (s *Service) langFor(p Player) string {
 
 // langOf is the language for a player's private texts at a table: their own choice, their
 // platform locale, then the table's language.
-func (s *Service) langOf(t *tbl, p Player) string {
-	if l := s.users.Lang(p.ID); l != "" {
-		return l
-	}
-	return i18n.Pick(p.Locale, t.st.Lang)
-}
+func (s *Service) langOf(t *tbl, p Player) string { return s.view.personLang(p, t.st.Lang) }
 
 // personalLang sets the language a person is spoken to in ("lang xx"): their own setting, kept
 // apart from every table. Their private messages at the tables they sit at follow at once.
@@ -92,7 +88,7 @@ func (s *Service) placeSettings(ctx context.Context, placeKey string) placeSetti
 // args are the settings as arguments of new, in the options' order.
 func (ps placeSettings) args() []string {
 	var out []string
-	for _, o := range TableOptions {
+	for _, o := range options.All {
 		if v, ok := ps.Options[o.Key]; ok {
 			out = append(out, o.Key+"="+v)
 		}
@@ -115,8 +111,8 @@ func (s *Service) settingsVerb(ctx context.Context, _ *tbl, c *call) *userError 
 	key := cmd.Place.Key()
 	cur := s.placeSettings(ctx, key)
 	if len(cmd.Args) == 0 {
-		opts, _ := ParseOptions(cur.args())
-		text := i18n.T(lang, "settings.title", placeTitle(cmd, lang)) + "\n" + optionsLine(lang, opts)
+		opts, _ := options.Parse(cur.args())
+		text := i18n.T(lang, "settings.title", placeTitle(cmd, lang)) + "\n" + options.Line(lang, opts)
 		if cur.Lang != "" {
 			text += "\n" + i18n.T(lang, "settings.lang", i18n.T(cur.Lang, "lang.name"))
 		}
@@ -139,14 +135,14 @@ func (s *Service) settingsVerb(ctx context.Context, _ *tbl, c *call) *userError 
 		}
 		optArgs = append(optArgs, a)
 	}
-	parsed, err := ParseOptions(optArgs)
-	if oe := (*OptionError)(nil); errors.As(err, &oe) {
+	parsed, err := options.Parse(optArgs)
+	if oe := (*options.Error)(nil); errors.As(err, &oe) {
 		return optionRefusal(oe)
 	}
 	for _, a := range optArgs {
 		k, _, _ := strings.Cut(a, "=")
-		if o, ok := OptionNamed(strings.TrimSpace(k)); ok {
-			next.Options[o.Key] = o.get(parsed)
+		if o, ok := options.Named(strings.TrimSpace(k)); ok {
+			next.Options[o.Key] = o.In(parsed)
 		}
 	}
 	change := strings.Join(append(next.args(), "lang="+next.Lang), " ")
@@ -164,8 +160,8 @@ func (s *Service) settingsVerb(ctx context.Context, _ *tbl, c *call) *userError 
 		s.cfg.Log.Error("saving a place's settings", "err", err)
 		return storeRefusal(err)
 	}
-	opts, _ := ParseOptions(next.args())
-	return c.answer(reply(cmd, lang, KindNotice, i18n.T(lang, "settings.saved")+"\n"+optionsLine(lang, opts)))
+	opts, _ := options.Parse(next.args())
+	return c.answer(reply(cmd, lang, KindNotice, i18n.T(lang, "settings.saved")+"\n"+options.Line(lang, opts)))
 }
 
 // voteSettings counts a seated person's vote for a change of the place's settings: every person

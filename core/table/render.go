@@ -5,125 +5,94 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/options"
 )
 
-// Every text here is built from the public view, except handMessage, which is built from that
-// one seat's view and sent only to that seat's player.
+// Every text here is built from the public view, except a hand's message, which is built from
+// that one seat's view and sent only to that seat's player.
 
-// seatName is how a seat is called at the table: the player's name, or "Computer 2".
-func seatName(t *tbl, seat core.Seat) string {
-	if !seat.Valid() {
-		return "?"
-	}
-	st := t.st.Seats[seat]
-	if st.Player != nil {
-		return st.Player.Name
-	}
-	return i18n.T(t.st.Lang, "seat.robot", st.robotNo(seat))
+// renderer makes every message a table shows (its lobby, its table message, the hands, the board,
+// the summaries) from a sight of it. It is the seam between how a table changes and what its
+// players read: it takes no lock, reads no store and changes nothing, and needs only how each
+// platform shows its places and the language each person chose. (It is not a package of its own
+// because the messages' vocabulary, api.go, is the engine's.)
+type renderer struct {
+	surfaces map[string]Surface           // Config.Surfaces
+	chosen   func(playerID string) string // the language a person chose for themselves, or ""
 }
 
-// seatRef stands for a seat among a text's arguments (see say).
-type seatRef core.Seat
-
-// say gives the text for key with args, where a seatRef argument is the seat's name; but when
-// that seat's player is the one reading the place (see reader), the text's second-person variant
-// (key.you) is said instead, with the other arguments: "You win 12 points", not "Jang wins 12
-// points", on the terminal of the one person playing.
-func (s *Service) say(t *tbl, lang, key string, args ...any) string {
-	key, args = s.voice(t, key, args)
-	return i18n.T(lang, key, args...)
+// sight is a table as its messages show it, taken and used under the table's lock
+// (Service.sight): the public parts of its stored state, its options and its match. It holds no
+// hand: a hand's message is made from that seat's own view, given apart.
+type sight struct {
+	id      string
+	seq     uint64
+	place   Place
+	lang    string // the table's
+	status  Status
+	matchNo int
+	learn   bool
+	seats   [4]SeatState
+	opts    options.Options
+	// match says a match was dealt; games is how many games it dealt, finished how many of them
+	// are over, board the board after them.
+	match           bool
+	games, finished int
+	board           core.Board
+	// history gives the match's score sheet (a line per finished game) and public the public view
+	// of its game n (1 to games): only the texts that show them ask.
+	history func() []core.GameScore
+	public  func(n int) core.View
+	// holdFor is how long the table message keeps a finished trick in view (pace.go).
+	holdFor time.Duration
 }
 
-// sayN is say for a text with a count (see i18n.N).
-func (s *Service) sayN(t *tbl, lang, key string, n int, args ...any) string {
-	key, args = s.voice(t, key, args)
-	return i18n.N(lang, key, n, args...)
-}
-
-func (s *Service) voice(t *tbl, key string, args []any) (string, []any) {
-	out := make([]any, 0, len(args))
-	for _, a := range args {
-		ref, ok := a.(seatRef)
-		switch {
-		case !ok:
-			out = append(out, a)
-		case core.Seat(ref).Valid() && core.Seat(ref) == s.reader(t):
-			key += ".you"
-		default:
-			out = append(out, seatName(t, core.Seat(ref)))
+// sight takes the table as its messages show it (table lock held).
+func (s *Service) sight(t *tbl) *sight {
+	st := t.st
+	sh := &sight{id: st.ID, seq: st.Seq, place: st.Place, lang: st.Lang, status: st.Status, matchNo: st.MatchNo,
+		learn: st.Learn, seats: st.Seats, opts: t.opts, board: core.Board{Start: t.opts.Rules.Stripes}}
+	if m := t.match; m != nil {
+		games := m.Games()
+		sh.match, sh.games, sh.board = true, len(games), m.Board()
+		for _, g := range games {
+			if g.Phase() != core.PhaseOver {
+				break
+			}
+			sh.finished++
 		}
+		sh.history = m.History
+		sh.public = func(n int) core.View { return games[n-1].View(core.NoSeat) }
+		sh.holdFor = s.holdFor(t)
 	}
-	return key, out
+	return sh
 }
 
-// reader is the seat of the one person who reads the table's public texts, or NoSeat: at a
-// place that is one person's screen (Surface.Personal), the seat of the only person at the table.
-func (s *Service) reader(t *tbl) core.Seat {
-	if t.st.Learn {
-		return 0 // a guided game is its learner's own
-	}
-	if !s.surface(t.st.Place).Personal {
-		return core.NoSeat
-	}
-	found := core.NoSeat
-	for i, seat := range t.st.Seats {
-		if !seat.Human() {
-			continue
-		}
-		if found != core.NoSeat {
-			return core.NoSeat // a hot seat: several people share the screen
-		}
-		found = core.Seat(i)
-	}
-	return found
-}
-
-// surface is how the place's platform shows it.
-func (s *Service) surface(p Place) Surface { return s.cfg.Surfaces[p.Platform] }
-
-func seatLabel(t *tbl, lang string, seat core.Seat) string {
-	st := t.st.Seats[seat]
-	name := i18n.T(lang, "seat.empty")
-	switch {
-	case st.Player != nil:
-		name = st.Player.Name
-		if st.Away {
-			name += " " + i18n.T(lang, "seat.away")
-		}
-	case st.Robot:
-		name = "🤖 " + i18n.T(lang, "seat.robot", st.robotNo(seat))
-	}
-	return fmt.Sprintf("%d. %s (%s)", int(seat)+1, name, seat.Team())
-}
-
-// key names an editable message: table, kind, match, then the game and player it shows. It begins
-// with the table ID, so what adapters keep under it is pruned with the table (see KV).
-func (t *tbl) key(kind Kind, game int, playerID string) string {
-	k := t.st.ID + "/" + string(kind) + "/m" + strconv.Itoa(t.st.MatchNo) + "/" + strconv.Itoa(game)
-	if playerID != "" {
-		k += "/" + playerID
-	}
-	return k
-}
-
-func (t *tbl) action(v Verb, arg string) Action {
-	return Action{Verb: v, Table: t.st.ID, Seq: t.st.Seq, Arg: arg}
-}
-
-// render gives the table's editable messages as they should look now.
+// render gives the table's editable messages as they should look now (table lock held).
 func (s *Service) render(t *tbl) []Message {
+	sh := s.sight(t)
 	switch {
-	case t.st.Status == StatusLobby:
-		return []Message{s.lobbyMessage(t)}
-	case t.st.Status == StatusClosed && t.match == nil:
-		return []Message{s.lobbyMessage(t)} // the lobby shows it closed, with no buttons
-	case t.st.Status == StatusClosed:
-		return s.closedMessages(t)
+	case sh.status == StatusLobby:
+		return []Message{s.view.lobbyMessage(sh)}
+	case sh.status == StatusClosed && !sh.match:
+		return []Message{s.view.lobbyMessage(sh)} // the lobby shows it closed, with no buttons
+	case sh.status == StatusClosed:
+		var hands [4]core.CardSet
+		if g := t.lastGame(); g.Phase() != core.PhaseOver {
+			for i, seat := range t.st.Seats {
+				if seat.Human() {
+					hands[i] = g.Hand(core.Seat(i))
+				}
+			}
+		}
+		return s.view.closedMessages(sh, hands)
 	}
-	out := s.told(t) // the table message among them, in its place
+	// The table message among them, in its place; a summary already delivered is not made again.
+	out := s.view.told(sh, func(key string) bool { _, done := t.sent[key]; return done })
 	if g := t.game(); g != nil {
 		for i, seat := range t.st.Seats {
 			if !seat.Human() {
@@ -136,7 +105,7 @@ func (s *Service) render(t *tbl) []Message {
 				continue
 			}
 			t.handSig[i] = sig
-			out = append(out, s.handMessage(t, core.Seat(i), lang))
+			out = append(out, s.view.handMessage(sh, core.Seat(i), g.View(core.Seat(i)), lang))
 		}
 	}
 	return out
@@ -167,10 +136,128 @@ func handSignature(t *tbl, g *core.Game, seat core.Seat, lang string) handSig {
 	return sig
 }
 
-func (s *Service) lobbyMessage(t *tbl) Message {
-	lang := t.st.Lang
+// langOf is the language a person at the table is spoken to in: their own choice, else their
+// platform's locale if the catalog has it, else the table's.
+func (r renderer) langOf(sh *sight, p Player) string { return r.personLang(p, sh.lang) }
+
+// personLang is langOf at a table that speaks tableLang.
+func (r renderer) personLang(p Player, tableLang string) string {
+	if l := r.chosen(p.ID); l != "" {
+		return l
+	}
+	return i18n.Pick(p.Locale, tableLang)
+}
+
+// seatName is how a seat is called at the table: the player's name, or "Computer 2".
+func seatName(t *tbl, seat core.Seat) string { return nameOfSeat(&t.st.Seats, t.st.Lang, seat) }
+
+func (sh *sight) seatName(seat core.Seat) string { return nameOfSeat(&sh.seats, sh.lang, seat) }
+
+func nameOfSeat(seats *[4]SeatState, lang string, seat core.Seat) string {
+	if !seat.Valid() {
+		return "?"
+	}
+	st := seats[seat]
+	if st.Player != nil {
+		return st.Player.Name
+	}
+	return i18n.T(lang, "seat.robot", st.robotNo(seat))
+}
+
+// seatRef stands for a seat among a text's arguments (see say).
+type seatRef core.Seat
+
+// say gives the text for key with args, where a seatRef argument is the seat's name; but when
+// that seat's player is the one reading the place (see reader), the text's second-person variant
+// (key.you) is said instead, with the other arguments: "You win 12 points", not "Jang wins 12
+// points", on the terminal of the one person playing.
+func (r renderer) say(sh *sight, lang, key string, args ...any) string {
+	key, args = r.voice(sh, key, args)
+	return i18n.T(lang, key, args...)
+}
+
+// sayN is say for a text with a count (see i18n.N).
+func (r renderer) sayN(sh *sight, lang, key string, n int, args ...any) string {
+	key, args = r.voice(sh, key, args)
+	return i18n.N(lang, key, n, args...)
+}
+
+func (r renderer) voice(sh *sight, key string, args []any) (string, []any) {
+	out := make([]any, 0, len(args))
+	for _, a := range args {
+		ref, ok := a.(seatRef)
+		switch {
+		case !ok:
+			out = append(out, a)
+		case core.Seat(ref).Valid() && core.Seat(ref) == r.reader(sh):
+			key += ".you"
+		default:
+			out = append(out, sh.seatName(core.Seat(ref)))
+		}
+	}
+	return key, out
+}
+
+// reader is the seat of the one person who reads the table's public texts, or NoSeat: at a
+// place that is one person's screen (Surface.Personal), the seat of the only person at the table.
+func (r renderer) reader(sh *sight) core.Seat {
+	if sh.learn {
+		return 0 // a guided game is its learner's own
+	}
+	if !r.surface(sh.place).Personal {
+		return core.NoSeat
+	}
+	found := core.NoSeat
+	for i, seat := range sh.seats {
+		if !seat.Human() {
+			continue
+		}
+		if found != core.NoSeat {
+			return core.NoSeat // a hot seat: several people share the screen
+		}
+		found = core.Seat(i)
+	}
+	return found
+}
+
+// surface is how the place's platform shows it.
+func (s *Service) surface(p Place) Surface { return s.view.surface(p) }
+
+func (r renderer) surface(p Place) Surface { return r.surfaces[p.Platform] }
+
+func (sh *sight) seatLabel(lang string, seat core.Seat) string {
+	st := sh.seats[seat]
+	name := i18n.T(lang, "seat.empty")
+	switch {
+	case st.Player != nil:
+		name = st.Player.Name
+		if st.Away {
+			name += " " + i18n.T(lang, "seat.away")
+		}
+	case st.Robot:
+		name = "🤖 " + i18n.T(lang, "seat.robot", st.robotNo(seat))
+	}
+	return fmt.Sprintf("%d. %s (%s)", int(seat)+1, name, seat.Team())
+}
+
+// key names an editable message: table, kind, match, then the game and player it shows. It begins
+// with the table ID, so what adapters keep under it is pruned with the table (see KV).
+func (sh *sight) key(kind Kind, game int, playerID string) string {
+	k := sh.id + "/" + string(kind) + "/m" + strconv.Itoa(sh.matchNo) + "/" + strconv.Itoa(game)
+	if playerID != "" {
+		k += "/" + playerID
+	}
+	return k
+}
+
+func (sh *sight) action(v Verb, arg string) Action {
+	return Action{Verb: v, Table: sh.id, Seq: sh.seq, Arg: arg}
+}
+
+func (r renderer) lobbyMessage(sh *sight) Message {
+	lang := sh.lang
 	var b strings.Builder
-	switch t.st.Status {
+	switch sh.status {
 	case StatusClosed:
 		b.WriteString(i18n.T(lang, "lobby.closed"))
 	case StatusLobby:
@@ -179,24 +266,24 @@ func (s *Service) lobbyMessage(t *tbl) Message {
 		b.WriteString(i18n.T(lang, "lobby.started"))
 	}
 	b.WriteString("\n")
-	b.WriteString(optionsLine(lang, t.opts))
-	for i := range t.st.Seats {
-		b.WriteString("\n" + seatLabel(t, lang, core.Seat(i)))
+	b.WriteString(options.Line(lang, sh.opts))
+	for i := range sh.seats {
+		b.WriteString("\n" + sh.seatLabel(lang, core.Seat(i)))
 	}
-	m := Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindLobby, Key: t.st.ID + "/lobby",
+	m := Message{Target: Target{Kind: ToPlace, Place: sh.place}, Kind: KindLobby, Key: sh.id + "/lobby",
 		Text: b.String(), Lang: lang}
-	if t.st.Status == StatusLobby {
+	if sh.status == StatusLobby {
 		hint := "lobby.hint"
-		if s.surface(t.st.Place).Typed {
+		if r.surface(sh.place).Typed {
 			hint = "lobby.hint.typed"
 		}
 		b.WriteString("\n" + i18n.T(lang, hint))
 		m.Text = b.String()
 		m.Buttons = [][]Button{{
-			{Label: i18n.T(lang, "btn.join"), Action: t.action(VerbJoin, ""), Style: StylePrimary},
-			{Label: i18n.T(lang, "btn.leave"), Action: t.action(VerbLeave, ""), Style: StyleSecondary},
-			{Label: i18n.T(lang, "btn.bot"), Action: t.action(VerbBot, ""), Style: StyleSecondary},
-			{Label: i18n.T(lang, "btn.deal"), Action: t.action(VerbDeal, ""), Style: StyleSuccess},
+			{Label: i18n.T(lang, "btn.join"), Action: sh.action(VerbJoin, ""), Style: StylePrimary},
+			{Label: i18n.T(lang, "btn.leave"), Action: sh.action(VerbLeave, ""), Style: StyleSecondary},
+			{Label: i18n.T(lang, "btn.bot"), Action: sh.action(VerbBot, ""), Style: StyleSecondary},
+			{Label: i18n.T(lang, "btn.deal"), Action: sh.action(VerbDeal, ""), Style: StyleSuccess},
 		}}
 	}
 	return m
@@ -218,50 +305,46 @@ func stripes(b core.Board, team core.Team) string {
 	return fmt.Sprintf("%s (%d)", sb.String(), open)
 }
 
-func (s *Service) teamNames(t *tbl, team core.Team) string {
+func (sh *sight) teamNames(team core.Team) string {
 	seats := team.Seats()
-	return seatName(t, seats[0]) + " & " + seatName(t, seats[1])
+	return sh.seatName(seats[0]) + " & " + sh.seatName(seats[1])
 }
 
-func (s *Service) boardLines(t *tbl, lang string) string {
-	b := core.Board{Start: t.opts.Rules.Stripes}
-	if t.match != nil {
-		b = t.match.Board()
-	}
-	return s.boardLinesOf(t, lang, b)
+func (r renderer) boardLines(sh *sight, lang string) string {
+	return r.boardLinesOf(sh, lang, sh.board)
 }
 
 // boardLinesOf is boardLines with the board b: as it stood after a finished game, so that the
 // game's summary reads the same whenever it is rendered.
-func (s *Service) boardLinesOf(t *tbl, lang string, b core.Board) string {
-	return i18n.T(lang, "board.line", "A", s.teamNames(t, core.TeamA), stripes(b, core.TeamA)) + "\n" +
-		i18n.T(lang, "board.line", "B", s.teamNames(t, core.TeamB), stripes(b, core.TeamB))
+func (r renderer) boardLinesOf(sh *sight, lang string, b core.Board) string {
+	return i18n.T(lang, "board.line", "A", sh.teamNames(core.TeamA), stripes(b, core.TeamA)) + "\n" +
+		i18n.T(lang, "board.line", "B", sh.teamNames(core.TeamB), stripes(b, core.TeamB))
 }
 
 // maxBoardLines is how many games the board's text lists.
 const maxBoardLines = 6
 
-func (s *Service) boardMessage(t *tbl, lang string) Message {
+func (r renderer) boardMessage(sh *sight, lang string) Message {
 	var sb strings.Builder
-	sb.WriteString(i18n.T(lang, "board.title") + "\n" + s.boardLines(t, lang))
-	if t.match != nil {
+	sb.WriteString(i18n.T(lang, "board.title") + "\n" + r.boardLines(sh, lang))
+	if sh.match {
 		// The text stays short enough for alerts and captions; the picture shows the whole sheet.
-		hist := t.match.History()
+		hist := sh.history()
 		from := max(len(hist)-maxBoardLines, 0)
-		if s.surface(t.st.Place).NoPictures {
+		if r.surface(sh.place).NoPictures {
 			from = 0
 		}
 		if from > 0 {
 			sb.WriteString("\n" + i18n.N(lang, "board.earlier", from))
 		}
 		for i := from; i < len(hist); i++ {
-			sb.WriteString("\n" + s.historyLine(t, lang, i+1, hist[i]))
+			sb.WriteString("\n" + historyLine(lang, i+1, hist[i]))
 		}
 	}
 	return Message{Kind: KindReply, Text: sb.String(), Picture: PictureBoard, Lang: lang}
 }
 
-func (s *Service) historyLine(t *tbl, lang string, n int, h core.GameScore) string {
+func historyLine(lang string, n int, h core.GameScore) string {
 	calls := ""
 	for _, a := range h.Calls {
 		calls += " " + a.Call.Title()
@@ -277,89 +360,85 @@ func signed(n int) string {
 	return fmt.Sprint(n)
 }
 
-func (s *Service) trickText(t *tbl, lang string, tr core.Trick, titleKey string) string {
+func (r renderer) trickText(sh *sight, lang string, tr core.Trick, titleKey string) string {
 	parts := make([]string, 0, tr.N)
 	for i := 0; i < tr.N; i++ {
-		parts = append(parts, seatName(t, tr.SeatOf(i))+" "+i18n.Card(lang, tr.Cards[i]))
+		parts = append(parts, sh.seatName(tr.SeatOf(i))+" "+i18n.Card(lang, tr.Cards[i]))
 	}
 	text := i18n.Label(lang, i18n.T(lang, titleKey), strings.Join(parts, " · "))
 	if tr.Winner.Valid() {
-		text += " → " + s.sayN(t, lang, "trick.won", tr.Points(), seatRef(tr.Winner))
+		text += " → " + r.sayN(sh, lang, "trick.won", tr.Points(), seatRef(tr.Winner))
 	}
 	return text
 }
 
 // liveText describes the game from the public view: trump, calls, the trick, whose turn, score.
-func (s *Service) liveText(t *tbl, lang string, v core.View, gameNo int) string {
+func (r renderer) liveText(sh *sight, lang string, v core.View, gameNo int) string {
 	var b strings.Builder
-	b.WriteString(s.say(t, lang, "live.title", gameNo, seatRef(v.Dealer)))
+	b.WriteString(r.say(sh, lang, "live.title", gameNo, seatRef(v.Dealer)))
 	b.WriteString("\n")
 	if v.Trump.Valid() {
-		b.WriteString(s.say(t, lang, "live.trump", i18n.SuitLabel(lang, v.Trump), seatRef(v.Forehand), v.TrumpTeam.String()))
+		b.WriteString(r.say(sh, lang, "live.trump", i18n.SuitLabel(lang, v.Trump), seatRef(v.Forehand), v.TrumpTeam.String()))
 	} else {
-		b.WriteString(s.say(t, lang, "live.choosing", seatRef(v.Forehand)))
+		b.WriteString(r.say(sh, lang, "live.choosing", seatRef(v.Forehand)))
 	}
 	if len(v.Announcements) > 0 {
 		var calls []string
 		for _, a := range v.Announcements {
-			calls = append(calls, a.Call.Title()+" ("+seatName(t, a.Seat)+")")
+			calls = append(calls, a.Call.Title()+" ("+sh.seatName(a.Seat)+")")
 		}
 		b.WriteString("\n" + i18n.T(lang, "live.calls", strings.Join(calls, ", "), v.Stake))
 	}
 	if n := len(v.Tricks); n > 0 && v.Trick.N == 0 {
-		b.WriteString("\n" + s.trickText(t, lang, v.Tricks[n-1], "last.title"))
+		b.WriteString("\n" + r.trickText(sh, lang, v.Tricks[n-1], "last.title"))
 	}
 	if v.Trick.N > 0 {
-		b.WriteString("\n" + s.trickText(t, lang, v.Trick, "live.trick"))
+		b.WriteString("\n" + r.trickText(sh, lang, v.Trick, "live.trick"))
 	}
 	switch {
-	case t.st.Status == StatusClosed:
+	case sh.status == StatusClosed:
 		b.WriteString("\n" + i18n.T(lang, "live.closed"))
 	case v.Phase == core.PhasePlay:
-		b.WriteString("\n" + s.say(t, lang, "live.turn", seatRef(v.ToMove)))
+		b.WriteString("\n" + r.say(sh, lang, "live.turn", seatRef(v.ToMove)))
 	}
 	b.WriteString("\n" + i18n.T(lang, "live.score", v.TricksWon[0], v.TricksWon[1], v.Points[0], v.Points[1]))
-	b.WriteString("\n" + s.boardLines(t, lang))
+	b.WriteString("\n" + r.boardLines(sh, lang))
 	return b.String()
 }
 
-func (s *Service) liveMessage(t *tbl) Message {
-	return s.liveMessageOf(t, t.lastGame(), t.match.NumGames())
-}
-
-// liveMessageOf is the live message of the match's game n, g.
-func (s *Service) liveMessageOf(t *tbl, g *core.Game, n int) Message {
-	lang := t.st.Lang
-	m := Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindLive, Key: t.key(KindLive, n, ""),
-		Lang: lang, Text: s.liveText(t, lang, g.View(core.NoSeat), n)}
-	if g == t.lastGame() { // a finished trick of the game being played holds its message a moment
-		m.HoldFor = s.holdFor(t)
+// liveMessage is the table message of the match's game n (the last dealt one keeps its buttons
+// while it is played or the match is over).
+func (r renderer) liveMessage(sh *sight, n int) Message {
+	lang := sh.lang
+	m := Message{Target: Target{Kind: ToPlace, Place: sh.place}, Kind: KindLive, Key: sh.key(KindLive, n, ""),
+		Lang: lang, Text: r.liveText(sh, lang, sh.public(n), n)}
+	if n == sh.games { // a finished trick of the game being played holds its message a moment
+		m.HoldFor = sh.holdFor
 	}
 	switch {
-	case g != t.lastGame(): // a finished game's, while the next one is played: no buttons
-	case t.st.Status == StatusPlaying:
+	case n != sh.games: // a finished game's, while the next one is played: no buttons
+	case sh.status == StatusPlaying:
 		m.Watch = i18n.T(lang, "btn.watch")
 		m.Buttons = [][]Button{{
-			{Label: i18n.T(lang, "btn.hand"), Action: t.action(VerbHand, ""), Style: StylePrimary},
-			{Label: i18n.T(lang, "btn.board"), Action: t.action(VerbBoard, ""), Style: StyleSecondary},
-			{Label: i18n.T(lang, "btn.last"), Action: t.action(VerbLast, ""), Style: StyleSecondary},
+			{Label: i18n.T(lang, "btn.hand"), Action: sh.action(VerbHand, ""), Style: StylePrimary},
+			{Label: i18n.T(lang, "btn.board"), Action: sh.action(VerbBoard, ""), Style: StyleSecondary},
+			{Label: i18n.T(lang, "btn.last"), Action: sh.action(VerbLast, ""), Style: StyleSecondary},
 		}}
-	case t.st.Status == StatusOver:
+	case sh.status == StatusOver:
 		m.Buttons = [][]Button{{
-			{Label: i18n.T(lang, "btn.rematch"), Action: t.action(VerbRematch, "same"), Style: StyleSuccess},
-			{Label: i18n.T(lang, "btn.rotate"), Action: t.action(VerbRematch, "rotate"), Style: StylePrimary},
-			{Label: i18n.T(lang, "btn.board"), Action: t.action(VerbBoard, ""), Style: StyleSecondary},
+			{Label: i18n.T(lang, "btn.rematch"), Action: sh.action(VerbRematch, "same"), Style: StyleSuccess},
+			{Label: i18n.T(lang, "btn.rotate"), Action: sh.action(VerbRematch, "rotate"), Style: StylePrimary},
+			{Label: i18n.T(lang, "btn.board"), Action: sh.action(VerbBoard, ""), Style: StyleSecondary},
 		}}
 	}
 	return m
 }
 
-// handMessage is one player's private hand with its buttons, from that seat's view only.
-func (s *Service) handMessage(t *tbl, seat core.Seat, lang string) Message {
-	g := t.game()
-	n := t.match.NumGames()
-	p := *t.st.Seats[seat].Player
-	v := g.View(seat)
+// handMessage is one player's private hand with its buttons in the game being played, made from
+// v, that seat's view, alone.
+func (r renderer) handMessage(sh *sight, seat core.Seat, v core.View, lang string) Message {
+	n := sh.games
+	p := *sh.seats[seat].Player
 	var b strings.Builder
 	b.WriteString(i18n.T(lang, "hand.title", n))
 	if v.Trump.Valid() {
@@ -370,7 +449,7 @@ func (s *Service) handMessage(t *tbl, seat core.Seat, lang string) Message {
 		cards = append(cards, i18n.Card(lang, c))
 	}
 	b.WriteString("\n" + strings.Join(cards, "  "))
-	if t.st.Seats[seat].Away {
+	if sh.seats[seat].Away {
 		b.WriteString("\n" + i18n.T(lang, "hand.away"))
 	}
 	var rows [][]Button
@@ -382,7 +461,7 @@ func (s *Service) handMessage(t *tbl, seat core.Seat, lang string) Message {
 		if legal {
 			style = StylePrimary
 		}
-		cardRow = append(cardRow, Button{Label: i18n.Card(lang, c), Action: t.action(VerbPlay, c.String()), Style: style, Legal: legal})
+		cardRow = append(cardRow, Button{Label: i18n.Card(lang, c), Action: sh.action(VerbPlay, c.String()), Style: style, Legal: legal})
 	}
 	if len(cardRow) > 0 {
 		rows = append(rows, cardRow)
@@ -392,15 +471,15 @@ func (s *Service) handMessage(t *tbl, seat core.Seat, lang string) Message {
 		b.WriteString("\n" + i18n.T(lang, "hand.choose_trump"))
 		var row []Button
 		for _, x := range core.Suits {
-			row = append(row, Button{Label: i18n.SuitLabel(lang, x), Action: t.action(VerbTrump, x.String()), Style: StylePrimary, Legal: true})
+			row = append(row, Button{Label: i18n.SuitLabel(lang, x), Action: sh.action(VerbTrump, x.String()), Style: StylePrimary, Legal: true})
 		}
 		rows = append(rows, row)
 	case v.Phase == core.PhaseTrump:
-		b.WriteString("\n" + i18n.T(lang, "hand.wait_trump", seatName(t, v.ToMove)))
+		b.WriteString("\n" + i18n.T(lang, "hand.wait_trump", sh.seatName(v.ToMove)))
 	case v.ToMove == seat:
 		b.WriteString("\n" + i18n.T(lang, "hand.your_turn"))
 		if v.Trick.N > 0 {
-			b.WriteString("\n" + s.trickText(t, lang, v.Trick, "live.trick"))
+			b.WriteString("\n" + r.trickText(sh, lang, v.Trick, "live.trick"))
 		}
 	default:
 		// Not naming whose turn it is keeps this message unchanged while others play; the
@@ -410,105 +489,107 @@ func (s *Service) handMessage(t *tbl, seat core.Seat, lang string) Message {
 	if v.Phase == core.PhasePlay {
 		var calls []Button
 		for _, c := range v.Calls {
-			calls = append(calls, Button{Label: "📣 " + c.Title(), Action: t.action(VerbAnnounce, c.String()), Style: StyleDanger, Legal: true})
+			calls = append(calls, Button{Label: "📣 " + c.Title(), Action: sh.action(VerbAnnounce, c.String()), Style: StyleDanger, Legal: true})
 		}
 		if len(calls) > 0 {
 			rows = append(rows, calls)
 		}
 	}
-	return Message{Target: Target{Kind: ToPlayer, Place: t.st.Place, Player: p}, Kind: KindHand,
-		Key: t.key(KindHand, n, p.ID), Title: s.privateTitle(t, lang), Text: b.String(), Buttons: rows, Lang: lang}
+	return Message{Target: Target{Kind: ToPlayer, Place: sh.place, Player: p}, Kind: KindHand,
+		Key: sh.key(KindHand, n, p.ID), Title: privateTitle(sh.place, lang), Text: b.String(), Buttons: rows, Lang: lang}
 }
 
-// privateTitle names the table a private message belongs to, when the platform told us its name.
-func (s *Service) privateTitle(t *tbl, lang string) string {
-	if t.st.Place.Title == "" {
+// privateTitle names the table at place a private message belongs to, when the platform told us
+// its name.
+func privateTitle(place Place, lang string) string {
+	if place.Title == "" {
 		return ""
 	}
-	return i18n.T(lang, "hand.where", t.st.Place.Title)
+	return i18n.T(lang, "hand.where", place.Title)
 }
 
-// finalMessages are the last versions of a finished game's hand messages: the cards played and
-// no buttons, so nobody is left looking at "your turn" on a game that is over. (The live
-// message's last version and the summary follow from the state: told.)
-func (s *Service) finalMessages(t *tbl, g *core.Game, n int) []Message {
+// finalMessages are the last versions of the hand messages of game n, just finished: the cards
+// each played in its tricks and no buttons, so nobody is left looking at "your turn" on a game
+// that is over. (The table message's last version and the summary follow from the state: told.)
+func (r renderer) finalMessages(sh *sight, tricks []core.Trick, n int) []Message {
 	var out []Message
-	for i, seat := range t.st.Seats {
+	for i, seat := range sh.seats {
 		if !seat.Human() {
 			continue
 		}
-		lang := s.langOf(t, *seat.Player)
+		lang := r.langOf(sh, *seat.Player)
 		var cards []string
-		for _, tr := range g.Tricks() {
+		for _, tr := range tricks {
 			cards = append(cards, i18n.Card(lang, tr.CardOf(core.Seat(i))))
 		}
-		out = append(out, Message{Target: Target{Kind: ToPlayer, Place: t.st.Place, Player: *seat.Player}, Kind: KindHand,
-			Key: t.key(KindHand, n, seat.Player.ID), Title: s.privateTitle(t, lang), Lang: lang,
+		out = append(out, Message{Target: Target{Kind: ToPlayer, Place: sh.place, Player: *seat.Player}, Kind: KindHand,
+			Key: sh.key(KindHand, n, seat.Player.ID), Title: privateTitle(sh.place, lang), Lang: lang,
 			Text: i18n.T(lang, "hand.title", n) + "\n" + strings.Join(cards, "  ") + "\n" + i18n.T(lang, "hand.over")})
 	}
 	return out
 }
 
-// closedMessages are the last versions of a closed table's messages: the live message of its last
-// game, and the hands of a game stopped halfway, all without buttons.
-func (s *Service) closedMessages(t *tbl) []Message {
-	out := []Message{s.liveMessage(t)}
-	g := t.lastGame()
-	if g.Phase() == core.PhaseOver {
+// closedMessages are the last versions of a closed table's messages: the table message of its
+// last game, and the hands of a game stopped halfway, all without buttons. hands are the cards
+// each seated person still held when it stopped (none if the game was over), each shown only to
+// the seat's own person.
+func (r renderer) closedMessages(sh *sight, hands [4]core.CardSet) []Message {
+	out := []Message{r.liveMessage(sh, sh.games)}
+	if sh.finished == sh.games {
 		return out
 	}
-	n := t.match.NumGames()
-	for i, seat := range t.st.Seats {
+	n := sh.games
+	for i, seat := range sh.seats {
 		if !seat.Human() {
 			continue
 		}
-		lang := s.langOf(t, *seat.Player)
+		lang := r.langOf(sh, *seat.Player)
 		var cards []string
-		for _, c := range g.Hand(core.Seat(i)).Cards() {
+		for _, c := range hands[i].Cards() {
 			cards = append(cards, i18n.Card(lang, c))
 		}
-		out = append(out, Message{Target: Target{Kind: ToPlayer, Place: t.st.Place, Player: *seat.Player}, Kind: KindHand,
-			Key: t.key(KindHand, n, seat.Player.ID), Title: s.privateTitle(t, lang), Lang: lang,
+		out = append(out, Message{Target: Target{Kind: ToPlayer, Place: sh.place, Player: *seat.Player}, Kind: KindHand,
+			Key: sh.key(KindHand, n, seat.Player.ID), Title: privateTitle(sh.place, lang), Lang: lang,
 			Text: i18n.T(lang, "hand.title", n) + "\n" + strings.Join(cards, "  ") + "\n" + i18n.T(lang, "live.closed")})
 	}
 	return out
 }
 
-func (s *Service) gameSummary(t *tbl, g *core.Game, n int) Message {
-	lang := t.st.Lang
-	r := g.Result()
+// gameSummary is the summary of the match's game n, finished; h is its line of the score sheet.
+func (r renderer) gameSummary(sh *sight, h core.GameScore, n int) Message {
+	lang := sh.lang
+	res := h.Result
 	var head string
-	if w, ok := r.Outcome.Winner(); ok {
-		head = i18n.T(lang, "summary.won", n, w.String(), s.teamNames(t, w), r.Points[w], r.Points[w.Other()])
+	if w, ok := res.Outcome.Winner(); ok {
+		head = i18n.T(lang, "summary.won", n, w.String(), sh.teamNames(w), res.Points[w], res.Points[w.Other()])
 	} else {
 		head = i18n.T(lang, "summary.draw", n)
 	}
 	// The stripes the board took, as the board shows them: a team cannot cross out more stripes
 	// than it has open, and the summary says so where that cut the game's change short.
-	applied := t.match.History()[n-1].Applied
 	change := func(team core.Team) string {
-		if applied[team] == r.Stripes[team] {
-			return signed(applied[team])
+		if h.Applied[team] == res.Stripes[team] {
+			return signed(h.Applied[team])
 		}
-		return i18n.T(lang, "summary.stops_at_zero", signed(applied[team]))
+		return i18n.T(lang, "summary.stops_at_zero", signed(h.Applied[team]))
 	}
-	text := head + "\n" + s.say(t, lang, "summary.detail", i18n.SuitLabel(lang, g.Trump()), seatRef(g.Forehand()),
-		r.Stake, r.TricksWon[0], r.TricksWon[1], change(core.TeamA), change(core.TeamB)) + "\n" +
-		s.boardLinesOf(t, lang, t.match.History()[n-1].Board)
-	return Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindSummary, Key: t.key(KindSummary, n, ""),
+	text := head + "\n" + r.say(sh, lang, "summary.detail", i18n.SuitLabel(lang, h.Trump), seatRef(h.Dealer.Next()),
+		res.Stake, res.TricksWon[0], res.TricksWon[1], change(core.TeamA), change(core.TeamB)) + "\n" +
+		r.boardLinesOf(sh, lang, h.Board)
+	return Message{Target: Target{Kind: ToPlace, Place: sh.place}, Kind: KindSummary, Key: sh.key(KindSummary, n, ""),
 		Text: text, Picture: PictureBoard, Lang: lang}
 }
 
-func (s *Service) matchSummary(t *tbl) Message {
-	lang := t.st.Lang
-	w, _ := t.match.Winner()
+func (r renderer) matchSummary(sh *sight) Message {
+	lang := sh.lang
+	w, _ := sh.board.Winner()
 	rematch := i18n.T(lang, "summary.rematch.typed")
-	if !s.surface(t.st.Place).Typed {
+	if !r.surface(sh.place).Typed {
 		rematch = i18n.T(lang, "summary.rematch", i18n.T(lang, "btn.rematch"), i18n.T(lang, "btn.rotate"))
 	}
-	text := i18n.N(lang, "summary.match", t.match.NumGames(), w.String(), s.teamNames(t, w)) + "\n" + s.boardLines(t, lang) +
+	text := i18n.N(lang, "summary.match", sh.games, w.String(), sh.teamNames(w)) + "\n" + r.boardLines(sh, lang) +
 		"\n" + rematch
-	return Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindSummary, Key: t.key(KindSummary, t.match.NumGames(), "") + "/match",
+	return Message{Target: Target{Kind: ToPlace, Place: sh.place}, Kind: KindSummary, Key: sh.key(KindSummary, sh.games, "") + "/match",
 		Text: text, Picture: PictureBoard, Lang: lang}
 }
 
@@ -554,7 +635,7 @@ func helpText(lang string, sf Surface) string {
 			text := i18n.T(lang, "help."+string(v))
 			switch {
 			case v == VerbNew:
-				text = i18n.T(lang, "help.new", optionsSyntax(lang))
+				text = i18n.T(lang, "help.new", options.Syntax(lang))
 			case v == VerbLearn && sf.Personal:
 				text = i18n.T(lang, "help.learn.here")
 			}

@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/picture"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -22,8 +23,11 @@ func seated(lang string, names ...string) *tbl {
 			st.Seats[i] = SeatState{Robot: true}
 		}
 	}
-	return &tbl{st: st, opts: DefaultOptions()}
+	return &tbl{st: st, opts: options.Default()}
 }
+
+// sightOf is the table as its messages show it.
+func sightOf(tb *tbl) *sight { return (&Service{}).sight(tb) }
 
 // trickOf is a finished trick led by seat 0, won by winner.
 func trickOf(winner core.Seat, cards string) core.Trick {
@@ -48,7 +52,7 @@ func TestTrickTextCountsPoints(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tb := seated(tc.lang, "Jang", "Mia")
-			if got := (&Service{}).trickText(tb, tc.lang, trickOf(0, tc.cards), "live.trick"); got != tc.want {
+			if got := (renderer{}).trickText(sightOf(tb), tc.lang, trickOf(0, tc.cards), "live.trick"); got != tc.want {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
 			}
 		})
@@ -79,15 +83,15 @@ func TestSayAboutTheReader(t *testing.T) {
 		{"typed, not personal", typed, []string{"Jang"}, "fr", 0, "Pli\u00a0: Jang V♥ · Ordinateur 2 9♥ · Ordinateur 3 10♥ · Ordinateur 4 9♠ → Jang remporte 1 point"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &Service{cfg: Config{Surfaces: tc.surfaces}}
+			r := renderer{surfaces: tc.surfaces}
 			tb := seated(tc.lang, tc.humans...)
-			if got := s.trickText(tb, tc.lang, trickOf(tc.seat, "JH 9H 10H 9S"), "live.trick"); got != tc.want {
+			if got := r.trickText(sightOf(tb), tc.lang, trickOf(tc.seat, "JH 9H 10H 9S"), "live.trick"); got != tc.want {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
 			}
 		})
 	}
 	// Every text about a seat has its second-person form.
-	s := &Service{cfg: Config{Surfaces: personal}}
+	r := renderer{surfaces: personal}
 	tb := seated("en", "You")
 	for _, tc := range []struct {
 		key  string
@@ -107,7 +111,7 @@ func TestSayAboutTheReader(t *testing.T) {
 		{"live.turn", []any{seatRef(1)}, "▶ Computer 2 to play"},
 	} {
 		t.Run(tc.key, func(t *testing.T) {
-			if got := s.say(tb, "en", tc.key, tc.args...); got != tc.want {
+			if got := r.say(sightOf(tb), "en", tc.key, tc.args...); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
@@ -250,12 +254,12 @@ func TestSummaryStripesAgreeWithTheBoard(t *testing.T) {
 	if r := g.Result(); r.Stripes[core.TeamA] != -2 {
 		t.Fatalf("the game's change is %v; the test needs a stake of 2 against one open stripe", r.Stripes)
 	}
-	s := &Service{}
-	sum := s.gameSummary(tb, g, 1).Text
+	r, sh := renderer{}, sightOf(tb)
+	sum := r.gameSummary(sh, sh.history()[0], 1).Text
 	if !strings.Contains(sum, "stripes A -1 (down to 0), B 0") {
 		t.Errorf("the summary:\n%s", sum)
 	}
-	board := s.boardMessage(tb, "en").Text
+	board := r.boardMessage(sh, "en").Text
 	if !strings.Contains(board, "stripes A -1, B 0") || !strings.Contains(sum, "Team A (Jang & Computer 3): — (0)") {
 		t.Errorf("the board:\n%s\nthe summary:\n%s", board, sum)
 	}

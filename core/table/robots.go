@@ -168,7 +168,7 @@ func (s *Service) fire(t *tbl, seq uint64) {
 			p := *st.Seats[seat].Player
 			lang := s.langOf(t, p)
 			m := Message{Target: Target{Kind: ToPlayer, Player: p}, Kind: KindNotice, Lang: lang,
-				Title: s.privateTitle(t, lang), Text: i18n.T(lang, "note.reminder")}
+				Title: privateTitle(t.st.Place, lang), Text: i18n.T(lang, "note.reminder")}
 			out.public = append(out.public, m)
 		} else {
 			st.Seats[seat].Away = true

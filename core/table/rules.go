@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/options"
 )
 
 // RulesLines are the game in short, in lang: who names trump and when, following or trumping,
@@ -26,8 +27,8 @@ func (s *Service) rules(ctx context.Context, _ *tbl, c *call) *userError {
 	lang := c.lang
 	lines := append([]string{i18n.T(lang, "rules.title")}, RulesLines(lang)...)
 	if !c.Private && !s.surface(c.Place).Personal { // a terminal's settings are its command line's
-		opts, _ := ParseOptions(s.placeSettings(ctx, c.Place.Key()).args())
-		lines = append(lines, "", i18n.T(lang, "rules.house", optionsLine(lang, opts)))
+		opts, _ := options.Parse(s.placeSettings(ctx, c.Place.Key()).args())
+		lines = append(lines, "", i18n.T(lang, "rules.house", options.Line(lang, opts)))
 	}
 	lines = append(lines, i18n.T(lang, "rules.learn"))
 	if link := RulesLink(s.cfg.RulesURL, lang); link != "" {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/options"
 )
 
 // Seen is a table as one reader may see it, copied under the table's lock for a surface that
@@ -63,68 +64,62 @@ func (s *Service) Seen(ctx context.Context, tableID string, p Player) (Seen, boo
 	if t.st.Status == StatusClosed {
 		return Seen{}, false
 	}
-	return s.seen(t, p), true
+	reader := seatOf(t.st, p.ID)
+	var own *core.View
+	var clock *TurnClock
+	if g := t.game(); g != nil {
+		if reader.Valid() {
+			v := g.View(reader)
+			own = &v
+		}
+		clock = t.turnClock(g.ToMove(), s.cfg.Now)
+	}
+	return s.view.seen(s.sight(t), p, reader, own, clock, s.pace(t)), true
 }
 
-func (s *Service) seen(t *tbl, p Player) Seen {
-	st := t.st
-	lang := i18n.Pick(p.Locale, st.Lang)
-	if l := s.users.Lang(p.ID); l != "" {
-		lang = l
-	}
-	v := Seen{ID: st.ID, Seq: st.Seq, Status: st.Status, Title: st.Place.Title, Lang: lang, Reader: seatOf(st, p.ID),
-		Options: optionsLine(lang, t.opts), Stripes: t.opts.Rules.Stripes, Pace: s.pace(t)}
-	for i, ss := range st.Seats {
-		v.Seats[i] = SeenSeat{Name: seatNameIn(t, lang, core.Seat(i)), Human: ss.Human(), Robot: ss.Robot, Away: ss.Away,
+// seen is what the person p may see of a table: reader is their seat (NoSeat when they sit at
+// none), own their view of the game in play (nil when there is none, or they do not play it),
+// clock the turn's time (nil when none runs) and pace the table's.
+func (r renderer) seen(sh *sight, p Player, reader core.Seat, own *core.View, clock *TurnClock, pace Pace) Seen {
+	lang := r.personLang(p, sh.lang)
+	v := Seen{ID: sh.id, Seq: sh.seq, Status: sh.status, Title: sh.place.Title, Lang: lang, Reader: reader,
+		Options: options.Line(lang, sh.opts), Stripes: sh.opts.Rules.Stripes, Pace: pace}
+	for i, ss := range sh.seats {
+		v.Seats[i] = SeenSeat{Name: sh.seatNameIn(lang, core.Seat(i)), Human: ss.Human(), Robot: ss.Robot, Away: ss.Away,
 			Empty: ss.Empty()}
 		if ss.Empty() {
 			v.Seats[i].Name = i18n.T(lang, "seat.empty")
 		}
 	}
-	if t.match == nil {
+	if !sh.match {
 		return v
 	}
-	games := t.match.Games()
-	v.Games, v.History, v.Board = len(games), t.match.History(), t.match.Board()
-	if n := len(games); n > 0 {
-		last := games[n-1].View(core.NoSeat)
+	v.Games, v.History, v.Board = sh.games, sh.history(), sh.board
+	if n := sh.games; n > 0 {
+		last := sh.public(n)
 		v.Last = &last
 		if n > 1 {
-			before := games[n-2].View(core.NoSeat)
+			before := sh.public(n - 1)
 			v.Before = &before
 		}
 	}
-	g := t.game()
-	if g == nil {
-		return v
-	}
-	if v.Reader.Valid() {
-		own := g.View(v.Reader)
-		v.Own = &own
-	}
-	v.Clock = s.turnClock(t, g.ToMove())
+	v.Own, v.Clock = own, clock
 	return v
 }
 
 // seatNameIn is a seat's name for a reader of lang: a person's own name, a computer player's
 // "Computer 2" in the reader's language.
-func seatNameIn(t *tbl, lang string, seat core.Seat) string {
-	if !seat.Valid() {
-		return "?"
-	}
-	if st := t.st.Seats[seat]; st.Player == nil {
-		return i18n.T(lang, "seat.robot", st.robotNo(seat))
-	}
-	return seatName(t, seat)
+func (sh *sight) seatNameIn(lang string, seat core.Seat) string {
+	return nameOfSeat(&sh.seats, lang, seat)
 }
 
 // turnClock is the turn's time of the seat to move, or nil when none runs for it: no timer, a
 // computer to move (or one playing for an absent person), a paused table.
-func (s *Service) turnClock(t *tbl, seat core.Seat) *TurnClock {
+func (t *tbl) turnClock(seat core.Seat, now func() time.Time) *TurnClock {
 	_, timeout, _ := t.opts.Timer.Durations()
 	if timeout == 0 || t.st.Paused || !seat.Valid() || t.actsForItself(seat) {
 		return nil
 	}
-	left := time.UnixMilli(t.st.TurnAt).Add(timeout).Sub(s.cfg.Now())
+	left := time.UnixMilli(t.st.TurnAt).Add(timeout).Sub(now())
 	return &TurnClock{Seat: seat, Left: max(left, 0), Total: timeout, Reminded: t.st.Reminded}
 }

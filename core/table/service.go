@@ -18,6 +18,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/league"
+	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/privacy"
 	"github.com/kontermatt/kontermatt/core/table/placement"
 )
@@ -66,7 +67,7 @@ type Config struct {
 	People []People
 	// Paces are the times of the pace presets (pace.go); nil, or a preset not in it:
 	// DefaultPaces. Tests shorten them.
-	Paces map[PacePreset]Pace
+	Paces map[options.PacePreset]Pace
 	// Leases, when set, say which places this copy owns (owner.go): several copies of the bot on
 	// one store each have their own, held in the store (etcd, a Spread); LocalLeases for the only
 	// copy. Nil: the service owns every place from its start, as the only copy.
@@ -135,6 +136,8 @@ type Service struct {
 	outside map[Verb]verbSpec // Config.Verbs, by verb
 
 	users  *privacy.Book // each person's own choices
+	view   renderer      // what the tables show (render.go)
+	tutor  tutor         // what the coach is asked and the guided game says (coach.go)
 	league *league.Cache // every place's league, derived from the kept matches
 
 	// onPublish, when set (by this package's tests), sees each batch of messages with its table,
@@ -164,7 +167,7 @@ type tbl struct {
 	tableID   string
 	created   int64
 	st        *state
-	opts      Options
+	opts      options.Options
 	match     *core.Match // nil in a lobby before the first deal
 	committed []byte      // the last stored state, to roll back to if a commit fails
 	timer     *time.Timer
@@ -330,6 +333,8 @@ func New(cfg Config) *Service {
 		s.outside[v.Verb] = outsideSpec(v)
 	}
 	s.users = privacy.NewBook(ctx, cfg.KV, cfg.Log)
+	s.view = renderer{surfaces: cfg.Surfaces, chosen: s.users.Lang}
+	s.tutor = tutor{coach: cfg.Coach, langOf: s.view.personLang, wants: func(id string) bool { return s.users.Get(id).Coach }}
 	s.league = cfg.League
 	if s.league == nil {
 		s.league = league.NewCache(cfg.KV, cfg.Log)
@@ -1023,7 +1028,7 @@ func (s *Service) send(ctx context.Context, t *tbl, extra []Message, lessons boo
 		t.sent[m.Key] = fp
 		msgs = append(msgs, m)
 	}
-	if said := s.learnMessages(t); lessons {
+	if said := s.tutor.lessons(t); lessons {
 		msgs = append(msgs, said...)
 	}
 	for i := range msgs {
@@ -1049,13 +1054,13 @@ func (s *Service) open(ctx context.Context, _ *tbl, c *call) *userError {
 	// The place's own settings come first; what new says overrides them.
 	house := s.placeSettings(ctx, cmd.Place.Key())
 	houseArgs := house.args()
-	if _, err := ParseOptions(houseArgs); err != nil {
+	if _, err := options.Parse(houseArgs); err != nil {
 		// Kept by an older version whose options differed: new tables start from the defaults.
 		s.cfg.Log.Warn("a place's settings no longer read; ignoring them", "place", cmd.Place.Key(), "err", err)
 		houseArgs = nil
 	}
-	opts, err := ParseOptions(append(houseArgs, cmd.Args...))
-	if oe := (*OptionError)(nil); errors.As(err, &oe) {
+	opts, err := options.Parse(append(houseArgs, cmd.Args...))
+	if oe := (*options.Error)(nil); errors.As(err, &oe) {
 		return optionRefusal(oe)
 	}
 	_, uerr := s.openTable(ctx, c, i18n.T(lang, "note.opened"), opts, func(st *state) { st.Lang = cmp.Or(house.Lang, lang) })
@@ -1065,10 +1070,10 @@ func (s *Service) open(ctx context.Context, _ *tbl, c *call) *userError {
 // openTable opens a table at the command's place (claimPlace), with the actor in its first seat,
 // made as set says, stores it and tells the actor welcome. It gives the new table's ID ("" when
 // the platform sent the same command again, which the actor is told).
-func (s *Service) openTable(ctx context.Context, c *call, welcome string, opts Options, set func(st *state)) (string, *userError) {
+func (s *Service) openTable(ctx context.Context, c *call, welcome string, opts options.Options, set func(st *state)) (string, *userError) {
 	cmd := c.Command
 	t, uerr, dup := s.claimPlace(ctx, cmd, func(id string, secret []byte) *tbl {
-		st := &state{V: stateVersion, ID: id, Place: cmd.Place, Lang: c.lang, Options: opts.state(),
+		st := &state{V: stateVersion, ID: id, Place: cmd.Place, Lang: c.lang, Options: stateOfOptions(opts),
 			Status: StatusLobby, Secret: secret, MatchNo: 1, Created: s.cfg.Now().UnixMilli()}
 		st.Seats[0] = SeatState{Player: &Player{ID: cmd.Actor.ID, Name: cmd.Actor.Name, Locale: cmd.Actor.Locale}}
 		set(st)
@@ -1266,7 +1271,7 @@ func (s *Service) pressHand(p Place, lang, key string) string {
 // table message instead (a call, which the table message lists).
 func (s *Service) notice(t *tbl, key string, args ...any) Message {
 	return Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindNotice,
-		Text: s.say(t, t.st.Lang, key, args...), Lang: t.st.Lang, Reason: key}
+		Text: s.view.say(s.sight(t), t.st.Lang, key, args...), Lang: t.st.Lang, Reason: key}
 }
 
 // dealNext deals the match's next game from the table's secret. Game buttons made before the

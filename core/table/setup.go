@@ -1,11 +1,13 @@
 package table
 
+import "github.com/kontermatt/kontermatt/core/options"
+
 // Setup is what a table was opened with and who sits at it: a surface that opens its tables from
 // settings of its own (the terminal, from its command line) compares it with what it was asked
 // for before it resumes a stored table.
 type Setup struct {
 	Status  Status
-	Options Options
+	Options options.Options
 	Learn   bool     // a guided game (learn)
 	Lang    string   // the language the table speaks in public
 	People  []Player // the people seated, in seat order

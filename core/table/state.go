@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/options"
 )
 
 // Status is where a table stands.
@@ -90,20 +91,21 @@ type state struct {
 }
 
 type optionsState struct {
-	Rules *core.RulesRecord `json:"rules"`
-	Timer TimerPreset       `json:"timer"`
-	Level string            `json:"level"`
-	Hints bool              `json:"hints,omitempty"`
-	Pace  PacePreset        `json:"pace,omitempty"` // "": normal (stored before the option)
+	Rules *core.RulesRecord   `json:"rules"`
+	Timer options.TimerPreset `json:"timer"`
+	Level string              `json:"level"`
+	Hints bool                `json:"hints,omitempty"`
+	Pace  options.PacePreset  `json:"pace,omitempty"` // "": normal (stored before the option)
 }
 
-func (o Options) state() optionsState {
+// stateOfOptions is how a table's options are stored.
+func stateOfOptions(o options.Options) optionsState {
 	return optionsState{Rules: o.Rules.Record(), Timer: o.Timer, Level: o.Level, Hints: o.Hints, Pace: o.Pace}
 }
 
-func (o optionsState) options() (Options, error) {
+func (o optionsState) options() (options.Options, error) {
 	r, err := o.Rules.Rules()
-	return Options{Rules: r, Timer: o.Timer, Level: o.Level, Hints: o.Hints, Pace: cmp.Or(o.Pace, PaceNormal)}, err
+	return options.Options{Rules: r, Timer: o.Timer, Level: o.Level, Hints: o.Hints, Pace: cmp.Or(o.Pace, options.PaceNormal)}, err
 }
 
 // maxEvents is how many recent event IDs a table remembers to drop duplicate deliveries.
@@ -191,26 +193,26 @@ func decodeGame(m *core.Match, s string) error {
 }
 
 // decodeState reads a stored table and rebuilds its match through the engine.
-func decodeState(data []byte) (*state, Options, *core.Match, error) {
+func decodeState(data []byte) (*state, options.Options, *core.Match, error) {
 	st := new(state)
 	if err := json.Unmarshal(data, st); err != nil {
-		return nil, Options{}, nil, fmt.Errorf("table state: %w", err)
+		return nil, options.Options{}, nil, fmt.Errorf("table state: %w", err)
 	}
 	if st.V != stateVersion {
-		return nil, Options{}, nil, fmt.Errorf("table state version %d, this build reads %d", st.V, stateVersion)
+		return nil, options.Options{}, nil, fmt.Errorf("table state version %d, this build reads %d", st.V, stateVersion)
 	}
 	opts, err := st.Options.options()
 	if err != nil {
-		return nil, Options{}, nil, fmt.Errorf("table %s options: %w", st.ID, err)
+		return nil, options.Options{}, nil, fmt.Errorf("table %s options: %w", st.ID, err)
 	}
 	var m *core.Match
 	if st.Status != StatusLobby || len(st.Games) > 0 {
 		if m, err = core.NewMatch(opts.Rules, core.Seat(st.First&3)); err != nil {
-			return nil, Options{}, nil, err
+			return nil, options.Options{}, nil, err
 		}
 		for i, gs := range st.Games {
 			if err := decodeGame(m, gs); err != nil {
-				return nil, Options{}, nil, fmt.Errorf("table %s game %d: %w", st.ID, i, err)
+				return nil, options.Options{}, nil, fmt.Errorf("table %s game %d: %w", st.ID, i, err)
 			}
 		}
 	}

@@ -18,37 +18,38 @@ import (
 // table message (its result, no buttons) while the next game is played, each finished game's
 // summary, the table message, and at the match's end the match's summary. A game's last table
 // message goes right before its result, the last game's too: a place whose sends are rationed
-// (Telegram's 20 a minute) shows the last card before the summaries, not after them.
-func (s *Service) told(t *tbl) []Message {
-	if t.match == nil {
-		return []Message{s.liveMessage(t)}
+// (Telegram's 20 a minute) shows the last card before the summaries, not after them. A summary
+// whose key was delivered is left out: it never changes.
+func (r renderer) told(sh *sight, delivered func(key string) bool) []Message {
+	if !sh.match {
+		return []Message{r.liveMessage(sh, sh.games)}
 	}
-	over := t.match.Over()
-	games := t.match.Games()
-	n := len(games)
+	_, over := sh.board.Winner()
+	n := sh.games
 	// The previous game's table message, while the next game is played: its last version goes
 	// right before its result.
-	prev := n >= 2 && games[n-1].Phase() != core.PhaseOver && games[n-2].Phase() == core.PhaseOver
+	prev := n >= 2 && sh.finished == n-1
 	var out []Message
-	for i, g := range games {
-		if g.Phase() != core.PhaseOver {
-			break
-		}
+	var hist []core.GameScore
+	for i := range sh.finished {
 		if prev && i == n-2 {
-			out = append(out, s.liveMessageOf(t, g, i+1))
+			out = append(out, r.liveMessage(sh, i+1))
 		}
 		if over && i == n-1 {
-			out = append(out, s.liveMessage(t))
+			out = append(out, r.liveMessage(sh, n))
 		}
-		if _, done := t.sent[t.key(KindSummary, i+1, "")]; done {
+		if delivered(sh.key(KindSummary, i+1, "")) {
 			continue // a summary never changes: once delivered, it is not made again for every move
 		}
-		out = append(out, s.gameSummary(t, g, i+1))
+		if hist == nil {
+			hist = sh.history()
+		}
+		out = append(out, r.gameSummary(sh, hist[i], i+1))
 	}
 	if over {
-		return append(out, s.matchSummary(t))
+		return append(out, r.matchSummary(sh))
 	}
-	return append(out, s.liveMessage(t))
+	return append(out, r.liveMessage(sh, n))
 }
 
 // Retell delivers every editable message of the table at a place once more, as it stands, with

@@ -338,12 +338,12 @@ func (s *Service) deal(_ context.Context, t *tbl, c *call) *userError {
 	s.startMatch(t)
 	c.out.changed = true
 	// The lobby's last version: who sits where, no buttons.
-	c.out.public = append(c.out.public, s.lobbyMessage(t))
+	c.out.public = append(c.out.public, s.view.lobbyMessage(s.sight(t)))
 	return nil
 }
 
 func (s *Service) hand(_ context.Context, t *tbl, c *call) *userError {
-	m := s.handMessage(t, c.seat, c.lang)
+	m := s.view.handMessage(s.sight(t), c.seat, t.game().View(c.seat), c.lang)
 	m.Target, m.Kind, m.Key = Target{Kind: ToActor, Place: c.Place, Player: c.Actor}, KindReply, ""
 	m.Version, m.Table = t.st.Seq, t.st.ID
 	m.Secret, m.Public = true, s.pressHand(c.Place, c.lang, "hand.private")
@@ -352,7 +352,7 @@ func (s *Service) hand(_ context.Context, t *tbl, c *call) *userError {
 }
 
 func (s *Service) board(_ context.Context, t *tbl, c *call) *userError {
-	m := s.boardMessage(t, c.lang)
+	m := s.view.boardMessage(s.sight(t), c.lang)
 	m.Target = Target{Kind: ToActor, Place: c.Place, Player: c.Actor}
 	m.Table, m.Version = t.st.ID, t.st.Seq
 	c.out.replies = append(c.out.replies, m)
@@ -368,7 +368,7 @@ func (s *Service) last(_ context.Context, t *tbl, c *call) *userError {
 	if !ok {
 		return refuse("err.no_trick")
 	}
-	m := reply(c.Command, c.lang, KindReply, s.trickText(t, c.lang, tr, "last.title"))
+	m := reply(c.Command, c.lang, KindReply, s.view.trickText(s.sight(t), c.lang, tr, "last.title"))
 	m.Picture, m.Table, m.Version = PictureLastTrick, t.st.ID, t.st.Seq
 	c.out.replies = append(c.out.replies, m)
 	return nil
@@ -421,8 +421,8 @@ func (s *Service) applyMove(t *tbl, g *core.Game, m core.Move, out *outcome) *us
 		return nil
 	}
 	n := t.match.NumGames()
-	out.public = append(out.public, s.finalMessages(t, g, n)...) // the summaries follow from the state (told)
-	s.coachGameOver(t, g, n, out)
+	out.public = append(out.public, s.view.finalMessages(s.sight(t), g.Tricks(), n)...) // the summaries follow from the state (told)
+	s.tutor.gameOver(t, g, n, out)
 	t.noteAbsent(n)
 	if t.match.Over() {
 		t.st.Status = StatusOver

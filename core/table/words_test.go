@@ -9,6 +9,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/picture"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -80,8 +81,8 @@ func TestRulesTellTheGame(t *testing.T) {
 					t.Errorf("a line of %d characters is not short: %q", n, line)
 				}
 			}
-			seven, _ := ParseOptions([]string{"stripes=7"})
-			for _, want := range []string{i18n.T(lang, "rules.house", optionsLine(lang, seven)), "/learn",
+			seven, _ := options.Parse([]string{"stripes=7"})
+			for _, want := range []string{i18n.T(lang, "rules.house", options.Line(lang, seven)), "/learn",
 				i18n.T(lang, "rules.link", "https://t.example/rules?lang="+lang)} {
 				if !strings.Contains(text, want) {
 					t.Errorf("/rules does not say %q:\n%s", want, text)
@@ -176,21 +177,21 @@ func TestHelpGroupsEveryVerb(t *testing.T) {
 func TestOptionNamesInEachLanguage(t *testing.T) {
 	for _, tc := range []struct {
 		args  []string
-		check func(Options) bool
+		check func(options.Options) bool
 	}{
-		{[]string{"Strécher=7", "Stänner=1", "Bedenkzäit=kuerz", "Niveau=staark", "Tipps=un"}, func(o Options) bool {
-			return o.Rules.Stripes == 7 && o.Rules.DrawPenalty == core.DrawFlat1 && o.Timer == TimerFast && o.Level == "strong" && o.Hints
+		{[]string{"Strécher=7", "Stänner=1", "Bedenkzäit=kuerz", "Niveau=staark", "Tipps=un"}, func(o options.Options) bool {
+			return o.Rules.Stripes == 7 && o.Rules.DrawPenalty == core.DrawFlat1 && o.Timer == options.TimerFast && o.Level == "strong" && o.Hints
 		}},
-		{[]string{"Striche=5", "Gleichstand=Einsatz", "Bedenkzeit=unbegrenzt", "Stufe=leicht", "Ansagen=aus", "Richtung=Gegenuhrzeigersinn"}, func(o Options) bool {
-			return o.Rules.Stripes == 5 && o.Rules.DrawPenalty == core.DrawStake && o.Timer == TimerNone && o.Level == "easy" &&
+		{[]string{"Striche=5", "Gleichstand=Einsatz", "Bedenkzeit=unbegrenzt", "Stufe=leicht", "Ansagen=aus", "Richtung=Gegenuhrzeigersinn"}, func(o options.Options) bool {
+			return o.Rules.Stripes == 5 && o.Rules.DrawPenalty == core.DrawStake && o.Timer == options.TimerNone && o.Level == "easy" &&
 				!o.Rules.Announcements && o.Rules.Direction == core.Anticlockwise
 		}},
-		{[]string{"traits=3", "temps=illimité", "niveau=fort", "conseils=oui", "sens=antihoraire", "capot=non"}, func(o Options) bool {
-			return o.Rules.Stripes == 3 && o.Timer == TimerNone && o.Level == "strong" && o.Hints && o.Rules.Direction == core.Anticlockwise && !o.Rules.AllTricksBonus
+		{[]string{"traits=3", "temps=illimité", "niveau=fort", "conseils=oui", "sens=antihoraire", "capot=non"}, func(o options.Options) bool {
+			return o.Rules.Stripes == 3 && o.Timer == options.TimerNone && o.Level == "strong" && o.Hints && o.Rules.Direction == core.Anticlockwise && !o.Rules.AllTricksBonus
 		}},
-		{[]string{"stripes=4", "timer=fast"}, func(o Options) bool { return o.Rules.Stripes == 4 && o.Timer == TimerFast }},
+		{[]string{"stripes=4", "timer=fast"}, func(o options.Options) bool { return o.Rules.Stripes == 4 && o.Timer == options.TimerFast }},
 	} {
-		o, err := ParseOptions(tc.args)
+		o, err := options.Parse(tc.args)
 		if err != nil || !tc.check(o) {
 			t.Errorf("%v: %v, %+v", tc.args, err, o)
 		}
@@ -201,20 +202,20 @@ func TestOptionNamesInEachLanguage(t *testing.T) {
 		"de": "Striche=9 (1–20) Gleichstand=Einsatz|1 Bonus=an|aus Ansagen=an|aus Bedenkzeit=normal|schnell|lang|unbegrenzt",
 		"fr": "traits=9 (1–20) égalité=mise|1 capot=oui|non annonces=oui|non temps=normal|rapide|long|illimité",
 	} {
-		if got := optionsSyntax(lang); !strings.HasPrefix(got, want) {
+		if got := options.Syntax(lang); !strings.HasPrefix(got, want) {
 			t.Errorf("%s: %q, want it to start %q", lang, got, want)
 		}
 		if help := helpText(lang, Surface{}); !strings.Contains(help, want) {
 			t.Errorf("%s: help does not show %q", lang, want)
 		}
 		// Each name shown is understood.
-		for _, kv := range strings.Fields(optionsSyntax(lang)) {
+		for _, kv := range strings.Fields(options.Syntax(lang)) {
 			k, vs, ok := strings.Cut(kv, "=")
 			if !ok {
 				continue
 			}
 			for _, v := range strings.Split(vs, "|") {
-				if _, err := ParseOptions([]string{k + "=" + v}); err != nil {
+				if _, err := options.Parse([]string{k + "=" + v}); err != nil {
 					t.Errorf("%s: %s=%s is shown but refused: %v", lang, k, v, err)
 				}
 			}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/privacy"
 	"github.com/kontermatt/kontermatt/core/table"
 )
@@ -38,7 +39,7 @@ func choose(ctx context.Context, r *table.Request, available bool, log *slog.Log
 	arg := strings.ToLower(strings.TrimSpace(strings.Join(r.Args, " ")))
 	on := r.Choices.Get(r.Actor.ID).Coach
 	if arg != "" {
-		o, _ := table.OptionNamed("hints")
+		o, _ := options.Named("hints")
 		v, ok := o.Value(arg) // on and off, with their aliases in every language
 		if !ok {
 			return nil, table.Refuse("coach.usage")

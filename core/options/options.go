@@ -1,4 +1,8 @@
-package table
+// Package options is the one list of a table's options ("stripes=7", "timer=fast"): what new
+// takes, how each is parsed, named in each language and shown. The table service, the league's
+// house rules, the terminal's flags and Discord's /km new all work from it, so it is a package of
+// its own, below the engine: a surface that offers the options needs nothing else of the table.
+package options
 
 import (
 	"fmt"
@@ -36,6 +40,17 @@ func (p TimerPreset) Durations() (reminder, timeout, lobby time.Duration) {
 	return 90 * time.Second, 3 * time.Minute, time.Hour
 }
 
+// PacePreset is how fast a table's computer players go where people watch them: the "pace"
+// option. What each means in time is the table service's (table.DefaultPaces).
+type PacePreset string
+
+// The pace presets.
+const (
+	PaceFast    PacePreset = "fast"
+	PaceNormal  PacePreset = "normal"
+	PaceRelaxed PacePreset = "relaxed"
+)
+
 // Options are a table's settings, fixed when it opens: the rules, the turn timer and the computer
 // players' level.
 type Options struct {
@@ -43,17 +58,17 @@ type Options struct {
 	Timer TimerPreset
 	Level string // computer player level: easy, normal, strong
 	Hints bool   // players may ask for a hint on their turn; the match counts for no rating
-	// Pace is how long computer players let each card, trick and game be seen (pace.go).
+	// Pace is how long computer players let each card, trick and game be seen (core/table's pace.go).
 	Pace PacePreset
 }
 
-// DefaultOptions are the defaults of RULES.md, the normal timer and normal computer players.
-func DefaultOptions() Options {
+// Default are the defaults of RULES.md, the normal timer and normal computer players.
+func Default() Options {
 	return Options{Rules: core.DefaultRules(), Timer: TimerNormal, Level: "normal", Pace: PaceNormal}
 }
 
 // Option is one table option, as new takes it ("stripes=7"): the one description every surface
-// works from. It drives ParseOptions, Options.String, the lobby's options line, the help of new,
+// works from. It drives Parse, Options.String, the lobby's options line, the help of new,
 // the terminal's usage text and Discord's /km new.
 type Option struct {
 	Key string // as typed and as the help shows it: "stripes"
@@ -68,7 +83,7 @@ type Option struct {
 	Aliases map[string][]string
 	// Values are a choice option's values in the order they are offered; a number option has
 	// none and a range instead.
-	Values   []OptionValue
+	Values   []Value
 	Min, Max int
 	Help     string // catalog key of what it changes: "cmd.opt.stripes"
 	// Lobby is the catalog key of its part of the lobby's options line, formatted with the value's
@@ -78,8 +93,8 @@ type Option struct {
 	set   func(o *Options, value string) // value is a Values key, or a number in range
 }
 
-// OptionValue is one value of a choice option.
-type OptionValue struct {
+// Value is one value of a choice option.
+type Value struct {
 	Key     string              // as typed and written: "on", "anticlockwise"
 	Names   map[string]string   // its name in each language, shown and understood (see Option.Names)
 	Aliases map[string][]string // other spellings by language, compared folded
@@ -89,18 +104,27 @@ type OptionValue struct {
 // Number reports whether the option takes a number in [Min, Max] rather than one of Values.
 func (o Option) Number() bool { return len(o.Values) == 0 }
 
-// Default is the option's value in DefaultOptions, as typed.
-func (o Option) Default() string { return o.get(DefaultOptions()) }
+// Default is the option's value in Default(), as typed.
+func (o Option) Default() string { return o.get(Default()) }
+
+// In is the option's value in opts, as typed: "7", "fast".
+func (o Option) In(opts Options) string { return o.get(opts) }
+
+// NameIn is the option's name in lang, else its key: "Strécher" in lb.
+func (o Option) NameIn(lang string) string { return nameIn(lang, o.Key, o.Names) }
+
+// NameIn is the value's name in lang, else its key: "kuerz" in lb.
+func (v Value) NameIn(lang string) string { return nameIn(lang, v.Key, v.Names) }
 
 // Value gives the value named by typed (its key or an alias), or false.
-func (o Option) Value(typed string) (OptionValue, bool) {
+func (o Option) Value(typed string) (Value, bool) {
 	f := i18n.Fold(typed)
 	for _, v := range o.Values {
 		if named(f, v.Key, v.Aliases) || namedIn(f, v.Names) {
 			return v, true
 		}
 	}
-	return OptionValue{}, false
+	return Value{}, false
 }
 
 // ValueLabel is how the table shows value (a Values key, or a number) in lang.
@@ -180,7 +204,7 @@ func named(folded, key string, aliases map[string][]string) bool {
 }
 
 // onOff are the values of a yes-or-no option.
-var onOff = []OptionValue{
+var onOff = []Value{
 	{Key: "on", Label: "opt.on", Names: map[string]string{"lb": "un", "de": "an", "fr": "oui"}, Aliases: map[string][]string{"en": {"yes", "true", "1"}, "lb": {"un", "jo"}, "de": {"an", "ja"}, "fr": {"oui"}}},
 	{Key: "off", Label: "opt.off", Names: map[string]string{"lb": "aus", "de": "aus", "fr": "non"},
 		Aliases: map[string][]string{"en": {"no", "false", "0"}, "lb": {"aus", "nee"}, "de": {"nein"}, "fr": {"non"}}},
@@ -193,15 +217,15 @@ func onOffText(b bool) string {
 	return "off"
 }
 
-// TableOptions are the options new takes, in the order help, the lobby and Discord list them.
-var TableOptions = []Option{
+// All are the options new takes, in the order help, the lobby and Discord list them.
+var All = []Option{
 	{Key: "stripes", Names: map[string]string{"lb": "Strécher", "de": "Striche", "fr": "traits"}, Min: core.MinStripes, Max: core.MaxStripes, Help: "cmd.opt.stripes", Lobby: "lobby.opt.stripes",
 		Aliases: map[string][]string{"en": {"stripe"}, "lb": {"strécher", "stréch", "streechen"}, "de": {"striche", "strich"}, "fr": {"traits", "trait"}},
 		get:     func(o Options) string { return strconv.Itoa(o.Rules.Stripes) },
 		set:     func(o *Options, v string) { o.Rules.Stripes, _ = strconv.Atoi(v) }},
 	{Key: "draw", Names: map[string]string{"lb": "Stänner", "de": "Gleichstand", "fr": "égalité"}, Help: "cmd.opt.draw", Lobby: "lobby.opt.draw",
 		Aliases: map[string][]string{"en": {"draw_penalty"}, "lb": {"stänner"}, "de": {"gleichstand", "remis"}, "fr": {"égalité"}},
-		Values: []OptionValue{
+		Values: []Value{
 			{Key: "stake", Label: "opt.draw.stake", Names: map[string]string{"lb": "Asaz", "de": "Einsatz", "fr": "mise"}, Aliases: map[string][]string{"lb": {"asaz"}, "de": {"einsatz"}, "fr": {"mise"}}},
 			{Key: "flat1", Label: "opt.draw.flat1", Names: map[string]string{"lb": "1", "de": "1", "fr": "1"}, Aliases: map[string][]string{"en": {"1"}}},
 		},
@@ -222,7 +246,7 @@ var TableOptions = []Option{
 		set:     func(o *Options, v string) { o.Rules.Announcements = v == "on" }},
 	{Key: "timer", Names: map[string]string{"lb": "Bedenkzäit", "de": "Bedenkzeit", "fr": "temps"}, Help: "cmd.opt.timer", Lobby: "lobby.opt.timer",
 		Aliases: map[string][]string{"lb": {"bedenkzäit"}, "de": {"bedenkzeit"}, "fr": {"temps"}},
-		Values: []OptionValue{
+		Values: []Value{
 			{Key: string(TimerFast), Label: "opt.timer.fast", Names: map[string]string{"lb": "kuerz", "de": "schnell", "fr": "rapide"}, Aliases: map[string][]string{"lb": {"kuerz"}, "de": {"schnell", "kurz"}, "fr": {"rapide", "court"}}},
 			{Key: string(TimerNormal), Label: "opt.timer.normal"},
 			{Key: string(TimerRelaxed), Label: "opt.timer.relaxed", Names: map[string]string{"lb": "laang", "de": "lang", "fr": "long"}, Aliases: map[string][]string{"lb": {"laang", "gemittlech"}, "de": {"lang", "gemütlich"}, "fr": {"long", "détendu"}}},
@@ -232,7 +256,7 @@ var TableOptions = []Option{
 		set: func(o *Options, v string) { o.Timer = TimerPreset(v) }},
 	{Key: "direction", Names: map[string]string{"lb": "Richtung", "de": "Richtung", "fr": "sens"}, Help: "cmd.opt.direction",
 		Aliases: map[string][]string{"en": {"dir"}, "lb": {"richtung"}, "de": {"richtung"}, "fr": {"sens"}},
-		Values: []OptionValue{
+		Values: []Value{
 			{Key: "clockwise", Label: "opt.direction.clockwise", Names: map[string]string{"lb": "mat-der-Auer", "de": "Uhrzeigersinn", "fr": "horaire"},
 				Aliases: map[string][]string{"en": {"cw"}, "lb": {"matderauer"}, "de": {"uhrzeigersinn"}, "fr": {"horaire"}}},
 			// lb "géint d’Auer" typed as one word: the apostrophe as people type it (' or ’) or left out.
@@ -248,7 +272,7 @@ var TableOptions = []Option{
 		}},
 	{Key: "level", Names: map[string]string{"lb": "Niveau", "de": "Stufe", "fr": "niveau"}, Help: "cmd.opt.level", Lobby: "lobby.opt.level",
 		Aliases: map[string][]string{"en": {"bots"}, "lb": {"niveau"}, "de": {"stufe", "niveau"}, "fr": {"niveau"}},
-		Values: []OptionValue{
+		Values: []Value{
 			{Key: "easy", Label: "opt.level.easy", Names: map[string]string{"lb": "liicht", "de": "leicht", "fr": "facile"}, Aliases: map[string][]string{"lb": {"liicht"}, "de": {"leicht"}, "fr": {"facile"}}},
 			{Key: "normal", Label: "opt.level.normal"},
 			{Key: "strong", Label: "opt.level.strong", Names: map[string]string{"lb": "staark", "de": "stark", "fr": "fort"}, Aliases: map[string][]string{"lb": {"staark"}, "de": {"stark"}, "fr": {"fort"}}},
@@ -261,7 +285,7 @@ var TableOptions = []Option{
 		set:     func(o *Options, v string) { o.Hints = v == "on" }},
 	{Key: "pace", Names: map[string]string{"lb": "Tempo", "de": "Tempo", "fr": "rythme"}, Help: "cmd.opt.pace", Lobby: "lobby.opt.pace", Quiet: true,
 		Aliases: map[string][]string{"fr": {"tempo"}},
-		Values: []OptionValue{
+		Values: []Value{
 			{Key: string(PaceFast), Label: "opt.pace.fast", Names: map[string]string{"lb": "séier", "de": "schnell", "fr": "rapide"}},
 			{Key: string(PaceNormal), Label: "opt.pace.normal"},
 			{Key: string(PaceRelaxed), Label: "opt.pace.relaxed", Names: map[string]string{"lb": "gemittlech", "de": "lang", "fr": "détendu"},
@@ -271,10 +295,10 @@ var TableOptions = []Option{
 		set: func(o *Options, v string) { o.Pace = PacePreset(v) }},
 }
 
-// OptionNamed finds the option typed names (its key or an alias).
-func OptionNamed(typed string) (Option, bool) {
+// Named finds the option typed names (its key or an alias).
+func Named(typed string) (Option, bool) {
 	f := i18n.Fold(typed)
-	for _, o := range TableOptions {
+	for _, o := range All {
 		if named(f, o.Key, o.Aliases) || namedIn(f, o.Names) {
 			return o, true
 		}
@@ -282,35 +306,35 @@ func OptionNamed(typed string) (Option, bool) {
 	return Option{}, false
 }
 
-// OptionError is a "key=value" that new cannot take: an option nobody knows (Option is nil), or a
+// Error is a "key=value" that new cannot take: an option nobody knows (Option is nil), or a
 // value the option does not take. Name is the key as it was typed.
-type OptionError struct {
+type Error struct {
 	Name, Value string
 	Option      *Option
 }
 
-func (e *OptionError) Error() string {
+func (e *Error) Error() string {
 	if e.Option == nil {
 		return fmt.Sprintf("unknown option %q", e.Name)
 	}
 	return fmt.Sprintf("bad value %q for option %s", e.Value, e.Option.Key)
 }
 
-// ParseOptions reads the "key=value" arguments of new onto the defaults (see TableOptions).
+// Parse reads the "key=value" arguments of new onto the defaults (see All).
 // Arguments without "=" are not options and are ignored here.
-func ParseOptions(args []string) (Options, error) {
-	o := DefaultOptions()
+func Parse(args []string) (Options, error) {
+	o := Default()
 	for _, a := range args {
 		k, v, ok := strings.Cut(a, "=")
 		if !ok {
 			continue
 		}
 		k, v = strings.ToLower(strings.TrimSpace(k)), strings.TrimSpace(v)
-		opt, ok := OptionNamed(k)
+		opt, ok := Named(k)
 		if !ok {
-			return o, &OptionError{Name: k, Value: v}
+			return o, &Error{Name: k, Value: v}
 		}
-		bad := &OptionError{Name: k, Value: v, Option: &opt}
+		bad := &Error{Name: k, Value: v, Option: &opt}
 		if opt.Number() {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < opt.Min || n > opt.Max {
@@ -330,37 +354,37 @@ func ParseOptions(args []string) (Options, error) {
 
 // String gives the options as new accepts them.
 func (o Options) String() string {
-	parts := make([]string, len(TableOptions))
-	for i, opt := range TableOptions {
+	parts := make([]string, len(All))
+	for i, opt := range All {
 		parts[i] = opt.Key + "=" + opt.get(o)
 	}
 	return strings.Join(parts, " ")
 }
 
-// optionsSyntax lists every option as help in lang shows it: "stripes=9 (1–20) draw=stake|flat1 …",
+// Syntax lists every option as help in lang shows it: "stripes=9 (1–20) draw=stake|flat1 …",
 // "Strécher=9 (1–20) Stänner=Asaz|1 …".
-func optionsSyntax(lang string) string {
-	parts := make([]string, len(TableOptions))
-	for i, opt := range TableOptions {
+func Syntax(lang string) string {
+	parts := make([]string, len(All))
+	for i, opt := range All {
 		parts[i] = opt.SyntaxIn(lang)
 	}
 	return strings.Join(parts, " ")
 }
 
-// OptionsUsage describes the options new takes in lang, one line each, the default first: the
+// Usage describes the options new takes in lang, one line each, the default first: the
 // usage text of a command-line flag that passes them on ("stripes=9 (1–20): …").
-func OptionsUsage(lang string) string {
-	lines := make([]string, len(TableOptions))
-	for i, opt := range TableOptions {
+func Usage(lang string) string {
+	lines := make([]string, len(All))
+	for i, opt := range All {
 		lines[i] = i18n.Label(lang, opt.Syntax(), i18n.T(lang, opt.Help))
 	}
 	return strings.Join(lines, "\n")
 }
 
-// optionsLine is the lobby's summary of a table's options: "9 stripes · draw costs the stake · …".
-func optionsLine(lang string, o Options) string {
-	parts := make([]string, len(TableOptions))
-	for i, opt := range TableOptions {
+// Line is the lobby's summary of a table's options: "9 stripes · draw costs the stake · …".
+func Line(lang string, o Options) string {
+	parts := make([]string, len(All))
+	for i, opt := range All {
 		v := opt.get(o)
 		switch {
 		case opt.Quiet && v == opt.Default():
