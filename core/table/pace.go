@@ -47,7 +47,7 @@ var DefaultPaces = map[options.PacePreset]Pace{
 // times (Config.Paces), the clock, and which platforms report what their places show (Reports),
 // none of the service's I/O. Its methods are called with the table's lock held.
 type pacer struct {
-	paces     map[PacePreset]Pace
+	paces     map[options.PacePreset]Pace
 	now       func() time.Time
 	reporting *sync.Map // platform → true (Reports)
 }
