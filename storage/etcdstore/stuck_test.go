@@ -114,7 +114,10 @@ func TestOtherTablesAnswerWhileOneCommitHangs(t *testing.T) {
 			<-hanging
 			<-asked
 			t.Logf("p99 of a move at another table: %v before, %v while one commit hung", before, during)
-			if during > max(5*before, 50*time.Millisecond) {
+			// A move waiting for the hung commit would wait until it is released (stuckFor). The
+			// floor keeps a busy machine's outliers (p99 of 40 moves is their slowest: 112 ms
+			// against 18 ms before at load 6, under -race) from failing the test.
+			if during > max(5*before, 200*time.Millisecond) {
 				t.Errorf("p99 while one commit hung is %v, against %v before", during, before)
 			}
 		})
