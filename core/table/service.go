@@ -286,7 +286,7 @@ func New(cfg Config) *Service {
 		src: randomSource(cfg), ctx: ctx, cancel: cancel}
 	s.outside = map[Verb]verbSpec{}
 	for _, v := range cfg.Verbs {
-		if _, taken := s.spec(v.Verb); taken {
+		if _, taken := s.spec(v.Verb); taken && !personalForm(v, s.outside) {
 			panic("table.New: the verb " + string(v.Verb) + " is registered twice")
 		}
 		s.outside[v.Verb] = outsideSpec(v)
@@ -497,6 +497,9 @@ func (s *Service) handle(ctx context.Context, cmd Command) ([]Message, error) {
 	}
 	if spec.personal != nil && spec.personal(cmd.Args) {
 		spec.scope, spec.person = scopeNone, true
+		if own, ok := s.outside[cmd.Verb]; ok {
+			spec.run = own.run // answered outside the engine (OutsideVerb.Personal)
+		}
 	}
 	switch spec.scope {
 	case scopeInternal:
