@@ -21,7 +21,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
-// People is what the verbs tell a person about: the league (table.Config.League) and how long
+// People is what the verbs tell a person about: the league (keeper.Keeper's Cache) and how long
 // closed tables are kept (table.Config.Retention).
 type People struct {
 	League    *league.Cache
