@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kontermatt/kontermatt/core/league"
+	"github.com/kontermatt/kontermatt/core/league/keeper"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
@@ -64,11 +66,11 @@ func BenchmarkForget(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	entries, _, _, err := table.Rebuild(ctx, store.Records)
+	entries, _, _, err := keeper.Rebuild(ctx, store.Records)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := store.Rewrite(ctx, nil, table.LeagueBuckets, entries); err != nil {
+	if err := store.Rewrite(ctx, nil, league.Buckets, entries); err != nil {
 		b.Fatal(err)
 	}
 	svc := tabletest.New(table.Config{Store: store, KV: store, Seed: 2})

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kontermatt/kontermatt/core/league"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
@@ -134,7 +135,7 @@ func newForgetWorld(t testing.TB) *forgetWorld {
 	}
 	w.ratingsOfOthers = map[string]bool{}
 	for _, p := range w.others {
-		_, ok, _ := w.store.Get(ctx, table.BucketRatings, p.ID)
+		_, ok, _ := w.store.Get(ctx, league.BucketRatings, p.ID)
 		w.ratingsOfOthers[p.ID] = ok
 	}
 	_ = w.store.Records(ctx, func(string, []byte) error { w.recordsBefore++; return nil })
@@ -198,7 +199,7 @@ func TestForgetLeavesNoCopy(t *testing.T) {
 		t.Errorf("%d records after, %d before", records, w.recordsBefore)
 	}
 	for id, had := range w.ratingsOfOthers {
-		if _, ok, _ := w.store.Get(ctx, table.BucketRatings, id); ok != had {
+		if _, ok, _ := w.store.Get(ctx, league.BucketRatings, id); ok != had {
 			t.Errorf("%s's rating: kept %v, had one %v", id, ok, had)
 		}
 	}

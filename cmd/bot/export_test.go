@@ -217,7 +217,7 @@ func TestExportRecomputesTheLeague(t *testing.T) {
 		// Every number the bot kept, made again from the export.
 		for _, key := range []string{a.Key(), b.Key()} {
 			var kept league.Place
-			if err := json.Unmarshal([]byte(live[table.BucketLeague+" "+key]), &kept); err != nil {
+			if err := json.Unmarshal([]byte(live[league.BucketPlaces+" "+key]), &kept); err != nil {
 				t.Fatalf("the bot's league of %s: %v", key, err)
 			}
 			again := places[key]
@@ -242,12 +242,12 @@ func TestExportRecomputesTheLeague(t *testing.T) {
 		}
 		for id, r := range people {
 			var kept rating.Rating
-			if err := json.Unmarshal([]byte(live[table.BucketRatings+" "+id]), &kept); err != nil || kept != r {
+			if err := json.Unmarshal([]byte(live[league.BucketRatings+" "+id]), &kept); err != nil || kept != r {
 				t.Errorf("%s across places: %v from the export, the bot kept %v (%v)", id, r, kept, err)
 			}
 		}
 		for k := range live {
-			if bucket, id, _ := strings.Cut(k, " "); bucket == table.BucketRatings && people[id] == (rating.Rating{}) {
+			if bucket, id, _ := strings.Cut(k, " "); bucket == league.BucketRatings && people[id] == (rating.Rating{}) {
 				t.Errorf("the bot rated %s, the export nobody of that ID", id)
 			}
 		}

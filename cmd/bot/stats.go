@@ -8,6 +8,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/kontermatt/kontermatt/core/league"
+	"github.com/kontermatt/kontermatt/core/league/keeper"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/storage"
 )
@@ -52,14 +54,14 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer store.Close()
 	start := time.Now()
-	entries, matches, skipped, err := table.Rebuild(ctx, store.Records)
+	entries, matches, skipped, err := keeper.Rebuild(ctx, store.Records)
 	if err != nil {
 		fmt.Fprintln(stderr, "stats rebuild:", dbError(cfg.Database, err))
 		return 1
 	}
 	differ, err := leagueDiffers(store, entries)
 	if err == nil {
-		err = store.Rewrite(ctx, nil, table.LeagueBuckets, entries)
+		err = store.Rewrite(ctx, nil, league.Buckets, entries)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "stats rebuild:", dbError(cfg.Database, err))
@@ -70,7 +72,7 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		count[e.Bucket]++
 	}
 	fmt.Fprintf(stdout, "rebuilt the league from %d kept matches in %s: %d places, %d people rated",
-		matches, time.Since(start).Round(time.Millisecond), count[table.BucketLeague], count[table.BucketRatings])
+		matches, time.Since(start).Round(time.Millisecond), count[league.BucketPlaces], count[league.BucketRatings])
 	if skipped > 0 {
 		fmt.Fprintf(stdout, ", %d records that do not read skipped", skipped)
 	}
@@ -91,7 +93,7 @@ func leagueDiffers(store botStore, entries []table.KVEntry) (int, error) {
 		rebuilt[e.Bucket+"\x00"+e.Key] = string(e.Value)
 	}
 	differ := 0
-	for _, b := range table.LeagueBuckets {
+	for _, b := range league.Buckets {
 		err := store.KVEach(ctx, b, func(key string, value []byte) error {
 			k := b + "\x00" + key
 			if v, ok := rebuilt[k]; !ok || v != string(value) {

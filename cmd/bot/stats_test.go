@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/kontermatt/kontermatt/core/league"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
@@ -17,7 +18,7 @@ func leagueEntries(t *testing.T, st *storage.Store) map[string]string {
 	ctx := t.Context()
 	t.Helper()
 	out := map[string]string{}
-	for _, b := range table.LeagueBuckets {
+	for _, b := range league.Buckets {
 		if err := st.KVEach(ctx, b, func(k string, v []byte) error { out[b+" "+k] = string(v); return nil }); err != nil {
 			t.Fatal(err)
 		}
@@ -72,9 +73,9 @@ func TestStatsRebuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = st.Put(ctx, table.BucketRatings, "b0-0", []byte(`{"mu":99,"sigma":1}`))
-	_ = st.Put(ctx, table.BucketLeague, "bench:1", []byte(`{}`))
-	_ = st.Delete(ctx, table.BucketLeague, "bench:2")
+	_ = st.Put(ctx, league.BucketRatings, "b0-0", []byte(`{"mu":99,"sigma":1}`))
+	_ = st.Put(ctx, league.BucketPlaces, "bench:1", []byte(`{}`))
+	_ = st.Delete(ctx, league.BucketPlaces, "bench:2")
 	_ = st.Close()
 	stdout.Reset()
 	if code := run([]string{"stats", "-db", db, "rebuild"}, nil, &stdout, &stderr); code != 0 {

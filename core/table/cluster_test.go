@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kontermatt/kontermatt/core/league"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
@@ -333,7 +334,7 @@ func TestForgetsOnTwoCopies(t *testing.T) {
 		t.Error(err)
 	}
 	for _, id := range []string{"x", "y"} {
-		if _, ok, _ := store.Get(ctx, table.BucketRatings, id); ok {
+		if _, ok, _ := store.Get(ctx, league.BucketRatings, id); ok {
 			t.Errorf("%s still has a rating", id)
 		}
 	}

@@ -230,7 +230,7 @@ func TestHintsAreAnOption(t *testing.T) {
 		if _, err := core.Replay(file); err != nil {
 			t.Errorf("the marked record does not replay: %v", err)
 		}
-		pl := h.svc.PlaceLeague(ctx, h.place.Key()).Players[me.ID]
+		pl := h.placeLeague(ctx).Players[me.ID]
 		if pl == nil || pl.Games == 0 || pl.Matches != 0 {
 			t.Errorf("the league after a hinted match: %+v", pl)
 		}

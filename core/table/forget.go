@@ -162,27 +162,29 @@ func (s *Service) forget1(id string, held context.Context) (int, error) {
 		out.KV = append(out.KV, KVEntry{Bucket: bucketPlaces, Key: key})
 	}
 
-	// No match end learns from the league while it is made anew; release empties the cache,
-	// which is older than the store by then.
-	release := s.league.Hold()
-	defer release()
-	// The league is made from the records as they will be after the change.
-	rewritten := map[string][]byte{}
-	for _, r := range out.Records {
-		rewritten[r.Key] = r.Data
-	}
-	entries, _, _, err := Rebuild(held, func(ctx context.Context, fn func(string, []byte) error) error {
-		return s.cfg.Store.Records(ctx, func(key string, data []byte) error {
-			if d, ok := rewritten[key]; ok {
-				data = d
-			}
-			return fn(key, data)
+	if s.cfg.League != nil {
+		// No match end learns from the league while it is made anew; release empties the cache,
+		// which is older than the store by then.
+		release := s.cfg.League.Hold()
+		defer release()
+		// The league is made from the records as they will be after the change.
+		rewritten := map[string][]byte{}
+		for _, r := range out.Records {
+			rewritten[r.Key] = r.Data
+		}
+		entries, buckets, err := s.cfg.League.Rebuild(held, func(ctx context.Context, fn func(string, []byte) error) error {
+			return s.cfg.Store.Records(ctx, func(key string, data []byte) error {
+				if d, ok := rewritten[key]; ok {
+					data = d
+				}
+				return fn(key, data)
+			})
 		})
-	})
-	if err != nil {
-		return 0, err
+		if err != nil {
+			return 0, err
+		}
+		out.Emptied, out.KV = buckets, append(entries, out.KV...)
 	}
-	out.Emptied, out.KV = LeagueBuckets, append(entries, out.KV...)
 	// Which table a private chat of theirs had names the chat, which is the person's.
 	for key := range f.private {
 		out.KV = append(out.KV, KVEntry{Bucket: bucketClaims, Key: key})

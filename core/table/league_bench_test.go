@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kontermatt/kontermatt/core/league"
+	"github.com/kontermatt/kontermatt/core/league/keeper"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
@@ -97,7 +99,7 @@ func BenchmarkRebuild100000(b *testing.B) {
 	recs := history(b, 100_000, 200, 10)
 	b.ResetTimer()
 	for b.Loop() {
-		entries, matches, skipped, err := table.Rebuild(context.Background(), each(recs))
+		entries, matches, skipped, err := keeper.Rebuild(context.Background(), each(recs))
 		if err != nil || skipped != 0 || matches != len(recs) || len(entries) == 0 {
 			b.Fatalf("Rebuild: %d matches, %d skipped, %v", matches, skipped, err)
 		}
@@ -110,12 +112,12 @@ func BenchmarkRebuild100000(b *testing.B) {
 func BenchmarkStatsTop10000(b *testing.B) {
 	ctx := b.Context()
 	recs := history(b, 10_000, 1, 12)
-	entries, _, _, err := table.Rebuild(context.Background(), each(recs))
+	entries, _, _, err := keeper.Rebuild(context.Background(), each(recs))
 	if err != nil {
 		b.Fatal(err)
 	}
 	store := mem.New()
-	if err := store.Rewrite(ctx, recs, table.LeagueBuckets, entries); err != nil {
+	if err := store.Rewrite(ctx, recs, league.Buckets, entries); err != nil {
 		b.Fatal(err)
 	}
 	place := table.Place{Platform: "bench", Chat: "0"}
@@ -153,7 +155,7 @@ func BenchmarkStatsTop10000(b *testing.B) {
 func BenchmarkMatchEnd(b *testing.B) {
 	ctx := b.Context()
 	recs := history(b, 10_000, 1, 12)
-	entries, _, _, err := table.Rebuild(context.Background(), each(recs))
+	entries, _, _, err := keeper.Rebuild(context.Background(), each(recs))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -164,7 +166,7 @@ func BenchmarkMatchEnd(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			store := mem.New()
-			if err := store.Rewrite(ctx, recs, table.LeagueBuckets, entries); err != nil {
+			if err := store.Rewrite(ctx, recs, league.Buckets, entries); err != nil {
 				b.Fatal(err)
 			}
 			svc := tabletest.New(table.Config{Store: store, KV: store, Seed: 1, Shared: shared})

@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
@@ -310,10 +312,15 @@ func TestASeasonThroughTheService(t *testing.T) {
 	}
 }
 
+// placeLeague is the league of the harness's place as its KV keeps it.
+func (h *harness) placeLeague(ctx context.Context) *league.Place {
+	return league.NewCache(h.svc.cfg.KV, slog.New(slog.DiscardHandler)).Place(ctx, h.place.Key())
+}
+
 // leagueKV is every entry of the league's buckets in a mem.Store, as "bucket key" → value.
 func leagueKV(m *mem.Store) map[string]string {
 	out := map[string]string{}
-	for _, bucket := range LeagueBuckets {
+	for _, bucket := range league.Buckets {
 		for key, v := range m.Bucket(bucket) {
 			out[bucket+" "+key] = string(v)
 		}
@@ -352,12 +359,19 @@ func TestRebuildEqualsTheLiveLeague(t *testing.T) {
 	if len(live) == 0 {
 		t.Fatal("the league kept nothing")
 	}
-	entries, matches, skipped, err := Rebuild(ctx, store.Records)
-	if err != nil || skipped != 0 {
-		t.Fatalf("Rebuild: %v, %d skipped", err, skipped)
+	entries, buckets, err := h.svc.cfg.League.Rebuild(ctx, store.Records)
+	if err != nil || !slices.Equal(buckets, league.Buckets) {
+		t.Fatalf("Rebuild: %v, buckets %v", err, buckets)
 	}
+	matches := 0
+	_ = store.Records(ctx, func(_ string, data []byte) error {
+		if _, _, err := ParseStoredMatch(data); err == nil {
+			matches++
+		}
+		return nil
+	})
 	if matches != 25 {
-		t.Errorf("Rebuild read %d matches, want 25 (24 won, 1 stopped)", matches)
+		t.Errorf("the store kept %d matches that read, want 25 (24 won, 1 stopped)", matches)
 	}
 	rebuilt := map[string]string{}
 	for _, e := range entries {
@@ -393,20 +407,20 @@ func TestForgetKeepsTheOthersResults(t *testing.T) {
 	tl := playSeason(t, h, clk, people, 20, 99)
 	eve := people[4]
 	h.do(eve, VerbLang, "de")
-	before := h.svc.PlaceLeague(ctx, h.place.Key())
+	before := h.placeLeague(ctx)
 
 	ask := h.do(eve, VerbForget)
 	if len(ask) != 1 || !ask[0].Secret || !strings.Contains(ask[0].Text, "/forget yes") {
 		t.Fatalf("forget asks %+v", ask)
 	}
-	if after := h.svc.PlaceLeague(ctx, h.place.Key()); after.Players[eve.ID] == nil {
+	if after := h.placeLeague(ctx); after.Players[eve.ID] == nil {
 		t.Fatal("forget without yes forgot")
 	}
 	done := h.do(eve, VerbForget, "yes")
 	if len(done) != 1 || !done[0].Secret || !strings.Contains(done[0].Text, fmt.Sprintf(" %d ", tl.matches[eve.ID])) {
 		t.Fatalf("forget yes answers %+v (Eve played %d matches)", done, tl.matches[eve.ID])
 	}
-	after := h.svc.PlaceLeague(ctx, h.place.Key())
+	after := h.placeLeague(ctx)
 	if after.Players[eve.ID] != nil {
 		t.Error("Eve is still in the league")
 	}
@@ -425,7 +439,7 @@ func TestForgetKeepsTheOthersResults(t *testing.T) {
 	if _, ok, _ := store.Get(ctx, privacy.Bucket, eve.ID); ok {
 		t.Error("Eve's settings are kept")
 	}
-	if _, ok, _ := store.Get(ctx, BucketRatings, eve.ID); ok {
+	if _, ok, _ := store.Get(ctx, league.BucketRatings, eve.ID); ok {
 		t.Error("Eve's rating across places is kept")
 	}
 	if text := replyText(t, h.do(eve, VerbStats)); !strings.Contains(text, "has not finished a game") {
@@ -586,13 +600,13 @@ func TestAMonthOfHintsIsNotPosted(t *testing.T) {
 	if n := posted(); n != 0 {
 		t.Fatalf("%d tables posted for a month of hinted matches", n)
 	}
-	if months, _ := leagueKV(store)[BucketMonths+" 2026-10"]; months != "" {
+	if months, _ := leagueKV(store)[league.BucketMonths+" 2026-10"]; months != "" {
 		t.Errorf("October lists places where a match was won without hints: %s", months)
 	}
 	// A league kept by an older version lists the place: still nothing to rank, nothing posted.
 	h2 := newHarness(t, store, withKV, func(c *Config) { c.Now = clk.Now })
 	t.Cleanup(h2.svc.Close)
-	if err := store.Put(ctx, BucketMonths, "2026-10", []byte(`["`+h.place.Key()+`"]`)); err != nil {
+	if err := store.Put(ctx, league.BucketMonths, "2026-10", []byte(`["`+h.place.Key()+`"]`)); err != nil {
 		t.Fatal(err)
 	}
 	h2.svc.postSeasons(context.Background())
@@ -683,7 +697,7 @@ func TestAnAbsentSeatIsRatedAtTheTablesLevel(t *testing.T) {
 		ranks := []int{1, 1}
 		ranks[w] = 0
 		want := league.Model.Rate(teams, ranks)[0][1]
-		if got := h.svc.PlaceLeague(ctx, h.place.Key()).Players[player(2).ID].Rating; got != want {
+		if got := h.placeLeague(ctx).Players[player(2).ID].Rating; got != want {
 			t.Errorf("Bob's rating %v, want %v (his partner's seat rated as the strong anchor)", got, want)
 		}
 	})
@@ -717,7 +731,7 @@ func TestWhoWasNotThereLostTheMatch(t *testing.T) {
 				if b := rec.Seats[2]; b.Forfeit || b.Absent != nil || b.Left || b.Away {
 					t.Errorf("Bob's seat is kept as %+v", b)
 				}
-				pl := h.svc.PlaceLeague(ctx, h.place.Key())
+				pl := h.placeLeague(ctx)
 				ann := pl.Players[player(1).ID]
 				if ann == nil || ann.Games != 1 || ann.Matches != 1 || ann.MatchesWon != 0 {
 					t.Fatalf("Ann: %+v, want 1 game and 1 match lost", ann)
@@ -736,5 +750,23 @@ func TestWhoWasNotThereLostTheMatch(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// decimal writes a rating with one decimal as lang writes numbers (i18n.Decimal).
+func decimal(lang string, x float64) string { return i18n.Decimal(lang, x) }
+
+// TestTheEngineKnowsNoLeague: the engine reaches the league only through its League port
+// (core/league/keeper implements it), so the league can change without the engine, and the
+// engine's own packages never import core/league, however indirectly.
+func TestTheEngineKnowsNoLeague(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, out)
+	}
+	for dep := range strings.Lines(string(out)) {
+		if dep = strings.TrimSpace(dep); strings.HasPrefix(dep, "github.com/kontermatt/kontermatt/core/league") {
+			t.Errorf("core/table imports %s", dep)
+		}
 	}
 }

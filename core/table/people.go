@@ -1,9 +1,8 @@
 package table
 
-// People and places: the verbs about what each person chose for themselves (kept by
-// core/privacy's Book: their language, whether they are ranked, the coach's reviews), what they
-// may ask about themselves (mydata) and how they are forgotten (forget, forget.go), and each
-// place's own defaults for new tables (settings), which the people at its table change together.
+// People and places: the language a person's texts are in (their own choice, kept by
+// core/privacy's Book and set by core/privacy/verbs' "lang xx"), and each place's own defaults
+// for new tables (settings), which the people at its table change together.
 
 import (
 	"context"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/options"
-	"github.com/kontermatt/kontermatt/core/privacy"
 )
 
 // getJSON reads a KV entry of the service's into v; false when there is none, or it does not
@@ -46,29 +44,6 @@ func (s *Service) langFor(p Player) string {
 // langOf is the language for a player's private texts at a table: their own choice, their
 // platform locale, then the table's language.
 func (s *Service) langOf(t *tbl, p Player) string { return s.view.personLang(p, t.st.Lang) }
-
-// personalLang sets the language a person is spoken to in ("lang xx"): their own setting, kept
-// apart from every table. Their private messages at the tables they sit at follow at once.
-func (s *Service) personalLang(ctx context.Context, c *call) *userError {
-	cmd := c.Command
-	l, uerr := parseLangArgs(cmd.Args)
-	if uerr != nil {
-		return uerr
-	}
-	if err := s.users.Change(ctx, cmd.Actor.ID, func(p *privacy.Choices) { p.Lang = l }); err != nil {
-		s.cfg.Log.Error("saving a language choice", "err", err)
-		return storeRefusal(err)
-	}
-	for _, t := range s.all() {
-		if !t.view().seats(cmd.Actor.ID) {
-			continue // found by the seats as stored: no other table's lock is waited for
-		}
-		t.mu.Lock()
-		s.publish(ctx, t, nil)
-		t.mu.Unlock()
-	}
-	return c.answer(reply(cmd, l, KindNotice, i18n.T(l, "note.lang_player")))
-}
 
 // placeSettings are a place's defaults for new tables: option keys and values as new takes them,
 // and the language its tables speak. Kept in the KV (bucket table.place), per place.

@@ -5,11 +5,9 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
-	"github.com/kontermatt/kontermatt/core/league"
 	"github.com/kontermatt/kontermatt/core/picture"
 )
 
@@ -56,7 +54,10 @@ func (s *Service) Picture(ctx context.Context, m Message, dark bool) (png []byte
 	}
 	switch {
 	case m.Picture == PictureStandings:
-		return s.standingsPicture(ctx, m.Target.Place, m.Season, lang, th)
+		if s.cfg.League == nil {
+			return nil, "", ErrNoPicture
+		}
+		return s.cfg.League.StandingsPicture(ctx, m.Target.Place, m.Season, lang, th, s.hidden)
 	case m.Picture == PictureBoard && m.Record != "":
 		return s.keptBoard(ctx, m.Record, lang, th)
 	}
@@ -100,28 +101,6 @@ func (s *Service) Picture(ctx context.Context, m Message, dark bool) (png []byte
 		return png, tab.AltText(), err
 	}
 	return nil, "", ErrNoPicture
-}
-
-// standingsPicture draws a place's table of a season ("2026-11", or "all").
-func (s *Service) standingsPicture(ctx context.Context, p Place, season, lang string, th picture.Theme) ([]byte, string, error) {
-	month := season
-	if season == "all" {
-		month = ""
-	} else if _, err := time.Parse("2006-01", season); err != nil {
-		return nil, "", ErrNoPicture
-	}
-	title := placeTitle(Command{Place: p}, lang)
-	in := picture.StandingsInput{Title: i18n.T(lang, "top.all", title), Labels: Labels(lang)}
-	if month != "" {
-		in.Title = i18n.T(lang, "top.month", title, league.MonthName(lang, month))
-	}
-	in.Title = strings.TrimLeft(in.Title, "🏆 ") // the picture has no emoji font
-	for _, r := range s.standings(ctx, p.Key(), month) {
-		in.Rows = append(in.Rows, picture.StandingRow{Name: r.Name, Rating: decimal(lang, r.Rating.Ordinal()),
-			Won: r.Won, Played: r.Matches, Provisional: r.Provisional})
-	}
-	png, err := picture.Standings(in, th)
-	return png, in.AltText(), err
 }
 
 // keptBoard draws the stripe board of a kept match as it ended.

@@ -3,8 +3,10 @@ package table
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/picture"
 	"github.com/kontermatt/kontermatt/core/store"
 )
 
@@ -107,4 +109,44 @@ type Coach interface {
 	Stripes(lang string, g *core.Game, board core.Board) string
 	// Close stops the coach's workers and waits for them.
 	Close()
+}
+
+// League keeps every place's league from the matches the engine keeps (core/league/keeper is the
+// bot's; Config.League). The engine hands it each kept match as the change that keeps it is
+// written, and writes the league's entries in that same change, so the league never disagrees
+// with the records whatever crashes when; what the league shows (its verbs, its posts) is its own.
+type League interface {
+	// Learn works out what a kept match changes in the league: rec as the change keeps it, m
+	// the match it ended. The update's KV entries are written in the same Change, guarded by
+	// its Expect (compare-and-swap: ErrConflict when another match end changed one meanwhile,
+	// and the command is then applied again); Done is called after the commit with whether it
+	// was stored. An error: the match is kept without the league learning it (stats rebuild
+	// repairs that).
+	Learn(ctx context.Context, rec Record, m *core.Match) (LeagueUpdate, error)
+	// Hold waits for the match ends in flight and keeps new ones from learning until release:
+	// for a change that writes the whole league anew without a compare (Forget).
+	Hold() (release func())
+	// Rebuild makes every league entry anew from records (a Store's Records, or one like it),
+	// and names the buckets they fill, which the change writing them empties first.
+	Rebuild(ctx context.Context, records func(ctx context.Context, fn func(key string, data []byte) error) error) (entries []KVEntry, buckets []string, err error)
+	// PostSeasons posts last month's final tables at the places that had one, once across the
+	// copies of the bot; the engine calls it while this copy holds the lease to do so.
+	PostSeasons(ctx context.Context, at Posting)
+	// StandingsPicture draws a place's table of a season ("2026-11", or "all"; another season:
+	// ErrNoPicture) in lang, without the people hidden says are never shown, and its alt text.
+	StandingsPicture(ctx context.Context, p Place, season, lang string, th picture.Theme, hidden func(id string) bool) (png []byte, alt string, err error)
+}
+
+// LeagueUpdate is what a match end changes in the league (League.Learn).
+type LeagueUpdate struct {
+	KV, Expect []KVEntry
+	Done       func(stored bool)
+}
+
+// Posting is what the engine lends the league to post at places (League.PostSeasons).
+type Posting struct {
+	Now     time.Time
+	Lang    func(ctx context.Context, placeKey string) string // a place's own language ("": none chosen)
+	Hidden  func(id string) bool                              // a person never shown in a league
+	Deliver func(ctx context.Context, platform string, msgs []Message)
 }

@@ -24,6 +24,9 @@ type OutsideVerb struct {
 	Person bool
 	// Admin: a chat admin may do more with it than others (AdminMatters).
 	Admin bool
+	// Personal: it answers only the actor's own form of an engine verb whose other form is the
+	// table's (lang xx, against lang table xx), as a verb of the actor's alone that needs a person.
+	Personal bool
 	// Run answers a command of the verb: the replies to its actor, or an error made by Refuse
 	// or NotStored (any other error is logged and told as an internal error).
 	Run func(ctx context.Context, r *Request) ([]Message, error)
@@ -55,6 +58,37 @@ func (r *Request) PlaceTitle() string { return placeTitle(r.Command, r.Lang) }
 // Hidden reports whether a person is never shown in a place's league: they asked not to be
 // ranked, or they are a forgotten person's placeholder.
 func (r *Request) Hidden(id string) bool { return r.Service.hidden(id) }
+
+// Retell shows again every table the actor sits at, as it stands: after a choice of their own
+// changed what they see there (their language), their private messages follow at once. Each
+// table's lock is taken in turn, never two at once.
+func (r *Request) Retell(ctx context.Context) {
+	s := r.Service
+	for _, t := range s.all() {
+		if !t.view().seats(r.Actor.ID) {
+			continue // found by the seats as stored: no other table's lock is waited for
+		}
+		t.mu.Lock()
+		s.publish(ctx, t, nil)
+		t.mu.Unlock()
+	}
+}
+
+// ParseLang reads the language of "lang [table] xx"; its error is a refusal (Refuse).
+func ParseLang(args []string) (string, error) {
+	l, uerr := parseLangArgs(args)
+	if uerr != nil {
+		return "", uerr
+	}
+	return l, nil
+}
+
+// personalForm reports whether v may be registered beside the engine's verb of its name: it
+// answers that verb's personal form (OutsideVerb.Personal), and nothing else does yet.
+func personalForm(v OutsideVerb, outside map[Verb]verbSpec) bool {
+	_, twice := outside[v.Verb]
+	return v.Personal && verbs[v.Verb].personal != nil && !twice
+}
 
 // Reply is a message of kind to the request's actor, in their language.
 func (r *Request) Reply(kind Kind, text string) Message { return reply(r.Command, r.Lang, kind, text) }

@@ -67,22 +67,27 @@ func TestOutsideVerb(t *testing.T) {
 }
 
 // TestOutsideVerbTwice: a verb registered twice, or one of the engine's registered again, is a
-// wiring mistake New refuses.
+// wiring mistake New refuses; only an engine verb's personal form (lang xx) may be registered
+// beside it, once.
 func TestOutsideVerbTwice(t *testing.T) {
-	for _, v := range []Verb{VerbPlay, "echo"} {
-		func() {
+	run := func(context.Context, *Request) ([]Message, error) { return nil, nil }
+	for _, tc := range []struct {
+		name  string
+		verbs []OutsideVerb
+	}{
+		{"an engine verb", []OutsideVerb{{Verb: VerbPlay, Run: run}}},
+		{"an outside verb twice", []OutsideVerb{{Verb: "echo", Run: run}, {Verb: "echo", Run: run}}},
+		{"the personal form of a verb without one", []OutsideVerb{{Verb: VerbPlay, Personal: true, Run: run}}},
+		{"a personal form twice", []OutsideVerb{{Verb: VerbLang, Personal: true, Run: run}, {Verb: VerbLang, Personal: true, Run: run}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			defer func() {
 				if recover() == nil {
-					t.Errorf("%s registered twice: no panic", v)
+					t.Error("no panic")
 				}
 			}()
-			run := func(context.Context, *Request) ([]Message, error) { return nil, nil }
-			cfg := Config{Store: mem.New(), Verbs: []OutsideVerb{{Verb: "echo", Run: run}}}
-			if v != "echo" {
-				cfg.Verbs = nil
-			}
-			cfg.Verbs = append(cfg.Verbs, OutsideVerb{Verb: v, Run: run})
-			New(cfg).Close()
-		}()
+			New(Config{Store: mem.New(), Verbs: tc.verbs}).Close()
+		})
 	}
+	New(Config{Store: mem.New(), Verbs: []OutsideVerb{{Verb: VerbLang, Personal: true, Run: run}}}).Close()
 }

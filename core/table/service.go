@@ -17,7 +17,6 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
-	"github.com/kontermatt/kontermatt/core/league"
 	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/privacy"
 	"github.com/kontermatt/kontermatt/core/table/placement"
@@ -78,9 +77,9 @@ type Config struct {
 	// Verbs are the verbs answered outside the engine (registry.go): each package's own, listed
 	// by the wiring. A verb of the engine's, or listed twice, is a wiring mistake New panics on.
 	Verbs []OutsideVerb
-	// League is every place's league, which a match's end teaches; give the same to the league's
-	// verbs (core/league/verbs). Nil: New makes one on the KV.
-	League *league.Cache
+	// League keeps every place's league, which a match's end teaches (core/league/keeper's; the
+	// wiring gives the same league to the league's verbs). Nil: no league is kept.
+	League League
 }
 
 // Observer hears what the service does, for metrics. Its methods must be quick and safe to call
@@ -135,10 +134,9 @@ type Service struct {
 
 	outside map[Verb]verbSpec // Config.Verbs, by verb
 
-	users  *privacy.Book // each person's own choices
-	view   renderer      // what the tables show (render.go)
-	tutor  tutor         // what the coach is asked and the guided game says (coach.go)
-	league *league.Cache // every place's league, derived from the kept matches
+	users *privacy.Book // each person's own choices
+	view  renderer      // what the tables show (render.go)
+	tutor tutor         // what the coach is asked and the guided game says (coach.go)
 
 	// onPublish, when set (by this package's tests), sees each batch of messages with its table,
 	// under the table's lock, before delivery.
@@ -327,7 +325,7 @@ func New(cfg Config) *Service {
 	s.pacer = pacer{paces: cfg.Paces, now: cfg.Now, reporting: &s.reporting}
 	s.outside = map[Verb]verbSpec{}
 	for _, v := range cfg.Verbs {
-		if _, taken := s.spec(v.Verb); taken {
+		if _, taken := s.spec(v.Verb); taken && !personalForm(v, s.outside) {
 			panic("table.New: the verb " + string(v.Verb) + " is registered twice")
 		}
 		s.outside[v.Verb] = outsideSpec(v)
@@ -335,13 +333,8 @@ func New(cfg Config) *Service {
 	s.users = privacy.NewBook(ctx, cfg.KV, cfg.Log)
 	s.view = renderer{surfaces: cfg.Surfaces, chosen: s.users.Lang}
 	s.tutor = tutor{coach: cfg.Coach, langOf: s.view.personLang, wants: func(id string) bool { return s.users.Get(id).Coach }}
-	s.league = cfg.League
-	if s.league == nil {
-		s.league = league.NewCache(cfg.KV, cfg.Log)
-	}
 	if cfg.Shared {
 		s.users.Shared(cfg.Now)
-		s.league.Shared()
 	}
 	return s
 }
@@ -545,6 +538,9 @@ func (s *Service) handle(ctx context.Context, cmd Command) ([]Message, error) {
 	}
 	if spec.personal != nil && spec.personal(cmd.Args) {
 		spec.scope, spec.person = scopeNone, true
+		if own, ok := s.outside[cmd.Verb]; ok {
+			spec.run = own.run // answered outside the engine (OutsideVerb.Personal)
+		}
 	}
 	switch spec.scope {
 	case scopeInternal:
@@ -710,7 +706,7 @@ type outcome struct {
 	replies []Message // to the actor
 	public  []Message // one-off messages (summaries, notices) sent with the table's update
 	records []Record
-	league  *league.Match // a match that ended: the league learns it with the change
+	league  *learnedMatch // a match that ended: the league learns it with the change
 	reviews []review      // reviews of a game that ended, asked for once the change is stored
 	// think is work a table verb leaves for after the table's lock is released (a hint's
 	// search): it runs on the command's context and gives the reply, which the actor gets only

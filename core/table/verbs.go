@@ -513,11 +513,12 @@ func (s *Service) rematch(_ context.Context, t *tbl, c *call) *userError {
 	return nil
 }
 
-// lang sets the language the table speaks in public ("lang table xx"), or without a table the
-// actor's own (personalLang): a person's own language is theirs, not the table's.
+// lang sets the language the table speaks in public ("lang table xx"). The actor's own ("lang
+// xx") is theirs, not the table's: core/privacy/verbs answers it (OutsideVerb.Personal), and
+// without it registered it is an unknown verb.
 func (s *Service) lang(ctx context.Context, t *tbl, c *call) *userError {
 	if t == nil {
-		return s.personalLang(ctx, c)
+		return unknownVerb(c.Verb)
 	}
 	l, uerr := parseLangArgs(c.Args)
 	if uerr != nil {

@@ -24,8 +24,8 @@ import (
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
-// League is what the verbs read: the league the service's match ends write (table.Config.League),
-// and the kept matches history shows.
+// League is what the verbs read: the league the service's match ends write (the Cache of the
+// keeper.Keeper that is table.Config.League), and the kept matches history shows.
 type League struct {
 	Cache *league.Cache
 	// Records reads a kept match (a table.Store's Record).

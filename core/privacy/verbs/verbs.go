@@ -1,9 +1,11 @@
-// Package verbs answers what a person may ask about themselves: what is kept about them (mydata)
-// and to be forgotten (forget). The table service dispatches them (table.Config.Verbs) without a
-// table's lock; forgetting reaches the tables through the service's Forget.
+// Package verbs answers what a person may ask about themselves: what is kept about them (mydata),
+// to be forgotten (forget), and to be spoken to in their own language (lang xx). The table
+// service dispatches them (table.Config.Verbs) without a table's lock; forgetting reaches the
+// tables through the service's Forget, a new language through Request.Retell.
 //
-// Their tests are core/table's (forget_test.go, league_test.go), whose services register them
-// as the bot does (tabletest.Wire): they are said there over whole matches.
+// Their tests are core/table's (forget_test.go, league_test.go, lifecycle_test.go), whose
+// services register them as the bot does (tabletest.Wire): they are said there over whole
+// matches.
 package verbs
 
 import (
@@ -15,10 +17,11 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/league"
+	"github.com/kontermatt/kontermatt/core/privacy"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
-// People is what the verbs tell a person about: the league (table.Config.League) and how long
+// People is what the verbs tell a person about: the league (keeper.Keeper's Cache) and how long
 // closed tables are kept (table.Config.Retention).
 type People struct {
 	League    *league.Cache
@@ -26,7 +29,7 @@ type People struct {
 	Log       *slog.Logger  // nil: none
 }
 
-// Verbs are mydata and forget, for table.Config.Verbs.
+// Verbs are mydata, forget and a person's own language (lang xx), for table.Config.Verbs.
 func (p *People) Verbs() []table.OutsideVerb {
 	if p.Retention <= 0 {
 		p.Retention = table.DefaultRetention
@@ -37,7 +40,26 @@ func (p *People) Verbs() []table.OutsideVerb {
 	return []table.OutsideVerb{
 		{Verb: table.VerbMyData, Place: true, Run: p.myData},
 		{Verb: table.VerbForget, Run: p.forget},
+		{Verb: table.VerbLang, Personal: true, Run: p.lang},
 	}
+}
+
+// lang sets the language a person is spoken to in ("lang xx"): their own choice, kept apart from
+// every table (the engine keeps "lang table xx"). Their private messages at the tables they sit
+// at follow at once.
+func (p *People) lang(ctx context.Context, r *table.Request) ([]table.Message, error) {
+	l, err := table.ParseLang(r.Args)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Choices.Change(ctx, r.Actor.ID, func(c *privacy.Choices) { c.Lang = l }); err != nil {
+		p.Log.Error("saving a language choice", "err", err)
+		return nil, table.NotStored(err)
+	}
+	r.Retell(ctx)
+	m := r.Reply(table.KindNotice, i18n.T(l, "note.lang_player"))
+	m.Lang = l // said in the language just chosen
+	return []table.Message{m}, nil
 }
 
 // myData tells the person who asks, privately, what is kept about them, and how to change it.

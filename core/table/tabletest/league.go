@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kontermatt/kontermatt/core/league/keeper"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
@@ -160,11 +161,11 @@ func EndTogether(svcs []*table.Service, gate interface{ Arm() }, tables []Table,
 }
 
 // LeagueAsRebuilt reports, as an error, every league entry the store holds that is not what
-// `stats rebuild` makes from its records (table.Rebuild), byte for byte; it gives how many
+// `stats rebuild` makes from its records (keeper.Rebuild), byte for byte; it gives how many
 // records there are.
 func LeagueAsRebuilt(st SharedStore) (int, error) {
 	ctx := context.Background()
-	entries, matches, skipped, err := table.Rebuild(ctx, st.Records)
+	entries, matches, skipped, err := keeper.Rebuild(ctx, st.Records)
 	if err != nil {
 		return 0, err
 	}

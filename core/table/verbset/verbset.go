@@ -8,14 +8,15 @@ import (
 	"log/slog"
 
 	coachverbs "github.com/kontermatt/kontermatt/core/coach/verbs"
-	"github.com/kontermatt/kontermatt/core/league"
+	"github.com/kontermatt/kontermatt/core/league/keeper"
 	leagueverbs "github.com/kontermatt/kontermatt/core/league/verbs"
 	privacyverbs "github.com/kontermatt/kontermatt/core/privacy/verbs"
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
-// Wire registers in cfg the verbs answered outside the engine. The league the engine's match
-// ends teach and the one the verbs read are one: cfg.League, made here on the KV when nil.
+// Wire registers in cfg the verbs answered outside the engine, and gives it the league. The
+// league the engine's match ends teach and the one the verbs read are one: cfg.League, a
+// keeper.Keeper made here on the KV unless cfg has one.
 func Wire(cfg *table.Config) {
 	kv := cfg.KV
 	if kv == nil {
@@ -25,11 +26,13 @@ func Wire(cfg *table.Config) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if cfg.League == nil {
-		cfg.League = league.NewCache(kv, log)
+	k, ok := cfg.League.(*keeper.Keeper)
+	if !ok {
+		k = keeper.New(kv, cfg.Shared, log)
+		cfg.League = k
 	}
-	l := &leagueverbs.League{Cache: cfg.League, Records: cfg.Store, Now: cfg.Now, Log: log}
-	p := &privacyverbs.People{League: cfg.League, Retention: cfg.Retention, Log: log}
+	l := &leagueverbs.League{Cache: k.Cache, Records: cfg.Store, Now: cfg.Now, Log: log}
+	p := &privacyverbs.People{League: k.Cache, Retention: cfg.Retention, Log: log}
 	cfg.Verbs = append(cfg.Verbs, l.Verbs()...)
 	cfg.Verbs = append(cfg.Verbs, p.Verbs()...)
 	cfg.Verbs = append(cfg.Verbs, coachverbs.Verbs(cfg.Coach, log)...)
