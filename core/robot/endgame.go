@@ -20,7 +20,10 @@ import (
 // useEndgame switches endgameCard on.
 const useEndgame = true
 
-// endgameHand is the hand size at which endgameCard decides.
+// endgameHand is the hand size at which endgameCard decides. Also searching Strong's fourth-last
+// card so (its next card one for the deals it cannot tell apart, sampled deals too) was tried and
+// not kept: against Normal 0.5356 ± 0.0195 of games, 0.5325 ± 0.0195 without, on the same 400
+// deals (duel -nodes-per-ms 12000 -seed 7201, one core).
 const endgameHand = 3
 
 // endgameKey is one situation at the seat's next turn: the card it plays now (its index among

@@ -106,6 +106,7 @@ type Effort struct {
 // before the cap or the context's deadline. The same view, seed and effort give the same
 // judgement unless the cap or the context cut it.
 func Judge(ctx context.Context, v core.View, seed uint64, e Effort) (Judgement, bool) {
+	start := time.Now()
 	j := Judgement{Match: v.Open != [2]int{}}
 	if v.Phase == core.PhaseTrump {
 		for _, x := range core.Suits {
@@ -129,7 +130,7 @@ func Judge(ctx context.Context, v core.View, seed uint64, e Effort) (Judgement, 
 	live := v.Hand | v.Unseen() | core.SetOf(v.Trick.Played()...)
 	cands := dd.Distinct(v.Trump, v.Legal, live).Cards()
 	ws := s.source(v)
-	stats, wsum, n, cut := s.search(ctx, deadline(ctx, o.Budget), v, ws, cands, true, false)
+	stats, wsum, n, cut := s.search(ctx, searchDeadline(ctx, start, o.Budget), v, ws, cands, true, false)
 	j.Nodes, j.Cut = s.solvers[0].Nodes(), cut
 	if n == 0 || wsum == 0 {
 		return j, false

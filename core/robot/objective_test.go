@@ -281,3 +281,42 @@ func TestDecided(t *testing.T) {
 		}
 	}
 }
+
+// A sweep stops at the solver's stop as its search does: a decided game's last deal must not run
+// past the decision's deadline by a whole sweep (up to sweepNodes positions, some 8 ms). It failed
+// before sweep polled the stop: the sweeps below searched all their positions.
+func TestSweepStopsWhenTold(t *testing.T) {
+	seed := uint64(6)
+	r := rand.New(rand.NewPCG(seed, 0))
+	sv := dd.NewSolver()
+	checked := 0
+	for i := 0; i < 3000 && checked < 5; i++ {
+		_, g := randomView(r, r.IntN(6))
+		t0 := g.CurrentTrick()
+		pos := dd.Position{Trump: g.Trump(), Leader: t0.Leader, Trick: t0.Played()}
+		for s := range pos.Hands {
+			pos.Hands[s] = g.Hand(core.Seat(s))
+		}
+		team := core.Team(r.IntN(2))
+		sv.Reset(pos, team)
+		sv.SetStop(nil)
+		nodes := sweepNodes
+		sweep(sv, team, &nodes)
+		if sweepNodes-nodes < 4*sweepPoll {
+			continue // a short sweep: nothing to stop
+		}
+		sv.Reset(pos, team)
+		sv.SetStop(func() bool { return true })
+		nodes = sweepNodes
+		if sweep(sv, team, &nodes) {
+			t.Fatalf("seed %d case %d: a stopped sweep reported a sweep", seed, i)
+		}
+		if used := sweepNodes - nodes; used > sweepPoll || !sv.Stopped() {
+			t.Fatalf("seed %d case %d: told to stop, the sweep searched %d positions (stopped %v)", seed, i, used, sv.Stopped())
+		}
+		checked++
+	}
+	if checked < 5 {
+		t.Fatalf("seed %d: only %d long sweeps found", seed, checked)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"time"
 
@@ -71,9 +72,13 @@ func (a *analysis) add(b analysis) {
 
 // DuelResult is everything a duel measured.
 type DuelResult struct {
-	Config   DuelConfig
-	Pairs    [][2]GameOutcome     // per deal: A as team A, then A as team B
-	Times    [2][nKinds][]float64 // decision times in ms, per side (A, B) and kind
+	Config DuelConfig
+	Pairs  [][2]GameOutcome     // per deal: A as team A, then A as team B
+	Times  [2][nKinds][]float64 // decision times in ms, per side (A, B) and kind
+	// Ran is, beside each time, how long the deciding thread ran on a CPU meanwhile (Linux; none
+	// elsewhere): with one search thread the decision's own time, the wall clock's less what the
+	// machine's other work took.
+	Ran      [2][nKinds][]float64
 	Analysis analysis
 	Elapsed  time.Duration
 }
@@ -83,6 +88,7 @@ type duelWorker struct {
 	a, b   [4]robot.Player
 	solver *dd.Solver
 	times  [2][nKinds][]float64
+	ran    [2][nKinds][]float64
 	an     analysis
 }
 
@@ -148,10 +154,15 @@ func (w *duelWorker) playOut(cfg DuelConfig, g *core.Game, aTeam core.Team, view
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		t0 := time.Now()
+		r0, sched := threadRun() // inside the wall clock's interval: no longer than it
 		m := p.Decide(ctx, v)
+		r1, _ := threadRun()
 		dt := time.Since(t0)
 		cancel()
 		w.times[side][kind] = append(w.times[side][kind], float64(dt.Microseconds())/1000)
+		if sched {
+			w.ran[side][kind] = append(w.ran[side][kind], float64((r1-r0).Microseconds())/1000)
+		}
 		if cfg.Analyze && side == 0 {
 			w.analyze(g, m)
 		}
@@ -263,7 +274,7 @@ func Duel(cfg DuelConfig) (*DuelResult, error) {
 		return nil
 	})
 	for _, w := range workers {
-		res.Times = w.addTimes(res.Times)
+		w.addTimes(&res.Times, &res.Ran)
 		res.Analysis.add(w.an)
 	}
 	res.Elapsed = time.Since(start)
@@ -281,6 +292,9 @@ func eachPair(cfg DuelConfig, n int, play func(w *duelWorker, i, k int, aTeam co
 	for j := range workers {
 		workers[j] = newDuelWorker(cfg)
 		wg.Go(func() {
+			// One thread per worker, so that its running time (threadRun) is its decisions'.
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
 			for i := range jobs {
 				for k, aTeam := range []core.Team{core.TeamA, core.TeamB} {
 					errs[j] = errors.Join(errs[j], play(workers[j], i, k, aTeam))
@@ -299,14 +313,14 @@ func eachPair(cfg DuelConfig, n int, play func(w *duelWorker, i, k int, aTeam co
 	return workers, errors.Join(errs...)
 }
 
-// addTimes gives times with the worker's decision times appended.
-func (w *duelWorker) addTimes(times [2][nKinds][]float64) [2][nKinds][]float64 {
+// addTimes appends the worker's decision times to times, and their threads' running times to ran.
+func (w *duelWorker) addTimes(times, ran *[2][nKinds][]float64) {
 	for side := range w.times {
 		for k := range w.times[side] {
 			times[side][k] = append(times[side][k], w.times[side][k]...)
+			ran[side][k] = append(ran[side][k], w.ran[side][k]...)
 		}
 	}
-	return times
 }
 
 // meanCI is the mean of xs and the half-width of its 95% confidence interval.
@@ -367,7 +381,7 @@ func (r *DuelResult) Print(w io.Writer) {
 	fmt.Fprintf(w, "A game win share (draws half): %.4f ± %.4f (95%% CI over deal pairs)\n", share, half)
 	fmt.Fprintf(w, "A card-point margin per game:  %+.2f ± %.2f\n", margin, mh)
 	fmt.Fprintf(w, "A stripe margin per game:      %+.3f ± %.3f (B's stripe change minus A's, per game, not per match)\n", stripes, sh)
-	printTimes(w, c, r.Times)
+	printTimes(w, c, r.Times, r.Ran)
 	if c.Analyze {
 		a := r.Analysis
 		fmt.Fprintf(w, "A against the open-card solver on the true deal:\n")

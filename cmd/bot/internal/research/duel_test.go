@@ -1,6 +1,11 @@
 package research
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/kontermatt/kontermatt/core/robot"
+)
 
 // The win share of the pairs and its interval; the percentiles the timing lines print.
 func TestDuelResultStatistics(t *testing.T) {
@@ -14,5 +19,34 @@ func TestDuelResultStatistics(t *testing.T) {
 	}
 	if p := percentile([]float64{1, 2, 3, 4}, 0.5); p != 2 {
 		t.Errorf("p50 = %v", p)
+	}
+}
+
+// Beside each decision's wall-clock time the duel has its thread's running time (on Linux), which
+// a busy machine's waits do not lengthen: never longer than the wall clock's.
+func TestDuelTimesRunning(t *testing.T) {
+	if _, ok := threadRun(); !ok {
+		t.Skip("no thread running times here (Linux's schedstat)")
+	}
+	res, err := Duel(DuelConfig{A: robot.Normal, B: robot.Easy, Deals: 2, Seed: 5, Options: robot.Options{Worlds: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for side := range res.Times {
+		for k := range res.Times[side] {
+			if len(res.Ran[side][k]) != len(res.Times[side][k]) {
+				t.Fatalf("side %d %s: %d running times for %d decisions", side, kindNames[k], len(res.Ran[side][k]), len(res.Times[side][k]))
+			}
+			for i, r := range res.Ran[side][k] {
+				if r > res.Times[side][k][i]+0.01 {
+					t.Errorf("side %d %s decision %d ran %v ms in %v ms", side, kindNames[k], i, r, res.Times[side][k][i])
+				}
+			}
+		}
+	}
+	var out strings.Builder
+	res.Print(&out)
+	if !strings.Contains(out.String(), "ran-max") {
+		t.Errorf("the report has no running times:\n%s", out.String())
 	}
 }
