@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/internal/cpuclock"
 )
 
 // quick are small search settings for tests: few deals, no time limit, so decisions repeat.
@@ -117,9 +118,9 @@ func TestDecisionsKeepTheCap(t *testing.T) {
 		t.Helper()
 		wait0, _ := threadWait()
 		start := time.Now()
-		run0, sched := threadCPU() // inside the wall clock's interval: no longer than it
+		run0, sched := cpuclock.Thread() // inside the wall clock's interval: no longer than it
 		m := decide()
-		run1, _ := threadCPU()
+		run1, _ := cpuclock.Thread()
 		d := time.Since(start)
 		wait1, _ := threadWait()
 		ran, off := d, time.Duration(0)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/robot/dd"
+	"github.com/kontermatt/kontermatt/internal/cpuclock"
 )
 
 // When few deals remain the searcher lists them all: its card must then be worth the most over
@@ -236,12 +237,12 @@ func benchDecisions(b *testing.B, o Options) {
 		for g.Phase() != core.PhaseOver {
 			s := g.ToMove()
 			v := g.View(s)
-			c0, cpuOK := threadCPU()
+			c0, cpuOK := cpuclock.Thread()
 			t0 := time.Now()
 			m := ps[s].Decide(context.Background(), v)
 			if v.Phase == core.PhasePlay && v.Legal.Len() > 1 {
 				ms = append(ms, float64(time.Since(t0).Microseconds())/1000)
-				if c1, _ := threadCPU(); cpuOK {
+				if c1, _ := cpuclock.Thread(); cpuOK {
 					cpu = append(cpu, float64((c1-c0).Microseconds())/1000)
 				}
 			}

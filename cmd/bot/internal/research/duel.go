@@ -14,6 +14,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/robot"
 	"github.com/kontermatt/kontermatt/core/robot/dd"
+	"github.com/kontermatt/kontermatt/internal/cpuclock"
 )
 
 // DuelConfig says who plays whom, on how many deals.
@@ -154,9 +155,9 @@ func (w *duelWorker) playOut(cfg DuelConfig, g *core.Game, aTeam core.Team, view
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		t0 := time.Now()
-		r0, sched := threadRun() // inside the wall clock's interval: no longer than it
+		r0, sched := cpuclock.Thread() // inside the wall clock's interval: no longer than it
 		m := p.Decide(ctx, v)
-		r1, _ := threadRun()
+		r1, _ := cpuclock.Thread()
 		dt := time.Since(t0)
 		cancel()
 		w.times[side][kind] = append(w.times[side][kind], float64(dt.Microseconds())/1000)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kontermatt/kontermatt/core/robot"
+	"github.com/kontermatt/kontermatt/internal/cpuclock"
 )
 
 // The win share of the pairs and its interval; the percentiles the timing lines print.
@@ -25,7 +26,7 @@ func TestDuelResultStatistics(t *testing.T) {
 // Beside each decision's wall-clock time the duel has its thread's running time (on Linux), which
 // a busy machine's waits do not lengthen: never longer than the wall clock's.
 func TestDuelTimesRunning(t *testing.T) {
-	if _, ok := threadRun(); !ok {
+	if _, ok := cpuclock.Thread(); !ok {
 		t.Skip("no thread running times here (Linux's schedstat)")
 	}
 	res, err := Duel(DuelConfig{A: robot.Normal, B: robot.Easy, Deals: 2, Seed: 5, Options: robot.Options{Worlds: 4}})

@@ -1,8 +1,0 @@
-//go:build !linux
-
-package research
-
-import "time"
-
-// threadRun is not measured outside Linux.
-func threadRun() (time.Duration, bool) { return 0, false }
