@@ -7,6 +7,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"github.com/kontermatt/kontermatt/storage/etcdstore/etcdtest"
 )
 
 // TestSlowMemberLeavesTheProbeUnsure: a member that takes a connection but does not answer in time
@@ -15,6 +17,8 @@ import (
 // (stopped) leave it sure. Before, a probe that no member answered in time refused every call for
 // a timeout: TestDoublePressesOnEtcd refused healthy presses as "unreachable" on a busy machine.
 func TestSlowMemberLeavesTheProbeUnsure(t *testing.T) {
+	// Before this test's clients, as Start does before the other tests'.
+	etcdtest.QuietGRPC()
 	silent, err := net.Listen("tcp", "127.0.0.1:0") // takes connections, never speaks gRPC
 	if err != nil {
 		t.Fatal(err)

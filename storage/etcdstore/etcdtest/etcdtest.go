@@ -53,10 +53,18 @@ type Member struct {
 
 var quietGRPC sync.Once
 
+// QuietGRPC silences gRPC's own log for the test binary, once. It must come before the binary's
+// first gRPC connection: the logger is a global that gRPC's goroutines read without a lock, so
+// setting it later is a data race. Start calls it; a test that dials members without a Cluster
+// calls it first.
+func QuietGRPC() {
+	quietGRPC.Do(func() { grpclog.SetLoggerV2(grpclog.NewLoggerV2(io.Discard, io.Discard, io.Discard)) })
+}
+
 // Start starts a cluster and waits until it has a leader; it is stopped when the test ends.
 func Start(tb testing.TB, opts Options) *Cluster {
 	tb.Helper()
-	quietGRPC.Do(func() { grpclog.SetLoggerV2(grpclog.NewLoggerV2(io.Discard, io.Discard, io.Discard)) })
+	QuietGRPC()
 	if opts.Members == 0 {
 		opts.Members = 3
 	}
