@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/places"
 	"github.com/kontermatt/kontermatt/core/privacy"
 )
 
@@ -159,7 +160,7 @@ func (s *Service) forget1(id string, held context.Context) (int, error) {
 	}
 	// The settings of the person's private chats go with them.
 	for _, key := range slices.Sorted(maps.Keys(f.private)) {
-		out.KV = append(out.KV, KVEntry{Bucket: bucketPlaces, Key: key})
+		out.KV = append(out.KV, KVEntry{Bucket: places.Bucket, Key: key})
 	}
 
 	if s.cfg.League != nil {
@@ -199,9 +200,7 @@ func (s *Service) forget1(id string, held context.Context) (int, error) {
 	s.users.Forget(id)
 	// A vote is given at a table one sits at: the person's are at the places of those tables.
 	for _, key := range seatedAt {
-		if err := s.changeProposal(held, key, func(p *proposal) {
-			p.Votes = slices.DeleteFunc(p.Votes, func(v string) bool { return v == id })
-		}); err != nil {
+		if err := s.places.Unvote(held, key, id); err != nil {
 			s.cfg.Log.Error("forgetting a vote on a place's settings", "err", err)
 		}
 	}
