@@ -171,8 +171,12 @@ func moveVerb(kind actedKind) verbSpec {
 
 // AdminMatters reports whether a chat admin may do more with the verb than others (act without a
 // seat, stop at once, set the house rules): a platform where asking costs a request (Telegram's
-// getChatMember) asks only for these, before the command reaches the service.
-func AdminMatters(v Verb) bool { return verbs[v].admin }
+// getChatMember) asks only for these, before the command reaches the service. A verb
+// registered from outside the engine (OutsideVerb.Admin) counts as the engine's own do.
+func (s *Service) AdminMatters(v Verb) bool {
+	spec, _ := s.spec(v)
+	return spec.admin
+}
 
 // stale reports whether a button press comes too late: made before its presser's last accepted
 // command of its kind, or (for a game move) in an earlier game.
