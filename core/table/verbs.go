@@ -116,9 +116,8 @@ var verbs = map[Verb]verbSpec{
 	VerbHelp:  {scope: scopeNone, run: (*Service).help},
 	VerbRules: {scope: scopeNone, run: (*Service).rules},
 
-	VerbNew:      {scope: scopePlace, run: (*Service).open, person: true},
-	VerbLearn:    {scope: scopePlace, run: (*Service).learn, person: true},
-	VerbSettings: {scope: scopePlace, run: (*Service).settingsVerb, admin: true},
+	VerbNew:   {scope: scopePlace, run: (*Service).open, person: true},
+	VerbLearn: {scope: scopePlace, run: (*Service).learn, person: true},
 
 	VerbJoin: {scope: scopeTable, run: (*Service).join, person: true, acted: actedTable, allowed: in(StatusLobby),
 		notAllowed: "err.not_in_lobby", turns: true},
