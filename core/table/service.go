@@ -129,9 +129,8 @@ type Service struct {
 	byPlace map[string]string // place key → the place's current table
 	src     io.Reader         // randomness for table IDs and secrets (random.go)
 
-	// forgetMu lets one Forget of this copy run at a time: each writes back the records it read
-	// (across copies, the lease forgetLease does).
-	forgetMu sync.Mutex
+	// forgetter forgets people (Forget): core/privacy's, with the engine's part (forget.go).
+	forgetter *privacy.Forgetter
 
 	outside map[Verb]verbSpec // Config.Verbs, by verb
 
@@ -335,6 +334,7 @@ func New(cfg Config) *Service {
 	}
 	s.users = privacy.NewBook(ctx, cfg.KV, cfg.Log)
 	s.places = places.New(cfg.KV, cfg.Log)
+	s.forgetter = s.newForgetter()
 	s.view = renderer{surfaces: cfg.Surfaces, chosen: s.users.Lang}
 	s.tutor = tutor{coach: cfg.Coach, langOf: s.view.personLang, wants: func(id string) bool { return s.users.Get(id).Coach }}
 	if cfg.Shared {
