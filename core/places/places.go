@@ -90,16 +90,40 @@ func (b *Book) Get(ctx context.Context, place string) Settings {
 	return ps
 }
 
-// Set keeps a place's settings.
-func (b *Book) Set(ctx context.Context, place string, ps Settings) error {
+// Change changes a place's settings as f says, from those stored now, again if another copy
+// (another admin at once) changed them meanwhile, so that neither change is lost; by
+// compare-and-swap where the KV can (store.Swapper). It gives the settings as kept.
+func (b *Book) Change(ctx context.Context, place string, f func(*Settings)) (Settings, error) {
 	if b.kv == nil {
-		return nil
+		var ps Settings
+		f(&ps)
+		return ps, nil
 	}
-	data, err := json.Marshal(ps)
-	if err != nil {
-		return err
+	sw, swaps := b.kv.(store.Swapper)
+	for attempt := 1; ; attempt++ {
+		raw, found, err := b.kv.Get(ctx, Bucket, place)
+		if err != nil {
+			return Settings{}, err
+		}
+		var ps Settings
+		if found && json.Unmarshal(raw, &ps) != nil {
+			ps = Settings{} // ones that do not read give way, as Get reads them
+		}
+		if !found {
+			raw = nil
+		}
+		f(&ps)
+		next, err := json.Marshal(ps)
+		if err != nil {
+			return Settings{}, err
+		}
+		if !swaps {
+			return ps, b.kv.Put(ctx, Bucket, place, next)
+		}
+		if _, err = sw.Swap(ctx, Bucket, place, raw, next); !errors.Is(err, store.ErrConflict) || attempt == maxSwaps {
+			return ps, err
+		}
 	}
-	return b.kv.Put(ctx, Bucket, place, data)
 }
 
 // Vote counts a vote of voter's for change (the settings as they would be, in one string) at a

@@ -24,6 +24,15 @@ func (k *racingKV) Swap(ctx context.Context, bucket, key string, old, value []by
 	return k.Store.Swap(ctx, bucket, key, old, value)
 }
 
+// Put is written over by someone else a moment before, as Swap is.
+func (k *racingKV) Put(ctx context.Context, bucket, key string, value []byte) error {
+	if f := k.other; f != nil {
+		k.other = nil
+		f()
+	}
+	return k.Store.Put(ctx, bucket, key, value)
+}
+
 // TestVotesAtOnceCount: two of the three people at a place's table vote for one change at once,
 // at two copies of the bot; both votes count (compare-and-swap), and the third one's makes it.
 func TestVotesAtOnceCount(t *testing.T) {
@@ -77,7 +86,9 @@ func TestSettings(t *testing.T) {
 	if got := b.Get(ctx, "tg:g"); got.Lang != "" || got.Options != nil {
 		t.Errorf("no settings: %+v", got)
 	}
-	if err := b.Set(ctx, "tg:g", places.Settings{Options: map[string]string{"stripes": "3"}, Lang: "lb"}); err != nil {
+	if _, err := b.Change(ctx, "tg:g", func(ps *places.Settings) {
+		*ps = places.Settings{Options: map[string]string{"stripes": "3"}, Lang: "lb"}
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if got := b.Get(ctx, "tg:g"); got.Lang != "lb" || !slices.Equal(got.Args(), []string{"stripes=3"}) {
@@ -86,5 +97,28 @@ func TestSettings(t *testing.T) {
 	kv.Put(ctx, places.Bucket, "tg:h", []byte("{not json"))
 	if got := b.Get(ctx, "tg:h"); got.Lang != "" || got.Options != nil {
 		t.Errorf("settings that do not read: %+v", got)
+	}
+}
+
+// TestChangesAtOnceAreBothKept: two admins change a place's settings at once at two copies of
+// the bot, one the stripes, the other the language; both changes are kept (compare-and-swap from
+// the settings stored now), where reading and then writing lost the first.
+func TestChangesAtOnceAreBothKept(t *testing.T) {
+	ctx := t.Context()
+	kv := &racingKV{Store: mem.New()}
+	mine, other := places.New(kv, nil), places.New(kv, nil)
+	kv.other = func() {
+		if _, err := other.Change(ctx, "tg:g", func(ps *places.Settings) { ps.Lang = "de" }); err != nil {
+			t.Error(err)
+		}
+	}
+	kept, err := mine.Change(ctx, "tg:g", func(ps *places.Settings) { ps.Options = map[string]string{"stripes": "3"} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, got := range []places.Settings{kept, places.New(kv, nil).Get(ctx, "tg:g")} {
+		if got.Lang != "de" || got.Options["stripes"] != "3" {
+			t.Errorf("after two changes at once: %+v, want both", got)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 
@@ -51,10 +52,8 @@ func (s *Settings) settings(ctx context.Context, r *table.Request) ([]table.Mess
 		}
 		return []table.Message{r.Reply(table.KindReply, text+"\n"+i18n.T(lang, "settings.how"))}, nil
 	}
-	next := places.Settings{Options: map[string]string{}, Lang: cur.Lang}
-	for k, v := range cur.Options {
-		next.Options[k] = v
-	}
+	// What the command changes: the language, and the options it names.
+	chosenLang, named := "", map[string]string{}
 	var optArgs []string
 	for _, a := range r.Args {
 		k, v, _ := strings.Cut(a, "=")
@@ -63,7 +62,7 @@ func (s *Settings) settings(ctx context.Context, r *table.Request) ([]table.Mess
 			if l == "" {
 				return nil, table.Refuse("err.bad_lang", v)
 			}
-			next.Lang = l
+			chosenLang = l
 			continue
 		}
 		optArgs = append(optArgs, a)
@@ -75,9 +74,22 @@ func (s *Settings) settings(ctx context.Context, r *table.Request) ([]table.Mess
 	for _, a := range optArgs {
 		k, _, _ := strings.Cut(a, "=")
 		if o, ok := options.Named(strings.TrimSpace(k)); ok {
-			next.Options[o.Key] = o.In(parsed)
+			named[o.Key] = o.In(parsed)
 		}
 	}
+	apply := func(ps *places.Settings) {
+		opts := maps.Clone(ps.Options)
+		if opts == nil {
+			opts = map[string]string{}
+		}
+		maps.Copy(opts, named)
+		ps.Options = opts
+		if chosenLang != "" {
+			ps.Lang = chosenLang
+		}
+	}
+	next := cur
+	apply(&next)
 	change := strings.Join(append(next.Args(), "lang="+next.Lang), " ")
 	if !r.Admin {
 		// Every person at the place's table must ask for the same change.
@@ -94,10 +106,13 @@ func (s *Settings) settings(ctx context.Context, r *table.Request) ([]table.Mess
 			return []table.Message{r.Reply(table.KindNotice, i18n.T(lang, "settings.vote", r.Actor.Name, votes, need))}, nil
 		}
 	}
-	if err := s.Places.Set(ctx, key, next); err != nil {
+	// Made from the settings stored now: another change meanwhile (an admin at another copy)
+	// is kept beside this one.
+	kept, err := s.Places.Change(ctx, key, apply)
+	if err != nil {
 		s.Log.Error("saving a place's settings", "err", err)
 		return nil, table.NotStored(err)
 	}
-	opts, _ := options.Parse(next.Args())
+	opts, _ := options.Parse(kept.Args())
 	return []table.Message{r.Reply(table.KindNotice, i18n.T(lang, "settings.saved")+"\n"+options.Line(lang, opts))}, nil
 }
