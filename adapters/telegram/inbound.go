@@ -93,7 +93,7 @@ func (a *Adapter) onMessage(ctx context.Context, u update) error {
 		return nil
 	}
 	unchecked := false
-	if table.AdminMatters(verb) && !private && !anonymous {
+	if a.Service().AdminMatters(verb) && !private && !anonymous {
 		cmd.Admin, unchecked = a.isAdmin(chat, m.From.ID)
 	}
 	replies, err := a.Service().Handle(ctx, cmd)
@@ -248,7 +248,7 @@ func (a *Adapter) onCallback(ctx context.Context, u update) (failed error) {
 	// The presser comes from the update (never an anonymous admin: presses are always a
 	// person's), so an admin's rights hold for a press as for a typed command.
 	unchecked := false
-	if table.AdminMatters(act.Verb) && !private {
+	if a.Service().AdminMatters(act.Verb) && !private {
 		cmd.Admin, unchecked = a.isAdmin(chat, user)
 	}
 	var lines []string

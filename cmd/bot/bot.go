@@ -135,7 +135,7 @@ func (m *Main) Open(ctx context.Context) error {
 		Surfaces: map[string]table.Surface{terminal.Platform: terminal.Surface},
 		// Every adapter's, running or not: a person is forgotten from a platform served before too.
 		People: []table.People{telegram.People, discord.People}}
-	verbset.Wire(&tcfg) // the league's, privacy and coach verbs, with the league the engine teaches
+	verbset.Wire(&tcfg) // the league's, privacy, settings and coach verbs, with the league the engine teaches
 	m.Service = table.New(tcfg)
 	met.Watch(m.Service, platforms(m.chats))
 	met.ReadBackups(store, m.Log) // a backup by another process or copy shows too

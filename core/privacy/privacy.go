@@ -1,6 +1,7 @@
 // Package privacy keeps what people chose for themselves (their language, whether they are
 // ranked, the coach's reviews), whatever table they sit at: a Book in front of the KV, changed by
-// compare-and-swap, which forgetting a person empties of them.
+// compare-and-swap, which forgetting a person empties of them; and forgetting a person itself
+// (Forgetter, forget.go), which asks the table engine only for its part under a table's lock.
 package privacy
 
 import (

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kontermatt/kontermatt/core/privacy"
 )
 
 // Place is where a table lives: one chat (and optional thread) on one platform.
@@ -347,16 +349,5 @@ func (a Action) Command(place Place, actor Player, eventID string, private bool)
 }
 
 // People is how a platform's adapter keeps people in the KV, so that forgetting a person deletes
-// what it keeps about them (Config.People). Keys that name a person at a table follow the KV
-// convention and need no entry here.
-type People struct {
-	Platform string   // the platform of its places ("telegram")
-	Prefix   string   // its player IDs begin with it ("tg:"); what follows is the person's key
-	Buckets  []string // KV buckets keyed by the person's key alone
-}
-
-// Key gives the person's key on this platform, and false for a player ID of another platform.
-func (p People) Key(playerID string) (string, bool) {
-	key, ok := strings.CutPrefix(playerID, p.Prefix)
-	return key, ok && key != "" && p.Prefix != ""
-}
+// what it keeps about them (Config.People): core/privacy's.
+type People = privacy.People

@@ -67,7 +67,7 @@ func (s *Service) postSeasons(ctx context.Context) {
 		return
 	}
 	s.cfg.League.PostSeasons(ctx, Posting{Now: s.cfg.Now(), Hidden: s.hidden, Deliver: s.deliver,
-		Lang: func(ctx context.Context, placeKey string) string { return s.placeSettings(ctx, placeKey).Lang }})
+		Lang: func(ctx context.Context, placeKey string) string { return s.places.Get(ctx, placeKey).Lang }})
 }
 
 // sayAbout gives the text for key about the person id, named by its first argument; but when

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/privacy"
 )
 
@@ -73,6 +74,30 @@ func (r *Request) Retell(ctx context.Context) {
 		t.mu.Unlock()
 	}
 }
+
+// Seated gives the people seated at the table of the request's place, and there (not away), by
+// player ID: those who decide together what the place's settings become (core/places/verbs).
+// false: the place has no table. The table's lock is held for the reading alone.
+func (r *Request) Seated() ([]string, bool) {
+	s := r.Service
+	t, ok := s.table(s.TableAt(r.Place))
+	if !ok {
+		return nil, false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var people []string
+	for _, seat := range t.st.Seats {
+		if seat.Human() && !seat.Away {
+			people = append(people, seat.Player.ID)
+		}
+	}
+	return people, true
+}
+
+// OptionRefusal refuses a command whose options do not read (options.Parse's error), telling
+// the actor which option and what it takes, as new does.
+func OptionRefusal(e *options.Error) error { return optionRefusal(e) }
 
 // ParseLang reads the language of "lang [table] xx"; its error is a refusal (Refuse).
 func ParseLang(args []string) (string, error) {

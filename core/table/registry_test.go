@@ -66,6 +66,22 @@ func TestOutsideVerb(t *testing.T) {
 	})
 }
 
+// TestAdminMattersForAnOutsideVerb: a verb registered from outside the engine that an admin may
+// do more with is one the platform asks about the actor's rights for (Telegram's getChatMember),
+// as for the engine's own (stop); a verb without such a right is not. (Before, AdminMatters knew
+// the engine's verbs alone: an outside verb's Admin was never asked about, and an admin counted
+// as a member.)
+func TestAdminMattersForAnOutsideVerb(t *testing.T) {
+	run := func(context.Context, *Request) ([]Message, error) { return nil, nil }
+	svc := New(Config{Store: mem.New(), Verbs: []OutsideVerb{{Verb: "rules2", Place: true, Admin: true, Run: run}, {Verb: "echo", Run: run}}})
+	defer svc.Close()
+	for v, want := range map[Verb]bool{"rules2": true, "echo": false, VerbStop: true, VerbPlay: false, "nonsense": false} {
+		if got := svc.AdminMatters(v); got != want {
+			t.Errorf("AdminMatters(%s) = %v, want %v", v, got, want)
+		}
+	}
+}
+
 // TestOutsideVerbTwice: a verb registered twice, or one of the engine's registered again, is a
 // wiring mistake New refuses; only an engine verb's personal form (lang xx) may be registered
 // beside it, once.

@@ -18,6 +18,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/options"
+	"github.com/kontermatt/kontermatt/core/places"
 	"github.com/kontermatt/kontermatt/core/privacy"
 	"github.com/kontermatt/kontermatt/core/table/placement"
 )
@@ -128,15 +129,16 @@ type Service struct {
 	byPlace map[string]string // place key → the place's current table
 	src     io.Reader         // randomness for table IDs and secrets (random.go)
 
-	// forgetMu lets one Forget of this copy run at a time: each writes back the records it read
-	// (across copies, the lease forgetLease does).
-	forgetMu sync.Mutex
+	// forgetter forgets people (Forget): core/privacy's, with the engine's part (forget.go).
+	forgetter *privacy.Forgetter
 
 	outside map[Verb]verbSpec // Config.Verbs, by verb
 
 	users *privacy.Book // each person's own choices
 	view  renderer      // what the tables show (render.go)
 	tutor tutor         // what the coach is asked and the guided game says (coach.go)
+	// places are each place's own settings and the votes on them (core/places).
+	places *places.Book
 
 	// onPublish, when set (by this package's tests), sees each batch of messages with its table,
 	// under the table's lock, before delivery.
@@ -331,6 +333,8 @@ func New(cfg Config) *Service {
 		s.outside[v.Verb] = outsideSpec(v)
 	}
 	s.users = privacy.NewBook(ctx, cfg.KV, cfg.Log)
+	s.places = places.New(cfg.KV, cfg.Log)
+	s.forgetter = s.newForgetter()
 	s.view = renderer{surfaces: cfg.Surfaces, chosen: s.users.Lang}
 	s.tutor = tutor{coach: cfg.Coach, langOf: s.view.personLang, wants: func(id string) bool { return s.users.Get(id).Coach }}
 	if cfg.Shared {
@@ -1048,8 +1052,8 @@ func (s *Service) open(ctx context.Context, _ *tbl, c *call) *userError {
 		return refuse("err.new_in_private")
 	}
 	// The place's own settings come first; what new says overrides them.
-	house := s.placeSettings(ctx, cmd.Place.Key())
-	houseArgs := house.args()
+	house := s.places.Get(ctx, cmd.Place.Key())
+	houseArgs := house.Args()
 	if _, err := options.Parse(houseArgs); err != nil {
 		// Kept by an older version whose options differed: new tables start from the defaults.
 		s.cfg.Log.Warn("a place's settings no longer read; ignoring them", "place", cmd.Place.Key(), "err", err)

@@ -116,9 +116,8 @@ var verbs = map[Verb]verbSpec{
 	VerbHelp:  {scope: scopeNone, run: (*Service).help},
 	VerbRules: {scope: scopeNone, run: (*Service).rules},
 
-	VerbNew:      {scope: scopePlace, run: (*Service).open, person: true},
-	VerbLearn:    {scope: scopePlace, run: (*Service).learn, person: true},
-	VerbSettings: {scope: scopePlace, run: (*Service).settingsVerb, admin: true},
+	VerbNew:   {scope: scopePlace, run: (*Service).open, person: true},
+	VerbLearn: {scope: scopePlace, run: (*Service).learn, person: true},
 
 	VerbJoin: {scope: scopeTable, run: (*Service).join, person: true, acted: actedTable, allowed: in(StatusLobby),
 		notAllowed: "err.not_in_lobby", turns: true},
@@ -171,8 +170,12 @@ func moveVerb(kind actedKind) verbSpec {
 
 // AdminMatters reports whether a chat admin may do more with the verb than others (act without a
 // seat, stop at once, set the house rules): a platform where asking costs a request (Telegram's
-// getChatMember) asks only for these, before the command reaches the service.
-func AdminMatters(v Verb) bool { return verbs[v].admin }
+// getChatMember) asks only for these, before the command reaches the service. A verb
+// registered from outside the engine (OutsideVerb.Admin) counts as the engine's own do.
+func (s *Service) AdminMatters(v Verb) bool {
+	spec, _ := s.spec(v)
+	return spec.admin
+}
 
 // stale reports whether a button press comes too late: made before its presser's last accepted
 // command of its kind, or (for a game move) in an earlier game.

@@ -17,6 +17,9 @@ type Service interface {
 	Handle(ctx context.Context, cmd table.Command) ([]table.Message, error)
 	// Picture renders the picture a message names (PNG) with its alt text.
 	Picture(ctx context.Context, m table.Message, dark bool) (png []byte, alt string, err error)
+	// AdminMatters reports whether a chat admin may do more with a verb than others: the
+	// platform asks about the actor's rights for these alone (see table.Service.AdminMatters).
+	AdminMatters(v table.Verb) bool
 	// TableAt gives the ID of a place's current table, or "".
 	TableAt(p table.Place) string
 	// PlaceOf gives the place of a live table.

@@ -1,5 +1,5 @@
 // Package verbset registers the verbs answered outside the engine (table.Config.Verbs): the
-// league's, the privacy verbs and the coach's, with what they share with the service (the
+// league's, the privacy verbs, the place's settings and the coach's, with what they share with the service (the
 // league). The bot's wiring and the tests' services (tabletest.New) call the one Wire, so a test
 // answers what the bot does.
 package verbset
@@ -10,6 +10,8 @@ import (
 	coachverbs "github.com/kontermatt/kontermatt/core/coach/verbs"
 	"github.com/kontermatt/kontermatt/core/league/keeper"
 	leagueverbs "github.com/kontermatt/kontermatt/core/league/verbs"
+	"github.com/kontermatt/kontermatt/core/places"
+	placeverbs "github.com/kontermatt/kontermatt/core/places/verbs"
 	privacyverbs "github.com/kontermatt/kontermatt/core/privacy/verbs"
 	"github.com/kontermatt/kontermatt/core/table"
 )
@@ -35,5 +37,6 @@ func Wire(cfg *table.Config) {
 	p := &privacyverbs.People{League: k.Cache, Retention: cfg.Retention, Log: log}
 	cfg.Verbs = append(cfg.Verbs, l.Verbs()...)
 	cfg.Verbs = append(cfg.Verbs, p.Verbs()...)
+	cfg.Verbs = append(cfg.Verbs, (&placeverbs.Settings{Places: places.New(kv, log), Log: log}).Verbs()...)
 	cfg.Verbs = append(cfg.Verbs, coachverbs.Verbs(cfg.Coach, log)...)
 }
