@@ -316,12 +316,6 @@ type placeClaim struct {
 // it (a commit gives up within the store's timeout, seconds), or died before it did.
 const claimPending = 30 * time.Second
 
-// claims gives the KV as a Swapper, if it is one (every store of the repository is).
-func (s *Service) claims() (Swapper, bool) {
-	sw, ok := s.cfg.KV.(Swapper)
-	return sw, ok
-}
-
 // placeClaims are the places' claims (bucketClaims), moved by compare-and-swap over the KV's
 // Swapper: all a claim needs is the KV, the clock and the log, not the tables. Without a Swapper
 // no claim is kept, and the service's own index decides, as the only copy's may.
