@@ -1,46 +1,22 @@
 package places_test
 
 import (
-	"context"
 	"slices"
 	"testing"
 
 	"github.com/kontermatt/kontermatt/core/places"
 	"github.com/kontermatt/kontermatt/storage/mem"
+	"github.com/kontermatt/kontermatt/storage/storagetest"
 )
-
-// racingKV is a KV whose first Swap finds the entry changed by someone else a moment before (as
-// another copy of the bot, where another person at the table votes at the same time).
-type racingKV struct {
-	*mem.Store
-	other func()
-}
-
-func (k *racingKV) Swap(ctx context.Context, bucket, key string, old, value []byte) ([]byte, error) {
-	if f := k.other; f != nil {
-		k.other = nil
-		f()
-	}
-	return k.Store.Swap(ctx, bucket, key, old, value)
-}
-
-// Put is written over by someone else a moment before, as Swap is.
-func (k *racingKV) Put(ctx context.Context, bucket, key string, value []byte) error {
-	if f := k.other; f != nil {
-		k.other = nil
-		f()
-	}
-	return k.Store.Put(ctx, bucket, key, value)
-}
 
 // TestVotesAtOnceCount: two of the three people at a place's table vote for one change at once,
 // at two copies of the bot; both votes count (compare-and-swap), and the third one's makes it.
 func TestVotesAtOnceCount(t *testing.T) {
 	ctx := t.Context()
-	kv := &racingKV{Store: mem.New()}
+	kv := storagetest.NewRacingKV()
 	mine, other := places.New(kv, nil), places.New(kv, nil)
 	seated := []string{"ann", "bob", "cy"}
-	kv.other = func() {
+	kv.Meanwhile = func() {
 		if _, _, err := other.Vote(ctx, "tg:g", "bob", seated, "stripes=3"); err != nil {
 			t.Error(err)
 		}
@@ -105,9 +81,9 @@ func TestSettings(t *testing.T) {
 // the settings stored now), where reading and then writing lost the first.
 func TestChangesAtOnceAreBothKept(t *testing.T) {
 	ctx := t.Context()
-	kv := &racingKV{Store: mem.New()}
+	kv := storagetest.NewRacingKV()
 	mine, other := places.New(kv, nil), places.New(kv, nil)
-	kv.other = func() {
+	kv.Meanwhile = func() {
 		if _, err := other.Change(ctx, "tg:g", func(ps *places.Settings) { ps.Lang = "de" }); err != nil {
 			t.Error(err)
 		}

@@ -1,38 +1,22 @@
 package privacy_test
 
 import (
-	"context"
 	"log/slog"
 	"testing"
 
 	"github.com/kontermatt/kontermatt/core/privacy"
-	"github.com/kontermatt/kontermatt/storage/mem"
+	"github.com/kontermatt/kontermatt/storage/storagetest"
 )
-
-// racingKV is a KV whose first Swap finds the entry changed by someone else a moment before (as
-// another copy of the bot, or another command of the same person's, may change it).
-type racingKV struct {
-	*mem.Store
-	other func()
-}
-
-func (k *racingKV) Swap(ctx context.Context, bucket, key string, old, value []byte) ([]byte, error) {
-	if f := k.other; f != nil {
-		k.other = nil
-		f()
-	}
-	return k.Store.Swap(ctx, bucket, key, old, value)
-}
 
 // TestAChangeMeanwhileIsKept: two changes of one person's choices at once each keep the other's:
 // the later finds the entry moved (compare-and-swap), reads it again and changes that. Both
 // books, and a third reading the KV afresh, then see both.
 func TestAChangeMeanwhileIsKept(t *testing.T) {
 	ctx := t.Context()
-	kv := &racingKV{Store: mem.New()}
+	kv := storagetest.NewRacingKV()
 	log := slog.New(slog.DiscardHandler)
 	mine, other := privacy.NewBook(ctx, kv, log), privacy.NewBook(ctx, kv, log)
-	kv.other = func() {
+	kv.Meanwhile = func() {
 		if err := other.Change(ctx, "tg:1", func(c *privacy.Choices) { c.Lang = "lb" }); err != nil {
 			t.Error(err)
 		}
