@@ -8,6 +8,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/kontermatt/kontermatt/cmd/bot/internal/ops"
@@ -80,8 +82,11 @@ func runBackup(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return code
 	}
 	if cfg.Store == "etcd" {
-		// A one-shot subcommand: its work lives as long as the process (as migrate's).
-		return backupEtcd(context.Background(), cfg, out, stdout, stderr)
+		// A one-shot subcommand owns its work's lifetime: the process's, ended early by Ctrl-C or
+		// SIGTERM, which stop the reading from etcd rather than leave it to its timeout.
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return backupEtcd(ctx, cfg, out, stdout, stderr)
 	}
 	// Read-only: a backup never creates a database where there is none, nor writes into one.
 	store, err := storage.Open(cfg.Database, storage.Options{Timeout: 200 * time.Millisecond, ReadOnly: true})

@@ -102,7 +102,7 @@ func TestDoublePressIsAppliedOnce(t *testing.T) {
 		}
 		tables = append(tables, tb)
 	}
-	once, err := tabletest.DoublePresses(svcs, tables, 10)
+	once, err := tabletest.DoublePresses(t.Context(), svcs, tables, 10)
 	if err != nil || once != 200 {
 		t.Errorf("%d of 200 double presses applied one press: %v", once, err)
 	}

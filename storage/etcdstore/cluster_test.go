@@ -155,7 +155,7 @@ func TestDoublePressesOnEtcd(t *testing.T) {
 		tbs, ids = append(tbs, tb), append(ids, tb.ID)
 	}
 	start := time.Now()
-	once, err := tabletest.DoublePresses(svcs, tbs, rounds)
+	once, err := tabletest.DoublePresses(t.Context(), svcs, tbs, rounds)
 	if err != nil || once != tables*rounds {
 		t.Fatalf("%d of %d double presses applied one press: %v", once, tables*rounds, err)
 	}

@@ -196,8 +196,7 @@ func OpenRobots(tb testing.TB, svc *table.Service, place table.Place, opts ...st
 // their move's button twice at once, each press at another copy (of the first two): both presses
 // carry the table's sequence number, as two clicks on one button do. It gives how many double
 // presses had exactly one press applied; one with both applied, or none, is an error.
-func DoublePresses(svcs []*table.Service, tables []Table, rounds int) (once int, err error) {
-	ctx := context.Background()
+func DoublePresses(ctx context.Context, svcs []*table.Service, tables []Table, rounds int) (once int, err error) {
 	var mu sync.Mutex
 	var errs []error
 	var wg sync.WaitGroup
@@ -216,7 +215,7 @@ func DoublePresses(svcs []*table.Service, tables []Table, rounds int) (once int,
 					pair.Go(func() {
 						press := cmd
 						press.EventID = fmt.Sprintf("press-%d-%d-%d", ti, r, c)
-						rs, err := svcs[c].Handle(context.Background(), press)
+						rs, err := svcs[c].Handle(ctx, press)
 						applied[c] = len(rs) == 0 || rs[0].Kind != table.KindError
 						if !applied[c] && len(rs) > 0 {
 							why[c] = fmt.Sprintf("%s (%v)", rs[0].Reason, err)
