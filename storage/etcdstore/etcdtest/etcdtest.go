@@ -5,6 +5,7 @@ package etcdtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -38,6 +39,9 @@ type Cluster struct {
 	tb      testing.TB
 	opts    Options
 	initial string // the initial cluster: name=peer URL, ...
+	// ready bounds the wait for a starting member to serve; 0: 30 s (a member under -race on a
+	// busy machine may need many seconds). Only this package's tests shorten it.
+	ready   time.Duration
 	Members []*Member
 }
 
@@ -79,16 +83,34 @@ func Start(tb testing.TB, opts Options) *Cluster {
 	}
 	c.initial = strings.Join(initial, ",")
 	tb.Cleanup(c.Close)
-	errs := make(chan error, len(c.Members))
-	for _, m := range c.Members {
-		go func() { errs <- c.start(m) }()
-	}
-	for range c.Members {
-		if err := <-errs; err != nil {
-			tb.Fatalf("etcdtest: %v", err)
-		}
+	if err := c.startAll(c.Members); err != nil {
+		tb.Fatalf("etcdtest: %v", err)
 	}
 	return c
+}
+
+// startAll starts members at once (a restarted cluster needs them together for a quorum) and
+// returns when every start has ended, failed ones included. Failing the test on the first error
+// instead would end the test while the others still start: its cleanup then removes their
+// directories under them, and a member that opens its database in a removed directory panics,
+// which ends the whole test binary and hides the first error.
+func (c *Cluster) startAll(members []*Member) error {
+	errs := make(chan error, len(members))
+	for _, m := range members {
+		go func() { errs <- c.start(m) }()
+	}
+	var all []error
+	for range members {
+		all = append(all, <-errs)
+	}
+	return errors.Join(all...)
+}
+
+func (c *Cluster) readyWithin() time.Duration {
+	if c.ready == 0 {
+		return 30 * time.Second
+	}
+	return c.ready
 }
 
 // freeAddr finds a loopback port nobody listens on.
@@ -141,14 +163,19 @@ func (c *Cluster) start(m *Member) error {
 	if err != nil {
 		return fmt.Errorf("member %s: %w", m.Name, err)
 	}
+	// A member that is not ready is stopped hard before it is closed: embed's Close waits for the
+	// client servers, which start only once the member is ready or stopping, so Close alone would
+	// wait forever.
 	select {
 	case <-e.Server.ReadyNotify():
 	case err := <-e.Err():
+		e.Server.HardStop()
 		e.Close()
 		return fmt.Errorf("member %s: %w", m.Name, err)
-	case <-time.After(30 * time.Second):
+	case <-time.After(c.readyWithin()):
+		e.Server.HardStop()
 		e.Close()
-		return fmt.Errorf("member %s did not become ready in 30 s", m.Name)
+		return fmt.Errorf("member %s did not become ready in %v", m.Name, c.readyWithin())
 	}
 	m.mu.Lock()
 	m.e = e
@@ -198,14 +225,8 @@ func (c *Cluster) RestartAll() {
 		}
 		m.mu.Unlock()
 	}
-	errs := make(chan error, len(stopped))
-	for _, m := range stopped {
-		go func() { errs <- c.start(m) }()
-	}
-	for range stopped {
-		if err := <-errs; err != nil {
-			c.tb.Fatalf("etcdtest: %v", err)
-		}
+	if err := c.startAll(stopped); err != nil {
+		c.tb.Fatalf("etcdtest: %v", err)
 	}
 }
 
