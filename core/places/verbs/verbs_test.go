@@ -1,0 +1,232 @@
+package verbs_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/options"
+	"github.com/kontermatt/kontermatt/core/places"
+	"github.com/kontermatt/kontermatt/core/places/verbs"
+	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/storage/mem"
+)
+
+// settings through its seam: registered in a service's Config.Verbs, answering the commands
+// Handle is given. The only fake is of the engine's port: a memory store, whose compare-and-swap
+// a test may make fail.
+
+var (
+	cafe = table.Place{Platform: "telegram", Chat: "-100", Title: "Café"}
+	ann  = table.Player{ID: "tg:1", Name: "Ann"}
+	ben  = table.Player{ID: "tg:2", Name: "Ben"}
+	cleo = table.Player{ID: "tg:3", Name: "Cleo"}
+)
+
+// failing is the memory store, but Swap (how places.Book writes) gives swap when it is set.
+type failing struct {
+	*mem.Store
+	swap error
+}
+
+func (f *failing) Swap(ctx context.Context, bucket, key string, old, value []byte) ([]byte, error) {
+	if f.swap != nil {
+		return nil, f.swap
+	}
+	return f.Store.Swap(ctx, bucket, key, old, value)
+}
+
+// outbox keeps what the service delivers.
+type outbox struct {
+	mu   sync.Mutex
+	msgs []table.Message
+}
+
+func (o *outbox) Deliver(_ context.Context, msgs []table.Message) {
+	o.mu.Lock()
+	o.msgs = append(o.msgs, msgs...)
+	o.mu.Unlock()
+}
+
+type fixture struct {
+	svc   *table.Service
+	store *failing
+	out   *outbox
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	f := &fixture{store: &failing{Store: mem.New()}, out: &outbox{}}
+	s := &verbs.Settings{Places: places.New(f.store, nil)}
+	f.svc = table.New(table.Config{Store: f.store, Verbs: s.Verbs(), Outboxes: map[string]table.Outbox{"telegram": f.out}})
+	t.Cleanup(f.svc.Close)
+	return f
+}
+
+func (f *fixture) handle(t *testing.T, c table.Command) ([]table.Message, error) {
+	t.Helper()
+	if c.Place == (table.Place{}) {
+		c.Place = cafe
+	}
+	return f.svc.Handle(t.Context(), c)
+}
+
+func (f *fixture) ask(t *testing.T, c table.Command) table.Message {
+	t.Helper()
+	msgs, err := f.handle(t, c)
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("%s %v: %d messages, err %v: %+v", c.Verb, c.Args, len(msgs), err, msgs)
+	}
+	return msgs[0]
+}
+
+// seated opens a table at the café with Ann and Ben at it (its lobby).
+func seated(t *testing.T, f *fixture) {
+	t.Helper()
+	for _, c := range []table.Command{{Actor: ann, Verb: table.VerbNew}, {Actor: ben, Verb: table.VerbJoin}} {
+		if msgs, err := f.handle(t, c); err != nil || len(msgs) > 0 && msgs[0].Kind == table.KindError {
+			t.Fatalf("%s: %v %+v", c.Verb, err, msgs)
+		}
+	}
+}
+
+func settings(p table.Player, args ...string) table.Command {
+	return table.Command{Actor: p, Verb: table.VerbSettings, Args: args}
+}
+
+func admin(p table.Player, args ...string) table.Command {
+	c := settings(p, args...)
+	c.Admin = true
+	return c
+}
+
+func de(p table.Player) table.Player { p.Locale = "de"; return p }
+
+// line is how the reply lists options typed as args.
+func line(lang string, args ...string) string {
+	o, err := options.Parse(args)
+	if err != nil {
+		panic(err)
+	}
+	return options.Line(lang, o)
+}
+
+func TestSettings(t *testing.T) {
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, f *fixture)
+		cmd   table.Command
+		// The one reply: its kind, Reason, texts it must and must not hold; Handle's error.
+		kind        table.Kind
+		reason      string
+		has, hasNot []string
+		err         error
+	}{
+		{name: "shown to anyone", cmd: settings(cleo),
+			kind: table.KindReply, has: []string{i18n.T("en", "settings.title", "Café"), line("en"), i18n.T("en", "settings.how")},
+			hasNot: []string{i18n.T("en", "settings.lang", "")}},
+		{name: "shown in the reader's language, as changed", setup: func(t *testing.T, f *fixture) {
+			f.ask(t, admin(ann, "stripes=3", "lang=lb"))
+		}, cmd: settings(de(cleo)),
+			kind: table.KindReply, has: []string{i18n.T("de", "settings.title", "Café"), line("de", "stripes=3"),
+				i18n.T("de", "settings.lang", i18n.T("lb", "lang.name"))}},
+		{name: "an admin changes them at once", cmd: admin(ann, "stripes=3"),
+			kind: table.KindNotice, has: []string{i18n.T("en", "settings.saved"), line("en", "stripes=3")}},
+		{name: "changes are kept beside earlier ones", setup: func(t *testing.T, f *fixture) {
+			f.ask(t, admin(ann, "stripes=3"))
+		}, cmd: admin(ann, "timer=relaxed"),
+			kind: table.KindNotice, has: []string{line("en", "stripes=3", "timer=relaxed")}},
+		{name: "not in a private chat", cmd: table.Command{Place: table.Place{Platform: "telegram", Chat: "1"}, Actor: de(ann),
+			Verb: table.VerbSettings, Admin: true, Private: true},
+			kind: table.KindError, reason: "settings.private", has: []string{i18n.T("de", "settings.private")}},
+		{name: "an option out of range", cmd: admin(de(ann), "stripes=99"),
+			kind: table.KindError, reason: "err.option.range", has: []string{"stripes", "20"}},
+		{name: "an unknown option", cmd: admin(ann, "colour=red"),
+			kind: table.KindError, reason: "err.option.unknown", has: []string{"colour"}},
+		{name: "an unknown language", cmd: admin(de(ann), "lang=xx"),
+			kind: table.KindError, reason: "err.bad_lang", has: []string{i18n.T("de", "err.bad_lang", "xx")}},
+		{name: "nobody seated, no admin", cmd: settings(de(ann), "stripes=3"),
+			kind: table.KindError, reason: "settings.who", has: []string{i18n.T("de", "settings.who")}},
+		{name: "not at the table", setup: seated, cmd: settings(cleo, "stripes=3"),
+			kind: table.KindError, reason: "settings.who"},
+		{name: "the first at the table asks", setup: seated, cmd: settings(ann, "stripes=3"),
+			kind: table.KindNotice, has: []string{i18n.T("en", "settings.vote", "Ann", 1, 2)}},
+		{name: "everyone at the table asked the same", setup: func(t *testing.T, f *fixture) {
+			seated(t, f)
+			f.ask(t, settings(ann, "stripes=3"))
+		}, cmd: settings(ben, "stripes=3"),
+			kind: table.KindNotice, has: []string{i18n.T("en", "settings.saved"), line("en", "stripes=3")}},
+		{name: "asked for something else", setup: func(t *testing.T, f *fixture) {
+			seated(t, f)
+			f.ask(t, settings(ann, "stripes=3"))
+		}, cmd: settings(ben, "stripes=5"),
+			kind: table.KindNotice, has: []string{i18n.T("en", "settings.vote", "Ben", 1, 2)}},
+		{name: "a vote not stored", setup: func(t *testing.T, f *fixture) {
+			seated(t, f)
+			f.store.swap = table.ErrUnavailable
+		}, cmd: settings(ann, "stripes=3"),
+			kind: table.KindError, reason: "err.unavailable", err: table.ErrNotStored},
+		{name: "a change not stored", setup: func(t *testing.T, f *fixture) { f.store.swap = table.ErrUnavailable },
+			cmd: admin(ann, "stripes=3"), kind: table.KindError, reason: "err.unavailable", err: table.ErrNotStored},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			if tc.setup != nil {
+				tc.setup(t, f)
+			}
+			msgs, err := f.handle(t, tc.cmd)
+			if !errors.Is(err, tc.err) || (tc.err == nil) != (err == nil) {
+				t.Fatalf("Handle's error %v, want %v", err, tc.err)
+			}
+			if len(msgs) != 1 {
+				t.Fatalf("%d messages: %+v", len(msgs), msgs)
+			}
+			m := msgs[0]
+			want := i18n.Match(tc.cmd.Actor.Locale)
+			if want == "" {
+				want = "en"
+			}
+			if m.Kind != tc.kind || m.Reason != tc.reason || m.Lang != want {
+				t.Fatalf("kind %q reason %q lang %q, want %q %q %q: %q", m.Kind, m.Reason, m.Lang, tc.kind, tc.reason, want, m.Text)
+			}
+			if m.Target.Kind != table.ToActor || m.Target.Player.ID != tc.cmd.Actor.ID {
+				t.Errorf("to %+v, want the actor", m.Target)
+			}
+			for _, s := range tc.has {
+				if !strings.Contains(m.Text, strings.TrimSpace(s)) {
+					t.Errorf("the reply lacks %q:\n%s", s, m.Text)
+				}
+			}
+			for _, s := range tc.hasNot {
+				if strings.Contains(m.Text, strings.TrimSpace(s)) {
+					t.Errorf("the reply shows %q:\n%s", s, m.Text)
+				}
+			}
+		})
+	}
+}
+
+// TestNewTablesStartFromThem: what settings saved is what the place's next table starts with,
+// as its lobby shows it to the group.
+func TestNewTablesStartFromThem(t *testing.T) {
+	f := newFixture(t)
+	f.ask(t, admin(ann, "stripes=3", "lang=de"))
+	if msgs, err := f.handle(t, table.Command{Actor: ben, Verb: table.VerbNew}); err != nil || len(msgs) > 0 && msgs[0].Kind == table.KindError {
+		t.Fatalf("new: %v %+v", err, msgs)
+	}
+	f.out.mu.Lock()
+	defer f.out.mu.Unlock()
+	for _, m := range f.out.msgs {
+		if m.Kind == table.KindLobby && m.Target.Kind == table.ToPlace {
+			if m.Lang != "de" || !strings.Contains(m.Text, line("de", "stripes=3")) {
+				t.Errorf("the lobby in %q:\n%s", m.Lang, m.Text)
+			}
+			return
+		}
+	}
+	t.Fatalf("no lobby delivered: %+v", f.out.msgs)
+}
