@@ -20,6 +20,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/places"
 	"github.com/kontermatt/kontermatt/core/privacy"
+	"github.com/kontermatt/kontermatt/core/table/pace"
 	"github.com/kontermatt/kontermatt/core/table/placement"
 )
 
@@ -120,9 +121,6 @@ const (
 // lock; different tables run in parallel.
 type Service struct {
 	cfg Config
-	// reporting are the platforms whose adapters report what their places show (Reports,
-	// pace.go): platform → true.
-	reporting sync.Map
 
 	mu      sync.Mutex // guards the maps and src
 	tables  map[string]*tbl
@@ -148,8 +146,9 @@ type Service struct {
 	place *placement.Owner
 	// placed are the places' claims: which table each has (cluster.go).
 	placed placeClaims
-	// pacer is what the pace asks of a table (pace.go).
-	pacer pacer
+	// pacer is what the pace asks of a table, and which platforms report what their places
+	// show (pace.go).
+	pacer pace.Pacer
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -324,7 +323,7 @@ func New(cfg Config) *Service {
 		src: randomSource(cfg), ctx: ctx, cancel: cancel}
 	s.place = s.newOwner()
 	s.placed = newPlaceClaims(cfg)
-	s.pacer = pacer{paces: cfg.Paces, now: cfg.Now, reporting: &s.reporting}
+	s.pacer.Paces, s.pacer.Now = cfg.Paces, cfg.Now
 	s.outside = map[Verb]verbSpec{}
 	for _, v := range cfg.Verbs {
 		if _, taken := s.spec(v.Verb); taken && !personalForm(v, s.outside) {
@@ -1037,7 +1036,7 @@ func (s *Service) send(ctx context.Context, t *tbl, extra []Message, lessons boo
 			msgs[i].Target.Place = t.st.Place
 		}
 	}
-	s.pacer.notePublished(t, msgs)
+	t.published(&s.pacer, msgs)
 	if s.onPublish != nil {
 		s.onPublish(t, msgs)
 	}
