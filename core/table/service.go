@@ -335,7 +335,8 @@ func New(cfg Config) *Service {
 	s.places = places.New(cfg.KV, cfg.Log)
 	s.forgetter = s.newForgetter()
 	s.view = renderer{surfaces: cfg.Surfaces, chosen: s.users.Lang}
-	s.tutor = tutor{coach: cfg.Coach, langOf: s.view.personLang, wants: func(id string) bool { return s.users.Get(id).Coach }}
+	s.tutor = tutor{coach: cfg.Coach, langOf: s.view.personLang, wants: func(id string) bool { return s.users.Get(id).Coach },
+		life: ctx, table: s.table, deliver: s.deliver}
 	if cfg.Shared {
 		s.users.Shared(cfg.Now)
 	}
@@ -910,7 +911,7 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome,
 	t.noteStored()
 	t.failures = 0
 	s.publish(ctx, t, out.public)
-	s.startReviews(ctx, t, out.reviews)
+	s.tutor.startReviews(ctx, t, out.reviews)
 	if st.Status == StatusClosed {
 		s.forget(t)
 		return nil
