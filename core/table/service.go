@@ -264,6 +264,7 @@ type storedView struct {
 	place   Place
 	status  Status
 	players [4]string // the seated people's IDs ("" for an empty or a computer's seat)
+	away    [4]bool   // a computer plays for the seated person (SeatState.Away)
 }
 
 // noteStored takes the table's state as the one stored now (table lock held): after a commit,
@@ -274,6 +275,7 @@ func (t *tbl) noteStored() {
 		if seat.Player != nil {
 			v.players[i] = seat.Player.ID
 		}
+		v.away[i] = seat.Away
 	}
 	t.stored.Store(v)
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/options"
@@ -26,10 +28,35 @@ var (
 	cleo = table.Player{ID: "tg:3", Name: "Cleo"}
 )
 
-// failing is the memory store, but Swap (how places.Book writes) gives swap when it is set.
+// failing is the memory store, but Swap (how places.Book writes) gives swap when it is set, and
+// the commits of the table hung wait until release is closed.
 type failing struct {
 	*mem.Store
 	swap error
+
+	mu      sync.Mutex
+	hung    string        // the table whose commits wait
+	stuck   chan struct{} // gets a value when one starts waiting
+	release chan struct{}
+}
+
+// hang makes the commits of table id wait until the test releases them: a disk or a cluster that
+// hangs on that table's write.
+func (f *failing) hang(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.hung, f.stuck, f.release = id, make(chan struct{}, 1), make(chan struct{})
+}
+
+func (f *failing) Commit(ctx context.Context, c table.Change) error {
+	f.mu.Lock()
+	hung, stuck, release := f.hung != "" && c.TableID == f.hung, f.stuck, f.release
+	f.mu.Unlock()
+	if hung {
+		stuck <- struct{}{}
+		<-release
+	}
+	return f.Store.Commit(ctx, c)
 }
 
 func (f *failing) Swap(ctx context.Context, bucket, key string, old, value []byte) ([]byte, error) {
@@ -229,4 +256,87 @@ func TestNewTablesStartFromThem(t *testing.T) {
 		}
 	}
 	t.Fatalf("no lobby delivered: %+v", f.out.msgs)
+}
+
+// TestAVoteWaitsForNoCommit: who sits at the place's table is read as last stored, so a vote is
+// counted while a command of that table hangs in its commit, which holds the table's lock.
+func TestAVoteWaitsForNoCommit(t *testing.T) {
+	f := newFixture(t)
+	seated(t, f)
+	f.store.hang(f.svc.TableAt(cafe))
+	joined := make(chan struct{})
+	go func() {
+		defer close(joined)
+		f.svc.Handle(context.Background(), table.Command{Place: cafe, Actor: cleo, Verb: table.VerbJoin}) // hangs until released
+	}()
+	<-f.store.stuck
+	answered := make(chan table.Message, 1)
+	go func() {
+		vote := settings(ann, "stripes=3")
+		vote.Place = cafe
+		msgs, _ := f.svc.Handle(context.Background(), vote)
+		answered <- msgs[0]
+	}()
+	var m table.Message
+	select {
+	case m = <-answered:
+	case <-time.After(5 * time.Second):
+		t.Error("the vote waited for the table's commit")
+		close(f.store.release)
+		m = <-answered
+	}
+	// Cleo's join is not stored yet: Ann and Ben decide.
+	if want := i18n.T("en", "settings.vote", "Ann", 1, 2); m.Text != want {
+		t.Errorf("the vote: %q, want %q", m.Text, want)
+	}
+	select {
+	case <-f.store.release:
+	default:
+		close(f.store.release)
+	}
+	<-joined
+}
+
+// TestWhoIsAwayDoesNotVote: a person a computer plays for, after their turn timed out twice, is
+// not there to decide the place's settings; the others decide without them.
+func TestWhoIsAwayDoesNotVote(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t)
+		dan := table.Player{ID: "tg:4", Name: "Dan"}
+		cmds := []table.Command{{Actor: ann, Verb: table.VerbNew, Args: []string{"timer=fast"}},
+			{Actor: ben, Verb: table.VerbJoin}, {Actor: cleo, Verb: table.VerbJoin}, {Actor: dan, Verb: table.VerbJoin},
+			{Actor: ann, Verb: table.VerbDeal}}
+		for _, c := range cmds {
+			if msgs, err := f.handle(t, c); err != nil || len(msgs) > 0 && msgs[0].Kind == table.KindError {
+				t.Fatalf("%s: %v %+v", c.Verb, err, msgs)
+			}
+		}
+		if m := f.ask(t, settings(ann, "stripes=3")); m.Text != i18n.T("en", "settings.vote", "Ann", 1, 4) {
+			t.Fatalf("before anyone is away: %q", m.Text)
+		}
+		time.Sleep(time.Hour) // the first to move is reminded, then marked away
+		synctest.Wait()
+		// Each asks for another change: the one away is refused, the three others decide.
+		var away, votes []string
+		for _, p := range []table.Player{ann, ben, cleo, dan} {
+			m := f.ask(t, settings(p, "stripes=5"))
+			switch {
+			case m.Reason == "settings.who":
+				away = append(away, p.Name)
+			case len(votes) < 2:
+				votes = append(votes, p.Name)
+				if want := i18n.T("en", "settings.vote", p.Name, len(votes), 3); m.Text != want {
+					t.Errorf("%s's vote: %q, want %q", p.Name, m.Text, want)
+				}
+			default:
+				votes = append(votes, p.Name)
+				if !strings.Contains(m.Text, i18n.T("en", "settings.saved")) {
+					t.Errorf("the third vote: %q", m.Text)
+				}
+			}
+		}
+		if len(away) != 1 || len(votes) != 3 {
+			t.Errorf("away %v, voted %v: want one away", away, votes)
+		}
+	})
 }
