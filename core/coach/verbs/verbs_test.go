@@ -1,14 +1,13 @@
 package verbs_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 
 	"github.com/kontermatt/kontermatt/core/coach/verbs"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
-	"github.com/kontermatt/kontermatt/storage/mem"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
 // coach on|off through its seam: registered in a service's Config.Verbs, answering the commands
@@ -26,20 +25,7 @@ type coach struct{ table.Coach }
 
 func (coach) Close() {} // the service closes its coach
 
-// failing is the memory store, but Swap (how a person's choices are written) gives swap when set.
-type failing struct {
-	*mem.Store
-	swap error
-}
-
-func (f *failing) Swap(ctx context.Context, bucket, key string, old, value []byte) ([]byte, error) {
-	if f.swap != nil {
-		return nil, f.swap
-	}
-	return f.Store.Swap(ctx, bucket, key, old, value)
-}
-
-func newService(t *testing.T, st *failing, c table.Coach) *table.Service {
+func newService(t *testing.T, st *tabletest.Failing, c table.Coach) *table.Service {
 	t.Helper()
 	svc := table.New(table.Config{Store: st, Coach: c, Verbs: verbs.Verbs(c, nil)})
 	t.Cleanup(svc.Close)
@@ -86,7 +72,7 @@ func TestCoachVerb(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			st := &failing{Store: mem.New()}
+			st := tabletest.NewFailing()
 			var c table.Coach = coach{}
 			if tc.noCoach {
 				c = nil
@@ -97,7 +83,7 @@ func TestCoachVerb(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			st.swap = tc.swap
+			st.FailOn("Swap", tc.swap)
 			msgs, err := svc.Handle(t.Context(), tc.cmd)
 			if !errors.Is(err, tc.err) || (tc.err == nil) != (err == nil) {
 				t.Fatalf("Handle's error %v, want %v", err, tc.err)
@@ -119,7 +105,7 @@ func TestCoachVerb(t *testing.T) {
 // TestTheChoiceOutlivesTheService: coach on is kept in the store, so a bot started again on it
 // still reviews the person's games.
 func TestTheChoiceOutlivesTheService(t *testing.T) {
-	st := &failing{Store: mem.New()}
+	st := tabletest.NewFailing()
 	first := table.New(table.Config{Store: st, Coach: coach{}, Verbs: verbs.Verbs(coach{}, nil)})
 	if _, err := first.Handle(t.Context(), coachCmd(ann, "on")); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/league"
 	"github.com/kontermatt/kontermatt/core/league/verbs"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -86,19 +87,12 @@ func (f *fixture) keep(t *testing.T, key string, place table.Place, winner int) 
 	f.recs[key] = data
 }
 
-func (f *fixture) ask(t *testing.T, c table.Command) []table.Message {
+func (f *fixture) ask(t *testing.T, c table.Command) table.Message {
 	t.Helper()
 	if c.Place == (table.Place{}) {
 		c.Place = cafe
 	}
-	msgs, err := f.svc.Handle(t.Context(), c)
-	if err != nil {
-		t.Fatalf("%s %v: %v", c.Verb, c.Args, err)
-	}
-	if len(msgs) != 1 {
-		t.Fatalf("%s %v: %d messages, want 1: %+v", c.Verb, c.Args, len(msgs), msgs)
-	}
-	return msgs
+	return tabletest.Reply(t, f.svc, c)
 }
 
 func de(p table.Player) table.Player { p.Locale = "de"; return p }
@@ -176,23 +170,14 @@ func TestLeagueVerbs(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup(t, f)
 			}
-			m := f.ask(t, tc.cmd)[0]
+			m := f.ask(t, tc.cmd)
 			if m.Kind != tc.kind || m.Reason != tc.reason {
 				t.Fatalf("kind %q reason %q, want %q %q: %q", m.Kind, m.Reason, tc.kind, tc.reason, m.Text)
 			}
 			if m.Target.Kind != table.ToActor || m.Target.Player.ID != tc.cmd.Actor.ID {
 				t.Errorf("to %+v, want the actor", m.Target)
 			}
-			for _, s := range tc.has {
-				if !strings.Contains(m.Text, s) {
-					t.Errorf("the reply lacks %q:\n%s", s, m.Text)
-				}
-			}
-			for _, s := range tc.hasNot {
-				if strings.Contains(m.Text, s) {
-					t.Errorf("the reply shows %q:\n%s", s, m.Text)
-				}
-			}
+			tabletest.Says(t, m.Text, tc.has, tc.hasNot)
 			if m.Secret != tc.secret {
 				t.Errorf("secret %v, want %v", m.Secret, tc.secret)
 			}
@@ -236,7 +221,7 @@ func TestHistoryButtons(t *testing.T) {
 			place = table.Place{Platform: "local", Chat: "me", Title: "Café"}
 		}
 		f.keep(t, "t1/m1", place, 0)
-		m := f.ask(t, table.Command{Place: place, Actor: ann, Verb: table.VerbHistory})[0]
+		m := f.ask(t, table.Command{Place: place, Actor: ann, Verb: table.VerbHistory})
 		if typed {
 			if len(m.Buttons) != 0 || !strings.Contains(m.Text, i18n.T("en", "history.buttons.typed")) {
 				t.Errorf("typed: %d rows of buttons, text %q", len(m.Buttons), m.Text)
@@ -251,7 +236,7 @@ func TestHistoryButtons(t *testing.T) {
 			t.Errorf("buttons' actions %+v %+v", board, record)
 		}
 		// Pressed, the board button is answered with the match's board picture.
-		got := f.ask(t, table.Command{Place: place, Actor: ben, Verb: table.VerbHistory, Args: []string{board.Arg}})[0]
+		got := f.ask(t, table.Command{Place: place, Actor: ben, Verb: table.VerbHistory, Args: []string{board.Arg}})
 		if got.Picture != table.PictureBoard || got.Record != "t1/m1" {
 			t.Errorf("board button: picture %q record %q", got.Picture, got.Record)
 		}
@@ -266,7 +251,7 @@ func TestTopPicture(t *testing.T) {
 		if arg != "" {
 			c.Args = []string{arg}
 		}
-		m := f.ask(t, c)[0]
+		m := f.ask(t, c)
 		if m.Picture != table.PictureStandings || m.Season != season {
 			t.Errorf("top %q: picture %q season %q, want %q", arg, m.Picture, m.Season, season)
 		}

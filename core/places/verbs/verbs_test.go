@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -14,7 +13,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/places"
 	"github.com/kontermatt/kontermatt/core/places/verbs"
 	"github.com/kontermatt/kontermatt/core/table"
-	"github.com/kontermatt/kontermatt/storage/mem"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
 // settings through its seam: registered in a service's Config.Verbs, answering the commands
@@ -28,65 +27,15 @@ var (
 	cleo = table.Player{ID: "tg:3", Name: "Cleo"}
 )
 
-// failing is the memory store, but Swap (how places.Book writes) gives swap when it is set, and
-// the commits of the table hung wait until release is closed.
-type failing struct {
-	*mem.Store
-	swap error
-
-	mu      sync.Mutex
-	hung    string        // the table whose commits wait
-	stuck   chan struct{} // gets a value when one starts waiting
-	release chan struct{}
-}
-
-// hang makes the commits of table id wait until the test releases them: a disk or a cluster that
-// hangs on that table's write.
-func (f *failing) hang(id string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.hung, f.stuck, f.release = id, make(chan struct{}, 1), make(chan struct{})
-}
-
-func (f *failing) Commit(ctx context.Context, c table.Change) error {
-	f.mu.Lock()
-	hung, stuck, release := f.hung != "" && c.TableID == f.hung, f.stuck, f.release
-	f.mu.Unlock()
-	if hung {
-		stuck <- struct{}{}
-		<-release
-	}
-	return f.Store.Commit(ctx, c)
-}
-
-func (f *failing) Swap(ctx context.Context, bucket, key string, old, value []byte) ([]byte, error) {
-	if f.swap != nil {
-		return nil, f.swap
-	}
-	return f.Store.Swap(ctx, bucket, key, old, value)
-}
-
-// outbox keeps what the service delivers.
-type outbox struct {
-	mu   sync.Mutex
-	msgs []table.Message
-}
-
-func (o *outbox) Deliver(_ context.Context, msgs []table.Message) {
-	o.mu.Lock()
-	o.msgs = append(o.msgs, msgs...)
-	o.mu.Unlock()
-}
-
 type fixture struct {
 	svc   *table.Service
-	store *failing
-	out   *outbox
+	store *tabletest.Failing
+	out   *tabletest.Outbox
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{store: &failing{Store: mem.New()}, out: &outbox{}}
+	f := &fixture{store: tabletest.NewFailing(), out: &tabletest.Outbox{}}
 	s := &verbs.Settings{Places: places.New(f.store, nil)}
 	f.svc = table.New(table.Config{Store: f.store, Verbs: s.Verbs(), Outboxes: map[string]table.Outbox{"telegram": f.out}})
 	t.Cleanup(f.svc.Close)
@@ -103,11 +52,10 @@ func (f *fixture) handle(t *testing.T, c table.Command) ([]table.Message, error)
 
 func (f *fixture) ask(t *testing.T, c table.Command) table.Message {
 	t.Helper()
-	msgs, err := f.handle(t, c)
-	if err != nil || len(msgs) != 1 {
-		t.Fatalf("%s %v: %d messages, err %v: %+v", c.Verb, c.Args, len(msgs), err, msgs)
+	if c.Place == (table.Place{}) {
+		c.Place = cafe
 	}
-	return msgs[0]
+	return tabletest.Reply(t, f.svc, c)
 }
 
 // seated opens a table at the café with Ann and Ben at it (its lobby).
@@ -193,10 +141,10 @@ func TestSettings(t *testing.T) {
 			kind: table.KindNotice, has: []string{i18n.T("en", "settings.vote", "Ben", 1, 2)}},
 		{name: "a vote not stored", setup: func(t *testing.T, f *fixture) {
 			seated(t, f)
-			f.store.swap = table.ErrUnavailable
+			f.store.FailOn("Swap", table.ErrUnavailable)
 		}, cmd: settings(ann, "stripes=3"),
 			kind: table.KindError, reason: "err.unavailable", err: table.ErrNotStored},
-		{name: "a change not stored", setup: func(t *testing.T, f *fixture) { f.store.swap = table.ErrUnavailable },
+		{name: "a change not stored", setup: func(t *testing.T, f *fixture) { f.store.FailOn("Swap", table.ErrUnavailable) },
 			cmd: admin(ann, "stripes=3"), kind: table.KindError, reason: "err.unavailable", err: table.ErrNotStored},
 	}
 	for _, tc := range cases {
@@ -223,16 +171,7 @@ func TestSettings(t *testing.T) {
 			if m.Target.Kind != table.ToActor || m.Target.Player.ID != tc.cmd.Actor.ID {
 				t.Errorf("to %+v, want the actor", m.Target)
 			}
-			for _, s := range tc.has {
-				if !strings.Contains(m.Text, strings.TrimSpace(s)) {
-					t.Errorf("the reply lacks %q:\n%s", s, m.Text)
-				}
-			}
-			for _, s := range tc.hasNot {
-				if strings.Contains(m.Text, strings.TrimSpace(s)) {
-					t.Errorf("the reply shows %q:\n%s", s, m.Text)
-				}
-			}
+			tabletest.Says(t, m.Text, tc.has, tc.hasNot)
 		})
 	}
 }
@@ -245,9 +184,8 @@ func TestNewTablesStartFromThem(t *testing.T) {
 	if msgs, err := f.handle(t, table.Command{Actor: ben, Verb: table.VerbNew}); err != nil || len(msgs) > 0 && msgs[0].Kind == table.KindError {
 		t.Fatalf("new: %v %+v", err, msgs)
 	}
-	f.out.mu.Lock()
-	defer f.out.mu.Unlock()
-	for _, m := range f.out.msgs {
+	delivered := f.out.Take()
+	for _, m := range delivered {
 		if m.Kind == table.KindLobby && m.Target.Kind == table.ToPlace {
 			if m.Lang != "de" || !strings.Contains(m.Text, line("de", "stripes=3")) {
 				t.Errorf("the lobby in %q:\n%s", m.Lang, m.Text)
@@ -255,7 +193,7 @@ func TestNewTablesStartFromThem(t *testing.T) {
 			return
 		}
 	}
-	t.Fatalf("no lobby delivered: %+v", f.out.msgs)
+	t.Fatalf("no lobby delivered: %+v", delivered)
 }
 
 // TestAVoteWaitsForNoCommit: who sits at the place's table is read as last stored, so a vote is
@@ -263,13 +201,15 @@ func TestNewTablesStartFromThem(t *testing.T) {
 func TestAVoteWaitsForNoCommit(t *testing.T) {
 	f := newFixture(t)
 	seated(t, f)
-	f.store.hang(f.svc.TableAt(cafe))
+	hang := tabletest.NewHang()
+	hang.At(f.svc.TableAt(cafe))
+	f.store.Hang = hang
 	joined := make(chan struct{})
 	go func() {
 		defer close(joined)
 		f.svc.Handle(context.Background(), table.Command{Place: cafe, Actor: cleo, Verb: table.VerbJoin}) // hangs until released
 	}()
-	<-f.store.stuck
+	<-hang.Stuck
 	answered := make(chan table.Message, 1)
 	go func() {
 		vote := settings(ann, "stripes=3")
@@ -282,7 +222,7 @@ func TestAVoteWaitsForNoCommit(t *testing.T) {
 	case m = <-answered:
 	case <-time.After(5 * time.Second):
 		t.Error("the vote waited for the table's commit")
-		close(f.store.release)
+		close(hang.Release)
 		m = <-answered
 	}
 	// Cleo's join is not stored yet: Ann and Ben decide.
@@ -290,9 +230,9 @@ func TestAVoteWaitsForNoCommit(t *testing.T) {
 		t.Errorf("the vote: %q, want %q", m.Text, want)
 	}
 	select {
-	case <-f.store.release:
+	case <-hang.Release:
 	default:
-		close(f.store.release)
+		close(hang.Release)
 	}
 	<-joined
 }

@@ -1,11 +1,9 @@
 package verbs_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,12 +14,12 @@ import (
 	"github.com/kontermatt/kontermatt/core/privacy/verbs"
 	"github.com/kontermatt/kontermatt/core/store"
 	"github.com/kontermatt/kontermatt/core/table"
-	"github.com/kontermatt/kontermatt/storage/mem"
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
 // mydata, forget and lang through their seam: registered in a service's Config.Verbs, answering
-// the commands Handle is given. The only fakes are of the engine's ports: a memory store, which
-// a test may make fail where the verbs read or write it, and an outbox.
+// the commands Handle is given. The only fakes are of the engine's ports (core/table/tabletest's):
+// a memory store, which a test may make fail where the verbs read or write it, and an outbox.
 
 var (
 	now  = time.Date(2026, 11, 15, 12, 0, 0, 0, time.UTC)
@@ -32,63 +30,16 @@ var (
 	dan  = table.Player{ID: "tg:4", Name: "Dan"}
 )
 
-// failing is the memory store, but Records, Forget or Swap give the error set for it.
-type failing struct {
-	*mem.Store
-	records, forget, swap error
-}
-
-func (f *failing) Records(ctx context.Context, fn func(key string, record []byte) error) error {
-	if f.records != nil {
-		return f.records
-	}
-	return f.Store.Records(ctx, fn)
-}
-
-func (f *failing) Forget(ctx context.Context, fg store.Forgetting) error {
-	if err := f.Store.Forget(ctx, fg); err != nil {
-		return err
-	}
-	return f.forget // as etcd's: done, but the older versions stay a while (store.ForgetPending)
-}
-
-func (f *failing) Swap(ctx context.Context, bucket, key string, old, value []byte) ([]byte, error) {
-	if f.swap != nil {
-		return nil, f.swap
-	}
-	return f.Store.Swap(ctx, bucket, key, old, value)
-}
-
-// outbox keeps what the service delivers.
-type outbox struct {
-	mu   sync.Mutex
-	msgs []table.Message
-}
-
-func (o *outbox) Deliver(_ context.Context, msgs []table.Message) {
-	o.mu.Lock()
-	o.msgs = append(o.msgs, msgs...)
-	o.mu.Unlock()
-}
-
-func (o *outbox) take() []table.Message {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	out := o.msgs
-	o.msgs = nil
-	return out
-}
-
 type fixture struct {
 	svc   *table.Service
-	store *failing
+	store *tabletest.Failing
 	keep  *keeper.Keeper
-	out   *outbox
+	out   *tabletest.Outbox
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{store: &failing{Store: mem.New()}, out: &outbox{}}
+	f := &fixture{store: tabletest.NewFailing(), out: &tabletest.Outbox{}}
 	f.keep = keeper.New(f.store, false, nil)
 	p := &verbs.People{League: f.keep.Cache}
 	f.svc = table.New(table.Config{Store: f.store, League: f.keep, Verbs: p.Verbs(), Now: func() time.Time { return now },
@@ -139,11 +90,10 @@ func (f *fixture) handle(t *testing.T, c table.Command) ([]table.Message, error)
 
 func (f *fixture) ask(t *testing.T, c table.Command) table.Message {
 	t.Helper()
-	msgs, err := f.handle(t, c)
-	if err != nil || len(msgs) != 1 {
-		t.Fatalf("%s %v: %d messages, err %v: %+v", c.Verb, c.Args, len(msgs), err, msgs)
+	if c.Place == (table.Place{}) {
+		c.Place = cafe
 	}
-	return msgs[0]
+	return tabletest.Reply(t, f.svc, c)
 }
 
 func anonymous(p table.Player) table.Command {
@@ -182,12 +132,12 @@ func TestPeopleVerbs(t *testing.T) {
 			kind: table.KindNotice, reason: table.ReasonForgotten, lang: "en", secret: true,
 			has: []string{i18n.N("en", "forget.done", 1)}, hasNot: []string{i18n.T("en", "forget.later", "")}},
 		{name: "forget yes, the store keeps older versions a while", setup: func(t *testing.T, f *fixture) {
-			f.store.forget = &store.ForgetPending{By: now.Add(2 * time.Hour), Cause: errors.New("not compacted yet")}
+			f.store.FailOn("Forget", &store.ForgetPending{By: now.Add(2 * time.Hour), Cause: errors.New("not compacted yet")})
 		}, cmd: table.Command{Actor: ann, Verb: table.VerbForget, Args: []string{"yes"}},
 			kind: table.KindNotice, reason: table.ReasonForgotten, lang: "en", secret: true,
 			has: []string{i18n.N("en", "forget.done", 0) + " " + i18n.T("en", "forget.later", "2026-11-15 14:00 UTC")}},
 		{name: "forget yes when the store does not answer", setup: func(t *testing.T, f *fixture) {
-			f.store.records = store.ErrUnavailable
+			f.store.FailOn("Records", store.ErrUnavailable)
 		}, cmd: table.Command{Actor: table.Player{ID: ann.ID, Name: ann.Name, Locale: "lb"}, Verb: table.VerbForget, Args: []string{"yes"}},
 			kind: table.KindError, reason: "forget.unfinished", lang: "lb", has: []string{i18n.T("lb", "forget.unfinished")}},
 		{name: "lang", cmd: table.Command{Actor: ann, Verb: table.VerbLang, Args: []string{"de"}},
@@ -198,7 +148,7 @@ func TestPeopleVerbs(t *testing.T) {
 			kind: table.KindError, reason: "err.bad_lang", lang: "fr", has: []string{i18n.T("fr", "err.bad_lang", "xx")}},
 		{name: "lang of the group's anonymous admin", cmd: anonymous(ann),
 			kind: table.KindError, reason: "err.anonymous", lang: "en"},
-		{name: "lang not stored", setup: func(t *testing.T, f *fixture) { f.store.swap = store.ErrUnavailable },
+		{name: "lang not stored", setup: func(t *testing.T, f *fixture) { f.store.FailOn("Swap", store.ErrUnavailable) },
 			cmd:  table.Command{Actor: ann, Verb: table.VerbLang, Args: []string{"de"}},
 			kind: table.KindError, reason: "err.unavailable", lang: "en", err: table.ErrNotStored},
 	}
@@ -222,16 +172,7 @@ func TestPeopleVerbs(t *testing.T) {
 			if m.Target.Kind != table.ToActor || m.Target.Player.ID != tc.cmd.Actor.ID {
 				t.Errorf("to %+v, want the actor", m.Target)
 			}
-			for _, s := range tc.has {
-				if !strings.Contains(m.Text, strings.TrimSpace(s)) {
-					t.Errorf("the reply lacks %q:\n%s", s, m.Text)
-				}
-			}
-			for _, s := range tc.hasNot {
-				if strings.Contains(m.Text, strings.TrimSpace(s)) {
-					t.Errorf("the reply shows %q:\n%s", s, m.Text)
-				}
-			}
+			tabletest.Says(t, m.Text, tc.has, tc.hasNot)
 			if m.Secret != tc.secret || tc.secret && m.Public != i18n.T(m.Lang, "league.private") {
 				t.Errorf("secret %v public %q, want %v", m.Secret, m.Public, tc.secret)
 			}
@@ -284,7 +225,7 @@ func TestLangRetellsTheTables(t *testing.T) {
 			t.Fatalf("%s: %v %+v", c.Verb, err, msgs)
 		}
 	}
-	f.out.take()
+	f.out.Take()
 	dm := cafe
 	dm.Chat = "1" // Ann's private chat
 	m := f.ask(t, table.Command{Place: dm, Actor: ann, Verb: table.VerbLang, Args: []string{"de"}, Private: true})
@@ -292,7 +233,7 @@ func TestLangRetellsTheTables(t *testing.T) {
 		t.Fatalf("lang de answered in %q", m.Lang)
 	}
 	var hand bool
-	for _, d := range f.out.take() {
+	for _, d := range f.out.Take() {
 		if d.Target.Kind == table.ToPlayer && d.Target.Player.ID != ann.ID {
 			t.Errorf("%s's private message was told again: %+v", d.Target.Player.Name, d)
 		}
