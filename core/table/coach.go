@@ -99,7 +99,7 @@ func (s *Service) reviewVerb(_ context.Context, t *tbl, c *call) *userError {
 		c.out.replies = append(c.out.replies, r.message(text, true, c.Command))
 		return nil
 	}
-	if !s.ask(r) {
+	if !s.tutor.ask(r) {
 		return refuse("review.busy")
 	}
 	c.out.replies = append(c.out.replies, reply(c.Command, c.lang, KindNotice, i18n.T(c.lang, "review.coming", n)))
@@ -120,20 +120,31 @@ func (t *tbl) reviewOf(n int, seat core.Seat, p Player, lang string) review {
 		game: *games[n-1], open: open, gameNo: n}
 }
 
-// ask asks the coach for a review, which goes to its player once it is judged; false when the
-// coach has no room for it.
-func (s *Service) ask(r review) bool {
-	return s.cfg.Coach.Review(r.key, r.game, r.seat, r.open, r.gameNo, r.lang, func(text string) { s.sendReview(r, text) })
-}
-
 // tutor is what the engine tells the coach (Config.Coach) and the players about it as a table
-// changes: the reviews a game's end asks for, and the guided game's lessons. It reads a table
-// under its lock and gives what to ask and say; asking the coach and delivering what it judged
-// stay the service's, which has the tables and the delivery.
+// changes: the reviews a game's end asks for, which it asks the coach for once the change is
+// stored and delivers once judged, and the guided game's lessons. It reads a table under its
+// lock; of the service it needs only what its fields say.
+//
+// It stays in the engine, beside the Coach port rather than behind one of its own: what it
+// reads is the engine's table (who sits where, who is away, the learner's turn, the language
+// each is spoken to in) and what it gives is the table's messages, delivered under the table's
+// lock. The coach's side of it, judging a copy of the ended game, is core/coach's already.
 type tutor struct {
 	coach  Coach                                   // nil: no coach
 	langOf func(p Player, tableLang string) string // the language a person is spoken to in
 	wants  func(playerID string) bool              // the person asked for reviews (coach on)
+	// life is the service's: a review judged after it stopped is not sent.
+	life context.Context
+	// table finds a table in memory (Service.table); deliver hands messages to a platform's
+	// outbox (Service.deliver).
+	table   func(id string) (*tbl, bool)
+	deliver func(ctx context.Context, platform string, msgs []Message)
+}
+
+// ask asks the coach for a review, which goes to its player once it is judged; false when the
+// coach has no room for it.
+func (tu tutor) ask(r review) bool {
+	return tu.coach.Review(r.key, r.game, r.seat, r.open, r.gameNo, r.lang, func(text string) { tu.sendReview(r, text) })
 }
 
 // gameOver queues the reviews of a game that just ended for the players who asked for them
@@ -152,41 +163,41 @@ func (tu tutor) gameOver(t *tbl, g *core.Game, n int, out *outcome) {
 
 // startReviews asks for the reviews of a stored change; a review the coach has no room for is
 // dropped with a note to its player (table lock held).
-func (s *Service) startReviews(ctx context.Context, t *tbl, reviews []review) {
+func (tu tutor) startReviews(ctx context.Context, t *tbl, reviews []review) {
 	var notes []Message
 	for _, r := range reviews {
-		if s.ask(r) {
+		if tu.ask(r) {
 			continue
 		}
 		m := Message{Target: Target{Kind: ToPlayer, Place: r.place, Player: r.player}, Kind: KindNotice, Lang: r.lang,
 			Title: r.title, Text: i18n.T(r.lang, "review.dropped", r.gameNo)}
 		notes = append(notes, m)
 	}
-	s.deliverAt(ctx, t, notes)
+	tu.deliverAt(ctx, t, notes)
 }
 
 // deliverAt sends messages of a table (table lock held or not needed).
-func (s *Service) deliverAt(ctx context.Context, t *tbl, msgs []Message) {
+func (tu tutor) deliverAt(ctx context.Context, t *tbl, msgs []Message) {
 	for i := range msgs {
 		msgs[i].Table, msgs[i].Version = t.st.ID, t.st.Seq
 	}
-	s.deliver(ctx, t.st.Place.Platform, msgs)
+	tu.deliver(ctx, t.st.Place.Platform, msgs)
 }
 
 // sendReview sends a judged review to its player (on a coach worker).
-func (s *Service) sendReview(r review, text string) {
-	if s.ctx.Err() != nil {
+func (tu tutor) sendReview(r review, text string) {
+	if tu.life.Err() != nil {
 		return
 	}
 	m := r.message(text, false, Command{})
-	if t, ok := s.table(r.table); ok {
+	if t, ok := tu.table(r.table); ok {
 		t.mu.Lock()
-		s.deliverAt(s.ctx, t, []Message{m})
+		tu.deliverAt(tu.life, t, []Message{m})
 		t.mu.Unlock()
 		return
 	}
 	m.Table = r.table
-	s.deliver(s.ctx, r.place.Platform, []Message{m})
+	tu.deliver(tu.life, r.place.Platform, []Message{m})
 }
 
 // message is the review's text as its player receives it: privately, with a public text that

@@ -29,10 +29,9 @@ func (h *harness) shownOf() shownSeen {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	r := &t.shown.report
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return shownSeen{reports: r.reports, published: t.shown.published, shown: r.shown}
+	reports, published := t.shown.place.Reported()
+	shown, _ := t.shown.place.Last()
+	return shownSeen{reports: reports, published: published, shown: shown}
 }
 
 func TestShownKeepsTheNewestVersionShown(t *testing.T) {

@@ -77,19 +77,19 @@ func (r *Request) Retell(ctx context.Context) {
 
 // Seated gives the people seated at the table of the request's place, and there (not away), by
 // player ID: those who decide together what the place's settings become (core/places/verbs).
-// false: the place has no table. The table's lock is held for the reading alone.
+// false: the place has no table. They are read as the table was last stored, without its lock,
+// which a command of the table holds through its commit: a vote waits for no table's store.
 func (r *Request) Seated() ([]string, bool) {
 	s := r.Service
 	t, ok := s.table(s.TableAt(r.Place))
 	if !ok {
 		return nil, false
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	v := t.view()
 	var people []string
-	for _, seat := range t.st.Seats {
-		if seat.Human() && !seat.Away {
-			people = append(people, seat.Player.ID)
+	for i, id := range v.players {
+		if id != "" && !v.away[i] {
+			people = append(people, id)
 		}
 	}
 	return people, true

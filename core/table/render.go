@@ -67,7 +67,7 @@ func (s *Service) sight(t *tbl) *sight {
 		}
 		sh.history = m.History
 		sh.public = func(n int) core.View { return games[n-1].View(core.NoSeat) }
-		sh.holdFor = s.holdFor(t)
+		sh.holdFor = t.holdFor(&s.pacer)
 	}
 	return sh
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/places"
 	"github.com/kontermatt/kontermatt/core/privacy"
+	"github.com/kontermatt/kontermatt/core/table/pace"
 	"github.com/kontermatt/kontermatt/core/table/placement"
 )
 
@@ -120,9 +121,6 @@ const (
 // lock; different tables run in parallel.
 type Service struct {
 	cfg Config
-	// reporting are the platforms whose adapters report what their places show (Reports,
-	// pace.go): platform → true.
-	reporting sync.Map
 
 	mu      sync.Mutex // guards the maps and src
 	tables  map[string]*tbl
@@ -148,8 +146,9 @@ type Service struct {
 	place *placement.Owner
 	// placed are the places' claims: which table each has (cluster.go).
 	placed placeClaims
-	// pacer is what the pace asks of a table (pace.go).
-	pacer pacer
+	// pacer is what the pace asks of a table, and which platforms report what their places
+	// show (pace.go).
+	pacer pace.Pacer
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -265,6 +264,7 @@ type storedView struct {
 	place   Place
 	status  Status
 	players [4]string // the seated people's IDs ("" for an empty or a computer's seat)
+	away    [4]bool   // a computer plays for the seated person (SeatState.Away)
 }
 
 // noteStored takes the table's state as the one stored now (table lock held): after a commit,
@@ -275,6 +275,7 @@ func (t *tbl) noteStored() {
 		if seat.Player != nil {
 			v.players[i] = seat.Player.ID
 		}
+		v.away[i] = seat.Away
 	}
 	t.stored.Store(v)
 }
@@ -324,7 +325,7 @@ func New(cfg Config) *Service {
 		src: randomSource(cfg), ctx: ctx, cancel: cancel}
 	s.place = s.newOwner()
 	s.placed = newPlaceClaims(cfg)
-	s.pacer = pacer{paces: cfg.Paces, now: cfg.Now, reporting: &s.reporting}
+	s.pacer.Paces, s.pacer.Now = cfg.Paces, cfg.Now
 	s.outside = map[Verb]verbSpec{}
 	for _, v := range cfg.Verbs {
 		if _, taken := s.spec(v.Verb); taken && !personalForm(v, s.outside) {
@@ -336,7 +337,8 @@ func New(cfg Config) *Service {
 	s.places = places.New(cfg.KV, cfg.Log)
 	s.forgetter = s.newForgetter()
 	s.view = renderer{surfaces: cfg.Surfaces, chosen: s.users.Lang}
-	s.tutor = tutor{coach: cfg.Coach, langOf: s.view.personLang, wants: func(id string) bool { return s.users.Get(id).Coach }}
+	s.tutor = tutor{coach: cfg.Coach, langOf: s.view.personLang, wants: func(id string) bool { return s.users.Get(id).Coach },
+		life: ctx, table: s.table, deliver: s.deliver}
 	if cfg.Shared {
 		s.users.Shared(cfg.Now)
 	}
@@ -911,7 +913,7 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome,
 	t.noteStored()
 	t.failures = 0
 	s.publish(ctx, t, out.public)
-	s.startReviews(ctx, t, out.reviews)
+	s.tutor.startReviews(ctx, t, out.reviews)
 	if st.Status == StatusClosed {
 		s.forget(t)
 		return nil
@@ -1037,7 +1039,7 @@ func (s *Service) send(ctx context.Context, t *tbl, extra []Message, lessons boo
 			msgs[i].Target.Place = t.st.Place
 		}
 	}
-	s.pacer.notePublished(t, msgs)
+	t.published(&s.pacer, msgs)
 	if s.onPublish != nil {
 		s.onPublish(t, msgs)
 	}

@@ -3,8 +3,9 @@
 // table's lock. Hints and reviews are about a table's game, so the engine answers them under the
 // table's lock (core/table's coach.go), as it asks for each game's reviews at its end.
 //
-// Its tests are core/table's (coach_test.go), whose services register it as the bot does
-// (tabletest.Wire): it is said there over whole matches.
+// verbs_test.go answers it through a service's registry, with a Coach that may only be closed
+// and a memory store that fails where a test asks; core/table's coach_test.go says it over whole
+// matches, its services registering it as the bot does (tabletest.Wire).
 package verbs
 
 import (

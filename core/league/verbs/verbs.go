@@ -2,8 +2,9 @@
 // is sent in. The table service dispatches them (table.Config.Verbs) without a table's lock:
 // they read the league, which the service's match ends write.
 //
-// Their tests are core/table's (league_test.go), whose services register them as the bot
-// does (tabletest.Wire): they are said there over whole matches.
+// verbs_test.go answers each verb through a service's registry, over a league learned as a match
+// end teaches it; core/table's league_test.go says them over whole matches, its services
+// registering them as the bot does (tabletest.Wire).
 package verbs
 
 import (

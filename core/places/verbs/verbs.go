@@ -4,8 +4,9 @@
 // service dispatches it (table.Config.Verbs) without a table's lock; who sits at the place's
 // table is the one thing it asks of the engine (table.Request.Seated).
 //
-// Its tests are core/table's (league_test.go's TestHouseRules) and the adapters' (Telegram's
-// TestAdminsChangeHouseRules), whose services register it as the bot does (tabletest.Wire).
+// verbs_test.go answers it through a service's registry, on a memory store that fails where a
+// test asks; core/table's TestHouseRules and Telegram's TestAdminsChangeHouseRules say it over
+// whole matches and chats, their services registering it as the bot does (tabletest.Wire).
 package verbs
 
 import (

@@ -3,9 +3,9 @@
 // service dispatches them (table.Config.Verbs) without a table's lock; forgetting reaches the
 // tables through the service's Forget, a new language through Request.Retell.
 //
-// Their tests are core/table's (forget_test.go, league_test.go, lifecycle_test.go), whose
-// services register them as the bot does (tabletest.Wire): they are said there over whole
-// matches.
+// verbs_test.go answers each verb through a service's registry, on a memory store that fails where
+// a test asks; core/table's forget_test.go, league_test.go and lifecycle_test.go say them over
+// whole matches, their services registering them as the bot does (tabletest.Wire).
 package verbs
 
 import (
