@@ -140,9 +140,9 @@ func (ft forgetTables) forgetAtOnce(t *tbl, p *privacy.Person) (bool, *userError
 		}
 		switch {
 		case others == 0:
-			s.close(t, &out) // the match so far is kept, and rewritten below with the others
+			s.play.close(t, &out) // the match so far is kept, and rewritten below with the others
 		case st.Status == StatusPlaying:
-			out.public = append(out.public, s.notice(t, "note.left_robot", seatRef(seat)))
+			out.public = append(out.public, s.play.notice(t, "note.left_robot", seatRef(seat)))
 			st.Seats[seat] = SeatState{Robot: true}
 		default:
 			st.Seats[seat] = SeatState{}

@@ -28,14 +28,6 @@ func (t *tbl) noteAbsent(n int) {
 	}
 }
 
-// keepMatch keeps the table's match as it ends (finished or stopped): its record, which the
-// league learns from with the change (store).
-func (s *Service) keepMatch(t *tbl, out *outcome) {
-	rec := s.matchRecord(t)
-	out.records = append(out.records, rec)
-	out.league = &learnedMatch{rec: rec, match: t.match}
-}
-
 // learnedMatch is a match that ended, as kept (its record) and as played.
 type learnedMatch struct {
 	rec   Record

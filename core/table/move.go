@@ -135,7 +135,7 @@ func (s *Service) closeWhere(ctx context.Context, match func(Place) bool, reason
 				break
 			}
 			var out outcome
-			s.close(t, &out)
+			s.play.close(t, &out)
 			cmd := Command{Place: p, Table: t.st.ID, Verb: VerbClose, Args: []string{reason}}
 			uerr := s.commit(ctx, t, cmd, &out, actedNone, false)
 			if uerr == errConflicted && attempt < maxAttempts && s.reload(ctx, t, "conflict") == nil {

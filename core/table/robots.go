@@ -61,7 +61,7 @@ func (s *Service) robotMove(t *tbl, seat core.Seat, m core.Move) {
 	}
 	cmd := Command{Place: t.st.Place, Table: t.st.ID, Actor: Player{ID: robotID(seat)}, Verb: verbOf(m), Args: []string{moveArg(m)}}
 	var out outcome
-	if uerr := s.applyMove(t, g, m, &out); uerr != nil {
+	if uerr := s.play.applyMove(t, g, m, &out); uerr != nil {
 		s.cfg.Log.Error("computer move refused", "table", t.st.ID, "err", uerr.key)
 		return
 	}
@@ -151,10 +151,10 @@ func (s *Service) fire(t *tbl, seq uint64) {
 	var out outcome
 	switch st.Status {
 	case StatusLobby:
-		s.close(t, &out)
-		out.public = append(out.public, s.notice(t, "note.lobby_expired"))
+		s.play.close(t, &out)
+		out.public = append(out.public, s.play.notice(t, "note.lobby_expired"))
 	case StatusOver:
-		s.close(t, &out)
+		s.play.close(t, &out)
 		cmd.Args = []string{"closed"}
 	case StatusPlaying:
 		g := t.game()
@@ -173,7 +173,7 @@ func (s *Service) fire(t *tbl, seq uint64) {
 		} else {
 			st.Seats[seat].Away = true
 			cmd.Args = []string{"away"}
-			out.public = append(out.public, s.notice(t, "note.away", seatRef(seat)))
+			out.public = append(out.public, s.play.notice(t, "note.away", seatRef(seat)))
 		}
 	default:
 		return

@@ -136,6 +136,7 @@ type Service struct {
 
 	users *privacy.Book // each person's own choices
 	view  renderer      // what the tables show (render.go)
+	play  play          // how a table changes by its rules (play.go)
 	tutor tutor         // what the coach is asked and the guided game says (coach.go)
 	// places are each place's own settings and the votes on them (core/places).
 	places *places.Book
@@ -337,6 +338,7 @@ func New(cfg Config) *Service {
 	s.forgetter = s.newForgetter()
 	s.view = renderer{surfaces: cfg.Surfaces, chosen: s.users.Lang}
 	s.tutor = tutor{coach: cfg.Coach, langOf: s.view.personLang, wants: func(id string) bool { return s.users.Get(id).Coach }}
+	s.play = play{now: cfg.Now, view: s.view, sight: s.sight, tutor: s.tutor}
 	if cfg.Shared {
 		s.users.Shared(cfg.Now)
 	}
@@ -806,7 +808,7 @@ func (s *Service) execOnce(ctx context.Context, t *tbl, spec verbSpec, cmd Comma
 	if seat != core.NoSeat && st.Seats[seat].Away {
 		st.Seats[seat].Away = false
 		out.changed = true
-		out.public = append(out.public, s.notice(t, "note.back", seatRef(seat)))
+		out.public = append(out.public, s.play.notice(t, "note.back", seatRef(seat)))
 	}
 	c := &call{Command: cmd, seat: seat, arg: strings.TrimSpace(strings.Join(cmd.Args, " ")), lang: lang, out: &out}
 	uerr := spec.check(st, c)
@@ -1087,7 +1089,7 @@ func (s *Service) openTable(ctx context.Context, c *call, welcome string, opts o
 	}
 	defer t.mu.Unlock()
 	if t.st.Learn {
-		s.startMatch(t) // a guided game is dealt at once
+		t.startMatch(s.cfg.Now()) // a guided game is dealt at once
 	}
 	out := outcome{changed: true, replies: []Message{reply(cmd, c.lang, KindNotice, welcome)}}
 	if uerr := s.commit(ctx, t, cmd, &out, actedTable, true); uerr != nil {
@@ -1155,7 +1157,7 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 				uerr = refuse("err.table_exists")
 			case status == StatusOver:
 				var out outcome
-				s.close(old, &out)
+				s.play.close(old, &out)
 				uerr = s.commit(ctx, old, Command{Place: old.st.Place, Table: prev, Actor: cmd.Actor, Verb: cmd.Verb}, &out, actedNone, false)
 				if uerr == errConflicted {
 					// Another copy changed it first (a rematch, or closed it itself): decide again.
@@ -1252,56 +1254,9 @@ func (s *Service) errorReply(cmd Command, lang string, e *userError) Message {
 	m := reply(cmd, lang, KindError, e.text(lang))
 	m.Reason = e.key
 	if e.public != "" {
-		m.Secret, m.Public = true, s.pressHand(cmd.Place, lang, e.public)
+		m.Secret, m.Public = true, s.view.pressHand(cmd.Place, lang, e.public)
 	}
 	return m
-}
-
-// pressHand is a public text that sends the player to their cards (key takes the "My hand"
-// button's label), or where there are no buttons, its typed variant (key.typed).
-func (s *Service) pressHand(p Place, lang, key string) string {
-	if s.surface(p).Typed {
-		return i18n.T(lang, key+".typed")
-	}
-	return i18n.T(lang, key, i18n.T(lang, "btn.hand"))
-}
-
-// notice is a one-off public message in the table's language; its arguments may name a seat
-// with seatRef (see say). Its Reason is its catalog key, so that a surface may fold it into the
-// table message instead (a call, which the table message lists).
-func (s *Service) notice(t *tbl, key string, args ...any) Message {
-	return Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindNotice,
-		Text: s.view.say(s.sight(t), t.st.Lang, key, args...), Lang: t.st.Lang, Reason: key}
-}
-
-// dealNext deals the match's next game from the table's secret. Game buttons made before the
-// command that deals it (its sequence number is the next one) belong to an earlier game.
-func (s *Service) dealNext(t *tbl) {
-	rng := t.st.rng(useDeal, t.st.Deals)
-	t.st.Deals++
-	t.st.GameFrom = t.st.Seq + 1
-	for i := range t.st.Seats {
-		t.st.Seats[i].Moved = false
-	}
-	hands := core.DealHands(rng, t.match.NextDealer())
-	if _, err := t.match.Deal(hands); err != nil {
-		panic(fmt.Sprintf("table %s: dealing: %v", t.st.ID, err)) // the service checked the match can go on
-	}
-}
-
-// startMatch begins a match: the first dealer is drawn from the table's secret.
-func (s *Service) startMatch(t *tbl) {
-	rng := t.st.rng(useFirst, uint64(t.st.MatchNo))
-	t.st.First = rng.IntN(4)
-	t.st.Games = nil
-	t.st.MatchAt = s.cfg.Now().UnixMilli()
-	for i := range t.st.Seats { // who left or was absent in the last match
-		t.st.Seats[i].Left, t.st.Seats[i].Absent = nil, nil
-	}
-	t.match, _ = core.NewMatch(t.opts.Rules, core.Seat(t.st.First))
-	t.st.Status = StatusPlaying
-	t.st.Votes = nil
-	s.dealNext(t)
 }
 
 // game is the game in progress, or nil.
