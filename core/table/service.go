@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -137,7 +136,9 @@ type Service struct {
 	users *privacy.Book // each person's own choices
 	view  renderer      // what the tables show (render.go)
 	play  play          // how a table changes by its rules (play.go)
-	tutor tutor         // what the coach is asked and the guided game says (coach.go)
+	// commits is the commit path: how a table's change is stored (commit.go).
+	commits committer
+	tutor   tutor // what the coach is asked and the guided game says (coach.go)
 	// places are each place's own settings and the votes on them (core/places).
 	places *places.Book
 
@@ -324,6 +325,7 @@ func New(cfg Config) *Service {
 	s := &Service{cfg: cfg, tables: map[string]*tbl{}, byPlace: map[string]string{},
 		src: randomSource(cfg), ctx: ctx, cancel: cancel}
 	s.place = s.newOwner()
+	s.commits = committer{store: cfg.Store, league: cfg.League, observe: cfg.Observe, now: cfg.Now, log: cfg.Log, place: s.place}
 	s.placed = newPlaceClaims(cfg)
 	s.pacer = pacer{paces: cfg.Paces, now: cfg.Now, reporting: &s.reporting}
 	s.outside = map[Verb]verbSpec{}
@@ -737,7 +739,7 @@ func (s *Service) exec(ctx context.Context, t *tbl, spec verbSpec, cmd Command) 
 			// Refused by this copy's state, which may be behind another copy's commit not heard
 			// of yet ("not your turn" for the one whose turn it is now): with other copies on
 			// the store, a refusal is given only from the table as stored.
-			if !s.cfg.Shared || !refused(replies) || !s.behind(ctx, t) {
+			if !s.cfg.Shared || !refused(replies) || !s.commits.behind(ctx, t) {
 				return replies, think, err
 			}
 		}
@@ -751,19 +753,6 @@ func (s *Service) exec(ctx context.Context, t *tbl, spec verbSpec, cmd Command) 
 // refused reports whether the replies refuse the command.
 func refused(replies []Message) bool {
 	return slices.ContainsFunc(replies, func(m Message) bool { return m.Kind == KindError })
-}
-
-// behind reports whether the store holds a newer state of the table than this copy (table lock
-// held); a store that cannot say is taken as not.
-func (s *Service) behind(ctx context.Context, t *tbl) bool {
-	data, ok, err := s.cfg.Store.Table(ctx, t.id())
-	if err != nil || !ok {
-		return ok
-	}
-	var st struct {
-		Seq uint64 `json:"seq"`
-	}
-	return json.Unmarshal(data, &st) == nil && st.Seq > t.st.Seq
 }
 
 // execOnce is one attempt of exec; err is Handle's, conflict says its commit lost to another
@@ -845,73 +834,15 @@ func (s *Service) execOnce(ctx context.Context, t *tbl, spec verbSpec, cmd Comma
 	}, nil, false
 }
 
-// commit stores the table's new state with its log entry in one transaction, then (and only
-// then) tells everyone. If the store fails, the table rolls back to its last stored state.
-// acted is the kind of command whose buttons the actor has now used up; restart starts the turn's
-// timer again.
+// commit stores the table's new state with its log entry in one transaction (committer.write),
+// then (and only then) tells everyone. If the store fails, the table rolls back to its last
+// stored state. acted is the kind of command whose buttons the actor has now used up; restart
+// starts the turn's timer again.
 func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome, acted actedKind, restart bool) *userError {
+	if uerr := s.commits.write(ctx, t, cmd, out, acted, restart); uerr != nil {
+		return uerr
+	}
 	st := t.st
-	now := s.cfg.Now()
-	st.Seq++
-	if cmd.EventID != "" {
-		st.Events = append(st.Events, cmd.EventID)
-		if len(st.Events) > maxEvents {
-			st.Events = st.Events[len(st.Events)-maxEvents:]
-		}
-	}
-	if restart {
-		st.TurnAt, st.Reminded = now.UnixMilli(), false
-	}
-	if acted != actedNone && cmd.Actor.ID != "" && !strings.HasPrefix(cmd.Actor.ID, "robot:") {
-		if st.Acted == nil {
-			st.Acted = map[string]uint64{}
-		}
-		st.Acted[acted.key(cmd.Actor.ID)] = st.Seq
-	}
-	if t.match != nil {
-		// Finished games never change: only the last one is encoded again.
-		games := t.match.Games()
-		if len(st.Games) > len(games) {
-			st.Games = st.Games[:0]
-		}
-		for i := max(len(st.Games)-1, 0); i < len(games); i++ {
-			enc := encodeGame(games[i])
-			if i < len(st.Games) {
-				st.Games[i] = enc
-			} else {
-				st.Games = append(st.Games, enc)
-			}
-		}
-	}
-	var fence Fence
-	data, err := json.Marshal(st)
-	if err == nil && out.owner {
-		fence, err = s.fence(t)
-	}
-	if err == nil {
-		// A match that ends is kept in its record: its commands' log goes with this change.
-		err = s.store(ctx, Change{TableID: st.ID, State: data, Records: out.records, Closed: st.Status == StatusClosed, PruneLog: len(out.records) > 0,
-			Log:   LogEntry{Seq: st.Seq, Time: now.UnixMilli(), Actor: cmd.Actor.ID, Verb: cmd.Verb, Args: cmd.Args, EventID: cmd.EventID},
-			Fence: fence}, out.league)
-	}
-	if err != nil {
-		s.rollback(t)
-		if isFenced(err) {
-			s.fenced(t, err)
-			return errFencedRefusal
-		}
-		if errors.Is(err, ErrConflict) {
-			// Another copy changed the table first, or another match end the league entries this
-			// one learned from: decided again from the store.
-			s.cfg.Log.Info("the table or its league changed since it was read; reading it again", "table", st.ID, "seq", st.Seq)
-			return errConflicted
-		}
-		s.cfg.Log.Error("commit failed; rolling back", "table", st.ID, "err", err)
-		return storeRefusal(err)
-	}
-	t.committed = data
-	t.noteStored()
-	t.failures = 0
 	s.publish(ctx, t, out.public)
 	s.startReviews(ctx, t, out.reviews)
 	if st.Status == StatusClosed {
@@ -921,13 +852,6 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome,
 	s.arm(t)
 	s.scheduleRobot(t)
 	return nil
-}
-
-func (s *Service) timedCommit(ctx context.Context, c Change) error {
-	start := time.Now()
-	err := s.cfg.Store.Commit(ctx, c)
-	s.cfg.Observe.Commit(time.Since(start), err)
-	return err
 }
 
 // commitBackground commits what a computer player or a timer did. No one is waiting for an
@@ -965,18 +889,6 @@ func (s *Service) commitBackground(t *tbl, cmd Command, out *outcome, acted acte
 func retryDelay(failures int) time.Duration {
 	d := 250 * time.Millisecond << min(failures-1, 8)
 	return min(d, time.Minute)
-}
-
-func (s *Service) rollback(t *tbl) {
-	if t.committed == nil {
-		return // never stored: the caller discards the table
-	}
-	st, opts, m, err := decodeState(t.committed)
-	if err != nil {
-		// The bytes were written by this process a moment ago; failing to read them is a bug.
-		panic(fmt.Sprintf("table %s: cannot reload own state: %v", t.st.ID, err))
-	}
-	t.st, t.opts, t.match = st, opts, m
 }
 
 // forget lets a closed table leave memory once its last messages are out (table lock held). The
