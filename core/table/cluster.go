@@ -145,22 +145,7 @@ func (s *Service) replace(t *tbl, data []byte, force bool) error {
 // movedTo notes in the service's index that the table's place is key now (table lock held): the
 // index is the service's and its lock comes first, so it changes in a goroutine of its own.
 func (s *Service) movedTo(t *tbl, key string) {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.tables[t.id()] != t {
-			return
-		}
-		if s.byPlace[t.placeKey] == t.id() {
-			delete(s.byPlace, t.placeKey)
-		}
-		t.placeKey = key
-		if cur, ok := s.byPlace[key]; !ok || s.tables[cur].created <= t.created {
-			s.byPlace[key] = t.id()
-		}
-	}()
+	s.wg.Go(func() { s.index.moved(t, key) })
 }
 
 // caughtUp brings what follows from a table's state taken in from the store up to date (table
@@ -388,9 +373,7 @@ func (s *Service) claimedTable(ctx context.Context, placeKey string) (*tbl, *use
 	if t == nil || uerr != nil {
 		return nil, uerr
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if t.placeKey != placeKey || s.byPlace[placeKey] != t.id() {
+	if key, current := s.index.placed(t); key != placeKey || !current {
 		return nil, nil // the table moved away (MovePlace), or a newer one took the place
 	}
 	return t, nil

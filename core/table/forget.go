@@ -38,7 +38,7 @@ func (s *Service) Forget(ctx context.Context, id string) (int, error) {
 // newForgetter gives the service's Forgetter: the engine's part is forgetTables.
 func (s *Service) newForgetter() *privacy.Forgetter {
 	return &privacy.Forgetter{Tables: forgetTables{s}, Store: s.cfg.Store, Leases: s.cfg.Leases, League: s.cfg.League,
-		People: s.cfg.People, Book: s.users, Places: s.places, Claims: bucketClaims, Random: s.randomID,
+		People: s.cfg.People, Book: s.users, Places: s.places, Claims: bucketClaims, Random: s.draw.uint64,
 		Observe: s.observeLease, Log: s.cfg.Log}
 }
 

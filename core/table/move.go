@@ -30,14 +30,11 @@ func (s *Service) MovePlace(ctx context.Context, from, to Place) error {
 	if s.ctx.Err() != nil {
 		return errors.New("table: the service is closed")
 	}
-	// The place index is the service's, and a table's place is read under the service's lock
-	// alone (find). The service's lock is not held through the commit (no other table waits for
-	// it): the index changes once the move is stored, under the table's lock.
-	s.mu.Lock()
-	id, ok := s.byPlace[from.Key()]
-	other, taken := s.byPlace[to.Key()]
-	t := s.tables[id]
-	s.mu.Unlock()
+	// The place index is the service's (tableIndex), and a table's place is read under the
+	// index's lock alone (find). That lock is not held through the commit (no other table waits
+	// for it): the index changes once the move is stored, under the table's lock.
+	id, t, ok := s.index.current(from.Key())
+	other, _, taken := s.index.current(to.Key())
 	if !ok {
 		return nil
 	}
@@ -66,13 +63,7 @@ func (s *Service) MovePlace(ctx context.Context, from, to Place) error {
 		if uerr != nil {
 			return errStore // the state rolled back to the old place
 		}
-		s.mu.Lock()
-		if s.byPlace[from.Key()] == id {
-			delete(s.byPlace, from.Key())
-		}
-		s.byPlace[to.Key()] = id
-		t.placeKey = to.Key()
-		s.mu.Unlock()
+		s.index.move(t, from.Key(), to.Key())
 		s.claimMoved(ctx, to.Key(), id)
 		s.placed.giveBack(ctx, from.Key(), id, nil)
 		s.cfg.Log.Info("table moved", "table", id, "from", old.Key(), "to", to.Key())

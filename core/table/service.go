@@ -123,10 +123,8 @@ type Service struct {
 	// pace.go): platform → true.
 	reporting sync.Map
 
-	mu      sync.Mutex // guards the maps and src
-	tables  map[string]*tbl
-	byPlace map[string]string // place key → the place's current table
-	src     io.Reader         // randomness for table IDs and secrets (random.go)
+	index *tableIndex // the tables in memory, by ID and by place (index.go)
+	draw  *source     // randomness for table IDs and secrets (random.go)
 
 	// forgetter forgets people (Forget): core/privacy's, with the engine's part (forget.go).
 	forgetter *privacy.Forgetter
@@ -161,7 +159,7 @@ type Service struct {
 // tbl is a table in memory: its stored state plus what is derived from it.
 type tbl struct {
 	mu tableLock
-	// placeKey is the Key of the table's place, guarded by the service's lock (not the table's):
+	// placeKey is the Key of the table's place, guarded by the index's lock (not the table's):
 	// find reads it without the table's lock, while t.st may be replaced under that lock alone
 	// (a rollback, a reload from the store).
 	placeKey string
@@ -212,7 +210,7 @@ type tbl struct {
 //   - It is ctx-cancellable: a command waits for it within its ctx (LockCtx,
 //     TestACommandStopsWaitingWhenItsContextEnds), and the commit it waits for gives the store
 //     the committing command's ctx.
-//   - Nothing else waits for it: no other table's command (the service's lock is never held
+//   - Nothing else waits for it: no other table's command (the index's lock is never held
 //     while a table's is waited for), no lookup across tables (PlaceOf, Status, Count, find by
 //     seat read the table as last stored, t.stored), no adapter's report of what its place shows
 //     (Shown takes the report's own lock). locks_test.go shows it on memory, and
@@ -322,8 +320,7 @@ func New(cfg Config) *Service {
 		cfg.KV = kv
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Service{cfg: cfg, tables: map[string]*tbl{}, byPlace: map[string]string{},
-		src: randomSource(cfg), ctx: ctx, cancel: cancel}
+	s := &Service{cfg: cfg, index: newTableIndex(), draw: &source{r: randomSource(cfg)}, ctx: ctx, cancel: cancel}
 	s.place = s.newOwner()
 	s.commits = committer{store: cfg.Store, league: cfg.League, observe: cfg.Observe, now: cfg.Now, log: cfg.Log, place: s.place}
 	s.placed = newPlaceClaims(cfg)
@@ -430,27 +427,20 @@ func (s *Service) load(data []byte) (*tbl, error) {
 		s.users.Adopt(id, l)
 	}
 	st.Langs = nil
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if len(st.Secret) != secretSize {
 		// Stored before tables had secrets (a 64-bit seed then): its games so far are in its state,
 		// its next ones come from a secret of its own. A rollback returns to the state with it.
-		st.Secret = s.newSecret()
+		st.Secret = s.draw.secret()
 		if data, err = json.Marshal(st); err != nil {
 			return nil, err
 		}
 	}
-	if have, ok := s.tables[st.ID]; ok {
-		return have, nil // loaded meanwhile (the watch, a command naming it): that one stays
-	}
-	t := &tbl{placeKey: st.Place.Key(), tableID: st.ID, created: st.Created, st: st, opts: opts, match: m, committed: data, sent: map[string]uint64{}}
-	s.makeRobots(t)
-	t.noteStored()
-	s.tables[st.ID] = t
-	if cur, ok := s.byPlace[t.placeKey]; !ok || s.tables[cur].created <= st.Created {
-		s.byPlace[t.placeKey] = st.ID
-	}
-	return t, nil
+	return s.index.add(st.ID, func() *tbl {
+		t := &tbl{placeKey: st.Place.Key(), tableID: st.ID, created: st.Created, st: st, opts: opts, match: m, committed: data, sent: map[string]uint64{}}
+		s.makeRobots(t)
+		t.noteStored()
+		return t
+	}), nil
 }
 
 // janitor prunes closed tables every PruneEvery until the service closes.
@@ -482,17 +472,12 @@ func (s *Service) prune(ctx context.Context) {
 }
 
 // Tables is how many tables the service holds in memory (the live ones).
-func (s *Service) Tables() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.tables)
-}
+func (s *Service) Tables() int { return s.index.count() }
 
 // TableAt gives the ID of the place's current table, or "".
 func (s *Service) TableAt(p Place) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.byPlace[p.Key()]
+	id, _, _ := s.index.current(p.Key())
+	return id
 }
 
 // PlaceOf gives the place of a live table; false when there is none by that ID.
@@ -601,11 +586,8 @@ func (s *Service) find(ctx context.Context, cmd Command) (*tbl, *userError) {
 		if t == nil || uerr != nil {
 			return nil, cmp.Or(uerr, refuse("err.closed"))
 		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		// A table's place key is kept under the service's lock: it may be read here without the
-		// table's.
-		key := t.placeKey
+		// A table's place key is the index's: it may be read here without the table's lock.
+		key, current := s.index.placed(t)
 		switch {
 		case key == cmd.Place.Key():
 		case !cmd.Private:
@@ -615,18 +597,13 @@ func (s *Service) find(ctx context.Context, cmd Command) (*tbl, *userError) {
 			// (or forged) must not seat them at a group's table, or act there for them.
 			return nil, refuse("err.not_seated")
 		}
-		if s.byPlace[key] != cmd.Table {
+		if !current {
 			return nil, refuse("err.closed") // a newer table took the place
 		}
 		return t, nil
 	}
-	s.mu.Lock()
-	id, ok := s.byPlace[cmd.Place.Key()]
-	s.mu.Unlock()
-	if ok {
-		if t, ok := s.table(id); ok {
-			return t, nil
-		}
+	if _, t, ok := s.index.current(cmd.Place.Key()); ok && t != nil {
+		return t, nil
 	}
 	// The place's table may be one another copy opened, that this one has not heard of yet.
 	if t, uerr := s.claimedTable(ctx, cmd.Place.Key()); t != nil || uerr != nil {
@@ -892,8 +869,8 @@ func retryDelay(failures int) time.Duration {
 }
 
 // forget lets a closed table leave memory once its last messages are out (table lock held). The
-// maps are the service's, and its lock comes before a table's, so they change in a goroutine of
-// their own; meanwhile exec refuses the table's commands as closed.
+// index's lock comes before a table's, so it changes in a goroutine of its own; meanwhile exec
+// refuses the table's commands as closed.
 func (s *Service) forget(t *tbl) {
 	if t.timer != nil {
 		t.timer.Stop()
@@ -901,19 +878,7 @@ func (s *Service) forget(t *tbl) {
 	if t.retry != nil {
 		t.retry.Stop()
 	}
-	id := t.id()
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.tables[id] == t {
-			delete(s.tables, id)
-		}
-		if s.byPlace[t.placeKey] == id {
-			delete(s.byPlace, t.placeKey)
-		}
-	}()
+	s.wg.Go(func() { s.index.remove(t) })
 }
 
 // deliver hands messages to their platforms' outboxes.
@@ -1015,12 +980,12 @@ func (s *Service) openTable(ctx context.Context, c *call, welcome string, opts o
 // claimPlace makes room at the command's place and puts a new table there, made by newTable with
 // the ID and secret it draws: a finished match still waiting for a rematch is closed first; a
 // lobby or a match in progress stays, and the command is refused. The old table is stored closed
-// under its own lock alone, never the service's, so that finding any other table does not wait
+// under its own lock alone, never the index's, so that finding any other table does not wait
 // for that commit. The place is claimed in the store by compare-and-swap (bucketClaims) and then
-// taken under the service's lock, so two /new at once, on one copy or two, open one table: if
-// another took the place meanwhile, claimPlace starts again with that one. It gives the new table
-// locked, to be stored by the caller (unclaim takes it back if that fails); or the refusal, or
-// dup when the platform delivered the same command again.
+// taken under the index's lock (tableIndex.claim), so two /new at once, on one copy or two, open
+// one table: if another took the place meanwhile, claimPlace starts again with that one. It gives
+// the new table locked, to be stored by the caller (unclaim takes it back if that fails); or the
+// refusal, or dup when the platform delivered the same command again.
 func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id string, secret []byte) *tbl) (t *tbl, uerr *userError, dup bool) {
 	key := cmd.Place.Key()
 	for attempt := 0; ; attempt++ {
@@ -1032,10 +997,7 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 			s.cfg.Log.Error("reading a place's table", "place", key, "err", err)
 			return nil, storeRefusal(err), false
 		}
-		s.mu.Lock()
-		prev, had := s.byPlace[key]
-		old := s.tables[prev]
-		s.mu.Unlock()
+		prev, old, had := s.index.current(key)
 		if claim.Table != "" && claim.Table != prev {
 			// Another copy opened a table here that this one has not heard of yet, or is
 			// storing it now.
@@ -1085,7 +1047,7 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 				return nil, uerr, dup
 			}
 		}
-		id := s.unusedID(ctx) // asks the store: before the service's lock
+		id := s.unusedID(ctx) // asks the store: under no lock
 		switch err := s.placed.swap(ctx, key, raw, id); {
 		case errors.Is(err, ErrConflict):
 			continue // another copy claimed the place meanwhile
@@ -1093,24 +1055,18 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 			s.cfg.Log.Error("claiming a place for a new table", "place", key, "err", err)
 			return nil, storeRefusal(err), false
 		}
-		s.mu.Lock()
-		if cur, ok := s.byPlace[key]; ok && cur != prev {
-			s.mu.Unlock()
+		t, ok := s.index.claim(key, prev, id, func() *tbl {
+			t := newTable(id, s.draw.secret())
+			t.placeKey, t.tableID, t.created, t.claimed = key, id, t.st.Created, raw
+			s.makeRobots(t)
+			t.noteStored() // not stored yet: lookups see it as opened (unclaim takes it away again)
+			t.mu.Lock()    // lock order: index, then table
+			return t
+		})
+		if !ok {
 			s.placed.giveBack(ctx, key, id, raw)
-			continue // another table took the place meanwhile
+			continue // another table took the place meanwhile, or the ID
 		}
-		if _, taken := s.tables[id]; taken {
-			s.mu.Unlock()
-			s.placed.giveBack(ctx, key, id, raw)
-			continue
-		}
-		t = newTable(id, s.newSecret())
-		t.placeKey, t.tableID, t.created, t.claimed = key, id, t.st.Created, raw
-		s.makeRobots(t)
-		t.noteStored() // not stored yet: lookups see it as opened (unclaim takes it away again)
-		t.mu.Lock()    // lock order: service, then table
-		s.tables[id], s.byPlace[key] = t, id
-		s.mu.Unlock()
 		return t, nil, false
 	}
 }
@@ -1119,24 +1075,16 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 // could not be stored.
 func (s *Service) unclaim(ctx context.Context, t *tbl) {
 	s.placed.giveBack(ctx, t.st.Place.Key(), t.id(), t.claimed)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	id, key := t.id(), t.placeKey
-	delete(s.tables, id)
-	if s.byPlace[key] == id {
-		delete(s.byPlace, key)
-	}
+	s.index.remove(t)
 }
 
 // unusedID draws a short table ID that the store keeps no table and no kept match under (a
 // seeded service draws the IDs of its earlier runs again, and six letters may meet by chance in a
-// bot's years). The store is asked outside the service's lock, which spans no I/O; the caller
-// checks the tables in memory under it.
+// bot's years). The store is asked under no lock; the caller checks the tables in memory
+// (tableIndex.claim).
 func (s *Service) unusedID(ctx context.Context) string {
 	for {
-		s.mu.Lock()
-		id := strconv.FormatUint(s.randomUint64()%(36*36*36*36*36*36), 36)
-		s.mu.Unlock()
+		id := strconv.FormatUint(s.draw.uint64()%(36*36*36*36*36*36), 36)
 		if len(id) >= 4 && !s.storeHas(ctx, id) {
 			return id
 		}
@@ -1183,23 +1131,10 @@ func (t *tbl) game() *core.Game {
 }
 
 // all gives the tables in memory; each must be locked to be read.
-func (s *Service) all() []*tbl {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]*tbl, 0, len(s.tables))
-	for _, t := range s.tables {
-		out = append(out, t)
-	}
-	return out
-}
+func (s *Service) all() []*tbl { return s.index.all() }
 
 // table gives a table in memory by ID.
-func (s *Service) table(id string) (*tbl, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, ok := s.tables[id]
-	return t, ok
-}
+func (s *Service) table(id string) (*tbl, bool) { return s.index.get(id) }
 
 // Status gives a table's status, and false for a table not in memory (unknown, or closed and
 // gone).
