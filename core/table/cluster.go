@@ -49,12 +49,19 @@ type ClusterObserver interface {
 	Lease(name string, held bool)
 }
 
-// observeReload tells a ClusterObserver of a reload.
-func (s *Service) observeReload(why string) {
-	if o, ok := s.cfg.Observe.(ClusterObserver); ok {
-		o.Reloaded(why)
+// clusterObserver is Config.Observe as a ClusterObserver: itself when it is one, else it hears
+// nothing of the cluster.
+func clusterObserver(o Observer) ClusterObserver {
+	if co, ok := o.(ClusterObserver); ok {
+		return co
 	}
+	return noClusterObserver{o}
 }
+
+type noClusterObserver struct{ Observer }
+
+func (noClusterObserver) Reloaded(string)    {}
+func (noClusterObserver) Lease(string, bool) {}
 
 // lookup gives a table by ID: the one in memory, or else the store's, loaded now (another copy
 // opened it, and this one has not heard of it yet). Nil, with no refusal, when the store has no
@@ -102,7 +109,7 @@ func (s *Service) reload(ctx context.Context, t *tbl, why string) *userError {
 		s.cfg.Log.Warn("reading a table again", "table", t.st.ID, "err", err)
 		return storeRefusal(err)
 	}
-	s.observeReload(why)
+	s.clustered.Reloaded(why)
 	if !ok {
 		s.gone(t)
 		return nil
@@ -135,7 +142,7 @@ func (s *Service) replace(t *tbl, data []byte, force bool) error {
 	t.st, t.opts, t.match, t.committed = st, opts, m, data
 	t.noteStored()
 	t.failures = 0
-	s.makeRobots(t)
+	t.makeRobots(s.cfg.Robots)
 	if key := st.Place.Key(); key != old {
 		s.movedTo(t, key) // another copy moved the table (MovePlace)
 	}
@@ -252,7 +259,7 @@ func (s *Service) heard(c TableChange) {
 		return
 	}
 	if t.st.Seq != before {
-		s.observeReload("watch")
+		s.clustered.Reloaded("watch")
 		s.caughtUp(s.ctx, t)
 	}
 }
@@ -358,6 +365,23 @@ func (c placeClaims) giveBack(ctx context.Context, placeKey, id string, raw []by
 	}
 }
 
+// moved claims the new place of a table that moved, whatever claimed it before: the platform
+// says the place is the table's old one under a new ID.
+func (c placeClaims) moved(ctx context.Context, placeKey, id string) {
+	for range maxAttempts {
+		raw, _, err := c.read(ctx, placeKey)
+		if err == nil {
+			err = c.swap(ctx, placeKey, raw, id)
+		}
+		if !errors.Is(err, ErrConflict) {
+			if err != nil {
+				c.log.Warn("claiming a moved table's place", "place", placeKey, "err", err)
+			}
+			return
+		}
+	}
+}
+
 // claimedTable gives the live table the store says the place has, loaded into memory if this
 // copy did not hold it; nil when the place has none.
 func (s *Service) claimedTable(ctx context.Context, placeKey string) (*tbl, *userError) {
@@ -377,11 +401,4 @@ func (s *Service) claimedTable(ctx context.Context, placeKey string) (*tbl, *use
 		return nil, nil // the table moved away (MovePlace), or a newer one took the place
 	}
 	return t, nil
-}
-
-// observeLease tells a ClusterObserver of a lease taken or lost.
-func (s *Service) observeLease(name string, held bool) {
-	if o, ok := s.cfg.Observe.(ClusterObserver); ok {
-		o.Lease(name, held)
-	}
 }

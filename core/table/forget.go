@@ -39,7 +39,7 @@ func (s *Service) Forget(ctx context.Context, id string) (int, error) {
 func (s *Service) newForgetter() *privacy.Forgetter {
 	return &privacy.Forgetter{Tables: forgetTables{s}, Store: s.cfg.Store, Leases: s.cfg.Leases, League: s.cfg.League,
 		People: s.cfg.People, Book: s.users, Places: s.places, Claims: bucketClaims, Random: s.draw.uint64,
-		Observe: s.observeLease, Log: s.cfg.Log}
+		Observe: s.clustered.Lease, Log: s.cfg.Log}
 }
 
 // forgetTables is the engine's part of forgetting a person (privacy.Tables).

@@ -64,27 +64,10 @@ func (s *Service) MovePlace(ctx context.Context, from, to Place) error {
 			return errStore // the state rolled back to the old place
 		}
 		s.index.move(t, from.Key(), to.Key())
-		s.claimMoved(ctx, to.Key(), id)
+		s.placed.moved(ctx, to.Key(), id)
 		s.placed.giveBack(ctx, from.Key(), id, nil)
 		s.cfg.Log.Info("table moved", "table", id, "from", old.Key(), "to", to.Key())
 		return nil
-	}
-}
-
-// claimMoved claims the new place of a table that moved, whatever claimed it before: the platform
-// says the place is the table's old one under a new ID.
-func (s *Service) claimMoved(ctx context.Context, placeKey, id string) {
-	for range maxAttempts {
-		raw, _, err := s.placed.read(ctx, placeKey)
-		if err == nil {
-			err = s.placed.swap(ctx, placeKey, raw, id)
-		}
-		if !errors.Is(err, ErrConflict) {
-			if err != nil {
-				s.cfg.Log.Warn("claiming a moved table's place", "place", placeKey, "err", err)
-			}
-			return
-		}
 	}
 }
 

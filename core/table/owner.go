@@ -25,7 +25,7 @@ func PlaceLease(p Place) string { return placement.Lease(p.Key()) }
 func (s *Service) newOwner() *placement.Owner {
 	return placement.New(placement.Config{Leases: s.cfg.Leases, Log: s.cfg.Log,
 		Changed: func(lease string, held bool, in func(placeKey string) bool) {
-			s.observeLease(lease, held)
+			s.clustered.Lease(lease, held)
 			if !held && s.ctx.Err() != nil {
 				return // closing: Close stops the timers
 			}

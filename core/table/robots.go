@@ -97,8 +97,9 @@ func moveArg(m core.Move) string {
 	return m.Card.String()
 }
 
-// deadline gives the table's next timer: what is due and when (zero time: none).
-func (s *Service) deadline(t *tbl) (time.Time, Verb) {
+// deadline gives the table's next timer: what is due and when (zero time: none); a finished
+// match waits overFor (Config.OverFor) for a rematch.
+func (t *tbl) deadline(overFor time.Duration) (time.Time, Verb) {
 	st := t.st
 	if st.Paused { // nobody can see the table: nobody's time runs out
 		return time.Time{}, ""
@@ -109,7 +110,7 @@ func (s *Service) deadline(t *tbl) (time.Time, Verb) {
 	case StatusLobby:
 		return start.Add(lobby), VerbTimeout
 	case StatusOver:
-		return start.Add(s.cfg.OverFor), VerbTimeout
+		return start.Add(overFor), VerbTimeout
 	case StatusPlaying:
 		g := t.game()
 		if g == nil || timeout == 0 || t.actsForItself(g.ToMove()) {
@@ -130,7 +131,7 @@ func (s *Service) arm(t *tbl) {
 		t.timer.Stop()
 		t.timer = nil
 	}
-	at, _ := s.deadline(t)
+	at, _ := t.deadline(s.cfg.OverFor)
 	if at.IsZero() || s.ctx.Err() != nil || !s.ownsTable(t) {
 		return // no deadline; or the copy owning the place fires it
 	}

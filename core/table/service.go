@@ -134,6 +134,8 @@ type Service struct {
 	users *privacy.Book // each person's own choices
 	view  renderer      // what the tables show (render.go)
 	play  play          // how a table changes by its rules (play.go)
+	// clustered hears what keeps copies in step (Config.Observe's ClusterObserver part).
+	clustered ClusterObserver
 	// commits is the commit path: how a table's change is stored (commit.go).
 	commits committer
 	tutor   tutor // what the coach is asked and the guided game says (coach.go)
@@ -321,6 +323,7 @@ func New(cfg Config) *Service {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Service{cfg: cfg, index: newTableIndex(), draw: &source{r: randomSource(cfg)}, ctx: ctx, cancel: cancel}
+	s.clustered = clusterObserver(cfg.Observe)
 	s.place = s.newOwner()
 	s.commits = committer{store: cfg.Store, league: cfg.League, observe: cfg.Observe, now: cfg.Now, log: cfg.Log, place: s.place}
 	s.placed = newPlaceClaims(cfg)
@@ -408,7 +411,7 @@ func (s *Service) Resume(ctx context.Context) error {
 	go s.janitor()
 	if watching {
 		feed := changeFeed{w: w, log: s.cfg.Log, heard: s.heard,
-			resync: func() { s.observeReload("compacted"); s.reloadAll() }}
+			resync: func() { s.clustered.Reloaded("compacted"); s.reloadAll() }}
 		s.wg.Go(func() { feed.run(s.ctx, from) })
 	}
 	return err
@@ -437,7 +440,7 @@ func (s *Service) load(data []byte) (*tbl, error) {
 	}
 	return s.index.add(st.ID, func() *tbl {
 		t := &tbl{placeKey: st.Place.Key(), tableID: st.ID, created: st.Created, st: st, opts: opts, match: m, committed: data, sent: map[string]uint64{}}
-		s.makeRobots(t)
+		t.makeRobots(s.cfg.Robots)
 		t.noteStored()
 		return t
 	}), nil
@@ -490,11 +493,13 @@ func (s *Service) PlaceOf(tableID string) (Place, bool) {
 	return t.view().place, true
 }
 
-func (s *Service) makeRobots(t *tbl) {
+// makeRobots makes the table's computer players (one per seat, each from its own seed of the
+// table's secret) with robots (Config.Robots; nil: none).
+func (t *tbl) makeRobots(robots func(level string, seed uint64) Decider) {
 	for i := range t.robots {
 		t.robots[i] = nil
-		if s.cfg.Robots != nil {
-			t.robots[i] = s.cfg.Robots(t.opts.Level, t.st.seed64(useRobot, uint64(i)))
+		if robots != nil {
+			t.robots[i] = robots(t.opts.Level, t.st.seed64(useRobot, uint64(i)))
 		}
 	}
 }
@@ -523,11 +528,11 @@ func (s *Service) Handle(ctx context.Context, cmd Command) ([]Message, error) {
 func (s *Service) handle(ctx context.Context, cmd Command) ([]Message, error) {
 	lang := s.langFor(cmd.Actor)
 	if s.ctx.Err() != nil {
-		return s.refusal(cmd, lang, &userError{key: "err.shutting_down", cause: ErrStopped})
+		return s.view.refusal(cmd, lang, &userError{key: "err.shutting_down", cause: ErrStopped})
 	}
 	spec, ok := s.spec(cmd.Verb)
 	if !ok {
-		return s.refusal(cmd, lang, unknownVerb(cmd.Verb))
+		return s.view.refusal(cmd, lang, unknownVerb(cmd.Verb))
 	}
 	if spec.personal != nil && spec.personal(cmd.Args) {
 		spec.scope, spec.person = scopeNone, true
@@ -542,12 +547,12 @@ func (s *Service) handle(ctx context.Context, cmd Command) ([]Message, error) {
 		return s.atTable(ctx, spec, cmd)
 	}
 	if cmd.Anonymous && spec.person {
-		return s.refusal(cmd, lang, refuse("err.anonymous"))
+		return s.view.refusal(cmd, lang, refuse("err.anonymous"))
 	}
 	var out outcome
 	c := &call{Command: cmd, seat: core.NoSeat, arg: strings.TrimSpace(strings.Join(cmd.Args, " ")), lang: lang, out: &out}
 	if uerr := spec.run(s, ctx, nil, c); uerr != nil {
-		return s.refusal(cmd, lang, uerr)
+		return s.view.refusal(cmd, lang, uerr)
 	}
 	return out.replies, nil
 }
@@ -557,12 +562,12 @@ func (s *Service) handle(ctx context.Context, cmd Command) ([]Message, error) {
 func (s *Service) atTable(ctx context.Context, spec verbSpec, cmd Command) ([]Message, error) {
 	t, uerr := s.find(ctx, cmd)
 	if uerr != nil {
-		return s.refusal(cmd, s.langFor(cmd.Actor), uerr)
+		return s.view.refusal(cmd, s.langFor(cmd.Actor), uerr)
 	}
 	// The table's lock is held through its commit, which may hang on the store: the command
 	// waits its turn only as long as its ctx lasts, and then changed nothing.
 	if err := t.mu.LockCtx(ctx); err != nil {
-		return s.refusal(cmd, s.langFor(cmd.Actor), storeRefusal(err))
+		return s.view.refusal(cmd, s.langFor(cmd.Actor), storeRefusal(err))
 	}
 	replies, think, err := s.exec(ctx, t, spec, cmd)
 	id := t.st.ID
@@ -721,7 +726,7 @@ func (s *Service) exec(ctx context.Context, t *tbl, spec verbSpec, cmd Command) 
 			}
 		}
 		if uerr := s.reload(ctx, t, "conflict"); uerr != nil {
-			replies, err := s.refusal(cmd, s.langOf(t, cmd.Actor), uerr)
+			replies, err := s.view.refusal(cmd, s.langOf(t, cmd.Actor), uerr)
 			return replies, nil, err
 		}
 	}
@@ -738,18 +743,18 @@ func (s *Service) execOnce(ctx context.Context, t *tbl, spec verbSpec, cmd Comma
 	lang := s.langOf(t, cmd.Actor)
 	st := t.st
 	if st.Status == StatusClosed { // closing, not yet out of memory
-		return []Message{s.errorReply(cmd, lang, refuse("err.closed"))}, nil, nil, false
+		return []Message{s.view.errorReply(cmd, lang, refuse("err.closed"))}, nil, nil, false
 	}
 	if cmd.EventID != "" && slices.Contains(st.Events, cmd.EventID) {
 		return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate"))}, nil, nil, false
 	}
 	if spec.stale(st, cmd) {
-		return []Message{s.errorReply(cmd, lang, refuse("err.stale"))}, nil, nil, false
+		return []Message{s.view.errorReply(cmd, lang, refuse("err.stale"))}, nil, nil, false
 	}
 	// Someone who speaks for the chat has no seat and may take none; what an admin may do without
 	// a seat stays open to them.
 	if cmd.Anonymous && (spec.person || spec.seated && !(spec.admin && cmd.Admin && cmd.Place.Key() == st.Place.Key())) {
-		return []Message{s.errorReply(cmd, lang, refuse("err.anonymous"))}, nil, nil, false
+		return []Message{s.view.errorReply(cmd, lang, refuse("err.anonymous"))}, nil, nil, false
 	}
 	// Administering a chat counts in that chat only (find already keeps group commands to their
 	// place; a private command carries no admin right).
@@ -784,14 +789,14 @@ func (s *Service) execOnce(ctx context.Context, t *tbl, spec verbSpec, cmd Comma
 	if uerr != nil {
 		if out.changed { // only the return from away: keep it
 			if s.commit(ctx, t, cmd, &outcome{changed: true, public: out.public}, spec.acted, restart) == errConflicted {
-				return []Message{s.errorReply(cmd, lang, errConflicted)}, nil, errConflicted.cause, true
+				return []Message{s.view.errorReply(cmd, lang, errConflicted)}, nil, errConflicted.cause, true
 			}
 		}
-		return []Message{s.errorReply(cmd, lang, uerr)}, nil, uerr.cause, false
+		return []Message{s.view.errorReply(cmd, lang, uerr)}, nil, uerr.cause, false
 	}
 	if out.changed {
 		if uerr := s.commit(ctx, t, cmd, &out, spec.acted, restart); uerr != nil {
-			return []Message{s.errorReply(cmd, lang, uerr)}, nil, uerr.cause, uerr == errConflicted
+			return []Message{s.view.errorReply(cmd, lang, uerr)}, nil, uerr.cause, uerr == errConflicted
 		}
 	}
 	if out.think == nil {
@@ -805,7 +810,7 @@ func (s *Service) execOnce(ctx context.Context, t *tbl, spec verbSpec, cmd Comma
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		if t.st.Seq != seq {
-			return []Message{s.errorReply(cmd, lang, refuse("hint.moved"))}
+			return []Message{s.view.errorReply(cmd, lang, refuse("hint.moved"))}
 		}
 		return []Message{m}
 	}, nil, false
@@ -1058,7 +1063,7 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 		t, ok := s.index.claim(key, prev, id, func() *tbl {
 			t := newTable(id, s.draw.secret())
 			t.placeKey, t.tableID, t.created, t.claimed = key, id, t.st.Created, raw
-			s.makeRobots(t)
+			t.makeRobots(s.cfg.Robots)
 			t.noteStored() // not stored yet: lookups see it as opened (unclaim takes it away again)
 			t.mu.Lock()    // lock order: index, then table
 			return t
@@ -1106,15 +1111,17 @@ func reply(cmd Command, lang string, kind Kind, text string) Message {
 
 // refusal is the answer to a command that is refused: the reason to its actor, and Handle's
 // error when the command could not be done at all (see userError.cause).
-func (s *Service) refusal(cmd Command, lang string, e *userError) ([]Message, error) {
-	return []Message{s.errorReply(cmd, lang, e)}, e.cause
+func (r renderer) refusal(cmd Command, lang string, e *userError) ([]Message, error) {
+	return []Message{r.errorReply(cmd, lang, e)}, e.cause
 }
 
-func (s *Service) errorReply(cmd Command, lang string, e *userError) Message {
+// errorReply is a refusal's message to the actor: e's text in lang, and when e has a public
+// text, that text for the place instead of the secret reason.
+func (r renderer) errorReply(cmd Command, lang string, e *userError) Message {
 	m := reply(cmd, lang, KindError, e.text(lang))
 	m.Reason = e.key
 	if e.public != "" {
-		m.Secret, m.Public = true, s.view.pressHand(cmd.Place, lang, e.public)
+		m.Secret, m.Public = true, r.pressHand(cmd.Place, lang, e.public)
 	}
 	return m
 }
