@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/kontermatt/kontermatt/core/i18n"
 )
 
 // What a platform does to a table's place: it gets a new ID, the bot is removed from it, or the
@@ -165,20 +163,8 @@ func (s *Service) pause(ctx context.Context, t *tbl, p Place, paused bool) *user
 	if st.Status == StatusClosed || st.Paused == paused || st.Place.Key() != p.Key() {
 		return nil
 	}
-	st.Paused = paused
-	key, arg := "note.paused", "on"
-	if !paused {
-		key, arg = "note.unpaused", "off"
-	}
-	out := outcome{changed: true}
-	for _, seat := range st.Seats {
-		if !seat.Human() {
-			continue
-		}
-		lang := s.langOf(t, *seat.Player)
-		out.public = append(out.public, Message{Target: Target{Kind: ToPlayer, Place: st.Place, Player: *seat.Player},
-			Kind: KindNotice, Lang: lang, Title: privateTitle(t.st.Place, lang), Text: i18n.T(lang, key)})
-	}
+	var out outcome
+	arg := s.play.pause(t, paused, &out)
 	cmd := Command{Place: st.Place, Table: id, Verb: VerbPause, Args: []string{arg}}
 	// Resuming starts the turn's time again: the pause was nobody's delay.
 	if uerr := s.commit(ctx, t, cmd, &out, actedNone, !paused); uerr != nil {

@@ -362,6 +362,65 @@ func (p play) lang(t *tbl, c *call) *userError {
 	return nil
 }
 
+// timeout is what a table's deadline does to it (tbl.deadline): the lobby expires, a finished
+// match's table closes, the player to move is reminded, and then a computer player acts for
+// them. It gives the arguments the change is stored with, and false when nothing is due.
+func (p play) timeout(t *tbl, out *outcome) (args []string, due bool) {
+	st := t.st
+	switch st.Status {
+	case StatusLobby:
+		p.close(t, out)
+		out.public = append(out.public, p.notice(t, "note.lobby_expired"))
+	case StatusOver:
+		p.close(t, out)
+		args = []string{"closed"}
+	case StatusPlaying:
+		g := t.game()
+		if g == nil {
+			return nil, false
+		}
+		seat := g.ToMove()
+		if !st.Reminded {
+			st.Reminded = true
+			args = []string{"reminder"}
+			pl := *st.Seats[seat].Player
+			lang := p.view.personLang(pl, t.st.Lang)
+			m := Message{Target: Target{Kind: ToPlayer, Player: pl}, Kind: KindNotice, Lang: lang,
+				Title: privateTitle(t.st.Place, lang), Text: i18n.T(lang, "note.reminder")}
+			out.public = append(out.public, m)
+		} else {
+			st.Seats[seat].Away = true
+			args = []string{"away"}
+			out.public = append(out.public, p.notice(t, "note.away", seatRef(seat)))
+		}
+	default:
+		return nil, false
+	}
+	out.changed = true
+	return args, true
+}
+
+// pause pauses or resumes the table (Service.Pause): each seated person is told privately. It
+// gives the argument the change is stored with.
+func (p play) pause(t *tbl, paused bool, out *outcome) string {
+	st := t.st
+	st.Paused = paused
+	key, arg := "note.paused", "on"
+	if !paused {
+		key, arg = "note.unpaused", "off"
+	}
+	out.changed = true
+	for _, seat := range st.Seats {
+		if !seat.Human() {
+			continue
+		}
+		lang := p.view.personLang(*seat.Player, t.st.Lang)
+		out.public = append(out.public, Message{Target: Target{Kind: ToPlayer, Place: st.Place, Player: *seat.Player},
+			Kind: KindNotice, Lang: lang, Title: privateTitle(t.st.Place, lang), Text: i18n.T(lang, key)})
+	}
+	return arg
+}
+
 // notice is a one-off public message in the table's language; its arguments may name a seat
 // with seatRef (see say). Its Reason is its catalog key, so that a surface may fold it into the
 // table message instead (a call, which the table message lists).

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
-	"github.com/kontermatt/kontermatt/core/i18n"
 )
 
 // actsForItself reports whether a computer decides for the seat: a computer player, or a human
@@ -139,46 +138,19 @@ func (s *Service) arm(t *tbl) {
 	t.timer = time.AfterFunc(max(at.Sub(s.cfg.Now()), 0), func() { s.fire(t, seq) })
 }
 
-// fire handles a deadline: the lobby expires, a finished match's table closes, a player is
-// reminded, or a computer player acts for a player who did not.
+// fire handles a deadline (play.timeout says what it does) and stores what it did.
 func (s *Service) fire(t *tbl, seq uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.st.Seq != seq || s.ctx.Err() != nil || !s.ownsTable(t) {
 		return
 	}
-	st := t.st
-	cmd := Command{Place: st.Place, Table: st.ID, Verb: VerbTimeout}
+	cmd := Command{Place: t.st.Place, Table: t.st.ID, Verb: VerbTimeout}
 	var out outcome
-	switch st.Status {
-	case StatusLobby:
-		s.play.close(t, &out)
-		out.public = append(out.public, s.play.notice(t, "note.lobby_expired"))
-	case StatusOver:
-		s.play.close(t, &out)
-		cmd.Args = []string{"closed"}
-	case StatusPlaying:
-		g := t.game()
-		if g == nil {
-			return
-		}
-		seat := g.ToMove()
-		if !st.Reminded {
-			st.Reminded = true
-			cmd.Args = []string{"reminder"}
-			p := *st.Seats[seat].Player
-			lang := s.langOf(t, p)
-			m := Message{Target: Target{Kind: ToPlayer, Player: p}, Kind: KindNotice, Lang: lang,
-				Title: privateTitle(t.st.Place, lang), Text: i18n.T(lang, "note.reminder")}
-			out.public = append(out.public, m)
-		} else {
-			st.Seats[seat].Away = true
-			cmd.Args = []string{"away"}
-			out.public = append(out.public, s.play.notice(t, "note.away", seatRef(seat)))
-		}
-	default:
+	args, due := s.play.timeout(t, &out)
+	if !due {
 		return
 	}
-	out.changed = true
+	cmd.Args = args
 	s.commitBackground(t, cmd, &out, actedNone, false)
 }
