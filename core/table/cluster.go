@@ -144,15 +144,11 @@ func (s *Service) replace(t *tbl, data []byte, force bool) error {
 	t.failures = 0
 	t.makeRobots(s.cfg.Robots)
 	if key := st.Place.Key(); key != old {
-		s.movedTo(t, key) // another copy moved the table (MovePlace)
+		// Another copy moved the table (MovePlace). The index's lock comes before a table's,
+		// so the index changes in a goroutine of its own.
+		s.wg.Go(func() { s.index.moved(t, key) })
 	}
 	return nil
-}
-
-// movedTo notes in the service's index that the table's place is key now (table lock held): the
-// index is the service's and its lock comes first, so it changes in a goroutine of its own.
-func (s *Service) movedTo(t *tbl, key string) {
-	s.wg.Go(func() { s.index.moved(t, key) })
 }
 
 // caughtUp brings what follows from a table's state taken in from the store up to date (table

@@ -7,7 +7,7 @@ import "sync"
 // and each table's placeKey, read or changed only here. Its lock is held for that alone: never
 // across I/O, and never while a table's lock is waited for. The lock order is index, then table
 // (claim locks a new table under it), so what holds a table's lock changes the index from a
-// goroutine of its own (Service.forget, movedTo).
+// goroutine of its own (Service.forget, Service.replace).
 type tableIndex struct {
 	mu      sync.Mutex
 	tables  map[string]*tbl

@@ -1052,7 +1052,7 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 				return nil, uerr, dup
 			}
 		}
-		id := s.unusedID(ctx) // asks the store: under no lock
+		id := unusedID(ctx, s.draw, s.cfg.Store) // asks the store: under no lock
 		switch err := s.placed.swap(ctx, key, raw, id); {
 		case errors.Is(err, ErrConflict):
 			continue // another copy claimed the place meanwhile
@@ -1087,10 +1087,10 @@ func (s *Service) unclaim(ctx context.Context, t *tbl) {
 // seeded service draws the IDs of its earlier runs again, and six letters may meet by chance in a
 // bot's years). The store is asked under no lock; the caller checks the tables in memory
 // (tableIndex.claim).
-func (s *Service) unusedID(ctx context.Context) string {
+func unusedID(ctx context.Context, draw *source, store Store) string {
 	for {
-		id := strconv.FormatUint(s.draw.uint64()%(36*36*36*36*36*36), 36)
-		if len(id) >= 4 && !s.storeHas(ctx, id) {
+		id := strconv.FormatUint(draw.uint64()%(36*36*36*36*36*36), 36)
+		if len(id) >= 4 && !storeHas(ctx, store, id) {
 			return id
 		}
 	}
@@ -1098,9 +1098,9 @@ func (s *Service) unusedID(ctx context.Context) string {
 
 // storeHas tells whether the store keeps a table or a first match under id; a store it cannot
 // read says no, and the commit then decides.
-func (s *Service) storeHas(ctx context.Context, id string) bool {
-	_, table, _ := s.cfg.Store.Table(ctx, id)
-	_, record, _ := s.cfg.Store.Record(ctx, StoredKey(id, 1))
+func storeHas(ctx context.Context, store Store, id string) bool {
+	_, table, _ := store.Table(ctx, id)
+	_, record, _ := store.Record(ctx, StoredKey(id, 1))
 	return table || record
 }
 
