@@ -107,7 +107,7 @@ func (ft forgetTables) forgetAt(t *tbl, p *privacy.Person) (bool, error) {
 	s := ft.s
 	for attempt := 1; ; attempt++ {
 		at, uerr := ft.forgetAtOnce(t, p)
-		if uerr == errConflicted && attempt < maxAttempts && s.reload(s.ctx, t, "conflict") == nil {
+		if uerr == errConflicted && attempt < maxAttempts && s.follow.reload(s.ctx, t, "conflict") == nil {
 			continue // another copy changed the table meanwhile: forget it there as it is now
 		}
 		if uerr != nil {

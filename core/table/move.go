@@ -55,7 +55,7 @@ func (s *Service) MovePlace(ctx context.Context, from, to Place) error {
 		t.handSig = [4]handSig{}
 		cmd := Command{Place: to, Table: id, Verb: VerbMove, Args: []string{old.Key()}}
 		uerr := s.commit(ctx, t, cmd, &outcome{changed: true}, actedNone, false)
-		if uerr == errConflicted && attempt < maxAttempts && s.reload(ctx, t, "conflict") == nil {
+		if uerr == errConflicted && attempt < maxAttempts && s.follow.reload(ctx, t, "conflict") == nil {
 			continue
 		}
 		if uerr != nil {
@@ -110,7 +110,7 @@ func (s *Service) closeWhere(ctx context.Context, match func(Place) bool, reason
 			s.play.close(t, &out)
 			cmd := Command{Place: p, Table: t.st.ID, Verb: VerbClose, Args: []string{reason}}
 			uerr := s.commit(ctx, t, cmd, &out, actedNone, false)
-			if uerr == errConflicted && attempt < maxAttempts && s.reload(ctx, t, "conflict") == nil {
+			if uerr == errConflicted && attempt < maxAttempts && s.follow.reload(ctx, t, "conflict") == nil {
 				continue
 			}
 			if uerr != nil {
@@ -148,7 +148,7 @@ func (s *Service) Pause(ctx context.Context, p Place, paused bool) error {
 	defer t.mu.Unlock()
 	for attempt := 1; ; attempt++ {
 		err := s.pause(ctx, t, p, paused)
-		if err != errConflicted || attempt == maxAttempts || s.reload(ctx, t, "conflict") != nil {
+		if err != errConflicted || attempt == maxAttempts || s.follow.reload(ctx, t, "conflict") != nil {
 			if err != nil {
 				return errStore
 			}

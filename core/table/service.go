@@ -136,6 +136,8 @@ type Service struct {
 	play  play          // how a table changes by its rules (play.go)
 	// clustered hears what keeps copies in step (Config.Observe's ClusterObserver part).
 	clustered ClusterObserver
+	// follow keeps the tables in step with what other copies store (cluster.go).
+	follow follower
 	// commits is the commit path: how a table's change is stored (commit.go).
 	commits committer
 	tutor   tutor // what the coach is asked and the guided game says (coach.go)
@@ -340,6 +342,8 @@ func New(cfg Config) *Service {
 	s.forgetter = s.newForgetter()
 	s.view = renderer{surfaces: cfg.Surfaces, chosen: s.users.Lang}
 	s.tutor = tutor{coach: cfg.Coach, langOf: s.view.personLang, wants: func(id string) bool { return s.users.Get(id).Coach }}
+	s.follow = follower{store: cfg.Store, index: s.index, placed: s.placed, draw: s.draw, robots: cfg.Robots,
+		adopt: s.users.Adopt, told: s.clustered, log: cfg.Log, engine: s, ctx: ctx, wg: &s.wg}
 	s.play = play{now: cfg.Now, view: s.view, sight: s.sight, tutor: s.tutor}
 	if cfg.Shared {
 		s.users.Shared(cfg.Now)
@@ -384,7 +388,7 @@ func (s *Service) Resume(ctx context.Context) error {
 	}
 	var loaded []*tbl
 	err := s.cfg.Store.Tables(ctx, func(id string, data []byte) error {
-		t, err := s.load(data)
+		t, err := s.follow.load(data)
 		if err != nil {
 			s.cfg.Log.Error("skipping unreadable table", "table", id, "err", err)
 			return err
@@ -410,40 +414,11 @@ func (s *Service) Resume(ctx context.Context) error {
 	s.wg.Add(1)
 	go s.janitor()
 	if watching {
-		feed := changeFeed{w: w, log: s.cfg.Log, heard: s.heard,
-			resync: func() { s.clustered.Reloaded("compacted"); s.reloadAll() }}
+		feed := changeFeed{w: w, log: s.cfg.Log, heard: s.follow.heard,
+			resync: func() { s.clustered.Reloaded("compacted"); s.follow.reloadAll() }}
 		s.wg.Go(func() { feed.run(s.ctx, from) })
 	}
 	return err
-}
-
-func (s *Service) load(data []byte) (*tbl, error) {
-	st, opts, m, err := decodeState(data)
-	if err != nil {
-		return nil, err
-	}
-	if st.Status == StatusClosed {
-		return nil, nil // its messages were final when it closed; it only waits to be pruned
-	}
-	// Schema 1 kept people's language choices in each table; they are the people's own now.
-	for id, l := range st.Langs {
-		s.users.Adopt(id, l)
-	}
-	st.Langs = nil
-	if len(st.Secret) != secretSize {
-		// Stored before tables had secrets (a 64-bit seed then): its games so far are in its state,
-		// its next ones come from a secret of its own. A rollback returns to the state with it.
-		st.Secret = s.draw.secret()
-		if data, err = json.Marshal(st); err != nil {
-			return nil, err
-		}
-	}
-	return s.index.add(st.ID, func() *tbl {
-		t := &tbl{placeKey: st.Place.Key(), tableID: st.ID, created: st.Created, st: st, opts: opts, match: m, committed: data, sent: map[string]uint64{}}
-		t.makeRobots(s.cfg.Robots)
-		t.noteStored()
-		return t
-	}), nil
 }
 
 // janitor prunes closed tables every PruneEvery until the service closes.
@@ -587,7 +562,7 @@ func (s *Service) atTable(ctx context.Context, spec verbSpec, cmd Command) ([]Me
 func (s *Service) find(ctx context.Context, cmd Command) (*tbl, *userError) {
 	if cmd.Table != "" {
 		// Another copy may have opened it: then it is read from the store now.
-		t, uerr := s.lookup(ctx, cmd.Table)
+		t, uerr := s.follow.lookup(ctx, cmd.Table)
 		if t == nil || uerr != nil {
 			return nil, cmp.Or(uerr, refuse("err.closed"))
 		}
@@ -611,7 +586,7 @@ func (s *Service) find(ctx context.Context, cmd Command) (*tbl, *userError) {
 		return t, nil
 	}
 	// The place's table may be one another copy opened, that this one has not heard of yet.
-	if t, uerr := s.claimedTable(ctx, cmd.Place.Key()); t != nil || uerr != nil {
+	if t, uerr := s.follow.claimedTable(ctx, cmd.Place.Key()); t != nil || uerr != nil {
 		return t, uerr
 	}
 	if cmd.Private {
@@ -725,7 +700,7 @@ func (s *Service) exec(ctx context.Context, t *tbl, spec verbSpec, cmd Command) 
 				return replies, think, err
 			}
 		}
-		if uerr := s.reload(ctx, t, "conflict"); uerr != nil {
+		if uerr := s.follow.reload(ctx, t, "conflict"); uerr != nil {
 			replies, err := s.view.refusal(cmd, s.langOf(t, cmd.Actor), uerr)
 			return replies, nil, err
 		}
@@ -847,7 +822,7 @@ func (s *Service) commitBackground(t *tbl, cmd Command, out *outcome, acted acte
 	}
 	// Another copy moved the table on: what is due now follows from its state (reload re-arms
 	// the timer and lets the computer players think again).
-	if uerr == errConflicted && s.reload(s.ctx, t, "conflict") == nil {
+	if uerr == errConflicted && s.follow.reload(s.ctx, t, "conflict") == nil {
 		return
 	}
 	t.failures++
@@ -1006,7 +981,7 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 		if claim.Table != "" && claim.Table != prev {
 			// Another copy opened a table here that this one has not heard of yet, or is
 			// storing it now.
-			ct, uerr := s.lookup(ctx, claim.Table)
+			ct, uerr := s.follow.lookup(ctx, claim.Table)
 			switch {
 			case uerr != nil:
 				return nil, uerr, false
@@ -1040,7 +1015,7 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 				uerr = s.commit(ctx, old, Command{Place: old.st.Place, Table: prev, Actor: cmd.Actor, Verb: cmd.Verb}, &out, actedNone, false)
 				if uerr == errConflicted {
 					// Another copy changed it first (a rematch, or closed it itself): decide again.
-					uerr = s.reload(ctx, old, "conflict")
+					uerr = s.follow.reload(ctx, old, "conflict")
 					if uerr == nil {
 						old.mu.Unlock()
 						continue
