@@ -116,7 +116,11 @@ const (
 )
 
 // Service runs every table. Commands for one table are applied one at a time under that table's
-// lock; different tables run in parallel.
+// lock; different tables run in parallel. The Service finds a command's table, locks it and
+// dispatches the verb; its parts do the rest, each with what it needs alone: play the rules of a
+// table's change (play.go), committer the commit path (commit.go), follower keeping in step with
+// the other copies (cluster.go), tableIndex the tables in memory (index.go), renderer the
+// messages (render.go), tutor the coach (coach.go), pacer the pace (pace.go).
 type Service struct {
 	cfg Config
 	// reporting are the platforms whose adapters report what their places show (Reports,

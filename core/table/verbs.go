@@ -110,7 +110,8 @@ type call struct {
 
 // verbs are the engine's own verbs; those answered outside it (league, privacy, coach) come in
 // Config.Verbs (registry.go). Verbs lists every verb players type, in help order
-// (TestVerbsAreTheRegistry).
+// (TestVerbsAreTheRegistry). A table verb's handler is play's (play.go, through onTable): the
+// spec here says what it needs, the handler what it does.
 var verbs = map[Verb]verbSpec{
 	VerbHelp:  {scope: scopeNone, run: (*Service).help},
 	VerbRules: {scope: scopeNone, run: (*Service).rules},
