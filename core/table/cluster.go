@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 )
 
@@ -49,75 +50,137 @@ type ClusterObserver interface {
 	Lease(name string, held bool)
 }
 
-// observeReload tells a ClusterObserver of a reload.
-func (s *Service) observeReload(why string) {
-	if o, ok := s.cfg.Observe.(ClusterObserver); ok {
-		o.Reloaded(why)
+// clusterObserver is Config.Observe as a ClusterObserver: itself when it is one, else it hears
+// nothing of the cluster.
+func clusterObserver(o Observer) ClusterObserver {
+	if co, ok := o.(ClusterObserver); ok {
+		return co
 	}
+	return noClusterObserver{o}
+}
+
+type noClusterObserver struct{ Observer }
+
+func (noClusterObserver) Reloaded(string)    {}
+func (noClusterObserver) Lease(string, bool) {}
+
+// follower keeps the tables this copy holds in step with the store the other copies write to:
+// it loads a table another copy opened when a command, a socket or the watch names it (lookup,
+// claimedTable, heard), reads a table back when its commit lost to another copy's (reload),
+// takes in the changes the store's watch reports (heard, fed by changeFeed) and every live
+// table when the watch fell behind (reloadAll). It exists so that keeping copies in step is
+// apart from what a command does, with its dependencies in sight: the store's reads, the index
+// of the tables in memory, the places' claims, what a table loaded needs (a secret drawn for an
+// old state without one, its computer players, the languages an old state kept), the cluster's
+// observer, and the engine's side (followed). reload, replace and gone work under the table's
+// lock, held by their caller; lookup, heard and reloadAll take each table's lock themselves.
+type follower struct {
+	store  Store
+	index  *tableIndex
+	placed placeClaims
+	draw   *source                                 // a secret for a state stored before tables had one
+	robots func(level string, seed uint64) Decider // Config.Robots
+	adopt  func(playerID, lang string)             // people's languages a schema 1 state kept (privacy.Book.Adopt)
+	told   ClusterObserver
+	log    *slog.Logger
+	engine followed
+	// ctx and wg are the service's: what the watch brings runs on its ctx (no command waits for
+	// it), and the index changes in a goroutine of the service's (the index's lock comes first).
+	ctx context.Context
+	wg  *sync.WaitGroup
+}
+
+// followed is what the follower asks of the engine for a table whose state it took in (table
+// lock held): that its messages, timer and computer players follow it (caughtUp), or that it
+// leaves memory (forget).
+type followed interface {
+	caughtUp(ctx context.Context, t *tbl)
+	forget(t *tbl)
+}
+
+// load takes a table read from the store into memory (the index), unless one by its ID is there
+// already, which it gives instead; a closed table it leaves out (nil).
+func (f follower) load(data []byte) (*tbl, error) {
+	st, opts, m, err := decodeState(data)
+	if err != nil {
+		return nil, err
+	}
+	if st.Status == StatusClosed {
+		return nil, nil // its messages were final when it closed; it only waits to be pruned
+	}
+	// Schema 1 kept people's language choices in each table; they are the people's own now.
+	for id, l := range st.Langs {
+		f.adopt(id, l)
+	}
+	st.Langs = nil
+	if len(st.Secret) != secretSize {
+		// Stored before tables had secrets (a 64-bit seed then): its games so far are in its state,
+		// its next ones come from a secret of its own. A rollback returns to the state with it.
+		st.Secret = f.draw.secret()
+		if data, err = json.Marshal(st); err != nil {
+			return nil, err
+		}
+	}
+	return f.index.add(st.ID, func() *tbl {
+		t := &tbl{placeKey: st.Place.Key(), tableID: st.ID, created: st.Created, st: st, opts: opts, match: m, committed: data, sent: map[string]uint64{}}
+		t.makeRobots(f.robots)
+		t.noteStored()
+		return t
+	}), nil
 }
 
 // lookup gives a table by ID: the one in memory, or else the store's, loaded now (another copy
 // opened it, and this one has not heard of it yet). Nil, with no refusal, when the store has no
 // live table by that ID.
-func (s *Service) lookup(ctx context.Context, id string) (*tbl, *userError) {
-	if t, ok := s.table(id); ok {
+func (f follower) lookup(ctx context.Context, id string) (*tbl, *userError) {
+	if t, ok := f.index.get(id); ok {
 		return t, nil
 	}
-	data, ok, err := s.cfg.Store.Table(ctx, id)
+	data, ok, err := f.store.Table(ctx, id)
 	if err != nil {
-		s.cfg.Log.Error("reading a table", "table", id, "err", err)
+		f.log.Error("reading a table", "table", id, "err", err)
 		return nil, storeRefusal(err)
 	}
 	if !ok {
 		return nil, nil
 	}
-	t, err := s.load(data)
+	t, err := f.load(data)
 	if err != nil {
-		s.cfg.Log.Error("a stored table does not read", "table", id, "err", err)
+		f.log.Error("a stored table does not read", "table", id, "err", err)
 		return nil, refuse("err.internal")
 	}
 	if t != nil {
 		t.mu.Lock()
-		s.caughtUp(s.ctx, t)
+		f.engine.caughtUp(f.ctx, t)
 		t.mu.Unlock()
 	}
 	return t, nil
 }
 
-// storeRefusal is what a player is told when the store failed.
-// Handle gives it with its cause, ErrNotStored wrapping err.
-func storeRefusal(err error) *userError {
-	key := "err.internal"
-	if errors.Is(err, ErrUnavailable) {
-		key = "err.unavailable"
-	}
-	return &userError{key: key, cause: fmt.Errorf("%w: %w", ErrNotStored, err)}
-}
-
 // reload reads the table back from the store and takes its state in (table lock held): another
 // copy committed it since this one's state. A table the store no longer keeps live leaves memory.
-func (s *Service) reload(ctx context.Context, t *tbl, why string) *userError {
-	data, ok, err := s.cfg.Store.Table(ctx, t.st.ID)
+func (f follower) reload(ctx context.Context, t *tbl, why string) *userError {
+	data, ok, err := f.store.Table(ctx, t.st.ID)
 	if err != nil {
-		s.cfg.Log.Warn("reading a table again", "table", t.st.ID, "err", err)
+		f.log.Warn("reading a table again", "table", t.st.ID, "err", err)
 		return storeRefusal(err)
 	}
-	s.observeReload(why)
+	f.told.Reloaded(why)
 	if !ok {
-		s.gone(t)
+		f.gone(t)
 		return nil
 	}
-	if err := s.replace(t, data, true); err != nil {
-		s.cfg.Log.Error("a stored table does not read", "table", t.st.ID, "err", err)
+	if err := f.replace(t, data, true); err != nil {
+		f.log.Error("a stored table does not read", "table", t.st.ID, "err", err)
 		return refuse("err.internal")
 	}
-	s.caughtUp(ctx, t)
+	f.engine.caughtUp(ctx, t)
 	return nil
 }
 
 // replace takes a stored state of the table in (table lock held): when it is newer than the
 // one in memory, or always with force. It reports whether it did.
-func (s *Service) replace(t *tbl, data []byte, force bool) error {
+func (f follower) replace(t *tbl, data []byte, force bool) error {
 	st, opts, m, err := decodeState(data)
 	if err != nil {
 		return err
@@ -135,32 +198,117 @@ func (s *Service) replace(t *tbl, data []byte, force bool) error {
 	t.st, t.opts, t.match, t.committed = st, opts, m, data
 	t.noteStored()
 	t.failures = 0
-	s.makeRobots(t)
+	t.makeRobots(f.robots)
 	if key := st.Place.Key(); key != old {
-		s.movedTo(t, key) // another copy moved the table (MovePlace)
+		// Another copy moved the table (MovePlace). The index's lock comes before a table's,
+		// so the index changes in a goroutine of its own.
+		f.wg.Go(func() { f.index.moved(t, key) })
 	}
 	return nil
 }
 
-// movedTo notes in the service's index that the table's place is key now (table lock held): the
-// index is the service's and its lock comes first, so it changes in a goroutine of its own.
-func (s *Service) movedTo(t *tbl, key string) {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.tables[t.id()] != t {
+// gone takes a table the store no longer keeps (deleted, or pruned) out of memory (table lock
+// held).
+func (f follower) gone(t *tbl) {
+	t.st.Status = StatusClosed
+	f.engine.forget(t)
+}
+
+// heard takes in one table change heard from the store: a newer state of a table in memory, or
+// a live table this copy did not hold.
+func (f follower) heard(c TableChange) {
+	t, ok := f.index.get(c.TableID)
+	if !ok {
+		if c.State == nil || c.Closed {
+			return // never held here, or out of memory already
+		}
+		nt, err := f.load(c.State)
+		if err != nil {
+			f.log.Error("a table another copy stored does not read", "table", c.TableID, "err", err)
 			return
 		}
-		if s.byPlace[t.placeKey] == t.id() {
-			delete(s.byPlace, t.placeKey)
+		if nt != nil {
+			nt.mu.Lock()
+			f.engine.caughtUp(f.ctx, nt)
+			nt.mu.Unlock()
 		}
-		t.placeKey = key
-		if cur, ok := s.byPlace[key]; !ok || s.tables[cur].created <= t.created {
-			s.byPlace[key] = t.id()
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c.Seq != 0 && c.Seq <= t.st.Seq {
+		return // this copy's own commit, or one it took in already
+	}
+	if c.State == nil {
+		f.gone(t)
+		return
+	}
+	before := t.st.Seq
+	if err := f.replace(t, c.State, false); err != nil {
+		f.log.Error("a table another copy stored does not read", "table", c.TableID, "err", err)
+		return
+	}
+	if t.st.Seq != before {
+		f.told.Reloaded("watch")
+		f.engine.caughtUp(f.ctx, t)
+	}
+}
+
+// reloadAll reads every live table again, after the watch fell too far behind: newer states are
+// taken in, new tables loaded, and the tables in memory the store no longer lists as live are
+// read one by one (closed, or gone).
+func (f follower) reloadAll() {
+	listed := map[string]bool{}
+	err := f.store.Tables(f.ctx, func(id string, data []byte) error {
+		listed[id] = true
+		f.heard(TableChange{TableID: id, State: data})
+		return nil
+	})
+	if err != nil {
+		f.log.Error("reading the tables again", "err", err)
+		return
+	}
+	for _, t := range f.index.all() {
+		if listed[t.id()] {
+			continue
 		}
-	}()
+		t.mu.Lock()
+		if t.st.Status != StatusClosed {
+			f.reload(f.ctx, t, "compacted")
+		}
+		t.mu.Unlock()
+	}
+}
+
+// claimedTable gives the live table the store says the place has, loaded into memory if this
+// copy did not hold it; nil when the place has none.
+func (f follower) claimedTable(ctx context.Context, placeKey string) (*tbl, *userError) {
+	_, c, err := f.placed.read(ctx, placeKey)
+	if err != nil {
+		f.log.Error("reading a place's table", "place", placeKey, "err", err)
+		return nil, storeRefusal(err)
+	}
+	if c.Table == "" {
+		return nil, nil
+	}
+	t, uerr := f.lookup(ctx, c.Table)
+	if t == nil || uerr != nil {
+		return nil, uerr
+	}
+	if key, current := f.index.placed(t); key != placeKey || !current {
+		return nil, nil // the table moved away (MovePlace), or a newer one took the place
+	}
+	return t, nil
+}
+
+// storeRefusal is what a player is told when the store failed.
+// Handle gives it with its cause, ErrNotStored wrapping err.
+func storeRefusal(err error) *userError {
+	key := "err.internal"
+	if errors.Is(err, ErrUnavailable) {
+		key = "err.unavailable"
+	}
+	return &userError{key: key, cause: fmt.Errorf("%w: %w", ErrNotStored, err)}
 }
 
 // caughtUp brings what follows from a table's state taken in from the store up to date (table
@@ -174,13 +322,6 @@ func (s *Service) caughtUp(ctx context.Context, t *tbl) {
 	}
 	s.arm(t)
 	s.scheduleRobot(t)
-}
-
-// gone takes a table the store no longer keeps (deleted, or pruned) out of memory (table lock
-// held).
-func (s *Service) gone(t *tbl) {
-	t.st.Status = StatusClosed
-	s.forget(t)
 }
 
 // changeFeed keeps a watch of the store's table changes going, from a revision on, until its
@@ -229,72 +370,6 @@ func (f changeFeed) run(ctx context.Context, from uint64) {
 		case <-time.After(pause):
 		}
 		pause = min(2*pause, longestPause)
-	}
-}
-
-// heard takes in one table change heard from the store: a newer state of a table in memory, or
-// a live table this copy did not hold.
-func (s *Service) heard(c TableChange) {
-	t, ok := s.table(c.TableID)
-	if !ok {
-		if c.State == nil || c.Closed {
-			return // never held here, or out of memory already
-		}
-		nt, err := s.load(c.State)
-		if err != nil {
-			s.cfg.Log.Error("a table another copy stored does not read", "table", c.TableID, "err", err)
-			return
-		}
-		if nt != nil {
-			nt.mu.Lock()
-			s.caughtUp(s.ctx, nt)
-			nt.mu.Unlock()
-		}
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if c.Seq != 0 && c.Seq <= t.st.Seq {
-		return // this copy's own commit, or one it took in already
-	}
-	if c.State == nil {
-		s.gone(t)
-		return
-	}
-	before := t.st.Seq
-	if err := s.replace(t, c.State, false); err != nil {
-		s.cfg.Log.Error("a table another copy stored does not read", "table", c.TableID, "err", err)
-		return
-	}
-	if t.st.Seq != before {
-		s.observeReload("watch")
-		s.caughtUp(s.ctx, t)
-	}
-}
-
-// reloadAll reads every live table again, after the watch fell too far behind: newer states are
-// taken in, new tables loaded, and the tables in memory the store no longer lists as live are
-// read one by one (closed, or gone).
-func (s *Service) reloadAll() {
-	listed := map[string]bool{}
-	err := s.cfg.Store.Tables(s.ctx, func(id string, data []byte) error {
-		listed[id] = true
-		s.heard(TableChange{TableID: id, State: data})
-		return nil
-	})
-	if err != nil {
-		s.cfg.Log.Error("reading the tables again", "err", err)
-		return
-	}
-	for _, t := range s.all() {
-		if listed[t.id()] {
-			continue
-		}
-		t.mu.Lock()
-		if t.st.Status != StatusClosed {
-			s.reload(s.ctx, t, "compacted")
-		}
-		t.mu.Unlock()
 	}
 }
 
@@ -373,32 +448,19 @@ func (c placeClaims) giveBack(ctx context.Context, placeKey, id string, raw []by
 	}
 }
 
-// claimedTable gives the live table the store says the place has, loaded into memory if this
-// copy did not hold it; nil when the place has none.
-func (s *Service) claimedTable(ctx context.Context, placeKey string) (*tbl, *userError) {
-	_, c, err := s.placed.read(ctx, placeKey)
-	if err != nil {
-		s.cfg.Log.Error("reading a place's table", "place", placeKey, "err", err)
-		return nil, storeRefusal(err)
-	}
-	if c.Table == "" {
-		return nil, nil
-	}
-	t, uerr := s.lookup(ctx, c.Table)
-	if t == nil || uerr != nil {
-		return nil, uerr
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if t.placeKey != placeKey || s.byPlace[placeKey] != t.id() {
-		return nil, nil // the table moved away (MovePlace), or a newer one took the place
-	}
-	return t, nil
-}
-
-// observeLease tells a ClusterObserver of a lease taken or lost.
-func (s *Service) observeLease(name string, held bool) {
-	if o, ok := s.cfg.Observe.(ClusterObserver); ok {
-		o.Lease(name, held)
+// moved claims the new place of a table that moved, whatever claimed it before: the platform
+// says the place is the table's old one under a new ID.
+func (c placeClaims) moved(ctx context.Context, placeKey, id string) {
+	for range maxAttempts {
+		raw, _, err := c.read(ctx, placeKey)
+		if err == nil {
+			err = c.swap(ctx, placeKey, raw, id)
+		}
+		if !errors.Is(err, ErrConflict) {
+			if err != nil {
+				c.log.Warn("claiming a moved table's place", "place", placeKey, "err", err)
+			}
+			return
+		}
 	}
 }

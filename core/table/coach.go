@@ -61,7 +61,7 @@ func (s *Service) hint(_ context.Context, t *tbl, c *call) *userError {
 			}
 		}
 		m := reply(c.Command, c.lang, KindReply, text)
-		m.Secret, m.Public = true, s.pressHand(c.Place, c.lang, "hand.private")
+		m.Secret, m.Public = true, s.view.pressHand(c.Place, c.lang, "hand.private")
 		return m
 	}
 	return nil

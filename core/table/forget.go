@@ -38,8 +38,8 @@ func (s *Service) Forget(ctx context.Context, id string) (int, error) {
 // newForgetter gives the service's Forgetter: the engine's part is forgetTables.
 func (s *Service) newForgetter() *privacy.Forgetter {
 	return &privacy.Forgetter{Tables: forgetTables{s}, Store: s.cfg.Store, Leases: s.cfg.Leases, League: s.cfg.League,
-		People: s.cfg.People, Book: s.users, Places: s.places, Claims: bucketClaims, Random: s.randomID,
-		Observe: s.observeLease, Log: s.cfg.Log}
+		People: s.cfg.People, Book: s.users, Places: s.places, Claims: bucketClaims, Random: s.draw.uint64,
+		Observe: s.clustered.Lease, Log: s.cfg.Log}
 }
 
 // forgetTables is the engine's part of forgetting a person (privacy.Tables).
@@ -107,7 +107,7 @@ func (ft forgetTables) forgetAt(t *tbl, p *privacy.Person) (bool, error) {
 	s := ft.s
 	for attempt := 1; ; attempt++ {
 		at, uerr := ft.forgetAtOnce(t, p)
-		if uerr == errConflicted && attempt < maxAttempts && s.reload(s.ctx, t, "conflict") == nil {
+		if uerr == errConflicted && attempt < maxAttempts && s.follow.reload(s.ctx, t, "conflict") == nil {
 			continue // another copy changed the table meanwhile: forget it there as it is now
 		}
 		if uerr != nil {
@@ -140,9 +140,9 @@ func (ft forgetTables) forgetAtOnce(t *tbl, p *privacy.Person) (bool, *userError
 		}
 		switch {
 		case others == 0:
-			s.close(t, &out) // the match so far is kept, and rewritten below with the others
+			s.play.close(t, &out) // the match so far is kept, and rewritten below with the others
 		case st.Status == StatusPlaying:
-			out.public = append(out.public, s.notice(t, "note.left_robot", seatRef(seat)))
+			out.public = append(out.public, s.play.notice(t, "note.left_robot", seatRef(seat)))
 			st.Seats[seat] = SeatState{Robot: true}
 		default:
 			st.Seats[seat] = SeatState{}

@@ -28,36 +28,10 @@ func (t *tbl) noteAbsent(n int) {
 	}
 }
 
-// keepMatch keeps the table's match as it ends (finished or stopped): its record, which the
-// league learns from with the change (store).
-func (s *Service) keepMatch(t *tbl, out *outcome) {
-	rec := s.matchRecord(t)
-	out.records = append(out.records, rec)
-	out.league = &learnedMatch{rec: rec, match: t.match}
-}
-
 // learnedMatch is a match that ended, as kept (its record) and as played.
 type learnedMatch struct {
 	rec   Record
 	match *core.Match
-}
-
-// store writes a change; the league (Config.League) learns a match that ended in the same
-// transaction, under its compare-and-swap: ErrConflict when another match end changed the
-// league meanwhile, and the command is applied again (League.Learn).
-func (s *Service) store(ctx context.Context, c Change, ended *learnedMatch) error {
-	if ended == nil || s.cfg.League == nil {
-		return s.timedCommit(ctx, c)
-	}
-	u, err := s.cfg.League.Learn(ctx, ended.rec, ended.match)
-	if err != nil {
-		s.cfg.Log.Error("the league could not learn a match; stats rebuild repairs it", "table", c.TableID, "err", err)
-		return s.timedCommit(ctx, c)
-	}
-	c.KV, c.Expect = u.KV, u.Expect
-	err = s.timedCommit(ctx, c)
-	u.Done(err == nil)
-	return err
 }
 
 // postSeasons has the league post last month's tables (League.PostSeasons), with what it needs

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/kontermatt/kontermatt/core/i18n"
 )
 
 // What a platform does to a table's place: it gets a new ID, the bot is removed from it, or the
@@ -30,14 +28,11 @@ func (s *Service) MovePlace(ctx context.Context, from, to Place) error {
 	if s.ctx.Err() != nil {
 		return errors.New("table: the service is closed")
 	}
-	// The place index is the service's, and a table's place is read under the service's lock
-	// alone (find). The service's lock is not held through the commit (no other table waits for
-	// it): the index changes once the move is stored, under the table's lock.
-	s.mu.Lock()
-	id, ok := s.byPlace[from.Key()]
-	other, taken := s.byPlace[to.Key()]
-	t := s.tables[id]
-	s.mu.Unlock()
+	// The place index is the service's (tableIndex), and a table's place is read under the
+	// index's lock alone (find). That lock is not held through the commit (no other table waits
+	// for it): the index changes once the move is stored, under the table's lock.
+	id, t, ok := s.index.current(from.Key())
+	other, _, taken := s.index.current(to.Key())
 	if !ok {
 		return nil
 	}
@@ -60,40 +55,17 @@ func (s *Service) MovePlace(ctx context.Context, from, to Place) error {
 		t.handSig = [4]handSig{}
 		cmd := Command{Place: to, Table: id, Verb: VerbMove, Args: []string{old.Key()}}
 		uerr := s.commit(ctx, t, cmd, &outcome{changed: true}, actedNone, false)
-		if uerr == errConflicted && attempt < maxAttempts && s.reload(ctx, t, "conflict") == nil {
+		if uerr == errConflicted && attempt < maxAttempts && s.follow.reload(ctx, t, "conflict") == nil {
 			continue
 		}
 		if uerr != nil {
 			return errStore // the state rolled back to the old place
 		}
-		s.mu.Lock()
-		if s.byPlace[from.Key()] == id {
-			delete(s.byPlace, from.Key())
-		}
-		s.byPlace[to.Key()] = id
-		t.placeKey = to.Key()
-		s.mu.Unlock()
-		s.claimMoved(ctx, to.Key(), id)
+		s.index.move(t, from.Key(), to.Key())
+		s.placed.moved(ctx, to.Key(), id)
 		s.placed.giveBack(ctx, from.Key(), id, nil)
 		s.cfg.Log.Info("table moved", "table", id, "from", old.Key(), "to", to.Key())
 		return nil
-	}
-}
-
-// claimMoved claims the new place of a table that moved, whatever claimed it before: the platform
-// says the place is the table's old one under a new ID.
-func (s *Service) claimMoved(ctx context.Context, placeKey, id string) {
-	for range maxAttempts {
-		raw, _, err := s.placed.read(ctx, placeKey)
-		if err == nil {
-			err = s.placed.swap(ctx, placeKey, raw, id)
-		}
-		if !errors.Is(err, ErrConflict) {
-			if err != nil {
-				s.cfg.Log.Warn("claiming a moved table's place", "place", placeKey, "err", err)
-			}
-			return
-		}
 	}
 }
 
@@ -135,10 +107,10 @@ func (s *Service) closeWhere(ctx context.Context, match func(Place) bool, reason
 				break
 			}
 			var out outcome
-			s.close(t, &out)
+			s.play.close(t, &out)
 			cmd := Command{Place: p, Table: t.st.ID, Verb: VerbClose, Args: []string{reason}}
 			uerr := s.commit(ctx, t, cmd, &out, actedNone, false)
-			if uerr == errConflicted && attempt < maxAttempts && s.reload(ctx, t, "conflict") == nil {
+			if uerr == errConflicted && attempt < maxAttempts && s.follow.reload(ctx, t, "conflict") == nil {
 				continue
 			}
 			if uerr != nil {
@@ -176,7 +148,7 @@ func (s *Service) Pause(ctx context.Context, p Place, paused bool) error {
 	defer t.mu.Unlock()
 	for attempt := 1; ; attempt++ {
 		err := s.pause(ctx, t, p, paused)
-		if err != errConflicted || attempt == maxAttempts || s.reload(ctx, t, "conflict") != nil {
+		if err != errConflicted || attempt == maxAttempts || s.follow.reload(ctx, t, "conflict") != nil {
 			if err != nil {
 				return errStore
 			}
@@ -191,20 +163,8 @@ func (s *Service) pause(ctx context.Context, t *tbl, p Place, paused bool) *user
 	if st.Status == StatusClosed || st.Paused == paused || st.Place.Key() != p.Key() {
 		return nil
 	}
-	st.Paused = paused
-	key, arg := "note.paused", "on"
-	if !paused {
-		key, arg = "note.unpaused", "off"
-	}
-	out := outcome{changed: true}
-	for _, seat := range st.Seats {
-		if !seat.Human() {
-			continue
-		}
-		lang := s.langOf(t, *seat.Player)
-		out.public = append(out.public, Message{Target: Target{Kind: ToPlayer, Place: st.Place, Player: *seat.Player},
-			Kind: KindNotice, Lang: lang, Title: privateTitle(t.st.Place, lang), Text: i18n.T(lang, key)})
-	}
+	var out outcome
+	arg := s.play.pause(t, paused, &out)
 	cmd := Command{Place: st.Place, Table: id, Verb: VerbPause, Args: []string{arg}}
 	// Resuming starts the turn's time again: the pause was nobody's delay.
 	if uerr := s.commit(ctx, t, cmd, &out, actedNone, !paused); uerr != nil {

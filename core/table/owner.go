@@ -9,7 +9,6 @@ package table
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/kontermatt/kontermatt/core/table/placement"
 )
@@ -26,7 +25,7 @@ func PlaceLease(p Place) string { return placement.Lease(p.Key()) }
 func (s *Service) newOwner() *placement.Owner {
 	return placement.New(placement.Config{Leases: s.cfg.Leases, Log: s.cfg.Log,
 		Changed: func(lease string, held bool, in func(placeKey string) bool) {
-			s.observeLease(lease, held)
+			s.clustered.Lease(lease, held)
 			if !held && s.ctx.Err() != nil {
 				return // closing: Close stops the timers
 			}
@@ -59,17 +58,6 @@ func (s *Service) rearm(which func(*tbl) bool) {
 	}
 }
 
-// fence gives the fence of the owner's work at the table (table lock held): none without Leases
-// that spread, the place's partition's lease with them; ErrFenced when this copy no longer holds
-// it.
-func (s *Service) fence(t *tbl) (Fence, error) {
-	f, err := s.place.Fence(t.st.Place.Key())
-	if err != nil {
-		return Fence{}, fmt.Errorf("table %q: %w", t.st.ID, err)
-	}
-	return f, nil
-}
-
 // PlaceFence gives the fence under which this copy owns a place now: its partition's lease as
 // this copy holds it (with Leases that spread); false without one (the only copy, or a place
 // another copy owns). An adapter marks what it sends for the place with it (a message record's
@@ -78,15 +66,6 @@ func (s *Service) fence(t *tbl) (Fence, error) {
 func (s *Service) PlaceFence(p Place) (Fence, bool) {
 	f, err := s.place.Fence(p.Key())
 	return f, err == nil && f != (Fence{})
-}
-
-// fenced notes that the store refused the owner's work at the table under its partition's lease
-// (table lock held): this copy lost the place, whatever its own view says, and stops acting for
-// it; the copy that holds the lease now plays on.
-func (s *Service) fenced(t *tbl, err error) {
-	s.cfg.Log.Warn("this copy lost the place's lease before its change was stored; the new owner plays on",
-		"table", t.st.ID, "lease", PlaceLease(t.st.Place), "err", err)
-	s.place.Fenced(t.st.Place.Key()) // Owns says so at once; the lease goes in a goroutine of the Owner's
 }
 
 // errFencedRefusal is commit's answer for a change the store refused under its fence.

@@ -61,9 +61,7 @@ func (s *Service) Picture(ctx context.Context, m Message, dark bool) (png []byte
 	case m.Picture == PictureBoard && m.Record != "":
 		return s.keptBoard(ctx, m.Record, lang, th)
 	}
-	s.mu.Lock()
-	t, ok := s.tables[m.Table]
-	s.mu.Unlock()
+	t, ok := s.table(m.Table)
 	if !ok || m.Picture == PictureNone {
 		return nil, "", ErrNoPicture
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	mrand "math/rand/v2"
+	"sync"
 )
 
 // Where the tables' randomness comes from. The service reads table IDs and each table's secret
@@ -43,25 +44,34 @@ func randomSource(cfg Config) io.Reader {
 	return rand.Reader
 }
 
-// random fills b from the service's source (s.mu held). crypto/rand never fails; an injected
-// source that does is a broken program.
-func (s *Service) random(b []byte) {
-	if _, err := io.ReadFull(s.src, b); err != nil {
+// source is where table IDs and tables' secrets are drawn from (randomSource), with a lock of
+// its own: commands of any table draw from it, and a seeded service must draw from one stream.
+type source struct {
+	mu sync.Mutex
+	r  io.Reader
+}
+
+// read fills b from the source. crypto/rand never fails; an injected source that does is a
+// broken program.
+func (src *source) read(b []byte) {
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	if _, err := io.ReadFull(src.r, b); err != nil {
 		panic(fmt.Sprintf("table: Config.Random failed: %v", err))
 	}
 }
 
-// randomUint64 draws a number (s.mu held).
-func (s *Service) randomUint64() uint64 {
+// uint64 draws a number.
+func (src *source) uint64() uint64 {
 	var b [8]byte
-	s.random(b[:])
+	src.read(b[:])
 	return binary.LittleEndian.Uint64(b[:])
 }
 
-// newSecret draws a table's secret (s.mu held).
-func (s *Service) newSecret() []byte {
+// secret draws a table's secret.
+func (src *source) secret() []byte {
 	b := make([]byte, secretSize)
-	s.random(b)
+	src.read(b)
 	return b
 }
 
@@ -86,11 +96,4 @@ func (st *state) rng(use string, n uint64) *mrand.Rand {
 func (st *state) seed64(use string, n uint64) uint64 {
 	d := derive(st.Secret, use, n)
 	return binary.LittleEndian.Uint64(d[:8])
-}
-
-// randomID draws a number from the service's source of randomness (s.mu taken).
-func (s *Service) randomID() uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.randomUint64()
 }

@@ -56,10 +56,10 @@ type StoredSeat struct {
 func StoredKey(tableID string, match int) string { return tableID + "/m" + strconv.Itoa(match) }
 
 // matchRecord keeps the table's current match (table lock held).
-func (s *Service) matchRecord(t *tbl) Record {
+func (t *tbl) matchRecord(end time.Time) Record {
 	st := t.st
 	rec := StoredMatch{Format: StoredMatchFormat, Table: st.ID, Match: st.MatchNo, Place: st.Place.Key(),
-		Start: st.MatchAt, End: s.cfg.Now().UnixMilli(), Rules: t.opts.Rules.Record(), First: st.First,
+		Start: st.MatchAt, End: end.UnixMilli(), Rules: t.opts.Rules.Record(), First: st.First,
 		Stopped: !t.match.Over(), Hints: t.hintsOn()}
 	for i, seat := range st.Seats {
 		switch {

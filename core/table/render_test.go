@@ -200,7 +200,7 @@ func TestPublicStandInsFitTheSurface(t *testing.T) {
 					t.Errorf("hand: %+v\nwant the public text %q", r, tc.hand)
 				}
 				cmd := Command{Place: h.place, Actor: me}
-				if got := h.svc.errorReply(cmd, "en", refuse("err.card_not_in_hand", lit("Q♠")).secret("err.public.play")); got.Public != tc.bad {
+				if got := h.svc.view.errorReply(cmd, "en", refuse("err.card_not_in_hand", lit("Q♠")).secret("err.public.play")); got.Public != tc.bad {
 					t.Errorf("refusal: %q, want %q", got.Public, tc.bad)
 				}
 			})

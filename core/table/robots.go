@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
-	"github.com/kontermatt/kontermatt/core/i18n"
 )
 
 // actsForItself reports whether a computer decides for the seat: a computer player, or a human
@@ -61,7 +60,7 @@ func (s *Service) robotMove(t *tbl, seat core.Seat, m core.Move) {
 	}
 	cmd := Command{Place: t.st.Place, Table: t.st.ID, Actor: Player{ID: robotID(seat)}, Verb: verbOf(m), Args: []string{moveArg(m)}}
 	var out outcome
-	if uerr := s.applyMove(t, g, m, &out); uerr != nil {
+	if uerr := s.play.applyMove(t, g, m, &out); uerr != nil {
 		s.cfg.Log.Error("computer move refused", "table", t.st.ID, "err", uerr.key)
 		return
 	}
@@ -97,8 +96,9 @@ func moveArg(m core.Move) string {
 	return m.Card.String()
 }
 
-// deadline gives the table's next timer: what is due and when (zero time: none).
-func (s *Service) deadline(t *tbl) (time.Time, Verb) {
+// deadline gives the table's next timer: what is due and when (zero time: none); a finished
+// match waits overFor (Config.OverFor) for a rematch.
+func (t *tbl) deadline(overFor time.Duration) (time.Time, Verb) {
 	st := t.st
 	if st.Paused { // nobody can see the table: nobody's time runs out
 		return time.Time{}, ""
@@ -109,7 +109,7 @@ func (s *Service) deadline(t *tbl) (time.Time, Verb) {
 	case StatusLobby:
 		return start.Add(lobby), VerbTimeout
 	case StatusOver:
-		return start.Add(s.cfg.OverFor), VerbTimeout
+		return start.Add(overFor), VerbTimeout
 	case StatusPlaying:
 		g := t.game()
 		if g == nil || timeout == 0 || t.actsForItself(g.ToMove()) {
@@ -130,7 +130,7 @@ func (s *Service) arm(t *tbl) {
 		t.timer.Stop()
 		t.timer = nil
 	}
-	at, _ := s.deadline(t)
+	at, _ := t.deadline(s.cfg.OverFor)
 	if at.IsZero() || s.ctx.Err() != nil || !s.ownsTable(t) {
 		return // no deadline; or the copy owning the place fires it
 	}
@@ -138,46 +138,19 @@ func (s *Service) arm(t *tbl) {
 	t.timer = time.AfterFunc(max(at.Sub(s.cfg.Now()), 0), func() { s.fire(t, seq) })
 }
 
-// fire handles a deadline: the lobby expires, a finished match's table closes, a player is
-// reminded, or a computer player acts for a player who did not.
+// fire handles a deadline (play.timeout says what it does) and stores what it did.
 func (s *Service) fire(t *tbl, seq uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.st.Seq != seq || s.ctx.Err() != nil || !s.ownsTable(t) {
 		return
 	}
-	st := t.st
-	cmd := Command{Place: st.Place, Table: st.ID, Verb: VerbTimeout}
+	cmd := Command{Place: t.st.Place, Table: t.st.ID, Verb: VerbTimeout}
 	var out outcome
-	switch st.Status {
-	case StatusLobby:
-		s.close(t, &out)
-		out.public = append(out.public, s.notice(t, "note.lobby_expired"))
-	case StatusOver:
-		s.close(t, &out)
-		cmd.Args = []string{"closed"}
-	case StatusPlaying:
-		g := t.game()
-		if g == nil {
-			return
-		}
-		seat := g.ToMove()
-		if !st.Reminded {
-			st.Reminded = true
-			cmd.Args = []string{"reminder"}
-			p := *st.Seats[seat].Player
-			lang := s.langOf(t, p)
-			m := Message{Target: Target{Kind: ToPlayer, Player: p}, Kind: KindNotice, Lang: lang,
-				Title: privateTitle(t.st.Place, lang), Text: i18n.T(lang, "note.reminder")}
-			out.public = append(out.public, m)
-		} else {
-			st.Seats[seat].Away = true
-			cmd.Args = []string{"away"}
-			out.public = append(out.public, s.notice(t, "note.away", seatRef(seat)))
-		}
-	default:
+	args, due := s.play.timeout(t, &out)
+	if !due {
 		return
 	}
-	out.changed = true
+	cmd.Args = args
 	s.commitBackground(t, cmd, &out, actedNone, false)
 }

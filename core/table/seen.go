@@ -55,7 +55,7 @@ type TurnClock struct {
 // Seen gives what the person p may see of a table now. false when the table is unknown or
 // closed.
 func (s *Service) Seen(ctx context.Context, tableID string, p Player) (Seen, bool) {
-	t, _ := s.lookup(ctx, tableID) // a socket may come to this copy for a table another opened
+	t, _ := s.follow.lookup(ctx, tableID) // a socket may come to this copy for a table another opened
 	if t == nil {
 		return Seen{}, false
 	}

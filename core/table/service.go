@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -118,14 +117,16 @@ const (
 )
 
 // Service runs every table. Commands for one table are applied one at a time under that table's
-// lock; different tables run in parallel.
+// lock; different tables run in parallel. The Service finds a command's table, locks it and
+// dispatches the verb; its parts do the rest, each with what it needs alone: play the rules of a
+// table's change (play.go), committer the commit path (commit.go), follower keeping in step with
+// the other copies (cluster.go), tableIndex the tables in memory (index.go), renderer the
+// messages (render.go), tutor the coach (coach.go), pacer the pace (pace.go).
 type Service struct {
 	cfg Config
 
-	mu      sync.Mutex // guards the maps and src
-	tables  map[string]*tbl
-	byPlace map[string]string // place key → the place's current table
-	src     io.Reader         // randomness for table IDs and secrets (random.go)
+	index *tableIndex // the tables in memory, by ID and by place (index.go)
+	draw  *source     // randomness for table IDs and secrets (random.go)
 
 	// forgetter forgets people (Forget): core/privacy's, with the engine's part (forget.go).
 	forgetter *privacy.Forgetter
@@ -134,7 +135,14 @@ type Service struct {
 
 	users *privacy.Book // each person's own choices
 	view  renderer      // what the tables show (render.go)
-	tutor tutor         // what the coach is asked and the guided game says (coach.go)
+	play  play          // how a table changes by its rules (play.go)
+	// clustered hears what keeps copies in step (Config.Observe's ClusterObserver part).
+	clustered ClusterObserver
+	// follow keeps the tables in step with what other copies store (cluster.go).
+	follow follower
+	// commits is the commit path: how a table's change is stored (commit.go).
+	commits committer
+	tutor   tutor // what the coach is asked and the guided game says (coach.go)
 	// places are each place's own settings and the votes on them (core/places).
 	places *places.Book
 
@@ -158,7 +166,7 @@ type Service struct {
 // tbl is a table in memory: its stored state plus what is derived from it.
 type tbl struct {
 	mu tableLock
-	// placeKey is the Key of the table's place, guarded by the service's lock (not the table's):
+	// placeKey is the Key of the table's place, guarded by the index's lock (not the table's):
 	// find reads it without the table's lock, while t.st may be replaced under that lock alone
 	// (a rollback, a reload from the store).
 	placeKey string
@@ -209,7 +217,7 @@ type tbl struct {
 //   - It is ctx-cancellable: a command waits for it within its ctx (LockCtx,
 //     TestACommandStopsWaitingWhenItsContextEnds), and the commit it waits for gives the store
 //     the committing command's ctx.
-//   - Nothing else waits for it: no other table's command (the service's lock is never held
+//   - Nothing else waits for it: no other table's command (the index's lock is never held
 //     while a table's is waited for), no lookup across tables (PlaceOf, Status, Count, find by
 //     seat read the table as last stored, t.stored), no adapter's report of what its place shows
 //     (Shown takes the report's own lock). locks_test.go shows it on memory, and
@@ -321,9 +329,10 @@ func New(cfg Config) *Service {
 		cfg.KV = kv
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Service{cfg: cfg, tables: map[string]*tbl{}, byPlace: map[string]string{},
-		src: randomSource(cfg), ctx: ctx, cancel: cancel}
+	s := &Service{cfg: cfg, index: newTableIndex(), draw: &source{r: randomSource(cfg)}, ctx: ctx, cancel: cancel}
+	s.clustered = clusterObserver(cfg.Observe)
 	s.place = s.newOwner()
+	s.commits = committer{store: cfg.Store, league: cfg.League, observe: cfg.Observe, now: cfg.Now, log: cfg.Log, place: s.place}
 	s.placed = newPlaceClaims(cfg)
 	s.pacer.Paces, s.pacer.Now = cfg.Paces, cfg.Now
 	s.outside = map[Verb]verbSpec{}
@@ -339,6 +348,9 @@ func New(cfg Config) *Service {
 	s.view = renderer{surfaces: cfg.Surfaces, chosen: s.users.Lang}
 	s.tutor = tutor{coach: cfg.Coach, langOf: s.view.personLang, wants: func(id string) bool { return s.users.Get(id).Coach },
 		life: ctx, table: s.table, deliver: s.deliver}
+	s.follow = follower{store: cfg.Store, index: s.index, placed: s.placed, draw: s.draw, robots: cfg.Robots,
+		adopt: s.users.Adopt, told: s.clustered, log: cfg.Log, engine: s, ctx: ctx, wg: &s.wg}
+	s.play = play{now: cfg.Now, view: s.view, sight: s.sight, tutor: s.tutor}
 	if cfg.Shared {
 		s.users.Shared(cfg.Now)
 	}
@@ -382,7 +394,7 @@ func (s *Service) Resume(ctx context.Context) error {
 	}
 	var loaded []*tbl
 	err := s.cfg.Store.Tables(ctx, func(id string, data []byte) error {
-		t, err := s.load(data)
+		t, err := s.follow.load(data)
 		if err != nil {
 			s.cfg.Log.Error("skipping unreadable table", "table", id, "err", err)
 			return err
@@ -408,47 +420,11 @@ func (s *Service) Resume(ctx context.Context) error {
 	s.wg.Add(1)
 	go s.janitor()
 	if watching {
-		feed := changeFeed{w: w, log: s.cfg.Log, heard: s.heard,
-			resync: func() { s.observeReload("compacted"); s.reloadAll() }}
+		feed := changeFeed{w: w, log: s.cfg.Log, heard: s.follow.heard,
+			resync: func() { s.clustered.Reloaded("compacted"); s.follow.reloadAll() }}
 		s.wg.Go(func() { feed.run(s.ctx, from) })
 	}
 	return err
-}
-
-func (s *Service) load(data []byte) (*tbl, error) {
-	st, opts, m, err := decodeState(data)
-	if err != nil {
-		return nil, err
-	}
-	if st.Status == StatusClosed {
-		return nil, nil // its messages were final when it closed; it only waits to be pruned
-	}
-	// Schema 1 kept people's language choices in each table; they are the people's own now.
-	for id, l := range st.Langs {
-		s.users.Adopt(id, l)
-	}
-	st.Langs = nil
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(st.Secret) != secretSize {
-		// Stored before tables had secrets (a 64-bit seed then): its games so far are in its state,
-		// its next ones come from a secret of its own. A rollback returns to the state with it.
-		st.Secret = s.newSecret()
-		if data, err = json.Marshal(st); err != nil {
-			return nil, err
-		}
-	}
-	if have, ok := s.tables[st.ID]; ok {
-		return have, nil // loaded meanwhile (the watch, a command naming it): that one stays
-	}
-	t := &tbl{placeKey: st.Place.Key(), tableID: st.ID, created: st.Created, st: st, opts: opts, match: m, committed: data, sent: map[string]uint64{}}
-	s.makeRobots(t)
-	t.noteStored()
-	s.tables[st.ID] = t
-	if cur, ok := s.byPlace[t.placeKey]; !ok || s.tables[cur].created <= st.Created {
-		s.byPlace[t.placeKey] = st.ID
-	}
-	return t, nil
 }
 
 // janitor prunes closed tables every PruneEvery until the service closes.
@@ -480,17 +456,12 @@ func (s *Service) prune(ctx context.Context) {
 }
 
 // Tables is how many tables the service holds in memory (the live ones).
-func (s *Service) Tables() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.tables)
-}
+func (s *Service) Tables() int { return s.index.count() }
 
 // TableAt gives the ID of the place's current table, or "".
 func (s *Service) TableAt(p Place) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.byPlace[p.Key()]
+	id, _, _ := s.index.current(p.Key())
+	return id
 }
 
 // PlaceOf gives the place of a live table; false when there is none by that ID.
@@ -503,11 +474,13 @@ func (s *Service) PlaceOf(tableID string) (Place, bool) {
 	return t.view().place, true
 }
 
-func (s *Service) makeRobots(t *tbl) {
+// makeRobots makes the table's computer players (one per seat, each from its own seed of the
+// table's secret) with robots (Config.Robots; nil: none).
+func (t *tbl) makeRobots(robots func(level string, seed uint64) Decider) {
 	for i := range t.robots {
 		t.robots[i] = nil
-		if s.cfg.Robots != nil {
-			t.robots[i] = s.cfg.Robots(t.opts.Level, t.st.seed64(useRobot, uint64(i)))
+		if robots != nil {
+			t.robots[i] = robots(t.opts.Level, t.st.seed64(useRobot, uint64(i)))
 		}
 	}
 }
@@ -536,11 +509,11 @@ func (s *Service) Handle(ctx context.Context, cmd Command) ([]Message, error) {
 func (s *Service) handle(ctx context.Context, cmd Command) ([]Message, error) {
 	lang := s.langFor(cmd.Actor)
 	if s.ctx.Err() != nil {
-		return s.refusal(cmd, lang, &userError{key: "err.shutting_down", cause: ErrStopped})
+		return s.view.refusal(cmd, lang, &userError{key: "err.shutting_down", cause: ErrStopped})
 	}
 	spec, ok := s.spec(cmd.Verb)
 	if !ok {
-		return s.refusal(cmd, lang, unknownVerb(cmd.Verb))
+		return s.view.refusal(cmd, lang, unknownVerb(cmd.Verb))
 	}
 	if spec.personal != nil && spec.personal(cmd.Args) {
 		spec.scope, spec.person = scopeNone, true
@@ -555,12 +528,12 @@ func (s *Service) handle(ctx context.Context, cmd Command) ([]Message, error) {
 		return s.atTable(ctx, spec, cmd)
 	}
 	if cmd.Anonymous && spec.person {
-		return s.refusal(cmd, lang, refuse("err.anonymous"))
+		return s.view.refusal(cmd, lang, refuse("err.anonymous"))
 	}
 	var out outcome
 	c := &call{Command: cmd, seat: core.NoSeat, arg: strings.TrimSpace(strings.Join(cmd.Args, " ")), lang: lang, out: &out}
 	if uerr := spec.run(s, ctx, nil, c); uerr != nil {
-		return s.refusal(cmd, lang, uerr)
+		return s.view.refusal(cmd, lang, uerr)
 	}
 	return out.replies, nil
 }
@@ -570,12 +543,12 @@ func (s *Service) handle(ctx context.Context, cmd Command) ([]Message, error) {
 func (s *Service) atTable(ctx context.Context, spec verbSpec, cmd Command) ([]Message, error) {
 	t, uerr := s.find(ctx, cmd)
 	if uerr != nil {
-		return s.refusal(cmd, s.langFor(cmd.Actor), uerr)
+		return s.view.refusal(cmd, s.langFor(cmd.Actor), uerr)
 	}
 	// The table's lock is held through its commit, which may hang on the store: the command
 	// waits its turn only as long as its ctx lasts, and then changed nothing.
 	if err := t.mu.LockCtx(ctx); err != nil {
-		return s.refusal(cmd, s.langFor(cmd.Actor), storeRefusal(err))
+		return s.view.refusal(cmd, s.langFor(cmd.Actor), storeRefusal(err))
 	}
 	replies, think, err := s.exec(ctx, t, spec, cmd)
 	id := t.st.ID
@@ -595,15 +568,12 @@ func (s *Service) atTable(ctx context.Context, spec verbSpec, cmd Command) ([]Me
 func (s *Service) find(ctx context.Context, cmd Command) (*tbl, *userError) {
 	if cmd.Table != "" {
 		// Another copy may have opened it: then it is read from the store now.
-		t, uerr := s.lookup(ctx, cmd.Table)
+		t, uerr := s.follow.lookup(ctx, cmd.Table)
 		if t == nil || uerr != nil {
 			return nil, cmp.Or(uerr, refuse("err.closed"))
 		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		// A table's place key is kept under the service's lock: it may be read here without the
-		// table's.
-		key := t.placeKey
+		// A table's place key is the index's: it may be read here without the table's lock.
+		key, current := s.index.placed(t)
 		switch {
 		case key == cmd.Place.Key():
 		case !cmd.Private:
@@ -613,21 +583,16 @@ func (s *Service) find(ctx context.Context, cmd Command) (*tbl, *userError) {
 			// (or forged) must not seat them at a group's table, or act there for them.
 			return nil, refuse("err.not_seated")
 		}
-		if s.byPlace[key] != cmd.Table {
+		if !current {
 			return nil, refuse("err.closed") // a newer table took the place
 		}
 		return t, nil
 	}
-	s.mu.Lock()
-	id, ok := s.byPlace[cmd.Place.Key()]
-	s.mu.Unlock()
-	if ok {
-		if t, ok := s.table(id); ok {
-			return t, nil
-		}
+	if _, t, ok := s.index.current(cmd.Place.Key()); ok && t != nil {
+		return t, nil
 	}
 	// The place's table may be one another copy opened, that this one has not heard of yet.
-	if t, uerr := s.claimedTable(ctx, cmd.Place.Key()); t != nil || uerr != nil {
+	if t, uerr := s.follow.claimedTable(ctx, cmd.Place.Key()); t != nil || uerr != nil {
 		return t, uerr
 	}
 	if cmd.Private {
@@ -737,12 +702,12 @@ func (s *Service) exec(ctx context.Context, t *tbl, spec verbSpec, cmd Command) 
 			// Refused by this copy's state, which may be behind another copy's commit not heard
 			// of yet ("not your turn" for the one whose turn it is now): with other copies on
 			// the store, a refusal is given only from the table as stored.
-			if !s.cfg.Shared || !refused(replies) || !s.behind(ctx, t) {
+			if !s.cfg.Shared || !refused(replies) || !s.commits.behind(ctx, t) {
 				return replies, think, err
 			}
 		}
-		if uerr := s.reload(ctx, t, "conflict"); uerr != nil {
-			replies, err := s.refusal(cmd, s.langOf(t, cmd.Actor), uerr)
+		if uerr := s.follow.reload(ctx, t, "conflict"); uerr != nil {
+			replies, err := s.view.refusal(cmd, s.langOf(t, cmd.Actor), uerr)
 			return replies, nil, err
 		}
 	}
@@ -753,37 +718,24 @@ func refused(replies []Message) bool {
 	return slices.ContainsFunc(replies, func(m Message) bool { return m.Kind == KindError })
 }
 
-// behind reports whether the store holds a newer state of the table than this copy (table lock
-// held); a store that cannot say is taken as not.
-func (s *Service) behind(ctx context.Context, t *tbl) bool {
-	data, ok, err := s.cfg.Store.Table(ctx, t.id())
-	if err != nil || !ok {
-		return ok
-	}
-	var st struct {
-		Seq uint64 `json:"seq"`
-	}
-	return json.Unmarshal(data, &st) == nil && st.Seq > t.st.Seq
-}
-
 // execOnce is one attempt of exec; err is Handle's, conflict says its commit lost to another
 // copy's.
 func (s *Service) execOnce(ctx context.Context, t *tbl, spec verbSpec, cmd Command) (_ []Message, _ func(context.Context) []Message, err error, conflict bool) {
 	lang := s.langOf(t, cmd.Actor)
 	st := t.st
 	if st.Status == StatusClosed { // closing, not yet out of memory
-		return []Message{s.errorReply(cmd, lang, refuse("err.closed"))}, nil, nil, false
+		return []Message{s.view.errorReply(cmd, lang, refuse("err.closed"))}, nil, nil, false
 	}
 	if cmd.EventID != "" && slices.Contains(st.Events, cmd.EventID) {
 		return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate"))}, nil, nil, false
 	}
 	if spec.stale(st, cmd) {
-		return []Message{s.errorReply(cmd, lang, refuse("err.stale"))}, nil, nil, false
+		return []Message{s.view.errorReply(cmd, lang, refuse("err.stale"))}, nil, nil, false
 	}
 	// Someone who speaks for the chat has no seat and may take none; what an admin may do without
 	// a seat stays open to them.
 	if cmd.Anonymous && (spec.person || spec.seated && !(spec.admin && cmd.Admin && cmd.Place.Key() == st.Place.Key())) {
-		return []Message{s.errorReply(cmd, lang, refuse("err.anonymous"))}, nil, nil, false
+		return []Message{s.view.errorReply(cmd, lang, refuse("err.anonymous"))}, nil, nil, false
 	}
 	// Administering a chat counts in that chat only (find already keeps group commands to their
 	// place; a private command carries no admin right).
@@ -808,7 +760,7 @@ func (s *Service) execOnce(ctx context.Context, t *tbl, spec verbSpec, cmd Comma
 	if seat != core.NoSeat && st.Seats[seat].Away {
 		st.Seats[seat].Away = false
 		out.changed = true
-		out.public = append(out.public, s.notice(t, "note.back", seatRef(seat)))
+		out.public = append(out.public, s.play.notice(t, "note.back", seatRef(seat)))
 	}
 	c := &call{Command: cmd, seat: seat, arg: strings.TrimSpace(strings.Join(cmd.Args, " ")), lang: lang, out: &out}
 	uerr := spec.check(st, c)
@@ -818,14 +770,14 @@ func (s *Service) execOnce(ctx context.Context, t *tbl, spec verbSpec, cmd Comma
 	if uerr != nil {
 		if out.changed { // only the return from away: keep it
 			if s.commit(ctx, t, cmd, &outcome{changed: true, public: out.public}, spec.acted, restart) == errConflicted {
-				return []Message{s.errorReply(cmd, lang, errConflicted)}, nil, errConflicted.cause, true
+				return []Message{s.view.errorReply(cmd, lang, errConflicted)}, nil, errConflicted.cause, true
 			}
 		}
-		return []Message{s.errorReply(cmd, lang, uerr)}, nil, uerr.cause, false
+		return []Message{s.view.errorReply(cmd, lang, uerr)}, nil, uerr.cause, false
 	}
 	if out.changed {
 		if uerr := s.commit(ctx, t, cmd, &out, spec.acted, restart); uerr != nil {
-			return []Message{s.errorReply(cmd, lang, uerr)}, nil, uerr.cause, uerr == errConflicted
+			return []Message{s.view.errorReply(cmd, lang, uerr)}, nil, uerr.cause, uerr == errConflicted
 		}
 	}
 	if out.think == nil {
@@ -839,79 +791,21 @@ func (s *Service) execOnce(ctx context.Context, t *tbl, spec verbSpec, cmd Comma
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		if t.st.Seq != seq {
-			return []Message{s.errorReply(cmd, lang, refuse("hint.moved"))}
+			return []Message{s.view.errorReply(cmd, lang, refuse("hint.moved"))}
 		}
 		return []Message{m}
 	}, nil, false
 }
 
-// commit stores the table's new state with its log entry in one transaction, then (and only
-// then) tells everyone. If the store fails, the table rolls back to its last stored state.
-// acted is the kind of command whose buttons the actor has now used up; restart starts the turn's
-// timer again.
+// commit stores the table's new state with its log entry in one transaction (committer.write),
+// then (and only then) tells everyone. If the store fails, the table rolls back to its last
+// stored state. acted is the kind of command whose buttons the actor has now used up; restart
+// starts the turn's timer again.
 func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome, acted actedKind, restart bool) *userError {
+	if uerr := s.commits.write(ctx, t, cmd, out, acted, restart); uerr != nil {
+		return uerr
+	}
 	st := t.st
-	now := s.cfg.Now()
-	st.Seq++
-	if cmd.EventID != "" {
-		st.Events = append(st.Events, cmd.EventID)
-		if len(st.Events) > maxEvents {
-			st.Events = st.Events[len(st.Events)-maxEvents:]
-		}
-	}
-	if restart {
-		st.TurnAt, st.Reminded = now.UnixMilli(), false
-	}
-	if acted != actedNone && cmd.Actor.ID != "" && !strings.HasPrefix(cmd.Actor.ID, "robot:") {
-		if st.Acted == nil {
-			st.Acted = map[string]uint64{}
-		}
-		st.Acted[acted.key(cmd.Actor.ID)] = st.Seq
-	}
-	if t.match != nil {
-		// Finished games never change: only the last one is encoded again.
-		games := t.match.Games()
-		if len(st.Games) > len(games) {
-			st.Games = st.Games[:0]
-		}
-		for i := max(len(st.Games)-1, 0); i < len(games); i++ {
-			enc := encodeGame(games[i])
-			if i < len(st.Games) {
-				st.Games[i] = enc
-			} else {
-				st.Games = append(st.Games, enc)
-			}
-		}
-	}
-	var fence Fence
-	data, err := json.Marshal(st)
-	if err == nil && out.owner {
-		fence, err = s.fence(t)
-	}
-	if err == nil {
-		// A match that ends is kept in its record: its commands' log goes with this change.
-		err = s.store(ctx, Change{TableID: st.ID, State: data, Records: out.records, Closed: st.Status == StatusClosed, PruneLog: len(out.records) > 0,
-			Log:   LogEntry{Seq: st.Seq, Time: now.UnixMilli(), Actor: cmd.Actor.ID, Verb: cmd.Verb, Args: cmd.Args, EventID: cmd.EventID},
-			Fence: fence}, out.league)
-	}
-	if err != nil {
-		s.rollback(t)
-		if isFenced(err) {
-			s.fenced(t, err)
-			return errFencedRefusal
-		}
-		if errors.Is(err, ErrConflict) {
-			// Another copy changed the table first, or another match end the league entries this
-			// one learned from: decided again from the store.
-			s.cfg.Log.Info("the table or its league changed since it was read; reading it again", "table", st.ID, "seq", st.Seq)
-			return errConflicted
-		}
-		s.cfg.Log.Error("commit failed; rolling back", "table", st.ID, "err", err)
-		return storeRefusal(err)
-	}
-	t.committed = data
-	t.noteStored()
-	t.failures = 0
 	s.publish(ctx, t, out.public)
 	s.tutor.startReviews(ctx, t, out.reviews)
 	if st.Status == StatusClosed {
@@ -921,13 +815,6 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome,
 	s.arm(t)
 	s.scheduleRobot(t)
 	return nil
-}
-
-func (s *Service) timedCommit(ctx context.Context, c Change) error {
-	start := time.Now()
-	err := s.cfg.Store.Commit(ctx, c)
-	s.cfg.Observe.Commit(time.Since(start), err)
-	return err
 }
 
 // commitBackground commits what a computer player or a timer did. No one is waiting for an
@@ -941,7 +828,7 @@ func (s *Service) commitBackground(t *tbl, cmd Command, out *outcome, acted acte
 	}
 	// Another copy moved the table on: what is due now follows from its state (reload re-arms
 	// the timer and lets the computer players think again).
-	if uerr == errConflicted && s.reload(s.ctx, t, "conflict") == nil {
+	if uerr == errConflicted && s.follow.reload(s.ctx, t, "conflict") == nil {
 		return
 	}
 	t.failures++
@@ -967,21 +854,9 @@ func retryDelay(failures int) time.Duration {
 	return min(d, time.Minute)
 }
 
-func (s *Service) rollback(t *tbl) {
-	if t.committed == nil {
-		return // never stored: the caller discards the table
-	}
-	st, opts, m, err := decodeState(t.committed)
-	if err != nil {
-		// The bytes were written by this process a moment ago; failing to read them is a bug.
-		panic(fmt.Sprintf("table %s: cannot reload own state: %v", t.st.ID, err))
-	}
-	t.st, t.opts, t.match = st, opts, m
-}
-
 // forget lets a closed table leave memory once its last messages are out (table lock held). The
-// maps are the service's, and its lock comes before a table's, so they change in a goroutine of
-// their own; meanwhile exec refuses the table's commands as closed.
+// index's lock comes before a table's, so it changes in a goroutine of its own; meanwhile exec
+// refuses the table's commands as closed.
 func (s *Service) forget(t *tbl) {
 	if t.timer != nil {
 		t.timer.Stop()
@@ -989,19 +864,7 @@ func (s *Service) forget(t *tbl) {
 	if t.retry != nil {
 		t.retry.Stop()
 	}
-	id := t.id()
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.tables[id] == t {
-			delete(s.tables, id)
-		}
-		if s.byPlace[t.placeKey] == id {
-			delete(s.byPlace, t.placeKey)
-		}
-	}()
+	s.wg.Go(func() { s.index.remove(t) })
 }
 
 // deliver hands messages to their platforms' outboxes.
@@ -1089,7 +952,7 @@ func (s *Service) openTable(ctx context.Context, c *call, welcome string, opts o
 	}
 	defer t.mu.Unlock()
 	if t.st.Learn {
-		s.startMatch(t) // a guided game is dealt at once
+		t.startMatch(s.cfg.Now()) // a guided game is dealt at once
 	}
 	out := outcome{changed: true, replies: []Message{reply(cmd, c.lang, KindNotice, welcome)}}
 	if uerr := s.commit(ctx, t, cmd, &out, actedTable, true); uerr != nil {
@@ -1103,12 +966,12 @@ func (s *Service) openTable(ctx context.Context, c *call, welcome string, opts o
 // claimPlace makes room at the command's place and puts a new table there, made by newTable with
 // the ID and secret it draws: a finished match still waiting for a rematch is closed first; a
 // lobby or a match in progress stays, and the command is refused. The old table is stored closed
-// under its own lock alone, never the service's, so that finding any other table does not wait
+// under its own lock alone, never the index's, so that finding any other table does not wait
 // for that commit. The place is claimed in the store by compare-and-swap (bucketClaims) and then
-// taken under the service's lock, so two /new at once, on one copy or two, open one table: if
-// another took the place meanwhile, claimPlace starts again with that one. It gives the new table
-// locked, to be stored by the caller (unclaim takes it back if that fails); or the refusal, or
-// dup when the platform delivered the same command again.
+// taken under the index's lock (tableIndex.claim), so two /new at once, on one copy or two, open
+// one table: if another took the place meanwhile, claimPlace starts again with that one. It gives
+// the new table locked, to be stored by the caller (unclaim takes it back if that fails); or the
+// refusal, or dup when the platform delivered the same command again.
 func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id string, secret []byte) *tbl) (t *tbl, uerr *userError, dup bool) {
 	key := cmd.Place.Key()
 	for attempt := 0; ; attempt++ {
@@ -1120,14 +983,11 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 			s.cfg.Log.Error("reading a place's table", "place", key, "err", err)
 			return nil, storeRefusal(err), false
 		}
-		s.mu.Lock()
-		prev, had := s.byPlace[key]
-		old := s.tables[prev]
-		s.mu.Unlock()
+		prev, old, had := s.index.current(key)
 		if claim.Table != "" && claim.Table != prev {
 			// Another copy opened a table here that this one has not heard of yet, or is
 			// storing it now.
-			ct, uerr := s.lookup(ctx, claim.Table)
+			ct, uerr := s.follow.lookup(ctx, claim.Table)
 			switch {
 			case uerr != nil:
 				return nil, uerr, false
@@ -1157,11 +1017,11 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 				uerr = refuse("err.table_exists")
 			case status == StatusOver:
 				var out outcome
-				s.close(old, &out)
+				s.play.close(old, &out)
 				uerr = s.commit(ctx, old, Command{Place: old.st.Place, Table: prev, Actor: cmd.Actor, Verb: cmd.Verb}, &out, actedNone, false)
 				if uerr == errConflicted {
 					// Another copy changed it first (a rematch, or closed it itself): decide again.
-					uerr = s.reload(ctx, old, "conflict")
+					uerr = s.follow.reload(ctx, old, "conflict")
 					if uerr == nil {
 						old.mu.Unlock()
 						continue
@@ -1173,7 +1033,7 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 				return nil, uerr, dup
 			}
 		}
-		id := s.unusedID(ctx) // asks the store: before the service's lock
+		id := unusedID(ctx, s.draw, s.cfg.Store) // asks the store: under no lock
 		switch err := s.placed.swap(ctx, key, raw, id); {
 		case errors.Is(err, ErrConflict):
 			continue // another copy claimed the place meanwhile
@@ -1181,24 +1041,18 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 			s.cfg.Log.Error("claiming a place for a new table", "place", key, "err", err)
 			return nil, storeRefusal(err), false
 		}
-		s.mu.Lock()
-		if cur, ok := s.byPlace[key]; ok && cur != prev {
-			s.mu.Unlock()
+		t, ok := s.index.claim(key, prev, id, func() *tbl {
+			t := newTable(id, s.draw.secret())
+			t.placeKey, t.tableID, t.created, t.claimed = key, id, t.st.Created, raw
+			t.makeRobots(s.cfg.Robots)
+			t.noteStored() // not stored yet: lookups see it as opened (unclaim takes it away again)
+			t.mu.Lock()    // lock order: index, then table
+			return t
+		})
+		if !ok {
 			s.placed.giveBack(ctx, key, id, raw)
-			continue // another table took the place meanwhile
+			continue // another table took the place meanwhile, or the ID
 		}
-		if _, taken := s.tables[id]; taken {
-			s.mu.Unlock()
-			s.placed.giveBack(ctx, key, id, raw)
-			continue
-		}
-		t = newTable(id, s.newSecret())
-		t.placeKey, t.tableID, t.created, t.claimed = key, id, t.st.Created, raw
-		s.makeRobots(t)
-		t.noteStored() // not stored yet: lookups see it as opened (unclaim takes it away again)
-		t.mu.Lock()    // lock order: service, then table
-		s.tables[id], s.byPlace[key] = t, id
-		s.mu.Unlock()
 		return t, nil, false
 	}
 }
@@ -1207,25 +1061,17 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 // could not be stored.
 func (s *Service) unclaim(ctx context.Context, t *tbl) {
 	s.placed.giveBack(ctx, t.st.Place.Key(), t.id(), t.claimed)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	id, key := t.id(), t.placeKey
-	delete(s.tables, id)
-	if s.byPlace[key] == id {
-		delete(s.byPlace, key)
-	}
+	s.index.remove(t)
 }
 
 // unusedID draws a short table ID that the store keeps no table and no kept match under (a
 // seeded service draws the IDs of its earlier runs again, and six letters may meet by chance in a
-// bot's years). The store is asked outside the service's lock, which spans no I/O; the caller
-// checks the tables in memory under it.
-func (s *Service) unusedID(ctx context.Context) string {
+// bot's years). The store is asked under no lock; the caller checks the tables in memory
+// (tableIndex.claim).
+func unusedID(ctx context.Context, draw *source, store Store) string {
 	for {
-		s.mu.Lock()
-		id := strconv.FormatUint(s.randomUint64()%(36*36*36*36*36*36), 36)
-		s.mu.Unlock()
-		if len(id) >= 4 && !s.storeHas(ctx, id) {
+		id := strconv.FormatUint(draw.uint64()%(36*36*36*36*36*36), 36)
+		if len(id) >= 4 && !storeHas(ctx, store, id) {
 			return id
 		}
 	}
@@ -1233,9 +1079,9 @@ func (s *Service) unusedID(ctx context.Context) string {
 
 // storeHas tells whether the store keeps a table or a first match under id; a store it cannot
 // read says no, and the commit then decides.
-func (s *Service) storeHas(ctx context.Context, id string) bool {
-	_, table, _ := s.cfg.Store.Table(ctx, id)
-	_, record, _ := s.cfg.Store.Record(ctx, StoredKey(id, 1))
+func storeHas(ctx context.Context, store Store, id string) bool {
+	_, table, _ := store.Table(ctx, id)
+	_, record, _ := store.Record(ctx, StoredKey(id, 1))
 	return table || record
 }
 
@@ -1246,64 +1092,19 @@ func reply(cmd Command, lang string, kind Kind, text string) Message {
 
 // refusal is the answer to a command that is refused: the reason to its actor, and Handle's
 // error when the command could not be done at all (see userError.cause).
-func (s *Service) refusal(cmd Command, lang string, e *userError) ([]Message, error) {
-	return []Message{s.errorReply(cmd, lang, e)}, e.cause
+func (r renderer) refusal(cmd Command, lang string, e *userError) ([]Message, error) {
+	return []Message{r.errorReply(cmd, lang, e)}, e.cause
 }
 
-func (s *Service) errorReply(cmd Command, lang string, e *userError) Message {
+// errorReply is a refusal's message to the actor: e's text in lang, and when e has a public
+// text, that text for the place instead of the secret reason.
+func (r renderer) errorReply(cmd Command, lang string, e *userError) Message {
 	m := reply(cmd, lang, KindError, e.text(lang))
 	m.Reason = e.key
 	if e.public != "" {
-		m.Secret, m.Public = true, s.pressHand(cmd.Place, lang, e.public)
+		m.Secret, m.Public = true, r.pressHand(cmd.Place, lang, e.public)
 	}
 	return m
-}
-
-// pressHand is a public text that sends the player to their cards (key takes the "My hand"
-// button's label), or where there are no buttons, its typed variant (key.typed).
-func (s *Service) pressHand(p Place, lang, key string) string {
-	if s.surface(p).Typed {
-		return i18n.T(lang, key+".typed")
-	}
-	return i18n.T(lang, key, i18n.T(lang, "btn.hand"))
-}
-
-// notice is a one-off public message in the table's language; its arguments may name a seat
-// with seatRef (see say). Its Reason is its catalog key, so that a surface may fold it into the
-// table message instead (a call, which the table message lists).
-func (s *Service) notice(t *tbl, key string, args ...any) Message {
-	return Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindNotice,
-		Text: s.view.say(s.sight(t), t.st.Lang, key, args...), Lang: t.st.Lang, Reason: key}
-}
-
-// dealNext deals the match's next game from the table's secret. Game buttons made before the
-// command that deals it (its sequence number is the next one) belong to an earlier game.
-func (s *Service) dealNext(t *tbl) {
-	rng := t.st.rng(useDeal, t.st.Deals)
-	t.st.Deals++
-	t.st.GameFrom = t.st.Seq + 1
-	for i := range t.st.Seats {
-		t.st.Seats[i].Moved = false
-	}
-	hands := core.DealHands(rng, t.match.NextDealer())
-	if _, err := t.match.Deal(hands); err != nil {
-		panic(fmt.Sprintf("table %s: dealing: %v", t.st.ID, err)) // the service checked the match can go on
-	}
-}
-
-// startMatch begins a match: the first dealer is drawn from the table's secret.
-func (s *Service) startMatch(t *tbl) {
-	rng := t.st.rng(useFirst, uint64(t.st.MatchNo))
-	t.st.First = rng.IntN(4)
-	t.st.Games = nil
-	t.st.MatchAt = s.cfg.Now().UnixMilli()
-	for i := range t.st.Seats { // who left or was absent in the last match
-		t.st.Seats[i].Left, t.st.Seats[i].Absent = nil, nil
-	}
-	t.match, _ = core.NewMatch(t.opts.Rules, core.Seat(t.st.First))
-	t.st.Status = StatusPlaying
-	t.st.Votes = nil
-	s.dealNext(t)
 }
 
 // game is the game in progress, or nil.
@@ -1318,23 +1119,10 @@ func (t *tbl) game() *core.Game {
 }
 
 // all gives the tables in memory; each must be locked to be read.
-func (s *Service) all() []*tbl {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]*tbl, 0, len(s.tables))
-	for _, t := range s.tables {
-		out = append(out, t)
-	}
-	return out
-}
+func (s *Service) all() []*tbl { return s.index.all() }
 
 // table gives a table in memory by ID.
-func (s *Service) table(id string) (*tbl, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, ok := s.tables[id]
-	return t, ok
-}
+func (s *Service) table(id string) (*tbl, bool) { return s.index.get(id) }
 
 // Status gives a table's status, and false for a table not in memory (unknown, or closed and
 // gone).

@@ -237,9 +237,7 @@ func soloTable(t *testing.T) (*harness, Player) {
 
 func (h *harness) over() bool {
 	id := h.svc.TableAt(h.place)
-	h.svc.mu.Lock()
-	t := h.svc.tables[id]
-	h.svc.mu.Unlock()
+	t, _ := h.svc.index.get(id)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.st.Status == StatusOver

@@ -3,7 +3,6 @@ package table
 import (
 	"context"
 	"encoding/json"
-	"strconv"
 	"strings"
 
 	"github.com/kontermatt/kontermatt/core"
@@ -111,7 +110,8 @@ type call struct {
 
 // verbs are the engine's own verbs; those answered outside it (league, privacy, coach) come in
 // Config.Verbs (registry.go). Verbs lists every verb players type, in help order
-// (TestVerbsAreTheRegistry).
+// (TestVerbsAreTheRegistry). A table verb's handler is play's (play.go, through onTable): the
+// spec here says what it needs, the handler what it does.
 var verbs = map[Verb]verbSpec{
 	VerbHelp:  {scope: scopeNone, run: (*Service).help},
 	VerbRules: {scope: scopeNone, run: (*Service).rules},
@@ -119,23 +119,23 @@ var verbs = map[Verb]verbSpec{
 	VerbNew:   {scope: scopePlace, run: (*Service).open, person: true},
 	VerbLearn: {scope: scopePlace, run: (*Service).learn, person: true},
 
-	VerbJoin: {scope: scopeTable, run: (*Service).join, person: true, acted: actedTable, allowed: in(StatusLobby),
+	VerbJoin: {scope: scopeTable, run: onTable(play.join), person: true, acted: actedTable, allowed: in(StatusLobby),
 		notAllowed: "err.not_in_lobby", turns: true},
-	VerbBot:      lobbyVerb((*Service).bot, true),
-	VerbSeat:     lobbyVerb((*Service).moveSeat, false),
-	VerbShuffle:  lobbyVerb((*Service).shuffle, true),
-	VerbDeal:     lobbyVerb((*Service).deal, true),
-	VerbLeave:    {scope: scopeTable, run: (*Service).leave, acted: actedTable, seated: true, turns: true},
+	VerbBot:      lobbyVerb(play.bot, true),
+	VerbSeat:     lobbyVerb(play.moveSeat, false),
+	VerbShuffle:  lobbyVerb(play.shuffle, true),
+	VerbDeal:     lobbyVerb(play.deal, true),
+	VerbLeave:    {scope: scopeTable, run: onTable(play.leave), acted: actedTable, seated: true, turns: true},
 	VerbTrump:    moveVerb(actedGame),
 	VerbPlay:     moveVerb(actedGame),
 	VerbAnnounce: moveVerb(actedCall),
-	VerbHand:     {scope: scopeTable, run: (*Service).hand, seated: true, allowed: in(StatusPlaying), notAllowed: "err.no_game"},
-	VerbBoard:    {scope: scopeTable, run: (*Service).board},
-	VerbLast:     {scope: scopeTable, run: (*Service).last},
-	VerbStop:     {scope: scopeTable, run: (*Service).stop, acted: actedTable, seated: true, admin: true},
-	VerbRematch: {scope: scopeTable, run: (*Service).rematch, acted: actedTable, seated: true, allowed: in(StatusOver),
+	VerbHand:     {scope: scopeTable, run: onTable(play.hand), seated: true, allowed: in(StatusPlaying), notAllowed: "err.no_game"},
+	VerbBoard:    {scope: scopeTable, run: onTable(play.board)},
+	VerbLast:     {scope: scopeTable, run: onTable(play.last)},
+	VerbStop:     {scope: scopeTable, run: onTable(play.stop), acted: actedTable, seated: true, admin: true},
+	VerbRematch: {scope: scopeTable, run: onTable(play.rematch), acted: actedTable, seated: true, allowed: in(StatusOver),
 		notAllowed: "err.not_over", turns: true},
-	VerbLang: {scope: scopeTable, run: (*Service).lang, personal: notForTable, acted: actedTable, seated: true, admin: true},
+	VerbLang: {scope: scopeTable, run: onTable(play.lang), personal: notForTable, acted: actedTable, seated: true, admin: true},
 	VerbHint: {scope: scopeTable, run: (*Service).hint, seated: true, allowed: in(StatusPlaying), notAllowed: "err.no_game"},
 	VerbReview: {scope: scopeTable, run: (*Service).reviewVerb, seated: true, allowed: in(StatusPlaying, StatusOver),
 		notAllowed: "err.no_game"},
@@ -157,14 +157,14 @@ func (s *Service) help(_ context.Context, _ *tbl, c *call) *userError {
 }
 
 // lobbyVerb is a verb of the lobby for the people seated there: it changes who sits where.
-func lobbyVerb(run func(*Service, context.Context, *tbl, *call) *userError, admin bool) verbSpec {
-	return verbSpec{scope: scopeTable, run: run, acted: actedTable, seated: true, admin: admin, allowed: in(StatusLobby),
+func lobbyVerb(run func(play, *tbl, *call) *userError, admin bool) verbSpec {
+	return verbSpec{scope: scopeTable, run: onTable(run), acted: actedTable, seated: true, admin: admin, allowed: in(StatusLobby),
 		notAllowed: "err.not_in_lobby", turns: true}
 }
 
 // moveVerb is a game move of a kind.
 func moveVerb(kind actedKind) verbSpec {
-	return verbSpec{scope: scopeTable, run: (*Service).move, acted: kind, move: true, seated: true, allowed: in(StatusPlaying),
+	return verbSpec{scope: scopeTable, run: onTable(play.move), acted: kind, move: true, seated: true, allowed: in(StatusPlaying),
 		notAllowed: "err.no_game", turns: true}
 }
 
@@ -197,340 +197,12 @@ func (v verbSpec) check(st *state, c *call) *userError {
 	return nil
 }
 
-func parseSeatArg(arg string) (core.Seat, bool) {
-	n, err := strconv.Atoi(strings.TrimPrefix(arg, "#"))
-	if err != nil || n < 1 || n > 4 {
-		return core.NoSeat, false
-	}
-	return core.Seat(n - 1), true // people count seats from 1
-}
-
-func (s *Service) join(_ context.Context, t *tbl, c *call) *userError {
-	st := t.st
-	if c.seat != core.NoSeat {
-		return refuse("err.already_seated")
-	}
-	want := core.NoSeat
-	if c.arg != "" {
-		n, ok := parseSeatArg(c.arg)
-		if !ok {
-			return refuse("err.bad_seat", lit(c.arg))
-		}
-		if st.Seats[n].Human() {
-			return refuse("err.seat_taken", lit(strconv.Itoa(int(n)+1)))
-		}
-		want = n
-	}
-	if want == core.NoSeat { // the first empty seat, else the first computer player's
-		for i := range st.Seats {
-			if st.Seats[i].Empty() {
-				want = core.Seat(i)
-				break
-			}
-		}
-	}
-	if want == core.NoSeat {
-		for i := range st.Seats {
-			if st.Seats[i].Robot {
-				want = core.Seat(i)
-				break
-			}
-		}
-	}
-	if want == core.NoSeat {
-		return refuse("err.table_full")
-	}
-	p := c.Actor
-	st.Seats[want] = SeatState{Player: &p}
-	c.out.changed = true
-	return nil
-}
-
-func (s *Service) leave(_ context.Context, t *tbl, c *call) *userError {
-	st := t.st
-	if st.Status == StatusPlaying {
-		// Said while the player still sits there, so that the reader of a personal screen is told
-		// "you left". Then a computer player takes over the seat so the others can finish.
-		c.out.public = append(c.out.public, s.notice(t, "note.left_robot", seatRef(c.seat)))
-		st.Seats[c.seat] = leftSeat(c.seat, st.Seats[c.seat])
-	} else {
-		st.Seats[c.seat] = SeatState{}
-	}
-	// An empty lobby stays open until it expires: someone may still join, or an admin may deal a
-	// table of four computer players to watch.
-	c.out.changed = true
-	return nil
-}
-
-func (s *Service) bot(_ context.Context, t *tbl, c *call) *userError {
-	st := t.st
-	fields := strings.Fields(strings.ToLower(c.arg))
-	if len(fields) > 0 && (fields[0] == "remove" || fields[0] == "rm" || fields[0] == "-") {
-		for i := len(st.Seats) - 1; i >= 0; i-- {
-			if len(fields) > 1 {
-				n, ok := parseSeatArg(fields[1])
-				if !ok {
-					return refuse("err.bad_seat", lit(fields[1]))
-				}
-				i = int(n)
-			}
-			if st.Seats[i].Robot {
-				st.Seats[i] = SeatState{}
-				c.out.changed = true
-				return nil
-			}
-			if len(fields) > 1 {
-				break
-			}
-		}
-		return refuse("err.no_robot")
-	}
-	want := core.NoSeat
-	if len(fields) > 0 {
-		n, ok := parseSeatArg(fields[0])
-		if !ok {
-			return refuse("err.bad_seat", lit(fields[0]))
-		}
-		if !st.Seats[n].Empty() {
-			return refuse("err.seat_taken", lit(strconv.Itoa(int(n)+1)))
-		}
-		want = n
-	}
-	for i := range st.Seats {
-		if want == core.NoSeat && st.Seats[i].Empty() {
-			want = core.Seat(i)
-		}
-	}
-	if want == core.NoSeat {
-		return refuse("err.table_full")
-	}
-	st.Seats[want] = robotSeat(want)
-	c.out.changed = true
-	return nil
-}
-
-func (s *Service) moveSeat(_ context.Context, t *tbl, c *call) *userError {
-	st := t.st
-	n, ok := parseSeatArg(c.arg)
-	if !ok {
-		return refuse("err.bad_seat", lit(c.arg))
-	}
-	if n == c.seat {
-		return refuse("err.same_seat")
-	}
-	st.Seats[c.seat], st.Seats[n] = st.Seats[n], st.Seats[c.seat]
-	c.out.changed = true
-	return nil
-}
-
-func (s *Service) shuffle(_ context.Context, t *tbl, c *call) *userError {
-	st := t.st
-	rng := st.rng(useShuffle, st.Seq)
-	rng.Shuffle(4, func(i, j int) { st.Seats[i], st.Seats[j] = st.Seats[j], st.Seats[i] })
-	c.out.changed = true
-	return nil
-}
-
-func (s *Service) deal(_ context.Context, t *tbl, c *call) *userError {
-	st := t.st
-	for i := range st.Seats {
-		if st.Seats[i].Empty() {
-			st.Seats[i] = robotSeat(core.Seat(i)) // computer players fill the empty seats
-		}
-	}
-	s.startMatch(t)
-	c.out.changed = true
-	// The lobby's last version: who sits where, no buttons.
-	c.out.public = append(c.out.public, s.view.lobbyMessage(s.sight(t)))
-	return nil
-}
-
-func (s *Service) hand(_ context.Context, t *tbl, c *call) *userError {
-	m := s.view.handMessage(s.sight(t), c.seat, t.game().View(c.seat), c.lang)
-	m.Target, m.Kind, m.Key = Target{Kind: ToActor, Place: c.Place, Player: c.Actor}, KindReply, ""
-	m.Version, m.Table = t.st.Seq, t.st.ID
-	m.Secret, m.Public = true, s.pressHand(c.Place, c.lang, "hand.private")
-	c.out.replies = append(c.out.replies, m)
-	return nil
-}
-
-func (s *Service) board(_ context.Context, t *tbl, c *call) *userError {
-	m := s.view.boardMessage(s.sight(t), c.lang)
-	m.Target = Target{Kind: ToActor, Place: c.Place, Player: c.Actor}
-	m.Table, m.Version = t.st.ID, t.st.Seq
-	c.out.replies = append(c.out.replies, m)
-	return nil
-}
-
-func (s *Service) last(_ context.Context, t *tbl, c *call) *userError {
-	g := t.lastGame()
-	if g == nil {
-		return refuse("err.no_trick")
-	}
-	tr, ok := g.LastTrick()
-	if !ok {
-		return refuse("err.no_trick")
-	}
-	m := reply(c.Command, c.lang, KindReply, s.view.trickText(s.sight(t), c.lang, tr, "last.title"))
-	m.Picture, m.Table, m.Version = PictureLastTrick, t.st.ID, t.st.Seq
-	c.out.replies = append(c.out.replies, m)
-	return nil
-}
-
-// move applies trump, announce or play for the actor's seat.
-func (s *Service) move(_ context.Context, t *tbl, c *call) *userError {
-	g := t.game()
-	if c.arg == "" {
-		return refuse(map[Verb]string{VerbTrump: "err.no_suit", VerbAnnounce: "err.no_call", VerbPlay: "err.no_card"}[c.Verb])
-	}
-	var m core.Move
-	switch c.Verb {
-	case VerbTrump:
-		x, ok := i18n.ParseSuit(c.arg)
-		if !ok {
-			return refuse("err.bad_suit", lit(c.arg))
-		}
-		m = core.NameTrump(c.seat, x)
-	case VerbAnnounce:
-		call, err := core.ParseCall(c.arg)
-		if err != nil {
-			return refuse("err.bad_call", lit(c.arg))
-		}
-		m = core.Announce(c.seat, call)
-	case VerbPlay:
-		card, err := i18n.ParseCard(c.arg)
-		if err != nil {
-			return refuse("err.bad_card", lit(c.arg))
-		}
-		m = core.Play(c.seat, card)
-	}
-	if g.Check(m) == nil {
-		t.st.Seats[c.seat].Moved = true // the person plays this game themselves
-	}
-	return s.applyMove(t, g, m, c.out)
-}
-
-// applyMove applies a checked engine move and what follows it: scoring, the next deal, the end of
-// the match. Humans and computer players both come through here.
-func (s *Service) applyMove(t *tbl, g *core.Game, m core.Move, out *outcome) *userError {
-	if err := g.Apply(m); err != nil {
-		return fromRule(err, func(seat core.Seat) string { return seatName(t, seat) })
-	}
-	out.changed = true
-	if m.Kind == core.MoveAnnounce {
-		out.public = append(out.public, s.notice(t, "note.announced", seatRef(m.Seat), m.Call.Title()))
-	}
-	if g.Phase() != core.PhaseOver {
-		return nil
-	}
-	n := t.match.NumGames()
-	out.public = append(out.public, s.view.finalMessages(s.sight(t), g.Tricks(), n)...) // the summaries follow from the state (told)
-	s.tutor.gameOver(t, g, n, out)
-	t.noteAbsent(n)
-	if t.match.Over() {
-		t.st.Status = StatusOver
-		s.keepMatch(t, out)
-		return nil
-	}
-	s.dealNext(t)
-	return nil
-}
-
 func recordOf(key string, rec any) Record {
 	data, err := json.Marshal(rec)
 	if err != nil {
 		panic(err) // records are plain data; marshalling cannot fail
 	}
 	return Record{Key: key, Data: data}
-}
-
-// lastGame is the game being played or the last one played.
-func (t *tbl) lastGame() *core.Game {
-	if t.match == nil {
-		return nil
-	}
-	return t.match.Current()
-}
-
-func (s *Service) stop(_ context.Context, t *tbl, c *call) *userError {
-	st := t.st
-	if !c.Admin {
-		for _, v := range st.Votes {
-			if v == c.Actor.ID {
-				return refuse("err.already_voted")
-			}
-		}
-		st.Votes = append(st.Votes, c.Actor.ID)
-		need := 0
-		for _, seat := range st.Seats {
-			if seat.Human() && !seat.Away {
-				need++
-			}
-		}
-		// With one person at a personal screen their vote alone stops the match, so this notice
-		// never needs a second-person variant.
-		if len(st.Votes) < need {
-			c.out.changed = true
-			c.out.public = append(c.out.public, s.notice(t, "note.stop_vote", c.Actor.Name, len(st.Votes), need))
-			return nil
-		}
-	}
-	s.close(t, c.out)
-	if c.seat != core.NoSeat {
-		c.out.public = append(c.out.public, s.notice(t, "note.stopped", seatRef(c.seat)))
-	} else { // an admin from outside the table
-		c.out.public = append(c.out.public, s.notice(t, "note.stopped", c.Actor.Name))
-	}
-	return nil
-}
-
-// close ends the table for good: the match so far is kept as a record, and the table's messages
-// get their last versions (see render).
-func (s *Service) close(t *tbl, out *outcome) {
-	st := t.st
-	if st.Status == StatusPlaying && t.match != nil && t.match.NumGames() > 0 {
-		s.keepMatch(t, out)
-	}
-	st.Status = StatusClosed
-	st.Votes = nil
-	out.changed = true
-}
-
-func (s *Service) rematch(_ context.Context, t *tbl, c *call) *userError {
-	st := t.st
-	switch strings.ToLower(c.arg) {
-	case "", "same":
-	case "rotate", "swap":
-		// Partners change: the player in seat 0 now sits with the one who was in seat 3.
-		old := st.Seats
-		st.Seats = [4]SeatState{old[0], old[2], old[3], old[1]}
-	default:
-		return refuse("err.bad_rematch", lit(c.arg))
-	}
-	for i := range st.Seats {
-		st.Seats[i].Away = false
-	}
-	st.MatchNo++
-	s.startMatch(t)
-	c.out.changed = true
-	return nil
-}
-
-// lang sets the language the table speaks in public ("lang table xx"). The actor's own ("lang
-// xx") is theirs, not the table's: core/privacy/verbs answers it (OutsideVerb.Personal), and
-// without it registered it is an unknown verb.
-func (s *Service) lang(ctx context.Context, t *tbl, c *call) *userError {
-	if t == nil {
-		return unknownVerb(c.Verb)
-	}
-	l, uerr := parseLangArgs(c.Args)
-	if uerr != nil {
-		return uerr
-	}
-	t.st.Lang = l
-	c.out.changed = true
-	c.out.replies = append(c.out.replies, reply(c.Command, l, KindNotice, i18n.T(l, "note.lang_table")))
-	return nil
 }
 
 // parseLangArgs reads the language of "lang [table] xx".
