@@ -40,12 +40,14 @@ type statuses uint8
 func in(list ...Status) statuses {
 	var s statuses
 	for _, st := range list {
-		s |= st.bit()
+		s |= statusBit(st)
 	}
 	return s
 }
 
-func (st Status) bit() statuses {
+// statusBit is st's member of a statuses set: a function, not a method, so that Status can be the
+// vocabulary's (core/table/api) rather than the engine's.
+func statusBit(st Status) statuses {
 	switch st {
 	case StatusLobby:
 		return 1
@@ -188,7 +190,7 @@ func (v verbSpec) stale(st *state, cmd Command) bool {
 
 // check refuses a command its verb cannot take here and now; nothing has changed yet.
 func (v verbSpec) check(st *state, c *call) *userError {
-	if v.allowed != 0 && v.allowed&st.Status.bit() == 0 {
+	if v.allowed != 0 && v.allowed&statusBit(st.Status) == 0 {
 		return refuse(v.notAllowed)
 	}
 	if v.seated && c.seat == core.NoSeat && !(v.admin && c.Admin) {
