@@ -14,13 +14,14 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // The sizes the benchmarks write: a table's state of about 2 KB and a log entry of about 150
 // bytes of JSON, as the service writes for one accepted command.
 var (
 	benchState = bytes.Repeat([]byte(`{"k":"v"},`), 205)[:2048]
-	benchEntry = table.LogEntry{Time: 1767225600000, Actor: "tg:123456789", Verb: table.VerbPlay,
+	benchEntry = table.LogEntry{Time: 1767225600000, Actor: "tg:123456789", Verb: api.VerbPlay,
 		Args: []string{"q♠"}, EventID: "cb:5829384756382910-1234567890123456789"}
 )
 

@@ -11,10 +11,11 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 func closing(id string, seq uint64, at time.Time) table.Change {
-	e := entry(seq, table.VerbStop)
+	e := entry(seq, api.VerbStop)
 	e.Time = at.UnixMilli()
 	return table.Change{TableID: id, State: []byte(`{"status":"closed"}`), Log: e, Closed: true}
 }
@@ -26,7 +27,7 @@ func TestClosedTablesAndPrune(t *testing.T) {
 	s, _ := openTemp(t, Options{})
 	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	for _, id := range []string{"ab12", "ab123", "zz99"} {
-		commit(t, s, table.Change{TableID: id, State: []byte("live " + id), Log: entry(1, table.VerbNew)})
+		commit(t, s, table.Change{TableID: id, State: []byte("live " + id), Log: entry(1, api.VerbNew)})
 		for _, k := range []string{id, id + "/lobby", id + "/hand/m1/1/tg:5"} {
 			if err := s.Put(ctx, "telegram.msg", k, []byte(k)); err != nil {
 				t.Fatal(err)
@@ -36,7 +37,7 @@ func TestClosedTablesAndPrune(t *testing.T) {
 	if err := s.Put(ctx, "table.user", "tg:5", []byte(`{"lang":"lb"}`)); err != nil {
 		t.Fatal(err)
 	}
-	commit(t, s, table.Change{TableID: "ab12", State: []byte("rec"), Log: entry(2, table.VerbPlay),
+	commit(t, s, table.Change{TableID: "ab12", State: []byte("rec"), Log: entry(2, api.VerbPlay),
 		Records: []table.Record{{Key: "ab12/m1", Data: []byte("kept")}}})
 	commit(t, s, closing("ab12", 3, t0))
 	commit(t, s, closing("zz99", 2, t0.Add(48*time.Hour)))
@@ -212,7 +213,7 @@ func TestCommitWritesKVWithTheChange(t *testing.T) {
 	if err := s.Put(ctx, "league.place", "old", []byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	commit(t, s, table.Change{TableID: "t1", State: []byte("s"), Log: entry(1, table.VerbPlay),
+	commit(t, s, table.Change{TableID: "t1", State: []byte("s"), Log: entry(1, api.VerbPlay),
 		KV: []table.KVEntry{{Bucket: "league.place", Key: "p", Value: []byte("v1")}, {Bucket: "league.place", Key: "old"}}})
 	if v, ok, _ := s.Get(ctx, "league.place", "p"); !ok || string(v) != "v1" {
 		t.Errorf("p = %q, %v", v, ok)
@@ -221,7 +222,7 @@ func TestCommitWritesKVWithTheChange(t *testing.T) {
 		t.Error("a nil value did not delete")
 	}
 	// The log only grows: this change fails, and its KV entry is not written either.
-	err := s.Commit(ctx, table.Change{TableID: "t1", State: []byte("s"), Log: entry(1, table.VerbPlay),
+	err := s.Commit(ctx, table.Change{TableID: "t1", State: []byte("s"), Log: entry(1, api.VerbPlay),
 		KV: []table.KVEntry{{Bucket: "league.place", Key: "p", Value: []byte("v2")}}})
 	if err == nil {
 		t.Fatal("a stale log entry was accepted")

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // TestForgetCompactsWhileCommitting: Forget swaps a compacted file in while other goroutines
@@ -32,7 +33,7 @@ func TestForgetCompactsWhileCommitting(t *testing.T) {
 							return
 						default:
 						}
-						if err := s.Commit(ctx, table.Change{TableID: id, State: []byte(fmt.Sprint(seq)), Log: entry(seq, table.VerbPlay)}); err != nil {
+						if err := s.Commit(ctx, table.Change{TableID: id, State: []byte(fmt.Sprint(seq)), Log: entry(seq, api.VerbPlay)}); err != nil {
 							t.Error(err)
 							return
 						}
@@ -78,13 +79,13 @@ func TestBackupHoldsOnlyLiveData(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	commit(t, s, table.Change{TableID: "t1", State: []byte("state: " + gone), Log: entry(1, table.VerbNew)})
+	commit(t, s, table.Change{TableID: "t1", State: []byte("state: " + gone), Log: entry(1, api.VerbNew)})
 	for i := range 20 {
 		if err := s.Delete(ctx, "b", fmt.Sprint("k", i)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	commit(t, s, table.Change{TableID: "t1", State: []byte("state now"), Log: entry(2, table.VerbJoin)})
+	commit(t, s, table.Change{TableID: "t1", State: []byte("state now"), Log: entry(2, api.VerbJoin)})
 	var buf bytes.Buffer
 	if _, err := s.Backup(&buf); err != nil {
 		t.Fatal(err)
@@ -122,7 +123,7 @@ func forgetOne(s *Store) error {
 func TestForgetCompactsOnlyWhatItChanged(t *testing.T) {
 	ctx := t.Context()
 	s, path := openTemp(t, Options{})
-	commit(t, s, table.Change{TableID: "t1", State: []byte("state"), Log: entry(1, table.VerbNew)})
+	commit(t, s, table.Change{TableID: "t1", State: []byte("state"), Log: entry(1, api.VerbNew)})
 	before, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)

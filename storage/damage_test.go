@@ -17,6 +17,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/storagetest"
 )
 
@@ -26,11 +27,11 @@ func fill(s *Store) error {
 	ctx := context.Background()
 	for i := range 400 {
 		id := fmt.Sprintf("table-%03d", i)
-		if err := s.Commit(ctx, table.Change{TableID: id, State: []byte(strings.Repeat("s", 300)), Log: entry(1, table.VerbNew),
+		if err := s.Commit(ctx, table.Change{TableID: id, State: []byte(strings.Repeat("s", 300)), Log: entry(1, api.VerbNew),
 			Records: []table.Record{{Key: id + "/m/g1", Data: []byte(strings.Repeat("r", 500))}}}); err != nil {
 			return err
 		}
-		if err := s.Commit(ctx, table.Change{TableID: id, State: []byte(strings.Repeat("t", 300)), Log: entry(2, table.VerbPlay, "AS")}); err != nil {
+		if err := s.Commit(ctx, table.Change{TableID: id, State: []byte(strings.Repeat("t", 300)), Log: entry(2, api.VerbPlay, "AS")}); err != nil {
 			return err
 		}
 	}

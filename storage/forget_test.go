@@ -13,6 +13,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/league"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
 )
@@ -34,13 +35,13 @@ type forgetWorld struct {
 	store            *storage.Store
 	svc              *table.Service
 	clk              *tabletest.Clock
-	eve              table.Player
-	others           []table.Player
+	eve              api.Player
+	others           []api.Player
 	closed, playing  string // table IDs
 	lobby, learn     string
 	recordsBefore    int
 	ratingsOfOthers  map[string]bool
-	playingPlace     table.Place
+	playingPlace     api.Place
 	othersPlayingKey string // another player's note at the playing table, which must stay
 }
 
@@ -57,26 +58,26 @@ func newForgetWorld(t testing.TB) *forgetWorld {
 	w.svc = tabletest.New(table.Config{Store: w.store, KV: w.store, Seed: 5, Now: w.clk.Now, Robots: tabletest.RandomRobots,
 		People: []table.People{chatPeople}})
 	t.Cleanup(w.svc.Close)
-	w.eve = table.Player{ID: "tg:" + eveKey, Name: eveName, Locale: "de"}
+	w.eve = api.Player{ID: "tg:" + eveKey, Name: eveName, Locale: "de"}
 	for i, n := range []string{"Ann", "Bob", "Cid"} {
-		w.others = append(w.others, table.Player{ID: fmt.Sprintf("tg:10%d", i), Name: n, Locale: "en"})
+		w.others = append(w.others, api.Player{ID: fmt.Sprintf("tg:10%d", i), Name: n, Locale: "en"})
 	}
 	ann := w.others[0]
-	people := []table.Player{ann, w.eve, w.others[1], w.others[2]}
-	do := func(c table.Command) {
+	people := []api.Player{ann, w.eve, w.others[1], w.others[2]}
+	do := func(c api.Command) {
 		t.Helper()
-		if r, _ := w.svc.Handle(context.Background(), c); len(r) > 0 && r[0].Kind == table.KindError {
+		if r, _ := w.svc.Handle(context.Background(), c); len(r) > 0 && r[0].Kind == api.KindError {
 			t.Fatalf("%s by %s: %s", c.Verb, c.Actor.Name, r[0].Text)
 		}
 	}
-	open := func(place table.Place, deal bool) tabletest.Table {
+	open := func(place api.Place, deal bool) tabletest.Table {
 		tt := tabletest.Table{Place: place, Players: people}
-		do(table.Command{Place: place, Actor: ann, Verb: table.VerbNew, Args: []string{"timer=none", "stripes=2"}})
+		do(api.Command{Place: place, Actor: ann, Verb: api.VerbNew, Args: []string{"timer=none", "stripes=2"}})
 		for _, p := range people[1:] {
-			do(table.Command{Place: place, Actor: p, Verb: table.VerbJoin})
+			do(api.Command{Place: place, Actor: p, Verb: api.VerbJoin})
 		}
 		if deal {
-			do(table.Command{Place: place, Actor: ann, Verb: table.VerbDeal})
+			do(api.Command{Place: place, Actor: ann, Verb: api.VerbDeal})
 		}
 		tt.ID = w.svc.TableAt(place)
 		return tt
@@ -89,13 +90,13 @@ func newForgetWorld(t testing.TB) *forgetWorld {
 		}
 	}
 	playOut := func(tt tabletest.Table) {
-		for st, _ := w.svc.Status(tt.ID); st == table.StatusPlaying; st, _ = w.svc.Status(tt.ID) {
+		for st, _ := w.svc.Status(tt.ID); st == api.StatusPlaying; st, _ = w.svc.Status(tt.ID) {
 			step(tt)
 		}
 	}
-	do(table.Command{Place: table.Place{Platform: "telegram", Chat: eveKey}, Actor: w.eve, Verb: table.VerbLang, Args: []string{"de"}, Private: true})
+	do(api.Command{Place: api.Place{Platform: "telegram", Chat: eveKey}, Actor: w.eve, Verb: api.VerbLang, Args: []string{"de"}, Private: true})
 
-	group := table.Place{Platform: "telegram", Chat: "-100200", Title: "Konter club"}
+	group := api.Place{Platform: "telegram", Chat: "-100200", Title: "Konter club"}
 	tt := open(group, true)
 	w.closed = tt.ID
 	playOut(tt)
@@ -104,15 +105,15 @@ func newForgetWorld(t testing.TB) *forgetWorld {
 	tt = open(group, false) // closes the finished table; Eve sits in the new lobby
 	w.lobby = tt.ID
 
-	w.playingPlace = table.Place{Platform: "telegram", Chat: "-100300", Title: "Café"}
+	w.playingPlace = api.Place{Platform: "telegram", Chat: "-100300", Title: "Café"}
 	tt = open(w.playingPlace, true)
 	w.playing = tt.ID
 	for range 9 {
 		step(tt)
 	}
 
-	private := table.Place{Platform: "telegram", Chat: eveKey}
-	do(table.Command{Place: private, Actor: w.eve, Verb: table.VerbLearn, Private: true})
+	private := api.Place{Platform: "telegram", Chat: eveKey}
+	do(api.Command{Place: private, Actor: w.eve, Verb: api.VerbLearn, Private: true})
 	w.learn = w.svc.TableAt(private)
 	w.svc.Settle(context.Background())
 
@@ -145,9 +146,9 @@ func newForgetWorld(t testing.TB) *forgetWorld {
 // forget says "forget yes" as Eve, in her private chat.
 func (w *forgetWorld) forget(t testing.TB) string {
 	t.Helper()
-	r, _ := w.svc.Handle(context.Background(), table.Command{Place: table.Place{Platform: "telegram", Chat: eveKey},
-		Actor: w.eve, Verb: table.VerbForget, Args: []string{"yes"}, Private: true})
-	if len(r) != 1 || r[0].Kind == table.KindError {
+	r, _ := w.svc.Handle(context.Background(), api.Command{Place: api.Place{Platform: "telegram", Chat: eveKey},
+		Actor: w.eve, Verb: api.VerbForget, Args: []string{"yes"}, Private: true})
+	if len(r) != 1 || r[0].Kind == api.KindError {
 		t.Fatalf("forget yes answered %+v", r)
 	}
 	return r[0].Text
@@ -206,13 +207,13 @@ func TestForgetLeavesNoCopy(t *testing.T) {
 	if _, ok, _ := w.store.Get(ctx, "telegram.hand", w.othersPlayingKey); !ok {
 		t.Error("Ann's note at the table being played went too")
 	}
-	if st, ok := w.svc.Status(w.playing); !ok || st != table.StatusPlaying {
+	if st, ok := w.svc.Status(w.playing); !ok || st != api.StatusPlaying {
 		t.Errorf("the match Eve was playing is %v (in memory %v), want playing on", st, ok)
 	}
 	if _, ok := w.svc.Status(w.learn); ok {
 		t.Error("Eve's guided game is still open without her")
 	}
-	if st, _ := w.svc.Status(w.lobby); st != table.StatusLobby {
+	if st, _ := w.svc.Status(w.lobby); st != api.StatusLobby {
 		t.Errorf("the lobby Eve left is %v", st)
 	}
 	// The store goes on in its new file: it holds the lock, commits, and reopens.
@@ -222,7 +223,7 @@ func TestForgetLeavesNoCopy(t *testing.T) {
 	tt := tabletest.Table{ID: w.playing, Place: w.playingPlace, Players: w.others}
 	for {
 		w.svc.Settle(context.Background()) // the computer in Eve's seat
-		if st, _ := w.svc.Status(w.playing); st != table.StatusPlaying {
+		if st, _ := w.svc.Status(w.playing); st != api.StatusPlaying {
 			break
 		}
 		w.clk.Add(2 * time.Second)

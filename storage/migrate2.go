@@ -11,6 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // migrateNow is the time migration 2 stamps on the tables it finds closed (their retention
@@ -44,9 +45,9 @@ func moveClosedTables(tx *bolt.Tx) error {
 	var found []closed
 	err := tables.ForEach(func(k, v []byte) error {
 		var st struct {
-			Status table.Status `json:"status"`
+			Status api.Status `json:"status"`
 		}
-		if json.Unmarshal(v, &st) == nil && st.Status == table.StatusClosed {
+		if json.Unmarshal(v, &st) == nil && st.Status == api.StatusClosed {
 			found = append(found, closed{bytes.Clone(k), bytes.Clone(v)})
 		}
 		return nil

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 var (
@@ -40,7 +41,7 @@ func TestPropertyModel(t *testing.T) {
 	s, _ := openTemp(t, Options{NoGroupCommit: r.IntN(2) == 0})
 	m := model{tables: map[string]string{}, logs: map[string][]table.LogEntry{}, records: map[string]string{}, kv: map[string]map[string]string{}}
 	ids := []string{"dc:1", "dc:1:th", "tg:-100", "local:x", "t5", "t6"}
-	verbs := []table.Verb{table.VerbJoin, table.VerbPlay, table.VerbTrump, table.VerbTimeout}
+	verbs := []api.Verb{api.VerbJoin, api.VerbPlay, api.VerbTrump, api.VerbTimeout}
 	randBytes := func(max int) string {
 		b := make([]byte, r.IntN(max+1))
 		for i := range b {
@@ -114,7 +115,7 @@ func TestPropertyModel(t *testing.T) {
 				continue
 			}
 			stale++
-			c := table.Change{TableID: id, State: []byte("stale"), Log: table.LogEntry{Seq: last - uint64(r.IntN(int(min(last, 3))+1)) + 2*uint64(r.IntN(2)), Verb: table.VerbPlay}, Records: randRecords()}
+			c := table.Change{TableID: id, State: []byte("stale"), Log: table.LogEntry{Seq: last - uint64(r.IntN(int(min(last, 3))+1)) + 2*uint64(r.IntN(2)), Verb: api.VerbPlay}, Records: randRecords()}
 			if c.Log.Seq == last+1 {
 				c.Log.Seq += 2 // a stale one, or one that skips ahead: not the next
 			}
@@ -123,7 +124,7 @@ func TestPropertyModel(t *testing.T) {
 			}
 		case op < 68: // delete
 			deletes++
-			c := table.Change{TableID: id, Log: table.LogEntry{Seq: 99, Verb: table.VerbStop}, Records: randRecords()}
+			c := table.Change{TableID: id, Log: table.LogEntry{Seq: 99, Verb: api.VerbStop}, Records: randRecords()}
 			if err := s.Commit(ctx, c); err != nil {
 				t.Fatalf("step %d: delete %q: %v", step, id, err)
 			}

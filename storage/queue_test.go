@@ -9,6 +9,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 var errBroken = errors.New("broken write")
@@ -20,7 +21,7 @@ func TestGroupCommitConflictFailsAlone(t *testing.T) {
 	ctx := t.Context()
 	s, _ := openTemp(t, Options{})
 	for i := range 32 {
-		commit(t, s, table.Change{TableID: fmt.Sprint("t", i), State: []byte("1"), Log: entry(1, table.VerbNew)})
+		commit(t, s, table.Change{TableID: fmt.Sprint("t", i), State: []byte("1"), Log: entry(1, api.VerbNew)})
 	}
 	for round := range 20 {
 		var wg sync.WaitGroup
@@ -29,12 +30,12 @@ func TestGroupCommitConflictFailsAlone(t *testing.T) {
 		for i := range 32 {
 			wg.Go(func() {
 				<-start
-				errs[i] = s.Commit(ctx, table.Change{TableID: fmt.Sprint("t", i), State: fmt.Appendf(nil, "%d", round+2), Log: entry(uint64(round+2), table.VerbPlay)})
+				errs[i] = s.Commit(ctx, table.Change{TableID: fmt.Sprint("t", i), State: fmt.Appendf(nil, "%d", round+2), Log: entry(uint64(round+2), api.VerbPlay)})
 			})
 		}
 		wg.Go(func() { // stale
 			<-start
-			errs[32] = s.Commit(ctx, table.Change{TableID: "t0", State: []byte("stale"), Log: entry(1, table.VerbPlay)})
+			errs[32] = s.Commit(ctx, table.Change{TableID: "t0", State: []byte("stale"), Log: entry(1, api.VerbPlay)})
 		})
 		wg.Go(func() { // spoils its transaction while applying
 			<-start

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
 	"github.com/kontermatt/kontermatt/storage/mem"
@@ -32,7 +33,7 @@ func playMatches(b *testing.B, svc *table.Service, clk *tabletest.Clock, n, plac
 			b.Fatalf("match %d: %v", i, err)
 		}
 		for {
-			if st, _ := svc.Status(tt.ID); st != table.StatusPlaying {
+			if st, _ := svc.Status(tt.ID); st != api.StatusPlaying {
 				break
 			}
 			clk.Add(2 * time.Second)
@@ -70,8 +71,8 @@ func BenchmarkRetention(b *testing.B) {
 		playMatches(b, svc, clk, *retentionMatches, places)
 		// The last match of every place is still open for a rematch: stop them as an admin would.
 		for p := range places {
-			place := table.Place{Platform: "bench", Chat: fmt.Sprint(p)}
-			svc.Handle(context.Background(), table.Command{Place: place, Actor: table.Player{ID: "admin"}, Verb: table.VerbStop, Admin: true})
+			place := api.Place{Platform: "bench", Chat: fmt.Sprint(p)}
+			svc.Handle(context.Background(), api.Command{Place: place, Actor: api.Player{ID: "admin"}, Verb: api.VerbStop, Admin: true})
 		}
 		fileBefore, usedBefore, _ := store.Space()
 		clk.Add(table.DefaultRetention + time.Hour)
@@ -164,8 +165,8 @@ func oneClosedMatch(b *testing.B) (table.Change, []byte) {
 	clk := tabletest.NewClock(time.Now())
 	svc := tabletest.New(table.Config{Store: ms, Seed: 1, Now: clk.Now})
 	playMatches(b, svc, clk, 1, 1)
-	svc.Handle(context.Background(), table.Command{Place: table.Place{Platform: "bench", Chat: "0"},
-		Actor: table.Player{ID: "admin"}, Verb: table.VerbStop, Admin: true})
+	svc.Handle(context.Background(), api.Command{Place: api.Place{Platform: "bench", Chat: "0"},
+		Actor: api.Player{ID: "admin"}, Verb: api.VerbStop, Admin: true})
 	svc.Close()
 	if ms.closed.TableID == "" || len(ms.record) == 0 {
 		b.Fatal("no closed table or record to copy")
@@ -219,18 +220,18 @@ func BenchmarkDiskPerMatch(b *testing.B) {
 			var tables []string
 			play := func() { // one whole match, from its deal to its end
 				switch st, _ := svc.Status(tt.ID); {
-				case st == table.StatusOver && mode == "rematch":
+				case st == api.StatusOver && mode == "rematch":
 					if _, err := tabletest.Step(svc, tt); err != nil { // the rematch
 						b.Fatal(err)
 					}
-				case st == table.StatusOver:
+				case st == api.StatusOver:
 					if tt, err = tabletest.Open(svc, 0); err != nil {
 						b.Fatal(err)
 					}
 				}
 				tables = append(tables, tt.ID)
 				for {
-					if st, _ := svc.Status(tt.ID); st != table.StatusPlaying {
+					if st, _ := svc.Status(tt.ID); st != api.StatusPlaying {
 						return
 					}
 					clk.Add(2 * time.Second)

@@ -12,6 +12,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 func rawOpen(t *testing.T, path string) *bolt.DB {
@@ -90,7 +91,7 @@ func TestSchemaV0FileIsMigrated(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Open: %v", err)
 			}
-			if err := s.Commit(ctx, table.Change{TableID: "a", State: []byte("a"), Log: entry(1, table.VerbNew)}); err != nil {
+			if err := s.Commit(ctx, table.Change{TableID: "a", State: []byte("a"), Log: entry(1, api.VerbNew)}); err != nil {
 				t.Fatal(err)
 			}
 			s.Close()

@@ -19,6 +19,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // TestMain doubles as the helper process of TestOpenLockedByOtherProcess: with
@@ -63,7 +64,7 @@ func reopen(t *testing.T, s *Store) *Store {
 	return s
 }
 
-func entry(seq uint64, verb table.Verb, args ...string) table.LogEntry {
+func entry(seq uint64, verb api.Verb, args ...string) table.LogEntry {
 	return table.LogEntry{Seq: seq, Time: 1700000000000 + int64(seq), Actor: "tg:42", Verb: verb, Args: args, EventID: fmt.Sprint("ev", seq)}
 }
 
@@ -132,17 +133,17 @@ func equalJSON(t *testing.T, what string, got, want any) {
 
 func TestCommitRoundTrip(t *testing.T) {
 	s, _ := openTemp(t, Options{})
-	commit(t, s, table.Change{TableID: "dc:1", State: []byte("state-a1"), Log: entry(1, table.VerbNew)})
-	commit(t, s, table.Change{TableID: "dc:1", State: []byte("state-a2"), Log: entry(2, table.VerbJoin)})
-	commit(t, s, table.Change{TableID: "tg:2", State: []byte("state-b1"), Log: entry(1, table.VerbPlay, "q♠"),
+	commit(t, s, table.Change{TableID: "dc:1", State: []byte("state-a1"), Log: entry(1, api.VerbNew)})
+	commit(t, s, table.Change{TableID: "dc:1", State: []byte("state-a2"), Log: entry(2, api.VerbJoin)})
+	commit(t, s, table.Change{TableID: "tg:2", State: []byte("state-b1"), Log: entry(1, api.VerbPlay, "q♠"),
 		Records: []table.Record{{Key: "tg:2/m1/g1", Data: []byte(`{"game":1}`)}, {Key: "tg:2/m1/match", Data: []byte(`{"match":1}`)}}})
-	commit(t, s, table.Change{TableID: "dc:1", State: []byte("state-a3"), Log: entry(3, table.VerbDeal)})
+	commit(t, s, table.Change{TableID: "dc:1", State: []byte("state-a3"), Log: entry(3, api.VerbDeal)})
 
 	check := func(t *testing.T, s *Store) {
 		equalJSON(t, "tables", allTables(t, s), map[string]string{"dc:1": "state-a3", "tg:2": "state-b1"})
 		equalJSON(t, "records", allRecords(t, s), map[string]string{"tg:2/m1/g1": `{"game":1}`, "tg:2/m1/match": `{"match":1}`})
-		equalJSON(t, "log dc:1", allLog(t, s, "dc:1"), []table.LogEntry{entry(1, table.VerbNew), entry(2, table.VerbJoin), entry(3, table.VerbDeal)})
-		equalJSON(t, "log tg:2", allLog(t, s, "tg:2"), []table.LogEntry{entry(1, table.VerbPlay, "q♠")})
+		equalJSON(t, "log dc:1", allLog(t, s, "dc:1"), []table.LogEntry{entry(1, api.VerbNew), entry(2, api.VerbJoin), entry(3, api.VerbDeal)})
+		equalJSON(t, "log tg:2", allLog(t, s, "tg:2"), []table.LogEntry{entry(1, api.VerbPlay, "q♠")})
 		equalJSON(t, "log of unknown table", allLog(t, s, "nope"), []table.LogEntry(nil))
 	}
 	t.Run("open", func(t *testing.T) { check(t, s) })
@@ -151,25 +152,25 @@ func TestCommitRoundTrip(t *testing.T) {
 
 func TestCommitStateOnly(t *testing.T) {
 	s, _ := openTemp(t, Options{})
-	commit(t, s, table.Change{TableID: "a", State: []byte("1"), Log: entry(1, table.VerbNew)})
+	commit(t, s, table.Change{TableID: "a", State: []byte("1"), Log: entry(1, api.VerbNew)})
 	commit(t, s, table.Change{TableID: "a", State: []byte("2")}) // no Verb: no log entry
 	commit(t, s, table.Change{TableID: "b", State: []byte{}})    // empty state is a state
 	equalJSON(t, "tables", allTables(t, s), map[string]string{"a": "2", "b": ""})
-	equalJSON(t, "log a", allLog(t, s, "a"), []table.LogEntry{entry(1, table.VerbNew)})
+	equalJSON(t, "log a", allLog(t, s, "a"), []table.LogEntry{entry(1, api.VerbNew)})
 	equalJSON(t, "log b", allLog(t, s, "b"), []table.LogEntry(nil))
 }
 
 func TestCommitDelete(t *testing.T) {
 	s, _ := openTemp(t, Options{})
-	commit(t, s, table.Change{TableID: "a", State: []byte("a"), Log: entry(1, table.VerbNew)})
-	commit(t, s, table.Change{TableID: "a", State: []byte("a"), Log: entry(2, table.VerbDeal)})
-	commit(t, s, table.Change{TableID: "b", State: []byte("b"), Log: entry(1, table.VerbNew)})
-	commit(t, s, table.Change{TableID: "a", State: nil, Log: entry(3, table.VerbStop),
+	commit(t, s, table.Change{TableID: "a", State: []byte("a"), Log: entry(1, api.VerbNew)})
+	commit(t, s, table.Change{TableID: "a", State: []byte("a"), Log: entry(2, api.VerbDeal)})
+	commit(t, s, table.Change{TableID: "b", State: []byte("b"), Log: entry(1, api.VerbNew)})
+	commit(t, s, table.Change{TableID: "a", State: nil, Log: entry(3, api.VerbStop),
 		Records: []table.Record{{Key: "a/m1/match", Data: []byte("final")}}})
 
 	equalJSON(t, "tables", allTables(t, s), map[string]string{"b": "b"})
 	equalJSON(t, "log a", allLog(t, s, "a"), []table.LogEntry(nil))
-	equalJSON(t, "log b", allLog(t, s, "b"), []table.LogEntry{entry(1, table.VerbNew)})
+	equalJSON(t, "log b", allLog(t, s, "b"), []table.LogEntry{entry(1, api.VerbNew)})
 	equalJSON(t, "records", allRecords(t, s), map[string]string{"a/m1/match": "final"})
 
 	t.Run("absent table", func(t *testing.T) {
@@ -177,8 +178,8 @@ func TestCommitDelete(t *testing.T) {
 		equalJSON(t, "tables", allTables(t, s), map[string]string{"b": "b"})
 	})
 	t.Run("recreated table starts a new log", func(t *testing.T) {
-		commit(t, s, table.Change{TableID: "a", State: []byte("a again"), Log: entry(1, table.VerbNew)})
-		equalJSON(t, "log a", allLog(t, s, "a"), []table.LogEntry{entry(1, table.VerbNew)})
+		commit(t, s, table.Change{TableID: "a", State: []byte("a again"), Log: entry(1, api.VerbNew)})
+		equalJSON(t, "log a", allLog(t, s, "a"), []table.LogEntry{entry(1, api.VerbNew)})
 	})
 }
 
@@ -189,11 +190,11 @@ func TestCommitLogSeqMustGrow(t *testing.T) {
 	ctx := t.Context()
 	s, _ := openTemp(t, Options{})
 	for seq := uint64(1); seq <= 5; seq++ {
-		commit(t, s, table.Change{TableID: "a", State: fmt.Appendf(nil, "a%d", seq), Log: entry(seq, table.VerbPlay, "AS")})
+		commit(t, s, table.Change{TableID: "a", State: fmt.Appendf(nil, "a%d", seq), Log: entry(seq, api.VerbPlay, "AS")})
 	}
 	for _, seq := range []uint64{5, 4, 0, 7} {
 		t.Run(fmt.Sprint("seq ", seq), func(t *testing.T) {
-			err := s.Commit(ctx, table.Change{TableID: "a", State: []byte("bad"), Log: entry(seq, table.VerbPlay, "KH"),
+			err := s.Commit(ctx, table.Change{TableID: "a", State: []byte("bad"), Log: entry(seq, api.VerbPlay, "KH"),
 				Records: []table.Record{{Key: "a/m/g1", Data: []byte("rec")}}})
 			if !errors.Is(err, table.ErrConflict) || !errors.Is(err, ErrLogSeq) {
 				t.Fatalf("Commit with seq %d after 5: got %v, want table.ErrConflict", seq, err)
@@ -322,7 +323,7 @@ func TestTablesSkipsCorruptTable(t *testing.T) {
 		if id == "b" || id == "d" {
 			state = "corrupt"
 		}
-		commit(t, s, table.Change{TableID: id, State: []byte(state), Log: entry(1, table.VerbNew)})
+		commit(t, s, table.Change{TableID: id, State: []byte(state), Log: entry(1, api.VerbNew)})
 	}
 	errDecode := errors.New("cannot decode state")
 	var served []string
@@ -358,7 +359,7 @@ func TestTablesManyInChunks(t *testing.T) {
 	const n = 3*chunk + 17
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		for i := range n {
-			c := table.Change{TableID: fmt.Sprintf("t%05d", i), State: []byte(fmt.Sprint(i)), Log: entry(1, table.VerbNew)}
+			c := table.Change{TableID: fmt.Sprintf("t%05d", i), State: []byte(fmt.Sprint(i)), Log: entry(1, api.VerbNew)}
 			e, err := prepare(c)
 			if err != nil {
 				return err
@@ -379,7 +380,7 @@ func TestTablesManyInChunks(t *testing.T) {
 			return fmt.Errorf("got %s=%s, want %s=%d", id, state, want, i)
 		}
 		i++
-		return s.Commit(ctx, table.Change{TableID: id, State: append(state, '+'), Log: entry(2, table.VerbJoin)})
+		return s.Commit(ctx, table.Change{TableID: id, State: append(state, '+'), Log: entry(2, api.VerbJoin)})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -397,7 +398,7 @@ func TestLogAndRecordsCallbackError(t *testing.T) {
 	ctx := t.Context()
 	s, _ := openTemp(t, Options{})
 	for seq := uint64(1); seq <= 3; seq++ {
-		commit(t, s, table.Change{TableID: "a", State: []byte("a"), Log: entry(seq, table.VerbPlay),
+		commit(t, s, table.Change{TableID: "a", State: []byte("a"), Log: entry(seq, api.VerbPlay),
 			Records: []table.Record{{Key: fmt.Sprint("a/m/g", seq), Data: []byte("r")}}})
 	}
 	stop := errors.New("stop")
@@ -414,7 +415,7 @@ func TestLogAndRecordsCallbackError(t *testing.T) {
 func TestLogCorruptEntry(t *testing.T) {
 	ctx := t.Context()
 	s, _ := openTemp(t, Options{})
-	commit(t, s, table.Change{TableID: "a", State: []byte("a"), Log: entry(1, table.VerbNew)})
+	commit(t, s, table.Change{TableID: "a", State: []byte("a"), Log: entry(1, api.VerbNew)})
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketLogs).Bucket([]byte("a")).Put(seqKey(2), []byte("SECRET{not json"))
 	})
@@ -441,7 +442,7 @@ func TestBackup(t *testing.T) {
 	for i := range 50 {
 		id := fmt.Sprint("table-", i)
 		want[id] = strings.Repeat(id, 100)
-		commit(t, s, table.Change{TableID: id, State: []byte(want[id]), Log: entry(1, table.VerbNew),
+		commit(t, s, table.Change{TableID: id, State: []byte(want[id]), Log: entry(1, api.VerbNew),
 			Records: []table.Record{{Key: id + "/m/g1", Data: []byte("r")}}})
 	}
 	if err := s.Put(ctx, "discord", "msg:1", []byte("123")); err != nil {
@@ -458,7 +459,7 @@ func TestBackup(t *testing.T) {
 				return
 			default:
 			}
-			if err := s.Commit(ctx, table.Change{TableID: "busy", State: []byte(fmt.Sprint(seq)), Log: entry(seq, table.VerbPlay)}); err != nil {
+			if err := s.Commit(ctx, table.Change{TableID: "busy", State: []byte(fmt.Sprint(seq)), Log: entry(seq, api.VerbPlay)}); err != nil {
 				t.Error(err)
 				return
 			}
@@ -545,7 +546,7 @@ func TestConcurrentCommits(t *testing.T) {
 				wg.Go(func() {
 					id := fmt.Sprint("t", g)
 					for seq := uint64(1); seq <= commits; seq++ {
-						c := table.Change{TableID: id, State: fmt.Appendf(nil, "%s@%d", id, seq), Log: entry(seq, table.VerbPlay),
+						c := table.Change{TableID: id, State: fmt.Appendf(nil, "%s@%d", id, seq), Log: entry(seq, api.VerbPlay),
 							Records: []table.Record{{Key: fmt.Sprintf("%s/m/g%d", id, seq), Data: []byte("r")}}}
 						if err := s.Commit(ctx, c); err != nil {
 							t.Error(err)

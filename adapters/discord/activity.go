@@ -17,7 +17,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/kontermatt/kontermatt/core/i18n"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // The web table as a Discord Activity (adapters/web). With Config.ClientSecret set, the table's
@@ -57,7 +57,7 @@ func (a *Adapter) launch(r *responder) {
 	r.mu.Unlock()
 	a.log.Warn("launching the Activity failed: is it switched on in the developer portal?", "err", a.redact(err.Error()))
 	lang := i18n.Pick(string(r.i.Locale))
-	r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(lang, "web.no_activity")}})
+	r.answer([]api.Message{{Kind: api.KindError, Text: i18n.T(lang, "web.no_activity")}})
 }
 
 // interactionLaunchActivity is the callback type discordgo v0.29.0 does not name.
@@ -70,10 +70,10 @@ const commandEntryPoint discordgo.ApplicationCommandType = 4
 // appComponents are a table message's buttons with a row of the web table's: when the Activity
 // is on, its "Play in app" on the lobby and the live message while they have buttons; where the
 // web table runs, the watch link on the message that offers it (Message.Watch).
-func (a *Adapter) appComponents(m table.Message) []discordgo.MessageComponent {
+func (a *Adapter) appComponents(m api.Message) []discordgo.MessageComponent {
 	comps := components(m.Buttons)
 	var row []discordgo.MessageComponent
-	if a.activityOn() && m.Table != "" && len(m.Buttons) > 0 && (m.Kind == table.KindLive || m.Kind == table.KindLobby) {
+	if a.activityOn() && m.Table != "" && len(m.Buttons) > 0 && (m.Kind == api.KindLive || m.Kind == api.KindLobby) {
 		lang := i18n.Pick(m.Lang)
 		row = append(row, discordgo.Button{Label: truncate(i18n.T(lang, "web.play_in_app"), 80), Style: discordgo.PrimaryButton,
 			CustomID: appButton + m.Table})
@@ -97,13 +97,13 @@ func (a *Adapter) appMark() string {
 
 // linkRow is a row with a link button to the web table for the actor of a hand reply (one-time,
 // so only for them: ephemeral).
-func (a *Adapter) linkRow(replies []table.Message) []discordgo.MessageComponent {
+func (a *Adapter) linkRow(replies []api.Message) []discordgo.MessageComponent {
 	w := a.cfg.Web
 	if w == nil {
 		return nil
 	}
 	for _, m := range replies {
-		if m.Kind != table.KindReply || !m.Secret || m.Table == "" || m.Target.Player.ID == "" {
+		if m.Kind != api.KindReply || !m.Secret || m.Table == "" || m.Target.Player.ID == "" {
 			continue
 		}
 		link, err := w.Link(m.Target.Player, m.Table)
@@ -126,10 +126,10 @@ var instanceID = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,200}$`)
 // ActivityUser exchanges an Activity's OAuth2 code for the user's token with the client secret,
 // asks Discord who the user is, and which channel the activity instance runs in, the user being
 // one of its participants. Its errors never hold the secret or a token.
-func (a *Adapter) ActivityUser(ctx context.Context, code, instance string) (table.Player, table.Place, error) {
+func (a *Adapter) ActivityUser(ctx context.Context, code, instance string) (api.Player, api.Place, error) {
 	appID := a.applicationID()
 	if !a.activityOn() || appID == "" || code == "" || len(code) > 512 || !instanceID.MatchString(instance) {
-		return table.Player{}, table.Place{}, ErrActivityUser
+		return api.Player{}, api.Place{}, ErrActivityUser
 	}
 	form := url.Values{"client_id": {appID}, "client_secret": {a.cfg.ClientSecret}, "grant_type": {"authorization_code"},
 		"code": {code}}
@@ -139,10 +139,10 @@ func (a *Adapter) ActivityUser(ctx context.Context, code, instance string) (tabl
 		Scope       string `json:"scope"`
 	}
 	if err := a.call(ctx, http.MethodPost, discordgo.EndpointAPI+"oauth2/token", "", form, &tok); err != nil {
-		return table.Player{}, table.Place{}, fmt.Errorf("%w: the code exchange: %w", ErrActivityUser, err)
+		return api.Player{}, api.Place{}, fmt.Errorf("%w: the code exchange: %w", ErrActivityUser, err)
 	}
 	if tok.AccessToken == "" || !slices.Contains(strings.Fields(tok.Scope), "identify") {
-		return table.Player{}, table.Place{}, fmt.Errorf("%w: the token has no identify scope", ErrActivityUser)
+		return api.Player{}, api.Place{}, fmt.Errorf("%w: the token has no identify scope", ErrActivityUser)
 	}
 	var u struct {
 		ID         string `json:"id"`
@@ -152,24 +152,24 @@ func (a *Adapter) ActivityUser(ctx context.Context, code, instance string) (tabl
 		Bot        bool   `json:"bot"`
 	}
 	if err := a.call(ctx, http.MethodGet, discordgo.EndpointAPI+"users/@me", "Bearer "+tok.AccessToken, nil, &u); err != nil {
-		return table.Player{}, table.Place{}, fmt.Errorf("%w: who the user is: %w", ErrActivityUser, err)
+		return api.Player{}, api.Place{}, fmt.Errorf("%w: who the user is: %w", ErrActivityUser, err)
 	}
 	if u.ID == "" || u.Bot {
-		return table.Player{}, table.Place{}, fmt.Errorf("%w: no user", ErrActivityUser)
+		return api.Player{}, api.Place{}, fmt.Errorf("%w: no user", ErrActivityUser)
 	}
 	in, err := a.activityInstance(ctx, appID, instance)
 	if err != nil {
-		return table.Player{}, table.Place{}, fmt.Errorf("%w: the activity instance: %w", ErrActivityUser, err)
+		return api.Player{}, api.Place{}, fmt.Errorf("%w: the activity instance: %w", ErrActivityUser, err)
 	}
 	if in.ApplicationID != appID || in.Location.ChannelID == "" || !slices.Contains(in.Users, u.ID) {
-		return table.Player{}, table.Place{}, fmt.Errorf("%w: the user is not in the activity instance", ErrActivityUser)
+		return api.Player{}, api.Place{}, fmt.Errorf("%w: the user is not in the activity instance", ErrActivityUser)
 	}
 	name := u.GlobalName
 	if name == "" {
 		name = u.Username
 	}
-	p := table.Player{ID: "dc:" + u.ID, Name: name, Locale: u.Locale}
-	place := table.Place{Platform: Platform, Chat: in.Location.ChannelID}
+	p := api.Player{ID: "dc:" + u.ID, Name: name, Locale: u.Locale}
+	place := api.Place{Platform: Platform, Chat: in.Location.ChannelID}
 	if in.Location.GuildID != "" {
 		place.Title = "<#" + in.Location.ChannelID + ">"
 	}

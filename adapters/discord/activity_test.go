@@ -12,7 +12,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/adapters/internal/chattest"
 	"github.com/kontermatt/kontermatt/core/i18n"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -157,7 +157,7 @@ func testPlayInApp(t *testing.T, f *fakeDiscord) {
 	var live fakeMessage
 	f.waitFor("the table message", func() bool {
 		var ok bool
-		live, _, ok = lastWith(f.channelLocked(guildChannel), table.VerbHand)
+		live, _, ok = lastWith(f.channelLocked(guildChannel), api.VerbHand)
 		return ok
 	})
 	extras := live.extras()
@@ -177,7 +177,7 @@ func testPlayInApp(t *testing.T, f *fakeDiscord) {
 	if launched != 1 {
 		t.Fatalf("%d activities launched", launched)
 	}
-	hand, _ := findButton(live, table.VerbHand)
+	hand, _ := findButton(live, api.VerbHand)
 	r := f.press(alice, live, hand.CustomID)
 	var link string
 	for _, row := range r.Rows {

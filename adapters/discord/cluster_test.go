@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
 	"github.com/kontermatt/kontermatt/storage/etcdstore/etcdtest"
 )
@@ -99,7 +99,7 @@ func TestEachShardAtOneCopyAndAStandbyTakesOver(t *testing.T) {
 	if r := f.slash(alice, guildChannel, "new"); r.Type != 4 {
 		t.Fatalf("/km new: %+v", r)
 	}
-	lobby, join := waitButton(f, "the lobby", table.VerbJoin)
+	lobby, join := waitButton(f, "the lobby", api.VerbJoin)
 
 	// What the holder posted is recorded before it goes (a copy that dies between a post and its
 	// record leaves a claim the others wait out: the outbox's own tests).
@@ -131,7 +131,7 @@ func TestEachShardAtOneCopyAndAStandbyTakesOver(t *testing.T) {
 		t.Fatalf("Bob joining after the take-over: %+v", r)
 	}
 	f.waitFor("the lobby showing Bob", func() bool {
-		m, _, ok := lastWith(f.channelLocked(guildChannel), table.VerbJoin)
+		m, _, ok := lastWith(f.channelLocked(guildChannel), api.VerbJoin)
 		return ok && strings.Contains(m.Content, "Bob")
 	})
 	time.Sleep(500 * time.Millisecond) // time for a second answer or post, if one were coming

@@ -8,6 +8,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/coach"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -111,8 +112,8 @@ func testLearnInADM(t *testing.T, f *fakeDiscord) {
 		if !anyContains(contents(msgs), "/km hint") && !anyContains(contents(msgs), order) {
 			return false
 		}
-		_, _, ok := lastWith(msgs, table.VerbPlay)
-		_, _, trump := lastWith(msgs, table.VerbTrump)
+		_, _, ok := lastWith(msgs, api.VerbPlay)
+		_, _, trump := lastWith(msgs, api.VerbTrump)
 		return ok || trump
 	}, func() string { return strings.Join(contents(f.channelLocked("dm-bob")), "\n---\n") })
 	if r := f.slash(bob, "dm-bob", "hint"); !strings.HasPrefix(r.Content, "🎓") {

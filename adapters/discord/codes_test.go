@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -51,8 +51,8 @@ func testAutoModBlocksAMessageNobodyCaused(t *testing.T, f *fakeDiscord) {
 	f.setChannel(fakeChannel{ID: guildChannel, Perms: Permissions, AutoMod: "voldemort"})
 	store := mem.New()
 	h := startHarness(t, f, store, store)
-	h.a.out.Enqueue(&item{Dest: "ch:" + guildChannel, Msg: table.Message{Target: table.Target{Kind: table.ToPlace,
-		Place: table.Place{Platform: Platform, Chat: guildChannel}}, Kind: table.KindNotice, Text: "Voldemort's turn"}})
+	h.a.out.Enqueue(&item{Dest: "ch:" + guildChannel, Msg: api.Message{Target: api.Target{Kind: api.ToPlace,
+		Place: api.Place{Platform: Platform, Chat: guildChannel}}, Kind: api.KindNotice, Text: "Voldemort's turn"}})
 	h.a.Flush(context.Background())
 	if got := f.refusals(guildChannel); len(got) != 1 || got[0] != 200000 {
 		t.Fatalf("refusals %v, want one 200000", got)

@@ -10,7 +10,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/options"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // CommandName is the one slash command; the verbs are its subcommands.
@@ -48,7 +48,7 @@ type optionDef struct {
 // subcommandDef is a verb as a subcommand of /km; its description is the catalog's cmd.<verb>.
 // A verb of a group is typed with the group's name first: /km league top.
 type subcommandDef struct {
-	verb table.Verb
+	verb api.Verb
 	opts []optionDef
 }
 
@@ -59,9 +59,9 @@ type subcommandDef struct {
 const groupLeague = "league"
 
 // groupOf is the group a verb belongs to, if any.
-var groupOf = map[table.Verb]string{
-	table.VerbStats: groupLeague, table.VerbTop: groupLeague, table.VerbHistory: groupLeague,
-	table.VerbSettings: groupLeague, table.VerbMyData: groupLeague, table.VerbForget: groupLeague,
+var groupOf = map[api.Verb]string{
+	api.VerbStats: groupLeague, api.VerbTop: groupLeague, api.VerbHistory: groupLeague,
+	api.VerbSettings: groupLeague, api.VerbMyData: groupLeague, api.VerbForget: groupLeague,
 }
 
 // maxChoices is how many choices Discord allows an option.
@@ -126,71 +126,71 @@ var seatOption = optionDef{name: "seat", typ: discordgo.ApplicationCommandOption
 
 // subcommands are the verbs players may use on Discord, in help order.
 var subcommands = []subcommandDef{
-	{table.VerbNew, tableOptions()},
-	{table.VerbJoin, []optionDef{seatOption}},
-	{table.VerbLeave, nil},
-	{table.VerbBot, []optionDef{
+	{api.VerbNew, tableOptions()},
+	{api.VerbJoin, []optionDef{seatOption}},
+	{api.VerbLeave, nil},
+	{api.VerbBot, []optionDef{
 		{name: "remove", typ: discordgo.ApplicationCommandOptionBoolean, desc: catalog("cmd.opt.remove")},
 		seatOption,
 	}},
-	{table.VerbSeat, []optionDef{
+	{api.VerbSeat, []optionDef{
 		{name: "seat", typ: discordgo.ApplicationCommandOptionInteger, required: true, choices: seatChoices(), desc: catalog("cmd.opt.seat_to")},
 	}},
-	{table.VerbShuffle, nil},
-	{table.VerbDeal, nil},
-	{table.VerbTrump, []optionDef{
+	{api.VerbShuffle, nil},
+	{api.VerbDeal, nil},
+	{api.VerbTrump, []optionDef{
 		{name: "suit", typ: discordgo.ApplicationCommandOptionString, required: true, choices: suitChoices(), desc: catalog("cmd.opt.suit")},
 	}},
-	{table.VerbAnnounce, []optionDef{
+	{api.VerbAnnounce, []optionDef{
 		{name: "call", typ: discordgo.ApplicationCommandOptionString, required: true, choices: callChoices(), desc: catalog("cmd.opt.call")},
 	}},
-	{table.VerbPlay, []optionDef{
+	{api.VerbPlay, []optionDef{
 		{name: "card", typ: discordgo.ApplicationCommandOptionString, required: true, autocomplete: true, desc: catalog("cmd.opt.card")},
 	}},
-	{table.VerbHand, nil},
-	{table.VerbBoard, nil},
-	{table.VerbLast, nil},
-	{table.VerbStop, nil},
-	{table.VerbRematch, []optionDef{
+	{api.VerbHand, nil},
+	{api.VerbBoard, nil},
+	{api.VerbLast, nil},
+	{api.VerbStop, nil},
+	{api.VerbRematch, []optionDef{
 		{name: "partners", typ: discordgo.ApplicationCommandOptionString, desc: catalog("cmd.opt.partners"),
 			choices: []choiceDef{{"same", catalog("opt.partners.same")}, {"rotate", catalog("opt.partners.rotate")}}},
 	}},
-	{table.VerbLang, []optionDef{
+	{api.VerbLang, []optionDef{
 		{name: "language", typ: discordgo.ApplicationCommandOptionString, required: true, desc: catalog("cmd.opt.language"),
 			choices: languageChoices()},
 		{name: "for", typ: discordgo.ApplicationCommandOptionString, desc: catalog("cmd.opt.for"),
 			choices: []choiceDef{{"me", catalog("opt.for.me")}, {"table", catalog("opt.for.table")}}},
 	}},
-	{table.VerbRules, nil},
-	{table.VerbHelp, nil},
-	{table.VerbStats, []optionDef{
+	{api.VerbRules, nil},
+	{api.VerbHelp, nil},
+	{api.VerbStats, []optionDef{
 		{name: "player", typ: discordgo.ApplicationCommandOptionString, desc: catalog("cmd.opt.player")},
 		{name: "ranked", typ: discordgo.ApplicationCommandOptionString, desc: catalog("cmd.opt.ranked"),
 			choices: []choiceDef{{"on", catalog("opt.on")}, {"off", catalog("opt.off")}}},
 	}},
-	{table.VerbTop, []optionDef{
+	{api.VerbTop, []optionDef{
 		{name: "season", typ: discordgo.ApplicationCommandOptionString, desc: catalog("cmd.opt.season")},
 	}},
-	{table.VerbHistory, nil},
-	{table.VerbSettings, append(tableOptions(), optionDef{name: "language", typ: discordgo.ApplicationCommandOptionString,
+	{api.VerbHistory, nil},
+	{api.VerbSettings, append(tableOptions(), optionDef{name: "language", typ: discordgo.ApplicationCommandOptionString,
 		desc: catalog("cmd.opt.language"), choices: languageChoices()})},
-	{table.VerbMyData, nil},
-	{table.VerbForget, []optionDef{
+	{api.VerbMyData, nil},
+	{api.VerbForget, []optionDef{
 		{name: "confirm", typ: discordgo.ApplicationCommandOptionBoolean, desc: catalog("cmd.opt.confirm")},
 	}},
-	{table.VerbHint, nil},
-	{table.VerbReview, []optionDef{
+	{api.VerbHint, nil},
+	{api.VerbReview, []optionDef{
 		{name: "game", typ: discordgo.ApplicationCommandOptionInteger, desc: catalog("cmd.opt.game"), min: 1, max: 100},
 	}},
-	{table.VerbCoach, []optionDef{
+	{api.VerbCoach, []optionDef{
 		{name: "mode", typ: discordgo.ApplicationCommandOptionString, required: true, desc: catalog("cmd.opt.mode"),
 			choices: []choiceDef{{"on", catalog("opt.on")}, {"off", catalog("opt.off")}}},
 	}},
-	{table.VerbLearn, nil},
+	{api.VerbLearn, nil},
 }
 
 // subcommandPath is how a verb is typed after /km: "join", or with its group "league top".
-func subcommandPath(v table.Verb) string {
+func subcommandPath(v api.Verb) string {
 	if g := groupOf[v]; g != "" {
 		return g + " " + string(v)
 	}
@@ -278,34 +278,34 @@ func optionString(o *discordgo.ApplicationCommandInteractionDataOption) string {
 }
 
 // argsFor turns a subcommand's options into the arguments the service parses, in its order.
-func argsFor(verb table.Verb, opts []*discordgo.ApplicationCommandInteractionDataOption) []string {
+func argsFor(verb api.Verb, opts []*discordgo.ApplicationCommandInteractionDataOption) []string {
 	byName := map[string]string{}
 	for _, o := range opts {
 		byName[o.Name] = optionString(o)
 	}
 	var args []string
 	switch verb {
-	case table.VerbNew:
+	case api.VerbNew:
 		for _, od := range subcommandOf(verb).opts {
 			if v, ok := byName[od.name]; ok {
 				args = append(args, od.name+"="+v)
 			}
 		}
-	case table.VerbBot:
+	case api.VerbBot:
 		if byName["remove"] == "true" {
 			args = append(args, "remove")
 		}
 		if v, ok := byName["seat"]; ok {
 			args = append(args, v)
 		}
-	case table.VerbLang:
+	case api.VerbLang:
 		if byName["for"] == "table" {
 			args = append(args, "table")
 		}
 		if v, ok := byName["language"]; ok {
 			args = append(args, v)
 		}
-	case table.VerbSettings:
+	case api.VerbSettings:
 		for _, od := range subcommandOf(verb).opts {
 			if v, ok := byName[od.name]; ok && od.name == "language" {
 				args = append(args, "lang="+v)
@@ -313,13 +313,13 @@ func argsFor(verb table.Verb, opts []*discordgo.ApplicationCommandInteractionDat
 				args = append(args, od.name+"="+v)
 			}
 		}
-	case table.VerbStats:
+	case api.VerbStats:
 		if v := byName["ranked"]; v != "" {
 			args = append(args, v)
 		} else if v := byName["player"]; v != "" {
 			args = append(args, v)
 		}
-	case table.VerbForget:
+	case api.VerbForget:
 		if byName["confirm"] == "true" {
 			args = append(args, "yes")
 		}
@@ -333,7 +333,7 @@ func argsFor(verb table.Verb, opts []*discordgo.ApplicationCommandInteractionDat
 	return args
 }
 
-func subcommandOf(verb table.Verb) subcommandDef {
+func subcommandOf(verb api.Verb) subcommandDef {
 	for _, sc := range subcommands {
 		if sc.verb == verb {
 			return sc

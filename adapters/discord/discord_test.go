@@ -18,6 +18,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -85,13 +86,13 @@ func TestRegistersLocalizedCommands(t *testing.T) {
 			described(name+" "+o.Name, o)
 		}
 	}
-	for _, v := range table.Verbs {
+	for _, v := range api.Verbs {
 		if _, ok := subs[subcommandPath(v)]; !ok {
 			t.Errorf("/km %s missing", subcommandPath(v))
 		}
 	}
-	if len(subs) != len(table.Verbs) {
-		t.Errorf("%d subcommands for %d verbs", len(subs), len(table.Verbs))
+	if len(subs) != len(api.Verbs) {
+		t.Errorf("%d subcommands for %d verbs", len(subs), len(api.Verbs))
 	}
 	choices := func(sub, name string) []string {
 		for _, o := range subs[sub].Options {
@@ -175,7 +176,7 @@ func TestRegistersLocalizedCommands(t *testing.T) {
 			if n, ok := value.(int); ok {
 				value = float64(n) // as Discord sends numbers
 			}
-			args := argsFor(table.VerbNew, []*discordgo.ApplicationCommandInteractionDataOption{{Name: o.Name, Type: o.Type, Value: value}})
+			args := argsFor(api.VerbNew, []*discordgo.ApplicationCommandInteractionDataOption{{Name: o.Name, Type: o.Type, Value: value}})
 			opts, err := options.Parse(args)
 			if want := fmt.Sprintf("%s=%v", o.Name, c.Value); err != nil || !strings.Contains(" "+opts.String()+" ", " "+want+" ") {
 				t.Errorf("/km new %s: %v gave %q, %v", want, args, opts.String(), err)
@@ -281,7 +282,7 @@ func testMatchTwoHumansTwoComputers(t *testing.T, f *fakeDiscord) {
 			withFile++
 		}
 	}
-	if _, ok := pictures.Load(table.KindSummary); !ok || withFile == 0 {
+	if _, ok := pictures.Load(api.KindSummary); !ok || withFile == 0 {
 		t.Errorf("no summary with a picture (%d messages with files)", withFile)
 	}
 	r := f.slash(carla, guildChannel, "board")
@@ -379,7 +380,7 @@ func testRefusedPresses(t *testing.T, f *fakeDiscord) {
 		t.Fatalf("new: %+v", r)
 	}
 	lobby, _ := waitLobby(f)
-	deal, _ := findButton(lobby, table.VerbDeal)
+	deal, _ := findButton(lobby, api.VerbDeal)
 
 	t.Run("not seated", func(t *testing.T) {
 		r := f.press(eve, lobby, deal.CustomID)
@@ -393,10 +394,10 @@ func testRefusedPresses(t *testing.T, f *fakeDiscord) {
 	}
 	var latest fakeMessage
 	f.waitFor("four in the lobby", func() bool {
-		latest, _, _ = lastWith(f.channelLocked(guildChannel), table.VerbDeal)
+		latest, _, _ = lastWith(f.channelLocked(guildChannel), api.VerbDeal)
 		return strings.Contains(latest.Content, dan.Name)
 	})
-	deal2, _ := findButton(latest, table.VerbDeal)
+	deal2, _ := findButton(latest, api.VerbDeal)
 	if r := f.press(alice, latest, deal2.CustomID); r.Type != 6 {
 		t.Fatalf("deal: %+v", r)
 	}
@@ -450,7 +451,7 @@ func testRefusedPresses(t *testing.T, f *fakeDiscord) {
 			t.Errorf("the second click answered %+v", refused)
 		}
 		log := store.Log(id)
-		if len(log) != before+1 || log[len(log)-1].Verb != table.VerbTrump {
+		if len(log) != before+1 || log[len(log)-1].Verb != api.VerbTrump {
 			t.Errorf("log grew from %d to %d entries: %+v", before, len(log), log[before:])
 		}
 	})
@@ -470,7 +471,7 @@ func testRefusedPresses(t *testing.T, f *fakeDiscord) {
 		var hand fakeMessage
 		f.waitFor("a card to play", func() bool {
 			for _, q := range all {
-				if m, ok := f.handViewLocked(q); ok && len(moves(m)) > 0 && actionOf(moves(m)[0]).Verb == table.VerbPlay {
+				if m, ok := f.handViewLocked(q); ok && len(moves(m)) > 0 && actionOf(moves(m)[0]).Verb == api.VerbPlay {
 					p, hand = q, m
 					return true
 				}
@@ -515,7 +516,7 @@ func testRefusedPresses(t *testing.T, f *fakeDiscord) {
 }
 
 func waitLobby(f *fakeDiscord) (fakeMessage, fakeButton) {
-	return waitButton(f, "the lobby", table.VerbJoin)
+	return waitButton(f, "the lobby", api.VerbJoin)
 }
 
 // A 429 on one channel's route is waited out and retried without losing the message, while
@@ -532,17 +533,17 @@ func testRateLimitedChannel(t *testing.T, f *fakeDiscord) {
 	// it on a busy machine (at 700 ms the suite under load once saw it pass first).
 	retry := 2 * time.Second
 	f.limits[slow] = &fakeLimit{count: 1, after: retry}
-	to := func(ch, key string, v uint64, text string) table.Message {
-		return table.Message{Target: table.Target{Kind: table.ToPlace, Place: table.Place{Platform: Platform, Chat: ch}},
-			Kind: table.KindLive, Key: key, Version: v, Text: text, Table: "t1"}
+	to := func(ch, key string, v uint64, text string) api.Message {
+		return api.Message{Target: api.Target{Kind: api.ToPlace, Place: api.Place{Platform: Platform, Chat: ch}},
+			Kind: api.KindLive, Key: key, Version: v, Text: text, Table: "t1"}
 	}
 	start := time.Now()
-	a.Deliver(context.Background(), []table.Message{to(slow, "live/t1", 1, "v1"), to(fast, "", 0, "hello")})
+	a.Deliver(context.Background(), []api.Message{to(slow, "live/t1", 1, "v1"), to(fast, "", 0, "hello")})
 	f.waitFor("the other channel's message", func() bool { return len(f.order[fast]) == 1 })
 	fastAt := time.Since(start)
 	// While the first is waited out, newer versions arrive: only the latest is sent after it.
 	for v := uint64(2); v <= 5; v++ {
-		a.Deliver(context.Background(), []table.Message{to(slow, "live/t1", v, "v"+string(rune('0'+v)))})
+		a.Deliver(context.Background(), []api.Message{to(slow, "live/t1", v, "v"+string(rune('0'+v)))})
 	}
 	f.mu.Lock()
 	slowSent := len(f.order[slow])
@@ -671,7 +672,7 @@ func testSlowServiceIsAcknowledged(t *testing.T, f *fakeDiscord) {
 	})
 	f.response(f.dispatch(alice, 2, guildChannel, slashData("new", nil), nil))
 	lobby, _ := waitLobby(f)
-	deal, _ := findButton(lobby, table.VerbDeal)
+	deal, _ := findButton(lobby, api.VerbDeal)
 	press := f.pressAsync(eve, lobby, deal.CustomID)
 	if r := f.response(press); r.Type != 6 {
 		t.Fatalf("slow press: first answer %+v, want deferred update", r)
@@ -694,12 +695,12 @@ type pictureSpy struct {
 	kinds *sync.Map
 }
 
-func (p pictureSpy) Picture(ctx context.Context, m table.Message, dark bool) ([]byte, string, error) {
+func (p pictureSpy) Picture(ctx context.Context, m api.Message, dark bool) ([]byte, string, error) {
 	p.kinds.Store(m.Kind, true)
 	return p.Service.Picture(ctx, m, dark)
 }
 
-func (s slowHandler) Handle(ctx context.Context, cmd table.Command) ([]table.Message, error) {
+func (s slowHandler) Handle(ctx context.Context, cmd api.Command) ([]api.Message, error) {
 	time.Sleep(s.delay)
 	return s.Service.Handle(ctx, cmd)
 }
@@ -726,8 +727,8 @@ func testPanicIsRecovered(t *testing.T, f *fakeDiscord) {
 
 type panicky struct{ chat.Service }
 
-func (p panicky) Handle(ctx context.Context, cmd table.Command) ([]table.Message, error) {
-	if cmd.Verb == table.VerbRules {
+func (p panicky) Handle(ctx context.Context, cmd api.Command) ([]api.Message, error) {
+	if cmd.Verb == api.VerbRules {
 		panic("boom")
 	}
 	return p.Service.Handle(ctx, cmd)
@@ -751,10 +752,10 @@ func testEphemeralHandCatchesUp(t *testing.T, f *fakeDiscord) {
 	startHarness(t, f, store, store, harnessOpt{
 		adapter: func(a *Adapter) { ad = a },
 		wrap: func(s chat.Service) chat.Service {
-			return handThenChange{Service: s, after: func(ctx context.Context, cmd table.Command) {
-				if cmd.Verb == table.VerbHand && cmd.Actor.ID == "dc:"+bob.ID {
+			return handThenChange{Service: s, after: func(ctx context.Context, cmd api.Command) {
+				if cmd.Verb == api.VerbHand && cmd.Actor.ID == "dc:"+bob.ID {
 					once.Do(func() {
-						playToTurnOf(t, s, s.TableAt(cmd.Place), cmd.Actor.ID, table.Player{ID: "dc:" + alice.ID, Name: alice.Name})
+						playToTurnOf(t, s, s.TableAt(cmd.Place), cmd.Actor.ID, api.Player{ID: "dc:" + alice.ID, Name: alice.Name})
 						ad.Flush(ctx) // Bob's new hand is handled before his answer goes out
 					})
 				}
@@ -780,7 +781,7 @@ func testEphemeralHandCatchesUp(t *testing.T, f *fakeDiscord) {
 
 // playToTurnOf plays a table on until it is who's turn: human is the other person there (who
 // makes tabletest's move), the computers move by themselves.
-func playToTurnOf(t *testing.T, s chat.Service, id, who string, human table.Player) {
+func playToTurnOf(t *testing.T, s chat.Service, id, who string, human api.Player) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		p, legal, trump := s.Turn(id)
@@ -793,7 +794,7 @@ func playToTurnOf(t *testing.T, s chat.Service, id, who string, human table.Play
 		case p == human.ID:
 			verb, args := tabletest.Move(legal, trump)
 			place, _ := s.PlaceOf(id)
-			s.Handle(context.Background(), table.Command{Place: place, Table: id, Actor: human, Verb: verb, Args: args})
+			s.Handle(context.Background(), api.Command{Place: place, Table: id, Actor: human, Verb: verb, Args: args})
 		default:
 			time.Sleep(20 * time.Millisecond) // a computer thinks
 		}
@@ -803,10 +804,10 @@ func playToTurnOf(t *testing.T, s chat.Service, id, who string, human table.Play
 // handThenChange runs after once the service has answered, before the adapter answers.
 type handThenChange struct {
 	chat.Service
-	after func(context.Context, table.Command)
+	after func(context.Context, api.Command)
 }
 
-func (h handThenChange) Handle(ctx context.Context, cmd table.Command) ([]table.Message, error) {
+func (h handThenChange) Handle(ctx context.Context, cmd api.Command) ([]api.Message, error) {
 	r, err := h.Service.Handle(ctx, cmd)
 	h.after(ctx, cmd)
 	return r, err

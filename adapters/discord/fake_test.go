@@ -24,7 +24,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // fakeDiscord is a small Discord: REST on an httptest server and a websocket gateway with
@@ -84,7 +84,7 @@ func (m fakeMessage) buttons() []fakeButton {
 	var out []fakeButton
 	for _, r := range m.Rows {
 		for _, b := range r.Components {
-			if _, err := table.ParseAction(b.CustomID); err == nil {
+			if _, err := api.ParseAction(b.CustomID); err == nil {
 				out = append(out, b)
 			}
 		}
@@ -97,7 +97,7 @@ func (m fakeMessage) extras() []fakeButton {
 	var out []fakeButton
 	for _, r := range m.Rows {
 		for _, b := range r.Components {
-			if _, err := table.ParseAction(b.CustomID); err != nil {
+			if _, err := api.ParseAction(b.CustomID); err != nil {
 				out = append(out, b)
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
@@ -149,7 +150,7 @@ func startHarness(t testing.TB, f *fakeDiscord, store table.Store, kv table.KV, 
 	// at the channel's table.
 	f.mu.Lock()
 	f.onPublic = func(channel, content string) {
-		game, held := svc.HeldCards(svc.TableAt(table.Place{Platform: Platform, Chat: channel}))
+		game, held := svc.HeldCards(svc.TableAt(api.Place{Platform: Platform, Chat: channel}))
 		if leaks := tabletest.Leaks(content, game, held); len(leaks) > 0 {
 			t.Errorf("channel %s was shown %v, still held in game %d:\n%s", channel, leaks, game, content)
 		}
@@ -216,15 +217,15 @@ func (h *harness) stop() {
 
 // Reading what users see.
 
-func actionOf(b fakeButton) table.Action {
-	a, err := table.ParseAction(b.CustomID)
+func actionOf(b fakeButton) api.Action {
+	a, err := api.ParseAction(b.CustomID)
 	if err != nil {
 		panic("not our button: " + b.CustomID)
 	}
 	return a
 }
 
-func findButton(m fakeMessage, verb table.Verb) (fakeButton, bool) {
+func findButton(m fakeMessage, verb api.Verb) (fakeButton, bool) {
 	for _, b := range m.buttons() {
 		if actionOf(b).Verb == verb {
 			return b, true
@@ -234,7 +235,7 @@ func findButton(m fakeMessage, verb table.Verb) (fakeButton, bool) {
 }
 
 // lastWith gives the newest message holding a button of the verb.
-func lastWith(msgs []fakeMessage, verb table.Verb) (fakeMessage, fakeButton, bool) {
+func lastWith(msgs []fakeMessage, verb api.Verb) (fakeMessage, fakeButton, bool) {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if b, ok := findButton(msgs[i], verb); ok {
 			return msgs[i], b, true
@@ -247,7 +248,7 @@ func lastWith(msgs []fakeMessage, verb table.Verb) (fakeMessage, fakeButton, boo
 func moves(m fakeMessage) []fakeButton {
 	var out []fakeButton
 	for _, b := range m.buttons() {
-		if v := actionOf(b).Verb; (v == table.VerbPlay || v == table.VerbTrump) && b.Style == 1 {
+		if v := actionOf(b).Verb; (v == api.VerbPlay || v == api.VerbTrump) && b.Style == 1 {
 			out = append(out, b)
 		}
 	}
@@ -278,7 +279,7 @@ func (f *fakeDiscord) handViewLocked(p seatPlayer) (fakeMessage, bool) {
 	for i := len(ids) - 1; i >= 0; i-- {
 		m := f.msgs[ids[i]]
 		for _, b := range m.copy().buttons() {
-			if v := actionOf(b).Verb; v == table.VerbPlay || v == table.VerbTrump {
+			if v := actionOf(b).Verb; v == api.VerbPlay || v == api.VerbTrump {
 				return m.copy(), true
 			}
 		}
@@ -289,8 +290,8 @@ func (f *fakeDiscord) handViewLocked(p seatPlayer) (fakeMessage, bool) {
 // matchOver reports whether the channel's newest match is over: a message offering a rematch came
 // after the newest table message (a rematch's first game posts a new one).
 func matchOver(msgs []fakeMessage) bool {
-	over, _, ok := lastWith(msgs, table.VerbRematch)
-	live, _, playing := lastWith(msgs, table.VerbHand)
+	over, _, ok := lastWith(msgs, api.VerbRematch)
+	live, _, playing := lastWith(msgs, api.VerbHand)
 	return ok && (!playing || snowflakeAfter(over.ID, live.ID))
 }
 
@@ -310,7 +311,7 @@ func openTable(t testing.TB, f *fakeDiscord, owner fakeUser, others []fakeUser, 
 		var join fakeButton
 		f.waitFor("the lobby", func() bool {
 			var ok bool
-			lobby, join, ok = lastWith(f.channelLocked(guildChannel), table.VerbJoin)
+			lobby, join, ok = lastWith(f.channelLocked(guildChannel), api.VerbJoin)
 			return ok
 		})
 		if r := f.press(u, lobby, join.CustomID); r.Type != 6 {
@@ -321,7 +322,7 @@ func openTable(t testing.TB, f *fakeDiscord, owner fakeUser, others []fakeUser, 
 	var deal fakeButton
 	f.waitFor("the lobby with everyone", func() bool {
 		var ok bool
-		lobby, deal, ok = lastWith(f.channelLocked(guildChannel), table.VerbDeal)
+		lobby, deal, ok = lastWith(f.channelLocked(guildChannel), api.VerbDeal)
 		if !ok {
 			return false
 		}
@@ -340,11 +341,11 @@ func openTable(t testing.TB, f *fakeDiscord, owner fakeUser, others []fakeUser, 
 
 // liveMessage waits for the table's live message (the one with "My hand").
 func liveMessage(f *fakeDiscord) (fakeMessage, fakeButton) {
-	return waitButton(f, "the live table message", table.VerbHand)
+	return waitButton(f, "the live table message", api.VerbHand)
 }
 
 // waitButton waits for the newest channel message with a button of the verb.
-func waitButton(f *fakeDiscord, what string, verb table.Verb) (fakeMessage, fakeButton) {
+func waitButton(f *fakeDiscord, what string, verb api.Verb) (fakeMessage, fakeButton) {
 	var msg fakeMessage
 	var btn fakeButton
 	f.waitFor(what, func() bool {
@@ -442,7 +443,7 @@ func (mp *matchPlayer) step(done func() bool) bool {
 	mv := moves(view)
 	b := mv[mp.rng.IntN(len(mv))]
 	act := actionOf(b)
-	if who.noDM && act.Verb == table.VerbPlay && mp.n%2 == 0 {
+	if who.noDM && act.Verb == api.VerbPlay && mp.n%2 == 0 {
 		// The slash command way: autocomplete must offer exactly the playable cards.
 		var want []string
 		for _, x := range mv {

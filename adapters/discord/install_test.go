@@ -11,7 +11,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -79,7 +79,7 @@ func TestAddMeWhereTheBotIsNotAMember(t *testing.T) {
 				t.Errorf("/km new answered %+v\nwant %q", r, want)
 			}
 			h.a.Flush(context.Background())
-			if id := h.svc.TableAt(table.Place{Platform: Platform, Chat: otherChannel}); id != "" {
+			if id := h.svc.TableAt(api.Place{Platform: Platform, Chat: otherChannel}); id != "" {
 				t.Errorf("a table was opened: %s", id)
 			}
 			if n := f.callCounts()["POST channels/{id}/messages"]; n != 0 {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/adapters/internal/outbox"
 	"github.com/kontermatt/kontermatt/core/i18n"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // adminPermissions make a member an administrator of the table in their server.
@@ -71,7 +71,7 @@ func (a *Adapter) onInteraction(i *discordgo.Interaction, x interactionExtras, a
 			a.log.Error("panic while handling an interaction", "interaction", i.ID, "panic", a.redact(fmt.Sprint(p)),
 				"stack", string(debug.Stack()))
 			if i.Type != discordgo.InteractionApplicationCommandAutocomplete {
-				r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(i18n.Pick(string(i.Locale)), "err.internal")}})
+				r.answer([]api.Message{{Kind: api.KindError, Text: i18n.T(i18n.Pick(string(i.Locale)), "err.internal")}})
 			}
 		}
 	}()
@@ -89,7 +89,7 @@ func (a *Adapter) onInteraction(i *discordgo.Interaction, x interactionExtras, a
 		if !a.memberHere(i) {
 			if i.Type != discordgo.InteractionApplicationCommandAutocomplete {
 				lang := i18n.Pick(string(i.Locale))
-				r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(lang, "discord.add_me", InviteURL(a.applicationID(), i.GuildID))}})
+				r.answer([]api.Message{{Kind: api.KindError, Text: i18n.T(lang, "discord.add_me", InviteURL(a.applicationID(), i.GuildID))}})
 			}
 			return
 		}
@@ -123,7 +123,7 @@ func (a *Adapter) refuseClosing(i *discordgo.Interaction, ans *httpAnswer) {
 	}
 	r := &responder{a: a, ctx: a.baseContext(), i: i, rest: a.tokens.get(), http: ans,
 		component: i.Type == discordgo.InteractionMessageComponent}
-	r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(i18n.Pick(string(i.Locale)), "err.shutting_down")}})
+	r.answer([]api.Message{{Kind: api.KindError, Text: i18n.T(i18n.Pick(string(i.Locale)), "err.shutting_down")}})
 }
 
 func userOf(i *discordgo.Interaction) *discordgo.User {
@@ -134,10 +134,10 @@ func userOf(i *discordgo.Interaction) *discordgo.User {
 }
 
 // actorOf is who sent the interaction, from the interaction itself (never from button data).
-func actorOf(i *discordgo.Interaction) (p table.Player, admin, ok bool) {
+func actorOf(i *discordgo.Interaction) (p api.Player, admin, ok bool) {
 	u := userOf(i)
 	if u == nil || u.ID == "" {
-		return table.Player{}, false, false
+		return api.Player{}, false, false
 	}
 	name := u.GlobalName
 	if name == "" {
@@ -149,11 +149,11 @@ func actorOf(i *discordgo.Interaction) (p table.Player, admin, ok bool) {
 		}
 		admin = i.Member.Permissions&adminPermissions != 0
 	}
-	return table.Player{ID: "dc:" + u.ID, Name: name, Locale: string(i.Locale)}, admin, true
+	return api.Player{ID: "dc:" + u.ID, Name: name, Locale: string(i.Locale)}, admin, true
 }
 
-func placeOf(i *discordgo.Interaction) table.Place {
-	p := table.Place{Platform: Platform, Chat: i.ChannelID}
+func placeOf(i *discordgo.Interaction) api.Place {
+	p := api.Place{Platform: Platform, Chat: i.ChannelID}
 	if i.GuildID != "" {
 		p.Title = "<#" + i.ChannelID + ">" // Discord shows a channel mention as the channel's name
 	}
@@ -176,32 +176,32 @@ func (a *Adapter) onCommand(r *responder, i *discordgo.Interaction) {
 		if a.activityOn() {
 			a.launch(r)
 		} else {
-			r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(lang, "web.no_activity")}})
+			r.answer([]api.Message{{Kind: api.KindError, Text: i18n.T(lang, "web.no_activity")}})
 		}
 		return
 	}
 	if !ok || data.Name != CommandName || len(data.Options) == 0 {
-		r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(lang, "err.unknown_verb", data.Name)}})
+		r.answer([]api.Message{{Kind: api.KindError, Text: i18n.T(lang, "err.unknown_verb", data.Name)}})
 		return
 	}
 	sub := data.Options[0]
 	if sub.Type == discordgo.ApplicationCommandOptionSubCommandGroup && len(sub.Options) == 1 {
 		sub = sub.Options[0] // /km league top: the verb is the group's subcommand
 	}
-	verb, ok := table.ParseVerb(sub.Name)
+	verb, ok := api.ParseVerb(sub.Name)
 	if !ok {
-		r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(lang, "err.unknown_verb", sub.Name)}})
+		r.answer([]api.Message{{Kind: api.KindError, Text: i18n.T(lang, "err.unknown_verb", sub.Name)}})
 		return
 	}
-	if why := r.notShown(lang); verb == table.VerbNew && why != "" {
+	if why := r.notShown(lang); verb == api.VerbNew && why != "" {
 		// A table nobody could see: say why instead of opening it.
-		r.answer([]table.Message{{Kind: table.KindError, Text: why}})
+		r.answer([]api.Message{{Kind: api.KindError, Text: why}})
 		return
 	}
-	cmd := table.Command{Place: placeOf(i), Actor: actor, Verb: verb, Args: argsFor(verb, sub.Options),
+	cmd := api.Command{Place: placeOf(i), Actor: actor, Verb: verb, Args: argsFor(verb, sub.Options),
 		EventID: "dc:" + i.ID, Admin: admin, Private: isPrivate(i)}
 	replies := a.handle(r, cmd)
-	opened := verb == table.VerbNew && !slices.ContainsFunc(replies, func(m table.Message) bool { return m.Kind == table.KindError })
+	opened := verb == api.VerbNew && !slices.ContainsFunc(replies, func(m api.Message) bool { return m.Kind == api.KindError })
 	if opened && i.GuildID != "" {
 		r.mu.Lock()
 		r.opened = a.Service().TableAt(cmd.Place)
@@ -212,10 +212,10 @@ func (a *Adapter) onCommand(r *responder, i *discordgo.Interaction) {
 		}
 	}
 	if opened && i.GuildID != "" && i.AppPermissions&permAttachFiles == 0 {
-		replies = append(replies, table.Message{Kind: table.KindNotice,
+		replies = append(replies, api.Message{Kind: api.KindNotice,
 			Text: i18n.T(lang, "discord.no_pictures", permissionNames(lang, []int64{permAttachFiles}))})
 	}
-	if r.answer(replies) && verb == table.VerbHand {
+	if r.answer(replies) && verb == api.VerbHand {
 		a.rememberHandReply(r, replies)
 	}
 }
@@ -226,15 +226,15 @@ func (a *Adapter) onComponent(r *responder, i *discordgo.Interaction) {
 		a.launch(r)
 		return
 	}
-	act, err := table.ParseAction(i.MessageComponentData().CustomID)
+	act, err := api.ParseAction(i.MessageComponentData().CustomID)
 	if !ok || err != nil {
-		r.answer([]table.Message{{Kind: table.KindError, Text: i18n.T(i18n.Pick(string(i.Locale)), "err.stale")}})
+		r.answer([]api.Message{{Kind: api.KindError, Text: i18n.T(i18n.Pick(string(i.Locale)), "err.stale")}})
 		return
 	}
 	cmd := act.Command(placeOf(i), actor, "dc:"+i.ID, isPrivate(i))
 	cmd.Admin = admin
 	var hold *outbox.Hold[extra]
-	if u := userOf(i); i.Message != nil && (act.Verb == table.VerbPlay || act.Verb == table.VerbTrump || act.Verb == table.VerbAnnounce) {
+	if u := userOf(i); i.Message != nil && (act.Verb == api.VerbPlay || act.Verb == api.VerbTrump || act.Verb == api.VerbAnnounce) {
 		// The move will change the presser's hand: keep it in their queue until the answer can
 		// show it in the message that was pressed.
 		hold = a.out.Hold("dm:" + u.ID)
@@ -247,7 +247,7 @@ func (a *Adapter) onComponent(r *responder, i *discordgo.Interaction) {
 	hold.Release()
 	original := r.answer(replies)
 	switch {
-	case original && act.Verb == table.VerbHand:
+	case original && act.Verb == api.VerbHand:
 		a.rememberHandReply(r, replies)
 	case original && len(replies) == 0 && i.Message != nil && i.Message.Flags&discordgo.MessageFlagsEphemeral != 0:
 		// A move from an ephemeral hand: this interaction's original is that hand too.
@@ -258,7 +258,7 @@ func (a *Adapter) onComponent(r *responder, i *discordgo.Interaction) {
 // updateInPlace answers a move made from a hand message (in DMs or ephemeral) by updating that
 // message with the hand the move produced (response type 7), taken from the user's held queue:
 // the player sees the result at once, and the outbox saves an edit. It reports whether it did.
-func (a *Adapter) updateInPlace(r *responder, i *discordgo.Interaction, act table.Action, hold *outbox.Hold[extra]) bool {
+func (a *Adapter) updateInPlace(r *responder, i *discordgo.Interaction, act api.Action, hold *outbox.Hold[extra]) bool {
 	ephemeral := i.Message.Flags&discordgo.MessageFlagsEphemeral != 0
 	u := userOf(i)
 	it, ok := a.takeHandUpdate(hold, u.ID, i.Message.ID, act.Table, ephemeral)
@@ -282,7 +282,7 @@ func (a *Adapter) updateInPlace(r *responder, i *discordgo.Interaction, act tabl
 
 // handle runs the command; if the service takes longer than AckAfter since the interaction was
 // made, it is acknowledged meanwhile so it does not fail, and the answer follows.
-func (a *Adapter) handle(r *responder, cmd table.Command) []table.Message {
+func (a *Adapter) handle(r *responder, cmd api.Command) []api.Message {
 	t := time.AfterFunc(max(a.cfg.AckAfter-a.clock.age(r.i.ID), 0), r.deferNow)
 	defer t.Stop()
 	start := time.Now()
@@ -294,9 +294,9 @@ func (a *Adapter) handle(r *responder, cmd table.Command) []table.Message {
 }
 
 // rememberHandReply notes the interaction whose original response is the actor's hand.
-func (a *Adapter) rememberHandReply(r *responder, replies []table.Message) {
+func (a *Adapter) rememberHandReply(r *responder, replies []api.Message) {
 	for _, m := range replies {
-		if m.Kind == table.KindReply && m.Table != "" {
+		if m.Kind == api.KindReply && m.Table != "" {
 			a.rememberHand(r, m.Table, m.Version)
 			return
 		}
@@ -328,7 +328,7 @@ func (a *Adapter) rememberHand(r *responder, tableID string, version uint64) {
 func (a *Adapter) onAutocomplete(r *responder, i *discordgo.Interaction) {
 	choices := []*discordgo.ApplicationCommandOptionChoice{}
 	data := i.ApplicationCommandData()
-	if data.Name == CommandName && len(data.Options) == 1 && data.Options[0].Name == string(table.VerbPlay) {
+	if data.Name == CommandName && len(data.Options) == 1 && data.Options[0].Name == string(api.VerbPlay) {
 		typed := ""
 		for _, o := range data.Options[0].Options {
 			if o.Focused {
@@ -376,12 +376,12 @@ func (a *Adapter) legalCards(ctx context.Context, i *discordgo.Interaction) []ca
 		}
 		return out
 	}
-	replies, _ := svc.Handle(ctx, table.Command{Place: placeOf(i), Actor: actor, // a refusal offers no card
-		Verb: table.VerbHand, Admin: admin, Private: isPrivate(i)})
+	replies, _ := svc.Handle(ctx, api.Command{Place: placeOf(i), Actor: actor, // a refusal offers no card
+		Verb: api.VerbHand, Admin: admin, Private: isPrivate(i)})
 	for _, m := range replies {
 		for _, row := range m.Buttons {
 			for _, b := range row {
-				if b.Action.Verb == table.VerbPlay && b.Legal {
+				if b.Action.Verb == api.VerbPlay && b.Legal {
 					out = append(out, cardChoice{b.Label, b.Action.Arg})
 				}
 			}
@@ -455,10 +455,10 @@ func (a *Adapter) closeUnseen(r *responder) {
 		return
 	}
 	// A stop that could not be stored is refused in its replies too (KindError).
-	replies, _ := a.Service().Handle(a.baseContext(), table.Command{Place: placeOf(r.i), Table: id, Actor: actor,
-		Verb: table.VerbStop, EventID: "dc:" + r.i.ID + "/unseen", Admin: admin})
+	replies, _ := a.Service().Handle(a.baseContext(), api.Command{Place: placeOf(r.i), Table: id, Actor: actor,
+		Verb: api.VerbStop, EventID: "dc:" + r.i.ID + "/unseen", Admin: admin})
 	for _, m := range replies {
-		if m.Kind == table.KindError {
+		if m.Kind == api.KindError {
 			a.log.Warn("a table its channel refused to show could not be closed", "table", id, "channel", r.i.ChannelID,
 				"reason", m.Reason)
 			return
@@ -515,7 +515,7 @@ func (r *responder) tell(text string) error {
 	if !r.done {
 		return nil
 	}
-	content, i := render(table.Message{Text: text}, ""), r.i
+	content, i := render(api.Message{Text: text}, ""), r.i
 	ctx := r.a.baseContext()
 	if r.bare || r.opened != "" && r.unseen {
 		return untilTaken(ctx, r.answered, func() error {
@@ -704,7 +704,7 @@ func (r *responder) update(content string, comps []discordgo.MessageComponent) b
 // answer sends the replies to the actor, ephemerally. A button press with nothing to say gets a
 // deferred update; a command with nothing to say gets a short confirmation. It reports whether
 // the replies became the interaction's original response (which can be edited later).
-func (r *responder) answer(replies []table.Message) (original bool) {
+func (r *responder) answer(replies []api.Message) (original bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.done {
@@ -724,8 +724,8 @@ func (r *responder) answer(replies []table.Message) (original bool) {
 		notices = append(notices, i18n.T(lang, "discord.automod"))
 	}
 	for _, text := range notices {
-		if !slices.ContainsFunc(replies, func(m table.Message) bool { return m.Text == text }) {
-			replies = append(replies, table.Message{Kind: table.KindNotice, Text: text})
+		if !slices.ContainsFunc(replies, func(m api.Message) bool { return m.Text == text }) {
+			replies = append(replies, api.Message{Kind: api.KindNotice, Text: text})
 		}
 	}
 	attach := r.mayAttach()
@@ -752,7 +752,7 @@ func (r *responder) mayAttach() bool {
 }
 
 // send makes the replies the interaction's answer, with their files if attach (r.mu held).
-func (r *responder) send(replies []table.Message, attach bool) (original bool, err error) {
+func (r *responder) send(replies []api.Message, attach bool) (original bool, err error) {
 	a := r.a
 	content, comps, files := a.replyParts(replies, attach)
 	if link := a.linkRow(replies); link != nil && len(comps) < maxRows {
@@ -806,9 +806,9 @@ func (r *responder) post(content string, comps []discordgo.MessageComponent, fil
 
 // replyParts joins the replies for the actor into one message, with the first reply's picture or
 // file if attach, else saying in words what the file would have shown.
-func (a *Adapter) replyParts(replies []table.Message, attach bool) (string, []discordgo.MessageComponent, []*discordgo.File) {
+func (a *Adapter) replyParts(replies []api.Message, attach bool) (string, []discordgo.MessageComponent, []*discordgo.File) {
 	var texts []string
-	var rows [][]table.Button
+	var rows [][]api.Button
 	var files []*discordgo.File
 	for _, m := range replies {
 		if !attach {
@@ -846,17 +846,17 @@ func pieces(text string, n int) []string {
 // table say in their text what their picture shows, so they go as they are; a kept match's board
 // is only named by its text, so its picture's alt text says it; a file (a match's record) cannot
 // be said, so the text says why it is missing.
-func (a *Adapter) withoutFiles(m table.Message) table.Message {
+func (a *Adapter) withoutFiles(m api.Message) api.Message {
 	ctx := a.baseContext() // the KV is the adapter's: it lives as long as Run
 	lang := i18n.Pick(m.Lang)
 	switch {
 	case m.File != nil:
 		m.Text += "\n" + i18n.T(lang, "discord.no_file", permissionNames(lang, []int64{permAttachFiles}))
-	case m.Picture != table.PictureNone && m.Record != "":
+	case m.Picture != api.PictureNone && m.Record != "":
 		if _, alt, err := a.Service().Picture(ctx, m, false); err == nil && alt != "" {
 			m.Text += "\n" + alt
 		}
 	}
-	m.File, m.Picture = nil, table.PictureNone
+	m.File, m.Picture = nil, api.PictureNone
 	return m
 }

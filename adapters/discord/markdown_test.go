@@ -7,6 +7,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -105,7 +106,7 @@ func TestNoLinkPreviewsInAnswers(t *testing.T) {
 			f.response(f.dispatch(site, 2, guildChannel, slashData("new", nil), nil))
 			lobby, _ := waitLobby(f)
 			board := f.dispatch(site, 2, guildChannel, slashData("board", nil), nil)
-			deal, _ := findButton(lobby, table.VerbDeal)
+			deal, _ := findButton(lobby, api.VerbDeal)
 			press := f.pressAsync(eve, lobby, deal.CustomID) // not seated: refused, in words
 			var answers []fakeMessage
 			f.waitFor("the answers", func() bool {

@@ -17,7 +17,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/adapters/internal/outbox"
 	"github.com/kontermatt/kontermatt/core/i18n"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // KV buckets of the adapter.
@@ -52,7 +52,7 @@ type extra struct {
 	ephemeral bool
 }
 
-func (a *Adapter) enqueue(dest string, m table.Message, ping string) {
+func (a *Adapter) enqueue(dest string, m api.Message, ping string) {
 	sum := outbox.Digest(m)
 	if ping != "" {
 		sum = outbox.Digest(m, ping)
@@ -65,7 +65,7 @@ func (a *Adapter) enqueue(dest string, m table.Message, ping string) {
 
 // Deliver queues the service's messages; it never waits for Discord. Editable messages already
 // waiting in a queue are replaced by their newer versions (latest wins).
-func (a *Adapter) Deliver(ctx context.Context, msgs []table.Message) {
+func (a *Adapter) Deliver(ctx context.Context, msgs []api.Message) {
 	a.teller.Hear(ctx) // a place's retold batch comes first (chat.Teller)
 	for _, m := range msgs {
 		dest := destination(m)
@@ -91,7 +91,7 @@ func (a *Adapter) takeHandUpdate(h *outbox.Hold[extra], userID, messageID, table
 		return nil, false // the hand must go two ways: the outbox does both
 	}
 	return h.Take(func(it *item) bool {
-		if it.Msg.Kind != table.KindHand || it.Data.ephemeral || it.Msg.Table != tableID {
+		if it.Msg.Kind != api.KindHand || it.Data.ephemeral || it.Msg.Table != tableID {
 			return false
 		}
 		if ephemeral {
@@ -102,13 +102,13 @@ func (a *Adapter) takeHandUpdate(h *outbox.Hold[extra], userID, messageID, table
 	})
 }
 
-func destination(m table.Message) string {
+func destination(m api.Message) string {
 	switch m.Target.Kind {
-	case table.ToPlace:
+	case api.ToPlace:
 		if m.Target.Place.Platform == Platform && m.Target.Place.Chat != "" {
 			return "ch:" + m.Target.Place.Chat
 		}
-	case table.ToPlayer, table.ToActor:
+	case api.ToPlayer, api.ToActor:
 		if id, ok := strings.CutPrefix(m.Target.Player.ID, "dc:"); ok && id != "" {
 			return "dm:" + id
 		}
@@ -144,7 +144,7 @@ func (p platform) Show(ctx context.Context, it *item, rec *outbox.Record) (strin
 		}
 		id, err := a.toChannel(ctx, ch, it.Msg, it.Data.ping, rec)
 		if err == nil {
-			a.Reached(ctx, table.Place{Platform: Platform, Chat: ch}, it.Msg.Table)
+			a.Reached(ctx, api.Place{Platform: Platform, Chat: ch}, it.Msg.Table)
 			a.keepInView(it.Key, it.Msg)
 		}
 		return ch, id, err
@@ -161,7 +161,7 @@ func (p platform) Show(ctx context.Context, it *item, rec *outbox.Record) (strin
 // computer players wait for it: sent, or found showing it already (outbox.Config.Out: another
 // copy, or this one before a restart, showed it).
 func (a *Adapter) outOne(it *item) {
-	if m := it.Msg; m.Target.Kind == table.ToPlace {
+	if m := it.Msg; m.Target.Kind == api.ToPlace {
 		if svc := a.Service(); svc != nil {
 			svc.Shown(m.Target.Place, m.Version)
 		}
@@ -170,8 +170,8 @@ func (a *Adapter) outOne(it *item) {
 
 // keepInView notes, for a channel's message key that shows m now, how long that content is to stay
 // (Message.HoldFor: a finished trick).
-func (a *Adapter) keepInView(key string, m table.Message) {
-	if m.Target.Kind != table.ToPlace || key == "" {
+func (a *Adapter) keepInView(key string, m api.Message) {
+	if m.Target.Kind != api.ToPlace || key == "" {
 		return
 	}
 	a.heldMu.Lock()
@@ -218,7 +218,7 @@ func (a *Adapter) pauseChannel(dest string, _ *item) {
 	if !ok {
 		return
 	}
-	place := table.Place{Platform: Platform, Chat: ch}
+	place := api.Place{Platform: Platform, Chat: ch}
 	if err := a.Service().Pause(a.baseContext(), place, true); err != nil {
 		a.log.Warn("pausing a table", "channel", ch, "err", err)
 	}
@@ -247,7 +247,7 @@ func (a *Adapter) probe(ch string) {
 // Send Messages keeps its table by editing the message it has and pauses when a new one is
 // needed; a channel out of sight (View Channel lost, or a private thread the bot left) pauses at
 // once.
-func (a *Adapter) toChannel(ctx context.Context, ch string, m table.Message, ping string, rec *outbox.Record) (string, error) {
+func (a *Adapter) toChannel(ctx context.Context, ch string, m api.Message, ping string, rec *outbox.Record) (string, error) {
 	edit := rec != nil && rec.Chat == ch
 	switch {
 	case !a.may(ch, toSee):
@@ -256,7 +256,7 @@ func (a *Adapter) toChannel(ctx context.Context, ch string, m table.Message, pin
 		a.log.Debug("no permission to post in the channel: its messages wait", "channel", ch, "kind", m.Kind)
 		return "", errPaused
 	}
-	pictures := m.Picture != table.PictureNone && a.may(ch, toAttach)
+	pictures := m.Picture != api.PictureNone && a.may(ch, toAttach)
 	id, err := a.post(ctx, ch, m, ping, rec, pictures)
 	if restCode(err) == discordgo.ErrCodeMissingPermissions && pictures {
 		a.lacks(ch, permAttachFiles, discordgo.ErrCodeMissingPermissions)
@@ -308,7 +308,7 @@ func (a *Adapter) toChannel(ctx context.Context, ch string, m table.Message, pin
 
 // unlessClosed is err, unless the message's table is closed now (the one who opened it was told
 // that nobody can see it, and it was closed): such a message is dropped, not kept for later.
-func (a *Adapter) unlessClosed(m table.Message, err error) error {
+func (a *Adapter) unlessClosed(m api.Message, err error) error {
 	if _, live := a.Service().PlaceOf(m.Table); m.Table != "" && !live {
 		return errSkip
 	}
@@ -363,7 +363,7 @@ func (p platform) Refused(dest string, items []*item, _ error) {
 	ctx := p.a.baseContext() // the KV is the adapter's: it lives as long as Run
 	a := p.a
 	userID := strings.TrimPrefix(dest, "dm:")
-	if items[0].Msg.Reason != table.ReasonForgotten && a.reach.Set(ctx, userID, true) { // nothing of a forgotten person is written again
+	if items[0].Msg.Reason != api.ReasonForgotten && a.reach.Set(ctx, userID, true) { // nothing of a forgotten person is written again
 		a.log.Info("a user refuses DMs; hands go to ephemeral replies") // no ID at info: docs/hosting.md, "Logs"
 	}
 	a.unreached(userID, items[0].Msg)
@@ -373,8 +373,8 @@ func (p platform) Refused(dest string, items []*item, _ error) {
 }
 
 // toUser sends a private message by DM; a hand also updates the user's ephemeral hand, if any.
-func (a *Adapter) toUser(ctx context.Context, userID string, m table.Message, rec *outbox.Record) (string, string, error) {
-	if m.Kind == table.KindHand {
+func (a *Adapter) toUser(ctx context.Context, userID string, m api.Message, rec *outbox.Record) (string, string, error) {
+	if m.Kind == api.KindHand {
 		a.editEphemeralHand(ctx, userID, m)
 	}
 	if a.reach.Is(ctx, userID) {
@@ -401,7 +401,7 @@ func (a *Adapter) toUser(ctx context.Context, userID string, m table.Message, re
 			a.log.Info("a hand's answer was not taken in time: edited by its channel", "user", userID)
 		}
 	}
-	id, err := a.post(ctx, ch, m, "", rec, m.Picture != table.PictureNone)
+	id, err := a.post(ctx, ch, m, "", rec, m.Picture != api.PictureNone)
 	return ch, id, err
 }
 
@@ -410,7 +410,7 @@ func (a *Adapter) toUser(ctx context.Context, userID string, m table.Message, re
 // kept up to date), and the table's channel is told so, once per user and table; a notice is said
 // in the table's channel by its public form (chat.Public), pinging them; anything else goes
 // nowhere.
-func (a *Adapter) unreached(userID string, m table.Message) {
+func (a *Adapter) unreached(userID string, m api.Message) {
 	ctx := a.baseContext() // the KV is the adapter's: it lives as long as Run
 	place := m.Target.Place
 	if place.Platform != Platform || place.Chat == "" {
@@ -418,12 +418,12 @@ func (a *Adapter) unreached(userID string, m table.Message) {
 	}
 	lang := i18n.Pick(m.Lang, m.Target.Player.Locale)
 	switch pub, ok := chat.Public(m); {
-	case m.Kind == table.KindHand && a.reach.TellOnce(ctx, m.Table, userID):
-		notice := table.Message{Target: table.Target{Kind: table.ToPlace, Place: place}, Kind: table.KindNotice,
+	case m.Kind == api.KindHand && a.reach.TellOnce(ctx, m.Table, userID):
+		notice := api.Message{Target: api.Target{Kind: api.ToPlace, Place: place}, Kind: api.KindNotice,
 			Table: m.Table, Lang: lang, Text: i18n.T(lang, "discord.dm_refused", i18n.T(lang, "btn.hand"))}
 		a.enqueue("ch:"+place.Chat, notice, userID)
-	case m.Kind == table.KindNotice && ok:
-		pub.Target = table.Target{Kind: table.ToPlace, Place: place}
+	case m.Kind == api.KindNotice && ok:
+		pub.Target = api.Target{Kind: api.ToPlace, Place: place}
 		a.enqueue("ch:"+place.Chat, pub, userID)
 	}
 }
@@ -489,7 +489,7 @@ func (a *Adapter) dmChannel(ctx context.Context, userID string) (string, error) 
 // editEphemeralHand brings the user's ephemeral hand up to date, while its token lasts. It
 // notes the hand as the newest the user has, so that an ephemeral hand shown later, older than
 // it, is brought up to date too (rememberHand).
-func (a *Adapter) editEphemeralHand(ctx context.Context, userID string, m table.Message) {
+func (a *Adapter) editEphemeralHand(ctx context.Context, userID string, m api.Message) {
 	a.usersMu.Lock()
 	if l, ok := a.lastHand[userID]; !ok || l.m.Table != m.Table || l.m.Version <= m.Version {
 		a.lastHand[userID] = newestHand{m: m, at: time.Now()}
@@ -534,15 +534,15 @@ func (a *Adapter) editEphemeralHand(ctx context.Context, userID string, m table.
 
 // newestHand is the newest hand the outbox had for a user, and when.
 type newestHand struct {
-	m  table.Message
+	m  api.Message
 	at time.Time
 }
 
 // post shows a message in a channel: the edit of the message rec names, if it is in this
 // channel, else a new message; with its picture if pictures. It gives the message's ID.
-func (a *Adapter) post(ctx context.Context, channelID string, m table.Message, ping string, rec *outbox.Record, pictures bool) (string, error) {
+func (a *Adapter) post(ctx context.Context, channelID string, m api.Message, ping string, rec *outbox.Record, pictures bool) (string, error) {
 	content, comps := render(m, ping), components(m.Buttons)
-	if m.Target.Kind == table.ToPlace {
+	if m.Target.Kind == api.ToPlace {
 		comps = a.appComponents(m)
 	}
 	var files []*discordgo.File
@@ -578,12 +578,12 @@ const noPreviews = discordgo.MessageFlagsSuppressEmbeds
 
 // picture renders the message's picture as a PNG attachment, if a renderer is configured, and
 // attaches the message's file (a match's record).
-func (a *Adapter) picture(m table.Message) []*discordgo.File {
+func (a *Adapter) picture(m api.Message) []*discordgo.File {
 	ctx := a.baseContext() // the KV is the adapter's: it lives as long as Run
 	if m.File != nil {
 		return []*discordgo.File{{Name: m.File.Name, ContentType: "application/json", Reader: bytes.NewReader(m.File.Data)}}
 	}
-	if m.Picture == table.PictureNone {
+	if m.Picture == api.PictureNone {
 		return nil
 	}
 	png, _, err := a.Service().Picture(ctx, m, false)
@@ -614,12 +614,12 @@ func restCode(err error) int {
 
 // render gives a message's text as Discord shows it in one message: renderWhole, cut at 2,000
 // characters.
-func render(m table.Message, mention string) string {
+func render(m api.Message, mention string) string {
 	return truncate(renderWhole(m, mention), maxContent)
 }
 
 // renderWhole gives a message's text as Discord shows it: the title in bold, Markdown escaped.
-func renderWhole(m table.Message, mention string) string {
+func renderWhole(m api.Message, mention string) string {
 	var b strings.Builder
 	if mention != "" {
 		b.WriteString("<@" + mention + "> ")
@@ -646,7 +646,7 @@ var channelMention = regexp.MustCompile(`\\<#([0-9]+)>`)
 // kmCommands rewrites the service's "/join" into Discord's "/km join": on Discord every verb is a
 // subcommand of /km. Links are left alone.
 func kmCommands(text string) string {
-	return i18n.RewriteCommands(text, table.Verbs, func(v table.Verb) string { return "/km " + subcommandPath(v) })
+	return i18n.RewriteCommands(text, api.Verbs, func(v api.Verb) string { return "/km " + subcommandPath(v) })
 }
 
 // escape makes a text show as written, whatever players named themselves. Discord's Markdown
@@ -717,7 +717,7 @@ func mentions(userID string) *discordgo.MessageAllowedMentions {
 
 // components lays buttons out in Discord's action rows: at most 5 buttons a row (a longer row is
 // split into even parts: 6 cards make two rows of 3) and at most 5 rows.
-func components(rows [][]table.Button) []discordgo.MessageComponent {
+func components(rows [][]api.Button) []discordgo.MessageComponent {
 	out := []discordgo.MessageComponent{}
 	for _, row := range rows {
 		parts := (len(row) + maxPerRow - 1) / maxPerRow
@@ -737,13 +737,13 @@ func components(rows [][]table.Button) []discordgo.MessageComponent {
 	return out
 }
 
-func buttonStyle(s table.ButtonStyle) discordgo.ButtonStyle {
+func buttonStyle(s api.ButtonStyle) discordgo.ButtonStyle {
 	switch s {
-	case table.StyleSecondary:
+	case api.StyleSecondary:
 		return discordgo.SecondaryButton
-	case table.StyleDanger:
+	case api.StyleDanger:
 		return discordgo.DangerButton
-	case table.StyleSuccess:
+	case api.StyleSuccess:
 		return discordgo.SuccessButton
 	}
 	return discordgo.PrimaryButton

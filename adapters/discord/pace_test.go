@@ -10,6 +10,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/etcdstore/etcdtest"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -98,7 +99,7 @@ func playPacedOn(t testing.TB, f *fakeDiscord, hs []*harness, thinkMin, thinkMax
 			t.Fatalf("%s pressing %s: %+v", who.u.Name, b.Label, r)
 		}
 		lastSeq = actionOf(b).Seq
-		if actionOf(b).Verb == table.VerbPlay {
+		if actionOf(b).Verb == api.VerbPlay {
 			pressed = append(pressed, at)
 		}
 	}

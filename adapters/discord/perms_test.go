@@ -10,7 +10,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/i18n"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -42,7 +42,7 @@ func TestNoTableWhereTheBotMayNotPost(t *testing.T) {
 				t.Errorf("/km new answered %+v\nwant %q", r, want)
 			}
 			h.a.Flush(context.Background())
-			if id := h.svc.TableAt(table.Place{Platform: Platform, Chat: tc.channel.ID}); id != "" {
+			if id := h.svc.TableAt(api.Place{Platform: Platform, Chat: tc.channel.ID}); id != "" {
 				t.Errorf("a table was opened: %s", id)
 			}
 			if n := f.callCounts()["POST channels/{id}/messages"]; n != 0 || len(f.refusals(tc.channel.ID)) != 0 {
@@ -76,7 +76,7 @@ func testChannelWithoutAttachFiles(t *testing.T, f *fakeDiscord) {
 	}
 	lobby, join := waitLobby(f)
 	f.press(carla, lobby, join.CustomID)
-	lobby, deal := waitButton(f, "the deal button", table.VerbDeal)
+	lobby, deal := waitButton(f, "the deal button", api.VerbDeal)
 	f.press(alice, lobby, deal.CustomID)
 	playMatch(t, f, []seatPlayer{{u: alice}, {u: carla}}, rand.New(rand.NewPCG(21, 22)))
 	h.a.Flush(context.Background())

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
 	"github.com/kontermatt/kontermatt/storage/etcdstore/etcdtest"
 )
@@ -31,7 +31,7 @@ func TestQuorumLossRefusedInTime(t *testing.T) {
 		if r := f.slash(alice, guildChannel, "new"); r.Type != 4 {
 			t.Fatalf("/km new: %+v", r)
 		}
-		lobby, join := waitButton(f, "the lobby", table.VerbJoin)
+		lobby, join := waitButton(f, "the lobby", api.VerbJoin)
 		if err := h.a.Flush(t.Context()); err != nil {
 			t.Fatal(err)
 		}

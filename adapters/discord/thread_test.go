@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -41,7 +41,7 @@ func testArchivedThreadGetsANewTableMessage(t *testing.T, f *fakeDiscord) {
 	i := slices.IndexFunc(msgs, func(m fakeMessage) bool { return m.ID == first.ID })
 	var after []fakeMessage
 	for _, m := range msgs[i+1:] {
-		if _, ok := findButton(m, table.VerbRematch); ok {
+		if _, ok := findButton(m, api.VerbRematch); ok {
 			after = append(after, m)
 		}
 	}
@@ -72,7 +72,7 @@ func TestThreadTheBotCannotPostIn(t *testing.T) {
 			return ok && m.Content == want
 		})
 		f.waitFor("the table nobody sees to be closed", func() bool {
-			return h.svc.TableAt(table.Place{Platform: Platform, Chat: thread}) == ""
+			return h.svc.TableAt(api.Place{Platform: Platform, Chat: thread}) == ""
 		})
 		for _, u := range []fakeUser{eve, alice} {
 			if r := f.slash(u, thread, "new"); r.Content != want {
@@ -143,7 +143,7 @@ func TestThreadTheBotCannotPostIn(t *testing.T) {
 			}
 		}
 		h.a.Flush(context.Background())
-		if id := h.svc.TableAt(table.Place{Platform: Platform, Chat: thread}); id != "" || len(f.refusals(thread)) != 0 {
+		if id := h.svc.TableAt(api.Place{Platform: Platform, Chat: thread}); id != "" || len(f.refusals(thread)) != 0 {
 			t.Errorf("table %q opened, refusals %v", id, f.refusals(thread))
 		}
 		// A moderator unlocks it: the next interaction's channel says so.
@@ -164,8 +164,8 @@ func TestThreadTheBotCannotPostIn(t *testing.T) {
 		f.mu.Unlock()
 		// Locked while nobody looks: the next message there is refused, and what that taught
 		// stands for the messages after it.
-		h.a.out.Enqueue(&item{Dest: "ch:" + thread, Msg: table.Message{Target: table.Target{Kind: table.ToPlace,
-			Place: table.Place{Platform: Platform, Chat: thread}}, Kind: table.KindNotice, Text: "a notice"}})
+		h.a.out.Enqueue(&item{Dest: "ch:" + thread, Msg: api.Message{Target: api.Target{Kind: api.ToPlace,
+			Place: api.Place{Platform: Platform, Chat: thread}}, Kind: api.KindNotice, Text: "a notice"}})
 		h.a.Flush(context.Background())
 		if got := f.refusals(thread); !slices.Equal(got, []int{160005}) {
 			t.Fatalf("refusals %v, want one 160005", got)
@@ -175,8 +175,8 @@ func TestThreadTheBotCannotPostIn(t *testing.T) {
 				t.Errorf("/km board in the locked thread answered %q", r.Content)
 			}
 		}
-		h.a.out.Enqueue(&item{Dest: "ch:" + thread, Msg: table.Message{Target: table.Target{Kind: table.ToPlace,
-			Place: table.Place{Platform: Platform, Chat: thread}}, Kind: table.KindNotice, Text: "another notice"}})
+		h.a.out.Enqueue(&item{Dest: "ch:" + thread, Msg: api.Message{Target: api.Target{Kind: api.ToPlace,
+			Place: api.Place{Platform: Platform, Chat: thread}}, Kind: api.KindNotice, Text: "another notice"}})
 		h.a.Flush(context.Background())
 		if got := f.refusals(thread); len(got) != 1 {
 			t.Errorf("refusals %v: the lock learnt is tried again", got)

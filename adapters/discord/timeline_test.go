@@ -16,6 +16,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/etcdstore/etcdtest"
 )
@@ -78,7 +79,7 @@ func checkTimeline(t *testing.T, f *fakeDiscord, matchOver bool, humans []fakeUs
 			}
 			for _, r := range v.Rows {
 				for _, b := range r.Components {
-					if a, err := table.ParseAction(b.CustomID); err == nil {
+					if a, err := api.ParseAction(b.CustomID); err == nil {
 						if a.Seq < seq {
 							t.Errorf("channel message %d went back from state %d to %d:\n%s", i, seq, a.Seq, v.Content)
 						}
@@ -237,7 +238,7 @@ func startOwnedCopy(t testing.TB, name string, f *fakeDiscord, c *etcdtest.Clust
 		leaks := ""
 		for _, cp := range copies { // one that went down knows less: it cannot hide a leak
 			svc := cp.h.svc
-			game, held := svc.HeldCards(svc.TableAt(table.Place{Platform: Platform, Chat: channel}))
+			game, held := svc.HeldCards(svc.TableAt(api.Place{Platform: Platform, Chat: channel}))
 			l := tabletest.Leaks(content, game, held)
 			if len(l) == 0 {
 				return
@@ -311,7 +312,7 @@ func (cp *clusterCopy) term() {
 
 // ownerOf gives the copy that owns the channel's place now, or nil.
 func ownerOf(copies ...*clusterCopy) *clusterCopy {
-	place := table.Place{Platform: Platform, Chat: guildChannel}
+	place := api.Place{Platform: Platform, Chat: guildChannel}
 	for _, cp := range copies {
 		if cp != nil && !cp.h.stopped && cp.h.svc.Owns(place) {
 			return cp
@@ -413,17 +414,17 @@ func matchUnder(t *testing.T, mode receiveMode, killed bool, down func(*clusterC
 		over = mp.step(func() bool {
 			g, _ := svc.HeldCards(tableID)
 			st, _ := svc.Status(tableID)
-			return g > game || st == table.StatusOver
+			return g > game || st == api.StatusOver
 		})
 		for !over {
 			over = mp.step(func() bool {
 				g, _ := svc.HeldCards(tableID)
 				st, _ := svc.Status(tableID)
-				return g > game || st == table.StatusOver
+				return g > game || st == api.StatusOver
 			})
 		}
 		st, _ := svc.Status(tableID)
-		over = st == table.StatusOver
+		over = st == api.StatusOver
 		went := time.Now()
 		down(owner)
 		downs++

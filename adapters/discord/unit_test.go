@@ -17,30 +17,30 @@ import (
 
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/i18n"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 func TestComponentsLayout(t *testing.T) {
-	row := func(n int, verb table.Verb) []table.Button {
-		var r []table.Button
+	row := func(n int, verb api.Verb) []api.Button {
+		var r []api.Button
 		for i := range n {
-			r = append(r, table.Button{Label: strings.Repeat("x", 90), Style: table.ButtonStyle(i % 4),
-				Action: table.Action{Verb: verb, Table: "t1", Seq: 7, Arg: string(rune('a' + i))}})
+			r = append(r, api.Button{Label: strings.Repeat("x", 90), Style: api.ButtonStyle(i % 4),
+				Action: api.Action{Verb: verb, Table: "t1", Seq: 7, Arg: string(rune('a' + i))}})
 		}
 		return r
 	}
 	for _, tc := range []struct {
 		name string
-		rows [][]table.Button
+		rows [][]api.Button
 		want []int // buttons per action row
 	}{
 		{"none", nil, nil},
-		{"four", [][]table.Button{row(4, table.VerbJoin)}, []int{4}},
-		{"six cards", [][]table.Button{row(6, table.VerbPlay)}, []int{3, 3}},
-		{"seven", [][]table.Button{row(7, table.VerbPlay)}, []int{3, 4}},
-		{"cards and calls", [][]table.Button{row(6, table.VerbPlay), row(3, table.VerbAnnounce)}, []int{3, 3, 3}},
-		{"too many rows", [][]table.Button{row(10, table.VerbPlay), row(10, table.VerbTrump), row(6, table.VerbJoin)}, []int{5, 5, 5, 5, 3}},
+		{"four", [][]api.Button{row(4, api.VerbJoin)}, []int{4}},
+		{"six cards", [][]api.Button{row(6, api.VerbPlay)}, []int{3, 3}},
+		{"seven", [][]api.Button{row(7, api.VerbPlay)}, []int{3, 4}},
+		{"cards and calls", [][]api.Button{row(6, api.VerbPlay), row(3, api.VerbAnnounce)}, []int{3, 3, 3}},
+		{"too many rows", [][]api.Button{row(10, api.VerbPlay), row(10, api.VerbTrump), row(6, api.VerbJoin)}, []int{5, 5, 5, 5, 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			comps := components(tc.rows)
@@ -53,7 +53,7 @@ func TestComponentsLayout(t *testing.T) {
 					if len([]rune(btn.Label)) > 80 {
 						t.Errorf("label of %d characters", len([]rune(btn.Label)))
 					}
-					if _, err := table.ParseAction(btn.CustomID); err != nil {
+					if _, err := api.ParseAction(btn.CustomID); err != nil {
 						t.Errorf("custom_id %q: %v", btn.CustomID, err)
 					}
 				}
@@ -68,8 +68,8 @@ func TestComponentsLayout(t *testing.T) {
 			}
 		})
 	}
-	styles := map[table.ButtonStyle]discordgo.ButtonStyle{table.StylePrimary: discordgo.PrimaryButton,
-		table.StyleSecondary: discordgo.SecondaryButton, table.StyleDanger: discordgo.DangerButton, table.StyleSuccess: discordgo.SuccessButton}
+	styles := map[api.ButtonStyle]discordgo.ButtonStyle{api.StylePrimary: discordgo.PrimaryButton,
+		api.StyleSecondary: discordgo.SecondaryButton, api.StyleDanger: discordgo.DangerButton, api.StyleSuccess: discordgo.SuccessButton}
 	for in, want := range styles {
 		if got := buttonStyle(in); got != want {
 			t.Errorf("style %d → %d, want %d", in, got, want)
@@ -78,13 +78,13 @@ func TestComponentsLayout(t *testing.T) {
 }
 
 func TestRender(t *testing.T) {
-	m := table.Message{Title: "Table *1*", Text: "Team A: |||| |||| (9)\nname_with `ticks` ~x~ \\"}
+	m := api.Message{Title: "Table *1*", Text: "Team A: |||| |||| (9)\nname_with `ticks` ~x~ \\"}
 	got := render(m, "42")
 	want := "<@42> **Table \\*1\\***\nTeam A: \\|\\|\\|\\| \\|\\|\\|\\| (9)\nname\\_with \\`ticks\\` \\~x\\~ \\\\"
 	if got != want {
 		t.Errorf("render = %q\nwant     %q", got, want)
 	}
-	long := render(table.Message{Text: strings.Repeat("é", 3000)}, "")
+	long := render(api.Message{Text: strings.Repeat("é", 3000)}, "")
 	if n := len([]rune(long)); n != maxContent || !strings.HasSuffix(long, "…") {
 		t.Errorf("a long text became %d characters", n)
 	}
@@ -98,26 +98,26 @@ func TestActorAndPlace(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		i       *discordgo.Interaction
-		player  table.Player
+		player  api.Player
 		admin   bool
 		private bool
 	}{
-		{"member", member(discordgo.PermissionSendMessages, ""), table.Player{ID: "dc:1", Name: "Ann", Locale: "de"}, false, false},
-		{"nick", member(0, "Annie"), table.Player{ID: "dc:1", Name: "Annie", Locale: "de"}, false, false},
-		{"administrator", member(discordgo.PermissionAdministrator, ""), table.Player{ID: "dc:1", Name: "Ann", Locale: "de"}, true, false},
-		{"manage guild", member(discordgo.PermissionManageGuild, ""), table.Player{ID: "dc:1", Name: "Ann", Locale: "de"}, true, false},
-		{"manage channels", member(discordgo.PermissionManageChannels, ""), table.Player{ID: "dc:1", Name: "Ann", Locale: "de"}, true, false},
+		{"member", member(discordgo.PermissionSendMessages, ""), api.Player{ID: "dc:1", Name: "Ann", Locale: "de"}, false, false},
+		{"nick", member(0, "Annie"), api.Player{ID: "dc:1", Name: "Annie", Locale: "de"}, false, false},
+		{"administrator", member(discordgo.PermissionAdministrator, ""), api.Player{ID: "dc:1", Name: "Ann", Locale: "de"}, true, false},
+		{"manage guild", member(discordgo.PermissionManageGuild, ""), api.Player{ID: "dc:1", Name: "Ann", Locale: "de"}, true, false},
+		{"manage channels", member(discordgo.PermissionManageChannels, ""), api.Player{ID: "dc:1", Name: "Ann", Locale: "de"}, true, false},
 		{"dm", &discordgo.Interaction{ChannelID: "d", Context: discordgo.InteractionContextBotDM, Locale: "fr",
-			User: &discordgo.User{ID: "2", Username: "bo"}}, table.Player{ID: "dc:2", Name: "bo", Locale: "fr"}, false, true},
+			User: &discordgo.User{ID: "2", Username: "bo"}}, api.Player{ID: "dc:2", Name: "bo", Locale: "fr"}, false, true},
 		{"group dm", &discordgo.Interaction{ChannelID: "g", Context: discordgo.InteractionContextPrivateChannel,
-			User: &discordgo.User{ID: "3", Username: "cy"}}, table.Player{ID: "dc:3", Name: "cy"}, false, false},
+			User: &discordgo.User{ID: "3", Username: "cy"}}, api.Player{ID: "dc:3", Name: "cy"}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, admin, ok := actorOf(tc.i)
 			if !ok || p != tc.player || admin != tc.admin || isPrivate(tc.i) != tc.private {
 				t.Errorf("got %+v admin=%v private=%v", p, admin, isPrivate(tc.i))
 			}
-			want := table.Place{Platform: Platform, Chat: tc.i.ChannelID}
+			want := api.Place{Platform: Platform, Chat: tc.i.ChannelID}
 			if tc.i.GuildID != "" {
 				want.Title = "<#" + tc.i.ChannelID + ">" // shown on the table's private messages
 			}
@@ -137,22 +137,22 @@ func TestArgs(t *testing.T) {
 	}
 	type opts = []*discordgo.ApplicationCommandInteractionDataOption
 	for _, tc := range []struct {
-		verb table.Verb
+		verb api.Verb
 		opts opts
 		want string
 	}{
-		{table.VerbNew, opts{o("timer", "none"), o("stripes", float64(7))}, "stripes=7 timer=none"},
-		{table.VerbJoin, opts{o("seat", float64(3))}, "3"},
-		{table.VerbJoin, nil, ""},
-		{table.VerbBot, opts{o("seat", float64(2)), o("remove", true)}, "remove 2"},
-		{table.VerbBot, opts{o("remove", false)}, ""},
-		{table.VerbTrump, opts{o("suit", "hearts")}, "hearts"},
-		{table.VerbAnnounce, opts{o("call", "konter-a-matt")}, "konter-a-matt"},
-		{table.VerbPlay, opts{o("card", "QS")}, "QS"},
-		{table.VerbRematch, opts{o("partners", "rotate")}, "rotate"},
-		{table.VerbLang, opts{o("language", "lb")}, "lb"},
-		{table.VerbLang, opts{o("for", "table"), o("language", "de")}, "table de"},
-		{table.VerbLang, opts{o("for", "me"), o("language", "fr")}, "fr"},
+		{api.VerbNew, opts{o("timer", "none"), o("stripes", float64(7))}, "stripes=7 timer=none"},
+		{api.VerbJoin, opts{o("seat", float64(3))}, "3"},
+		{api.VerbJoin, nil, ""},
+		{api.VerbBot, opts{o("seat", float64(2)), o("remove", true)}, "remove 2"},
+		{api.VerbBot, opts{o("remove", false)}, ""},
+		{api.VerbTrump, opts{o("suit", "hearts")}, "hearts"},
+		{api.VerbAnnounce, opts{o("call", "konter-a-matt")}, "konter-a-matt"},
+		{api.VerbPlay, opts{o("card", "QS")}, "QS"},
+		{api.VerbRematch, opts{o("partners", "rotate")}, "rotate"},
+		{api.VerbLang, opts{o("language", "lb")}, "lb"},
+		{api.VerbLang, opts{o("for", "table"), o("language", "de")}, "table de"},
+		{api.VerbLang, opts{o("for", "me"), o("language", "fr")}, "fr"},
 	} {
 		if got := strings.Join(argsFor(tc.verb, tc.opts), " "); got != tc.want {
 			t.Errorf("%s %v: args %q, want %q", tc.verb, tc.opts, got, tc.want)
@@ -160,7 +160,7 @@ func TestArgs(t *testing.T) {
 	}
 	// Every subcommand is a verb the service knows.
 	for _, sc := range subcommands {
-		if v, ok := table.ParseVerb(string(sc.verb)); !ok || v != sc.verb {
+		if v, ok := api.ParseVerb(string(sc.verb)); !ok || v != sc.verb {
 			t.Errorf("subcommand %s is no verb", sc.verb)
 		}
 	}
@@ -230,19 +230,19 @@ func TestPrivateMessagesForClosedDMs(t *testing.T) {
 	kv.Put(ctx, bucketNoDM, bob.ID, []byte("x"))
 	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: kv})
 	t.Cleanup(func() { unregister(a) })
-	place := table.Place{Platform: Platform, Chat: guildChannel}
-	player := table.Player{ID: "dc:" + bob.ID, Name: "Bob"}
-	a.Deliver(context.Background(), []table.Message{
-		{Target: table.Target{Kind: table.ToPlayer, Place: place, Player: player}, Kind: table.KindHand, Key: "hand/t/m1/1/dc:" + bob.ID,
+	place := api.Place{Platform: Platform, Chat: guildChannel}
+	player := api.Player{ID: "dc:" + bob.ID, Name: "Bob"}
+	a.Deliver(context.Background(), []api.Message{
+		{Target: api.Target{Kind: api.ToPlayer, Place: place, Player: player}, Kind: api.KindHand, Key: "hand/t/m1/1/dc:" + bob.ID,
 			Version: 3, Table: "t", Text: "Q♠ K♥"},
-		{Target: table.Target{Kind: table.ToPlayer, Place: place, Player: player}, Kind: table.KindNotice, Version: 3, Table: "t",
+		{Target: api.Target{Kind: api.ToPlayer, Place: place, Player: player}, Kind: api.KindNotice, Version: 3, Table: "t",
 			Text: "⏰ It's your turn"},
 	})
 	if err := a.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	a.Deliver(context.Background(), []table.Message{{Target: table.Target{Kind: table.ToPlayer, Place: place, Player: player},
-		Kind: table.KindHand, Key: "hand/t/m1/1/dc:" + bob.ID, Version: 4, Table: "t", Text: "Q♠"}})
+	a.Deliver(context.Background(), []api.Message{{Target: api.Target{Kind: api.ToPlayer, Place: place, Player: player},
+		Kind: api.KindHand, Key: "hand/t/m1/1/dc:" + bob.ID, Version: 4, Table: "t", Text: "Q♠"}})
 	if err := a.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -281,11 +281,11 @@ func TestOutboxGlobalRate(t *testing.T) {
 	f := newFakeDiscord(t)
 	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: mem.New(), MaxRate: 100})
 	t.Cleanup(func() { unregister(a) })
-	var msgs []table.Message
+	var msgs []api.Message
 	for i := range 40 {
 		ch := strconv.Itoa(700000 + i)
-		msgs = append(msgs, table.Message{Target: table.Target{Kind: table.ToPlace, Place: table.Place{Platform: Platform, Chat: ch}},
-			Kind: table.KindNotice, Text: "hi"})
+		msgs = append(msgs, api.Message{Target: api.Target{Kind: api.ToPlace, Place: api.Place{Platform: Platform, Chat: ch}},
+			Kind: api.KindNotice, Text: "hi"})
 	}
 	start := time.Now()
 	a.Deliver(context.Background(), msgs)
@@ -307,10 +307,10 @@ func TestOutboxGlobalRate(t *testing.T) {
 func TestHandUpdateFromHeldQueue(t *testing.T) {
 	f := newFakeDiscord(t)
 	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: mem.New()})
-	player := table.Player{ID: "dc:" + bob.ID, Name: "Bob"}
-	hand := func(v uint64) table.Message {
-		return table.Message{Target: table.Target{Kind: table.ToPlayer, Player: player,
-			Place: table.Place{Platform: Platform, Chat: guildChannel}}, Kind: table.KindHand, Key: "t/hand/m1/1/dc:" + bob.ID,
+	player := api.Player{ID: "dc:" + bob.ID, Name: "Bob"}
+	hand := func(v uint64) api.Message {
+		return api.Message{Target: api.Target{Kind: api.ToPlayer, Player: player,
+			Place: api.Place{Platform: Platform, Chat: guildChannel}}, Kind: api.KindHand, Key: "t/hand/m1/1/dc:" + bob.ID,
 			Version: v, Table: "t", Text: "v" + strconv.Itoa(int(v))}
 	}
 	ctx := context.Background()
@@ -322,12 +322,12 @@ func TestHandUpdateFromHeldQueue(t *testing.T) {
 		}
 		return dm[0]
 	}
-	a.Deliver(ctx, []table.Message{hand(1)})
+	a.Deliver(ctx, []api.Message{hand(1)})
 	a.Flush(ctx)
 	id := shown().ID
 
 	h := a.out.Hold("dm:" + bob.ID)
-	a.Deliver(ctx, []table.Message{hand(2)}) // what the move produced
+	a.Deliver(ctx, []api.Message{hand(2)}) // what the move produced
 	if _, ok := a.takeHandUpdate(h, bob.ID, "another-message", "t", false); ok {
 		t.Fatalf("took a hand shown in another message")
 	}
@@ -347,7 +347,7 @@ func TestHandUpdateFromHeldQueue(t *testing.T) {
 }
 
 func TestRenderUsesKmSubcommands(t *testing.T) {
-	got := render(table.Message{Text: "Open one with /new, then /join; /rematch rotate."}, "")
+	got := render(api.Message{Text: "Open one with /new, then /join; /rematch rotate."}, "")
 	want := `Open one with /km new, then /km join; /km rematch rotate.`
 	if got != want {
 		t.Errorf("got %q, want %q", got, want)
@@ -390,7 +390,7 @@ func TestEscapeHostileNames(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			for _, text := range []string{name, "Team A: " + name + " & Bob", name + "\n" + name} {
-				out := render(table.Message{Text: text}, "")
+				out := render(api.Message{Text: text}, "")
 				if shown, bad := discordShows(out); bad != "" || shown != text {
 					t.Errorf("%q rendered as %q: Discord shows %q (%s)", text, out, shown, bad)
 				}
@@ -398,10 +398,10 @@ func TestEscapeHostileNames(t *testing.T) {
 		})
 	}
 	// The place's name in a title is the adapter's own channel mention: it stays a mention.
-	if got := render(table.Message{Title: "Table in <#500000000000000001>", Text: "x"}, ""); got != "**Table in <#500000000000000001>**\nx" {
+	if got := render(api.Message{Title: "Table in <#500000000000000001>", Text: "x"}, ""); got != "**Table in <#500000000000000001>**\nx" {
 		t.Errorf("title %q", got)
 	}
-	if got := render(table.Message{Title: "<t:0> in <#5>", Text: "x"}, ""); got != `**\<t:0> in <#5>**`+"\nx" {
+	if got := render(api.Message{Title: "<t:0> in <#5>", Text: "x"}, ""); got != `**\<t:0> in <#5>**`+"\nx" {
 		t.Errorf("title %q", got)
 	}
 }
@@ -452,7 +452,7 @@ type ctxSpy struct {
 	fromRun *atomic.Bool
 }
 
-func (c ctxSpy) Handle(ctx context.Context, cmd table.Command) ([]table.Message, error) {
+func (c ctxSpy) Handle(ctx context.Context, cmd api.Command) ([]api.Message, error) {
 	c.fromRun.Store(ctx.Value(runKey{}) == "run")
 	return c.Service.Handle(ctx, cmd)
 }
@@ -483,12 +483,12 @@ func TestShowHonoursItsContext(t *testing.T) {
 	a := mustNew(t, Config{Token: f.Token, APIURL: f.srv.URL, KV: mem.New()})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	place := table.Place{Platform: Platform, Chat: guildChannel}
+	place := api.Place{Platform: Platform, Chat: guildChannel}
 	for _, it := range []*item{
-		{Dest: "dm:" + bob.ID, Msg: table.Message{Target: table.Target{Kind: table.ToPlayer, Place: place,
-			Player: table.Player{ID: "dc:" + bob.ID}}, Kind: table.KindNotice, Text: "a DM"}},
-		{Dest: "ch:" + guildChannel, Msg: table.Message{Target: table.Target{Kind: table.ToPlace, Place: place},
-			Kind: table.KindNotice, Text: "a post"}},
+		{Dest: "dm:" + bob.ID, Msg: api.Message{Target: api.Target{Kind: api.ToPlayer, Place: place,
+			Player: api.Player{ID: "dc:" + bob.ID}}, Kind: api.KindNotice, Text: "a DM"}},
+		{Dest: "ch:" + guildChannel, Msg: api.Message{Target: api.Target{Kind: api.ToPlace, Place: place},
+			Kind: api.KindNotice, Text: "a post"}},
 	} {
 		if _, _, err := (platform{a}).Show(ctx, it, nil); err == nil {
 			t.Errorf("%s: shown with its context ended", it.Dest)

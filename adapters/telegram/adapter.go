@@ -33,6 +33,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/internal/outbox"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // Platform is the name of this platform in table.Place and in the service's Outboxes.
@@ -334,7 +335,7 @@ func (a *Adapter) setCommands() {
 	langs := append([]string{""}, i18n.Languages...)
 	for _, lang := range langs {
 		var cmds []tgbotapi.BotCommand
-		for _, v := range table.Verbs {
+		for _, v := range api.Verbs {
 			cmds = append(cmds, tgbotapi.BotCommand{Command: string(v), Description: clip(i18n.T(i18n.Pick(lang), "cmd."+string(v)), 256)})
 		}
 		cfg := tgbotapi.NewSetMyCommands(cmds...)
@@ -395,7 +396,7 @@ func (s *serial) do(key int64, fn func()) {
 func (s *serial) wait() { s.wg.Wait() }
 
 // playerOf is the table identity of a Telegram user.
-func playerOf(u *tgbotapi.User) table.Player {
+func playerOf(u *tgbotapi.User) api.Player {
 	name := strings.TrimSpace(u.FirstName + " " + u.LastName)
 	if name == "" {
 		name = u.UserName
@@ -403,11 +404,11 @@ func playerOf(u *tgbotapi.User) table.Player {
 	if name == "" {
 		name = "user " + strconv.FormatInt(u.ID, 10)
 	}
-	return table.Player{ID: "tg:" + strconv.FormatInt(u.ID, 10), Name: name, Locale: u.LanguageCode}
+	return api.Player{ID: "tg:" + strconv.FormatInt(u.ID, 10), Name: name, Locale: u.LanguageCode}
 }
 
 // userOf reads the Telegram user ID out of a player ID ("tg:123").
-func userOf(p table.Player) (int64, bool) {
+func userOf(p api.Player) (int64, bool) {
 	s, ok := strings.CutPrefix(p.ID, "tg:")
 	if !ok {
 		return 0, false
@@ -417,8 +418,8 @@ func userOf(p table.Player) (int64, bool) {
 }
 
 // placeOf is the table place of a chat (and forum topic).
-func placeOf(chat int64, thread int) table.Place {
-	p := table.Place{Platform: Platform, Chat: strconv.FormatInt(chat, 10)}
+func placeOf(chat int64, thread int) api.Place {
+	p := api.Place{Platform: Platform, Chat: strconv.FormatInt(chat, 10)}
 	if thread != 0 {
 		p.Thread = strconv.Itoa(thread)
 	}
@@ -426,7 +427,7 @@ func placeOf(chat int64, thread int) table.Place {
 }
 
 // chatOf reads a Telegram chat (and topic) out of a place; false for another platform's place.
-func chatOf(p table.Place) (chat int64, thread int, ok bool) {
+func chatOf(p api.Place) (chat int64, thread int, ok bool) {
 	if p.Platform != Platform {
 		return 0, 0, false
 	}

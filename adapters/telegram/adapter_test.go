@@ -12,6 +12,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -158,11 +159,11 @@ func TestRealHTTPServer(t *testing.T) {
 }
 
 func TestMarkupRows(t *testing.T) {
-	var row []table.Button
+	var row []api.Button
 	for i := range 10 {
-		row = append(row, table.Button{Label: string(rune('A' + i)), Action: table.Action{Verb: table.VerbPlay, Table: "t1", Seq: 3, Arg: "QS"}})
+		row = append(row, api.Button{Label: string(rune('A' + i)), Action: api.Action{Verb: api.VerbPlay, Table: "t1", Seq: 3, Arg: "QS"}})
 	}
-	kb, err := markup([][]table.Button{row, row[:2]}, urlButton{"https://t.me/x?start=t1", "Start"}, webAppButton{"", "none"},
+	kb, err := markup([][]api.Button{row, row[:2]}, urlButton{"https://t.me/x?start=t1", "Start"}, webAppButton{"", "none"},
 		webAppButton{"https://table.example/?table=t1", "Play"})
 	if err != nil {
 		t.Fatal(err)
@@ -186,8 +187,8 @@ func TestMarkupRows(t *testing.T) {
 	if kb, err := markup(nil, urlButton{}); kb != nil || err != nil {
 		t.Errorf("no buttons: %v %v", kb, err)
 	}
-	long := table.Button{Label: "x", Action: table.Action{Verb: table.VerbPlay, Table: strings.Repeat("t", 70)}}
-	if _, err := markup([][]table.Button{{long}}); err == nil {
+	long := api.Button{Label: "x", Action: api.Action{Verb: api.VerbPlay, Table: strings.Repeat("t", 70)}}
+	if _, err := markup([][]api.Button{{long}}); err == nil {
 		t.Error("over-long callback data was not refused")
 	}
 }

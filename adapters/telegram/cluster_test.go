@@ -15,6 +15,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
 	"github.com/kontermatt/kontermatt/storage/etcdstore/etcdtest"
@@ -234,8 +235,8 @@ func TestCopiesShareAGroupsBudget(t *testing.T) {
 		copies := twoCopies(t, f, store, logs)
 		for i := range 15 {
 			for n, e := range copies {
-				e.a.Deliver(context.Background(), []table.Message{{Target: table.Target{Kind: table.ToPlace, Place: placeOf(group, 0)},
-					Kind: table.KindNotice, Text: fmt.Sprintf("notice %d from copy %d", i, n)}})
+				e.a.Deliver(context.Background(), []api.Message{{Target: api.Target{Kind: api.ToPlace, Place: placeOf(group, 0)},
+					Kind: api.KindNotice, Text: fmt.Sprintf("notice %d from copy %d", i, n)}})
 			}
 		}
 		settle(3 * time.Minute)
@@ -257,8 +258,8 @@ func TestCopiesPostATableMessageOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f, store, logs := newFake(testToken), mem.New(), &tabletest.Buffer{}
 		copies := twoCopies(t, f, store, logs)
-		live := func(v uint64) []table.Message {
-			return []table.Message{{Target: table.Target{Kind: table.ToPlace, Place: placeOf(group, 0)}, Kind: table.KindLive,
+		live := func(v uint64) []api.Message {
+			return []api.Message{{Target: api.Target{Kind: api.ToPlace, Place: placeOf(group, 0)}, Kind: api.KindLive,
 				Key: "t1/live/1", Version: v, Table: "t1", Text: fmt.Sprintf("the table, version %d", v)}}
 		}
 		// The first post is slow: both copies want to send while it is on its way.
@@ -347,7 +348,7 @@ func startOwnedCopy(t testing.TB, name string, f *fakeAPI, c *etcdtest.Cluster, 
 	var svc *table.Service
 	a, err := New(Config{Token: testToken, APIURL: "http://api.fake", KV: st, Log: lg,
 		Client:  &http.Client{Transport: copyTransport{name: name, net: net, log: &pollLog{}}},
-		Cluster: leases, PollTimeout: 2 * time.Second, Owner: chat.OwnerFunc(func(p table.Place) bool { return svc.Owns(p) })})
+		Cluster: leases, PollTimeout: 2 * time.Second, Owner: chat.OwnerFunc(func(p api.Place) bool { return svc.Owns(p) })})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -433,7 +434,7 @@ func TestKilledOwnerMidSendTellsTheRestOnce(t *testing.T) {
 		held := owner.net.holding()
 		return slices.Contains(held, group) && len(held) == 1+len(humans)
 	})
-	if _, _, ok := lastWith(f, group, table.VerbHand, ""); ok {
+	if _, _, ok := lastWith(f, group, api.VerbHand, ""); ok {
 		t.Fatal("the table message reached the group before the owner was killed")
 	}
 	held := len(owner.net.holding())
@@ -446,7 +447,7 @@ func TestKilledOwnerMidSendTellsTheRestOnce(t *testing.T) {
 	// Every post that was on its way when the owner died: the group's table message, and each
 	// player's hand (a player cannot play without it).
 	told := func() bool {
-		if _, _, ok := lastWith(f, group, table.VerbHand, ""); !ok {
+		if _, _, ok := lastWith(f, group, api.VerbHand, ""); !ok {
 			return false
 		}
 		for _, u := range humans {
@@ -497,7 +498,7 @@ func hasHand(f *fakeAPI, user int64) bool {
 
 // watchOwners notes which copy owns a place, every 100 ms, until the owners are asked for: the
 // copies' names, each once for every time the place came to it.
-func watchOwners(copies []*botCopy, place table.Place) (owners func() []string) {
+func watchOwners(copies []*botCopy, place api.Place) (owners func() []string) {
 	var mu sync.Mutex
 	var seen []string
 	done := make(chan struct{})

@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"github.com/kontermatt/kontermatt/core/i18n"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // With privacy mode on (every bot's default) a group delivers a plain "/join" to the bot only if
@@ -14,7 +14,7 @@ import (
 // reads name the bot in every command they tell people to type.
 
 // groupVerbs are the bot's commands a group text may name: the table's verbs and /start.
-var groupVerbs = append(slices.Clone(table.Verbs), "start")
+var groupVerbs = append(slices.Clone(api.Verbs), "start")
 
 // rewriteCommands writes the bot's commands in a group text as /cmd@botname.
 func (a *Adapter) rewriteCommands(text string) string {
@@ -27,5 +27,5 @@ func (a *Adapter) rewriteCommands(text string) string {
 // addressed writes each of the bot's commands a text names as typed to the bot by name; other
 // words, links and a command that names a bot already ("/join@other") stay as they are.
 func addressed(text, bot string) string {
-	return i18n.RewriteCommands(text, groupVerbs, func(v table.Verb) string { return "/" + string(v) + "@" + bot })
+	return i18n.RewriteCommands(text, groupVerbs, func(v api.Verb) string { return "/" + string(v) + "@" + bot })
 }

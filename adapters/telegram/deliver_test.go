@@ -13,6 +13,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -89,15 +90,15 @@ func TestDeliverOnlyQueues(t *testing.T) {
 		defer svc.Close()
 		a.reach.Set(ctx, userKey(ursula.ID), true) // she never pressed Start
 		place := placeOf(group, 0)
-		player := func(u tgUser) table.Player {
+		player := func(u tgUser) api.Player {
 			return playerOf(&tgbotapi.User{ID: u.ID, FirstName: u.First, LanguageCode: u.Lang})
 		}
-		for _, c := range []table.Command{
-			{Verb: table.VerbNew, Actor: player(alice), Args: []string{"timer=none"}},
-			{Verb: table.VerbJoin, Actor: player(ursula)},
+		for _, c := range []api.Command{
+			{Verb: api.VerbNew, Actor: player(alice), Args: []string{"timer=none"}},
+			{Verb: api.VerbJoin, Actor: player(ursula)},
 		} {
 			c.Place = place
-			if r, _ := svc.Handle(context.Background(), c); len(r) > 0 && r[0].Kind == table.KindError {
+			if r, _ := svc.Handle(context.Background(), c); len(r) > 0 && r[0].Kind == api.KindError {
 				t.Fatalf("%s: %s", c.Verb, r[0].Text)
 			}
 		}
@@ -106,15 +107,15 @@ func TestDeliverOnlyQueues(t *testing.T) {
 
 		kv.stall()
 		defer kv.release() // should the test fail, the bubble still ends
-		done := make(chan []table.Message, 1)
+		done := make(chan []api.Message, 1)
 		go func() {
-			r, _ := svc.Handle(context.Background(), table.Command{Place: place, Actor: player(alice), Verb: table.VerbDeal})
+			r, _ := svc.Handle(context.Background(), api.Command{Place: place, Actor: player(alice), Verb: api.VerbDeal})
 			done <- r
 		}()
 		synctest.Wait()
 		select {
 		case r := <-done:
-			if len(r) > 0 && r[0].Kind == table.KindError {
+			if len(r) > 0 && r[0].Kind == api.KindError {
 				t.Fatalf("deal refused: %s", r[0].Text)
 			}
 		default:

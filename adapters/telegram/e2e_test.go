@@ -20,6 +20,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/coach"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -206,11 +207,11 @@ func checkClean(t testing.TB, f *fakeAPI, logs *tabletest.Buffer) {
 }
 
 // lastWith gives the newest bot message in a chat with a button of verb, and that button's data.
-func lastWith(f *fakeAPI, chat int64, verb table.Verb, arg string) (fmsg, string, bool) {
+func lastWith(f *fakeAPI, chat int64, verb api.Verb, arg string) (fmsg, string, bool) {
 	ms := f.messages(chat)
 	for i := len(ms) - 1; i >= 0; i-- {
 		for _, b := range ms[i].buttons() {
-			act, err := table.ParseAction(b[1])
+			act, err := api.ParseAction(b[1])
 			if err == nil && act.Verb == verb && (arg == "" || act.Arg == arg) {
 				return ms[i], b[1], true
 			}
@@ -219,7 +220,7 @@ func lastWith(f *fakeAPI, chat int64, verb table.Verb, arg string) (fmsg, string
 	return fmsg{}, "", false
 }
 
-func mustPress(t testing.TB, f *fakeAPI, u tgUser, chat int64, verb table.Verb, arg string) string {
+func mustPress(t testing.TB, f *fakeAPI, u tgUser, chat int64, verb api.Verb, arg string) string {
 	t.Helper()
 	m, data, ok := lastWith(f, chat, verb, arg)
 	if !ok {
@@ -250,9 +251,9 @@ func tableOf(t testing.TB, f *fakeAPI) string {
 
 func tableIn(t testing.TB, f *fakeAPI, group int64) string {
 	t.Helper()
-	for _, v := range []table.Verb{table.VerbJoin, table.VerbHand, table.VerbRematch} {
+	for _, v := range []api.Verb{api.VerbJoin, api.VerbHand, api.VerbRematch} {
 		if _, data, ok := lastWith(f, group, v, ""); ok {
-			act, _ := table.ParseAction(data)
+			act, _ := api.ParseAction(data)
 			return act.Table
 		}
 	}
@@ -304,7 +305,7 @@ var (
 
 // handMessage is the newest message in the user's private chat with card or trump buttons.
 func handMessage(f *fakeAPI, user int64) (fmsg, bool) {
-	for _, v := range []table.Verb{table.VerbPlay, table.VerbTrump} {
+	for _, v := range []api.Verb{api.VerbPlay, api.VerbTrump} {
 		if m, _, ok := lastWith(f, user, v, ""); ok {
 			// the newest of either kind
 			if m2, _, ok2 := lastWith(f, user, otherVerb(v), ""); ok2 && m2.ID > m.ID {
@@ -316,25 +317,25 @@ func handMessage(f *fakeAPI, user int64) (fmsg, bool) {
 	return fmsg{}, false
 }
 
-func otherVerb(v table.Verb) table.Verb {
-	if v == table.VerbPlay {
-		return table.VerbTrump
+func otherVerb(v api.Verb) api.Verb {
+	if v == api.VerbPlay {
+		return api.VerbTrump
 	}
-	return table.VerbPlay
+	return api.VerbPlay
 }
 
 // choose picks a move from a hand's text and buttons: a random trump, or a random legal card.
-func (d *driver) choose(text string, buttons [][2]string) (table.Action, bool) {
-	var trumps, plays []table.Action
+func (d *driver) choose(text string, buttons [][2]string) (api.Action, bool) {
+	var trumps, plays []api.Action
 	for _, b := range buttons {
-		act, err := table.ParseAction(b[1])
+		act, err := api.ParseAction(b[1])
 		if err != nil {
 			continue
 		}
 		switch act.Verb {
-		case table.VerbTrump:
+		case api.VerbTrump:
 			trumps = append(trumps, act)
-		case table.VerbPlay:
+		case api.VerbPlay:
 			plays = append(plays, act)
 		}
 	}
@@ -342,7 +343,7 @@ func (d *driver) choose(text string, buttons [][2]string) (table.Action, bool) {
 		return trumps[d.rng.IntN(len(trumps))], true
 	}
 	if len(plays) == 0 {
-		return table.Action{}, false
+		return api.Action{}, false
 	}
 	var hand core.CardSet
 	for _, p := range plays {
@@ -354,7 +355,7 @@ func (d *driver) choose(text string, buttons [][2]string) (table.Action, bool) {
 	}
 	trump, led := parseTable(text)
 	legal := core.Legal(hand, led, trump)
-	var ok []table.Action
+	var ok []api.Action
 	for _, p := range plays {
 		c, _ := core.ParseCard(p.Arg)
 		if legal.Has(c) {
@@ -405,7 +406,7 @@ func (d *driver) step(humans []tgUser) bool {
 			continue
 		}
 		d.last[h.ID] = [2]int{m.ID, m.Rev} // a refused press is not repeated on the same message
-		if d.illegal[h.ID] && act.Verb == table.VerbPlay {
+		if d.illegal[h.ID] && act.Verb == api.VerbPlay {
 			if bad, ok := d.illegalCard(m); ok {
 				delete(d.illegal, h.ID)
 				d.typeIllegal(h, bad)
@@ -414,7 +415,7 @@ func (d *driver) step(humans []tgUser) bool {
 		if d.typed[h.ID] {
 			delete(d.typed, h.ID)
 			cmd := "/play " + act.Arg
-			if act.Verb == table.VerbTrump {
+			if act.Verb == api.VerbTrump {
 				cmd = "/trump " + act.Arg
 			}
 			before := len(d.f.messages(group))
@@ -445,7 +446,7 @@ func (d *driver) step(humans []tgUser) bool {
 func (d *driver) illegalCard(m fmsg) (core.Card, bool) {
 	var hand core.CardSet
 	for _, b := range m.buttons() {
-		if act, err := table.ParseAction(b[1]); err == nil && act.Verb == table.VerbPlay {
+		if act, err := api.ParseAction(b[1]); err == nil && act.Verb == api.VerbPlay {
 			c, _ := core.ParseCard(act.Arg)
 			hand = hand.Add(c)
 		}
@@ -480,7 +481,7 @@ func (d *driver) typeIllegal(h tgUser, bad core.Card) {
 func over(f *fakeAPI) bool { return overIn(f, group) }
 
 func overIn(f *fakeAPI, chat int64) bool {
-	_, _, ok := lastWith(f, chat, table.VerbRematch, "")
+	_, _, ok := lastWith(f, chat, api.VerbRematch, "")
 	return ok
 }
 
@@ -519,12 +520,12 @@ func seatAllThen(t testing.TB, f *fakeAPI, group int64, options string, beforeDe
 	f.command(users[0], group, 0, strings.TrimSpace("/new@"+botUsername+" "+options))
 	settle(2 * time.Second)
 	for deadline := time.Now().Add(20 * time.Second); realTime && time.Now().Before(deadline); idle() {
-		if _, _, ok := lastWith(f, group, table.VerbJoin, ""); ok {
+		if _, _, ok := lastWith(f, group, api.VerbJoin, ""); ok {
 			break
 		}
 	}
 	for _, u := range users[1:] {
-		if id := mustPress(t, f, u, group, table.VerbJoin, ""); true {
+		if id := mustPress(t, f, u, group, api.VerbJoin, ""); true {
 			if text, alert := answerOf(t, f, id); alert {
 				t.Fatalf("%s could not join: %s", u.First, text)
 			}
@@ -532,7 +533,7 @@ func seatAllThen(t testing.TB, f *fakeAPI, group int64, options string, beforeDe
 	}
 	deadline := time.Now().Add(time.Minute)
 	for {
-		m, _, ok := lastWith(f, group, table.VerbDeal, "")
+		m, _, ok := lastWith(f, group, api.VerbDeal, "")
 		all := ok
 		for _, u := range users {
 			all = all && strings.Contains(m.Text, u.First)
@@ -548,7 +549,7 @@ func seatAllThen(t testing.TB, f *fakeAPI, group int64, options string, beforeDe
 	if beforeDeal != nil {
 		beforeDeal()
 	}
-	id := mustPress(t, f, users[0], group, table.VerbDeal, "")
+	id := mustPress(t, f, users[0], group, api.VerbDeal, "")
 	if text, alert := answerOf(t, f, id); alert {
 		t.Fatalf("deal refused: %s", text)
 	}
@@ -596,7 +597,7 @@ func TestFourHumansWholeMatch(t *testing.T) {
 		d := newDriver(t, f, 1)
 		var ended time.Time // when the service finished the match
 		d.playUntil(humans, 2*time.Hour, func() bool {
-			if st, _ := e.svc.Status(tableID); st == table.StatusOver && ended.IsZero() {
+			if st, _ := e.svc.Status(tableID); st == api.StatusOver && ended.IsZero() {
 				ended = time.Now()
 			}
 			return over(f)
@@ -654,15 +655,15 @@ func TestPressesRefused(t *testing.T) {
 		e := startEnv(t, f, store, logs)
 		f.command(alice, group, 0, "/new@"+botUsername+" timer=none")
 		settle(2 * time.Second)
-		lobby, _, _ := lastWith(f, group, table.VerbLeave, "")
+		lobby, _, _ := lastWith(f, group, api.VerbLeave, "")
 
 		// Someone who does not sit at the table.
-		id := mustPress(t, f, olga, group, table.VerbLeave, "")
+		id := mustPress(t, f, olga, group, api.VerbLeave, "")
 		if text, alert := answerOf(t, f, id); !alert || text != i18n.T("en", "err.not_seated") {
 			t.Errorf("outsider's Leave: answer %q alert=%v", text, alert)
 		}
-		_, oldLeave, _ := lastWith(f, group, table.VerbLeave, "")
-		if text, alert := answerOf(t, f, mustPress(t, f, bob, group, table.VerbJoin, "")); alert {
+		_, oldLeave, _ := lastWith(f, group, api.VerbLeave, "")
+		if text, alert := answerOf(t, f, mustPress(t, f, bob, group, api.VerbJoin, "")); alert {
 			t.Fatalf("Bob's join refused: %s", text)
 		}
 		// A button from before its presser's last command is stale: Bob's Leave on the lobby as it
@@ -672,9 +673,9 @@ func TestPressesRefused(t *testing.T) {
 			t.Errorf("stale Leave: answer %q alert=%v", text, alert)
 		}
 		settle(5 * time.Second)
-		mustPress(t, f, alice, group, table.VerbDeal, "")
+		mustPress(t, f, alice, group, api.VerbDeal, "")
 		settle(5 * time.Second)
-		id = mustPress(t, f, olga, group, table.VerbHand, "")
+		id = mustPress(t, f, olga, group, api.VerbHand, "")
 		if text, alert := answerOf(t, f, id); !alert || text != i18n.T("en", "err.not_seated") {
 			t.Errorf("outsider's My hand: answer %q alert=%v", text, alert)
 		}
@@ -704,7 +705,7 @@ func TestPressesRefused(t *testing.T) {
 		tableID := act.Table
 		plays := 0
 		for _, l := range store.Log(tableID) {
-			if l.Verb == table.VerbPlay && l.Actor == "tg:"+fmt.Sprint(who.ID) {
+			if l.Verb == api.VerbPlay && l.Actor == "tg:"+fmt.Sprint(who.ID) {
 				plays++
 			}
 		}
@@ -766,7 +767,7 @@ func TestNeverPressedStart(t *testing.T) {
 		settle(2 * time.Second)
 		f.command(ursula, group, 0, "/join")
 		settle(5 * time.Second)
-		mustPress(t, f, alice, group, table.VerbDeal, "")
+		mustPress(t, f, alice, group, api.VerbDeal, "")
 		settle(10 * time.Second) // the group's messages go one every 3 s (groupBurst)
 		tableID := tableOf(t, f)
 
@@ -791,7 +792,7 @@ func TestNeverPressedStart(t *testing.T) {
 		}
 
 		// "My hand" in the group: the hand in an alert, only for her.
-		id := mustPress(t, f, ursula, group, table.VerbHand, "")
+		id := mustPress(t, f, ursula, group, api.VerbHand, "")
 		text, alert := answerOf(t, f, id)
 		if !alert || len16(text) > alertMax || !strings.ContainsAny(text, "♠♥♦♣") {
 			t.Errorf("My hand alert: %q (alert=%v, %d chars)", text, alert, len16(text))
@@ -816,11 +817,11 @@ func TestNeverPressedStart(t *testing.T) {
 		d.illegal[alice.ID] = true
 		ursulaTriedIllegal := false
 		ursulaMoves := func() bool {
-			live, _, _ := lastWith(f, group, table.VerbHand, "")
+			live, _, _ := lastWith(f, group, api.VerbHand, "")
 			if !strings.Contains(live.Text, i18n.T("en", "live.turn", "Ursula")) && !strings.Contains(live.Text, i18n.T("en", "live.choosing", "Ursula")) {
 				return false
 			}
-			id := mustPress(t, f, ursula, group, table.VerbHand, "")
+			id := mustPress(t, f, ursula, group, api.VerbHand, "")
 			text, _ := answerOf(t, f, id)
 			if !strings.Contains(text, yourTurn) && !strings.Contains(text, chooseTrump) {
 				return false
@@ -897,7 +898,7 @@ func TestNeverPressedStart(t *testing.T) {
 
 		// A long board for someone who never started the bot: the alert, one failed attempt to send
 		// the whole board privately, and no deep link (it is not about cards).
-		id = mustPress(t, f, olga, group, table.VerbBoard, "")
+		id = mustPress(t, f, olga, group, api.VerbBoard, "")
 		if text, alert := answerOf(t, f, id); !alert || !strings.Contains(text, "Ursula & Computer 4") {
 			t.Errorf("Board alert: %q", text)
 		}
@@ -959,8 +960,8 @@ func TestRetryAfter(t *testing.T) {
 
 		// Edits: two joins while the edit waits out a 429 become one edit with both.
 		f.failNext("editMessageText", group, 1, 429, "Too Many Requests: retry after 4", 4)
-		mustPress(t, f, bob, group, table.VerbJoin, "")
-		mustPress(t, f, carla, group, table.VerbJoin, "")
+		mustPress(t, f, bob, group, api.VerbJoin, "")
+		mustPress(t, f, carla, group, api.VerbJoin, "")
 		settle(20 * time.Second)
 		var edits []call
 		for _, c := range f.Calls() {
@@ -1059,29 +1060,29 @@ func TestForumTopicAndPicture(t *testing.T) {
 		e := startEnv(t, f, store, logs)
 		f.command(alice, group, 77, "/new@"+botUsername)
 		settle(3 * time.Second)
-		lobby, _, ok := lastWith(f, group, table.VerbJoin, "")
+		lobby, _, ok := lastWith(f, group, api.VerbJoin, "")
 		if !ok || lobby.Thread != 77 {
 			t.Fatalf("the lobby is not in topic 77: %+v", lobby)
 		}
-		mustPress(t, f, bob, group, table.VerbJoin, "")
+		mustPress(t, f, bob, group, api.VerbJoin, "")
 		settle(5 * time.Second)
-		if m, _, _ := lastWith(f, group, table.VerbJoin, ""); !strings.Contains(m.Text, "Bob") {
+		if m, _, _ := lastWith(f, group, api.VerbJoin, ""); !strings.Contains(m.Text, "Bob") {
 			t.Errorf("Bob's press in the topic did not reach its table: %q", m.Text)
 		}
 		// A press on a message the bot can no longer access names no topic: it still counts at
 		// the topic's table, whose place is stored.
-		id := f.pressInaccessible(carla, &lobby, mustData(t, lobby, table.VerbJoin))
+		id := f.pressInaccessible(carla, &lobby, mustData(t, lobby, api.VerbJoin))
 		if text, alert := answerOf(t, f, id); alert {
 			t.Errorf("a press in the topic on an inaccessible message: %q", text)
 		}
 		settle(5 * time.Second)
-		if m, _, _ := lastWith(f, group, table.VerbJoin, ""); !strings.Contains(m.Text, "Carla") {
+		if m, _, _ := lastWith(f, group, api.VerbJoin, ""); !strings.Contains(m.Text, "Carla") {
 			t.Errorf("Carla's press on an inaccessible message did not reach the topic's table: %q", m.Text)
 		}
 		// The general chat is another place: it may have its own table.
 		f.command(dan, group, 0, "/new")
 		settle(3 * time.Second)
-		if m, _, ok := lastWith(f, group, table.VerbJoin, ""); !ok || m.Thread != 0 {
+		if m, _, ok := lastWith(f, group, api.VerbJoin, ""); !ok || m.Thread != 0 {
 			t.Errorf("no second table outside the topic: %d messages", len(f.messages(group)))
 		}
 		b := f.command(bob, group, 77, "/board")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
 	"github.com/kontermatt/kontermatt/storage/mem"
@@ -49,16 +50,16 @@ func TestForgetReachesTheAdaptersBuckets(t *testing.T) {
 		settle(2 * time.Second)
 		f.command(eve, group, 0, "/join")
 		settle(5 * time.Second)
-		mustPress(t, f, alice, group, table.VerbDeal, "")
+		mustPress(t, f, alice, group, api.VerbDeal, "")
 		settle(5 * time.Second)
 		d := newDriver(t, f, 3)
 		d.playUntil([]tgUser{alice}, 2*time.Hour, func() bool { return over(f) })
-		mustPress(t, f, alice, group, table.VerbRematch, "")
+		mustPress(t, f, alice, group, api.VerbRematch, "")
 		d.playUntil([]tgUser{alice}, time.Hour, func() bool { return d.moves >= 2 })
 		key := strconv.FormatInt(eve.ID, 10)
 		// Her blocked mark is hers (registered with People); her held-back hands are the table's
 		// ("<table>/<user>", pruned with it), and forgetting reaches them by the KV convention.
-		tableID := svc.TableAt(table.Place{Platform: Platform, Chat: strconv.FormatInt(group, 10)})
+		tableID := svc.TableAt(api.Place{Platform: Platform, Chat: strconv.FormatInt(group, 10)})
 		for _, e := range []struct{ bucket, key string }{{bucketBlocked, key}, {bucketPending, userTable(eve.ID, tableID)}} {
 			if _, ok, _ := st.Get(ctx, e.bucket, e.key); !ok {
 				t.Fatalf("the adapter keeps nothing in %s about Evangeline: the test shows nothing", e.bucket)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // What happens to the groups the bot writes to, and what it does about it:
@@ -288,7 +289,7 @@ func (a *Adapter) heard(chat int64, thread int) {
 
 // gotThrough notes that a message reached a chat: a table paused because its place refused the
 // bot goes on (after a restart too: the pause is stored, the outbox's is not).
-func (a *Adapter) gotThrough(chat int64, thread int, m table.Message) {
+func (a *Adapter) gotThrough(chat int64, thread int, m api.Message) {
 	if chat < 0 {
 		a.Reached(context.Background(), placeOf(chat, thread), m.Table)
 	}
@@ -369,14 +370,14 @@ func (a *Adapter) onGroupMember(ctx context.Context, c *tgbotapi.ChatMemberUpdat
 func (a *Adapter) welcome(chat int64, thread int, locale string) {
 	lang := i18n.Pick(locale)
 	btn := i18n.T(lang, "btn.new")
-	row := []table.Button{{Label: btn, Action: table.Action{Verb: table.VerbNew}, Style: table.StyleSuccess}}
+	row := []api.Button{{Label: btn, Action: api.Action{Verb: api.VerbNew}, Style: api.StyleSuccess}}
 	if a.cfg.RulesURL == "" {
 		// No rules page of the host's: the rules are told in the chat, in the reader's language,
 		// rather than linked to a page in English elsewhere.
-		row = append(row, table.Button{Label: i18n.T(lang, "btn.rules"), Action: table.Action{Verb: table.VerbRules}, Style: table.StyleSecondary})
+		row = append(row, api.Button{Label: i18n.T(lang, "btn.rules"), Action: api.Action{Verb: api.VerbRules}, Style: api.StyleSecondary})
 	}
-	it := newItem(chat, thread, table.Message{Kind: table.KindNotice, Lang: lang, Text: tr(lang, "welcome", btn),
-		Buttons: [][]table.Button{row}})
+	it := newItem(chat, thread, api.Message{Kind: api.KindNotice, Lang: lang, Text: tr(lang, "welcome", btn),
+		Buttons: [][]api.Button{row}})
 	if a.cfg.RulesURL != "" {
 		it.Data.link, it.Data.label = a.cfg.RulesURL, i18n.T(lang, "btn.rules")
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/i18n"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // A basic group and the supergroup it becomes.
@@ -34,7 +34,7 @@ func TestGroupBecomesSupergroup(t *testing.T) {
 				d := newDriver(t, f, 21)
 				d.playUntil(humans, time.Hour, func() bool { return d.moves >= 4 })
 				settle(time.Minute) // the group's table message is out
-				oldLive, _, ok := lastWith(f, basicGroup, table.VerbBoard, "")
+				oldLive, _, ok := lastWith(f, basicGroup, api.VerbBoard, "")
 				if !ok {
 					t.Fatalf("no table message: %+v", f.messages(basicGroup))
 				}
@@ -60,7 +60,7 @@ func TestGroupBecomesSupergroup(t *testing.T) {
 				}
 
 				// A press on a message from before the upgrade counts for the supergroup's table.
-				id := f.press(bob, &oldLive, mustData(t, oldLive, table.VerbBoard))
+				id := f.press(bob, &oldLive, mustData(t, oldLive, api.VerbBoard))
 				if text, _ := answerOf(t, f, id); text == i18n.T("en", "err.other_place") || text == i18n.T("en", "err.no_table") {
 					t.Errorf("a press on the old group's message: %q", text)
 				}
@@ -68,7 +68,7 @@ func TestGroupBecomesSupergroup(t *testing.T) {
 				// table it brought needs no welcome.
 				f.memberUpdate(superGroup, alice, status("left"), status("member"))
 				d.playUntil(humans, 3*time.Hour, func() bool { return overIn(f, superGroup) })
-				if _, _, ok := lastWith(f, superGroup, table.VerbNew, ""); ok {
+				if _, _, ok := lastWith(f, superGroup, api.VerbNew, ""); ok {
 					t.Error("the supergroup got a welcome though it has its table")
 				}
 				settle(2 * time.Minute) // the last messages within the group's 20 a minute
@@ -110,10 +110,10 @@ func TestGroupBecomesSupergroup(t *testing.T) {
 }
 
 // mustData gives the data of a message's button of verb.
-func mustData(t testing.TB, m fmsg, verb table.Verb) string {
+func mustData(t testing.TB, m fmsg, verb api.Verb) string {
 	t.Helper()
 	for _, b := range m.buttons() {
-		if act, err := table.ParseAction(b[1]); err == nil && act.Verb == verb {
+		if act, err := api.ParseAction(b[1]); err == nil && act.Verb == verb {
 			return b[1]
 		}
 	}

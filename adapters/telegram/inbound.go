@@ -8,7 +8,7 @@ import (
 
 	chatpolicy "github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/i18n"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // alertMax is the longest callback answer Telegram shows (characters).
@@ -58,14 +58,14 @@ func (a *Adapter) onMessage(ctx context.Context, u update) error {
 	args := strings.Fields(m.CommandArguments())
 	place := placeOf(chat, thread)
 	place.Title = m.Chat.Title // groups have one; a private chat has none
-	cmd := table.Command{Place: place, Args: args, EventID: eventID(u), Private: private}
+	cmd := api.Command{Place: place, Args: args, EventID: eventID(u), Private: private}
 	if anonymous {
 		// They speak for the group: no person to seat, but certainly one of its admins.
 		title := m.Chat.Title
 		if title == "" {
 			title = m.SenderChat.Title
 		}
-		cmd.Actor = table.Player{ID: "tg:chat:" + dest(m.Chat.ID), Name: title}
+		cmd.Actor = api.Player{ID: "tg:chat:" + dest(m.Chat.ID), Name: title}
 		cmd.Admin, cmd.Anonymous = true, true
 	} else {
 		cmd.Actor = playerOf(m.From)
@@ -80,12 +80,12 @@ func (a *Adapter) onMessage(ctx context.Context, u update) error {
 		a.welcome(chat, thread, lang)
 		return nil
 	}
-	verb, ok := table.ParseVerb(name)
+	verb, ok := api.ParseVerb(name)
 	if !ok {
 		if !private {
 			return nil // a command of another bot in the group
 		}
-		verb = table.VerbHelp
+		verb = api.VerbHelp
 	}
 	cmd.Verb = verb
 	if tooLate(m, verb) {
@@ -98,7 +98,7 @@ func (a *Adapter) onMessage(ctx context.Context, u update) error {
 	}
 	replies, err := a.Service().Handle(ctx, cmd)
 	if unchecked { // they counted as a member, whatever they are: they learn why
-		replies = append(replies, table.Message{Kind: table.KindNotice, Lang: i18n.Pick(m.From.LanguageCode),
+		replies = append(replies, api.Message{Kind: api.KindNotice, Lang: i18n.Pick(m.From.LanguageCode),
 			Text: tr(m.From.LanguageCode, "admin_unknown")})
 	}
 	failed := notStored(err)
@@ -117,7 +117,7 @@ func (a *Adapter) onMessage(ctx context.Context, u update) error {
 
 // forAnonymous keeps the note that an anonymous admin cannot sit down to once per group and
 // table: they may not see why their message does nothing, but need not read it every time.
-func (a *Adapter) forAnonymous(chat int64, replies []table.Message) []table.Message {
+func (a *Adapter) forAnonymous(chat int64, replies []api.Message) []api.Message {
 	out := replies[:0:0]
 	for _, r := range replies {
 		if r.Reason == "err.anonymous" && !a.anonymousNote(chat, r.Table) {
@@ -131,24 +131,24 @@ func (a *Adapter) forAnonymous(chat int64, replies []table.Message) []table.Mess
 
 // onStart handles /start in the private chat. With a table as payload (the deep link) it
 // delivers the player's hand at once.
-func (a *Adapter) onStart(ctx context.Context, m *tgbotapi.Message, cmd table.Command) {
+func (a *Adapter) onStart(ctx context.Context, m *tgbotapi.Message, cmd api.Command) {
 	user := m.From.ID
 	lang := i18n.Pick(m.From.LanguageCode)
 	if len(cmd.Args) == 0 {
-		a.enqueue(newItem(user, 0, table.Message{Kind: table.KindNotice, Text: tr(lang, "start.hi")}))
+		a.enqueue(newItem(user, 0, api.Message{Kind: api.KindNotice, Text: tr(lang, "start.hi")}))
 		return
 	}
-	cmd.Table, cmd.Verb, cmd.Args = cmd.Args[0], table.VerbHand, nil
+	cmd.Table, cmd.Verb, cmd.Args = cmd.Args[0], api.VerbHand, nil
 	sent := false
 	replies, _ := a.Service().Handle(ctx, cmd) // a hand is only read: the refusal, if any, is in the replies
 	for _, r := range replies {
-		if r.Kind == table.KindReply {
+		if r.Kind == api.KindReply {
 			a.sendHand(user, r)
 			sent = true
 		}
 	}
 	if !sent { // no game yet, or no seat: the hand comes by itself when there is one
-		a.enqueue(newItem(user, 0, table.Message{Kind: table.KindNotice, Text: tr(lang, "start.ok")}))
+		a.enqueue(newItem(user, 0, api.Message{Kind: api.KindNotice, Text: tr(lang, "start.ok")}))
 	}
 }
 
@@ -156,17 +156,17 @@ func (a *Adapter) onStart(ctx context.Context, m *tgbotapi.Message, cmd table.Co
 // to the command. A secret reply (a hand, a refusal that names the sender's cards) goes to the
 // sender's private chat; where that is closed to the bot, the group gets its public form
 // (chat.Public) and the link that opens the private chat.
-func (a *Adapter) replyTyped(cmd table.Command, m *tgbotapi.Message, chat int64, thread int, replies []table.Message) {
+func (a *Adapter) replyTyped(cmd api.Command, m *tgbotapi.Message, chat int64, thread int, replies []api.Message) {
 	user := m.From.ID
 	for _, r := range replies {
 		switch {
 		case cmd.Private:
 			it := newItem(chat, 0, r)
-			if cmd.Verb == table.VerbHand {
+			if cmd.Verb == api.VerbHand {
 				a.browserLink(it, r)
 			}
 			a.enqueue(it)
-		case cmd.Verb == table.VerbNew && r.Kind == table.KindNotice:
+		case cmd.Verb == api.VerbNew && r.Kind == api.KindNotice:
 			// "Table opened": the lobby the group gets says so, with its buttons; a reply of
 			// its own would be a second post for one command.
 		case !r.Secret:
@@ -178,7 +178,7 @@ func (a *Adapter) replyTyped(cmd table.Command, m *tgbotapi.Message, chat int64,
 			switch {
 			case a.isBlocked(user):
 				a.enqueue(inGroup)
-			case cmd.Verb == table.VerbHand && r.Kind == table.KindReply:
+			case cmd.Verb == api.VerbHand && r.Kind == api.KindReply:
 				a.sendHand(user, r)
 			default:
 				// If the private chat turns out to be closed, the group gets the public form.
@@ -192,13 +192,13 @@ func (a *Adapter) replyTyped(cmd table.Command, m *tgbotapi.Message, chat int64,
 
 // publicReply is a secret reply to a typed command as the group may see it: its public text,
 // with the link that opens the private chat, as a reply to the command.
-func (a *Adapter) publicReply(r table.Message, m *tgbotapi.Message, chat int64, thread int) *item {
+func (a *Adapter) publicReply(r api.Message, m *tgbotapi.Message, chat int64, thread int) *item {
 	lang := i18n.Pick(r.Lang, m.From.LanguageCode)
 	text := "" // without a public text, the link alone
 	if pub, ok := chatpolicy.Public(r); ok {
 		text = pub.Text
 	}
-	it := newItem(chat, thread, table.Message{Kind: table.KindNotice, Table: r.Table, Text: text, Lang: lang})
+	it := newItem(chat, thread, api.Message{Kind: api.KindNotice, Table: r.Table, Text: text, Lang: lang})
 	it.Data.replyTo = m.MessageID
 	it.Data.link, it.Data.label = a.deepLink(r.Table), tr(lang, "dm.button")
 	return it
@@ -225,7 +225,7 @@ func (a *Adapter) onCallback(ctx context.Context, u update) (failed error) {
 		return nil
 	}
 	lang := i18n.Pick(cq.From.LanguageCode)
-	act, err := table.ParseAction(cq.Data)
+	act, err := api.ParseAction(cq.Data)
 	if err != nil {
 		text = tr(lang, "btn.alien")
 		return nil
@@ -258,14 +258,14 @@ func (a *Adapter) onCallback(ctx context.Context, u update) (failed error) {
 	}
 	for _, r := range replies {
 		switch {
-		case act.Verb == table.VerbHand && r.Kind == table.KindReply:
+		case act.Verb == api.VerbHand && r.Kind == api.KindReply:
 			// Shown to the presser only, as an alert; and brought to the private chat if possible.
 			lines, alert = append(lines, r.Text), true
 			if !a.isBlocked(user) {
 				a.sendHand(user, r)
 			}
-		case r.Kind == table.KindReply && !r.Secret && (r.File != nil || r.Record != "" || r.Picture == table.PictureStandings ||
-			act.Verb == table.VerbRules):
+		case r.Kind == api.KindReply && !r.Secret && (r.File != nil || r.Record != "" || r.Picture == api.PictureStandings ||
+			act.Verb == api.VerbRules):
 			// A kept match's file or board, a league table, or the rules (the welcome's button)
 			// was asked for to be seen: not an alert, a message in the chat the button is in. (The live board answers as an alert,
 			// as a press at the table should not add to the group's messages.)
@@ -274,12 +274,12 @@ func (a *Adapter) onCallback(ctx context.Context, u update) (failed error) {
 			} else {
 				a.enqueue(newItem(chat, thread, r))
 			}
-		case r.Kind == table.KindReply:
+		case r.Kind == api.KindReply:
 			lines, alert = append(lines, r.Text), true
 			if len16(r.Text) > alertMax && !a.isBlocked(user) {
 				a.enqueue(newItem(user, 0, r)) // the whole text, privately
 			}
-		case r.Kind == table.KindError:
+		case r.Kind == api.KindError:
 			lines, alert = append(lines, r.Text), true
 		default:
 			lines = append(lines, r.Text)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -48,20 +49,20 @@ type noting struct {
 	a *Adapter
 }
 
-func (n noting) Deliver(ctx context.Context, msgs []table.Message) {
+func (n noting) Deliver(ctx context.Context, msgs []api.Message) {
 	n.v.note(n.a, msgs)
 	n.a.Deliver(ctx, msgs)
 }
 
-func (v *shownVersions) note(a *Adapter, msgs []table.Message) {
+func (v *shownVersions) note(a *Adapter, msgs []api.Message) {
 	v.mu.Lock()
 	for _, m := range msgs {
-		if (m.Kind == table.KindLive || m.Kind == table.KindLobby) && m.Target.Kind == table.ToPlace {
+		if (m.Kind == api.KindLive || m.Kind == api.KindLobby) && m.Target.Kind == api.ToPlace {
 			text := a.rewriteCommands(messageText(m))
 			v.of[text] = max(v.of[text], m.Version)
 			v.key[text] = m.Key
 			n := len(v.marks)
-			newDeal := m.Kind == table.KindLive && (n == 0 || v.marks[n-1].key != m.Key) && strings.Contains(m.Key, "/")
+			newDeal := m.Kind == api.KindLive && (n == 0 || v.marks[n-1].key != m.Key) && strings.Contains(m.Key, "/")
 			if (m.HoldFor > 0 || newDeal) && (n == 0 || v.marks[n-1].seq < m.Version) {
 				v.marks = append(v.marks, mark{m.Version, m.Key})
 			}

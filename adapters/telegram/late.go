@@ -8,7 +8,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/kontermatt/kontermatt/core/i18n"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // After an outage Telegram delivers what it kept: a typed message for up to a day after it was
@@ -23,9 +23,9 @@ const lateAfter = 3 * time.Minute
 
 // lateVerbs change a table, so that their moment matters. The others (help, the hand, the board,
 // statistics, one's own data and language, forgetting) are answered however late they come.
-var lateVerbs = []table.Verb{table.VerbNew, table.VerbJoin, table.VerbLeave, table.VerbBot, table.VerbSeat,
-	table.VerbShuffle, table.VerbDeal, table.VerbTrump, table.VerbAnnounce, table.VerbPlay, table.VerbStop,
-	table.VerbRematch, table.VerbSettings}
+var lateVerbs = []api.Verb{api.VerbNew, api.VerbJoin, api.VerbLeave, api.VerbBot, api.VerbSeat,
+	api.VerbShuffle, api.VerbDeal, api.VerbTrump, api.VerbAnnounce, api.VerbPlay, api.VerbStop,
+	api.VerbRematch, api.VerbSettings}
 
 // lateToldFor is how long one notice covers a sender's late commands: an outage's backlog comes
 // within seconds, so a sender hears of it once.
@@ -38,7 +38,7 @@ type late struct {
 }
 
 // tooLate reports whether a typed command came too late to be applied.
-func tooLate(m *tgbotapi.Message, verb table.Verb) bool {
+func tooLate(m *tgbotapi.Message, verb api.Verb) bool {
 	return m.Date > 0 && time.Since(time.Unix(int64(m.Date), 0)) > lateAfter && slices.Contains(lateVerbs, verb)
 }
 
@@ -65,7 +65,7 @@ func (l *late) dueNotice(sender int64) bool {
 // refuseLate tells the sender of a command that came too late that it was not applied: in their
 // private chat, or where that is closed to the bot (or they wrote as the group), in a line in the
 // group that names neither the command's arguments nor anything they hold.
-func (a *Adapter) refuseLate(cmd table.Command, m *tgbotapi.Message, chat int64, thread int) {
+func (a *Adapter) refuseLate(cmd api.Command, m *tgbotapi.Message, chat int64, thread int) {
 	sender := m.From.ID
 	if cmd.Anonymous {
 		sender = chat
@@ -76,9 +76,9 @@ func (a *Adapter) refuseLate(cmd table.Command, m *tgbotapi.Message, chat int64,
 		return
 	}
 	lang := i18n.Pick(m.From.LanguageCode)
-	public := newItem(chat, thread, table.Message{Kind: table.KindNotice, Lang: lang, Text: tr(lang, "late.public", cmd.Actor.Name)})
+	public := newItem(chat, thread, api.Message{Kind: api.KindNotice, Lang: lang, Text: tr(lang, "late.public", cmd.Actor.Name)})
 	public.Data.replyTo = m.MessageID
-	private := newItem(sender, 0, table.Message{Kind: table.KindNotice, Lang: lang, Text: tr(lang, "late", string(cmd.Verb))})
+	private := newItem(sender, 0, api.Message{Kind: api.KindNotice, Lang: lang, Text: tr(lang, "late", string(cmd.Verb))})
 	switch {
 	case cmd.Private:
 		a.enqueue(private)

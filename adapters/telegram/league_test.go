@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -27,7 +27,7 @@ func TestLeagueInAGroup(t *testing.T) {
 		d := newDriver(t, f, 4)
 		d.playUntil(humans, 2*time.Hour, func() bool { return over(f) })
 		settle(5 * time.Second)
-		mustPress(t, f, alice, group, table.VerbRematch, "")
+		mustPress(t, f, alice, group, api.VerbRematch, "")
 		settle(5 * time.Second)
 		d.playUntil(humans, 2*time.Hour, func() bool { return len(summaries(f)) == 2 })
 		settle(10 * time.Second)
@@ -58,11 +58,11 @@ func TestLeagueInAGroup(t *testing.T) {
 		// The newest match's buttons come first: its record, then its board.
 		var rec, board string
 		for _, btn := range hist.buttons() {
-			if act, err := table.ParseAction(btn[1]); err == nil && rec == "" && strings.HasPrefix(act.Arg, "r:") {
+			if act, err := api.ParseAction(btn[1]); err == nil && rec == "" && strings.HasPrefix(act.Arg, "r:") {
 				rec, board = act.Arg, "b:"+strings.TrimPrefix(act.Arg, "r:")
 			}
 		}
-		mustPress(t, f, carla, group, table.VerbHistory, rec) // anyone in the group may ask
+		mustPress(t, f, carla, group, api.VerbHistory, rec) // anyone in the group may ask
 		settle(3 * time.Second)
 		doc := newest(f, group)
 		if doc.Document == nil || !strings.HasPrefix(doc.Text, "📄") {
@@ -71,7 +71,7 @@ func TestLeagueInAGroup(t *testing.T) {
 		if _, err := core.Replay(doc.Document); err != nil {
 			t.Errorf("the record file does not replay: %v", err)
 		}
-		mustPress(t, f, carla, group, table.VerbHistory, board)
+		mustPress(t, f, carla, group, api.VerbHistory, board)
 		settle(3 * time.Second)
 		if m := newest(f, group); !m.Photo || !strings.HasPrefix(m.Text, "📋") {
 			t.Errorf("the board button sent %q (photo %v)", m.Text, m.Photo)
@@ -83,7 +83,7 @@ func TestLeagueInAGroup(t *testing.T) {
 		f.restrict(group, olga, rights{text: true, photos: true}, true)
 		settle(3 * time.Second)
 		docs, _ := countCalls(f.Calls(), "sendDocument", group)
-		mustPress(t, f, carla, group, table.VerbHistory, rec)
+		mustPress(t, f, carla, group, api.VerbHistory, rec)
 		settle(3 * time.Second)
 		if m := newest(f, group); m.Document != nil || !strings.HasPrefix(m.Text, "📄") {
 			t.Errorf("the record button in a group without documents sent %q (file %v)", m.Text, m.Document != nil)
@@ -91,7 +91,7 @@ func TestLeagueInAGroup(t *testing.T) {
 		if ok, failed := countCalls(f.Calls(), "sendDocument", group); ok != docs || failed != 0 {
 			t.Errorf("sendDocument tried %d times in a group whose rights say no documents", ok-docs+failed)
 		}
-		mustPress(t, f, carla, group, table.VerbHistory, board)
+		mustPress(t, f, carla, group, api.VerbHistory, board)
 		settle(3 * time.Second)
 		if m := newest(f, group); !m.Photo {
 			t.Errorf("the board in a group that takes photos went as text: %q", m.Text)
@@ -140,7 +140,7 @@ func TestAdminsChangeHouseRules(t *testing.T) {
 		}
 		f.command(alice, group, 0, "/new@"+botUsername)
 		settle(3 * time.Second)
-		if m, _, ok := lastWith(f, group, table.VerbJoin, ""); !ok || !strings.Contains(m.Text, "3 Striche") {
+		if m, _, ok := lastWith(f, group, api.VerbJoin, ""); !ok || !strings.Contains(m.Text, "3 Striche") {
 			t.Errorf("the new lobby: %q", m.Text) // in the house's language
 		}
 		e.close()

@@ -7,7 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -37,7 +37,7 @@ func humanOnTurn(t testing.TB, f *fakeAPI, e *env, d *driver, tableID string, hu
 	settle(5 * time.Second)
 	_, legal, _ := e.svc.Turn(tableID)
 	card := legal[0].String()
-	m, data, ok := lastWith(f, who.ID, table.VerbPlay, card)
+	m, data, ok := lastWith(f, who.ID, api.VerbPlay, card)
 	if !ok {
 		t.Fatalf("no %s button in %s's hand", card, who.First)
 	}
@@ -48,7 +48,7 @@ func humanOnTurn(t testing.TB, f *fakeAPI, e *env, d *driver, tableID string, hu
 func plays(store *mem.Store, tableID string, u tgUser) []string {
 	var out []string
 	for _, l := range store.Log(tableID) {
-		if l.Verb == table.VerbPlay && l.Actor == fmt.Sprintf("tg:%d", u.ID) {
+		if l.Verb == api.VerbPlay && l.Actor == fmt.Sprintf("tg:%d", u.ID) {
 			out = append(out, l.EventID)
 		}
 	}
@@ -115,7 +115,7 @@ func TestStaleUpdatesAfterAnOutage(t *testing.T) {
 			t.Errorf("Olga was told %d times in the topic that her late /new was not applied, want once", toOlga)
 		}
 		for _, l := range store.Log(tableID) {
-			if l.Verb == table.VerbStop {
+			if l.Verb == api.VerbStop {
 				t.Errorf("the late /stop was applied: %+v", l)
 			}
 		}
@@ -137,7 +137,7 @@ func TestHeldHandsAreTheTables(t *testing.T) {
 		settle(2 * time.Second)
 		f.command(ursula, group, 0, "/join@"+botUsername)
 		settle(5 * time.Second)
-		mustPress(t, f, alice, group, table.VerbDeal, "")
+		mustPress(t, f, alice, group, api.VerbDeal, "")
 		settle(5 * time.Second)
 		tableID := tableOf(t, f)
 		held := func() (mine, users bool) {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/adapters/internal/outbox"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // The adapter's messages go through the shared outbox engine (adapters/internal/outbox): one
@@ -78,7 +78,7 @@ func chatOfQueue(q string) (chat int64, thread int) {
 }
 
 // newItem is a message for a chat (and forum topic); a private chat's thread is 0.
-func newItem(chat int64, thread int, m table.Message) *item {
+func newItem(chat int64, thread int, m api.Message) *item {
 	return &item{Dest: queueOf(chat, thread), Msg: m, Key: m.Key, Version: m.Version}
 }
 
@@ -118,15 +118,15 @@ func mergeItems(queued, newer *item) {
 
 // Deliver implements table.Outbox: it queues the messages and returns at once. What it learns
 // (a user's newest hand) is kept in memory here and written to the KV from the outbox's worker.
-func (a *Adapter) Deliver(ctx context.Context, msgs []table.Message) {
+func (a *Adapter) Deliver(ctx context.Context, msgs []api.Message) {
 	a.teller.Hear(ctx) // a place's retold batch comes first (chat.Teller)
 	for _, m := range msgs {
 		switch m.Target.Kind {
-		case table.ToPlace:
-			if m.Kind == table.KindNotice && m.Reason == "note.announced" {
+		case api.ToPlace:
+			if m.Kind == api.KindNotice && m.Reason == "note.announced" {
 				continue // the table message lists the calls: a post of its own would spend the group's 20 a minute
 			}
-			if m.Kind == table.KindLive {
+			if m.Kind == api.KindLive {
 				a.live.note(m)
 			}
 			chat, thread, ok := chatOf(m.Target.Place)
@@ -135,12 +135,12 @@ func (a *Adapter) Deliver(ctx context.Context, msgs []table.Message) {
 				continue
 			}
 			a.enqueue(newItem(chat, thread, m))
-		case table.ToPlayer, table.ToActor:
+		case api.ToPlayer, api.ToActor:
 			user, ok := userOf(m.Target.Player)
 			if !ok {
 				continue
 			}
-			if m.Kind == table.KindHand && m.Key != "" && m.Table != "" {
+			if m.Kind == api.KindHand && m.Key != "" && m.Table != "" {
 				a.noteHand(user, m.Table, m.Key)
 			}
 			// A user known to be unreachable is refused by Show without a request, and their
@@ -156,7 +156,7 @@ func (a *Adapter) Deliver(ctx context.Context, msgs []table.Message) {
 // state's version too, and goes out before the game's result and the new table message (core/
 // table's timeline), but the group has seen the result only once the new table message is out.
 func (a *Adapter) out1(it *item) {
-	if it.Msg.Kind != table.KindLive || it.Msg.Target.Kind != table.ToPlace || !a.live.newest(it.Msg) {
+	if it.Msg.Kind != api.KindLive || it.Msg.Target.Kind != api.ToPlace || !a.live.newest(it.Msg) {
 		return
 	}
 	if v, ok := a.Service().(chat.Viewer); ok {
@@ -182,7 +182,7 @@ type liveKeys struct {
 	key map[string]string // place key → message Key
 }
 
-func (l *liveKeys) note(m table.Message) {
+func (l *liveKeys) note(m api.Message) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.key == nil {
@@ -192,7 +192,7 @@ func (l *liveKeys) note(m table.Message) {
 }
 
 // newest reports whether m is its place's newest table message (or none was noted).
-func (l *liveKeys) newest(m table.Message) bool {
+func (l *liveKeys) newest(m api.Message) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	k, ok := l.key[m.Target.Place.Key()]
@@ -534,9 +534,9 @@ func (a *Adapter) shown(chat int64, it *item) {
 	ctx := a.baseContext() // the KV is the adapter's: it lives as long as Run
 	var slot string
 	switch it.Msg.Kind {
-	case table.KindLive:
+	case api.KindLive:
 		slot = it.Msg.Table + "/live"
-	case table.KindHand:
+	case api.KindHand:
 		slot = it.Msg.Table + "/hand/" + userKey(chat)
 	default:
 		return
@@ -549,7 +549,7 @@ func (a *Adapter) shown(chat int64, it *item) {
 		a.log.Error("saving slot", "slot", slot, "err", err)
 		return
 	}
-	if !ok || it.Msg.Kind != table.KindHand {
+	if !ok || it.Msg.Kind != api.KindHand {
 		return
 	}
 	if old, found := a.out.Record(string(prev)); found && old.Version != retired {
@@ -595,7 +595,7 @@ func (a *Adapter) sendNew(chat int64, thread int, it *item, text string, kb *key
 		a.refuse(chat, documents)
 		a.log.Info("the group refuses documents; sending the text only", "chat", chat)
 	}
-	if oneOff && m.Picture != table.PictureNone && !a.refuses(chat, photos) {
+	if oneOff && m.Picture != api.PictureNone && !a.refuses(chat, photos) {
 		png, _, err := a.Service().Picture(ctx, m, false)
 		if err == nil {
 			photo := maps.Clone(p)
@@ -698,7 +698,7 @@ const maxRow = 8
 // markup turns button rows into an inline keyboard: rows of at most eight, callback data the
 // encoded Action; each extra that is set adds a row of its own below them (a URL or a web_app
 // button). nil when there are no buttons.
-func markup(rows [][]table.Button, extras ...any) (kb *keyboard, err error) {
+func markup(rows [][]api.Button, extras ...any) (kb *keyboard, err error) {
 	defer func() {
 		if r := recover(); r != nil { // Action.Encode panics on data over 64 bytes
 			kb, err = nil, fmt.Errorf("bad button: %v", r)
@@ -737,7 +737,7 @@ func markup(rows [][]table.Button, extras ...any) (kb *keyboard, err error) {
 
 // messageText is what a message shows: its title line, if any, and its text, within Telegram's
 // 4096 characters.
-func messageText(m table.Message) string {
+func messageText(m api.Message) string {
 	text := m.Text
 	if m.Title != "" {
 		text = m.Title + "\n" + text

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/i18n"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // A group with privacy mode on, as every bot has it by default: a plain /new in a fresh group
@@ -28,7 +28,7 @@ func TestPrivacyModeWholeMatchWithButtons(t *testing.T) {
 
 		f.addBot(group, alice)
 		settle(3 * time.Second)
-		welcome, data, ok := lastWith(f, group, table.VerbNew, "")
+		welcome, data, ok := lastWith(f, group, api.VerbNew, "")
 		if !ok {
 			t.Fatalf("no New table button after the bot was added: %+v", f.messages(group))
 		}
@@ -37,14 +37,14 @@ func TestPrivacyModeWholeMatchWithButtons(t *testing.T) {
 		if urls := welcome.urls(); len(urls) != 0 {
 			t.Errorf("the welcome links %q without a rules page configured", urls)
 		}
-		if text, alert := answerOf(t, f, mustPress(t, f, bob, group, table.VerbRules, "")); alert {
+		if text, alert := answerOf(t, f, mustPress(t, f, bob, group, api.VerbRules, "")); alert {
 			t.Fatalf("the welcome's Rules button refused: %s", text)
 		}
 		settle(3 * time.Second)
 		if got := newest(f, group).Text; !strings.Contains(got, i18n.T("en", "rules.title")) {
 			t.Errorf("the welcome's Rules button told the group %q", got)
 		}
-		if len(data) > table.MaxActionLen {
+		if len(data) > api.MaxActionLen {
 			t.Errorf("the New table button's data is %d bytes", len(data))
 		}
 
@@ -57,12 +57,12 @@ func TestPrivacyModeWholeMatchWithButtons(t *testing.T) {
 		}
 		settle(3 * time.Second)
 		for _, u := range humans[1:] {
-			if text, alert := answerOf(t, f, mustPress(t, f, u, group, table.VerbJoin, "")); alert {
+			if text, alert := answerOf(t, f, mustPress(t, f, u, group, api.VerbJoin, "")); alert {
 				t.Fatalf("%s could not join: %s", u.First, text)
 			}
 		}
 		settle(5 * time.Second)
-		if text, alert := answerOf(t, f, mustPress(t, f, alice, group, table.VerbDeal, "")); alert {
+		if text, alert := answerOf(t, f, mustPress(t, f, alice, group, api.VerbDeal, "")); alert {
 			t.Fatalf("deal refused: %s", text)
 		}
 		d := newDriver(t, f, 11)
@@ -84,7 +84,7 @@ func TestPrivacyModeWholeMatchWithButtons(t *testing.T) {
 
 		d.playUntil(humans, 3*time.Hour, func() bool { return over(f) })
 		settle(10 * time.Second)
-		if _, _, ok := lastWith(f, group, table.VerbRematch, ""); !ok {
+		if _, _, ok := lastWith(f, group, api.VerbRematch, ""); !ok {
 			t.Error("the match did not end with rematch buttons")
 		}
 		if d.moves < 20 {
@@ -96,7 +96,7 @@ func TestPrivacyModeWholeMatchWithButtons(t *testing.T) {
 			n := 0
 			for _, m := range f.messages(group) {
 				for _, b := range m.buttons() {
-					if act, err := table.ParseAction(b[1]); err == nil && act.Verb == table.VerbNew {
+					if act, err := api.ParseAction(b[1]); err == nil && act.Verb == api.VerbNew {
 						n++
 					}
 				}
@@ -134,7 +134,7 @@ var commandMention = regexp.MustCompile(`(?:^|[\s(“"„«])/([a-z_]+)(@[A-Za-z
 func bareCommands(text string) []string {
 	var out []string
 	for _, m := range commandMention.FindAllStringSubmatch(text, -1) {
-		if _, ok := table.ParseVerb(m[1]); ok && m[2] == "" {
+		if _, ok := api.ParseVerb(m[1]); ok && m[2] == "" {
 			out = append(out, "/"+m[1])
 		}
 	}

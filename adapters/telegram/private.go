@@ -11,7 +11,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/i18n"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // Telegram lets a bot write to a user privately only after the user pressed Start. Until then
@@ -65,7 +65,7 @@ func (a *Adapter) isBlocked(user int64) bool { return a.reach.Is(a.baseContext()
 // and the group gets its deep link; a notice goes to its table's group by its public form,
 // naming the user; anything else is dropped.
 func (a *Adapter) blocked(user int64, items []*item) {
-	if !slices.ContainsFunc(items, func(it *item) bool { return it.Msg.Reason == table.ReasonForgotten }) {
+	if !slices.ContainsFunc(items, func(it *item) bool { return it.Msg.Reason == api.ReasonForgotten }) {
 		a.reach.Set(a.baseContext(), userKey(user), true) // not of a person just forgotten: nothing of them is written again
 	}
 	for _, it := range items {
@@ -77,7 +77,7 @@ func (a *Adapter) blocked(user int64, items []*item) {
 			a.holdBack(user, m)
 		case it.Data.hand:
 			a.tell(user, m)
-		case m.Kind == table.KindNotice:
+		case m.Kind == api.KindNotice:
 			group, thread, ok := chatOf(m.Target.Place)
 			pub, shown := chat.Public(m)
 			if !ok || !shown || group > 0 {
@@ -85,7 +85,7 @@ func (a *Adapter) blocked(user int64, items []*item) {
 			}
 			lang := i18n.Pick(m.Lang, m.Target.Player.Locale)
 			pub.Text = i18n.T(lang, "term.for", m.Target.Player.Name) + " " + pub.Text
-			pub.Target = table.Target{Kind: table.ToPlace, Place: m.Target.Place}
+			pub.Target = api.Target{Kind: api.ToPlace, Place: m.Target.Place}
 			a.enqueue(newItem(group, thread, pub))
 		}
 	}
@@ -95,11 +95,11 @@ func (a *Adapter) blocked(user int64, items []*item) {
 // told how to fix that. Only the newest of each kind (the hand) of each table is kept, and only
 // while it has something to press: a finished game's hand is of no use when the user comes. It
 // is kept under the table's ID, so it goes when the table is pruned (table.KV).
-func (a *Adapter) holdBack(user int64, m table.Message) {
+func (a *Adapter) holdBack(user int64, m api.Message) {
 	if m.Key != "" && m.Table != "" {
 		a.users.pendMu.Lock()
 		pending := a.pending(user, m.Table)
-		i := slices.IndexFunc(pending, func(p table.Message) bool { return p.Kind == m.Kind })
+		i := slices.IndexFunc(pending, func(p api.Message) bool { return p.Kind == m.Kind })
 		if i < 0 || pending[i].Version <= m.Version {
 			if i >= 0 {
 				pending = slices.Delete(pending, i, i+1)
@@ -111,17 +111,17 @@ func (a *Adapter) holdBack(user int64, m table.Message) {
 		}
 		a.users.pendMu.Unlock()
 	}
-	if m.Kind == table.KindHand {
+	if m.Kind == api.KindHand {
 		a.tell(user, m)
 	}
 }
 
-func (a *Adapter) pending(user int64, tableID string) []table.Message {
+func (a *Adapter) pending(user int64, tableID string) []api.Message {
 	b, ok, err := a.kv.Get(a.baseContext(), bucketPending, userTable(user, tableID))
 	if err != nil || !ok {
 		return nil
 	}
-	var ms []table.Message
+	var ms []api.Message
 	if err := json.Unmarshal(b, &ms); err != nil {
 		a.log.Error("reading held-back messages", "user", user, "err", err)
 		return nil
@@ -130,7 +130,7 @@ func (a *Adapter) pending(user int64, tableID string) []table.Message {
 }
 
 // savePending stores what is held back for a user at a table (users.pendMu held).
-func (a *Adapter) savePending(user int64, tableID string, ms []table.Message) {
+func (a *Adapter) savePending(user int64, tableID string, ms []api.Message) {
 	var err error
 	if len(ms) == 0 {
 		err = a.kv.Delete(a.baseContext(), bucketPending, userTable(user, tableID))
@@ -152,10 +152,10 @@ func (a *Adapter) savePending(user int64, tableID string, ms []table.Message) {
 }
 
 // takePending gives and forgets what is held back for a user at every table.
-func (a *Adapter) takePending(user int64) []table.Message {
+func (a *Adapter) takePending(user int64) []api.Message {
 	a.users.pendMu.Lock()
 	defer a.users.pendMu.Unlock()
-	var out []table.Message
+	var out []api.Message
 	for _, tableID := range slices.Sorted(maps.Keys(a.users.held[user])) {
 		out = append(out, a.pending(user, tableID)...)
 		a.savePending(user, tableID, nil)
@@ -170,14 +170,14 @@ func (a *Adapter) takePending(user int64) []table.Message {
 
 // tell posts, once per user and table, the deep link to the bot's private chat in the table's
 // group. Only a hand that could not be sent calls for it.
-func (a *Adapter) tell(user int64, m table.Message) {
+func (a *Adapter) tell(user int64, m api.Message) {
 	chat, thread, ok := chatOf(m.Target.Place)
 	if !ok || chat == user || !a.reach.TellOnce(a.baseContext(), m.Table, userKey(user)) {
 		return
 	}
 	lang := i18n.Pick(m.Lang, m.Target.Player.Locale)
 	name := m.Target.Player.Name
-	it := newItem(chat, thread, table.Message{Kind: table.KindNotice, Table: m.Table,
+	it := newItem(chat, thread, api.Message{Kind: api.KindNotice, Table: m.Table,
 		Text: tr(lang, "dm.needed", name, i18n.T(lang, "btn.hand")), Lang: lang})
 	it.Data.link, it.Data.label = a.deepLink(m.Table), tr(lang, "dm.button")
 	a.enqueue(it)
@@ -212,8 +212,8 @@ func (a *Adapter) noteHand(user int64, tableID, key string) {
 
 // saveHand writes the newest hand Key noted for a user's hand message to the KV, if it is not
 // there yet (from the outbox's worker, with the message on its way).
-func (a *Adapter) saveHand(user int64, m table.Message) {
-	if m.Kind != table.KindHand || m.Key == "" || m.Table == "" {
+func (a *Adapter) saveHand(user int64, m api.Message) {
+	if m.Kind != api.KindHand || m.Key == "" || m.Table == "" {
 		return
 	}
 	k := userTable(user, m.Table)
@@ -256,22 +256,22 @@ func (a *Adapter) handKey(user int64, tableID string) string {
 // sendHand shows a hand the user asked for in their private chat. The service's reply has the
 // same text and buttons as the user's keyed hand message, so it is sent as that message, anew at
 // the bottom of the chat (the old one is deleted): one set of live buttons, where the user looks.
-func (a *Adapter) sendHand(user int64, r table.Message) {
+func (a *Adapter) sendHand(user int64, r api.Message) {
 	it := newItem(user, 0, r)
 	it.Data.hand = true
 	a.browserLink(it, r)
 	if key := a.handKey(user, r.Table); key != "" {
 		it.Key, it.Repost = key, true
-		it.Msg.Key, it.Msg.Kind = key, table.KindHand
+		it.Msg.Key, it.Msg.Kind = key, api.KindHand
 	}
 	a.enqueue(it)
 }
 
 // browserLink adds to the answer to a request for the hand a one-time link to the web table, for
 // any browser (when the web table runs). It goes to the player's private chat only.
-func (a *Adapter) browserLink(it *item, r table.Message) {
+func (a *Adapter) browserLink(it *item, r api.Message) {
 	w := a.cfg.Web
-	if w == nil || r.Table == "" || r.Kind != table.KindReply && r.Kind != table.KindHand {
+	if w == nil || r.Table == "" || r.Kind != api.KindReply && r.Kind != api.KindHand {
 		return
 	}
 	link, err := w.Link(r.Target.Player, r.Table)

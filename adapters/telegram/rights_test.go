@@ -9,6 +9,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -81,7 +82,7 @@ func TestRemovedFromGroup(t *testing.T) {
 				// Added again: a welcome, and a new table can be opened.
 				f.addBot(group, olga)
 				settle(5 * time.Second)
-				if _, _, ok := lastWith(f, group, table.VerbNew, ""); !ok {
+				if _, _, ok := lastWith(f, group, api.VerbNew, ""); !ok {
 					t.Error("no welcome when the bot was added again")
 				}
 				e.close()
@@ -107,7 +108,7 @@ func lastHand(f *fakeAPI, user int64) (fmsg, bool) {
 func byItself(store *mem.Store, tableID string, from int) []table.LogEntry {
 	var out []table.LogEntry
 	for _, l := range store.Log(tableID)[from:] {
-		if strings.HasPrefix(l.Actor, "robot:") || l.Verb == table.VerbTimeout {
+		if strings.HasPrefix(l.Actor, "robot:") || l.Verb == api.VerbTimeout {
 			out = append(out, l)
 		}
 	}
@@ -183,7 +184,7 @@ func TestClosedTopic(t *testing.T) {
 		f.command(alice, group, 77, "/new@"+botUsername+" timer=fast")
 		settle(10 * time.Second) // both lobbies: the group's messages go one every 3 s
 
-		mustPress(t, f, alice, group, table.VerbDeal, "")
+		mustPress(t, f, alice, group, api.VerbDeal, "")
 		settle(time.Minute)
 		topicTable := e.svc.TableAt(placeOf(group, 77))
 		f.closeTopic(group, 77, true, olga)
@@ -197,7 +198,7 @@ func TestClosedTopic(t *testing.T) {
 		if general == "" || e.svc.Paused(general) {
 			t.Fatalf("the general topic's table: %q, paused %v", general, e.svc.Paused(general))
 		}
-		if _, _, ok := lastWith(f, group, table.VerbJoin, ""); !ok {
+		if _, _, ok := lastWith(f, group, api.VerbJoin, ""); !ok {
 			t.Error("the general topic's lobby was not posted while another topic was closed")
 		}
 		settle(time.Hour)
@@ -297,7 +298,7 @@ func TestDeletedTopic(t *testing.T) {
 
 		for _, m := range f.messages(group) {
 			if m.Thread == 77 && len(m.buttons()) > 0 {
-				f.press(alice, &m, mustData(t, m, table.VerbDeal))
+				f.press(alice, &m, mustData(t, m, api.VerbDeal))
 			}
 		}
 		settle(3 * time.Second)
@@ -310,7 +311,7 @@ func TestDeletedTopic(t *testing.T) {
 			return !open
 		})
 		settle(time.Minute)
-		if st, ok := e.svc.Status(general); !ok || st != table.StatusLobby {
+		if st, ok := e.svc.Status(general); !ok || st != api.StatusLobby {
 			t.Errorf("the general topic's table is %s", st)
 		}
 		known := slices.IndexFunc(f.Calls(), func(c call) bool { return c.Err == errNoThread })

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/i18n"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // An anonymous admin has no person to seat: they are told why once, and may still do what an
@@ -50,18 +50,18 @@ func TestAnonymousAdminsAndChannelPosts(t *testing.T) {
 			t.Errorf("%d answers to a channel's posts", n)
 		}
 		for _, l := range store.Log(tableID) {
-			if l.Verb == table.VerbJoin {
+			if l.Verb == api.VerbJoin {
 				t.Errorf("%s took a seat", l.Actor)
 			}
 		}
-		lobby, _, _ := lastWith(f, group, table.VerbJoin, "")
+		lobby, _, _ := lastWith(f, group, api.VerbJoin, "")
 		if strings.Contains(lobby.Text, "Telegram") || strings.Contains(lobby.Text, "Konter club") {
 			t.Errorf("someone who is not a person sits at the table:\n%s", lobby.Text)
 		}
 
-		mustPress(t, f, bob, group, table.VerbJoin, "")
+		mustPress(t, f, bob, group, api.VerbJoin, "")
 		settle(3 * time.Second)
-		mustPress(t, f, alice, group, table.VerbDeal, "")
+		mustPress(t, f, alice, group, api.VerbDeal, "")
 		settle(5 * time.Second)
 		f.anonymousAdmin(group, "/stop")
 		settle(10 * time.Second)
@@ -93,9 +93,9 @@ func TestAdminStopByPress(t *testing.T) {
 		seatAll(t, f, "timer=none", alice)
 		settle(time.Minute)
 		tableID := tableOf(t, f)
-		live, data, _ := lastWith(f, group, table.VerbBoard, "")
-		act, _ := table.ParseAction(data)
-		stop := table.Action{Verb: table.VerbStop, Table: act.Table, Seq: act.Seq}.Encode()
+		live, data, _ := lastWith(f, group, api.VerbBoard, "")
+		act, _ := api.ParseAction(data)
+		stop := api.Action{Verb: api.VerbStop, Table: act.Table, Seq: act.Seq}.Encode()
 
 		id := f.press(olga, &live, stop)
 		if text, alert := answerOf(t, f, id); !alert || text != i18n.T("en", "err.not_seated") {
@@ -140,9 +140,9 @@ func TestAdminCheckFails(t *testing.T) {
 			t.Error("an admin's /stop, refused because the admin check failed, does not say why")
 		}
 
-		live, data, _ := lastWith(f, group, table.VerbBoard, "")
-		act, _ := table.ParseAction(data)
-		stop := table.Action{Verb: table.VerbStop, Table: act.Table, Seq: act.Seq}.Encode()
+		live, data, _ := lastWith(f, group, api.VerbBoard, "")
+		act, _ := api.ParseAction(data)
+		stop := api.Action{Verb: api.VerbStop, Table: act.Table, Seq: act.Seq}.Encode()
 		if text, _ := answerOf(t, f, f.press(olga, &live, stop)); !strings.Contains(text, why) {
 			t.Errorf("an admin's stop press, refused because the admin check failed: %q", text)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -227,9 +228,9 @@ func killedAfterEachGame(t *testing.T, mode string) {
 		d.playSingly(humans, time.Hour, func() bool {
 			_, held := e.svc.HeldCards(tableID)
 			st, _ := e.svc.Status(tableID)
-			return held.Len() == 1 || st == table.StatusOver
+			return held.Len() == 1 || st == api.StatusOver
 		})
-		if st, _ := e.svc.Status(tableID); st == table.StatusOver {
+		if st, _ := e.svc.Status(tableID); st == api.StatusOver {
 			break
 		}
 		settle(time.Minute)
@@ -238,7 +239,7 @@ func killedAfterEachGame(t *testing.T, mode string) {
 		d.playSingly(humans, time.Hour, func() bool {
 			g, _ := e.svc.HeldCards(tableID)
 			st, _ := e.svc.Status(tableID)
-			return g > game || st == table.StatusOver
+			return g > game || st == api.StatusOver
 		})
 		e.crash()
 		kills++
@@ -311,7 +312,7 @@ func ownedCopies(t testing.TB, f *fakeAPI, store *mem.Store, logs *tabletest.Buf
 		cfg.Client, cfg.Cluster = &http.Client{Transport: countSends{net, &sent[i]}}, pollers
 		cfg.Log = cfg.Log.With("copy", i)
 		var svc *table.Service
-		cfg.Owner = chat.OwnerFunc(func(p table.Place) bool { return svc.Owns(p) })
+		cfg.Owner = chat.OwnerFunc(func(p api.Place) bool { return svc.Owns(p) })
 		a, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -414,7 +415,7 @@ type viewer struct {
 	calls int
 }
 
-func (v *viewer) Shown(p table.Place, seq uint64) {
+func (v *viewer) Shown(p api.Place, seq uint64) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.calls++
@@ -433,8 +434,8 @@ func TestTableMessageOutIsReported(t *testing.T) {
 		d := newDriver(t, f, 31)
 		d.playThinking(humans, time.Hour, 31, func() bool { return d.moves >= 8 })
 		settle(time.Minute)
-		_, data, ok := lastWith(f, group, table.VerbHand, "") // the table message's "My hand"
-		act, err := table.ParseAction(data)
+		_, data, ok := lastWith(f, group, api.VerbHand, "") // the table message's "My hand"
+		act, err := api.ParseAction(data)
 		if !ok || err != nil {
 			t.Fatalf("no table message with its buttons: %v", err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -26,7 +27,7 @@ func TestCrashBetweenFetchAndHandling(t *testing.T) {
 		tableID := tableOf(t, f)
 		release := f.stallCalls("getChatMember")
 		f.command(olga, group, 0, "/stop")
-		press := mustPress(t, f, bob, group, table.VerbJoin, "")
+		press := mustPress(t, f, bob, group, api.VerbJoin, "")
 		settle(time.Second) // both fetched; the /stop is being handled
 		if _, answered := f.answer(press); answered {
 			t.Fatal("the press was handled before the crash: the test needs it waiting")
@@ -60,7 +61,7 @@ func TestCrashBetweenFetchAndHandling(t *testing.T) {
 // joined reports whether the table's log has the user's join.
 func joined(store *mem.Store, tableID string, u tgUser) bool {
 	return slices.ContainsFunc(store.Log(tableID), func(l table.LogEntry) bool {
-		return l.Verb == table.VerbJoin && l.Actor == fmt.Sprintf("tg:%d", u.ID)
+		return l.Verb == api.VerbJoin && l.Actor == fmt.Sprintf("tg:%d", u.ID)
 	})
 }
 
@@ -143,8 +144,8 @@ func TestSlowChatDoesNotHoldOthers(t *testing.T) {
 		release := f.stallCalls("getChatMember")
 		f.command(olga, group, 0, "/stop") // needs the admin check, which hangs
 		settle(time.Second)
-		slow := mustPress(t, f, dan, group, table.VerbJoin, "")
-		fast := mustPress(t, f, carla, other, table.VerbJoin, "")
+		slow := mustPress(t, f, dan, group, api.VerbJoin, "")
+		fast := mustPress(t, f, carla, other, api.VerbJoin, "")
 		settle(2 * time.Second)
 		if _, ok := f.answer(fast); !ok {
 			t.Error("a press in another group waited for the slow group's admin check")

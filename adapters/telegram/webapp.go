@@ -15,7 +15,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/kontermatt/kontermatt/core/i18n"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // The web table as a Telegram Mini App (adapters/web). Telegram opens the page inside the app
@@ -41,19 +41,19 @@ var (
 // as key=value lines joined by "\n"; its HMAC-SHA256 under the secret key HMAC-SHA256(key
 // "WebAppData", message the bot token) must be hash, in hex; and auth_date must be at most maxAge
 // before now. It gives the user as a player and the start parameter of a direct link.
-func CheckInitData(token, initData string, now time.Time, maxAge time.Duration) (table.Player, string, error) {
+func CheckInitData(token, initData string, now time.Time, maxAge time.Duration) (api.Player, string, error) {
 	if len(initData) > 8192 {
-		return table.Player{}, "", ErrInitDataMalformed
+		return api.Player{}, "", ErrInitDataMalformed
 	}
 	vals, err := url.ParseQuery(initData)
 	if err != nil {
-		return table.Player{}, "", ErrInitDataMalformed
+		return api.Player{}, "", ErrInitDataMalformed
 	}
 	hash := vals.Get("hash")
 	keys := make([]string, 0, len(vals))
 	for k, v := range vals {
 		if len(v) != 1 {
-			return table.Player{}, "", ErrInitDataMalformed
+			return api.Player{}, "", ErrInitDataMalformed
 		}
 		if k != "hash" {
 			keys = append(keys, k)
@@ -70,15 +70,15 @@ func CheckInitData(token, initData string, now time.Time, maxAge time.Duration) 
 	mac.Write([]byte(strings.Join(lines, "\n")))
 	got, err := hex.DecodeString(hash)
 	if err != nil || !hmac.Equal(got, mac.Sum(nil)) {
-		return table.Player{}, "", ErrInitDataSignature
+		return api.Player{}, "", ErrInitDataSignature
 	}
 	auth, err := strconv.ParseInt(vals.Get("auth_date"), 10, 64)
 	if err != nil {
-		return table.Player{}, "", ErrInitDataMalformed
+		return api.Player{}, "", ErrInitDataMalformed
 	}
 	at := time.Unix(auth, 0)
 	if now.Sub(at) > maxAge || at.Sub(now) > time.Minute {
-		return table.Player{}, "", ErrInitDataExpired
+		return api.Player{}, "", ErrInitDataExpired
 	}
 	var u struct {
 		ID        int64  `json:"id"`
@@ -89,14 +89,14 @@ func CheckInitData(token, initData string, now time.Time, maxAge time.Duration) 
 		IsBot     bool   `json:"is_bot"`
 	}
 	if err := json.Unmarshal([]byte(vals.Get("user")), &u); err != nil || u.ID <= 0 || u.IsBot {
-		return table.Player{}, "", ErrInitDataMalformed
+		return api.Player{}, "", ErrInitDataMalformed
 	}
 	p := playerOf(&tgbotapi.User{ID: u.ID, FirstName: u.FirstName, LastName: u.LastName, UserName: u.UserName, LanguageCode: u.Language})
 	return p, vals.Get("start_param"), nil
 }
 
 // CheckInitData verifies initData with the adapter's bot token (see the function).
-func (a *Adapter) CheckInitData(initData string, now time.Time) (table.Player, string, error) {
+func (a *Adapter) CheckInitData(initData string, now time.Time) (api.Player, string, error) {
 	return CheckInitData(a.cfg.Token, initData, now, InitDataMaxAge)
 }
 
@@ -120,11 +120,11 @@ func (a *Adapter) webButtons(it *item) {
 	lang := m.Lang
 	chat, _ := chatOfQueue(it.Dest)
 	switch {
-	case chat > 0 && m.Kind == table.KindHand && len(m.Buttons) > 0:
+	case chat > 0 && m.Kind == api.KindHand && len(m.Buttons) > 0:
 		if u := w.AppURL(m.Table); u != "" {
 			it.Data.app, it.Data.appLabel = u, i18n.T(i18n.Pick(lang), "web.play_in_app")
 		}
-	case chat < 0 && (m.Kind == table.KindLive || m.Kind == table.KindLobby) && len(m.Buttons) > 0:
+	case chat < 0 && (m.Kind == api.KindLive || m.Kind == api.KindLobby) && len(m.Buttons) > 0:
 		if u := a.appLink(m.Table); u != "" {
 			it.Data.link, it.Data.label = u, i18n.T(i18n.Pick(lang), "web.play_in_app")
 		}

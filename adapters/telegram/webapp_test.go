@@ -15,7 +15,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/kontermatt/kontermatt/adapters/internal/chattest"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -116,7 +116,7 @@ func TestMiniAppButtons(t *testing.T) {
 		if want := w.AppURL(id); !slices.Equal(hand.Apps, []string{want}) {
 			t.Fatalf("the private hand's web_app buttons: %v, want %s", hand.Apps, want)
 		}
-		live, _, ok := lastWith(f, group, table.VerbHand, "")
+		live, _, ok := lastWith(f, group, api.VerbHand, "")
 		if !ok {
 			t.Fatal("no table message in the group")
 		}

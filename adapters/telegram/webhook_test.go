@@ -18,6 +18,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -263,7 +264,7 @@ func hookStatuses(f *fakeAPI, update int) []int {
 func joins(store *mem.Store, tableID string, u tgUser) int {
 	n := 0
 	for _, l := range store.Log(tableID) {
-		if l.Verb == table.VerbJoin && l.Actor == fmt.Sprintf("tg:%d", u.ID) {
+		if l.Verb == api.VerbJoin && l.Actor == fmt.Sprintf("tg:%d", u.ID) {
 			n++
 		}
 	}
@@ -277,8 +278,8 @@ type panicOnce struct {
 	always bool
 }
 
-func (p *panicOnce) Handle(ctx context.Context, cmd table.Command) ([]table.Message, error) {
-	if p.armed.CompareAndSwap(true, false) || p.always && cmd.Verb == table.VerbRules {
+func (p *panicOnce) Handle(ctx context.Context, cmd api.Command) ([]api.Message, error) {
+	if p.armed.CompareAndSwap(true, false) || p.always && cmd.Verb == api.VerbRules {
 		panic("a handler's bug")
 	}
 	return p.Service.Handle(ctx, cmd)
@@ -298,7 +299,7 @@ func TestWebhookNotStoredIsSentAgain(t *testing.T) {
 
 		// A press while the disk is full: three commits fail.
 		store.Fail, store.FailN = errors.New("disk full"), 2
-		press := mustPress(t, f, bob, group, table.VerbJoin, "")
+		press := mustPress(t, f, bob, group, api.VerbJoin, "")
 		id := lastUpdateID(f)
 		settle(time.Minute)
 		if got := hookStatuses(f, id); len(got) != 4 || got[0] != 500 || got[3] != 200 {
@@ -367,7 +368,7 @@ func TestWebhookNotStoredIsSentAgain(t *testing.T) {
 		f.mu.Lock()
 		f.hookLose = 1
 		f.mu.Unlock()
-		mustPress(t, f, dan, group, table.VerbLeave, "")
+		mustPress(t, f, dan, group, api.VerbLeave, "")
 		id = lastUpdateID(f)
 		settle(time.Minute)
 		if got := hookStatuses(f, id); len(got) != 2 {
@@ -375,7 +376,7 @@ func TestWebhookNotStoredIsSentAgain(t *testing.T) {
 		}
 		leaves := 0
 		for _, l := range store.Log(tableID) {
-			if l.Verb == table.VerbLeave {
+			if l.Verb == api.VerbLeave {
 				leaves++
 			}
 		}
@@ -498,7 +499,7 @@ func TestWebhookUnavailableIsSentAgain(t *testing.T) {
 		settle(3 * time.Second)
 		tableID := tableOf(t, f)
 		store.Fail, store.FailN = fmt.Errorf("no quorum: %w", table.ErrUnavailable), 2
-		press := mustPress(t, f, bob, group, table.VerbJoin, "")
+		press := mustPress(t, f, bob, group, api.VerbJoin, "")
 		id := lastUpdateID(f)
 		settle(time.Minute)
 		if got := hookStatuses(f, id); len(got) < 2 || got[0] != 500 || got[len(got)-1] != 200 {

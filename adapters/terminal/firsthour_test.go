@@ -10,6 +10,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/coach"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -23,7 +24,7 @@ func TestLearnNewAfterAHotSeat(t *testing.T) {
 	if _, err := session(t, store, Config{Humans: 4, Insist: Insist{Humans: true}, Options: []string{"timer=none"}}, 6); err != nil {
 		t.Fatal(err)
 	}
-	if su := setupAt(t, store); len(su.People) != 4 || su.Status != table.StatusPlaying {
+	if su := setupAt(t, store); len(su.People) != 4 || su.Status != api.StatusPlaying {
 		t.Fatalf("the hot seat is not stored unfinished: %d people, status %v", len(su.People), su.Status)
 	}
 	got, err := session(t, store, Config{Humans: 1, Learn: true, Fresh: true}, 4)
@@ -61,7 +62,7 @@ func TestAnnounceThenTheMovesAgain(t *testing.T) {
 			return "announce konter", true
 		}}
 		svc := tabletest.New(table.Config{Store: mem.New(), Outboxes: map[string]table.Outbox{Platform: term},
-			Surfaces: map[string]table.Surface{Platform: Surface}, Robots: term.Robots(robots), Seed: seed, Coach: coach.New(coach.Config{})})
+			Surfaces: map[string]api.Surface{Platform: Surface}, Robots: term.Robots(robots), Seed: seed, Coach: coach.New(coach.Config{})})
 		if err := term.Run(context.Background(), svc); err != nil {
 			t.Fatal(err)
 		}

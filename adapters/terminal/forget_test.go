@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
 )
@@ -41,7 +42,7 @@ func TestForgetAtTheTerminal(t *testing.T) {
 	term := New(Config{Out: out, Humans: 1, Name: name, Options: []string{"timer=none", "stripes=1"}})
 	term.cfg.In = &thenForget{player: &player{term: term, rng: rand.New(rand.NewPCG(2, 2)), max: 40}}
 	svc := tabletest.New(table.Config{Store: st, KV: st, Outboxes: map[string]table.Outbox{Platform: term},
-		Surfaces: map[string]table.Surface{Platform: Surface}, Robots: robots, Seed: 3})
+		Surfaces: map[string]api.Surface{Platform: Surface}, Robots: robots, Seed: 3})
 	if err := term.Run(context.Background(), svc); err != nil {
 		t.Fatal(err)
 	}

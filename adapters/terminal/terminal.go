@@ -20,6 +20,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // Platform is the name the terminal's places and players carry.
@@ -28,7 +29,7 @@ const Platform = "local"
 // Surface is how the terminal shows a table, for the service's Config.Surfaces: everything is
 // typed, the screen is one person's, so with one player at the table its texts say "you", and it
 // shows no pictures.
-var Surface = table.Surface{Typed: true, Personal: true, NoPictures: true}
+var Surface = api.Surface{Typed: true, Personal: true, NoPictures: true}
 
 // Config sets up a terminal table.
 type Config struct {
@@ -74,7 +75,7 @@ func (e *ConflictError) Error() string { return e.text }
 // Terminal is the local surface and its Outbox.
 type Terminal struct {
 	cfg   Config
-	place table.Place
+	place api.Place
 	svc   *table.Service
 	// ready is closed when Run has chosen the table to play: computer players wait for it.
 	ready     chan struct{}
@@ -82,16 +83,16 @@ type Terminal struct {
 	pause     time.Duration // the computer players' pause, set before ready closes
 
 	mu       sync.Mutex
-	live     map[string][]string      // live message key → its lines, to print only what changed
-	liveKey  string                   // the live message printed last
-	lobby    string                   // the lobby's text as it stands
-	hands    map[string]table.Message // player ID → latest hand
-	shown    string                   // the hand text last shown with its moves
-	seen     string                   // hot seat: the player whose hand may be on the screen
-	handover string                   // hot seat: the player asked to take the keyboard
-	stopping bool                     // stop was typed once: the next line confirms it or not
-	opening  bool                     // the table is being opened to be dealt at once: its lobby is not news
-	started  bool                     // Run has begun: before, what the service sends is kept, not printed
+	live     map[string][]string    // live message key → its lines, to print only what changed
+	liveKey  string                 // the live message printed last
+	lobby    string                 // the lobby's text as it stands
+	hands    map[string]api.Message // player ID → latest hand
+	shown    string                 // the hand text last shown with its moves
+	seen     string                 // hot seat: the player whose hand may be on the screen
+	handover string                 // hot seat: the player asked to take the keyboard
+	stopping bool                   // stop was typed once: the next line confirms it or not
+	opening  bool                   // the table is being opened to be dealt at once: its lobby is not news
+	started  bool                   // Run has begun: before, what the service sends is kept, not printed
 	// screen is the screen's language ("" is English): Config.Lang, or what was chosen before.
 	// Only Run's goroutine writes it, holding mu.
 	screen string
@@ -105,11 +106,11 @@ const clearScreen = "\033[H\033[2J\033[3J"
 // New makes a terminal surface; give it to the service as the "local" Outbox, and its Robots to
 // the service's Config.Robots, then Run.
 func New(cfg Config) *Terminal {
-	return &Terminal{cfg: cfg, place: table.Place{Platform: Platform, Chat: "terminal", Title: "Terminal"},
-		live: map[string][]string{}, hands: map[string]table.Message{}, ready: make(chan struct{}), screen: cfg.Lang}
+	return &Terminal{cfg: cfg, place: api.Place{Platform: Platform, Chat: "terminal", Title: "Terminal"},
+		live: map[string][]string{}, hands: map[string]api.Message{}, ready: make(chan struct{}), screen: cfg.Lang}
 }
 
-func (t *Terminal) player(n int) table.Player {
+func (t *Terminal) player(n int) api.Player {
 	name := t.cfg.Name
 	switch {
 	case n > 1 || name == "" && t.cfg.Humans > 1:
@@ -119,7 +120,7 @@ func (t *Terminal) player(n int) table.Player {
 		// One player at the screen is "you" (the table's texts speak to them).
 		name = i18n.T(t.lang(), "term.you")
 	}
-	return table.Player{ID: fmt.Sprintf("local:%d", n), Name: name, Locale: t.screen}
+	return api.Player{ID: fmt.Sprintf("local:%d", n), Name: name, Locale: t.screen}
 }
 
 func (t *Terminal) lang() string { return i18n.Pick(t.screen) }
@@ -167,12 +168,12 @@ func (t *Terminal) letRobotsGo() {
 // println prints a text of the service's: the commands it names are written as they are typed
 // here, without the chats' slash ("type rematch").
 func (t *Terminal) println(text string) {
-	fmt.Fprintln(t.cfg.Out, i18n.RewriteCommands(text, table.Verbs, func(v table.Verb) string { return string(v) }))
+	fmt.Fprintln(t.cfg.Out, i18n.RewriteCommands(text, api.Verbs, func(v api.Verb) string { return string(v) }))
 }
 
 // Deliver prints public messages (only the lines that changed, for the live table message) and
 // keeps each local player's hand to show when that player is to move.
-func (t *Terminal) Deliver(ctx context.Context, msgs []table.Message) {
+func (t *Terminal) Deliver(ctx context.Context, msgs []api.Message) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	// A game's end comes as its table message's last version and the game's summary (at a
@@ -180,7 +181,7 @@ func (t *Terminal) Deliver(ctx context.Context, msgs []table.Message) {
 	// trick from the one first, then the result and the board from the others, each line once.
 	var summary []string
 	for _, m := range msgs {
-		if m.Kind == table.KindSummary {
+		if m.Kind == api.KindSummary {
 			summary = append(summary, strings.Split(m.Text, "\n")...)
 		}
 	}
@@ -188,33 +189,33 @@ func (t *Terminal) Deliver(ctx context.Context, msgs []table.Message) {
 	for i, m := range msgs {
 		// Only at a game's end: elsewhere a notice says first what the table's line then shows
 		// ("📣 You announce Konter!", then "Calls: Konter (You)").
-		if _, shown := t.live[m.Key]; m.Kind == table.KindLive && shown && t.started && len(summary) > 0 {
+		if _, shown := t.live[m.Key]; m.Kind == api.KindLive && shown && t.started && len(summary) > 0 {
 			t.printLive(m, summary)
 			edits[i] = true
 		}
 	}
 	var said []string // the summaries' lines printed so far: the match's board is the game's
 	for i, m := range msgs {
-		if m.Kind == table.KindLobby {
+		if m.Kind == api.KindLobby {
 			t.lobby = m.Text
 		}
 		switch {
 		case edits[i]:
-		case m.Kind == table.KindHand:
+		case m.Kind == api.KindHand:
 			t.hands[m.Target.Player.ID] = m
-		case m.Kind == table.KindLive:
+		case m.Kind == api.KindLive:
 			t.printLive(m, summary)
-		case !t.started, m.Kind == table.KindLobby && t.opening:
+		case !t.started, m.Kind == api.KindLobby && t.opening:
 			// Before Run, the service resumes the table: its table message is shown by Run, in
 			// the language asked for; notices of the last run are old news.
-		case m.Target.Kind == table.ToPlayer && t.cfg.Humans > 1:
+		case m.Target.Kind == api.ToPlayer && t.cfg.Humans > 1:
 			// At a hot seat a private notice (a reminder) says whom it is for; one that shows
 			// what its player holds (a review) shows its public form, the screen being shared
 			// (the delivery policy: chat.Public).
 			if pub, ok := chat.Public(m); ok {
 				t.println(i18n.T(t.lang(), "term.for", m.Target.Player.Name) + " " + pub.Text)
 			}
-		case m.Kind == table.KindSummary:
+		case m.Kind == api.KindSummary:
 			for _, l := range strings.Split(m.Text, "\n") {
 				if t.cfg.Humans == 0 && l == i18n.T(m.Lang, "summary.rematch.typed") {
 					continue // watching: nobody is at the keyboard to type rematch, and the program ends
@@ -232,7 +233,7 @@ func (t *Terminal) Deliver(ctx context.Context, msgs []table.Message) {
 
 // printLive prints the lines of a live message that are new (the table message scrolls by as a
 // log), but those a summary of the same delivery says.
-func (t *Terminal) printLive(m table.Message, summary []string) {
+func (t *Terminal) printLive(m api.Message, summary []string) {
 	lines := strings.Split(m.Text, "\n")
 	prev := t.live[m.Key]
 	t.live[m.Key], t.liveKey = lines, m.Key
@@ -244,7 +245,7 @@ func (t *Terminal) printLive(m table.Message, summary []string) {
 }
 
 // toMove is the local player whose hand shows they must act, if any.
-func (t *Terminal) toMove() (table.Player, table.Message, bool) {
+func (t *Terminal) toMove() (api.Player, api.Message, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for n := 1; n <= t.cfg.Humans; n++ {
@@ -254,12 +255,12 @@ func (t *Terminal) toMove() (table.Player, table.Message, bool) {
 			return p, m, true
 		}
 	}
-	return table.Player{}, table.Message{}, false
+	return api.Player{}, api.Message{}, false
 }
 
 // legalMoves are the moves a hand offers now, as they are typed: "play QS", "trump H"; a card
 // with the rank letter of the hand's language ("play DS" in de), as the hand shows it (D♠).
-func legalMoves(m table.Message) []string {
+func legalMoves(m api.Message) []string {
 	var moves []string
 	for _, row := range m.Buttons {
 		for _, b := range row {
@@ -273,9 +274,9 @@ func legalMoves(m table.Message) []string {
 
 // typedArg is a move's argument as it is typed in lang: a card's rank letter is the language's,
 // its suit the letter every language reads (a keyboard has no ♠).
-func typedArg(lang string, a table.Action) string {
+func typedArg(lang string, a api.Action) string {
 	c, err := core.ParseCard(a.Arg)
-	if a.Verb != table.VerbPlay || err != nil {
+	if a.Verb != api.VerbPlay || err != nil {
 		return a.Arg
 	}
 	return strings.TrimSuffix(i18n.Card(lang, c), c.Suit().Symbol()) + c.Suit().String()
@@ -322,8 +323,8 @@ func (t *Terminal) Run(ctx context.Context, svc *table.Service) error {
 	if id := svc.TableAt(t.place); id != "" {
 		su, stored = svc.SetupOf(id)
 	}
-	stored = stored && su.Status != table.StatusClosed
-	over := stored && su.Status == table.StatusOver
+	stored = stored && su.Status != api.StatusClosed
+	over := stored && su.Status == api.StatusOver
 	t.mu.Lock()
 	if t.cfg.Lang == "" {
 		t.screen = t.chosenLang(su, stored)
@@ -345,7 +346,7 @@ func (t *Terminal) Run(ctx context.Context, svc *table.Service) error {
 			return err
 		}
 	case !over && t.cfg.Fresh:
-		t.svc.Handle(ctx, table.Command{Place: t.place, Actor: t.player(1), Verb: table.VerbStop, Admin: true})
+		t.svc.Handle(ctx, api.Command{Place: t.place, Actor: t.player(1), Verb: api.VerbStop, Admin: true})
 		if err := t.start(ctx, "term.fresh"); err != nil {
 			return err
 		}
@@ -360,7 +361,7 @@ func (t *Terminal) Run(ctx context.Context, svc *table.Service) error {
 		for _, l := range t.live[t.liveKey] {
 			t.println("  " + l)
 		}
-		if su.Status == table.StatusLobby {
+		if su.Status == api.StatusLobby {
 			t.println(t.lobby) // a table opened with new, not dealt yet: who sits, what to type
 		}
 		if over {
@@ -411,7 +412,7 @@ func (t *Terminal) Run(ctx context.Context, svc *table.Service) error {
 // sayKept tells a player who leaves an unfinished match that it is kept, and how to go on.
 func (t *Terminal) sayKept() {
 	su, ok := t.svc.SetupOf(t.svc.TableAt(t.place))
-	if ok && su.Status == table.StatusPlaying {
+	if ok && su.Status == api.StatusPlaying {
 		t.mu.Lock()
 		t.println(i18n.T(t.lang(), "term.kept"))
 		t.mu.Unlock()
@@ -431,9 +432,9 @@ func (t *Terminal) speak(ctx context.Context) {
 	if t.cfg.Lang == "" {
 		return
 	}
-	cmds := []table.Command{{Verb: table.VerbLang, Actor: t.player(1), Args: []string{"table", t.cfg.Lang}, Admin: true}}
+	cmds := []api.Command{{Verb: api.VerbLang, Actor: t.player(1), Args: []string{"table", t.cfg.Lang}, Admin: true}}
 	for n := 1; n <= max(t.cfg.Humans, 1); n++ {
-		cmds = append(cmds, table.Command{Verb: table.VerbLang, Actor: t.player(n), Args: []string{t.cfg.Lang}})
+		cmds = append(cmds, api.Command{Verb: api.VerbLang, Actor: t.player(n), Args: []string{t.cfg.Lang}})
 	}
 	for _, c := range cmds {
 		c.Place = t.place
@@ -513,16 +514,16 @@ func optionValues(o options.Options) map[string]string {
 func (t *Terminal) open(ctx context.Context) error {
 	first := t.player(1)
 	if t.cfg.Learn {
-		return t.do(ctx, table.Command{Verb: table.VerbLearn, Actor: first, Args: t.cfg.Options})
+		return t.do(ctx, api.Command{Verb: api.VerbLearn, Actor: first, Args: t.cfg.Options})
 	}
-	steps := []table.Command{{Verb: table.VerbNew, Actor: first, Args: t.cfg.Options}}
+	steps := []api.Command{{Verb: api.VerbNew, Actor: first, Args: t.cfg.Options}}
 	for n := 2; n <= t.cfg.Humans; n++ {
-		steps = append(steps, table.Command{Verb: table.VerbJoin, Actor: t.player(n)})
+		steps = append(steps, api.Command{Verb: api.VerbJoin, Actor: t.player(n)})
 	}
 	if t.cfg.Humans == 0 {
-		steps = append(steps, table.Command{Verb: table.VerbLeave, Actor: first})
+		steps = append(steps, api.Command{Verb: api.VerbLeave, Actor: first})
 	}
-	steps = append(steps, table.Command{Verb: table.VerbDeal, Actor: first, Admin: true})
+	steps = append(steps, api.Command{Verb: api.VerbDeal, Actor: first, Admin: true})
 	// The lobby would ask to type join and deal, which the terminal does itself right away: the
 	// screen starts with the match that has started.
 	t.setOpening(true)
@@ -546,17 +547,17 @@ func (t *Terminal) setOpening(on bool) {
 
 // do sends one of the commands that open the table, printing what answers it but a refusal,
 // which it returns.
-func (t *Terminal) do(ctx context.Context, c table.Command) error {
+func (t *Terminal) do(ctx context.Context, c api.Command) error {
 	c.Place = t.place
 	replies, err := t.svc.Handle(ctx, c)
 	if err != nil {
 		return fmt.Errorf("opening the table: %w", err)
 	}
 	for _, r := range replies {
-		if r.Kind == table.KindError {
+		if r.Kind == api.KindError {
 			return fmt.Errorf("opening the table: %s", r.Text)
 		}
-		if c.Verb == table.VerbLearn {
+		if c.Verb == api.VerbLearn {
 			t.println(r.Text)
 		}
 	}
@@ -576,7 +577,7 @@ func (t *Terminal) command(ctx context.Context, line string) (goOn bool) {
 	if t.stopping {
 		t.stopping = false
 		if len(fields) == 1 && (fields[0] == "stop" || fields[0] == "/stop") {
-			return t.send(ctx, table.Command{Actor: t.player(1), Verb: table.VerbStop, Admin: true})
+			return t.send(ctx, api.Command{Actor: t.player(1), Verb: api.VerbStop, Admin: true})
 		}
 		t.println(i18n.T(t.lang(), "term.stop_kept"))
 	}
@@ -587,7 +588,7 @@ func (t *Terminal) command(ctx context.Context, line string) (goOn bool) {
 	if p, _, ok := t.toMove(); ok {
 		actor = p
 	}
-	verb, ok := table.ParseVerb(fields[0])
+	verb, ok := api.ParseVerb(fields[0])
 	args := fields[1:]
 	if !ok {
 		switch {
@@ -595,30 +596,30 @@ func (t *Terminal) command(ctx context.Context, line string) (goOn bool) {
 			return false
 		default:
 			if _, err := i18n.ParseCard(line); err == nil {
-				verb, args = table.VerbPlay, fields
+				verb, args = api.VerbPlay, fields
 			} else if _, ok := i18n.ParseSuit(line); ok {
-				verb, args = table.VerbTrump, fields
+				verb, args = api.VerbTrump, fields
 			} else {
-				verb = table.Verb(fields[0])
+				verb = api.Verb(fields[0])
 			}
 		}
 	}
 	switch verb {
-	case table.VerbStop:
+	case api.VerbStop:
 		// Stopping ends a match for good: ask once more.
 		t.stopping = true
 		t.println(i18n.T(t.lang(), "term.stop_confirm"))
 		return true
-	case table.VerbNew:
+	case api.VerbNew:
 		// A table opened here later has the terminal's settings too (no turn timer: nobody is
 		// away from a keyboard they sit at); what was typed comes after, so it wins.
 		args = append(slices.Clone(t.cfg.Options), args...)
 	}
-	goOn = t.send(ctx, table.Command{Actor: actor, Verb: verb, Args: args, Admin: true})
-	if verb == table.VerbAnnounce {
+	goOn = t.send(ctx, api.Command{Actor: actor, Verb: verb, Args: args, Admin: true})
+	if verb == api.VerbAnnounce {
 		t.shown = "" // still the announcer's turn: their cards and moves again, under what they said
 	}
-	if verb == table.VerbLang {
+	if verb == api.VerbLang {
 		// The screen speaks what was just chosen: the first player's own language, else the
 		// table's.
 		var su table.Setup
@@ -637,7 +638,7 @@ func (t *Terminal) command(ctx context.Context, line string) (goOn bool) {
 // send hands a command of a local player to the service and prints the answers. At a hot seat
 // an answer that shows what its actor holds is theirs alone: it shows only if they are the one
 // at the keyboard, else its public form (the delivery policy: chat.Public), as in a chat's group.
-func (t *Terminal) send(ctx context.Context, cmd table.Command) bool {
+func (t *Terminal) send(ctx context.Context, cmd api.Command) bool {
 	cmd.Place = t.place
 	replies, _ := t.svc.Handle(ctx, cmd) // a command not done is refused in its replies, shown below
 	for _, r := range replies {
@@ -659,7 +660,7 @@ func (t *Terminal) send(ctx context.Context, cmd table.Command) bool {
 }
 
 // save writes a file the service sent into Dir and says where it is.
-func (t *Terminal) save(f *table.File) string {
+func (t *Terminal) save(f *api.File) string {
 	path := filepath.Join(t.cfg.Dir, filepath.Base(f.Name))
 	if err := os.WriteFile(path, f.Data, 0o644); err != nil {
 		return i18n.T(t.lang(), "term.save_failed", path, err.Error())

@@ -18,6 +18,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/coach"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -65,7 +66,7 @@ func (p *player) Read(b []byte) (int, error) {
 // for the terminal's go-ahead, and people's settings are kept in the store.
 func newService(store *mem.Store, term *Terminal) *table.Service {
 	return tabletest.New(table.Config{Store: store, KV: store, Outboxes: map[string]table.Outbox{Platform: term},
-		Surfaces: map[string]table.Surface{Platform: Surface}, Robots: term.Robots(robots), Seed: 3, Coach: coach.New(coach.Config{})})
+		Surfaces: map[string]api.Surface{Platform: Surface}, Robots: term.Robots(robots), Seed: 3, Coach: coach.New(coach.Config{})})
 }
 
 func TestOneHumanPlaysAWholeMatchAndResumes(t *testing.T) {
@@ -415,7 +416,7 @@ func TestLeagueAtTheTerminal(t *testing.T) {
 	}}
 	store := mem.New()
 	svc := tabletest.New(table.Config{Store: store, KV: store, Outboxes: map[string]table.Outbox{Platform: term},
-		Surfaces: map[string]table.Surface{Platform: Surface}, Robots: robots, Seed: 3})
+		Surfaces: map[string]api.Surface{Platform: Surface}, Robots: robots, Seed: 3})
 	defer svc.Close()
 	if err := term.Run(context.Background(), svc); err != nil {
 		t.Fatal(err)
@@ -724,7 +725,7 @@ func TestAStoredTableAndTheFlags(t *testing.T) {
 		if _, err := session(t, store, Config{Humans: humans, Options: []string{"timer=none"}}, 3); err != nil {
 			t.Fatal(err)
 		}
-		if su := setupAt(t, store); su.Status != table.StatusPlaying {
+		if su := setupAt(t, store); su.Status != api.StatusPlaying {
 			t.Fatalf("the first run left a table %s", su.Status)
 		}
 		return store
@@ -734,7 +735,7 @@ func TestAStoredTableAndTheFlags(t *testing.T) {
 		if _, err := session(t, store, Config{Humans: humans, Options: []string{"timer=none", "stripes=1"}}, 500); err != nil {
 			t.Fatal(err)
 		}
-		if su := setupAt(t, store); su.Status != table.StatusOver {
+		if su := setupAt(t, store); su.Status != api.StatusOver {
 			t.Fatalf("the first run left a table %s", su.Status)
 		}
 		return store
@@ -802,7 +803,7 @@ func TestAStoredTableAndTheFlags(t *testing.T) {
 		if !strings.HasPrefix(screen, i18n.T("en", "term.fresh")+"\n") || !strings.Contains(screen, "5 stripes") {
 			t.Errorf("the screen does not say the match was stopped and a new one opened:\n%s", screen)
 		}
-		if su := setupAt(t, store); su.Options.Rules.Stripes != 5 || su.Status != table.StatusPlaying {
+		if su := setupAt(t, store); su.Options.Rules.Stripes != 5 || su.Status != api.StatusPlaying {
 			t.Errorf("the new table: %+v", su)
 		}
 		if n := records(t, store); n != 1 {
@@ -877,7 +878,7 @@ func TestHotSeatSecretAnswerShowsOnlyAtTheKeyboard(t *testing.T) {
 	hand := func(seen string) string {
 		before := len(out.String())
 		term.seen = seen
-		term.send(context.Background(), table.Command{Actor: term.player(1), Verb: table.VerbHand})
+		term.send(context.Background(), api.Command{Actor: term.player(1), Verb: api.VerbHand})
 		return out.String()[before:]
 	}
 	title := strings.Fields(i18n.T("en", "hand.title", 1))[0] // "🂠"

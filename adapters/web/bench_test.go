@@ -19,6 +19,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
 )
@@ -83,14 +84,14 @@ func BenchmarkMoveToFourSockets(b *testing.B) {
 	for n := 0; n < b.N; n++ {
 		mover := -1
 		for i, v := range latest {
-			if v.Game != nil && v.Status == table.StatusPlaying && v.Game.ToMove == v.You {
+			if v.Game != nil && v.Status == api.StatusPlaying && v.Game.ToMove == v.You {
 				mover = i
 			}
 		}
 		v := latest[max(mover, 0)]
 		verb, arg := "rematch", "same"
 		switch {
-		case mover < 0 && v.Status != table.StatusOver:
+		case mover < 0 && v.Status != api.StatusOver:
 			b.Fatalf("nobody to move at seq %d (%s)", v.Seq, v.Status)
 		case mover < 0:
 		case len(v.Trumps) > 0:
@@ -257,7 +258,7 @@ func BenchmarkBytesPerMove(b *testing.B) {
 		}
 		first := uint64(0)
 		moved := uint64(0)
-		for k.view.Status != table.StatusOver {
+		for k.view.Status != api.StatusOver {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			_, data, err := k.c.Read(ctx)
 			cancel()
@@ -274,7 +275,7 @@ func BenchmarkBytesPerMove(b *testing.B) {
 			if first == 0 {
 				first = m.View.Seq
 			}
-			if v := k.view; v.Status == table.StatusPlaying && v.Game.ToMove == v.You && v.Seq > moved {
+			if v := k.view; v.Status == api.StatusPlaying && v.Game.ToMove == v.You && v.Seq > moved {
 				verb, arg := v.FirstMove()
 				k.move(verb, arg, v.Seq, fmt.Sprint("b", v.Seq))
 				moved = v.Seq

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // The page gets the stripe board as the chats draw it (the service's board picture, a PNG as a
@@ -42,7 +42,7 @@ func TestBoardPictureOncePerGame(t *testing.T) {
 	}
 	// Read the socket (a read that times out would end it) and play the person's turns from it.
 	for len(k.view.Board.Games) == 0 {
-		if v := k.view; v.Game != nil && v.Game.ToMove == v.You && v.Status == table.StatusPlaying {
+		if v := k.view; v.Game != nil && v.Game.ToMove == v.You && v.Status == api.StatusPlaying {
 			verb, arg := v.FirstMove()
 			k.move(verb, arg, v.Seq, fmt.Sprint("m", v.Seq))
 		}

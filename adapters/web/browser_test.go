@@ -33,7 +33,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/adapters/telegram"
 	"github.com/kontermatt/kontermatt/core"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // chromium finds the browser: $KONTERMATT_CHROMIUM, else Debian's chromium on the PATH.
@@ -171,12 +171,12 @@ func (tb *tab) received() []string {
 }
 
 // turn waits until the service says p is to act at the table, or the game no is over.
-func waitTurn(t testing.TB, e *env, id string, p table.Player, game int) (SeatView, bool) {
+func waitTurn(t testing.TB, e *env, id string, p api.Player, game int) (SeatView, bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		v, _ := e.web.SeatView(context.Background(), id, p)
-		if len(v.Board.Games) >= game || v.Status != table.StatusPlaying {
+		if len(v.Board.Games) >= game || v.Status != api.StatusPlaying {
 			return v, false
 		}
 		if v.Game != nil && v.Game.ToMove == v.You {
@@ -189,16 +189,16 @@ func waitTurn(t testing.TB, e *env, id string, p table.Player, game int) (SeatVi
 }
 
 // act makes p's move from the view v through the service, as a chat button would.
-func (e *env) act(p table.Player, v SeatView) {
+func (e *env) act(p api.Player, v SeatView) {
 	e.t.Helper()
 	verb, arg := v.FirstMove()
-	replies, err := e.svc.Handle(context.Background(), table.Command{Place: table.Place{Platform: Platform, Chat: p.ID},
-		Table: v.Table, Actor: p, Verb: table.Verb(verb), Args: []string{arg}, Seq: v.Seq, Private: true})
+	replies, err := e.svc.Handle(context.Background(), api.Command{Place: api.Place{Platform: Platform, Chat: p.ID},
+		Table: v.Table, Actor: p, Verb: api.Verb(verb), Args: []string{arg}, Seq: v.Seq, Private: true})
 	if err != nil {
 		e.t.Fatalf("%s %s %s: %v", p.ID, verb, arg, err)
 	}
 	for _, r := range replies {
-		if r.Kind == table.KindError {
+		if r.Kind == api.KindError {
 			e.t.Fatalf("%s %s %s: %s", p.ID, verb, arg, r.Text)
 		}
 	}
@@ -207,7 +207,7 @@ func (e *env) act(p table.Player, v SeatView) {
 // tapMove makes p's move by tapping the page: a trump button or a legal card, then waits until
 // the service has it.
 // moved waits up to 10 s until the table is past seq.
-func moved(e *env, id string, p table.Player, seq uint64) bool {
+func moved(e *env, id string, p api.Player, seq uint64) bool {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		if nv, _ := e.web.SeatView(context.Background(), id, p); nv.Seq > seq {
@@ -220,7 +220,7 @@ func moved(e *env, id string, p table.Player, seq uint64) bool {
 
 // tapGame taps p's moves in the page until the game no is over (or the match), and gives how
 // many it made.
-func tapGame(t testing.TB, e *env, tb *tab, id string, p table.Player, game int) int {
+func tapGame(t testing.TB, e *env, tb *tab, id string, p api.Player, game int) int {
 	t.Helper()
 	moves := 0
 	for {
@@ -234,7 +234,7 @@ func tapGame(t testing.TB, e *env, tb *tab, id string, p table.Player, game int)
 }
 
 // tapUntil taps p's moves in the page until the page's expression js is true, within game.
-func tapUntil(t testing.TB, e *env, tb *tab, id string, p table.Player, game int, what, js string) {
+func tapUntil(t testing.TB, e *env, tb *tab, id string, p api.Player, game int, what, js string) {
 	t.Helper()
 	for {
 		// What follows a tap (the computers' cards, a finished trick held, a result) comes a
@@ -260,7 +260,7 @@ func tapUntil(t testing.TB, e *env, tb *tab, id string, p table.Player, game int
 
 // actUntil makes the move of whoever is to move, as from the chat, until p is to move and ready
 // says p's view is the one wanted.
-func (e *env) actUntil(id string, ps []table.Player, p table.Player, ready func(SeatView) bool) SeatView {
+func (e *env) actUntil(id string, ps []api.Player, p api.Player, ready func(SeatView) bool) SeatView {
 	e.t.Helper()
 	for i := 0; i < 400; i++ {
 		v, _ := e.web.SeatView(context.Background(), id, p)
@@ -275,7 +275,7 @@ func (e *env) actUntil(id string, ps []table.Player, p table.Player, ready func(
 	return SeatView{}
 }
 
-func tapMove(t testing.TB, e *env, tb *tab, id string, p table.Player, v SeatView) {
+func tapMove(t testing.TB, e *env, tb *tab, id string, p api.Player, v SeatView) {
 	t.Helper()
 	seq := fmt.Sprint(v.Seq)
 	// The page must show this very view before the tap.
@@ -303,7 +303,7 @@ func tapMove(t testing.TB, e *env, tb *tab, id string, p table.Player, v SeatVie
 
 // soloPage is a table of one person and three computer players, and the person's page opened in
 // a phone's tab.
-func soloPage(t *testing.T) (*env, *tab, string, table.Player) {
+func soloPage(t *testing.T) (*env, *tab, string, api.Player) {
 	t.Helper()
 	e := newEnv(t, fastPlayer)
 	id, p, _ := e.soloTable(1)
@@ -334,12 +334,12 @@ var frameCard = regexp.MustCompile(`"card":"([^"]*)"`)
 func TestBrowserSecondTabSeesOnlyItsOwnCards(t *testing.T) {
 	e := newEnv(t, fastPlayer)
 	b := browser(t)
-	place := table.Place{Platform: benchPlatform, Chat: "two"}
-	a := table.Player{ID: "tg:1", Name: "Anna", Locale: "de"}
-	c := table.Player{ID: "tg:2", Name: "Carlo", Locale: "fr"}
-	e.do(place, a, table.VerbNew, "timer=none")
-	e.do(place, c, table.VerbJoin)
-	e.do(place, a, table.VerbDeal)
+	place := api.Place{Platform: benchPlatform, Chat: "two"}
+	a := api.Player{ID: "tg:1", Name: "Anna", Locale: "de"}
+	c := api.Player{ID: "tg:2", Name: "Carlo", Locale: "fr"}
+	e.do(place, a, api.VerbNew, "timer=none")
+	e.do(place, c, api.VerbJoin)
+	e.do(place, a, api.VerbDeal)
 	id := e.svc.TableAt(place)
 	ta, tc := newTab(t, b, false), newTab(t, b, true)
 	ta.run(chromedp.Navigate(e.link(a, id)))
@@ -350,7 +350,7 @@ func TestBrowserSecondTabSeesOnlyItsOwnCards(t *testing.T) {
 	annaHeld := map[int]core.CardSet{} // game → every card Anna's views showed in her hand
 	for i := 0; i < 12; i++ {
 		for _, pl := range []struct {
-			p  table.Player
+			p  api.Player
 			tb *tab
 		}{{a, ta}, {c, tc}} {
 			v, _ := e.web.SeatView(context.Background(), id, pl.p)
@@ -500,10 +500,10 @@ func TestBrowserScreenshots(t *testing.T) {
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	place := table.Place{Platform: benchPlatform, Chat: "shots", Title: "Café Konter"}
-	p := table.Player{ID: "tg:7", Name: "Marie-Thérèse Wagner-Schmit-Hoffmann", Locale: "en"}
-	e.do(place, p, table.VerbNew, "timer=none", "stripes=3")
-	e.do(place, p, table.VerbDeal)
+	place := api.Place{Platform: benchPlatform, Chat: "shots", Title: "Café Konter"}
+	p := api.Player{ID: "tg:7", Name: "Marie-Thérèse Wagner-Schmit-Hoffmann", Locale: "en"}
+	e.do(place, p, api.VerbNew, "timer=none", "stripes=3")
+	e.do(place, p, api.VerbDeal)
 	id := e.svc.TableAt(place)
 	// Bring the person's turn in the play phase, with cards on the table.
 	for i := 0; i < 40; i++ {
@@ -643,7 +643,7 @@ func checkLayout(t *testing.T, tb *tab, name string, shot []byte, w, h int64, da
 // tgCheck verifies initData as the telegram adapter does, with a test bot token.
 type tgCheck struct{ token string }
 
-func (c tgCheck) CheckInitData(data string, now time.Time) (table.Player, string, error) {
+func (c tgCheck) CheckInitData(data string, now time.Time) (api.Player, string, error) {
 	return telegram.CheckInitData(c.token, data, now, telegram.InitDataMaxAge)
 }
 
@@ -669,7 +669,7 @@ func signInitData(token string, v url.Values) string {
 
 // miniAppTable is a table of one person and three computer players whose page opens as a
 // Telegram Mini App, with the initData Telegram would sign for the person speaking lang.
-func miniAppTable(t *testing.T, lang string) (*env, string, table.Player, string) {
+func miniAppTable(t *testing.T, lang string) (*env, string, api.Player, string) {
 	t.Helper()
 	const token = "123456:TEST-token-for-the-mini-app"
 	e := newEnv(t, fastPlayer, func(c *Config) { c.Telegram = tgCheck{token} })

@@ -16,6 +16,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -27,7 +28,7 @@ const benchPlatform = "bench"
 
 type nullOutbox struct{}
 
-func (nullOutbox) Deliver(context.Context, []table.Message) {}
+func (nullOutbox) Deliver(context.Context, []api.Message) {}
 
 // fastPlayer lets a test tap faster than any person: the move-rate limit has its own test.
 func fastPlayer(c *Config) { c.MoveRate, c.MoveBurst = 1000, 1000 }
@@ -88,14 +89,14 @@ func newEnvOn(t testing.TB, store *mem.Store, cfg ...func(*Config)) *env {
 	return e
 }
 
-func (e *env) do(place table.Place, p table.Player, v table.Verb, args ...string) {
+func (e *env) do(place api.Place, p api.Player, v api.Verb, args ...string) {
 	e.t.Helper()
-	replies, err := e.svc.Handle(context.Background(), table.Command{Place: place, Actor: p, Verb: v, Args: args})
+	replies, err := e.svc.Handle(context.Background(), api.Command{Place: place, Actor: p, Verb: v, Args: args})
 	if err != nil {
 		e.t.Fatalf("%s %s: %v", p.ID, v, err)
 	}
 	for _, r := range replies {
-		if r.Kind == table.KindError {
+		if r.Kind == api.KindError {
 			e.t.Fatalf("%s %s: %s", p.ID, v, r.Text)
 		}
 	}
@@ -118,36 +119,36 @@ func (e *env) restartAfter(d time.Duration) {
 }
 
 // soloTable opens a table for one person and three computer players, and deals.
-func (e *env) soloTable(n int, opts ...string) (string, table.Player, table.Place) {
+func (e *env) soloTable(n int, opts ...string) (string, api.Player, api.Place) {
 	e.t.Helper()
-	place := table.Place{Platform: benchPlatform, Chat: fmt.Sprint("g", n), Title: "Café Konter"}
-	p := table.Player{ID: fmt.Sprintf("tg:%d", 100+n), Name: fmt.Sprintf("Jang %d", n), Locale: "en"}
+	place := api.Place{Platform: benchPlatform, Chat: fmt.Sprint("g", n), Title: "Café Konter"}
+	p := api.Player{ID: fmt.Sprintf("tg:%d", 100+n), Name: fmt.Sprintf("Jang %d", n), Locale: "en"}
 	if len(opts) == 0 {
 		opts = []string{"timer=none", "stripes=3"}
 	}
-	e.do(place, p, table.VerbNew, opts...)
-	e.do(place, p, table.VerbDeal)
+	e.do(place, p, api.VerbNew, opts...)
+	e.do(place, p, api.VerbDeal)
 	return e.svc.TableAt(place), p, place
 }
 
 // fourTable opens a table of four people and deals.
-func (e *env) fourTable(n int) (string, []table.Player, table.Place) {
+func (e *env) fourTable(n int) (string, []api.Player, api.Place) {
 	e.t.Helper()
-	place := table.Place{Platform: benchPlatform, Chat: fmt.Sprint("q", n)}
-	var ps []table.Player
+	place := api.Place{Platform: benchPlatform, Chat: fmt.Sprint("q", n)}
+	var ps []api.Player
 	for i := range 4 {
-		ps = append(ps, table.Player{ID: fmt.Sprintf("dc:%d%d", n, i), Name: fmt.Sprintf("Player %d.%d", n, i+1), Locale: "de"})
+		ps = append(ps, api.Player{ID: fmt.Sprintf("dc:%d%d", n, i), Name: fmt.Sprintf("Player %d.%d", n, i+1), Locale: "de"})
 	}
-	e.do(place, ps[0], table.VerbNew, "timer=none")
+	e.do(place, ps[0], api.VerbNew, "timer=none")
 	for _, p := range ps[1:] {
-		e.do(place, p, table.VerbJoin)
+		e.do(place, p, api.VerbJoin)
 	}
-	e.do(place, ps[0], table.VerbDeal)
+	e.do(place, ps[0], api.VerbDeal)
 	return e.svc.TableAt(place), ps, place
 }
 
 // link makes the one-time link of a player's hand, as a chat adapter would.
-func (e *env) link(p table.Player, tableID string) string {
+func (e *env) link(p api.Player, tableID string) string {
 	e.t.Helper()
 	l, err := e.web.Link(p, tableID)
 	if err != nil {
@@ -196,7 +197,7 @@ func (e *env) postWith(body any, h http.Header) (int, map[string]string, http.He
 
 // session redeems a player's link for a session, from an address of the player's own (as the
 // reverse proxy on this machine names it).
-func (e *env) session(p table.Player, tableID string) string {
+func (e *env) session(p api.Player, tableID string) string {
 	e.t.Helper()
 	l := e.link(p, tableID)
 	_, token, _ := strings.Cut(l, "#link=")

@@ -21,7 +21,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // watchHolds makes the page note, for each finished trick its felt shows (four cards, one marked
@@ -267,16 +267,16 @@ func TestBrowserOpenedElsewhere(t *testing.T) {
 func TestBrowserClockAndImBack(t *testing.T) {
 	e := newEnv(t, fastPlayer)
 	b := browser(t)
-	place := table.Place{Platform: benchPlatform, Chat: "clock"}
-	var ps []table.Player
+	place := api.Place{Platform: benchPlatform, Chat: "clock"}
+	var ps []api.Player
 	for i := range 4 {
-		ps = append(ps, table.Player{ID: fmt.Sprintf("tg:%d", 50+i), Name: fmt.Sprintf("Player %d", i+1), Locale: "en"})
+		ps = append(ps, api.Player{ID: fmt.Sprintf("tg:%d", 50+i), Name: fmt.Sprintf("Player %d", i+1), Locale: "en"})
 	}
-	e.do(place, ps[0], table.VerbNew, "timer=fast", "stripes=3")
+	e.do(place, ps[0], api.VerbNew, "timer=fast", "stripes=3")
 	for _, q := range ps[1:] {
-		e.do(place, q, table.VerbJoin)
+		e.do(place, q, api.VerbJoin)
 	}
-	e.do(place, ps[0], table.VerbDeal)
+	e.do(place, ps[0], api.VerbDeal)
 	id := e.svc.TableAt(place)
 	p := ps[0]
 	tb := newTab(t, b, false)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // stalledViews is the service with Seen held up once stall is called: each call then waits
@@ -32,7 +33,7 @@ func (s *stalledViews) stall() {
 	s.mu.Unlock()
 }
 
-func (s *stalledViews) Seen(ctx context.Context, id string, p table.Player) (table.Seen, bool) {
+func (s *stalledViews) Seen(ctx context.Context, id string, p api.Player) (table.Seen, bool) {
 	s.mu.Lock()
 	stalled := s.stalled
 	s.mu.Unlock()
@@ -99,7 +100,7 @@ func playAlong(t *testing.T, k *client, limit int) []SeatView {
 	moved := uint64(0)
 	for n := 0; n < limit; n++ {
 		v := k.view
-		if v.Status != table.StatusPlaying {
+		if v.Status != api.StatusPlaying {
 			return views
 		}
 		if g := v.Game; g != nil && g.ToMove == v.You && v.Seq > moved {
@@ -141,7 +142,7 @@ func TestEveryTrickAndGameEndReachThePage(t *testing.T) {
 	}
 	last := views[len(views)-1]
 	games := len(last.Board.Games)
-	if games < 2 || last.Status != table.StatusOver {
+	if games < 2 || last.Status != api.StatusOver {
 		t.Fatalf("the match ended with %d games, status %s", games, last.Status)
 	}
 	for g := 1; g <= games; g++ {

@@ -15,7 +15,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/kontermatt/kontermatt/core/i18n"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // dcFake stands for the discord adapter as the web table uses it: good codes, the players of
@@ -24,8 +24,8 @@ import (
 type dcFake struct {
 	mu        sync.Mutex
 	app       string
-	codes     map[string]table.Player // code → user; a fake code is good any number of times
-	place     table.Place
+	codes     map[string]api.Player // code → user; a fake code is good any number of times
+	place     api.Place
 	instances map[string][]string // instance → the player IDs taking part
 	exchanges int
 	lookups   int           // ActivityPlayers calls
@@ -38,16 +38,16 @@ type dcRateLimited struct{ after time.Duration }
 func (e dcRateLimited) Error() string             { return fmt.Sprintf("HTTP 429, retry after %v", e.after) }
 func (e dcRateLimited) RetryAfter() time.Duration { return e.after }
 
-func newDCFake(place table.Place) *dcFake {
-	return &dcFake{app: "900000000000000001", codes: map[string]table.Player{}, place: place, instances: map[string][]string{}}
+func newDCFake(place api.Place) *dcFake {
+	return &dcFake{app: "900000000000000001", codes: map[string]api.Player{}, place: place, instances: map[string][]string{}}
 }
 
 // eve is a Discord member in the Activity instance i-1 of the channel chan, whose page has the
 // code c0de.
-var eve = table.Player{ID: "dc:5", Name: "Eve", Locale: "fr"}
+var eve = api.Player{ID: "dc:5", Name: "Eve", Locale: "fr"}
 
-func eveInTheActivity() (*dcFake, table.Place) {
-	place := table.Place{Platform: benchPlatform, Chat: "chan"}
+func eveInTheActivity() (*dcFake, api.Place) {
+	place := api.Place{Platform: benchPlatform, Chat: "chan"}
 	dc := newDCFake(place)
 	dc.codes["c0de"], dc.instances["i-1"] = eve, []string{eve.ID}
 	return dc, place
@@ -59,18 +59,18 @@ func (d *dcFake) AppID() string {
 	return d.app
 }
 
-func (d *dcFake) ActivityUser(_ context.Context, code, instance string) (table.Player, table.Place, error) {
+func (d *dcFake) ActivityUser(_ context.Context, code, instance string) (api.Player, api.Place, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.exchanges++
 	if d.wait > 0 {
 		w := d.wait
 		d.wait = 0
-		return table.Player{}, table.Place{}, fmt.Errorf("the code exchange: %w", dcRateLimited{w})
+		return api.Player{}, api.Place{}, fmt.Errorf("the code exchange: %w", dcRateLimited{w})
 	}
 	p, ok := d.codes[code]
 	if !ok || !slices.Contains(d.instances[instance], p.ID) {
-		return table.Player{}, table.Place{}, errors.New("refused")
+		return api.Player{}, api.Place{}, errors.New("refused")
 	}
 	return p, d.place, nil
 }
@@ -92,7 +92,7 @@ func (d *dcFake) count() int {
 // client secret, not 300; from 300 addresses, no more than the bot's own budget for Discord. The
 // rest are refused at once, in the page's language, with a Retry-After.
 func TestSessionPostsAreLimited(t *testing.T) {
-	place := table.Place{Platform: benchPlatform, Chat: "chan"}
+	place := api.Place{Platform: benchPlatform, Chat: "chan"}
 	dc := newDCFake(place)
 	e := newEnv(t, func(c *Config) { c.Discord = dc })
 	refused := 0
@@ -206,7 +206,7 @@ func TestSessionExpiresAtAMove(t *testing.T) {
 	e := newEnv(t)
 	id, ps, _ := e.fourTable(1) // four people: nothing moves but what they send
 	var k *client
-	var p table.Player
+	var p api.Player
 	for _, pl := range ps {
 		if v, _ := e.web.SeatView(ctx, id, pl); v.Game != nil && v.Game.ToMove == v.You {
 			p, k = pl, e.open(e.session(pl, id))
@@ -233,8 +233,8 @@ func TestLeftTheActivityCannotJoin(t *testing.T) {
 	ctx := t.Context()
 	dc, place := eveInTheActivity()
 	e := newEnv(t, func(c *Config) { c.Discord = dc })
-	owner := table.Player{ID: "dc:1", Name: "Ann", Locale: "en"}
-	e.do(place, owner, table.VerbNew, "timer=none")
+	owner := api.Player{ID: "dc:1", Name: "Ann", Locale: "en"}
+	e.do(place, owner, api.VerbNew, "timer=none")
 	frame := "https://900000000000000001.discordsays.com"
 	code, out := e.post(map[string]string{"discord": "c0de", "instance": "i-1"}, frame)
 	if code != 200 {
@@ -263,8 +263,8 @@ func TestLeftTheActivityCannotJoin(t *testing.T) {
 func TestSessionRecheckedOnATimer(t *testing.T) {
 	dc, place := eveInTheActivity()
 	e := newEnv(t, func(c *Config) { c.Discord, c.RecheckEvery = dc, 20*time.Millisecond })
-	owner := table.Player{ID: "dc:1", Name: "Ann", Locale: "en"}
-	e.do(place, owner, table.VerbNew, "timer=none")
+	owner := api.Player{ID: "dc:1", Name: "Ann", Locale: "en"}
+	e.do(place, owner, api.VerbNew, "timer=none")
 	_, out := e.post(map[string]string{"discord": "c0de", "instance": "i-1"}, "")
 	watcher, err := e.dial(out["session"], "")
 	if err != nil {
@@ -290,10 +290,10 @@ func TestSessionRecheckedOnATimer(t *testing.T) {
 // all characters JSON writes as six bytes) make a session whose hello the socket takes.
 func TestLargestLegalNames(t *testing.T) {
 	e := newEnv(t)
-	place := table.Place{Platform: benchPlatform, Chat: "big"}
-	p := table.Player{ID: "tg:9223372036854775807", Name: strings.Repeat("&", 64) + " " + strings.Repeat("<", 64), Locale: "pt-br"}
-	e.do(place, p, table.VerbNew, "timer=none")
-	e.do(place, p, table.VerbDeal)
+	place := api.Place{Platform: benchPlatform, Chat: "big"}
+	p := api.Player{ID: "tg:9223372036854775807", Name: strings.Repeat("&", 64) + " " + strings.Repeat("<", 64), Locale: "pt-br"}
+	e.do(place, p, api.VerbNew, "timer=none")
+	e.do(place, p, api.VerbDeal)
 	id := e.svc.TableAt(place)
 	s := e.session(p, id)
 	hello, _ := json.Marshal(map[string]any{"t": "hello", "session": s, "seq": uint64(1<<64 - 1)})
@@ -313,13 +313,13 @@ func TestLargestLegalTicket(t *testing.T) {
 	if !instanceID.MatchString(strings.Repeat("i", maxInstance)) || instanceID.MatchString(strings.Repeat("i", maxInstance+1)) {
 		t.Fatalf("the instance pattern and maxInstance (%d) disagree", maxInstance)
 	}
-	place := table.Place{Platform: benchPlatform, Chat: "18446744073709551615", Thread: "18446744073709551615"}
+	place := api.Place{Platform: benchPlatform, Chat: "18446744073709551615", Thread: "18446744073709551615"}
 	dc := newDCFake(place)
 	inst := strings.Repeat("i", maxInstance)
-	long := table.Player{ID: "dc:18446744073709551615", Name: strings.Repeat("\u2028", 300), Locale: "lb"}
+	long := api.Player{ID: "dc:18446744073709551615", Name: strings.Repeat("\u2028", 300), Locale: "lb"}
 	dc.codes["c0de"], dc.instances[inst] = long, []string{long.ID}
 	e := newEnv(t, func(c *Config) { c.Discord = dc })
-	e.do(place, long, table.VerbNew, "timer=none")
+	e.do(place, long, api.VerbNew, "timer=none")
 	code, out := e.post(map[string]string{"discord": "c0de", "instance": inst}, "")
 	if code != 200 || len(out["session"]) > maxTicket {
 		t.Fatalf("the session: %d, %d bytes (bound %d)", code, len(out["session"]), maxTicket)
@@ -333,7 +333,7 @@ func TestLargestLegalTicket(t *testing.T) {
 // The page may be framed by the app's own Activity frame only, not by any discordsays.com app;
 // an Origin of "https://" with no host is no Discord frame.
 func TestFrameAndOriginOfTheActivity(t *testing.T) {
-	place := table.Place{Platform: benchPlatform, Chat: "chan"}
+	place := api.Place{Platform: benchPlatform, Chat: "chan"}
 	dc := newDCFake(place)
 	e := newEnv(t, func(c *Config) { c.Discord = dc })
 	resp, err := http.Get(e.url + "/")

@@ -15,6 +15,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/httpserve"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // csp is the page's Content Security Policy: its own script, style and socket only, no inline
@@ -320,7 +321,7 @@ func (s *Server) session(text string) (ticket, error) {
 		return ticket{}, errNoSession
 	}
 	if t.Place != "" {
-		p, ok := table.ParsePlaceKey(t.Place)
+		p, ok := api.ParsePlaceKey(t.Place)
 		if !ok {
 			return ticket{}, errNoSession
 		}

@@ -15,7 +15,7 @@ import (
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // recordPage notes, from the page's first moment, every line the live region says
@@ -86,7 +86,7 @@ func TestBrowserPaceAndNoBlindTap(t *testing.T) {
 			var held bool
 			tb.eval(`!!document.querySelector("#trick.held")`, &held)
 			nv, _ := e.web.SeatView(context.Background(), id, p)
-			if held && nv.Game != nil && nv.Game.ToMove == nv.You && nv.Status == table.StatusPlaying {
+			if held && nv.Game != nil && nv.Game.ToMove == nv.You && nv.Status == api.StatusPlaying {
 				var legal int
 				tb.eval(`document.querySelectorAll("#hand .card.legal").length`, &legal)
 				if legal > 0 {
@@ -206,19 +206,19 @@ func TestBrowserEventsAndTheResultThatStays(t *testing.T) {
 
 // frenchTable is a table of four French-speaking people, played from the chat until ready says
 // the first one's view is the one wanted; then their page opens at 320 px.
-func frenchTable(t *testing.T, ready func(SeatView) bool) (*env, *tab, string, table.Player) {
+func frenchTable(t *testing.T, ready func(SeatView) bool) (*env, *tab, string, api.Player) {
 	t.Helper()
 	e := newEnv(t, fastPlayer)
-	place := table.Place{Platform: benchPlatform, Chat: "fr"}
-	var ps []table.Player
+	place := api.Place{Platform: benchPlatform, Chat: "fr"}
+	var ps []api.Player
 	for i := range 4 {
-		ps = append(ps, table.Player{ID: fmt.Sprintf("dc:7%d", i), Name: fmt.Sprintf("Joueur %d", i+1), Locale: "fr"})
+		ps = append(ps, api.Player{ID: fmt.Sprintf("dc:7%d", i), Name: fmt.Sprintf("Joueur %d", i+1), Locale: "fr"})
 	}
-	e.do(place, ps[0], table.VerbNew, "timer=none")
+	e.do(place, ps[0], api.VerbNew, "timer=none")
 	for _, p := range ps[1:] {
-		e.do(place, p, table.VerbJoin)
+		e.do(place, p, api.VerbJoin)
 	}
-	e.do(place, ps[0], table.VerbDeal)
+	e.do(place, ps[0], api.VerbDeal)
 	id := e.svc.TableAt(place)
 	e.actUntil(id, ps, ps[0], ready)
 	tb := newTabSized(t, browser(t), false, 320, 640)
@@ -284,7 +284,7 @@ func TestBrowserRematchKeepsAnnouncing(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		v, _ := e.web.SeatView(context.Background(), id, p)
-		if v.Status == table.StatusPlaying {
+		if v.Status == api.StatusPlaying {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -300,10 +300,10 @@ func TestBrowserRematchKeepsAnnouncing(t *testing.T) {
 // and gives the link; the page opens it and plays.
 // openLocalTable opens bot -web's table (one person, three computer players) in a tab in front,
 // and waits for the hand.
-func openLocalTable(t *testing.T) (*env, *tab, string, table.Player) {
+func openLocalTable(t *testing.T) (*env, *tab, string, api.Player) {
 	t.Helper()
 	e := newEnv(t, fastPlayer)
-	p := table.Player{ID: "local", Name: "Jang", Locale: "en"}
+	p := api.Player{ID: "local", Name: "Jang", Locale: "en"}
 	link, err := e.web.LocalTable(context.Background(), p, []string{"timer=none", "stripes=3"})
 	if err != nil {
 		t.Fatal(err)

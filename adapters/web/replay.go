@@ -9,6 +9,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // A replay steps through a kept match of the table's place, trick by trick: the deal (every hand
@@ -64,7 +65,7 @@ func (k *sock) replays() (ReplayList, error) {
 		return ReplayList{}, errNoRecord
 	}
 	r := replies[0] // history answers with one message
-	if r.Kind == table.KindError {
+	if r.Kind == api.KindError {
 		return ReplayList{}, replyError(r.Text)
 	}
 	if len(r.Buttons) == 0 && r.File == nil && !strings.Contains(r.Text, "\n") {
@@ -91,7 +92,7 @@ func (k *sock) replay(n int) (ReplayMatch, error) {
 		return ReplayMatch{}, err
 	}
 	for _, r := range replies {
-		if r.Kind == table.KindError {
+		if r.Kind == api.KindError {
 			return ReplayMatch{}, replyError(r.Text)
 		}
 		if r.File != nil {
@@ -104,7 +105,7 @@ func (k *sock) replay(n int) (ReplayMatch, error) {
 }
 
 // history asks the service's history verb at the table's place, as the socket's person.
-func (k *sock) history(args ...string) ([]table.Message, error) {
+func (k *sock) history(args ...string) ([]api.Message, error) {
 	svc := k.s.service()
 	place, ok := svc.PlaceOf(k.table)
 	if !ok {
@@ -112,7 +113,7 @@ func (k *sock) history(args ...string) ([]table.Message, error) {
 	}
 	p := k.player
 	p.Locale = k.langNow()
-	return svc.Handle(k.ctx, table.Command{Place: place, Actor: p, Verb: table.VerbHistory, Args: args})
+	return svc.Handle(k.ctx, api.Command{Place: place, Actor: p, Verb: api.VerbHistory, Args: args})
 }
 
 // replaySteps reads a kept match's record (history's file: the match record with who sat where)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // A person at the table asks for the kept matches of its place: none before the first match
@@ -48,7 +48,7 @@ func TestReplayOfAKeptMatch(t *testing.T) {
 		t.Fatalf("the replay of match 1: %+v", o)
 	}
 	rm := o.Replay
-	replies, err := e.svc.Handle(context.Background(), table.Command{Place: place, Actor: p, Verb: table.VerbHistory, Args: []string{"record", "1"}})
+	replies, err := e.svc.Handle(context.Background(), api.Command{Place: place, Actor: p, Verb: api.VerbHistory, Args: []string{"record", "1"}})
 	if err != nil || len(replies) != 1 || replies[0].File == nil {
 		t.Fatalf("history's record: %v %+v", err, replies)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/kontermatt/kontermatt/core/i18n"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // The socket's protocol is JSON text messages. The page says hello with its session and the
@@ -84,8 +84,8 @@ const pageSilence = 8
 // (a Discord Activity's channel). "back" is the page's "I'm back": any command from a player
 // marked away gives them their seat again, and the board is one that changes nothing else (its
 // answer, the board's text, is not shown: the page shows the board).
-var moveVerbs = map[string]table.Verb{"play": table.VerbPlay, "trump": table.VerbTrump, "announce": table.VerbAnnounce,
-	"deal": table.VerbDeal, "rematch": table.VerbRematch, "join": table.VerbJoin, "back": table.VerbBoard}
+var moveVerbs = map[string]api.Verb{"play": api.VerbPlay, "trump": api.VerbTrump, "announce": api.VerbAnnounce,
+	"deal": api.VerbDeal, "rematch": api.VerbRematch, "join": api.VerbJoin, "back": api.VerbBoard}
 
 var moveID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 
@@ -97,7 +97,7 @@ type sock struct {
 	s      *Server
 	conn   *websocket.Conn
 	t      ticket
-	player table.Player
+	player api.Player
 	table  string
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -219,7 +219,7 @@ func (k *sock) boardPicture(v SeatView) []byte {
 	if same {
 		return nil
 	}
-	png, alt, err := k.s.service().Picture(k.ctx, table.Message{Table: v.Table, Picture: table.PictureBoard, Lang: v.Lang}, dark)
+	png, alt, err := k.s.service().Picture(k.ctx, api.Message{Table: v.Table, Picture: api.PictureBoard, Lang: v.Lang}, dark)
 	if err != nil {
 		k.s.log.Debug("drawing the board for the page", "table", v.Table, "err", err)
 		return nil
@@ -448,17 +448,17 @@ func (k *sock) move(m inbound) {
 		return
 	}
 	verb, ok := moveVerbs[m.Verb]
-	if !ok || !moveID.MatchString(m.ID) || m.Seq == 0 || len(m.Arg) > 16 || verb == table.VerbJoin && k.t.Place == "" {
+	if !ok || !moveID.MatchString(m.ID) || m.Seq == 0 || len(m.Arg) > 16 || verb == api.VerbJoin && k.t.Place == "" {
 		refuse(i18n.T(lang, "web.bad_message"))
 		return
 	}
-	place := table.Place{Platform: Platform, Chat: k.player.ID}
-	if p, ok := table.ParsePlaceKey(k.t.Place); ok {
+	place := api.Place{Platform: Platform, Chat: k.player.ID}
+	if p, ok := api.ParsePlaceKey(k.t.Place); ok {
 		// The place the platform vouched the person is in (a Discord Activity's channel): its
 		// table answers them there, seated or not; a private place only for their own seat.
 		place = p
 	}
-	cmd := table.Command{Place: place, Table: k.table, Actor: k.player,
+	cmd := api.Command{Place: place, Table: k.table, Actor: k.player,
 		Verb: verb, EventID: "web:" + k.player.ID + ":" + k.table + ":" + m.ID, Seq: m.Seq, Private: true}
 	if a := strings.TrimSpace(m.Arg); a != "" {
 		cmd.Args = []string{a}
@@ -466,10 +466,10 @@ func (k *sock) move(m inbound) {
 	replies, _ := k.s.service().Handle(k.ctx, cmd) // a command not done is refused in its replies
 	for _, r := range replies {
 		switch {
-		case r.Kind == table.KindError:
+		case r.Kind == api.KindError:
 			refuse(r.Text)
 		case m.Verb == "back":
-		case r.Kind == table.KindNotice, r.Kind == table.KindReply:
+		case r.Kind == api.KindNotice, r.Kind == api.KindReply:
 			k.send(outbound{T: "note", ID: m.ID, Text: r.Text})
 		}
 	}

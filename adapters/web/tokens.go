@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kontermatt/kontermatt/core/i18n"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // Links and sessions are tickets signed with the server's key (HMAC-SHA256), so the server keeps
@@ -42,7 +42,7 @@ type ticket struct {
 // newTicket is the ticket of a player the platform vouched for, in the bounds maxTicket is
 // computed from: the name cut to the longest a platform gives, the locale one the catalog has
 // ("" for the others, which pick the same language).
-func newTicket(p table.Player) ticket {
+func newTicket(p api.Player) ticket {
 	name := p.Name
 	if utf8.RuneCountInString(name) > maxNameRunes {
 		name = string([]rune(name)[:maxNameRunes])
@@ -53,8 +53,8 @@ func newTicket(p table.Player) ticket {
 // watching: the session of a watch link, someone without a seat who makes no move.
 func (t ticket) watching() bool { return t.Via == "watch" }
 
-func (t ticket) player() table.Player {
-	return table.Player{ID: t.Player, Name: t.Name, Locale: t.Locale}
+func (t ticket) player() api.Player {
+	return api.Player{ID: t.Player, Name: t.Name, Locale: t.Locale}
 }
 
 // The largest legal ticket, from the platforms' bounds on what a ticket holds, and the largest

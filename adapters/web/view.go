@@ -7,6 +7,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // The web table shows a table as one page per person: the public table, and the reader's own hand
@@ -22,11 +23,11 @@ import (
 
 // SeatView is what one person may see of a table, in their language.
 type SeatView struct {
-	Table  string       `json:"table"`
-	Seq    uint64       `json:"seq"` // the table's sequence number: a move made from this view carries it
-	Status table.Status `json:"status"`
-	Title  string       `json:"title,omitempty"` // the place's name, when the platform told it
-	Lang   string       `json:"lang"`
+	Table  string     `json:"table"`
+	Seq    uint64     `json:"seq"` // the table's sequence number: a move made from this view carries it
+	Status api.Status `json:"status"`
+	Title  string     `json:"title,omitempty"` // the place's name, when the platform told it
+	Lang   string     `json:"lang"`
 	// You is the reader's seat (0-3), or -1 when they do not sit at the table.
 	You     int          `json:"you"`
 	Seats   [4]ViewSeat  `json:"seats"`
@@ -170,7 +171,7 @@ type ViewScore struct {
 
 // SeatView gives what the person p sees of a table now: the public table, and their own hand if
 // they sit there. false when the table is unknown or closed.
-func (s *Server) SeatView(ctx context.Context, tableID string, p table.Player) (SeatView, bool) {
+func (s *Server) SeatView(ctx context.Context, tableID string, p api.Player) (SeatView, bool) {
 	seen, ok := s.service().Seen(ctx, tableID, p)
 	if !ok {
 		return SeatView{}, false
@@ -188,20 +189,20 @@ func seatView(sn table.Seen) SeatView {
 		if pub != nil {
 			vs.Cards = pub.HandSizes[i]
 			vs.Dealer = pub.Dealer == core.Seat(i)
-			vs.ToMove = sn.Status == table.StatusPlaying && pub.ToMove == core.Seat(i)
+			vs.ToMove = sn.Status == api.StatusPlaying && pub.ToMove == core.Seat(i)
 		}
 		v.Seats[i] = vs
 	}
 	v.Board = viewBoard(sn)
 	switch sn.Status {
-	case table.StatusLobby:
+	case api.StatusLobby:
 		v.Say = i18n.T(lang, "lobby.title")
 		v.CanDeal = seat != core.NoSeat
 		v.CanJoin = seat == core.NoSeat
 		return v
-	case table.StatusClosed:
+	case api.StatusClosed:
 		v.Say = i18n.T(lang, "live.closed")
-	case table.StatusOver:
+	case api.StatusOver:
 		v.CanRematch = seat != core.NoSeat
 		if w, ok := sn.Board.Winner(); ok {
 			v.Say = i18n.N(lang, "summary.match", sn.Games, w.String(), teamNames(sn, w))
@@ -212,7 +213,7 @@ func seatView(sn table.Seen) SeatView {
 	}
 	v.Game = viewGame(sn, *pub)
 	v.Ended = viewEnded(sn, len(pub.Tricks))
-	if sn.Status != table.StatusPlaying || pub.Phase == core.PhaseOver {
+	if sn.Status != api.StatusPlaying || pub.Phase == core.PhaseOver {
 		return v
 	}
 	if c := sn.Clock; c != nil {

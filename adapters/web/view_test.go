@@ -12,6 +12,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -22,56 +23,56 @@ type views struct {
 	t     *testing.T
 	svc   *table.Service
 	web   *Server
-	place table.Place
+	place api.Place
 	event int
 }
 
 // newViews opens a table at a place for n people (1: one person and three computer players; 4:
 // four people) with opts, and deals; it gives the people in seat order.
-func newViews(t *testing.T, n int, opts ...string) (*views, []table.Player) {
+func newViews(t *testing.T, n int, opts ...string) (*views, []api.Player) {
 	t.Helper()
 	store := mem.New()
 	w, err := New(Config{PublicURL: "http://table.test", KV: store})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &views{t: t, web: w, place: table.Place{Platform: "test", Chat: "g1", Title: "Café Konter"}}
+	h := &views{t: t, web: w, place: api.Place{Platform: "test", Chat: "g1", Title: "Café Konter"}}
 	h.svc = tabletest.New(table.Config{Store: store, KV: store, Robots: randomRobots, Seed: 7,
 		Outboxes: map[string]table.Outbox{"test": nullOutbox{}}})
 	w.Attach(h.svc)
-	var ps []table.Player
+	var ps []api.Player
 	for i := range n {
-		ps = append(ps, table.Player{ID: fmt.Sprint("p", i+1), Name: fmt.Sprint("Player", i+1), Locale: "en"})
+		ps = append(ps, api.Player{ID: fmt.Sprint("p", i+1), Name: fmt.Sprint("Player", i+1), Locale: "en"})
 	}
 	if len(opts) == 0 {
 		opts = []string{"timer=none"}
 	}
-	h.must(ps[0], table.VerbNew, opts...)
+	h.must(ps[0], api.VerbNew, opts...)
 	for _, p := range ps[1:] {
-		h.must(p, table.VerbJoin)
+		h.must(p, api.VerbJoin)
 	}
-	h.must(ps[0], table.VerbDeal)
+	h.must(ps[0], api.VerbDeal)
 	return h, ps
 }
 
 // do gives the text of the refusal of p's command, "" when it was taken.
-func (h *views) do(p table.Player, v table.Verb, args ...string) string {
+func (h *views) do(p api.Player, v api.Verb, args ...string) string {
 	h.t.Helper()
 	h.event++
-	msgs, err := h.svc.Handle(context.Background(), table.Command{Place: h.place, Actor: p, Verb: v, Args: args,
+	msgs, err := h.svc.Handle(context.Background(), api.Command{Place: h.place, Actor: p, Verb: v, Args: args,
 		EventID: fmt.Sprint("e", h.event)})
 	if err != nil {
 		return err.Error()
 	}
 	for _, m := range msgs {
-		if m.Kind == table.KindError {
+		if m.Kind == api.KindError {
 			return m.Text
 		}
 	}
 	return ""
 }
 
-func (h *views) must(p table.Player, v table.Verb, args ...string) {
+func (h *views) must(p api.Player, v api.Verb, args ...string) {
 	h.t.Helper()
 	if e := h.do(p, v, args...); e != "" {
 		h.t.Fatalf("%s %s: %s", p.ID, v, e)
@@ -119,11 +120,11 @@ func TestSeatViewsPlayAWholeMatch(t *testing.T) {
 		h, ps := newViews(t, 4, "timer=none", "stripes=3")
 		defer h.svc.Close()
 		id := h.svc.TableAt(h.place)
-		watcher := table.Player{ID: "w", Name: "Watcher", Locale: "de"}
+		watcher := api.Player{ID: "w", Name: "Watcher", Locale: "de"}
 		moves := 0
 		for ; moves < 2000; moves++ {
 			synctest.Wait()
-			if st, _ := h.svc.Status(id); st != table.StatusPlaying {
+			if st, _ := h.svc.Status(id); st != api.StatusPlaying {
 				break
 			}
 			wv, ok := h.web.SeatView(ctx, id, watcher)
@@ -147,7 +148,7 @@ func TestSeatViewsPlayAWholeMatch(t *testing.T) {
 				}
 				switch {
 				case len(v.Trumps) > 0:
-					if e := h.do(p, table.VerbTrump, v.Trumps[moves%4].Arg); e != "" {
+					if e := h.do(p, api.VerbTrump, v.Trumps[moves%4].Arg); e != "" {
 						t.Fatalf("trump: %s", e)
 					}
 				default:
@@ -160,7 +161,7 @@ func TestSeatViewsPlayAWholeMatch(t *testing.T) {
 					if len(legal) == 0 {
 						t.Fatalf("%s is to play and has no legal card: %+v", p.ID, v.Hand)
 					}
-					if e := h.do(p, table.VerbPlay, legal[moves%len(legal)]); e != "" {
+					if e := h.do(p, api.VerbPlay, legal[moves%len(legal)]); e != "" {
 						t.Fatalf("play %s: %s", legal[0], e)
 					}
 				}
@@ -171,7 +172,7 @@ func TestSeatViewsPlayAWholeMatch(t *testing.T) {
 			}
 		}
 		v, _ := h.web.SeatView(ctx, id, ps[0])
-		if v.Status != table.StatusOver || v.Board.Winner == "" || !v.CanRematch || len(v.Hand) != 0 {
+		if v.Status != api.StatusOver || v.Board.Winner == "" || !v.CanRematch || len(v.Hand) != 0 {
 			t.Fatalf("after %d moves: status %s, winner %q, rematch %v, %d cards", moves, v.Status, v.Board.Winner, v.CanRematch, len(v.Hand))
 		}
 		if len(v.Board.Games) == 0 || v.Say == "" {
@@ -189,12 +190,12 @@ func TestSeatViewLobby(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &views{t: t, web: w, place: table.Place{Platform: "test", Chat: "g1"}}
+	h := &views{t: t, web: w, place: api.Place{Platform: "test", Chat: "g1"}}
 	h.svc = tabletest.New(table.Config{Store: store, KV: store, Outboxes: map[string]table.Outbox{"test": nullOutbox{}}})
 	w.Attach(h.svc)
 	defer h.svc.Close()
-	me, other := table.Player{ID: "p1", Name: "Player1", Locale: "en"}, table.Player{ID: "p2", Name: "Player2", Locale: "en"}
-	h.must(me, table.VerbNew, "timer=none")
+	me, other := api.Player{ID: "p1", Name: "Player1", Locale: "en"}, api.Player{ID: "p2", Name: "Player2", Locale: "en"}
+	h.must(me, api.VerbNew, "timer=none")
 	id := h.svc.TableAt(h.place)
 	v, ok := h.web.SeatView(ctx, id, me)
 	if !ok || v.You != 0 || !v.CanDeal || v.CanJoin || v.Game != nil {
@@ -221,7 +222,7 @@ func TestSeatViewKeepsWhatEnded(t *testing.T) {
 		for moves := 0; moves < 2000; moves++ {
 			synctest.Wait()
 			v, _ := h.web.SeatView(ctx, id, ps[0])
-			if v.Status != table.StatusPlaying {
+			if v.Status != api.StatusPlaying {
 				if v.Ended == nil || v.Ended.No != v.Game.No || len(v.Ended.Last.Plays) != 4 {
 					t.Fatalf("the match is over and the view shows its last game as %+v", v.Ended)
 				}
@@ -251,9 +252,9 @@ func TestSeatViewKeepsWhatEnded(t *testing.T) {
 			}
 			mover := ps[g.ToMove]
 			mv, _ := h.web.SeatView(ctx, id, mover)
-			verb, arg := table.VerbPlay, ""
+			verb, arg := api.VerbPlay, ""
 			if len(mv.Trumps) > 0 {
-				verb, arg = table.VerbTrump, mv.Trumps[moves%4].Arg
+				verb, arg = api.VerbTrump, mv.Trumps[moves%4].Arg
 			}
 			for _, c := range mv.Hand {
 				if c.Legal {
@@ -299,7 +300,7 @@ func TestSeatViewClock(t *testing.T) {
 		if !v.Seats[to].Away || v.Clock != nil && v.Clock.Seat == to {
 			t.Fatalf("after the timeout: away %v, clock %+v", v.Seats[to].Away, v.Clock)
 		}
-		if e := h.do(ps[to], table.VerbBoard); e != "" {
+		if e := h.do(ps[to], api.VerbBoard); e != "" {
 			t.Fatal(e)
 		}
 		if v, _ = h.web.SeatView(ctx, id, ps[to]); v.Seats[to].Away {
@@ -315,7 +316,7 @@ func TestSeatViewNamesAndHandOrder(t *testing.T) {
 	defer h.svc.Close()
 	me := ps[0]
 	id := h.svc.TableAt(h.place)
-	v, _ := h.web.SeatView(ctx, id, table.Player{ID: "w", Name: "Watcher", Locale: "fr"})
+	v, _ := h.web.SeatView(ctx, id, api.Player{ID: "w", Name: "Watcher", Locale: "fr"})
 	if v.Seats[1].Name != "Ordinateur 2" {
 		t.Fatalf("a French reader sees seat 2 as %q", v.Seats[1].Name)
 	}

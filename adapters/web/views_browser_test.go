@@ -15,31 +15,31 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/kontermatt/kontermatt/core/i18n"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // viewsTable is a table of four people speaking lang, played from the chat until the first
 // one's view is the state named; it gives the table and that person.
-func viewsTable(t *testing.T, e *env, lang, state string) (string, table.Player) {
+func viewsTable(t *testing.T, e *env, lang, state string) (string, api.Player) {
 	t.Helper()
-	place := table.Place{Platform: benchPlatform, Chat: "views-" + lang + "-" + state}
-	var ps []table.Player
+	place := api.Place{Platform: benchPlatform, Chat: "views-" + lang + "-" + state}
+	var ps []api.Player
 	for i := range 4 {
-		ps = append(ps, table.Player{ID: fmt.Sprintf("dc:%s%d%d", lang, len(state), i), Name: fmt.Sprintf("Spiller %d", i+1), Locale: lang})
+		ps = append(ps, api.Player{ID: fmt.Sprintf("dc:%s%d%d", lang, len(state), i), Name: fmt.Sprintf("Spiller %d", i+1), Locale: lang})
 	}
 	stripes := "stripes=7" // a match that goes on past the states wanted
 	if state == "match-end" || state == "replay" {
 		stripes = "stripes=1"
 	}
-	e.do(place, ps[0], table.VerbNew, "timer=none", stripes)
+	e.do(place, ps[0], api.VerbNew, "timer=none", stripes)
 	id := e.svc.TableAt(place)
 	if state == "lobby" {
 		return id, ps[0]
 	}
 	for _, p := range ps[1:] {
-		e.do(place, p, table.VerbJoin)
+		e.do(place, p, api.VerbJoin)
 	}
-	e.do(place, ps[0], table.VerbDeal)
+	e.do(place, ps[0], api.VerbDeal)
 	switch state {
 	case "trump":
 		e.actUntil(id, ps, ps[0], func(v SeatView) bool { return len(v.Trumps) > 0 })
@@ -48,12 +48,12 @@ func viewsTable(t *testing.T, e *env, lang, state string) (string, table.Player)
 	case "game-end":
 		// The result stays until the next deal's first card: the person names trump or leads.
 		e.actUntil(id, ps, ps[0], func(v SeatView) bool {
-			return v.Ended != nil && v.Status == table.StatusPlaying && len(v.Game.Trick.Plays) == 0
+			return v.Ended != nil && v.Status == api.StatusPlaying && len(v.Game.Trick.Plays) == 0
 		})
 	case "match-end", "replay":
 		for i := 0; i < 2000; i++ {
 			v, _ := e.web.SeatView(context.Background(), id, ps[0])
-			if v.Status == table.StatusOver {
+			if v.Status == api.StatusOver {
 				return id, ps[0]
 			}
 			q := ps[v.Game.ToMove]

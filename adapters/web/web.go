@@ -41,6 +41,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/httpserve"
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // Platform names the web table in the places of the commands it sends: a player's private
@@ -49,18 +50,18 @@ const Platform = "web"
 
 // Service is what the web table asks of the table service; *table.Service satisfies it.
 type Service interface {
-	Handle(ctx context.Context, cmd table.Command) ([]table.Message, error)
+	Handle(ctx context.Context, cmd api.Command) ([]api.Message, error)
 	// Seen is what p may see of a table (their own hand only): the page's view is drawn from it.
-	Seen(ctx context.Context, tableID string, p table.Player) (table.Seen, bool)
-	TableAt(p table.Place) string
+	Seen(ctx context.Context, tableID string, p api.Player) (table.Seen, bool)
+	TableAt(p api.Place) string
 	// Shown tells the service what the place's public table shows (its sequence number): where
 	// the page is the place's table (bot -web's), computer players wait until it showed what
 	// came before, as they wait for the chats' table messages.
-	Shown(p table.Place, seq uint64)
+	Shown(p api.Place, seq uint64)
 	// PlaceOf is where a table is played: its kept matches (history) are that place's.
-	PlaceOf(tableID string) (table.Place, bool)
+	PlaceOf(tableID string) (api.Place, bool)
 	// Picture draws a message's picture: the page shows the stripe board as the chats do.
-	Picture(ctx context.Context, m table.Message, dark bool) (png []byte, alt string, err error)
+	Picture(ctx context.Context, m api.Message, dark bool) (png []byte, alt string, err error)
 }
 
 var _ Service = (*table.Service)(nil)
@@ -68,7 +69,7 @@ var _ Service = (*table.Service)(nil)
 // Telegram checks a Telegram Mini App's initData (the telegram adapter's CheckInitData): the
 // user it vouches for and the start parameter of a t.me/<bot>/<app>?startapp= link.
 type Telegram interface {
-	CheckInitData(initData string, now time.Time) (p table.Player, startParam string, err error)
+	CheckInitData(initData string, now time.Time) (p api.Player, startParam string, err error)
 }
 
 // Discord identifies the user of a Discord Activity (the discord adapter's ActivityUser): it
@@ -79,7 +80,7 @@ type Discord interface {
 	AppID() string
 	// ActivityUser's error says so when Discord asked to wait (a 429): it has a method
 	// RetryAfter() time.Duration, and no code is exchanged until then.
-	ActivityUser(ctx context.Context, code, instanceID string) (table.Player, table.Place, error)
+	ActivityUser(ctx context.Context, code, instanceID string) (api.Player, api.Place, error)
 	// ActivityPlayers are the players taking part in an activity instance now (the IDs
 	// ActivityUser gives); none once the instance has ended.
 	ActivityPlayers(ctx context.Context, instanceID string) ([]string, error)
@@ -322,14 +323,14 @@ type tee struct {
 	s    *Server
 }
 
-func (t tee) Deliver(ctx context.Context, msgs []table.Message) {
+func (t tee) Deliver(ctx context.Context, msgs []api.Message) {
 	t.next.Deliver(ctx, msgs)
 	t.s.Deliver(ctx, msgs)
 }
 
 // Deliver notes the tables whose messages changed; their sockets get new views soon. It never
 // waits (the service holds the table's lock).
-func (s *Server) Deliver(_ context.Context, msgs []table.Message) {
+func (s *Server) Deliver(_ context.Context, msgs []api.Message) {
 	var last string
 	for _, m := range msgs {
 		if m.Table != "" && m.Table != last {
@@ -341,7 +342,7 @@ func (s *Server) Deliver(_ context.Context, msgs []table.Message) {
 
 // Link is a signed one-time address of the page for a player at a table, valid for
 // Config.LinkTTL: what a chat adapter offers with a player's hand. It is for that player alone.
-func (s *Server) Link(p table.Player, tableID string) (string, error) {
+func (s *Server) Link(p api.Player, tableID string) (string, error) {
 	s.randMu.Lock()
 	n, err := nonce(s.cfg.Rand)
 	s.randMu.Unlock()

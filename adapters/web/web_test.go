@@ -14,7 +14,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/kontermatt/kontermatt/core/i18n"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // checkOwnCards fails if a view shows a card still held by anyone but its reader (checkSeatView).
@@ -143,7 +143,7 @@ func TestTicketPurposes(t *testing.T) {
 func TestNotSeatedIsRefused(t *testing.T) {
 	e := newEnv(t)
 	id, _, _ := e.soloTable(1)
-	other := table.Player{ID: "tg:999", Name: "Eve", Locale: "lb"}
+	other := api.Player{ID: "tg:999", Name: "Eve", Locale: "lb"}
 	k, err := e.dial(e.session(other, id), "")
 	if err != nil {
 		t.Fatal(err)
@@ -329,8 +329,8 @@ func TestReconnectResumes(t *testing.T) {
 // dcCheck stands for the discord adapter's ActivityUser: one code, one user, one channel.
 type dcCheck struct {
 	code  string
-	p     table.Player
-	place table.Place
+	p     api.Player
+	place api.Place
 }
 
 func (d dcCheck) AppID() string { return "900000000000000001" }
@@ -342,9 +342,9 @@ func (d dcCheck) ActivityPlayers(_ context.Context, instance string) ([]string, 
 	return []string{d.p.ID}, nil
 }
 
-func (d dcCheck) ActivityUser(_ context.Context, code, instance string) (table.Player, table.Place, error) {
+func (d dcCheck) ActivityUser(_ context.Context, code, instance string) (api.Player, api.Place, error) {
 	if code != d.code || instance != "i-1" {
-		return table.Player{}, table.Place{}, errors.New("refused")
+		return api.Player{}, api.Place{}, errors.New("refused")
 	}
 	return d.p, d.place, nil
 }
@@ -353,11 +353,11 @@ func (d dcCheck) ActivityUser(_ context.Context, code, instance string) (table.P
 // lobby theirs to join from the page; the Activity's frame is an allowed origin; a refused code
 // gets the refusal.
 func TestDiscordActivitySession(t *testing.T) {
-	place := table.Place{Platform: benchPlatform, Chat: "chan"}
-	eve := table.Player{ID: "dc:5", Name: "Eve", Locale: "fr"}
+	place := api.Place{Platform: benchPlatform, Chat: "chan"}
+	eve := api.Player{ID: "dc:5", Name: "Eve", Locale: "fr"}
 	e := newEnv(t, func(c *Config) { c.Discord = dcCheck{"c0de", eve, place} })
-	owner := table.Player{ID: "dc:1", Name: "Ann", Locale: "en"}
-	e.do(place, owner, table.VerbNew, "timer=none")
+	owner := api.Player{ID: "dc:1", Name: "Ann", Locale: "en"}
+	e.do(place, owner, api.VerbNew, "timer=none")
 	frame := "https://900000000000000001.discordsays.com"
 	code, out := e.post(map[string]string{"discord": "c0de", "instance": "i-1"}, frame)
 	if code != 200 || out["lang"] != "fr" {

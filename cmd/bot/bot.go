@@ -20,6 +20,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/coach"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/verbset"
 	"github.com/kontermatt/kontermatt/storage"
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
@@ -132,7 +133,7 @@ func (m *Main) Open(ctx context.Context) error {
 	tcfg := table.Config{Store: store, KV: store, Outboxes: outboxes, Robots: deciders, Seed: seed,
 		Leases: leases, Shared: shared, Coach: coach.New(coach.Config{Log: m.Log}), Log: m.Log, RulesURL: rulesURL(cfg),
 		Think: cfg.Think, Retention: cfg.Retention, Observe: met,
-		Surfaces: map[string]table.Surface{terminal.Platform: terminal.Surface},
+		Surfaces: map[string]api.Surface{terminal.Platform: terminal.Surface},
 		// Every adapter's, running or not: a person is forgotten from a platform served before too.
 		People: []table.People{telegram.People, discord.People}}
 	verbset.Wire(&tcfg) // the league's, privacy, settings and coach verbs, with the league the engine teaches

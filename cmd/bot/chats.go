@@ -13,6 +13,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/telegram"
 	"github.com/kontermatt/kontermatt/adapters/web"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
 )
 
@@ -54,10 +55,10 @@ func (t telegramChat) Describe() string {
 // after the service. It is no platform's Outbox: the platforms' outboxes tell it what changed.
 type webChat struct{ *web.Server }
 
-func (w webChat) Attach(svc *table.Service)                { w.Server.Attach(svc) }
-func (w webChat) Deliver(context.Context, []table.Message) {}
-func (w webChat) Name() string                             { return "web" }
-func (w webChat) Describe() string                         { return "web " + w.Server.PublicURL() }
+func (w webChat) Attach(svc *table.Service)              { w.Server.Attach(svc) }
+func (w webChat) Deliver(context.Context, []api.Message) {}
+func (w webChat) Name() string                           { return "web" }
+func (w webChat) Describe() string                       { return "web " + w.Server.PublicURL() }
 
 // newChats makes the configured platforms' adapters and registers each as its platform's Outbox;
 // with the web table on, each platform's outbox also tells it which tables changed. leases are

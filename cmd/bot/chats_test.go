@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // fakeChat is a platform whose first starts fail with err.
@@ -23,11 +24,11 @@ type fakeChat struct {
 	serving bool
 }
 
-func (c *fakeChat) Deliver(context.Context, []table.Message) {}
-func (c *fakeChat) Attach(*table.Service)                    {}
-func (c *fakeChat) Close() error                             { return nil }
-func (c *fakeChat) Name() string                             { return c.name }
-func (c *fakeChat) Describe() string                         { return c.name }
+func (c *fakeChat) Deliver(context.Context, []api.Message) {}
+func (c *fakeChat) Attach(*table.Service)                  {}
+func (c *fakeChat) Close() error                           { return nil }
+func (c *fakeChat) Name() string                           { return c.name }
+func (c *fakeChat) Describe() string                       { return c.name }
 
 func (c *fakeChat) Run(ctx context.Context) error {
 	c.mu.Lock()

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/etcdstore/etcdtest"
 )
@@ -185,14 +186,14 @@ func (m *botMsg) buttons() []string {
 
 // newestWith gives the newest message in chat with a button of one of the verbs, and those
 // buttons' data.
-func (f *fakeBotAPI) newestWith(chat int64, verbs ...table.Verb) (botMsg, []string) {
+func (f *fakeBotAPI) newestWith(chat int64, verbs ...api.Verb) (botMsg, []string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	msgs := f.chats[chat]
 	for i := len(msgs) - 1; i >= 0; i-- {
 		var data []string
 		for _, d := range msgs[i].buttons() {
-			if a, err := table.ParseAction(d); err == nil && slices.Contains(verbs, a.Verb) {
+			if a, err := api.ParseAction(d); err == nil && slices.Contains(verbs, a.Verb) {
 				data = append(data, d)
 			}
 		}
@@ -323,7 +324,7 @@ telegram:
 		tabletest.WaitUntil(t, 30*time.Second, "copy "+b.name+" healthy", func() bool { return b.health()["quorum"] == "ok" })
 	}
 	// The copy that owns the group's place fires its table's timers and plays its computers.
-	groupLease := table.PlaceLease(table.Place{Platform: "telegram", Chat: strconv.FormatInt(copiesGroup, 10)})
+	groupLease := table.PlaceLease(api.Place{Platform: "telegram", Chat: strconv.FormatInt(copiesGroup, 10)})
 	timersAt := func() []*botCopy {
 		var at []*botCopy
 		for _, b := range copies {
@@ -399,12 +400,12 @@ telegram:
 	command(alice, "/new@kontermatt_bot stripes=5")
 	var lobby botMsg
 	var data []string
-	tabletest.WaitUntil(t, 10*time.Second, "the lobby", func() bool { lobby, data = f.newestWith(copiesGroup, table.VerbJoin); return data != nil })
+	tabletest.WaitUntil(t, 10*time.Second, "the lobby", func() bool { lobby, data = f.newestWith(copiesGroup, api.VerbJoin); return data != nil })
 	if !waitAnswer(press(bob, lobby, data[0])) {
 		t.Fatal("Bob could not join")
 	}
 	tabletest.WaitUntil(t, 10*time.Second, "the lobby with Bob", func() bool {
-		lobby, data = f.newestWith(copiesGroup, table.VerbDeal)
+		lobby, data = f.newestWith(copiesGroup, api.VerbDeal)
 		return data != nil && strings.Contains(lobby.Text, "Bob")
 	})
 	if !waitAnswer(press(alice, lobby, data[0])) {
@@ -426,7 +427,7 @@ telegram:
 				t.Fatalf("%d moves taken in %v, want %d", accepted-start, until, moves)
 			}
 			for _, p := range []tgPlayer{alice, bob} {
-				hand, cards := f.newestWith(p.id, table.VerbPlay, table.VerbTrump)
+				hand, cards := f.newestWith(p.id, api.VerbPlay, api.VerbTrump)
 				rng.Shuffle(len(cards), func(i, j int) { cards[i], cards[j] = cards[j], cards[i] })
 				for _, card := range cards {
 					if key := fmt.Sprint(hand.ID, hand.Markup, card); !tried[key] {

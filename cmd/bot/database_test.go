@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage"
 	"github.com/kontermatt/kontermatt/storage/storagetest"
 )
@@ -28,7 +29,7 @@ func fillDatabase(t *testing.T, path string) {
 	for i := range 300 {
 		id := fmt.Sprintf("t%03d", i)
 		c := table.Change{TableID: id, State: bytes.Repeat([]byte("s"), 300),
-			Log:     table.LogEntry{Seq: 1, Verb: table.VerbNew, Actor: "tg:1"},
+			Log:     table.LogEntry{Seq: 1, Verb: api.VerbNew, Actor: "tg:1"},
 			Records: []table.Record{{Key: id + "/m1/g1", Data: bytes.Repeat([]byte("r"), 400)}}}
 		if err := st.Commit(ctx, c); err != nil {
 			t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
@@ -157,9 +158,9 @@ func TestMigrateKeepsTheNumbers(t *testing.T) {
 	if err := svc.Resume(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	tb := tabletest.Table{Place: table.Place{Platform: "bench", Chat: "1"}, ID: svc.TableAt(table.Place{Platform: "bench", Chat: "1"})}
+	tb := tabletest.Table{Place: api.Place{Platform: "bench", Chat: "1"}, ID: svc.TableAt(api.Place{Platform: "bench", Chat: "1"})}
 	for s := range 4 {
-		tb.Players = append(tb.Players, table.Player{ID: fmt.Sprintf("b1-%d", s), Name: fmt.Sprintf("P%d", s+1)})
+		tb.Players = append(tb.Players, api.Player{ID: fmt.Sprintf("b1-%d", s), Name: fmt.Sprintf("P%d", s+1)})
 	}
 	for range 5 {
 		if _, err := tabletest.Step(svc, tb); err != nil {

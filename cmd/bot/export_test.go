@@ -18,6 +18,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/league"
 	"github.com/kontermatt/kontermatt/core/rating"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
 )
@@ -25,7 +26,7 @@ import (
 // seatPlan is how a person plays a match: their turns of the first upTo games (0: all of
 // them), then they leave the table, or (leave false) go silent until a computer plays for them.
 type seatPlan struct {
-	p     table.Player
+	p     api.Player
 	upTo  int
 	leave bool
 }
@@ -33,21 +34,21 @@ type seatPlan struct {
 // playPlanned plays a match at place with options, people seated as planned (nil: a computer
 // player), the person in seat 1 opening the table. With stopAfter > 0 everyone asks to stop once
 // that many games are over. Computers and timers run on the bubble's clock.
-func playPlanned(t *testing.T, svc *table.Service, place table.Place, options []string, seats [4]*seatPlan, stopAfter int) {
+func playPlanned(t *testing.T, svc *table.Service, place api.Place, options []string, seats [4]*seatPlan, stopAfter int) {
 	t.Helper()
-	do := func(p table.Player, v table.Verb, args ...string) {
+	do := func(p api.Player, v api.Verb, args ...string) {
 		t.Helper()
-		if r, _ := svc.Handle(context.Background(), table.Command{Place: place, Actor: p, Verb: v, Args: args}); len(r) > 0 && r[0].Kind == table.KindError {
+		if r, _ := svc.Handle(context.Background(), api.Command{Place: place, Actor: p, Verb: v, Args: args}); len(r) > 0 && r[0].Kind == api.KindError {
 			t.Fatalf("%s %s %v: %s", p.Name, v, args, r[0].Text)
 		}
 	}
-	do(seats[0].p, table.VerbNew, append([]string{"timer=fast", "stripes=2"}, options...)...)
+	do(seats[0].p, api.VerbNew, append([]string{"timer=fast", "stripes=2"}, options...)...)
 	for i, s := range seats[1:] {
 		if s != nil {
-			do(s.p, table.VerbJoin, strconv.Itoa(i+2))
+			do(s.p, api.VerbJoin, strconv.Itoa(i+2))
 		}
 	}
-	do(seats[0].p, table.VerbDeal)
+	do(seats[0].p, api.VerbDeal)
 	id := svc.TableAt(place)
 	left := map[string]bool{}
 	for moves := 0; ; moves++ {
@@ -55,14 +56,14 @@ func playPlanned(t *testing.T, svc *table.Service, place table.Place, options []
 			t.Fatal("the match does not end")
 		}
 		synctest.Wait()
-		if st, ok := svc.Status(id); !ok || st != table.StatusPlaying {
+		if st, ok := svc.Status(id); !ok || st != api.StatusPlaying {
 			return
 		}
 		game, _ := svc.HeldCards(id)
 		if stopAfter > 0 && game > stopAfter {
 			for _, s := range seats {
 				if s != nil && !left[s.p.ID] {
-					do(s.p, table.VerbStop)
+					do(s.p, api.VerbStop)
 				}
 			}
 			continue
@@ -76,7 +77,7 @@ func playPlanned(t *testing.T, svc *table.Service, place table.Place, options []
 			verb, args := tabletest.Move(legal, trump)
 			do(seats[i].p, verb, args...)
 		case seats[i].leave:
-			do(seats[i].p, table.VerbLeave)
+			do(seats[i].p, api.VerbLeave)
 			left[who] = true
 		default: // silent: the timer marks them away
 			time.Sleep(time.Second)
@@ -113,11 +114,11 @@ func TestExportRecomputesTheLeague(t *testing.T) {
 		offset := time.Until(time.Date(2026, 10, 30, 19, 0, 0, 0, time.UTC))
 		now := func() time.Time { return time.Now().Add(offset) }
 		svc := tabletest.New(table.Config{Store: st, KV: st, Seed: 11, Now: now, Robots: tabletest.RandomRobots})
-		var p [6]table.Player
+		var p [6]api.Player
 		for i, n := range []string{"Ann", "Bob", "Cy", "Dee", "Eve", "Fay"} {
-			p[i] = table.Player{ID: "test:" + strconv.Itoa(100+i), Name: n, Locale: "en"}
+			p[i] = api.Player{ID: "test:" + strconv.Itoa(100+i), Name: n, Locale: "en"}
 		}
-		all := func(ps ...table.Player) (out [4]*seatPlan) {
+		all := func(ps ...api.Player) (out [4]*seatPlan) {
 			for i, q := range ps {
 				if q.ID != "" {
 					out[i] = &seatPlan{p: q}
@@ -125,7 +126,7 @@ func TestExportRecomputesTheLeague(t *testing.T) {
 			}
 			return out
 		}
-		a, b := table.Place{Platform: "test", Chat: "a"}, table.Place{Platform: "test", Chat: "b"}
+		a, b := api.Place{Platform: "test", Chat: "a"}, api.Place{Platform: "test", Chat: "b"}
 		next := func(at time.Time) { time.Sleep(at.Sub(now())) }
 		playPlanned(t, svc, a, nil, all(p[0], p[1], p[2], p[3]), 0)
 		next(time.Date(2026, 10, 31, 22, 30, 0, 0, time.UTC)) // 23:30 in Luxembourg: still October
@@ -135,7 +136,7 @@ func TestExportRecomputesTheLeague(t *testing.T) {
 		leaves[2].upTo, leaves[2].leave = 1, true // Eve leaves after the first game
 		playPlanned(t, svc, a, []string{"level=easy"}, leaves, 0)
 		next(time.Date(2026, 11, 2, 19, 0, 0, 0, time.UTC))
-		away := all(p[1], table.Player{}, p[3])
+		away := all(p[1], api.Player{}, p[3])
 		away[2].upTo = 1 // Dee goes silent after the first game
 		playPlanned(t, svc, a, []string{"level=normal"}, away, 0)
 		playPlanned(t, svc, b, []string{"hints=on"}, all(p[0], p[1], p[2], p[3]), 0)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/adapters/web"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // localWeb is the web table of bot -web: served on this machine's loopback only, at a port the
@@ -42,7 +43,7 @@ func (m *Main) openLocalTable(ctx context.Context, w *web.Server) error {
 		name = "Player"
 	}
 	opts := append([]string{"timer=none", "level=" + tf.Level}, strings.Fields(tf.Options)...)
-	link, err := w.LocalTable(ctx, table.Player{ID: "local", Name: name, Locale: tf.Lang}, opts)
+	link, err := w.LocalTable(ctx, api.Player{ID: "local", Name: name, Locale: tf.Lang}, opts)
 	if err != nil {
 		return fmt.Errorf("opening the web table: %w", err)
 	}

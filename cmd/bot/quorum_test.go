@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
 	"github.com/kontermatt/kontermatt/storage/etcdstore/etcdtest"
@@ -83,7 +83,7 @@ func TestQuorumLossAnsweredInTime(t *testing.T) {
 	}
 	var lobby botMsg
 	var data []string
-	tabletest.WaitUntil(t, 10*time.Second, "the lobby", func() bool { lobby, data = f.newestWith(copiesGroup, table.VerbJoin); return data != nil })
+	tabletest.WaitUntil(t, 10*time.Second, "the lobby", func() bool { lobby, data = f.newestWith(copiesGroup, api.VerbJoin); return data != nil })
 
 	c.Stop(1)
 	c.Stop(2)

@@ -23,7 +23,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/kontermatt/kontermatt/adapters/web"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
@@ -74,27 +74,27 @@ func TestHelperSlowBot(t *testing.T) {
 	defer m.Close()
 	ran := make(chan error, 1)
 	go func() { ran <- m.Run(ctx) }()
-	place := table.Place{Platform: "telegram", Chat: "-1001"}
-	var ps []table.Player
+	place := api.Place{Platform: "telegram", Chat: "-1001"}
+	var ps []api.Player
 	for i := range 4 {
-		ps = append(ps, table.Player{ID: fmt.Sprint("tg:", 10+i), Name: fmt.Sprint("Player ", i+1), Locale: "en"})
+		ps = append(ps, api.Player{ID: fmt.Sprint("tg:", 10+i), Name: fmt.Sprint("Player ", i+1), Locale: "en"})
 	}
-	do := func(p table.Player, v table.Verb, args ...string) {
-		replies, err := m.Service.Handle(ctx, table.Command{Place: place, Actor: p, Verb: v, Args: args})
+	do := func(p api.Player, v api.Verb, args ...string) {
+		replies, err := m.Service.Handle(ctx, api.Command{Place: place, Actor: p, Verb: v, Args: args})
 		if err != nil {
 			t.Fatalf("%s %s: %v", p.ID, v, err)
 		}
 		for _, r := range replies {
-			if r.Kind == table.KindError {
+			if r.Kind == api.KindError {
 				t.Fatalf("%s %s: %s", p.ID, v, r.Text)
 			}
 		}
 	}
-	do(ps[0], table.VerbNew, "timer=none")
+	do(ps[0], api.VerbNew, "timer=none")
 	for _, p := range ps[1:] {
-		do(p, table.VerbJoin)
+		do(p, api.VerbJoin)
 	}
-	do(ps[0], table.VerbDeal)
+	do(ps[0], api.VerbDeal)
 	var w webChat
 	for _, c := range m.chats {
 		if wc, ok := c.(webChat); ok {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/cmd/bot/internal/ops"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
 )
@@ -47,7 +48,7 @@ func TestWebTableWiring(t *testing.T) {
 		t.Fatalf("chats: %v", chats)
 	}
 	if _, teed := outboxes["telegram"].(interface {
-		Deliver(context.Context, []table.Message)
+		Deliver(context.Context, []api.Message)
 	}); !teed {
 		t.Fatal("no telegram outbox")
 	}

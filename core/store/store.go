@@ -12,11 +12,9 @@ import (
 	"slices"
 	"strings"
 	"time"
-)
 
-// Verb is the name of an accepted command as its log entry keeps it; core/table names the verbs
-// (table.VerbPlay, ...).
-type Verb string
+	"github.com/kontermatt/kontermatt/core/table/api"
+)
 
 // Errors of a Store, the same from every store (test them with errors.Is).
 var (
@@ -182,7 +180,7 @@ type LogEntry struct {
 	Seq     uint64   `json:"seq"`
 	Time    int64    `json:"time"` // unix milliseconds
 	Actor   string   `json:"actor,omitempty"`
-	Verb    Verb     `json:"verb"`
+	Verb    api.Verb `json:"verb"`
 	Args    []string `json:"args,omitempty"`
 	EventID string   `json:"event,omitempty"`
 }

@@ -23,6 +23,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // maxAttempts is how many times a command is applied, from a state read anew each time, before
@@ -105,7 +107,7 @@ func (f follower) load(data []byte) (*tbl, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.Status == StatusClosed {
+	if st.Status == api.StatusClosed {
 		return nil, nil // its messages were final when it closed; it only waits to be pruned
 	}
 	// Schema 1 kept people's language choices in each table; they are the people's own now.
@@ -210,7 +212,7 @@ func (f follower) replace(t *tbl, data []byte, force bool) error {
 // gone takes a table the store no longer keeps (deleted, or pruned) out of memory (table lock
 // held).
 func (f follower) gone(t *tbl) {
-	t.st.Status = StatusClosed
+	t.st.Status = api.StatusClosed
 	f.engine.forget(t)
 }
 
@@ -273,7 +275,7 @@ func (f follower) reloadAll() {
 			continue
 		}
 		t.mu.Lock()
-		if t.st.Status != StatusClosed {
+		if t.st.Status != api.StatusClosed {
 			f.reload(f.ctx, t, "compacted")
 		}
 		t.mu.Unlock()
@@ -316,7 +318,7 @@ func storeRefusal(err error) *userError {
 // players; a closed table leaves memory.
 func (s *Service) caughtUp(ctx context.Context, t *tbl) {
 	s.send(ctx, t, nil, false)
-	if t.st.Status == StatusClosed {
+	if t.st.Status == api.StatusClosed {
 		s.forget(t)
 		return
 	}

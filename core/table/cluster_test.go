@@ -10,6 +10,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/league"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -37,7 +38,7 @@ func copies(t *testing.T, st tabletest.SharedStore, n int, tweak func(i int, c *
 // seqAt is a table's sequence number as a copy holds it (0: not held).
 func seqAt(svc *table.Service, id string) uint64 {
 	ctx := context.Background()
-	v, ok := svc.Seen(ctx, id, table.Player{ID: "nobody"})
+	v, ok := svc.Seen(ctx, id, api.Player{ID: "nobody"})
 	if !ok {
 		return 0
 	}
@@ -115,16 +116,16 @@ func TestOneTableAtAPlace(t *testing.T) {
 	ledger := tabletest.NewLedger(mem.New())
 	svcs := copies(t, ledger, 2, nil)
 	for i := range 50 {
-		place := table.Place{Platform: "test", Chat: fmt.Sprint("g", i)}
+		place := api.Place{Platform: "test", Chat: fmt.Sprint("g", i)}
 		var wg sync.WaitGroup
 		opened := make([]bool, 2)
 		for c := range 2 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				p := table.Player{ID: fmt.Sprintf("p%d-%d", i, c), Name: "P"}
-				r, _ := svcs[c].Handle(context.Background(), table.Command{Place: place, Actor: p, Verb: table.VerbNew})
-				opened[c] = len(r) > 0 && r[0].Kind != table.KindError
+				p := api.Player{ID: fmt.Sprintf("p%d-%d", i, c), Name: "P"}
+				r, _ := svcs[c].Handle(context.Background(), api.Command{Place: place, Actor: p, Verb: api.VerbNew})
+				opened[c] = len(r) > 0 && r[0].Kind != api.KindError
 			}()
 		}
 		wg.Wait()
@@ -134,9 +135,9 @@ func TestOneTableAtAPlace(t *testing.T) {
 		for c := range 2 {
 			if id := svcs[c].TableAt(place); id == "" {
 				// Not heard of yet: a command there finds it in the store.
-				p := table.Player{ID: "x", Name: "X"}
-				r, _ := svcs[c].Handle(context.Background(), table.Command{Place: place, Actor: p, Verb: table.VerbBoard})
-				if len(r) == 0 || r[0].Kind == table.KindError && r[0].Reason == "err.no_table" {
+				p := api.Player{ID: "x", Name: "X"}
+				r, _ := svcs[c].Handle(context.Background(), api.Command{Place: place, Actor: p, Verb: api.VerbBoard})
+				if len(r) == 0 || r[0].Kind == api.KindError && r[0].Reason == "err.no_table" {
 					t.Errorf("place %d: copy %d does not find the table: %v", i, c, r)
 				}
 			}
@@ -165,7 +166,7 @@ func TestAnotherCopysChangeIsShown(t *testing.T) {
 		t.Fatal(err)
 	}
 	seq := converge(t, svcs, tb.ID)
-	if m, ok := outs[1].Latest(table.KindLive); !ok || m.Version != seq {
+	if m, ok := outs[1].Latest(api.KindLive); !ok || m.Version != seq {
 		t.Errorf("copy 1 showed the live message at version %d (found %v), the table is at %d", m.Version, ok, seq)
 	}
 }
@@ -188,11 +189,11 @@ func TestTimersMoveToTheCopyWithTheLease(t *testing.T) {
 	if got := second.Leases(); len(got) != 0 {
 		t.Fatalf("both copies hold the timers' lease: %v", got)
 	}
-	id := tabletest.OpenRobots(t, second, table.Place{Platform: "test", Chat: "robots"}, "stripes=3")
+	id := tabletest.OpenRobots(t, second, api.Place{Platform: "test", Chat: "robots"}, "stripes=3")
 	tabletest.WaitUntil(t, 20*time.Second, "the computer players play", func() bool { return len(ledger.Entries(id)) > 20 })
 	first.Close() // its computer players stop; the second copy takes over
 	tabletest.WaitUntil(t, 20*time.Second, "the second copy holds the timers", func() bool { return len(second.Leases()) == 1 })
-	tabletest.WaitUntil(t, 20*time.Second, "the match ends at the second copy", func() bool { st, _ := second.Status(id); return st == table.StatusOver })
+	tabletest.WaitUntil(t, 20*time.Second, "the match ends at the second copy", func() bool { st, _ := second.Status(id); return st == api.StatusOver })
 	ledger.Check(t)
 }
 
@@ -288,11 +289,11 @@ func TestForgetsOnTwoCopies(t *testing.T) {
 	gate := &forgetsTogether{SharedStore: store, wait: 300 * time.Millisecond}
 	var leases table.LocalLeases // one process: as one lease service for both copies
 	svcs := copies(t, gate, 2, func(_ int, c *table.Config) { c.Leases = &leases })
-	var players []table.Player
+	var players []api.Player
 	for _, id := range []string{"x", "y", "z", "w"} {
-		players = append(players, table.Player{ID: id, Name: "Name-" + id})
+		players = append(players, api.Player{ID: id, Name: "Name-" + id})
 	}
-	tb, err := tabletest.OpenWith(svcs[0], table.Place{Platform: "test", Chat: "forget"}, players, "stripes=1")
+	tb, err := tabletest.OpenWith(svcs[0], api.Place{Platform: "test", Chat: "forget"}, players, "stripes=1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/options"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // review is one player's review of one finished game: what the coach judges, and where its
@@ -16,8 +17,8 @@ import (
 type review struct {
 	key    string // table/match/game/player: what the coach keeps it under
 	table  string
-	place  Place
-	player Player
+	place  api.Place
+	player api.Player
 	lang   string
 	title  string
 	seat   core.Seat
@@ -47,7 +48,7 @@ func (s *Service) hint(_ context.Context, t *tbl, c *call) *userError {
 	}
 	asked := lastHint{seq: t.st.Seq, lang: c.lang}
 	v, seed := t.match.View(c.seat), t.st.seed64(useHint, 0)
-	c.out.think = func(ctx context.Context) Message {
+	c.out.think = func(ctx context.Context) api.Message {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		defer context.AfterFunc(s.ctx, cancel)()
@@ -60,7 +61,7 @@ func (s *Service) hint(_ context.Context, t *tbl, c *call) *userError {
 				asked.text, t.hinted = text, asked
 			}
 		}
-		m := reply(c.Command, c.lang, KindReply, text)
+		m := reply(c.Command, c.lang, api.KindReply, text)
 		m.Secret, m.Public = true, s.view.pressHand(c.Place, c.lang, "hand.private")
 		return m
 	}
@@ -102,13 +103,13 @@ func (s *Service) reviewVerb(_ context.Context, t *tbl, c *call) *userError {
 	if !s.tutor.ask(r) {
 		return refuse("review.busy")
 	}
-	c.out.replies = append(c.out.replies, reply(c.Command, c.lang, KindNotice, i18n.T(c.lang, "review.coming", n)))
+	c.out.replies = append(c.out.replies, reply(c.Command, c.lang, api.KindNotice, i18n.T(c.lang, "review.coming", n)))
 	return nil
 }
 
 // reviewOf is the review of the table's game n (1-based, finished) for the player p in seat, who
 // reads lang: a copy of the game, judged after the table's lock is released (table lock held).
-func (t *tbl) reviewOf(n int, seat core.Seat, p Player, lang string) review {
+func (t *tbl) reviewOf(n int, seat core.Seat, p api.Player, lang string) review {
 	games := t.match.Games()
 	hist := t.match.History()
 	open := [2]int{t.opts.Rules.Stripes, t.opts.Rules.Stripes}
@@ -130,15 +131,15 @@ func (t *tbl) reviewOf(n int, seat core.Seat, p Player, lang string) review {
 // each is spoken to in) and what it gives is the table's messages, delivered under the table's
 // lock. The coach's side of it, judging a copy of the ended game, is core/coach's already.
 type tutor struct {
-	coach  Coach                                   // nil: no coach
-	langOf func(p Player, tableLang string) string // the language a person is spoken to in
-	wants  func(playerID string) bool              // the person asked for reviews (coach on)
+	coach  Coach                                       // nil: no coach
+	langOf func(p api.Player, tableLang string) string // the language a person is spoken to in
+	wants  func(playerID string) bool                  // the person asked for reviews (coach on)
 	// life is the service's: a review judged after it stopped is not sent.
 	life context.Context
 	// table finds a table in memory (Service.table); deliver hands messages to a platform's
 	// outbox (Service.deliver).
 	table   func(id string) (*tbl, bool)
-	deliver func(ctx context.Context, platform string, msgs []Message)
+	deliver func(ctx context.Context, platform string, msgs []api.Message)
 }
 
 // ask asks the coach for a review, which goes to its player once it is judged; false when the
@@ -164,12 +165,12 @@ func (tu tutor) gameOver(t *tbl, g *core.Game, n int, out *outcome) {
 // startReviews asks for the reviews of a stored change; a review the coach has no room for is
 // dropped with a note to its player (table lock held).
 func (tu tutor) startReviews(ctx context.Context, t *tbl, reviews []review) {
-	var notes []Message
+	var notes []api.Message
 	for _, r := range reviews {
 		if tu.ask(r) {
 			continue
 		}
-		m := Message{Target: Target{Kind: ToPlayer, Place: r.place, Player: r.player}, Kind: KindNotice, Lang: r.lang,
+		m := api.Message{Target: api.Target{Kind: api.ToPlayer, Place: r.place, Player: r.player}, Kind: api.KindNotice, Lang: r.lang,
 			Title: r.title, Text: i18n.T(r.lang, "review.dropped", r.gameNo)}
 		notes = append(notes, m)
 	}
@@ -177,7 +178,7 @@ func (tu tutor) startReviews(ctx context.Context, t *tbl, reviews []review) {
 }
 
 // deliverAt sends messages of a table (table lock held or not needed).
-func (tu tutor) deliverAt(ctx context.Context, t *tbl, msgs []Message) {
+func (tu tutor) deliverAt(ctx context.Context, t *tbl, msgs []api.Message) {
 	for i := range msgs {
 		msgs[i].Table, msgs[i].Version = t.st.ID, t.st.Seq
 	}
@@ -189,25 +190,25 @@ func (tu tutor) sendReview(r review, text string) {
 	if tu.life.Err() != nil {
 		return
 	}
-	m := r.message(text, false, Command{})
+	m := r.message(text, false, api.Command{})
 	if t, ok := tu.table(r.table); ok {
 		t.mu.Lock()
-		tu.deliverAt(tu.life, t, []Message{m})
+		tu.deliverAt(tu.life, t, []api.Message{m})
 		t.mu.Unlock()
 		return
 	}
 	m.Table = r.table
-	tu.deliver(tu.life, r.place.Platform, []Message{m})
+	tu.deliver(tu.life, r.place.Platform, []api.Message{m})
 }
 
 // message is the review's text as its player receives it: privately, with a public text that
 // shows nothing held for a surface that can reach them only in public; asReply, as the answer to
 // their command cmd.
-func (r review) message(text string, asReply bool, cmd Command) Message {
-	m := Message{Target: Target{Kind: ToPlayer, Place: r.place, Player: r.player}, Kind: KindNotice, Lang: r.lang,
+func (r review) message(text string, asReply bool, cmd api.Command) api.Message {
+	m := api.Message{Target: api.Target{Kind: api.ToPlayer, Place: r.place, Player: r.player}, Kind: api.KindNotice, Lang: r.lang,
 		Title: r.title, Text: text, Table: r.table}
 	if asReply {
-		m = reply(cmd, r.lang, KindReply, text)
+		m = reply(cmd, r.lang, api.KindReply, text)
 		m.Title, m.Table = r.title, r.table
 	}
 	m.Secret, m.Public = true, i18n.T(r.lang, "review.private")
@@ -246,7 +247,7 @@ func (s *Service) learn(ctx context.Context, _ *tbl, c *call) *userError {
 }
 
 // lessons is the lesson for the learner's turn, once per turn (table lock held).
-func (tu tutor) lessons(t *tbl) []Message {
+func (tu tutor) lessons(t *tbl) []api.Message {
 	g := t.game()
 	if !t.st.Learn || g == nil || t.st.Paused || tu.coach == nil {
 		return nil
@@ -262,21 +263,21 @@ func (tu tutor) lessons(t *tbl) []Message {
 	}
 	t.learnSaid = turn
 	lang := tu.langOf(*p, t.st.Lang)
-	return []Message{lesson(t.st.Place, *p, lang, tu.coach.Lesson(lang, g.View(seat)))}
+	return []api.Message{lesson(t.st.Place, *p, lang, tu.coach.Lesson(lang, g.View(seat)))}
 }
 
 // lesson is a private text of the guided game at place for its learner p.
-func lesson(place Place, p Player, lang, text string) Message {
-	return Message{Target: Target{Kind: ToPlayer, Place: place, Player: p}, Kind: KindNotice, Lang: lang,
+func lesson(place api.Place, p api.Player, lang, text string) api.Message {
+	return api.Message{Target: api.Target{Kind: api.ToPlayer, Place: place, Player: p}, Kind: api.KindNotice, Lang: lang,
 		Title: privateTitle(place, lang), Text: text, Secret: true, Public: i18n.T(lang, "learn.private")}
 }
 
 // stripes explains to the learner how game n of the guided match, g, moved the stripes.
-func (tu tutor) stripes(t *tbl, g *core.Game, n int) []Message {
+func (tu tutor) stripes(t *tbl, g *core.Game, n int) []api.Message {
 	p := t.st.Seats[0].Player
 	if p == nil || tu.coach == nil {
 		return nil
 	}
 	lang := tu.langOf(*p, t.st.Lang)
-	return []Message{lesson(t.st.Place, *p, lang, tu.coach.Stripes(lang, g, t.match.History()[n-1].Board))}
+	return []api.Message{lesson(t.st.Place, *p, lang, tu.coach.Stripes(lang, g, t.match.History()[n-1].Board))}
 }

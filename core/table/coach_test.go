@@ -14,6 +14,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/coach"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -22,10 +23,10 @@ import (
 func quickCoach(c *Config) { c.Coach = coach.New(coach.Config{Worlds: 6}) }
 
 // reviews are the review messages delivered to a player.
-func (o *outbox) reviews(playerID string) []Message {
-	var out []Message
+func (o *outbox) reviews(playerID string) []api.Message {
+	var out []api.Message
 	for _, m := range o.all() {
-		if m.Target.Kind == ToPlayer && m.Target.Player.ID == playerID && strings.HasPrefix(m.Text, "🎓 Review") {
+		if m.Target.Kind == api.ToPlayer && m.Target.Player.ID == playerID && strings.HasPrefix(m.Text, "🎓 Review") {
 			out = append(out, m)
 		}
 	}
@@ -33,7 +34,7 @@ func (o *outbox) reviews(playerID string) []Message {
 }
 
 // playGames makes p act until n more games have finished (or the match is over).
-func (h *harness) playGames(p Player, n int) {
+func (h *harness) playGames(p api.Player, n int) {
 	h.t.Helper()
 	id := h.svc.TableAt(h.place)
 	t, _ := h.svc.table(id)
@@ -56,23 +57,23 @@ func TestCoachReviewsEachGamePrivately(t *testing.T) {
 		h := newHarness(t, mem.New(), quickCoach)
 		defer h.svc.Close()
 		me := player(1)
-		if r := h.do(me, VerbCoach, "on"); len(r) != 1 || r[0].Text != i18n.T("en", "coach.on") {
+		if r := h.do(me, api.VerbCoach, "on"); len(r) != 1 || r[0].Text != i18n.T("en", "coach.on") {
 			t.Fatalf("coach on: %+v", r)
 		}
-		if r := h.do(me, VerbCoach); r[0].Text != i18n.T("en", "coach.on") {
+		if r := h.do(me, api.VerbCoach); r[0].Text != i18n.T("en", "coach.on") {
 			t.Fatalf("coach without a word tells the setting: %+v", r)
 		}
-		if e := errText(h.do(me, VerbCoach, "maybe")); e != i18n.T("en", "coach.usage") {
+		if e := errText(h.do(me, api.VerbCoach, "maybe")); e != i18n.T("en", "coach.usage") {
 			t.Fatalf("coach maybe: %q", e)
 		}
-		if e := errText(h.do(me, VerbNew, "timer=none")); e != "" {
+		if e := errText(h.do(me, api.VerbNew, "timer=none")); e != "" {
 			t.Fatal(e)
 		}
-		if e := errText(h.do(me, VerbReview)); e != i18n.T("en", "err.no_game") {
+		if e := errText(h.do(me, api.VerbReview)); e != i18n.T("en", "err.no_game") {
 			t.Fatalf("review in the lobby: %q", e)
 		}
-		h.do(me, VerbDeal)
-		if e := errText(h.do(me, VerbReview)); e != i18n.T("en", "review.none") {
+		h.do(me, api.VerbDeal)
+		if e := errText(h.do(me, api.VerbReview)); e != i18n.T("en", "review.none") {
 			t.Fatalf("review before a game ended: %q", e)
 		}
 		h.playGames(me, 1)
@@ -89,16 +90,16 @@ func TestCoachReviewsEachGamePrivately(t *testing.T) {
 		}
 		t.Logf("review as sent:\n%s", rv.Text)
 		// On request: the same text, as a reply to the asker alone.
-		r := h.do(me, VerbReview, "1")
-		if len(r) != 1 || r[0].Text != rv.Text || !r[0].Secret || r[0].Target.Kind != ToActor {
+		r := h.do(me, api.VerbReview, "1")
+		if len(r) != 1 || r[0].Text != rv.Text || !r[0].Secret || r[0].Target.Kind != api.ToActor {
 			t.Fatalf("review 1: %+v", r)
 		}
 		for _, bad := range []string{"0", "2", "x"} {
-			if e := errText(h.do(me, VerbReview, bad)); !strings.Contains(e, "no game") {
+			if e := errText(h.do(me, api.VerbReview, bad)); !strings.Contains(e, "no game") {
 				t.Errorf("review %s: %q", bad, e)
 			}
 		}
-		h.do(me, VerbCoach, "off")
+		h.do(me, api.VerbCoach, "off")
 		h.playGames(me, 1)
 		if n := len(h.out.reviews(me.ID)); n != 1 {
 			t.Errorf("%d reviews with the coach off, want still 1", n)
@@ -113,17 +114,17 @@ func TestReviewDroppedWhenBusy(t *testing.T) {
 		busy := &busyCoach{Coach: coach.New(coach.Config{Worlds: 4}), room: 2}
 		h := newHarness(t, mem.New(), func(c *Config) { c.Coach = busy })
 		defer h.svc.Close()
-		ps := []Player{player(1), player(2), player(3), player(4)}
+		ps := []api.Player{player(1), player(2), player(3), player(4)}
 		for _, p := range ps {
-			h.do(p, VerbCoach, "on")
+			h.do(p, api.VerbCoach, "on")
 		}
 		fourHumans(t, h, "timer=none")
 		for i := 0; i < 200; i++ {
 			synctest.Wait()
 			p, m := h.toMove(ps)
-			b, ok := firstButton(m, VerbTrump, true)
+			b, ok := firstButton(m, api.VerbTrump, true)
 			if !ok {
-				b, _ = firstButton(m, VerbPlay, true)
+				b, _ = firstButton(m, api.VerbPlay, true)
 			}
 			h.press(p, b)
 			if tb, _ := h.svc.table(h.svc.TableAt(h.place)); func() bool {
@@ -137,7 +138,7 @@ func TestReviewDroppedWhenBusy(t *testing.T) {
 		synctest.Wait()
 		dropped := 0
 		for _, m := range h.out.all() {
-			if m.Target.Kind == ToPlayer && m.Text == i18n.T("en", "review.dropped", 1) {
+			if m.Target.Kind == api.ToPlayer && m.Text == i18n.T("en", "review.dropped", 1) {
 				dropped++
 			}
 		}
@@ -164,10 +165,10 @@ func TestHintsAreAnOption(t *testing.T) {
 		h := newHarness(t, mem.New(), quickCoach)
 		defer h.svc.Close()
 		me := player(1)
-		h.do(me, VerbNew, "timer=none")
-		h.do(me, VerbDeal)
+		h.do(me, api.VerbNew, "timer=none")
+		h.do(me, api.VerbDeal)
 		synctest.Wait()
-		if e := errText(h.do(me, VerbHint)); e != i18n.T("en", "hint.off") {
+		if e := errText(h.do(me, api.VerbHint)); e != i18n.T("en", "hint.off") {
 			t.Fatalf("hint without the option: %q", e)
 		}
 	})
@@ -176,12 +177,12 @@ func TestHintsAreAnOption(t *testing.T) {
 		h := newHarness(t, store, quickCoach, withKV)
 		defer h.svc.Close()
 		me := player(1)
-		h.do(me, VerbNew, "timer=none", "hints=on")
-		lobby, _ := h.out.latest(KindLobby, "")
+		h.do(me, api.VerbNew, "timer=none", "hints=on")
+		lobby, _ := h.out.latest(api.KindLobby, "")
 		if !strings.Contains(lobby.Text, "hints on") {
 			t.Errorf("the lobby does not show the hints:\n%s", lobby.Text)
 		}
-		h.do(me, VerbDeal)
+		h.do(me, api.VerbDeal)
 		hinted := 0
 		for i := 0; i < 3000 && !h.over(); i++ {
 			synctest.Wait()
@@ -195,14 +196,14 @@ func TestHintsAreAnOption(t *testing.T) {
 				}
 				continue
 			}
-			r := h.do(me, VerbHint)
+			r := h.do(me, api.VerbHint)
 			if who != me.ID {
 				if e := errText(r); e != i18n.T("en", "hint.not_turn") && e != "" {
 					t.Fatalf("hint out of turn: %q", e)
 				}
 				continue
 			}
-			if len(r) != 1 || r[0].Kind != KindReply || !r[0].Secret || r[0].Public == "" || !strings.HasPrefix(r[0].Text, "🎓") {
+			if len(r) != 1 || r[0].Kind != api.KindReply || !r[0].Secret || r[0].Public == "" || !strings.HasPrefix(r[0].Text, "🎓") {
 				t.Fatalf("hint: %+v", r)
 			}
 			hinted++
@@ -244,13 +245,13 @@ func TestLearnIsAGuidedGame(t *testing.T) {
 		h := newHarness(t, mem.New(), quickCoach)
 		defer h.svc.Close()
 		me := player(1)
-		if e := errText(h.do(me, VerbLearn)); e != i18n.T("en", "learn.where") {
+		if e := errText(h.do(me, api.VerbLearn)); e != i18n.T("en", "learn.where") {
 			t.Fatalf("learn in a group: %q", e)
 		}
-		dm := Place{Platform: "test", Chat: "dm-p1"}
+		dm := api.Place{Platform: "test", Chat: "dm-p1"}
 		h.place = dm
-		learn := func(args ...string) []Message {
-			return msgsOf(h.svc.Handle(context.Background(), Command{Place: dm, Actor: me, Verb: VerbLearn, Private: true, Args: args}))
+		learn := func(args ...string) []api.Message {
+			return msgsOf(h.svc.Handle(context.Background(), api.Command{Place: dm, Actor: me, Verb: api.VerbLearn, Private: true, Args: args}))
 		}
 		if e := errText(learn("level=grandmaster")); !strings.Contains(e, "level") {
 			t.Fatalf("learn with a bad option: %q", e)
@@ -262,10 +263,10 @@ func TestLearnIsAGuidedGame(t *testing.T) {
 		if e := errText(learn()); e != i18n.T("en", "err.table_exists") {
 			t.Fatalf("a second learn: %q", e)
 		}
-		lessons := func() []Message {
-			var out []Message
+		lessons := func() []api.Message {
+			var out []api.Message
 			for _, m := range h.out.all() {
-				if m.Target.Kind == ToPlayer && m.Kind == KindNotice && m.Secret {
+				if m.Target.Kind == api.ToPlayer && m.Kind == api.KindNotice && m.Secret {
 					out = append(out, m)
 				}
 			}
@@ -295,7 +296,7 @@ func TestLearnIsAGuidedGame(t *testing.T) {
 			t.Errorf("learn table: reader %v hints %v level %q", h.svc.view.reader(h.svc.sight(tb)), tb.hintsOn(), tb.opts.Level)
 		}
 		tb.mu.Unlock()
-		if r, _ := h.svc.Handle(context.Background(), Command{Place: dm, Actor: me, Verb: VerbHint, Private: true}); len(r) != 1 {
+		if r, _ := h.svc.Handle(context.Background(), api.Command{Place: dm, Actor: me, Verb: api.VerbHint, Private: true}); len(r) != 1 {
 			t.Errorf("hint at a guided game: %+v", r)
 		}
 	})
@@ -328,8 +329,8 @@ func TestComputersSeeTheBoard(t *testing.T) {
 		})
 		defer h.svc.Close()
 		me := player(1)
-		h.do(me, VerbNew, "timer=none", "stripes=7")
-		h.do(me, VerbDeal)
+		h.do(me, api.VerbNew, "timer=none", "stripes=7")
+		h.do(me, api.VerbDeal)
 		h.playGames(me, 1)
 		close(seen)
 		n := 0
@@ -403,25 +404,25 @@ func TestWithoutACoach(t *testing.T) {
 		defer h.svc.Close()
 		me := player(1)
 		none := i18n.T("en", "coach.none")
-		if e := errText(h.do(me, VerbCoach, "on")); e != none {
+		if e := errText(h.do(me, api.VerbCoach, "on")); e != none {
 			t.Errorf("coach on: %q", e)
 		}
-		h.do(me, VerbNew, "timer=none", "hints=on")
-		h.do(me, VerbDeal)
+		h.do(me, api.VerbNew, "timer=none", "hints=on")
+		h.do(me, api.VerbDeal)
 		synctest.Wait()
-		for _, v := range []Verb{VerbHint, VerbReview} {
+		for _, v := range []api.Verb{api.VerbHint, api.VerbReview} {
 			if e := errText(h.do(me, v)); e != none {
 				t.Errorf("%s: %q", v, e)
 			}
 		}
-		dm := Place{Platform: "test", Chat: "dm-p1"}
-		r, _ := h.svc.Handle(context.Background(), Command{Place: dm, Actor: me, Verb: VerbLearn, Private: true})
-		if len(r) != 1 || r[0].Kind == KindError {
+		dm := api.Place{Platform: "test", Chat: "dm-p1"}
+		r, _ := h.svc.Handle(context.Background(), api.Command{Place: dm, Actor: me, Verb: api.VerbLearn, Private: true})
+		if len(r) != 1 || r[0].Kind == api.KindError {
 			t.Fatalf("learn: %+v", r)
 		}
 		synctest.Wait()
 		for _, m := range h.out.all() {
-			if m.Target.Kind == ToPlayer && m.Public == i18n.T("en", "learn.private") {
+			if m.Target.Kind == api.ToPlayer && m.Public == i18n.T("en", "learn.private") {
 				t.Errorf("a lesson without a coach: %q", m.Text)
 			}
 		}

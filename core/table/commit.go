@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/placement"
 )
 
@@ -34,7 +35,7 @@ type committer struct {
 // errConflicted when another copy committed first, errFencedRefusal when this copy lost the
 // place's lease. acted is the kind of command whose buttons the actor has now used up; restart
 // starts the turn's timer again.
-func (c committer) write(ctx context.Context, t *tbl, cmd Command, out *outcome, acted actedKind, restart bool) *userError {
+func (c committer) write(ctx context.Context, t *tbl, cmd api.Command, out *outcome, acted actedKind, restart bool) *userError {
 	st := t.st
 	now := c.now()
 	st.Seq++
@@ -75,7 +76,7 @@ func (c committer) write(ctx context.Context, t *tbl, cmd Command, out *outcome,
 	}
 	if err == nil {
 		// A match that ends is kept in its record: its commands' log goes with this change.
-		err = c.commit(ctx, Change{TableID: st.ID, State: data, Records: out.records, Closed: st.Status == StatusClosed, PruneLog: len(out.records) > 0,
+		err = c.commit(ctx, Change{TableID: st.ID, State: data, Records: out.records, Closed: st.Status == api.StatusClosed, PruneLog: len(out.records) > 0,
 			Log:   LogEntry{Seq: st.Seq, Time: now.UnixMilli(), Actor: cmd.Actor.ID, Verb: cmd.Verb, Args: cmd.Args, EventID: cmd.EventID},
 			Fence: fence}, out.league)
 	}

@@ -6,13 +6,14 @@ import (
 	"strings"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // printer is an Outbox that prints the first line of every message the service publishes.
 type printer struct{}
 
-func (printer) Deliver(_ context.Context, msgs []table.Message) {
+func (printer) Deliver(_ context.Context, msgs []api.Message) {
 	for _, m := range msgs {
 		first, _, _ := strings.Cut(m.Text, "\n")
 		fmt.Printf("  [%s] %s\n", m.Kind, first)
@@ -25,13 +26,13 @@ func ExampleService_Handle() {
 	store := mem.New()
 	svc := table.New(table.Config{Store: store, Outboxes: map[string]table.Outbox{"example": printer{}}, Seed: 1})
 	defer svc.Close()
-	club := table.Place{Platform: "example", Chat: "club"}
-	ann := table.Player{ID: "ex:ann", Name: "Ann", Locale: "en"}
-	bob := table.Player{ID: "ex:bob", Name: "Bob", Locale: "en"}
-	for _, cmd := range []table.Command{
-		{Place: club, Actor: ann, Verb: table.VerbNew, Args: []string{"stripes=5", "timer=none"}},
-		{Place: club, Actor: bob, Verb: table.VerbJoin},
-		{Place: club, Actor: bob, Verb: table.VerbPlay, Args: []string{"QS"}},
+	club := api.Place{Platform: "example", Chat: "club"}
+	ann := api.Player{ID: "ex:ann", Name: "Ann", Locale: "en"}
+	bob := api.Player{ID: "ex:bob", Name: "Bob", Locale: "en"}
+	for _, cmd := range []api.Command{
+		{Place: club, Actor: ann, Verb: api.VerbNew, Args: []string{"stripes=5", "timer=none"}},
+		{Place: club, Actor: bob, Verb: api.VerbJoin},
+		{Place: club, Actor: bob, Verb: api.VerbPlay, Args: []string{"QS"}},
 	} {
 		fmt.Println(cmd.Actor.Name, cmd.Verb)
 		replies, err := svc.Handle(context.Background(), cmd)

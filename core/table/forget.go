@@ -10,6 +10,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/privacy"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // Forgetting a person ("forget yes") is core/privacy's Forgetter (see there for everything it
@@ -22,11 +23,6 @@ const (
 	Forgotten       = "—"
 	forgottenPrefix = privacy.ForgottenPrefix
 )
-
-// ReasonForgotten is the Reason of the reply that tells a person they are forgotten: a surface
-// that cannot deliver it writes nothing about them (no "cannot get private messages" mark), as
-// nothing of a forgotten person may be written again.
-const ReasonForgotten = "forget.done"
 
 // Forget removes a person from what the bot keeps (privacy.Forgetter). It gives how many kept
 // matches named them; with a *ForgetPending error it is done but for the store's older versions.
@@ -98,7 +94,7 @@ func (forgetTables) ScrubRecord(p *privacy.Person, key string, data []byte) (Rec
 }
 
 // placeOf is the place a private chat's placeholder is.
-func placeOf(c privacy.Chat) Place { return Place{Platform: c.Platform, Chat: c.Chat} }
+func placeOf(c privacy.Chat) api.Place { return api.Place{Platform: c.Platform, Chat: c.Chat} }
 
 // forgetAt makes a table in memory forget the person (table lock held): they leave their seat,
 // as /leave would (a table with no other person closes), and their presses and votes go. It
@@ -120,7 +116,7 @@ func (ft forgetTables) forgetAt(t *tbl, p *privacy.Person) (bool, error) {
 // forgetAtOnce is one attempt of forgetAt.
 func (ft forgetTables) forgetAtOnce(t *tbl, p *privacy.Person) (bool, *userError) {
 	s, st := ft.s, t.st
-	if st.Status == StatusClosed { // closing: the store has it among the closed tables
+	if st.Status == api.StatusClosed { // closing: the store has it among the closed tables
 		return false, nil
 	}
 	seat := seatOf(st, p.ID)
@@ -141,7 +137,7 @@ func (ft forgetTables) forgetAtOnce(t *tbl, p *privacy.Person) (bool, *userError
 		switch {
 		case others == 0:
 			s.play.close(t, &out) // the match so far is kept, and rewritten below with the others
-		case st.Status == StatusPlaying:
+		case st.Status == api.StatusPlaying:
 			out.public = append(out.public, s.play.notice(t, "note.left_robot", seatRef(seat)))
 			st.Seats[seat] = SeatState{Robot: true}
 		default:
@@ -149,7 +145,7 @@ func (ft forgetTables) forgetAtOnce(t *tbl, p *privacy.Person) (bool, *userError
 		}
 	}
 	unmention(p, st)
-	cmd := Command{Place: st.Place, Table: st.ID, Actor: Player{ID: p.As}, Verb: VerbForget}
+	cmd := api.Command{Place: st.Place, Table: st.ID, Actor: api.Player{ID: p.As}, Verb: api.VerbForget}
 	if uerr := s.commit(s.ctx, t, cmd, &out, actedNone, true); uerr != nil {
 		return false, uerr
 	}
@@ -180,7 +176,7 @@ func scrub(p *privacy.Person, st *state) bool {
 	named := mentioned(p, st)
 	for i, seat := range st.Seats {
 		if seat.Player != nil && seat.Player.ID == p.ID {
-			st.Seats[i].Player = &Player{ID: p.As, Name: Forgotten}
+			st.Seats[i].Player = &api.Player{ID: p.As, Name: Forgotten}
 			named = true
 		}
 	}

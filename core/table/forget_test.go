@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/league"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -27,27 +28,27 @@ func TestForgetLeavesEveryTable(t *testing.T) {
 		h := newHarness(t, store, withKV, func(c *Config) { c.People = []People{people} })
 		defer h.svc.Close()
 		ann, eve := player(1), player(2) // eve's key on the platform is "2"
-		do := func(place Place, p Player, v Verb, args ...string) {
+		do := func(place api.Place, p api.Player, v api.Verb, args ...string) {
 			t.Helper()
-			if e := errText(h.svc.Handle(context.Background(), Command{Place: place, Actor: p, Verb: v, Args: args})); e != "" {
+			if e := errText(h.svc.Handle(context.Background(), api.Command{Place: place, Actor: p, Verb: v, Args: args})); e != "" {
 				t.Fatalf("%s %s: %s", p.Name, v, e)
 			}
 		}
-		game, lobby, closed := Place{Platform: "test", Chat: "g1"}, Place{Platform: "test", Chat: "g2"}, Place{Platform: "test", Chat: "g3"}
-		do(closed, ann, VerbNew, "timer=none")
-		do(closed, eve, VerbJoin)
+		game, lobby, closed := api.Place{Platform: "test", Chat: "g1"}, api.Place{Platform: "test", Chat: "g2"}, api.Place{Platform: "test", Chat: "g3"}
+		do(closed, ann, api.VerbNew, "timer=none")
+		do(closed, eve, api.VerbJoin)
 		closedID := h.svc.TableAt(closed)
-		do(closed, ann, VerbStop) // Ann alone votes; Eve's vote is needed too
-		do(closed, eve, VerbStop)
-		do(game, ann, VerbNew, "timer=none")
-		do(game, eve, VerbJoin)
-		do(game, ann, VerbDeal)
+		do(closed, ann, api.VerbStop) // Ann alone votes; Eve's vote is needed too
+		do(closed, eve, api.VerbStop)
+		do(game, ann, api.VerbNew, "timer=none")
+		do(game, eve, api.VerbJoin)
+		do(game, ann, api.VerbDeal)
 		gameID := h.svc.TableAt(game)
-		do(lobby, ann, VerbNew, "timer=none")
-		do(lobby, eve, VerbJoin)
+		do(lobby, ann, api.VerbNew, "timer=none")
+		do(lobby, eve, api.VerbJoin)
 		lobbyID := h.svc.TableAt(lobby)
-		private := Place{Platform: "test", Chat: "2"}
-		if e := errText(h.svc.Handle(context.Background(), Command{Place: private, Actor: eve, Verb: VerbLearn, Private: true})); e != "" {
+		private := api.Place{Platform: "test", Chat: "2"}
+		if e := errText(h.svc.Handle(context.Background(), api.Command{Place: private, Actor: eve, Verb: api.VerbLearn, Private: true})); e != "" {
 			t.Fatal(e)
 		}
 		learnID := h.svc.TableAt(private)
@@ -118,7 +119,7 @@ func TestForgetLeavesEveryTable(t *testing.T) {
 			}
 		}
 		// The game goes on without her.
-		if e := errText(h.do(ann, VerbBoard)); e != "" {
+		if e := errText(h.do(ann, api.VerbBoard)); e != "" {
 			t.Errorf("the game after Eve was forgotten: %s", e)
 		}
 	})
@@ -136,7 +137,7 @@ func TestForgetsAtOnceForgetBoth(t *testing.T) {
 	for round := range 20 {
 		a, b := people[round%5], people[(round+1)%5]
 		var wg sync.WaitGroup
-		for _, p := range []Player{a, b} {
+		for _, p := range []api.Player{a, b} {
 			wg.Go(func() {
 				if _, err := h.svc.Forget(ctx, p.ID); err != nil {
 					t.Error(err)
@@ -145,7 +146,7 @@ func TestForgetsAtOnceForgetBoth(t *testing.T) {
 		}
 		wg.Wait()
 		_ = store.Records(ctx, func(key string, data []byte) error {
-			for _, p := range []Player{a, b} {
+			for _, p := range []api.Player{a, b} {
 				if strings.Contains(string(data), `"`+p.ID+`"`) {
 					t.Fatalf("round %d: record %s names %s again", round, key, p.Name)
 				}
@@ -185,10 +186,10 @@ func TestForgetTellsTheTruth(t *testing.T) {
 	h := newHarness(t, store.Store, func(c *Config) { c.Store, c.KV = store, store })
 	defer h.svc.Close()
 	eve := player(2)
-	private := Place{Platform: "test", Chat: "2"}
+	private := api.Place{Platform: "test", Chat: "2"}
 	forget := func() string {
 		t.Helper()
-		r, _ := h.svc.Handle(context.Background(), Command{Place: private, Actor: eve, Verb: VerbForget, Args: []string{"yes"}, Private: true})
+		r, _ := h.svc.Handle(context.Background(), api.Command{Place: private, Actor: eve, Verb: api.VerbForget, Args: []string{"yes"}, Private: true})
 		if len(r) != 1 {
 			t.Fatalf("forget yes answers %+v", r)
 		}
@@ -209,15 +210,15 @@ func TestPrivateButtonOnlyForOwnSeat(t *testing.T) {
 	h := newHarness(t, mem.New())
 	defer h.svc.Close()
 	ann, bob, eve := player(1), player(2), player(5)
-	for _, c := range []Command{{Actor: ann, Verb: VerbNew, Args: []string{"timer=none"}}, {Actor: bob, Verb: VerbJoin}} {
+	for _, c := range []api.Command{{Actor: ann, Verb: api.VerbNew, Args: []string{"timer=none"}}, {Actor: bob, Verb: api.VerbJoin}} {
 		c.Place = h.place
 		if e := errText(h.svc.Handle(context.Background(), c)); e != "" {
 			t.Fatalf("%s: %s", c.Verb, e)
 		}
 	}
 	id := h.svc.TableAt(h.place)
-	strangers := Place{Platform: "test", Chat: "5"}
-	r, _ := h.svc.Handle(context.Background(), Command{Place: strangers, Actor: eve, Verb: VerbJoin, Table: id, Args: []string{"4"}, Private: true})
+	strangers := api.Place{Platform: "test", Chat: "5"}
+	r, _ := h.svc.Handle(context.Background(), api.Command{Place: strangers, Actor: eve, Verb: api.VerbJoin, Table: id, Args: []string{"4"}, Private: true})
 	if errText(r) == "" {
 		t.Errorf("a join pressed in a private chat was taken: %+v", r)
 	}
@@ -225,8 +226,8 @@ func TestPrivateButtonOnlyForOwnSeat(t *testing.T) {
 		t.Errorf("Eve sits at seat %d of the group's table after pressing join in her private chat", v.Reader)
 	}
 	// Bob's own seat answers his private chat.
-	bobs := Place{Platform: "test", Chat: "2"}
-	if e := errText(h.svc.Handle(context.Background(), Command{Place: bobs, Actor: bob, Verb: VerbLeave, Table: id, Private: true})); e != "" {
+	bobs := api.Place{Platform: "test", Chat: "2"}
+	if e := errText(h.svc.Handle(context.Background(), api.Command{Place: bobs, Actor: bob, Verb: api.VerbLeave, Table: id, Private: true})); e != "" {
 		t.Errorf("Bob leaving his seat from his private chat: %s", e)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing/synctest"
 
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -19,14 +20,14 @@ func TestHandShowsCardButtonsBeforeTrump(t *testing.T) {
 		synctest.Wait()
 		fore, _ := h.toMove(ps)
 		for _, p := range ps {
-			m, ok := h.out.latest(KindHand, p.ID)
+			m, ok := h.out.latest(api.KindHand, p.ID)
 			if !ok {
 				t.Fatalf("no hand for %s", p.ID)
 			}
-			var cards []Button
+			var cards []api.Button
 			for _, row := range m.Buttons {
 				for _, b := range row {
-					if b.Action.Verb == VerbPlay {
+					if b.Action.Verb == api.VerbPlay {
 						cards = append(cards, b)
 					}
 				}
@@ -42,7 +43,7 @@ func TestHandShowsCardButtonsBeforeTrump(t *testing.T) {
 					t.Errorf("the button %s is not a card of the text:\n%s", b.Label, m.Text)
 				}
 			}
-			_, trumpButtons := firstButton(m, VerbTrump, true)
+			_, trumpButtons := firstButton(m, api.VerbTrump, true)
 			if trumpButtons != (p.ID == fore.ID) {
 				t.Errorf("%s has trump buttons: %v, forehand is %s", p.ID, trumpButtons, fore.ID)
 			}
@@ -68,9 +69,9 @@ func TestLastTrickPictureShowsTheFinishedTrick(t *testing.T) {
 		for i := 0; i < 40; i++ {
 			synctest.Wait()
 			p, m := h.toMove(ps)
-			b, ok := firstButton(m, VerbTrump, true)
+			b, ok := firstButton(m, api.VerbTrump, true)
 			if !ok {
-				b, _ = firstButton(m, VerbPlay, true)
+				b, _ = firstButton(m, api.VerbPlay, true)
 			}
 			if e := errText(h.press(p, b)); e != "" {
 				t.Fatalf("%s pressing %s: %s", p.ID, b.Label, e)
@@ -83,8 +84,8 @@ func TestLastTrickPictureShowsTheFinishedTrick(t *testing.T) {
 			if done == 0 || inTrick != 2 {
 				continue
 			}
-			r := h.do(ps[0], VerbLast)
-			if len(r) != 1 || r[0].Picture != PictureLastTrick {
+			r := h.do(ps[0], api.VerbLast)
+			if len(r) != 1 || r[0].Picture != api.PictureLastTrick {
 				t.Fatalf("last: %+v", r)
 			}
 			_, alt, err := h.svc.Picture(ctx, r[0], false)

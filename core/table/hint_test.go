@@ -8,6 +8,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/coach"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -32,9 +33,9 @@ func (c *slowCoach) Hint(ctx context.Context, v core.View, seed uint64, lang str
 const waitFor = 2 * time.Second
 
 // within runs f and fails the test if it takes longer than waitFor; it gives f's answer, or nil.
-func within(t *testing.T, what string, f func() []Message) []Message {
+func within(t *testing.T, what string, f func() []api.Message) []api.Message {
 	t.Helper()
-	got := make(chan []Message, 1)
+	got := make(chan []api.Message, 1)
 	go func() { got <- f() }()
 	select {
 	case r := <-got:
@@ -49,7 +50,7 @@ func within(t *testing.T, what string, f func() []Message) []Message {
 // and the asker's own move answer, ending the asker's command ends the search, and a hint whose
 // table moved on while it was judged is not given.
 func TestHintIsJudgedOffTheTable(t *testing.T) {
-	setup := func(t *testing.T) (*harness, *slowCoach, []Player, Player) {
+	setup := func(t *testing.T) (*harness, *slowCoach, []api.Player, api.Player) {
 		c := &slowCoach{Coach: coach.New(coach.Config{}), asked: make(chan context.Context, 4), release: make(chan struct{})}
 		h := newHarness(t, mem.New(), func(cfg *Config) { cfg.Coach, cfg.Robots = c, nil })
 		t.Cleanup(h.svc.Close)
@@ -57,9 +58,9 @@ func TestHintIsJudgedOffTheTable(t *testing.T) {
 		mover, _ := h.toMove(ps)
 		return h, c, ps, mover
 	}
-	hintOf := func(h *harness, ctx context.Context, p Player) chan []Message {
-		answer := make(chan []Message, 1)
-		go func() { answer <- msgsOf(h.svc.Handle(ctx, Command{Place: h.place, Actor: p, Verb: VerbHint})) }()
+	hintOf := func(h *harness, ctx context.Context, p api.Player) chan []api.Message {
+		answer := make(chan []api.Message, 1)
+		go func() { answer <- msgsOf(h.svc.Handle(ctx, api.Command{Place: h.place, Actor: p, Verb: api.VerbHint})) }()
 		return answer
 	}
 	t.Run("the table moves on meanwhile", func(t *testing.T) {
@@ -70,12 +71,12 @@ func TestHintIsJudgedOffTheTable(t *testing.T) {
 		if other == mover {
 			other = ps[1]
 		}
-		if r := within(t, "another player's board", func() []Message { return h.do(other, VerbBoard) }); r != nil && errText(r) != "" {
+		if r := within(t, "another player's board", func() []api.Message { return h.do(other, api.VerbBoard) }); r != nil && errText(r) != "" {
 			t.Errorf("board: %s", errText(r))
 		}
 		_, m := h.toMove(ps)
-		b, _ := firstButton(m, VerbTrump, true)
-		if r := within(t, "the asker's own move", func() []Message { return h.press(mover, b) }); r != nil && errText(r) != "" {
+		b, _ := firstButton(m, api.VerbTrump, true)
+		if r := within(t, "the asker's own move", func() []api.Message { return h.press(mover, b) }); r != nil && errText(r) != "" {
 			t.Errorf("trump: %s", errText(r))
 		}
 		close(c.release)

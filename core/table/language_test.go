@@ -12,6 +12,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/league"
 	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/picture"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -25,19 +26,19 @@ func TestAPersonalScreenNeverNamesItsReader(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := newHarness(t, mem.New(), func(c *Config) { c.Surfaces = personal })
 				defer h.svc.Close()
-				me := Player{ID: "p1", Name: i18ntest.You(lang), Locale: lang}
+				me := api.Player{ID: "p1", Name: i18ntest.You(lang), Locale: lang}
 				var said []string
-				say := func(msgs []Message) {
+				say := func(msgs []api.Message) {
 					for _, m := range msgs {
 						said = append(said, m.Text)
 					}
 				}
-				say(h.do(me, VerbStats))
-				say(h.do(me, VerbMyData))
-				if e := errText(h.do(me, VerbNew, "timer=none", "stripes=1")); e != "" {
+				say(h.do(me, api.VerbStats))
+				say(h.do(me, api.VerbMyData))
+				if e := errText(h.do(me, api.VerbNew, "timer=none", "stripes=1")); e != "" {
 					t.Fatal(e)
 				}
-				say(h.do(me, VerbDeal))
+				say(h.do(me, api.VerbDeal))
 				// Press a legal button of the hand until the match is over (playAsHuman reads
 				// the English hand).
 				for i := 0; i < 2000; i++ {
@@ -45,15 +46,15 @@ func TestAPersonalScreenNeverNamesItsReader(t *testing.T) {
 					if h.over() {
 						break
 					}
-					m, _ := h.out.latest(KindHand, me.ID)
+					m, _ := h.out.latest(api.KindHand, me.ID)
 					pick := legalButton(m)
 					if pick == nil {
 						t.Fatalf("no legal button in:\n%s", m.Text)
 					}
 					say(h.press(me, *pick))
 				}
-				say(h.do(me, VerbStats))
-				say(h.do(me, VerbMyData))
+				say(h.do(me, api.VerbStats))
+				say(h.do(me, api.VerbMyData))
 				say(h.out.all())
 				for _, text := range said {
 					if slips := i18ntest.YouSlips(lang, text); len(slips) > 0 {
@@ -76,8 +77,8 @@ func TestAboutTheReaderOnlyOnTheirOwnScreen(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, mem.New())
 		defer h.svc.Close()
-		me := Player{ID: "p1", Name: "Jang", Locale: "en"}
-		if r := h.do(me, VerbStats); len(r) != 1 || !strings.HasPrefix(r[0].Text, "Jang has not finished a game") {
+		me := api.Player{ID: "p1", Name: "Jang", Locale: "en"}
+		if r := h.do(me, api.VerbStats); len(r) != 1 || !strings.HasPrefix(r[0].Text, "Jang has not finished a game") {
 			t.Errorf("stats: %+v", r)
 		}
 	})

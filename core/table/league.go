@@ -6,6 +6,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // leftSeat is a seat whose person leaves during the match: a computer player finishes it for
@@ -48,7 +49,7 @@ func (s *Service) postSeasons(ctx context.Context) {
 // that person is the one reading their own screen (Surface.Personal), the text's second-person
 // variant (key.you) with the other arguments, as say does for a seat: "You have not finished a
 // game", not "You has …" with the terminal's "You" as a name.
-func sayAbout(surface Surface, cmd Command, id, lang, key string, name string, args ...any) string {
+func sayAbout(surface api.Surface, cmd api.Command, id, lang, key string, name string, args ...any) string {
 	if id == cmd.Actor.ID && surface.Personal {
 		return i18n.T(lang, key+".you", args...)
 	}
@@ -56,7 +57,7 @@ func sayAbout(surface Surface, cmd Command, id, lang, key string, name string, a
 }
 
 // placeTitle is how the place is named in the league's texts.
-func placeTitle(cmd Command, lang string) string {
+func placeTitle(cmd api.Command, lang string) string {
 	if cmd.Place.Title != "" {
 		return cmd.Place.Title
 	}

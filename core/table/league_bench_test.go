@@ -11,6 +11,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/league"
 	"github.com/kontermatt/kontermatt/core/league/keeper"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -120,22 +121,22 @@ func BenchmarkStatsTop10000(b *testing.B) {
 	if err := store.Rewrite(ctx, recs, league.Buckets, entries); err != nil {
 		b.Fatal(err)
 	}
-	place := table.Place{Platform: "bench", Chat: "0"}
+	place := api.Place{Platform: "bench", Chat: "0"}
 	for _, tc := range []struct {
 		name string
-		cmd  table.Command
+		cmd  api.Command
 	}{
-		{"stats", table.Command{Place: place, Actor: table.Player{ID: "p3", Name: "Player 3"}, Verb: table.VerbStats}},
-		{"top", table.Command{Place: place, Actor: table.Player{ID: "p3", Name: "Player 3"}, Verb: table.VerbTop, Args: []string{"all"}}},
-		{"top-month", table.Command{Place: place, Actor: table.Player{ID: "p3", Name: "Player 3"}, Verb: table.VerbTop, Args: []string{"2025-03"}}},
-		{"history", table.Command{Place: place, Actor: table.Player{ID: "p3", Name: "Player 3"}, Verb: table.VerbHistory}},
+		{"stats", api.Command{Place: place, Actor: api.Player{ID: "p3", Name: "Player 3"}, Verb: api.VerbStats}},
+		{"top", api.Command{Place: place, Actor: api.Player{ID: "p3", Name: "Player 3"}, Verb: api.VerbTop, Args: []string{"all"}}},
+		{"top-month", api.Command{Place: place, Actor: api.Player{ID: "p3", Name: "Player 3"}, Verb: api.VerbTop, Args: []string{"2025-03"}}},
+		{"history", api.Command{Place: place, Actor: api.Player{ID: "p3", Name: "Player 3"}, Verb: api.VerbHistory}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			// A fresh service reads the place's league from the KV on the first request.
 			svc := tabletest.New(table.Config{Store: store, KV: store, Seed: 1})
 			defer svc.Close()
 			first := time.Now()
-			if r, _ := svc.Handle(context.Background(), tc.cmd); len(r) != 1 || r[0].Kind == table.KindError {
+			if r, _ := svc.Handle(context.Background(), tc.cmd); len(r) != 1 || r[0].Kind == api.KindError {
 				b.Fatalf("%s: %+v", tc.name, r)
 			}
 			firstMs := float64(time.Since(first).Microseconds()) / 1000

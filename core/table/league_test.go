@@ -22,6 +22,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/league"
 	"github.com/kontermatt/kontermatt/core/privacy"
 	"github.com/kontermatt/kontermatt/core/rating"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -48,14 +49,14 @@ var matchWon = regexp.MustCompile(`Team ([AB]) \(.*\) wins the match after (\d+)
 
 // playSeason plays n matches of four people drawn from people at the harness's place, one a day
 // from start, each to its end with random legal moves, and counts what the summaries say.
-func playSeason(t *testing.T, h *harness, clk *clock, people []Player, n int, seed uint64) *tally {
+func playSeason(t *testing.T, h *harness, clk *clock, people []api.Player, n int, seed uint64) *tally {
 	t.Helper()
 	return playSeasonWith(t, h, clk, people, n, seed)
 }
 
 // playSeasonWith is playSeason at tables opened with more options (its counts of ratings assume
 // rated matches).
-func playSeasonWith(t *testing.T, h *harness, clk *clock, people []Player, n int, seed uint64, options ...string) *tally {
+func playSeasonWith(t *testing.T, h *harness, clk *clock, people []api.Player, n int, seed uint64, options ...string) *tally {
 	t.Helper()
 	t.Logf("season seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 15))
@@ -71,16 +72,16 @@ func playSeasonWith(t *testing.T, h *harness, clk *clock, people []Player, n int
 		seats := slices.Clone(people)
 		rng.Shuffle(len(seats), func(a, b int) { seats[a], seats[b] = seats[b], seats[a] })
 		seats = seats[:4]
-		if e := errText(h.do(seats[0], VerbNew, append([]string{"stripes=1", "timer=none"}, options...)...)); e != "" {
+		if e := errText(h.do(seats[0], api.VerbNew, append([]string{"stripes=1", "timer=none"}, options...)...)); e != "" {
 			t.Fatalf("match %d: new: %s", i, e)
 		}
 		for s, p := range seats[1:] {
-			if e := errText(h.do(p, VerbJoin, strconv.Itoa(s+2))); e != "" {
+			if e := errText(h.do(p, api.VerbJoin, strconv.Itoa(s+2))); e != "" {
 				t.Fatalf("match %d: join: %s", i, e)
 			}
 		}
 		from := len(h.out.all())
-		if e := errText(h.do(seats[0], VerbDeal)); e != "" {
+		if e := errText(h.do(seats[0], api.VerbDeal)); e != "" {
 			t.Fatalf("match %d: deal: %s", i, e)
 		}
 		id := h.svc.TableAt(h.place)
@@ -92,10 +93,10 @@ func playSeasonWith(t *testing.T, h *harness, clk *clock, people []Player, n int
 			if moves > 2000 {
 				t.Fatalf("match %d does not end", i)
 			}
-			p := seats[slices.IndexFunc(seats, func(p Player) bool { return p.ID == who })]
-			v, arg := VerbPlay, ""
+			p := seats[slices.IndexFunc(seats, func(p api.Player) bool { return p.ID == who })]
+			v, arg := api.VerbPlay, ""
 			if trump {
-				v, arg = VerbTrump, []string{"S", "H", "D", "C"}[rng.IntN(4)]
+				v, arg = api.VerbTrump, []string{"S", "H", "D", "C"}[rng.IntN(4)]
 			} else {
 				arg = legal[rng.IntN(len(legal))].String()
 			}
@@ -153,19 +154,19 @@ func playSeasonWith(t *testing.T, h *harness, clk *clock, people []Player, n int
 }
 
 // leagueHarness is a harness with a KV and a clock, and five people.
-func leagueHarness(t *testing.T, store *mem.Store, clk *clock) (*harness, []Player) {
+func leagueHarness(t *testing.T, store *mem.Store, clk *clock) (*harness, []api.Player) {
 	h := newHarness(t, store, withKV, func(c *Config) { c.Now = clk.Now; c.Robots = nil })
 	t.Cleanup(h.svc.Close)
-	var people []Player
+	var people []api.Player
 	for i, name := range []string{"Ann", "Bob", "Cid", "Dan", "Eve"} {
-		people = append(people, Player{ID: fmt.Sprintf("u%d", i+1), Name: name, Locale: "en"})
+		people = append(people, api.Player{ID: fmt.Sprintf("u%d", i+1), Name: name, Locale: "en"})
 	}
 	return h, people
 }
 
-func replyText(t *testing.T, msgs []Message) string {
+func replyText(t *testing.T, msgs []api.Message) string {
 	t.Helper()
-	if len(msgs) != 1 || msgs[0].Kind == KindError {
+	if len(msgs) != 1 || msgs[0].Kind == api.KindError {
 		t.Fatalf("want one answer, got %+v", msgs)
 	}
 	return msgs[0].Text
@@ -180,7 +181,7 @@ func TestASeasonThroughTheService(t *testing.T) {
 	tl := playSeason(t, h, clk, people, 36, 2026)
 
 	for _, p := range people {
-		text := replyText(t, h.do(p, VerbStats))
+		text := replyText(t, h.do(p, api.VerbStats))
 		r := tl.rating[p.ID]
 		want := []string{
 			"📊 " + p.Name + " in Café Konter",
@@ -211,7 +212,7 @@ func TestASeasonThroughTheService(t *testing.T) {
 			}
 		}
 		if best != "" {
-			name := people[slices.IndexFunc(people, func(q Player) bool { return q.ID == best })].Name
+			name := people[slices.IndexFunc(people, func(q api.Player) bool { return q.ID == best })].Name
 			if !strings.Contains(text, "Best partner: "+name+" ") {
 				t.Errorf("stats of %s: best partner should be %s:\n%s", p.Name, name, text)
 			}
@@ -221,7 +222,7 @@ func TestASeasonThroughTheService(t *testing.T) {
 	// The all-time table: established players by ordinal, then provisional ones; ties by matches
 	// won, fewer matches played, then name (docs/league.md).
 	order := slices.Clone(people)
-	slices.SortFunc(order, func(a, b Player) int {
+	slices.SortFunc(order, func(a, b api.Player) int {
 		ra, rb := tl.rating[a.ID], tl.rating[b.ID]
 		if pa, pb := ra.Sigma > league.Provisional, rb.Sigma > league.Provisional; pa != pb {
 			if pa {
@@ -232,7 +233,7 @@ func TestASeasonThroughTheService(t *testing.T) {
 		return cmp.Or(cmp.Compare(rb.Ordinal(), ra.Ordinal()), cmp.Compare(tl.won[b.ID], tl.won[a.ID]),
 			cmp.Compare(tl.matches[a.ID], tl.matches[b.ID]), cmp.Compare(a.Name, b.Name))
 	})
-	top := replyText(t, h.do(people[0], VerbTop, "all"))
+	top := replyText(t, h.do(people[0], api.VerbTop, "all"))
 	lines := strings.Split(top, "\n")
 	if lines[0] != "🏆 All-time table in Café Konter" || len(lines) != 1+len(people) {
 		t.Fatalf("top all:\n%s", top)
@@ -247,19 +248,19 @@ func TestASeasonThroughTheService(t *testing.T) {
 
 	// October's table has October's ratings; "top" alone is this month's (November).
 	for _, tc := range []struct{ arg, month, name string }{{"2026-10", "2026-10", "October 2026"}, {"", "2026-11", "November 2026"}} {
-		text := replyText(t, h.do(people[1], VerbTop, tc.arg))
+		text := replyText(t, h.do(people[1], api.VerbTop, tc.arg))
 		if !strings.HasPrefix(text, "🏆 Table of "+tc.name+" in Café Konter\n") {
 			t.Errorf("top %q:\n%s", tc.arg, text)
 		}
 		for id, r := range tl.month[tc.month] {
-			name := people[slices.IndexFunc(people, func(q Player) bool { return q.ID == id })].Name
+			name := people[slices.IndexFunc(people, func(q api.Player) bool { return q.ID == id })].Name
 			if !strings.Contains(text, ". "+name+" — "+decimal("en", r.Ordinal())+" ·") {
 				t.Errorf("top %q lacks %s at %s:\n%s", tc.arg, name, decimal("en", r.Ordinal()), text)
 			}
 		}
 	}
 
-	hist := h.do(people[2], VerbHistory)
+	hist := h.do(people[2], api.VerbHistory)
 	text := replyText(t, hist)
 	lines = strings.Split(text, "\n")
 	if len(lines) != 1+maxHistory+1 {
@@ -295,18 +296,18 @@ func TestASeasonThroughTheService(t *testing.T) {
 		}
 	}
 	board := h.press(people[2], hist[0].Buttons[0][0])
-	if len(board) != 1 || board[0].Picture != PictureBoard || board[0].Record == "" {
+	if len(board) != 1 || board[0].Picture != api.PictureBoard || board[0].Record == "" {
 		t.Fatalf("the board button answers %+v", board)
 	}
 	if png, alt, err := h.svc.Picture(ctx, board[0], false); err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) || alt == "" {
 		t.Errorf("the board of a kept match: %v", err)
 	}
 	// Typed, the same match is number 1.
-	if got := h.do(people[2], VerbHistory, "record", "1"); len(got) != 1 || got[0].File == nil || !bytes.Equal(got[0].File.Data, rec[0].File.Data) {
+	if got := h.do(people[2], api.VerbHistory, "record", "1"); len(got) != 1 || got[0].File == nil || !bytes.Equal(got[0].File.Data, rec[0].File.Data) {
 		t.Errorf("history record 1 answers %+v", got)
 	}
 	for _, bad := range [][]string{{"record", "9"}, {"board", "x"}, {"r:elsewhere/m1"}} {
-		if e := errText(h.do(people[2], VerbHistory, bad...)); e == "" {
+		if e := errText(h.do(people[2], api.VerbHistory, bad...)); e == "" {
 			t.Errorf("history %v is not refused", bad)
 		}
 	}
@@ -337,23 +338,23 @@ func TestRebuildEqualsTheLiveLeague(t *testing.T) {
 	h, people := leagueHarness(t, store, clk)
 	playSeason(t, h, clk, people, 24, 7)
 	// A stopped match counts its games, not as a match.
-	h.do(people[0], VerbNew, "timer=none")
+	h.do(people[0], api.VerbNew, "timer=none")
 	for _, p := range people[1:4] {
-		h.do(p, VerbJoin)
+		h.do(p, api.VerbJoin)
 	}
-	h.do(people[0], VerbDeal)
+	h.do(people[0], api.VerbDeal)
 	id := h.svc.TableAt(h.place)
 	for range 30 { // a few tricks into the first game
 		who, legal, trump := h.svc.Turn(id)
-		p := people[slices.IndexFunc(people, func(q Player) bool { return q.ID == who })]
+		p := people[slices.IndexFunc(people, func(q api.Player) bool { return q.ID == who })]
 		if trump {
-			h.do(p, VerbTrump, "H")
+			h.do(p, api.VerbTrump, "H")
 		} else {
-			h.do(p, VerbPlay, legal[0].String())
+			h.do(p, api.VerbPlay, legal[0].String())
 		}
 	}
 	for _, p := range people[:4] {
-		h.do(p, VerbStop)
+		h.do(p, api.VerbStop)
 	}
 	live := leagueKV(store)
 	if len(live) == 0 {
@@ -391,7 +392,7 @@ func TestRebuildEqualsTheLiveLeague(t *testing.T) {
 	h2 := newHarness(t, store, withKV, func(c *Config) { c.Now = clk.Now })
 	t.Cleanup(h2.svc.Close)
 	for _, p := range people {
-		if a, b := replyText(t, h.do(p, VerbStats)), replyText(t, h2.do(p, VerbStats)); a != b {
+		if a, b := replyText(t, h.do(p, api.VerbStats)), replyText(t, h2.do(p, api.VerbStats)); a != b {
 			t.Errorf("after a restart, stats of %s:\n%s\nwas:\n%s", p.Name, b, a)
 		}
 	}
@@ -406,17 +407,17 @@ func TestForgetKeepsTheOthersResults(t *testing.T) {
 	h, people := leagueHarness(t, store, clk)
 	tl := playSeason(t, h, clk, people, 20, 99)
 	eve := people[4]
-	h.do(eve, VerbLang, "de")
+	h.do(eve, api.VerbLang, "de")
 	before := h.placeLeague(ctx)
 
-	ask := h.do(eve, VerbForget)
+	ask := h.do(eve, api.VerbForget)
 	if len(ask) != 1 || !ask[0].Secret || !strings.Contains(ask[0].Text, "/forget yes") {
 		t.Fatalf("forget asks %+v", ask)
 	}
 	if after := h.placeLeague(ctx); after.Players[eve.ID] == nil {
 		t.Fatal("forget without yes forgot")
 	}
-	done := h.do(eve, VerbForget, "yes")
+	done := h.do(eve, api.VerbForget, "yes")
 	if len(done) != 1 || !done[0].Secret || !strings.Contains(done[0].Text, fmt.Sprintf(" %d ", tl.matches[eve.ID])) {
 		t.Fatalf("forget yes answers %+v (Eve played %d matches)", done, tl.matches[eve.ID])
 	}
@@ -442,17 +443,17 @@ func TestForgetKeepsTheOthersResults(t *testing.T) {
 	if _, ok, _ := store.Get(ctx, league.BucketRatings, eve.ID); ok {
 		t.Error("Eve's rating across places is kept")
 	}
-	if text := replyText(t, h.do(eve, VerbStats)); !strings.Contains(text, "has not finished a game") {
+	if text := replyText(t, h.do(eve, api.VerbStats)); !strings.Contains(text, "has not finished a game") {
 		t.Errorf("Eve's stats after forget:\n%s", text)
 	}
-	top := replyText(t, h.do(people[0], VerbTop, "all"))
+	top := replyText(t, h.do(people[0], api.VerbTop, "all"))
 	if strings.Contains(top, "Eve") || strings.Contains(top, "\n5.") || strings.Count(top, "\n") != 4 {
 		t.Errorf("top after forget:\n%s", top)
 	}
-	if hist := replyText(t, h.do(people[0], VerbHistory)); strings.Contains(hist, "Eve") {
+	if hist := replyText(t, h.do(people[0], api.VerbHistory)); strings.Contains(hist, "Eve") {
 		t.Errorf("history after forget:\n%s", hist)
 	}
-	if text := errText(h.do(people[0], VerbStats, "Eve")); text != `Nobody called “Eve” has played here.` {
+	if text := errText(h.do(people[0], api.VerbStats, "Eve")); text != `Nobody called “Eve” has played here.` {
 		t.Errorf("stats Eve after forget:\n%s", text)
 	}
 }
@@ -464,26 +465,26 @@ func TestStatsOffHidesAPerson(t *testing.T) {
 	h, people := leagueHarness(t, mem.New(), clk)
 	playSeason(t, h, clk, people, 8, 3)
 	ann := people[0]
-	h.do(ann, VerbStats, "off")
-	if top := replyText(t, h.do(people[1], VerbTop, "all")); strings.Contains(top, "Ann") {
+	h.do(ann, api.VerbStats, "off")
+	if top := replyText(t, h.do(people[1], api.VerbTop, "all")); strings.Contains(top, "Ann") {
 		t.Errorf("top shows Ann, who is off:\n%s", top)
 	}
-	if text := replyText(t, h.do(people[1], VerbStats, "ann")); text != "Ann asked not to be ranked." {
+	if text := replyText(t, h.do(people[1], api.VerbStats, "ann")); text != "Ann asked not to be ranked." {
 		t.Errorf("Bob asks for Ann's stats: %q", text)
 	}
 	// Her own statistics are still hers to see, privately: never posted in the group.
-	own := h.do(ann, VerbStats)
+	own := h.do(ann, api.VerbStats)
 	if text := replyText(t, own); !strings.Contains(text, "📊 Ann in Café Konter") {
 		t.Errorf("Ann's own stats: %q", text)
 	}
 	if !own[0].Secret || own[0].Public != i18n.T("en", "league.private") {
 		t.Errorf("Ann's own stats, hidden, are posted in the group: secret %v, public %q", own[0].Secret, own[0].Public)
 	}
-	if text := replyText(t, h.do(ann, VerbMyData)); !strings.Contains(text, "you are not ranked") || !strings.Contains(text, "ID u1") {
+	if text := replyText(t, h.do(ann, api.VerbMyData)); !strings.Contains(text, "you are not ranked") || !strings.Contains(text, "ID u1") {
 		t.Errorf("Ann's data: %q", text)
 	}
-	h.do(ann, VerbStats, "on")
-	if top := replyText(t, h.do(people[1], VerbTop, "all")); !strings.Contains(top, "Ann") {
+	h.do(ann, api.VerbStats, "on")
+	if top := replyText(t, h.do(people[1], api.VerbTop, "all")); !strings.Contains(top, "Ann") {
 		t.Errorf("top without Ann, who is on again:\n%s", top)
 	}
 }
@@ -494,11 +495,11 @@ func TestHouseRules(t *testing.T) {
 	clk := &clock{now: time.Date(2026, 11, 2, 20, 0, 0, 0, league.Zone)}
 	h, people := leagueHarness(t, mem.New(), clk)
 	ann, bob := people[0], people[1]
-	admin := func(args ...string) []Message {
+	admin := func(args ...string) []api.Message {
 		h.event++
-		return msgsOf(h.svc.Handle(context.Background(), Command{Place: h.place, Actor: bob, Verb: VerbSettings, Args: args, Admin: true, EventID: fmt.Sprint("adm", h.event)}))
+		return msgsOf(h.svc.Handle(context.Background(), api.Command{Place: h.place, Actor: bob, Verb: api.VerbSettings, Args: args, Admin: true, EventID: fmt.Sprint("adm", h.event)}))
 	}
-	if e := errText(h.do(ann, VerbSettings, "stripes=9")); !strings.Contains(e, "Only an admin") {
+	if e := errText(h.do(ann, api.VerbSettings, "stripes=9")); !strings.Contains(e, "Only an admin") {
 		t.Errorf("a stranger sets the house rules: %q", e)
 	}
 	if e := errText(admin("stripes=99")); !strings.Contains(e, "stripes") {
@@ -510,10 +511,10 @@ func TestHouseRules(t *testing.T) {
 	if text := replyText(t, admin("stripes=3", "timer=relaxed", "lang=lb")); !strings.Contains(text, "Saved") {
 		t.Errorf("admin sets: %q", text)
 	}
-	if text := replyText(t, h.do(ann, VerbSettings)); !strings.Contains(text, "3 stripes") || !strings.Contains(text, "Lëtzebuergesch") {
+	if text := replyText(t, h.do(ann, api.VerbSettings)); !strings.Contains(text, "3 stripes") || !strings.Contains(text, "Lëtzebuergesch") {
 		t.Errorf("settings shows:\n%s", text)
 	}
-	h.do(ann, VerbNew, "stripes=4")
+	h.do(ann, api.VerbNew, "stripes=4")
 	id := h.svc.TableAt(h.place)
 	tb, _ := h.svc.table(id)
 	tb.mu.Lock()
@@ -524,10 +525,10 @@ func TestHouseRules(t *testing.T) {
 	}
 	// Everyone at the table must ask for the same change.
 	for _, p := range people[1:4] {
-		h.do(p, VerbJoin)
+		h.do(p, api.VerbJoin)
 	}
 	for i, p := range people[:4] {
-		text := replyText(t, h.do(p, VerbSettings, "stripes=5"))
+		text := replyText(t, h.do(p, api.VerbSettings, "stripes=5"))
 		if i < 3 && !strings.Contains(text, fmt.Sprintf("%d vu(n) 4", i+1)) && !strings.Contains(text, fmt.Sprintf("%d of 4", i+1)) {
 			t.Errorf("vote %d: %q", i+1, text)
 		}
@@ -535,7 +536,7 @@ func TestHouseRules(t *testing.T) {
 			t.Errorf("the last vote: %q", text)
 		}
 	}
-	if e := errText(h.do(people[4], VerbSettings, "stripes=6")); e == "" {
+	if e := errText(h.do(people[4], api.VerbSettings, "stripes=6")); e == "" {
 		t.Error("Eve, not at the table, voted")
 	}
 }
@@ -552,9 +553,9 @@ func TestLastMonthsTableIsPostedOnce(t *testing.T) {
 	from := len(h.out.all())
 	h.svc.postSeasons(context.Background())
 	h.svc.postSeasons(context.Background())
-	var posts []Message
+	var posts []api.Message
 	for _, m := range h.out.all()[from:] {
-		if m.Picture == PictureStandings {
+		if m.Picture == api.PictureStandings {
 			posts = append(posts, m)
 		}
 	}
@@ -590,7 +591,7 @@ func TestAMonthOfHintsIsNotPosted(t *testing.T) {
 		h.svc.postSeasons(context.Background())
 		n := 0
 		for _, m := range h.out.all()[from:] {
-			if m.Picture == PictureStandings {
+			if m.Picture == api.PictureStandings {
 				n++
 				t.Logf("posted:\n%s", m.Text)
 			}
@@ -611,7 +612,7 @@ func TestAMonthOfHintsIsNotPosted(t *testing.T) {
 	}
 	h2.svc.postSeasons(context.Background())
 	for _, m := range h2.out.all() {
-		if m.Picture == PictureStandings {
+		if m.Picture == api.PictureStandings {
 			t.Errorf("posted a table with nothing to rank:\n%s", m.Text)
 		}
 	}
@@ -625,18 +626,18 @@ func playWithAbsent(t *testing.T, h *harness, level string, annGames int, leave 
 	ctx := t.Context()
 	t.Helper()
 	ann, bob := player(1), player(2)
-	for _, e := range []string{errText(h.do(ann, VerbNew, "timer=fast", "stripes=2", "level="+level)),
-		errText(h.do(bob, VerbJoin, "3")), errText(h.do(ann, VerbDeal))} {
+	for _, e := range []string{errText(h.do(ann, api.VerbNew, "timer=fast", "stripes=2", "level="+level)),
+		errText(h.do(bob, api.VerbJoin, "3")), errText(h.do(ann, api.VerbDeal))} {
 		if e != "" {
 			t.Fatal(e)
 		}
 	}
 	id := h.svc.TableAt(h.place)
-	play := func(p Player, legal []core.Card, trump bool) {
+	play := func(p api.Player, legal []core.Card, trump bool) {
 		if trump {
-			h.do(p, VerbTrump, "H")
+			h.do(p, api.VerbTrump, "H")
 		} else {
-			h.do(p, VerbPlay, legal[0].String())
+			h.do(p, api.VerbPlay, legal[0].String())
 		}
 	}
 	for i := 0; !h.over(); i++ {
@@ -652,7 +653,7 @@ func playWithAbsent(t *testing.T, h *harness, level string, annGames int, leave 
 		case who == ann.ID && game <= annGames:
 			play(ann, legal, trump)
 		case who == ann.ID && leave:
-			if e := errText(h.do(ann, VerbLeave)); e != "" {
+			if e := errText(h.do(ann, api.VerbLeave)); e != "" {
 				t.Fatal(e)
 			}
 			leave = false

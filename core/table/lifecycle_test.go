@@ -11,6 +11,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -21,9 +22,9 @@ func TestRefusalsThatShowCardsAreSecret(t *testing.T) {
 		defer h.svc.Close()
 		for i := 0; i < 200; i++ {
 			synctest.Wait()
-			m, _ := h.out.latest(KindHand, me.ID)
+			m, _ := h.out.latest(api.KindHand, me.ID)
 			if strings.Contains(m.Text, "forehand") {
-				b, _ := firstButton(m, VerbTrump, true)
+				b, _ := firstButton(m, api.VerbTrump, true)
 				h.press(me, b)
 				continue
 			}
@@ -31,11 +32,11 @@ func TestRefusalsThatShowCardsAreSecret(t *testing.T) {
 			if game != 1 || held.Len() == 0 {
 				t.Fatalf("HeldCards = game %d, %d cards", game, held.Len())
 			}
-			hand := h.do(me, VerbHand)
+			hand := h.do(me, api.VerbHand)
 			if len(hand) != 1 || !hand[0].Secret || strings.Contains(hand[0].Public, "♠") {
 				t.Fatalf("hand reply: %+v", hand)
 			}
-			var illegal, legal *Button
+			var illegal, legal *api.Button
 			for j := range m.Buttons[0] {
 				if b := &m.Buttons[0][j]; !b.Legal && illegal == nil {
 					illegal = b
@@ -48,7 +49,7 @@ func TestRefusalsThatShowCardsAreSecret(t *testing.T) {
 				continue
 			}
 			r := h.press(me, *illegal)
-			if len(r) != 1 || r[0].Kind != KindError || !r[0].Secret {
+			if len(r) != 1 || r[0].Kind != api.KindError || !r[0].Secret {
 				t.Fatalf("refusing %s: %+v", illegal.Label, r)
 			}
 			for _, c := range held.Cards() {
@@ -60,7 +61,7 @@ func TestRefusalsThatShowCardsAreSecret(t *testing.T) {
 				t.Errorf("the public text does not say what to do: %q", r[0].Public)
 			}
 			// A reason that names no card stays public.
-			if r := h.do(me, VerbTrump, "hearts"); len(r) != 1 || r[0].Secret {
+			if r := h.do(me, api.VerbTrump, "hearts"); len(r) != 1 || r[0].Secret {
 				t.Errorf("trump refused after trump: %+v", r)
 			}
 			return
@@ -70,38 +71,38 @@ func TestRefusalsThatShowCardsAreSecret(t *testing.T) {
 }
 
 // fourHumans opens a table of four people with the given options and deals.
-func fourHumans(t *testing.T, h *harness, opts ...string) []Player {
+func fourHumans(t *testing.T, h *harness, opts ...string) []api.Player {
 	t.Helper()
-	ps := []Player{player(1), player(2), player(3), player(4)}
-	if e := errText(h.do(ps[0], VerbNew, opts...)); e != "" {
+	ps := []api.Player{player(1), player(2), player(3), player(4)}
+	if e := errText(h.do(ps[0], api.VerbNew, opts...)); e != "" {
 		t.Fatal(e)
 	}
 	for _, p := range ps[1:] {
-		if e := errText(h.do(p, VerbJoin)); e != "" {
+		if e := errText(h.do(p, api.VerbJoin)); e != "" {
 			t.Fatal(e)
 		}
 	}
-	if e := errText(h.do(ps[0], VerbDeal)); e != "" {
+	if e := errText(h.do(ps[0], api.VerbDeal)); e != "" {
 		t.Fatal(e)
 	}
 	return ps
 }
 
 // toMove is the player whose latest hand message says they act, and that message.
-func (h *harness) toMove(ps []Player) (Player, Message) {
+func (h *harness) toMove(ps []api.Player) (api.Player, api.Message) {
 	h.t.Helper()
 	for _, p := range ps {
-		m, ok := h.out.latest(KindHand, p.ID)
+		m, ok := h.out.latest(api.KindHand, p.ID)
 		if ok && (strings.Contains(m.Text, "▶") || strings.Contains(m.Text, "forehand")) {
 			return p, m
 		}
 	}
 	h.t.Fatal("nobody is to move")
-	return Player{}, Message{}
+	return api.Player{}, api.Message{}
 }
 
 // firstButton gives a message's first button for verb; legal: only a legal move's.
-func firstButton(m Message, verb Verb, legal bool) (Button, bool) {
+func firstButton(m api.Message, verb api.Verb, legal bool) (api.Button, bool) {
 	for _, row := range m.Buttons {
 		for _, b := range row {
 			if b.Action.Verb == verb && (b.Legal || !legal) {
@@ -109,7 +110,7 @@ func firstButton(m Message, verb Verb, legal bool) (Button, bool) {
 			}
 		}
 	}
-	return Button{}, false
+	return api.Button{}, false
 }
 
 // Only the seat to move, or a change for everyone, starts the turn's time again: someone else
@@ -122,7 +123,7 @@ func TestOthersDoNotRestartTheTurnTimer(t *testing.T) {
 		ps := fourHumans(t, h, "timer=fast")
 		synctest.Wait()
 		mover, _ := h.toMove(ps)
-		var other Player
+		var other api.Player
 		for _, p := range ps {
 			if p.ID != mover.ID {
 				other = p
@@ -131,15 +132,15 @@ func TestOthersDoNotRestartTheTurnTimer(t *testing.T) {
 		langs := []string{"de", "en"}
 		for i := range 5 { // 50 s: past the 20 s reminder and the 45 s timeout
 			time.Sleep(10 * time.Second)
-			if e := errText(h.do(other, VerbLang, "table", langs[i%2])); e != "" {
+			if e := errText(h.do(other, api.VerbLang, "table", langs[i%2])); e != "" {
 				t.Fatal(e)
 			}
-			h.do(other, VerbLang, langs[i%2]) // the person's own language: not a table change at all
+			h.do(other, api.VerbLang, langs[i%2]) // the person's own language: not a table change at all
 			synctest.Wait()
 		}
 		reminded, away := false, false
 		for _, m := range h.out.all() {
-			reminded = reminded || m.Target.Kind == ToPlayer && m.Target.Player.ID == mover.ID && m.Kind == KindNotice
+			reminded = reminded || m.Target.Kind == api.ToPlayer && m.Target.Player.ID == mover.ID && m.Kind == api.KindNotice
 			away = away || strings.Contains(m.Text, mover.Name) && (strings.Contains(m.Text, "did not play in time") ||
 				strings.Contains(m.Text, i18n.T("de", "note.away", mover.Name)))
 		}
@@ -159,14 +160,14 @@ func TestLanguageIsThePersonsOwn(t *testing.T) {
 		synctest.Wait()
 		id := h.svc.TableAt(h.place)
 		logged := len(store.Log(id))
-		if r := h.do(ps[2], VerbLang, "lb"); errText(r) != "" || r[0].Text != i18n.T("lb", "note.lang_player") {
+		if r := h.do(ps[2], api.VerbLang, "lb"); errText(r) != "" || r[0].Text != i18n.T("lb", "note.lang_player") {
 			t.Fatalf("lang lb: %+v", r)
 		}
 		synctest.Wait()
 		if n := len(store.Log(id)); n != logged {
 			t.Errorf("a person's language choice wrote %d table log entries", n-logged)
 		}
-		hand, _ := h.out.latest(KindHand, ps[2].ID)
+		hand, _ := h.out.latest(api.KindHand, ps[2].ID)
 		if !strings.HasPrefix(hand.Text, i18n.T("lb", "hand.title", 1)) {
 			t.Errorf("the hand did not follow the language: %q", hand.Text)
 		}
@@ -174,16 +175,16 @@ func TestLanguageIsThePersonsOwn(t *testing.T) {
 
 		// The table's state no longer carries it, the person's settings do.
 		h2 := resumed(t, store, withKV)
-		hand, _ = h2.out.latest(KindHand, ps[2].ID)
+		hand, _ = h2.out.latest(api.KindHand, ps[2].ID)
 		if !strings.HasPrefix(hand.Text, i18n.T("lb", "hand.title", 1)) {
 			t.Errorf("after a restart the hand is %q", hand.Text)
 		}
 		// With no table anywhere, a language choice still works and is kept.
-		if r, _ := h2.svc.Handle(context.Background(), Command{Place: Place{Platform: "test", Chat: "dm"}, Actor: player(8),
-			Verb: VerbLang, Args: []string{"fr"}, Private: true}); r[0].Text != i18n.T("fr", "note.lang_player") {
+		if r, _ := h2.svc.Handle(context.Background(), api.Command{Place: api.Place{Platform: "test", Chat: "dm"}, Actor: player(8),
+			Verb: api.VerbLang, Args: []string{"fr"}, Private: true}); r[0].Text != i18n.T("fr", "note.lang_player") {
 			t.Errorf("lang without a table: %+v", r)
 		}
-		if r, _ := h2.svc.Handle(context.Background(), Command{Actor: player(8), Verb: VerbHelp}); !strings.HasPrefix(r[0].Text, i18n.T("fr", "help.title")) {
+		if r, _ := h2.svc.Handle(context.Background(), api.Command{Actor: player(8), Verb: api.VerbHelp}); !strings.HasPrefix(r[0].Text, i18n.T("fr", "help.title")) {
 			t.Errorf("help after lang fr: %q", r[0].Text)
 		}
 	})
@@ -196,8 +197,8 @@ func TestAnnouncingKeepsTheCardButtons(t *testing.T) {
 		h := newHarness(t, mem.New())
 		defer h.svc.Close()
 		ps := fourHumans(t, h, "timer=none", "stripes=20")
-		var oldCall *Button // a call button of game 1, not pressed
-		var oldCaller Player
+		var oldCall *api.Button // a call button of game 1, not pressed
+		var oldCaller api.Player
 		called, checkedOld := false, false
 		for moves := 0; moves < 2000 && !(called && checkedOld); moves++ {
 			synctest.Wait()
@@ -208,14 +209,14 @@ func TestAnnouncingKeepsTheCardButtons(t *testing.T) {
 				}
 			}
 			p, m := h.toMove(ps)
-			if b, ok := firstButton(m, VerbTrump, true); ok {
+			if b, ok := firstButton(m, api.VerbTrump, true); ok {
 				if e := errText(h.press(p, b)); e != "" {
 					t.Fatal(e)
 				}
 				continue
 			}
-			card, _ := firstButton(m, VerbPlay, true)
-			call, canCall := firstButton(m, VerbAnnounce, true)
+			card, _ := firstButton(m, api.VerbPlay, true)
+			call, canCall := firstButton(m, api.VerbAnnounce, true)
 			game, _ := h.svc.HeldCards(h.svc.TableAt(h.place))
 			switch {
 			case canCall && game == 1 && oldCall == nil:
@@ -280,15 +281,15 @@ func TestBackgroundCommitsAreRetried(t *testing.T) {
 		h := newHarness(t, store.Store, func(c *Config) { c.Store = store })
 		defer h.svc.Close()
 		me := player(1)
-		h.do(me, VerbNew, "timer=none")
-		h.do(me, VerbDeal)
+		h.do(me, api.VerbNew, "timer=none")
+		h.do(me, api.VerbDeal)
 		// Play until the failures have happened, letting time pass for the retries (they back
 		// off: 250 ms, 500 ms, 1 s).
 		for i := 0; store.fails() < 3 && i < 100; i++ {
 			synctest.Wait()
-			if m, ok := h.out.latest(KindHand, me.ID); ok && (strings.Contains(m.Text, "▶") || strings.Contains(m.Text, "forehand")) {
-				b, _ := firstButton(m, VerbPlay, true)
-				if tb, ok := firstButton(m, VerbTrump, true); ok {
+			if m, ok := h.out.latest(api.KindHand, me.ID); ok && (strings.Contains(m.Text, "▶") || strings.Contains(m.Text, "forehand")) {
+				b, _ := firstButton(m, api.VerbPlay, true)
+				if tb, ok := firstButton(m, api.VerbTrump, true); ok {
 					b = tb
 				}
 				h.press(me, b)
@@ -301,7 +302,7 @@ func TestBackgroundCommitsAreRetried(t *testing.T) {
 		}
 
 		// A timeout whose commit fails is retried too.
-		store2 := &failingStore{Store: mem.New(), left: 2, match: func(c Change) bool { return c.Log.Verb == VerbTimeout }}
+		store2 := &failingStore{Store: mem.New(), left: 2, match: func(c Change) bool { return c.Log.Verb == api.VerbTimeout }}
 		h2 := newHarness(t, store2.Store, func(c *Config) { c.Store = store2 })
 		defer h2.svc.Close()
 		fourHumans(t, h2, "timer=fast")
@@ -309,7 +310,7 @@ func TestBackgroundCommitsAreRetried(t *testing.T) {
 		synctest.Wait()
 		reminded := false
 		for _, m := range h2.out.all() {
-			reminded = reminded || m.Target.Kind == ToPlayer && m.Kind == KindNotice
+			reminded = reminded || m.Target.Kind == api.ToPlayer && m.Kind == api.KindNotice
 		}
 		if !reminded || store2.fails() != 2 {
 			t.Errorf("reminded %v after %d failed timeout commits", reminded, store2.fails())
@@ -318,7 +319,7 @@ func TestBackgroundCommitsAreRetried(t *testing.T) {
 }
 
 // playToTheEnd plays the solo table's match with the first legal button.
-func playToTheEnd(t *testing.T) (*harness, Player, string) {
+func playToTheEnd(t *testing.T) (*harness, api.Player, string) {
 	t.Helper()
 	h, me := soloTable(t)
 	id := h.svc.TableAt(h.place)
@@ -335,14 +336,14 @@ func TestAFinishedTableClosesAfterADay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h, me, id := playToTheEnd(t)
 		defer h.svc.Close()
-		live, _ := h.out.latest(KindLive, "")
-		rematch, ok := firstButton(live, VerbRematch, false)
+		live, _ := h.out.latest(api.KindLive, "")
+		rematch, ok := firstButton(live, api.VerbRematch, false)
 		if !ok {
 			t.Fatalf("no rematch button: %+v", live.Buttons)
 		}
 		time.Sleep(23 * time.Hour)
 		synctest.Wait()
-		if st, _ := h.svc.Status(id); st != StatusOver {
+		if st, _ := h.svc.Status(id); st != api.StatusOver {
 			t.Fatalf("after 23 h the table is %q", st)
 		}
 		time.Sleep(2 * time.Hour)
@@ -353,7 +354,7 @@ func TestAFinishedTableClosesAfterADay(t *testing.T) {
 		if h.store.Closed() != 1 {
 			t.Errorf("the store keeps %d closed tables", h.store.Closed())
 		}
-		final, _ := h.out.latest(KindLive, "")
+		final, _ := h.out.latest(api.KindLive, "")
 		if len(final.Buttons) != 0 || !strings.Contains(final.Text, i18n.T("en", "live.closed")) {
 			t.Errorf("the table message after closing: %q with %d button rows", final.Text, len(final.Buttons))
 		}
@@ -373,9 +374,9 @@ func TestANewTableClosesTheFinishedOne(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h, me, old := playToTheEnd(t)
 		defer h.svc.Close()
-		live, _ := h.out.latest(KindLive, "")
-		rematch, _ := firstButton(live, VerbRematch, false)
-		if e := errText(h.do(player(2), VerbNew)); e != "" {
+		live, _ := h.out.latest(api.KindLive, "")
+		rematch, _ := firstButton(live, api.VerbRematch, false)
+		if e := errText(h.do(player(2), api.VerbNew)); e != "" {
 			t.Fatalf("new after a finished match: %s", e)
 		}
 		synctest.Wait()
@@ -397,15 +398,15 @@ func TestCommandsStayInTheirPlace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, mem.New())
 		defer h.svc.Close()
-		h.do(player(1), VerbNew, "timer=none")
-		lobby, _ := h.out.latest(KindLobby, "")
-		join, _ := firstButton(lobby, VerbJoin, false)
-		elsewhere := Place{Platform: "test", Chat: "g2"}
+		h.do(player(1), api.VerbNew, "timer=none")
+		lobby, _ := h.out.latest(api.KindLobby, "")
+		join, _ := firstButton(lobby, api.VerbJoin, false)
+		elsewhere := api.Place{Platform: "test", Chat: "g2"}
 		cmd := join.Action.Command(elsewhere, player(2), "x1", false)
 		if e := errText(h.svc.Handle(context.Background(), cmd)); e != i18n.T("en", "err.other_place") {
 			t.Errorf("a join button pressed in another group: %q", e)
 		}
-		deal, _ := firstButton(lobby, VerbDeal, false)
+		deal, _ := firstButton(lobby, api.VerbDeal, false)
 		cmd = deal.Action.Command(elsewhere, player(3), "x2", true)
 		cmd.Admin = true // an admin of some other place, pressing in private
 		if e := errText(h.svc.Handle(context.Background(), cmd)); e != i18n.T("en", "err.not_seated") {
@@ -427,15 +428,15 @@ func TestClosedTablesArePrunedAfterRetention(t *testing.T) {
 		store := mem.New()
 		h := resumed(t, store, withKV)
 		me := player(1)
-		h.do(me, VerbNew, "timer=none")
-		h.do(me, VerbDeal)
+		h.do(me, api.VerbNew, "timer=none")
+		h.do(me, api.VerbDeal)
 		h.playAsHuman(me, 40)
 		id := h.svc.TableAt(h.place)
 		for _, k := range []string{id, id + "/live/m1/1", "x" + id, "tg:1"} {
 			store.Put(ctx, "adapter", k, []byte("v"))
 		}
-		h.do(me, VerbLang, "de") // a person's setting: not the table's
-		if e := errText(h.do(me, VerbStop)); e != "" {
+		h.do(me, api.VerbLang, "de") // a person's setting: not the table's
+		if e := errText(h.do(me, api.VerbStop)); e != "" {
 			t.Fatal(e)
 		}
 		synctest.Wait()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -47,12 +48,12 @@ const stuckFor = 2 * time.Second
 
 // answersWhileStuck runs cmd while the store's stuck commit waits, and fails the test if the
 // answer waits for that commit. It releases the commit in the end and gives how long cmd took.
-func answersWhileStuck(t *testing.T, svc *table.Service, store *stuckStore, what string, cmd table.Command) time.Duration {
+func answersWhileStuck(t *testing.T, svc *table.Service, store *stuckStore, what string, cmd api.Command) time.Duration {
 	t.Helper()
 	took := make(chan time.Duration, 1)
 	go func() {
 		start := time.Now()
-		if r, _ := svc.Handle(context.Background(), cmd); len(r) > 0 && r[0].Kind == table.KindError {
+		if r, _ := svc.Handle(context.Background(), cmd); len(r) > 0 && r[0].Kind == api.KindError {
 			t.Errorf("%s: %s", what, r[0].Text)
 		}
 		took <- time.Since(start)
@@ -75,8 +76,8 @@ func answersWhileStuck(t *testing.T, svc *table.Service, store *stuckStore, what
 // another place and a command at another table answer; while a new table's /new waits for the
 // finished table it replaces to be stored closed, commands at the other tables answer too.
 func TestNoLockWaitsForAnotherTablesCommit(t *testing.T) {
-	stats := table.Command{Place: table.Place{Platform: "bench", Chat: "stats"}, Actor: table.Player{ID: "s1", Name: "Sam"},
-		Verb: table.VerbStats}
+	stats := api.Command{Place: api.Place{Platform: "bench", Chat: "stats"}, Actor: api.Player{ID: "s1", Name: "Sam"},
+		Verb: api.VerbStats}
 	t.Run("a match that ends", func(t *testing.T) {
 		store := newStuckStore()
 		svc := tabletest.New(table.Config{Store: store, KV: store.Store, Seed: 1})
@@ -95,7 +96,7 @@ func TestNoLockWaitsForAnotherTablesCommit(t *testing.T) {
 		stopped := make(chan struct{})
 		go func() {
 			defer close(stopped)
-			svc.Handle(context.Background(), table.Command{Place: ending.Place, Actor: ending.Players[0], Verb: table.VerbStop, Admin: true})
+			svc.Handle(context.Background(), api.Command{Place: ending.Place, Actor: ending.Players[0], Verb: api.VerbStop, Admin: true})
 		}()
 		<-store.Stuck
 		answersWhileStuck(t, svc, store, "/stats at another place", stats)
@@ -106,7 +107,7 @@ func TestNoLockWaitsForAnotherTablesCommit(t *testing.T) {
 			close(store.Release)
 		}
 		<-stopped
-		if st, _ := svc.Status(ending.ID); st != table.StatusClosed && st != "" {
+		if st, _ := svc.Status(ending.ID); st != api.StatusClosed && st != "" {
 			t.Errorf("the stopped table is %q", st)
 		}
 	})
@@ -118,7 +119,7 @@ func TestNoLockWaitsForAnotherTablesCommit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for st, _ := svc.Status(finished.ID); st != table.StatusOver; st, _ = svc.Status(finished.ID) {
+		for st, _ := svc.Status(finished.ID); st != api.StatusOver; st, _ = svc.Status(finished.ID) {
 			if _, err := tabletest.Step(svc, finished); err != nil {
 				t.Fatal(err)
 			}
@@ -129,9 +130,9 @@ func TestNoLockWaitsForAnotherTablesCommit(t *testing.T) {
 		}
 		move := tabletest.Next(svc, other)
 		store.At(finished.ID)
-		opened := make(chan []table.Message, 1)
+		opened := make(chan []api.Message, 1)
 		go func() {
-			r, _ := svc.Handle(context.Background(), table.Command{Place: finished.Place, Actor: finished.Players[0], Verb: table.VerbNew})
+			r, _ := svc.Handle(context.Background(), api.Command{Place: finished.Place, Actor: finished.Players[0], Verb: api.VerbNew})
 			opened <- r
 		}()
 		<-store.Stuck
@@ -142,7 +143,7 @@ func TestNoLockWaitsForAnotherTablesCommit(t *testing.T) {
 		default:
 			close(store.Release)
 		}
-		if r := <-opened; len(r) == 0 || r[0].Kind == table.KindError {
+		if r := <-opened; len(r) == 0 || r[0].Kind == api.KindError {
 			t.Errorf("new at the finished table's place: %+v", r)
 		}
 		if id := svc.TableAt(finished.Place); id == finished.ID || id == "" {
@@ -174,8 +175,8 @@ func TestLookupsDoNotWaitForATablesCommit(t *testing.T) {
 		ask  func() bool
 	}{
 		{"PlaceOf the hung table", func() bool { p, ok := svc.PlaceOf(hung.ID); return ok && p == hung.Place }},
-		{"Status of the hung table", func() bool { st, ok := svc.Status(hung.ID); return ok && st == table.StatusPlaying }},
-		{"Count", func() bool { return svc.Count()[table.StatusPlaying] == 2 }},
+		{"Status of the hung table", func() bool { st, ok := svc.Status(hung.ID); return ok && st == api.StatusPlaying }},
+		{"Count", func() bool { return svc.Count()[api.StatusPlaying] == 2 }},
 	}
 	for _, a := range asks {
 		got := make(chan bool, 1)
@@ -191,8 +192,8 @@ func TestLookupsDoNotWaitForATablesCommit(t *testing.T) {
 	}
 	// Her hand, asked for in her private chat: which table she sits at is looked up.
 	me := other.Players[1]
-	answersWhileStuck(t, svc, store, "a private /hand", table.Command{Place: table.Place{Platform: "bench", Chat: "dm-" + me.ID},
-		Actor: me, Verb: table.VerbHand, Private: true})
+	answersWhileStuck(t, svc, store, "a private /hand", api.Command{Place: api.Place{Platform: "bench", Chat: "dm-" + me.ID},
+		Actor: me, Verb: api.VerbHand, Private: true})
 	select {
 	case <-store.Release:
 	default:
@@ -216,13 +217,13 @@ func TestACommandStopsWaitingWhenItsContextEnds(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	type answer struct {
-		replies []table.Message
+		replies []api.Message
 		err     error
 	}
 	got := make(chan answer, 1)
 	start := time.Now()
 	go func() {
-		r, err := svc.Handle(ctx, table.Command{Place: hung.Place, Actor: hung.Players[2], Verb: table.VerbLeave})
+		r, err := svc.Handle(ctx, api.Command{Place: hung.Place, Actor: hung.Players[2], Verb: api.VerbLeave})
 		got <- answer{r, err}
 	}()
 	select {
@@ -232,7 +233,7 @@ func TestACommandStopsWaitingWhenItsContextEnds(t *testing.T) {
 		if !errors.Is(a.err, table.ErrNotStored) || !errors.Is(a.err, context.DeadlineExceeded) {
 			t.Errorf("error %v, want ErrNotStored wrapping the deadline", a.err)
 		}
-		if len(a.replies) != 1 || a.replies[0].Kind != table.KindError {
+		if len(a.replies) != 1 || a.replies[0].Kind != api.KindError {
 			t.Errorf("replies %+v, want one refusal", a.replies)
 		}
 	case <-time.After(stuckFor):

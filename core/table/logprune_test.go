@@ -4,6 +4,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -19,8 +20,8 @@ func TestFinishedMatchLogIsPruned(t *testing.T) {
 		h := newHarness(t, store)
 		defer h.svc.Close()
 		me := player(1)
-		h.do(me, VerbNew, "timer=none", "stripes=1")
-		h.do(me, VerbDeal)
+		h.do(me, api.VerbNew, "timer=none", "stripes=1")
+		h.do(me, api.VerbDeal)
 		id := h.svc.TableAt(h.place)
 		for match := 1; match <= 3; match++ {
 			h.playAsHuman(me, 1000)
@@ -35,12 +36,12 @@ func TestFinishedMatchLogIsPruned(t *testing.T) {
 				t.Fatalf("match %d has no record", match)
 			}
 			last := log[0].Seq
-			if e := errText(h.do(me, VerbRematch)); e != "" {
+			if e := errText(h.do(me, api.VerbRematch)); e != "" {
 				t.Fatalf("rematch: %s", e)
 			}
 			synctest.Wait()
 			log = store.Log(id)
-			if len(log) < 2 || log[0].Seq != last || log[1].Verb != VerbRematch {
+			if len(log) < 2 || log[0].Seq != last || log[1].Verb != api.VerbRematch {
 				t.Fatalf("the next match's log starts %+v", log[:min(len(log), 2)])
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // What a platform does to a table's place: it gets a new ID, the bot is removed from it, or the
@@ -21,7 +23,7 @@ var errStore = errors.New("table: the change could not be stored")
 // finds the table at the new place from then on, and the table's messages are published anew
 // there: the old place's messages cannot be edited from the new one. A place without a table
 // moves nothing; a table that moved already stays where it is.
-func (s *Service) MovePlace(ctx context.Context, from, to Place) error {
+func (s *Service) MovePlace(ctx context.Context, from, to api.Place) error {
 	if from.Key() == to.Key() {
 		return nil
 	}
@@ -42,7 +44,7 @@ func (s *Service) MovePlace(ctx context.Context, from, to Place) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for attempt := 1; ; attempt++ {
-		if t.st.Status == StatusClosed || t.st.Place.Key() != from.Key() {
+		if t.st.Status == api.StatusClosed || t.st.Place.Key() != from.Key() {
 			return nil // closed, or moved by another copy meanwhile
 		}
 		old := t.st.Place
@@ -53,7 +55,7 @@ func (s *Service) MovePlace(ctx context.Context, from, to Place) error {
 		// Every message is new at the new place: nothing the old place showed counts as sent.
 		clear(t.sent)
 		t.handSig = [4]handSig{}
-		cmd := Command{Place: to, Table: id, Verb: VerbMove, Args: []string{old.Key()}}
+		cmd := api.Command{Place: to, Table: id, Verb: api.VerbMove, Args: []string{old.Key()}}
 		uerr := s.commit(ctx, t, cmd, &outcome{changed: true}, actedNone, false)
 		if uerr == errConflicted && attempt < maxAttempts && s.follow.reload(ctx, t, "conflict") == nil {
 			continue
@@ -75,7 +77,7 @@ func (s *Service) MovePlace(ctx context.Context, from, to Place) error {
 // those for a chat it may no longer write to, so players learn it from their private messages.
 // It gives how many tables it closed.
 func (s *Service) CloseChat(ctx context.Context, platform, chat string) (int, error) {
-	n, err := s.closeWhere(ctx, func(p Place) bool { return p.Platform == platform && p.Chat == chat }, "removed")
+	n, err := s.closeWhere(ctx, func(p api.Place) bool { return p.Platform == platform && p.Chat == chat }, "removed")
 	if n > 0 {
 		s.cfg.Log.Info("tables closed: the bot was removed from their chat", "platform", platform, "chat", chat, "tables", n)
 	}
@@ -84,8 +86,8 @@ func (s *Service) CloseChat(ctx context.Context, platform, chat string) (int, er
 
 // ClosePlace closes the live table of one place that is gone for good (a deleted forum topic) as
 // CloseChat closes a chat's. It gives how many tables it closed (0 or 1).
-func (s *Service) ClosePlace(ctx context.Context, place Place) (int, error) {
-	n, err := s.closeWhere(ctx, func(p Place) bool { return p.Key() == place.Key() }, "gone")
+func (s *Service) ClosePlace(ctx context.Context, place api.Place) (int, error) {
+	n, err := s.closeWhere(ctx, func(p api.Place) bool { return p.Key() == place.Key() }, "gone")
 	if n > 0 {
 		s.cfg.Log.Info("table closed: its place is gone", "place", place.Key())
 	}
@@ -93,7 +95,7 @@ func (s *Service) ClosePlace(ctx context.Context, place Place) (int, error) {
 }
 
 // closeWhere closes the live tables whose place matches, stored with the reason.
-func (s *Service) closeWhere(ctx context.Context, match func(Place) bool, reason string) (int, error) {
+func (s *Service) closeWhere(ctx context.Context, match func(api.Place) bool, reason string) (int, error) {
 	if s.ctx.Err() != nil {
 		return 0, errors.New("table: the service is closed")
 	}
@@ -103,12 +105,12 @@ func (s *Service) closeWhere(ctx context.Context, match func(Place) bool, reason
 		t.mu.Lock()
 		for attempt := 1; ; attempt++ {
 			p := t.st.Place
-			if !match(p) || t.st.Status == StatusClosed {
+			if !match(p) || t.st.Status == api.StatusClosed {
 				break
 			}
 			var out outcome
 			s.play.close(t, &out)
-			cmd := Command{Place: p, Table: t.st.ID, Verb: VerbClose, Args: []string{reason}}
+			cmd := api.Command{Place: p, Table: t.st.ID, Verb: api.VerbClose, Args: []string{reason}}
 			uerr := s.commit(ctx, t, cmd, &out, actedNone, false)
 			if uerr == errConflicted && attempt < maxAttempts && s.follow.reload(ctx, t, "conflict") == nil {
 				continue
@@ -132,7 +134,7 @@ func (s *Service) closeWhere(ctx context.Context, match func(Place) bool, reason
 // it can be written to again. Each seated person is told privately, once per pause, and again
 // when it ends; the turn's time then starts afresh. The pause is stored, so it outlasts a
 // restart. Pausing a paused table, or resuming a running one, does nothing.
-func (s *Service) Pause(ctx context.Context, p Place, paused bool) error {
+func (s *Service) Pause(ctx context.Context, p api.Place, paused bool) error {
 	if s.ctx.Err() != nil {
 		return errors.New("table: the service is closed")
 	}
@@ -158,14 +160,14 @@ func (s *Service) Pause(ctx context.Context, p Place, paused bool) error {
 }
 
 // pause is one attempt of Pause (table lock held).
-func (s *Service) pause(ctx context.Context, t *tbl, p Place, paused bool) *userError {
+func (s *Service) pause(ctx context.Context, t *tbl, p api.Place, paused bool) *userError {
 	st, id := t.st, t.id()
-	if st.Status == StatusClosed || st.Paused == paused || st.Place.Key() != p.Key() {
+	if st.Status == api.StatusClosed || st.Paused == paused || st.Place.Key() != p.Key() {
 		return nil
 	}
 	var out outcome
 	arg := s.play.pause(t, paused, &out)
-	cmd := Command{Place: st.Place, Table: id, Verb: VerbPause, Args: []string{arg}}
+	cmd := api.Command{Place: st.Place, Table: id, Verb: api.VerbPause, Args: []string{arg}}
 	// Resuming starts the turn's time again: the pause was nobody's delay.
 	if uerr := s.commit(ctx, t, cmd, &out, actedNone, !paused); uerr != nil {
 		return uerr

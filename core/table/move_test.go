@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -22,7 +23,7 @@ func TestMovePlaceMidGame(t *testing.T) {
 		h.playAsHuman(me, 5)
 		synctest.Wait()
 		id := h.svc.TableAt(h.place)
-		old, moved := h.place, Place{Platform: "test", Chat: "g1-super"}
+		old, moved := h.place, api.Place{Platform: "test", Chat: "g1-super"}
 		before := len(h.out.all())
 		if err := h.svc.MovePlace(context.Background(), old, moved); err != nil {
 			t.Fatal(err)
@@ -38,8 +39,8 @@ func TestMovePlaceMidGame(t *testing.T) {
 			if m.Target.Place.Key() != moved.Key() {
 				t.Errorf("a %s message after the move is for %s", m.Kind, m.Target.Place.Key())
 			}
-			live = live || m.Kind == KindLive
-			hand = hand || m.Kind == KindHand
+			live = live || m.Kind == api.KindLive
+			hand = hand || m.Kind == api.KindHand
 		}
 		if !live || !hand {
 			t.Errorf("the move did not publish the table anew: live %v, hand %v", live, hand)
@@ -47,11 +48,11 @@ func TestMovePlaceMidGame(t *testing.T) {
 		if got := h.out.all()[before:]; len(got) > 0 && got[0].Target.Place.Title != old.Title {
 			t.Errorf("the title was lost in the move: %q", got[0].Target.Place.Title)
 		}
-		if e := errText(h.do(me, VerbBoard)); e != i18n.T("en", "err.no_table") {
+		if e := errText(h.do(me, api.VerbBoard)); e != i18n.T("en", "err.no_table") {
 			t.Errorf("a command at the old place: %q, want no table", e)
 		}
 		log := store.Log(id)
-		if last := log[len(log)-1]; last.Verb != VerbMove || len(last.Args) != 1 || last.Args[0] != old.Key() {
+		if last := log[len(log)-1]; last.Verb != api.VerbMove || len(last.Args) != 1 || last.Args[0] != old.Key() {
 			t.Errorf("the move is logged as %+v", last)
 		}
 		h.svc.Close()
@@ -73,14 +74,14 @@ func TestMovePlaceMidGame(t *testing.T) {
 }
 
 // soloTableOn is soloTable over a given store.
-func soloTableOn(t *testing.T, store *mem.Store) (*harness, Player) {
+func soloTableOn(t *testing.T, store *mem.Store) (*harness, api.Player) {
 	t.Helper()
 	h := newHarness(t, store)
 	me := player(1)
-	if e := errText(h.do(me, VerbNew, "timer=none")); e != "" {
+	if e := errText(h.do(me, api.VerbNew, "timer=none")); e != "" {
 		t.Fatalf("new: %s", e)
 	}
-	if e := errText(h.do(me, VerbDeal)); e != "" {
+	if e := errText(h.do(me, api.VerbDeal)); e != "" {
 		t.Fatalf("deal: %s", e)
 	}
 	return h, me
@@ -90,13 +91,13 @@ func TestMovePlaceRefusesATakenPlace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, mem.New())
 		defer h.svc.Close()
-		h.do(player(1), VerbNew)
-		other := Place{Platform: "test", Chat: "g2"}
-		h.svc.Handle(context.Background(), Command{Place: other, Actor: player(2), Verb: VerbNew})
+		h.do(player(1), api.VerbNew)
+		other := api.Place{Platform: "test", Chat: "g2"}
+		h.svc.Handle(context.Background(), api.Command{Place: other, Actor: player(2), Verb: api.VerbNew})
 		if err := h.svc.MovePlace(context.Background(), h.place, other); !errors.Is(err, ErrPlaceTaken) {
 			t.Errorf("moving onto a place with a table: %v", err)
 		}
-		if err := h.svc.MovePlace(context.Background(), Place{Platform: "test", Chat: "none"}, other); err != nil {
+		if err := h.svc.MovePlace(context.Background(), api.Place{Platform: "test", Chat: "none"}, other); err != nil {
 			t.Errorf("moving a place without a table: %v", err)
 		}
 	})
@@ -110,12 +111,12 @@ func TestCloseChat(t *testing.T) {
 		store := mem.New()
 		h := newHarness(t, store)
 		defer h.svc.Close()
-		topic := Place{Platform: "test", Chat: h.place.Chat, Thread: "7"}
-		elsewhere := Place{Platform: "test", Chat: "g2"}
-		h.do(player(1), VerbNew, "timer=none")
-		h.do(player(1), VerbDeal)
-		h.svc.Handle(context.Background(), Command{Place: topic, Actor: player(2), Verb: VerbNew})
-		h.svc.Handle(context.Background(), Command{Place: elsewhere, Actor: player(3), Verb: VerbNew})
+		topic := api.Place{Platform: "test", Chat: h.place.Chat, Thread: "7"}
+		elsewhere := api.Place{Platform: "test", Chat: "g2"}
+		h.do(player(1), api.VerbNew, "timer=none")
+		h.do(player(1), api.VerbDeal)
+		h.svc.Handle(context.Background(), api.Command{Place: topic, Actor: player(2), Verb: api.VerbNew})
+		h.svc.Handle(context.Background(), api.Command{Place: elsewhere, Actor: player(3), Verb: api.VerbNew})
 		ids := []string{h.svc.TableAt(h.place), h.svc.TableAt(topic), h.svc.TableAt(elsewhere)}
 		n, err := h.svc.CloseChat(context.Background(), "test", h.place.Chat)
 		if err != nil || n != 2 {
@@ -127,7 +128,7 @@ func TestCloseChat(t *testing.T) {
 				t.Errorf("table %d of the chat is %s", i, st)
 			}
 		}
-		if st, _ := h.svc.Status(ids[2]); st != StatusLobby {
+		if st, _ := h.svc.Status(ids[2]); st != api.StatusLobby {
 			t.Errorf("another chat's table is %s", st)
 		}
 		records := 0
@@ -135,7 +136,7 @@ func TestCloseChat(t *testing.T) {
 		if records != 1 {
 			t.Errorf("%d match records, want the one in progress", records)
 		}
-		hand, _ := h.out.latest(KindHand, player(1).ID)
+		hand, _ := h.out.latest(api.KindHand, player(1).ID)
 		if !strings.Contains(hand.Text, i18n.T("en", "live.closed")) || len(hand.Buttons) > 0 {
 			t.Errorf("the player's hand does not say the table closed:\n%s", hand.Text)
 		}
@@ -147,9 +148,9 @@ func TestClosePlace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, mem.New())
 		defer h.svc.Close()
-		topic := Place{Platform: "test", Chat: h.place.Chat, Thread: "7"}
-		h.do(player(1), VerbNew, "timer=none")
-		h.svc.Handle(context.Background(), Command{Place: topic, Actor: player(2), Verb: VerbNew})
+		topic := api.Place{Platform: "test", Chat: h.place.Chat, Thread: "7"}
+		h.do(player(1), api.VerbNew, "timer=none")
+		h.svc.Handle(context.Background(), api.Command{Place: topic, Actor: player(2), Verb: api.VerbNew})
 		general, inTopic := h.svc.TableAt(h.place), h.svc.TableAt(topic)
 		if p, ok := h.svc.PlaceOf(inTopic); !ok || p.Key() != topic.Key() {
 			t.Errorf("PlaceOf(the topic's table) = %v, %v", p, ok)
@@ -164,7 +165,7 @@ func TestClosePlace(t *testing.T) {
 		if _, ok := h.svc.PlaceOf(inTopic); ok {
 			t.Error("PlaceOf gives a place for a closed table")
 		}
-		if st, _ := h.svc.Status(general); st != StatusLobby {
+		if st, _ := h.svc.Status(general); st != api.StatusLobby {
 			t.Errorf("the chat's other table is %s", st)
 		}
 	})
@@ -177,8 +178,8 @@ func TestPause(t *testing.T) {
 		store := mem.New()
 		h := newHarness(t, store)
 		me := player(1)
-		h.do(me, VerbNew, "timer=fast")
-		h.do(me, VerbDeal)
+		h.do(me, api.VerbNew, "timer=fast")
+		h.do(me, api.VerbDeal)
 		synctest.Wait() // the computers have played up to my turn
 		id := h.svc.TableAt(h.place)
 		for range 2 {
@@ -189,7 +190,7 @@ func TestPause(t *testing.T) {
 		synctest.Wait()
 		notes := 0
 		for _, m := range h.out.all() {
-			if m.Kind == KindNotice && m.Target.Kind == ToPlayer && m.Text == i18n.T("en", "note.paused") {
+			if m.Kind == api.KindNotice && m.Target.Kind == api.ToPlayer && m.Text == i18n.T("en", "note.paused") {
 				notes++
 			}
 		}
@@ -201,7 +202,7 @@ func TestPause(t *testing.T) {
 		byItself := func(from uint64) []LogEntry {
 			var out []LogEntry
 			for _, l := range store.Log(id) {
-				if l.Seq > from && (strings.HasPrefix(l.Actor, "robot:") || l.Verb == VerbTimeout) {
+				if l.Seq > from && (strings.HasPrefix(l.Actor, "robot:") || l.Verb == api.VerbTimeout) {
 					out = append(out, l)
 				}
 			}
@@ -238,7 +239,7 @@ func TestPause(t *testing.T) {
 		}
 		var told bool
 		for _, m := range h.out.all() {
-			told = told || m.Target.Kind == ToPlayer && m.Text == i18n.T("en", "note.unpaused")
+			told = told || m.Target.Kind == api.ToPlayer && m.Text == i18n.T("en", "note.unpaused")
 		}
 		if !told {
 			t.Error("the player was not told the pause ended")
@@ -252,42 +253,42 @@ func TestAnonymousActor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, mem.New())
 		defer h.svc.Close()
-		group := Player{ID: "chat:g1", Name: "Café Konter"}
-		anon := func(v Verb, args ...string) []Message {
-			return msgsOf(h.svc.Handle(context.Background(), Command{Place: h.place, Actor: group, Verb: v, Args: args,
+		group := api.Player{ID: "chat:g1", Name: "Café Konter"}
+		anon := func(v api.Verb, args ...string) []api.Message {
+			return msgsOf(h.svc.Handle(context.Background(), api.Command{Place: h.place, Actor: group, Verb: v, Args: args,
 				Admin: true, Anonymous: true}))
 		}
-		reason := func(ms []Message) string {
+		reason := func(ms []api.Message) string {
 			for _, m := range ms {
-				if m.Kind == KindError {
+				if m.Kind == api.KindError {
 					return m.Reason
 				}
 			}
 			return ""
 		}
-		if r := reason(anon(VerbNew)); r != "err.anonymous" {
+		if r := reason(anon(api.VerbNew)); r != "err.anonymous" {
 			t.Errorf("new by the group: reason %q", r)
 		}
-		h.do(player(1), VerbNew, "timer=none")
-		for _, v := range []Verb{VerbJoin, VerbLeave, VerbRematch, VerbHand} {
+		h.do(player(1), api.VerbNew, "timer=none")
+		for _, v := range []api.Verb{api.VerbJoin, api.VerbLeave, api.VerbRematch, api.VerbHand} {
 			if r := reason(anon(v)); r != "err.anonymous" {
 				t.Errorf("%s by the group: reason %q", v, r)
 			}
 		}
-		if r := reason(anon(VerbLang, "de")); r != "err.anonymous" {
+		if r := reason(anon(api.VerbLang, "de")); r != "err.anonymous" {
 			t.Errorf("a personal language for the group: reason %q", r)
 		}
-		if r := reason(anon(VerbBot)); r != "" {
+		if r := reason(anon(api.VerbBot)); r != "" {
 			t.Errorf("an admin adding a computer player: %q", r)
 		}
-		h.do(player(1), VerbDeal)
-		if r := reason(anon(VerbBoard)); r != "" {
+		h.do(player(1), api.VerbDeal)
+		if r := reason(anon(api.VerbBoard)); r != "" {
 			t.Errorf("the board for the group: %q", r)
 		}
-		if r := reason(anon(VerbStop)); r != "" {
+		if r := reason(anon(api.VerbStop)); r != "" {
 			t.Errorf("an admin's stop: %q", r)
 		}
-		if st, ok := h.svc.Status(h.svc.TableAt(h.place)); ok && st != StatusClosed {
+		if st, ok := h.svc.Status(h.svc.TableAt(h.place)); ok && st != api.StatusClosed {
 			t.Errorf("after an anonymous admin's stop the table is %s", st)
 		}
 	})
@@ -299,11 +300,11 @@ func TestNewFromAButton(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, mem.New())
 		defer h.svc.Close()
-		data := Action{Verb: VerbNew}.Encode()
-		if len(data) > MaxActionLen {
-			t.Fatalf("%q is longer than %d bytes", data, MaxActionLen)
+		data := api.Action{Verb: api.VerbNew}.Encode()
+		if len(data) > api.MaxActionLen {
+			t.Fatalf("%q is longer than %d bytes", data, api.MaxActionLen)
 		}
-		act, err := ParseAction(data)
+		act, err := api.ParseAction(data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -314,7 +315,7 @@ func TestNewFromAButton(t *testing.T) {
 		if h.svc.TableAt(h.place) == "" {
 			t.Fatal("no table after pressing New table")
 		}
-		lobby, _ := h.out.latest(KindLobby, "")
+		lobby, _ := h.out.latest(api.KindLobby, "")
 		if !strings.Contains(lobby.Text, player(1).Name) {
 			t.Errorf("the presser is not seated:\n%s", lobby.Text)
 		}

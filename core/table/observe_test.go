@@ -6,6 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -18,7 +19,7 @@ type recorder struct {
 	decisions int
 }
 
-func (r *recorder) Command(v Verb, outcome string, _ time.Duration) {
+func (r *recorder) Command(v api.Verb, outcome string, _ time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.commands = append(r.commands, string(v)+" "+outcome)
@@ -47,9 +48,9 @@ func TestObserverHearsEverything(t *testing.T) {
 		h := newHarness(t, mem.New(), func(c *Config) { c.Observe = rec })
 		defer h.svc.Close()
 		me := player(1)
-		h.do(me, VerbNew, "timer=none")
-		h.do(me, VerbPlay, "QS") // no game yet: refused
-		h.do(me, VerbDeal)
+		h.do(me, api.VerbNew, "timer=none")
+		h.do(me, api.VerbPlay, "QS") // no game yet: refused
+		h.do(me, api.VerbDeal)
 		synctest.Wait()
 		rec.mu.Lock()
 		defer rec.mu.Unlock()
@@ -60,19 +61,19 @@ func TestObserverHearsEverything(t *testing.T) {
 		if rec.commits < 2 || rec.failed != 0 {
 			t.Errorf("commits %d, failed %d", rec.commits, rec.failed)
 		}
-		if n := h.svc.Count()[StatusPlaying]; n != 1 {
+		if n := h.svc.Count()[api.StatusPlaying]; n != 1 {
 			t.Errorf("Count: %v", h.svc.Count())
 		}
 		if rec.decisions == 0 {
-			if hand, _ := h.out.latest(KindHand, me.ID); len(legalButtons(hand)) == 0 {
+			if hand, _ := h.out.latest(api.KindHand, me.ID); len(legalButtons(hand)) == 0 {
 				t.Error("no computer decided, yet the human is not to move")
 			}
 		}
 	})
 }
 
-func legalButtons(m Message) []Button {
-	var out []Button
+func legalButtons(m api.Message) []api.Button {
+	var out []api.Button
 	for _, row := range m.Buttons {
 		for _, b := range row {
 			if b.Legal {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -33,8 +34,8 @@ func TestBadOptionsNameTheAllowedOnes(t *testing.T) {
 			for lang, want := range map[string]string{"en": tt.en, "de": tt.de} {
 				h := newHarness(t, mem.New())
 				defer h.svc.Close()
-				p := Player{ID: "p1", Name: "Jang", Locale: lang}
-				if got := errText(h.do(p, VerbNew, "timer=none", tt.arg)); got != want {
+				p := api.Player{ID: "p1", Name: "Jang", Locale: lang}
+				if got := errText(h.do(p, api.VerbNew, "timer=none", tt.arg)); got != want {
 					t.Errorf("%s: got %q, want %q", lang, got, want)
 				}
 				if h.svc.Tables() != 0 {
@@ -62,10 +63,10 @@ func TestLobbyShowsTheOptions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, mem.New())
 			defer h.svc.Close()
-			if e := errText(h.do(Player{ID: "p1", Name: "Jang", Locale: tt.locale}, VerbNew, tt.args...)); e != "" {
+			if e := errText(h.do(api.Player{ID: "p1", Name: "Jang", Locale: tt.locale}, api.VerbNew, tt.args...)); e != "" {
 				t.Fatal(e)
 			}
-			lobby, ok := h.out.latest(KindLobby, "")
+			lobby, ok := h.out.latest(api.KindLobby, "")
 			if lines := strings.Split(lobby.Text, "\n"); !ok || len(lines) < 2 || lines[1] != tt.want {
 				t.Errorf("lobby:\n%s\nwant the options line %q", lobby.Text, tt.want)
 			}
@@ -76,7 +77,7 @@ func TestLobbyShowsTheOptions(t *testing.T) {
 func TestHelpListsTheOptions(t *testing.T) {
 	h := newHarness(t, mem.New())
 	defer h.svc.Close()
-	help := h.do(Player{ID: "p1", Name: "Jang", Locale: "en"}, VerbHelp)[0].Text
+	help := h.do(api.Player{ID: "p1", Name: "Jang", Locale: "en"}, api.VerbHelp)[0].Text
 	want := "\n/new — open a table; options: stripes=9 (1–20) draw=stake|flat1 bonus=on|off " +
 		"announce=on|off timer=normal|fast|relaxed|none direction=clockwise|anticlockwise level=normal|easy|strong hints=off|on pace=normal|fast|relaxed\n"
 	if !strings.Contains(help, want) {

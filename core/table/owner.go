@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/placement"
 )
 
@@ -18,7 +19,7 @@ const Partitions = placement.Partitions
 
 // PlaceLease names the lease whose holder owns the place (with Leases that spread): for tests and
 // for a host reading /healthz.
-func PlaceLease(p Place) string { return placement.Lease(p.Key()) }
+func PlaceLease(p api.Place) string { return placement.Lease(p.Key()) }
 
 // newOwner makes the service's placement.Owner: a lease of places gained or lost starts or stops
 // the timers and computer players of the tables there; the janitor's partition prunes and posts.
@@ -40,7 +41,7 @@ func (s *Service) newOwner() *placement.Owner {
 // Owns reports whether this copy owns the place now (placement.Owner.Owns): it fires the place's
 // timers, runs its computer players and tells its story. Always true for the only copy (no
 // Config.Leases).
-func (s *Service) Owns(p Place) bool { return s.place.Owns(p.Key()) }
+func (s *Service) Owns(p api.Place) bool { return s.place.Owns(p.Key()) }
 
 // ownsTable reports whether this copy owns the table's place (table lock held).
 func (s *Service) ownsTable(t *tbl) bool { return s.place.Owns(t.st.Place.Key()) }
@@ -63,7 +64,7 @@ func (s *Service) rearm(which func(*tbl) bool) {
 // another copy owns). An adapter marks what it sends for the place with it (a message record's
 // claim), so that the copy that holds the place next knows a mark of another fence for one of a
 // copy that lost the place.
-func (s *Service) PlaceFence(p Place) (Fence, bool) {
+func (s *Service) PlaceFence(p api.Place) (Fence, bool) {
 	f, err := s.place.Fence(p.Key())
 	return f, err == nil && f != (Fence{})
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/placement"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
@@ -18,10 +19,10 @@ type leaseLog struct {
 	held map[string]bool
 }
 
-func (l *leaseLog) Command(table.Verb, string, time.Duration) {}
-func (l *leaseLog) Commit(time.Duration, error)               {}
-func (l *leaseLog) Decision(string, time.Duration)            {}
-func (l *leaseLog) Reloaded(string)                           {}
+func (l *leaseLog) Command(api.Verb, string, time.Duration) {}
+func (l *leaseLog) Commit(time.Duration, error)             {}
+func (l *leaseLog) Decision(string, time.Duration)          {}
+func (l *leaseLog) Reloaded(string)                         {}
 func (l *leaseLog) Lease(name string, held bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -41,7 +42,7 @@ func (l *leaseLog) holds(name string) bool {
 // leases that do not spread (bbolt's) once it holds the lease of every place, which it tells its
 // observer. A second copy on the same leases owns none until the first stops.
 func TestOneCopyOwnsEveryPlace(t *testing.T) {
-	places := []table.Place{{Platform: "telegram", Chat: "-100"}, {Platform: "discord", Chat: "1", Thread: "2"}, {Platform: "test", Chat: "x"}}
+	places := []api.Place{{Platform: "telegram", Chat: "-100"}, {Platform: "discord", Chat: "1", Thread: "2"}, {Platform: "test", Chat: "x"}}
 	alone := table.New(table.Config{Store: mem.New()})
 	defer alone.Close()
 	for _, p := range places {
@@ -81,11 +82,11 @@ func TestOneCopyOwnsEveryPlace(t *testing.T) {
 // TestPlaceLeases: a place's lease is its key's partition's (placement.Lease), so a place's title,
 // which is not in its key, does not change it.
 func TestPlaceLeases(t *testing.T) {
-	p := table.Place{Platform: "test", Chat: "x"}
+	p := api.Place{Platform: "test", Chat: "x"}
 	if got := table.PlaceLease(p); got != placement.Lease(p.Key()) {
 		t.Errorf("the place's lease is %s, its key's %s", got, placement.Lease(p.Key()))
 	}
-	if got := table.PlaceLease(p); got != table.PlaceLease(table.Place{Platform: "test", Chat: "x", Title: "X"}) {
+	if got := table.PlaceLease(p); got != table.PlaceLease(api.Place{Platform: "test", Chat: "x", Title: "X"}) {
 		t.Errorf("a place's title changed its lease: %s", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/pace"
 )
 
@@ -40,7 +41,7 @@ type shownState struct {
 // timer fires (Pace.Wait).
 type heldHands struct {
 	seq   uint64
-	msgs  []Message
+	msgs  []api.Message
 	timer *time.Timer
 }
 
@@ -69,7 +70,7 @@ func (s *Service) Reports(platform string) { s.pacer.Report(platform) }
 // no table in memory, changes nothing. It is safe to call from any goroutine, and never waits
 // for the table's lock: what the report lets go (held hands, a computer's held move) goes at once
 // when the table is free, else as soon as it is (a commit in progress ends).
-func (s *Service) Shown(p Place, seq uint64) {
+func (s *Service) Shown(p api.Place, seq uint64) {
 	id := s.TableAt(p)
 	if id == "" {
 		return
@@ -116,9 +117,9 @@ func (s *Service) afterShown(t *tbl) {
 
 // published notes that msgs, handed to the outbox for the table's current state, include its
 // public table message (table lock held).
-func (t *tbl) published(pc *pace.Pacer, msgs []Message) {
+func (t *tbl) published(pc *pace.Pacer, msgs []api.Message) {
 	for _, m := range msgs {
-		if m.Target.Kind == ToPlace && m.Key != "" {
+		if m.Target.Kind == api.ToPlace && m.Key != "" {
 			pc.Published(&t.shown.place, m.Version)
 		}
 	}
@@ -170,7 +171,7 @@ func (t *tbl) dropHeld() {
 // until the place shows it (Shown), at most Pace.Wait. Whoever acts next sees their turn only
 // then, so the place never trails a person who plays at once by a trick or a game. Hands held
 // for an earlier state go out now, ahead of msgs, or wait on with them.
-func (s *Service) holdHands(t *tbl, msgs []Message) []Message {
+func (s *Service) holdHands(t *tbl, msgs []api.Message) []api.Message {
 	sh := &t.shown
 	if h := sh.hands; h != nil {
 		h.timer.Stop()
@@ -180,9 +181,9 @@ func (s *Service) holdHands(t *tbl, msgs []Message) []Message {
 	if shown, _ := sh.place.Last(); !s.pacer.Gated(&sh.place, t.st.Place.Platform) || shown >= t.st.Seq || !t.atBoundary() {
 		return msgs
 	}
-	var now, later []Message
+	var now, later []api.Message
 	for _, m := range msgs {
-		if m.Kind == KindHand && m.Target.Kind != ToPlace {
+		if m.Kind == api.KindHand && m.Target.Kind != api.ToPlace {
 			later = append(later, m)
 		} else {
 			now = append(now, m)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/options"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -38,10 +39,10 @@ func TestShownKeepsTheNewestVersionShown(t *testing.T) {
 	h := newHarness(t, mem.New())
 	defer h.svc.Close()
 	h.svc.Shown(h.place, 3) // no table there yet: nothing to note, nothing to fail
-	if e := errText(h.do(player(1), VerbNew, "timer=none")); e != "" {
+	if e := errText(h.do(player(1), api.VerbNew, "timer=none")); e != "" {
 		t.Fatal(e)
 	}
-	lobby, ok := h.out.latest(KindLobby, "")
+	lobby, ok := h.out.latest(api.KindLobby, "")
 	if !ok {
 		t.Fatal("no lobby message")
 	}
@@ -76,12 +77,12 @@ type showingSurface struct {
 	shownAt   map[uint64]time.Time
 }
 
-func (s *showingSurface) Deliver(ctx context.Context, msgs []Message) {
+func (s *showingSurface) Deliver(ctx context.Context, msgs []api.Message) {
 	s.outbox.Deliver(ctx, msgs)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, m := range msgs {
-		if m.Target.Kind != ToPlace || m.Key == "" {
+		if m.Target.Kind != api.ToPlace || m.Key == "" {
 			continue
 		}
 		s.delivered[m.Version] = time.Now()
@@ -102,7 +103,7 @@ func (s *showingSurface) Deliver(ctx context.Context, msgs []Message) {
 // pacedMatch plays a match of one person, who plays at once whenever it is their turn, and three
 // computers, at a place whose surface shows each table version after delay. It gives the public
 // table messages in order, and which versions the person made.
-func pacedMatch(t *testing.T, surface *showingSurface, stripes string) (*harness, []Message, map[uint64]bool) {
+func pacedMatch(t *testing.T, surface *showingSurface, stripes string) (*harness, []api.Message, map[uint64]bool) {
 	t.Helper()
 	var h *harness
 	h = newHarness(t, mem.New(), func(c *Config) {
@@ -114,11 +115,11 @@ func pacedMatch(t *testing.T, surface *showingSurface, stripes string) (*harness
 	h.out = surface.outbox
 	t.Cleanup(h.svc.Close)
 	me := player(1)
-	if e := errText(h.do(me, VerbNew, "timer=none", "stripes="+stripes)); e != "" {
+	if e := errText(h.do(me, api.VerbNew, "timer=none", "stripes="+stripes)); e != "" {
 		t.Fatal(e)
 	}
 	time.Sleep(time.Second) // the lobby is shown: the place is known to report from then on
-	if e := errText(h.do(me, VerbDeal)); e != "" {
+	if e := errText(h.do(me, api.VerbDeal)); e != "" {
 		t.Fatal(e)
 	}
 	id := h.svc.TableAt(h.place)
@@ -135,7 +136,7 @@ func pacedMatch(t *testing.T, surface *showingSurface, stripes string) (*harness
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
-		m, _ := h.out.latest(KindHand, me.ID)
+		m, _ := h.out.latest(api.KindHand, me.ID)
 		pick := legalButton(m)
 		if pick == nil {
 			// Her turn, but her hand does not say so yet: after a finished trick or a deal it
@@ -146,12 +147,12 @@ func pacedMatch(t *testing.T, surface *showingSurface, stripes string) (*harness
 		if e := errText(h.press(me, *pick)); e != "" {
 			t.Fatalf("pressing %s: %s", pick.Label, e)
 		}
-		live, _ := h.out.latest(KindLive, "")
+		live, _ := h.out.latest(api.KindLive, "")
 		mine[live.Version] = true
 	}
-	var public []Message
+	var public []api.Message
 	for _, m := range h.out.all() {
-		if m.Target.Kind == ToPlace && m.Key != "" && m.Kind == KindLive {
+		if m.Target.Kind == api.ToPlace && m.Key != "" && m.Kind == api.KindLive {
 			public = append(public, m)
 		}
 	}
@@ -241,13 +242,13 @@ func TestHeldMoveGivesWayToAPause(t *testing.T) {
 		h.out = surface.outbox
 		defer h.svc.Close()
 		me := player(1)
-		if e := errText(h.do(me, VerbNew, "timer=none")); e != "" {
+		if e := errText(h.do(me, api.VerbNew, "timer=none")); e != "" {
 			t.Fatal(e)
 		}
 		time.Sleep(time.Second)
 		id := h.svc.TableAt(h.place)
 		// Deal until a computer moves first (the dealer is drawn).
-		if e := errText(h.do(me, VerbDeal)); e != "" {
+		if e := errText(h.do(me, api.VerbDeal)); e != "" {
 			t.Fatal(e)
 		}
 		synctest.Wait()
@@ -307,11 +308,11 @@ func TestRestartedOwnerPaces(t *testing.T) {
 		var h *harness
 		h = newHarness(t, store, reporting(&h, 1)) // the lobby
 		me := player(1)
-		if e := errText(h.do(me, VerbNew, "timer=none")); e != "" {
+		if e := errText(h.do(me, api.VerbNew, "timer=none")); e != "" {
 			t.Fatal(e)
 		}
 		time.Sleep(time.Second)
-		if e := errText(h.do(me, VerbDeal)); e != "" {
+		if e := errText(h.do(me, api.VerbDeal)); e != "" {
 			t.Fatal(e)
 		}
 		synctest.Wait()
@@ -410,7 +411,7 @@ func TestShownDoesNotWaitForACommit(t *testing.T) {
 		// toPlay counts the players whose hand of the finished trick says it is their turn.
 		toPlay := func() (n int) {
 			for _, p := range ps {
-				if m, _ := h.out.latest(KindHand, p.ID); m.Version >= seq && strings.Contains(m.Text, "▶") {
+				if m, _ := h.out.latest(api.KindHand, p.ID); m.Version >= seq && strings.Contains(m.Text, "▶") {
 					n++
 				}
 			}

@@ -4,11 +4,15 @@ package table
 // core/privacy/verbs' "lang xx"), else their platform's. A place's own defaults for new tables
 // are core/places'.
 
-import "github.com/kontermatt/kontermatt/core/i18n"
+import (
+	"github.com/kontermatt/kontermatt/core/i18n"
+
+	"github.com/kontermatt/kontermatt/core/table/api"
+)
 
 // langFor is the language for a person's texts away from a table: their own choice, else their
 // platform's locale.
-func (s *Service) langFor(p Player) string {
+func (s *Service) langFor(p api.Player) string {
 	if l := s.users.Lang(p.ID); l != "" {
 		return l
 	}
@@ -17,4 +21,4 @@ func (s *Service) langFor(p Player) string {
 
 // langOf is the language for a player's private texts at a table: their own choice, their
 // platform locale, then the table's language.
-func (s *Service) langOf(t *tbl, p Player) string { return s.view.personLang(p, t.st.Lang) }
+func (s *Service) langOf(t *tbl, p api.Player) string { return s.view.personLang(p, t.st.Lang) }

@@ -9,6 +9,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/picture"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // ErrNoPicture is returned for a message that names no picture, or a table that has none to show.
@@ -43,7 +44,7 @@ func Labels(lang string) picture.Labels {
 //
 // A standings picture shows the league table of the message's place and Season; a board picture
 // with a Record shows that kept match, not the table's.
-func (s *Service) Picture(ctx context.Context, m Message, dark bool) (png []byte, alt string, err error) {
+func (s *Service) Picture(ctx context.Context, m api.Message, dark bool) (png []byte, alt string, err error) {
 	th := picture.Light
 	if dark {
 		th = picture.Dark
@@ -53,16 +54,16 @@ func (s *Service) Picture(ctx context.Context, m Message, dark bool) (png []byte
 		lang = i18n.Pick()
 	}
 	switch {
-	case m.Picture == PictureStandings:
+	case m.Picture == api.PictureStandings:
 		if s.cfg.League == nil {
 			return nil, "", ErrNoPicture
 		}
 		return s.cfg.League.StandingsPicture(ctx, m.Target.Place, m.Season, lang, th, s.hidden)
-	case m.Picture == PictureBoard && m.Record != "":
+	case m.Picture == api.PictureBoard && m.Record != "":
 		return s.keptBoard(ctx, m.Record, lang, th)
 	}
 	t, ok := s.table(m.Table)
-	if !ok || m.Picture == PictureNone {
+	if !ok || m.Picture == api.PictureNone {
 		return nil, "", ErrNoPicture
 	}
 	t.mu.Lock()
@@ -73,17 +74,17 @@ func (s *Service) Picture(ctx context.Context, m Message, dark bool) (png []byte
 	var board *picture.BoardInput
 	var tab *picture.TableInput
 	switch {
-	case m.Picture == PictureBoard:
+	case m.Picture == api.PictureBoard:
 		in := picture.BoardInput{Rules: t.opts.Rules, Board: core.Board{Start: t.opts.Rules.Stripes}, Names: names, Labels: Labels(lang)}
 		if t.match != nil {
 			in.Board, in.History = t.match.Board(), t.match.History()
 		}
 		board = &in
-	case m.Picture == PictureTable && t.lastGame() != nil:
+	case m.Picture == api.PictureTable && t.lastGame() != nil:
 		// Between tricks the table shows the last one, as players would look at it.
 		v := t.lastGame().View(core.NoSeat)
 		tab = &picture.TableInput{View: v, Names: names, Labels: Labels(lang), ShowLastTrick: v.Trick.N == 0}
-	case m.Picture == PictureLastTrick && t.lastGame() != nil:
+	case m.Picture == api.PictureLastTrick && t.lastGame() != nil:
 		// The trick in progress is not the one asked for: only a finished trick is shown.
 		if v := t.lastGame().View(core.NoSeat); len(v.Tricks) > 0 {
 			tab = &picture.TableInput{View: v, Names: names, Labels: Labels(lang), ShowLastTrick: true}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // play is how one table changes by the rules of its lobby and its game: each table verb's own
@@ -85,7 +86,7 @@ func (p play) join(t *tbl, c *call) *userError {
 
 func (p play) leave(t *tbl, c *call) *userError {
 	st := t.st
-	if st.Status == StatusPlaying {
+	if st.Status == api.StatusPlaying {
 		// Said while the player still sits there, so that the reader of a personal screen is told
 		// "you left". Then a computer player takes over the seat so the others can finish.
 		c.out.public = append(c.out.public, p.notice(t, "note.left_robot", seatRef(c.seat)))
@@ -184,7 +185,7 @@ func (p play) deal(t *tbl, c *call) *userError {
 
 func (p play) hand(t *tbl, c *call) *userError {
 	m := p.view.handMessage(p.sight(t), c.seat, t.game().View(c.seat), c.lang)
-	m.Target, m.Kind, m.Key = Target{Kind: ToActor, Place: c.Place, Player: c.Actor}, KindReply, ""
+	m.Target, m.Kind, m.Key = api.Target{Kind: api.ToActor, Place: c.Place, Player: c.Actor}, api.KindReply, ""
 	m.Version, m.Table = t.st.Seq, t.st.ID
 	m.Secret, m.Public = true, p.view.pressHand(c.Place, c.lang, "hand.private")
 	c.out.replies = append(c.out.replies, m)
@@ -193,7 +194,7 @@ func (p play) hand(t *tbl, c *call) *userError {
 
 func (p play) board(t *tbl, c *call) *userError {
 	m := p.view.boardMessage(p.sight(t), c.lang)
-	m.Target = Target{Kind: ToActor, Place: c.Place, Player: c.Actor}
+	m.Target = api.Target{Kind: api.ToActor, Place: c.Place, Player: c.Actor}
 	m.Table, m.Version = t.st.ID, t.st.Seq
 	c.out.replies = append(c.out.replies, m)
 	return nil
@@ -208,8 +209,8 @@ func (p play) last(t *tbl, c *call) *userError {
 	if !ok {
 		return refuse("err.no_trick")
 	}
-	m := reply(c.Command, c.lang, KindReply, p.view.trickText(p.sight(t), c.lang, tr, "last.title"))
-	m.Picture, m.Table, m.Version = PictureLastTrick, t.st.ID, t.st.Seq
+	m := reply(c.Command, c.lang, api.KindReply, p.view.trickText(p.sight(t), c.lang, tr, "last.title"))
+	m.Picture, m.Table, m.Version = api.PictureLastTrick, t.st.ID, t.st.Seq
 	c.out.replies = append(c.out.replies, m)
 	return nil
 }
@@ -218,23 +219,23 @@ func (p play) last(t *tbl, c *call) *userError {
 func (p play) move(t *tbl, c *call) *userError {
 	g := t.game()
 	if c.arg == "" {
-		return refuse(map[Verb]string{VerbTrump: "err.no_suit", VerbAnnounce: "err.no_call", VerbPlay: "err.no_card"}[c.Verb])
+		return refuse(map[api.Verb]string{api.VerbTrump: "err.no_suit", api.VerbAnnounce: "err.no_call", api.VerbPlay: "err.no_card"}[c.Verb])
 	}
 	var m core.Move
 	switch c.Verb {
-	case VerbTrump:
+	case api.VerbTrump:
 		x, ok := i18n.ParseSuit(c.arg)
 		if !ok {
 			return refuse("err.bad_suit", lit(c.arg))
 		}
 		m = core.NameTrump(c.seat, x)
-	case VerbAnnounce:
+	case api.VerbAnnounce:
 		call, err := core.ParseCall(c.arg)
 		if err != nil {
 			return refuse("err.bad_call", lit(c.arg))
 		}
 		m = core.Announce(c.seat, call)
-	case VerbPlay:
+	case api.VerbPlay:
 		card, err := i18n.ParseCard(c.arg)
 		if err != nil {
 			return refuse("err.bad_card", lit(c.arg))
@@ -265,7 +266,7 @@ func (p play) applyMove(t *tbl, g *core.Game, m core.Move, out *outcome) *userEr
 	p.tutor.gameOver(t, g, n, out)
 	t.noteAbsent(n)
 	if t.match.Over() {
-		t.st.Status = StatusOver
+		t.st.Status = api.StatusOver
 		t.keepMatch(p.now(), out)
 		return nil
 	}
@@ -317,10 +318,10 @@ func (p play) stop(t *tbl, c *call) *userError {
 // get their last versions (see render).
 func (p play) close(t *tbl, out *outcome) {
 	st := t.st
-	if st.Status == StatusPlaying && t.match != nil && t.match.NumGames() > 0 {
+	if st.Status == api.StatusPlaying && t.match != nil && t.match.NumGames() > 0 {
 		t.keepMatch(p.now(), out)
 	}
-	st.Status = StatusClosed
+	st.Status = api.StatusClosed
 	st.Votes = nil
 	out.changed = true
 }
@@ -358,7 +359,7 @@ func (p play) lang(t *tbl, c *call) *userError {
 	}
 	t.st.Lang = l
 	c.out.changed = true
-	c.out.replies = append(c.out.replies, reply(c.Command, l, KindNotice, i18n.T(l, "note.lang_table")))
+	c.out.replies = append(c.out.replies, reply(c.Command, l, api.KindNotice, i18n.T(l, "note.lang_table")))
 	return nil
 }
 
@@ -368,13 +369,13 @@ func (p play) lang(t *tbl, c *call) *userError {
 func (p play) timeout(t *tbl, out *outcome) (args []string, due bool) {
 	st := t.st
 	switch st.Status {
-	case StatusLobby:
+	case api.StatusLobby:
 		p.close(t, out)
 		out.public = append(out.public, p.notice(t, "note.lobby_expired"))
-	case StatusOver:
+	case api.StatusOver:
 		p.close(t, out)
 		args = []string{"closed"}
-	case StatusPlaying:
+	case api.StatusPlaying:
 		g := t.game()
 		if g == nil {
 			return nil, false
@@ -385,7 +386,7 @@ func (p play) timeout(t *tbl, out *outcome) (args []string, due bool) {
 			args = []string{"reminder"}
 			pl := *st.Seats[seat].Player
 			lang := p.view.personLang(pl, t.st.Lang)
-			m := Message{Target: Target{Kind: ToPlayer, Player: pl}, Kind: KindNotice, Lang: lang,
+			m := api.Message{Target: api.Target{Kind: api.ToPlayer, Player: pl}, Kind: api.KindNotice, Lang: lang,
 				Title: privateTitle(t.st.Place, lang), Text: i18n.T(lang, "note.reminder")}
 			out.public = append(out.public, m)
 		} else {
@@ -415,8 +416,8 @@ func (p play) pause(t *tbl, paused bool, out *outcome) string {
 			continue
 		}
 		lang := p.view.personLang(*seat.Player, t.st.Lang)
-		out.public = append(out.public, Message{Target: Target{Kind: ToPlayer, Place: st.Place, Player: *seat.Player},
-			Kind: KindNotice, Lang: lang, Title: privateTitle(t.st.Place, lang), Text: i18n.T(lang, key)})
+		out.public = append(out.public, api.Message{Target: api.Target{Kind: api.ToPlayer, Place: st.Place, Player: *seat.Player},
+			Kind: api.KindNotice, Lang: lang, Title: privateTitle(t.st.Place, lang), Text: i18n.T(lang, key)})
 	}
 	return arg
 }
@@ -424,14 +425,14 @@ func (p play) pause(t *tbl, paused bool, out *outcome) string {
 // notice is a one-off public message in the table's language; its arguments may name a seat
 // with seatRef (see say). Its Reason is its catalog key, so that a surface may fold it into the
 // table message instead (a call, which the table message lists).
-func (p play) notice(t *tbl, key string, args ...any) Message {
-	return Message{Target: Target{Kind: ToPlace, Place: t.st.Place}, Kind: KindNotice,
+func (p play) notice(t *tbl, key string, args ...any) api.Message {
+	return api.Message{Target: api.Target{Kind: api.ToPlace, Place: t.st.Place}, Kind: api.KindNotice,
 		Text: p.view.say(p.sight(t), t.st.Lang, key, args...), Lang: t.st.Lang, Reason: key}
 }
 
 // pressHand is a public text that sends the player to their cards (key takes the "My hand"
 // button's label), or where there are no buttons, its typed variant (key.typed).
-func (r renderer) pressHand(p Place, lang, key string) string {
+func (r renderer) pressHand(p api.Place, lang, key string) string {
 	if r.surface(p).Typed {
 		return i18n.T(lang, key+".typed")
 	}
@@ -471,7 +472,7 @@ func (t *tbl) startMatch(now time.Time) {
 		t.st.Seats[i].Left, t.st.Seats[i].Absent = nil, nil
 	}
 	t.match, _ = core.NewMatch(t.opts.Rules, core.Seat(t.st.First))
-	t.st.Status = StatusPlaying
+	t.st.Status = api.StatusPlaying
 	t.st.Votes = nil
 	t.dealNext()
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/picture"
 	"github.com/kontermatt/kontermatt/core/store"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // The ports: everything the engine needs from outside it, in one place. The storage packages
@@ -54,7 +55,6 @@ type (
 	// ForgetPending is Store.Forget's error when the older versions of what it replaced stay
 	// readable a while.
 	ForgetPending = store.ForgetPending
-	Verb          = store.Verb // what a command does; the same verbs serve every surface (api.go)
 )
 
 // The store's errors (see core/store).
@@ -74,7 +74,7 @@ var (
 // remembers what it last showed under a Key can skip an edit whose text and buttons are unchanged
 // (button sequence numbers aside).
 type Outbox interface {
-	Deliver(ctx context.Context, msgs []Message)
+	Deliver(ctx context.Context, msgs []api.Message)
 }
 
 // Decider is a computer player: it sees one seat's View and returns a move for it. The robot
@@ -134,7 +134,7 @@ type League interface {
 	PostSeasons(ctx context.Context, at Posting)
 	// StandingsPicture draws a place's table of a season ("2026-11", or "all"; another season:
 	// ErrNoPicture) in lang, without the people hidden says are never shown, and its alt text.
-	StandingsPicture(ctx context.Context, p Place, season, lang string, th picture.Theme, hidden func(id string) bool) (png []byte, alt string, err error)
+	StandingsPicture(ctx context.Context, p api.Place, season, lang string, th picture.Theme, hidden func(id string) bool) (png []byte, alt string, err error)
 }
 
 // LeagueUpdate is what a match end changes in the league (League.Learn).
@@ -148,5 +148,5 @@ type Posting struct {
 	Now     time.Time
 	Lang    func(ctx context.Context, placeKey string) string // a place's own language ("": none chosen)
 	Hidden  func(id string) bool                              // a person never shown in a league
-	Deliver func(ctx context.Context, platform string, msgs []Message)
+	Deliver func(ctx context.Context, platform string, msgs []api.Message)
 }

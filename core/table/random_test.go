@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -14,11 +15,11 @@ import (
 // first game's dealt hands as stored.
 func dealAt(t *testing.T, h *harness) (string, string) {
 	t.Helper()
-	h.do(player(1), VerbNew, "timer=none")
+	h.do(player(1), api.VerbNew, "timer=none")
 	for i := 2; i <= 4; i++ {
-		h.do(player(i), VerbJoin)
+		h.do(player(i), api.VerbJoin)
 	}
-	if e := errText(h.do(player(1), VerbDeal)); e != "" {
+	if e := errText(h.do(player(1), api.VerbDeal)); e != "" {
 		t.Fatalf("deal: %s", e)
 	}
 	id := h.svc.TableAt(h.place)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/privacy"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // The registry's seam: a verb that needs no table (help's kind, or a place's league) may live
@@ -17,7 +18,7 @@ import (
 // OutsideVerb is a verb answered without a table's lock, registered from outside the engine
 // (Config.Verbs).
 type OutsideVerb struct {
-	Verb Verb
+	Verb api.Verb
 	// Place: the verb is about the place the command was sent in, with a table there or not
 	// (stats, settings); else it is answered for the actor alone (forget, coach).
 	Place bool
@@ -30,16 +31,16 @@ type OutsideVerb struct {
 	Personal bool
 	// Run answers a command of the verb: the replies to its actor, or an error made by Refuse
 	// or NotStored (any other error is logged and told as an internal error).
-	Run func(ctx context.Context, r *Request) ([]Message, error)
+	Run func(ctx context.Context, r *Request) ([]api.Message, error)
 }
 
 // Request is a command of an OutsideVerb with what the service knows around it.
 type Request struct {
-	Command
+	api.Command
 	// Lang is the actor's language: their own choice, else their platform's locale.
 	Lang string
 	// Surface is what the command's place shows (Config.Surfaces).
-	Surface Surface
+	Surface api.Surface
 	// Service is the service answering it, for what the verb asks of the engine (Forget).
 	Service *Service
 	// Choices are each person's own choices, as the service keeps them.
@@ -110,13 +111,15 @@ func ParseLang(args []string) (string, error) {
 
 // personalForm reports whether v may be registered beside the engine's verb of its name: it
 // answers that verb's personal form (OutsideVerb.Personal), and nothing else does yet.
-func personalForm(v OutsideVerb, outside map[Verb]verbSpec) bool {
+func personalForm(v OutsideVerb, outside map[api.Verb]verbSpec) bool {
 	_, twice := outside[v.Verb]
 	return v.Personal && verbs[v.Verb].personal != nil && !twice
 }
 
 // Reply is a message of kind to the request's actor, in their language.
-func (r *Request) Reply(kind Kind, text string) Message { return reply(r.Command, r.Lang, kind, text) }
+func (r *Request) Reply(kind api.Kind, text string) api.Message {
+	return reply(r.Command, r.Lang, kind, text)
+}
 
 // Refuse refuses a command: the actor is told the catalog text key with args, in their language.
 func Refuse(key string, args ...string) error {
@@ -154,7 +157,7 @@ func outsideSpec(v OutsideVerb) verbSpec {
 }
 
 // spec is what the service knows of a verb: its own, or one registered from outside.
-func (s *Service) spec(v Verb) (verbSpec, bool) {
+func (s *Service) spec(v api.Verb) (verbSpec, bool) {
 	if spec, ok := verbs[v]; ok {
 		return spec, true
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -33,7 +34,7 @@ const maxHistory = 8
 func TestOutsideVerb(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var got *Request
-		echo := OutsideVerb{Verb: "echo", Place: true, Person: true, Run: func(_ context.Context, r *Request) ([]Message, error) {
+		echo := OutsideVerb{Verb: "echo", Place: true, Person: true, Run: func(_ context.Context, r *Request) ([]api.Message, error) {
 			got = r
 			switch r.Args[0] {
 			case "no":
@@ -41,7 +42,7 @@ func TestOutsideVerb(t *testing.T) {
 			case "down":
 				return nil, NotStored(ErrUnavailable)
 			}
-			return []Message{r.Reply(KindReply, "echo "+r.Args[0])}, nil
+			return []api.Message{r.Reply(api.KindReply, "echo "+r.Args[0])}, nil
 		}}
 		h := newHarness(t, mem.New(), func(c *Config) { c.Verbs = append(c.Verbs, echo) })
 		defer h.svc.Close()
@@ -59,8 +60,8 @@ func TestOutsideVerb(t *testing.T) {
 			t.Errorf("a store failure: %q, %v", e, h.err)
 		}
 		got = nil
-		cmd := Command{Place: h.place, Actor: player(2), Verb: "echo", Args: []string{"hi"}, Anonymous: true}
-		if msgs, _ := h.svc.Handle(context.Background(), cmd); got != nil || len(msgs) != 1 || msgs[0].Kind != KindError {
+		cmd := api.Command{Place: h.place, Actor: player(2), Verb: "echo", Args: []string{"hi"}, Anonymous: true}
+		if msgs, _ := h.svc.Handle(context.Background(), cmd); got != nil || len(msgs) != 1 || msgs[0].Kind != api.KindError {
 			t.Errorf("an anonymous sender got %+v", msgs)
 		}
 	})
@@ -72,10 +73,10 @@ func TestOutsideVerb(t *testing.T) {
 // the engine's verbs alone: an outside verb's Admin was never asked about, and an admin counted
 // as a member.)
 func TestAdminMattersForAnOutsideVerb(t *testing.T) {
-	run := func(context.Context, *Request) ([]Message, error) { return nil, nil }
+	run := func(context.Context, *Request) ([]api.Message, error) { return nil, nil }
 	svc := New(Config{Store: mem.New(), Verbs: []OutsideVerb{{Verb: "rules2", Place: true, Admin: true, Run: run}, {Verb: "echo", Run: run}}})
 	defer svc.Close()
-	for v, want := range map[Verb]bool{"rules2": true, "echo": false, VerbStop: true, VerbPlay: false, "nonsense": false} {
+	for v, want := range map[api.Verb]bool{"rules2": true, "echo": false, api.VerbStop: true, api.VerbPlay: false, "nonsense": false} {
 		if got := svc.AdminMatters(v); got != want {
 			t.Errorf("AdminMatters(%s) = %v, want %v", v, got, want)
 		}
@@ -86,15 +87,15 @@ func TestAdminMattersForAnOutsideVerb(t *testing.T) {
 // wiring mistake New refuses; only an engine verb's personal form (lang xx) may be registered
 // beside it, once.
 func TestOutsideVerbTwice(t *testing.T) {
-	run := func(context.Context, *Request) ([]Message, error) { return nil, nil }
+	run := func(context.Context, *Request) ([]api.Message, error) { return nil, nil }
 	for _, tc := range []struct {
 		name  string
 		verbs []OutsideVerb
 	}{
-		{"an engine verb", []OutsideVerb{{Verb: VerbPlay, Run: run}}},
+		{"an engine verb", []OutsideVerb{{Verb: api.VerbPlay, Run: run}}},
 		{"an outside verb twice", []OutsideVerb{{Verb: "echo", Run: run}, {Verb: "echo", Run: run}}},
-		{"the personal form of a verb without one", []OutsideVerb{{Verb: VerbPlay, Personal: true, Run: run}}},
-		{"a personal form twice", []OutsideVerb{{Verb: VerbLang, Personal: true, Run: run}, {Verb: VerbLang, Personal: true, Run: run}}},
+		{"the personal form of a verb without one", []OutsideVerb{{Verb: api.VerbPlay, Personal: true, Run: run}}},
+		{"a personal form twice", []OutsideVerb{{Verb: api.VerbLang, Personal: true, Run: run}, {Verb: api.VerbLang, Personal: true, Run: run}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer func() {
@@ -105,5 +106,5 @@ func TestOutsideVerbTwice(t *testing.T) {
 			New(Config{Store: mem.New(), Verbs: tc.verbs}).Close()
 		})
 	}
-	New(Config{Store: mem.New(), Verbs: []OutsideVerb{{Verb: VerbLang, Personal: true, Run: run}}}).Close()
+	New(Config{Store: mem.New(), Verbs: []OutsideVerb{{Verb: api.VerbLang, Personal: true, Run: run}}}).Close()
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/options"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // Every text here is built from the public view, except a hand's message, which is built from
@@ -21,7 +22,7 @@ import (
 // platform shows its places and the language each person chose. (It is not a package of its own
 // because the messages' vocabulary, api.go, is the engine's.)
 type renderer struct {
-	surfaces map[string]Surface           // Config.Surfaces
+	surfaces map[string]api.Surface       // Config.Surfaces
 	chosen   func(playerID string) string // the language a person chose for themselves, or ""
 }
 
@@ -31,9 +32,9 @@ type renderer struct {
 type sight struct {
 	id      string
 	seq     uint64
-	place   Place
+	place   api.Place
 	lang    string // the table's
-	status  Status
+	status  api.Status
 	matchNo int
 	learn   bool
 	seats   [4]SeatState
@@ -73,14 +74,14 @@ func (s *Service) sight(t *tbl) *sight {
 }
 
 // render gives the table's editable messages as they should look now (table lock held).
-func (s *Service) render(t *tbl) []Message {
+func (s *Service) render(t *tbl) []api.Message {
 	sh := s.sight(t)
 	switch {
-	case sh.status == StatusLobby:
-		return []Message{s.view.lobbyMessage(sh)}
-	case sh.status == StatusClosed && !sh.match:
-		return []Message{s.view.lobbyMessage(sh)} // the lobby shows it closed, with no buttons
-	case sh.status == StatusClosed:
+	case sh.status == api.StatusLobby:
+		return []api.Message{s.view.lobbyMessage(sh)}
+	case sh.status == api.StatusClosed && !sh.match:
+		return []api.Message{s.view.lobbyMessage(sh)} // the lobby shows it closed, with no buttons
+	case sh.status == api.StatusClosed:
 		var hands [4]core.CardSet
 		if g := t.lastGame(); g.Phase() != core.PhaseOver {
 			for i, seat := range t.st.Seats {
@@ -138,10 +139,10 @@ func handSignature(t *tbl, g *core.Game, seat core.Seat, lang string) handSig {
 
 // langOf is the language a person at the table is spoken to in: their own choice, else their
 // platform's locale if the catalog has it, else the table's.
-func (r renderer) langOf(sh *sight, p Player) string { return r.personLang(p, sh.lang) }
+func (r renderer) langOf(sh *sight, p api.Player) string { return r.personLang(p, sh.lang) }
 
 // personLang is langOf at a table that speaks tableLang.
-func (r renderer) personLang(p Player, tableLang string) string {
+func (r renderer) personLang(p api.Player, tableLang string) string {
 	if l := r.chosen(p.ID); l != "" {
 		return l
 	}
@@ -221,9 +222,9 @@ func (r renderer) reader(sh *sight) core.Seat {
 }
 
 // surface is how the place's platform shows it.
-func (s *Service) surface(p Place) Surface { return s.view.surface(p) }
+func (s *Service) surface(p api.Place) api.Surface { return s.view.surface(p) }
 
-func (r renderer) surface(p Place) Surface { return r.surfaces[p.Platform] }
+func (r renderer) surface(p api.Place) api.Surface { return r.surfaces[p.Platform] }
 
 func (sh *sight) seatLabel(lang string, seat core.Seat) string {
 	st := sh.seats[seat]
@@ -242,7 +243,7 @@ func (sh *sight) seatLabel(lang string, seat core.Seat) string {
 
 // key names an editable message: table, kind, match, then the game and player it shows. It begins
 // with the table ID, so what adapters keep under it is pruned with the table (see KV).
-func (sh *sight) key(kind Kind, game int, playerID string) string {
+func (sh *sight) key(kind api.Kind, game int, playerID string) string {
 	k := sh.id + "/" + string(kind) + "/m" + strconv.Itoa(sh.matchNo) + "/" + strconv.Itoa(game)
 	if playerID != "" {
 		k += "/" + playerID
@@ -250,17 +251,17 @@ func (sh *sight) key(kind Kind, game int, playerID string) string {
 	return k
 }
 
-func (sh *sight) action(v Verb, arg string) Action {
-	return Action{Verb: v, Table: sh.id, Seq: sh.seq, Arg: arg}
+func (sh *sight) action(v api.Verb, arg string) api.Action {
+	return api.Action{Verb: v, Table: sh.id, Seq: sh.seq, Arg: arg}
 }
 
-func (r renderer) lobbyMessage(sh *sight) Message {
+func (r renderer) lobbyMessage(sh *sight) api.Message {
 	lang := sh.lang
 	var b strings.Builder
 	switch sh.status {
-	case StatusClosed:
+	case api.StatusClosed:
 		b.WriteString(i18n.T(lang, "lobby.closed"))
-	case StatusLobby:
+	case api.StatusLobby:
 		b.WriteString(i18n.T(lang, "lobby.title"))
 	default:
 		b.WriteString(i18n.T(lang, "lobby.started"))
@@ -270,20 +271,20 @@ func (r renderer) lobbyMessage(sh *sight) Message {
 	for i := range sh.seats {
 		b.WriteString("\n" + sh.seatLabel(lang, core.Seat(i)))
 	}
-	m := Message{Target: Target{Kind: ToPlace, Place: sh.place}, Kind: KindLobby, Key: sh.id + "/lobby",
+	m := api.Message{Target: api.Target{Kind: api.ToPlace, Place: sh.place}, Kind: api.KindLobby, Key: sh.id + "/lobby",
 		Text: b.String(), Lang: lang}
-	if sh.status == StatusLobby {
+	if sh.status == api.StatusLobby {
 		hint := "lobby.hint"
 		if r.surface(sh.place).Typed {
 			hint = "lobby.hint.typed"
 		}
 		b.WriteString("\n" + i18n.T(lang, hint))
 		m.Text = b.String()
-		m.Buttons = [][]Button{{
-			{Label: i18n.T(lang, "btn.join"), Action: sh.action(VerbJoin, ""), Style: StylePrimary},
-			{Label: i18n.T(lang, "btn.leave"), Action: sh.action(VerbLeave, ""), Style: StyleSecondary},
-			{Label: i18n.T(lang, "btn.bot"), Action: sh.action(VerbBot, ""), Style: StyleSecondary},
-			{Label: i18n.T(lang, "btn.deal"), Action: sh.action(VerbDeal, ""), Style: StyleSuccess},
+		m.Buttons = [][]api.Button{{
+			{Label: i18n.T(lang, "btn.join"), Action: sh.action(api.VerbJoin, ""), Style: api.StylePrimary},
+			{Label: i18n.T(lang, "btn.leave"), Action: sh.action(api.VerbLeave, ""), Style: api.StyleSecondary},
+			{Label: i18n.T(lang, "btn.bot"), Action: sh.action(api.VerbBot, ""), Style: api.StyleSecondary},
+			{Label: i18n.T(lang, "btn.deal"), Action: sh.action(api.VerbDeal, ""), Style: api.StyleSuccess},
 		}}
 	}
 	return m
@@ -324,7 +325,7 @@ func (r renderer) boardLinesOf(sh *sight, lang string, b core.Board) string {
 // maxBoardLines is how many games the board's text lists.
 const maxBoardLines = 6
 
-func (r renderer) boardMessage(sh *sight, lang string) Message {
+func (r renderer) boardMessage(sh *sight, lang string) api.Message {
 	var sb strings.Builder
 	sb.WriteString(i18n.T(lang, "board.title") + "\n" + r.boardLines(sh, lang))
 	if sh.match {
@@ -341,7 +342,7 @@ func (r renderer) boardMessage(sh *sight, lang string) Message {
 			sb.WriteString("\n" + historyLine(lang, i+1, hist[i]))
 		}
 	}
-	return Message{Kind: KindReply, Text: sb.String(), Picture: PictureBoard, Lang: lang}
+	return api.Message{Kind: api.KindReply, Text: sb.String(), Picture: api.PictureBoard, Lang: lang}
 }
 
 func historyLine(lang string, n int, h core.GameScore) string {
@@ -396,7 +397,7 @@ func (r renderer) liveText(sh *sight, lang string, v core.View, gameNo int) stri
 		b.WriteString("\n" + r.trickText(sh, lang, v.Trick, "live.trick"))
 	}
 	switch {
-	case sh.status == StatusClosed:
+	case sh.status == api.StatusClosed:
 		b.WriteString("\n" + i18n.T(lang, "live.closed"))
 	case v.Phase == core.PhasePlay:
 		b.WriteString("\n" + r.say(sh, lang, "live.turn", seatRef(v.ToMove)))
@@ -408,27 +409,27 @@ func (r renderer) liveText(sh *sight, lang string, v core.View, gameNo int) stri
 
 // liveMessage is the table message of the match's game n (the last dealt one keeps its buttons
 // while it is played or the match is over).
-func (r renderer) liveMessage(sh *sight, n int) Message {
+func (r renderer) liveMessage(sh *sight, n int) api.Message {
 	lang := sh.lang
-	m := Message{Target: Target{Kind: ToPlace, Place: sh.place}, Kind: KindLive, Key: sh.key(KindLive, n, ""),
+	m := api.Message{Target: api.Target{Kind: api.ToPlace, Place: sh.place}, Kind: api.KindLive, Key: sh.key(api.KindLive, n, ""),
 		Lang: lang, Text: r.liveText(sh, lang, sh.public(n), n)}
 	if n == sh.games { // a finished trick of the game being played holds its message a moment
 		m.HoldFor = sh.holdFor
 	}
 	switch {
 	case n != sh.games: // a finished game's, while the next one is played: no buttons
-	case sh.status == StatusPlaying:
+	case sh.status == api.StatusPlaying:
 		m.Watch = i18n.T(lang, "btn.watch")
-		m.Buttons = [][]Button{{
-			{Label: i18n.T(lang, "btn.hand"), Action: sh.action(VerbHand, ""), Style: StylePrimary},
-			{Label: i18n.T(lang, "btn.board"), Action: sh.action(VerbBoard, ""), Style: StyleSecondary},
-			{Label: i18n.T(lang, "btn.last"), Action: sh.action(VerbLast, ""), Style: StyleSecondary},
+		m.Buttons = [][]api.Button{{
+			{Label: i18n.T(lang, "btn.hand"), Action: sh.action(api.VerbHand, ""), Style: api.StylePrimary},
+			{Label: i18n.T(lang, "btn.board"), Action: sh.action(api.VerbBoard, ""), Style: api.StyleSecondary},
+			{Label: i18n.T(lang, "btn.last"), Action: sh.action(api.VerbLast, ""), Style: api.StyleSecondary},
 		}}
-	case sh.status == StatusOver:
-		m.Buttons = [][]Button{{
-			{Label: i18n.T(lang, "btn.rematch"), Action: sh.action(VerbRematch, "same"), Style: StyleSuccess},
-			{Label: i18n.T(lang, "btn.rotate"), Action: sh.action(VerbRematch, "rotate"), Style: StylePrimary},
-			{Label: i18n.T(lang, "btn.board"), Action: sh.action(VerbBoard, ""), Style: StyleSecondary},
+	case sh.status == api.StatusOver:
+		m.Buttons = [][]api.Button{{
+			{Label: i18n.T(lang, "btn.rematch"), Action: sh.action(api.VerbRematch, "same"), Style: api.StyleSuccess},
+			{Label: i18n.T(lang, "btn.rotate"), Action: sh.action(api.VerbRematch, "rotate"), Style: api.StylePrimary},
+			{Label: i18n.T(lang, "btn.board"), Action: sh.action(api.VerbBoard, ""), Style: api.StyleSecondary},
 		}}
 	}
 	return m
@@ -436,7 +437,7 @@ func (r renderer) liveMessage(sh *sight, n int) Message {
 
 // handMessage is one player's private hand with its buttons in the game being played, made from
 // v, that seat's view, alone.
-func (r renderer) handMessage(sh *sight, seat core.Seat, v core.View, lang string) Message {
+func (r renderer) handMessage(sh *sight, seat core.Seat, v core.View, lang string) api.Message {
 	n := sh.games
 	p := *sh.seats[seat].Player
 	var b strings.Builder
@@ -452,16 +453,16 @@ func (r renderer) handMessage(sh *sight, seat core.Seat, v core.View, lang strin
 	if sh.seats[seat].Away {
 		b.WriteString("\n" + i18n.T(lang, "hand.away"))
 	}
-	var rows [][]Button
+	var rows [][]api.Button
 	// The cards are buttons all game, so the hand looks the same from the deal to the last trick:
 	// while trump is being named none is legal, and the service answers a press with the reason.
-	var cardRow []Button
+	var cardRow []api.Button
 	for _, c := range v.Hand.Cards() {
-		style, legal := StyleSecondary, v.Legal.Has(c)
+		style, legal := api.StyleSecondary, v.Legal.Has(c)
 		if legal {
-			style = StylePrimary
+			style = api.StylePrimary
 		}
-		cardRow = append(cardRow, Button{Label: i18n.Card(lang, c), Action: sh.action(VerbPlay, c.String()), Style: style, Legal: legal})
+		cardRow = append(cardRow, api.Button{Label: i18n.Card(lang, c), Action: sh.action(api.VerbPlay, c.String()), Style: style, Legal: legal})
 	}
 	if len(cardRow) > 0 {
 		rows = append(rows, cardRow)
@@ -469,9 +470,9 @@ func (r renderer) handMessage(sh *sight, seat core.Seat, v core.View, lang strin
 	switch {
 	case v.Phase == core.PhaseTrump && v.ToMove == seat:
 		b.WriteString("\n" + i18n.T(lang, "hand.choose_trump"))
-		var row []Button
+		var row []api.Button
 		for _, x := range core.Suits {
-			row = append(row, Button{Label: i18n.SuitLabel(lang, x), Action: sh.action(VerbTrump, x.String()), Style: StylePrimary, Legal: true})
+			row = append(row, api.Button{Label: i18n.SuitLabel(lang, x), Action: sh.action(api.VerbTrump, x.String()), Style: api.StylePrimary, Legal: true})
 		}
 		rows = append(rows, row)
 	case v.Phase == core.PhaseTrump:
@@ -487,21 +488,21 @@ func (r renderer) handMessage(sh *sight, seat core.Seat, v core.View, lang strin
 		b.WriteString("\n" + i18n.T(lang, "hand.wait"))
 	}
 	if v.Phase == core.PhasePlay {
-		var calls []Button
+		var calls []api.Button
 		for _, c := range v.Calls {
-			calls = append(calls, Button{Label: "📣 " + c.Title(), Action: sh.action(VerbAnnounce, c.String()), Style: StyleDanger, Legal: true})
+			calls = append(calls, api.Button{Label: "📣 " + c.Title(), Action: sh.action(api.VerbAnnounce, c.String()), Style: api.StyleDanger, Legal: true})
 		}
 		if len(calls) > 0 {
 			rows = append(rows, calls)
 		}
 	}
-	return Message{Target: Target{Kind: ToPlayer, Place: sh.place, Player: p}, Kind: KindHand,
-		Key: sh.key(KindHand, n, p.ID), Title: privateTitle(sh.place, lang), Text: b.String(), Buttons: rows, Lang: lang}
+	return api.Message{Target: api.Target{Kind: api.ToPlayer, Place: sh.place, Player: p}, Kind: api.KindHand,
+		Key: sh.key(api.KindHand, n, p.ID), Title: privateTitle(sh.place, lang), Text: b.String(), Buttons: rows, Lang: lang}
 }
 
 // privateTitle names the table at place a private message belongs to, when the platform told us
 // its name.
-func privateTitle(place Place, lang string) string {
+func privateTitle(place api.Place, lang string) string {
 	if place.Title == "" {
 		return ""
 	}
@@ -511,8 +512,8 @@ func privateTitle(place Place, lang string) string {
 // finalMessages are the last versions of the hand messages of game n, just finished: the cards
 // each played in its tricks and no buttons, so nobody is left looking at "your turn" on a game
 // that is over. (The table message's last version and the summary follow from the state: told.)
-func (r renderer) finalMessages(sh *sight, tricks []core.Trick, n int) []Message {
-	var out []Message
+func (r renderer) finalMessages(sh *sight, tricks []core.Trick, n int) []api.Message {
+	var out []api.Message
 	for i, seat := range sh.seats {
 		if !seat.Human() {
 			continue
@@ -522,8 +523,8 @@ func (r renderer) finalMessages(sh *sight, tricks []core.Trick, n int) []Message
 		for _, tr := range tricks {
 			cards = append(cards, i18n.Card(lang, tr.CardOf(core.Seat(i))))
 		}
-		out = append(out, Message{Target: Target{Kind: ToPlayer, Place: sh.place, Player: *seat.Player}, Kind: KindHand,
-			Key: sh.key(KindHand, n, seat.Player.ID), Title: privateTitle(sh.place, lang), Lang: lang,
+		out = append(out, api.Message{Target: api.Target{Kind: api.ToPlayer, Place: sh.place, Player: *seat.Player}, Kind: api.KindHand,
+			Key: sh.key(api.KindHand, n, seat.Player.ID), Title: privateTitle(sh.place, lang), Lang: lang,
 			Text: i18n.T(lang, "hand.title", n) + "\n" + strings.Join(cards, "  ") + "\n" + i18n.T(lang, "hand.over")})
 	}
 	return out
@@ -533,8 +534,8 @@ func (r renderer) finalMessages(sh *sight, tricks []core.Trick, n int) []Message
 // last game, and the hands of a game stopped halfway, all without buttons. hands are the cards
 // each seated person still held when it stopped (none if the game was over), each shown only to
 // the seat's own person.
-func (r renderer) closedMessages(sh *sight, hands [4]core.CardSet) []Message {
-	out := []Message{r.liveMessage(sh, sh.games)}
+func (r renderer) closedMessages(sh *sight, hands [4]core.CardSet) []api.Message {
+	out := []api.Message{r.liveMessage(sh, sh.games)}
 	if sh.finished == sh.games {
 		return out
 	}
@@ -548,15 +549,15 @@ func (r renderer) closedMessages(sh *sight, hands [4]core.CardSet) []Message {
 		for _, c := range hands[i].Cards() {
 			cards = append(cards, i18n.Card(lang, c))
 		}
-		out = append(out, Message{Target: Target{Kind: ToPlayer, Place: sh.place, Player: *seat.Player}, Kind: KindHand,
-			Key: sh.key(KindHand, n, seat.Player.ID), Title: privateTitle(sh.place, lang), Lang: lang,
+		out = append(out, api.Message{Target: api.Target{Kind: api.ToPlayer, Place: sh.place, Player: *seat.Player}, Kind: api.KindHand,
+			Key: sh.key(api.KindHand, n, seat.Player.ID), Title: privateTitle(sh.place, lang), Lang: lang,
 			Text: i18n.T(lang, "hand.title", n) + "\n" + strings.Join(cards, "  ") + "\n" + i18n.T(lang, "live.closed")})
 	}
 	return out
 }
 
 // gameSummary is the summary of the match's game n, finished; h is its line of the score sheet.
-func (r renderer) gameSummary(sh *sight, h core.GameScore, n int) Message {
+func (r renderer) gameSummary(sh *sight, h core.GameScore, n int) api.Message {
 	lang := sh.lang
 	res := h.Result
 	var head string
@@ -576,11 +577,11 @@ func (r renderer) gameSummary(sh *sight, h core.GameScore, n int) Message {
 	text := head + "\n" + r.say(sh, lang, "summary.detail", i18n.SuitLabel(lang, h.Trump), seatRef(h.Dealer.Next()),
 		res.Stake, res.TricksWon[0], res.TricksWon[1], change(core.TeamA), change(core.TeamB)) + "\n" +
 		r.boardLinesOf(sh, lang, h.Board)
-	return Message{Target: Target{Kind: ToPlace, Place: sh.place}, Kind: KindSummary, Key: sh.key(KindSummary, n, ""),
-		Text: text, Picture: PictureBoard, Lang: lang}
+	return api.Message{Target: api.Target{Kind: api.ToPlace, Place: sh.place}, Kind: api.KindSummary, Key: sh.key(api.KindSummary, n, ""),
+		Text: text, Picture: api.PictureBoard, Lang: lang}
 }
 
-func (r renderer) matchSummary(sh *sight) Message {
+func (r renderer) matchSummary(sh *sight) api.Message {
 	lang := sh.lang
 	w, _ := sh.board.Winner()
 	rematch := i18n.T(lang, "summary.rematch.typed")
@@ -589,8 +590,8 @@ func (r renderer) matchSummary(sh *sight) Message {
 	}
 	text := i18n.N(lang, "summary.match", sh.games, w.String(), sh.teamNames(w)) + "\n" + r.boardLines(sh, lang) +
 		"\n" + rematch
-	return Message{Target: Target{Kind: ToPlace, Place: sh.place}, Kind: KindSummary, Key: sh.key(KindSummary, sh.games, "") + "/match",
-		Text: text, Picture: PictureBoard, Lang: lang}
+	return api.Message{Target: api.Target{Kind: api.ToPlace, Place: sh.place}, Kind: api.KindSummary, Key: sh.key(api.KindSummary, sh.games, "") + "/match",
+		Text: text, Picture: api.PictureBoard, Lang: lang}
 }
 
 // helpGroups are help's groups of verbs, by what people want to do, in the order help shows them
@@ -598,32 +599,32 @@ func (r renderer) matchSummary(sh *sight) Message {
 // shown in the last group (TestHelpGroupsEveryVerb).
 var helpGroups = []struct {
 	title string // catalog key
-	verbs []Verb
+	verbs []api.Verb
 }{
-	{"help.group.table", []Verb{VerbNew, VerbLeave, VerbSeat, VerbShuffle, VerbStop, VerbRematch}},
-	{"help.group.play", []Verb{VerbTrump, VerbAnnounce, VerbPlay, VerbHand, VerbBoard, VerbLast}},
-	{"help.group.learn", []Verb{VerbRules, VerbLearn, VerbHint, VerbReview, VerbCoach}},
-	{"help.group.settings", []Verb{VerbLang, VerbSettings, VerbStats, VerbTop, VerbHistory, VerbMyData, VerbForget, VerbHelp}},
+	{"help.group.table", []api.Verb{api.VerbNew, api.VerbLeave, api.VerbSeat, api.VerbShuffle, api.VerbStop, api.VerbRematch}},
+	{"help.group.play", []api.Verb{api.VerbTrump, api.VerbAnnounce, api.VerbPlay, api.VerbHand, api.VerbBoard, api.VerbLast}},
+	{"help.group.learn", []api.Verb{api.VerbRules, api.VerbLearn, api.VerbHint, api.VerbReview, api.VerbCoach}},
+	{"help.group.settings", []api.Verb{api.VerbLang, api.VerbSettings, api.VerbStats, api.VerbTop, api.VerbHistory, api.VerbMyData, api.VerbForget, api.VerbHelp}},
 }
 
 // helpSteps are the verbs help's three steps tell: its groups do not list them again (but new,
 // for its options).
-var helpSteps = []Verb{VerbJoin, VerbBot, VerbDeal}
+var helpSteps = []api.Verb{api.VerbJoin, api.VerbBot, api.VerbDeal}
 
 // helpText starts a newcomer: three steps (open a table, sit or add computers, deal), then the
 // verbs grouped by what people want to do. On one person's own screen (the terminal) learn is
 // played right there, not in a private chat.
-func helpText(lang string, sf Surface) string {
+func helpText(lang string, sf api.Surface) string {
 	lines := []string{i18n.T(lang, "help.title"), i18n.T(lang, "help.step.open"), i18n.T(lang, "help.step.seat"),
 		i18n.T(lang, "help.step.deal")}
-	shown := map[Verb]bool{}
+	shown := map[api.Verb]bool{}
 	for _, v := range helpSteps {
 		shown[v] = true
 	}
 	for i, g := range helpGroups {
 		verbs := g.verbs
 		if i == len(helpGroups)-1 {
-			for _, v := range Verbs {
+			for _, v := range api.Verbs {
 				if !shown[v] && !slices.Contains(verbs, v) {
 					verbs = append(slices.Clone(verbs), v)
 				}
@@ -634,9 +635,9 @@ func helpText(lang string, sf Surface) string {
 			shown[v] = true
 			text := i18n.T(lang, "help."+string(v))
 			switch {
-			case v == VerbNew:
+			case v == api.VerbNew:
 				text = i18n.T(lang, "help.new", options.Syntax(lang))
-			case v == VerbLearn && sf.Personal:
+			case v == api.VerbLearn && sf.Personal:
 				text = i18n.T(lang, "help.learn.here")
 			}
 			lines = append(lines, "/"+string(v)+" — "+text)

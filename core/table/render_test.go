@@ -9,16 +9,17 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/picture"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // seated is a table in memory with the named players in seats 0 and 1 and computers in 2 and 3,
 // enough to render texts that name seats.
 func seated(lang string, names ...string) *tbl {
-	st := &state{Lang: lang, Place: Place{Platform: "test", Chat: "g1"}}
+	st := &state{Lang: lang, Place: api.Place{Platform: "test", Chat: "g1"}}
 	for i := range st.Seats {
 		if i < len(names) {
-			st.Seats[i] = SeatState{Player: &Player{ID: "p" + names[i], Name: names[i]}}
+			st.Seats[i] = SeatState{Player: &api.Player{ID: "p" + names[i], Name: names[i]}}
 		} else {
 			st.Seats[i] = SeatState{Robot: true}
 		}
@@ -60,8 +61,8 @@ func TestTrickTextCountsPoints(t *testing.T) {
 }
 
 var (
-	personal = map[string]Surface{"test": {Typed: true, Personal: true}}
-	typed    = map[string]Surface{"test": {Typed: true}}
+	personal = map[string]api.Surface{"test": {Typed: true, Personal: true}}
+	typed    = map[string]api.Surface{"test": {Typed: true}}
 )
 
 // TestSayAboutTheReader checks when a text about a seat speaks to its player: on a personal
@@ -69,7 +70,7 @@ var (
 func TestSayAboutTheReader(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		surfaces map[string]Surface
+		surfaces map[string]api.Surface
 		humans   []string
 		lang     string
 		seat     core.Seat
@@ -120,24 +121,24 @@ func TestSayAboutTheReader(t *testing.T) {
 
 // publicTexts plays a whole match for one human called "You" (as the terminal calls its player)
 // on the harness's platform and gives every text shown at the place.
-func publicTexts(t *testing.T, surfaces map[string]Surface) string {
+func publicTexts(t *testing.T, surfaces map[string]api.Surface) string {
 	var all strings.Builder
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, mem.New(), func(c *Config) { c.Surfaces = surfaces })
 		defer h.svc.Close()
-		me := Player{ID: "p1", Name: "You", Locale: "en"}
-		if e := errText(h.do(me, VerbNew, "timer=none", "stripes=2")); e != "" {
+		me := api.Player{ID: "p1", Name: "You", Locale: "en"}
+		if e := errText(h.do(me, api.VerbNew, "timer=none", "stripes=2")); e != "" {
 			t.Fatal(e)
 		}
-		if e := errText(h.do(me, VerbDeal)); e != "" {
+		if e := errText(h.do(me, api.VerbDeal)); e != "" {
 			t.Fatal(e)
 		}
 		h.playAsHuman(me, 10000)
-		if last := h.do(me, VerbLast); errText(last) == "" {
+		if last := h.do(me, api.VerbLast); errText(last) == "" {
 			all.WriteString(last[0].Text + "\n")
 		}
 		for _, m := range h.out.all() {
-			if m.Target.Kind == ToPlace {
+			if m.Target.Kind == api.ToPlace {
 				all.WriteString(m.Text + "\n")
 			}
 		}
@@ -180,7 +181,7 @@ func TestAPersonalScreenSpeaksToItsPlayer(t *testing.T) {
 func TestPublicStandInsFitTheSurface(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		surfaces  map[string]Surface
+		surfaces  map[string]api.Surface
 		hand, bad string
 	}{
 		{"buttons", nil, "Your cards stay private: press “My hand” on the table message, or open a private chat with me.",
@@ -193,13 +194,13 @@ func TestPublicStandInsFitTheSurface(t *testing.T) {
 				h := newHarness(t, mem.New(), func(c *Config) { c.Surfaces = tc.surfaces })
 				defer h.svc.Close()
 				me := player(1)
-				h.do(me, VerbNew, "timer=none")
-				h.do(me, VerbDeal)
+				h.do(me, api.VerbNew, "timer=none")
+				h.do(me, api.VerbDeal)
 				synctest.Wait()
-				if r := h.do(me, VerbHand); len(r) != 1 || !r[0].Secret || r[0].Public != tc.hand {
+				if r := h.do(me, api.VerbHand); len(r) != 1 || !r[0].Secret || r[0].Public != tc.hand {
 					t.Errorf("hand: %+v\nwant the public text %q", r, tc.hand)
 				}
-				cmd := Command{Place: h.place, Actor: me}
+				cmd := api.Command{Place: h.place, Actor: me}
 				if got := h.svc.view.errorReply(cmd, "en", refuse("err.card_not_in_hand", lit("Q♠")).secret("err.public.play")); got.Public != tc.bad {
 					t.Errorf("refusal: %q, want %q", got.Public, tc.bad)
 				}

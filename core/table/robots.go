@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // actsForItself reports whether a computer decides for the seat: a computer player, or a human
@@ -58,7 +59,7 @@ func (s *Service) robotMove(t *tbl, seat core.Seat, m core.Move) {
 		s.cfg.Log.Warn("computer player chose an illegal move; playing a legal one", "table", t.st.ID, "seat", seat)
 		m = fallbackMove(g, seat)
 	}
-	cmd := Command{Place: t.st.Place, Table: t.st.ID, Actor: Player{ID: robotID(seat)}, Verb: verbOf(m), Args: []string{moveArg(m)}}
+	cmd := api.Command{Place: t.st.Place, Table: t.st.ID, Actor: api.Player{ID: robotID(seat)}, Verb: verbOf(m), Args: []string{moveArg(m)}}
 	var out outcome
 	if uerr := s.play.applyMove(t, g, m, &out); uerr != nil {
 		s.cfg.Log.Error("computer move refused", "table", t.st.ID, "err", uerr.key)
@@ -76,14 +77,14 @@ func fallbackMove(g *core.Game, seat core.Seat) core.Move {
 	return core.Play(seat, g.LegalCards(seat).First())
 }
 
-func verbOf(m core.Move) Verb {
+func verbOf(m core.Move) api.Verb {
 	switch m.Kind {
 	case core.MoveTrump:
-		return VerbTrump
+		return api.VerbTrump
 	case core.MoveAnnounce:
-		return VerbAnnounce
+		return api.VerbAnnounce
 	}
-	return VerbPlay
+	return api.VerbPlay
 }
 
 func moveArg(m core.Move) string {
@@ -98,7 +99,7 @@ func moveArg(m core.Move) string {
 
 // deadline gives the table's next timer: what is due and when (zero time: none); a finished
 // match waits overFor (Config.OverFor) for a rematch.
-func (t *tbl) deadline(overFor time.Duration) (time.Time, Verb) {
+func (t *tbl) deadline(overFor time.Duration) (time.Time, api.Verb) {
 	st := t.st
 	if st.Paused { // nobody can see the table: nobody's time runs out
 		return time.Time{}, ""
@@ -106,19 +107,19 @@ func (t *tbl) deadline(overFor time.Duration) (time.Time, Verb) {
 	reminder, timeout, lobby := t.opts.Timer.Durations()
 	start := time.UnixMilli(st.TurnAt)
 	switch st.Status {
-	case StatusLobby:
-		return start.Add(lobby), VerbTimeout
-	case StatusOver:
-		return start.Add(overFor), VerbTimeout
-	case StatusPlaying:
+	case api.StatusLobby:
+		return start.Add(lobby), api.VerbTimeout
+	case api.StatusOver:
+		return start.Add(overFor), api.VerbTimeout
+	case api.StatusPlaying:
 		g := t.game()
 		if g == nil || timeout == 0 || t.actsForItself(g.ToMove()) {
 			return time.Time{}, ""
 		}
 		if !st.Reminded {
-			return start.Add(reminder), VerbTimeout
+			return start.Add(reminder), api.VerbTimeout
 		}
-		return start.Add(timeout), VerbTimeout
+		return start.Add(timeout), api.VerbTimeout
 	}
 	return time.Time{}, ""
 }
@@ -145,7 +146,7 @@ func (s *Service) fire(t *tbl, seq uint64) {
 	if t.st.Seq != seq || s.ctx.Err() != nil || !s.ownsTable(t) {
 		return
 	}
-	cmd := Command{Place: t.st.Place, Table: t.st.ID, Verb: VerbTimeout}
+	cmd := api.Command{Place: t.st.Place, Table: t.st.ID, Verb: api.VerbTimeout}
 	var out outcome
 	args, due := s.play.timeout(t, &out)
 	if !due {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/options"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // RulesLines are the game in short, in lang: who names trump and when, following or trumping,
@@ -34,5 +35,5 @@ func (s *Service) rules(ctx context.Context, _ *tbl, c *call) *userError {
 	if link := RulesLink(s.cfg.RulesURL, lang); link != "" {
 		lines = append(lines, i18n.T(lang, "rules.link", link))
 	}
-	return c.answer(reply(c.Command, lang, KindReply, strings.Join(lines, "\n")))
+	return c.answer(reply(c.Command, lang, api.KindReply, strings.Join(lines, "\n")))
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/options"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // Seen is a table as one reader may see it, copied under the table's lock for a surface that
@@ -16,7 +17,7 @@ import (
 type Seen struct {
 	ID     string
 	Seq    uint64 // the table's sequence number: a move made from this sight carries it
-	Status Status
+	Status api.Status
 	Title  string // the place's name, when the platform told it
 	Lang   string // the reader's language
 	// Reader is the reader's seat, core.NoSeat when they do not sit at the table.
@@ -54,14 +55,14 @@ type TurnClock struct {
 
 // Seen gives what the person p may see of a table now. false when the table is unknown or
 // closed.
-func (s *Service) Seen(ctx context.Context, tableID string, p Player) (Seen, bool) {
+func (s *Service) Seen(ctx context.Context, tableID string, p api.Player) (Seen, bool) {
 	t, _ := s.follow.lookup(ctx, tableID) // a socket may come to this copy for a table another opened
 	if t == nil {
 		return Seen{}, false
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.st.Status == StatusClosed {
+	if t.st.Status == api.StatusClosed {
 		return Seen{}, false
 	}
 	reader := seatOf(t.st, p.ID)
@@ -80,7 +81,7 @@ func (s *Service) Seen(ctx context.Context, tableID string, p Player) (Seen, boo
 // seen is what the person p may see of a table: reader is their seat (NoSeat when they sit at
 // none), own their view of the game in play (nil when there is none, or they do not play it),
 // clock the turn's time (nil when none runs) and pace the table's.
-func (r renderer) seen(sh *sight, p Player, reader core.Seat, own *core.View, clock *TurnClock, pace Pace) Seen {
+func (r renderer) seen(sh *sight, p api.Player, reader core.Seat, own *core.View, clock *TurnClock, pace Pace) Seen {
 	lang := r.personLang(p, sh.lang)
 	v := Seen{ID: sh.id, Seq: sh.seq, Status: sh.status, Title: sh.place.Title, Lang: lang, Reader: reader,
 		Options: options.Line(lang, sh.opts), Stripes: sh.opts.Rules.Stripes, Pace: pace}

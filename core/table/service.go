@@ -19,6 +19,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/places"
 	"github.com/kontermatt/kontermatt/core/privacy"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/pace"
 	"github.com/kontermatt/kontermatt/core/table/placement"
 )
@@ -29,7 +30,7 @@ type Config struct {
 	Outboxes map[string]Outbox // by platform; messages for a platform without one are dropped
 	// Surfaces describe the platforms whose places are not chats with buttons (the terminal);
 	// a platform not listed has buttons and a group reading along.
-	Surfaces map[string]Surface
+	Surfaces map[string]api.Surface
 	// KV keeps each person's own settings (their language), each place's settings and leagues.
 	// Without it, the Store's: every store of this repository is a KV (New panics on one that is
 	// not, a wiring mistake).
@@ -87,7 +88,7 @@ type Config struct {
 // from many goroutines; they are called with a table's lock held.
 type Observer interface {
 	// Command is one Handle call: the verb, "ok" or "refused", and how long it took.
-	Command(verb Verb, outcome string, took time.Duration)
+	Command(verb api.Verb, outcome string, took time.Duration)
 	// Commit is one write to the store and how long it took; err is its failure, if any.
 	Commit(took time.Duration, err error)
 	// Decision is one computer player's decision at a level and how long it took.
@@ -96,13 +97,13 @@ type Observer interface {
 
 type noObserver struct{}
 
-func (noObserver) Command(Verb, string, time.Duration) {}
-func (noObserver) Commit(time.Duration, error)         {}
-func (noObserver) Decision(string, time.Duration)      {}
+func (noObserver) Command(api.Verb, string, time.Duration) {}
+func (noObserver) Commit(time.Duration, error)             {}
+func (noObserver) Decision(string, time.Duration)          {}
 
 // Count gives how many tables in memory are in each status.
-func (s *Service) Count() map[Status]int {
-	out := map[Status]int{}
+func (s *Service) Count() map[api.Status]int {
+	out := map[api.Status]int{}
 	for _, t := range s.all() {
 		out[t.view().status]++ // as stored: a table's lock may be held through its commit
 	}
@@ -131,7 +132,7 @@ type Service struct {
 	// forgetter forgets people (Forget): core/privacy's, with the engine's part (forget.go).
 	forgetter *privacy.Forgetter
 
-	outside map[Verb]verbSpec // Config.Verbs, by verb
+	outside map[api.Verb]verbSpec // Config.Verbs, by verb
 
 	users *privacy.Book // each person's own choices
 	view  renderer      // what the tables show (render.go)
@@ -148,7 +149,7 @@ type Service struct {
 
 	// onPublish, when set (by this package's tests), sees each batch of messages with its table,
 	// under the table's lock, before delivery.
-	onPublish func(t *tbl, msgs []Message)
+	onPublish func(t *tbl, msgs []api.Message)
 
 	// place is which places this copy owns (owner.go).
 	place *placement.Owner
@@ -269,8 +270,8 @@ func (l *tableLock) Unlock() {
 
 // storedView is a table as last stored, as far as lookups across tables need it.
 type storedView struct {
-	place   Place
-	status  Status
+	place   api.Place
+	status  api.Status
 	players [4]string // the seated people's IDs ("" for an empty or a computer's seat)
 	away    [4]bool   // a computer plays for the seated person (SeatState.Away)
 }
@@ -290,7 +291,7 @@ func (t *tbl) noteStored() {
 
 // seats reports whether the person sits at the table as last stored, and it is not closed.
 func (v *storedView) seats(id string) bool {
-	return id != "" && v.status != StatusClosed && slices.Contains(v.players[:], id)
+	return id != "" && v.status != api.StatusClosed && slices.Contains(v.players[:], id)
 }
 
 // view is the table as last stored (see stored); the table's lock is not needed.
@@ -335,7 +336,7 @@ func New(cfg Config) *Service {
 	s.commits = committer{store: cfg.Store, league: cfg.League, observe: cfg.Observe, now: cfg.Now, log: cfg.Log, place: s.place}
 	s.placed = newPlaceClaims(cfg)
 	s.pacer.Paces, s.pacer.Now = cfg.Paces, cfg.Now
-	s.outside = map[Verb]verbSpec{}
+	s.outside = map[api.Verb]verbSpec{}
 	for _, v := range cfg.Verbs {
 		if _, taken := s.spec(v.Verb); taken && !personalForm(v, s.outside) {
 			panic("table.New: the verb " + string(v.Verb) + " is registered twice")
@@ -459,17 +460,17 @@ func (s *Service) prune(ctx context.Context) {
 func (s *Service) Tables() int { return s.index.count() }
 
 // TableAt gives the ID of the place's current table, or "".
-func (s *Service) TableAt(p Place) string {
+func (s *Service) TableAt(p api.Place) string {
 	id, _, _ := s.index.current(p.Key())
 	return id
 }
 
 // PlaceOf gives the place of a live table; false when there is none by that ID.
-func (s *Service) PlaceOf(tableID string) (Place, bool) {
+func (s *Service) PlaceOf(tableID string) (api.Place, bool) {
 	// As stored: the table's lock may be held through its commit, which no caller waits for.
 	t, ok := s.table(tableID)
 	if !ok {
-		return Place{}, false
+		return api.Place{}, false
 	}
 	return t.view().place, true
 }
@@ -491,12 +492,12 @@ func (t *tbl) makeRobots(robots func(level string, seed uint64) Decider) {
 // ErrNotStored (the store failed, or ctx ended, before the change was stored: the platform may
 // deliver the command again) or ErrStopped (the service is closing). A command refused by the
 // rules or the table (not one's turn, a stale button) is answered, with no error.
-func (s *Service) Handle(ctx context.Context, cmd Command) ([]Message, error) {
+func (s *Service) Handle(ctx context.Context, cmd api.Command) ([]api.Message, error) {
 	start := time.Now()
 	replies, err := s.handle(ctx, cmd)
 	outcome := "ok"
 	for _, r := range replies {
-		if r.Kind == KindError {
+		if r.Kind == api.KindError {
 			outcome = "refused"
 		}
 	}
@@ -506,7 +507,7 @@ func (s *Service) Handle(ctx context.Context, cmd Command) ([]Message, error) {
 
 // handle dispatches a command by its verb's scope (verbs): a table verb is applied to the
 // table the command is for, under its lock; the others are answered without one.
-func (s *Service) handle(ctx context.Context, cmd Command) ([]Message, error) {
+func (s *Service) handle(ctx context.Context, cmd api.Command) ([]api.Message, error) {
 	lang := s.langFor(cmd.Actor)
 	if s.ctx.Err() != nil {
 		return s.view.refusal(cmd, lang, &userError{key: "err.shutting_down", cause: ErrStopped})
@@ -540,7 +541,7 @@ func (s *Service) handle(ctx context.Context, cmd Command) ([]Message, error) {
 
 // atTable applies a table verb to the table the command is for. What the verb leaves to think
 // about (a hint's search) is done once the table's lock is released.
-func (s *Service) atTable(ctx context.Context, spec verbSpec, cmd Command) ([]Message, error) {
+func (s *Service) atTable(ctx context.Context, spec verbSpec, cmd api.Command) ([]api.Message, error) {
 	t, uerr := s.find(ctx, cmd)
 	if uerr != nil {
 		return s.view.refusal(cmd, s.langFor(cmd.Actor), uerr)
@@ -565,7 +566,7 @@ func (s *Service) atTable(ctx context.Context, spec verbSpec, cmd Command) ([]Me
 // find gives the table a command is for: the one a button or private command names, else the
 // current table of the place, else the only table the actor sits at. A command sent in a group
 // or channel acts only on that place's table, whatever its button says.
-func (s *Service) find(ctx context.Context, cmd Command) (*tbl, *userError) {
+func (s *Service) find(ctx context.Context, cmd api.Command) (*tbl, *userError) {
 	if cmd.Table != "" {
 		// Another copy may have opened it: then it is read from the store now.
 		t, uerr := s.follow.lookup(ctx, cmd.Table)
@@ -615,7 +616,7 @@ func (s *Service) find(ctx context.Context, cmd Command) (*tbl, *userError) {
 }
 
 // unknownVerb refuses a verb the service does not know, naming the one it looks most like.
-func unknownVerb(v Verb) *userError {
+func unknownVerb(v api.Verb) *userError {
 	if near := nearestVerb(string(v)); near != "" {
 		return refuse("err.unknown_verb.near", lit(string(v)), lit(string(near)))
 	}
@@ -624,10 +625,10 @@ func unknownVerb(v Verb) *userError {
 
 // nearestVerb is the verb a typo most likely meant: two edits away at most, a swap of two letters
 // counting as one ("plya" is play); "" when none is that close.
-func nearestVerb(typed string) Verb {
+func nearestVerb(typed string) api.Verb {
 	typed = strings.ToLower(typed)
-	best, bestD := Verb(""), 3
-	for _, v := range Verbs {
+	best, bestD := api.Verb(""), 3
+	for _, v := range api.Verbs {
 		if d := typoDistance(typed, string(v)); d < bestD {
 			best, bestD = v, d
 		}
@@ -674,15 +675,15 @@ func seatOf(st *state, playerID string) core.Seat {
 // outcome is what a verb did: whether it changed the table, what to tell whom, what to keep.
 type outcome struct {
 	changed bool
-	replies []Message // to the actor
-	public  []Message // one-off messages (summaries, notices) sent with the table's update
+	replies []api.Message // to the actor
+	public  []api.Message // one-off messages (summaries, notices) sent with the table's update
 	records []Record
 	league  *learnedMatch // a match that ended: the league learns it with the change
 	reviews []review      // reviews of a game that ended, asked for once the change is stored
 	// think is work a table verb leaves for after the table's lock is released (a hint's
 	// search): it runs on the command's context and gives the reply, which the actor gets only
 	// if the table has not moved on meanwhile (else "hint.moved").
-	think func(ctx context.Context) Message
+	think func(ctx context.Context) api.Message
 	// owner says the change is the place's owner's work (a timer's, a computer player's): it is
 	// fenced by the place's lease (Change.Fence).
 	owner bool
@@ -692,7 +693,7 @@ type outcome struct {
 // verb's thinking to do once the lock is released (see outcome.think). When another copy
 // committed the table first, the command is applied again to the table as read back from the
 // store, a few times at most: a button it made stale is then refused as any stale button is.
-func (s *Service) exec(ctx context.Context, t *tbl, spec verbSpec, cmd Command) ([]Message, func(context.Context) []Message, error) {
+func (s *Service) exec(ctx context.Context, t *tbl, spec verbSpec, cmd api.Command) ([]api.Message, func(context.Context) []api.Message, error) {
 	for attempt := 1; ; attempt++ {
 		replies, think, err, conflict := s.execOnce(ctx, t, spec, cmd)
 		if attempt == maxAttempts {
@@ -714,28 +715,28 @@ func (s *Service) exec(ctx context.Context, t *tbl, spec verbSpec, cmd Command) 
 }
 
 // refused reports whether the replies refuse the command.
-func refused(replies []Message) bool {
-	return slices.ContainsFunc(replies, func(m Message) bool { return m.Kind == KindError })
+func refused(replies []api.Message) bool {
+	return slices.ContainsFunc(replies, func(m api.Message) bool { return m.Kind == api.KindError })
 }
 
 // execOnce is one attempt of exec; err is Handle's, conflict says its commit lost to another
 // copy's.
-func (s *Service) execOnce(ctx context.Context, t *tbl, spec verbSpec, cmd Command) (_ []Message, _ func(context.Context) []Message, err error, conflict bool) {
+func (s *Service) execOnce(ctx context.Context, t *tbl, spec verbSpec, cmd api.Command) (_ []api.Message, _ func(context.Context) []api.Message, err error, conflict bool) {
 	lang := s.langOf(t, cmd.Actor)
 	st := t.st
-	if st.Status == StatusClosed { // closing, not yet out of memory
-		return []Message{s.view.errorReply(cmd, lang, refuse("err.closed"))}, nil, nil, false
+	if st.Status == api.StatusClosed { // closing, not yet out of memory
+		return []api.Message{s.view.errorReply(cmd, lang, refuse("err.closed"))}, nil, nil, false
 	}
 	if cmd.EventID != "" && slices.Contains(st.Events, cmd.EventID) {
-		return []Message{reply(cmd, lang, KindNotice, i18n.T(lang, "note.duplicate"))}, nil, nil, false
+		return []api.Message{reply(cmd, lang, api.KindNotice, i18n.T(lang, "note.duplicate"))}, nil, nil, false
 	}
 	if spec.stale(st, cmd) {
-		return []Message{s.view.errorReply(cmd, lang, refuse("err.stale"))}, nil, nil, false
+		return []api.Message{s.view.errorReply(cmd, lang, refuse("err.stale"))}, nil, nil, false
 	}
 	// Someone who speaks for the chat has no seat and may take none; what an admin may do without
 	// a seat stays open to them.
 	if cmd.Anonymous && (spec.person || spec.seated && !(spec.admin && cmd.Admin && cmd.Place.Key() == st.Place.Key())) {
-		return []Message{s.view.errorReply(cmd, lang, refuse("err.anonymous"))}, nil, nil, false
+		return []api.Message{s.view.errorReply(cmd, lang, refuse("err.anonymous"))}, nil, nil, false
 	}
 	// Administering a chat counts in that chat only (find already keeps group commands to their
 	// place; a private command carries no admin right).
@@ -770,14 +771,14 @@ func (s *Service) execOnce(ctx context.Context, t *tbl, spec verbSpec, cmd Comma
 	if uerr != nil {
 		if out.changed { // only the return from away: keep it
 			if s.commit(ctx, t, cmd, &outcome{changed: true, public: out.public}, spec.acted, restart) == errConflicted {
-				return []Message{s.view.errorReply(cmd, lang, errConflicted)}, nil, errConflicted.cause, true
+				return []api.Message{s.view.errorReply(cmd, lang, errConflicted)}, nil, errConflicted.cause, true
 			}
 		}
-		return []Message{s.view.errorReply(cmd, lang, uerr)}, nil, uerr.cause, false
+		return []api.Message{s.view.errorReply(cmd, lang, uerr)}, nil, uerr.cause, false
 	}
 	if out.changed {
 		if uerr := s.commit(ctx, t, cmd, &out, spec.acted, restart); uerr != nil {
-			return []Message{s.view.errorReply(cmd, lang, uerr)}, nil, uerr.cause, uerr == errConflicted
+			return []api.Message{s.view.errorReply(cmd, lang, uerr)}, nil, uerr.cause, uerr == errConflicted
 		}
 	}
 	if out.think == nil {
@@ -786,14 +787,14 @@ func (s *Service) execOnce(ctx context.Context, t *tbl, spec verbSpec, cmd Comma
 	// What the verb thought holds for the table as it is now: if it moves on meanwhile, the
 	// actor is told so instead.
 	seq, think := t.st.Seq, out.think
-	return out.replies, func(ctx context.Context) []Message {
+	return out.replies, func(ctx context.Context) []api.Message {
 		m := think(ctx)
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		if t.st.Seq != seq {
-			return []Message{s.view.errorReply(cmd, lang, refuse("hint.moved"))}
+			return []api.Message{s.view.errorReply(cmd, lang, refuse("hint.moved"))}
 		}
-		return []Message{m}
+		return []api.Message{m}
 	}, nil, false
 }
 
@@ -801,14 +802,14 @@ func (s *Service) execOnce(ctx context.Context, t *tbl, spec verbSpec, cmd Comma
 // then (and only then) tells everyone. If the store fails, the table rolls back to its last
 // stored state. acted is the kind of command whose buttons the actor has now used up; restart
 // starts the turn's timer again.
-func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome, acted actedKind, restart bool) *userError {
+func (s *Service) commit(ctx context.Context, t *tbl, cmd api.Command, out *outcome, acted actedKind, restart bool) *userError {
 	if uerr := s.commits.write(ctx, t, cmd, out, acted, restart); uerr != nil {
 		return uerr
 	}
 	st := t.st
 	s.publish(ctx, t, out.public)
 	s.tutor.startReviews(ctx, t, out.reviews)
-	if st.Status == StatusClosed {
+	if st.Status == api.StatusClosed {
 		s.forget(t)
 		return nil
 	}
@@ -820,7 +821,7 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd Command, out *outcome,
 // commitBackground commits what a computer player or a timer did. No one is waiting for an
 // answer, so a failed commit (a passing disk error) is tried again later instead of leaving the
 // table stalled until a restart: the state rolled back, so the retry decides afresh.
-func (s *Service) commitBackground(t *tbl, cmd Command, out *outcome, acted actedKind, restart bool) {
+func (s *Service) commitBackground(t *tbl, cmd api.Command, out *outcome, acted actedKind, restart bool) {
 	out.owner = true
 	uerr := s.commit(s.ctx, t, cmd, out, acted, restart)
 	if uerr == nil || uerr == errFencedRefusal {
@@ -868,7 +869,7 @@ func (s *Service) forget(t *tbl) {
 }
 
 // deliver hands messages to their platforms' outboxes.
-func (s *Service) deliver(ctx context.Context, platform string, msgs []Message) {
+func (s *Service) deliver(ctx context.Context, platform string, msgs []api.Message) {
 	if len(msgs) == 0 {
 		return
 	}
@@ -878,13 +879,15 @@ func (s *Service) deliver(ctx context.Context, platform string, msgs []Message) 
 }
 
 // publish sends the table's editable messages whose content changed, and the one-off messages.
-func (s *Service) publish(ctx context.Context, t *tbl, extra []Message) { s.send(ctx, t, extra, true) }
+func (s *Service) publish(ctx context.Context, t *tbl, extra []api.Message) {
+	s.send(ctx, t, extra, true)
+}
 
 // send is publish; without lessons, a guided game's lesson for the turn is not said (another
 // copy, whose change this copy took in, said it), only noted as said.
-func (s *Service) send(ctx context.Context, t *tbl, extra []Message, lessons bool) {
+func (s *Service) send(ctx context.Context, t *tbl, extra []api.Message, lessons bool) {
 	// One-off messages first: a game's summary belongs before the next game's table message.
-	msgs := append([]Message(nil), extra...)
+	msgs := append([]api.Message(nil), extra...)
 	for _, m := range s.render(t) {
 		fp := m.Digest()
 		if t.sent[m.Key] == fp {
@@ -898,7 +901,7 @@ func (s *Service) send(ctx context.Context, t *tbl, extra []Message, lessons boo
 	}
 	for i := range msgs {
 		msgs[i].Version, msgs[i].Table = t.st.Seq, t.st.ID
-		if msgs[i].Target.Place == (Place{}) {
+		if msgs[i].Target.Place == (api.Place{}) {
 			msgs[i].Target.Place = t.st.Place
 		}
 	}
@@ -939,14 +942,14 @@ func (s *Service) openTable(ctx context.Context, c *call, welcome string, opts o
 	cmd := c.Command
 	t, uerr, dup := s.claimPlace(ctx, cmd, func(id string, secret []byte) *tbl {
 		st := &state{V: stateVersion, ID: id, Place: cmd.Place, Lang: c.lang, Options: stateOfOptions(opts),
-			Status: StatusLobby, Secret: secret, MatchNo: 1, Created: s.cfg.Now().UnixMilli()}
-		st.Seats[0] = SeatState{Player: &Player{ID: cmd.Actor.ID, Name: cmd.Actor.Name, Locale: cmd.Actor.Locale}}
+			Status: api.StatusLobby, Secret: secret, MatchNo: 1, Created: s.cfg.Now().UnixMilli()}
+		st.Seats[0] = SeatState{Player: &api.Player{ID: cmd.Actor.ID, Name: cmd.Actor.Name, Locale: cmd.Actor.Locale}}
 		set(st)
 		return &tbl{st: st, opts: opts, sent: map[string]uint64{}}
 	})
 	switch {
 	case dup:
-		return "", c.answer(reply(cmd, c.lang, KindNotice, i18n.T(c.lang, "note.duplicate")))
+		return "", c.answer(reply(cmd, c.lang, api.KindNotice, i18n.T(c.lang, "note.duplicate")))
 	case uerr != nil:
 		return "", uerr
 	}
@@ -954,7 +957,7 @@ func (s *Service) openTable(ctx context.Context, c *call, welcome string, opts o
 	if t.st.Learn {
 		t.startMatch(s.cfg.Now()) // a guided game is dealt at once
 	}
-	out := outcome{changed: true, replies: []Message{reply(cmd, c.lang, KindNotice, welcome)}}
+	out := outcome{changed: true, replies: []api.Message{reply(cmd, c.lang, api.KindNotice, welcome)}}
 	if uerr := s.commit(ctx, t, cmd, &out, actedTable, true); uerr != nil {
 		s.unclaim(ctx, t)
 		return "", uerr
@@ -972,7 +975,7 @@ func (s *Service) openTable(ctx context.Context, c *call, welcome string, opts o
 // one table: if another took the place meanwhile, claimPlace starts again with that one. It gives
 // the new table locked, to be stored by the caller (unclaim takes it back if that fails); or the
 // refusal, or dup when the platform delivered the same command again.
-func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id string, secret []byte) *tbl) (t *tbl, uerr *userError, dup bool) {
+func (s *Service) claimPlace(ctx context.Context, cmd api.Command, newTable func(id string, secret []byte) *tbl) (t *tbl, uerr *userError, dup bool) {
 	key := cmd.Place.Key()
 	for attempt := 0; ; attempt++ {
 		if attempt == 4*maxAttempts {
@@ -1002,8 +1005,8 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 				if !stored {
 					return nil, refuse("err.table_exists"), false // being opened by another copy
 				}
-				var st struct{ Status Status }
-				if json.Unmarshal(data, &st) == nil && st.Status != StatusClosed {
+				var st struct{ Status api.Status }
+				if json.Unmarshal(data, &st) == nil && st.Status != api.StatusClosed {
 					continue // stored just now: it is loaded next time round
 				}
 			}
@@ -1013,12 +1016,12 @@ func (s *Service) claimPlace(ctx context.Context, cmd Command, newTable func(id 
 			switch status := old.st.Status; {
 			case cmd.EventID != "" && slices.Contains(old.st.Events, cmd.EventID):
 				dup = true
-			case status == StatusLobby || status == StatusPlaying:
+			case status == api.StatusLobby || status == api.StatusPlaying:
 				uerr = refuse("err.table_exists")
-			case status == StatusOver:
+			case status == api.StatusOver:
 				var out outcome
 				s.play.close(old, &out)
-				uerr = s.commit(ctx, old, Command{Place: old.st.Place, Table: prev, Actor: cmd.Actor, Verb: cmd.Verb}, &out, actedNone, false)
+				uerr = s.commit(ctx, old, api.Command{Place: old.st.Place, Table: prev, Actor: cmd.Actor, Verb: cmd.Verb}, &out, actedNone, false)
 				if uerr == errConflicted {
 					// Another copy changed it first (a rematch, or closed it itself): decide again.
 					uerr = s.follow.reload(ctx, old, "conflict")
@@ -1085,21 +1088,21 @@ func storeHas(ctx context.Context, store Store, id string) bool {
 	return table || record
 }
 
-func reply(cmd Command, lang string, kind Kind, text string) Message {
-	return Message{Target: Target{Kind: ToActor, Place: cmd.Place, Player: cmd.Actor}, Kind: kind, Text: text,
+func reply(cmd api.Command, lang string, kind api.Kind, text string) api.Message {
+	return api.Message{Target: api.Target{Kind: api.ToActor, Place: cmd.Place, Player: cmd.Actor}, Kind: kind, Text: text,
 		Lang: lang, Table: cmd.Table}
 }
 
 // refusal is the answer to a command that is refused: the reason to its actor, and Handle's
 // error when the command could not be done at all (see userError.cause).
-func (r renderer) refusal(cmd Command, lang string, e *userError) ([]Message, error) {
-	return []Message{r.errorReply(cmd, lang, e)}, e.cause
+func (r renderer) refusal(cmd api.Command, lang string, e *userError) ([]api.Message, error) {
+	return []api.Message{r.errorReply(cmd, lang, e)}, e.cause
 }
 
 // errorReply is a refusal's message to the actor: e's text in lang, and when e has a public
 // text, that text for the place instead of the secret reason.
-func (r renderer) errorReply(cmd Command, lang string, e *userError) Message {
-	m := reply(cmd, lang, KindError, e.text(lang))
+func (r renderer) errorReply(cmd api.Command, lang string, e *userError) api.Message {
+	m := reply(cmd, lang, api.KindError, e.text(lang))
 	m.Reason = e.key
 	if e.public != "" {
 		m.Secret, m.Public = true, r.pressHand(cmd.Place, lang, e.public)
@@ -1109,7 +1112,7 @@ func (r renderer) errorReply(cmd Command, lang string, e *userError) Message {
 
 // game is the game in progress, or nil.
 func (t *tbl) game() *core.Game {
-	if t.match == nil || t.st.Status != StatusPlaying {
+	if t.match == nil || t.st.Status != api.StatusPlaying {
 		return nil
 	}
 	if g := t.match.Current(); g != nil && g.Phase() != core.PhaseOver {
@@ -1126,7 +1129,7 @@ func (s *Service) table(id string) (*tbl, bool) { return s.index.get(id) }
 
 // Status gives a table's status, and false for a table not in memory (unknown, or closed and
 // gone).
-func (s *Service) Status(id string) (Status, bool) {
+func (s *Service) Status(id string) (api.Status, bool) {
 	t, ok := s.table(id)
 	if !ok {
 		return "", false

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -40,10 +41,10 @@ func randomRobots(level string, seed uint64) Decider {
 // outbox records what the service delivers.
 type outbox struct {
 	mu   sync.Mutex
-	msgs []Message
+	msgs []api.Message
 }
 
-func (o *outbox) Deliver(ctx context.Context, msgs []Message) {
+func (o *outbox) Deliver(ctx context.Context, msgs []api.Message) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.msgs = append(o.msgs, msgs...)
@@ -51,10 +52,10 @@ func (o *outbox) Deliver(ctx context.Context, msgs []Message) {
 
 // checkSecret sees every batch the moment it is published, under the table's lock, and fails the
 // test if a public message shows a card still held by anyone.
-func checkSecret(t *testing.T) func(tb *tbl, msgs []Message) {
-	return func(tb *tbl, msgs []Message) {
+func checkSecret(t *testing.T) func(tb *tbl, msgs []api.Message) {
+	return func(tb *tbl, msgs []api.Message) {
 		for _, m := range msgs {
-			if m.Target.Kind != ToPlace {
+			if m.Target.Kind != api.ToPlace {
 				continue
 			}
 			// A keyed message shows one game ("live/<table>/m<match>/<game>"): check against that
@@ -87,15 +88,15 @@ func checkSecret(t *testing.T) func(tb *tbl, msgs []Message) {
 	}
 }
 
-func (o *outbox) all() []Message {
+func (o *outbox) all() []api.Message {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return append([]Message(nil), o.msgs...)
+	return append([]api.Message(nil), o.msgs...)
 }
 
 // latest gives the newest delivered message with the key prefix for a player (or public when
 // playerID is "").
-func (o *outbox) latest(kind Kind, playerID string) (Message, bool) {
+func (o *outbox) latest(kind api.Kind, playerID string) (api.Message, bool) {
 	msgs := o.all()
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m := msgs[i]
@@ -103,7 +104,7 @@ func (o *outbox) latest(kind Kind, playerID string) (Message, bool) {
 			return m, true
 		}
 	}
-	return Message{}, false
+	return api.Message{}, false
 }
 
 type harness struct {
@@ -111,7 +112,7 @@ type harness struct {
 	store *mem.Store
 	svc   *Service
 	out   *outbox
-	place Place
+	place api.Place
 	event int
 	// err is Handle's error for the last command do or press sent.
 	err error
@@ -119,7 +120,7 @@ type harness struct {
 
 // newHarness makes a service over store; tweak may change its config (a failing store, a KV).
 func newHarness(t *testing.T, store *mem.Store, tweak ...func(*Config)) *harness {
-	h := &harness{t: t, store: store, place: Place{Platform: "test", Chat: "g1", Title: "Café Konter"}}
+	h := &harness{t: t, store: store, place: api.Place{Platform: "test", Chat: "g1", Title: "Café Konter"}}
 	h.out = &outbox{}
 	cfg := Config{Store: store, Outboxes: map[string]Outbox{"test": h.out}, Robots: randomRobots, Seed: 7}
 	for _, f := range tweak {
@@ -149,34 +150,34 @@ func resumed(t *testing.T, store *mem.Store, tweak ...func(*Config)) *harness {
 	return h
 }
 
-func player(n int) Player {
-	return Player{ID: "p" + string(rune('0'+n)), Name: "Player" + string(rune('0'+n)), Locale: "en"}
+func player(n int) api.Player {
+	return api.Player{ID: "p" + string(rune('0'+n)), Name: "Player" + string(rune('0'+n)), Locale: "en"}
 }
 
-func (h *harness) do(p Player, v Verb, args ...string) []Message {
+func (h *harness) do(p api.Player, v api.Verb, args ...string) []api.Message {
 	h.t.Helper()
 	h.event++
-	var msgs []Message
-	msgs, h.err = h.svc.Handle(context.Background(), Command{Place: h.place, Actor: p, Verb: v, Args: args,
+	var msgs []api.Message
+	msgs, h.err = h.svc.Handle(context.Background(), api.Command{Place: h.place, Actor: p, Verb: v, Args: args,
 		EventID: "e" + string(rune(h.event))})
 	return msgs
 }
 
-func (h *harness) press(p Player, b Button) []Message {
+func (h *harness) press(p api.Player, b api.Button) []api.Message {
 	h.t.Helper()
 	h.event++
-	var msgs []Message
+	var msgs []api.Message
 	msgs, h.err = h.svc.Handle(context.Background(), b.Action.Command(h.place, p, "", false))
 	return msgs
 }
 
 // msgsOf gives the replies of a Handle, whatever its error (the replies say it to the actor).
-func msgsOf(msgs []Message, _ error) []Message { return msgs }
+func msgsOf(msgs []api.Message, _ error) []api.Message { return msgs }
 
 // errText is the text of the first refusal among msgs; it takes a Handle's results as they are.
-func errText(msgs []Message, _ ...error) string {
+func errText(msgs []api.Message, _ ...error) string {
 	for _, m := range msgs {
-		if m.Kind == KindError {
+		if m.Kind == api.KindError {
 			return m.Text
 		}
 	}
@@ -184,7 +185,7 @@ func errText(msgs []Message, _ ...error) string {
 }
 
 // legalButton is the first button of m that makes a legal move, or nil.
-func legalButton(m Message) *Button {
+func legalButton(m api.Message) *api.Button {
 	for _, row := range m.Buttons {
 		for j := range row {
 			if row[j].Legal {
@@ -197,7 +198,7 @@ func legalButton(m Message) *Button {
 
 // playAsHuman makes p act whenever its hand message shows it is to move, by pressing a legal
 // button, until the match is over. It returns the number of moves made.
-func (h *harness) playAsHuman(p Player, stopAfter int) int {
+func (h *harness) playAsHuman(p api.Player, stopAfter int) int {
 	h.t.Helper()
 	moves := 0
 	for i := 0; i < 2000 && moves < stopAfter; i++ {
@@ -205,7 +206,7 @@ func (h *harness) playAsHuman(p Player, stopAfter int) int {
 		if h.over() {
 			return moves
 		}
-		m, ok := h.out.latest(KindHand, p.ID)
+		m, ok := h.out.latest(api.KindHand, p.ID)
 		if !ok || !strings.Contains(m.Text, "▶") && !strings.Contains(m.Text, "forehand") {
 			h.t.Fatalf("no move possible for %s:\n%s", p.ID, m.Text)
 		}
@@ -222,14 +223,14 @@ func (h *harness) playAsHuman(p Player, stopAfter int) int {
 }
 
 // soloTable opens a table without timers for one human and three computer players, and deals.
-func soloTable(t *testing.T) (*harness, Player) {
+func soloTable(t *testing.T) (*harness, api.Player) {
 	t.Helper()
 	h := newHarness(t, mem.New())
 	me := player(1)
-	if e := errText(h.do(me, VerbNew, "timer=none")); e != "" {
+	if e := errText(h.do(me, api.VerbNew, "timer=none")); e != "" {
 		t.Fatalf("new: %s", e)
 	}
-	if e := errText(h.do(me, VerbDeal)); e != "" {
+	if e := errText(h.do(me, api.VerbDeal)); e != "" {
 		t.Fatalf("deal: %s", e)
 	}
 	return h, me
@@ -240,7 +241,7 @@ func (h *harness) over() bool {
 	t, _ := h.svc.index.get(id)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.st.Status == StatusOver
+	return t.st.Status == api.StatusOver
 }
 
 func TestWholeMatchOneHumanThreeComputers(t *testing.T) {
@@ -250,10 +251,10 @@ func TestWholeMatchOneHumanThreeComputers(t *testing.T) {
 		h := newHarness(t, store)
 		defer h.svc.Close()
 		me := player(1)
-		if e := errText(h.do(me, VerbNew, "timer=none")); e != "" {
+		if e := errText(h.do(me, api.VerbNew, "timer=none")); e != "" {
 			t.Fatal(e)
 		}
-		if e := errText(h.do(me, VerbDeal)); e != "" {
+		if e := errText(h.do(me, api.VerbDeal)); e != "" {
 			t.Fatal(e)
 		}
 		moves := h.playAsHuman(me, 10000)
@@ -279,7 +280,7 @@ func TestWholeMatchOneHumanThreeComputers(t *testing.T) {
 		if ms.Winner == nil {
 			t.Fatalf("replayed match has no winner: %+v", ms.Board)
 		}
-		sum, _ := h.out.latest(KindSummary, "")
+		sum, _ := h.out.latest(api.KindSummary, "")
 		if !strings.Contains(sum.Text, "wins the match") || !strings.Contains(sum.Text, "Team "+*ms.Winner) {
 			t.Errorf("last summary %q does not name winner %s", sum.Text, *ms.Winner)
 		}
@@ -292,39 +293,39 @@ func TestRefusals(t *testing.T) {
 		h := newHarness(t, mem.New())
 		defer h.svc.Close()
 		a, b, c, d, stranger := player(1), player(2), player(3), player(4), player(9)
-		h.do(a, VerbNew, "timer=none")
-		for _, p := range []Player{b, c, d} {
-			if e := errText(h.do(p, VerbJoin)); e != "" {
+		h.do(a, api.VerbNew, "timer=none")
+		for _, p := range []api.Player{b, c, d} {
+			if e := errText(h.do(p, api.VerbJoin)); e != "" {
 				t.Fatal(e)
 			}
 		}
 		for _, tc := range []struct {
 			name string
-			p    Player
-			verb Verb
+			p    api.Player
+			verb api.Verb
 			args []string
 			want string
 		}{
-			{"join twice", a, VerbJoin, nil, "already sit"},
-			{"table full", stranger, VerbJoin, nil, "full"},
-			{"bad option at new", a, VerbNew, []string{"stripes=99"}, "stripes must be 1 to 20"},
-			{"table exists", a, VerbNew, nil, "already open"},
-			{"play before deal", a, VerbPlay, []string{"QS"}, "No game"},
-			{"stranger deals", stranger, VerbDeal, nil, "don't sit"},
-			{"bad seat", a, VerbSeat, []string{"7"}, "not a seat"},
-			{"unknown lang", a, VerbLang, []string{"xx"}, "don't speak"},
+			{"join twice", a, api.VerbJoin, nil, "already sit"},
+			{"table full", stranger, api.VerbJoin, nil, "full"},
+			{"bad option at new", a, api.VerbNew, []string{"stripes=99"}, "stripes must be 1 to 20"},
+			{"table exists", a, api.VerbNew, nil, "already open"},
+			{"play before deal", a, api.VerbPlay, []string{"QS"}, "No game"},
+			{"stranger deals", stranger, api.VerbDeal, nil, "don't sit"},
+			{"bad seat", a, api.VerbSeat, []string{"7"}, "not a seat"},
+			{"unknown lang", a, api.VerbLang, []string{"xx"}, "don't speak"},
 		} {
 			// synctest bubbles allow no subtests: name the case in the message instead.
 			if got := errText(h.do(tc.p, tc.verb, tc.args...)); !strings.Contains(got, tc.want) {
 				t.Errorf("%s: got %q, want it to contain %q", tc.name, got, tc.want)
 			}
 		}
-		h.do(a, VerbDeal)
+		h.do(a, api.VerbDeal)
 		synctest.Wait()
 		// Find forehand and someone else.
-		var fore, other Player
-		for _, p := range []Player{a, b, c, d} {
-			m, _ := h.out.latest(KindHand, p.ID)
+		var fore, other api.Player
+		for _, p := range []api.Player{a, b, c, d} {
+			m, _ := h.out.latest(api.KindHand, p.ID)
 			if strings.Contains(m.Text, "forehand") {
 				fore = p
 			} else {
@@ -334,16 +335,16 @@ func TestRefusals(t *testing.T) {
 		if fore.ID == "" {
 			t.Fatal("nobody is forehand")
 		}
-		if e := errText(h.do(other, VerbTrump, "hearts")); !strings.Contains(e, "not your turn") {
+		if e := errText(h.do(other, api.VerbTrump, "hearts")); !strings.Contains(e, "not your turn") {
 			t.Errorf("trump by non-forehand: %q", e)
 		}
-		if e := errText(h.do(fore, VerbPlay, "QS")); !strings.Contains(e, "Trump hasn't been named") {
+		if e := errText(h.do(fore, api.VerbPlay, "QS")); !strings.Contains(e, "Trump hasn't been named") {
 			t.Errorf("play before trump: %q", e)
 		}
-		if e := errText(h.do(fore, VerbTrump, "purple")); !strings.Contains(e, "not a suit") {
+		if e := errText(h.do(fore, api.VerbTrump, "purple")); !strings.Contains(e, "not a suit") {
 			t.Errorf("bad suit: %q", e)
 		}
-		hand, _ := h.out.latest(KindHand, fore.ID)
+		hand, _ := h.out.latest(api.KindHand, fore.ID)
 		trumpBtn := hand.Buttons[len(hand.Buttons)-1][1] // hearts, in the last row below the cards
 		if e := errText(h.press(stranger, trumpBtn)); !strings.Contains(e, "don't sit") {
 			t.Errorf("stranger pressing forehand's button: %q", e)
@@ -355,11 +356,11 @@ func TestRefusals(t *testing.T) {
 			t.Errorf("double press: %q", e)
 		}
 		// Duplicate delivery of the same platform event is applied once and answered politely.
-		cmd := Command{Place: h.place, Actor: fore, Verb: VerbLang, Args: []string{"table", "de"}, EventID: "dup"}
-		if r, _ := h.svc.Handle(context.Background(), cmd); r[0].Kind != KindNotice || errText(r) != "" {
+		cmd := api.Command{Place: h.place, Actor: fore, Verb: api.VerbLang, Args: []string{"table", "de"}, EventID: "dup"}
+		if r, _ := h.svc.Handle(context.Background(), cmd); r[0].Kind != api.KindNotice || errText(r) != "" {
 			t.Fatalf("lang table de: %+v", r)
 		}
-		if r, _ := h.svc.Handle(context.Background(), cmd); r[0].Kind != KindNotice || r[0].Text != i18n.T("en", "note.duplicate") {
+		if r, _ := h.svc.Handle(context.Background(), cmd); r[0].Kind != api.KindNotice || r[0].Text != i18n.T("en", "note.duplicate") {
 			t.Errorf("the same event again: %+v", r)
 		}
 		applied := 0
@@ -380,9 +381,9 @@ func TestIllegalCardNamesTheLegalOnes(t *testing.T) {
 		defer h.svc.Close()
 		for i := 0; i < 200; i++ {
 			synctest.Wait()
-			m, _ := h.out.latest(KindHand, me.ID)
+			m, _ := h.out.latest(api.KindHand, me.ID)
 			if strings.Contains(m.Text, "forehand") {
-				b, _ := firstButton(m, VerbTrump, true)
+				b, _ := firstButton(m, api.VerbTrump, true)
 				h.press(me, b)
 				continue
 			}
@@ -392,7 +393,7 @@ func TestIllegalCardNamesTheLegalOnes(t *testing.T) {
 			if m.Title != "Table in Café Konter" {
 				t.Errorf("the private hand does not name its table: title %q", m.Title)
 			}
-			var illegal, legal *Button
+			var illegal, legal *api.Button
 			for j := range m.Buttons[0] {
 				b := &m.Buttons[0][j]
 				if !b.Legal && illegal == nil {
@@ -419,22 +420,22 @@ func TestTimeoutMarksAwayAndComputerPlays(t *testing.T) {
 		h := newHarness(t, mem.New())
 		defer h.svc.Close()
 		me := player(1)
-		h.do(me, VerbNew, "timer=fast")
-		h.do(me, VerbDeal)
+		h.do(me, api.VerbNew, "timer=fast")
+		h.do(me, api.VerbDeal)
 		synctest.Wait()
 		before := len(h.out.all())
 		time.Sleep(21 * time.Second)
 		synctest.Wait()
 		var reminded bool
 		for _, m := range h.out.all()[before:] {
-			reminded = reminded || (m.Target.Kind == ToPlayer && strings.Contains(m.Text, "your turn"))
+			reminded = reminded || (m.Target.Kind == api.ToPlayer && strings.Contains(m.Text, "your turn"))
 		}
 		if !reminded {
 			t.Fatal("no reminder after 21 s")
 		}
 		time.Sleep(30 * time.Second)
 		synctest.Wait()
-		n, _ := h.out.latest(KindNotice, "")
+		n, _ := h.out.latest(api.KindNotice, "")
 		found := false
 		for _, m := range h.out.all() {
 			found = found || strings.Contains(m.Text, "did not play in time")
@@ -455,17 +456,17 @@ func TestLobbyExpires(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, mem.New())
 		defer h.svc.Close()
-		h.do(player(1), VerbNew, "timer=fast")
+		h.do(player(1), api.VerbNew, "timer=fast")
 		time.Sleep(31 * time.Minute)
 		synctest.Wait()
-		lobby, _ := h.out.latest(KindLobby, "")
+		lobby, _ := h.out.latest(api.KindLobby, "")
 		if !strings.Contains(lobby.Text, "closed") || len(lobby.Buttons) != 0 {
 			t.Errorf("lobby after expiry: %q buttons %d", lobby.Text, len(lobby.Buttons))
 		}
-		if e := errText(h.do(player(2), VerbJoin)); !strings.Contains(e, "no table here") {
+		if e := errText(h.do(player(2), api.VerbJoin)); !strings.Contains(e, "no table here") {
 			t.Errorf("join after expiry: %q", e)
 		}
-		if e := errText(h.do(player(2), VerbNew)); e != "" {
+		if e := errText(h.do(player(2), api.VerbNew)); e != "" {
 			t.Errorf("new after expiry: %q", e)
 		}
 	})
@@ -476,14 +477,14 @@ func TestResumeContinuesMatch(t *testing.T) {
 		store := mem.New()
 		h := newHarness(t, store)
 		me := player(1)
-		h.do(me, VerbNew, "timer=none")
-		h.do(me, VerbDeal)
+		h.do(me, api.VerbNew, "timer=none")
+		h.do(me, api.VerbDeal)
 		h.playAsHuman(me, 7)
 		synctest.Wait()
 		h.svc.Close()
 
 		h2 := resumed(t, store)
-		if _, ok := h2.out.latest(KindLive, ""); !ok {
+		if _, ok := h2.out.latest(api.KindLive, ""); !ok {
 			t.Fatal("resume did not bring the live message up to date")
 		}
 		h2.playAsHuman(me, 10000)
@@ -497,7 +498,7 @@ func TestCorruptTableIsSkipped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := mem.New()
 		h := newHarness(t, store)
-		h.do(player(1), VerbNew)
+		h.do(player(1), api.VerbNew)
 		h.svc.Close()
 		store.PutTable("zzzz", []byte(`{"v":1,"id":"zzzz","games":["garbage"],"status":"playing"}`))
 		h2 := newHarness(t, store)
@@ -509,7 +510,7 @@ func TestCorruptTableIsSkipped(t *testing.T) {
 		if h2.svc.Tables() != 1 {
 			t.Fatalf("tables served: %d, want the 1 good one", h2.svc.Tables())
 		}
-		if e := errText(h2.do(player(2), VerbJoin)); e != "" {
+		if e := errText(h2.do(player(2), api.VerbJoin)); e != "" {
 			t.Errorf("good table not served: %s", e)
 		}
 	})
@@ -520,15 +521,15 @@ func TestFailedCommitChangesNothing(t *testing.T) {
 		store := mem.New()
 		h := newHarness(t, store)
 		defer h.svc.Close()
-		h.do(player(1), VerbNew)
+		h.do(player(1), api.VerbNew)
 		store.Fail = errors.New("disk full")
-		if e := errText(h.do(player(2), VerbJoin)); !strings.Contains(e, "nothing was changed") {
+		if e := errText(h.do(player(2), api.VerbJoin)); !strings.Contains(e, "nothing was changed") {
 			t.Fatalf("failed commit: %q", e)
 		}
-		if e := errText(h.do(player(2), VerbJoin)); e != "" {
+		if e := errText(h.do(player(2), api.VerbJoin)); e != "" {
 			t.Fatalf("join after the store recovered: %q", e)
 		}
-		lobby, _ := h.out.latest(KindLobby, "")
+		lobby, _ := h.out.latest(api.KindLobby, "")
 		if strings.Count(lobby.Text, "Player2") != 1 {
 			t.Errorf("lobby: %s", lobby.Text)
 		}
@@ -571,8 +572,8 @@ func TestPictureOfTheBoard(t *testing.T) {
 		h, me := soloTable(t)
 		defer h.svc.Close()
 		h.playAsHuman(me, 30)
-		r := h.do(me, VerbBoard)
-		if len(r) != 1 || r[0].Picture != PictureBoard {
+		r := h.do(me, api.VerbBoard)
+		if len(r) != 1 || r[0].Picture != api.PictureBoard {
 			t.Fatalf("board reply: %+v", r)
 		}
 		png, alt, err := h.svc.Picture(ctx, r[0], true)
@@ -582,14 +583,14 @@ func TestPictureOfTheBoard(t *testing.T) {
 		if alt == "" {
 			t.Error("no alt text")
 		}
-		last := h.do(me, VerbLast)
-		if len(last) != 1 || last[0].Picture != PictureLastTrick {
+		last := h.do(me, api.VerbLast)
+		if len(last) != 1 || last[0].Picture != api.PictureLastTrick {
 			t.Fatalf("last reply: %+v", last)
 		}
 		if png, alt, err := h.svc.Picture(ctx, last[0], false); err != nil || string(png[1:4]) != "PNG" || alt == "" {
 			t.Fatalf("table picture: %v, %d bytes, alt %q", err, len(png), alt)
 		}
-		if _, _, err := h.svc.Picture(ctx, Message{Table: "nope", Picture: PictureBoard}, false); !errors.Is(err, ErrNoPicture) {
+		if _, _, err := h.svc.Picture(ctx, api.Message{Table: "nope", Picture: api.PictureBoard}, false); !errors.Is(err, ErrNoPicture) {
 			t.Errorf("unknown table: %v", err)
 		}
 	})
@@ -602,26 +603,26 @@ func TestButtonsSurviveOtherCommands(t *testing.T) {
 		h := newHarness(t, mem.New())
 		defer h.svc.Close()
 		// Four people, so that one of them is forehand whatever the deal.
-		people := []Player{player(1), player(2), player(3), player(4)}
-		h.do(people[0], VerbNew, "timer=none")
+		people := []api.Player{player(1), player(2), player(3), player(4)}
+		h.do(people[0], api.VerbNew, "timer=none")
 		for _, p := range people[1:] {
-			h.do(p, VerbJoin)
+			h.do(p, api.VerbJoin)
 		}
-		h.do(people[0], VerbDeal)
+		h.do(people[0], api.VerbDeal)
 		synctest.Wait()
-		lobby, _ := h.out.latest(KindLobby, "")
+		lobby, _ := h.out.latest(api.KindLobby, "")
 		if len(lobby.Buttons) != 0 || !strings.Contains(lobby.Text, "started") {
 			t.Errorf("lobby after the deal: %q with %d button rows", lobby.Text, len(lobby.Buttons))
 		}
 		for _, p := range people {
-			hand, _ := h.out.latest(KindHand, p.ID)
+			hand, _ := h.out.latest(api.KindHand, p.ID)
 			if !strings.Contains(hand.Text, "forehand") {
 				continue
 			}
-			if e := errText(h.do(p, VerbStop)); e != "" {
+			if e := errText(h.do(p, api.VerbStop)); e != "" {
 				t.Fatalf("stop vote: %s", e)
 			}
-			trump, _ := firstButton(hand, VerbTrump, true)
+			trump, _ := firstButton(hand, api.VerbTrump, true)
 			if e := errText(h.press(p, trump)); e != "" {
 				t.Fatalf("trump button after a stop vote: %s", e)
 			}
@@ -636,10 +637,10 @@ func TestResumeLeavesClosedTablesAlone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := mem.New()
 		h := newHarness(t, store)
-		h.do(player(1), VerbNew, "timer=fast")
+		h.do(player(1), api.VerbNew, "timer=fast")
 		time.Sleep(31 * time.Minute) // the lobby expires and closes
 		synctest.Wait()
-		if lobby, _ := h.out.latest(KindLobby, ""); !strings.Contains(lobby.Text, "closed") {
+		if lobby, _ := h.out.latest(api.KindLobby, ""); !strings.Contains(lobby.Text, "closed") {
 			t.Fatalf("lobby not closed: %q", lobby.Text)
 		}
 		h.svc.Close()
@@ -648,7 +649,7 @@ func TestResumeLeavesClosedTablesAlone(t *testing.T) {
 		if msgs := h2.out.all(); len(msgs) != 0 {
 			t.Errorf("resume sent %d messages for a closed table: %+v", len(msgs), msgs[0])
 		}
-		if e := errText(h2.do(player(2), VerbNew)); e != "" {
+		if e := errText(h2.do(player(2), api.VerbNew)); e != "" {
 			t.Errorf("a new table at the closed one's place: %s", e)
 		}
 	})
@@ -660,13 +661,13 @@ func TestFailedNewLeavesThePlaceFree(t *testing.T) {
 	h := newHarness(t, store)
 	defer h.svc.Close()
 	store.Fail = errors.New("disk full")
-	if e := errText(h.do(player(1), VerbNew)); !strings.Contains(e, "nothing was changed") {
+	if e := errText(h.do(player(1), api.VerbNew)); !strings.Contains(e, "nothing was changed") {
 		t.Fatalf("new with a failing store: %q", e)
 	}
 	if h.svc.Tables() != 0 {
 		t.Fatalf("%d tables after a failed new", h.svc.Tables())
 	}
-	if e := errText(h.do(player(1), VerbNew)); e != "" {
+	if e := errText(h.do(player(1), api.VerbNew)); e != "" {
 		t.Fatalf("new after the store recovered: %q", e)
 	}
 }
@@ -681,7 +682,7 @@ func TestConcurrentNewOpensOneTable(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, _ := h.svc.Handle(context.Background(), Command{Place: h.place, Actor: player(i + 1), Verb: VerbNew})
+			r, _ := h.svc.Handle(context.Background(), api.Command{Place: h.place, Actor: player(i + 1), Verb: api.VerbNew})
 			if errText(r) == "" {
 				opened.Add(1)
 			}

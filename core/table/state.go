@@ -8,30 +8,20 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/options"
-)
-
-// Status is where a table stands.
-type Status string
-
-// The statuses of a table.
-const (
-	StatusLobby   Status = "lobby"
-	StatusPlaying Status = "playing"
-	StatusOver    Status = "over"   // match finished; rematch possible until Config.OverFor passes
-	StatusClosed  Status = "closed" // stopped, expired or replaced; out of memory, pruned after the retention period
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // SeatState is who sits in a seat: a human (Player set), a computer player, or nobody.
 type SeatState struct {
-	Player *Player `json:"player,omitempty"`
-	Robot  bool    `json:"robot,omitempty"`
-	Away   bool    `json:"away,omitempty"` // a computer player acts for the absent human
+	Player *api.Player `json:"player,omitempty"`
+	Robot  bool        `json:"robot,omitempty"`
+	Away   bool        `json:"away,omitempty"` // a computer player acts for the absent human
 	// No is a computer player's number, its name ("Computer 3"): the seat it sat down in, kept
 	// when seats change (rematch rotate), so that new partners show. 0 in states written before:
 	// then the seat's number.
 	No int `json:"no,omitempty"`
 	// Left is the person who left the seat during the match; a computer player finishes it.
-	Left *Player `json:"left,omitempty"`
+	Left *api.Player `json:"left,omitempty"`
 	// Moved says the seat's person made a move of the current game themselves; Absent lists the
 	// match's games (from 1) a computer played entirely for them (see noteAbsent).
 	Moved  bool  `json:"moved,omitempty"`
@@ -64,11 +54,11 @@ const stateVersion = 1
 type state struct {
 	V        int               `json:"v"`
 	ID       string            `json:"id"`
-	Place    Place             `json:"place"`
+	Place    api.Place         `json:"place"`
 	Lang     string            `json:"lang"`
 	Options  optionsState      `json:"options"`
 	Seats    [4]SeatState      `json:"seats"`
-	Status   Status            `json:"status"`
+	Status   api.Status        `json:"status"`
 	Seq      uint64            `json:"seq"`
 	Secret   []byte            `json:"secret"` // secretSize bytes: every deal and seed of the table comes from it (random.go)
 	Deals    uint64            `json:"deals"`  // deals made so far
@@ -206,7 +196,7 @@ func decodeState(data []byte) (*state, options.Options, *core.Match, error) {
 		return nil, options.Options{}, nil, fmt.Errorf("table %s options: %w", st.ID, err)
 	}
 	var m *core.Match
-	if st.Status != StatusLobby || len(st.Games) > 0 {
+	if st.Status != api.StatusLobby || len(st.Games) > 0 {
 		if m, err = core.NewMatch(opts.Rules, core.Seat(st.First&3)); err != nil {
 			return nil, options.Options{}, nil, err
 		}

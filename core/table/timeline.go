@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // The public timeline of a match follows from its stored state: what a place must be told of
@@ -20,16 +21,16 @@ import (
 // message goes right before its result, the last game's too: a place whose sends are rationed
 // (Telegram's 20 a minute) shows the last card before the summaries, not after them. A summary
 // whose key was delivered is left out: it never changes.
-func (r renderer) told(sh *sight, delivered func(key string) bool) []Message {
+func (r renderer) told(sh *sight, delivered func(key string) bool) []api.Message {
 	if !sh.match {
-		return []Message{r.liveMessage(sh, sh.games)}
+		return []api.Message{r.liveMessage(sh, sh.games)}
 	}
 	_, over := sh.board.Winner()
 	n := sh.games
 	// The previous game's table message, while the next game is played: its last version goes
 	// right before its result.
 	prev := n >= 2 && sh.finished == n-1
-	var out []Message
+	var out []api.Message
 	var hist []core.GameScore
 	for i := range sh.finished {
 		if prev && i == n-2 {
@@ -38,7 +39,7 @@ func (r renderer) told(sh *sight, delivered func(key string) bool) []Message {
 		if over && i == n-1 {
 			out = append(out, r.liveMessage(sh, n))
 		}
-		if delivered(sh.key(KindSummary, i+1, "")) {
+		if delivered(sh.key(api.KindSummary, i+1, "")) {
 			continue // a summary never changes: once delivered, it is not made again for every move
 		}
 		if hist == nil {
@@ -56,7 +57,7 @@ func (r renderer) told(sh *sight, delivered func(key string) bool) []Message {
 // what follows from its state (told): for a copy of the bot that took the place over, whose
 // deliveries for it so far were another copy's to tell. An adapter that keeps what each message
 // shows sends only what was not shown. A place without a live table here has nothing to tell.
-func (s *Service) Retell(ctx context.Context, p Place) {
+func (s *Service) Retell(ctx context.Context, p api.Place) {
 	t, ok := s.table(s.TableAt(p))
 	if !ok {
 		return

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -16,10 +17,10 @@ func TestRetoldMatchEndsWithItsWinner(t *testing.T) {
 		h := newHarness(t, mem.New())
 		defer h.svc.Close()
 		me := player(1)
-		if e := errText(h.do(me, VerbNew, "timer=none", "stripes=1")); e != "" {
+		if e := errText(h.do(me, api.VerbNew, "timer=none", "stripes=1")); e != "" {
 			t.Fatal(e)
 		}
-		if e := errText(h.do(me, VerbDeal)); e != "" {
+		if e := errText(h.do(me, api.VerbDeal)); e != "" {
 			t.Fatal(e)
 		}
 		if moves := h.playAsHuman(me, 10000); !h.over() {
@@ -27,9 +28,9 @@ func TestRetoldMatchEndsWithItsWinner(t *testing.T) {
 		}
 		before := len(h.out.all())
 		h.svc.Retell(t.Context(), h.place)
-		var public []Message
+		var public []api.Message
 		for _, m := range h.out.all()[before:] {
-			if m.Target.Kind == ToPlace && m.Key != "" {
+			if m.Target.Kind == api.ToPlace && m.Key != "" {
 				public = append(public, m)
 			}
 		}
@@ -37,8 +38,8 @@ func TestRetoldMatchEndsWithItsWinner(t *testing.T) {
 			t.Fatalf("retold %d public messages: %+v", len(public), public)
 		}
 		last := public[len(public)-3:]
-		if last[0].Kind != KindLive || last[1].Kind != KindSummary || last[2].Kind != KindSummary {
-			var kinds []Kind
+		if last[0].Kind != api.KindLive || last[1].Kind != api.KindSummary || last[2].Kind != api.KindSummary {
+			var kinds []api.Kind
 			for _, m := range public {
 				kinds = append(kinds, m.Kind)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // actedKind groups the commands whose buttons go stale together: a button made before its
@@ -37,7 +38,7 @@ func (k actedKind) key(playerID string) string {
 // statuses is a set of table statuses a verb is allowed in.
 type statuses uint8
 
-func in(list ...Status) statuses {
+func in(list ...api.Status) statuses {
 	var s statuses
 	for _, st := range list {
 		s |= statusBit(st)
@@ -47,13 +48,13 @@ func in(list ...Status) statuses {
 
 // statusBit is st's member of a statuses set: a function, not a method, so that Status can be the
 // vocabulary's (core/table/api) rather than the engine's.
-func statusBit(st Status) statuses {
+func statusBit(st api.Status) statuses {
 	switch st {
-	case StatusLobby:
+	case api.StatusLobby:
 		return 1
-	case StatusPlaying:
+	case api.StatusPlaying:
 		return 2
-	case StatusOver:
+	case api.StatusOver:
 		return 4
 	}
 	return 8
@@ -103,7 +104,7 @@ type verbSpec struct {
 // call is one command being applied: the command, the actor's seat (NoSeat away from a table)
 // and language, and what the verb did.
 type call struct {
-	Command
+	api.Command
 	seat core.Seat
 	arg  string // the arguments joined
 	lang string
@@ -114,59 +115,59 @@ type call struct {
 // Config.Verbs (registry.go). Verbs lists every verb players type, in help order
 // (TestVerbsAreTheRegistry). A table verb's handler is play's (play.go, through onTable): the
 // spec here says what it needs, the handler what it does.
-var verbs = map[Verb]verbSpec{
-	VerbHelp:  {scope: scopeNone, run: (*Service).help},
-	VerbRules: {scope: scopeNone, run: (*Service).rules},
+var verbs = map[api.Verb]verbSpec{
+	api.VerbHelp:  {scope: scopeNone, run: (*Service).help},
+	api.VerbRules: {scope: scopeNone, run: (*Service).rules},
 
-	VerbNew:   {scope: scopePlace, run: (*Service).open, person: true},
-	VerbLearn: {scope: scopePlace, run: (*Service).learn, person: true},
+	api.VerbNew:   {scope: scopePlace, run: (*Service).open, person: true},
+	api.VerbLearn: {scope: scopePlace, run: (*Service).learn, person: true},
 
-	VerbJoin: {scope: scopeTable, run: onTable(play.join), person: true, acted: actedTable, allowed: in(StatusLobby),
+	api.VerbJoin: {scope: scopeTable, run: onTable(play.join), person: true, acted: actedTable, allowed: in(api.StatusLobby),
 		notAllowed: "err.not_in_lobby", turns: true},
-	VerbBot:      lobbyVerb(play.bot, true),
-	VerbSeat:     lobbyVerb(play.moveSeat, false),
-	VerbShuffle:  lobbyVerb(play.shuffle, true),
-	VerbDeal:     lobbyVerb(play.deal, true),
-	VerbLeave:    {scope: scopeTable, run: onTable(play.leave), acted: actedTable, seated: true, turns: true},
-	VerbTrump:    moveVerb(actedGame),
-	VerbPlay:     moveVerb(actedGame),
-	VerbAnnounce: moveVerb(actedCall),
-	VerbHand:     {scope: scopeTable, run: onTable(play.hand), seated: true, allowed: in(StatusPlaying), notAllowed: "err.no_game"},
-	VerbBoard:    {scope: scopeTable, run: onTable(play.board)},
-	VerbLast:     {scope: scopeTable, run: onTable(play.last)},
-	VerbStop:     {scope: scopeTable, run: onTable(play.stop), acted: actedTable, seated: true, admin: true},
-	VerbRematch: {scope: scopeTable, run: onTable(play.rematch), acted: actedTable, seated: true, allowed: in(StatusOver),
+	api.VerbBot:      lobbyVerb(play.bot, true),
+	api.VerbSeat:     lobbyVerb(play.moveSeat, false),
+	api.VerbShuffle:  lobbyVerb(play.shuffle, true),
+	api.VerbDeal:     lobbyVerb(play.deal, true),
+	api.VerbLeave:    {scope: scopeTable, run: onTable(play.leave), acted: actedTable, seated: true, turns: true},
+	api.VerbTrump:    moveVerb(actedGame),
+	api.VerbPlay:     moveVerb(actedGame),
+	api.VerbAnnounce: moveVerb(actedCall),
+	api.VerbHand:     {scope: scopeTable, run: onTable(play.hand), seated: true, allowed: in(api.StatusPlaying), notAllowed: "err.no_game"},
+	api.VerbBoard:    {scope: scopeTable, run: onTable(play.board)},
+	api.VerbLast:     {scope: scopeTable, run: onTable(play.last)},
+	api.VerbStop:     {scope: scopeTable, run: onTable(play.stop), acted: actedTable, seated: true, admin: true},
+	api.VerbRematch: {scope: scopeTable, run: onTable(play.rematch), acted: actedTable, seated: true, allowed: in(api.StatusOver),
 		notAllowed: "err.not_over", turns: true},
-	VerbLang: {scope: scopeTable, run: onTable(play.lang), personal: notForTable, acted: actedTable, seated: true, admin: true},
-	VerbHint: {scope: scopeTable, run: (*Service).hint, seated: true, allowed: in(StatusPlaying), notAllowed: "err.no_game"},
-	VerbReview: {scope: scopeTable, run: (*Service).reviewVerb, seated: true, allowed: in(StatusPlaying, StatusOver),
+	api.VerbLang: {scope: scopeTable, run: onTable(play.lang), personal: notForTable, acted: actedTable, seated: true, admin: true},
+	api.VerbHint: {scope: scopeTable, run: (*Service).hint, seated: true, allowed: in(api.StatusPlaying), notAllowed: "err.no_game"},
+	api.VerbReview: {scope: scopeTable, run: (*Service).reviewVerb, seated: true, allowed: in(api.StatusPlaying, api.StatusOver),
 		notAllowed: "err.no_game"},
 
-	VerbTimeout: {scope: scopeInternal},
-	VerbMove:    {scope: scopeInternal},
-	VerbClose:   {scope: scopeInternal},
-	VerbPause:   {scope: scopeInternal},
+	api.VerbTimeout: {scope: scopeInternal},
+	api.VerbMove:    {scope: scopeInternal},
+	api.VerbClose:   {scope: scopeInternal},
+	api.VerbPause:   {scope: scopeInternal},
 }
 
 // answer gives the actor the messages, and reports nothing refused.
-func (c *call) answer(msgs ...Message) *userError {
+func (c *call) answer(msgs ...api.Message) *userError {
 	c.out.replies = append(c.out.replies, msgs...)
 	return nil
 }
 
 func (s *Service) help(_ context.Context, _ *tbl, c *call) *userError {
-	return c.answer(reply(c.Command, c.lang, KindReply, helpText(c.lang, s.surface(c.Place))))
+	return c.answer(reply(c.Command, c.lang, api.KindReply, helpText(c.lang, s.surface(c.Place))))
 }
 
 // lobbyVerb is a verb of the lobby for the people seated there: it changes who sits where.
 func lobbyVerb(run func(play, *tbl, *call) *userError, admin bool) verbSpec {
-	return verbSpec{scope: scopeTable, run: onTable(run), acted: actedTable, seated: true, admin: admin, allowed: in(StatusLobby),
+	return verbSpec{scope: scopeTable, run: onTable(run), acted: actedTable, seated: true, admin: admin, allowed: in(api.StatusLobby),
 		notAllowed: "err.not_in_lobby", turns: true}
 }
 
 // moveVerb is a game move of a kind.
 func moveVerb(kind actedKind) verbSpec {
-	return verbSpec{scope: scopeTable, run: onTable(play.move), acted: kind, move: true, seated: true, allowed: in(StatusPlaying),
+	return verbSpec{scope: scopeTable, run: onTable(play.move), acted: kind, move: true, seated: true, allowed: in(api.StatusPlaying),
 		notAllowed: "err.no_game", turns: true}
 }
 
@@ -174,14 +175,14 @@ func moveVerb(kind actedKind) verbSpec {
 // seat, stop at once, set the house rules): a platform where asking costs a request (Telegram's
 // getChatMember) asks only for these, before the command reaches the service. A verb
 // registered from outside the engine (OutsideVerb.Admin) counts as the engine's own do.
-func (s *Service) AdminMatters(v Verb) bool {
+func (s *Service) AdminMatters(v api.Verb) bool {
 	spec, _ := s.spec(v)
 	return spec.admin
 }
 
 // stale reports whether a button press comes too late: made before its presser's last accepted
 // command of its kind, or (for a game move) in an earlier game.
-func (v verbSpec) stale(st *state, cmd Command) bool {
+func (v verbSpec) stale(st *state, cmd api.Command) bool {
 	if cmd.Seq == 0 || v.acted == actedNone {
 		return false
 	}

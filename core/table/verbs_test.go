@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -19,7 +20,7 @@ func TestVerbsAreTheRegistry(t *testing.T) {
 	if len(svc.outside) == 0 {
 		t.Fatal("no verb registered outside the engine")
 	}
-	for _, v := range Verbs {
+	for _, v := range api.Verbs {
 		spec, ok := registry[v]
 		switch {
 		case !ok:
@@ -29,12 +30,12 @@ func TestVerbsAreTheRegistry(t *testing.T) {
 		case spec.run == nil:
 			t.Errorf("%s has nothing to run", v)
 		}
-		if n := len(slices.DeleteFunc(slices.Clone(Verbs), func(w Verb) bool { return w != v })); n != 1 {
+		if n := len(slices.DeleteFunc(slices.Clone(api.Verbs), func(w api.Verb) bool { return w != v })); n != 1 {
 			t.Errorf("%s is %d times in Verbs", v, n)
 		}
 	}
 	for v, spec := range registry {
-		if spec.scope != scopeInternal && !slices.Contains(Verbs, v) {
+		if spec.scope != scopeInternal && !slices.Contains(api.Verbs, v) {
 			t.Errorf("%s is in the registry, not in Verbs", v)
 		}
 		if spec.scope != scopeTable && (spec.seated || spec.acted != actedNone || spec.allowed != 0 || spec.personal != nil) {

@@ -11,6 +11,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/picture"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -30,9 +31,9 @@ func utf16Len(s string) int { return len(utf16.Encode([]rune(s))) }
 // onDiscord is a text as Discord shows it: every command is "/km verb" there, the league's
 // "/km league verb" (adapters/discord: subcommandPath and groupOf).
 func onDiscord(text string) string {
-	return i18n.RewriteCommands(text, Verbs, func(v Verb) string {
+	return i18n.RewriteCommands(text, api.Verbs, func(v api.Verb) string {
 		switch v {
-		case VerbStats, VerbTop, VerbHistory, VerbSettings, VerbMyData, VerbForget:
+		case api.VerbStats, api.VerbTop, api.VerbHistory, api.VerbSettings, api.VerbMyData, api.VerbForget:
 			return "/km league " + string(v)
 		}
 		return "/km " + string(v)
@@ -56,11 +57,11 @@ func TestRulesTellTheGame(t *testing.T) {
 		t.Run(lang, func(t *testing.T) {
 			h := newHarness(t, mem.New(), withKV, func(c *Config) { c.RulesURL = "https://t.example/rules?lang={lang}" })
 			defer h.svc.Close()
-			admin := Command{Place: h.place, Actor: Player{ID: "a", Name: "Anna", Locale: lang}, Verb: VerbSettings, Args: []string{"stripes=7"}, Admin: true}
+			admin := api.Command{Place: h.place, Actor: api.Player{ID: "a", Name: "Anna", Locale: lang}, Verb: api.VerbSettings, Args: []string{"stripes=7"}, Admin: true}
 			if e := errText(h.svc.Handle(context.Background(), admin)); e != "" {
 				t.Fatal(e)
 			}
-			text := h.do(Player{ID: "p", Name: "Jang", Locale: lang}, VerbRules)[0].Text
+			text := h.do(api.Player{ID: "p", Name: "Jang", Locale: lang}, api.VerbRules)[0].Text
 			lines := strings.Split(text, "\n")
 			rules := RulesLines(lang)
 			if len(rules) < 8 || len(rules) > 12 {
@@ -105,8 +106,8 @@ func TestRulesTellTheGame(t *testing.T) {
 func TestRulesWithoutALink(t *testing.T) {
 	h := newHarness(t, mem.New(), withKV)
 	defer h.svc.Close()
-	msgs, err := h.svc.Handle(context.Background(), Command{Place: Place{Platform: "test", Chat: "dm"}, Actor: Player{ID: "p", Name: "Jang", Locale: "de"},
-		Verb: VerbRules, Private: true})
+	msgs, err := h.svc.Handle(context.Background(), api.Command{Place: api.Place{Platform: "test", Chat: "dm"}, Actor: api.Player{ID: "p", Name: "Jang", Locale: "de"},
+		Verb: api.VerbRules, Private: true})
 	if err != nil || len(msgs) != 1 {
 		t.Fatalf("/rules: %v, %+v", err, msgs)
 	}
@@ -123,7 +124,7 @@ func TestRulesWithoutALink(t *testing.T) {
 // every command once, in groups, in each language, within the platforms' limits.
 func TestHelpStartsANewcomer(t *testing.T) {
 	for _, lang := range i18n.Languages {
-		for _, sf := range []Surface{{}, {Typed: true, Personal: true}} {
+		for _, sf := range []api.Surface{{}, {Typed: true, Personal: true}} {
 			text := helpText(lang, sf)
 			lines := strings.Split(text, "\n")
 			steps := strings.Join(lines[1:4], "\n")
@@ -137,7 +138,7 @@ func TestHelpStartsANewcomer(t *testing.T) {
 					seen[v]++
 				}
 			}
-			for _, v := range Verbs {
+			for _, v := range api.Verbs {
 				if stepped := slices.Contains(helpSteps, v) && strings.Contains(steps, "/"+string(v)); seen["/"+string(v)] != 1 && !stepped {
 					t.Errorf("%s: /%s is in help %d times", lang, v, seen["/"+string(v)])
 				}
@@ -156,7 +157,7 @@ func TestHelpStartsANewcomer(t *testing.T) {
 
 // Every verb is in one of help's groups or its steps.
 func TestHelpGroupsEveryVerb(t *testing.T) {
-	in := map[Verb]int{}
+	in := map[api.Verb]int{}
 	for _, g := range helpGroups {
 		for _, v := range g.verbs {
 			in[v]++
@@ -165,7 +166,7 @@ func TestHelpGroupsEveryVerb(t *testing.T) {
 	for _, v := range helpSteps {
 		in[v]++
 	}
-	for _, v := range Verbs {
+	for _, v := range api.Verbs {
 		if in[v] != 1 {
 			t.Errorf("/%s is in %d of help's groups", v, in[v])
 		}
@@ -205,7 +206,7 @@ func TestOptionNamesInEachLanguage(t *testing.T) {
 		if got := options.Syntax(lang); !strings.HasPrefix(got, want) {
 			t.Errorf("%s: %q, want it to start %q", lang, got, want)
 		}
-		if help := helpText(lang, Surface{}); !strings.Contains(help, want) {
+		if help := helpText(lang, api.Surface{}); !strings.Contains(help, want) {
 			t.Errorf("%s: help does not show %q", lang, want)
 		}
 		// Each name shown is understood.
@@ -247,7 +248,7 @@ func TestOptionRefusalSpeaksTheLanguage(t *testing.T) {
 		{"lb", "Bedenkzäit=gëschter", "kuerz, normal, laang oder onbegrenzt"},
 		{"fr", "temps=hier", "rapide, normal, long ou illimité"},
 	} {
-		got := errText(h.do(Player{ID: "p-" + tc.lang, Name: "Jang", Locale: tc.lang}, VerbNew, tc.arg))
+		got := errText(h.do(api.Player{ID: "p-" + tc.lang, Name: "Jang", Locale: tc.lang}, api.VerbNew, tc.arg))
 		if !strings.Contains(got, tc.want) {
 			t.Errorf("%s %s: %q, want it to name %q", tc.lang, tc.arg, got, tc.want)
 		}

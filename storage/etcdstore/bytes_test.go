@@ -9,6 +9,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
 	"github.com/kontermatt/kontermatt/storage/etcdstore/etcdtest"
@@ -52,12 +53,12 @@ func TestBytesPerMatch(t *testing.T) {
 	live0 := live()
 	var ids []string
 	for i := range matches {
-		ids = append(ids, tabletest.OpenRobots(t, svc, table.Place{Platform: "test", Chat: fmt.Sprint(i)}))
+		ids = append(ids, tabletest.OpenRobots(t, svc, api.Place{Platform: "test", Chat: fmt.Sprint(i)}))
 	}
 	for _, id := range ids {
 		tabletest.WaitUntil(t, 2*time.Minute, "the match ends", func() bool {
 			s, _ := svc.Status(id)
-			return s == table.StatusOver || s == table.StatusClosed
+			return s == api.StatusOver || s == api.StatusClosed
 		})
 	}
 	db1, use1 := size()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
 	"github.com/kontermatt/kontermatt/storage/etcdstore/etcdtest"
@@ -57,14 +58,14 @@ func TestCancelEndsABlockedCommit(t *testing.T) {
 		}
 	}
 	cancelled("a commit", func(ctx context.Context) error {
-		return s.Commit(ctx, table.Change{TableID: "probe", State: []byte("x"), Log: table.LogEntry{Seq: 1, Verb: table.VerbNew}})
+		return s.Commit(ctx, table.Change{TableID: "probe", State: []byte("x"), Log: table.LogEntry{Seq: 1, Verb: api.VerbNew}})
 	})
 	cancelled("a command", func(ctx context.Context) error {
 		replies, err := svc.Handle(ctx, tabletest.Next(svc, tt))
 		if !errors.Is(err, table.ErrNotStored) {
 			t.Errorf("Handle of a command whose commit was cancelled: %v, want ErrNotStored", err)
 		}
-		if len(replies) == 0 || replies[0].Kind != table.KindError {
+		if len(replies) == 0 || replies[0].Kind != api.KindError {
 			t.Errorf("the actor was not told the command failed: %+v", replies)
 		}
 		return err

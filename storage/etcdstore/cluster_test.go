@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
 	"github.com/kontermatt/kontermatt/storage/etcdstore/etcdtest"
@@ -125,8 +126,8 @@ func TestTwoCopiesPlayAMatch(t *testing.T) {
 	checkLedgers(t, []string{tb.ID}, a, b)
 	stored := uint64(len(a.ledger.Entries(tb.ID)) + len(b.ledger.Entries(tb.ID)))
 	tabletest.WaitUntil(t, 10*time.Second, "both copies hold the table as stored", func() bool {
-		va, _ := a.svc.Seen(ctx, tb.ID, table.Player{})
-		vb, _ := b.svc.Seen(ctx, tb.ID, table.Player{})
+		va, _ := a.svc.Seen(ctx, tb.ID, api.Player{})
+		vb, _ := b.svc.Seen(ctx, tb.ID, api.Player{})
 		return va.Seq == stored && vb.Seq == stored
 	})
 }
@@ -182,7 +183,7 @@ func takeOver(tb testing.TB, c *etcdtest.Cluster, prefix string) time.Duration {
 	a := startCopy(tb, c, prefix, "a", robots)
 	b := startCopy(tb, c, prefix, "b", robots)
 	waitSpread(tb, 15*time.Second, a, b)
-	place := table.Place{Platform: "test", Chat: "robots"}
+	place := api.Place{Platform: "test", Chat: "robots"}
 	owner, other := a, b
 	if !a.svc.Owns(place) {
 		owner, other = b, a
@@ -196,7 +197,7 @@ func takeOver(tb testing.TB, c *etcdtest.Cluster, prefix string) time.Duration {
 	killed := time.Now()
 	tabletest.WaitUntil(tb, 20*time.Second, "the other copy plays on", func() bool { return len(other.ledger.Entries(id)) > 6 })
 	took := time.Since(killed)
-	tabletest.WaitUntil(tb, 60*time.Second, "the match ends", func() bool { st, _ := other.svc.Status(id); return st == table.StatusOver })
+	tabletest.WaitUntil(tb, 60*time.Second, "the match ends", func() bool { st, _ := other.svc.Status(id); return st == api.StatusOver })
 	if t, ok := tb.(*testing.T); ok {
 		checkLedgers(t, []string{id}, a, b)
 	}
@@ -215,7 +216,7 @@ func TestQuorumLostAndBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	robots := tabletest.OpenRobots(t, a.svc, table.Place{Platform: "test", Chat: "robots"}, "stripes=20")
+	robots := tabletest.OpenRobots(t, a.svc, api.Place{Platform: "test", Chat: "robots"}, "stripes=20")
 	before := len(a.ledger.Entries(tb.ID))
 	c.Stop(1)
 	c.Stop(2)
@@ -231,7 +232,7 @@ func TestQuorumLostAndBack(t *testing.T) {
 	c.RestartAll()
 	tabletest.WaitUntil(t, 30*time.Second, "the move is taken again", func() bool {
 		r, _ := a.svc.Handle(context.Background(), cmd)
-		return len(r) == 0 || r[0].Kind != table.KindError
+		return len(r) == 0 || r[0].Kind != api.KindError
 	})
 	moved := len(a.ledger.Entries(robots))
 	tabletest.WaitUntil(t, 30*time.Second, "the computer players play on", func() bool { return len(a.ledger.Entries(robots)) > moved+5 })

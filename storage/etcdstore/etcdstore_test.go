@@ -14,6 +14,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage"
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
@@ -61,7 +62,7 @@ func TestEtcdConforms(t *testing.T) {
 	}.Run(t)
 	t.Run("prefixes apart", func(t *testing.T) {
 		a, b := open(t, c, etcdstore.Options{}), open(t, c, etcdstore.Options{})
-		if err := a.Commit(ctx, table.Change{TableID: "t", State: []byte("a"), Log: table.LogEntry{Seq: 1, Verb: table.VerbNew}}); err != nil {
+		if err := a.Commit(ctx, table.Change{TableID: "t", State: []byte("a"), Log: table.LogEntry{Seq: 1, Verb: api.VerbNew}}); err != nil {
 			t.Fatal(err)
 		}
 		if _, ok, err := b.Table(ctx, "t"); err != nil || ok {
@@ -79,7 +80,7 @@ func TestCommitTooLarge(t *testing.T) {
 	for i := range 200 {
 		kv = append(kv, table.KVEntry{Bucket: "b", Key: fmt.Sprint(i), Value: []byte("v")})
 	}
-	err := s.Commit(ctx, table.Change{TableID: "t", State: []byte("s"), Log: table.LogEntry{Seq: 1, Verb: table.VerbNew}, KV: kv})
+	err := s.Commit(ctx, table.Change{TableID: "t", State: []byte("s"), Log: table.LogEntry{Seq: 1, Verb: api.VerbNew}, KV: kv})
 	if !errors.Is(err, etcdstore.ErrTooLarge) {
 		t.Fatalf("a change of 200 KV entries: %v, want ErrTooLarge", err)
 	}
@@ -144,7 +145,7 @@ func TestQuorum(t *testing.T) {
 	}
 	_ = before
 	start := time.Now()
-	err = s.Commit(ctx, table.Change{TableID: "probe", State: []byte("x"), Log: table.LogEntry{Seq: 1, Verb: table.VerbNew}})
+	err = s.Commit(ctx, table.Change{TableID: "probe", State: []byte("x"), Log: table.LogEntry{Seq: 1, Verb: api.VerbNew}})
 	took := time.Since(start)
 	if !errors.Is(err, table.ErrUnavailable) {
 		t.Fatalf("a commit without quorum: %v, want ErrUnavailable", err)
@@ -229,7 +230,7 @@ func TestForgetLeavesNoCopy(t *testing.T) {
 		}
 	}
 	commit(table.Change{TableID: "t1", State: []byte(`{"seat":"` + name + `"}`), Closed: true,
-		Log:     table.LogEntry{Seq: 1, Time: 5, Actor: "tg:42", Verb: table.VerbClose},
+		Log:     table.LogEntry{Seq: 1, Time: 5, Actor: "tg:42", Verb: api.VerbClose},
 		Records: []table.Record{{Key: "t1/m1", Data: []byte(`{"name":"` + name + `"}`)}},
 		KV:      []table.KVEntry{{Bucket: "people", Key: "42", Value: []byte(name)}}})
 	// The name is in the members' files before (etcd's backend writes within 100 ms).

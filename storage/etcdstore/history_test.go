@@ -15,6 +15,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
 	"github.com/kontermatt/kontermatt/storage/etcdstore/etcdtest"
@@ -78,7 +79,7 @@ func TestHistoryStaysWithinQuota(t *testing.T) {
 	defer func() { stop(); upkeep.Wait() }()
 
 	// A table's state as it was early, and the revision it was at.
-	first := tabletest.OpenRobots(t, svc, table.Place{Platform: "test", Chat: "0"}, "stripes=1")
+	first := tabletest.OpenRobots(t, svc, api.Place{Platform: "test", Chat: "0"}, "stripes=1")
 	old, err := st.Client().Get(context.Background(), st.Prefix()+"tables/", clientv3.WithPrefix())
 	if err != nil || len(old.Kvs) == 0 {
 		t.Fatalf("the first table's state: %v (%d keys)", err, len(old.Kvs))
@@ -99,13 +100,13 @@ func TestHistoryStaysWithinQuota(t *testing.T) {
 			ids = nil
 		}
 		for len(ids) < 8 {
-			place := table.Place{Platform: "test", Chat: fmt.Sprintf("%d-%d", round, len(ids))}
+			place := api.Place{Platform: "test", Chat: fmt.Sprintf("%d-%d", round, len(ids))}
 			ids = append(ids, tabletest.OpenRobots(t, svc, place, "stripes=1"))
 		}
 		for _, id := range ids {
 			tabletest.WaitUntil(t, 30*time.Second, "the match ends", func() bool {
 				s, _ := svc.Status(id)
-				return s == table.StatusOver || s == table.StatusClosed
+				return s == api.StatusOver || s == api.StatusClosed
 			})
 			matches++
 		}
@@ -135,7 +136,7 @@ func TestWithoutRootRights(t *testing.T) {
 	const window = 300 * time.Millisecond
 	st := open(t, c, etcdstore.Options{Prefix: "rights/", Username: "kontermatt", Password: "secret", History: window})
 	if err := st.Commit(context.Background(), table.Change{TableID: "t1", State: []byte(`{"seat":"Annabella"}`), Closed: true,
-		Log:     table.LogEntry{Seq: 1, Time: 5, Actor: "tg:42", Verb: table.VerbClose},
+		Log:     table.LogEntry{Seq: 1, Time: 5, Actor: "tg:42", Verb: api.VerbClose},
 		Records: []table.Record{{Key: "t1/m1", Data: []byte(`{"name":"Annabella"}`)}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +193,7 @@ func TestMalformedKeysSkipped(t *testing.T) {
 	}), nil))
 	st := open(t, c, etcdstore.Options{Prefix: "malformed/", Log: logger})
 	if err := st.Commit(context.Background(), table.Change{TableID: "t1", State: []byte(`{"seat":"Annabella"}`), Closed: true,
-		Log: table.LogEntry{Seq: 1, Time: 5, Actor: "tg:42", Verb: table.VerbClose}}); err != nil {
+		Log: table.LogEntry{Seq: 1, Time: 5, Actor: "tg:42", Verb: api.VerbClose}}); err != nil {
 		t.Fatal(err)
 	}
 	cli := st.Client()

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
 	"github.com/kontermatt/kontermatt/storage/etcdstore/etcdtest"
@@ -70,7 +71,7 @@ func TestFencedCommit(t *testing.T) {
 	}
 	change := func(seq uint64, f table.Fence) table.Change {
 		return table.Change{TableID: "t1", State: []byte(fmt.Sprintf(`{"seq":%d}`, seq)),
-			Log: table.LogEntry{Seq: seq, Time: 1, Verb: table.VerbPlay}, Fence: f}
+			Log: table.LogEntry{Seq: seq, Time: 1, Verb: api.VerbPlay}, Fence: f}
 	}
 	if err := st.Commit(t.Context(), change(1, fence)); err != nil {
 		t.Fatalf("a commit under a held lease: %v", err)
@@ -257,8 +258,8 @@ type ownerObserver struct {
 	decisions, fenced atomic.Int64
 }
 
-func (o *ownerObserver) Command(table.Verb, string, time.Duration) {}
-func (o *ownerObserver) Decision(string, time.Duration)            { o.decisions.Add(1) }
+func (o *ownerObserver) Command(api.Verb, string, time.Duration) {}
+func (o *ownerObserver) Decision(string, time.Duration)          { o.decisions.Add(1) }
 func (o *ownerObserver) Commit(_ time.Duration, err error) {
 	if errors.Is(err, table.ErrFenced) {
 		o.fenced.Add(1)
@@ -283,9 +284,9 @@ func TestPausedOwnerIsFenced(t *testing.T) {
 	waitSpread(t, 15*time.Second, a, b)
 	// A place of copy a's in the lower half of the partitions: a copy that has more than its
 	// share gives the upper ones up, so the new owner keeps this one when copy a is back.
-	var place table.Place
+	var place api.Place
 	for i := 0; ; i++ {
-		place = table.Place{Platform: "test", Chat: fmt.Sprintf("paused-%d", i)}
+		place = api.Place{Platform: "test", Chat: fmt.Sprintf("paused-%d", i)}
 		if a.svc.Owns(place) && table.PlaceLease(place) < fmt.Sprintf("places/%02d", table.Partitions/2) {
 			break
 		}
@@ -321,7 +322,7 @@ func TestPausedOwnerIsFenced(t *testing.T) {
 	tabletest.WaitUntil(t, 10*time.Second, "the store refuses copy a's move", func() bool { return obs.fenced.Load() > 0 })
 	tabletest.WaitUntil(t, 10*time.Second, "copy a no longer owns the place", func() bool { return !a.svc.Owns(place) })
 	waitSpread(t, 15*time.Second, a, b)
-	tabletest.WaitUntil(t, 120*time.Second, "the match ends", func() bool { st, _ := b.svc.Status(id); return st == table.StatusOver })
+	tabletest.WaitUntil(t, 120*time.Second, "the match ends", func() bool { st, _ := b.svc.Status(id); return st == api.StatusOver })
 	if n := len(a.ledger.Entries(id)); n != byA {
 		t.Errorf("copy a committed %d changes at the place after it lost its lease", n-byA)
 	}
@@ -355,7 +356,7 @@ func BenchmarkOwners(b *testing.B) {
 		}
 		waitSpread(b, 60*time.Second, copies...)
 		for i := range tables {
-			tabletest.OpenRobots(b, copies[i%n].svc, table.Place{Platform: "bench", Chat: fmt.Sprintf("t%03d", i)}, "stripes=20")
+			tabletest.OpenRobots(b, copies[i%n].svc, api.Place{Platform: "bench", Chat: fmt.Sprintf("t%03d", i)}, "stripes=20")
 		}
 		hold.thaw()
 		b.Run(fmt.Sprintf("copies=%d", n), func(b *testing.B) {

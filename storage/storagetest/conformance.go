@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/store"
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // Store is what every store of the bot is: the service's Store and KV, with compare-and-swap on
@@ -67,7 +67,7 @@ func (su Suite) Run(t *testing.T) {
 	}
 }
 
-func entry(seq uint64, verb table.Verb, actor string) store.LogEntry {
+func entry(seq uint64, verb api.Verb, actor string) store.LogEntry {
 	return store.LogEntry{Seq: seq, Time: 1767225600000 + int64(seq), Actor: actor, Verb: verb}
 }
 
@@ -147,15 +147,15 @@ func kv(t *testing.T, s Store, bucket, key string) (string, bool) {
 func testCommits(t *testing.T, su Suite, s Store) {
 	ctx := t.Context()
 	for seq := uint64(1); seq <= 3; seq++ {
-		commit(t, s, store.Change{TableID: "dc:1", State: fmt.Appendf(nil, "a%d", seq), Log: entry(seq, table.VerbPlay, "tg:1")})
+		commit(t, s, store.Change{TableID: "dc:1", State: fmt.Appendf(nil, "a%d", seq), Log: entry(seq, api.VerbPlay, "tg:1")})
 	}
-	commit(t, s, store.Change{TableID: "tg:2", State: []byte("b1"), Log: entry(1, table.VerbNew, "tg:2"),
+	commit(t, s, store.Change{TableID: "tg:2", State: []byte("b1"), Log: entry(1, api.VerbNew, "tg:2"),
 		Records: []store.Record{{Key: "tg:2/m1", Data: []byte("rec")}},
 		KV:      []store.KVEntry{{Bucket: "league.place", Key: "tg:2", Value: []byte("L")}}})
 	commit(t, s, store.Change{TableID: "e", State: []byte{}})              // an empty state is a state
 	commit(t, s, store.Change{TableID: "dc:1", State: []byte("a3 again")}) // no Verb: no log entry, no guard
 	for i := range 7 {                                                     // more than a page of a small-paged store
-		commit(t, s, store.Change{TableID: fmt.Sprintf("p%d", i), State: []byte("p"), Log: entry(1, table.VerbNew, "")})
+		commit(t, s, store.Change{TableID: fmt.Sprintf("p%d", i), State: []byte("p"), Log: entry(1, api.VerbNew, "")})
 	}
 	want := map[string]string{"dc:1": "a3 again", "tg:2": "b1", "e": ""}
 	for i := range 7 {
@@ -184,7 +184,7 @@ func testCommits(t *testing.T, su Suite, s Store) {
 	if got := seqs(su.Log(t, s, "dc:1")); !slices.Equal(got, []uint64{1, 2, 3}) {
 		t.Errorf("log of dc:1: %v", got)
 	}
-	if log := su.Log(t, s, "dc:1"); len(log) == 3 && (log[2].Actor != "tg:1" || log[2].Verb != table.VerbPlay) {
+	if log := su.Log(t, s, "dc:1"); len(log) == 3 && (log[2].Actor != "tg:1" || log[2].Verb != api.VerbPlay) {
 		t.Errorf("log entry: %+v", log[2])
 	}
 }
@@ -193,13 +193,13 @@ func testCommits(t *testing.T, su Suite, s Store) {
 // Seq, is refused too; nothing of a refused change is written.
 func testConflicts(t *testing.T, su Suite, s Store) {
 	ctx := t.Context()
-	commit(t, s, store.Change{TableID: "t", State: []byte("s1"), Log: entry(1, table.VerbNew, "a")})
-	if err := s.Commit(ctx, store.Change{TableID: "fresh", State: []byte("x"), Log: entry(2, table.VerbNew, "a")}); !errors.Is(err, store.ErrConflict) {
+	commit(t, s, store.Change{TableID: "t", State: []byte("s1"), Log: entry(1, api.VerbNew, "a")})
+	if err := s.Commit(ctx, store.Change{TableID: "fresh", State: []byte("x"), Log: entry(2, api.VerbNew, "a")}); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("a new table's first change at Seq 2: %v, want ErrConflict", err)
 	}
-	commit(t, s, store.Change{TableID: "t", State: []byte("s2 by A"), Log: entry(2, table.VerbPlay, "a")})
+	commit(t, s, store.Change{TableID: "t", State: []byte("s2 by A"), Log: entry(2, api.VerbPlay, "a")})
 	for _, seq := range []uint64{2, 1, 0, 4} {
-		err := s.Commit(ctx, store.Change{TableID: "t", State: []byte("stale"), Log: entry(seq, table.VerbPlay, "b"),
+		err := s.Commit(ctx, store.Change{TableID: "t", State: []byte("stale"), Log: entry(seq, api.VerbPlay, "b"),
 			Records: []store.Record{{Key: "t/m1", Data: []byte("no")}}, KV: []store.KVEntry{{Bucket: "b", Key: "t/x", Value: []byte("no")}}})
 		if !errors.Is(err, store.ErrConflict) {
 			t.Errorf("Seq %d after 2: %v, want ErrConflict", seq, err)
@@ -218,7 +218,7 @@ func testConflicts(t *testing.T, su Suite, s Store) {
 	if got := seqs(su.Log(t, s, "t")); !slices.Equal(got, []uint64{1, 2}) {
 		t.Errorf("log: %v", got)
 	}
-	commit(t, s, store.Change{TableID: "t", State: []byte("s3"), Log: entry(3, table.VerbPlay, "a")})
+	commit(t, s, store.Change{TableID: "t", State: []byte("s3"), Log: entry(3, api.VerbPlay, "a")})
 }
 
 // Many writers press the same table at the same Seq, round after round: exactly one wins each.
@@ -235,7 +235,7 @@ func testRacingWriters(t *testing.T, su Suite, s Store) {
 			go func() {
 				defer wins.Done()
 				<-start
-				err := s.Commit(ctx, store.Change{TableID: "hot", State: fmt.Appendf(nil, "r%d w%d", round, w), Log: entry(round, table.VerbPlay, strconv.Itoa(w))})
+				err := s.Commit(ctx, store.Change{TableID: "hot", State: fmt.Appendf(nil, "r%d w%d", round, w), Log: entry(round, api.VerbPlay, strconv.Itoa(w))})
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
@@ -265,21 +265,21 @@ func testRacingWriters(t *testing.T, su Suite, s Store) {
 func testClosedAndPruned(t *testing.T, su Suite, s Store) {
 	ctx := t.Context()
 	at := time.UnixMilli(1767225600000)
-	commit(t, s, store.Change{TableID: "old", State: []byte("o1"), Log: entry(1, table.VerbNew, "a"),
+	commit(t, s, store.Change{TableID: "old", State: []byte("o1"), Log: entry(1, api.VerbNew, "a"),
 		KV: []store.KVEntry{{Bucket: "msgs", Key: "old", Value: []byte("1")}, {Bucket: "msgs", Key: "old/live", Value: []byte("2")},
 			{Bucket: "other", Key: "old/hand/tg:1", Value: []byte("3")}, {Bucket: "msgs", Key: "older", Value: []byte("keep")},
 			{Bucket: "msgs", Key: "old2/x", Value: []byte("keep")}}})
-	commit(t, s, store.Change{TableID: "old", State: []byte("o closed"), Closed: true, Log: store.LogEntry{Seq: 2, Time: at.UnixMilli(), Verb: table.VerbClose},
+	commit(t, s, store.Change{TableID: "old", State: []byte("o closed"), Closed: true, Log: store.LogEntry{Seq: 2, Time: at.UnixMilli(), Verb: api.VerbClose},
 		Records: []store.Record{{Key: "old/m1", Data: []byte("kept for ever")}}})
-	commit(t, s, store.Change{TableID: "later", State: []byte("l closed"), Closed: true, Log: store.LogEntry{Seq: 1, Time: at.Add(time.Hour).UnixMilli(), Verb: table.VerbClose}})
-	commit(t, s, store.Change{TableID: "live", State: []byte("playing"), Log: entry(1, table.VerbNew, "a")})
+	commit(t, s, store.Change{TableID: "later", State: []byte("l closed"), Closed: true, Log: store.LogEntry{Seq: 1, Time: at.Add(time.Hour).UnixMilli(), Verb: api.VerbClose}})
+	commit(t, s, store.Change{TableID: "live", State: []byte("playing"), Log: entry(1, api.VerbNew, "a")})
 
 	same(t, "live tables", tables(t, s), map[string]string{"live": "playing"})
 	same(t, "closed tables", closedTables(t, s), map[string]string{"old": "o closed", "later": "l closed"})
 	if st, ok := table1(t, s, "old"); !ok || st != "o closed" {
 		t.Errorf("Table(old), closed: %q, %v", st, ok)
 	}
-	if err := s.Commit(ctx, store.Change{TableID: "old", State: []byte("x"), Log: entry(2, table.VerbPlay, "b")}); !errors.Is(err, store.ErrConflict) {
+	if err := s.Commit(ctx, store.Change{TableID: "old", State: []byte("x"), Log: entry(2, api.VerbPlay, "b")}); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("a stale change to a closed table: %v, want ErrConflict", err)
 	}
 
@@ -308,9 +308,9 @@ func testClosedAndPruned(t *testing.T, su Suite, s Store) {
 	}
 	same(t, "records after Prune", records(t, s), map[string]string{"old/m1": "kept for ever"})
 	// The ID is free: a new table there starts at 1.
-	commit(t, s, store.Change{TableID: "old", State: []byte("new"), Log: entry(1, table.VerbNew, "c")})
+	commit(t, s, store.Change{TableID: "old", State: []byte("new"), Log: entry(1, api.VerbNew, "c")})
 	// A closed table written again is live again.
-	commit(t, s, store.Change{TableID: "later", State: []byte("reopened"), Log: entry(2, table.VerbRematch, "c")})
+	commit(t, s, store.Change{TableID: "later", State: []byte("reopened"), Log: entry(2, api.VerbRematch, "c")})
 	same(t, "closed tables at the end", closedTables(t, s), map[string]string{})
 	if n, err := s.Prune(ctx, at.Add(48*time.Hour)); err != nil || n != 0 {
 		t.Errorf("Prune after the reopening = %d, %v; want 0", n, err)
@@ -319,8 +319,8 @@ func testClosedAndPruned(t *testing.T, su Suite, s Store) {
 }
 
 func testDelete(t *testing.T, su Suite, s Store) {
-	commit(t, s, store.Change{TableID: "a", State: []byte("a"), Log: entry(1, table.VerbNew, "x")})
-	commit(t, s, store.Change{TableID: "a", State: []byte("a2"), Log: entry(2, table.VerbDeal, "x")})
+	commit(t, s, store.Change{TableID: "a", State: []byte("a"), Log: entry(1, api.VerbNew, "x")})
+	commit(t, s, store.Change{TableID: "a", State: []byte("a2"), Log: entry(2, api.VerbDeal, "x")})
 	commit(t, s, store.Change{TableID: "a", Records: []store.Record{{Key: "a/m1", Data: []byte("final")}}})
 	if _, ok := table1(t, s, "a"); ok {
 		t.Error("the deleted table is there")
@@ -329,23 +329,23 @@ func testDelete(t *testing.T, su Suite, s Store) {
 		t.Errorf("the deleted table's log: %v", seqs(log))
 	}
 	same(t, "records", records(t, s), map[string]string{"a/m1": "final"})
-	commit(t, s, store.Change{TableID: "a", State: []byte("again"), Log: entry(1, table.VerbNew, "y")})
+	commit(t, s, store.Change{TableID: "a", State: []byte("again"), Log: entry(1, api.VerbNew, "y")})
 }
 
 func testPruneLog(t *testing.T, su Suite, s Store) {
 	ctx := t.Context()
 	for seq := uint64(1); seq <= 5; seq++ {
-		commit(t, s, store.Change{TableID: "m", State: []byte("playing"), Log: entry(seq, table.VerbPlay, "x")})
+		commit(t, s, store.Change{TableID: "m", State: []byte("playing"), Log: entry(seq, api.VerbPlay, "x")})
 	}
-	commit(t, s, store.Change{TableID: "m", State: []byte("over"), Log: entry(6, table.VerbPlay, "x"), PruneLog: true,
+	commit(t, s, store.Change{TableID: "m", State: []byte("over"), Log: entry(6, api.VerbPlay, "x"), PruneLog: true,
 		Records: []store.Record{{Key: "m/m1", Data: []byte("match")}}})
 	if got := seqs(su.Log(t, s, "m")); !slices.Equal(got, []uint64{6}) {
 		t.Errorf("log after the match: %v, want [6]", got)
 	}
-	if err := s.Commit(ctx, store.Change{TableID: "m", State: []byte("x"), Log: entry(6, table.VerbRematch, "x")}); !errors.Is(err, store.ErrConflict) {
+	if err := s.Commit(ctx, store.Change{TableID: "m", State: []byte("x"), Log: entry(6, api.VerbRematch, "x")}); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("Seq 6 again after a pruned log: %v", err)
 	}
-	commit(t, s, store.Change{TableID: "m", State: []byte("next"), Log: entry(7, table.VerbRematch, "x")})
+	commit(t, s, store.Change{TableID: "m", State: []byte("next"), Log: entry(7, api.VerbRematch, "x")})
 	if got := seqs(su.Log(t, s, "m")); !slices.Equal(got, []uint64{6, 7}) {
 		t.Errorf("log in the next match: %v", got)
 	}
@@ -499,7 +499,7 @@ func testExpect(t *testing.T, su Suite, s Store) {
 		t.Fatal(err)
 	}
 	change := func(seq uint64, expect ...store.KVEntry) store.Change {
-		return store.Change{TableID: "t", State: fmt.Appendf(nil, "s%d", seq), Log: entry(seq, table.VerbPlay, "a"),
+		return store.Change{TableID: "t", State: fmt.Appendf(nil, "s%d", seq), Log: entry(seq, api.VerbPlay, "a"),
 			Records: []store.Record{{Key: fmt.Sprintf("t/m%d", seq), Data: []byte("rec")}},
 			KV:      []store.KVEntry{{Bucket: "league.place", Key: "p", Value: fmt.Appendf(nil, "after %d", seq)}},
 			Expect:  expect}
@@ -568,7 +568,7 @@ func testRacingExpects(t *testing.T, _ Suite, s Store) {
 					if found {
 						expect.Value = cur
 					}
-					err = s.Commit(ctx, store.Change{TableID: id, State: []byte("s"), Log: entry(seq, table.VerbPlay, id),
+					err = s.Commit(ctx, store.Change{TableID: id, State: []byte("s"), Log: entry(seq, api.VerbPlay, id),
 						KV: []store.KVEntry{{Bucket: "league.person", Key: "shared", Value: []byte(strconv.Itoa(n + 1))}}, Expect: []store.KVEntry{expect}})
 					if err == nil {
 						break
@@ -590,7 +590,7 @@ func testRacingExpects(t *testing.T, _ Suite, s Store) {
 // A watch hears every commit after its revision, in order, with the state and Seq of each.
 func testWatch(t *testing.T, _ Suite, s Store) {
 	ctx := t.Context()
-	commit(t, s, store.Change{TableID: "before", State: []byte("b"), Log: entry(1, table.VerbNew, "")})
+	commit(t, s, store.Change{TableID: "before", State: []byte("b"), Log: entry(1, api.VerbNew, "")})
 	rev, err := s.Revision(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -607,11 +607,11 @@ func testWatch(t *testing.T, _ Suite, s Store) {
 	for seq := uint64(1); seq <= 5; seq++ {
 		for _, id := range []string{"x", "y", "z"} {
 			st := fmt.Sprintf("%s%d", id, seq)
-			commit(t, s, store.Change{TableID: id, State: []byte(st), Log: entry(seq, table.VerbPlay, "")})
+			commit(t, s, store.Change{TableID: id, State: []byte(st), Log: entry(seq, api.VerbPlay, "")})
 			want = append(want, step{id, seq, st})
 		}
 	}
-	commit(t, s, store.Change{TableID: "x", State: []byte("x closed"), Closed: true, Log: store.LogEntry{Seq: 6, Time: 1, Verb: table.VerbClose}})
+	commit(t, s, store.Change{TableID: "x", State: []byte("x closed"), Closed: true, Log: store.LogEntry{Seq: 6, Time: 1, Verb: api.VerbClose}})
 	commit(t, s, store.Change{TableID: "y"}) // deleted
 	last := map[string]uint64{}
 	var lastRev uint64
@@ -652,7 +652,7 @@ func testWatch(t *testing.T, _ Suite, s Store) {
 	ctx2, cancel2 := context.WithCancel(ctx)
 	w2 := s.Watch(ctx2, 0)
 	time.Sleep(50 * time.Millisecond) // let a remote watch be set up before the commit
-	commit(t, s, store.Change{TableID: "z", State: []byte("z6"), Log: entry(6, table.VerbPlay, "")})
+	commit(t, s, store.Change{TableID: "z", State: []byte("z6"), Log: entry(6, api.VerbPlay, "")})
 	select {
 	case c := <-w2:
 		if c.TableID != "z" || c.Seq != 6 {
@@ -668,11 +668,11 @@ func testWatch(t *testing.T, _ Suite, s Store) {
 
 func testForget(t *testing.T, su Suite, s Store) {
 	ctx := t.Context()
-	commit(t, s, store.Change{TableID: "t1", State: []byte("s"), Log: entry(1, table.VerbJoin, "tg:42"),
+	commit(t, s, store.Change{TableID: "t1", State: []byte("s"), Log: entry(1, api.VerbJoin, "tg:42"),
 		KV: []store.KVEntry{{Bucket: "hands", Key: "t1/hand/tg:42", Value: []byte("h")}, {Bucket: "hands", Key: "t1/hand/tg:7", Value: []byte("h7")},
 			{Bucket: "tg.people", Key: "42", Value: []byte("p")}}})
-	commit(t, s, store.Change{TableID: "t1", State: []byte("s"), Log: entry(2, table.VerbPlay, "tg:7")})
-	commit(t, s, store.Change{TableID: "t2", State: []byte("c"), Closed: true, Log: store.LogEntry{Seq: 1, Time: 5, Actor: "tg:42", Verb: table.VerbClose},
+	commit(t, s, store.Change{TableID: "t1", State: []byte("s"), Log: entry(2, api.VerbPlay, "tg:7")})
+	commit(t, s, store.Change{TableID: "t2", State: []byte("c"), Closed: true, Log: store.LogEntry{Seq: 1, Time: 5, Actor: "tg:42", Verb: api.VerbClose},
 		Records: []store.Record{{Key: "t2/m1", Data: []byte("Anna sat here")}},
 		KV:      []store.KVEntry{{Bucket: "msgs", Key: "t2/live", Value: []byte("m")}}})
 	err := s.Forget(ctx, store.Forgetting{Records: []store.Record{{Key: "t2/m1", Data: []byte("someone sat here")}},

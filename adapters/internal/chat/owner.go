@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // Owner says whether this copy of the bot owns a place now: of several copies on one store, the
@@ -15,27 +16,27 @@ import (
 // table service's Owns is one (per-place ownership); a copy that is the only one owns every
 // place (Alone).
 type Owner interface {
-	Owns(p table.Place) bool
+	Owns(p api.Place) bool
 }
 
 // Alone is the Owner of a copy that is the only one: it owns every place.
 type Alone struct{}
 
 // Owns is always true.
-func (Alone) Owns(table.Place) bool { return true }
+func (Alone) Owns(api.Place) bool { return true }
 
 // OwnerFunc is a function as an Owner.
-type OwnerFunc func(p table.Place) bool
+type OwnerFunc func(p api.Place) bool
 
 // Owns calls f.
-func (f OwnerFunc) Owns(p table.Place) bool { return f(p) }
+func (f OwnerFunc) Owns(p api.Place) bool { return f(p) }
 
 // Timeline reports whether a message is part of a place's timeline, which its owner alone tells:
 // a keyed message (the table message, a game's result, a lobby, a hand) that follows from the
 // table's stored state, so that the owner renders it too and tells it again when it takes the
 // place over. One-off messages (a reply to whoever acted, a notice) are told by the copy that
 // made them: no other copy has them.
-func Timeline(m table.Message) bool {
+func Timeline(m api.Message) bool {
 	return m.Key != "" && m.Table != "" && m.Target.Place.Platform != ""
 }
 
@@ -45,7 +46,7 @@ type Teller struct {
 	Owner Owner
 	// Retell delivers every editable message of the place's table again, as it stands (the
 	// table service's Retell).
-	Retell func(ctx context.Context, p table.Place)
+	Retell func(ctx context.Context, p api.Place)
 	// Every is how often Run looks for places this copy took over; default 250 ms.
 	Every time.Duration
 	// Now is the adapter's clock, by which places not heard of for an hour are forgotten;
@@ -53,14 +54,14 @@ type Teller struct {
 	Now func() time.Time
 	// Fences, if set, gives the fence under which this copy owns a place now (the table
 	// service's PlaceFence): see Fence.
-	Fences func(p table.Place) (table.Fence, bool)
+	Fences func(p api.Place) (table.Fence, bool)
 
 	mu    sync.Mutex
 	known map[string]placeSeen // by place key: the places heard of, and whether owned then
 }
 
 type placeSeen struct {
-	place table.Place
+	place api.Place
 	owned bool
 	// pending: owned since Run took it over, and not retold yet: the place's retold batch
 	// (Hear) comes first, whole, before anything else this copy tells of it.
@@ -76,7 +77,7 @@ const maxKnown = 4096
 // looked is not told piecemeal: Run has it retold whole, in order, before anything else of it is
 // told (what the copy heard of it before was not its to tell, and it may lack pieces of it). A
 // nil Teller, or one without an Owner, tells everything.
-func (t *Teller) Tells(m table.Message) bool {
+func (t *Teller) Tells(m api.Message) bool {
 	if t == nil || t.Owner == nil || !Timeline(m) {
 		return true
 	}
@@ -112,7 +113,7 @@ func (t *Teller) Tells(m table.Message) bool {
 // this copy holds it; "" for any other message, or without one. A copy killed while it sent
 // leaves a claim under its fence, which the next owner of the place, under a fence of its own,
 // knows for dead at once.
-func (t *Teller) Fence(m table.Message) string {
+func (t *Teller) Fence(m api.Message) string {
 	if t == nil || t.Fences == nil || !Timeline(m) {
 		return ""
 	}
@@ -125,7 +126,7 @@ func (t *Teller) Fence(m table.Message) string {
 
 // Fencer is a table service that fences its ownership of places (table.Service.PlaceFence).
 type Fencer interface {
-	PlaceFence(p table.Place) (table.Fence, bool)
+	PlaceFence(p api.Place) (table.Fence, bool)
 }
 
 // now reads the Teller's clock.
@@ -145,16 +146,16 @@ func (t *Teller) now() time.Time {
 // the adapter's clock (nil: time.Now).
 func (s *Slot) NewTeller(owner Owner, shared bool, now func() time.Time) *Teller {
 	if owner == nil && shared {
-		owner = OwnerFunc(func(p table.Place) bool {
+		owner = OwnerFunc(func(p api.Place) bool {
 			svc := s.Service()
 			return svc != nil && svc.Owns(p)
 		})
 	}
-	return &Teller{Owner: owner, Now: now, Retell: func(ctx context.Context, p table.Place) {
+	return &Teller{Owner: owner, Now: now, Retell: func(ctx context.Context, p api.Place) {
 		if svc := s.Service(); svc != nil {
 			svc.Retell(ctx, p)
 		}
-	}, Fences: func(p table.Place) (table.Fence, bool) {
+	}, Fences: func(p api.Place) (table.Fence, bool) {
 		if f, ok := s.Service().(Fencer); ok {
 			return f.PlaceFence(p)
 		}
@@ -221,14 +222,14 @@ func (t *Teller) retold(key string) {
 // takenOver gives the places heard of that this copy owns now and did not when last looked at,
 // and notes which it owns: a place taken over waits for its retold batch (Hear), which is told
 // whole, and everything after it.
-func (t *Teller) takenOver() []table.Place {
+func (t *Teller) takenOver() []api.Place {
 	t.mu.Lock()
 	places := make([]placeSeen, 0, len(t.known))
 	for _, s := range t.known {
 		places = append(places, s)
 	}
 	t.mu.Unlock()
-	var out []table.Place
+	var out []api.Place
 	for _, s := range places {
 		owned := t.Owner.Owns(s.place) // outside the lock: an Owner may ask the store
 		if owned == s.owned {
@@ -253,6 +254,6 @@ func (t *Teller) takenOver() []table.Place {
 // it, each time a table message is out: sent, or found showing that version already; and says
 // so once, before the service resumes (Reports), so that its places are paced from the start.
 type Viewer interface {
-	Shown(p table.Place, seq uint64)
+	Shown(p api.Place, seq uint64)
 	Reports(platform string)
 }

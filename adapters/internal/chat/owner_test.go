@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // owners is an Owner a test sets place by place.
@@ -17,20 +17,20 @@ type owners struct {
 	owned map[string]bool
 }
 
-func (o *owners) Owns(p table.Place) bool {
+func (o *owners) Owns(p api.Place) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.owned[p.Key()]
 }
 
-func (o *owners) set(p table.Place, owned bool) {
+func (o *owners) set(p api.Place, owned bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.owned[p.Key()] = owned
 }
 
-func liveAt(p table.Place) table.Message {
-	return table.Message{Target: table.Target{Kind: table.ToPlace, Place: p}, Kind: table.KindLive, Key: "live/" + p.Chat, Table: "t" + p.Chat}
+func liveAt(p api.Place) api.Message {
+	return api.Message{Target: api.Target{Kind: api.ToPlace, Place: p}, Kind: api.KindLive, Key: "live/" + p.Chat, Table: "t" + p.Chat}
 }
 
 // TestTellerForgetsByItsClock: a Teller that remembers as many places as it may forgets, by the
@@ -42,16 +42,16 @@ func TestTellerForgetsByItsClock(t *testing.T) {
 	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	tl := &Teller{Owner: o, Now: func() time.Time { return now }}
 	for i := range maxKnown {
-		tl.Tells(liveAt(table.Place{Platform: "discord", Chat: strconv.Itoa(i)}))
+		tl.Tells(liveAt(api.Place{Platform: "discord", Chat: strconv.Itoa(i)}))
 	}
 	now = now.Add(2 * time.Hour)
-	p := table.Place{Platform: "discord", Chat: "late"}
+	p := api.Place{Platform: "discord", Chat: "late"}
 	if tl.Tells(liveAt(p)) {
 		t.Fatal("a place another copy owns is told here")
 	}
 	o.set(p, true)
-	var got []table.Place
-	tl.Retell = func(_ context.Context, q table.Place) { got = append(got, q) }
+	var got []api.Place
+	tl.Retell = func(_ context.Context, q api.Place) { got = append(got, q) }
 	tl.retellTakenOver(t.Context())
 	if len(got) != 1 || got[0] != p {
 		t.Errorf("retold: %v, want [%v] (the places of two hours ago forgotten by the Teller's clock)", got, p)
@@ -67,10 +67,10 @@ func TestTellerForgetsByItsClock(t *testing.T) {
 // retold batch brings. What comes after the batch is told.
 func TestTellerRetellsFirst(t *testing.T) {
 	o := &owners{owned: map[string]bool{}}
-	p := table.Place{Platform: "discord", Chat: "1"}
+	p := api.Place{Platform: "discord", Chat: "1"}
 	var order []string
 	var tl *Teller
-	tl = &Teller{Owner: o, Retell: func(ctx context.Context, _ table.Place) {
+	tl = &Teller{Owner: o, Retell: func(ctx context.Context, _ api.Place) {
 		// A move's delivery got the table first.
 		if tl.Tells(liveAt(p)) {
 			order = append(order, "move before the retold batch")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // The delivery policy every surface follows: who may see a message meant for one person, what
@@ -29,15 +30,15 @@ import (
 // of it may: a hand (the cards its player holds), or a secret text without a public one. A
 // secret message shows its public text alone, without its buttons, picture or file, which may
 // show what its person holds.
-func Public(m table.Message) (table.Message, bool) {
-	if m.Kind == table.KindHand {
+func Public(m api.Message) (api.Message, bool) {
+	if m.Kind == api.KindHand {
 		return m, false
 	}
 	if m.Secret {
 		if m.Public == "" {
 			return m, false
 		}
-		m.Text, m.Buttons, m.Picture, m.File = m.Public, nil, table.PictureNone, nil
+		m.Text, m.Buttons, m.Picture, m.File = m.Public, nil, api.PictureNone, nil
 	}
 	m.Secret, m.Public = false, ""
 	return m, true
@@ -46,7 +47,7 @@ func Public(m table.Message) (table.Message, bool) {
 // Reached is told that a message of a table went out at its place: if the service has the table
 // paused there (the place refused the bot, before a restart perhaps), it goes on, and its players
 // are told. It may be called from an outbox worker, never holding a table's lock.
-func (s *Slot) Reached(ctx context.Context, place table.Place, tableID string) {
+func (s *Slot) Reached(ctx context.Context, place api.Place, tableID string) {
 	svc := s.Service()
 	if tableID == "" || svc == nil || !svc.Paused(tableID) || svc.TableAt(place) != tableID {
 		return

@@ -4,28 +4,28 @@ import (
 	"context"
 	"testing"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // What a message for one person shows where others see it: a hand nothing; a secret text its
 // public text alone, without what could show what its person holds; anything else as it is.
 func TestPublic(t *testing.T) {
-	buttons := [][]table.Button{{{Label: "Q♠", Action: table.Action{Verb: table.VerbPlay, Arg: "QS"}}}}
-	file := &table.File{Name: "m1.json", Data: []byte("{}")}
+	buttons := [][]api.Button{{{Label: "Q♠", Action: api.Action{Verb: api.VerbPlay, Arg: "QS"}}}}
+	file := &api.File{Name: "m1.json", Data: []byte("{}")}
 	for _, tc := range []struct {
 		name string
-		in   table.Message
+		in   api.Message
 		ok   bool
-		want table.Message
+		want api.Message
 	}{
-		{"hand", table.Message{Kind: table.KindHand, Text: "Q♠ K♥", Buttons: buttons}, false, table.Message{}},
-		{"secret without a public text", table.Message{Kind: table.KindNotice, Text: "you hold Q♠", Secret: true}, false, table.Message{}},
-		{"secret", table.Message{Kind: table.KindNotice, Text: "you hold Q♠", Secret: true, Public: "see your DMs",
-			Buttons: buttons, Picture: table.PictureBoard, File: file, Table: "t1"},
-			true, table.Message{Kind: table.KindNotice, Text: "see your DMs", Table: "t1"}},
-		{"plain", table.Message{Kind: table.KindNotice, Text: "your turn", Buttons: buttons, Picture: table.PictureBoard},
-			true, table.Message{Kind: table.KindNotice, Text: "your turn", Buttons: buttons, Picture: table.PictureBoard}},
+		{"hand", api.Message{Kind: api.KindHand, Text: "Q♠ K♥", Buttons: buttons}, false, api.Message{}},
+		{"secret without a public text", api.Message{Kind: api.KindNotice, Text: "you hold Q♠", Secret: true}, false, api.Message{}},
+		{"secret", api.Message{Kind: api.KindNotice, Text: "you hold Q♠", Secret: true, Public: "see your DMs",
+			Buttons: buttons, Picture: api.PictureBoard, File: file, Table: "t1"},
+			true, api.Message{Kind: api.KindNotice, Text: "see your DMs", Table: "t1"}},
+		{"plain", api.Message{Kind: api.KindNotice, Text: "your turn", Buttons: buttons, Picture: api.PictureBoard},
+			true, api.Message{Kind: api.KindNotice, Text: "your turn", Buttons: buttons, Picture: api.PictureBoard}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok := Public(tc.in)
@@ -65,5 +65,5 @@ func TestUnreachable(t *testing.T) {
 		t.Error("the refusal is still in the KV")
 	}
 	var s Slot
-	s.Reached(context.Background(), table.Place{}, "t1") // no service yet: nothing to resume
+	s.Reached(context.Background(), api.Place{}, "t1") // no service yet: nothing to resume
 }

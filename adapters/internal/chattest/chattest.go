@@ -2,7 +2,7 @@
 package chattest
 
 import (
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // Web stands for the web table (chat.Web): the addresses it would give. With HTTPS it is served
@@ -10,7 +10,7 @@ import (
 type Web struct{ HTTPS bool }
 
 // Link is a one-time address of the web table for a player at a table.
-func (Web) Link(p table.Player, tableID string) (string, error) {
+func (Web) Link(p api.Player, tableID string) (string, error) {
 	return "https://table.example/#link=" + tableID + "-" + p.ID, nil
 }
 

@@ -37,17 +37,18 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // Item is one message on its way to a destination, with the adapter's data D.
 type Item[D any] struct {
-	Dest    string        // the adapter's name of the destination; one queue each
-	Msg     table.Message // what to show
-	Key     string        // the record key: Msg.Key for editable messages, "" for a new message every time
-	Version uint64        // rises with the content; an older version never replaces a newer one
-	Sum     uint64        // what it shows (see Digest): a keyed message already showing it is not sent
-	Repost  bool          // show it anew at the bottom of the chat, the old message going
-	Data    D             // the adapter's own (a reply-to, a mention, ...)
+	Dest    string      // the adapter's name of the destination; one queue each
+	Msg     api.Message // what to show
+	Key     string      // the record key: Msg.Key for editable messages, "" for a new message every time
+	Version uint64      // rises with the content; an older version never replaces a newer one
+	Sum     uint64      // what it shows (see Digest): a keyed message already showing it is not sent
+	Repost  bool        // show it anew at the bottom of the chat, the old message going
+	Data    D           // the adapter's own (a reply-to, a mention, ...)
 	tries   int
 }
 
@@ -55,7 +56,7 @@ type Item[D any] struct {
 // or a match's summary): its Key's record means it is out. Such messages follow from the stored
 // state like the editable ones (core/table's timeline), so they are delivered again after a
 // restart or a take-over, and the record is what tells each of them once.
-func (it *Item[D]) Once() bool { return it.Key != "" && it.Msg.Kind == table.KindSummary }
+func (it *Item[D]) Once() bool { return it.Key != "" && it.Msg.Kind == api.KindSummary }
 
 // Record is the platform message that shows a Key, and what it shows.
 type Record struct {
@@ -158,7 +159,7 @@ type Config[D any] struct {
 	// one the claiming copy holds now is dead at once: its maker lost the place (one copy holds
 	// a lease at a time), so a copy killed while it sent holds the place's messages up only as
 	// long as its lease, not ClaimTTL.
-	Fence func(m table.Message) string
+	Fence func(m api.Message) string
 	// Now is the clock of the claims; default time.Now.
 	Now func() time.Time
 	// Tells, if set, says whether this copy tells a message now (chat.Teller: of several copies,
@@ -166,7 +167,7 @@ type Config[D any] struct {
 	// when it is queued and again just before it is sent (the copy may have lost the place
 	// meanwhile; the new owner tells it). A repost is not asked: it answers a request this copy
 	// took.
-	Tells func(m table.Message) bool
+	Tells func(m api.Message) bool
 	// Out, if set, is told of each keyed item that is out: sent, or skipped because its message
 	// shows it already (another copy, or this one before a restart, showed it). It runs in the
 	// queue's worker, outside the engine's locks, so it may call the table service (Shown: the
@@ -279,10 +280,10 @@ func (e *Engine[D]) tick() {
 // (without the sequence numbers the buttons carry: a button stays valid until its presser acts,
 // so a message whose only change is newer sequence numbers need not be edited). extra is what
 // else the adapter shows with it (a mention, a link).
-func Digest(m table.Message, extra ...string) uint64 {
+func Digest(m api.Message, extra ...string) uint64 {
 	h := m.Digest()
 	for _, x := range extra {
-		h = table.HashString(h, x)
+		h = api.HashString(h, x)
 	}
 	return h
 }

@@ -11,7 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -115,7 +115,7 @@ func (p *fakePlatform) got() []string {
 }
 
 func msg(dest, key string, v uint64, text string) *Item[string] {
-	m := table.Message{Key: key, Version: v, Text: text}
+	m := api.Message{Key: key, Version: v, Text: text}
 	return &Item[string]{Dest: dest, Msg: m, Key: key, Version: v, Sum: Digest(m)}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
 	"github.com/kontermatt/kontermatt/storage/etcdstore/etcdtest"
 	"github.com/kontermatt/kontermatt/storage/mem"
@@ -215,7 +216,7 @@ func TestSharedClaimEndsWithItsOwnersLease(t *testing.T) {
 			p := newChatPlatform()
 			b := newEngine(t, nil, nil, func(c *Config[string]) {
 				c.Platform, c.KV, c.Shared, c.ClaimTTL = p, kv, true, ttl
-				c.Fence = func(table.Message) string { return tc.fence }
+				c.Fence = func(api.Message) string { return tc.fence }
 			})
 			b.Enqueue(msg("chat", "t/live", 3, "three"))
 			flushed, cancel := context.WithTimeout(ctx, time.Second)

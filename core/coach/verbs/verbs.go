@@ -17,6 +17,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/privacy"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // Verbs is coach, for table.Config.Verbs: coach is the service's (table.Config.Coach; nil: the
@@ -25,14 +26,14 @@ func Verbs(coach table.Coach, log *slog.Logger) []table.OutsideVerb {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	run := func(ctx context.Context, r *table.Request) ([]table.Message, error) {
+	run := func(ctx context.Context, r *table.Request) ([]api.Message, error) {
 		return choose(ctx, r, coach != nil, log)
 	}
-	return []table.OutsideVerb{{Verb: table.VerbCoach, Person: true, Run: run}}
+	return []table.OutsideVerb{{Verb: api.VerbCoach, Person: true, Run: run}}
 }
 
 // choose sets whether the actor's games are reviewed (coach on|off), or says it.
-func choose(ctx context.Context, r *table.Request, available bool, log *slog.Logger) ([]table.Message, error) {
+func choose(ctx context.Context, r *table.Request, available bool, log *slog.Logger) ([]api.Message, error) {
 	lang := r.Lang
 	if !available {
 		return nil, table.Refuse("coach.none")
@@ -55,5 +56,5 @@ func choose(ctx context.Context, r *table.Request, available bool, log *slog.Log
 	if on {
 		key = "coach.on"
 	}
-	return []table.Message{r.Reply(table.KindNotice, i18n.T(lang, key))}, nil
+	return []api.Message{r.Reply(api.KindNotice, i18n.T(lang, key))}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/coach/verbs"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
@@ -15,8 +16,8 @@ import (
 // there is one) and a memory store whose compare-and-swap a test may fail.
 
 var (
-	dm  = table.Place{Platform: "telegram", Chat: "1"}
-	ann = table.Player{ID: "tg:1", Name: "Ann"}
+	dm  = api.Place{Platform: "telegram", Chat: "1"}
+	ann = api.Player{ID: "tg:1", Name: "Ann"}
 )
 
 // coach is a Coach that panics if asked anything but to close: the verb only asks whether the
@@ -32,43 +33,43 @@ func newService(t *testing.T, st *tabletest.Failing, c table.Coach) *table.Servi
 	return svc
 }
 
-func coachCmd(p table.Player, args ...string) table.Command {
-	return table.Command{Place: dm, Actor: p, Verb: table.VerbCoach, Args: args, Private: true}
+func coachCmd(p api.Player, args ...string) api.Command {
+	return api.Command{Place: dm, Actor: p, Verb: api.VerbCoach, Args: args, Private: true}
 }
 
-func in(lang string) table.Player { p := ann; p.Locale = lang; return p }
+func in(lang string) api.Player { p := ann; p.Locale = lang; return p }
 
 func TestCoachVerb(t *testing.T) {
 	cases := []struct {
 		name string
 		// before are commands answered first; cmd is the one whose reply is checked.
-		before  []table.Command
-		cmd     table.Command
+		before  []api.Command
+		cmd     api.Command
 		noCoach bool
 		swap    error // the store's writes fail with it
-		kind    table.Kind
+		kind    api.Kind
 		reason  string // a refusal's catalog key
 		text    string
 		err     error
 	}{
-		{name: "off until switched on", cmd: coachCmd(ann), kind: table.KindNotice, text: i18n.T("en", "coach.off")},
-		{name: "on", cmd: coachCmd(ann, "ON"), kind: table.KindNotice, text: i18n.T("en", "coach.on")},
-		{name: "kept on", before: []table.Command{coachCmd(ann, "on")}, cmd: coachCmd(in("fr")),
-			kind: table.KindNotice, text: i18n.T("fr", "coach.on")},
-		{name: "off again in German", before: []table.Command{coachCmd(ann, "on")}, cmd: coachCmd(in("de"), "aus"),
-			kind: table.KindNotice, text: i18n.T("de", "coach.off")},
-		{name: "kept off", before: []table.Command{coachCmd(ann, "on"), coachCmd(ann, "nein")}, cmd: coachCmd(ann),
-			kind: table.KindNotice, text: i18n.T("en", "coach.off")},
-		{name: "on in Luxembourgish", cmd: coachCmd(in("lb"), "jo"), kind: table.KindNotice, text: i18n.T("lb", "coach.on")},
+		{name: "off until switched on", cmd: coachCmd(ann), kind: api.KindNotice, text: i18n.T("en", "coach.off")},
+		{name: "on", cmd: coachCmd(ann, "ON"), kind: api.KindNotice, text: i18n.T("en", "coach.on")},
+		{name: "kept on", before: []api.Command{coachCmd(ann, "on")}, cmd: coachCmd(in("fr")),
+			kind: api.KindNotice, text: i18n.T("fr", "coach.on")},
+		{name: "off again in German", before: []api.Command{coachCmd(ann, "on")}, cmd: coachCmd(in("de"), "aus"),
+			kind: api.KindNotice, text: i18n.T("de", "coach.off")},
+		{name: "kept off", before: []api.Command{coachCmd(ann, "on"), coachCmd(ann, "nein")}, cmd: coachCmd(ann),
+			kind: api.KindNotice, text: i18n.T("en", "coach.off")},
+		{name: "on in Luxembourgish", cmd: coachCmd(in("lb"), "jo"), kind: api.KindNotice, text: i18n.T("lb", "coach.on")},
 		{name: "neither on nor off", cmd: coachCmd(in("lb"), "maybe"),
-			kind: table.KindError, reason: "coach.usage", text: i18n.T("lb", "coach.usage")},
+			kind: api.KindError, reason: "coach.usage", text: i18n.T("lb", "coach.usage")},
 		{name: "a bot without a coach says so", noCoach: true, cmd: coachCmd(in("de"), "on"),
-			kind: table.KindError, reason: "coach.none", text: i18n.T("de", "coach.none")},
+			kind: api.KindError, reason: "coach.none", text: i18n.T("de", "coach.none")},
 		{name: "the group's anonymous admin is no person",
-			cmd:  table.Command{Place: table.Place{Platform: "telegram", Chat: "-100"}, Actor: ann, Verb: table.VerbCoach, Args: []string{"on"}, Anonymous: true, Admin: true},
-			kind: table.KindError, reason: "err.anonymous", text: i18n.T("en", "err.anonymous")},
+			cmd:  api.Command{Place: api.Place{Platform: "telegram", Chat: "-100"}, Actor: ann, Verb: api.VerbCoach, Args: []string{"on"}, Anonymous: true, Admin: true},
+			kind: api.KindError, reason: "err.anonymous", text: i18n.T("en", "err.anonymous")},
 		{name: "a choice not stored", swap: table.ErrUnavailable, cmd: coachCmd(ann, "on"),
-			kind: table.KindError, reason: "err.unavailable", text: i18n.T("en", "err.unavailable"), err: table.ErrNotStored},
+			kind: api.KindError, reason: "err.unavailable", text: i18n.T("en", "err.unavailable"), err: table.ErrNotStored},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -95,7 +96,7 @@ func TestCoachVerb(t *testing.T) {
 			if m.Kind != tc.kind || m.Reason != tc.reason || m.Text != tc.text {
 				t.Errorf("kind %q reason %q text %q, want %q %q %q", m.Kind, m.Reason, m.Text, tc.kind, tc.reason, tc.text)
 			}
-			if m.Target.Kind != table.ToActor || m.Target.Player.ID != ann.ID {
+			if m.Target.Kind != api.ToActor || m.Target.Player.ID != ann.ID {
 				t.Errorf("to %+v, want the actor", m.Target)
 			}
 		})

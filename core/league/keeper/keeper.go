@@ -20,6 +20,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/league"
 	"github.com/kontermatt/kontermatt/core/picture"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // Keeper is the league of every place, as the engine's match ends teach it.
@@ -140,7 +141,7 @@ func (k *Keeper) PostSeasons(ctx context.Context, at table.Posting) {
 	}
 	sent := 0
 	for _, key := range places {
-		p, ok := table.ParsePlaceKey(key)
+		p, ok := api.ParsePlaceKey(key)
 		if !ok || len(k.Cache.Standings(ctx, key, month, at.Hidden)) == 0 {
 			continue
 		}
@@ -148,8 +149,8 @@ func (k *Keeper) PostSeasons(ctx context.Context, at table.Posting) {
 		lang := cmp.Or(at.Lang(ctx, key), i18n.Pick())
 		text := i18n.T(lang, "season.final", league.MonthName(lang, month)) +
 			league.StandingsRows(lang, k.Cache.Standings(ctx, key, month, at.Hidden))
-		at.Deliver(ctx, p.Platform, []table.Message{{Target: table.Target{Kind: table.ToPlace, Place: p},
-			Kind: table.KindNotice, Text: text, Picture: table.PictureStandings, Season: month, Lang: lang}})
+		at.Deliver(ctx, p.Platform, []api.Message{{Target: api.Target{Kind: api.ToPlace, Place: p},
+			Kind: api.KindNotice, Text: text, Picture: api.PictureStandings, Season: month, Lang: lang}})
 	}
 	k.log.Info("posted last month's tables", "month", month, "places", sent)
 }
@@ -166,7 +167,7 @@ func (k *Keeper) markPosted(ctx context.Context, month string, now time.Time) er
 }
 
 // StandingsPicture draws a place's table of a season ("2026-11", or "all").
-func (k *Keeper) StandingsPicture(ctx context.Context, p table.Place, season, lang string, th picture.Theme, hidden func(id string) bool) ([]byte, string, error) {
+func (k *Keeper) StandingsPicture(ctx context.Context, p api.Place, season, lang string, th picture.Theme, hidden func(id string) bool) ([]byte, string, error) {
 	month := season
 	if season == "all" {
 		month = ""

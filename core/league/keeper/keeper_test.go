@@ -17,6 +17,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/league/keeper"
 	"github.com/kontermatt/kontermatt/core/picture"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -24,8 +25,8 @@ import (
 // memory store, the engine's Store and KV port. Matches are played with the core's rules.
 
 var (
-	cafe  = table.Place{Platform: "telegram", Chat: "-100", Title: "Café"}
-	other = table.Place{Platform: "discord", Chat: "7", Thread: "8"}
+	cafe  = api.Place{Platform: "telegram", Chat: "-100", Title: "Café"}
+	other = api.Place{Platform: "discord", Chat: "7", Thread: "8"}
 	names = []string{"Ann", "Ben", "Cleo", "Dan"}
 	ended = time.Date(2026, 11, 20, 21, 0, 0, 0, time.UTC)
 )
@@ -63,7 +64,7 @@ func play(t *testing.T, seed uint64) *core.Match {
 
 // record is the kept match as the engine writes it (table.StoredMatch), of the people at place:
 // its games in the engine's compact form, by way of the replay format (table.CompactRecord).
-func record(t *testing.T, key string, place table.Place, seats [4]table.StoredSeat, m *core.Match) table.Record {
+func record(t *testing.T, key string, place api.Place, seats [4]table.StoredSeat, m *core.Match) table.Record {
 	t.Helper()
 	full, err := json.Marshal(m.Record())
 	if err != nil {
@@ -252,10 +253,10 @@ func TestRebuild(t *testing.T) {
 // outbox keeps what the league posts.
 type outbox struct {
 	mu   sync.Mutex
-	msgs []table.Message
+	msgs []api.Message
 }
 
-func (o *outbox) deliver(_ context.Context, platform string, msgs []table.Message) {
+func (o *outbox) deliver(_ context.Context, platform string, msgs []api.Message) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, m := range msgs {
@@ -316,8 +317,8 @@ func TestPostSeasons(t *testing.T) {
 				return
 			}
 			msg := out.msgs[0]
-			if msg.Target.Kind != table.ToPlace || msg.Target.Place.Key() != cafe.Key() || msg.Lang != "lb" ||
-				msg.Picture != table.PictureStandings || msg.Season != "2026-11" ||
+			if msg.Target.Kind != api.ToPlace || msg.Target.Place.Key() != cafe.Key() || msg.Lang != "lb" ||
+				msg.Picture != api.PictureStandings || msg.Season != "2026-11" ||
 				!strings.HasPrefix(msg.Text, i18n.T("lb", "season.final", league.MonthName("lb", "2026-11"))) {
 				t.Errorf("the post: %+v", msg)
 			}

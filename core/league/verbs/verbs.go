@@ -23,6 +23,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/league"
 	"github.com/kontermatt/kontermatt/core/privacy"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // League is what the verbs read: the league the service's match ends write (the Cache of the
@@ -46,20 +47,20 @@ func (l *League) Verbs() []table.OutsideVerb {
 		l.Log = slog.New(slog.DiscardHandler)
 	}
 	return []table.OutsideVerb{
-		{Verb: table.VerbStats, Place: true, Run: l.stats},
-		{Verb: table.VerbTop, Place: true, Run: l.top},
-		{Verb: table.VerbHistory, Place: true, Run: l.history},
+		{Verb: api.VerbStats, Place: true, Run: l.stats},
+		{Verb: api.VerbTop, Place: true, Run: l.top},
+		{Verb: api.VerbHistory, Place: true, Run: l.history},
 	}
 }
 
-func (l *League) stats(ctx context.Context, r *table.Request) ([]table.Message, error) {
+func (l *League) stats(ctx context.Context, r *table.Request) ([]api.Message, error) {
 	lang := r.Lang
 	arg := strings.TrimSpace(strings.Join(r.Args, " "))
 	if word := strings.ToLower(arg); word == "off" || word == "on" {
 		if err := r.Choices.Change(ctx, r.Actor.ID, func(p *privacy.Choices) { p.Hidden = word == "off" }); err != nil {
 			return nil, table.NotStored(err)
 		}
-		return []table.Message{r.Reply(table.KindNotice, i18n.T(lang, "stats."+word))}, nil
+		return []api.Message{r.Reply(api.KindNotice, i18n.T(lang, "stats."+word))}, nil
 	}
 	p := l.Cache.Place(ctx, r.Place.Key())
 	id := r.Actor.ID
@@ -84,9 +85,9 @@ func (l *League) stats(ctx context.Context, r *table.Request) ([]table.Message, 
 	}
 	switch {
 	case id != r.Actor.ID && r.Choices.Get(id).Hidden:
-		return []table.Message{r.Reply(table.KindReply, i18n.T(lang, "stats.hidden", name))}, nil
+		return []api.Message{r.Reply(api.KindReply, i18n.T(lang, "stats.hidden", name))}, nil
 	case !ok || pl.Games == 0:
-		return []table.Message{r.Reply(table.KindReply, r.SayAbout(id, "stats.none", name, r.PlaceTitle()))}, nil
+		return []api.Message{r.Reply(api.KindReply, r.SayAbout(id, "stats.none", name, r.PlaceTitle()))}, nil
 	}
 	var b strings.Builder
 	b.WriteString(r.SayAbout(id, "stats.title", name, r.PlaceTitle()))
@@ -114,12 +115,12 @@ func (l *League) stats(ctx context.Context, r *table.Request) ([]table.Message, 
 	b.WriteString("\n" + i18n.T(lang, "stats.calls", pl.KonterCalled, pl.KonterWon, pl.MattCalled, pl.MattWon,
 		pl.TrumpNamed, pl.TrumpWon))
 	b.WriteString("\n" + i18n.T(lang, "stats.tricks", pl.AllTricks, pl.NoTricks, pl.BestRun))
-	m := r.Reply(table.KindReply, b.String())
+	m := r.Reply(api.KindReply, b.String())
 	if id == r.Actor.ID && r.Choices.Get(id).Hidden {
 		// Someone who is not ranked sees their statistics alone, never in the group.
 		m.Secret, m.Public = true, i18n.T(lang, "league.private")
 	}
-	return []table.Message{m}, nil
+	return []api.Message{m}, nil
 }
 
 // shown is a player's book of partners or opponents without those never shown.
@@ -151,7 +152,7 @@ func (l *League) season(arg string) (string, bool) {
 	return "", false
 }
 
-func (l *League) top(ctx context.Context, r *table.Request) ([]table.Message, error) {
+func (l *League) top(ctx context.Context, r *table.Request) ([]api.Message, error) {
 	lang := r.Lang
 	month, ok := l.season(strings.Join(r.Args, " "))
 	if !ok {
@@ -161,9 +162,9 @@ func (l *League) top(ctx context.Context, r *table.Request) ([]table.Message, er
 	if month != "" {
 		head = i18n.T(lang, "top.month", r.PlaceTitle(), league.MonthName(lang, month))
 	}
-	m := r.Reply(table.KindReply, head+league.StandingsRows(lang, l.Cache.Standings(ctx, r.Place.Key(), month, r.Hidden)))
-	m.Picture, m.Season = table.PictureStandings, seasonArg(month)
-	return []table.Message{m}, nil
+	m := r.Reply(api.KindReply, head+league.StandingsRows(lang, l.Cache.Standings(ctx, r.Place.Key(), month, r.Hidden)))
+	m.Picture, m.Season = api.PictureStandings, seasonArg(month)
+	return []api.Message{m}, nil
 }
 
 func seasonArg(month string) string {
@@ -176,7 +177,7 @@ func seasonArg(month string) string {
 // maxHistory is how many matches history lists: two buttons each fit every platform's limits.
 const maxHistory = 8
 
-func (l *League) history(ctx context.Context, r *table.Request) ([]table.Message, error) {
+func (l *League) history(ctx context.Context, r *table.Request) ([]api.Message, error) {
 	lang := r.Lang
 	recent := slices.Clone(l.Cache.Place(ctx, r.Place.Key()).Recent)
 	recent = recent[max(0, len(recent)-maxHistory):]
@@ -195,11 +196,11 @@ func (l *League) history(ctx context.Context, r *table.Request) ([]table.Message
 		return l.historyItem(ctx, r, what[:1], recent[i-1].Key)
 	}
 	if len(recent) == 0 {
-		return []table.Message{r.Reply(table.KindReply, i18n.T(lang, "history.empty", r.PlaceTitle()))}, nil
+		return []api.Message{r.Reply(api.KindReply, i18n.T(lang, "history.empty", r.PlaceTitle()))}, nil
 	}
 	var b strings.Builder
 	b.WriteString(i18n.T(lang, "history.title", r.PlaceTitle()))
-	var rows [][]table.Button
+	var rows [][]api.Button
 	for i, ln := range recent {
 		when := ln.End.In(league.Zone).Format("2006-01-02 15:04")
 		var line string
@@ -211,9 +212,9 @@ func (l *League) history(ctx context.Context, r *table.Request) ([]table.Message
 		}
 		b.WriteString("\n" + line)
 		n := strconv.Itoa(i + 1)
-		rows = append(rows, []table.Button{
-			{Label: "📋 " + n, Action: table.Action{Verb: table.VerbHistory, Arg: "b:" + ln.Key}, Style: table.StyleSecondary},
-			{Label: "📄 " + n, Action: table.Action{Verb: table.VerbHistory, Arg: "r:" + ln.Key}, Style: table.StyleSecondary},
+		rows = append(rows, []api.Button{
+			{Label: "📋 " + n, Action: api.Action{Verb: api.VerbHistory, Arg: "b:" + ln.Key}, Style: api.StyleSecondary},
+			{Label: "📄 " + n, Action: api.Action{Verb: api.VerbHistory, Arg: "r:" + ln.Key}, Style: api.StyleSecondary},
 		})
 	}
 	if r.Surface.Typed {
@@ -222,14 +223,14 @@ func (l *League) history(ctx context.Context, r *table.Request) ([]table.Message
 	} else {
 		b.WriteString("\n" + i18n.T(lang, "history.buttons"))
 	}
-	m := r.Reply(table.KindReply, b.String())
+	m := r.Reply(api.KindReply, b.String())
 	m.Buttons = rows
-	return []table.Message{m}, nil
+	return []api.Message{m}, nil
 }
 
 // historyItem sends one kept match of the place: its board picture, or its record as a file in
 // the replay format.
-func (l *League) historyItem(ctx context.Context, r *table.Request, what, key string) ([]table.Message, error) {
+func (l *League) historyItem(ctx context.Context, r *table.Request, what, key string) ([]api.Message, error) {
 	lang := r.Lang
 	known := slices.ContainsFunc(l.Cache.Place(ctx, r.Place.Key()).Recent, func(ln league.Line) bool { return ln.Key == key })
 	var data []byte
@@ -244,19 +245,19 @@ func (l *League) historyItem(ctx context.Context, r *table.Request, what, key st
 	if !found { // a match of another place, or one pruned since: not this place's to show
 		return nil, table.Refuse("history.gone")
 	}
-	m := r.Reply(table.KindReply, i18n.T(lang, "history.board"))
+	m := r.Reply(api.KindReply, i18n.T(lang, "history.board"))
 	m.Record = key
 	if what == "b" {
-		m.Picture = table.PictureBoard
-		return []table.Message{m}, nil
+		m.Picture = api.PictureBoard
+		return []api.Message{m}, nil
 	}
 	recs, err := table.Export(data)
 	if err != nil {
 		return nil, table.Refuse("history.gone")
 	}
 	m.Text = i18n.T(lang, "history.record")
-	m.File = &table.File{Name: strings.ReplaceAll(key, "/", "-") + ".json", Data: mustJSON(recs[key+"/match"].(table.ExportedMatch).Public())}
-	return []table.Message{m}, nil
+	m.File = &api.File{Name: strings.ReplaceAll(key, "/", "-") + ".json", Data: mustJSON(recs[key+"/match"].(table.ExportedMatch).Public())}
+	return []api.Message{m}, nil
 }
 
 func mustJSON(v any) []byte {

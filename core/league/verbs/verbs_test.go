@@ -12,6 +12,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/league"
 	"github.com/kontermatt/kontermatt/core/league/verbs"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -22,12 +23,12 @@ import (
 
 var (
 	now   = time.Date(2026, 11, 15, 12, 0, 0, 0, time.UTC)
-	cafe  = table.Place{Platform: "telegram", Chat: "-100", Title: "Café"}
-	other = table.Place{Platform: "telegram", Chat: "-200", Title: "Elsewhere"}
-	ann   = table.Player{ID: "tg:1", Name: "Ann"}
-	ben   = table.Player{ID: "tg:2", Name: "Ben"}
-	cleo  = table.Player{ID: "tg:3", Name: "Cleo"}
-	dan   = table.Player{ID: "tg:4", Name: "Dan"}
+	cafe  = api.Place{Platform: "telegram", Chat: "-100", Title: "Café"}
+	other = api.Place{Platform: "telegram", Chat: "-200", Title: "Elsewhere"}
+	ann   = api.Player{ID: "tg:1", Name: "Ann"}
+	ben   = api.Player{ID: "tg:2", Name: "Ben"}
+	cleo  = api.Player{ID: "tg:3", Name: "Cleo"}
+	dan   = api.Player{ID: "tg:4", Name: "Dan"}
 )
 
 // records is the kept matches, as a Store's Record gives them.
@@ -45,7 +46,7 @@ type fixture struct {
 	recs  records
 }
 
-func newFixture(t *testing.T, surfaces map[string]table.Surface) *fixture {
+func newFixture(t *testing.T, surfaces map[string]api.Surface) *fixture {
 	t.Helper()
 	f := &fixture{store: mem.New(), recs: records{}}
 	f.cache = league.NewCache(f.store, nil)
@@ -57,10 +58,10 @@ func newFixture(t *testing.T, surfaces map[string]table.Surface) *fixture {
 
 // keep keeps a match of Ann and Cleo (team A) against Ben and Dan at place, won by winner (-1:
 // stopped), as the engine keeps it: its record, and the league learned from it.
-func (f *fixture) keep(t *testing.T, key string, place table.Place, winner int) {
+func (f *fixture) keep(t *testing.T, key string, place api.Place, winner int) {
 	t.Helper()
 	ctx := t.Context()
-	people := []table.Player{ann, ben, cleo, dan}
+	people := []api.Player{ann, ben, cleo, dan}
 	var seats [4]league.Seat
 	var stored [4]table.StoredSeat
 	for i, p := range people {
@@ -87,82 +88,82 @@ func (f *fixture) keep(t *testing.T, key string, place table.Place, winner int) 
 	f.recs[key] = data
 }
 
-func (f *fixture) ask(t *testing.T, c table.Command) table.Message {
+func (f *fixture) ask(t *testing.T, c api.Command) api.Message {
 	t.Helper()
-	if c.Place == (table.Place{}) {
+	if c.Place == (api.Place{}) {
 		c.Place = cafe
 	}
 	return tabletest.Reply(t, f.svc, c)
 }
 
-func de(p table.Player) table.Player { p.Locale = "de"; return p }
+func de(p api.Player) api.Player { p.Locale = "de"; return p }
 
 func TestLeagueVerbs(t *testing.T) {
 	cases := []struct {
 		name  string
 		setup func(t *testing.T, f *fixture)
-		cmd   table.Command
+		cmd   api.Command
 		// want: the one reply's kind, its Reason (a refusal's catalog key), texts it must and
 		// must not hold, and whether it goes to the actor alone.
-		kind         table.Kind
+		kind         api.Kind
 		reason       string
 		has, hasNot  []string
 		secret, file bool
 	}{
-		{name: "stats before any game", cmd: table.Command{Actor: ann, Verb: table.VerbStats},
-			kind: table.KindReply, has: []string{i18n.T("en", "stats.none", "Ann", "Café")}},
-		{name: "stats of one's own", setup: keepWon, cmd: table.Command{Actor: ann, Verb: table.VerbStats},
-			kind: table.KindReply, has: []string{i18n.T("en", "stats.title", "Ann", "Café"), i18n.N("en", "stats.games", 1, 1, 0)}},
-		{name: "stats name the best partner after three matches", setup: keepThree, cmd: table.Command{Actor: ann, Verb: table.VerbStats},
-			kind: table.KindReply, has: []string{i18n.T("en", "stats.partner", "Cleo", 3, 3), i18n.T("en", "stats.opponent", "Ben", 3, 3)}},
+		{name: "stats before any game", cmd: api.Command{Actor: ann, Verb: api.VerbStats},
+			kind: api.KindReply, has: []string{i18n.T("en", "stats.none", "Ann", "Café")}},
+		{name: "stats of one's own", setup: keepWon, cmd: api.Command{Actor: ann, Verb: api.VerbStats},
+			kind: api.KindReply, has: []string{i18n.T("en", "stats.title", "Ann", "Café"), i18n.N("en", "stats.games", 1, 1, 0)}},
+		{name: "stats name the best partner after three matches", setup: keepThree, cmd: api.Command{Actor: ann, Verb: api.VerbStats},
+			kind: api.KindReply, has: []string{i18n.T("en", "stats.partner", "Cleo", 3, 3), i18n.T("en", "stats.opponent", "Ben", 3, 3)}},
 		{name: "stats never name a partner who is not ranked", setup: func(t *testing.T, f *fixture) {
 			keepThree(t, f)
-			f.ask(t, table.Command{Actor: cleo, Verb: table.VerbStats, Args: []string{"off"}})
-		}, cmd: table.Command{Actor: ann, Verb: table.VerbStats},
-			kind: table.KindReply, has: []string{i18n.T("en", "stats.opponent", "Ben", 3, 3)}, hasNot: []string{"Cleo"}},
-		{name: "stats of another by name", setup: keepWon, cmd: table.Command{Actor: ann, Verb: table.VerbStats, Args: []string{"ben"}},
-			kind: table.KindReply, has: []string{i18n.T("en", "stats.title", "Ben", "Café"), i18n.N("en", "stats.games", 1, 0, 0)}},
+			f.ask(t, api.Command{Actor: cleo, Verb: api.VerbStats, Args: []string{"off"}})
+		}, cmd: api.Command{Actor: ann, Verb: api.VerbStats},
+			kind: api.KindReply, has: []string{i18n.T("en", "stats.opponent", "Ben", 3, 3)}, hasNot: []string{"Cleo"}},
+		{name: "stats of another by name", setup: keepWon, cmd: api.Command{Actor: ann, Verb: api.VerbStats, Args: []string{"ben"}},
+			kind: api.KindReply, has: []string{i18n.T("en", "stats.title", "Ben", "Café"), i18n.N("en", "stats.games", 1, 0, 0)}},
 		{name: "stats of nobody here, refused in the actor's language", setup: keepWon,
-			cmd:  table.Command{Actor: de(ann), Verb: table.VerbStats, Args: []string{"Zoe"}},
-			kind: table.KindError, reason: "stats.nobody", has: []string{i18n.T("de", "stats.nobody", "Zoe")}},
+			cmd:  api.Command{Actor: de(ann), Verb: api.VerbStats, Args: []string{"Zoe"}},
+			kind: api.KindError, reason: "stats.nobody", has: []string{i18n.T("de", "stats.nobody", "Zoe")}},
 		{name: "stats of someone not ranked", setup: func(t *testing.T, f *fixture) {
 			keepWon(t, f)
-			f.ask(t, table.Command{Actor: ben, Verb: table.VerbStats, Args: []string{"off"}})
-		}, cmd: table.Command{Actor: ann, Verb: table.VerbStats, Args: []string{"Ben"}},
-			kind: table.KindReply, has: []string{i18n.T("en", "stats.hidden", "Ben")}, hasNot: []string{"Café"}},
+			f.ask(t, api.Command{Actor: ben, Verb: api.VerbStats, Args: []string{"off"}})
+		}, cmd: api.Command{Actor: ann, Verb: api.VerbStats, Args: []string{"Ben"}},
+			kind: api.KindReply, has: []string{i18n.T("en", "stats.hidden", "Ben")}, hasNot: []string{"Café"}},
 		{name: "one's own stats when not ranked are private", setup: func(t *testing.T, f *fixture) {
 			keepWon(t, f)
-			f.ask(t, table.Command{Actor: ben, Verb: table.VerbStats, Args: []string{"off"}})
-		}, cmd: table.Command{Actor: ben, Verb: table.VerbStats},
-			kind: table.KindReply, has: []string{i18n.T("en", "stats.title", "Ben", "Café")}, secret: true},
-		{name: "stats off", cmd: table.Command{Actor: de(ann), Verb: table.VerbStats, Args: []string{"off"}},
-			kind: table.KindNotice, has: []string{i18n.T("de", "stats.off")}},
-		{name: "top of the month", setup: keepWon, cmd: table.Command{Actor: ann, Verb: table.VerbTop},
-			kind: table.KindReply, has: []string{i18n.T("en", "top.month", "Café", league.MonthName("en", "2026-11")), "Ann", "Ben", "Cleo", "Dan"}},
+			f.ask(t, api.Command{Actor: ben, Verb: api.VerbStats, Args: []string{"off"}})
+		}, cmd: api.Command{Actor: ben, Verb: api.VerbStats},
+			kind: api.KindReply, has: []string{i18n.T("en", "stats.title", "Ben", "Café")}, secret: true},
+		{name: "stats off", cmd: api.Command{Actor: de(ann), Verb: api.VerbStats, Args: []string{"off"}},
+			kind: api.KindNotice, has: []string{i18n.T("de", "stats.off")}},
+		{name: "top of the month", setup: keepWon, cmd: api.Command{Actor: ann, Verb: api.VerbTop},
+			kind: api.KindReply, has: []string{i18n.T("en", "top.month", "Café", league.MonthName("en", "2026-11")), "Ann", "Ben", "Cleo", "Dan"}},
 		{name: "top leaves out who is not ranked", setup: func(t *testing.T, f *fixture) {
 			keepWon(t, f)
-			f.ask(t, table.Command{Actor: ben, Verb: table.VerbStats, Args: []string{"off"}})
-		}, cmd: table.Command{Actor: ann, Verb: table.VerbTop, Args: []string{"all"}},
-			kind: table.KindReply, has: []string{i18n.T("en", "top.all", "Café"), "Ann", "Dan"}, hasNot: []string{"Ben"}},
-		{name: "top of another place's matches is empty here", setup: keepElsewhere, cmd: table.Command{Actor: ann, Verb: table.VerbTop, Args: []string{"all"}},
-			kind: table.KindReply, hasNot: []string{"Ann", "Ben"}},
-		{name: "top of an unknown season", cmd: table.Command{Actor: de(ann), Verb: table.VerbTop, Args: []string{"soon"}},
-			kind: table.KindError, reason: "top.usage", has: []string{i18n.T("de", "top.usage")}},
-		{name: "history empty", cmd: table.Command{Actor: ann, Verb: table.VerbHistory},
-			kind: table.KindReply, has: []string{i18n.T("en", "history.empty", "Café")}},
-		{name: "history lists the place's matches", setup: keepWon, cmd: table.Command{Actor: ann, Verb: table.VerbHistory},
-			kind: table.KindReply, has: []string{i18n.T("en", "history.title", "Café"), "Ann & Cleo", i18n.T("en", "history.buttons")}},
-		{name: "history of a number not listed", setup: keepWon, cmd: table.Command{Actor: de(ann), Verb: table.VerbHistory, Args: []string{"board", "2"}},
-			kind: table.KindError, reason: "history.bad", has: []string{i18n.T("de", "history.bad")}},
+			f.ask(t, api.Command{Actor: ben, Verb: api.VerbStats, Args: []string{"off"}})
+		}, cmd: api.Command{Actor: ann, Verb: api.VerbTop, Args: []string{"all"}},
+			kind: api.KindReply, has: []string{i18n.T("en", "top.all", "Café"), "Ann", "Dan"}, hasNot: []string{"Ben"}},
+		{name: "top of another place's matches is empty here", setup: keepElsewhere, cmd: api.Command{Actor: ann, Verb: api.VerbTop, Args: []string{"all"}},
+			kind: api.KindReply, hasNot: []string{"Ann", "Ben"}},
+		{name: "top of an unknown season", cmd: api.Command{Actor: de(ann), Verb: api.VerbTop, Args: []string{"soon"}},
+			kind: api.KindError, reason: "top.usage", has: []string{i18n.T("de", "top.usage")}},
+		{name: "history empty", cmd: api.Command{Actor: ann, Verb: api.VerbHistory},
+			kind: api.KindReply, has: []string{i18n.T("en", "history.empty", "Café")}},
+		{name: "history lists the place's matches", setup: keepWon, cmd: api.Command{Actor: ann, Verb: api.VerbHistory},
+			kind: api.KindReply, has: []string{i18n.T("en", "history.title", "Café"), "Ann & Cleo", i18n.T("en", "history.buttons")}},
+		{name: "history of a number not listed", setup: keepWon, cmd: api.Command{Actor: de(ann), Verb: api.VerbHistory, Args: []string{"board", "2"}},
+			kind: api.KindError, reason: "history.bad", has: []string{i18n.T("de", "history.bad")}},
 		{name: "history's board of another place's match is refused", setup: keepElsewhere,
-			cmd:  table.Command{Actor: ann, Verb: table.VerbHistory, Args: []string{"b:t2/m1"}},
-			kind: table.KindError, reason: "history.gone"},
+			cmd:  api.Command{Actor: ann, Verb: api.VerbHistory, Args: []string{"b:t2/m1"}},
+			kind: api.KindError, reason: "history.gone"},
 		{name: "history's record of another place's match is refused", setup: keepElsewhere,
-			cmd:  table.Command{Actor: ann, Verb: table.VerbHistory, Args: []string{"r:t2/m1"}},
-			kind: table.KindError, reason: "history.gone", hasNot: []string{"tg:1"}},
+			cmd:  api.Command{Actor: ann, Verb: api.VerbHistory, Args: []string{"r:t2/m1"}},
+			kind: api.KindError, reason: "history.gone", hasNot: []string{"tg:1"}},
 		{name: "history's record names nobody's account", setup: keepWon,
-			cmd:  table.Command{Actor: ann, Verb: table.VerbHistory, Args: []string{"record", "1"}},
-			kind: table.KindReply, has: []string{i18n.T("en", "history.record")}, file: true},
+			cmd:  api.Command{Actor: ann, Verb: api.VerbHistory, Args: []string{"record", "1"}},
+			kind: api.KindReply, has: []string{i18n.T("en", "history.record")}, file: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -174,7 +175,7 @@ func TestLeagueVerbs(t *testing.T) {
 			if m.Kind != tc.kind || m.Reason != tc.reason {
 				t.Fatalf("kind %q reason %q, want %q %q: %q", m.Kind, m.Reason, tc.kind, tc.reason, m.Text)
 			}
-			if m.Target.Kind != table.ToActor || m.Target.Player.ID != tc.cmd.Actor.ID {
+			if m.Target.Kind != api.ToActor || m.Target.Player.ID != tc.cmd.Actor.ID {
 				t.Errorf("to %+v, want the actor", m.Target)
 			}
 			tabletest.Says(t, m.Text, tc.has, tc.hasNot)
@@ -215,13 +216,13 @@ func keepElsewhere(t *testing.T, f *fixture) { f.keep(t, "t2/m1", other, 0) }
 // has them, and says how to type them where it has none.
 func TestHistoryButtons(t *testing.T) {
 	for _, typed := range []bool{false, true} {
-		f := newFixture(t, map[string]table.Surface{"local": {Typed: true}})
+		f := newFixture(t, map[string]api.Surface{"local": {Typed: true}})
 		place := cafe
 		if typed {
-			place = table.Place{Platform: "local", Chat: "me", Title: "Café"}
+			place = api.Place{Platform: "local", Chat: "me", Title: "Café"}
 		}
 		f.keep(t, "t1/m1", place, 0)
-		m := f.ask(t, table.Command{Place: place, Actor: ann, Verb: table.VerbHistory})
+		m := f.ask(t, api.Command{Place: place, Actor: ann, Verb: api.VerbHistory})
 		if typed {
 			if len(m.Buttons) != 0 || !strings.Contains(m.Text, i18n.T("en", "history.buttons.typed")) {
 				t.Errorf("typed: %d rows of buttons, text %q", len(m.Buttons), m.Text)
@@ -232,12 +233,12 @@ func TestHistoryButtons(t *testing.T) {
 			t.Fatalf("buttons %+v, want one row of two", m.Buttons)
 		}
 		board, record := m.Buttons[0][0].Action, m.Buttons[0][1].Action
-		if board != (table.Action{Verb: table.VerbHistory, Arg: "b:t1/m1"}) || record != (table.Action{Verb: table.VerbHistory, Arg: "r:t1/m1"}) {
+		if board != (api.Action{Verb: api.VerbHistory, Arg: "b:t1/m1"}) || record != (api.Action{Verb: api.VerbHistory, Arg: "r:t1/m1"}) {
 			t.Errorf("buttons' actions %+v %+v", board, record)
 		}
 		// Pressed, the board button is answered with the match's board picture.
-		got := f.ask(t, table.Command{Place: place, Actor: ben, Verb: table.VerbHistory, Args: []string{board.Arg}})
-		if got.Picture != table.PictureBoard || got.Record != "t1/m1" {
+		got := f.ask(t, api.Command{Place: place, Actor: ben, Verb: api.VerbHistory, Args: []string{board.Arg}})
+		if got.Picture != api.PictureBoard || got.Record != "t1/m1" {
 			t.Errorf("board button: picture %q record %q", got.Picture, got.Record)
 		}
 	}
@@ -247,12 +248,12 @@ func TestHistoryButtons(t *testing.T) {
 func TestTopPicture(t *testing.T) {
 	f := newFixture(t, nil)
 	for arg, season := range map[string]string{"": "2026-11", "last": "2026-10", "all": "all", "2025-03": "2025-03"} {
-		c := table.Command{Actor: ann, Verb: table.VerbTop}
+		c := api.Command{Actor: ann, Verb: api.VerbTop}
 		if arg != "" {
 			c.Args = []string{arg}
 		}
 		m := f.ask(t, c)
-		if m.Picture != table.PictureStandings || m.Season != season {
+		if m.Picture != api.PictureStandings || m.Season != season {
 			t.Errorf("top %q: picture %q season %q, want %q", arg, m.Picture, m.Season, season)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/places"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // Settings answers the settings verb over a book of places' settings.
@@ -34,11 +35,11 @@ func (s *Settings) Verbs() []table.OutsideVerb {
 	if s.Log == nil {
 		s.Log = slog.New(slog.DiscardHandler)
 	}
-	return []table.OutsideVerb{{Verb: table.VerbSettings, Place: true, Admin: true, Run: s.settings}}
+	return []table.OutsideVerb{{Verb: api.VerbSettings, Place: true, Admin: true, Run: s.settings}}
 }
 
 // settings shows the place's settings (no arguments), or changes them: "stripes=3 lang=de".
-func (s *Settings) settings(ctx context.Context, r *table.Request) ([]table.Message, error) {
+func (s *Settings) settings(ctx context.Context, r *table.Request) ([]api.Message, error) {
 	lang := r.Lang
 	if r.Private {
 		return nil, table.Refuse("settings.private")
@@ -51,7 +52,7 @@ func (s *Settings) settings(ctx context.Context, r *table.Request) ([]table.Mess
 		if cur.Lang != "" {
 			text += "\n" + i18n.T(lang, "settings.lang", i18n.T(cur.Lang, "lang.name"))
 		}
-		return []table.Message{r.Reply(table.KindReply, text+"\n"+i18n.T(lang, "settings.how"))}, nil
+		return []api.Message{r.Reply(api.KindReply, text+"\n"+i18n.T(lang, "settings.how"))}, nil
 	}
 	// What the command changes: the language, and the options it names.
 	chosenLang, named := "", map[string]string{}
@@ -104,7 +105,7 @@ func (s *Settings) settings(ctx context.Context, r *table.Request) ([]table.Mess
 			return nil, table.NotStored(err)
 		}
 		if votes < need {
-			return []table.Message{r.Reply(table.KindNotice, i18n.T(lang, "settings.vote", r.Actor.Name, votes, need))}, nil
+			return []api.Message{r.Reply(api.KindNotice, i18n.T(lang, "settings.vote", r.Actor.Name, votes, need))}, nil
 		}
 	}
 	// Made from the settings stored now: another change meanwhile (an admin at another copy)
@@ -115,5 +116,5 @@ func (s *Settings) settings(ctx context.Context, r *table.Request) ([]table.Mess
 		return nil, table.NotStored(err)
 	}
 	opts, _ := options.Parse(kept.Args())
-	return []table.Message{r.Reply(table.KindNotice, i18n.T(lang, "settings.saved")+"\n"+options.Line(lang, opts))}, nil
+	return []api.Message{r.Reply(api.KindNotice, i18n.T(lang, "settings.saved")+"\n"+options.Line(lang, opts))}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/places"
 	"github.com/kontermatt/kontermatt/core/places/verbs"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
@@ -21,10 +22,10 @@ import (
 // a test may make fail.
 
 var (
-	cafe = table.Place{Platform: "telegram", Chat: "-100", Title: "Café"}
-	ann  = table.Player{ID: "tg:1", Name: "Ann"}
-	ben  = table.Player{ID: "tg:2", Name: "Ben"}
-	cleo = table.Player{ID: "tg:3", Name: "Cleo"}
+	cafe = api.Place{Platform: "telegram", Chat: "-100", Title: "Café"}
+	ann  = api.Player{ID: "tg:1", Name: "Ann"}
+	ben  = api.Player{ID: "tg:2", Name: "Ben"}
+	cleo = api.Player{ID: "tg:3", Name: "Cleo"}
 )
 
 type fixture struct {
@@ -42,17 +43,17 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-func (f *fixture) handle(t *testing.T, c table.Command) ([]table.Message, error) {
+func (f *fixture) handle(t *testing.T, c api.Command) ([]api.Message, error) {
 	t.Helper()
-	if c.Place == (table.Place{}) {
+	if c.Place == (api.Place{}) {
 		c.Place = cafe
 	}
 	return f.svc.Handle(t.Context(), c)
 }
 
-func (f *fixture) ask(t *testing.T, c table.Command) table.Message {
+func (f *fixture) ask(t *testing.T, c api.Command) api.Message {
 	t.Helper()
-	if c.Place == (table.Place{}) {
+	if c.Place == (api.Place{}) {
 		c.Place = cafe
 	}
 	return tabletest.Reply(t, f.svc, c)
@@ -61,24 +62,24 @@ func (f *fixture) ask(t *testing.T, c table.Command) table.Message {
 // seated opens a table at the café with Ann and Ben at it (its lobby).
 func seated(t *testing.T, f *fixture) {
 	t.Helper()
-	for _, c := range []table.Command{{Actor: ann, Verb: table.VerbNew}, {Actor: ben, Verb: table.VerbJoin}} {
-		if msgs, err := f.handle(t, c); err != nil || len(msgs) > 0 && msgs[0].Kind == table.KindError {
+	for _, c := range []api.Command{{Actor: ann, Verb: api.VerbNew}, {Actor: ben, Verb: api.VerbJoin}} {
+		if msgs, err := f.handle(t, c); err != nil || len(msgs) > 0 && msgs[0].Kind == api.KindError {
 			t.Fatalf("%s: %v %+v", c.Verb, err, msgs)
 		}
 	}
 }
 
-func settings(p table.Player, args ...string) table.Command {
-	return table.Command{Actor: p, Verb: table.VerbSettings, Args: args}
+func settings(p api.Player, args ...string) api.Command {
+	return api.Command{Actor: p, Verb: api.VerbSettings, Args: args}
 }
 
-func admin(p table.Player, args ...string) table.Command {
+func admin(p api.Player, args ...string) api.Command {
 	c := settings(p, args...)
 	c.Admin = true
 	return c
 }
 
-func de(p table.Player) table.Player { p.Locale = "de"; return p }
+func de(p api.Player) api.Player { p.Locale = "de"; return p }
 
 // line is how the reply lists options typed as args.
 func line(lang string, args ...string) string {
@@ -93,59 +94,59 @@ func TestSettings(t *testing.T) {
 	cases := []struct {
 		name  string
 		setup func(t *testing.T, f *fixture)
-		cmd   table.Command
+		cmd   api.Command
 		// The one reply: its kind, Reason, texts it must and must not hold; Handle's error.
-		kind        table.Kind
+		kind        api.Kind
 		reason      string
 		has, hasNot []string
 		err         error
 	}{
 		{name: "shown to anyone", cmd: settings(cleo),
-			kind: table.KindReply, has: []string{i18n.T("en", "settings.title", "Café"), line("en"), i18n.T("en", "settings.how")},
+			kind: api.KindReply, has: []string{i18n.T("en", "settings.title", "Café"), line("en"), i18n.T("en", "settings.how")},
 			hasNot: []string{i18n.T("en", "settings.lang", "")}},
 		{name: "shown in the reader's language, as changed", setup: func(t *testing.T, f *fixture) {
 			f.ask(t, admin(ann, "stripes=3", "lang=lb"))
 		}, cmd: settings(de(cleo)),
-			kind: table.KindReply, has: []string{i18n.T("de", "settings.title", "Café"), line("de", "stripes=3"),
+			kind: api.KindReply, has: []string{i18n.T("de", "settings.title", "Café"), line("de", "stripes=3"),
 				i18n.T("de", "settings.lang", i18n.T("lb", "lang.name"))}},
 		{name: "an admin changes them at once", cmd: admin(ann, "stripes=3"),
-			kind: table.KindNotice, has: []string{i18n.T("en", "settings.saved"), line("en", "stripes=3")}},
+			kind: api.KindNotice, has: []string{i18n.T("en", "settings.saved"), line("en", "stripes=3")}},
 		{name: "changes are kept beside earlier ones", setup: func(t *testing.T, f *fixture) {
 			f.ask(t, admin(ann, "stripes=3"))
 		}, cmd: admin(ann, "timer=relaxed"),
-			kind: table.KindNotice, has: []string{line("en", "stripes=3", "timer=relaxed")}},
-		{name: "not in a private chat", cmd: table.Command{Place: table.Place{Platform: "telegram", Chat: "1"}, Actor: de(ann),
-			Verb: table.VerbSettings, Admin: true, Private: true},
-			kind: table.KindError, reason: "settings.private", has: []string{i18n.T("de", "settings.private")}},
+			kind: api.KindNotice, has: []string{line("en", "stripes=3", "timer=relaxed")}},
+		{name: "not in a private chat", cmd: api.Command{Place: api.Place{Platform: "telegram", Chat: "1"}, Actor: de(ann),
+			Verb: api.VerbSettings, Admin: true, Private: true},
+			kind: api.KindError, reason: "settings.private", has: []string{i18n.T("de", "settings.private")}},
 		{name: "an option out of range", cmd: admin(de(ann), "stripes=99"),
-			kind: table.KindError, reason: "err.option.range", has: []string{"stripes", "20"}},
+			kind: api.KindError, reason: "err.option.range", has: []string{"stripes", "20"}},
 		{name: "an unknown option", cmd: admin(ann, "colour=red"),
-			kind: table.KindError, reason: "err.option.unknown", has: []string{"colour"}},
+			kind: api.KindError, reason: "err.option.unknown", has: []string{"colour"}},
 		{name: "an unknown language", cmd: admin(de(ann), "lang=xx"),
-			kind: table.KindError, reason: "err.bad_lang", has: []string{i18n.T("de", "err.bad_lang", "xx")}},
+			kind: api.KindError, reason: "err.bad_lang", has: []string{i18n.T("de", "err.bad_lang", "xx")}},
 		{name: "nobody seated, no admin", cmd: settings(de(ann), "stripes=3"),
-			kind: table.KindError, reason: "settings.who", has: []string{i18n.T("de", "settings.who")}},
+			kind: api.KindError, reason: "settings.who", has: []string{i18n.T("de", "settings.who")}},
 		{name: "not at the table", setup: seated, cmd: settings(cleo, "stripes=3"),
-			kind: table.KindError, reason: "settings.who"},
+			kind: api.KindError, reason: "settings.who"},
 		{name: "the first at the table asks", setup: seated, cmd: settings(ann, "stripes=3"),
-			kind: table.KindNotice, has: []string{i18n.T("en", "settings.vote", "Ann", 1, 2)}},
+			kind: api.KindNotice, has: []string{i18n.T("en", "settings.vote", "Ann", 1, 2)}},
 		{name: "everyone at the table asked the same", setup: func(t *testing.T, f *fixture) {
 			seated(t, f)
 			f.ask(t, settings(ann, "stripes=3"))
 		}, cmd: settings(ben, "stripes=3"),
-			kind: table.KindNotice, has: []string{i18n.T("en", "settings.saved"), line("en", "stripes=3")}},
+			kind: api.KindNotice, has: []string{i18n.T("en", "settings.saved"), line("en", "stripes=3")}},
 		{name: "asked for something else", setup: func(t *testing.T, f *fixture) {
 			seated(t, f)
 			f.ask(t, settings(ann, "stripes=3"))
 		}, cmd: settings(ben, "stripes=5"),
-			kind: table.KindNotice, has: []string{i18n.T("en", "settings.vote", "Ben", 1, 2)}},
+			kind: api.KindNotice, has: []string{i18n.T("en", "settings.vote", "Ben", 1, 2)}},
 		{name: "a vote not stored", setup: func(t *testing.T, f *fixture) {
 			seated(t, f)
 			f.store.FailOn("Swap", table.ErrUnavailable)
 		}, cmd: settings(ann, "stripes=3"),
-			kind: table.KindError, reason: "err.unavailable", err: table.ErrNotStored},
+			kind: api.KindError, reason: "err.unavailable", err: table.ErrNotStored},
 		{name: "a change not stored", setup: func(t *testing.T, f *fixture) { f.store.FailOn("Swap", table.ErrUnavailable) },
-			cmd: admin(ann, "stripes=3"), kind: table.KindError, reason: "err.unavailable", err: table.ErrNotStored},
+			cmd: admin(ann, "stripes=3"), kind: api.KindError, reason: "err.unavailable", err: table.ErrNotStored},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -168,7 +169,7 @@ func TestSettings(t *testing.T) {
 			if m.Kind != tc.kind || m.Reason != tc.reason || m.Lang != want {
 				t.Fatalf("kind %q reason %q lang %q, want %q %q %q: %q", m.Kind, m.Reason, m.Lang, tc.kind, tc.reason, want, m.Text)
 			}
-			if m.Target.Kind != table.ToActor || m.Target.Player.ID != tc.cmd.Actor.ID {
+			if m.Target.Kind != api.ToActor || m.Target.Player.ID != tc.cmd.Actor.ID {
 				t.Errorf("to %+v, want the actor", m.Target)
 			}
 			tabletest.Says(t, m.Text, tc.has, tc.hasNot)
@@ -181,12 +182,12 @@ func TestSettings(t *testing.T) {
 func TestNewTablesStartFromThem(t *testing.T) {
 	f := newFixture(t)
 	f.ask(t, admin(ann, "stripes=3", "lang=de"))
-	if msgs, err := f.handle(t, table.Command{Actor: ben, Verb: table.VerbNew}); err != nil || len(msgs) > 0 && msgs[0].Kind == table.KindError {
+	if msgs, err := f.handle(t, api.Command{Actor: ben, Verb: api.VerbNew}); err != nil || len(msgs) > 0 && msgs[0].Kind == api.KindError {
 		t.Fatalf("new: %v %+v", err, msgs)
 	}
 	delivered := f.out.Take()
 	for _, m := range delivered {
-		if m.Kind == table.KindLobby && m.Target.Kind == table.ToPlace {
+		if m.Kind == api.KindLobby && m.Target.Kind == api.ToPlace {
 			if m.Lang != "de" || !strings.Contains(m.Text, line("de", "stripes=3")) {
 				t.Errorf("the lobby in %q:\n%s", m.Lang, m.Text)
 			}
@@ -207,17 +208,17 @@ func TestAVoteWaitsForNoCommit(t *testing.T) {
 	joined := make(chan struct{})
 	go func() {
 		defer close(joined)
-		f.svc.Handle(context.Background(), table.Command{Place: cafe, Actor: cleo, Verb: table.VerbJoin}) // hangs until released
+		f.svc.Handle(context.Background(), api.Command{Place: cafe, Actor: cleo, Verb: api.VerbJoin}) // hangs until released
 	}()
 	<-hang.Stuck
-	answered := make(chan table.Message, 1)
+	answered := make(chan api.Message, 1)
 	go func() {
 		vote := settings(ann, "stripes=3")
 		vote.Place = cafe
 		msgs, _ := f.svc.Handle(context.Background(), vote)
 		answered <- msgs[0]
 	}()
-	var m table.Message
+	var m api.Message
 	select {
 	case m = <-answered:
 	case <-time.After(5 * time.Second):
@@ -242,12 +243,12 @@ func TestAVoteWaitsForNoCommit(t *testing.T) {
 func TestWhoIsAwayDoesNotVote(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture(t)
-		dan := table.Player{ID: "tg:4", Name: "Dan"}
-		cmds := []table.Command{{Actor: ann, Verb: table.VerbNew, Args: []string{"timer=fast"}},
-			{Actor: ben, Verb: table.VerbJoin}, {Actor: cleo, Verb: table.VerbJoin}, {Actor: dan, Verb: table.VerbJoin},
-			{Actor: ann, Verb: table.VerbDeal}}
+		dan := api.Player{ID: "tg:4", Name: "Dan"}
+		cmds := []api.Command{{Actor: ann, Verb: api.VerbNew, Args: []string{"timer=fast"}},
+			{Actor: ben, Verb: api.VerbJoin}, {Actor: cleo, Verb: api.VerbJoin}, {Actor: dan, Verb: api.VerbJoin},
+			{Actor: ann, Verb: api.VerbDeal}}
 		for _, c := range cmds {
-			if msgs, err := f.handle(t, c); err != nil || len(msgs) > 0 && msgs[0].Kind == table.KindError {
+			if msgs, err := f.handle(t, c); err != nil || len(msgs) > 0 && msgs[0].Kind == api.KindError {
 				t.Fatalf("%s: %v %+v", c.Verb, err, msgs)
 			}
 		}
@@ -258,7 +259,7 @@ func TestWhoIsAwayDoesNotVote(t *testing.T) {
 		synctest.Wait()
 		// Each asks for another change: the one away is refused, the three others decide.
 		var away, votes []string
-		for _, p := range []table.Player{ann, ben, cleo, dan} {
+		for _, p := range []api.Player{ann, ben, cleo, dan} {
 			m := f.ask(t, settings(p, "stripes=5"))
 			switch {
 			case m.Reason == "settings.who":

@@ -19,6 +19,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/league"
 	"github.com/kontermatt/kontermatt/core/privacy"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // People is what the verbs tell a person about: the league (keeper.Keeper's Cache) and how long
@@ -38,16 +39,16 @@ func (p *People) Verbs() []table.OutsideVerb {
 		p.Log = slog.New(slog.DiscardHandler)
 	}
 	return []table.OutsideVerb{
-		{Verb: table.VerbMyData, Place: true, Run: p.myData},
-		{Verb: table.VerbForget, Run: p.forget},
-		{Verb: table.VerbLang, Personal: true, Run: p.lang},
+		{Verb: api.VerbMyData, Place: true, Run: p.myData},
+		{Verb: api.VerbForget, Run: p.forget},
+		{Verb: api.VerbLang, Personal: true, Run: p.lang},
 	}
 }
 
 // lang sets the language a person is spoken to in ("lang xx"): their own choice, kept apart from
 // every table (the engine keeps "lang table xx"). Their private messages at the tables they sit
 // at follow at once.
-func (p *People) lang(ctx context.Context, r *table.Request) ([]table.Message, error) {
+func (p *People) lang(ctx context.Context, r *table.Request) ([]api.Message, error) {
 	l, err := table.ParseLang(r.Args)
 	if err != nil {
 		return nil, err
@@ -57,13 +58,13 @@ func (p *People) lang(ctx context.Context, r *table.Request) ([]table.Message, e
 		return nil, table.NotStored(err)
 	}
 	r.Retell(ctx)
-	m := r.Reply(table.KindNotice, i18n.T(l, "note.lang_player"))
+	m := r.Reply(api.KindNotice, i18n.T(l, "note.lang_player"))
 	m.Lang = l // said in the language just chosen
-	return []table.Message{m}, nil
+	return []api.Message{m}, nil
 }
 
 // myData tells the person who asks, privately, what is kept about them, and how to change it.
-func (p *People) myData(ctx context.Context, r *table.Request) ([]table.Message, error) {
+func (p *People) myData(ctx context.Context, r *table.Request) ([]api.Message, error) {
 	lang, id := r.Lang, r.Actor.ID
 	prefs := r.Choices.Get(id)
 	var b strings.Builder
@@ -85,18 +86,18 @@ func (p *People) myData(ctx context.Context, r *table.Request) ([]table.Message,
 		b.WriteString("\n" + i18n.T(lang, "mydata.global", i18n.Decimal(lang, global.Ordinal())))
 	}
 	b.WriteString("\n" + i18n.N(lang, "mydata.kept", int(p.Retention.Hours()/24)))
-	m := r.Reply(table.KindReply, b.String())
+	m := r.Reply(api.KindReply, b.String())
 	m.Secret, m.Public = true, i18n.T(lang, "league.private")
-	return []table.Message{m}, nil
+	return []api.Message{m}, nil
 }
 
 // forget asks first ("forget"), then forgets the person ("forget yes", Service.Forget).
-func (p *People) forget(ctx context.Context, r *table.Request) ([]table.Message, error) {
+func (p *People) forget(ctx context.Context, r *table.Request) ([]api.Message, error) {
 	lang := r.Lang
 	if strings.ToLower(strings.TrimSpace(strings.Join(r.Args, " "))) != "yes" {
-		m := r.Reply(table.KindReply, i18n.T(lang, "forget.ask"))
+		m := r.Reply(api.KindReply, i18n.T(lang, "forget.ask"))
 		m.Secret, m.Public = true, i18n.T(lang, "league.private")
-		return []table.Message{m}, nil
+		return []api.Message{m}, nil
 	}
 	n, err := r.Service.Forget(ctx, r.Actor.ID)
 	var pending *table.ForgetPending
@@ -111,7 +112,7 @@ func (p *People) forget(ctx context.Context, r *table.Request) ([]table.Message,
 		p.Log.Warn("forgot a person; the store keeps older versions until its compaction", "until", pending.By, "err", pending.Cause)
 		text += " " + i18n.T(lang, "forget.later", pending.By.UTC().Format("2006-01-02 15:04 UTC"))
 	}
-	m := r.Reply(table.KindNotice, text)
-	m.Secret, m.Public, m.Reason = true, i18n.T(lang, "league.private"), table.ReasonForgotten
-	return []table.Message{m}, nil
+	m := r.Reply(api.KindNotice, text)
+	m.Secret, m.Public, m.Reason = true, i18n.T(lang, "league.private"), api.ReasonForgotten
+	return []api.Message{m}, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/privacy/verbs"
 	"github.com/kontermatt/kontermatt/core/store"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
 
@@ -23,11 +24,11 @@ import (
 
 var (
 	now  = time.Date(2026, 11, 15, 12, 0, 0, 0, time.UTC)
-	cafe = table.Place{Platform: "telegram", Chat: "-100", Title: "Café"}
-	ann  = table.Player{ID: "tg:1", Name: "Ann"}
-	ben  = table.Player{ID: "tg:2", Name: "Ben"}
-	cleo = table.Player{ID: "tg:3", Name: "Cleo"}
-	dan  = table.Player{ID: "tg:4", Name: "Dan"}
+	cafe = api.Place{Platform: "telegram", Chat: "-100", Title: "Café"}
+	ann  = api.Player{ID: "tg:1", Name: "Ann"}
+	ben  = api.Player{ID: "tg:2", Name: "Ben"}
+	cleo = api.Player{ID: "tg:3", Name: "Cleo"}
+	dan  = api.Player{ID: "tg:4", Name: "Dan"}
 )
 
 type fixture struct {
@@ -55,7 +56,7 @@ func keepMatch(t *testing.T, f *fixture) {
 	ctx := t.Context()
 	var seats [4]league.Seat
 	var stored [4]table.StoredSeat
-	for i, p := range []table.Player{ann, ben, cleo, dan} {
+	for i, p := range []api.Player{ann, ben, cleo, dan} {
 		seats[i] = league.Seat{ID: p.ID, Name: p.Name}
 		stored[i] = table.StoredSeat{ID: p.ID, Name: p.Name}
 	}
@@ -80,77 +81,77 @@ func keepMatch(t *testing.T, f *fixture) {
 	}
 }
 
-func (f *fixture) handle(t *testing.T, c table.Command) ([]table.Message, error) {
+func (f *fixture) handle(t *testing.T, c api.Command) ([]api.Message, error) {
 	t.Helper()
-	if c.Place == (table.Place{}) {
+	if c.Place == (api.Place{}) {
 		c.Place = cafe
 	}
 	return f.svc.Handle(t.Context(), c)
 }
 
-func (f *fixture) ask(t *testing.T, c table.Command) table.Message {
+func (f *fixture) ask(t *testing.T, c api.Command) api.Message {
 	t.Helper()
-	if c.Place == (table.Place{}) {
+	if c.Place == (api.Place{}) {
 		c.Place = cafe
 	}
 	return tabletest.Reply(t, f.svc, c)
 }
 
-func anonymous(p table.Player) table.Command {
-	return table.Command{Actor: p, Verb: table.VerbLang, Args: []string{"de"}, Anonymous: true, Admin: true}
+func anonymous(p api.Player) api.Command {
+	return api.Command{Actor: p, Verb: api.VerbLang, Args: []string{"de"}, Anonymous: true, Admin: true}
 }
 
 func TestPeopleVerbs(t *testing.T) {
 	cases := []struct {
 		name  string
 		setup func(t *testing.T, f *fixture)
-		cmd   table.Command
+		cmd   api.Command
 		// The one reply: its kind, Reason, language, texts it must and must not hold; whether
 		// it goes to the actor alone (Secret, with a Public text that says so).
-		kind        table.Kind
+		kind        api.Kind
 		reason      string
 		lang        string
 		has, hasNot []string
 		secret      bool
 		err         error // Handle's
 	}{
-		{name: "mydata of someone new", cmd: table.Command{Actor: ann, Verb: table.VerbMyData},
-			kind: table.KindReply, lang: "en", secret: true,
+		{name: "mydata of someone new", cmd: api.Command{Actor: ann, Verb: api.VerbMyData},
+			kind: api.KindReply, lang: "en", secret: true,
 			has:    []string{i18n.T("en", "mydata.title", "Ann", "tg:1"), i18n.T("en", "mydata.shown"), i18n.N("en", "mydata.kept", 30)},
 			hasNot: []string{i18n.T("en", "mydata.global", ""), "Café"}},
-		{name: "mydata after a match", setup: keepMatch, cmd: table.Command{Actor: ann, Verb: table.VerbMyData},
-			kind: table.KindReply, lang: "en", secret: true,
+		{name: "mydata after a match", setup: keepMatch, cmd: api.Command{Actor: ann, Verb: api.VerbMyData},
+			kind: api.KindReply, lang: "en", secret: true,
 			has: []string{i18n.T("en", "mydata.here", "Café", 1, ""), i18n.T("en", "mydata.global", "")}},
 		{name: "mydata after choices", setup: func(t *testing.T, f *fixture) {
-			f.ask(t, table.Command{Actor: ann, Verb: table.VerbLang, Args: []string{"fr"}})
-		}, cmd: table.Command{Actor: ann, Verb: table.VerbMyData},
-			kind: table.KindReply, lang: "fr", secret: true,
+			f.ask(t, api.Command{Actor: ann, Verb: api.VerbLang, Args: []string{"fr"}})
+		}, cmd: api.Command{Actor: ann, Verb: api.VerbMyData},
+			kind: api.KindReply, lang: "fr", secret: true,
 			has: []string{i18n.T("fr", "mydata.lang", i18n.T("fr", "lang.name")), i18n.T("fr", "mydata.shown")}},
-		{name: "forget asks first", setup: keepMatch, cmd: table.Command{Actor: ann, Verb: table.VerbForget},
-			kind: table.KindReply, lang: "en", secret: true, has: []string{i18n.T("en", "forget.ask")}},
-		{name: "forget yes", setup: keepMatch, cmd: table.Command{Actor: ann, Verb: table.VerbForget, Args: []string{"YES"}},
-			kind: table.KindNotice, reason: table.ReasonForgotten, lang: "en", secret: true,
+		{name: "forget asks first", setup: keepMatch, cmd: api.Command{Actor: ann, Verb: api.VerbForget},
+			kind: api.KindReply, lang: "en", secret: true, has: []string{i18n.T("en", "forget.ask")}},
+		{name: "forget yes", setup: keepMatch, cmd: api.Command{Actor: ann, Verb: api.VerbForget, Args: []string{"YES"}},
+			kind: api.KindNotice, reason: api.ReasonForgotten, lang: "en", secret: true,
 			has: []string{i18n.N("en", "forget.done", 1)}, hasNot: []string{i18n.T("en", "forget.later", "")}},
 		{name: "forget yes, the store keeps older versions a while", setup: func(t *testing.T, f *fixture) {
 			f.store.FailOn("Forget", &store.ForgetPending{By: now.Add(2 * time.Hour), Cause: errors.New("not compacted yet")})
-		}, cmd: table.Command{Actor: ann, Verb: table.VerbForget, Args: []string{"yes"}},
-			kind: table.KindNotice, reason: table.ReasonForgotten, lang: "en", secret: true,
+		}, cmd: api.Command{Actor: ann, Verb: api.VerbForget, Args: []string{"yes"}},
+			kind: api.KindNotice, reason: api.ReasonForgotten, lang: "en", secret: true,
 			has: []string{i18n.N("en", "forget.done", 0) + " " + i18n.T("en", "forget.later", "2026-11-15 14:00 UTC")}},
 		{name: "forget yes when the store does not answer", setup: func(t *testing.T, f *fixture) {
 			f.store.FailOn("Records", store.ErrUnavailable)
-		}, cmd: table.Command{Actor: table.Player{ID: ann.ID, Name: ann.Name, Locale: "lb"}, Verb: table.VerbForget, Args: []string{"yes"}},
-			kind: table.KindError, reason: "forget.unfinished", lang: "lb", has: []string{i18n.T("lb", "forget.unfinished")}},
-		{name: "lang", cmd: table.Command{Actor: ann, Verb: table.VerbLang, Args: []string{"de"}},
-			kind: table.KindNotice, lang: "de", has: []string{i18n.T("de", "note.lang_player")}},
-		{name: "lang as a locale", cmd: table.Command{Actor: ann, Verb: table.VerbLang, Args: []string{"lb-LU"}},
-			kind: table.KindNotice, lang: "lb", has: []string{i18n.T("lb", "note.lang_player")}},
-		{name: "lang unknown, refused in the actor's language", cmd: table.Command{Actor: table.Player{ID: "tg:1", Name: "Ann", Locale: "fr"}, Verb: table.VerbLang, Args: []string{"xx"}},
-			kind: table.KindError, reason: "err.bad_lang", lang: "fr", has: []string{i18n.T("fr", "err.bad_lang", "xx")}},
+		}, cmd: api.Command{Actor: api.Player{ID: ann.ID, Name: ann.Name, Locale: "lb"}, Verb: api.VerbForget, Args: []string{"yes"}},
+			kind: api.KindError, reason: "forget.unfinished", lang: "lb", has: []string{i18n.T("lb", "forget.unfinished")}},
+		{name: "lang", cmd: api.Command{Actor: ann, Verb: api.VerbLang, Args: []string{"de"}},
+			kind: api.KindNotice, lang: "de", has: []string{i18n.T("de", "note.lang_player")}},
+		{name: "lang as a locale", cmd: api.Command{Actor: ann, Verb: api.VerbLang, Args: []string{"lb-LU"}},
+			kind: api.KindNotice, lang: "lb", has: []string{i18n.T("lb", "note.lang_player")}},
+		{name: "lang unknown, refused in the actor's language", cmd: api.Command{Actor: api.Player{ID: "tg:1", Name: "Ann", Locale: "fr"}, Verb: api.VerbLang, Args: []string{"xx"}},
+			kind: api.KindError, reason: "err.bad_lang", lang: "fr", has: []string{i18n.T("fr", "err.bad_lang", "xx")}},
 		{name: "lang of the group's anonymous admin", cmd: anonymous(ann),
-			kind: table.KindError, reason: "err.anonymous", lang: "en"},
+			kind: api.KindError, reason: "err.anonymous", lang: "en"},
 		{name: "lang not stored", setup: func(t *testing.T, f *fixture) { f.store.FailOn("Swap", store.ErrUnavailable) },
-			cmd:  table.Command{Actor: ann, Verb: table.VerbLang, Args: []string{"de"}},
-			kind: table.KindError, reason: "err.unavailable", lang: "en", err: table.ErrNotStored},
+			cmd:  api.Command{Actor: ann, Verb: api.VerbLang, Args: []string{"de"}},
+			kind: api.KindError, reason: "err.unavailable", lang: "en", err: table.ErrNotStored},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -169,7 +170,7 @@ func TestPeopleVerbs(t *testing.T) {
 			if m.Kind != tc.kind || m.Reason != tc.reason || m.Lang != tc.lang {
 				t.Fatalf("kind %q reason %q lang %q, want %q %q %q: %q", m.Kind, m.Reason, m.Lang, tc.kind, tc.reason, tc.lang, m.Text)
 			}
-			if m.Target.Kind != table.ToActor || m.Target.Player.ID != tc.cmd.Actor.ID {
+			if m.Target.Kind != api.ToActor || m.Target.Player.ID != tc.cmd.Actor.ID {
 				t.Errorf("to %+v, want the actor", m.Target)
 			}
 			tabletest.Says(t, m.Text, tc.has, tc.hasNot)
@@ -185,8 +186,8 @@ func TestPeopleVerbs(t *testing.T) {
 func TestForgetLeavesNoTrace(t *testing.T) {
 	f := newFixture(t)
 	keepMatch(t, f)
-	f.ask(t, table.Command{Actor: ann, Verb: table.VerbLang, Args: []string{"de"}})
-	if m := f.ask(t, table.Command{Actor: ann, Verb: table.VerbForget, Args: []string{"yes"}}); m.Reason != table.ReasonForgotten {
+	f.ask(t, api.Command{Actor: ann, Verb: api.VerbLang, Args: []string{"de"}})
+	if m := f.ask(t, api.Command{Actor: ann, Verb: api.VerbForget, Args: []string{"yes"}}); m.Reason != api.ReasonForgotten {
 		t.Fatalf("forget yes: %q %q", m.Reason, m.Text)
 	}
 	data, ok, err := f.store.Record(t.Context(), "t1/m1")
@@ -201,11 +202,11 @@ func TestForgetLeavesNoTrace(t *testing.T) {
 	if !strings.Contains(string(data), ben.Name) {
 		t.Errorf("the others' names went too: %s", data)
 	}
-	m := f.ask(t, table.Command{Actor: ann, Verb: table.VerbMyData})
+	m := f.ask(t, api.Command{Actor: ann, Verb: api.VerbMyData})
 	if m.Lang != "en" || strings.Contains(m.Text, "Café") || strings.Contains(m.Text, i18n.T("en", "mydata.global", "")) {
 		t.Errorf("mydata after forget yes, in %q:\n%s", m.Lang, m.Text)
 	}
-	if m := f.ask(t, table.Command{Actor: ben, Verb: table.VerbMyData}); !strings.Contains(m.Text, i18n.T("en", "mydata.here", "Café", 1, "")[:20]) {
+	if m := f.ask(t, api.Command{Actor: ben, Verb: api.VerbMyData}); !strings.Contains(m.Text, i18n.T("en", "mydata.here", "Café", 1, "")[:20]) {
 		t.Errorf("Ben's data went with Ann's:\n%s", m.Text)
 	}
 }
@@ -214,30 +215,30 @@ func TestForgetLeavesNoTrace(t *testing.T) {
 // tables they sit at at once (Request.Retell), and nobody else's.
 func TestLangRetellsTheTables(t *testing.T) {
 	f := newFixture(t)
-	people := []table.Player{ann, ben, cleo, dan}
-	cmds := []table.Command{{Actor: ann, Verb: table.VerbNew, Args: []string{"timer=none"}}}
+	people := []api.Player{ann, ben, cleo, dan}
+	cmds := []api.Command{{Actor: ann, Verb: api.VerbNew, Args: []string{"timer=none"}}}
 	for _, p := range people[1:] {
-		cmds = append(cmds, table.Command{Actor: p, Verb: table.VerbJoin})
+		cmds = append(cmds, api.Command{Actor: p, Verb: api.VerbJoin})
 	}
-	cmds = append(cmds, table.Command{Actor: ann, Verb: table.VerbDeal})
+	cmds = append(cmds, api.Command{Actor: ann, Verb: api.VerbDeal})
 	for _, c := range cmds {
-		if msgs, err := f.handle(t, c); err != nil || len(msgs) > 0 && msgs[0].Kind == table.KindError {
+		if msgs, err := f.handle(t, c); err != nil || len(msgs) > 0 && msgs[0].Kind == api.KindError {
 			t.Fatalf("%s: %v %+v", c.Verb, err, msgs)
 		}
 	}
 	f.out.Take()
 	dm := cafe
 	dm.Chat = "1" // Ann's private chat
-	m := f.ask(t, table.Command{Place: dm, Actor: ann, Verb: table.VerbLang, Args: []string{"de"}, Private: true})
+	m := f.ask(t, api.Command{Place: dm, Actor: ann, Verb: api.VerbLang, Args: []string{"de"}, Private: true})
 	if m.Lang != "de" {
 		t.Fatalf("lang de answered in %q", m.Lang)
 	}
 	var hand bool
 	for _, d := range f.out.Take() {
-		if d.Target.Kind == table.ToPlayer && d.Target.Player.ID != ann.ID {
+		if d.Target.Kind == api.ToPlayer && d.Target.Player.ID != ann.ID {
 			t.Errorf("%s's private message was told again: %+v", d.Target.Player.Name, d)
 		}
-		if d.Target.Kind == table.ToPlayer && d.Kind == table.KindHand {
+		if d.Target.Kind == api.ToPlayer && d.Kind == api.KindHand {
 			hand = true
 			if d.Lang != "de" {
 				t.Errorf("Ann's hand in %q, want de", d.Lang)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // SharedStore is a store several copies of the bot can share: every store of the repository.
@@ -121,7 +122,7 @@ func Alternate(svcs []*table.Service, t Table, n int, prefix string) error {
 		to := svcs[(i+1)%len(svcs)]
 		cmd := Next(from, t)
 		cmd.EventID = fmt.Sprintf("%s%d", prefix, i)
-		if r, _ := to.Handle(context.Background(), cmd); len(r) > 0 && r[0].Kind == table.KindError {
+		if r, _ := to.Handle(context.Background(), cmd); len(r) > 0 && r[0].Kind == api.KindError {
 			return fmt.Errorf("command %d (%s %v) at copy %d: %s", i, cmd.Verb, cmd.Args, (i+1)%len(svcs), r[0].Text)
 		}
 		from = to
@@ -132,18 +133,18 @@ func Alternate(svcs []*table.Service, t Table, n int, prefix string) error {
 // Outbox keeps what a service delivers, for tests.
 type Outbox struct {
 	mu   sync.Mutex
-	msgs []table.Message
+	msgs []api.Message
 }
 
 // Deliver keeps the messages.
-func (o *Outbox) Deliver(_ context.Context, msgs []table.Message) {
+func (o *Outbox) Deliver(_ context.Context, msgs []api.Message) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.msgs = append(o.msgs, msgs...)
 }
 
 // Latest gives the newest message of a kind delivered.
-func (o *Outbox) Latest(kind table.Kind) (table.Message, bool) {
+func (o *Outbox) Latest(kind api.Kind) (api.Message, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for i := len(o.msgs) - 1; i >= 0; i-- {
@@ -151,7 +152,7 @@ func (o *Outbox) Latest(kind table.Kind) (table.Message, bool) {
 			return o.msgs[i], true
 		}
 	}
-	return table.Message{}, false
+	return api.Message{}, false
 }
 
 // SlowRobots makes random players (RandomRobots) that take d for each decision, as real ones
@@ -178,14 +179,14 @@ func (p slowPlayer) Decide(ctx context.Context, v core.View) core.Move {
 // OpenRobots opens a table of four computer players at place (with the options, e.g.
 // "stripes=3"): a person opens it with three computer players, deals and leaves, and a computer
 // finishes the seat. It gives the table's ID.
-func OpenRobots(tb testing.TB, svc *table.Service, place table.Place, opts ...string) string {
+func OpenRobots(tb testing.TB, svc *table.Service, place api.Place, opts ...string) string {
 	tb.Helper()
-	p := table.Player{ID: "host:" + place.Chat, Name: "Host"}
-	cmds := []table.Command{{Verb: table.VerbNew, Args: append([]string{"timer=none"}, opts...)},
-		{Verb: table.VerbBot}, {Verb: table.VerbBot}, {Verb: table.VerbBot}, {Verb: table.VerbDeal}, {Verb: table.VerbLeave}}
+	p := api.Player{ID: "host:" + place.Chat, Name: "Host"}
+	cmds := []api.Command{{Verb: api.VerbNew, Args: append([]string{"timer=none"}, opts...)},
+		{Verb: api.VerbBot}, {Verb: api.VerbBot}, {Verb: api.VerbBot}, {Verb: api.VerbDeal}, {Verb: api.VerbLeave}}
 	for i, c := range cmds {
 		c.Place, c.Actor, c.EventID = place, p, fmt.Sprintf("open-%s-%d", place.Chat, i)
-		if r, _ := svc.Handle(context.Background(), c); len(r) > 0 && r[0].Kind == table.KindError {
+		if r, _ := svc.Handle(context.Background(), c); len(r) > 0 && r[0].Kind == api.KindError {
 			tb.Fatalf("%s: %s", c.Verb, r[0].Text)
 		}
 	}
@@ -207,7 +208,7 @@ func DoublePresses(ctx context.Context, svcs []*table.Service, tables []Table, r
 			last := svcs[ti%2]
 			for r := range rounds {
 				cmd := Next(last, t)
-				v, _ := last.Seen(ctx, t.ID, table.Player{ID: "nobody"})
+				v, _ := last.Seen(ctx, t.ID, api.Player{ID: "nobody"})
 				cmd.Table, cmd.Seq = t.ID, v.Seq
 				applied, why := make([]bool, 2), make([]string, 2)
 				var pair sync.WaitGroup
@@ -216,7 +217,7 @@ func DoublePresses(ctx context.Context, svcs []*table.Service, tables []Table, r
 						press := cmd
 						press.EventID = fmt.Sprintf("press-%d-%d-%d", ti, r, c)
 						rs, err := svcs[c].Handle(ctx, press)
-						applied[c] = len(rs) == 0 || rs[0].Kind != table.KindError
+						applied[c] = len(rs) == 0 || rs[0].Kind != api.KindError
 						if !applied[c] && len(rs) > 0 {
 							why[c] = fmt.Sprintf("%s (%v)", rs[0].Reason, err)
 						}

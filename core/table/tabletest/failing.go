@@ -7,6 +7,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/store"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -78,7 +79,7 @@ func (f *Failing) Forget(ctx context.Context, fg store.Forgetting) error {
 }
 
 // Take gives the messages delivered since the last Take, and forgets them.
-func (o *Outbox) Take() []table.Message {
+func (o *Outbox) Take() []api.Message {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	out := o.msgs

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kontermatt/kontermatt/core/league/keeper"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // Together is a SharedStore that, once armed, holds the first commit that ends a match (one
@@ -88,16 +89,16 @@ func (g *Together) Commit(ctx context.Context, c table.Change) error {
 
 // OpenWith opens a table of four people at place, with the options ("stripes=1"; timer=none is
 // added), and deals.
-func OpenWith(svc *table.Service, place table.Place, players []table.Player, opts ...string) (Table, error) {
+func OpenWith(svc *table.Service, place api.Place, players []api.Player, opts ...string) (Table, error) {
 	t := Table{Place: place, Players: players}
-	cmds := []table.Command{{Verb: table.VerbNew, Actor: players[0], Args: append([]string{"timer=none"}, opts...)}}
+	cmds := []api.Command{{Verb: api.VerbNew, Actor: players[0], Args: append([]string{"timer=none"}, opts...)}}
 	for _, p := range players[1:] {
-		cmds = append(cmds, table.Command{Verb: table.VerbJoin, Actor: p})
+		cmds = append(cmds, api.Command{Verb: api.VerbJoin, Actor: p})
 	}
-	cmds = append(cmds, table.Command{Verb: table.VerbDeal, Actor: players[0]})
+	cmds = append(cmds, api.Command{Verb: api.VerbDeal, Actor: players[0]})
 	for _, c := range cmds {
 		c.Place = place
-		if r, _ := svc.Handle(context.Background(), c); len(r) > 0 && r[0].Kind == table.KindError {
+		if r, _ := svc.Handle(context.Background(), c); len(r) > 0 && r[0].Kind == api.KindError {
 			return t, fmt.Errorf("%s: %s", c.Verb, r[0].Text)
 		}
 	}
@@ -109,14 +110,14 @@ func OpenWith(svc *table.Service, place table.Place, players []table.Player, opt
 // i: one person sits at both (their rating is one across places), three others at each, and
 // both places are new in the month (its list of places is one entry).
 func OnePersonTwoTables(svcs []*table.Service) ([]Table, error) {
-	both := table.Player{ID: "both", Name: "Both"}
+	both := api.Player{ID: "both", Name: "Both"}
 	var tables []Table
 	for i := range 2 {
-		players := []table.Player{both}
+		players := []api.Player{both}
 		for s := range 3 {
-			players = append(players, table.Player{ID: fmt.Sprintf("only%d-%d", i, s), Name: fmt.Sprintf("P%d%d", i, s)})
+			players = append(players, api.Player{ID: fmt.Sprintf("only%d-%d", i, s), Name: fmt.Sprintf("P%d%d", i, s)})
 		}
-		t, err := OpenWith(svcs[i%len(svcs)], table.Place{Platform: "test", Chat: fmt.Sprint("race", i)}, players, "stripes=1")
+		t, err := OpenWith(svcs[i%len(svcs)], api.Place{Platform: "test", Chat: fmt.Sprint("race", i)}, players, "stripes=1")
 		if err != nil {
 			return nil, err
 		}

@@ -5,11 +5,12 @@ import (
 	"testing"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // Reply is the one reply to cmd, on the test's context; the test fails when Handle gives an error
 // or another number of replies.
-func Reply(tb testing.TB, svc *table.Service, cmd table.Command) table.Message {
+func Reply(tb testing.TB, svc *table.Service, cmd api.Command) api.Message {
 	tb.Helper()
 	msgs, err := svc.Handle(tb.Context(), cmd)
 	if err != nil || len(msgs) != 1 {

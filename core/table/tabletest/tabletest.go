@@ -18,29 +18,30 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
 // Table is one driven table.
 type Table struct {
 	ID      string
-	Place   table.Place
-	Players []table.Player
+	Place   api.Place
+	Players []api.Player
 }
 
 // Open opens a table of four humans at place number i and deals.
 func Open(svc *table.Service, i int) (Table, error) {
-	t := Table{Place: table.Place{Platform: "bench", Chat: fmt.Sprint(i)}}
+	t := Table{Place: api.Place{Platform: "bench", Chat: fmt.Sprint(i)}}
 	for s := 0; s < 4; s++ {
-		t.Players = append(t.Players, table.Player{ID: fmt.Sprintf("b%d-%d", i, s), Name: fmt.Sprintf("P%d", s+1)})
+		t.Players = append(t.Players, api.Player{ID: fmt.Sprintf("b%d-%d", i, s), Name: fmt.Sprintf("P%d", s+1)})
 	}
-	cmds := []table.Command{{Verb: table.VerbNew, Actor: t.Players[0], Args: []string{"timer=none"}}}
+	cmds := []api.Command{{Verb: api.VerbNew, Actor: t.Players[0], Args: []string{"timer=none"}}}
 	for _, p := range t.Players[1:] {
-		cmds = append(cmds, table.Command{Verb: table.VerbJoin, Actor: p})
+		cmds = append(cmds, api.Command{Verb: api.VerbJoin, Actor: p})
 	}
-	cmds = append(cmds, table.Command{Verb: table.VerbDeal, Actor: t.Players[0]})
+	cmds = append(cmds, api.Command{Verb: api.VerbDeal, Actor: t.Players[0]})
 	for _, c := range cmds {
 		c.Place = t.Place
-		if r, _ := svc.Handle(context.Background(), c); len(r) > 0 && r[0].Kind == table.KindError {
+		if r, _ := svc.Handle(context.Background(), c); len(r) > 0 && r[0].Kind == api.KindError {
 			return t, fmt.Errorf("%s: %s", c.Verb, r[0].Text)
 		}
 	}
@@ -54,7 +55,7 @@ func Step(svc *table.Service, t Table) (time.Duration, error) {
 	start := time.Now()
 	r, _ := svc.Handle(context.Background(), cmd)
 	d := time.Since(start)
-	if len(r) > 0 && r[0].Kind == table.KindError {
+	if len(r) > 0 && r[0].Kind == api.KindError {
 		return d, fmt.Errorf("%s %v: %s", cmd.Verb, cmd.Args, r[0].Text)
 	}
 	return d, nil
@@ -62,16 +63,16 @@ func Step(svc *table.Service, t Table) (time.Duration, error) {
 
 // Next is the command of the player to move: name hearts trump, or play the first legal card; a
 // rematch when the match is over.
-func Next(svc *table.Service, t Table) table.Command {
+func Next(svc *table.Service, t Table) api.Command {
 	who, legal, trump := svc.Turn(t.ID)
-	cmd := table.Command{Place: t.Place, Verb: table.VerbPlay}
+	cmd := api.Command{Place: t.Place, Verb: api.VerbPlay}
 	for _, p := range t.Players {
 		if p.ID == who {
 			cmd.Actor = p
 		}
 	}
 	if who == "" {
-		cmd.Actor, cmd.Verb = t.Players[0], table.VerbRematch
+		cmd.Actor, cmd.Verb = t.Players[0], api.VerbRematch
 	} else {
 		cmd.Verb, cmd.Args = Move(legal, trump)
 	}
@@ -80,11 +81,11 @@ func Next(svc *table.Service, t Table) table.Command {
 
 // Move is the move a player to act makes in tests, from what the service's Turn says: hearts
 // as trump, or the first legal card.
-func Move(legal []core.Card, trump bool) (table.Verb, []string) {
+func Move(legal []core.Card, trump bool) (api.Verb, []string) {
 	if trump {
-		return table.VerbTrump, []string{"H"}
+		return api.VerbTrump, []string{"H"}
 	}
-	return table.VerbPlay, []string{legal[0].String()}
+	return api.VerbPlay, []string{legal[0].String()}
 }
 
 // RunTables drives n tables from n goroutines for b.N commands in all, and reports commands per

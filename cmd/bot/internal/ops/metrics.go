@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/etcdstore"
 )
 
@@ -71,7 +72,7 @@ func NewMetrics(version, revision, goVersion string) *Metrics {
 	for _, why := range []string{"conflict", "watch", "compacted"} {
 		m.reloads.WithLabelValues(why)
 	}
-	for _, verb := range table.Verbs { // the typed ones; internal verbs (move, close, pause) appear when they happen
+	for _, verb := range api.Verbs { // the typed ones; internal verbs (move, close, pause) appear when they happen
 		for _, outcome := range []string{"ok", "refused"} {
 			m.commands.WithLabelValues(string(verb), outcome)
 		}
@@ -87,7 +88,7 @@ func NewMetrics(version, revision, goVersion string) *Metrics {
 	return m
 }
 
-func (m *Metrics) Command(verb table.Verb, outcome string, took time.Duration) {
+func (m *Metrics) Command(verb api.Verb, outcome string, took time.Duration) {
 	m.commands.WithLabelValues(string(verb), outcome).Inc()
 	m.latency.WithLabelValues(string(verb)).Observe(took.Seconds())
 }
@@ -234,7 +235,7 @@ func (s *scraped) Describe(ch chan<- *prometheus.Desc) {
 
 func (s *scraped) Collect(ch chan<- prometheus.Metric) {
 	counts := s.svc.Count()
-	for _, st := range []table.Status{table.StatusLobby, table.StatusPlaying, table.StatusOver} {
+	for _, st := range []api.Status{api.StatusLobby, api.StatusPlaying, api.StatusOver} {
 		ch <- prometheus.MustNewConstMetric(descTables, prometheus.GaugeValue, float64(counts[st]), string(st))
 	}
 	for _, c := range s.platforms {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core/table"
+	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -29,18 +30,18 @@ func Selfplay(ctx context.Context, cfg SelfplayConfig, keep func(key string, rec
 	store := mem.New()
 	svc := table.New(table.Config{Store: store, Robots: cfg.Robots, Seed: cfg.Seed, Think: 10 * time.Second})
 	defer svc.Close()
-	admin := table.Player{ID: "selfplay", Name: "selfplay"}
+	admin := api.Player{ID: "selfplay", Name: "selfplay"}
 	for i := 1; i <= cfg.Matches; i++ {
-		place := table.Place{Platform: "selfplay", Chat: fmt.Sprint(i)}
+		place := api.Place{Platform: "selfplay", Chat: fmt.Sprint(i)}
 		opts := append([]string{"timer=none", "level=" + cfg.Level}, cfg.Options...)
-		for _, c := range []table.Command{{Verb: table.VerbNew, Args: opts}, {Verb: table.VerbLeave}, {Verb: table.VerbDeal, Admin: true}} {
+		for _, c := range []api.Command{{Verb: api.VerbNew, Args: opts}, {Verb: api.VerbLeave}, {Verb: api.VerbDeal, Admin: true}} {
 			c.Place, c.Actor = place, admin
 			replies, err := svc.Handle(ctx, c)
 			if err != nil {
 				return fmt.Errorf("match %d: %w", i, err)
 			}
 			for _, r := range replies {
-				if r.Kind == table.KindError {
+				if r.Kind == api.KindError {
 					return fmt.Errorf("match %d: %s", i, r.Text)
 				}
 			}
