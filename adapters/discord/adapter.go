@@ -1,5 +1,5 @@
 // Package discord connects the table service to Discord through discordgo: one slash command /km
-// with subcommands, buttons whose custom_id is a table.Action, ephemeral replies for everything
+// with subcommands, buttons whose custom_id is an api.Action, ephemeral replies for everything
 // meant only for the one who asked, and an Outbox that posts and edits the table's messages with
 // one queue per channel and per DM.
 //
@@ -40,7 +40,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/table"
 )
 
-// Platform is the platform name in table.Place and in the service's Outboxes map.
+// Platform is the platform name in api.Place and in the service's Outboxes map.
 const Platform = "discord"
 
 // DefaultAPIURL is where REST requests go unless Config.APIURL says otherwise.

@@ -36,7 +36,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/table/api"
 )
 
-// Platform is the name of this platform in table.Place and in the service's Outboxes.
+// Platform is the name of this platform in api.Place and in the service's Outboxes.
 const Platform = "telegram"
 
 // Config sets up an Adapter. Token and KV are required.

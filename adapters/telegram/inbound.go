@@ -22,7 +22,7 @@ const (
 	telegramService int64 = 777000
 )
 
-// onMessage turns a typed command into a table.Command and sends the replies. It also follows
+// onMessage turns a typed command into an api.Command and sends the replies. It also follows
 // the service messages of a group that became a supergroup.
 func (a *Adapter) onMessage(ctx context.Context, u update) error {
 	m := u.Message

@@ -33,7 +33,7 @@ const (
 	bucketSlot    = "telegram.slot"    // "table/live" or "table/hand/user" → the Key last shown there
 	bucketHand    = "telegram.hand"    // "table/user" → the Key of the user's newest hand message
 	bucketBlocked = "telegram.blocked" // user → "1": private messages fail (never started, or blocked)
-	bucketPending = "telegram.pending" // "table/user" → []table.Message: the table's messages held back while the user is blocked
+	bucketPending = "telegram.pending" // "table/user" → []api.Message: the table's messages held back while the user is blocked
 	bucketTold    = "telegram.told"    // "table/user" → "1": the group was shown the deep link
 	bucketRecent  = "telegram.recent"  // group → unix ms until which its minute window may hold our messages
 	bucketWindow  = "telegram.window"  // group → the unix ms of its recent sends, by every copy (Config.Cluster)

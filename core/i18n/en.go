@@ -281,7 +281,7 @@ var en = map[string]string{
 	"opt.partners.rotate": "new partners",
 	"opt.for.me":          "me",
 	"opt.for.table":       "the table",
-	// Variants chosen by the place's surface (core/table.Surface): .typed where there are no
+	// Variants chosen by the place's surface (core/table/api.Surface): .typed where there are no
 	// buttons, .you for the one person reading a personal screen, about their own seat (the name
 	// argument left out).
 	"lobby.hint.typed":      "Type /join to take a seat and /deal to start; computer players fill the empty seats.",

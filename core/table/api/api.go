@@ -103,19 +103,19 @@ const (
 	VerbSettings Verb = "settings" // this place's defaults for new tables
 	VerbMyData   Verb = "mydata"   // what is kept about the person
 	VerbForget   Verb = "forget"   // remove the person's name and ratings ("forget yes")
-	// The coach's (coach.go).
+	// The coach's.
 	VerbCoach   Verb = "coach"   // coach on|off: a private review after each game one plays
 	VerbReview  Verb = "review"  // the review of the last game (or "review 2") now, privately
 	VerbHint    Verb = "hint"    // the strong choice for one's turn, with a reason (hints on)
 	VerbLearn   Verb = "learn"   // a guided solo game against three computer players
 	VerbTimeout Verb = "timeout" // internal: a deadline passed
-	// Internal: what the platform did to the table's place (see move.go), logged like commands.
+	// Internal: what the platform did to the table's place (see core/table's move.go), logged like commands.
 	VerbMove  Verb = "move"  // the place got a new ID
 	VerbClose Verb = "close" // the bot was removed from the place, or the place is gone
 	VerbPause Verb = "pause" // the place cannot be written to, or can again
 )
 
-// Verbs lists the verbs players may type, in help order: every verb of the registry (verbs.go)
+// Verbs lists the verbs players may type, in help order: every verb of core/table's registry
 // but the internal ones.
 var Verbs = []Verb{VerbNew, VerbJoin, VerbLeave, VerbBot, VerbSeat, VerbShuffle, VerbDeal, VerbTrump,
 	VerbAnnounce, VerbPlay, VerbHand, VerbBoard, VerbLast, VerbStop, VerbRematch,
@@ -198,7 +198,7 @@ const (
 // Message is what the service says. Editable messages have a Key (stable for the life of the
 // thing they show) and a Version that rises with every new content: an adapter that is behind may
 // drop every version but the latest. A Key begins with the table ID and "/", so an adapter that
-// keeps a KV entry under it has that entry pruned with the table (see KV).
+// keeps a KV entry under it has that entry pruned with the table (see core/store's KV).
 type Message struct {
 	Target  Target
 	Kind    Kind
