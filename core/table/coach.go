@@ -10,6 +10,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/table/api"
+	"github.com/kontermatt/kontermatt/core/table/render"
 )
 
 // review is one player's review of one finished game: what the coach judges, and where its
@@ -117,7 +118,7 @@ func (t *tbl) reviewOf(n int, seat core.Seat, p api.Player, lang string) review 
 		open = hist[n-2].Board.OpenBoth()
 	}
 	return review{key: t.st.ID + "/" + strconv.Itoa(t.st.MatchNo) + "/" + strconv.Itoa(n) + "/" + p.ID,
-		table: t.st.ID, place: t.st.Place, player: p, lang: lang, title: privateTitle(t.st.Place, lang), seat: seat,
+		table: t.st.ID, place: t.st.Place, player: p, lang: lang, title: render.PrivateTitle(t.st.Place, lang), seat: seat,
 		game: *games[n-1], open: open, gameNo: n}
 }
 
@@ -269,7 +270,7 @@ func (tu tutor) lessons(t *tbl) []api.Message {
 // lesson is a private text of the guided game at place for its learner p.
 func lesson(place api.Place, p api.Player, lang, text string) api.Message {
 	return api.Message{Target: api.Target{Kind: api.ToPlayer, Place: place, Player: p}, Kind: api.KindNotice, Lang: lang,
-		Title: privateTitle(place, lang), Text: text, Secret: true, Public: i18n.T(lang, "learn.private")}
+		Title: render.PrivateTitle(place, lang), Text: text, Secret: true, Public: i18n.T(lang, "learn.private")}
 }
 
 // stripes explains to the learner how game n of the guided match, g, moved the stripes.

@@ -11,6 +11,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/privacy"
 	"github.com/kontermatt/kontermatt/core/table/api"
+	"github.com/kontermatt/kontermatt/core/table/render"
 )
 
 // Forgetting a person ("forget yes") is core/privacy's Forgetter (see there for everything it
@@ -138,7 +139,7 @@ func (ft forgetTables) forgetAtOnce(t *tbl, p *privacy.Person) (bool, *userError
 		case others == 0:
 			s.play.close(t, &out) // the match so far is kept, and rewritten below with the others
 		case st.Status == api.StatusPlaying:
-			out.public = append(out.public, s.play.notice(t, "note.left_robot", seatRef(seat)))
+			out.public = append(out.public, s.play.notice(t, "note.left_robot", render.SeatRef(seat)))
 			st.Seats[seat] = SeatState{Robot: true}
 		default:
 			st.Seats[seat] = SeatState{}

@@ -13,6 +13,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/picture"
 	"github.com/kontermatt/kontermatt/core/table/api"
+	"github.com/kontermatt/kontermatt/core/table/render"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -115,7 +116,7 @@ var looseColon = regexp.MustCompile(`[^\x{00a0}]: `)
 // whose colon takes a no-break space: the mark comes from the catalog, not from the code.
 func TestCodeWritesNoPunctuationOfItsOwn(t *testing.T) {
 	tb := seated("fr", "Jang", "Mia")
-	trick := (renderer{}).trickText(sightOf(tb), "fr", trickOf(0, "JH 9H 10H 9S"), "live.trick")
+	trick := (render.Renderer{}).TrickText(sightOf(tb), "fr", trickOf(0, "JH 9H 10H 9S"), "live.trick")
 	usage := options.Usage("fr")
 	var hands [4][6]core.Card
 	for i, c := range core.MustCards("AH KH AS 9C 10D 9H KS 10S AD KC 10C JH QS KD AC 9D 9S 10H QH QD JS QC JC JD") {
@@ -128,9 +129,9 @@ func TestCodeWritesNoPunctuationOfItsOwn(t *testing.T) {
 	if err := g.Apply(core.NameTrump(0, core.Hearts)); err != nil {
 		t.Fatal(err)
 	}
-	table := picture.TableInput{View: g.View(core.NoSeat), Names: [4]string{"Jang", "Luc", "Mia", "Zoé"}, Labels: Labels("fr")}.AltText()
+	table := picture.TableInput{View: g.View(core.NoSeat), Names: [4]string{"Jang", "Luc", "Mia", "Zoé"}, Labels: render.Labels("fr")}.AltText()
 	board := picture.BoardInput{Rules: core.DefaultRules(), Board: core.Board{Start: 2}, Names: [4]string{"Jang", "Luc", "Mia", "Zoé"},
-		History: []core.GameScore{{Result: core.Result{Points: [2]int{25, 15}}, Trump: core.Hearts, TrumpTeam: core.TeamA, Applied: [2]int{-1, 0}}}, Labels: Labels("fr")}.AltText()
+		History: []core.GameScore{{Result: core.Result{Points: [2]int{25, 15}}, Trump: core.Hearts, TrumpTeam: core.TeamA, Applied: [2]int{-1, 0}}}, Labels: render.Labels("fr")}.AltText()
 	for _, text := range []string{trick, usage, table, board} {
 		if m := looseColon.FindString(text); m != "" {
 			t.Errorf("%q glues %q", text, m)

@@ -4,40 +4,16 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/picture"
 	"github.com/kontermatt/kontermatt/core/table/api"
+	"github.com/kontermatt/kontermatt/core/table/render"
 )
 
 // ErrNoPicture is returned for a message that names no picture, or a table that has none to show.
 var ErrNoPicture = errors.New("no picture for this message")
-
-// Labels gives the picture labels in lang from the catalog, with the counts the language's
-// plural rules make singular.
-func Labels(lang string) picture.Labels {
-	t := func(k string) string { return i18n.T(lang, "pic."+k) }
-	l := picture.Labels{Title: t("Title"), TeamA: t("TeamA"), TeamB: t("TeamB"), Seat: t("Seat"),
-		Open: t("Open"), Crossed: t("Crossed"), Added: t("Added"), Game: t("Game"), Trump: t("Trump"),
-		Calls: t("Calls"), Points: t("Points"), Stripes: t("Stripes"), Winner: t("Winner"), Draw: t("Draw"),
-		Earlier: t("Earlier"), NoGames: t("NoGames"), Trick: t("Trick"), LastTrick: t("LastTrick"),
-		Turn: t("Turn"), Cards: t("Cards"),
-		Standings: t("Standings"), Player: t("Player"), Rating: t("Rating"), Won: t("Won"), Played: t("Played"),
-		Provisional: t("Provisional"), NoMatches: t("NoMatches"),
-		OpenOne: t("OpenOne"), CrossedOne: t("CrossedOne"), AddedOne: t("AddedOne"), EarlierOne: t("EarlierOne"),
-		Colon: i18n.T(lang, "label.colon")}
-	for r := core.Nine; r <= core.Ace; r++ {
-		l.Ranks[r] = strings.TrimSuffix(i18n.Card(lang, core.NewCard(core.Spades, r)), core.Spades.Symbol())
-	}
-	for n := range 32 {
-		if i18n.PluralForm(lang, n) == "one" {
-			l.One |= 1 << n
-		}
-	}
-	return l
-}
 
 // Picture renders the picture a message names (the stripe board or the table) as it stands now,
 // from public state only, with its alt text for screen readers and notifications.
@@ -75,7 +51,7 @@ func (s *Service) Picture(ctx context.Context, m api.Message, dark bool) (png []
 	var tab *picture.TableInput
 	switch {
 	case m.Picture == api.PictureBoard:
-		in := picture.BoardInput{Rules: t.opts.Rules, Board: core.Board{Start: t.opts.Rules.Stripes}, Names: names, Labels: Labels(lang)}
+		in := picture.BoardInput{Rules: t.opts.Rules, Board: core.Board{Start: t.opts.Rules.Stripes}, Names: names, Labels: render.Labels(lang)}
 		if t.match != nil {
 			in.Board, in.History = t.match.Board(), t.match.History()
 		}
@@ -83,11 +59,11 @@ func (s *Service) Picture(ctx context.Context, m api.Message, dark bool) (png []
 	case m.Picture == api.PictureTable && t.lastGame() != nil:
 		// Between tricks the table shows the last one, as players would look at it.
 		v := t.lastGame().View(core.NoSeat)
-		tab = &picture.TableInput{View: v, Names: names, Labels: Labels(lang), ShowLastTrick: v.Trick.N == 0}
+		tab = &picture.TableInput{View: v, Names: names, Labels: render.Labels(lang), ShowLastTrick: v.Trick.N == 0}
 	case m.Picture == api.PictureLastTrick && t.lastGame() != nil:
 		// The trick in progress is not the one asked for: only a finished trick is shown.
 		if v := t.lastGame().View(core.NoSeat); len(v.Tricks) > 0 {
-			tab = &picture.TableInput{View: v, Names: names, Labels: Labels(lang), ShowLastTrick: true}
+			tab = &picture.TableInput{View: v, Names: names, Labels: render.Labels(lang), ShowLastTrick: true}
 		}
 	}
 	t.mu.Unlock() // rendering takes milliseconds: not under the table's lock
@@ -112,7 +88,7 @@ func (s *Service) keptBoard(ctx context.Context, key, lang string, th picture.Th
 	if err != nil {
 		return nil, "", err
 	}
-	in := picture.BoardInput{Rules: m.Rules(), Board: m.Board(), History: m.History(), Labels: Labels(lang)}
+	in := picture.BoardInput{Rules: m.Rules(), Board: m.Board(), History: m.History(), Labels: render.Labels(lang)}
 	for i, seat := range rec.Seats {
 		switch {
 		case seat.ID != "":

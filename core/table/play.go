@@ -10,6 +10,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/table/api"
+	"github.com/kontermatt/kontermatt/core/table/render"
 )
 
 // play is how one table changes by the rules of its lobby and its game: each table verb's own
@@ -26,7 +27,7 @@ import (
 type play struct {
 	now   func() time.Time
 	view  renderer
-	sight func(t *tbl) *sight // the table as its messages show it (Service.sight: with its pace)
+	sight func(t *tbl) *render.Sight // the table as its messages show it (Service.sight: with its pace)
 	tutor tutor
 }
 
@@ -89,7 +90,7 @@ func (p play) leave(t *tbl, c *call) *userError {
 	if st.Status == api.StatusPlaying {
 		// Said while the player still sits there, so that the reader of a personal screen is told
 		// "you left". Then a computer player takes over the seat so the others can finish.
-		c.out.public = append(c.out.public, p.notice(t, "note.left_robot", seatRef(c.seat)))
+		c.out.public = append(c.out.public, p.notice(t, "note.left_robot", render.SeatRef(c.seat)))
 		st.Seats[c.seat] = leftSeat(c.seat, st.Seats[c.seat])
 	} else {
 		st.Seats[c.seat] = SeatState{}
@@ -179,12 +180,12 @@ func (p play) deal(t *tbl, c *call) *userError {
 	t.startMatch(p.now())
 	c.out.changed = true
 	// The lobby's last version: who sits where, no buttons.
-	c.out.public = append(c.out.public, p.view.lobbyMessage(p.sight(t)))
+	c.out.public = append(c.out.public, p.view.LobbyMessage(p.sight(t)))
 	return nil
 }
 
 func (p play) hand(t *tbl, c *call) *userError {
-	m := p.view.handMessage(p.sight(t), c.seat, t.game().View(c.seat), c.lang)
+	m := p.view.HandMessage(p.sight(t), c.seat, t.game().View(c.seat), c.lang)
 	m.Target, m.Kind, m.Key = api.Target{Kind: api.ToActor, Place: c.Place, Player: c.Actor}, api.KindReply, ""
 	m.Version, m.Table = t.st.Seq, t.st.ID
 	m.Secret, m.Public = true, p.view.pressHand(c.Place, c.lang, "hand.private")
@@ -193,7 +194,7 @@ func (p play) hand(t *tbl, c *call) *userError {
 }
 
 func (p play) board(t *tbl, c *call) *userError {
-	m := p.view.boardMessage(p.sight(t), c.lang)
+	m := p.view.BoardMessage(p.sight(t), c.lang)
 	m.Target = api.Target{Kind: api.ToActor, Place: c.Place, Player: c.Actor}
 	m.Table, m.Version = t.st.ID, t.st.Seq
 	c.out.replies = append(c.out.replies, m)
@@ -209,7 +210,7 @@ func (p play) last(t *tbl, c *call) *userError {
 	if !ok {
 		return refuse("err.no_trick")
 	}
-	m := reply(c.Command, c.lang, api.KindReply, p.view.trickText(p.sight(t), c.lang, tr, "last.title"))
+	m := reply(c.Command, c.lang, api.KindReply, p.view.TrickText(p.sight(t), c.lang, tr, "last.title"))
 	m.Picture, m.Table, m.Version = api.PictureLastTrick, t.st.ID, t.st.Seq
 	c.out.replies = append(c.out.replies, m)
 	return nil
@@ -256,13 +257,13 @@ func (p play) applyMove(t *tbl, g *core.Game, m core.Move, out *outcome) *userEr
 	}
 	out.changed = true
 	if m.Kind == core.MoveAnnounce {
-		out.public = append(out.public, p.notice(t, "note.announced", seatRef(m.Seat), m.Call.Title()))
+		out.public = append(out.public, p.notice(t, "note.announced", render.SeatRef(m.Seat), m.Call.Title()))
 	}
 	if g.Phase() != core.PhaseOver {
 		return nil
 	}
 	n := t.match.NumGames()
-	out.public = append(out.public, p.view.finalMessages(p.sight(t), g.Tricks(), n)...) // the summaries follow from the state (told)
+	out.public = append(out.public, p.view.FinalMessages(p.sight(t), g.Tricks(), n)...) // the summaries follow from the state (told)
 	p.tutor.gameOver(t, g, n, out)
 	t.noteAbsent(n)
 	if t.match.Over() {
@@ -307,7 +308,7 @@ func (p play) stop(t *tbl, c *call) *userError {
 	}
 	p.close(t, c.out)
 	if c.seat != core.NoSeat {
-		c.out.public = append(c.out.public, p.notice(t, "note.stopped", seatRef(c.seat)))
+		c.out.public = append(c.out.public, p.notice(t, "note.stopped", render.SeatRef(c.seat)))
 	} else { // an admin from outside the table
 		c.out.public = append(c.out.public, p.notice(t, "note.stopped", c.Actor.Name))
 	}
@@ -385,14 +386,14 @@ func (p play) timeout(t *tbl, out *outcome) (args []string, due bool) {
 			st.Reminded = true
 			args = []string{"reminder"}
 			pl := *st.Seats[seat].Player
-			lang := p.view.personLang(pl, t.st.Lang)
+			lang := p.view.PersonLang(pl, t.st.Lang)
 			m := api.Message{Target: api.Target{Kind: api.ToPlayer, Player: pl}, Kind: api.KindNotice, Lang: lang,
-				Title: privateTitle(t.st.Place, lang), Text: i18n.T(lang, "note.reminder")}
+				Title: render.PrivateTitle(t.st.Place, lang), Text: i18n.T(lang, "note.reminder")}
 			out.public = append(out.public, m)
 		} else {
 			st.Seats[seat].Away = true
 			args = []string{"away"}
-			out.public = append(out.public, p.notice(t, "note.away", seatRef(seat)))
+			out.public = append(out.public, p.notice(t, "note.away", render.SeatRef(seat)))
 		}
 	default:
 		return nil, false
@@ -415,9 +416,9 @@ func (p play) pause(t *tbl, paused bool, out *outcome) string {
 		if !seat.Human() {
 			continue
 		}
-		lang := p.view.personLang(*seat.Player, t.st.Lang)
+		lang := p.view.PersonLang(*seat.Player, t.st.Lang)
 		out.public = append(out.public, api.Message{Target: api.Target{Kind: api.ToPlayer, Place: st.Place, Player: *seat.Player},
-			Kind: api.KindNotice, Lang: lang, Title: privateTitle(t.st.Place, lang), Text: i18n.T(lang, key)})
+			Kind: api.KindNotice, Lang: lang, Title: render.PrivateTitle(t.st.Place, lang), Text: i18n.T(lang, key)})
 	}
 	return arg
 }
@@ -427,13 +428,13 @@ func (p play) pause(t *tbl, paused bool, out *outcome) string {
 // table message instead (a call, which the table message lists).
 func (p play) notice(t *tbl, key string, args ...any) api.Message {
 	return api.Message{Target: api.Target{Kind: api.ToPlace, Place: t.st.Place}, Kind: api.KindNotice,
-		Text: p.view.say(p.sight(t), t.st.Lang, key, args...), Lang: t.st.Lang, Reason: key}
+		Text: p.view.Say(p.sight(t), t.st.Lang, key, args...), Lang: t.st.Lang, Reason: key}
 }
 
 // pressHand is a public text that sends the player to their cards (key takes the "My hand"
 // button's label), or where there are no buttons, its typed variant (key.typed).
 func (r renderer) pressHand(p api.Place, lang, key string) string {
-	if r.surface(p).Typed {
+	if r.Surface(p).Typed {
 		return i18n.T(lang, key+".typed")
 	}
 	return i18n.T(lang, key, i18n.T(lang, "btn.hand"))

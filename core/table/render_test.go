@@ -10,6 +10,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/picture"
 	"github.com/kontermatt/kontermatt/core/table/api"
+	"github.com/kontermatt/kontermatt/core/table/render"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -28,7 +29,7 @@ func seated(lang string, names ...string) *tbl {
 }
 
 // sightOf is the table as its messages show it.
-func sightOf(tb *tbl) *sight { return (&Service{}).sight(tb) }
+func sightOf(tb *tbl) *render.Sight { return (&Service{}).sight(tb) }
 
 // trickOf is a finished trick led by seat 0, won by winner.
 func trickOf(winner core.Seat, cards string) core.Trick {
@@ -53,7 +54,7 @@ func TestTrickTextCountsPoints(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tb := seated(tc.lang, "Jang", "Mia")
-			if got := (renderer{}).trickText(sightOf(tb), tc.lang, trickOf(0, tc.cards), "live.trick"); got != tc.want {
+			if got := (render.Renderer{}).TrickText(sightOf(tb), tc.lang, trickOf(0, tc.cards), "live.trick"); got != tc.want {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
 			}
 		})
@@ -84,35 +85,35 @@ func TestSayAboutTheReader(t *testing.T) {
 		{"typed, not personal", typed, []string{"Jang"}, "fr", 0, "Pli\u00a0: Jang V♥ · Ordinateur 2 9♥ · Ordinateur 3 10♥ · Ordinateur 4 9♠ → Jang remporte 1 point"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := renderer{surfaces: tc.surfaces}
+			r := render.Renderer{Surfaces: tc.surfaces}
 			tb := seated(tc.lang, tc.humans...)
-			if got := r.trickText(sightOf(tb), tc.lang, trickOf(tc.seat, "JH 9H 10H 9S"), "live.trick"); got != tc.want {
+			if got := r.TrickText(sightOf(tb), tc.lang, trickOf(tc.seat, "JH 9H 10H 9S"), "live.trick"); got != tc.want {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
 			}
 		})
 	}
 	// Every text about a seat has its second-person form.
-	r := renderer{surfaces: personal}
+	r := render.Renderer{Surfaces: personal}
 	tb := seated("en", "You")
 	for _, tc := range []struct {
 		key  string
 		args []any
 		want string
 	}{
-		{"live.title", []any{3, seatRef(0)}, "🃏 Game 3 · you deal"},
-		{"live.trump", []any{"♥ hearts", seatRef(0), "A"}, "Trump: ♥ hearts (named by you, team A)"},
-		{"live.choosing", []any{seatRef(0)}, "You are choosing trump…"},
-		{"live.turn", []any{seatRef(0)}, "▶ Your turn"},
-		{"note.announced", []any{seatRef(0), "Matt"}, "📣 You announce Matt!"},
-		{"note.back", []any{seatRef(0)}, "You are back."},
-		{"note.away", []any{seatRef(0)}, "You did not play in time: a computer plays for you until you are back."},
-		{"note.left_robot", []any{seatRef(0)}, "You left; a computer player takes your seat."},
-		{"note.stopped", []any{seatRef(0)}, "You stopped the match."},
-		{"summary.detail", []any{"♥ hearts", seatRef(0), 2, 4, 2, "-2", "+0"}, "Trump ♥ hearts named by you · stake 2 · tricks 4–2 · stripes A -2, B +0"},
-		{"live.turn", []any{seatRef(1)}, "▶ Computer 2 to play"},
+		{"live.title", []any{3, render.SeatRef(0)}, "🃏 Game 3 · you deal"},
+		{"live.trump", []any{"♥ hearts", render.SeatRef(0), "A"}, "Trump: ♥ hearts (named by you, team A)"},
+		{"live.choosing", []any{render.SeatRef(0)}, "You are choosing trump…"},
+		{"live.turn", []any{render.SeatRef(0)}, "▶ Your turn"},
+		{"note.announced", []any{render.SeatRef(0), "Matt"}, "📣 You announce Matt!"},
+		{"note.back", []any{render.SeatRef(0)}, "You are back."},
+		{"note.away", []any{render.SeatRef(0)}, "You did not play in time: a computer plays for you until you are back."},
+		{"note.left_robot", []any{render.SeatRef(0)}, "You left; a computer player takes your seat."},
+		{"note.stopped", []any{render.SeatRef(0)}, "You stopped the match."},
+		{"summary.detail", []any{"♥ hearts", render.SeatRef(0), 2, 4, 2, "-2", "+0"}, "Trump ♥ hearts named by you · stake 2 · tricks 4–2 · stripes A -2, B +0"},
+		{"live.turn", []any{render.SeatRef(1)}, "▶ Computer 2 to play"},
 	} {
 		t.Run(tc.key, func(t *testing.T) {
-			if got := r.say(sightOf(tb), "en", tc.key, tc.args...); got != tc.want {
+			if got := r.Say(sightOf(tb), "en", tc.key, tc.args...); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
@@ -219,7 +220,7 @@ func TestPictureLabelsCount(t *testing.T) {
 		{"de", "Team A (Jang & Mia): 1 offen, 1 gestrichen. Team B (Luc & Zoé): 1 offen, 2 gestrichen, 1 dazugekommen."},
 	} {
 		t.Run(tc.lang, func(t *testing.T) {
-			in := picture.BoardInput{Rules: core.DefaultRules(), Board: board, Names: [4]string{"Jang", "Luc", "Mia", "Zoé"}, Labels: Labels(tc.lang)}
+			in := picture.BoardInput{Rules: core.DefaultRules(), Board: board, Names: [4]string{"Jang", "Luc", "Mia", "Zoé"}, Labels: render.Labels(tc.lang)}
 			if got := in.AltText(); !strings.Contains(got, tc.want) {
 				t.Errorf("alt text %q\nwant it to say %q", got, tc.want)
 			}
@@ -255,12 +256,12 @@ func TestSummaryStripesAgreeWithTheBoard(t *testing.T) {
 	if r := g.Result(); r.Stripes[core.TeamA] != -2 {
 		t.Fatalf("the game's change is %v; the test needs a stake of 2 against one open stripe", r.Stripes)
 	}
-	r, sh := renderer{}, sightOf(tb)
-	sum := r.gameSummary(sh, sh.history()[0], 1).Text
+	r, sh := render.Renderer{}, sightOf(tb)
+	sum := r.GameSummary(sh, sh.History()[0], 1).Text
 	if !strings.Contains(sum, "stripes A -1 (down to 0), B 0") {
 		t.Errorf("the summary:\n%s", sum)
 	}
-	board := r.boardMessage(sh, "en").Text
+	board := r.BoardMessage(sh, "en").Text
 	if !strings.Contains(board, "stripes A -1, B 0") || !strings.Contains(sum, "Team A (Jang & Computer 3): — (0)") {
 		t.Errorf("the board:\n%s\nthe summary:\n%s", board, sum)
 	}

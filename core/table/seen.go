@@ -8,6 +8,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/table/api"
+	"github.com/kontermatt/kontermatt/core/table/render"
 )
 
 // Seen is a table as one reader may see it, copied under the table's lock for a surface that
@@ -75,43 +76,37 @@ func (s *Service) Seen(ctx context.Context, tableID string, p api.Player) (Seen,
 		}
 		clock = t.turnClock(g.ToMove(), s.cfg.Now)
 	}
-	return s.view.seen(s.sight(t), p, reader, own, clock, s.pace(t)), true
+	return seenBy(s.view.Renderer, s.sight(t), p, reader, own, clock, s.pace(t)), true
 }
 
-// seen is what the person p may see of a table: reader is their seat (NoSeat when they sit at
+// seenBy is what the person p may see of a table: reader is their seat (NoSeat when they sit at
 // none), own their view of the game in play (nil when there is none, or they do not play it),
 // clock the turn's time (nil when none runs) and pace the table's.
-func (r renderer) seen(sh *sight, p api.Player, reader core.Seat, own *core.View, clock *TurnClock, pace Pace) Seen {
-	lang := r.personLang(p, sh.lang)
-	v := Seen{ID: sh.id, Seq: sh.seq, Status: sh.status, Title: sh.place.Title, Lang: lang, Reader: reader,
-		Options: options.Line(lang, sh.opts), Stripes: sh.opts.Rules.Stripes, Pace: pace}
-	for i, ss := range sh.seats {
-		v.Seats[i] = SeenSeat{Name: sh.seatNameIn(lang, core.Seat(i)), Human: ss.Human(), Robot: ss.Robot, Away: ss.Away,
+func seenBy(r render.Renderer, sh *render.Sight, p api.Player, reader core.Seat, own *core.View, clock *TurnClock, pace Pace) Seen {
+	lang := r.PersonLang(p, sh.Lang)
+	v := Seen{ID: sh.ID, Seq: sh.Seq, Status: sh.Status, Title: sh.Place.Title, Lang: lang, Reader: reader,
+		Options: options.Line(lang, sh.Options), Stripes: sh.Options.Rules.Stripes, Pace: pace}
+	for i, ss := range sh.Seats {
+		v.Seats[i] = SeenSeat{Name: sh.SeatNameIn(lang, core.Seat(i)), Human: ss.Human(), Robot: ss.Robot, Away: ss.Away,
 			Empty: ss.Empty()}
 		if ss.Empty() {
 			v.Seats[i].Name = i18n.T(lang, "seat.empty")
 		}
 	}
-	if !sh.match {
+	if !sh.Match {
 		return v
 	}
-	v.Games, v.History, v.Board = sh.games, sh.history(), sh.board
-	if n := sh.games; n > 0 {
-		last := sh.public(n)
+	v.Games, v.History, v.Board = sh.Games, sh.History(), sh.Board
+	if n := sh.Games; n > 0 {
+		last := sh.Public(n)
 		v.Last = &last
 		if n > 1 {
-			before := sh.public(n - 1)
+			before := sh.Public(n - 1)
 			v.Before = &before
 		}
 	}
 	v.Own, v.Clock = own, clock
 	return v
-}
-
-// seatNameIn is a seat's name for a reader of lang: a person's own name, a computer player's
-// "Computer 2" in the reader's language.
-func (sh *sight) seatNameIn(lang string, seat core.Seat) string {
-	return nameOfSeat(&sh.seats, lang, seat)
 }
 
 // turnClock is the turn's time of the seat to move, or nil when none runs for it: no timer, a

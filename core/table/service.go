@@ -22,6 +22,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/pace"
 	"github.com/kontermatt/kontermatt/core/table/placement"
+	"github.com/kontermatt/kontermatt/core/table/render"
 )
 
 // Config wires a Service.
@@ -346,8 +347,8 @@ func New(cfg Config) *Service {
 	s.users = privacy.NewBook(ctx, cfg.KV, cfg.Log)
 	s.places = places.New(cfg.KV, cfg.Log)
 	s.forgetter = s.newForgetter()
-	s.view = renderer{surfaces: cfg.Surfaces, chosen: s.users.Lang}
-	s.tutor = tutor{coach: cfg.Coach, langOf: s.view.personLang, wants: func(id string) bool { return s.users.Get(id).Coach },
+	s.view = renderer{render.Renderer{Surfaces: cfg.Surfaces, Chosen: s.users.Lang}}
+	s.tutor = tutor{coach: cfg.Coach, langOf: s.view.PersonLang, wants: func(id string) bool { return s.users.Get(id).Coach },
 		life: ctx, table: s.table, deliver: s.deliver}
 	s.follow = follower{store: cfg.Store, index: s.index, placed: s.placed, draw: s.draw, robots: cfg.Robots,
 		adopt: s.users.Adopt, told: s.clustered, log: cfg.Log, engine: s, ctx: ctx, wg: &s.wg}
@@ -761,7 +762,7 @@ func (s *Service) execOnce(ctx context.Context, t *tbl, spec verbSpec, cmd api.C
 	if seat != core.NoSeat && st.Seats[seat].Away {
 		st.Seats[seat].Away = false
 		out.changed = true
-		out.public = append(out.public, s.play.notice(t, "note.back", seatRef(seat)))
+		out.public = append(out.public, s.play.notice(t, "note.back", render.SeatRef(seat)))
 	}
 	c := &call{Command: cmd, seat: seat, arg: strings.TrimSpace(strings.Join(cmd.Args, " ")), lang: lang, out: &out}
 	uerr := spec.check(st, c)

@@ -12,6 +12,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/picture"
 	"github.com/kontermatt/kontermatt/core/table/api"
+	"github.com/kontermatt/kontermatt/core/table/render"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
@@ -229,12 +230,12 @@ func TestOptionNamesInEachLanguage(t *testing.T) {
 func TestPictureRankLetters(t *testing.T) {
 	v := core.View{Seat: core.NoSeat, Phase: core.PhasePlay, Trump: core.Hearts, Trick: trickOf(0, "QH JH 10H 9S")}
 	for lang, want := range map[string]string{"en": "Q♥", "de": "D♥", "fr": "D♥", "lb": "D♥"} {
-		alt := picture.TableInput{View: v, Names: [4]string{"Jang", "Mia", "Luc", "Zoé"}, Labels: Labels(lang)}.AltText()
+		alt := picture.TableInput{View: v, Names: [4]string{"Jang", "Mia", "Luc", "Zoé"}, Labels: render.Labels(lang)}.AltText()
 		if !strings.Contains(alt, "Jang "+want) || !strings.Contains(alt, "Mia "+i18n.Card(lang, core.MustCards("JH")[0])) {
 			t.Errorf("%s: the alt text does not write %s:\n%s", lang, want, alt)
 		}
 	}
-	if l := Labels("fr"); l.Ranks[core.Jack] != "V" || l.Ranks[core.King] != "R" || l.Ranks[core.Ten] != "10" {
+	if l := render.Labels("fr"); l.Ranks[core.Jack] != "V" || l.Ranks[core.King] != "R" || l.Ranks[core.Ten] != "10" {
 		t.Errorf("French picture letters: %q", l.Ranks)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/picture"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/api"
+	"github.com/kontermatt/kontermatt/core/table/render"
 )
 
 // Keeper is the league of every place, as the engine's match ends teach it.
@@ -178,7 +179,7 @@ func (k *Keeper) StandingsPicture(ctx context.Context, p api.Place, season, lang
 	if title == "" {
 		title = i18n.T(lang, "league.here")
 	}
-	in := picture.StandingsInput{Title: i18n.T(lang, "top.all", title), Labels: table.Labels(lang)}
+	in := picture.StandingsInput{Title: i18n.T(lang, "top.all", title), Labels: render.Labels(lang)}
 	if month != "" {
 		in.Title = i18n.T(lang, "top.month", title, league.MonthName(lang, month))
 	}
