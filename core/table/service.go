@@ -136,7 +136,7 @@ type Service struct {
 	outside map[api.Verb]verbSpec // Config.Verbs, by verb
 
 	users *privacy.Book // each person's own choices
-	view  renderer      // what the tables show (render.go)
+	view  renderer      // what the tables show (core/table/render; the sight it reads: render.go)
 	play  play          // how a table changes by its rules (play.go)
 	// clustered hears what keeps copies in step (Config.Observe's ClusterObserver part).
 	clustered ClusterObserver
