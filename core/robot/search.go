@@ -419,12 +419,23 @@ func (w *worldSource) likelihood(h [4]core.CardSet) float64 {
 // cut short. merge is called under a lock with each finished world's result and returns true to
 // stop early. cut reports that the deadline or the context ended it before the caps did: its
 // result then depends on the machine's speed.
+//
+// The threads finish worlds in any order, but merge sees them in their order and the node cap
+// counts them in it: a search the caps end (not the clock) solves and sums the same worlds, to the
+// last bit, whatever the threads and however busy the machine (TestNodeBoundedSearchIsExact).
+// When the caps end it, the worlds still being solved are all later ones, and are dropped.
 func (s *searcher) run(ctx context.Context, until time.Time, ws *worldSource,
 	eval func(sv *dd.Solver, hands [4]core.CardSet, model uint8) ([]int, bool), merge func([]int, float64) bool) (done int, cut bool) {
 	var next atomic.Int64
 	var stop, timeUp atomic.Bool
 	var mu sync.Mutex
 	var nodes uint64
+	type solved struct {
+		res    []int
+		weight float64
+		nodes  uint64
+	}
+	waiting := map[int]solved{} // worlds finished before an earlier one, by index
 	late := func() bool {
 		if ctx.Err() != nil || time.Now().After(until) {
 			timeUp.Store(true)
@@ -447,10 +458,18 @@ func (s *searcher) run(ctx context.Context, until time.Time, ws *worldSource,
 				return
 			}
 			mu.Lock()
-			done++
-			nodes += sv.Nodes() - before
-			if merge(res, weight) || s.nodes > 0 && nodes >= s.nodes {
-				stop.Store(true)
+			waiting[i] = solved{res, weight, sv.Nodes() - before}
+			for !stop.Load() {
+				w, ok := waiting[done]
+				if !ok {
+					break
+				}
+				delete(waiting, done)
+				done++
+				nodes += w.nodes
+				if merge(w.res, w.weight) || s.nodes > 0 && nodes >= s.nodes {
+					stop.Store(true)
+				}
 			}
 			mu.Unlock()
 		}

@@ -1,10 +1,12 @@
 package research
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/kontermatt/kontermatt/core/robot"
+	"github.com/kontermatt/kontermatt/core/robot/robottest"
 	"github.com/kontermatt/kontermatt/internal/cpuclock"
 )
 
@@ -54,5 +56,31 @@ func TestDuelTimesRunning(t *testing.T) {
 	res.Print(&out)
 	if !strings.Contains(out.String(), "ran-max") {
 		t.Errorf("the report has no running times:\n%s", out.String())
+	}
+}
+
+// A duel bounded by solver nodes plays the same games twice on the same seed, though the second
+// run plays two games at once with three search threads per decision on a machine whose every
+// core is busy: no clock cuts a node-bounded decision, and the search counts its deals in their
+// order. It failed before the search merged its deals in their order: in 3 runs of 3 a deal of
+// the 30 ended otherwise (deal 2: A's card-point margin -34 where it had been -40).
+func TestDuelIsTheSameOnABusyMachine(t *testing.T) {
+	cfg := DuelConfig{A: robot.Strong, B: robot.Easy, Deals: 30, Seed: 11, Workers: 1, NodesPerMs: 100, Options: robot.Options{Threads: 1}}
+	alone, err := Duel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy := cfg
+	busy.Workers, busy.Options.Threads = 2, 3
+	stop := robottest.Busy(2 * runtime.GOMAXPROCS(0))
+	again, err := Duel(busy)
+	stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range alone.Pairs {
+		if again.Pairs[i] != alone.Pairs[i] {
+			t.Errorf("seed %d deal %d: busy %+v, alone %+v", cfg.Seed, i, again.Pairs[i], alone.Pairs[i])
+		}
 	}
 }
