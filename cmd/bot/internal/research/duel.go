@@ -395,6 +395,9 @@ func (r *DuelResult) Print(w io.Writer) {
 	fmt.Fprintf(w, "A game win share (draws half): %.4f ± %.4f (95%% CI over deal pairs)\n", share, half)
 	fmt.Fprintf(w, "A card-point margin per game:  %+.2f ± %.2f\n", margin, mh)
 	fmt.Fprintf(w, "A stripe margin per game:      %+.3f ± %.3f (B's stripe change minus A's, per game, not per match)\n", stripes, sh)
+	ds, dm := r.Difference()
+	fmt.Fprintf(w, "A's side minus B's, per deal (same cards, same seats): score %+.4f (SE %.4f), card points %+.2f (SE %.2f); A better on %d deals, the same on %d, worse on %d\n",
+		ds.Mean, ds.SE, dm.Mean, dm.SE, ds.Better, ds.Same, ds.Worse)
 	printTimes(w, c, r.Times, r.Ran)
 	if c.Analyze {
 		a := r.Analysis
