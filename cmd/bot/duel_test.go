@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -115,5 +116,31 @@ func TestDuelAgainstThePreviousSampler(t *testing.T) {
 	}
 	if mirrored {
 		t.Errorf("every pair mirrored: B played as A did, the previous sampler was not used")
+	}
+}
+
+// -pairs writes a duel's deals and -against compares a later run with them, deal by deal; a
+// file of other deals is refused before the duel is played.
+func TestRunDuelAgainst(t *testing.T) {
+	pairs := filepath.Join(t.TempDir(), "normal.pairs")
+	args := []string{"-a", "normal", "-b", "easy", "-deals", "4", "-seed", "6", "-worlds", "4", "-nodes-per-ms", "100", "-q"}
+	var out, errOut bytes.Buffer
+	if code := runDuel(append(args, "-pairs", pairs), nil, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "A's side minus B's, per deal") {
+		t.Errorf("report lacks the paired difference:\n%s", out.String())
+	}
+	out.Reset()
+	if code := runDuel(append(args, "-against", pairs), nil, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if want := "game win share +0.0000 ± 0.0000 (95%, paired"; !strings.Contains(out.String(), want) {
+		t.Errorf("the same run again: report lacks %q:\n%s", want, out.String())
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := runDuel([]string{"-a", "normal", "-b", "easy", "-deals", "4", "-seed", "7", "-against", pairs}, nil, &out, &errOut); code != 2 || out.Len() > 0 {
+		t.Errorf("another seed against the file: exit %d, output %q, want 2 and nothing played", code, out.String())
 	}
 }

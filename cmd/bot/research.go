@@ -32,6 +32,8 @@ func runDuel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	nodesPerMs := fs.Int("nodes-per-ms", 0, "bound each search decision by this many solver nodes per ms of its level's budget instead of by time (a busy machine plays as an idle one; about 12000 is one core)")
 	bPrevious := fs.Bool("b-previous", false, "B's search plays as before issue 34: the previous sampler, no endgame search (for measuring, not a level)")
 	an := fs.Bool("analyze", false, "measure A's cards and trumps against the open-card solver")
+	pairsOut := fs.String("pairs", "", "write every deal's two games to this file, for a later run to compare with (-against)")
+	against := fs.String("against", "", "compare with an earlier run's -pairs file on the same deals (the same -seed and -deals): the difference per deal, paired")
 	quiet := fs.Bool("q", false, "say nothing on stderr while it runs (else how far it is: a bar on a terminal, a line every few seconds)")
 	if code, ok := parseFlags(fs, args, 0, stdout, stderr); !ok {
 		return code
@@ -54,9 +56,61 @@ func runDuel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		Options: robot.Options{Threads: max(*threads, 1), Budget: *budget, Worlds: *worlds}, Analyze: *an,
 		Matches: *matches, Stripes: *stripes, BPrevious: *bPrevious, NodesPerMs: max(*nodesPerMs, 0)}
 	if cfg.Matches > 0 {
+		if *pairsOut != "" || *against != "" {
+			fmt.Fprintf(stderr, "duel: -pairs and -against compare deals, not -matches\n")
+			return 2
+		}
 		return playDuel(stdout, stderr, *quiet, cfg, "matches", cfg.Matches, research.MatchDuel)
 	}
-	return playDuel(stdout, stderr, *quiet, cfg, "deals", cfg.Deals, research.Duel)
+	var before [][2]research.GameOutcome
+	if *against != "" { // read first: a wrong file fails before the duel, not after it
+		f, err := os.Open(*against)
+		if err == nil {
+			before, err = research.ReadPairs(f, cfg)
+			f.Close()
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "duel: -against: %v\n", err)
+			return 2
+		}
+	}
+	var res *research.DuelResult
+	play := func(cfg research.DuelConfig) (*research.DuelResult, error) {
+		var err error
+		res, err = research.Duel(cfg)
+		if err != nil {
+			return res, err
+		}
+		if *pairsOut != "" {
+			if err := writePairs(*pairsOut, res); err != nil {
+				return res, fmt.Errorf("-pairs: %w", err)
+			}
+		}
+		return res, nil
+	}
+	code := playDuel(stdout, stderr, *quiet, cfg, "deals", cfg.Deals, play)
+	if code == 0 && before != nil {
+		cmp, err := res.Compare(before)
+		if err != nil {
+			fmt.Fprintf(stderr, "duel: -against: %v\n", err)
+			return 1
+		}
+		cmp.Print(stdout)
+	}
+	return code
+}
+
+// writePairs writes the duel's pairs file.
+func writePairs(path string, res *research.DuelResult) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := res.WritePairs(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // playDuel plays n deals or matches with progress lines, and prints the result: the exit status.

@@ -73,6 +73,9 @@ func (s *searcher) endgameSearch(ctx context.Context, until time.Time, v core.Vi
 	sv.SetStop(late)
 	start := sv.Nodes()
 	situations := map[endgameKey]map[core.Card]*endgameCell{}
+	// The situations in the order first met, to sum them in an order of the deals' and not of
+	// the map's (which changes from run to run, and float sums with it, in their last bits).
+	var keys []endgameKey
 	type found struct {
 		key   endgameKey
 		card  core.Card
@@ -121,6 +124,7 @@ func (s *searcher) endgameSearch(ctx context.Context, until time.Time, v core.Vi
 			if cells == nil {
 				cells = map[core.Card]*endgameCell{}
 				situations[r.key] = cells
+				keys = append(keys, r.key)
 			}
 			cell := cells[r.card]
 			if cell == nil {
@@ -138,7 +142,8 @@ func (s *searcher) endgameSearch(ctx context.Context, until time.Time, v core.Vi
 	}
 	// Each card now: the sum over its situations of the best card there.
 	out := make([]endgameCell, len(cands))
-	for key, cells := range situations {
+	for _, key := range keys {
+		cells := situations[key]
 		var best *endgameCell
 		for _, m := range sortedCards(cells) {
 			c := cells[m]

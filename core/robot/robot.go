@@ -20,7 +20,8 @@
 // back in time. Judge measures every option of a decision the same way, for the coach.
 //
 // A player's randomness comes from its seed and the view alone, so it gives the same answer to the
-// same view whatever it saw before (with one thread and a deal cap that binds before the time).
+// same view whatever it saw before (with a deal or node cap that binds before the time, on any
+// number of threads: the deals are counted and summed in their order).
 package robot
 
 import (
@@ -73,8 +74,8 @@ type Options struct {
 	// Worlds caps the deals sampled per decision; 0 means the level's cap.
 	Worlds int
 	// Nodes caps the solver nodes one decision searches, checked after each deal (so it always
-	// solves at least one); 0 means no cap. With one thread a decision bounded by Nodes or Worlds
-	// rather than by its time is the same on any machine, however busy.
+	// solves at least one); 0 means no cap. A decision bounded by Nodes or Worlds rather than by
+	// its time is the same on any machine, however busy, and with any number of Threads.
 	Nodes uint64
 	// PreviousSampler makes the search play as it did before issue 34: its deals drawn as before
 	// the policy-based inference (infer.go), and the last cards solved deal by deal (no

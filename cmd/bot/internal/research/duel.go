@@ -28,8 +28,9 @@ type DuelConfig struct {
 	// inference, to measure the new one against it on the same deals.
 	BPrevious bool
 	// NodesPerMs, when set, bounds each search decision by this many solver nodes per
-	// millisecond of its level's budget instead of by time (the time cap then 100 times the
-	// budget, for safety): a duel on a busy machine plays as on an idle one.
+	// millisecond of its level's budget instead of by time, and no clock cuts it (as the coach's
+	// Judge: the node cap is checked after each deal, and one deal's solve is finite): the same
+	// seed plays the same games on a busy machine as on an idle one, whatever the threads.
 	NodesPerMs int
 	Analyze    bool   // measure A's decisions against the open-card solver
 	Matches    int    // play this many whole matches (each twice, teams swapped) instead of deals
@@ -112,9 +113,21 @@ func (c DuelConfig) optionsFor(l robot.Level) robot.Options {
 	o := c.Options
 	if b := robot.DecisionBudget(l); c.NodesPerMs > 0 && b > 0 {
 		o.Nodes = uint64(c.NodesPerMs) * uint64(b.Milliseconds())
-		o.Budget = 100 * b
+		o.Budget = unclocked
 	}
 	return o
+}
+
+// unclocked is the time cap of a decision the node cap bounds: none that a decision meets.
+const unclocked = 24 * time.Hour
+
+// decisionContext is what a decision runs in: a time-bounded one within 10 s whatever its
+// budget, a node-bounded one without a deadline (see NodesPerMs).
+func (c DuelConfig) decisionContext() (context.Context, context.CancelFunc) {
+	if c.NodesPerMs > 0 {
+		return context.WithCancel(context.Background())
+	}
+	return context.WithTimeout(context.Background(), 10*time.Second)
 }
 
 // dealFor is deal i of the duel: a random dealer and a seeded shuffle.
@@ -153,7 +166,7 @@ func (w *duelWorker) playOut(cfg DuelConfig, g *core.Game, aTeam core.Team, view
 		case len(v.Calls) > 0:
 			kind = kindAnnounce
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := cfg.decisionContext()
 		t0 := time.Now()
 		r0, sched := cpuclock.Thread() // inside the wall clock's interval: no longer than it
 		m := p.Decide(ctx, v)
@@ -382,6 +395,9 @@ func (r *DuelResult) Print(w io.Writer) {
 	fmt.Fprintf(w, "A game win share (draws half): %.4f ± %.4f (95%% CI over deal pairs)\n", share, half)
 	fmt.Fprintf(w, "A card-point margin per game:  %+.2f ± %.2f\n", margin, mh)
 	fmt.Fprintf(w, "A stripe margin per game:      %+.3f ± %.3f (B's stripe change minus A's, per game, not per match)\n", stripes, sh)
+	ds, dm := r.Difference()
+	fmt.Fprintf(w, "A's side minus B's, per deal (same cards, same seats): score %+.4f (SE %.4f), card points %+.2f (SE %.2f); A better on %d deals, the same on %d, worse on %d\n",
+		ds.Mean, ds.SE, dm.Mean, dm.SE, ds.Better, ds.Same, ds.Worse)
 	printTimes(w, c, r.Times, r.Ran)
 	if c.Analyze {
 		a := r.Analysis

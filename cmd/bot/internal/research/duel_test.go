@@ -1,10 +1,15 @@
 package research
 
 import (
+	"errors"
+	"math"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kontermatt/kontermatt/core/robot"
+	"github.com/kontermatt/kontermatt/core/robot/robottest"
 	"github.com/kontermatt/kontermatt/internal/cpuclock"
 )
 
@@ -54,5 +59,129 @@ func TestDuelTimesRunning(t *testing.T) {
 	res.Print(&out)
 	if !strings.Contains(out.String(), "ran-max") {
 		t.Errorf("the report has no running times:\n%s", out.String())
+	}
+}
+
+// A duel bounded by solver nodes plays the same games twice on the same seed, though the second
+// run plays two games at once with three search threads per decision on a machine whose every
+// core is busy: no clock cuts a node-bounded decision, and the search counts its deals in their
+// order. It failed before the search merged its deals in their order: in 3 runs of 3 a deal of
+// the 30 ended otherwise (deal 2: A's card-point margin -34 where it had been -40).
+func TestDuelIsTheSameOnABusyMachine(t *testing.T) {
+	cfg := DuelConfig{A: robot.Strong, B: robot.Easy, Deals: 30, Seed: 11, Workers: 1, NodesPerMs: 100, Options: robot.Options{Threads: 1}}
+	alone, err := Duel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy := cfg
+	busy.Workers, busy.Options.Threads = 2, 3
+	stop := robottest.Busy(2 * runtime.GOMAXPROCS(0))
+	again, err := Duel(busy)
+	stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range alone.Pairs {
+		if again.Pairs[i] != alone.Pairs[i] {
+			t.Errorf("seed %d deal %d: busy %+v, alone %+v", cfg.Seed, i, again.Pairs[i], alone.Pairs[i])
+		}
+	}
+}
+
+// The paired difference per deal: A's side's result minus B's in the same seats on the same cards.
+func TestDuelDifference(t *testing.T) {
+	r := &DuelResult{Pairs: [][2]GameOutcome{
+		{{Score: 1, Margin: 30}, {Score: 1, Margin: 10}},   // A wins in both seats: +1, +40
+		{{Score: 1, Margin: 10}, {Score: 0, Margin: -10}},  // the cards decide: 0, 0
+		{{Score: 0.5, Margin: 0}, {Score: 0, Margin: -20}}, // -0.5, -20
+		{{Score: 0, Margin: -30}, {Score: 1, Margin: 30}},  // 0, 0
+	}}
+	s, m := r.Difference()
+	if s.Mean != 0.125 || s.Better != 1 || s.Same != 2 || s.Worse != 1 || s.N != 4 {
+		t.Errorf("score %+v, want mean 0.125, 1 better, 2 same, 1 worse", s)
+	}
+	// SE of {1, 0, -0.5, 0}: sample sd sqrt(((0.875)²+2(0.125)²+(0.625)²)/3) over sqrt(4).
+	if want := math.Sqrt((0.875*0.875+2*0.125*0.125+0.625*0.625)/3) / 2; math.Abs(s.SE-want) > 1e-12 {
+		t.Errorf("score SE %v, want %v", s.SE, want)
+	}
+	if m.Mean != 5 || m.Better != 1 || m.Worse != 1 {
+		t.Errorf("points %+v, want mean 5", m)
+	}
+}
+
+// A pairs file reads back as it was written, and only for the same deals.
+func TestPairsFile(t *testing.T) {
+	cfg := DuelConfig{A: robot.Strong, B: robot.Normal, Seed: 9}
+	r := &DuelResult{Config: cfg, Pairs: [][2]GameOutcome{
+		{{Score: 1, Margin: 30, Stripes: 2}, {Score: 0.5, Margin: 0, Stripes: 0}},
+		{{Score: 0, Margin: -12, Stripes: -1}, {Score: 1, Margin: 40, Stripes: 4}},
+	}}
+	var buf strings.Builder
+	if err := r.WritePairs(&buf); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadPairs(strings.NewReader(buf.String()), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, r.Pairs) {
+		t.Errorf("read %+v, wrote %+v", got, r.Pairs)
+	}
+	other := cfg
+	other.Seed = 10
+	if _, err := ReadPairs(strings.NewReader(buf.String()), other); !errors.Is(err, ErrOtherDeals) {
+		t.Errorf("another seed's duel read the file: %v", err)
+	}
+	if _, err := ReadPairs(strings.NewReader("deal 1 2\n"), cfg); err == nil {
+		t.Errorf("a file without the header was read")
+	}
+	if _, err := r.Compare(got[:1]); !errors.Is(err, ErrOtherDeals) {
+		t.Errorf("compared with fewer deals: %v", err)
+	}
+}
+
+// Two runs of the same players on the same deals play the same games (bounded by solver nodes,
+// not by the clock; TestDuelIsTheSameOnABusyMachine): the paired difference is exactly 0 on every
+// deal, though the second run plays two games at once with three search threads per decision.
+// Another player for A differs on some deals only, and the paired interval of the difference is
+// narrower than the one the two shares give.
+func TestDuelCompare(t *testing.T) {
+	cfg := DuelConfig{A: robot.Strong, B: robot.Easy, Deals: 30, Seed: 11, Workers: 1, NodesPerMs: 100, Options: robot.Options{Threads: 1}}
+	first, err := Duel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	par := cfg
+	par.Workers, par.Options.Threads = 2, 3
+	again, err := Duel(par)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := again.Compare(first.Pairs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Score.Mean != 0 || c.Score.SE != 0 || c.Score.Same != cfg.Deals || c.Points.Mean != 0 || c.Points.Same != cfg.Deals || c.Unpaired <= 0 {
+		t.Errorf("the same players twice: %+v, want 0 ± 0 on every deal", c)
+	}
+	// At most 6 sampled deals per decision: another version of Strong, the same on many deals.
+	cfg.Options.Worlds = 6
+	other, err := Duel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err = other.Compare(first.Pairs); err != nil {
+		t.Fatal(err)
+	}
+	if c.Score.Same == cfg.Deals {
+		t.Fatalf("another version played every deal alike: %+v", c)
+	}
+	if c.Score.SE >= c.Unpaired {
+		t.Errorf("paired SE %v not below the shares' %v", c.Score.SE, c.Unpaired)
+	}
+	var out strings.Builder
+	c.Print(&out)
+	if !strings.Contains(out.String(), "paired") {
+		t.Errorf("comparison report:\n%s", out.String())
 	}
 }
