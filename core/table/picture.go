@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
 	"github.com/kontermatt/kontermatt/core/picture"
 	"github.com/kontermatt/kontermatt/core/table/api"
@@ -43,29 +42,7 @@ func (s *Service) Picture(ctx context.Context, m api.Message, dark bool) (png []
 		return nil, "", ErrNoPicture
 	}
 	t.mu.Lock()
-	var names [4]string
-	for i := range names {
-		names[i] = seatName(t, core.Seat(i))
-	}
-	var board *picture.BoardInput
-	var tab *picture.TableInput
-	switch {
-	case m.Picture == api.PictureBoard:
-		in := picture.BoardInput{Rules: t.opts.Rules, Board: core.Board{Start: t.opts.Rules.Stripes}, Names: names, Labels: render.Labels(lang)}
-		if t.match != nil {
-			in.Board, in.History = t.match.Board(), t.match.History()
-		}
-		board = &in
-	case m.Picture == api.PictureTable && t.lastGame() != nil:
-		// Between tricks the table shows the last one, as players would look at it.
-		v := t.lastGame().View(core.NoSeat)
-		tab = &picture.TableInput{View: v, Names: names, Labels: render.Labels(lang), ShowLastTrick: v.Trick.N == 0}
-	case m.Picture == api.PictureLastTrick && t.lastGame() != nil:
-		// The trick in progress is not the one asked for: only a finished trick is shown.
-		if v := t.lastGame().View(core.NoSeat); len(v.Tricks) > 0 {
-			tab = &picture.TableInput{View: v, Names: names, Labels: render.Labels(lang), ShowLastTrick: true}
-		}
-	}
+	board, tab := s.sight(t).PictureInput(m.Picture, lang)
 	t.mu.Unlock() // rendering takes milliseconds: not under the table's lock
 	switch {
 	case board != nil:

@@ -593,3 +593,32 @@ func Labels(lang string) picture.Labels {
 	}
 	return l
 }
+
+// PictureInput is what the table's picture p shows, in lang: the stripe board, or the table as it
+// stands (between tricks, the last trick; for PictureLastTrick only a finished trick), or neither
+// when the table has none to show. It is made while the table's lock is held (as the Sight is
+// used); drawing it, which takes milliseconds, is not.
+func (sh *Sight) PictureInput(p api.Picture, lang string) (*picture.BoardInput, *picture.TableInput) {
+	var names [4]string
+	for i := range names {
+		names[i] = sh.seatName(core.Seat(i))
+	}
+	switch {
+	case p == api.PictureBoard:
+		in := picture.BoardInput{Rules: sh.Options.Rules, Board: core.Board{Start: sh.Options.Rules.Stripes}, Names: names, Labels: Labels(lang)}
+		if sh.Match {
+			in.Board, in.History = sh.Board, sh.History()
+		}
+		return &in, nil
+	case p == api.PictureTable && sh.Games > 0:
+		// Between tricks the table shows the last one, as players would look at it.
+		v := sh.Public(sh.Games)
+		return nil, &picture.TableInput{View: v, Names: names, Labels: Labels(lang), ShowLastTrick: v.Trick.N == 0}
+	case p == api.PictureLastTrick && sh.Games > 0:
+		// The trick in progress is not the one asked for: only a finished trick is shown.
+		if v := sh.Public(sh.Games); len(v.Tricks) > 0 {
+			return nil, &picture.TableInput{View: v, Names: names, Labels: Labels(lang), ShowLastTrick: true}
+		}
+	}
+	return nil, nil
+}

@@ -176,3 +176,37 @@ func TestSummaryStripesAgreeWithTheBoard(t *testing.T) {
 		t.Errorf("the board:\n%s\nthe summary:\n%s", board, sum)
 	}
 }
+
+// A picture shows what the table has: the board always (the stripes the options give before a
+// match), the table once a game is dealt, the last trick once one is finished; names from the
+// table's seats.
+func TestPictureInput(t *testing.T) {
+	sh := seated("en", "Jang", "Mia")
+	board, tab := sh.PictureInput(api.PictureBoard, "en")
+	if board == nil || tab != nil || board.Names != [4]string{"Jang", "Mia", "Computer 3", "Computer 4"} ||
+		board.Board.Start != sh.Options.Rules.Stripes || board.History != nil {
+		t.Fatalf("board before a match: %+v, table %v", board, tab)
+	}
+	for _, p := range []api.Picture{api.PictureTable, api.PictureLastTrick, api.PictureNone} {
+		if b, tb := sh.PictureInput(p, "en"); b != nil || tb != nil {
+			t.Errorf("%q before a deal: %v %v, want none", p, b, tb)
+		}
+	}
+	var hands [4][6]core.Card
+	for i, c := range core.MustCards("AH KH AS 9C 10D 9H KS 10S AD KC 10C JH QS KD AC 9D 9S 10H QH QD JS QC JC JD") {
+		hands[i/6][i%6] = c
+	}
+	g, err := core.NewGame(core.DefaultRules(), 3, hands)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh.Match, sh.Games = true, 1
+	sh.History = func() []core.GameScore { return nil }
+	sh.Public = func(int) core.View { return g.View(core.NoSeat) }
+	if _, tb := sh.PictureInput(api.PictureTable, "en"); tb == nil || tb.Names[1] != "Mia" {
+		t.Errorf("the table of a dealt game: %+v", tb)
+	}
+	if b, tb := sh.PictureInput(api.PictureLastTrick, "en"); b != nil || tb != nil {
+		t.Errorf("the last trick before one is finished: %v %v, want none", b, tb)
+	}
+}
