@@ -292,8 +292,8 @@ func TestLearnIsAGuidedGame(t *testing.T) {
 		// The table is the learner's: its texts speak to them, and the match is not rated.
 		tb, _ := h.svc.table(h.svc.TableAt(dm))
 		tb.mu.Lock()
-		if h.svc.view.Reader(h.svc.sight(tb)) != 0 || !tb.hintsOn() || tb.opts.Level != "easy" {
-			t.Errorf("learn table: reader %v hints %v level %q", h.svc.view.Reader(h.svc.sight(tb)), tb.hintsOn(), tb.opts.Level)
+		if h.svc.view.Reader(h.svc.pub.sight(tb)) != 0 || !tb.hintsOn() || tb.opts.Level != "easy" {
+			t.Errorf("learn table: reader %v hints %v level %q", h.svc.view.Reader(h.svc.pub.sight(tb)), tb.hintsOn(), tb.opts.Level)
 		}
 		tb.mu.Unlock()
 		if r, _ := h.svc.Handle(context.Background(), api.Command{Place: dm, Actor: me, Verb: api.VerbHint, Private: true}); len(r) != 1 {

@@ -106,7 +106,7 @@ func (s *Service) Shown(p api.Place, seq uint64) {
 func (s *Service) afterShown(t *tbl) {
 	seq, _ := t.shown.place.Last()
 	if h := t.shown.hands; h != nil && seq >= h.seq {
-		s.releaseHands(t, h)
+		s.pub.releaseHands(t, h)
 	}
 	if h := t.shown.held; h != nil {
 		// Its wait may be over now, or shorter: its timer looks again at once, in a goroutine of
@@ -171,14 +171,14 @@ func (t *tbl) dropHeld() {
 // until the place shows it (Shown), at most Pace.Wait. Whoever acts next sees their turn only
 // then, so the place never trails a person who plays at once by a trick or a game. Hands held
 // for an earlier state go out now, ahead of msgs, or wait on with them.
-func (s *Service) holdHands(t *tbl, msgs []api.Message) []api.Message {
+func (p *publisher) holdHands(t *tbl, msgs []api.Message) []api.Message {
 	sh := &t.shown
 	if h := sh.hands; h != nil {
 		h.timer.Stop()
 		sh.hands = nil
 		msgs = append(h.msgs, msgs...)
 	}
-	if shown, _ := sh.place.Last(); !s.pacer.Gated(&sh.place, t.st.Place.Platform) || shown >= t.st.Seq || !t.atBoundary() {
+	if shown, _ := sh.place.Last(); !p.pacer.Gated(&sh.place, t.st.Place.Platform) || shown >= t.st.Seq || !t.atBoundary() {
 		return msgs
 	}
 	var now, later []api.Message
@@ -193,24 +193,24 @@ func (s *Service) holdHands(t *tbl, msgs []api.Message) []api.Message {
 		return msgs
 	}
 	h := &heldHands{seq: t.st.Seq, msgs: later}
-	h.timer = time.AfterFunc(sh.place.WaitLimit(s.pace(t)), func() {
+	h.timer = time.AfterFunc(sh.place.WaitLimit(p.pacer.Of(t.opts.Pace)), func() {
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		s.releaseHands(t, h)
+		p.releaseHands(t, h)
 	})
 	sh.hands = h
 	return now
 }
 
 // releaseHands delivers held hands, unless they went out already (table lock held).
-func (s *Service) releaseHands(t *tbl, h *heldHands) {
+func (p *publisher) releaseHands(t *tbl, h *heldHands) {
 	if t.shown.hands != h {
 		return
 	}
 	h.timer.Stop()
 	t.shown.hands = nil
-	if s.ctx.Err() == nil {
-		s.deliver(s.ctx, t.st.Place.Platform, h.msgs)
+	if p.life.Err() == nil {
+		p.deliver(p.life, t.st.Place.Platform, h.msgs)
 	}
 }
 

@@ -71,7 +71,7 @@ func (r *Request) Retell(ctx context.Context) {
 			continue // found by the seats as stored: no other table's lock is waited for
 		}
 		t.mu.Lock()
-		s.publish(ctx, t, nil)
+		s.pub.publish(ctx, t, nil)
 		t.mu.Unlock()
 	}
 }

@@ -123,7 +123,8 @@ const (
 // dispatches the verb; its parts do the rest, each with what it needs alone: play the rules of a
 // table's change (play.go), committer the commit path (commit.go), follower keeping in step with
 // the other copies (cluster.go), tableIndex the tables in memory (index.go), renderer the
-// messages (render.go), tutor the coach (coach.go), pacer the pace (pace.go).
+// messages (render.go), publisher what follows a stored change to the outboxes (publish.go),
+// tutor the coach (coach.go), pacer the pace (pace.go).
 type Service struct {
 	cfg Config
 
@@ -147,10 +148,8 @@ type Service struct {
 	tutor   tutor // what the coach is asked and the guided game says (coach.go)
 	// places are each place's own settings and the votes on them (core/places).
 	places *places.Book
-
-	// onPublish, when set (by this package's tests), sees each batch of messages with its table,
-	// under the table's lock, before delivery.
-	onPublish func(t *tbl, msgs []api.Message)
+	// pub tells what follows a stored change: the messages, to the outboxes (publish.go).
+	pub publisher
 
 	// place is which places this copy owns (owner.go).
 	place *placement.Owner
@@ -348,11 +347,13 @@ func New(cfg Config) *Service {
 	s.places = places.New(cfg.KV, cfg.Log)
 	s.forgetter = s.newForgetter()
 	s.view = renderer{render.Renderer{Surfaces: cfg.Surfaces, Chosen: s.users.Lang}}
+	s.pub = publisher{outboxes: cfg.Outboxes, view: s.view, pacer: &s.pacer, life: ctx}
 	s.tutor = tutor{coach: cfg.Coach, langOf: s.view.PersonLang, wants: func(id string) bool { return s.users.Get(id).Coach },
-		life: ctx, table: s.table, deliver: s.deliver}
+		life: ctx, table: s.table, deliver: s.pub.deliver}
+	s.pub.lessons = s.tutor.lessons
 	s.follow = follower{store: cfg.Store, index: s.index, placed: s.placed, draw: s.draw, robots: cfg.Robots,
 		adopt: s.users.Adopt, told: s.clustered, log: cfg.Log, engine: s, ctx: ctx, wg: &s.wg}
-	s.play = play{now: cfg.Now, view: s.view, sight: s.sight, tutor: s.tutor}
+	s.play = play{now: cfg.Now, view: s.view, sight: s.pub.sight, tutor: s.tutor}
 	if cfg.Shared {
 		s.users.Shared(cfg.Now)
 	}
@@ -408,7 +409,7 @@ func (s *Service) Resume(ctx context.Context) error {
 	})
 	for _, t := range loaded {
 		t.mu.Lock()
-		s.publish(ctx, t, nil)
+		s.pub.publish(ctx, t, nil)
 		s.arm(t)
 		s.scheduleRobot(t)
 		t.mu.Unlock()
@@ -808,7 +809,7 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd api.Command, out *outc
 		return uerr
 	}
 	st := t.st
-	s.publish(ctx, t, out.public)
+	s.pub.publish(ctx, t, out.public)
 	s.tutor.startReviews(ctx, t, out.reviews)
 	if st.Status == api.StatusClosed {
 		s.forget(t)
@@ -867,50 +868,6 @@ func (s *Service) forget(t *tbl) {
 		t.retry.Stop()
 	}
 	s.wg.Go(func() { s.index.remove(t) })
-}
-
-// deliver hands messages to their platforms' outboxes.
-func (s *Service) deliver(ctx context.Context, platform string, msgs []api.Message) {
-	if len(msgs) == 0 {
-		return
-	}
-	if ob, ok := s.cfg.Outboxes[platform]; ok {
-		ob.Deliver(ctx, msgs)
-	}
-}
-
-// publish sends the table's editable messages whose content changed, and the one-off messages.
-func (s *Service) publish(ctx context.Context, t *tbl, extra []api.Message) {
-	s.send(ctx, t, extra, true)
-}
-
-// send is publish; without lessons, a guided game's lesson for the turn is not said (another
-// copy, whose change this copy took in, said it), only noted as said.
-func (s *Service) send(ctx context.Context, t *tbl, extra []api.Message, lessons bool) {
-	// One-off messages first: a game's summary belongs before the next game's table message.
-	msgs := append([]api.Message(nil), extra...)
-	for _, m := range s.render(t) {
-		fp := m.Digest()
-		if t.sent[m.Key] == fp {
-			continue
-		}
-		t.sent[m.Key] = fp
-		msgs = append(msgs, m)
-	}
-	if said := s.tutor.lessons(t); lessons {
-		msgs = append(msgs, said...)
-	}
-	for i := range msgs {
-		msgs[i].Version, msgs[i].Table = t.st.Seq, t.st.ID
-		if msgs[i].Target.Place == (api.Place{}) {
-			msgs[i].Target.Place = t.st.Place
-		}
-	}
-	t.published(&s.pacer, msgs)
-	if s.onPublish != nil {
-		s.onPublish(t, msgs)
-	}
-	s.deliver(ctx, t.st.Place.Platform, s.holdHands(t, msgs))
 }
 
 // open handles new: a table at the place, in the lobby, with the actor seated. A finished match

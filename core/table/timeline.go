@@ -27,5 +27,5 @@ func (s *Service) Retell(ctx context.Context, p api.Place) {
 	defer t.mu.Unlock()
 	clear(t.sent)
 	t.handSig = [4]handSig{}
-	s.send(ctx, t, nil, false)
+	s.pub.send(ctx, t, nil, false)
 }
