@@ -322,8 +322,7 @@ func (s *Service) caughtUp(ctx context.Context, t *tbl) {
 		s.forget(t)
 		return
 	}
-	s.arm(t)
-	s.scheduleRobot(t)
+	s.timers.start(t)
 }
 
 // changeFeed keeps a watch of the store's table changes going, from a revision on, until its

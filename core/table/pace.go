@@ -133,27 +133,27 @@ func (t *tbl) paceWait(pc *pace.Pacer) time.Duration {
 // playWhenShown plays a computer's move m, decided for the position at seq, once the place has
 // shown what came before (paceWait); meanwhile the table counts as thinking, and Shown or a timer
 // tries again (table lock held).
-func (s *Service) playWhenShown(t *tbl, seat core.Seat, seq uint64, m core.Move) {
-	if t.st.Seq != seq || t.st.Paused || s.ctx.Err() != nil || !s.ownsTable(t) {
+func (tm timers) playWhenShown(t *tbl, seat core.Seat, seq uint64, m core.Move) {
+	if t.st.Seq != seq || t.st.Paused || tm.life.Err() != nil || !tm.owns(t) {
 		t.thinking = false
-		s.scheduleRobot(t) // the table moved on meanwhile (or the lease): think again about the new position
+		tm.schedule(t) // the table moved on meanwhile (or the lease): think again about the new position
 		return
 	}
-	if wait := t.paceWait(&s.pacer); wait > 0 {
+	if wait := t.paceWait(tm.pacer); wait > 0 {
 		h := &heldMove{seat: seat, seq: seq, move: m}
 		h.timer = time.AfterFunc(wait, func() {
 			t.mu.Lock()
 			defer t.mu.Unlock()
 			if t.shown.held == h {
 				t.shown.held = nil
-				s.playWhenShown(t, seat, seq, m)
+				tm.playWhenShown(t, seat, seq, m)
 			}
 		})
 		t.shown.held = h
 		return
 	}
 	t.thinking = false
-	s.robotMove(t, seat, m)
+	tm.robotMove(t, seat, m)
 }
 
 // dropHeld lets go of a computer's held move whose position is gone (table lock held): the

@@ -124,7 +124,8 @@ const (
 // table's change (play.go), committer the commit path (commit.go), follower keeping in step with
 // the other copies (cluster.go), tableIndex the tables in memory (index.go), renderer the
 // messages (render.go), publisher what follows a stored change to the outboxes (publish.go),
-// tutor the coach (coach.go), pacer the pace (pace.go).
+// timers what a table does with no command (robots.go), tutor the coach (coach.go), pacer the
+// pace (pace.go).
 type Service struct {
 	cfg Config
 
@@ -150,6 +151,8 @@ type Service struct {
 	places *places.Book
 	// pub tells what follows a stored change: the messages, to the outboxes (publish.go).
 	pub publisher
+	// timers move a table with no command: its deadlines, its computer players (robots.go).
+	timers timers
 
 	// place is which places this copy owns (owner.go).
 	place *placement.Owner
@@ -354,6 +357,8 @@ func New(cfg Config) *Service {
 	s.follow = follower{store: cfg.Store, index: s.index, placed: s.placed, draw: s.draw, robots: cfg.Robots,
 		adopt: s.users.Adopt, told: s.clustered, log: cfg.Log, engine: s, ctx: ctx, wg: &s.wg}
 	s.play = play{now: cfg.Now, view: s.view, sight: s.pub.sight, tutor: s.tutor}
+	s.timers = timers{life: ctx, wg: &s.wg, now: cfg.Now, overFor: cfg.OverFor, think: cfg.Think, place: s.place, pacer: &s.pacer,
+		play: s.play, observe: cfg.Observe, log: cfg.Log, commit: s.commit, reload: s.follow.reload}
 	if cfg.Shared {
 		s.users.Shared(cfg.Now)
 	}
@@ -365,12 +370,7 @@ func (s *Service) Close() {
 	s.cancel()
 	for _, t := range s.all() { // no table's lock is waited for under the service's
 		t.mu.Lock()
-		if t.timer != nil {
-			t.timer.Stop()
-		}
-		if t.retry != nil {
-			t.retry.Stop()
-		}
+		s.timers.stop(t)
 		if h := t.shown.held; h != nil {
 			h.timer.Stop()
 		}
@@ -410,8 +410,7 @@ func (s *Service) Resume(ctx context.Context) error {
 	for _, t := range loaded {
 		t.mu.Lock()
 		s.pub.publish(ctx, t, nil)
-		s.arm(t)
-		s.scheduleRobot(t)
+		s.timers.start(t)
 		t.mu.Unlock()
 	}
 	if s.cfg.Leases == nil {
@@ -815,58 +814,15 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd api.Command, out *outc
 		s.forget(t)
 		return nil
 	}
-	s.arm(t)
-	s.scheduleRobot(t)
+	s.timers.start(t)
 	return nil
-}
-
-// commitBackground commits what a computer player or a timer did. No one is waiting for an
-// answer, so a failed commit (a passing disk error) is tried again later instead of leaving the
-// table stalled until a restart: the state rolled back, so the retry decides afresh.
-func (s *Service) commitBackground(t *tbl, cmd api.Command, out *outcome, acted actedKind, restart bool) {
-	out.owner = true
-	uerr := s.commit(s.ctx, t, cmd, out, acted, restart)
-	if uerr == nil || uerr == errFencedRefusal {
-		return // stored; or refused as this copy no longer owns the place
-	}
-	// Another copy moved the table on: what is due now follows from its state (reload re-arms
-	// the timer and lets the computer players think again).
-	if uerr == errConflicted && s.follow.reload(s.ctx, t, "conflict") == nil {
-		return
-	}
-	t.failures++
-	if t.retry != nil {
-		t.retry.Stop()
-	}
-	wait := retryDelay(t.failures)
-	s.cfg.Log.Warn("will try the table's next step again", "table", t.st.ID, "in", wait, "failures", t.failures)
-	t.retry = time.AfterFunc(wait, func() {
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		if s.ctx.Err() != nil {
-			return
-		}
-		s.arm(t)
-		s.scheduleRobot(t)
-	})
-}
-
-// retryDelay grows from 250 ms to a minute with the failures in a row.
-func retryDelay(failures int) time.Duration {
-	d := 250 * time.Millisecond << min(failures-1, 8)
-	return min(d, time.Minute)
 }
 
 // forget lets a closed table leave memory once its last messages are out (table lock held). The
 // index's lock comes before a table's, so it changes in a goroutine of its own; meanwhile exec
 // refuses the table's commands as closed.
 func (s *Service) forget(t *tbl) {
-	if t.timer != nil {
-		t.timer.Stop()
-	}
-	if t.retry != nil {
-		t.retry.Stop()
-	}
+	s.timers.stop(t)
 	s.wg.Go(func() { s.index.remove(t) })
 }
 
