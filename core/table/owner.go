@@ -46,7 +46,7 @@ func (s *Service) Owns(p api.Place) bool { return s.place.Owns(p.Key()) }
 // rearm arms the timer and schedules the computer players of the tables which, as this copy's
 // leases now say: started where it owns the place, stopped where it does not.
 func (s *Service) rearm(which func(*tbl) bool) {
-	for _, t := range s.all() {
+	for _, t := range s.index.all() {
 		t.mu.Lock()
 		if which(t) {
 			s.timers.start(t)

@@ -19,9 +19,6 @@ type Pace = pace.Pace
 // DefaultPaces are the presets' times (pace.Defaults).
 var DefaultPaces = pace.Defaults
 
-// pace is the table's pace in time (Config.Paces, else DefaultPaces).
-func (s *Service) pace(t *tbl) Pace { return s.pacer.Of(t.opts.Pace) }
-
 // moment is where the table's game is, as far as its pace cares (table lock held).
 func (t *tbl) moment() pace.Moment { return pace.At(t.match, t.game()) }
 
@@ -75,7 +72,7 @@ func (s *Service) Shown(p api.Place, seq uint64) {
 	if id == "" {
 		return
 	}
-	t, ok := s.table(id)
+	t, ok := s.index.get(id)
 	if !ok {
 		return
 	}

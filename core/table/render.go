@@ -119,9 +119,6 @@ func seatName(t *tbl, seat core.Seat) string {
 	return render.NameOfSeat(&seats, t.st.Lang, seat)
 }
 
-// surface is how the place's platform shows it.
-func (s *Service) surface(p api.Place) api.Surface { return s.view.Surface(p) }
-
 // helpGroups are help's groups of verbs, by what people want to do, in the order help shows them
 // after its three first steps; the steps tell join, bot and deal (helpSteps). A verb in neither is
 // shown in the last group (TestHelpGroupsEveryVerb).

@@ -105,7 +105,7 @@ func (noObserver) Decision(string, time.Duration)          {}
 // Count gives how many tables in memory are in each status.
 func (s *Service) Count() map[api.Status]int {
 	out := map[api.Status]int{}
-	for _, t := range s.all() {
+	for _, t := range s.index.all() {
 		out[t.view().status]++ // as stored: a table's lock may be held through its commit
 	}
 	return out
@@ -352,7 +352,7 @@ func New(cfg Config) *Service {
 	s.view = renderer{render.Renderer{Surfaces: cfg.Surfaces, Chosen: s.users.Lang}}
 	s.pub = publisher{outboxes: cfg.Outboxes, view: s.view, pacer: &s.pacer, life: ctx}
 	s.tutor = tutor{coach: cfg.Coach, langOf: s.view.PersonLang, wants: func(id string) bool { return s.users.Get(id).Coach },
-		life: ctx, table: s.table, deliver: s.pub.deliver}
+		life: ctx, table: s.index.get, deliver: s.pub.deliver}
 	s.pub.lessons = s.tutor.lessons
 	s.follow = follower{store: cfg.Store, index: s.index, placed: s.placed, draw: s.draw, robots: cfg.Robots,
 		adopt: s.users.Adopt, told: s.clustered, log: cfg.Log, engine: s, ctx: ctx, wg: &s.wg}
@@ -368,7 +368,7 @@ func New(cfg Config) *Service {
 // Close stops timers and waits for computer players in flight. Commands after Close are refused.
 func (s *Service) Close() {
 	s.cancel()
-	for _, t := range s.all() { // no table's lock is waited for under the service's
+	for _, t := range s.index.all() { // no table's lock is waited for under the service's
 		t.mu.Lock()
 		s.timers.stop(t)
 		if h := t.shown.held; h != nil {
@@ -469,7 +469,7 @@ func (s *Service) TableAt(p api.Place) string {
 // PlaceOf gives the place of a live table; false when there is none by that ID.
 func (s *Service) PlaceOf(tableID string) (api.Place, bool) {
 	// As stored: the table's lock may be held through its commit, which no caller waits for.
-	t, ok := s.table(tableID)
+	t, ok := s.index.get(tableID)
 	if !ok {
 		return api.Place{}, false
 	}
@@ -599,7 +599,7 @@ func (s *Service) find(ctx context.Context, cmd api.Command) (*tbl, *userError) 
 	}
 	if cmd.Private {
 		var found []*tbl
-		for _, t := range s.all() {
+		for _, t := range s.index.all() {
 			// The seats as stored, without the table's lock (held through a commit): a table whose
 			// commit hangs holds up only the commands that act on it.
 			if t.view().seats(cmd.Actor.ID) {
@@ -709,7 +709,7 @@ func (s *Service) exec(ctx context.Context, t *tbl, spec verbSpec, cmd api.Comma
 			}
 		}
 		if uerr := s.follow.reload(ctx, t, "conflict"); uerr != nil {
-			replies, err := s.view.refusal(cmd, s.langOf(t, cmd.Actor), uerr)
+			replies, err := s.view.refusal(cmd, s.view.PersonLang(cmd.Actor, t.st.Lang), uerr)
 			return replies, nil, err
 		}
 	}
@@ -723,7 +723,7 @@ func refused(replies []api.Message) bool {
 // execOnce is one attempt of exec; err is Handle's, conflict says its commit lost to another
 // copy's.
 func (s *Service) execOnce(ctx context.Context, t *tbl, spec verbSpec, cmd api.Command) (_ []api.Message, _ func(context.Context) []api.Message, err error, conflict bool) {
-	lang := s.langOf(t, cmd.Actor)
+	lang := s.view.PersonLang(cmd.Actor, t.st.Lang)
 	st := t.st
 	if st.Status == api.StatusClosed { // closing, not yet out of memory
 		return []api.Message{s.view.errorReply(cmd, lang, refuse("err.closed"))}, nil, nil, false
@@ -1035,16 +1035,10 @@ func (t *tbl) game() *core.Game {
 	return nil
 }
 
-// all gives the tables in memory; each must be locked to be read.
-func (s *Service) all() []*tbl { return s.index.all() }
-
-// table gives a table in memory by ID.
-func (s *Service) table(id string) (*tbl, bool) { return s.index.get(id) }
-
 // Status gives a table's status, and false for a table not in memory (unknown, or closed and
 // gone).
 func (s *Service) Status(id string) (api.Status, bool) {
-	t, ok := s.table(id)
+	t, ok := s.index.get(id)
 	if !ok {
 		return "", false
 	}
@@ -1056,7 +1050,7 @@ func (s *Service) Status(id string) (api.Status, bool) {
 func (s *Service) Settle(ctx context.Context) error {
 	for {
 		busy := false
-		for _, t := range s.all() {
+		for _, t := range s.index.all() {
 			t.mu.Lock()
 			if g := t.game(); t.thinking || (g != nil && t.actsForItself(g.ToMove())) {
 				busy = true
@@ -1078,7 +1072,7 @@ func (s *Service) Settle(ctx context.Context) error {
 // autocomplete, and for tools that drive tables). playerID is "" when a computer acts or no game
 // is on.
 func (s *Service) Turn(tableID string) (playerID string, legal []core.Card, trumpPhase bool) {
-	t, ok := s.table(tableID)
+	t, ok := s.index.get(tableID)
 	if !ok {
 		return "", nil, false
 	}
@@ -1100,7 +1094,7 @@ func (s *Service) Turn(tableID string) (playerID string, legal []core.Card, trum
 // (0 and none when no game is on). No message to a place may show one of them: tests and audits
 // check what reached a chat against it. Never show its result to anyone.
 func (s *Service) HeldCards(tableID string) (game int, held core.CardSet) {
-	t, ok := s.table(tableID)
+	t, ok := s.index.get(tableID)
 	if !ok {
 		return 0, 0
 	}
