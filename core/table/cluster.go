@@ -317,13 +317,12 @@ func storeRefusal(err error) *userError {
 // lock held): its messages (the adapters' and the web table's), its timer and its computer
 // players; a closed table leaves memory.
 func (s *Service) caughtUp(ctx context.Context, t *tbl) {
-	s.send(ctx, t, nil, false)
+	s.pub.send(ctx, t, nil, false)
 	if t.st.Status == api.StatusClosed {
 		s.forget(t)
 		return
 	}
-	s.arm(t)
-	s.scheduleRobot(t)
+	s.timers.start(t)
 }
 
 // changeFeed keeps a watch of the store's table changes going, from a revision on, until its

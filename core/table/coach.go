@@ -96,7 +96,7 @@ func (s *Service) reviewVerb(_ context.Context, t *tbl, c *call) *userError {
 		return refuse("review.none")
 	}
 	p := *t.st.Seats[c.seat].Player
-	r := t.reviewOf(n, c.seat, p, s.langOf(t, p))
+	r := t.reviewOf(n, c.seat, p, s.view.PersonLang(p, t.st.Lang))
 	if text, ok := s.cfg.Coach.Reviewed(r.key); ok {
 		c.out.replies = append(c.out.replies, r.message(text, true, c.Command))
 		return nil
@@ -137,8 +137,8 @@ type tutor struct {
 	wants  func(playerID string) bool                  // the person asked for reviews (coach on)
 	// life is the service's: a review judged after it stopped is not sent.
 	life context.Context
-	// table finds a table in memory (Service.table); deliver hands messages to a platform's
-	// outbox (Service.deliver).
+	// table finds a table in memory (tableIndex.get); deliver hands messages to a platform's
+	// outbox (publisher.deliver).
 	table   func(id string) (*tbl, bool)
 	deliver func(ctx context.Context, platform string, msgs []api.Message)
 }
@@ -226,7 +226,7 @@ var learnDefaults = []string{"level=easy", "timer=none", "hints=on"}
 // how the stripes moved. It counts for no rating.
 func (s *Service) learn(ctx context.Context, _ *tbl, c *call) *userError {
 	cmd, lang := c.Command, c.lang
-	if !cmd.Private && !s.surface(cmd.Place).Personal {
+	if !cmd.Private && !s.view.Surface(cmd.Place).Personal {
 		return refuse("learn.where")
 	}
 	opts, err := options.Parse(append(slices.Clone(learnDefaults), cmd.Args...))

@@ -37,7 +37,7 @@ func (o *outbox) reviews(playerID string) []api.Message {
 func (h *harness) playGames(p api.Player, n int) {
 	h.t.Helper()
 	id := h.svc.TableAt(h.place)
-	t, _ := h.svc.table(id)
+	t, _ := h.svc.index.get(id)
 	done := func() int {
 		t.mu.Lock()
 		defer t.mu.Unlock()
@@ -127,7 +127,7 @@ func TestReviewDroppedWhenBusy(t *testing.T) {
 				b, _ = firstButton(m, api.VerbPlay, true)
 			}
 			h.press(p, b)
-			if tb, _ := h.svc.table(h.svc.TableAt(h.place)); func() bool {
+			if tb, _ := h.svc.index.get(h.svc.TableAt(h.place)); func() bool {
 				tb.mu.Lock()
 				defer tb.mu.Unlock()
 				return len(tb.match.History()) > 0
@@ -290,10 +290,10 @@ func TestLearnIsAGuidedGame(t *testing.T) {
 			t.Error("no lesson on the stripes after the game")
 		}
 		// The table is the learner's: its texts speak to them, and the match is not rated.
-		tb, _ := h.svc.table(h.svc.TableAt(dm))
+		tb, _ := h.svc.index.get(h.svc.TableAt(dm))
 		tb.mu.Lock()
-		if h.svc.view.Reader(h.svc.sight(tb)) != 0 || !tb.hintsOn() || tb.opts.Level != "easy" {
-			t.Errorf("learn table: reader %v hints %v level %q", h.svc.view.Reader(h.svc.sight(tb)), tb.hintsOn(), tb.opts.Level)
+		if h.svc.view.Reader(h.svc.pub.sight(tb)) != 0 || !tb.hintsOn() || tb.opts.Level != "easy" {
+			t.Errorf("learn table: reader %v hints %v level %q", h.svc.view.Reader(h.svc.pub.sight(tb)), tb.hintsOn(), tb.opts.Level)
 		}
 		tb.mu.Unlock()
 		if r, _ := h.svc.Handle(context.Background(), api.Command{Place: dm, Actor: me, Verb: api.VerbHint, Private: true}); len(r) != 1 {

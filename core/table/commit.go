@@ -20,7 +20,7 @@ import (
 // and the log, and the place's owner for the fence of an owner's work. It neither tells anyone
 // nor re-arms anything: what follows a stored change (publish, reviews, timers, computer players)
 // is the Service's (commit), and what follows a refused one is its caller's (exec reloads and
-// applies the command again, commitBackground tries later).
+// applies the command again, timers.background tries later).
 type committer struct {
 	store   Store
 	league  League // nil: no league learns

@@ -45,7 +45,7 @@ type forgetTables struct{ s *Service }
 // Leave makes every table in memory forget the person, one table's lock at a time.
 func (ft forgetTables) Leave(p *privacy.Person) (tables, places []string, err error) {
 	s := ft.s
-	for _, t := range s.all() {
+	for _, t := range s.index.all() {
 		t.mu.Lock()
 		key := t.st.Place.Key()
 		at, err := ft.forgetAt(t, p)

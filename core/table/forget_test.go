@@ -70,7 +70,7 @@ func TestForgetLeavesEveryTable(t *testing.T) {
 		}
 		synctest.Wait()
 		seats := func(id string) [4]SeatState {
-			tb, ok := h.svc.table(id)
+			tb, ok := h.svc.index.get(id)
 			if !ok {
 				t.Fatalf("table %s is not in memory", id)
 			}

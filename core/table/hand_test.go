@@ -76,7 +76,7 @@ func TestLastTrickPictureShowsTheFinishedTrick(t *testing.T) {
 			if e := errText(h.press(p, b)); e != "" {
 				t.Fatalf("%s pressing %s: %s", p.ID, b.Label, e)
 			}
-			tb, _ := h.svc.table(h.svc.TableAt(h.place))
+			tb, _ := h.svc.index.get(h.svc.TableAt(h.place))
 			tb.mu.Lock()
 			g := tb.game()
 			done, inTrick := len(g.Tricks()), g.CurrentTrick().N

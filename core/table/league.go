@@ -41,7 +41,7 @@ func (s *Service) postSeasons(ctx context.Context) {
 	if s.cfg.League == nil {
 		return
 	}
-	s.cfg.League.PostSeasons(ctx, Posting{Now: s.cfg.Now(), Hidden: s.hidden, Deliver: s.deliver,
+	s.cfg.League.PostSeasons(ctx, Posting{Now: s.cfg.Now(), Hidden: s.hidden, Deliver: s.pub.deliver,
 		Lang: func(ctx context.Context, placeKey string) string { return s.places.Get(ctx, placeKey).Lang }})
 }
 

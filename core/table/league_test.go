@@ -516,7 +516,7 @@ func TestHouseRules(t *testing.T) {
 	}
 	h.do(ann, api.VerbNew, "stripes=4")
 	id := h.svc.TableAt(h.place)
-	tb, _ := h.svc.table(id)
+	tb, _ := h.svc.index.get(id)
 	tb.mu.Lock()
 	stripes, timer, lang := tb.opts.Rules.Stripes, tb.opts.Timer, tb.st.Lang
 	tb.mu.Unlock()

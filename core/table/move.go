@@ -101,7 +101,7 @@ func (s *Service) closeWhere(ctx context.Context, match func(api.Place) bool, re
 	}
 	n := 0
 	var failed error
-	for _, t := range s.all() {
+	for _, t := range s.index.all() {
 		t.mu.Lock()
 		for attempt := 1; ; attempt++ {
 			p := t.st.Place
@@ -142,7 +142,7 @@ func (s *Service) Pause(ctx context.Context, p api.Place, paused bool) error {
 	if id == "" {
 		return nil
 	}
-	t, ok := s.table(id)
+	t, ok := s.index.get(id)
 	if !ok {
 		return nil
 	}
@@ -178,7 +178,7 @@ func (s *Service) pause(ctx context.Context, t *tbl, p api.Place, paused bool) *
 
 // Paused reports whether a table is paused (see Pause).
 func (s *Service) Paused(tableID string) bool {
-	t, ok := s.table(tableID)
+	t, ok := s.index.get(tableID)
 	if !ok {
 		return false
 	}

@@ -43,17 +43,13 @@ func (s *Service) newOwner() *placement.Owner {
 // Config.Leases).
 func (s *Service) Owns(p api.Place) bool { return s.place.Owns(p.Key()) }
 
-// ownsTable reports whether this copy owns the table's place (table lock held).
-func (s *Service) ownsTable(t *tbl) bool { return s.place.Owns(t.st.Place.Key()) }
-
 // rearm arms the timer and schedules the computer players of the tables which, as this copy's
 // leases now say: started where it owns the place, stopped where it does not.
 func (s *Service) rearm(which func(*tbl) bool) {
-	for _, t := range s.all() {
+	for _, t := range s.index.all() {
 		t.mu.Lock()
 		if which(t) {
-			s.arm(t)
-			s.scheduleRobot(t)
+			s.timers.start(t)
 		}
 		t.mu.Unlock()
 	}

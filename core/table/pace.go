@@ -19,9 +19,6 @@ type Pace = pace.Pace
 // DefaultPaces are the presets' times (pace.Defaults).
 var DefaultPaces = pace.Defaults
 
-// pace is the table's pace in time (Config.Paces, else DefaultPaces).
-func (s *Service) pace(t *tbl) Pace { return s.pacer.Of(t.opts.Pace) }
-
 // moment is where the table's game is, as far as its pace cares (table lock held).
 func (t *tbl) moment() pace.Moment { return pace.At(t.match, t.game()) }
 
@@ -75,7 +72,7 @@ func (s *Service) Shown(p api.Place, seq uint64) {
 	if id == "" {
 		return
 	}
-	t, ok := s.table(id)
+	t, ok := s.index.get(id)
 	if !ok {
 		return
 	}
@@ -106,7 +103,7 @@ func (s *Service) Shown(p api.Place, seq uint64) {
 func (s *Service) afterShown(t *tbl) {
 	seq, _ := t.shown.place.Last()
 	if h := t.shown.hands; h != nil && seq >= h.seq {
-		s.releaseHands(t, h)
+		s.pub.releaseHands(t, h)
 	}
 	if h := t.shown.held; h != nil {
 		// Its wait may be over now, or shorter: its timer looks again at once, in a goroutine of
@@ -133,27 +130,27 @@ func (t *tbl) paceWait(pc *pace.Pacer) time.Duration {
 // playWhenShown plays a computer's move m, decided for the position at seq, once the place has
 // shown what came before (paceWait); meanwhile the table counts as thinking, and Shown or a timer
 // tries again (table lock held).
-func (s *Service) playWhenShown(t *tbl, seat core.Seat, seq uint64, m core.Move) {
-	if t.st.Seq != seq || t.st.Paused || s.ctx.Err() != nil || !s.ownsTable(t) {
+func (tm timers) playWhenShown(t *tbl, seat core.Seat, seq uint64, m core.Move) {
+	if t.st.Seq != seq || t.st.Paused || tm.life.Err() != nil || !tm.owns(t) {
 		t.thinking = false
-		s.scheduleRobot(t) // the table moved on meanwhile (or the lease): think again about the new position
+		tm.schedule(t) // the table moved on meanwhile (or the lease): think again about the new position
 		return
 	}
-	if wait := t.paceWait(&s.pacer); wait > 0 {
+	if wait := t.paceWait(tm.pacer); wait > 0 {
 		h := &heldMove{seat: seat, seq: seq, move: m}
 		h.timer = time.AfterFunc(wait, func() {
 			t.mu.Lock()
 			defer t.mu.Unlock()
 			if t.shown.held == h {
 				t.shown.held = nil
-				s.playWhenShown(t, seat, seq, m)
+				tm.playWhenShown(t, seat, seq, m)
 			}
 		})
 		t.shown.held = h
 		return
 	}
 	t.thinking = false
-	s.robotMove(t, seat, m)
+	tm.robotMove(t, seat, m)
 }
 
 // dropHeld lets go of a computer's held move whose position is gone (table lock held): the
@@ -171,14 +168,14 @@ func (t *tbl) dropHeld() {
 // until the place shows it (Shown), at most Pace.Wait. Whoever acts next sees their turn only
 // then, so the place never trails a person who plays at once by a trick or a game. Hands held
 // for an earlier state go out now, ahead of msgs, or wait on with them.
-func (s *Service) holdHands(t *tbl, msgs []api.Message) []api.Message {
+func (p *publisher) holdHands(t *tbl, msgs []api.Message) []api.Message {
 	sh := &t.shown
 	if h := sh.hands; h != nil {
 		h.timer.Stop()
 		sh.hands = nil
 		msgs = append(h.msgs, msgs...)
 	}
-	if shown, _ := sh.place.Last(); !s.pacer.Gated(&sh.place, t.st.Place.Platform) || shown >= t.st.Seq || !t.atBoundary() {
+	if shown, _ := sh.place.Last(); !p.pacer.Gated(&sh.place, t.st.Place.Platform) || shown >= t.st.Seq || !t.atBoundary() {
 		return msgs
 	}
 	var now, later []api.Message
@@ -193,24 +190,24 @@ func (s *Service) holdHands(t *tbl, msgs []api.Message) []api.Message {
 		return msgs
 	}
 	h := &heldHands{seq: t.st.Seq, msgs: later}
-	h.timer = time.AfterFunc(sh.place.WaitLimit(s.pace(t)), func() {
+	h.timer = time.AfterFunc(sh.place.WaitLimit(p.pacer.Of(t.opts.Pace)), func() {
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		s.releaseHands(t, h)
+		p.releaseHands(t, h)
 	})
 	sh.hands = h
 	return now
 }
 
 // releaseHands delivers held hands, unless they went out already (table lock held).
-func (s *Service) releaseHands(t *tbl, h *heldHands) {
+func (p *publisher) releaseHands(t *tbl, h *heldHands) {
 	if t.shown.hands != h {
 		return
 	}
 	h.timer.Stop()
 	t.shown.hands = nil
-	if s.ctx.Err() == nil {
-		s.deliver(s.ctx, t.st.Place.Platform, h.msgs)
+	if p.life.Err() == nil {
+		p.deliver(p.life, t.st.Place.Platform, h.msgs)
 	}
 }
 

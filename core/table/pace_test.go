@@ -24,7 +24,7 @@ type shownSeen struct {
 // shownOf reads what the service holds of a place's shown-ness.
 func (h *harness) shownOf() shownSeen {
 	h.t.Helper()
-	t, ok := h.svc.table(h.svc.TableAt(h.place))
+	t, ok := h.svc.index.get(h.svc.TableAt(h.place))
 	if !ok {
 		h.t.Fatal("no table at the place")
 	}
@@ -257,7 +257,7 @@ func TestHeldMoveGivesWayToAPause(t *testing.T) {
 		}
 		p := DefaultPaces[options.PaceNormal]
 		seq := func() uint64 {
-			tb, _ := h.svc.table(id)
+			tb, _ := h.svc.index.get(id)
 			tb.mu.Lock()
 			defer tb.mu.Unlock()
 			return tb.st.Seq
@@ -322,7 +322,7 @@ func TestRestartedOwnerPaces(t *testing.T) {
 		}
 		h.svc.Close() // the computer's move is held: the deal was never shown
 		seqOf := func(h *harness) uint64 {
-			tb, _ := h.svc.table(id)
+			tb, _ := h.svc.index.get(id)
 			tb.mu.Lock()
 			defer tb.mu.Unlock()
 			return tb.st.Seq
@@ -384,7 +384,7 @@ func TestShownDoesNotWaitForACommit(t *testing.T) {
 		defer h.svc.Close()
 		h.svc.Reports("test") // the place reports what it shows: hands wait for it at a trick's end
 		ps := fourHumans(t, h, "timer=none")
-		tb, _ := h.svc.table(h.svc.TableAt(h.place))
+		tb, _ := h.svc.index.get(h.svc.TableAt(h.place))
 		heldAt := func() uint64 {
 			tb.mu.Lock()
 			defer tb.mu.Unlock()

@@ -18,7 +18,3 @@ func (s *Service) langFor(p api.Player) string {
 	}
 	return i18n.Pick(p.Locale)
 }
-
-// langOf is the language for a player's private texts at a table: their own choice, their
-// platform locale, then the table's language.
-func (s *Service) langOf(t *tbl, p api.Player) string { return s.view.PersonLang(p, t.st.Lang) }

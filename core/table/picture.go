@@ -37,7 +37,7 @@ func (s *Service) Picture(ctx context.Context, m api.Message, dark bool) (png []
 	case m.Picture == api.PictureBoard && m.Record != "":
 		return s.keptBoard(ctx, m.Record, lang, th)
 	}
-	t, ok := s.table(m.Table)
+	t, ok := s.index.get(m.Table)
 	if !ok || m.Picture == api.PictureNone {
 		return nil, "", ErrNoPicture
 	}

@@ -27,7 +27,7 @@ import (
 type play struct {
 	now   func() time.Time
 	view  renderer
-	sight func(t *tbl) *render.Sight // the table as its messages show it (Service.sight: with its pace)
+	sight func(t *tbl) *render.Sight // the table as its messages show it (publisher.sight: with its pace)
 	tutor tutor
 }
 

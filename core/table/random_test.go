@@ -115,7 +115,7 @@ func TestOldTableGetsASecret(t *testing.T) {
 	if err := h2.svc.Resume(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	tb, ok := h2.svc.table(id)
+	tb, ok := h2.svc.index.get(id)
 	if !ok {
 		t.Fatal("the old table was not loaded")
 	}

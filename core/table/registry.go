@@ -66,12 +66,12 @@ func (r *Request) Hidden(id string) bool { return r.Service.hidden(id) }
 // table's lock is taken in turn, never two at once.
 func (r *Request) Retell(ctx context.Context) {
 	s := r.Service
-	for _, t := range s.all() {
+	for _, t := range s.index.all() {
 		if !t.view().seats(r.Actor.ID) {
 			continue // found by the seats as stored: no other table's lock is waited for
 		}
 		t.mu.Lock()
-		s.publish(ctx, t, nil)
+		s.pub.publish(ctx, t, nil)
 		t.mu.Unlock()
 	}
 }
@@ -82,7 +82,7 @@ func (r *Request) Retell(ctx context.Context) {
 // which a command of the table holds through its commit: a vote waits for no table's store.
 func (r *Request) Seated() ([]string, bool) {
 	s := r.Service
-	t, ok := s.table(s.TableAt(r.Place))
+	t, ok := s.index.get(s.TableAt(r.Place))
 	if !ok {
 		return nil, false
 	}
@@ -142,7 +142,7 @@ func outsideSpec(v OutsideVerb) verbSpec {
 	}
 	return verbSpec{scope: sc, person: v.Person, admin: v.Admin,
 		run: func(s *Service, ctx context.Context, _ *tbl, c *call) *userError {
-			msgs, err := v.Run(ctx, &Request{Command: c.Command, Lang: c.lang, Surface: s.surface(c.Place), Service: s,
+			msgs, err := v.Run(ctx, &Request{Command: c.Command, Lang: c.lang, Surface: s.view.Surface(c.Place), Service: s,
 				Choices: s.users})
 			if err != nil {
 				var ue *userError

@@ -20,7 +20,7 @@ import (
 type renderer struct{ render.Renderer }
 
 // sight takes the table as its messages show it (table lock held).
-func (s *Service) sight(t *tbl) *render.Sight {
+func (p *publisher) sight(t *tbl) *render.Sight {
 	st := t.st
 	sh := &render.Sight{ID: st.ID, Seq: st.Seq, Place: st.Place, Lang: st.Lang, Status: st.Status, MatchNo: st.MatchNo,
 		Learn: st.Learn, Seats: publicSeats(&st.Seats), Options: t.opts, Board: core.Board{Start: t.opts.Rules.Stripes}}
@@ -35,7 +35,7 @@ func (s *Service) sight(t *tbl) *render.Sight {
 		}
 		sh.History = m.History
 		sh.Public = func(n int) core.View { return games[n-1].View(core.NoSeat) }
-		sh.HoldFor = t.holdFor(&s.pacer)
+		sh.HoldFor = t.holdFor(p.pacer)
 	}
 	return sh
 }
@@ -50,13 +50,13 @@ func publicSeats(seats *[4]SeatState) [4]render.Seat {
 }
 
 // render gives the table's editable messages as they should look now (table lock held).
-func (s *Service) render(t *tbl) []api.Message {
-	sh := s.sight(t)
+func (p *publisher) render(t *tbl) []api.Message {
+	sh := p.sight(t)
 	switch {
 	case sh.Status == api.StatusLobby:
-		return []api.Message{s.view.LobbyMessage(sh)}
+		return []api.Message{p.view.LobbyMessage(sh)}
 	case sh.Status == api.StatusClosed && !sh.Match:
-		return []api.Message{s.view.LobbyMessage(sh)} // the lobby shows it closed, with no buttons
+		return []api.Message{p.view.LobbyMessage(sh)} // the lobby shows it closed, with no buttons
 	case sh.Status == api.StatusClosed:
 		var hands [4]core.CardSet
 		if g := t.lastGame(); g.Phase() != core.PhaseOver {
@@ -66,23 +66,23 @@ func (s *Service) render(t *tbl) []api.Message {
 				}
 			}
 		}
-		return s.view.ClosedMessages(sh, hands)
+		return p.view.ClosedMessages(sh, hands)
 	}
 	// The table message among them, in its place; a summary already delivered is not made again.
-	out := s.view.Told(sh, func(key string) bool { _, done := t.sent[key]; return done })
+	out := p.view.Told(sh, func(key string) bool { _, done := t.sent[key]; return done })
 	if g := t.game(); g != nil {
 		for i, seat := range t.st.Seats {
 			if !seat.Human() {
 				continue
 			}
 			// Most moves change two hands at most: skip building the others' messages.
-			lang := s.langOf(t, *seat.Player)
+			lang := p.view.PersonLang(*seat.Player, t.st.Lang)
 			sig := handSignature(t, g, core.Seat(i), lang)
 			if t.handSig[i] == sig {
 				continue
 			}
 			t.handSig[i] = sig
-			out = append(out, s.view.HandMessage(sh, core.Seat(i), g.View(core.Seat(i)), lang))
+			out = append(out, p.view.HandMessage(sh, core.Seat(i), g.View(core.Seat(i)), lang))
 		}
 	}
 	return out
@@ -118,9 +118,6 @@ func seatName(t *tbl, seat core.Seat) string {
 	seats := publicSeats(&t.st.Seats)
 	return render.NameOfSeat(&seats, t.st.Lang, seat)
 }
-
-// surface is how the place's platform shows it.
-func (s *Service) surface(p api.Place) api.Surface { return s.view.Surface(p) }
 
 // helpGroups are help's groups of verbs, by what people want to do, in the order help shows them
 // after its three first steps; the steps tell join, bot and deal (helpSteps). A verb in neither is

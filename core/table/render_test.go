@@ -8,6 +8,7 @@ import (
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/options"
 	"github.com/kontermatt/kontermatt/core/table/api"
+	"github.com/kontermatt/kontermatt/core/table/pace"
 	"github.com/kontermatt/kontermatt/core/table/render"
 	"github.com/kontermatt/kontermatt/storage/mem"
 )
@@ -27,7 +28,7 @@ func seated(lang string, names ...string) *tbl {
 }
 
 // sightOf is the table as its messages show it.
-func sightOf(tb *tbl) *render.Sight { return (&Service{}).sight(tb) }
+func sightOf(tb *tbl) *render.Sight { return (&publisher{pacer: &pace.Pacer{}}).sight(tb) }
 
 // trickOf is a finished trick led by seat 0, won by winner.
 func trickOf(winner core.Seat, cards string) core.Trick {

@@ -27,7 +27,7 @@ func RulesLink(rulesURL, lang string) string {
 func (s *Service) rules(ctx context.Context, _ *tbl, c *call) *userError {
 	lang := c.lang
 	lines := append([]string{i18n.T(lang, "rules.title")}, RulesLines(lang)...)
-	if !c.Private && !s.surface(c.Place).Personal { // a terminal's settings are its command line's
+	if !c.Private && !s.view.Surface(c.Place).Personal { // a terminal's settings are its command line's
 		opts, _ := options.Parse(s.places.Get(ctx, c.Place.Key()).Args())
 		lines = append(lines, "", i18n.T(lang, "rules.house", options.Line(lang, opts)))
 	}

@@ -76,7 +76,7 @@ func (s *Service) Seen(ctx context.Context, tableID string, p api.Player) (Seen,
 		}
 		clock = t.turnClock(g.ToMove(), s.cfg.Now)
 	}
-	return seenBy(s.view.Renderer, s.sight(t), p, reader, own, clock, s.pace(t)), true
+	return seenBy(s.view.Renderer, s.pub.sight(t), p, reader, own, clock, s.pacer.Of(t.opts.Pace)), true
 }
 
 // seenBy is what the person p may see of a table: reader is their seat (NoSeat when they sit at

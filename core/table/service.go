@@ -105,7 +105,7 @@ func (noObserver) Decision(string, time.Duration)          {}
 // Count gives how many tables in memory are in each status.
 func (s *Service) Count() map[api.Status]int {
 	out := map[api.Status]int{}
-	for _, t := range s.all() {
+	for _, t := range s.index.all() {
 		out[t.view().status]++ // as stored: a table's lock may be held through its commit
 	}
 	return out
@@ -123,7 +123,9 @@ const (
 // dispatches the verb; its parts do the rest, each with what it needs alone: play the rules of a
 // table's change (play.go), committer the commit path (commit.go), follower keeping in step with
 // the other copies (cluster.go), tableIndex the tables in memory (index.go), renderer the
-// messages (render.go), tutor the coach (coach.go), pacer the pace (pace.go).
+// messages (render.go), publisher what follows a stored change to the outboxes (publish.go),
+// timers what a table does with no command (robots.go), tutor the coach (coach.go), pacer the
+// pace (pace.go).
 type Service struct {
 	cfg Config
 
@@ -147,10 +149,10 @@ type Service struct {
 	tutor   tutor // what the coach is asked and the guided game says (coach.go)
 	// places are each place's own settings and the votes on them (core/places).
 	places *places.Book
-
-	// onPublish, when set (by this package's tests), sees each batch of messages with its table,
-	// under the table's lock, before delivery.
-	onPublish func(t *tbl, msgs []api.Message)
+	// pub tells what follows a stored change: the messages, to the outboxes (publish.go).
+	pub publisher
+	// timers move a table with no command: its deadlines, its computer players (robots.go).
+	timers timers
 
 	// place is which places this copy owns (owner.go).
 	place *placement.Owner
@@ -348,11 +350,15 @@ func New(cfg Config) *Service {
 	s.places = places.New(cfg.KV, cfg.Log)
 	s.forgetter = s.newForgetter()
 	s.view = renderer{render.Renderer{Surfaces: cfg.Surfaces, Chosen: s.users.Lang}}
+	s.pub = publisher{outboxes: cfg.Outboxes, view: s.view, pacer: &s.pacer, life: ctx}
 	s.tutor = tutor{coach: cfg.Coach, langOf: s.view.PersonLang, wants: func(id string) bool { return s.users.Get(id).Coach },
-		life: ctx, table: s.table, deliver: s.deliver}
+		life: ctx, table: s.index.get, deliver: s.pub.deliver}
+	s.pub.lessons = s.tutor.lessons
 	s.follow = follower{store: cfg.Store, index: s.index, placed: s.placed, draw: s.draw, robots: cfg.Robots,
 		adopt: s.users.Adopt, told: s.clustered, log: cfg.Log, engine: s, ctx: ctx, wg: &s.wg}
-	s.play = play{now: cfg.Now, view: s.view, sight: s.sight, tutor: s.tutor}
+	s.play = play{now: cfg.Now, view: s.view, sight: s.pub.sight, tutor: s.tutor}
+	s.timers = timers{life: ctx, wg: &s.wg, now: cfg.Now, overFor: cfg.OverFor, think: cfg.Think, place: s.place, pacer: &s.pacer,
+		play: s.play, observe: cfg.Observe, log: cfg.Log, commit: s.commit, reload: s.follow.reload}
 	if cfg.Shared {
 		s.users.Shared(cfg.Now)
 	}
@@ -362,14 +368,9 @@ func New(cfg Config) *Service {
 // Close stops timers and waits for computer players in flight. Commands after Close are refused.
 func (s *Service) Close() {
 	s.cancel()
-	for _, t := range s.all() { // no table's lock is waited for under the service's
+	for _, t := range s.index.all() { // no table's lock is waited for under the service's
 		t.mu.Lock()
-		if t.timer != nil {
-			t.timer.Stop()
-		}
-		if t.retry != nil {
-			t.retry.Stop()
-		}
+		s.timers.stop(t)
 		if h := t.shown.held; h != nil {
 			h.timer.Stop()
 		}
@@ -408,9 +409,8 @@ func (s *Service) Resume(ctx context.Context) error {
 	})
 	for _, t := range loaded {
 		t.mu.Lock()
-		s.publish(ctx, t, nil)
-		s.arm(t)
-		s.scheduleRobot(t)
+		s.pub.publish(ctx, t, nil)
+		s.timers.start(t)
 		t.mu.Unlock()
 	}
 	if s.cfg.Leases == nil {
@@ -469,7 +469,7 @@ func (s *Service) TableAt(p api.Place) string {
 // PlaceOf gives the place of a live table; false when there is none by that ID.
 func (s *Service) PlaceOf(tableID string) (api.Place, bool) {
 	// As stored: the table's lock may be held through its commit, which no caller waits for.
-	t, ok := s.table(tableID)
+	t, ok := s.index.get(tableID)
 	if !ok {
 		return api.Place{}, false
 	}
@@ -599,7 +599,7 @@ func (s *Service) find(ctx context.Context, cmd api.Command) (*tbl, *userError) 
 	}
 	if cmd.Private {
 		var found []*tbl
-		for _, t := range s.all() {
+		for _, t := range s.index.all() {
 			// The seats as stored, without the table's lock (held through a commit): a table whose
 			// commit hangs holds up only the commands that act on it.
 			if t.view().seats(cmd.Actor.ID) {
@@ -709,7 +709,7 @@ func (s *Service) exec(ctx context.Context, t *tbl, spec verbSpec, cmd api.Comma
 			}
 		}
 		if uerr := s.follow.reload(ctx, t, "conflict"); uerr != nil {
-			replies, err := s.view.refusal(cmd, s.langOf(t, cmd.Actor), uerr)
+			replies, err := s.view.refusal(cmd, s.view.PersonLang(cmd.Actor, t.st.Lang), uerr)
 			return replies, nil, err
 		}
 	}
@@ -723,7 +723,7 @@ func refused(replies []api.Message) bool {
 // execOnce is one attempt of exec; err is Handle's, conflict says its commit lost to another
 // copy's.
 func (s *Service) execOnce(ctx context.Context, t *tbl, spec verbSpec, cmd api.Command) (_ []api.Message, _ func(context.Context) []api.Message, err error, conflict bool) {
-	lang := s.langOf(t, cmd.Actor)
+	lang := s.view.PersonLang(cmd.Actor, t.st.Lang)
 	st := t.st
 	if st.Status == api.StatusClosed { // closing, not yet out of memory
 		return []api.Message{s.view.errorReply(cmd, lang, refuse("err.closed"))}, nil, nil, false
@@ -808,109 +808,22 @@ func (s *Service) commit(ctx context.Context, t *tbl, cmd api.Command, out *outc
 		return uerr
 	}
 	st := t.st
-	s.publish(ctx, t, out.public)
+	s.pub.publish(ctx, t, out.public)
 	s.tutor.startReviews(ctx, t, out.reviews)
 	if st.Status == api.StatusClosed {
 		s.forget(t)
 		return nil
 	}
-	s.arm(t)
-	s.scheduleRobot(t)
+	s.timers.start(t)
 	return nil
-}
-
-// commitBackground commits what a computer player or a timer did. No one is waiting for an
-// answer, so a failed commit (a passing disk error) is tried again later instead of leaving the
-// table stalled until a restart: the state rolled back, so the retry decides afresh.
-func (s *Service) commitBackground(t *tbl, cmd api.Command, out *outcome, acted actedKind, restart bool) {
-	out.owner = true
-	uerr := s.commit(s.ctx, t, cmd, out, acted, restart)
-	if uerr == nil || uerr == errFencedRefusal {
-		return // stored; or refused as this copy no longer owns the place
-	}
-	// Another copy moved the table on: what is due now follows from its state (reload re-arms
-	// the timer and lets the computer players think again).
-	if uerr == errConflicted && s.follow.reload(s.ctx, t, "conflict") == nil {
-		return
-	}
-	t.failures++
-	if t.retry != nil {
-		t.retry.Stop()
-	}
-	wait := retryDelay(t.failures)
-	s.cfg.Log.Warn("will try the table's next step again", "table", t.st.ID, "in", wait, "failures", t.failures)
-	t.retry = time.AfterFunc(wait, func() {
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		if s.ctx.Err() != nil {
-			return
-		}
-		s.arm(t)
-		s.scheduleRobot(t)
-	})
-}
-
-// retryDelay grows from 250 ms to a minute with the failures in a row.
-func retryDelay(failures int) time.Duration {
-	d := 250 * time.Millisecond << min(failures-1, 8)
-	return min(d, time.Minute)
 }
 
 // forget lets a closed table leave memory once its last messages are out (table lock held). The
 // index's lock comes before a table's, so it changes in a goroutine of its own; meanwhile exec
 // refuses the table's commands as closed.
 func (s *Service) forget(t *tbl) {
-	if t.timer != nil {
-		t.timer.Stop()
-	}
-	if t.retry != nil {
-		t.retry.Stop()
-	}
+	s.timers.stop(t)
 	s.wg.Go(func() { s.index.remove(t) })
-}
-
-// deliver hands messages to their platforms' outboxes.
-func (s *Service) deliver(ctx context.Context, platform string, msgs []api.Message) {
-	if len(msgs) == 0 {
-		return
-	}
-	if ob, ok := s.cfg.Outboxes[platform]; ok {
-		ob.Deliver(ctx, msgs)
-	}
-}
-
-// publish sends the table's editable messages whose content changed, and the one-off messages.
-func (s *Service) publish(ctx context.Context, t *tbl, extra []api.Message) {
-	s.send(ctx, t, extra, true)
-}
-
-// send is publish; without lessons, a guided game's lesson for the turn is not said (another
-// copy, whose change this copy took in, said it), only noted as said.
-func (s *Service) send(ctx context.Context, t *tbl, extra []api.Message, lessons bool) {
-	// One-off messages first: a game's summary belongs before the next game's table message.
-	msgs := append([]api.Message(nil), extra...)
-	for _, m := range s.render(t) {
-		fp := m.Digest()
-		if t.sent[m.Key] == fp {
-			continue
-		}
-		t.sent[m.Key] = fp
-		msgs = append(msgs, m)
-	}
-	if said := s.tutor.lessons(t); lessons {
-		msgs = append(msgs, said...)
-	}
-	for i := range msgs {
-		msgs[i].Version, msgs[i].Table = t.st.Seq, t.st.ID
-		if msgs[i].Target.Place == (api.Place{}) {
-			msgs[i].Target.Place = t.st.Place
-		}
-	}
-	t.published(&s.pacer, msgs)
-	if s.onPublish != nil {
-		s.onPublish(t, msgs)
-	}
-	s.deliver(ctx, t.st.Place.Platform, s.holdHands(t, msgs))
 }
 
 // open handles new: a table at the place, in the lobby, with the actor seated. A finished match
@@ -1122,16 +1035,10 @@ func (t *tbl) game() *core.Game {
 	return nil
 }
 
-// all gives the tables in memory; each must be locked to be read.
-func (s *Service) all() []*tbl { return s.index.all() }
-
-// table gives a table in memory by ID.
-func (s *Service) table(id string) (*tbl, bool) { return s.index.get(id) }
-
 // Status gives a table's status, and false for a table not in memory (unknown, or closed and
 // gone).
 func (s *Service) Status(id string) (api.Status, bool) {
-	t, ok := s.table(id)
+	t, ok := s.index.get(id)
 	if !ok {
 		return "", false
 	}
@@ -1143,7 +1050,7 @@ func (s *Service) Status(id string) (api.Status, bool) {
 func (s *Service) Settle(ctx context.Context) error {
 	for {
 		busy := false
-		for _, t := range s.all() {
+		for _, t := range s.index.all() {
 			t.mu.Lock()
 			if g := t.game(); t.thinking || (g != nil && t.actsForItself(g.ToMove())) {
 				busy = true
@@ -1165,7 +1072,7 @@ func (s *Service) Settle(ctx context.Context) error {
 // autocomplete, and for tools that drive tables). playerID is "" when a computer acts or no game
 // is on.
 func (s *Service) Turn(tableID string) (playerID string, legal []core.Card, trumpPhase bool) {
-	t, ok := s.table(tableID)
+	t, ok := s.index.get(tableID)
 	if !ok {
 		return "", nil, false
 	}
@@ -1187,7 +1094,7 @@ func (s *Service) Turn(tableID string) (playerID string, legal []core.Card, trum
 // (0 and none when no game is on). No message to a place may show one of them: tests and audits
 // check what reached a chat against it. Never show its result to anyone.
 func (s *Service) HeldCards(tableID string) (game int, held core.CardSet) {
-	t, ok := s.table(tableID)
+	t, ok := s.index.get(tableID)
 	if !ok {
 		return 0, 0
 	}

@@ -130,7 +130,7 @@ func newHarness(t *testing.T, store *mem.Store, tweak ...func(*Config)) *harness
 		WireOutside(&cfg)
 	}
 	h.svc = New(cfg)
-	h.svc.onPublish = checkSecret(t)
+	h.svc.pub.onPublish = checkSecret(t)
 	return h
 }
 

@@ -20,7 +20,7 @@ type Setup struct {
 
 // SetupOf gives the setup of a table in memory; false when there is none.
 func (s *Service) SetupOf(id string) (Setup, bool) {
-	t, ok := s.table(id)
+	t, ok := s.index.get(id)
 	if !ok {
 		return Setup{}, false
 	}

@@ -19,7 +19,7 @@ import (
 // deliveries for it so far were another copy's to tell. An adapter that keeps what each message
 // shows sends only what was not shown. A place without a live table here has nothing to tell.
 func (s *Service) Retell(ctx context.Context, p api.Place) {
-	t, ok := s.table(s.TableAt(p))
+	t, ok := s.index.get(s.TableAt(p))
 	if !ok {
 		return
 	}
@@ -27,5 +27,5 @@ func (s *Service) Retell(ctx context.Context, p api.Place) {
 	defer t.mu.Unlock()
 	clear(t.sent)
 	t.handSig = [4]handSig{}
-	s.send(ctx, t, nil, false)
+	s.pub.send(ctx, t, nil, false)
 }

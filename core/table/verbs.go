@@ -156,7 +156,7 @@ func (c *call) answer(msgs ...api.Message) *userError {
 }
 
 func (s *Service) help(_ context.Context, _ *tbl, c *call) *userError {
-	return c.answer(reply(c.Command, c.lang, api.KindReply, helpText(c.lang, s.surface(c.Place))))
+	return c.answer(reply(c.Command, c.lang, api.KindReply, helpText(c.lang, s.view.Surface(c.Place))))
 }
 
 // lobbyVerb is a verb of the lobby for the people seated there: it changes who sits where.

@@ -32,8 +32,9 @@ type Renderer struct {
 }
 
 // Sight is a table as its messages show it, taken under the table's lock (core/table's
-// Service.sight) and used while it is held: the public parts of its stored state, its options and
-// its match. It holds no hand: a hand's message is made from that seat's own view, given apart.
+// publisher.sight) and used while it is held: the public parts of its stored state, its options
+// and its match. It holds no hand: a hand's message is made from that seat's own view, given
+// apart.
 type Sight struct {
 	ID      string
 	Seq     uint64 // the table's sequence number, which the buttons carry
