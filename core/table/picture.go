@@ -42,7 +42,7 @@ func (s *Service) Picture(ctx context.Context, m api.Message, dark bool) (png []
 		return nil, "", ErrNoPicture
 	}
 	t.mu.Lock()
-	board, tab := s.sight(t).PictureInput(m.Picture, lang)
+	board, tab := s.pub.sight(t).PictureInput(m.Picture, lang)
 	t.mu.Unlock() // rendering takes milliseconds: not under the table's lock
 	switch {
 	case board != nil:
