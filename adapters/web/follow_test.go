@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/api"
+	"github.com/kontermatt/kontermatt/core/table/render"
 )
 
 // stalledViews is the service with Seen held up once stall is called: each call then waits
@@ -33,7 +33,7 @@ func (s *stalledViews) stall() {
 	s.mu.Unlock()
 }
 
-func (s *stalledViews) Seen(ctx context.Context, id string, p api.Player) (table.Seen, bool) {
+func (s *stalledViews) Seen(ctx context.Context, id string, p api.Player) (render.Seen, bool) {
 	s.mu.Lock()
 	stalled := s.stalled
 	s.mu.Unlock()

@@ -6,13 +6,13 @@ import (
 
 	"github.com/kontermatt/kontermatt/core"
 	"github.com/kontermatt/kontermatt/core/i18n"
-	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/api"
+	"github.com/kontermatt/kontermatt/core/table/render"
 )
 
 // The web table shows a table as one page per person: the public table, and the reader's own hand
 // when they sit there. seatView builds it from what the service lets that reader see
-// (table.Seen: the public views and that one seat's core.View), so no other seat's cards can be
+// (render.Seen: the public views and that one seat's core.View), so no other seat's cards can be
 // in it.
 //
 // A view is the table as it stands, and the page may get only the newest of several (the hub
@@ -179,7 +179,7 @@ func (s *Server) SeatView(ctx context.Context, tableID string, p api.Player) (Se
 	return seatView(seen), true
 }
 
-func seatView(sn table.Seen) SeatView {
+func seatView(sn render.Seen) SeatView {
 	lang, seat := sn.Lang, sn.Reader
 	v := SeatView{Table: sn.ID, Seq: sn.Seq, Status: sn.Status, Title: sn.Title, Lang: lang, You: int(seat),
 		Options: sn.Options, Pace: ViewPace{Card: sn.Pace.Card.Milliseconds(), Trick: sn.Pace.Trick.Milliseconds()}}
@@ -250,7 +250,7 @@ func seatView(sn table.Seen) SeatView {
 }
 
 // publicSay is the line everyone reads: who chooses trump, or whose turn it is.
-func publicSay(sn table.Seen, pub core.View) string {
+func publicSay(sn render.Seen, pub core.View) string {
 	if pub.Phase == core.PhaseTrump {
 		return i18n.T(sn.Lang, "live.choosing", seatName(sn, pub.ToMove))
 	}
@@ -258,14 +258,14 @@ func publicSay(sn table.Seen, pub core.View) string {
 }
 
 // seatName is a seat's name for the reader.
-func seatName(sn table.Seen, seat core.Seat) string {
+func seatName(sn render.Seen, seat core.Seat) string {
 	if !seat.Valid() {
 		return "?"
 	}
 	return sn.Seats[seat].Name
 }
 
-func teamNames(sn table.Seen, team core.Team) string {
+func teamNames(sn render.Seen, team core.Team) string {
 	seats := team.Seats()
 	return seatName(sn, seats[0]) + " & " + seatName(sn, seats[1])
 }
@@ -313,7 +313,7 @@ func viewCard(lang string, c core.Card) ViewCard {
 }
 
 // viewTrick is trick number no of a game; who took it is said to the reader as "You win …".
-func viewTrick(sn table.Seen, no int, tr core.Trick) ViewTrick {
+func viewTrick(sn render.Seen, no int, tr core.Trick) ViewTrick {
 	lang := sn.Lang
 	vt := ViewTrick{No: no, Winner: -1, Points: tr.Points()}
 	for i := 0; i < tr.N; i++ {
@@ -330,7 +330,7 @@ func viewTrick(sn table.Seen, no int, tr core.Trick) ViewTrick {
 	return vt
 }
 
-func viewGame(sn table.Seen, pub core.View) *ViewGame {
+func viewGame(sn render.Seen, pub core.View) *ViewGame {
 	lang := sn.Lang
 	vg := &ViewGame{No: sn.Games, Phase: pub.Phase.String(), Dealer: int(pub.Dealer), Forehand: int(pub.Forehand),
 		ToMove: int(pub.ToMove), TrumpTeam: pub.TrumpTeam.String(), Stake: pub.Stake, Points: pub.Points, Tricks: pub.TricksWon,
@@ -355,7 +355,7 @@ func viewGame(sn table.Seen, pub core.View) *ViewGame {
 // viewEnded is the game that ended last while the players are still to see it: the match's last
 // game once it is over, or the game before the current one while the current has no trick
 // taken (taken is how many it has).
-func viewEnded(sn table.Seen, taken int) *ViewEnded {
+func viewEnded(sn render.Seen, taken int) *ViewEnded {
 	n, g := sn.Games, sn.Last
 	if n > 1 && g.Phase != core.PhaseOver && taken == 0 {
 		n, g = n-1, sn.Before
@@ -373,7 +373,7 @@ func viewEnded(sn table.Seen, taken int) *ViewEnded {
 	return ve
 }
 
-func viewBoard(sn table.Seen) ViewBoard {
+func viewBoard(sn render.Seen) ViewBoard {
 	vb := ViewBoard{Start: sn.Stripes, Teams: [2]string{teamNames(sn, core.TeamA), teamNames(sn, core.TeamB)}}
 	b := core.Board{Start: sn.Stripes}
 	if sn.Games > 0 {

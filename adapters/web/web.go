@@ -1,7 +1,7 @@
 // Package web is the web table: an HTTP server in the bot's process that serves one page (HTML,
 // CSS and plain JavaScript, embedded) and a WebSocket per player. The same page runs as a
 // Telegram Mini App, as a Discord Activity and in any browser; the server pushes each player
-// their own view of the table (SeatView, from table.Seen: their hand only, the public table) and turns the
+// their own view of the table (SeatView, from render.Seen: their hand only, the public table) and turns the
 // moves the page sends into the same table.Commands a button press makes, with the player taken
 // from a verified session, never from the page.
 //
@@ -42,6 +42,7 @@ import (
 	"github.com/kontermatt/kontermatt/adapters/internal/chat"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/api"
+	"github.com/kontermatt/kontermatt/core/table/render"
 )
 
 // Platform names the web table in the places of the commands it sends: a player's private
@@ -52,7 +53,7 @@ const Platform = "web"
 type Service interface {
 	Handle(ctx context.Context, cmd api.Command) ([]api.Message, error)
 	// Seen is what p may see of a table (their own hand only): the page's view is drawn from it.
-	Seen(ctx context.Context, tableID string, p api.Player) (table.Seen, bool)
+	Seen(ctx context.Context, tableID string, p api.Player) (render.Seen, bool)
 	TableAt(p api.Place) string
 	// Shown tells the service what the place's public table shows (its sequence number): where
 	// the page is the place's table (bot -web's), computer players wait until it showed what
