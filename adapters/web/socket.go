@@ -166,6 +166,13 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 	k.send(outbound{T: "ping", Beat: s.cfg.Heartbeat.Milliseconds()}) // the first word, before any view
 	s.hub.join(k)
 	defer s.hub.leave(k)
+	// The table may have changed since v was taken, and the hub told only the sockets it knew
+	// then: the view is taken again now that the socket hears of every change, else the page
+	// shows the table from before until the next move (perhaps its own player's, whose turn
+	// it then does not show).
+	if now, ok := s.SeatView(ctx, t.Table, t.player()); ok {
+		v = now
+	}
 	k.push(v)
 	go k.writer()
 	k.read()
