@@ -122,7 +122,9 @@ func (c DuelConfig) optionsFor(l robot.Level) robot.Options {
 const unclocked = 24 * time.Hour
 
 // decisionContext is what a decision runs in: a time-bounded one within 10 s whatever its
-// budget, a node-bounded one without a deadline (see NodesPerMs).
+// budget, a node-bounded one without a deadline (see NodesPerMs). Each starts from Background:
+// a duel is a measurement that runs to its end (Duel takes no caller's context; Ctrl-C ends the
+// process), and a decision owns its own bound.
 func (c DuelConfig) decisionContext() (context.Context, context.CancelFunc) {
 	if c.NodesPerMs > 0 {
 		return context.WithCancel(context.Background())
