@@ -157,7 +157,11 @@ const weighPlays = true
 // playLikely is the chance the model gives the card Easy would play.
 const playLikely = 0.4
 
-// presample is how many deals the policy-based sampler draws per deal it keeps.
+// presample is how many deals the policy-based sampler draws per deal it keeps. Eight, keeping
+// the likelier deals among more, was tried and not kept: against Normal +0.0187 ± 0.0388 of games,
+// deal by deal against this version (duel -a strong -b normal -deals 200 -seed 7601 -nodes-per-ms
+// 12000, -pairs/-against, one core; 29 deals better, 27 worse), and the extra weighing made
+// Strong's slowest card decision run 105.8 ms on its thread where it ran 84.2 ms.
 const presample = 4
 
 func (s *searcher) source(v core.View) *worldSource {
