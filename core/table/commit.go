@@ -92,6 +92,12 @@ func (c committer) write(ctx context.Context, t *tbl, cmd api.Command, out *outc
 			c.log.Info("the table or its league changed since it was read; reading it again", "table", st.ID, "seq", st.Seq)
 			return errConflicted
 		}
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			// Its caller's context ended (the bot stops, or the request went away): not the
+			// store's failure. Nothing was changed in memory, and the store is the truth.
+			c.log.Info("commit cut short; rolling back", "table", st.ID, "err", err)
+			return storeRefusal(err)
+		}
 		c.log.Error("commit failed; rolling back", "table", st.ID, "err", err)
 		return storeRefusal(err)
 	}

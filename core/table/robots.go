@@ -217,6 +217,9 @@ func (tm timers) background(t *tbl, cmd api.Command, out *outcome, restart bool)
 	if uerr == errConflicted && tm.reload(tm.life, t, "conflict") == nil {
 		return
 	}
+	if tm.life.Err() != nil {
+		return // the service stops: the table goes on from the store when it starts again
+	}
 	t.failures++
 	if t.retry != nil {
 		t.retry.Stop()
