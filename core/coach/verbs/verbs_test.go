@@ -9,6 +9,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // coach on|off through its seam: registered in a service's Config.Verbs, answering the commands
@@ -73,7 +74,7 @@ func TestCoachVerb(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			st := tabletest.NewFailing()
+			st := tabletest.NewFailing(mem.New())
 			var c table.Coach = coach{}
 			if tc.noCoach {
 				c = nil
@@ -106,7 +107,7 @@ func TestCoachVerb(t *testing.T) {
 // TestTheChoiceOutlivesTheService: coach on is kept in the store, so a bot started again on it
 // still reviews the person's games.
 func TestTheChoiceOutlivesTheService(t *testing.T) {
-	st := tabletest.NewFailing()
+	st := tabletest.NewFailing(mem.New())
 	first := table.New(table.Config{Store: st, Coach: coach{}, Verbs: verbs.Verbs(coach{}, nil)})
 	if _, err := first.Handle(t.Context(), coachCmd(ann, "on")); err != nil {
 		t.Fatal(err)

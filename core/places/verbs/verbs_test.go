@@ -15,6 +15,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // settings through its seam: registered in a service's Config.Verbs, answering the commands
@@ -36,7 +37,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{store: tabletest.NewFailing(), out: &tabletest.Outbox{}}
+	f := &fixture{store: tabletest.NewFailing(mem.New()), out: &tabletest.Outbox{}}
 	s := &verbs.Settings{Places: places.New(f.store, nil)}
 	f.svc = table.New(table.Config{Store: f.store, Verbs: s.Verbs(), Outboxes: map[string]table.Outbox{"telegram": f.out}})
 	t.Cleanup(f.svc.Close)

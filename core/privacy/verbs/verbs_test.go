@@ -16,6 +16,7 @@ import (
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/api"
 	"github.com/kontermatt/kontermatt/core/table/tabletest"
+	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
 // mydata, forget and lang through their seam: registered in a service's Config.Verbs, answering
@@ -40,7 +41,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{store: tabletest.NewFailing(), out: &tabletest.Outbox{}}
+	f := &fixture{store: tabletest.NewFailing(mem.New()), out: &tabletest.Outbox{}}
 	f.keep = keeper.New(f.store, false, nil)
 	p := &verbs.People{League: f.keep.Cache}
 	f.svc = table.New(table.Config{Store: f.store, League: f.keep, Verbs: p.Verbs(), Now: func() time.Time { return now },

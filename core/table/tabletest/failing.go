@@ -8,14 +8,21 @@ import (
 	"github.com/kontermatt/kontermatt/core/store"
 	"github.com/kontermatt/kontermatt/core/table"
 	"github.com/kontermatt/kontermatt/core/table/api"
-	"github.com/kontermatt/kontermatt/storage/mem"
 )
 
-// Failing is the memory store (storage/mem) failing or hanging where a test says: the method
-// FailOn names gives its error, and the commits of the table its Hang names wait (Hang.At). It
-// is the engine's Store and KV port, for tests of what a player is told when the store fails.
+// Backing is the store a Failing wraps: the engine's Store and its KV with compare-and-swap. The
+// tests give storage/mem's; this package takes it from them, since core/ depends on no storage.
+type Backing interface {
+	store.Store
+	store.Swapper
+}
+
+// Failing is a store (a Backing, in the tests storage/mem's) failing or hanging where a test
+// says: the method FailOn names gives its error, and the commits of the table its Hang names wait
+// (Hang.At). It is the engine's Store and KV port, for tests of what a player is told when the
+// store fails.
 type Failing struct {
-	*mem.Store
+	Backing
 	// Hang, when set before the service commits, holds the commits of the table it names.
 	Hang *Hang
 
@@ -23,8 +30,8 @@ type Failing struct {
 	errs map[string]error // by method
 }
 
-// NewFailing is an empty memory store that fails nothing yet.
-func NewFailing() *Failing { return &Failing{Store: mem.New(), errs: map[string]error{}} }
+// NewFailing wraps b, failing nothing yet.
+func NewFailing(b Backing) *Failing { return &Failing{Backing: b, errs: map[string]error{}} }
 
 // FailOn makes the store's method named ("Swap", "Records" or "Forget") give err from now on;
 // nil: work again. Forget given a *store.ForgetPending does its work and then gives it, as a
@@ -46,7 +53,7 @@ func (f *Failing) Commit(ctx context.Context, c table.Change) error {
 	if f.Hang != nil {
 		f.Hang.Wait(c)
 	}
-	return f.Store.Commit(ctx, c)
+	return f.Backing.Commit(ctx, c)
 }
 
 // Swap swaps, unless it is to fail.
@@ -54,7 +61,7 @@ func (f *Failing) Swap(ctx context.Context, bucket, key string, old, value []byt
 	if err := f.err("Swap"); err != nil {
 		return nil, err
 	}
-	return f.Store.Swap(ctx, bucket, key, old, value)
+	return f.Backing.Swap(ctx, bucket, key, old, value)
 }
 
 // Records reads the kept matches, unless it is to fail.
@@ -62,7 +69,7 @@ func (f *Failing) Records(ctx context.Context, fn func(key string, record []byte
 	if err := f.err("Records"); err != nil {
 		return err
 	}
-	return f.Store.Records(ctx, fn)
+	return f.Backing.Records(ctx, fn)
 }
 
 // Forget forgets, unless it is to fail; see FailOn.
@@ -72,7 +79,7 @@ func (f *Failing) Forget(ctx context.Context, fg store.Forgetting) error {
 	if err != nil && !errors.As(err, &pending) {
 		return err
 	}
-	if ferr := f.Store.Forget(ctx, fg); ferr != nil {
+	if ferr := f.Backing.Forget(ctx, fg); ferr != nil {
 		return ferr
 	}
 	return err
