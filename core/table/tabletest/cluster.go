@@ -122,6 +122,7 @@ func Alternate(svcs []*table.Service, t Table, n int, prefix string) error {
 		to := svcs[(i+1)%len(svcs)]
 		cmd := Next(from, t)
 		cmd.EventID = fmt.Sprintf("%s%d", prefix, i)
+		// Background: these helpers take no test, and each command runs to its end (benchmarks share them).
 		if r, _ := to.Handle(context.Background(), cmd); len(r) > 0 && r[0].Kind == api.KindError {
 			return fmt.Errorf("command %d (%s %v) at copy %d: %s", i, cmd.Verb, cmd.Args, (i+1)%len(svcs), r[0].Text)
 		}
@@ -186,7 +187,7 @@ func OpenRobots(tb testing.TB, svc *table.Service, place api.Place, opts ...stri
 		{Verb: api.VerbBot}, {Verb: api.VerbBot}, {Verb: api.VerbBot}, {Verb: api.VerbDeal}, {Verb: api.VerbLeave}}
 	for i, c := range cmds {
 		c.Place, c.Actor, c.EventID = place, p, fmt.Sprintf("open-%s-%d", place.Chat, i)
-		if r, _ := svc.Handle(context.Background(), c); len(r) > 0 && r[0].Kind == api.KindError {
+		if r, _ := svc.Handle(tb.Context(), c); len(r) > 0 && r[0].Kind == api.KindError {
 			tb.Fatalf("%s: %s", c.Verb, r[0].Text)
 		}
 	}

@@ -98,6 +98,7 @@ func OpenWith(svc *table.Service, place api.Place, players []api.Player, opts ..
 	cmds = append(cmds, api.Command{Verb: api.VerbDeal, Actor: players[0]})
 	for _, c := range cmds {
 		c.Place = place
+		// Background: these helpers take no test, and each command runs to its end (benchmarks share them).
 		if r, _ := svc.Handle(context.Background(), c); len(r) > 0 && r[0].Kind == api.KindError {
 			return t, fmt.Errorf("%s: %s", c.Verb, r[0].Text)
 		}

@@ -41,6 +41,7 @@ func Open(svc *table.Service, i int) (Table, error) {
 	cmds = append(cmds, api.Command{Verb: api.VerbDeal, Actor: t.Players[0]})
 	for _, c := range cmds {
 		c.Place = t.Place
+		// Background: these helpers take no test, and each command runs to its end (benchmarks share them).
 		if r, _ := svc.Handle(context.Background(), c); len(r) > 0 && r[0].Kind == api.KindError {
 			return t, fmt.Errorf("%s: %s", c.Verb, r[0].Text)
 		}
@@ -53,6 +54,7 @@ func Open(svc *table.Service, i int) (Table, error) {
 func Step(svc *table.Service, t Table) (time.Duration, error) {
 	cmd := Next(svc, t)
 	start := time.Now()
+	// Background: these helpers take no test, and each command runs to its end (benchmarks share them).
 	r, _ := svc.Handle(context.Background(), cmd)
 	d := time.Since(start)
 	if len(r) > 0 && r[0].Kind == api.KindError {
