@@ -31,6 +31,8 @@ func runDuel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	worlds := fs.Int("worlds", 0, "deals sampled per search decision (0: the level's)")
 	nodesPerMs := fs.Int("nodes-per-ms", 0, "bound each search decision by this many solver nodes per ms of its level's budget instead of by time (a busy machine plays as an idle one; about 12000 is one core)")
 	bPrevious := fs.Bool("b-previous", false, "B's search plays as before issue 34: the previous sampler, no endgame search (for measuring, not a level)")
+	aOpen := fs.Bool("a-open", false, "A's cards are the best with every hand open (the ceiling of card play against B: a measurement, not a level)")
+	aScale := fs.Int("a-scale", 1, "multiply A's node cap (-nodes-per-ms) and its sampled deals by this (what more search would buy: a measurement, not a level)")
 	an := fs.Bool("analyze", false, "measure A's cards and trumps against the open-card solver")
 	pairsOut := fs.String("pairs", "", "write every deal's two games to this file, for a later run to compare with (-against)")
 	against := fs.String("against", "", "compare with an earlier run's -pairs file on the same deals (the same -seed and -deals): the difference per deal, paired")
@@ -54,7 +56,7 @@ func runDuel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	cfg := research.DuelConfig{A: la, B: robot.Level(*b), Deals: *deals, Seed: *seed, Workers: max(*workers, 1),
 		Options: robot.Options{Threads: max(*threads, 1), Budget: *budget, Worlds: *worlds}, Analyze: *an,
-		Matches: *matches, Stripes: *stripes, BPrevious: *bPrevious, NodesPerMs: max(*nodesPerMs, 0)}
+		Matches: *matches, Stripes: *stripes, BPrevious: *bPrevious, AOpen: *aOpen, AScale: max(*aScale, 1), NodesPerMs: max(*nodesPerMs, 0)}
 	if cfg.Matches > 0 {
 		if *pairsOut != "" || *against != "" {
 			fmt.Fprintf(stderr, "duel: -pairs and -against compare deals, not -matches\n")

@@ -104,6 +104,15 @@ func DecisionBudget(l Level) time.Duration {
 	return b
 }
 
+// DefaultWorlds is a search level's cap on the deals sampled per decision (0 for Easy).
+func DefaultWorlds(l Level) int {
+	if l != Normal && l != Strong {
+		return 0
+	}
+	_, w := levelDefaults(l)
+	return w
+}
+
 // levelDefaults are each search level's budget per card decision and cap on sampled deals.
 func levelDefaults(l Level) (budget time.Duration, worlds int) {
 	if l == Strong {

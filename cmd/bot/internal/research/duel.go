@@ -27,6 +27,15 @@ type DuelConfig struct {
 	// BPrevious makes B's search players draw deals with the sampler before the policy-based
 	// inference, to measure the new one against it on the same deals.
 	BPrevious bool
+	// AOpen makes A's card play cheat: each card A's seats play is the best one with every hand
+	// open (the solver on the true deal), its trump and announcements A's level's. Against B it
+	// measures the most any card play could gain over B's, the ceiling of a level's card play; it
+	// is a measurement, never a player.
+	AOpen bool
+	// AScale multiplies A's search by this factor: its node cap (with NodesPerMs) and its cap on
+	// sampled deals. It measures what more search would buy A, the same deals against the same B;
+	// 0 and 1 leave A as its level plays.
+	AScale int
 	// NodesPerMs, when set, bounds each search decision by this many solver nodes per
 	// millisecond of its level's budget instead of by time, and no clock cuts it (as the coach's
 	// Judge: the node cap is checked after each deal, and one deal's solve is finite): the same
@@ -102,7 +111,7 @@ func newDuelWorker(cfg DuelConfig) *duelWorker {
 		seed := cfg.Seed*4 + uint64(s) + 1
 		bo := cfg.optionsFor(cfg.B)
 		bo.PreviousSampler = cfg.BPrevious
-		w.a[s] = robot.NewWith(cfg.A, seed, cfg.optionsFor(cfg.A))
+		w.a[s] = robot.NewWith(cfg.A, seed, cfg.scaled(cfg.optionsFor(cfg.A), cfg.A))
 		w.b[s] = robot.NewWith(cfg.B, seed, bo)
 	}
 	return w
@@ -115,6 +124,19 @@ func (c DuelConfig) optionsFor(l robot.Level) robot.Options {
 		o.Nodes = uint64(c.NodesPerMs) * uint64(b.Milliseconds())
 		o.Budget = unclocked
 	}
+	return o
+}
+
+// scaled is A's options o times AScale: its node cap and its cap on sampled deals.
+func (c DuelConfig) scaled(o robot.Options, l robot.Level) robot.Options {
+	if c.AScale <= 1 {
+		return o
+	}
+	o.Nodes *= uint64(c.AScale)
+	if o.Worlds == 0 {
+		o.Worlds = robot.DefaultWorlds(l)
+	}
+	o.Worlds *= c.AScale
 	return o
 }
 
@@ -171,7 +193,12 @@ func (w *duelWorker) playOut(cfg DuelConfig, g *core.Game, aTeam core.Team, view
 		ctx, cancel := cfg.decisionContext()
 		t0 := time.Now()
 		r0, sched := cpuclock.Thread() // inside the wall clock's interval: no longer than it
-		m := p.Decide(ctx, v)
+		var m core.Move
+		if cfg.AOpen && side == 0 && v.Phase == core.PhasePlay {
+			m = w.openCard(g, s)
+		} else {
+			m = p.Decide(ctx, v)
+		}
 		r1, _ := cpuclock.Thread()
 		dt := time.Since(t0)
 		cancel()
@@ -219,6 +246,17 @@ func (w *duelWorker) openValue(g *core.Game, m core.Move, team core.Team) int {
 	}
 	w.solver.Reset(pos, team)
 	return base + w.solver.Value()
+}
+
+// openCard is the card of seat s worth the most points to its team with every hand open.
+func (w *duelWorker) openCard(g *core.Game, s core.Seat) core.Move {
+	best, bestV := core.Move{}, -1
+	for _, c := range g.LegalCards(s).Cards() {
+		if v := w.openValue(g, core.Play(s, c), s.Team()); v > bestV {
+			best, bestV = core.Play(s, c), v
+		}
+	}
+	return best
 }
 
 func outcomeClass(pts int) int {
@@ -417,8 +455,15 @@ func (r *DuelResult) Print(w io.Writer) {
 
 // bNote marks B's previous sampler in the result's first line.
 func (c DuelConfig) bNote() string {
-	if c.BPrevious {
-		return " (previous sampler)"
+	note := ""
+	if c.AScale > 1 {
+		note += fmt.Sprintf(" (A's search x%d)", c.AScale)
 	}
-	return ""
+	if c.AOpen {
+		note += " (A's cards with every hand open)"
+	}
+	if c.BPrevious {
+		note += " (previous sampler)"
+	}
+	return note
 }

@@ -185,3 +185,52 @@ func TestDuelCompare(t *testing.T) {
 		t.Errorf("comparison report:\n%s", out.String())
 	}
 }
+
+// With A's cards open, each of them is the open-card solver's best on the true deal (the duel's
+// own analysis finds every one optimal in points), and A does at least as well as its level on
+// the same deals: the measurement's ceiling is above what it bounds.
+func TestOpenCardsAreTheCeiling(t *testing.T) {
+	cfg := DuelConfig{A: robot.Normal, B: robot.Easy, Deals: 12, Seed: 3, Workers: 1, NodesPerMs: 100, Analyze: true,
+		Options: robot.Options{Threads: 1}}
+	plain, err := Duel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.AOpen = true
+	open, err := Duel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := open.Analysis; a.Cards == 0 || a.CardOptimal != a.Cards {
+		t.Errorf("open cards: %d of %d optimal in points", a.CardOptimal, a.Cards)
+	}
+	if a := plain.Analysis; a.CardOptimal == a.Cards {
+		t.Errorf("Normal's cards were all optimal too (%d): the test tells nothing apart", a.Cards)
+	}
+	pm, _ := plain.pairMeans(func(o GameOutcome) float64 { return float64(o.Margin) })
+	om, _ := open.pairMeans(func(o GameOutcome) float64 { return float64(o.Margin) })
+	if om < pm {
+		t.Errorf("card-point margin with open cards %+.2f, below Normal's own %+.2f", om, pm)
+	}
+	var out strings.Builder
+	open.Print(&out)
+	if !strings.Contains(out.String(), "A's cards with every hand open") {
+		t.Errorf("the report does not say A's cards were open:\n%s", out.String())
+	}
+}
+
+// AScale multiplies A's node cap and its sampled deals, the level's default cap when none is set.
+func TestAScaleMultipliesTheSearch(t *testing.T) {
+	cfg := DuelConfig{A: robot.Strong, B: robot.Normal, NodesPerMs: 100, AScale: 4}
+	o := cfg.scaled(cfg.optionsFor(robot.Strong), robot.Strong)
+	if want := uint64(100 * 100 * 4); o.Nodes != want {
+		t.Errorf("nodes %d, want %d", o.Nodes, want)
+	}
+	if want := 4 * robot.DefaultWorlds(robot.Strong); o.Worlds != want || want == 0 {
+		t.Errorf("worlds %d, want %d", o.Worlds, want)
+	}
+	cfg.AScale = 1
+	if o := cfg.scaled(cfg.optionsFor(robot.Strong), robot.Strong); o.Nodes != 100*100 || o.Worlds != 0 {
+		t.Errorf("unscaled: %+v", o)
+	}
+}
