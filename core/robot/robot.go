@@ -19,6 +19,15 @@
 // cap (or the context's deadline) and plays the best found then (searchDeadline), so that it is
 // back in time. Judge measures every option of a decision the same way, for the coach.
 //
+// Where Strong's strength against the search levels is bounded: by what it knows, not by how long
+// it searches. On the same 400 deals (duel -seed 7701 -nodes-per-ms 12000, one core), Strong wins
+// 0.533 ± 0.018 of games against Normal; Strong with four times the nodes and the sampled deals
+// (-a-scale 4) wins +0.002 ± 0.021 more, deal by deal; and a player whose every card is the best
+// one with all hands open (-a-open: trump and announcements as Strong's) wins only 0.635 ± 0.021
+// against Normal and 0.616 ± 0.020 against Strong or the previous Strong. What separates the
+// search levels is what a hidden card is worth, and a change to Strong's play can win at most
+// what it learns of the hidden cards.
+//
 // A player's randomness comes from its seed and the view alone, so it gives the same answer to the
 // same view whatever it saw before (with a deal or node cap that binds before the time, on any
 // number of threads: the deals are counted and summed in their order).
