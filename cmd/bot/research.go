@@ -16,6 +16,14 @@ import (
 // The research tools' subcommands: their flags and their output. What they play is in
 // internal/research, apart from the bot's start-up.
 
+// openFrom is the trick from which A's cards are open: -a-open-from's, or 1 with -a-open.
+func openFrom(open bool, from int) int {
+	if open && (from < 1 || from > 6) {
+		return 1
+	}
+	return max(from, 0)
+}
+
 // runDuel plays two computer levels against each other on duplicate deals.
 func runDuel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("duel")
@@ -32,6 +40,7 @@ func runDuel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	nodesPerMs := fs.Int("nodes-per-ms", 0, "bound each search decision by this many solver nodes per ms of its level's budget instead of by time (a busy machine plays as an idle one; about 12000 is one core)")
 	bPrevious := fs.Bool("b-previous", false, "B's search plays as before issue 34: the previous sampler, no endgame search (for measuring, not a level)")
 	aOpen := fs.Bool("a-open", false, "A's cards are the best with every hand open (the ceiling of card play against B: a measurement, not a level)")
+	aOpenFrom := fs.Int("a-open-from", 0, "as -a-open from this trick on (1-6; earlier cards are A's level's): the most that reading the cards better from then on could gain")
 	aScale := fs.Int("a-scale", 1, "multiply A's node cap (-nodes-per-ms) and its sampled deals by this (what more search would buy: a measurement, not a level)")
 	an := fs.Bool("analyze", false, "measure A's cards and trumps against the open-card solver")
 	pairsOut := fs.String("pairs", "", "write every deal's two games to this file, for a later run to compare with (-against)")
@@ -46,6 +55,9 @@ func runDuel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		lb, err = robot.ParseLevel(*b)
 		*b = string(lb)
 	}
+	if err == nil && (*aOpenFrom < 0 || *aOpenFrom > 6) {
+		err = fmt.Errorf("-a-open-from must be a trick, 1 to 6")
+	}
 	if err == nil && (*deals < 1 || *matches < 0 || *stripes < core.MinStripes || *stripes > core.MaxStripes) {
 		err = fmt.Errorf("-deals must be at least 1, -matches at least 0, -stripes %d..%d", core.MinStripes, core.MaxStripes)
 	}
@@ -56,7 +68,7 @@ func runDuel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	cfg := research.DuelConfig{A: la, B: robot.Level(*b), Deals: *deals, Seed: *seed, Workers: max(*workers, 1),
 		Options: robot.Options{Threads: max(*threads, 1), Budget: *budget, Worlds: *worlds}, Analyze: *an,
-		Matches: *matches, Stripes: *stripes, BPrevious: *bPrevious, AOpen: *aOpen, AScale: max(*aScale, 1), NodesPerMs: max(*nodesPerMs, 0)}
+		Matches: *matches, Stripes: *stripes, BPrevious: *bPrevious, AOpenFrom: openFrom(*aOpen, *aOpenFrom), AScale: max(*aScale, 1), NodesPerMs: max(*nodesPerMs, 0)}
 	if cfg.Matches > 0 {
 		if *pairsOut != "" || *against != "" {
 			fmt.Fprintf(stderr, "duel: -pairs and -against compare deals, not -matches\n")

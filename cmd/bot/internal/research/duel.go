@@ -27,11 +27,13 @@ type DuelConfig struct {
 	// BPrevious makes B's search players draw deals with the sampler before the policy-based
 	// inference, to measure the new one against it on the same deals.
 	BPrevious bool
-	// AOpen makes A's card play cheat: each card A's seats play is the best one with every hand
-	// open (the solver on the true deal), its trump and announcements A's level's. Against B it
-	// measures the most any card play could gain over B's, the ceiling of a level's card play; it
-	// is a measurement, never a player.
-	AOpen bool
+	// AOpenFrom makes A's card play cheat from trick AOpenFrom on (1: every card; 0: none): each
+	// card A's seats play there is the best one with every hand open (the solver on the true
+	// deal), its trump, announcements and earlier cards A's level's. Against B it measures the
+	// most any card play could gain over B's, the ceiling of a level's card play; from a later
+	// trick, the most that reading the hidden cards better from then on could gain. It is a
+	// measurement, never a player.
+	AOpenFrom int
 	// AScale multiplies A's search by this factor: its node cap (with NodesPerMs) and its cap on
 	// sampled deals. It measures what more search would buy A, the same deals against the same B;
 	// 0 and 1 leave A as its level plays.
@@ -194,7 +196,7 @@ func (w *duelWorker) playOut(cfg DuelConfig, g *core.Game, aTeam core.Team, view
 		t0 := time.Now()
 		r0, sched := cpuclock.Thread() // inside the wall clock's interval: no longer than it
 		var m core.Move
-		if cfg.AOpen && side == 0 && v.Phase == core.PhasePlay {
+		if cfg.AOpenFrom > 0 && side == 0 && v.Phase == core.PhasePlay && g.TricksDone()+1 >= cfg.AOpenFrom {
 			m = w.openCard(g, s)
 		} else {
 			m = p.Decide(ctx, v)
@@ -459,8 +461,11 @@ func (c DuelConfig) bNote() string {
 	if c.AScale > 1 {
 		note += fmt.Sprintf(" (A's search x%d)", c.AScale)
 	}
-	if c.AOpen {
+	switch {
+	case c.AOpenFrom == 1:
 		note += " (A's cards with every hand open)"
+	case c.AOpenFrom > 1:
+		note += fmt.Sprintf(" (A's cards with every hand open from trick %d)", c.AOpenFrom)
 	}
 	if c.BPrevious {
 		note += " (previous sampler)"

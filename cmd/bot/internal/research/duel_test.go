@@ -196,7 +196,7 @@ func TestOpenCardsAreTheCeiling(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.AOpen = true
+	cfg.AOpenFrom = 1
 	open, err := Duel(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -216,6 +216,22 @@ func TestOpenCardsAreTheCeiling(t *testing.T) {
 	open.Print(&out)
 	if !strings.Contains(out.String(), "A's cards with every hand open") {
 		t.Errorf("the report does not say A's cards were open:\n%s", out.String())
+	}
+	// Open from the fourth trick: the first three tricks are the level's, the rest the solver's.
+	cfg.AOpenFrom = 4
+	late, err := Duel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, o, p := late.Analysis, open.Analysis, plain.Analysis; l.CardOptimal == o.CardOptimal && l.Cards == o.Cards ||
+		l.CardOptimal-l.Cards <= p.CardOptimal-p.Cards {
+		t.Errorf("open from trick 4: %d of %d cards optimal; open throughout %d of %d, Normal's own %d of %d",
+			l.CardOptimal, l.Cards, o.CardOptimal, o.Cards, p.CardOptimal, p.Cards)
+	}
+	out.Reset()
+	late.Print(&out)
+	if !strings.Contains(out.String(), "open from trick 4") {
+		t.Errorf("the report does not say from which trick A's cards were open:\n%s", out.String())
 	}
 }
 
