@@ -49,6 +49,17 @@ func TestRunDuel(t *testing.T) {
 	if code := runDuel([]string{"-a", "wizard"}, nil, &out, &errOut); code != 2 {
 		t.Errorf("unknown level: exit %d, want 2", code)
 	}
+	for _, bad := range []string{"0x", "7", "-1"} {
+		out.Reset()
+		if code := runDuel([]string{"-a-open-from", bad, "-deals", "1"}, nil, &out, &errOut); code != 2 || out.Len() > 0 {
+			t.Errorf("-a-open-from %s: exit %d, output %q, want 2 and nothing played", bad, code, out.String())
+		}
+	}
+	out.Reset()
+	code = runDuel([]string{"-a", "normal", "-a-open-from", "5", "-b", "easy", "-deals", "2", "-seed", "4", "-worlds", "4", "-q"}, nil, &out, &errOut)
+	if code != 0 || !strings.Contains(out.String(), "open from trick 5") {
+		t.Errorf("-a-open-from 5: exit %d:\n%s", code, out.String())
+	}
 }
 
 // A deterministic player against itself wins exactly one match of every pair: both matches of a
