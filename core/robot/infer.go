@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/kontermatt/kontermatt/core"
+	"github.com/kontermatt/kontermatt/core/robot/dd"
 )
 
 // Policy-based inference (after Rebstock, Buro, Sturtevant et al., "Policy Based Inference in
@@ -21,8 +22,9 @@ import (
 // player by rules (Easy, or a person who plays as a club player would state it), who makes the
 // rule's move but for a small chance ruleSlip of any other; or a player who reads the game
 // (Normal, Strong), whose moves follow softmax models over cheap evaluators — the trump table's
-// chances for each suit and Easy's rule; the card Easy would play, winning the trick, points given
-// to a winning partner or thrown away, trumps spent; the hand's strength. A deal's weight is, per
+// chances for each suit and Easy's rule; for a card, the one Easy would play, winning the trick,
+// points given to a winning partner or thrown away, trumps spent, and how the card sits in its
+// suit and the trick (playFeatures); the hand's strength. A deal's weight is, per
 // seat, the mixture of what the two kinds make of its moves, so a seat that plays by the rules
 // soon counts as one in the deals that explain its play.
 //
@@ -33,9 +35,17 @@ import (
 // deals drawn put each hidden card where it truly is, and the log-likelihood of the true deal,
 // against uniform drawing.
 //
-// Measured (BenchmarkInference, 60 games of the levels, 481 decisions with sampled deals): the
-// true location share is 0.402 drawn with the inference, 0.350 uniformly and 0.370 with the
-// previous sampler; the true deal is e^1.26 times likelier than uniform drawing makes it. In play
+// Measured (BenchmarkInference, 100 games of the levels, 797 decisions with sampled deals): the
+// true location share is 0.403 drawn with the inference, 0.350 uniformly and 0.372 with the
+// previous sampler; the true deal is e^1.36 times likelier than uniform drawing makes it (with the
+// six-feature play model before playFeatures had seventeen: 0.400 and e^1.20, on those levels'
+// own games then). The seventeen features buy little in play so far, where Normal reads with them
+// too (duel -nodes-per-ms 12000, one core, 200 deals each, -pairs/-against: the change in Strong's
+// game win share on the same deals, 95% paired interval): against Normal -0.0050 ± 0.0342 (seed
+// 7801: 0.5200 where the six gave 0.5250) and +0.0325 ± 0.0323 (seed 7802: 0.5325 for 0.5000);
+// against Easy +0.0088 ± 0.0221 (seed 7803: 0.7288 for 0.7200). Strong with them against a Normal
+// kept on the six (a build for the measurement only) gains +0.0213 ± 0.0252 and +0.0262 ± 0.0279
+// on seeds 7801 and 7802. Before them, in play
 // (duels at 12,000 solver nodes per ms of budget, seeds 3401-3442) Strong with it wins 0.664 ±
 // 0.024 of games against Easy where the previous Strong wins 0.642 ± 0.025 on the same 400 deals,
 // and 0.501 ± 0.020 against the previous Strong (300 deals): finding the cards better has not yet
@@ -65,8 +75,10 @@ const (
 	trumpEasy  = 0.495
 )
 
-// The play model's weights per feature (playFeatures).
-var playWeights = [nPlayFeatures]float64{0.988, 1.17, 0.576, -0.454, -0.558, -0.392}
+// The play model's weights per feature (playFeatures), fitted on 600 games (BenchmarkFitInference
+// -benchtime 600x: 6,896 cards, mean log-likelihood -0.842 per card; on 300 games -0.824, where
+// the first six features alone give -0.962).
+var playWeights = [nPlayFeatures]float64{1.11, 2.31, 0.0748, -0.677, -1.62, -0.431, -0.563, -1.82, -1.52, 2.39, -6.56, 0.135, -0.896, 1.52, 0.613, -1.6, -0.509}
 
 // announceModel: the logit of announcing, when a seat can, is announceBias +
 // announceStrength·handStrength/10 + announceTrumpTeam·(the seat's team named trump).
@@ -159,14 +171,29 @@ func trumpChoiceChance(kind int, hand core.CardSet, x core.Suit) float64 {
 	return sum / 20
 }
 
-// The play model's features of one legal card.
+// The play model's features of one legal card. The first six are a card player's first thoughts;
+// the rest were added where the fit's log-likelihood (BenchmarkFitInference) rose with them. Two
+// describe the search's own habits rather than a person's: it never plays a card equivalent to a
+// higher one it holds (dd.Distinct keeps the highest: a 9 played beside a live 10 of its suit says
+// the 10 is elsewhere), and among cards worth the same it plays the first.
 const (
-	featEasy       = iota // the card Easy would play
-	featWins              // it takes the trick so far (on a lead: no unseen card beats it)
-	featFeed              // its points /4, onto a trick the partner is taking
-	featThrow             // its points /4, anywhere else
-	featTrumpPower        // its rank among the trumps /9 (0 for a plain card)
-	featTrump             // it is a trump
+	featEasy           = iota // the card Easy would play
+	featWins                  // it takes the trick so far (on a lead: no unseen card beats it)
+	featFeed                  // its points /4, onto a trick the partner is taking
+	featThrow                 // its points /4, anywhere else
+	featTrumpPower            // its rank among the trumps /9 (0 for a plain card)
+	featTrump                 // it is a trump
+	featLowest                // the lowest of two or more legal cards of its suit
+	featLeadBoss              // led, and no unseen card beats it
+	featOverPartner           // it takes the trick from the partner
+	featTrickPoints           // the trick's points so far /10, if it takes the trick
+	featEquivalent            // a higher legal card is equivalent to it (dd.Distinct)
+	featFirst                 // the first legal card in canonical order that no higher one is equivalent to
+	featSecondWins            // played second, it takes the trick
+	featLeadTrumpPower        // led, a trump: its rank among the trumps /9
+	featFollowLow             // following, it does not take the trick and is the lowest legal card of its suit
+	featLeadLength            // led, a plain card: the hand's cards of its suit /6
+	featSureWin               // following, it takes the trick and nothing unseen beats it (or it plays last)
 	nPlayFeatures
 )
 
@@ -177,15 +204,18 @@ func playFeatures(ov core.View, legal core.CardSet, f [][nPlayFeatures]float64) 
 	easy := easyCard(ov, 0)
 	t := ov.Trick
 	unseen := ov.Unseen()
+	trumps := core.Trumps(x)
 	led := core.NoCard
-	best, partnerWins := 0, false
+	best, partnerWins, trickPoints := 0, false, 0
 	if t.N > 0 {
 		played := t.Played()
 		led = played[0]
 		wi := core.TrickWinner(played, x)
 		best = strength(played[wi], led, x)
 		partnerWins = t.SeatOf(wi).Team() == ov.Seat.Team()
+		trickPoints = t.Points()
 	}
+	distinct := dd.Distinct(x, legal, ov.Hand|unseen|core.SetOf(t.Cards[:t.N]...))
 	i := 0
 	for m := legal; m != 0; m &= m - 1 {
 		c := m.First()
@@ -197,24 +227,50 @@ func playFeatures(ov core.View, legal core.CardSet, f [][nPlayFeatures]float64) 
 		}
 		pts := float64(c.Points()) / 4
 		tp := trumpPower(c, x)
-		f[i] = [nPlayFeatures]float64{}
-		if c == easy {
-			f[i][featEasy] = 1
+		suit := core.PlainOf(c.Suit(), x) // the cards of c's suit: the trumps for a trump
+		if tp > 0 {
+			suit = trumps
 		}
-		if wins {
-			f[i][featWins] = 1
+		lowest, own := true, strength(c, c, x)
+		for s := legal & suit; s != 0 && lowest; s &= s - 1 {
+			lowest = strength(s.First(), c, x) >= own
+		}
+		f[i] = [nPlayFeatures]float64{
+			featEasy:        b2f(c == easy),
+			featWins:        b2f(wins),
+			featTrumpPower:  float64(tp) / 9,
+			featTrump:       b2f(tp > 0),
+			featLowest:      b2f(lowest && (legal&suit).Len() > 1),
+			featOverPartner: b2f(partnerWins && wins),
+			featTrickPoints: b2f(wins) * float64(trickPoints) / 10,
+			featEquivalent:  b2f(!distinct.Has(c)),
+			featFirst:       b2f(c == distinct.First()),
+			featSecondWins:  b2f(t.N == 1 && wins),
+			featFollowLow:   b2f(t.N > 0 && !wins && lowest),
+			featSureWin:     b2f(t.N > 0 && wins && (t.N == 3 || boss(c, led, x, unseen))),
 		}
 		if partnerWins && !wins {
 			f[i][featFeed] = pts
 		} else {
 			f[i][featThrow] = pts
 		}
-		f[i][featTrumpPower] = float64(tp) / 9
-		if tp > 0 {
-			f[i][featTrump] = 1
+		if t.N == 0 {
+			f[i][featLeadBoss] = b2f(wins)
+			if tp > 0 {
+				f[i][featLeadTrumpPower] = float64(tp) / 9
+			} else {
+				f[i][featLeadLength] = float64((ov.Hand & suit).Len()) / 6
+			}
 		}
 		i++
 	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // playChances are the chances each kind of player gives playing card among legal for view ov:
