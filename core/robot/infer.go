@@ -42,10 +42,12 @@ import (
 // own games then). The seventeen features buy little in play so far, where Normal reads with them
 // too (duel -nodes-per-ms 12000, one core, 200 deals each, -pairs/-against: the change in Strong's
 // game win share on the same deals, 95% paired interval): against Normal -0.0050 ± 0.0342 (seed
-// 7801: 0.5200 where the six gave 0.5250) and +0.0325 ± 0.0323 (seed 7802: 0.5325 for 0.5000);
-// against Easy +0.0088 ± 0.0221 (seed 7803: 0.7288 for 0.7200). Strong with them against a Normal
-// kept on the six (a build for the measurement only) gains +0.0213 ± 0.0252 and +0.0262 ± 0.0279
-// on seeds 7801 and 7802. Before them, in play
+// 7801: 0.5200 where the six gave 0.5250), +0.0325 ± 0.0323 (7802: 0.5325 for 0.5000), -0.0100 ±
+// 0.0308 (7804: 0.5125 for 0.5225) and +0.0112 ± 0.0319 (7805: 0.5413 for 0.5300), about +0.007
+// ± 0.016 over the 800 deals; against Easy +0.0088 ± 0.0221 (7803: 0.7288 for 0.7200). Strong
+// with them against a Normal kept on the six (a build for the measurement only) gains +0.0213,
+// +0.0262, +0.0025 and +0.0063 on seeds 7801, 7802, 7804 and 7805 (each ± 0.026-0.028; about
+// +0.014 ± 0.013 together). Before them, in play
 // (duels at 12,000 solver nodes per ms of budget, seeds 3401-3442) Strong with it wins 0.664 ±
 // 0.024 of games against Easy where the previous Strong wins 0.642 ± 0.025 on the same 400 deals,
 // and 0.501 ± 0.020 against the previous Strong (300 deals): finding the cards better has not yet
