@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/kontermatt/kontermatt/core"
-	"github.com/kontermatt/kontermatt/core/robot/dd"
 )
 
 // Policy-based inference (after Rebstock, Buro, Sturtevant et al., "Policy Based Inference in
@@ -36,18 +35,20 @@ import (
 // against uniform drawing.
 //
 // Measured (BenchmarkInference, 100 games of the levels, 797 decisions with sampled deals): the
-// true location share is 0.403 drawn with the inference, 0.350 uniformly and 0.372 with the
-// previous sampler; the true deal is e^1.36 times likelier than uniform drawing makes it (with the
-// six-feature play model before playFeatures had seventeen: 0.400 and e^1.20, on those levels'
-// own games then). The seventeen features buy little in play so far, where Normal reads with them
-// too (duel -nodes-per-ms 12000, one core, 200 deals each, -pairs/-against: the change in Strong's
-// game win share on the same deals, 95% paired interval): against Normal -0.0050 ± 0.0342 (seed
-// 7801: 0.5200 where the six gave 0.5250), +0.0325 ± 0.0323 (7802: 0.5325 for 0.5000), -0.0100 ±
-// 0.0308 (7804: 0.5125 for 0.5225) and +0.0112 ± 0.0319 (7805: 0.5413 for 0.5300), about +0.007
-// ± 0.016 over the 800 deals; against Easy +0.0088 ± 0.0221 (7803: 0.7288 for 0.7200). Strong
-// with them against a Normal kept on the six (a build for the measurement only) gains +0.0213,
-// +0.0262, +0.0025 and +0.0063 on seeds 7801, 7802, 7804 and 7805 (each ± 0.026-0.028; about
-// +0.014 ± 0.013 together). Before them, in play
+// true location share is 0.402 drawn with the inference, 0.350 uniformly and 0.372 with the
+// previous sampler; the true deal is e^1.28 times likelier than uniform drawing makes it (with the
+// six-feature play model before playFeatures had fifteen: 0.400 and e^1.20, on those levels' own
+// games then). On games it was not fitted on, the fifteen features give Normal's and Strong's
+// cards a mean log-likelihood of -0.890 where the six gave -0.936
+// (TestPlayModelPredictsTheReadingKind). Two more, the search's own habits rather than a
+// person's (it plays the highest of equivalent cards, and the first of cards worth the same), took
+// the fit to -0.824 and were left out: they would read a person who plays the 9 from 10-9 as not
+// holding the 10, with a weight of -6.6. The fifteen buy nothing measurable in play, where Normal
+// reads with them too (duel -a strong -b normal -deals 200 -nodes-per-ms 12000, one core,
+// -pairs/-against: the change in Strong's game win share on the same deals, 95% paired interval):
+// -0.0025 ± 0.0322 (seed 7801), +0.0138 ± 0.0335 (7802), +0.0163 ± 0.0330 (7804) and -0.0238 ±
+// 0.0355 (7805). With the seventeen, Strong against a Normal kept on the six (a build for the
+// measurement only) gained about +0.014 ± 0.013 over those 800 deals. Before them, in play
 // (duels at 12,000 solver nodes per ms of budget, seeds 3401-3442) Strong with it wins 0.664 ±
 // 0.024 of games against Easy where the previous Strong wins 0.642 ± 0.025 on the same 400 deals,
 // and 0.501 ± 0.020 against the previous Strong (300 deals): finding the cards better has not yet
@@ -78,9 +79,9 @@ const (
 )
 
 // The play model's weights per feature (playFeatures), fitted on 600 games (BenchmarkFitInference
-// -benchtime 600x: 6,896 cards, mean log-likelihood -0.842 per card; on 300 games -0.824, where
+// -benchtime 600x: 6,909 cards, mean log-likelihood -0.921 per card; on 300 games -0.906, where
 // the first six features alone give -0.962).
-var playWeights = [nPlayFeatures]float64{1.11, 2.31, 0.0748, -0.677, -1.62, -0.431, -0.563, -1.82, -1.52, 2.39, -6.56, 0.135, -0.896, 1.52, 0.613, -1.6, -0.509}
+var playWeights = [nPlayFeatures]float64{0.994, 2.28, -0.0755, -0.83, -1.77, -0.272, -0.906, -1.64, -1.51, 1.78, -1.04, 1.67, 0.514, -0.838, -0.291}
 
 // announceModel: the logit of announcing, when a seat can, is announceBias +
 // announceStrength·handStrength/10 + announceTrumpTeam·(the seat's team named trump).
@@ -174,10 +175,8 @@ func trumpChoiceChance(kind int, hand core.CardSet, x core.Suit) float64 {
 }
 
 // The play model's features of one legal card. The first six are a card player's first thoughts;
-// the rest were added where the fit's log-likelihood (BenchmarkFitInference) rose with them. Two
-// describe the search's own habits rather than a person's: it never plays a card equivalent to a
-// higher one it holds (dd.Distinct keeps the highest: a 9 played beside a live 10 of its suit says
-// the 10 is elsewhere), and among cards worth the same it plays the first.
+// the rest were added where the fit's log-likelihood (BenchmarkFitInference) rose with them, each
+// something a person may weigh as well as the search.
 const (
 	featEasy           = iota // the card Easy would play
 	featWins                  // it takes the trick so far (on a lead: no unseen card beats it)
@@ -189,8 +188,6 @@ const (
 	featLeadBoss              // led, and no unseen card beats it
 	featOverPartner           // it takes the trick from the partner
 	featTrickPoints           // the trick's points so far /10, if it takes the trick
-	featEquivalent            // a higher legal card is equivalent to it (dd.Distinct)
-	featFirst                 // the first legal card in canonical order that no higher one is equivalent to
 	featSecondWins            // played second, it takes the trick
 	featLeadTrumpPower        // led, a trump: its rank among the trumps /9
 	featFollowLow             // following, it does not take the trick and is the lowest legal card of its suit
@@ -217,7 +214,6 @@ func playFeatures(ov core.View, legal core.CardSet, f [][nPlayFeatures]float64) 
 		partnerWins = t.SeatOf(wi).Team() == ov.Seat.Team()
 		trickPoints = t.Points()
 	}
-	distinct := dd.Distinct(x, legal, ov.Hand|unseen|core.SetOf(t.Cards[:t.N]...))
 	i := 0
 	for m := legal; m != 0; m &= m - 1 {
 		c := m.First()
@@ -245,8 +241,6 @@ func playFeatures(ov core.View, legal core.CardSet, f [][nPlayFeatures]float64) 
 			featLowest:      b2f(lowest && (legal&suit).Len() > 1),
 			featOverPartner: b2f(partnerWins && wins),
 			featTrickPoints: b2f(wins) * float64(trickPoints) / 10,
-			featEquivalent:  b2f(!distinct.Has(c)),
-			featFirst:       b2f(c == distinct.First()),
 			featSecondWins:  b2f(t.N == 1 && wins),
 			featFollowLow:   b2f(t.N > 0 && !wins && lowest),
 			featSureWin:     b2f(t.N > 0 && wins && (t.N == 3 || boss(c, led, x, unseen))),

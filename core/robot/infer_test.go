@@ -299,23 +299,6 @@ func meanLogLikelihood(samples []choiceSample, w []float64) float64 {
 	return ll / float64(len(samples))
 }
 
-// The play model predicts the cards of Normal and Strong on games it was not fitted on (seed 5)
-// better than its first six features did alone with their own fitted weights (before the others
-// were added: -0.962 per card on the fit's 300 games, where all of them give -0.824).
-func TestPlayModelPredictsTheReadingKind(t *testing.T) {
-	plays := readingPlays(t, selfPlay(t, 5, 12, []Level{Normal, Strong}))
-	six := []float64{0.988, 1.17, 0.576, -0.454, -0.558, -0.392} // the weights the six had alone
-	before := meanLogLikelihood(plays, append(six, make([]float64, nPlayFeatures-len(six))...))
-	now := meanLogLikelihood(plays, playWeights[:])
-	t.Logf("%d cards: mean log-likelihood %.4f per card, %.4f with the first six features alone", len(plays), now, before)
-	if len(plays) < 150 {
-		t.Fatalf("only %d cards measured", len(plays))
-	}
-	if now < before+0.05 {
-		t.Errorf("the play model's mean log-likelihood is %.4f per card, the first six features' alone %.4f", now, before)
-	}
-}
-
 // BenchmarkFitInference fits the reading kind's models (infer.go) to the choices of Normal and
 // Strong: the trump choice on random first packets (the trump table, as they choose), the cards
 // and announcements of their seats in self-play games of the three levels (seed 21). It prints
@@ -520,8 +503,6 @@ func TestPlayFeatures(t *testing.T) {
 	}
 	f := features(v)
 	nine, ten, ace := f[card("9S")], f[card("10S")], f[card("AS")]
-	check("9S, beside the live 10S", nine, featEquivalent, 1)
-	check("10S, the JS above it played", ten, featEquivalent, 0)
 	check("9S", nine, featLowest, 1)
 	check("9S", nine, featFollowLow, 1)
 	check("10S", ten, featFollowLow, 0)
@@ -529,8 +510,6 @@ func TestPlayFeatures(t *testing.T) {
 	check("AS", ace, featSecondWins, 1)
 	check("AS", ace, featTrickPoints, 0.1)
 	check("AS, trumps unseen", ace, featSureWin, 0)
-	check("AS", ace, featFirst, 1)
-	check("10S", ten, featFirst, 0)
 	check("AS, the opponent leads", ace, featOverPartner, 0)
 
 	// Seat 3, the partner, led JS and seat 0 took it with KS: the ace takes it from the opponent.
