@@ -47,8 +47,9 @@ import (
 // reads with them too (duel -a strong -b normal -deals 200 -nodes-per-ms 12000, one core,
 // -pairs/-against: the change in Strong's game win share on the same deals, 95% paired interval):
 // -0.0025 ± 0.0322 (seed 7801), +0.0138 ± 0.0335 (7802), +0.0163 ± 0.0330 (7804) and -0.0238 ±
-// 0.0355 (7805). With the seventeen, Strong against a Normal kept on the six (a build for the
-// measurement only) gained about +0.014 ± 0.013 over those 800 deals. Before them, in play
+// 0.0355 (7805); against Easy +0.0063 ± 0.0221 (7803). With the seventeen, Strong against a
+// Normal kept on the six (a build for the measurement only) gained about +0.014 ± 0.013 over those
+// 800 deals. Before them, in play
 // (duels at 12,000 solver nodes per ms of budget, seeds 3401-3442) Strong with it wins 0.664 ±
 // 0.024 of games against Easy where the previous Strong wins 0.642 ± 0.025 on the same 400 deals,
 // and 0.501 ± 0.020 against the previous Strong (300 deals): finding the cards better has not yet
