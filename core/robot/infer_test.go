@@ -248,6 +248,57 @@ func fitLogit(samples []choiceSample, nf int) ([]float64, float64) {
 	return w, ll / float64(len(samples))
 }
 
+// readingPlays are the card choices of the reading kind's seats (Normal, Strong) in games, with
+// the play model's features of each legal card.
+func readingPlays(t testing.TB, games []selfPlayGame) []choiceSample {
+	t.Helper()
+	var plays []choiceSample
+	for _, sp := range games {
+		g := sp.replay(t, 0)
+		for _, m := range sp.moves {
+			v := g.View(m.Seat)
+			if sp.levels[m.Seat] != Easy && m.Kind == core.MovePlay && v.Legal.Len() > 1 {
+				var buf [6][nPlayFeatures]float64
+				n := v.Legal.Len()
+				playFeatures(v, v.Legal, buf[:n])
+				s := choiceSample{}
+				for i, c := range v.Legal.Cards() {
+					s.alts = append(s.alts, buf[i][:])
+					if c == m.Card {
+						s.chosen = i
+					}
+				}
+				plays = append(plays, s)
+			}
+			if err := g.Apply(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return plays
+}
+
+// meanLogLikelihood is the mean log-chance a conditional logit with weights w gives the samples'
+// choices.
+func meanLogLikelihood(samples []choiceSample, w []float64) float64 {
+	ll := 0.0
+	for _, s := range samples {
+		sum, chosen := 0.0, 0.0
+		for i, f := range s.alts {
+			l := 0.0
+			for k, x := range f {
+				l += w[k] * x
+			}
+			sum += math.Exp(l)
+			if i == s.chosen {
+				chosen = math.Exp(l)
+			}
+		}
+		ll += math.Log(chosen / sum)
+	}
+	return ll / float64(len(samples))
+}
+
 // BenchmarkFitInference fits the reading kind's models (infer.go) to the choices of Normal and
 // Strong: the trump choice on random first packets (the trump table, as they choose), the cards
 // and announcements of their seats in self-play games of the three levels (seed 21). It prints
@@ -288,35 +339,16 @@ func BenchmarkFitInference(b *testing.B) {
 				f := []float64{1, float64(handStrength(v.Hand, v.Trump)) / 10, b2f(m.Seat.Team() == v.TrumpTeam)}
 				calls = append(calls, choiceSample{alts: [][]float64{{0, 0, 0}, f}, chosen: b2i(m.Kind == core.MoveAnnounce)})
 			}
-			if reads && m.Kind == core.MovePlay && v.Legal.Len() > 1 {
-				var buf [6][nPlayFeatures]float64
-				n := v.Legal.Len()
-				playFeatures(v, v.Legal, buf[:n])
-				s := choiceSample{}
-				for i, c := range v.Legal.Cards() {
-					s.alts = append(s.alts, buf[i][:])
-					if c == m.Card {
-						s.chosen = i
-					}
-				}
-				plays = append(plays, s)
-			}
 			if err := g.Apply(m); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
+	plays = readingPlays(b, games)
 	pw, pll := fitLogit(plays, nPlayFeatures)
 	b.Logf("play model (%d cards): playWeights %.3g (mean log-likelihood %.4f)", len(plays), pw, pll)
 	cw, cll := fitLogit(calls, 3)
 	b.Logf("announce model (%d windows): bias %.3g, strength/10 %.3g, trump team %.3g (mean log-likelihood %.4f)", len(calls), cw[0], cw[1], cw[2], cll)
-}
-
-func b2f(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // BenchmarkResample is the cost of drawing Strong's deals with the inference, in tricks 2 to 4.
@@ -439,4 +471,73 @@ func TestModelledSeatsAreTheSameInEveryDeal(t *testing.T) {
 			t.Errorf("deal %d models seats %04b, want only seat 1 (0010)", i, m)
 		}
 	}
+}
+
+// playFeatures on a trick and on a lead, clubs trump: seat 1 holds AS 10S 9S AH 9D QC.
+func TestPlayFeatures(t *testing.T) {
+	card := func(s string) core.Card { return core.MustCards(s)[0] }
+	hand := core.SetOf(core.MustCards("AS 10S 9S AH 9D QC")...)
+	features := func(v core.View) map[core.Card][nPlayFeatures]float64 {
+		f := make([][nPlayFeatures]float64, v.Legal.Len())
+		playFeatures(v, v.Legal, f)
+		out := map[core.Card][nPlayFeatures]float64{}
+		for i, c := range v.Legal.Cards() {
+			out[c] = f[i]
+		}
+		return out
+	}
+	check := func(what string, f [nPlayFeatures]float64, k int, want float64) {
+		t.Helper()
+		if math.Abs(f[k]-want) > 1e-9 {
+			t.Errorf("%s: feature %d is %v, want %v", what, k, f[k], want)
+		}
+	}
+
+	// Seat 0 led JS: seat 1 follows with a spade or its trump.
+	trick := core.Trick{Leader: 0, N: 1, Winner: core.NoSeat}
+	trick.Cards[0] = card("JS")
+	v := core.View{Seat: 1, Phase: core.PhasePlay, Trump: core.Clubs, ToMove: 1, Hand: hand, Trick: trick}
+	v.Legal = core.Legal(hand, trick.Cards[0], core.Clubs)
+	if want := core.SetOf(core.MustCards("AS 10S 9S QC")...); v.Legal != want {
+		t.Fatalf("legal %v, want %v", v.Legal, want)
+	}
+	f := features(v)
+	nine, ten, ace := f[card("9S")], f[card("10S")], f[card("AS")]
+	check("9S", nine, featLowest, 1)
+	check("9S", nine, featFollowLow, 1)
+	check("10S", ten, featFollowLow, 0)
+	check("AS", ace, featWins, 1)
+	check("AS", ace, featSecondWins, 1)
+	check("AS", ace, featTrickPoints, 0.1)
+	check("AS, trumps unseen", ace, featSureWin, 0)
+	check("AS, the opponent leads", ace, featOverPartner, 0)
+
+	// Seat 3, the partner, led JS and seat 0 took it with KS: the ace takes it from the opponent.
+	trick = core.Trick{Leader: 3, N: 2, Winner: core.NoSeat}
+	trick.Cards[0], trick.Cards[1] = card("JS"), card("KS")
+	v.Trick = trick
+	f = features(v)
+	check("AS over the opponent's KS", f[card("AS")], featOverPartner, 0)
+	check("AS over the opponent's KS", f[card("AS")], featWins, 1)
+	// The partner led KS and seat 0 followed with JS: the ace or the trump would take it from him.
+	trick.Cards[0], trick.Cards[1] = card("KS"), card("JS")
+	v.Trick = trick
+	f = features(v)
+	check("AS over the partner's KS", f[card("AS")], featOverPartner, 1)
+	check("QC over the partner's KS", f[card("QC")], featOverPartner, 1)
+	check("QC, third", f[card("QC")], featSecondWins, 0)
+	check("9S under the partner's KS", f[card("9S")], featOverPartner, 0)
+	check("9S under the partner's KS", f[card("9S")], featFollowLow, 1)
+
+	// Seat 1 leads.
+	v = core.View{Seat: 1, Phase: core.PhasePlay, Trump: core.Clubs, ToMove: 1, Hand: hand, Legal: hand,
+		Trick: core.Trick{Leader: 1, Winner: core.NoSeat}}
+	f = features(v)
+	check("AS, three spades", f[card("AS")], featLeadLength, 0.5)
+	check("AS, trumps unseen", f[card("AS")], featLeadBoss, 0)
+	check("9D", f[card("9D")], featLeadLength, 1.0/6)
+	// The clubs order is AC QS QH QD KC QC JC 10C 9C: QC is the fourth from the bottom.
+	check("QC", f[card("QC")], featLeadTrumpPower, 4.0/9)
+	check("QC", f[card("QC")], featLeadLength, 0)
+	check("AH", f[card("AH")], featLeadTrumpPower, 0)
 }

@@ -137,13 +137,15 @@ func b2i(b bool) int {
 // With three cards in hand the search decides without strategy fusion: no card is worth more
 // than solving each deal open-handed says (that lets the seat's next card differ between deals it
 // cannot tell apart), some are worth less, the search then sometimes prefers another card, and
-// it plays the card its own count finds best.
+// it plays the card its own count finds best. The search prefers another card in about one
+// position in a hundred (on seed 9: 2 of the first 150 with the play model of six features, 0 with
+// seventeen; 4 and 3 of 400), so it looks at 400.
 func TestEndgame(t *testing.T) {
 	seed := uint64(9)
 	r := rand.New(rand.NewPCG(seed, 0))
 	sv := dd.NewSolver()
 	checked, lower, differs := 0, 0, 0
-	for i := 0; checked < 150 && i < 20000; i++ {
+	for i := 0; checked < 400 && i < 40000; i++ {
 		v, _ := randomView(r, 12+r.IntN(4))
 		if v.Hand.Len() != endgameHand || v.Legal.Len() < 2 || len(v.Calls) > 0 || Decided(v) {
 			continue
@@ -199,7 +201,7 @@ func TestEndgame(t *testing.T) {
 		}
 		checked++
 	}
-	if checked < 150 || lower == 0 || differs == 0 {
+	if checked < 400 || lower == 0 || differs == 0 {
 		t.Fatalf("seed %d: %d positions, %d cards worth less without fusion, %d decisions changed", seed, checked, lower, differs)
 	}
 	t.Logf("seed %d: %d positions, %d cards worth less without fusion, %d decisions changed", seed, checked, lower, differs)
