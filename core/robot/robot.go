@@ -21,12 +21,13 @@
 //
 // Where Strong's strength against the search levels is bounded: by what it knows, not by how long
 // it searches. On the same 400 deals (duel -seed 7701 -nodes-per-ms 12000, one core), Strong wins
-// 0.533 ± 0.018 of games against Normal; Strong with four times the nodes and the sampled deals
-// (-a-scale 4) wins +0.002 ± 0.021 more, deal by deal; and a player whose every card is the best
-// one with all hands open (-a-open: trump and announcements as Strong's) wins only 0.635 ± 0.021
-// against Normal and 0.616 ± 0.020 against Strong or the previous Strong. What separates the
-// search levels is what a hidden card is worth, and a change to Strong's play can win at most
-// what it learns of the hidden cards.
+// 0.518 ± 0.021 of games against Normal. A player that plays the first trick as Strong and every
+// later card as the best one with all hands open (-a-open-from 2) wins 0.596 ± 0.019, and one whose
+// every card is so chosen (-a-open) 0.635 ± 0.021: no better reading of the cards after the first
+// trick can win more than the first, and none at all more than the second. Against the previous
+// Strong, the first wins 0.574 ± 0.019 and the second 0.616 ± 0.020. More search buys nothing
+// measurable: with the six-feature play model, Strong with four times the nodes and sampled deals
+// (-a-scale 4) won +0.002 ± 0.021 more against Normal, deal by deal on those deals.
 //
 // A player's randomness comes from its seed and the view alone, so it gives the same answer to the
 // same view whatever it saw before (with a deal or node cap that binds before the time, on any
