@@ -455,7 +455,8 @@ func (r *DuelResult) Print(w io.Writer) {
 	}
 }
 
-// bNote marks B's previous sampler in the result's first line.
+// bNote marks in the result's first line what the duel changed in its players: A's search
+// scaled, A's cards open, B's previous sampler.
 func (c DuelConfig) bNote() string {
 	note := ""
 	if c.AScale > 1 {
