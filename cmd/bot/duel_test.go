@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,7 +19,7 @@ func TestDuelAgainstItselfIsHalf(t *testing.T) {
 		{A: robot.Strong, B: robot.Strong, Deals: 2, Seed: 8, Workers: 1,
 			Options: robot.Options{Threads: 1, Budget: time.Minute, Worlds: 3}},
 	} {
-		res, err := research.Duel(cfg)
+		res, err := research.Duel(t.Context(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +67,7 @@ func TestRunDuel(t *testing.T) {
 // pair are played on the same deals with the teams swapped.
 func TestMatchDuelAgainstItselfIsHalf(t *testing.T) {
 	cfg := research.DuelConfig{A: robot.Easy, B: robot.Easy, Matches: 12, Stripes: 5, Seed: 3, Workers: 2}
-	res, err := research.MatchDuel(cfg)
+	res, err := research.MatchDuel(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestDuelAgainstThePreviousSampler(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
 	}
-	res, err := research.Duel(research.DuelConfig{A: robot.Strong, B: robot.Strong, BPrevious: true, Deals: 4, Seed: 5, Workers: 1,
+	res, err := research.Duel(t.Context(), research.DuelConfig{A: robot.Strong, B: robot.Strong, BPrevious: true, Deals: 4, Seed: 5, Workers: 1,
 		Options: robot.Options{Threads: 1, Budget: time.Minute, Worlds: 3}})
 	if err != nil {
 		t.Fatal(err)
@@ -153,5 +154,18 @@ func TestRunDuelAgainst(t *testing.T) {
 	errOut.Reset()
 	if code := runDuel([]string{"-a", "normal", "-b", "easy", "-deals", "4", "-seed", "7", "-against", pairs}, nil, &out, &errOut); code != 2 || out.Len() > 0 {
 		t.Errorf("another seed against the file: exit %d, output %q, want 2 and nothing played", code, out.String())
+	}
+}
+
+// A duel stopped before its end (Ctrl-C, SIGTERM) prints no result, since its share would be of
+// the deals played so far, says why on stderr and exits 1.
+func TestAStoppedDuelPrintsNoResult(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var out, errOut bytes.Buffer
+	cfg := research.DuelConfig{A: robot.Normal, B: robot.Easy, Deals: 3, Seed: 4, Options: robot.Options{Worlds: 4}}
+	code := playDuel(ctx, &out, &errOut, true, cfg, "deals", cfg.Deals, research.Duel)
+	if code != 1 || out.Len() > 0 || !strings.Contains(errOut.String(), "stopped before its end") {
+		t.Errorf("exit %d, stdout %q, stderr %q: want 1, nothing and the reason", code, out.String(), errOut.String())
 	}
 }

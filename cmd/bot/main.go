@@ -2,16 +2,25 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 )
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// untilStopped is the lifetime of a command's work: the process's, ended early by Ctrl-C or
+// SIGTERM, so that the work stops cleanly and says so rather than being cut off.
+func untilStopped() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
 // command is a subcommand: its name, what follows it and what it does.

@@ -69,12 +69,16 @@ func runDuel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	cfg := research.DuelConfig{A: la, B: robot.Level(*b), Deals: *deals, Seed: *seed, Workers: max(*workers, 1),
 		Options: robot.Options{Threads: max(*threads, 1), Budget: *budget, Worlds: *worlds}, Analyze: *an,
 		Matches: *matches, Stripes: *stripes, BPrevious: *bPrevious, AOpenFrom: openFrom(*aOpen, *aOpenFrom), AScale: max(*aScale, 1), NodesPerMs: max(*nodesPerMs, 0)}
+	if cfg.Matches > 0 && (*pairsOut != "" || *against != "") {
+		fmt.Fprintf(stderr, "duel: -pairs and -against compare deals, not -matches\n")
+		return 2
+	}
+	// Ctrl-C or SIGTERM stop the duel between two moves, which then says so instead of printing a
+	// part of its deals as a result.
+	ctx, stop := untilStopped()
+	defer stop()
 	if cfg.Matches > 0 {
-		if *pairsOut != "" || *against != "" {
-			fmt.Fprintf(stderr, "duel: -pairs and -against compare deals, not -matches\n")
-			return 2
-		}
-		return playDuel(stdout, stderr, *quiet, cfg, "matches", cfg.Matches, research.MatchDuel)
+		return playDuel(ctx, stdout, stderr, *quiet, cfg, "matches", cfg.Matches, research.MatchDuel)
 	}
 	var before [][2]research.GameOutcome
 	if *against != "" { // read first: a wrong file fails before the duel, not after it
@@ -89,9 +93,9 @@ func runDuel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	var res *research.DuelResult
-	play := func(cfg research.DuelConfig) (*research.DuelResult, error) {
+	play := func(ctx context.Context, cfg research.DuelConfig) (*research.DuelResult, error) {
 		var err error
-		res, err = research.Duel(cfg)
+		res, err = research.Duel(ctx, cfg)
 		if err != nil {
 			return res, err
 		}
@@ -102,7 +106,7 @@ func runDuel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 		return res, nil
 	}
-	code := playDuel(stdout, stderr, *quiet, cfg, "deals", cfg.Deals, play)
+	code := playDuel(ctx, stdout, stderr, *quiet, cfg, "deals", cfg.Deals, play)
 	if code == 0 && before != nil {
 		cmp, err := res.Compare(before)
 		if err != nil {
@@ -128,11 +132,16 @@ func writePairs(path string, res *research.DuelResult) error {
 }
 
 // playDuel plays n deals or matches with progress lines, and prints the result: the exit status.
-func playDuel[R interface{ Print(io.Writer) }](stdout, stderr io.Writer, quiet bool, cfg research.DuelConfig, what string, n int, play func(research.DuelConfig) (R, error)) int {
+// A duel ctx ends before its end prints no result: its share would be of the deals played so far.
+func playDuel[R interface{ Print(io.Writer) }](ctx context.Context, stdout, stderr io.Writer, quiet bool, cfg research.DuelConfig, what string, n int, play func(context.Context, research.DuelConfig) (R, error)) int {
 	p := startProgress(stderr, quiet, "duel", what, n)
 	cfg.Done = p.add
-	res, err := play(cfg)
+	res, err := play(ctx, cfg)
 	p.finish()
+	if ctx.Err() != nil {
+		fmt.Fprintf(stderr, "duel: stopped before its end (%v): no result\n", context.Cause(ctx))
+		return 1
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "duel: %v\n", err)
 		return 1

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/kontermatt/kontermatt/adapters/terminal"
@@ -144,7 +141,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) 
 		cfg.Database = *dbPath
 	}
 	m.Config = cfg
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilStopped()
 	defer stop()
 	defer func() {
 		// A database that does not close cleanly may not hold the last moves: the host hears of

@@ -8,8 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/kontermatt/kontermatt/cmd/bot/internal/ops"
@@ -82,9 +80,8 @@ func runBackup(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return code
 	}
 	if cfg.Store == "etcd" {
-		// A one-shot subcommand owns its work's lifetime: the process's, ended early by Ctrl-C or
-		// SIGTERM, which stop the reading from etcd rather than leave it to its timeout.
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		// Ctrl-C or SIGTERM stop the reading from etcd rather than leave it to its timeout.
+		ctx, stop := untilStopped()
 		defer stop()
 		return backupEtcd(ctx, cfg, out, stdout, stderr)
 	}

@@ -24,7 +24,7 @@ type divergence struct {
 // play; where they differ it plays alt's card out with the duel's players too. The players are
 // deterministic given (seed, view) with one thread and a node cap, so A's card's game is the one
 // the duel plays on.
-func divergences(cfg DuelConfig, alt robot.Level) ([]divergence, int) {
+func divergences(ctx context.Context, cfg DuelConfig, alt robot.Level) ([]divergence, int) {
 	w := newDuelWorker(cfg)
 	var others [4]robot.Player
 	for s := range 4 {
@@ -51,15 +51,15 @@ func divergences(cfg DuelConfig, alt robot.Level) ([]divergence, int) {
 					p = w.a[s]
 				}
 				v := g.View(s)
-				m := p.Decide(context.Background(), v)
+				m := p.Decide(ctx, v)
 				if s.Team() == aTeam && m.Kind == core.MovePlay && v.Legal.Len() > 1 && len(v.Calls) == 0 {
 					decisions++
-					if o := others[s].Decide(context.Background(), v); o.Kind == core.MovePlay && o.Card != m.Card {
+					if o := others[s].Decide(ctx, v); o.Kind == core.MovePlay && o.Card != m.Card {
 						h := *g
 						if err := h.Apply(o); err != nil {
 							panic(err)
 						}
-						if err := w.playOut(cfg, &h, aTeam, h.View); err != nil {
+						if err := w.playOut(ctx, cfg, &h, aTeam, h.View); err != nil {
 							panic(err)
 						}
 						branches = append(branches, branch{divergence{trick: g.TricksDone(), pos: g.CurrentTrick().N}, outcomeOf(&h, aTeam)})
@@ -96,7 +96,7 @@ func BenchmarkDivergence(b *testing.B) {
 	}
 	for b.Loop() {
 		cfg := DuelConfig{A: robot.Strong, B: robot.Normal, Deals: deals, Seed: seed, Workers: 1, NodesPerMs: 12000}
-		ds, decisions := divergences(cfg, robot.Normal)
+		ds, decisions := divergences(b.Context(), cfg, robot.Normal)
 		var score [6][4]float64
 		var points, n [6][4]int
 		var total float64

@@ -145,15 +145,13 @@ func (c DuelConfig) scaled(o robot.Options, l robot.Level) robot.Options {
 // unclocked is the time cap of a decision the node cap bounds: none that a decision meets.
 const unclocked = 24 * time.Hour
 
-// decisionContext is what a decision runs in: a time-bounded one within 10 s whatever its
-// budget, a node-bounded one without a deadline (see NodesPerMs). Each starts from Background:
-// a duel is a measurement that runs to its end (Duel takes no caller's context; Ctrl-C ends the
-// process), and a decision owns its own bound.
-func (c DuelConfig) decisionContext() (context.Context, context.CancelFunc) {
+// decisionContext is what a decision runs in, within the duel's ctx: a time-bounded one within
+// 10 s whatever its budget, a node-bounded one with no deadline of its own (see NodesPerMs).
+func (c DuelConfig) decisionContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	if c.NodesPerMs > 0 {
-		return context.WithCancel(context.Background())
+		return context.WithCancel(ctx)
 	}
-	return context.WithTimeout(context.Background(), 10*time.Second)
+	return context.WithTimeout(ctx, 10*time.Second)
 }
 
 // dealFor is deal i of the duel: a random dealer and a seeded shuffle.
@@ -164,20 +162,24 @@ func dealFor(seed uint64, i int) (core.Seat, [4][6]core.Card) {
 }
 
 // play plays one full game; aTeam is the team A's player sits in.
-func (w *duelWorker) play(cfg DuelConfig, dealer core.Seat, hands [4][6]core.Card, aTeam core.Team) (GameOutcome, error) {
+func (w *duelWorker) play(ctx context.Context, cfg DuelConfig, dealer core.Seat, hands [4][6]core.Card, aTeam core.Team) (GameOutcome, error) {
 	g, err := core.NewGame(core.DefaultRules(), dealer, hands)
 	if err != nil {
 		return GameOutcome{}, err
 	}
-	if err := w.playOut(cfg, g, aTeam, g.View); err != nil {
+	if err := w.playOut(ctx, cfg, g, aTeam, g.View); err != nil {
 		return GameOutcome{}, err
 	}
 	return outcomeOf(g, aTeam), nil
 }
 
-// playOut plays a game to its end, each seat deciding on view(seat).
-func (w *duelWorker) playOut(cfg DuelConfig, g *core.Game, aTeam core.Team, view func(core.Seat) core.View) error {
+// playOut plays a game to its end, each seat deciding on view(seat); it gives ctx's error, the
+// game unfinished, once ctx ends.
+func (w *duelWorker) playOut(ctx context.Context, cfg DuelConfig, g *core.Game, aTeam core.Team, view func(core.Seat) core.View) error {
 	for g.Phase() != core.PhaseOver {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		s := g.ToMove()
 		side := 1
 		p := w.b[s]
@@ -192,14 +194,14 @@ func (w *duelWorker) playOut(cfg DuelConfig, g *core.Game, aTeam core.Team, view
 		case len(v.Calls) > 0:
 			kind = kindAnnounce
 		}
-		ctx, cancel := cfg.decisionContext()
+		dctx, cancel := cfg.decisionContext(ctx)
 		t0 := time.Now()
 		r0, sched := cpuclock.Thread() // inside the wall clock's interval: no longer than it
 		var m core.Move
 		if cfg.AOpenFrom > 0 && side == 0 && v.Phase == core.PhasePlay && g.TricksDone()+1 >= cfg.AOpenFrom {
 			m = w.openCard(g, s)
 		} else {
-			m = p.Decide(ctx, v)
+			m = p.Decide(dctx, v)
 		}
 		r1, _ := cpuclock.Thread()
 		dt := time.Since(t0)
@@ -316,13 +318,14 @@ func (w *duelWorker) analyze(g *core.Game, m core.Move) {
 	}
 }
 
-// Duel plays every deal twice, A in team A and then in team B.
-func Duel(cfg DuelConfig) (*DuelResult, error) {
+// Duel plays every deal twice, A in team A and then in team B. When ctx ends first it gives ctx's
+// error, and the deals not played both ways are not results.
+func Duel(ctx context.Context, cfg DuelConfig) (*DuelResult, error) {
 	start := time.Now()
 	res := &DuelResult{Config: cfg, Pairs: make([][2]GameOutcome, cfg.Deals)}
-	workers, err := eachPair(cfg, cfg.Deals, func(w *duelWorker, i, k int, aTeam core.Team) error {
+	workers, err := eachPair(ctx, cfg, cfg.Deals, func(w *duelWorker, i, k int, aTeam core.Team) error {
 		dealer, hands := dealFor(cfg.Seed, i)
-		o, err := w.play(cfg, dealer, hands, aTeam)
+		o, err := w.play(ctx, cfg, dealer, hands, aTeam)
 		res.Pairs[i][k] = o
 		if err != nil {
 			return fmt.Errorf("deal %d: %w", i, err)
@@ -339,8 +342,9 @@ func Duel(cfg DuelConfig) (*DuelResult, error) {
 
 // eachPair calls play for every i below n twice, A in team A (k 0) and then in team B (k 1), on
 // cfg.Workers workers with a duelWorker each, and gives the workers, for what they measured,
-// and every error joined. play writes only its own i's results.
-func eachPair(cfg DuelConfig, n int, play func(w *duelWorker, i, k int, aTeam core.Team) error) ([]*duelWorker, error) {
+// and every error joined. play writes only its own i's results. Once ctx ends no pair is begun,
+// a pair begun gives up at its next move, and the error is ctx's alone.
+func eachPair(ctx context.Context, cfg DuelConfig, n int, play func(w *duelWorker, i, k int, aTeam core.Team) error) ([]*duelWorker, error) {
 	jobs := make(chan int)
 	workers := make([]*duelWorker, max(cfg.Workers, 1))
 	errs := make([]error, len(workers))
@@ -355,17 +359,25 @@ func eachPair(cfg DuelConfig, n int, play func(w *duelWorker, i, k int, aTeam co
 				for k, aTeam := range []core.Team{core.TeamA, core.TeamB} {
 					errs[j] = errors.Join(errs[j], play(workers[j], i, k, aTeam))
 				}
-				if cfg.Done != nil {
+				if cfg.Done != nil && ctx.Err() == nil {
 					cfg.Done()
 				}
 			}
 		})
 	}
+dispatch:
 	for i := range n {
-		jobs <- i
+		select {
+		case jobs <- i:
+		case <-ctx.Done():
+			break dispatch
+		}
 	}
 	close(jobs)
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return workers, err
+	}
 	return workers, errors.Join(errs...)
 }
 

@@ -1,11 +1,13 @@
 package research
 
 import (
+	"context"
 	"errors"
 	"math"
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/kontermatt/kontermatt/core/robot"
@@ -33,7 +35,7 @@ func TestDuelResultStatistics(t *testing.T) {
 // clock cannot be read the duel has none, rather than made-up ones.
 func TestDuelTimesRunning(t *testing.T) {
 	_, measured := cpuclock.Thread()
-	res, err := Duel(DuelConfig{A: robot.Normal, B: robot.Easy, Deals: 2, Seed: 5, Options: robot.Options{Worlds: 4}})
+	res, err := Duel(t.Context(), DuelConfig{A: robot.Normal, B: robot.Easy, Deals: 2, Seed: 5, Options: robot.Options{Worlds: 4}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,14 +71,14 @@ func TestDuelTimesRunning(t *testing.T) {
 // the 30 ended otherwise (deal 2: A's card-point margin -34 where it had been -40).
 func TestDuelIsTheSameOnABusyMachine(t *testing.T) {
 	cfg := DuelConfig{A: robot.Strong, B: robot.Easy, Deals: 30, Seed: 11, Workers: 1, NodesPerMs: 100, Options: robot.Options{Threads: 1}}
-	alone, err := Duel(cfg)
+	alone, err := Duel(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	busy := cfg
 	busy.Workers, busy.Options.Threads = 2, 3
 	stop := robottest.Busy(2 * runtime.GOMAXPROCS(0))
-	again, err := Duel(busy)
+	again, err := Duel(t.Context(), busy)
 	stop()
 	if err != nil {
 		t.Fatal(err)
@@ -147,13 +149,13 @@ func TestPairsFile(t *testing.T) {
 // narrower than the one the two shares give.
 func TestDuelCompare(t *testing.T) {
 	cfg := DuelConfig{A: robot.Strong, B: robot.Easy, Deals: 30, Seed: 11, Workers: 1, NodesPerMs: 100, Options: robot.Options{Threads: 1}}
-	first, err := Duel(cfg)
+	first, err := Duel(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	par := cfg
 	par.Workers, par.Options.Threads = 2, 3
-	again, err := Duel(par)
+	again, err := Duel(t.Context(), par)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +168,7 @@ func TestDuelCompare(t *testing.T) {
 	}
 	// At most 6 sampled deals per decision: another version of Strong, the same on many deals.
 	cfg.Options.Worlds = 6
-	other, err := Duel(cfg)
+	other, err := Duel(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,12 +194,12 @@ func TestDuelCompare(t *testing.T) {
 func TestOpenCardsAreTheCeiling(t *testing.T) {
 	cfg := DuelConfig{A: robot.Normal, B: robot.Easy, Deals: 12, Seed: 3, Workers: 1, NodesPerMs: 100, Analyze: true,
 		Options: robot.Options{Threads: 1}}
-	plain, err := Duel(cfg)
+	plain, err := Duel(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.AOpenFrom = 1
-	open, err := Duel(cfg)
+	open, err := Duel(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +221,7 @@ func TestOpenCardsAreTheCeiling(t *testing.T) {
 	}
 	// Open from the fourth trick: the first three tricks are the level's, the rest the solver's.
 	cfg.AOpenFrom = 4
-	late, err := Duel(cfg)
+	late, err := Duel(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,5 +250,37 @@ func TestAScaleMultipliesTheSearch(t *testing.T) {
 	cfg.AScale = 1
 	if o := cfg.scaled(cfg.optionsFor(robot.Strong), robot.Strong); o.Nodes != 100*100 || o.Worlds != 0 {
 		t.Errorf("unscaled: %+v", o)
+	}
+}
+
+// A duel whose context ends stops between two moves: it begins no other deal, gives the
+// context's error, and does not play on to the end with the players' hurried fallback moves.
+func TestDuelStopsWhenItsContextEnds(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var played atomic.Int32
+	cfg := DuelConfig{A: robot.Strong, B: robot.Easy, Deals: 40, Seed: 11, Workers: 1, NodesPerMs: 100,
+		Options: robot.Options{Threads: 1}, Done: func() {
+			if played.Add(1) == 1 {
+				cancel()
+			}
+		}}
+	res, err := Duel(ctx, cfg)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want context.Canceled", err)
+	}
+	if n := played.Load(); n != 1 {
+		t.Errorf("%d deals reported played after the first one ended the duel, want 1", n)
+	}
+	// A's decisions: one deal's two games have at most 2 x (12 cards, a trump, 2 announcements).
+	decisions := 0
+	for _, ts := range res.Times[0] {
+		decisions += len(ts)
+	}
+	if decisions > 30 {
+		t.Errorf("A decided %d times: the duel played on after its context ended", decisions)
+	}
+	if _, err := MatchDuel(ctx, DuelConfig{A: robot.Normal, B: robot.Easy, Matches: 3, Stripes: 3, Seed: 4, Options: robot.Options{Worlds: 4}}); !errors.Is(err, context.Canceled) {
+		t.Errorf("a match duel begun with an ended context: error %v, want context.Canceled", err)
 	}
 }

@@ -1,6 +1,7 @@
 package research
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -45,7 +46,7 @@ func firstDealer(seed uint64, i int) core.Seat {
 
 // playMatch plays match i to its end with A's players in aTeam; the players see the board
 // (Match.View), so they play for the match.
-func (w *duelWorker) playMatch(cfg DuelConfig, i int, aTeam core.Team) (MatchOutcome, []GameOutcome, error) {
+func (w *duelWorker) playMatch(ctx context.Context, cfg DuelConfig, i int, aTeam core.Team) (MatchOutcome, []GameOutcome, error) {
 	rules := core.DefaultRules()
 	rules.Stripes = cfg.Stripes
 	m, err := core.NewMatch(rules, firstDealer(cfg.Seed, i))
@@ -61,7 +62,7 @@ func (w *duelWorker) playMatch(cfg DuelConfig, i int, aTeam core.Team) (MatchOut
 		if err != nil {
 			return MatchOutcome{}, nil, err
 		}
-		if err := w.playOut(cfg, g, aTeam, m.View); err != nil {
+		if err := w.playOut(ctx, cfg, g, aTeam, m.View); err != nil {
 			return MatchOutcome{}, nil, fmt.Errorf("match %d game %d: %w", i, k+1, err)
 		}
 		games = append(games, outcomeOf(g, aTeam))
@@ -75,13 +76,14 @@ func (w *duelWorker) playMatch(cfg DuelConfig, i int, aTeam core.Team) (MatchOut
 	return o, games, nil
 }
 
-// MatchDuel plays every match twice, A in team A and then in team B, on the same deals.
-func MatchDuel(cfg DuelConfig) (*MatchResult, error) {
+// MatchDuel plays every match twice, A in team A and then in team B, on the same deals; when ctx
+// ends first it gives ctx's error (as Duel).
+func MatchDuel(ctx context.Context, cfg DuelConfig) (*MatchResult, error) {
 	start := time.Now()
 	res := &MatchResult{Config: cfg, Pairs: make([][2]MatchOutcome, cfg.Matches)}
 	gamesOf := make([][]GameOutcome, cfg.Matches)
-	workers, err := eachPair(cfg, cfg.Matches, func(w *duelWorker, i, k int, aTeam core.Team) error {
-		o, games, err := w.playMatch(cfg, i, aTeam)
+	workers, err := eachPair(ctx, cfg, cfg.Matches, func(w *duelWorker, i, k int, aTeam core.Team) error {
+		o, games, err := w.playMatch(ctx, cfg, i, aTeam)
 		res.Pairs[i][k] = o
 		gamesOf[i] = append(gamesOf[i], games...)
 		return err
