@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -252,15 +253,21 @@ func (w *duelWorker) openValue(g *core.Game, m core.Move, team core.Team) int {
 	return base + w.solver.Value()
 }
 
+// openCards are seat s's legal cards, each with the points its team takes playing it with every
+// hand open (openValue).
+func (w *duelWorker) openCards(g *core.Game, s core.Seat) ([]core.Card, []int) {
+	cards := g.LegalCards(s).Cards()
+	values := make([]int, len(cards))
+	for i, c := range cards {
+		values[i] = w.openValue(g, core.Play(s, c), s.Team())
+	}
+	return cards, values
+}
+
 // openCard is the card of seat s worth the most points to its team with every hand open.
 func (w *duelWorker) openCard(g *core.Game, s core.Seat) core.Move {
-	best, bestV := core.Move{}, -1
-	for _, c := range g.LegalCards(s).Cards() {
-		if v := w.openValue(g, core.Play(s, c), s.Team()); v > bestV {
-			best, bestV = core.Play(s, c), v
-		}
-	}
-	return best
+	cards, values := w.openCards(g, s)
+	return core.Play(s, cards[slices.Index(values, slices.Max(values))])
 }
 
 func outcomeClass(pts int) int {
@@ -295,19 +302,13 @@ func (w *duelWorker) analyze(g *core.Game, m core.Move) {
 			w.an.TrumpClassRegret++
 		}
 	case core.MovePlay:
-		legal := g.LegalCards(s)
-		if legal.Len() < 2 {
+		if g.LegalCards(s).Len() < 2 {
 			return
 		}
-		best, bestC := -1, -1
-		var chosen int
-		for _, c := range legal.Cards() {
-			v := w.openValue(g, core.Play(s, c), team)
-			best, bestC = max(best, v), max(bestC, outcomeClass(v))
-			if c == m.Card {
-				chosen = v
-			}
-		}
+		cards, values := w.openCards(g, s)
+		best := slices.Max(values)
+		bestC := outcomeClass(best) // the class grows with the points
+		chosen := values[slices.Index(cards, m.Card)]
 		w.an.Cards++
 		if chosen == best {
 			w.an.CardOptimal++
