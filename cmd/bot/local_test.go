@@ -10,30 +10,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/kontermatt/kontermatt/core/table/tabletest"
 )
-
-// syncBuffer is a buffer the bot and the test may use at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 var printedLink = regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+/#link=[A-Za-z0-9_.-]+`)
 
@@ -53,7 +36,7 @@ func TestWebFlagServesALocalTable(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg.Database = db
-		out := &syncBuffer{}
+		out := &tabletest.Buffer{}
 		fs, _, _ := serveFlags(&Main{})
 		if fs.Lookup("web") == nil {
 			t.Fatal("no -web flag")
