@@ -1,7 +1,6 @@
 package robot
 
 import (
-	"context"
 	"math/rand/v2"
 	"reflect"
 	"runtime"
@@ -9,7 +8,6 @@ import (
 	"time"
 
 	"github.com/kontermatt/kontermatt/core"
-	"github.com/kontermatt/kontermatt/core/robot/dd"
 	"github.com/kontermatt/kontermatt/core/robot/robottest"
 )
 
@@ -37,11 +35,10 @@ func TestNodeBoundedSearchIsExact(t *testing.T) {
 	}
 	measure := func(threads int, v core.View) measured {
 		s := newSearcher(Strong, 5, Options{Threads: threads, Nodes: 30_000, Budget: 24 * time.Hour})
-		live := v.Hand | v.Unseen() | core.SetOf(v.Trick.Played()...)
-		cands := dd.Distinct(v.Trump, v.Legal, live).Cards()
+		cands := candidates(v)
 		ws := s.source(v)
 		var m measured
-		m.Stats, m.Sum, m.Deals, m.Cut = s.search(context.Background(), time.Now().Add(time.Hour), v, ws, cands, ws.all != nil, true)
+		m.Stats, m.Sum, m.Deals, m.Cut = s.search(t.Context(), time.Now().Add(time.Hour), v, ws, cands, ws.all != nil, true)
 		return m
 	}
 	want := make([]measured, len(views))

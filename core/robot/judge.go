@@ -127,8 +127,7 @@ func Judge(ctx context.Context, v core.View, seed uint64, e Effort) (Judgement, 
 	o := Options{Threads: 1, Worlds: cmp.Or(e.Worlds, DefaultJudgeWorlds), Nodes: cmp.Or(e.Nodes, DefaultJudgeNodes),
 		Budget: cmp.Or(e.Cap, 24*time.Hour)}
 	s := newSearcher(Strong, seed, o)
-	live := v.Hand | v.Unseen() | core.SetOf(v.Trick.Played()...)
-	cands := dd.Distinct(v.Trump, v.Legal, live).Cards()
+	cands, live := candidates(v), liveCards(v)
 	ws := s.source(v)
 	stats, wsum, n, cut := s.search(ctx, searchDeadline(ctx, start, o.Budget), v, ws, cands, true, false)
 	j.Nodes, j.Cut = s.solvers[0].Nodes(), cut

@@ -155,8 +155,7 @@ func TestEndgame(t *testing.T) {
 		if ws.all == nil || len(ws.all) > 400 { // fewer deals keep the test quick under -race
 			continue
 		}
-		live := v.Hand | v.Unseen() | core.SetOf(v.Trick.Played()...)
-		cands := dd.Distinct(v.Trump, v.Legal, live).Cards()
+		cands := candidates(v)
 		res, _, _ := p.endgameSearch(context.Background(), time.Now().Add(time.Minute), v, ws, cands)
 		if res == nil {
 			t.Fatalf("seed %d case %d: no deal searched", seed, i)
