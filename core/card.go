@@ -298,6 +298,20 @@ func MustCards(s string) []Card {
 	return out
 }
 
+// MustHands parses a deal of 24 space-separated cards, six per seat in seat order, and panics on
+// a bad card or count; for tests and examples only.
+func MustHands(s string) [4][6]Card {
+	cards := MustCards(s)
+	if len(cards) != 24 {
+		panic(fmt.Sprintf("core.MustHands: %d cards, want 24", len(cards)))
+	}
+	var hands [4][6]Card
+	for i, c := range cards {
+		hands[i/6][i%6] = c
+	}
+	return hands
+}
+
 // CardSet is a set of cards as a bit set: bit c is set when card c is in the set.
 type CardSet uint32
 

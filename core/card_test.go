@@ -154,3 +154,17 @@ func ExampleDealHands() {
 	// 2 [KH 9C QC] [QH 10H QD]
 	// 3 [9H KS 10S] [JD AC AD]
 }
+
+// MustHands deals six cards per seat in seat order, and refuses any other count than 24.
+func TestMustHands(t *testing.T) {
+	h := core.MustHands("AH KH AS 9C 10D 9H KS 10S AD KC 10C JH QS KD AC 9D 9S 10H QH QD JS QC JC JD")
+	if h[1][0] != core.MustCards("KS")[0] || h[3][5] != core.MustCards("JD")[0] {
+		t.Errorf("seat 1 starts with %v, seat 3 ends with %v", h[1][0], h[3][5])
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("23 cards: no panic")
+		}
+	}()
+	core.MustHands("AH KH AS 9C 10D 9H KS 10S AD KC 10C JH QS KD AC 9D 9S 10H QH QD JS QC JC")
+}

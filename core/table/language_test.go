@@ -118,10 +118,7 @@ func TestCodeWritesNoPunctuationOfItsOwn(t *testing.T) {
 	tb := seated("fr", "Jang", "Mia")
 	trick := (render.Renderer{}).TrickText(sightOf(tb), "fr", trickOf(0, "JH 9H 10H 9S"), "live.trick")
 	usage := options.Usage("fr")
-	var hands [4][6]core.Card
-	for i, c := range core.MustCards("AH KH AS 9C 10D 9H KS 10S AD KC 10C JH QS KD AC 9D 9S 10H QH QD JS QC JC JD") {
-		hands[i/6][i%6] = c
-	}
+	hands := core.MustHands("AH KH AS 9C 10D 9H KS 10S AD KC 10C JH QS KD AC 9D 9S 10H QH QD JS QC JC JD")
 	g, err := core.NewGame(core.DefaultRules(), 3, hands)
 	if err != nil {
 		t.Fatal(err)

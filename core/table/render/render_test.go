@@ -192,10 +192,7 @@ func TestPictureInput(t *testing.T) {
 			t.Errorf("%q before a deal: %v %v, want none", p, b, tb)
 		}
 	}
-	var hands [4][6]core.Card
-	for i, c := range core.MustCards("AH KH AS 9C 10D 9H KS 10S AD KC 10C JH QS KD AC 9D 9S 10H QH QD JS QC JC JD") {
-		hands[i/6][i%6] = c
-	}
+	hands := core.MustHands("AH KH AS 9C 10D 9H KS 10S AD KC 10C JH QS KD AC 9D 9S 10H QH QD JS QC JC JD")
 	g, err := core.NewGame(core.DefaultRules(), 3, hands)
 	if err != nil {
 		t.Fatal(err)
